@@ -1,0 +1,67 @@
+use std::path::PathBuf;
+
+/// Why [`CudaBuilder::build`](crate::CudaBuilder::build) failed: one variant per step.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The kernels crate folder has no `Cargo.toml`.
+    #[error("kernels crate not found: {0} has no Cargo.toml")]
+    CrateNotFound(PathBuf),
+    /// The kernels crate's `Cargo.toml` has no `[package] name`.
+    #[error("cannot read the package name from {0}")]
+    NoPackageName(PathBuf),
+    /// Reading or writing a file failed.
+    #[error("I/O error on {0}: {1}")]
+    Io(PathBuf, #[source] std::io::Error),
+    /// `rustc --print sysroot` failed.
+    #[error("cannot run `{0} --print sysroot` to locate the toolchain: {1}")]
+    Sysroot(String, String),
+    /// A rustup component is missing and could not be installed.
+    #[error(
+        "the Rust toolchain at {sysroot} lacks {missing}, needed to compile kernels for \
+         nvptx64-nvidia-cuda. Install with:\n    {command}\n({reason})"
+    )]
+    MissingComponents {
+        /// The toolchain's sysroot.
+        sysroot: PathBuf,
+        /// The missing components, space-separated.
+        missing: String,
+        /// The command that installs them.
+        command: String,
+        /// Why the automatic installation did not happen.
+        reason: String,
+    },
+    /// The inner `cargo` could not be started or waited for.
+    #[error("cannot run cargo ({0}): {1}")]
+    CargoNotStarted(PathBuf, #[source] std::io::Error),
+    /// The kernels crate failed to compile.
+    #[error("failed to compile the kernels crate `{crate_name}` for nvptx64-nvidia-cuda:\n{messages}")]
+    Compile {
+        /// Package name of the kernels crate.
+        crate_name: String,
+        /// The compiler's rendered error messages (or cargo's stderr).
+        messages: String,
+    },
+    /// The build succeeded but produced no PTX file.
+    #[error(
+        "the kernels build produced no PTX at {0}; does the crate compile as a cdylib \
+         and contain at least one #[kernel]?"
+    )]
+    PtxMissing(PathBuf),
+    /// `PtxasMode::Required` and no ptxas was found.
+    #[error("ptxas is required but was not found. {}", crate::ptxas::INSTALL_HINT)]
+    PtxasNotFound,
+    /// ptxas could not be started.
+    #[error("cannot run ptxas ({0}): {1}")]
+    PtxasNotStarted(PathBuf, #[source] std::io::Error),
+    /// ptxas rejected the PTX.
+    #[error("ptxas rejected {ptx} for {arch}:\n{messages}")]
+    InvalidPtx {
+        /// The PTX file.
+        ptx: PathBuf,
+        /// The architecture, e.g. `sm_90`.
+        arch: String,
+        /// ptxas' messages.
+        messages: String,
+    },
+}

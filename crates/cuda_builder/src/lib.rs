@@ -1,0 +1,514 @@
+//! `cuda_builder`: compiles a `no_std` Rust kernels crate to PTX, from a host crate's
+//! `build.rs`, with rustc's own NVPTX backend: no CUDA toolkit, no LLVM install, no pinned
+//! nightly.
+//!
+//! ```no_run
+//! // host/build.rs
+//! fn main() {
+//!     let artifact = cuda_builder::CudaBuilder::new("../kernels")
+//!         .build()
+//!         .unwrap_or_else(|e| panic!("{e}"));
+//!     // The PTX path is exported as `KERNELS_PTX`:
+//!     // `include_str!(env!("KERNELS_PTX"))` in the host crate.
+//!     let _ = artifact.ptx_path;
+//! }
+//! ```
+//!
+//! What [`CudaBuilder::build`] does:
+//! 1. Makes sure the toolchain has the `rust-src` and `llvm-bitcode-linker` components,
+//!    installing them with `rustup` if needed (or failing with the exact command to run).
+//! 2. Runs `cargo rustc --crate-type cdylib --target nvptx64-nvidia-cuda -Zbuild-std=core` on
+//!    the kernels crate, in its own target directory, with a scrubbed environment (the outer
+//!    cargo's `RUSTFLAGS`, wrappers and target settings never leak in) and
+//!    `RUSTC_BOOTSTRAP=1`, so a stable toolchain works.
+//! 3. Forwards compiler warnings as `cargo::warning=` lines; on an error, fails with the
+//!    compiler's rendered messages.
+//! 4. Emits `cargo::rerun-if-changed` for every source file the kernels build read (from its
+//!    dep-info file) and `rerun-if-env-changed` for the variables it reads.
+//! 5. Where `ptxas` is found ([`ptxas::find`]), assembles the PTX for each requested
+//!    architecture, failing on invalid PTX, and reports registers, spills and shared memory
+//!    per kernel ([`KernelResources`]).
+
+mod error;
+pub mod ptxas;
+mod toolchain;
+
+pub use error::BuildError;
+pub use ptxas::KernelResources;
+
+use std::{
+    ffi::OsString,
+    io::{BufRead, BufReader},
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+};
+
+/// The rustc target the kernels are compiled for.
+pub const TARGET: &str = "nvptx64-nvidia-cuda";
+
+/// Environment variables of the outer cargo that must not reach the kernels build (they
+/// carry host flags, wrappers such as clippy-driver, or redirect the output).
+const SCRUBBED_ENV: &[&str] = &[
+    "RUSTFLAGS",
+    "CARGO_ENCODED_RUSTFLAGS",
+    "CARGO_BUILD_RUSTFLAGS",
+    "RUSTC_WRAPPER",
+    "RUSTC_WORKSPACE_WRAPPER",
+    "CARGO_BUILD_RUSTC_WRAPPER",
+    "CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER",
+    "CARGO_TARGET_DIR",
+    "CARGO_BUILD_TARGET_DIR",
+    "CARGO_BUILD_TARGET",
+    "CARGO_PRIMARY_PACKAGE",
+    "CARGO_MANIFEST_DIR",
+    "CARGO_MANIFEST_PATH",
+    "RUSTDOCFLAGS",
+    "CARGO_ENCODED_RUSTDOCFLAGS",
+];
+
+/// A compute capability, e.g. `ComputeCapability(7, 0)` for sm_70.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ComputeCapability(pub u32, pub u32);
+
+impl ComputeCapability {
+    /// The `sm_XY` name used by rustc's `-C target-cpu` and by ptxas' `-arch`.
+    pub fn sm_name(self) -> String {
+        format!("sm_{}{}", self.0, self.1)
+    }
+}
+
+/// What a successful build produced.
+#[derive(Clone, Debug)]
+pub struct Artifact {
+    /// The PTX module (a text file).
+    pub ptx_path: PathBuf,
+    /// The `ptxas` that validated it, if one was found.
+    pub ptxas: Option<PathBuf>,
+    /// Resource usage per kernel and architecture, as reported by `ptxas -v` (empty when no
+    /// `ptxas` was found).
+    pub resources: Vec<KernelResources>,
+}
+
+/// Whether to validate the PTX with `ptxas`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PtxasMode {
+    /// Validate when a `ptxas` is found; skip with a warning otherwise.
+    Auto,
+    /// Fail the build when no `ptxas` is found.
+    Required,
+    /// Never run `ptxas`.
+    Off,
+}
+
+/// Builds a kernels crate to PTX. Create with [`CudaBuilder::new`], adjust with the setters
+/// (each documents its default), run with [`CudaBuilder::build`].
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct CudaBuilder {
+    crate_path: PathBuf,
+    arch: ComputeCapability,
+    ptx_isa: (u32, u32),
+    release: bool,
+    target_dir: Option<PathBuf>,
+    output_path: Option<PathBuf>,
+    ptxas: PtxasMode,
+    ptxas_archs: Vec<ComputeCapability>,
+    emit_cargo_directives: Option<bool>,
+    install_components: bool,
+}
+
+impl CudaBuilder {
+    /// A builder for the kernels crate at `crate_path` (the folder holding its `Cargo.toml`;
+    /// relative paths are resolved against the current directory, which in a build script is
+    /// the host crate's folder).
+    pub fn new(crate_path: impl Into<PathBuf>) -> Self {
+        Self {
+            crate_path: crate_path.into(),
+            arch: ComputeCapability(7, 0),
+            ptx_isa: (7, 0),
+            release: true,
+            target_dir: None,
+            output_path: None,
+            ptxas: PtxasMode::Auto,
+            ptxas_archs: Vec::new(),
+            emit_cargo_directives: None,
+            install_components: true,
+        }
+    }
+
+    /// The compute capability the PTX targets (`-C target-cpu=sm_XY`). The PTX runs on this
+    /// and every later architecture (the driver compiles it on load).
+    /// Default: 7.0 (Volta), the oldest the CUDA 12/13 drivers fully support.
+    pub fn arch(mut self, cc: ComputeCapability) -> Self {
+        self.arch = cc;
+        self
+    }
+
+    /// The PTX ISA version (`-C target-feature=+ptxXY`). Must be supported by the driver that
+    /// loads the PTX (PTX ISA 7.0 came with CUDA 11.0). Default: 7.0.
+    pub fn ptx_isa(mut self, major: u32, minor: u32) -> Self {
+        self.ptx_isa = (major, minor);
+        self
+    }
+
+    /// Build with the release profile (optimised). Default: `true`; unoptimised PTX is much
+    /// slower and larger.
+    pub fn release(mut self, release: bool) -> Self {
+        self.release = release;
+        self
+    }
+
+    /// The target directory of the kernels build. Default: `<outer target dir>/cuda_builder`
+    /// when run from a build script (found from `OUT_DIR`), else
+    /// `<crate_path>/target/cuda_builder`.
+    pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.target_dir = Some(dir.into());
+        self
+    }
+
+    /// Copy the PTX to this path. Default: none (the PTX stays in the target directory, at
+    /// `<target_dir>/nvptx64-nvidia-cuda/<profile>/<crate>.ptx`).
+    pub fn output_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.output_path = Some(path.into());
+        self
+    }
+
+    /// Whether to validate the PTX with `ptxas`. Default: [`PtxasMode::Auto`].
+    pub fn ptxas(mut self, mode: PtxasMode) -> Self {
+        self.ptxas = mode;
+        self
+    }
+
+    /// Architectures to assemble the PTX for when validating with `ptxas` (resource usage
+    /// differs per architecture). Default: only [`arch`](Self::arch).
+    pub fn ptxas_archs(mut self, archs: impl IntoIterator<Item = ComputeCapability>) -> Self {
+        self.ptxas_archs = archs.into_iter().collect();
+        self
+    }
+
+    /// Whether to print `cargo::` directives (rerun-if-changed, warnings, rustc-env).
+    /// Default: `true` when run from a build script (`OUT_DIR` is set).
+    pub fn emit_cargo_directives(mut self, emit: bool) -> Self {
+        self.emit_cargo_directives = Some(emit);
+        self
+    }
+
+    /// Whether to run `rustup component add` for missing components. Default: `true`.
+    pub fn install_components(mut self, install: bool) -> Self {
+        self.install_components = install;
+        self
+    }
+
+    /// Compiles the kernels crate to PTX.
+    ///
+    /// # Errors
+    /// Every failing step has its [`BuildError`] variant: a missing crate or component, a
+    /// cargo that cannot be started, a compile error (with the compiler's messages), a
+    /// missing PTX file, invalid PTX (with ptxas' messages).
+    pub fn build(self) -> Result<Artifact, BuildError> {
+        let emit = self
+            .emit_cargo_directives
+            .unwrap_or_else(|| std::env::var_os("OUT_DIR").is_some());
+        let manifest = self.crate_path.join("Cargo.toml");
+        if !manifest.is_file() {
+            return Err(BuildError::CrateNotFound(self.crate_path.clone()));
+        }
+        let manifest = manifest
+            .canonicalize()
+            .map_err(|e| BuildError::Io(manifest.clone(), e))?;
+        let crate_dir = manifest.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let crate_name = toolchain::package_name(&manifest)?;
+
+        let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        toolchain::ensure_components(&rustc, self.install_components)?;
+
+        let target_dir = match &self.target_dir {
+            Some(dir) => dir.clone(),
+            None => default_target_dir(&crate_dir),
+        };
+        let profile = if self.release { "release" } else { "debug" };
+
+        let flags = [
+            format!("-Ctarget-cpu={}", self.arch.sm_name()),
+            format!("-Ctarget-feature=+ptx{}{}", self.ptx_isa.0, self.ptx_isa.1),
+            "-Zunstable-options".to_owned(),
+            // A panic becomes a `trap`, with no formatting code (BRIEF: verified).
+            "-Cpanic=immediate-abort".to_owned(),
+        ];
+
+        let mut cmd = Command::new(&cargo);
+        cmd.arg("rustc")
+            .arg("--manifest-path")
+            .arg(&manifest)
+            .args(["--crate-type", "cdylib", "--target", TARGET])
+            .args(["-Zbuild-std=core", "--message-format=json-diagnostic-rendered-ansi"])
+            .arg("--target-dir")
+            .arg(&target_dir)
+            .current_dir(&crate_dir);
+        if self.release {
+            cmd.arg("--release");
+        }
+        for var in SCRUBBED_ENV {
+            cmd.env_remove(var);
+        }
+        // Any CARGO_TARGET_<triple>_RUSTFLAGS or _LINKER would also leak in.
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy();
+            if key.starts_with("CARGO_TARGET_") || key.starts_with("CARGO_PROFILE_") {
+                cmd.env_remove(key.as_ref());
+            }
+        }
+        cmd.env("RUSTC", &rustc)
+            .env("RUSTC_BOOTSTRAP", "1")
+            .env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
+            .env("CARGO_TERM_COLOR", "never")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| BuildError::CargoNotStarted(PathBuf::from(&cargo), e))?;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        // Drain stderr on a thread so a full pipe cannot block cargo.
+        let stderr_thread = std::thread::spawn(move || {
+            let mut text = String::new();
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                text.push_str(&line);
+                text.push('\n');
+            }
+            text
+        });
+        let mut errors = Vec::new();
+        let mut seen_warnings = std::collections::HashSet::new();
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let Ok(msg) = serde_json::from_str::<CargoMessage>(&line) else {
+                continue;
+            };
+            if msg.reason != "compiler-message" {
+                continue;
+            }
+            let Some(diag) = msg.message else { continue };
+            let rendered = strip_ansi(diag.rendered.as_deref().unwrap_or(&diag.message));
+            match diag.level.as_str() {
+                "error" | "error: internal compiler error" => errors.push(rendered),
+                // Our own `+ptxXY` flag is reported as unstable on every crate: expected.
+                "warning" if diag.message.starts_with("unstable feature specified for `-Ctarget-feature`") => {}
+                "warning" if emit && seen_warnings.insert(rendered.clone()) => {
+                    for l in rendered.lines().filter(|l| !l.trim().is_empty()) {
+                        println!("cargo::warning=[kernels] {l}");
+                    }
+                }
+                _ => {}
+            }
+        }
+        let status = child
+            .wait()
+            .map_err(|e| BuildError::CargoNotStarted(PathBuf::from(&cargo), e))?;
+        let stderr_text = stderr_thread.join().unwrap_or_default();
+        if !status.success() {
+            let messages = if errors.is_empty() {
+                stderr_text
+            } else {
+                errors.join("\n")
+            };
+            return Err(BuildError::Compile {
+                crate_name,
+                messages,
+            });
+        }
+
+        let out_dir = target_dir.join(TARGET).join(profile);
+        let mut ptx_path = out_dir.join(format!("{crate_name}.ptx"));
+        if !ptx_path.is_file() {
+            return Err(BuildError::PtxMissing(ptx_path));
+        }
+        if emit {
+            emit_rerun_directives(&out_dir.join(format!("{crate_name}.d")), &manifest, &rustc);
+        }
+        if let Some(dest) = &self.output_path {
+            std::fs::copy(&ptx_path, dest).map_err(|e| BuildError::Io(dest.clone(), e))?;
+            ptx_path = dest.clone();
+        }
+
+        let (ptxas, resources) = match self.ptxas {
+            PtxasMode::Off => (None, Vec::new()),
+            mode => match ptxas::find() {
+                Some(path) => {
+                    let archs = if self.ptxas_archs.is_empty() {
+                        vec![self.arch]
+                    } else {
+                        self.ptxas_archs.clone()
+                    };
+                    let mut all = Vec::new();
+                    for arch in archs {
+                        all.extend(ptxas::assemble(&path, &ptx_path, arch, None)?);
+                    }
+                    for r in all.iter().filter(|r| r.spill_store_bytes > 0) {
+                        if emit {
+                            println!("cargo::warning=[kernels] {r} (register spills)");
+                        }
+                    }
+                    (Some(path), all)
+                }
+                None if mode == PtxasMode::Required => return Err(BuildError::PtxasNotFound),
+                None => {
+                    if emit {
+                        println!(
+                            "cargo::warning=ptxas not found: the PTX was not validated. {}",
+                            ptxas::INSTALL_HINT
+                        );
+                    }
+                    (None, Vec::new())
+                }
+            },
+        };
+
+        if emit {
+            let var = format!("{}_PTX", crate_name.to_uppercase().replace('-', "_"));
+            println!("cargo::rustc-env={var}={}", ptx_path.display());
+        }
+        Ok(Artifact {
+            ptx_path,
+            ptxas,
+            resources,
+        })
+    }
+}
+
+/// `<outer target dir>/cuda_builder` when run from a build script (`OUT_DIR` is
+/// `<target>/[<triple>/]<profile>/build/<pkg>/out`; the target dir is the nearest ancestor of
+/// the `build` folder holding cargo's `CACHEDIR.TAG`), else `<crate_dir>/target/cuda_builder`.
+fn default_target_dir(crate_dir: &Path) -> PathBuf {
+    let from_out_dir = std::env::var_os("OUT_DIR").and_then(|out_dir| {
+        let out_dir = PathBuf::from(out_dir);
+        let build = out_dir
+            .ancestors()
+            .find(|p| p.file_name() == Some("build".as_ref()))?;
+        let target = build
+            .ancestors()
+            .skip(1)
+            .find(|p| p.join("CACHEDIR.TAG").is_file())
+            .or_else(|| build.parent()?.parent())?;
+        Some(target.join("cuda_builder"))
+    });
+    from_out_dir.unwrap_or_else(|| crate_dir.join("target").join("cuda_builder"))
+}
+
+/// Prints `rerun-if-changed` for every input listed in the dep-info file (outside the
+/// toolchain's sysroot), the kernels manifest, and `rerun-if-env-changed` for what the builder
+/// reads.
+fn emit_rerun_directives(dep_info: &Path, manifest: &Path, rustc: &OsString) {
+    let sysroot = toolchain::sysroot(rustc).ok();
+    if let Ok(text) = std::fs::read_to_string(dep_info) {
+        for path in parse_dep_info(&text) {
+            if sysroot.as_ref().is_some_and(|s| path.starts_with(s)) {
+                continue;
+            }
+            println!("cargo::rerun-if-changed={}", path.display());
+        }
+    }
+    println!("cargo::rerun-if-changed={}", manifest.display());
+    for var in ["PTXAS", "CUDA_HOME", "CUDA_PATH", "PATH"] {
+        println!("cargo::rerun-if-env-changed={var}");
+    }
+}
+
+/// The prerequisites of a Makefile-style dep-info file (`target: dep dep ...`), with `\ `
+/// escapes for spaces.
+fn parse_dep_info(text: &str) -> Vec<PathBuf> {
+    let mut deps = Vec::new();
+    for line in text.lines() {
+        let Some((_, rest)) = line.split_once(": ") else {
+            continue;
+        };
+        let mut current = String::new();
+        let mut chars = rest.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if chars.peek() == Some(&' ') => {
+                    current.push(' ');
+                    chars.next();
+                }
+                ' ' => {
+                    if !current.is_empty() {
+                        deps.push(PathBuf::from(std::mem::take(&mut current)));
+                    }
+                }
+                _ => current.push(c),
+            }
+        }
+        if !current.is_empty() {
+            deps.push(PathBuf::from(current));
+        }
+    }
+    deps
+}
+
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // Skip `[` ... final byte in 0x40..=0x7e.
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) && c != '[' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[derive(serde::Deserialize)]
+struct CargoMessage {
+    reason: String,
+    message: Option<Diagnostic>,
+}
+
+#[derive(serde::Deserialize)]
+struct Diagnostic {
+    level: String,
+    message: String,
+    rendered: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dep_info_parsing_handles_escaped_spaces_and_multiple_lines() {
+        let text = "/t/k.ptx: /a/b.rs /c\\ d/e.rs\n\n/a/b.rs:\n";
+        assert_eq!(
+            parse_dep_info(text),
+            vec![PathBuf::from("/a/b.rs"), PathBuf::from("/c d/e.rs")]
+        );
+    }
+
+    #[test]
+    fn ansi_escapes_are_removed() {
+        assert_eq!(strip_ansi("\u{1b}[0m\u{1b}[1m\u{1b}[33mwarning\u{1b}[0m: x"), "warning: x");
+    }
+
+    #[test]
+    fn sm_names() {
+        assert_eq!(ComputeCapability(9, 0).sm_name(), "sm_90");
+        assert_eq!(ComputeCapability(7, 5).sm_name(), "sm_75");
+    }
+
+    #[test]
+    fn missing_crate_is_reported_with_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = CudaBuilder::new(dir.path().join("nope"))
+            .emit_cargo_directives(false)
+            .build()
+            .unwrap_err();
+        assert!(matches!(err, BuildError::CrateNotFound(_)), "{err}");
+        assert!(err.to_string().contains("nope"), "{err}");
+    }
+}

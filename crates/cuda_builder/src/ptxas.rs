@@ -1,0 +1,192 @@
+//! Finding and running `ptxas`, NVIDIA's PTX assembler, to validate PTX and read per-kernel
+//! resource usage without a GPU.
+
+use crate::{BuildError, ComputeCapability};
+use std::{
+    fmt,
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+/// How to get a `ptxas` without a CUDA toolkit.
+pub const INSTALL_HINT: &str = "Install one with `python3 -m pip install nvidia-cuda-nvcc-cu12` \
+     (a 40 MB wheel, no GPU needed), or set PTXAS=/path/to/ptxas, or CUDA_HOME to a CUDA toolkit.";
+
+/// Resource usage of one kernel for one architecture, from `ptxas -v`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelResources {
+    /// The kernel's entry name.
+    pub kernel: String,
+    /// Architecture, e.g. `sm_90`.
+    pub arch: String,
+    /// Registers per thread.
+    pub registers: u32,
+    /// Static shared memory per block, bytes.
+    pub shared_bytes: u32,
+    /// Stack frame per thread, bytes.
+    pub stack_frame_bytes: u32,
+    /// Bytes of registers spilled to local memory (stores).
+    pub spill_store_bytes: u32,
+    /// Bytes reloaded from spills.
+    pub spill_load_bytes: u32,
+}
+
+impl fmt::Display for KernelResources {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({}): {} registers, {} bytes shared, {} bytes stack, {} bytes spill stores, {} bytes spill loads",
+            self.kernel,
+            self.arch,
+            self.registers,
+            self.shared_bytes,
+            self.stack_frame_bytes,
+            self.spill_store_bytes,
+            self.spill_load_bytes
+        )
+    }
+}
+
+/// Looks for `ptxas`, in this order: `$PTXAS`; `ptxas` on `PATH`; `$CUDA_HOME/bin`,
+/// `$CUDA_PATH/bin`, `/usr/local/cuda/bin`; the `nvidia-cuda-nvcc-cu12` pip wheel of
+/// `python3` (`nvidia/cuda_nvcc/bin/ptxas` in its site-packages).
+pub fn find() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("PTXAS").map(PathBuf::from)
+        && p.is_file()
+    {
+        return Some(p);
+    }
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    for var in ["CUDA_HOME", "CUDA_PATH"] {
+        if let Some(home) = std::env::var_os(var) {
+            dirs.push(PathBuf::from(home).join("bin"));
+        }
+    }
+    dirs.push(PathBuf::from("/usr/local/cuda/bin"));
+    if let Some(p) = dirs.iter().map(|d| d.join("ptxas")).find(|p| p.is_file()) {
+        return Some(p);
+    }
+    pip_wheel_dir().map(|d| d.join("bin").join("ptxas")).filter(|p| p.is_file())
+}
+
+/// The `nvidia/cuda_nvcc` folder of the `nvidia-cuda-nvcc-cu12` wheel, if `python3` has it.
+/// It also holds `nvvm/libdevice/libdevice.10.bc`.
+pub fn pip_wheel_dir() -> Option<PathBuf> {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import nvidia.cuda_nvcc as m; print(list(m.__path__)[0])",
+        ])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+/// Assembles `ptx` for `arch` with `ptxas -v`, writing the cubin to `cubin` (or discarding
+/// it), and returns the resource usage of every kernel.
+///
+/// # Errors
+/// [`BuildError::PtxasNotStarted`] if ptxas cannot run, [`BuildError::InvalidPtx`] with its
+/// messages if it rejects the PTX.
+pub fn assemble(
+    ptxas: &Path,
+    ptx: &Path,
+    arch: ComputeCapability,
+    cubin: Option<&Path>,
+) -> Result<Vec<KernelResources>, BuildError> {
+    let sm = arch.sm_name();
+    let out_path = cubin.map_or_else(|| PathBuf::from("/dev/null"), Path::to_path_buf);
+    let out = Command::new(ptxas)
+        .arg(format!("-arch={sm}"))
+        .arg("-v")
+        .arg(ptx)
+        .arg("-o")
+        .arg(&out_path)
+        .output()
+        .map_err(|e| BuildError::PtxasNotStarted(ptxas.into(), e))?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        return Err(BuildError::InvalidPtx {
+            ptx: ptx.into(),
+            arch: sm,
+            messages: text.into_owned(),
+        });
+    }
+    Ok(parse_verbose(&text, &sm))
+}
+
+/// Parses `ptxas -v` output: for each "Compiling entry function 'NAME'" block, the
+/// "N bytes stack frame, N bytes spill stores, N bytes spill loads" and
+/// "Used N registers, ... N bytes smem" lines.
+pub fn parse_verbose(text: &str, arch: &str) -> Vec<KernelResources> {
+    let mut kernels: Vec<KernelResources> = Vec::new();
+    for line in text.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            let name = rest.split('\'').next().unwrap_or_default();
+            kernels.push(KernelResources {
+                kernel: name.to_owned(),
+                arch: arch.to_owned(),
+                registers: 0,
+                shared_bytes: 0,
+                stack_frame_bytes: 0,
+                spill_store_bytes: 0,
+                spill_load_bytes: 0,
+            });
+            continue;
+        }
+        let Some(k) = kernels.last_mut() else { continue };
+        if line.contains("stack frame") {
+            k.stack_frame_bytes = number_before(line, "bytes stack frame");
+            k.spill_store_bytes = number_before(line, "bytes spill stores");
+            k.spill_load_bytes = number_before(line, "bytes spill loads");
+        } else if line.contains("Used ") {
+            k.registers = number_before(line, "registers");
+            k.shared_bytes = number_before(line, "bytes smem");
+        }
+    }
+    kernels
+}
+
+/// The integer right before `unit` in `line`, or 0.
+fn number_before(line: &str, unit: &str) -> u32 {
+    line.find(unit)
+        .and_then(|i| line[..i].split_whitespace().last())
+        .and_then(|n| n.trim_start_matches(['+', ',']).parse().ok())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Text produced by ptxas 12.9 (`ptxas -arch=sm_90 -v`) on a module with two kernels.
+    const SAMPLE: &str = "\
+ptxas info    : 72 bytes gmem
+ptxas info    : Compiling entry function 'vector_add_f32' for 'sm_90'
+ptxas info    : Function properties for vector_add_f32
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 12 registers, used 0 barriers
+ptxas info    : Compile time = 3.180 ms
+ptxas info    : Compiling entry function 'tiled' for 'sm_90'
+ptxas info    : Function properties for tiled
+    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads
+ptxas info    : Used 40 registers, used 1 barriers, 8192 bytes smem
+";
+
+    #[test]
+    fn parses_each_kernel_block() {
+        let k = parse_verbose(SAMPLE, "sm_90");
+        assert_eq!(k.len(), 2);
+        assert_eq!(k[0].kernel, "vector_add_f32");
+        assert_eq!((k[0].registers, k[0].shared_bytes, k[0].spill_store_bytes), (12, 0, 0));
+        assert_eq!(k[1].kernel, "tiled");
+        assert_eq!(k[1].registers, 40);
+        assert_eq!(k[1].shared_bytes, 8192);
+        assert_eq!(k[1].stack_frame_bytes, 16);
+        assert_eq!((k[1].spill_store_bytes, k[1].spill_load_bytes), (8, 4));
+    }
+}

@@ -1,0 +1,1 @@
+pub const PTX: &str = include_str!(env!("KERNELS_PTX"));
