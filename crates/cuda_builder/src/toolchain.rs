@@ -7,10 +7,6 @@ use std::{
     process::Command,
 };
 
-/// Components the NVPTX build needs: `rust-src` for `-Zbuild-std=core`, and the
-/// `llvm-bitcode-linker` (with `llvm-tools`, which it drives) that links nvptx64 crates.
-pub(crate) const COMPONENTS: [&str; 3] = ["rust-src", "llvm-tools", "llvm-bitcode-linker"];
-
 /// The sysroot of `rustc`.
 pub(crate) fn sysroot(rustc: &OsStr) -> Result<PathBuf, BuildError> {
     let fail = |why: String| BuildError::Sysroot(rustc.to_string_lossy().into_owned(), why);
@@ -24,7 +20,7 @@ pub(crate) fn sysroot(rustc: &OsStr) -> Result<PathBuf, BuildError> {
     Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
 }
 
-/// The components (of [`COMPONENTS`]) missing from the toolchain at `sysroot`.
+/// The components the NVPTX build needs that are missing from the toolchain at `sysroot`.
 fn missing_components(sysroot: &Path) -> Vec<&'static str> {
     let rustlib = sysroot.join("lib").join("rustlib");
     let mut missing = Vec::new();
@@ -49,7 +45,9 @@ fn missing_components(sysroot: &Path) -> Vec<&'static str> {
     missing
 }
 
-/// Makes sure the toolchain of `rustc` has [`COMPONENTS`], running `rustup component add`
+/// Makes sure the toolchain of `rustc` has the components the NVPTX build needs: `rust-src`
+/// for `-Zbuild-std=core`, and the `llvm-bitcode-linker` (with `llvm-tools`, which it drives)
+/// that links nvptx64 crates; running `rustup component add`
 /// when `install` is set.
 pub(crate) fn ensure_components(rustc: &OsStr, install: bool) -> Result<(), BuildError> {
     let sysroot = sysroot(rustc)?;

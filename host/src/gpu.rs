@@ -1,0 +1,284 @@
+//! The GPU context: one device, one stream, the kernels module; typed launch helpers; errors
+//! that name the kernel, launch configuration and CUDA error.
+
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError, LaunchArgs,
+    LaunchConfig, sys,
+};
+use std::{collections::HashMap, fmt, sync::Arc};
+
+/// Why a GPU operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GpuError {
+    /// The CUDA driver library (`libcuda.so`) could not be loaded.
+    #[error(
+        "no CUDA driver found (libcuda.so could not be loaded): install an NVIDIA driver, or use the CPU backend"
+    )]
+    NoDriver,
+    /// The driver is there but reports no CUDA device.
+    #[error("the CUDA driver reports no GPU")]
+    NoDevice,
+    /// The requested device ordinal does not exist.
+    #[error("GPU {ordinal} does not exist: {count} device(s) found (ordinals 0..{count})")]
+    BadOrdinal {
+        /// Requested ordinal.
+        ordinal: usize,
+        /// Number of devices.
+        count: usize,
+    },
+    /// A driver call failed.
+    #[error("CUDA error during {during}: {source}")]
+    Driver {
+        /// What was being done.
+        during: String,
+        /// The driver's error (name and code).
+        #[source]
+        source: DriverError,
+    },
+    /// A kernel launch (or the execution it started) failed.
+    #[error(
+        "kernel `{kernel}` failed (grid {grid:?}, block {block:?}, {shared_bytes} bytes dynamic shared memory): {source}"
+    )]
+    Launch {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Grid dimensions in blocks.
+        grid: (u32, u32, u32),
+        /// Block dimensions in threads.
+        block: (u32, u32, u32),
+        /// Dynamic shared memory per block, bytes.
+        shared_bytes: u32,
+        /// The driver's error (name and code).
+        #[source]
+        source: DriverError,
+    },
+    /// A buffer would not fit in device memory, or a size overflows.
+    #[error("{what} needs {bytes} bytes of device memory, more than the {free} bytes free")]
+    OutOfMemory {
+        /// What the buffer is for.
+        what: &'static str,
+        /// Bytes requested.
+        bytes: usize,
+        /// Bytes free on the device.
+        free: usize,
+    },
+}
+
+impl GpuError {
+    /// Wraps a driver error with what was being done.
+    pub(crate) fn driver(during: impl Into<String>) -> impl FnOnce(DriverError) -> Self {
+        let during = during.into();
+        move |source| Self::Driver { during, source }
+    }
+}
+
+/// Whether the CUDA driver library can be loaded (cheap; does not initialise CUDA).
+pub fn driver_available() -> bool {
+    // SAFETY: only tries to dlopen the library by its known names.
+    unsafe { sys::is_culib_present() }
+}
+
+/// One GPU with the kernels module loaded, and a stream to work on.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    functions: HashMap<&'static str, CudaFunction>,
+}
+
+impl fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Gpu")
+            .field("ordinal", &self.ctx.ordinal())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gpu {
+    /// Opens GPU `ordinal` (0 = first) and loads the kernels module ([`crate::PTX`]).
+    ///
+    /// # Errors
+    /// [`GpuError::NoDriver`] without a CUDA driver, [`GpuError::NoDevice`] or
+    /// [`GpuError::BadOrdinal`] without that GPU, [`GpuError::Driver`] if context creation or
+    /// the PTX load (JIT compilation) fails.
+    pub fn new(ordinal: usize) -> Result<Self, GpuError> {
+        if !driver_available() {
+            return Err(GpuError::NoDriver);
+        }
+        let count = CudaContext::device_count().map_err(GpuError::driver("cuInit / cuDeviceGetCount"))?;
+        let count = usize::try_from(count).unwrap_or(0);
+        if count == 0 {
+            return Err(GpuError::NoDevice);
+        }
+        if ordinal >= count {
+            return Err(GpuError::BadOrdinal { ordinal, count });
+        }
+        let ctx = CudaContext::new(ordinal).map_err(GpuError::driver("creating the context"))?;
+        let stream = ctx.default_stream();
+        let module = ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(crate::PTX))
+            .map_err(GpuError::driver("loading the kernels PTX module"))?;
+        let mut functions = HashMap::new();
+        for name in kernels::KERNEL_NAMES {
+            let f = module
+                .load_function(name)
+                .map_err(GpuError::driver(format!("looking up kernel `{name}`")))?;
+            functions.insert(name, f);
+        }
+        Ok(Self {
+            ctx,
+            stream,
+            module,
+            functions,
+        })
+    }
+
+    /// The context.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The stream all work of this `Gpu` is queued on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The loaded kernels module.
+    pub fn module(&self) -> &Arc<CudaModule> {
+        &self.module
+    }
+
+    /// The device's name, e.g. "NVIDIA H200".
+    pub fn name(&self) -> String {
+        self.ctx.name().unwrap_or_else(|_| "unknown GPU".into())
+    }
+
+    /// A kernel of the module by name.
+    ///
+    /// # Panics
+    /// If `name` is not in [`kernels::KERNEL_NAMES`] (a programming error).
+    pub(crate) fn function(&self, name: &'static str) -> &CudaFunction {
+        &self.functions[name]
+    }
+
+    /// Checks that `bytes` more bytes fit in free device memory.
+    pub(crate) fn check_free(&self, what: &'static str, bytes: usize) -> Result<(), GpuError> {
+        let (free, _) = self
+            .ctx
+            .mem_get_info()
+            .map_err(GpuError::driver("cuMemGetInfo"))?;
+        if bytes > free {
+            return Err(GpuError::OutOfMemory { what, bytes, free });
+        }
+        Ok(())
+    }
+
+    /// A launch builder for `kernel` on this GPU's stream; push the arguments with
+    /// `.arg(..)` in parameter order, then call [`Gpu::launch`].
+    pub(crate) fn launch_builder(&self, kernel: &'static str) -> LaunchArgs<'_> {
+        self.stream.launch_builder(self.function(kernel))
+    }
+
+    /// Queues the launch `args` of `kernel` with `cfg`. Errors carry the kernel name and the
+    /// launch configuration.
+    ///
+    /// # Safety
+    /// The arguments pushed must match the kernel's parameters in number, order and layout,
+    /// and satisfy the kernel's own `# Safety` contract (buffer sizes, no aliasing).
+    pub(crate) unsafe fn launch(
+        &self,
+        kernel: &'static str,
+        cfg: LaunchConfig,
+        mut args: LaunchArgs<'_>,
+    ) -> Result<(), GpuError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { args.launch(cfg) }
+            .map(|_| ())
+            .map_err(|source| launch_error(kernel, cfg, source))
+    }
+
+    /// Records a timing event on the stream.
+    pub(crate) fn record_event(&self) -> Result<cudarc::driver::CudaEvent, GpuError> {
+        self.stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(GpuError::driver("recording an event"))
+    }
+
+    /// Waits for the stream; a failure is reported as a failure of `kernel` (asynchronous
+    /// kernel faults surface here).
+    pub(crate) fn sync_after(&self, kernel: &'static str, cfg: LaunchConfig) -> Result<(), GpuError> {
+        self.stream
+            .synchronize()
+            .map_err(|source| launch_error(kernel, cfg, source))
+    }
+}
+
+fn launch_error(kernel: &'static str, cfg: LaunchConfig, source: DriverError) -> GpuError {
+    GpuError::Launch {
+        kernel,
+        grid: cfg.grid_dim,
+        block: cfg.block_dim,
+        shared_bytes: cfg.shared_mem_bytes,
+        source,
+    }
+}
+
+/// A `&[T]` kernel parameter: rustc passes it as a 16-byte by-value aggregate
+/// `(data pointer, length in elements)` (BRIEF: verified in the PTX).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SliceParam {
+    ptr: sys::CUdeviceptr,
+    len: u64,
+}
+
+impl SliceParam {
+    /// The parameter for the first `len` elements of `slice`.
+    pub(crate) fn new<T>(slice: &cudarc::driver::CudaSlice<T>, stream: &CudaStream) -> Self {
+        use cudarc::driver::DevicePtr;
+        let (ptr, _sync) = slice.device_ptr(stream);
+        Self {
+            ptr,
+            len: slice.len() as u64,
+        }
+    }
+}
+
+// SAFETY: plain old data matching the kernel's (ptr, len) aggregate layout.
+unsafe impl DeviceRepr for SliceParam {}
+
+/// A `#[repr(C)]` value passed to a kernel by value (bytes copied into the parameter buffer).
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ByValue<T>(pub T);
+
+// SAFETY: each type is `#[repr(C)]` (or `#[repr(u32)]`) plain old data with no pointers, with
+// the same layout on host and device (both are 64-bit little-endian, same Rust definition).
+unsafe impl DeviceRepr for ByValue<common::Viewport<f32>> {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for ByValue<common::Viewport<f64>> {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for ByValue<common::Palette> {}
+
+/// A 2D launch covering `width × height` threads with 16×16 blocks (256 threads, a good
+/// default for per-pixel kernels).
+pub fn launch_config_2d(width: u32, height: u32) -> LaunchConfig {
+    const BLOCK: u32 = 16;
+    LaunchConfig {
+        grid_dim: (width.div_ceil(BLOCK), height.div_ceil(BLOCK), 1),
+        block_dim: (BLOCK, BLOCK, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Milliseconds between two events recorded with [`Gpu::record_event`] (the end event must
+/// have completed, e.g. after a synchronisation).
+pub(crate) fn elapsed_ms(
+    start: &cudarc::driver::CudaEvent,
+    end: &cudarc::driver::CudaEvent,
+) -> Result<f32, GpuError> {
+    start
+        .elapsed_ms(end)
+        .map_err(GpuError::driver("reading event time"))
+}
