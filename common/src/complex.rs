@@ -102,3 +102,98 @@ impl<F: Real> Neg for Complex<F> {
         Self::new(-self.re, -self.im)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(re: f64, im: f64) -> Complex<f64> {
+        Complex::new(re, im)
+    }
+
+    #[test]
+    fn constructors_and_zero() {
+        assert_eq!(Complex::<f64>::ZERO, c(0.0, 0.0));
+        assert_eq!(Complex::<f32>::default(), Complex::new(0.0_f32, 0.0));
+        let z = Complex::new(1.5_f32, -2.5);
+        assert_eq!((z.re, z.im), (1.5, -2.5));
+    }
+
+    #[test]
+    fn arithmetic_by_hand() {
+        let a = c(1.0, 2.0);
+        let b = c(3.0, 4.0);
+        assert_eq!(a + b, c(4.0, 6.0));
+        assert_eq!(a - b, c(-2.0, -2.0));
+        // (1 + 2i)(3 + 4i) = 3 + 4i + 6i + 8i² = -5 + 10i
+        assert_eq!(a * b, c(-5.0, 10.0));
+        assert_eq!(-a, c(-1.0, -2.0));
+        // i·i = -1
+        assert_eq!(c(0.0, 1.0) * c(0.0, 1.0), c(-1.0, 0.0));
+        // |3 - 4i|² = 25
+        assert_eq!(c(3.0, -4.0).norm_sqr(), 25.0);
+        // (2 - 3i)² = 4 - 12i + 9i² = -5 - 12i
+        assert_eq!(c(2.0, -3.0).square(), c(-5.0, -12.0));
+    }
+
+    #[test]
+    fn identities() {
+        let zs = [
+            c(1.0, 2.0),
+            c(-0.5, 0.25),
+            c(3.0, -7.0),
+            c(0.0, 0.0),
+            c(-1.25, -1.5),
+        ];
+        for a in zs {
+            // Additive identity, inverse and multiplicative identity (exact).
+            assert_eq!(a + Complex::ZERO, a);
+            assert_eq!(a - a, Complex::ZERO);
+            assert_eq!(a + (-a), Complex::ZERO);
+            assert_eq!(a * c(1.0, 0.0), a);
+            assert_eq!(a * Complex::ZERO, Complex::ZERO);
+            // Conjugate: involution, z·conj z = |z|² (exact for these small dyadic values).
+            assert_eq!(a.conj().conj(), a);
+            assert_eq!(a.conj(), c(a.re, -a.im));
+            assert_eq!(a * a.conj(), c(a.norm_sqr(), 0.0));
+            assert_eq!(a.conj().norm_sqr(), a.norm_sqr());
+            for b in zs {
+                // Commutativity is exact in IEEE arithmetic.
+                assert_eq!(a + b, b + a);
+                assert_eq!(a * b, b * a);
+                assert_eq!(a - b, -(b - a));
+                // conj(ab) = conj(a)·conj(b), conj(a + b) = conj a + conj b.
+                assert_eq!((a * b).conj(), a.conj() * b.conj());
+                assert_eq!((a + b).conj(), a.conj() + b.conj());
+            }
+        }
+    }
+
+    #[test]
+    fn square_equals_self_times_self_bitwise() {
+        // square: im = (2·re)·im; mul: im = re·im + im·re. Doubling is exact (no overflow
+        // here), so both are 2·fl(re·im): identical bits, even for non-dyadic inputs.
+        let vals = [0.1, -0.7, 1.0 / 3.0, 2.5e-7, -1e-3, 123.456, 0.0];
+        for re in vals {
+            for im in vals {
+                let z = c(re, im);
+                assert_eq!(z.square(), z * z, "z = {z:?}");
+                let z32 = z.cast::<f32>();
+                assert_eq!(z32.square(), z32 * z32, "z = {z32:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn cast_rounds_to_nearest() {
+        let z = c(0.1, -1.0 / 3.0);
+        let z32 = z.cast::<f32>();
+        assert_eq!(z32, Complex::new(0.1_f32, -1.0_f32 / 3.0));
+        // Widening is exact.
+        assert_eq!(
+            z32.cast::<f64>(),
+            c(f64::from(0.1_f32), f64::from(-1.0_f32 / 3.0))
+        );
+        assert_eq!(z.cast::<f64>(), z);
+    }
+}

@@ -75,7 +75,13 @@ mod tests {
         // c = i: 0 → i → -1+i → -i → -1+i … (period 2 after one step, |z|² ≤ 2).
         // c = -i: the conjugate orbit.
         // All values are small integers, so the arithmetic is exact in f32 and f64.
-        for (re, im) in [(0.0, 0.0), (-1.0, 0.0), (-2.0, 0.0), (0.0, 1.0), (0.0, -1.0)] {
+        for (re, im) in [
+            (0.0, 0.0),
+            (-1.0, 0.0),
+            (-2.0, 0.0),
+            (0.0, 1.0),
+            (0.0, -1.0),
+        ] {
             assert_eq!(escape_time(c64(re, im), MAX), MAX, "f64 c = {re}+{im}i");
             assert_eq!(
                 escape_time(c32(re as f32, im as f32), MAX),
@@ -123,7 +129,10 @@ mod tests {
         ];
         dirs.into_iter().flat_map(move |(dx, dy)| {
             let (mr, mi) = (r * dx, r * dy);
-            let cardioid = (mr / 2.0 - (mr * mr - mi * mi) / 4.0, mi / 2.0 - mr * mi / 2.0);
+            let cardioid = (
+                mr / 2.0 - (mr * mr - mi * mi) / 4.0,
+                mi / 2.0 - mr * mi / 2.0,
+            );
             let bulb = (-1.0 + mr / 4.0, mi / 4.0);
             [cardioid, bulb]
         })
@@ -133,7 +142,11 @@ mod tests {
     fn cardioid_and_bulb_inside() {
         for r in [0.0, 0.25, 0.5, 0.8, 0.9] {
             for (re, im) in interior_points(r) {
-                assert_eq!(escape_time(c64(re, im), 10_000), 10_000, "f64 c = {re}+{im}i");
+                assert_eq!(
+                    escape_time(c64(re, im), 10_000),
+                    10_000,
+                    "f64 c = {re}+{im}i"
+                );
                 assert_eq!(
                     escape_time(c32(re as f32, im as f32), 10_000),
                     10_000,
@@ -249,7 +262,10 @@ mod tests {
             }
         }
         // The grid must exercise both outcomes for the test to mean anything.
-        assert!(escaped > 100 && inside > 100, "{escaped} escaped, {inside} inside");
+        assert!(
+            escaped > 100 && inside > 100,
+            "{escaped} escaped, {inside} inside"
+        );
     }
 
     #[test]

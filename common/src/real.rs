@@ -61,3 +61,39 @@ macro_rules! impl_real {
 
 impl_real!(f32);
 impl_real!(f64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn constants<F: Real>() {
+        assert_eq!(F::ZERO.to_f64(), 0.0);
+        assert_eq!(F::ONE.to_f64(), 1.0);
+        assert_eq!(F::TWO.to_f64(), 2.0);
+        assert_eq!(F::BAILOUT_SQR.to_f64(), 4.0);
+        // EPSILON is the gap above 1: 1 + ε ≠ 1, 1 + ε/2 rounds back to 1 (ties to even).
+        assert!(F::ONE + F::EPSILON > F::ONE);
+        assert_eq!(F::ONE + F::EPSILON / F::TWO, F::ONE);
+    }
+
+    #[test]
+    fn constants_f32_f64() {
+        constants::<f32>();
+        constants::<f64>();
+        assert_eq!(<f32 as Real>::EPSILON.to_f64(), 2.0_f64.powi(-23));
+        assert_eq!(<f64 as Real>::EPSILON, 2.0_f64.powi(-52));
+    }
+
+    #[test]
+    fn conversions() {
+        // u32 → f32 is exact up to 2^24; 2^24 + 1 rounds to even (2^24).
+        assert_eq!(<f32 as Real>::from_u32(16_777_215), 16_777_215.0);
+        assert_eq!(<f32 as Real>::from_u32(16_777_217), 16_777_216.0);
+        assert_eq!(<f64 as Real>::from_u32(u32::MAX), 4_294_967_295.0);
+        // f64 → f32 rounds to nearest; f32 → f64 is exact.
+        assert_eq!(<f32 as Real>::from_f64(0.1), 0.1_f32);
+        assert_eq!(<f32 as Real>::from_f64(1.0 + 2.0_f64.powi(-30)), 1.0);
+        assert_eq!(0.1_f32.to_f64(), f64::from(0.1_f32));
+        assert_eq!(<f64 as Real>::from_f64(0.1), 0.1);
+    }
+}

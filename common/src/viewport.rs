@@ -89,7 +89,8 @@ impl Viewport<f64> {
     ///
     /// # Errors
     /// [`ViewportError::EmptyImage`] for a zero size, [`ViewportError::NotFinite`] for NaN or
-    /// infinite inputs (or a pixel spacing or corner that overflows or underflows to zero),
+    /// infinite inputs (or a pixel centre or spacing that overflows, or a spacing that
+    /// underflows to zero),
     /// [`ViewportError::NonPositiveScale`] for `scale <= 0`.
     ///
     /// ```
@@ -146,10 +147,7 @@ impl Viewport<f64> {
         }
         let step_re = (lower_right.re - upper_left.re) / f64::from(width_px);
         let step_im = (upper_left.im - lower_right.im) / f64::from(height_px);
-        let origin = Complex::new(
-            upper_left.re + step_re / 2.0,
-            upper_left.im - step_im / 2.0,
-        );
+        let origin = Complex::new(upper_left.re + step_re / 2.0, upper_left.im - step_im / 2.0);
         Self::checked(width_px, height_px, origin, step_re, step_im)
     }
 
@@ -250,7 +248,9 @@ mod tests {
     /// Asserts `|actual - expected| <= tol` for both parts, printing all three on failure.
     #[track_caller]
     fn assert_close(actual: Complex<f64>, expected: Complex<f64>, tol: f64) {
-        let d = (actual.re - expected.re).abs().max((actual.im - expected.im).abs());
+        let d = (actual.re - expected.re)
+            .abs()
+            .max((actual.im - expected.im).abs());
         assert!(
             d <= tol,
             "expected {expected:?}, got {actual:?}, difference {d:e} > {tol:e}"
@@ -272,10 +272,19 @@ mod tests {
         assert_eq!(v.origin, c(-1279.0 / 512.0, 511.0 / 512.0));
         assert_eq!(v.pixel_to_complex(0, 0), c(-1279.0 / 512.0, 511.0 / 512.0));
         assert_eq!(v.pixel_to_complex(1023, 0), c(767.0 / 512.0, 511.0 / 512.0));
-        assert_eq!(v.pixel_to_complex(0, 511), c(-1279.0 / 512.0, -511.0 / 512.0));
-        assert_eq!(v.pixel_to_complex(1023, 511), c(767.0 / 512.0, -511.0 / 512.0));
+        assert_eq!(
+            v.pixel_to_complex(0, 511),
+            c(-1279.0 / 512.0, -511.0 / 512.0)
+        );
+        assert_eq!(
+            v.pixel_to_complex(1023, 511),
+            c(767.0 / 512.0, -511.0 / 512.0)
+        );
         // Even size: the centre lies between pixels 511 and 512 (columns), 255 and 256 (rows).
-        assert_eq!(v.pixel_to_complex(512, 256), c(-0.5 + 1.0 / 512.0, -1.0 / 512.0));
+        assert_eq!(
+            v.pixel_to_complex(512, 256),
+            c(-0.5 + 1.0 / 512.0, -1.0 / 512.0)
+        );
         assert_eq!(v.center(), c(-0.5, 0.0));
         assert_eq!(v.len(), 1024 * 512);
         assert!(!v.is_empty());
@@ -295,7 +304,11 @@ mod tests {
         assert_eq!(v.step_im, h);
         let half_im = h * 777.0 / 2.0;
         let tol = 1e-14;
-        assert_close(v.pixel_to_complex(0, 0), c(-2.25 + h / 2.0, 0.1 + half_im - h / 2.0), tol);
+        assert_close(
+            v.pixel_to_complex(0, 0),
+            c(-2.25 + h / 2.0, 0.1 + half_im - h / 2.0),
+            tol,
+        );
         assert_close(v.pixel_to_complex(500, 388), center, tol);
         assert_close(
             v.pixel_to_complex(1000, 776),
@@ -345,8 +358,16 @@ mod tests {
         assert_eq!(v.step_re, sr);
         assert_eq!(v.step_im, si);
         let tol = 1e-14;
-        assert_close(v.pixel_to_complex(0, 0), c(-2.0 + sr / 2.0, 1.2 - si / 2.0), tol);
-        assert_close(v.pixel_to_complex(1000, 776), c(1.0 - sr / 2.0, -1.2 + si / 2.0), tol);
+        assert_close(
+            v.pixel_to_complex(0, 0),
+            c(-2.0 + sr / 2.0, 1.2 - si / 2.0),
+            tol,
+        );
+        assert_close(
+            v.pixel_to_complex(1000, 776),
+            c(1.0 - sr / 2.0, -1.2 + si / 2.0),
+            tol,
+        );
         assert_close(v.pixel_to_complex(500, 388), c(-0.5, 0.0), tol);
         assert_close(v.center(), c(-0.5, 0.0), tol);
     }
@@ -367,7 +388,14 @@ mod tests {
         assert_eq!(a.step_re, 4.0 / 800.0);
         assert_eq!(b.step_re, 4.0 / 800.0);
         assert_eq!(b.step_im, 3.0 / 600.0);
-        for (x, y) in [(0, 0), (799, 0), (0, 599), (799, 599), (400, 300), (123, 456)] {
+        for (x, y) in [
+            (0, 0),
+            (799, 0),
+            (0, 599),
+            (799, 599),
+            (400, 300),
+            (123, 456),
+        ] {
             assert_close(a.pixel_to_complex(x, y), b.pixel_to_complex(x, y), 1e-14);
         }
     }
@@ -494,11 +522,11 @@ mod tests {
     #[test]
     fn corners_out_of_order() {
         let cases = [
-            (c(1.0, 1.0), c(-1.0, -1.0)), // left/right swapped
-            (c(-1.0, -1.0), c(1.0, 1.0)), // top/bottom swapped
-            (c(0.5, 1.0), c(0.5, -1.0)),  // zero width
+            (c(1.0, 1.0), c(-1.0, -1.0)),  // left/right swapped
+            (c(-1.0, -1.0), c(1.0, 1.0)),  // top/bottom swapped
+            (c(0.5, 1.0), c(0.5, -1.0)),   // zero width
             (c(-1.0, 0.25), c(1.0, 0.25)), // zero height
-            (c(1.0, -1.0), c(-1.0, 1.0)), // both swapped
+            (c(1.0, -1.0), c(-1.0, 1.0)),  // both swapped
         ];
         for (ul, lr) in cases {
             assert_eq!(

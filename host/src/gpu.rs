@@ -106,7 +106,8 @@ impl Gpu {
         if !driver_available() {
             return Err(GpuError::NoDriver);
         }
-        let count = CudaContext::device_count().map_err(GpuError::driver("cuInit / cuDeviceGetCount"))?;
+        let count =
+            CudaContext::device_count().map_err(GpuError::driver("cuInit / cuDeviceGetCount"))?;
         let count = usize::try_from(count).unwrap_or(0);
         if count == 0 {
             return Err(GpuError::NoDevice);
@@ -207,7 +208,11 @@ impl Gpu {
 
     /// Waits for the stream; a failure is reported as a failure of `kernel` (asynchronous
     /// kernel faults surface here).
-    pub(crate) fn sync_after(&self, kernel: &'static str, cfg: LaunchConfig) -> Result<(), GpuError> {
+    pub(crate) fn sync_after(
+        &self,
+        kernel: &'static str,
+        cfg: LaunchConfig,
+    ) -> Result<(), GpuError> {
         self.stream
             .synchronize()
             .map_err(|source| launch_error(kernel, cfg, source))

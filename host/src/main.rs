@@ -18,7 +18,11 @@ const MAX_PIXELS: u64 = 1 << 28;
 const MAX_ITER_LIMIT: u32 = 10_000_000;
 
 #[derive(Parser)]
-#[command(name = "ferrocuda", version, about = "Rust CUDA kernels: Mandelbrot renderer, vector workloads, device info")]
+#[command(
+    name = "ferrocuda",
+    version,
+    about = "Rust CUDA kernels: Mandelbrot renderer, vector workloads, device info"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -64,7 +68,13 @@ struct MandelbrotArgs {
     #[arg(long, value_name = "RE,IM", allow_hyphen_values = true, value_parser = parse_complex, conflicts_with = "corners")]
     center: Option<Complex<f64>>,
     /// Width of the view along the real axis, in complex-plane units (used with --center).
-    #[arg(long, default_value_t = 3.5, allow_hyphen_values = true, conflicts_with = "corners")]
+    #[arg(
+        long,
+        default_value_t = 3.5,
+        allow_hyphen_values = true,
+        value_parser = parse_finite,
+        conflicts_with = "corners"
+    )]
     scale: f64,
     /// The view's upper-left and lower-right corners, each RE,IM (instead of --center/--scale).
     #[arg(long, num_args = 2, value_names = ["UL", "LR"], allow_hyphen_values = true, value_parser = parse_complex)]
@@ -111,10 +121,20 @@ fn parse_complex(s: &str) -> Result<Complex<f64>, String> {
         if v.is_finite() {
             Ok(v)
         } else {
-            Err(format!("`{part}` in `{s}` is not allowed: coordinates must be finite"))
+            Err(format!(
+                "`{part}` in `{s}` is not allowed: coordinates must be finite"
+            ))
         }
     };
     Ok(Complex::new(parse(re)?, parse(im)?))
+}
+
+fn parse_finite(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(format!("`{s}` is not allowed: it must be a finite number")),
+        Err(_) => Err(format!("`{s}` is not a number")),
+    }
 }
 
 fn parse_palette(s: &str) -> Result<Palette, String> {
@@ -177,14 +197,14 @@ fn mandelbrot(args: &MandelbrotArgs) -> Result<()> {
         PrecisionArg::F32 => Precision::F32,
         PrecisionArg::F64 => Precision::F64,
     };
-    if f64_too_coarse {
-        eprintln!(
-            "warning: pixel spacing {:e} is below f64 resolution at this centre; the image will be blocky",
-            view.min_step()
-        );
-    } else if precision == Precision::F32 && auto_precision == Precision::F64 {
+    if precision == Precision::F32 && auto_precision == Precision::F64 {
         eprintln!(
             "warning: pixel spacing {:e} is too fine for f32 at this centre; use --precision f64 or auto",
+            view.min_step()
+        );
+    } else if f64_too_coarse {
+        eprintln!(
+            "warning: pixel spacing {:e} is below f64 resolution at this centre; the image will be blocky",
             view.min_step()
         );
     }
@@ -224,11 +244,21 @@ fn mandelbrot(args: &MandelbrotArgs) -> Result<()> {
                 let cpu_start = Instant::now();
                 let cpu = render_cpu(&params);
                 let cpu_ms = cpu_start.elapsed().as_secs_f64() * 1e3;
-                let differing = cpu.counts.iter().zip(&image.counts).filter(|(a, b)| a != b).count();
+                let differing = cpu
+                    .counts
+                    .iter()
+                    .zip(&image.counts)
+                    .filter(|(a, b)| a != b)
+                    .count();
                 if cpu != image {
-                    bail!("GPU and CPU images differ: {differing} of {} escape times differ", cpu.counts.len());
+                    bail!(
+                        "GPU and CPU images differ: {differing} of {} escape times differ",
+                        cpu.counts.len()
+                    );
                 }
-                println!("verify: CPU render ({cpu_ms:.0} ms) is identical (escape times and colours)");
+                println!(
+                    "verify: CPU render ({cpu_ms:.0} ms) is identical (escape times and colours)"
+                );
             }
             image
         }
@@ -256,8 +286,9 @@ fn mandelbrot(args: &MandelbrotArgs) -> Result<()> {
 }
 
 /// An output file written atomically: a temporary file in the same folder, renamed over the
-/// destination only after the PNG is complete, so a failure or interruption leaves no
-/// partial file.
+/// destination only after the PNG is complete, so an error leaves no partial file (the
+/// temporary file is removed when dropped; a process killed by a signal can leave a
+/// `.ferrocuda-*.png.part` behind, never a truncated `.png`).
 struct OutputFile {
     path: PathBuf,
     temp: tempfile::NamedTempFile,
@@ -279,11 +310,20 @@ impl OutputFile {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => std::path::Path::new("."),
         };
-        let temp = tempfile::Builder::new()
-            .prefix(".ferrocuda-")
-            .suffix(".png.part")
-            .tempfile_in(dir)
-            .with_context(|| format!("cannot write the output file `{}`", path.display()))?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".ferrocuda-").suffix(".png.part");
+        // tempfile creates files owner-only (0600); an image should get the usual mode
+        // (0666 less the umask).
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let temp = builder.tempfile_in(dir).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot write the output file `{}`: folder `{}`: {}",
+                path.display(),
+                dir.display(),
+                e.kind()
+            )
+        })?;
         Ok(Self {
             path: path.to_path_buf(),
             temp,
@@ -293,8 +333,14 @@ impl OutputFile {
     fn write_png(self, width: u32, height: u32, rgb: &[u8]) -> Result<()> {
         let file = std::io::BufWriter::new(self.temp.as_file());
         let encoder = image::codecs::png::PngEncoder::new(file);
-        image::ImageEncoder::write_image(encoder, rgb, width, height, image::ExtendedColorType::Rgb8)
-            .with_context(|| format!("encoding the PNG for `{}`", self.path.display()))?;
+        image::ImageEncoder::write_image(
+            encoder,
+            rgb,
+            width,
+            height,
+            image::ExtendedColorType::Rgb8,
+        )
+        .with_context(|| format!("encoding the PNG for `{}`", self.path.display()))?;
         self.temp
             .persist(&self.path)
             .with_context(|| format!("cannot write the output file `{}`", self.path.display()))?;
@@ -305,7 +351,10 @@ impl OutputFile {
 fn vector_add(args: &VectorAddArgs) -> Result<()> {
     const MAX_LEN: u64 = 1 << 31;
     if args.len == 0 || args.len > MAX_LEN {
-        bail!("--len {} is not allowed: it must be 1 to {MAX_LEN}", args.len);
+        bail!(
+            "--len {} is not allowed: it must be 1 to {MAX_LEN}",
+            args.len
+        );
     }
     if args.reps == 0 {
         bail!("--reps 0 is not allowed: it must be at least 1");
@@ -339,7 +388,9 @@ fn vector_add(args: &VectorAddArgs) -> Result<()> {
 
 fn info() -> Result<()> {
     if !driver_available() {
-        println!("no CUDA driver found (libcuda.so could not be loaded); ferrocuda will render on the CPU");
+        println!(
+            "no CUDA driver found (libcuda.so could not be loaded); ferrocuda will render on the CPU"
+        );
         return Ok(());
     }
     let (major, minor) = host::info::driver_version()?;

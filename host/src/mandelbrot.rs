@@ -89,7 +89,10 @@ pub fn render_cpu(params: &RenderParams) -> Image {
     }
 }
 
-fn render_cpu_with<F: common::Real + Send + Sync>(view: Viewport<F>, params: &RenderParams) -> Image {
+fn render_cpu_with<F: common::Real + Send + Sync>(
+    view: Viewport<F>,
+    params: &RenderParams,
+) -> Image {
     let width = view.width_px as usize;
     let mut counts = vec![0u32; view.len()];
     let mut rgb = vec![0u8; 3 * view.len()];
@@ -123,7 +126,10 @@ impl Gpu {
     /// [`GpuError::OutOfMemory`] if the image buffers (7 bytes per pixel) do not fit,
     /// [`GpuError::Launch`] if the kernel fails, [`GpuError::Driver`] for allocation or copy
     /// failures.
-    pub fn render_mandelbrot(&self, params: &RenderParams) -> Result<(Image, GpuTimings), GpuError> {
+    pub fn render_mandelbrot(
+        &self,
+        params: &RenderParams,
+    ) -> Result<(Image, GpuTimings), GpuError> {
         let start = Instant::now();
         let view = params.view;
         let len = view.len();

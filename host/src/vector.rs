@@ -10,7 +10,11 @@ use std::time::Duration;
 /// # Panics
 /// If `a` and `b` differ in length.
 pub fn add_cpu(a: &[f32], b: &[f32]) -> Vec<f32> {
-    assert_eq!(a.len(), b.len(), "add_cpu: a and b must have the same length");
+    assert_eq!(
+        a.len(),
+        b.len(),
+        "add_cpu: a and b must have the same length"
+    );
     a.par_iter().zip(b).map(|(x, y)| x + y).collect()
 }
 
@@ -50,13 +54,21 @@ impl Gpu {
     /// # Panics
     /// If `a` and `b` differ in length or `reps` is 0.
     pub fn vector_add(&self, a: &[f32], b: &[f32], reps: u32) -> Result<VectorAddRun, GpuError> {
-        assert_eq!(a.len(), b.len(), "vector_add: a and b must have the same length");
+        assert_eq!(
+            a.len(),
+            b.len(),
+            "vector_add: a and b must have the same length"
+        );
         assert!(reps > 0, "vector_add: reps must be at least 1");
         let n = a.len();
         self.check_free("vector add", 3 * 4 * n)?;
         let stream = self.stream();
-        let a_dev = stream.clone_htod(a).map_err(GpuError::driver("copying a to the GPU"))?;
-        let b_dev = stream.clone_htod(b).map_err(GpuError::driver("copying b to the GPU"))?;
+        let a_dev = stream
+            .clone_htod(a)
+            .map_err(GpuError::driver("copying a to the GPU"))?;
+        let b_dev = stream
+            .clone_htod(b)
+            .map_err(GpuError::driver("copying b to the GPU"))?;
         let mut c_dev = stream
             .alloc_zeros::<f32>(n)
             .map_err(GpuError::driver("allocating c"))?;

@@ -1,1 +1,107 @@
+//! Shared helpers for ferrocuda's integration tests (in `tests/tests/`).
+//!
+//! GPU tests are `#[ignore = "needs a CUDA GPU"]`: plain `cargo test` skips them and says so;
+//! `cargo xtask test --gpu` (or `cargo test -- --ignored` on a GPU machine) runs them.
 
+use common::{Complex, Viewport};
+use host::Gpu;
+
+/// Opens GPU 0, or panics with a message saying why (GPU tests are only run on purpose).
+pub fn gpu() -> Gpu {
+    Gpu::new(0).unwrap_or_else(|e| panic!("GPU tests need a CUDA GPU: {e}"))
+}
+
+/// A named test view.
+#[derive(Clone, Copy, Debug)]
+pub struct TestView {
+    /// What it shows.
+    pub name: &'static str,
+    /// The view.
+    pub view: Viewport<f64>,
+    /// Iteration limit.
+    pub max_iter: u32,
+}
+
+fn centered(
+    name: &'static str,
+    w: u32,
+    h: u32,
+    re: f64,
+    im: f64,
+    scale: f64,
+    max_iter: u32,
+) -> TestView {
+    TestView {
+        name,
+        view: Viewport::from_center_scale(w, h, Complex::new(re, im), scale)
+            .unwrap_or_else(|e| panic!("test view {name}: {e}")),
+        max_iter,
+    }
+}
+
+/// Views for f32 and f64 comparisons: the whole set at odd sizes, boundary-rich zooms, a
+/// one-pixel image and a one-row image.
+pub fn views() -> Vec<TestView> {
+    vec![
+        centered("full view 1001x777", 1001, 777, -0.75, 0.0, 3.5, 500),
+        centered("seahorse valley", 640, 480, -0.7435, 0.1314, 0.01, 1000),
+        centered("elephant valley", 333, 517, 0.2925, 0.0149, 0.005, 800),
+        centered("period-3 mini-brot", 257, 129, -1.7549, 0.0, 0.02, 2000),
+        centered("single pixel", 1, 1, -0.1, 0.65, 1e-3, 300),
+        centered("single row", 997, 1, -0.75, 0.1, 2.5, 300),
+        TestView {
+            name: "corners, non-square pixels",
+            view: Viewport::from_corners(
+                301,
+                203,
+                Complex::new(-2.0, 1.25),
+                Complex::new(0.6, -1.25),
+            )
+            .expect("valid corners"),
+            max_iter: 255,
+        },
+    ]
+}
+
+/// Deep zooms where only f64 resolves the pixels.
+pub fn deep_views() -> Vec<TestView> {
+    vec![
+        centered(
+            "deep zoom 1e-10",
+            513,
+            385,
+            -0.743_643_887_037_151,
+            0.131_825_904_205_33,
+            1e-10,
+            3000,
+        ),
+        centered(
+            "deep zoom 2e-11",
+            256,
+            256,
+            -1.768_778_833_1,
+            0.001_738_996_2,
+            2e-11,
+            4000,
+        ),
+    ]
+}
+
+/// Asserts two equally long slices are identical; on failure reports how many elements
+/// differ and the first few `(index, expected, actual)` triples.
+pub fn assert_identical<T: PartialEq + std::fmt::Debug>(what: &str, expected: &[T], actual: &[T]) {
+    assert_eq!(expected.len(), actual.len(), "{what}: lengths differ");
+    let diffs: Vec<_> = expected
+        .iter()
+        .zip(actual)
+        .enumerate()
+        .filter(|(_, (e, a))| e != a)
+        .collect();
+    assert!(
+        diffs.is_empty(),
+        "{what}: {} of {} elements differ; first (index, expected, actual): {:?}",
+        diffs.len(),
+        expected.len(),
+        diffs.iter().take(5).collect::<Vec<_>>()
+    );
+}

@@ -35,7 +35,9 @@ pub enum BuildError {
     #[error("cannot run cargo ({0}): {1}")]
     CargoNotStarted(PathBuf, #[source] std::io::Error),
     /// The kernels crate failed to compile.
-    #[error("failed to compile the kernels crate `{crate_name}` for nvptx64-nvidia-cuda:\n{messages}")]
+    #[error(
+        "failed to compile the kernels crate `{crate_name}` for nvptx64-nvidia-cuda:\n{messages}"
+    )]
     Compile {
         /// Package name of the kernels crate.
         crate_name: String,

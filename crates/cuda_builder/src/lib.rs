@@ -2,16 +2,15 @@
 //! `build.rs`, with rustc's own NVPTX backend: no CUDA toolkit, no LLVM install, no pinned
 //! nightly.
 //!
+//! In the host crate's `build.rs`:
+//!
 //! ```no_run
-//! // host/build.rs
-//! fn main() {
-//!     let artifact = cuda_builder::CudaBuilder::new("../kernels")
-//!         .build()
-//!         .unwrap_or_else(|e| panic!("{e}"));
-//!     // The PTX path is exported as `KERNELS_PTX`:
-//!     // `include_str!(env!("KERNELS_PTX"))` in the host crate.
-//!     let _ = artifact.ptx_path;
-//! }
+//! let artifact = cuda_builder::CudaBuilder::new("../kernels")
+//!     .build()
+//!     .unwrap_or_else(|e| panic!("{e}"));
+//! // The PTX path is also exported to the host crate as `KERNELS_PTX`, for
+//! // `include_str!(env!("KERNELS_PTX"))`.
+//! println!("{}", artifact.ptx_path.display());
 //! ```
 //!
 //! What [`CudaBuilder::build`] does:
@@ -242,7 +241,10 @@ impl CudaBuilder {
             .arg("--manifest-path")
             .arg(&manifest)
             .args(["--crate-type", "cdylib", "--target", TARGET])
-            .args(["-Zbuild-std=core", "--message-format=json-diagnostic-rendered-ansi"])
+            .args([
+                "-Zbuild-std=core",
+                "--message-format=json-diagnostic-rendered-ansi",
+            ])
             .arg("--target-dir")
             .arg(&target_dir)
             .current_dir(&crate_dir);
@@ -294,7 +296,10 @@ impl CudaBuilder {
             match diag.level.as_str() {
                 "error" | "error: internal compiler error" => errors.push(rendered),
                 // Our own `+ptxXY` flag is reported as unstable on every crate: expected.
-                "warning" if diag.message.starts_with("unstable feature specified for `-Ctarget-feature`") => {}
+                "warning"
+                    if diag
+                        .message
+                        .starts_with("unstable feature specified for `-Ctarget-feature`") => {}
                 "warning" if emit && seen_warnings.insert(rendered.clone()) => {
                     for l in rendered.lines().filter(|l| !l.trim().is_empty()) {
                         println!("cargo::warning=[kernels] {l}");
@@ -492,7 +497,10 @@ mod tests {
 
     #[test]
     fn ansi_escapes_are_removed() {
-        assert_eq!(strip_ansi("\u{1b}[0m\u{1b}[1m\u{1b}[33mwarning\u{1b}[0m: x"), "warning: x");
+        assert_eq!(
+            strip_ansi("\u{1b}[0m\u{1b}[1m\u{1b}[33mwarning\u{1b}[0m: x"),
+            "warning: x"
+        );
     }
 
     #[test]

@@ -68,7 +68,9 @@ pub fn find() -> Option<PathBuf> {
     if let Some(p) = dirs.iter().map(|d| d.join("ptxas")).find(|p| p.is_file()) {
         return Some(p);
     }
-    pip_wheel_dir().map(|d| d.join("bin").join("ptxas")).filter(|p| p.is_file())
+    pip_wheel_dir()
+        .map(|d| d.join("bin").join("ptxas"))
+        .filter(|p| p.is_file())
 }
 
 /// The `nvidia/cuda_nvcc` folder of the `nvidia-cuda-nvcc-cu12` wheel, if `python3` has it.
@@ -138,7 +140,9 @@ pub fn parse_verbose(text: &str, arch: &str) -> Vec<KernelResources> {
             });
             continue;
         }
-        let Some(k) = kernels.last_mut() else { continue };
+        let Some(k) = kernels.last_mut() else {
+            continue;
+        };
         if line.contains("stack frame") {
             k.stack_frame_bytes = number_before(line, "bytes stack frame");
             k.spill_store_bytes = number_before(line, "bytes spill stores");
@@ -182,7 +186,10 @@ ptxas info    : Used 40 registers, used 1 barriers, 8192 bytes smem
         let k = parse_verbose(SAMPLE, "sm_90");
         assert_eq!(k.len(), 2);
         assert_eq!(k[0].kernel, "vector_add_f32");
-        assert_eq!((k[0].registers, k[0].shared_bytes, k[0].spill_store_bytes), (12, 0, 0));
+        assert_eq!(
+            (k[0].registers, k[0].shared_bytes, k[0].spill_store_bytes),
+            (12, 0, 0)
+        );
         assert_eq!(k[1].kernel, "tiled");
         assert_eq!(k[1].registers, 40);
         assert_eq!(k[1].shared_bytes, 8192);

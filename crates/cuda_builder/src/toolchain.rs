@@ -86,15 +86,17 @@ pub(crate) fn ensure_components(rustc: &OsStr, install: bool) -> Result<(), Buil
     }
     let still = missing_components(&sysroot);
     if !still.is_empty() {
-        return Err(error(format!("still missing after rustup: {}", still.join(" "))));
+        return Err(error(format!(
+            "still missing after rustup: {}",
+            still.join(" ")
+        )));
     }
     Ok(())
 }
 
 /// The `[package] name` of a manifest.
 pub(crate) fn package_name(manifest: &Path) -> Result<String, BuildError> {
-    let text =
-        std::fs::read_to_string(manifest).map_err(|e| BuildError::Io(manifest.into(), e))?;
+    let text = std::fs::read_to_string(manifest).map_err(|e| BuildError::Io(manifest.into(), e))?;
     let table: toml::Table = text
         .parse()
         .map_err(|_| BuildError::NoPackageName(manifest.into()))?;

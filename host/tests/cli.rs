@@ -1,0 +1,575 @@
+//! End-to-end tests of the `ferrocuda` binary: each test runs it in a fresh temporary folder
+//! and checks the exit status, the messages and the files it leaves behind.
+//!
+//! Most tests run anywhere (`--backend cpu`). Tests of the no-GPU paths (`--backend auto`
+//! falling back, `--backend gpu` and `vector-add` failing, `info`) ask `ferrocuda info` whether
+//! a CUDA driver is present; where one is, the tests that need its absence print that they
+//! were skipped and pass.
+
+use std::{
+    path::Path,
+    process::{Command, Output},
+    sync::OnceLock,
+};
+
+/// Runs `ferrocuda` with `args` in `dir`.
+fn ferrocuda(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the ferrocuda binary could not be started")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The names of the entries in `dir`, sorted (hidden files included).
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("reading the temporary folder")
+        .map(|e| {
+            e.expect("reading a folder entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+fn temp_dir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("creating a temporary folder")
+}
+
+/// Whether `ferrocuda info` finds a CUDA driver (asked once per test binary).
+fn driver_present() -> bool {
+    static PRESENT: OnceLock<bool> = OnceLock::new();
+    *PRESENT.get_or_init(|| {
+        let dir = temp_dir();
+        let out = ferrocuda(dir.path(), &["info"]);
+        !stdout(&out).contains("no CUDA driver found")
+    })
+}
+
+/// `true` (and a note on stderr saying the test was skipped) when a CUDA driver is present.
+fn skip_with_driver(test: &str) -> bool {
+    let present = driver_present();
+    if present {
+        eprintln!("skipped {test}: it needs a machine without a CUDA driver");
+    }
+    present
+}
+
+/// Runs `ferrocuda args` in a fresh folder and asserts that it fails cleanly: non-zero exit,
+/// an `error:` on stderr naming every string in `named`, no panic, and no file left behind
+/// (neither the output nor a temporary `.part` file).
+#[track_caller]
+fn assert_rejected(args: &[&str], named: &[&str]) {
+    let dir = temp_dir();
+    let out = ferrocuda(dir.path(), args);
+    let err = stderr(&out);
+    assert!(
+        !out.status.success(),
+        "`ferrocuda {}` succeeded but should fail; stderr: {err}",
+        args.join(" ")
+    );
+    assert!(
+        err.contains("error"),
+        "no error message on stderr for {args:?}: {err:?}"
+    );
+    assert!(
+        !err.contains("panicked"),
+        "ferrocuda panicked for {args:?}: {err}"
+    );
+    for value in named {
+        assert!(
+            err.contains(value),
+            "stderr for {args:?} does not name `{value}`: {err:?}"
+        );
+    }
+    assert_eq!(
+        entries(dir.path()),
+        Vec::<String>::new(),
+        "files left behind by {args:?}"
+    );
+}
+
+/// A small CPU render writing `out.png`; tests append the option under test.
+const SMALL: [&str; 9] = [
+    "mandelbrot",
+    "--backend",
+    "cpu",
+    "--width",
+    "7",
+    "--height",
+    "5",
+    "-o",
+    "out.png",
+];
+
+/// Decodes `path` as an 8-bit RGB PNG.
+fn read_rgb(path: &Path) -> image::RgbImage {
+    let decoded = image::ImageReader::open(path)
+        .expect("opening the PNG")
+        .with_guessed_format()
+        .expect("reading the PNG header")
+        .decode()
+        .expect("decoding the PNG");
+    assert_eq!(
+        decoded.color(),
+        image::ColorType::Rgb8,
+        "{}",
+        path.display()
+    );
+    decoded.into_rgb8()
+}
+
+/// Independent reference for the escape time: the textbook loop on plain `f64`s,
+/// `z ← z² + c` from `z = 0`, returning the first `n` with `|z_n|² > 4`, else `max_iter`.
+fn reference_escape(cr: f64, ci: f64, max_iter: u32) -> u32 {
+    let (mut zr, mut zi) = (0.0_f64, 0.0_f64);
+    for n in 1..=max_iter {
+        let new_zr = zr * zr - zi * zi + cr;
+        let new_zi = 2.0 * zr * zi + ci;
+        zr = new_zr;
+        zi = new_zi;
+        if zr * zr + zi * zi > 4.0 {
+            return n;
+        }
+    }
+    max_iter
+}
+
+/// The documented gray palette: in the set (n = max_iter) → 0, else `255 - min(n, 255)`.
+fn reference_gray(n: u32, max_iter: u32) -> u8 {
+    if n >= max_iter {
+        0
+    } else {
+        255 - n.min(255) as u8
+    }
+}
+
+#[test]
+fn cpu_render_writes_png_of_requested_odd_size() {
+    let dir = temp_dir();
+    let args = [
+        "mandelbrot",
+        "--backend",
+        "cpu",
+        "--width",
+        "101",
+        "--height",
+        "77",
+        "--center",
+        "0,0",
+        "--scale",
+        "3",
+        "--max-iter",
+        "100",
+        "-o",
+        "out.png",
+    ];
+    let out = ferrocuda(dir.path(), &args);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(
+        stdout(&out).contains("wrote out.png"),
+        "stdout: {}",
+        stdout(&out)
+    );
+    // Only the output: no temporary `.part` file left next to it.
+    assert_eq!(entries(dir.path()), ["out.png"]);
+    let img = read_rgb(&dir.path().join("out.png"));
+    assert_eq!(img.dimensions(), (101, 77));
+    // Odd size: the middle pixel (50, 38) samples the centre c = 0, in the set → black.
+    assert_eq!(img.get_pixel(50, 38).0, [0, 0, 0]);
+    // Pixel (0, 0) samples c ≈ -1.485 + 1.128i: z2 ≈ -0.55 - 2.22i, |z2|² ≈ 5.2 > 4, so it
+    // escapes at n = 2; the classic palette never colours an escaped pixel black.
+    assert_ne!(img.get_pixel(0, 0).0, [0, 0, 0]);
+}
+
+#[test]
+fn gray_pixels_match_hand_computed_escape_times() {
+    // 7 × 3 pixels over re ∈ [-3.5, 3.5], im ∈ [-1.5, 1.5]: step 1 on both axes, so pixel
+    // (x, y) samples UL + ((x + 0.5)·1, -(y + 0.5)·1) = (x - 3) + (1 - y)i, exactly.
+    let dir = temp_dir();
+    let args = [
+        "mandelbrot",
+        "--backend",
+        "cpu",
+        "--width",
+        "7",
+        "--height",
+        "3",
+        "--corners",
+        "-3.5,1.5",
+        "3.5,-1.5",
+        "--palette",
+        "gray",
+        "--max-iter",
+        "255",
+        "-o",
+        "out.png",
+    ];
+    let out = ferrocuda(dir.path(), &args);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let img = read_rgb(&dir.path().join("out.png"));
+    assert_eq!(img.dimensions(), (7, 3));
+    // Escape times by hand (gray = 255 - n; 0 in the set):
+    //   c = 0, -1, -2 (the tip: 0 → -2 → 2 → 2, |z|² = 4 is not > 4), ±i: in the set → 0.
+    //   |c|² > 4 (±3, ±3 ± i, ±2 ± i): z1 = c escapes → n = 1 → 254.
+    //   c = 2: z1 = 2 (|z|² = 4, not > 4), z2 = 6 → n = 2 → 253.
+    //   c = 1: 1, 2, 5 → n = 3 → 252.
+    //   c = 1 ± i: 1 ± i, 1 ± 3i (|z|² = 10) → n = 2 → 253.
+    //   c = -1 ± i: -1 ± i, -1 ∓ i, -1 ± 3i (|z|² = 10) → n = 3 → 252.
+    #[rustfmt::skip]
+    let expected: [[u8; 7]; 3] = [
+        // re: -3   -2   -1    0    1    2    3
+        [254, 254, 252,   0, 253, 254, 254], // im = 1
+        [254,   0,   0,   0, 252, 253, 254], // im = 0
+        [254, 254, 252,   0, 253, 254, 254], // im = -1
+    ];
+    for (y, row) in expected.iter().enumerate() {
+        for (x, &v) in row.iter().enumerate() {
+            let (re, im) = (x as f64 - 3.0, 1.0 - y as f64);
+            // The hand table and the reference loop agree ...
+            assert_eq!(
+                reference_gray(reference_escape(re, im, 255), 255),
+                v,
+                "c = {re}{im:+}i"
+            );
+            // ... and so does the image.
+            assert_eq!(
+                img.get_pixel(x as u32, y as u32).0,
+                [v, v, v],
+                "pixel ({x}, {y}), c = {re}{im:+}i"
+            );
+        }
+    }
+}
+
+#[test]
+fn gray_image_matches_reference_loop_f64() {
+    // 33 × 17 pixels over re ∈ [-2.5, 1.625], im ∈ [-1.0625, 1.0625]: step 1/8 on both axes,
+    // pixel centres are multiples of 1/16, so the pixel-centre formula
+    // UL + ((x + 0.5)·step, -(y + 0.5)·step) is exact and the f64 reference loop (the same
+    // IEEE operations as `escape_time`) must agree bit for bit. Row 8 is the real axis.
+    let (w, h, max_iter) = (33_u32, 17_u32, 255_u32);
+    let dir = temp_dir();
+    let args = [
+        "mandelbrot",
+        "--backend",
+        "cpu",
+        "--precision",
+        "f64",
+        "--width",
+        "33",
+        "--height",
+        "17",
+        "--corners",
+        "-2.5,1.0625",
+        "1.625,-1.0625",
+        "--palette",
+        "gray",
+        "--max-iter",
+        "255",
+        "-o",
+        "out.png",
+    ];
+    let out = ferrocuda(dir.path(), &args);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let img = read_rgb(&dir.path().join("out.png"));
+    assert_eq!(img.dimensions(), (w, h));
+    let (ul_re, ul_im, step) = (-2.5, 1.0625, 0.125);
+    let (mut inside, mut outside) = (0, 0);
+    for y in 0..h {
+        for x in 0..w {
+            let re = ul_re + (f64::from(x) + 0.5) * step;
+            let im = ul_im - (f64::from(y) + 0.5) * step;
+            let n = reference_escape(re, im, max_iter);
+            if n == max_iter {
+                inside += 1;
+            } else {
+                outside += 1;
+            }
+            let v = reference_gray(n, max_iter);
+            assert_eq!(
+                img.get_pixel(x, y).0,
+                [v, v, v],
+                "pixel ({x}, {y}), c = {re}{im:+}i"
+            );
+        }
+    }
+    assert_eq!((ul_im - 8.5 * step), 0.0, "row 8 should be the real axis");
+    // The view must show both outcomes for the comparison to mean anything.
+    assert!(
+        inside > 50 && outside > 200,
+        "{inside} inside, {outside} outside"
+    );
+}
+
+#[test]
+fn auto_backend_without_gpu_notes_and_renders_on_cpu() {
+    let dir = temp_dir();
+    let args = [
+        "mandelbrot",
+        "--backend",
+        "auto",
+        "--width",
+        "9",
+        "--height",
+        "5",
+        "--max-iter",
+        "50",
+        "-o",
+        "out.png",
+    ];
+    let out = ferrocuda(dir.path(), &args);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(entries(dir.path()), ["out.png"]);
+    assert_eq!(read_rgb(&dir.path().join("out.png")).dimensions(), (9, 5));
+    if skip_with_driver("the no-GPU part of auto_backend_without_gpu_notes_and_renders_on_cpu") {
+        return;
+    }
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "expected a one-line note, got: {err:?}");
+    assert!(lines[0].starts_with("note:"), "{err:?}");
+    assert!(lines[0].contains("no CUDA driver found"), "{err:?}");
+    assert!(lines[0].contains("rendering on the CPU"), "{err:?}");
+    assert!(stdout(&out).contains("CPU ("), "stdout: {}", stdout(&out));
+}
+
+#[test]
+fn info_without_driver_says_so_in_one_line() {
+    let dir = temp_dir();
+    let out = ferrocuda(dir.path(), &["info"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(entries(dir.path()), Vec::<String>::new());
+    let text = stdout(&out);
+    if driver_present() {
+        assert!(
+            text.starts_with("CUDA driver: version "),
+            "stdout: {text:?}"
+        );
+        return;
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "expected one line, got: {text:?}");
+    assert!(lines[0].contains("no CUDA driver found"), "{text:?}");
+}
+
+// ---- Bad input: non-zero exit, the bad value named on stderr, nothing written. ----
+
+#[test]
+fn rejects_zero_width() {
+    assert_rejected(
+        &[
+            "mandelbrot",
+            "--width",
+            "0",
+            "--height",
+            "7",
+            "-o",
+            "out.png",
+        ],
+        &["0x7"],
+    );
+}
+
+#[test]
+fn rejects_zero_height() {
+    assert_rejected(
+        &[
+            "mandelbrot",
+            "--width",
+            "7",
+            "--height",
+            "0",
+            "-o",
+            "out.png",
+        ],
+        &["7x0"],
+    );
+}
+
+#[test]
+fn rejects_side_over_limit() {
+    assert_rejected(
+        &[
+            "mandelbrot",
+            "--width",
+            "70000",
+            "--height",
+            "7",
+            "-o",
+            "out.png",
+        ],
+        &["70000x7"],
+    );
+}
+
+#[test]
+fn rejects_too_many_pixels() {
+    assert_rejected(
+        &[
+            "mandelbrot",
+            "--width",
+            "20000",
+            "--height",
+            "20000",
+            "-o",
+            "out.png",
+        ],
+        &["20000x20000"],
+    );
+}
+
+#[test]
+fn rejects_zero_max_iter() {
+    assert_rejected(
+        &[&SMALL[..], &["--max-iter", "0"]].concat(),
+        &["--max-iter 0"],
+    );
+}
+
+#[test]
+fn rejects_nan_center() {
+    assert_rejected(&[&SMALL[..], &["--center", "nan,0"]].concat(), &["nan,0"]);
+}
+
+#[test]
+fn rejects_infinite_center() {
+    assert_rejected(&[&SMALL[..], &["--center", "inf,0"]].concat(), &["inf,0"]);
+}
+
+#[test]
+fn rejects_center_without_comma() {
+    assert_rejected(
+        &[&SMALL[..], &["--center", "1"]].concat(),
+        &["`1`", "RE,IM"],
+    );
+}
+
+#[test]
+fn rejects_zero_scale() {
+    assert_rejected(&[&SMALL[..], &["--scale", "0"]].concat(), &["scale 0"]);
+}
+
+#[test]
+fn rejects_negative_scale() {
+    assert_rejected(&[&SMALL[..], &["--scale", "-1"]].concat(), &["scale -1"]);
+}
+
+#[test]
+fn rejects_nan_scale() {
+    // The message does not name the value (see the report); only the clean failure is checked.
+    assert_rejected(&[&SMALL[..], &["--scale", "nan"]].concat(), &[]);
+}
+
+#[test]
+fn rejects_corners_out_of_order() {
+    // Upper-left is right of and below lower-right.
+    assert_rejected(
+        &[&SMALL[..], &["--corners", "1,-0.5", "-1,0.5"]].concat(),
+        &["1,-0.5", "-1,0.5", "out of order"],
+    );
+}
+
+#[test]
+fn rejects_unknown_palette() {
+    assert_rejected(
+        &[&SMALL[..], &["--palette", "rainbow"]].concat(),
+        &["rainbow", "gray, classic, fire, ocean"],
+    );
+}
+
+#[test]
+fn rejects_unknown_precision() {
+    assert_rejected(&[&SMALL[..], &["--precision", "f16"]].concat(), &["f16"]);
+}
+
+#[test]
+fn rejects_output_in_missing_folder() {
+    assert_rejected(
+        &[
+            "mandelbrot",
+            "--backend",
+            "cpu",
+            "--width",
+            "7",
+            "--height",
+            "5",
+            "-o",
+            "missing/out.png",
+        ],
+        &["missing/out.png"],
+    );
+}
+
+#[test]
+fn rejects_output_not_png() {
+    assert_rejected(
+        &[
+            "mandelbrot",
+            "--backend",
+            "cpu",
+            "--width",
+            "7",
+            "--height",
+            "5",
+            "-o",
+            "out.jpg",
+        ],
+        &["out.jpg", ".png"],
+    );
+}
+
+#[test]
+fn rejects_gpu_backend_without_gpu() {
+    if skip_with_driver("rejects_gpu_backend_without_gpu") {
+        return;
+    }
+    let mut args = SMALL.to_vec();
+    args[2] = "gpu";
+    assert_rejected(&args, &["--backend gpu", "no CUDA driver found"]);
+}
+
+#[test]
+fn rejects_vector_add_without_gpu() {
+    if skip_with_driver("rejects_vector_add_without_gpu") {
+        return;
+    }
+    assert_rejected(
+        &["vector-add", "--len", "1024", "--reps", "1"],
+        &["no CUDA driver found"],
+    );
+}
+
+#[test]
+fn rejects_vector_add_zero_len() {
+    assert_rejected(&["vector-add", "--len", "0"], &["--len 0"]);
+}
+
+/// The PNG should get the usual permissions (0o666 less the umask), like any file the user
+/// creates; it is written through a temporary file created with mode 0o600.
+#[cfg(unix)]
+#[test]
+fn output_png_has_default_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir();
+    let out = ferrocuda(dir.path(), &SMALL);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let mode = std::fs::metadata(dir.path().join("out.png"))
+        .unwrap()
+        .permissions()
+        .mode();
+    // Readable by the group and others under the common umasks 0o022 and 0o002.
+    assert_eq!(mode & 0o044, 0o044, "mode {mode:o}");
+}

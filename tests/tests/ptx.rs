@@ -1,0 +1,39 @@
+//! The embedded PTX module holds exactly the kernels the host expects.
+
+use std::collections::BTreeSet;
+
+/// Entry names declared in PTX text: lines `.visible .entry NAME(`.
+fn entries(ptx: &str) -> BTreeSet<&str> {
+    ptx.lines()
+        .filter_map(|l| l.trim().strip_prefix(".visible .entry "))
+        .map(|rest| rest.split('(').next().unwrap_or(rest).trim())
+        .collect()
+}
+
+#[test]
+fn ptx_declares_every_kernel_and_nothing_else() {
+    let found = entries(host::PTX);
+    let expected: BTreeSet<&str> = kernels::KERNEL_NAMES.into_iter().collect();
+    assert_eq!(found, expected, "PTX entries vs kernels::KERNEL_NAMES");
+}
+
+#[test]
+fn ptx_targets_the_documented_baseline() {
+    assert!(host::PTX.contains(".version 7.0"), "PTX ISA version");
+    assert!(host::PTX.contains(".target sm_70"), "PTX target");
+}
+
+#[test]
+fn ptx_has_no_unresolved_functions() {
+    // An `.extern .func` (e.g. a panic path not removed by -Cpanic=immediate-abort) would
+    // make the driver's JIT link fail.
+    assert!(
+        !host::PTX.contains(".extern .func"),
+        "PTX declares external functions:\n{}",
+        host::PTX
+            .lines()
+            .filter(|l| l.contains(".extern .func"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}

@@ -1,0 +1,150 @@
+//! `cargo xtask bundle`: everything a GPU machine without Rust needs to run the GPU tests and
+//! demonstrations: the release `ferrocuda` binary, the release test binaries, the PTX, and
+//! `run.sh`, which runs them all and prints a summary.
+
+use crate::{build, cargo, project_root};
+use anyhow::{Context, Result, bail};
+use std::{
+    fs,
+    io::BufRead,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+};
+
+/// Test targets that cannot run from the bundle: `cli` finds the `ferrocuda` binary through
+/// a compile-time path on the build machine (it needs no GPU; CI runs it).
+const SKIPPED_TEST_TARGETS: &[&str] = &["cli"];
+
+/// The run script copied into the bundle.
+const RUN_SH: &str = include_str!("run.sh");
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Output folder (emptied first). Git ignores `bundle/`.
+    #[arg(long, default_value = "bundle")]
+    out: PathBuf,
+}
+
+pub fn exec(args: &Args) -> Result<()> {
+    let out = project_root().join(&args.out);
+    if out.exists() {
+        fs::remove_dir_all(&out).with_context(|| format!("emptying {}", out.display()))?;
+    }
+    fs::create_dir_all(out.join("tests"))?;
+
+    build::run_build()?;
+    let tests = test_executables()?;
+    copy_stripped(
+        &project_root().join("target/release/ferrocuda"),
+        &out.join("ferrocuda"),
+    )?;
+    for (name, exe) in &tests {
+        copy_stripped(exe, &out.join("tests").join(name))?;
+    }
+    fs::copy(build::ptx_path(), out.join("kernels.ptx")).context("copying the PTX")?;
+    let script = out.join("run.sh");
+    fs::write(&script, RUN_SH)?;
+    make_executable(&script)?;
+
+    let size: u64 = walk(&out)?
+        .iter()
+        .map(|p| p.metadata().map_or(0, |m| m.len()))
+        .sum();
+    println!(
+        "bundle: {} ({} test binaries, {:.1} MiB)",
+        out.display(),
+        tests.len(),
+        size as f64 / (1 << 20) as f64
+    );
+    println!(
+        "run it on a GPU machine: {}/run.sh (logs and images go to $OUT or ./out)",
+        args.out.display()
+    );
+    Ok(())
+}
+
+/// `(bundle name, path)` of every release test executable of the workspace, built with
+/// `cargo test --release --no-run`.
+fn test_executables() -> Result<Vec<(String, PathBuf)>> {
+    let mut child = cargo()
+        .args([
+            "test",
+            "--release",
+            "--workspace",
+            "--no-run",
+            "--message-format=json",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .context("starting cargo test --no-run")?;
+    let stdout = child.stdout.take().context("cargo's stdout")?;
+    let mut found = Vec::new();
+    for line in std::io::BufReader::new(stdout).lines() {
+        let msg: serde_json::Value = match serde_json::from_str(&line?) {
+            Ok(v) => v,
+            Err(_) => continue,
+        };
+        if msg["reason"] != "compiler-artifact" || msg["profile"]["test"] != true {
+            continue;
+        }
+        let Some(exe) = msg["executable"].as_str() else {
+            continue;
+        };
+        let target = msg["target"]["name"].as_str().unwrap_or("unknown");
+        if SKIPPED_TEST_TARGETS.contains(&target) {
+            continue;
+        }
+        // package_id looks like `path+file:///.../host#0.1.0`: take the package name.
+        let package = msg["package_id"]
+            .as_str()
+            .and_then(|id| id.rsplit('/').next())
+            .and_then(|tail| tail.split(['#', '@']).next())
+            .unwrap_or("pkg");
+        let kind = msg["target"]["kind"][0].as_str().unwrap_or("");
+        let name = if kind == "test" {
+            format!("{package}-{target}")
+        } else {
+            format!("{package}-unit")
+        };
+        found.push((name, PathBuf::from(exe)));
+    }
+    if !child.wait()?.success() {
+        bail!("cargo test --release --no-run failed");
+    }
+    found.sort();
+    found.dedup_by(|a, b| a.0 == b.0);
+    Ok(found)
+}
+
+fn copy_stripped(from: &Path, to: &Path) -> Result<()> {
+    fs::copy(from, to).with_context(|| format!("copying {}", from.display()))?;
+    // Debug info would blow the size limit of a device call; symbols are not needed there.
+    if let Err(e) = Command::new("strip").arg(to).status() {
+        eprintln!(
+            "warning: cannot run strip ({e}); {} stays unstripped",
+            to.display()
+        );
+    }
+    Ok(())
+}
+
+fn make_executable(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut perms = fs::metadata(path)?.permissions();
+    perms.set_mode(0o755);
+    fs::set_permissions(path, perms)?;
+    Ok(())
+}
+
+fn walk(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            files.extend(walk(&path)?);
+        } else {
+            files.push(path);
+        }
+    }
+    Ok(files)
+}

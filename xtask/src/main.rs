@@ -1,0 +1,88 @@
+//! `cargo xtask`: ferrocuda's project commands. One module per command; paths come from
+//! [`project_root`], cargo from `$CARGO`.
+
+mod build;
+mod bundle;
+mod test;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "ferrocuda project commands")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Build the kernels (PTX) and the host in release mode; print the artifact paths and the
+    /// ptxas resource usage of every kernel.
+    Build,
+    /// Run the test suite (no GPU needed); with --gpu also the GPU tests.
+    Test(test::Args),
+    /// Render a Mandelbrot image in release mode: `cargo xtask render -- --width 4096 ...`
+    /// (arguments after `--` go to `ferrocuda mandelbrot`).
+    Render {
+        /// Arguments for `ferrocuda mandelbrot`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Bundle release binaries, GPU test binaries, the PTX and a run script into `bundle/`,
+    /// for a GPU machine without a Rust toolchain.
+    Bundle(bundle::Args),
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().command {
+        Cmd::Build => build::exec(),
+        Cmd::Test(args) => test::exec(&args),
+        Cmd::Render { args } => {
+            let mut cmd = cargo();
+            cmd.args([
+                "run",
+                "--release",
+                "--package",
+                "host",
+                "--bin",
+                "ferrocuda",
+                "--",
+            ])
+            .arg("mandelbrot")
+            .args(args);
+            run(&mut cmd)
+        }
+        Cmd::Bundle(args) => bundle::exec(&args),
+    }
+}
+
+/// The workspace root (the parent of this crate's folder).
+pub fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in a workspace folder")
+        .to_path_buf()
+}
+
+/// `$CARGO` (the cargo running us), in the project root.
+pub fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.current_dir(project_root());
+    cmd
+}
+
+/// Runs `cmd`, failing with its command line if it fails.
+pub fn run(cmd: &mut Command) -> Result<()> {
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot start {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed with {status}");
+    }
+    Ok(())
+}
