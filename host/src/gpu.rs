@@ -121,7 +121,7 @@ impl Gpu {
             .load_module(cudarc::nvrtc::Ptx::from_src(crate::PTX))
             .map_err(GpuError::driver("loading the kernels PTX module"))?;
         let mut functions = HashMap::new();
-        for name in kernels::KERNEL_NAMES {
+        for name in kernels::kernel_names() {
             let f = module
                 .load_function(name)
                 .map_err(GpuError::driver(format!("looking up kernel `{name}`")))?;
@@ -158,7 +158,7 @@ impl Gpu {
     /// A kernel of the module by name.
     ///
     /// # Panics
-    /// If `name` is not in [`kernels::KERNEL_NAMES`] (a programming error).
+    /// If `name` is not in [`kernels::kernel_names`] (a programming error).
     pub(crate) fn function(&self, name: &'static str) -> &CudaFunction {
         &self.functions[name]
     }

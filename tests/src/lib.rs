@@ -75,15 +75,9 @@ pub fn deep_views() -> Vec<TestView> {
             1e-10,
             3000,
         ),
-        centered(
-            "deep zoom 2e-11",
-            256,
-            256,
-            -1.768_778_833_1,
-            0.001_738_996_2,
-            2e-11,
-            4000,
-        ),
+        // c = i is a Misiurewicz point (orbit 0, i, -1+i, -i, -1+i, ...: pre-periodic), so it
+        // lies on the boundary and every zoom around it shows filaments.
+        centered("deep zoom 1e-9 at c = i", 256, 256, 0.0, 1.0, 1e-9, 4000),
     ]
 }
 

@@ -7,7 +7,8 @@ set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
-LOGS="$OUT/logs"
+# The device tool returns at most 8 files: logs are gathered into $OUT/logs.txt at the end.
+LOGS=$(mktemp -d)
 mkdir -p "$LOGS"
 passed=0
 failed=0
@@ -58,4 +59,5 @@ echo
 echo "===== summary ($(head -2 "$OUT/gpu.txt" | tail -1)) ====="
 printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
 echo "$passed passed, $failed failed" | tee -a "$OUT/summary.txt"
+for f in "$LOGS"/*.log; do echo "##### $(basename "$f")"; cat "$f"; done >"$OUT/logs.txt"
 [ "$failed" = 0 ]
