@@ -14,6 +14,9 @@ pub struct Complex<F> {
     pub im: F,
 }
 
+// SAFETY: `#[repr(C)]` pair of `F`s, no pointers.
+unsafe impl<F: cuda_std::DeviceCopy> cuda_std::DeviceCopy for Complex<F> {}
+
 impl<F: Real> Complex<F> {
     /// `0 + 0i`.
     pub const ZERO: Self = Self {

@@ -27,6 +27,9 @@ pub enum Palette {
     Ocean = 3,
 }
 
+// SAFETY: `#[repr(u32)]` fieldless enum; host code only creates declared variants.
+unsafe impl cuda_std::DeviceCopy for Palette {}
+
 impl Palette {
     /// Every palette, in the order of [`Palette::NAMES`].
     pub const ALL: [Palette; 4] = [Self::Gray, Self::Classic, Self::Fire, Self::Ocean];

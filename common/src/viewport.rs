@@ -83,6 +83,9 @@ pub struct Viewport<F> {
     pub step_im: F,
 }
 
+// SAFETY: `#[repr(C)]` struct of u32s and `F`s, no pointers.
+unsafe impl<F: cuda_std::DeviceCopy> cuda_std::DeviceCopy for Viewport<F> {}
+
 impl Viewport<f64> {
     /// A view centred on `center` whose real-axis extent (the full image width) is `scale`;
     /// pixels are square, so the imaginary extent is `scale · height_px / width_px`.

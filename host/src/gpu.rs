@@ -159,12 +159,12 @@ impl Gpu {
     ///
     /// # Panics
     /// If `name` is not in [`kernels::kernel_names`] (a programming error).
-    pub(crate) fn function(&self, name: &'static str) -> &CudaFunction {
+    pub fn function(&self, name: &'static str) -> &CudaFunction {
         &self.functions[name]
     }
 
     /// Checks that `bytes` more bytes fit in free device memory.
-    pub(crate) fn check_free(&self, what: &'static str, bytes: usize) -> Result<(), GpuError> {
+    pub fn check_free(&self, what: &'static str, bytes: usize) -> Result<(), GpuError> {
         let (free, _) = self
             .ctx
             .mem_get_info()
@@ -177,7 +177,7 @@ impl Gpu {
 
     /// A launch builder for `kernel` on this GPU's stream; push the arguments with
     /// `.arg(..)` in parameter order, then call [`Gpu::launch`].
-    pub(crate) fn launch_builder(&self, kernel: &'static str) -> LaunchArgs<'_> {
+    pub fn launch_builder(&self, kernel: &'static str) -> LaunchArgs<'_> {
         self.stream.launch_builder(self.function(kernel))
     }
 
@@ -187,7 +187,7 @@ impl Gpu {
     /// # Safety
     /// The arguments pushed must match the kernel's parameters in number, order and layout,
     /// and satisfy the kernel's own `# Safety` contract (buffer sizes, no aliasing).
-    pub(crate) unsafe fn launch(
+    pub unsafe fn launch(
         &self,
         kernel: &'static str,
         cfg: LaunchConfig,
@@ -200,7 +200,7 @@ impl Gpu {
     }
 
     /// Records a timing event on the stream.
-    pub(crate) fn record_event(&self) -> Result<cudarc::driver::CudaEvent, GpuError> {
+    pub fn record_event(&self) -> Result<cudarc::driver::CudaEvent, GpuError> {
         self.stream
             .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
             .map_err(GpuError::driver("recording an event"))
@@ -208,11 +208,7 @@ impl Gpu {
 
     /// Waits for the stream; a failure is reported as a failure of `kernel` (asynchronous
     /// kernel faults surface here).
-    pub(crate) fn sync_after(
-        &self,
-        kernel: &'static str,
-        cfg: LaunchConfig,
-    ) -> Result<(), GpuError> {
+    pub fn sync_after(&self, kernel: &'static str, cfg: LaunchConfig) -> Result<(), GpuError> {
         self.stream
             .synchronize()
             .map_err(|source| launch_error(kernel, cfg, source))
@@ -230,17 +226,18 @@ fn launch_error(kernel: &'static str, cfg: LaunchConfig, source: DriverError) ->
 }
 
 /// A `&[T]` kernel parameter: rustc passes it as a 16-byte by-value aggregate
-/// `(data pointer, length in elements)` (BRIEF: verified in the PTX).
+/// `(data pointer, length in elements)` (BRIEF: verified in the PTX). Push it with
+/// `args.arg(&param)`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct SliceParam {
+pub struct SliceParam {
     ptr: sys::CUdeviceptr,
     len: u64,
 }
 
 impl SliceParam {
-    /// The parameter for the first `len` elements of `slice`.
-    pub(crate) fn new<T>(slice: &cudarc::driver::CudaSlice<T>, stream: &CudaStream) -> Self {
+    /// The parameter for the whole of `slice`.
+    pub fn new<T>(slice: &cudarc::driver::CudaSlice<T>, stream: &CudaStream) -> Self {
         use cudarc::driver::DevicePtr;
         let (ptr, _sync) = slice.device_ptr(stream);
         Self {
@@ -253,18 +250,15 @@ impl SliceParam {
 // SAFETY: plain old data matching the kernel's (ptr, len) aggregate layout.
 unsafe impl DeviceRepr for SliceParam {}
 
-/// A `#[repr(C)]` value passed to a kernel by value (bytes copied into the parameter buffer).
+/// A [`DeviceCopy`](cuda_std::DeviceCopy) value passed to a kernel by value (its bytes are
+/// copied into the launch's parameter buffer). Push it with `args.arg(&ByValue(v))`.
 #[repr(transparent)]
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct ByValue<T>(pub T);
+pub struct ByValue<T>(pub T);
 
-// SAFETY: each type is `#[repr(C)]` (or `#[repr(u32)]`) plain old data with no pointers, with
-// the same layout on host and device (both are 64-bit little-endian, same Rust definition).
-unsafe impl DeviceRepr for ByValue<common::Viewport<f32>> {}
-// SAFETY: as above.
-unsafe impl DeviceRepr for ByValue<common::Viewport<f64>> {}
-// SAFETY: as above.
-unsafe impl DeviceRepr for ByValue<common::Palette> {}
+// SAFETY: `DeviceCopy` guarantees a defined, pointer-free layout, identical on host and
+// device (both 64-bit little-endian, same Rust definition).
+unsafe impl<T: cuda_std::DeviceCopy> DeviceRepr for ByValue<T> {}
 
 /// A 2D launch covering `width × height` threads with 16×16 blocks (256 threads, a good
 /// default for per-pixel kernels).
@@ -279,7 +273,7 @@ pub fn launch_config_2d(width: u32, height: u32) -> LaunchConfig {
 
 /// Milliseconds between two events recorded with [`Gpu::record_event`] (the end event must
 /// have completed, e.g. after a synchronisation).
-pub(crate) fn elapsed_ms(
+pub fn elapsed_ms(
     start: &cudarc::driver::CudaEvent,
     end: &cudarc::driver::CudaEvent,
 ) -> Result<f32, GpuError> {
