@@ -53,6 +53,24 @@ pub enum GpuError {
         #[source]
         source: DriverError,
     },
+    /// The module has no kernel of this name.
+    #[error("the kernels module has no kernel `{0}` (is it a #[kernel] in the kernels crate?)")]
+    UnknownKernel(String),
+    /// The host arguments' sizes differ from the kernel's PTX parameter declaration.
+    #[error(
+        "kernel `{kernel}` parameter ABI mismatch: the host passes parameter sizes {host:?} bytes,          the PTX declares {ptx:?}"
+    )]
+    AbiMismatch {
+        /// Kernel name.
+        kernel: String,
+        /// Sizes of the parameters the host pushes, bytes.
+        host: Vec<usize>,
+        /// Sizes the PTX entry declares, bytes.
+        ptx: Vec<usize>,
+    },
+    /// An invalid launch configuration was requested.
+    #[error("invalid launch configuration: {0}")]
+    LaunchConfig(String),
     /// A buffer would not fit in device memory, or a size overflows.
     #[error("{what} needs {bytes} bytes of device memory, more than the {free} bytes free")]
     OutOfMemory {
@@ -85,6 +103,8 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
     functions: HashMap<&'static str, CudaFunction>,
+    /// Parameter sizes in bytes of every PTX entry, from the module text.
+    param_sizes: HashMap<String, Vec<usize>>,
 }
 
 impl fmt::Debug for Gpu {
@@ -132,6 +152,7 @@ impl Gpu {
             stream,
             module,
             functions,
+            param_sizes: ptx_param_sizes(crate::PTX),
         })
     }
 
@@ -161,6 +182,42 @@ impl Gpu {
     /// If `name` is not in [`kernels::kernel_names`] (a programming error).
     pub fn function(&self, name: &'static str) -> &CudaFunction {
         &self.functions[name]
+    }
+
+    /// A kernel of the module by name.
+    ///
+    /// # Errors
+    /// [`GpuError::UnknownKernel`] if the module has no such entry.
+    pub fn try_function(&self, name: &str) -> Result<&CudaFunction, GpuError> {
+        self.functions
+            .get(name)
+            .ok_or_else(|| GpuError::UnknownKernel(name.to_owned()))
+    }
+
+    /// Checks parameter sizes about to be pushed for `kernel` against its PTX declaration.
+    ///
+    /// # Errors
+    /// [`GpuError::AbiMismatch`] when they differ (count or any size).
+    pub fn check_abi(&self, kernel: &str, host: &[usize]) -> Result<(), GpuError> {
+        match self.param_sizes.get(kernel) {
+            Some(ptx) if ptx.as_slice() != host => Err(GpuError::AbiMismatch {
+                kernel: kernel.to_owned(),
+                host: host.to_vec(),
+                ptx: ptx.clone(),
+            }),
+            Some(_) => Ok(()),
+            None => Err(GpuError::UnknownKernel(kernel.to_owned())),
+        }
+    }
+
+    /// Waits for all work queued on this GPU's stream.
+    ///
+    /// # Errors
+    /// [`GpuError::Driver`] with the first asynchronous error (e.g. a kernel that trapped).
+    pub fn synchronize(&self) -> Result<(), GpuError> {
+        self.stream
+            .synchronize()
+            .map_err(GpuError::driver("synchronizing the stream"))
     }
 
     /// Checks that `bytes` more bytes fit in free device memory.
@@ -236,6 +293,14 @@ pub struct SliceParam {
 }
 
 impl SliceParam {
+    /// The parameter for `len` elements at device address `ptr`.
+    pub fn from_raw(ptr: sys::CUdeviceptr, len: usize) -> Self {
+        Self {
+            ptr,
+            len: len as u64,
+        }
+    }
+
     /// The parameter for the whole of `slice`.
     pub fn new<T>(slice: &cudarc::driver::CudaSlice<T>, stream: &CudaStream) -> Self {
         use cudarc::driver::DevicePtr;
@@ -259,6 +324,64 @@ pub struct ByValue<T>(pub T);
 // SAFETY: `DeviceCopy` guarantees a defined, pointer-free layout, identical on host and
 // device (both 64-bit little-endian, same Rust definition).
 unsafe impl<T: cuda_std::DeviceCopy> DeviceRepr for ByValue<T> {}
+
+/// Parameter sizes in bytes of every `.entry` in PTX text, in declaration order.
+///
+/// Parameters are declared one per line as `.param .u32 NAME_param_1`, `.param .u64 .ptr
+/// ... NAME_param_3` or `.param .align 4 .b8 NAME_param_0[24]` (an aggregate of 24 bytes).
+pub fn ptx_param_sizes(ptx: &str) -> HashMap<String, Vec<usize>> {
+    let mut entries = HashMap::new();
+    let mut current: Option<(String, Vec<usize>)> = None;
+    for line in ptx.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix(".visible .entry ") {
+            if let Some((name, sizes)) = current.take() {
+                entries.insert(name, sizes);
+            }
+            let name = rest.split('(').next().unwrap_or(rest).trim().to_owned();
+            current = Some((name, Vec::new()));
+        } else if let Some(decl) = line.strip_prefix(".param ") {
+            if let Some((_, sizes)) = current.as_mut() {
+                sizes.push(param_decl_size(decl));
+            }
+        } else if (line.starts_with('{') || line.starts_with(')'))
+            && let Some((name, sizes)) = current.take()
+        {
+            entries.insert(name, sizes);
+        }
+    }
+    if let Some((name, sizes)) = current {
+        entries.insert(name, sizes);
+    }
+    entries
+}
+
+/// Size of one `.param` declaration (the text after `.param `).
+fn param_decl_size(decl: &str) -> usize {
+    if let Some(open) = decl.rfind('[') {
+        let count: usize = decl[open + 1..]
+            .trim_end_matches([']', ',', ' '])
+            .parse()
+            .unwrap_or(0);
+        let elem = if decl.contains(".b8") {
+            1
+        } else {
+            scalar_size(decl)
+        };
+        return count * elem;
+    }
+    scalar_size(decl)
+}
+
+fn scalar_size(decl: &str) -> usize {
+    for (suffix, size) in [("64", 8), ("32", 4), ("16", 2), ("8", 1)] {
+        for ty in ["u", "s", "b", "f"] {
+            if decl.contains(&format!(".{ty}{suffix}")) {
+                return size;
+            }
+        }
+    }
+    0
+}
 
 /// A 2D launch covering `width × height` threads with 16×16 blocks (256 threads, a good
 /// default for per-pixel kernels).

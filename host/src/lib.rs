@@ -9,6 +9,7 @@
 
 pub mod gpu;
 pub mod info;
+pub mod launch;
 pub mod mandelbrot;
 pub mod vector;
 

@@ -2,16 +2,22 @@
 //! thread indices and calls a plain function from `common`, the same function the CPU
 //! reference uses.
 //!
-//! Modules: [`mandelbrot`] (escape time and colour per pixel), [`vector`] (vector workloads).
+//! Modules: [`mandelbrot`] (escape time and colour per pixel), [`vector`] (vector workloads),
+//! [`launch_checks`] (kernels that exercise the launch layer and parameter ABI).
 //! Conventions: images are row-major, pixel `(0, 0)` is top-left; 1D kernels expect a 1D
 //! launch covering at least the element count (extra threads do nothing).
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx))]
 
+pub mod launch_checks;
 pub mod mandelbrot;
 pub mod vector;
 
 /// The name of every kernel entry point in the PTX module, for loading and for tests.
 pub fn kernel_names() -> impl Iterator<Item = &'static str> {
-    mandelbrot::KERNELS.iter().chain(vector::KERNELS).copied()
+    mandelbrot::KERNELS
+        .iter()
+        .chain(vector::KERNELS)
+        .chain(launch_checks::KERNELS)
+        .copied()
 }

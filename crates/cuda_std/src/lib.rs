@@ -15,9 +15,11 @@
 #![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch))]
 
 pub mod copy;
+pub mod launch;
 pub mod thread;
 
 pub use copy::DeviceCopy;
+pub use launch::OutSlice;
 
 #[cfg(target_arch = "nvptx64")]
 mod panic;
@@ -28,6 +30,7 @@ pub use cuda_std_macros::kernel;
 /// The items most kernels need: `use cuda_std::prelude::*;`.
 pub mod prelude {
     pub use crate::DeviceCopy;
+    pub use crate::OutSlice;
     pub use crate::kernel;
     pub use crate::thread::{
         block_dim_x, block_dim_y, block_dim_z, block_idx_x, block_idx_y, block_idx_z, grid_dim_x,

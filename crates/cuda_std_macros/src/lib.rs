@@ -1,27 +1,41 @@
-//! Procedural macros for `cuda_std`.
+//! Procedural macros for `cuda_std`: [`macro@kernel`].
 
 use proc_macro::TokenStream;
-use quote::quote;
-use syn::{ItemFn, ReturnType, parse_macro_input, spanned::Spanned};
+use proc_macro2::TokenStream as TokenStream2;
+use quote::{format_ident, quote, quote_spanned};
+use syn::{
+    FnArg, GenericArgument, ItemFn, Pat, PathArguments, ReturnType, Type, parse_macro_input,
+    spanned::Spanned,
+};
 
 /// Marks a function as a CUDA kernel entry point.
 ///
 /// On the GPU (`target_arch = "nvptx64"`) the function becomes a PTX `.entry` named exactly
-/// like the Rust function (`#[unsafe(no_mangle)] extern "ptx-kernel"`), so the host loads it
-/// by that name. On the host the function is compiled as an ordinary Rust function, so its
-/// body is type-checked by host builds and IDEs (calling it there panics in the first
-/// device-only call).
+/// like the Rust function (`#[unsafe(no_mangle)] extern "ptx-kernel"`).
 ///
-/// The function must take no receiver, have no generics, return nothing (`()`), and not be
-/// `async` or `const`. Violations are reported as compile errors at the offending token.
+/// On the host it becomes a **typed handle**: a constant of the same name, of type
+/// `cuda_std::launch::Kernel<(kinds...), Safe | Unsafe>`, that the host crate launches with
+/// matching arguments (a wrong argument type or count is a compile error). The body is also
+/// compiled on the host (as a hidden function), so host builds and IDEs type-check it.
+///
+/// Parameters may be:
+/// - `&[T]`: a read-only device buffer (passed as `(pointer, length)`);
+/// - `OutSlice<T>`: a writable device buffer whose safe methods cannot race;
+/// - `*mut T` / `*const T`: raw device pointers — the kernel must then be an `unsafe fn`;
+/// - a value of a `DeviceCopy` type (numbers, `#[repr(C)]` structs marked `DeviceCopy`).
+///
+/// `T` must be `DeviceCopy` in every case. Rejected, with an error at the offending token:
+/// receivers, generics, return values, `async`/`const`/explicit ABI, variadics, `&mut`
+/// parameters (every thread would hold an aliasing `&mut`), references to single values (a
+/// host address), and non-identifier patterns.
 ///
 /// The crate that uses `#[kernel]` must enable `#![cfg_attr(target_arch = "nvptx64",
-/// feature(abi_ptx))]` at its root.
+/// feature(abi_ptx))]` at its root and depend on `cuda_std` directly.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     if !attr.is_empty() {
-        let attr = proc_macro2::TokenStream::from(attr);
-        return syn::Error::new(attr.span(), "#[kernel] takes no arguments")
+        let attr = TokenStream2::from(attr);
+        return syn::Error::new_spanned(&attr, "#[kernel] takes no arguments")
             .to_compile_error()
             .into();
     }
@@ -32,17 +46,90 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-fn expand(func: ItemFn) -> syn::Result<proc_macro2::TokenStream> {
+/// What a parameter is, for the host-side handle type.
+enum Kind<'a> {
+    Slice(&'a Type),
+    Out(&'a Type),
+    MutPtr(&'a Type),
+    ConstPtr(&'a Type),
+    Value(&'a Type),
+}
+
+impl Kind<'_> {
+    /// The `cuda_std::launch` marker type.
+    fn marker(&self) -> TokenStream2 {
+        match self {
+            Kind::Slice(t) => quote!(::cuda_std::launch::Slice<#t>),
+            Kind::Out(t) => quote!(::cuda_std::launch::Out<#t>),
+            Kind::MutPtr(t) => quote!(::cuda_std::launch::MutPtr<#t>),
+            Kind::ConstPtr(t) => quote!(::cuda_std::launch::ConstPtr<#t>),
+            Kind::Value(t) => quote!(::cuda_std::launch::Value<#t>),
+        }
+    }
+
+    /// The type that must be `DeviceCopy` (the element type, or the value type).
+    fn copied_type(&self) -> &Type {
+        match self {
+            Kind::Slice(t)
+            | Kind::Out(t)
+            | Kind::MutPtr(t)
+            | Kind::ConstPtr(t)
+            | Kind::Value(t) => t,
+        }
+    }
+}
+
+fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
     check_signature(&func)?;
+    let mut kinds = Vec::new();
+    let mut first_pointer: Option<&Type> = None;
+    for input in &func.sig.inputs {
+        let FnArg::Typed(pat_type) = input else {
+            unreachable!("receivers are rejected by check_signature")
+        };
+        if !matches!(&*pat_type.pat, Pat::Ident(_)) {
+            return Err(syn::Error::new_spanned(
+                &pat_type.pat,
+                "#[kernel] parameters must be plain names (no patterns)",
+            ));
+        }
+        let kind = classify(&pat_type.ty)?;
+        if matches!(kind, Kind::MutPtr(_) | Kind::ConstPtr(_)) && first_pointer.is_none() {
+            first_pointer = Some(&*pat_type.ty);
+        }
+        kinds.push(kind);
+    }
+    if let (Some(pointer), None) = (first_pointer, &func.sig.unsafety) {
+        return Err(syn::Error::new_spanned(
+            pointer,
+            "a #[kernel] that takes raw pointers must be an `unsafe fn` with a `# Safety` \
+             section (what the pointers must point to); or take `&[T]` / `OutSlice<T>` instead",
+        ));
+    }
+
     let ItemFn {
         attrs,
         vis,
         sig,
         block,
-    } = func;
+    } = &func;
     let unsafety = &sig.unsafety;
     let ident = &sig.ident;
     let inputs = &sig.inputs;
+    let body_ident = format_ident!("__kernel_body_{}", ident);
+    let markers = kinds.iter().map(Kind::marker);
+    let safety = if unsafety.is_some() {
+        quote!(::cuda_std::launch::Unsafe)
+    } else {
+        quote!(::cuda_std::launch::Safe)
+    };
+    let copy_checks = kinds.iter().map(|k| {
+        let t = k.copied_type();
+        quote_spanned! {t.span()=>
+            const _: () = ::cuda_std::launch::__assert_device_copy::<#t>();
+        }
+    });
+    let docs = attrs.iter().filter(|a| a.path().is_ident("doc"));
     Ok(quote! {
         #[cfg(target_arch = "nvptx64")]
         #(#attrs)*
@@ -52,48 +139,110 @@ fn expand(func: ItemFn) -> syn::Result<proc_macro2::TokenStream> {
         #vis #unsafety extern "ptx-kernel" fn #ident(#inputs) #block
 
         #[cfg(not(target_arch = "nvptx64"))]
-        #(#attrs)*
-        #[allow(dead_code, clippy::missing_safety_doc)]
-        #vis #unsafety fn #ident(#inputs) #block
+        #(#docs)*
+        #[allow(non_upper_case_globals)]
+        #vis const #ident: ::cuda_std::launch::Kernel<(#(#markers,)*), #safety> =
+            ::cuda_std::launch::Kernel::__new(stringify!(#ident));
+
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[allow(dead_code, non_snake_case, clippy::missing_safety_doc)]
+        #[doc(hidden)]
+        #unsafety fn #body_ident(#inputs) #block
+
+        #(#copy_checks)*
     })
+}
+
+/// Classifies a parameter type, rejecting those that cannot cross to the GPU.
+fn classify(ty: &Type) -> syn::Result<Kind<'_>> {
+    match ty {
+        Type::Reference(r) => {
+            if r.mutability.is_some() {
+                return Err(syn::Error::new_spanned(
+                    ty,
+                    "`&mut` parameters are not allowed in a #[kernel]: every thread would hold \
+                     an aliasing `&mut`; use `OutSlice<T>` (safe per-thread writes) or `*mut T` \
+                     in an `unsafe fn`",
+                ));
+            }
+            match &*r.elem {
+                Type::Slice(s) => Ok(Kind::Slice(&s.elem)),
+                _ => Err(syn::Error::new_spanned(
+                    ty,
+                    "a reference to a single value cannot be a #[kernel] parameter (it would \
+                     hold a host address): pass the value itself, or a slice `&[T]`",
+                )),
+            }
+        }
+        Type::Ptr(p) if p.mutability.is_some() => Ok(Kind::MutPtr(&p.elem)),
+        Type::Ptr(p) => Ok(Kind::ConstPtr(&p.elem)),
+        Type::Path(path) if path.qself.is_none() => {
+            let last = path.path.segments.last().expect("a path has a segment");
+            if last.ident == "OutSlice" {
+                let PathArguments::AngleBracketed(args) = &last.arguments else {
+                    return Err(syn::Error::new_spanned(last, "write `OutSlice<T>`"));
+                };
+                let elem = args.args.iter().find_map(|a| match a {
+                    GenericArgument::Type(t) => Some(t),
+                    _ => None,
+                });
+                return elem
+                    .map(Kind::Out)
+                    .ok_or_else(|| syn::Error::new_spanned(last, "write `OutSlice<T>`"));
+            }
+            Ok(Kind::Value(ty))
+        }
+        Type::Array(_) | Type::Tuple(_) | Type::Paren(_) | Type::Group(_) => Ok(Kind::Value(ty)),
+        _ => Err(syn::Error::new_spanned(
+            ty,
+            "this type cannot be a #[kernel] parameter: use `&[T]`, `OutSlice<T>`, a raw \
+             pointer, or a `DeviceCopy` value",
+        )),
+    }
 }
 
 fn check_signature(func: &ItemFn) -> syn::Result<()> {
     let sig = &func.sig;
     if let Some(receiver) = sig.receiver() {
-        return Err(syn::Error::new(
-            receiver.span(),
+        return Err(syn::Error::new_spanned(
+            receiver,
             "a #[kernel] cannot take `self`: kernels are free functions",
         ));
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        return Err(syn::Error::new(
-            sig.generics.span(),
+        return Err(syn::Error::new_spanned(
+            &sig.generics,
             "a #[kernel] cannot be generic: each PTX entry needs one concrete signature; \
              write one kernel per type that calls a generic function",
         ));
     }
     if let ReturnType::Type(_, ty) = &sig.output {
-        return Err(syn::Error::new(
-            ty.span(),
-            "a #[kernel] cannot return a value: write results through an output parameter",
+        return Err(syn::Error::new_spanned(
+            ty,
+            "a #[kernel] cannot return a value: write results through an `OutSlice<T>`",
         ));
     }
     if let Some(token) = &sig.asyncness {
-        return Err(syn::Error::new(token.span, "a #[kernel] cannot be `async`"));
+        return Err(syn::Error::new_spanned(
+            token,
+            "a #[kernel] cannot be `async`",
+        ));
     }
     if let Some(token) = &sig.constness {
-        return Err(syn::Error::new(token.span, "a #[kernel] cannot be `const`"));
+        return Err(syn::Error::new_spanned(
+            token,
+            "a #[kernel] cannot be `const`",
+        ));
     }
     if let Some(abi) = &sig.abi {
-        return Err(syn::Error::new(
-            abi.span(),
+        return Err(syn::Error::new_spanned(
+            abi,
             "a #[kernel] must not declare an ABI: #[kernel] adds `extern \"ptx-kernel\"` itself",
         ));
     }
     if let Some(variadic) = &sig.variadic {
-        return Err(syn::Error::new(
-            variadic.span(),
+        return Err(syn::Error::new_spanned(
+            variadic,
             "a #[kernel] cannot be variadic",
         ));
     }

@@ -1,0 +1,11 @@
+//! Snapshot tests of `#[kernel]`'s diagnostics (trybuild): each file in `ui/` must fail to
+//! compile with exactly the error in its `.stderr` file. Regenerate after an intended change
+//! with `TRYBUILD=overwrite cargo test -p cuda_std_macros --test ui`.
+
+#[test]
+fn kernel_signature_errors() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/ui/*.rs");
+    // A valid kernel's host-side handle has the documented type and name.
+    t.pass("tests/ui-pass/*.rs");
+}

@@ -1,0 +1,6 @@
+use cuda_std::prelude::*;
+
+#[kernel]
+pub async fn k() {}
+
+fn main() {}

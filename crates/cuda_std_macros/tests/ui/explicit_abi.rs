@@ -1,0 +1,6 @@
+use cuda_std::prelude::*;
+
+#[kernel]
+pub extern "C" fn k() {}
+
+fn main() {}

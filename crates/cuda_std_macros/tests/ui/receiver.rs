@@ -1,0 +1,6 @@
+use cuda_std::prelude::*;
+
+#[kernel]
+pub fn k(self) {}
+
+fn main() {}

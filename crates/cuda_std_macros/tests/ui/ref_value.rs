@@ -1,0 +1,8 @@
+use cuda_std::prelude::*;
+
+#[kernel]
+pub fn k(x: &u32) {
+    let _ = x;
+}
+
+fn main() {}

@@ -1,0 +1,225 @@
+//! The typed launch layer: every parameter kind, safe outputs, by-value struct layout on the
+//! GPU, and the errors a bad launch produces.
+
+use common::{Complex, Palette, Viewport};
+use cudarc::driver::LaunchConfig;
+use host::{
+    GpuError,
+    gpu::ptx_param_sizes,
+    launch::{Launch, LaunchUnchecked, for_image, for_num_elems},
+};
+use kernels::launch_checks::{abi_probe, iota_2d_u32, raw_copy_u32, scale_offset_f32};
+use std::mem::{align_of, size_of};
+use tests::{assert_identical, gpu};
+
+/// Poison value for outputs: a kernel that skips an element leaves it visible.
+const POISON_U32: u32 = 0xDEAD_BEEF;
+
+#[test]
+fn by_value_types_have_the_same_size_on_host_and_in_ptx() {
+    // The PTX declares each by-value parameter's size (and alignment) from the *device*
+    // compilation of the same Rust types; the host pushes `size_of` bytes.
+    let sizes = ptx_param_sizes(host::PTX);
+    let probe = &sizes["abi_probe"];
+    let host_sizes = [
+        size_of::<Viewport<f64>>(),
+        size_of::<Palette>(),
+        size_of::<Complex<f32>>(),
+        size_of::<u8>(),
+        16, // OutSlice<u64>: (pointer, length)
+    ];
+    assert_eq!(
+        probe.as_slice(),
+        host_sizes.as_slice(),
+        "abi_probe parameter sizes"
+    );
+    assert_eq!(sizes["mandelbrot_f32"][0], size_of::<Viewport<f32>>());
+    // Alignment: `.param .align N .b8 abi_probe_param_0[40]`.
+    let decl = host::PTX
+        .lines()
+        .find(|l| l.contains("abi_probe_param_0["))
+        .expect("abi_probe declares its first parameter");
+    assert!(
+        decl.contains(&format!(".align {} ", align_of::<Viewport<f64>>())),
+        "alignment of Viewport<f64> in `{decl}`"
+    );
+}
+
+#[test]
+fn launch_helpers_validate_their_input() {
+    assert_eq!(for_num_elems(1000, 256).unwrap().grid_dim, (4, 1, 1));
+    assert_eq!(for_num_elems(0, 256).unwrap().grid_dim, (1, 1, 1));
+    for bad in [0, 16, 48 + 1, 2048] {
+        let err = for_num_elems(10, bad).unwrap_err();
+        assert!(err.to_string().contains(&bad.to_string()), "{err}");
+    }
+    assert_eq!(for_image(1001, 777).grid_dim, (63, 49, 1));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn slice_out_slice_and_values() {
+    let gpu = gpu();
+    for n in [1usize, 31, 1000, (1 << 20) + 7] {
+        let x: Vec<f32> = (0..n).map(|i| (i as f32) / 7.0 - 3.0).collect();
+        let x_dev = gpu.stream().clone_htod(&x).unwrap();
+        let mut out = gpu.stream().clone_htod(&vec![f32::NAN; n]).unwrap();
+        let (a, b) = (1.5f32, -0.25f32);
+        scale_offset_f32
+            .launch(
+                &gpu,
+                for_num_elems(n, 256).unwrap(),
+                (&x_dev, &mut out, a, b),
+            )
+            .unwrap();
+        gpu.synchronize().unwrap();
+        let got: Vec<u32> = gpu
+            .stream()
+            .clone_dtoh(&out)
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect();
+        // Same two roundings (mul, then add) on the CPU: exact.
+        let expected: Vec<u32> = x.iter().map(|v| (a * v + b).to_bits()).collect();
+        assert_identical(&format!("scale_offset n = {n}"), &expected, &got);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn out_slice_write_2d_covers_an_odd_image_exactly() {
+    let gpu = gpu();
+    let (w, h) = (1001u32, 777u32);
+    let mut out = gpu
+        .stream()
+        .clone_htod(&vec![POISON_U32; (w * h) as usize])
+        .unwrap();
+    // The grid (63×49 blocks of 16×16) overhangs the image: extra threads must not write.
+    iota_2d_u32
+        .launch(&gpu, for_image(w, h), (&mut out, w))
+        .unwrap();
+    gpu.synchronize().unwrap();
+    let got = gpu.stream().clone_dtoh(&out).unwrap();
+    let expected: Vec<u32> = (0..w * h).collect();
+    assert_identical("iota_2d", &expected, &got);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn by_value_structs_arrive_bit_for_bit() {
+    let gpu = gpu();
+    let view = Viewport::from_corners(
+        1001,
+        777,
+        Complex::new(-2.0, 1.25),
+        Complex::new(0.6, -1.25),
+    )
+    .unwrap();
+    let c = Complex::new(0.1f32, -0.7);
+    let mut out = gpu.stream().clone_htod(&[u64::MAX; 10]).unwrap();
+    abi_probe
+        .launch(
+            &gpu,
+            for_num_elems(1, 32).unwrap(),
+            (view, Palette::Ocean, c, 0xA5u8, &mut out),
+        )
+        .unwrap();
+    gpu.synchronize().unwrap();
+    let got = gpu.stream().clone_dtoh(&out).unwrap();
+    let expected = [
+        1001,
+        777,
+        view.origin.re.to_bits(),
+        view.origin.im.to_bits(),
+        view.step_re.to_bits(),
+        view.step_im.to_bits(),
+        Palette::Ocean as u64,
+        u64::from(c.re.to_bits()),
+        u64::from(c.im.to_bits()),
+        0xA5,
+    ];
+    assert_eq!(got, expected);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn raw_pointer_kernel_through_launch_unchecked() {
+    let gpu = gpu();
+    let n = 4099u32;
+    let src: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let src_dev = gpu.stream().clone_htod(&src).unwrap();
+    let mut dst = gpu
+        .stream()
+        .clone_htod(&vec![POISON_U32; n as usize])
+        .unwrap();
+    // SAFETY: both buffers hold n u32s and are distinct allocations.
+    unsafe {
+        raw_copy_u32
+            .launch_unchecked(
+                &gpu,
+                for_num_elems(n as usize, 128).unwrap(),
+                (&src_dev, &mut dst, n),
+            )
+            .unwrap();
+    }
+    gpu.synchronize().unwrap();
+    assert_identical("raw copy", &src, &gpu.stream().clone_dtoh(&dst).unwrap());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_rejected_launch_names_kernel_configuration_and_cuda_error() {
+    let gpu = gpu();
+    let x = gpu.stream().clone_htod(&[1.0f32; 4]).unwrap();
+    let mut out = gpu.stream().alloc_zeros::<f32>(4).unwrap();
+    // 2048 threads per block exceeds the limit of 1024 (CUDA C Programming Guide, Technical
+    // Specifications): the driver rejects the launch.
+    let cfg = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (2048, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let err = scale_offset_f32
+        .launch(&gpu, cfg, (&x, &mut out, 1.0, 0.0))
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        matches!(
+            err,
+            GpuError::Launch {
+                kernel: "scale_offset_f32",
+                ..
+            }
+        ),
+        "{msg}"
+    );
+    for needle in [
+        "scale_offset_f32",
+        "(2048, 1, 1)",
+        "CUDA_ERROR_INVALID_VALUE",
+    ] {
+        assert!(msg.contains(needle), "`{needle}` missing from: {msg}");
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn abi_mismatch_and_unknown_kernels_are_errors() {
+    let gpu = gpu();
+    let err = gpu.check_abi("abi_probe", &[40, 4, 8, 1]).unwrap_err();
+    assert!(matches!(err, GpuError::AbiMismatch { .. }), "{err}");
+    let err = gpu.try_function("no_such_kernel").unwrap_err();
+    assert!(err.to_string().contains("no_such_kernel"), "{err}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn occupancy_block_size_is_a_valid_block() {
+    let gpu = gpu();
+    let block = gpu.occupancy_block_size(scale_offset_f32).unwrap();
+    assert!(
+        block.is_multiple_of(32) && (32..=1024).contains(&block),
+        "block {block}"
+    );
+}
