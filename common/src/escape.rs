@@ -1,14 +1,52 @@
-//! The escape-time algorithm.
+//! The escape-time algorithm: the plain loop ([`escape_time`]) and the production loop
+//! ([`escape`]), which skips work that cannot change the result.
+//!
+//! Both iterate `z ← z² + c` with the same operations, [`step`], written with explicit fused
+//! multiply-adds (one `fma.rn` each on the GPU, correctly rounded and so bit-identical on the
+//! CPU). [`escape`] adds three tests that never change a count:
+//! - points well inside the main cardioid or the period-2 bulb ([`in_main_cardioid`],
+//!   [`in_period2_bulb`]) return `max_iter` at once;
+//! - periodicity checking (Brent): the orbit is compared *exactly* with a saved point; an
+//!   exact repeat means the floating-point orbit is periodic, so it will never escape, and the
+//!   loop returns `max_iter`, just as the plain loop would after running to the end.
 
 use crate::{Complex, Real};
 
-/// Escape time of `c`: the smallest `n` in `1..=max_iter` such that `|z_n|² > 4`, where
-/// `z_0 = 0` and `z_{k+1} = z_k² + c`; `max_iter` if the orbit has not escaped after
-/// `max_iter` iterations. A result equal to `max_iter` means "taken to be in the set".
+/// The squared bailout radius for smooth colouring: `|z|² > 2¹⁶` (radius 256). A large radius
+/// makes the normalized iteration count ([`crate::palette::smooth_iter`]) accurate.
+pub const SMOOTH_BAILOUT_SQR: f32 = 65_536.0;
+
+/// The largest multiplier modulus `|μ|` at which [`in_main_cardioid`] and [`in_period2_bulb`]
+/// still answer "inside". The attracting cycle's basin shrinks as `|μ| → 1` while rounding
+/// errors do not, so points near the boundary are left to the iteration (and to periodicity
+/// checking) instead: with `|μ| ≤ 0.95` the cycle pulls the orbit back by at least 5 % per
+/// step, far more than one rounding (about 2⁻²⁴ relative in `f32`) can push it away.
+pub const MULTIPLIER_LIMIT: f64 = 0.95;
+
+/// One step `z ← z² + c` of the orbit, and `|z|²` of the new `z`:
+/// `re' = fma(re, re, fma(-im, im, c.re))`, `im' = fma(2·re, im, c.im)` (`2·re` is exact),
+/// `|z'|² = fma(im', im', re'·re')`.
 ///
-/// The result is therefore in `1..=max_iter` (`0` only when `max_iter == 0`). The orbit is
-/// computed with separate multiplications and additions (no fused multiply-add), so CPU and
-/// GPU give the same count for the same `c`.
+/// ```
+/// # use common::{Complex, escape::step};
+/// // (1 + 2i)² + (0.5 - 1i) = -3 + 4i + 0.5 - i = -2.5 + 3i, |z|² = 6.25 + 9.
+/// assert_eq!(step(1.0_f64, 2.0, Complex::new(0.5, -1.0)), (-2.5, 3.0, 15.25));
+/// ```
+#[inline(always)]
+pub fn step<F: Real>(re: F, im: F, c: Complex<F>) -> (F, F, F) {
+    let new_re = re.mul_add(re, (-im).mul_add(im, c.re));
+    let new_im = (re + re).mul_add(im, c.im);
+    let norm_sqr = new_im.mul_add(new_im, new_re * new_re);
+    (new_re, new_im, norm_sqr)
+}
+
+/// Escape time of `c`: the smallest `n` in `1..=max_iter` such that `|z_n|² > 4`, where
+/// `z_0 = 0` and `z_{k+1} = z_k² + c` computed by [`step`]; `max_iter` if the orbit has not
+/// escaped after `max_iter` iterations. A result equal to `max_iter` means "taken to be in the
+/// set". This is the plain reference loop; [`escape`] gives the same counts faster.
+///
+/// The result is therefore in `1..=max_iter` (`0` only when `max_iter == 0`). Every operation
+/// is correctly rounded, so CPU and GPU give the same count for the same `c`.
 ///
 /// ```
 /// # use common::{Complex, escape_time};
@@ -20,21 +58,143 @@ use crate::{Complex, Real};
 pub fn escape_time<F: Real>(c: Complex<F>, max_iter: u32) -> u32 {
     let mut re = F::ZERO;
     let mut im = F::ZERO;
-    let mut re2 = F::ZERO;
-    let mut im2 = F::ZERO;
     let mut n = 0;
     while n < max_iter {
-        // z ← z² + c, with re² and im² kept from the bailout test.
-        im = F::TWO * re * im + c.im;
-        re = re2 - im2 + c.re;
-        re2 = re * re;
-        im2 = im * im;
+        let (r, i, norm_sqr) = step(re, im, c);
+        re = r;
+        im = i;
         n += 1;
-        if re2 + im2 > F::BAILOUT_SQR {
+        if norm_sqr > F::BAILOUT_SQR {
             return n;
         }
     }
     max_iter
+}
+
+/// The outcome of [`escape`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Escape {
+    /// The escape time: the first `n` with `|z_n|²` above the bailout, or `max_iter` when the
+    /// orbit did not escape (then the point is taken to be in the set).
+    pub n: u32,
+    /// `|z_n|²` at escape, rounded to `f32` (for smooth colouring); `0` when `n == max_iter`
+    /// without escaping.
+    pub norm_sqr: f32,
+}
+
+impl Escape {
+    /// The result for a point taken to be in the set.
+    #[inline(always)]
+    pub const fn inside(max_iter: u32) -> Self {
+        Self {
+            n: max_iter,
+            norm_sqr: 0.0,
+        }
+    }
+}
+
+/// Escape time of `c` with bailout `|z|² > bailout_sqr`, with the shortcuts described in the
+/// [module documentation](self): for `bailout_sqr = 4`, `escape(c, m, 4).n` equals
+/// [`escape_time(c, m)`](escape_time) for every `c` (the shortcuts only ever return
+/// `max_iter` for points whose plain loop runs to `max_iter`).
+///
+/// ```
+/// # use common::{Complex, escape::escape, escape_time};
+/// let c = Complex::new(-0.1226_f32, 0.7449); // centre of the period-3 bulb: periodic orbit
+/// assert_eq!(escape(c, 5000, 4.0).n, escape_time(c, 5000));
+/// assert_eq!(escape(Complex::new(3.0_f64, 0.0), 100, 4.0).norm_sqr, 9.0);
+/// ```
+#[inline(always)]
+pub fn escape<F: Real>(c: Complex<F>, max_iter: u32, bailout_sqr: F) -> Escape {
+    escape_counted(c, max_iter, bailout_sqr).0
+}
+
+/// [`escape`], and the number of iterations actually computed (for tests and benchmarks).
+#[inline(always)]
+pub fn escape_counted<F: Real>(c: Complex<F>, max_iter: u32, bailout_sqr: F) -> (Escape, u32) {
+    if in_main_cardioid(c) || in_period2_bulb(c) {
+        return (Escape::inside(max_iter), 0);
+    }
+    let mut re = F::ZERO;
+    let mut im = F::ZERO;
+    // Brent's cycle detection: `saved` is z at the start of the current window of `window`
+    // steps; windows double, so any cycle is found once a window outgrows its period.
+    let mut saved_re = F::ZERO;
+    let mut saved_im = F::ZERO;
+    let mut window: u32 = 1;
+    let mut in_window: u32 = 0;
+    let mut n = 0;
+    while n < max_iter {
+        let (r, i, norm_sqr) = step(re, im, c);
+        re = r;
+        im = i;
+        n += 1;
+        if norm_sqr > bailout_sqr {
+            return (
+                Escape {
+                    n,
+                    norm_sqr: norm_sqr.to_f32(),
+                },
+                n,
+            );
+        }
+        // The orbit is a function of z alone, so an exact repeat repeats forever: it never
+        // escapes. (`==` also equates +0 and -0; a zero's sign never changes any later
+        // magnitude here: it only reaches products with ±0 and squares.)
+        if re == saved_re && im == saved_im {
+            return (Escape::inside(max_iter), n);
+        }
+        in_window += 1;
+        if in_window == window {
+            saved_re = re;
+            saved_im = im;
+            window = window.saturating_mul(2);
+            in_window = 0;
+        }
+    }
+    (Escape::inside(max_iter), n)
+}
+
+/// Whether `c` lies in the main cardioid with a multiplier `|μ| < `[`MULTIPLIER_LIMIT`], where
+/// `c = μ/2 - μ²/4` (the fixed point `μ/2` attracts with multiplier `μ`). Then the orbit of 0
+/// converges to that fixed point and never escapes.
+///
+/// Solved for `μ`: `1 - 4c = (1 - μ)²`, so `μ = 1 - s` with `s = √(1 - 4c)` (principal root),
+/// and `|μ|² = 1 - 2·Re s + |s|²`, where `|s|² = |1 - 4c|` and `Re s = √((|w| + Re w)/2)` for
+/// `w = 1 - 4c`. Rounding moves `|μ|²` by a few ulps, far less than the margin to 1.
+///
+/// ```
+/// # use common::{Complex, escape::in_main_cardioid};
+/// assert!(in_main_cardioid(Complex::new(0.0_f64, 0.0))); // μ = 0
+/// assert!(in_main_cardioid(Complex::new(0.2_f32, 0.0))); // μ = 1 - √0.2 ≈ 0.553
+/// assert!(!in_main_cardioid(Complex::new(0.25_f64, 0.0))); // the cusp, μ = 1
+/// assert!(!in_main_cardioid(Complex::new(-1.0_f64, 0.0))); // period-2 bulb, not the cardioid
+/// ```
+#[inline(always)]
+pub fn in_main_cardioid<F: Real>(c: Complex<F>) -> bool {
+    let four = F::TWO + F::TWO;
+    let w_re = F::ONE - four * c.re;
+    let w_im = four * c.im;
+    let w_abs = w_im.mul_add(w_im, w_re * w_re).sqrt();
+    let s_re = ((w_abs + w_re) / F::TWO).sqrt();
+    let mu_sqr = F::ONE + w_abs - F::TWO * s_re;
+    mu_sqr < F::from_f64(MULTIPLIER_LIMIT * MULTIPLIER_LIMIT)
+}
+
+/// Whether `c` lies in the period-2 bulb with a multiplier `|μ| < `[`MULTIPLIER_LIMIT`], where
+/// the 2-cycle's multiplier is `μ = 4(c + 1)`: `|c + 1|² < (limit/4)²`.
+///
+/// ```
+/// # use common::{Complex, escape::in_period2_bulb};
+/// assert!(in_period2_bulb(Complex::new(-1.0_f64, 0.0))); // centre, μ = 0
+/// assert!(in_period2_bulb(Complex::new(-1.2_f32, 0.0))); // μ = -0.8
+/// assert!(!in_period2_bulb(Complex::new(-1.25_f64, 0.0))); // boundary, μ = -1
+/// ```
+#[inline(always)]
+pub fn in_period2_bulb<F: Real>(c: Complex<F>) -> bool {
+    let re = c.re + F::ONE;
+    let limit = MULTIPLIER_LIMIT / 4.0;
+    c.im.mul_add(c.im, re * re) < F::from_f64(limit * limit)
 }
 
 #[cfg(test)]
@@ -51,16 +211,17 @@ mod tests {
         Complex::new(re, im)
     }
 
-    /// Independent reference: the textbook loop on plain `f64`s, `z ← z² + c` written out,
-    /// bailout tested after each step.
+    /// Independent reference: the documented loop on plain `f64`s with `libm`'s fused
+    /// multiply-add (whatever backend `common::math` picked): `zr' = fma(zr, zr, cr - zi²)`
+    /// with `cr - zi²` fused too, `zi' = fma(2·zr, zi, ci)`, bailout `fma(zi', zi', zr'²) > 4`.
     fn reference(cr: f64, ci: f64, max_iter: u32) -> u32 {
         let (mut zr, mut zi) = (0.0_f64, 0.0_f64);
         for n in 1..=max_iter {
-            let new_zr = zr * zr - zi * zi + cr;
-            let new_zi = 2.0 * zr * zi + ci;
+            let new_zr = libm::fma(zr, zr, libm::fma(-zi, zi, cr));
+            let new_zi = libm::fma(2.0 * zr, zi, ci);
             zr = new_zr;
             zi = new_zi;
-            if zr * zr + zi * zi > 4.0 {
+            if libm::fma(zi, zi, zr * zr) > 4.0 {
                 return n;
             }
         }
@@ -96,7 +257,8 @@ mod tests {
         // For real c in [-2, 0]: if z ∈ [c, c² + c] then |z| ≤ |c| (because |c² + c| =
         // |c|·|c + 1| ≤ |c|), so z² ∈ [0, c²] and z² + c ∈ [c, c² + c]. Rounding to nearest is
         // monotonic and the end points are the rounded values themselves, so the interval stays
-        // invariant in floating point too, and |z|² ≤ c² ≤ 4 never exceeds 4.
+        // invariant in floating point too (z² + c is rounded once, by a fused multiply-add), and
+        // |z|² ≤ c² ≤ 4 never exceeds 4.
         // For c in [0, 1/4]: z ∈ [0, 1/2] ⇒ z² ≤ 1/4 ⇒ z² + c ≤ 1/2 (again exact end points,
         // monotonic rounding). This covers -0.75 (the cardioid/bulb junction) and 0.25 (the cusp).
         for k in 0..=144 {
@@ -227,8 +389,8 @@ mod tests {
     #[test]
     fn result_in_range_and_matches_reference_loop() {
         // Grid over [-2.5, 1] × [-1.25, 1.25]; every result is in 1..=max_iter and equals the
-        // plain-f64 reference loop (same IEEE operations, so exact equality is expected:
-        // 2·re·im = re·im + im·re exactly, as doubling is exact).
+        // plain-f64 reference loop (the same correctly rounded operations, so exact equality is
+        // expected).
         for j in 0..=50 {
             for i in 0..=70 {
                 let re = -2.5 + f64::from(i) * 0.05;
@@ -298,5 +460,291 @@ mod tests {
             assert_eq!(escape_time(c64(re, im), MAX), 1);
             assert_eq!(escape_time(c32(re as f32, im as f32), MAX), 1);
         }
+    }
+
+    // ---- The production loop: shortcuts that must never change a count. ----
+
+    /// Rational points on the unit circle (no trigonometry): `(a/h, b/h)` for Pythagorean
+    /// triples, in all four quadrants and both orders.
+    fn unit_directions() -> impl Iterator<Item = (f64, f64)> {
+        let triples = [
+            (0.0, 1.0, 1.0),
+            (3.0, 4.0, 5.0),
+            (5.0, 12.0, 13.0),
+            (8.0, 15.0, 17.0),
+            (20.0, 21.0, 29.0),
+        ];
+        triples.into_iter().flat_map(|(a, b, h)| {
+            let (x, y) = (a / h, b / h);
+            [
+                (x, y),
+                (y, x),
+                (-x, y),
+                (-y, x),
+                (x, -y),
+                (y, -x),
+                (-x, -y),
+                (-y, -x),
+            ]
+        })
+    }
+
+    /// `c = μ/2 - μ²/4` for `μ = r·d`: the main-cardioid point with fixed-point multiplier `μ`.
+    fn cardioid_point(r: f64, (dx, dy): (f64, f64)) -> (f64, f64) {
+        let (mr, mi) = (r * dx, r * dy);
+        (
+            mr / 2.0 - (mr * mr - mi * mi) / 4.0,
+            mi / 2.0 - mr * mi / 2.0,
+        )
+    }
+
+    /// `c = -1 + μ/4`: the period-2-bulb point with 2-cycle multiplier `μ = r·d`.
+    fn bulb_point(r: f64, (dx, dy): (f64, f64)) -> (f64, f64) {
+        (-1.0 + r * dx / 4.0, r * dy / 4.0)
+    }
+
+    #[test]
+    fn cardioid_and_bulb_tests_accept_points_with_small_multiplier() {
+        for r in [0.0, 0.1, 0.25, 0.5, 0.8, 0.9, 0.94] {
+            for d in unit_directions() {
+                let (re, im) = cardioid_point(r, d);
+                assert!(
+                    in_main_cardioid(c64(re, im)),
+                    "cardioid r = {r}, c = {re}+{im}i"
+                );
+                assert!(
+                    in_main_cardioid(c32(re as f32, im as f32)),
+                    "f32 cardioid r = {r}"
+                );
+                let (re, im) = bulb_point(r, d);
+                assert!(in_period2_bulb(c64(re, im)), "bulb r = {r}, c = {re}+{im}i");
+                assert!(
+                    in_period2_bulb(c32(re as f32, im as f32)),
+                    "f32 bulb r = {r}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn cardioid_and_bulb_tests_reject_the_margin_and_outside() {
+        // Between the margin and the boundary (left to the iteration), on the boundary, and
+        // just outside: never "inside".
+        // For |μ| > 1 the point μ/2 - μ²/4 is outside only if the other fixed point's
+        // multiplier 2 - μ is not attracting either (c = 0.1875 has μ = 1.5 and 0.5): skip
+        // those.
+        let mut outside = 0;
+        for r in [0.96, 0.99, 0.999, 1.0, 1.000_001, 1.001, 1.05, 1.5, 3.0] {
+            for d in unit_directions() {
+                let (re, im) = cardioid_point(r, d);
+                let (or, oi) = (2.0 - r * d.0, -r * d.1);
+                if or * or + oi * oi >= 1.0 {
+                    outside += 1;
+                    assert!(
+                        !in_main_cardioid(c64(re, im)),
+                        "cardioid r = {r}, c = {re}+{im}i"
+                    );
+                    assert!(
+                        !in_main_cardioid(c32(re as f32, im as f32)),
+                        "f32 cardioid r = {r}"
+                    );
+                }
+                let (re, im) = bulb_point(r, d);
+                assert!(
+                    !in_period2_bulb(c64(re, im)),
+                    "bulb r = {r}, c = {re}+{im}i"
+                );
+                assert!(
+                    !in_period2_bulb(c32(re as f32, im as f32)),
+                    "f32 bulb r = {r}"
+                );
+            }
+        }
+        assert!(outside > 250, "{outside} cardioid points tested");
+        // Far away, and the other component's centre.
+        for (re, im) in [
+            (2.0, 0.0),
+            (-2.0, 0.0),
+            (0.0, 1.0),
+            (-1.75, 0.0),
+            (0.3, 0.0),
+            (f64::NAN, 0.0),
+        ] {
+            assert!(!in_main_cardioid(c64(re, im)), "c = {re}+{im}i");
+            assert!(!in_period2_bulb(c64(re, im)), "c = {re}+{im}i");
+        }
+        assert!(!in_main_cardioid(c64(-1.0, 0.0)));
+        assert!(!in_period2_bulb(c64(0.0, 0.0)));
+    }
+
+    #[test]
+    fn shortcut_points_run_to_max_iter_in_the_plain_loop() {
+        // Every grid point the shortcuts classify as inside must be one where the plain loop
+        // never escapes (in both precisions).
+        let mut shortcut = 0;
+        for j in 0..=80 {
+            for i in 0..=120 {
+                let re = -1.3 + f64::from(i) * (1.65 / 120.0);
+                let im = f64::from(j) * (0.8 / 80.0);
+                let c = c64(re, im);
+                if in_main_cardioid(c) || in_period2_bulb(c) {
+                    shortcut += 1;
+                    assert_eq!(escape_time(c, 3000), 3000, "f64 c = {c:?}");
+                }
+                let c = c32(re as f32, im as f32);
+                if in_main_cardioid(c) || in_period2_bulb(c) {
+                    assert_eq!(escape_time(c, 3000), 3000, "f32 c = {c:?}");
+                }
+            }
+        }
+        assert!(
+            shortcut > 2000,
+            "only {shortcut} grid points took a shortcut"
+        );
+    }
+
+    /// `escape(c, m, 4).n == escape_time(c, m)` over a `w × h` grid centred on `(re, im)` with
+    /// spacing `step`; returns how many points the production loop finished early (shortcut or
+    /// cycle found before `max_iter`) and how many ran to the end without escaping.
+    fn check_grid<F: Real>(
+        re: f64,
+        im: f64,
+        step: f64,
+        w: u32,
+        h: u32,
+        max_iter: u32,
+    ) -> (u32, u32) {
+        let (mut early, mut full) = (0, 0);
+        for y in 0..h {
+            for x in 0..w {
+                let c = Complex::new(
+                    F::from_f64(re + (f64::from(x) - f64::from(w) / 2.0) * step),
+                    F::from_f64(im - (f64::from(y) - f64::from(h) / 2.0) * step),
+                );
+                let naive = escape_time(c, max_iter);
+                let (fast, iterations) = escape_counted(c, max_iter, F::BAILOUT_SQR);
+                assert_eq!(fast.n, naive, "c = {c:?}, max_iter {max_iter}");
+                if fast.n == max_iter {
+                    if iterations < max_iter {
+                        early += 1;
+                    } else {
+                        full += 1;
+                    }
+                }
+            }
+        }
+        (early, full)
+    }
+
+    #[test]
+    fn periodicity_checking_returns_the_plain_count_on_grids() {
+        // (centre, spacing, size, max_iter): the whole set, boundary-rich zooms (seahorse and
+        // elephant valleys, the period-3 minibrot on the real axis, a period-3 bulb's edge),
+        // and tiny limits where "run to the end" and "escaped at the last step" meet.
+        let cases: [(f64, f64, f64, u32, u32, u32); 7] = [
+            (-0.75, 0.0, 3.0 / 64.0, 64, 48, 500),
+            (-0.7435, 0.1314, 0.02 / 64.0, 64, 48, 1000),
+            (0.2925, 0.0149, 0.01 / 64.0, 48, 48, 800),
+            (-1.7549, 0.0, 0.04 / 64.0, 64, 32, 2000),
+            (-0.1226, 0.7449, 0.1 / 64.0, 48, 48, 1500),
+            (-0.75, 0.0, 3.0 / 32.0, 32, 24, 1),
+            (-0.75, 0.0, 3.0 / 32.0, 32, 24, 7),
+        ];
+        let (mut early, mut full) = (0, 0);
+        for (re, im, step, w, h, m) in cases {
+            let (e, f) = check_grid::<f64>(re, im, step, w, h, m);
+            let (e32, f32_) = check_grid::<f32>(re, im, step, w, h, m);
+            early += e + e32;
+            full += f + f32_;
+        }
+        // The shortcuts must actually fire for the test to mean anything.
+        assert!(
+            early > 3000,
+            "{early} points finished early, {full} ran to max_iter"
+        );
+    }
+
+    #[test]
+    fn periodicity_checking_finds_cycles_early() {
+        // Centres of hyperbolic components (superattracting cycles, so the floating-point orbit
+        // becomes exactly periodic quickly), outside the cardioid and period-2 bulb tests:
+        // period 3 (upper bulb and the real minibrot), period 4 on the real axis, and the tip
+        // c = -2 (0 → -2 → 2 → 2 …, pre-periodic).
+        for (re, im) in [
+            (-0.122_561_166, 0.744_861_767),
+            (-1.754_877_666, 0.0),
+            (-1.310_702_641, 0.0),
+            (-2.0, 0.0),
+        ] {
+            let (e, iterations) = escape_counted(c64(re, im), 100_000, 4.0);
+            assert_eq!(e, Escape::inside(100_000), "c = {re}+{im}i");
+            assert!(
+                iterations < 1000,
+                "c = {re}+{im}i: cycle found after {iterations}"
+            );
+            let (e, iterations) = escape_counted(c32(re as f32, im as f32), 100_000, 4.0);
+            assert_eq!(e.n, 100_000, "f32 c = {re}+{im}i");
+            assert!(
+                iterations < 1000,
+                "f32 c = {re}+{im}i: cycle found after {iterations}"
+            );
+        }
+        // Shortcut points take no iteration at all.
+        assert_eq!(
+            escape_counted(c64(0.0, 0.0), 50, 4.0),
+            (Escape::inside(50), 0)
+        );
+        assert_eq!(
+            escape_counted(c64(-1.0, 0.0), 50, 4.0),
+            (Escape::inside(50), 0)
+        );
+    }
+
+    #[test]
+    fn escape_reports_count_and_norm_by_hand() {
+        // c = 3: z1 = 3, |z1|² = 9.
+        assert_eq!(
+            escape(c64(3.0, 0.0), 100, 4.0),
+            Escape {
+                n: 1,
+                norm_sqr: 9.0
+            }
+        );
+        // c = 1: 1, 2, 5 → n = 3, |z3|² = 25.
+        assert_eq!(
+            escape(c32(1.0, 0.0), 100, 4.0),
+            Escape {
+                n: 3,
+                norm_sqr: 25.0
+            }
+        );
+        // Smooth-colouring bailout 2¹⁶: c = 1: 1, 2, 5, 26, 677 → n = 5, |z5|² = 458329.
+        assert_eq!(
+            escape(c64(1.0, 0.0), 100, f64::from(SMOOTH_BAILOUT_SQR)),
+            Escape {
+                n: 5,
+                norm_sqr: 458_329.0
+            }
+        );
+        // c = 1 + i: 1+i, 1+3i (|z|² = 10) → n = 2.
+        assert_eq!(
+            escape(c64(1.0, 1.0), 100, 4.0),
+            Escape {
+                n: 2,
+                norm_sqr: 10.0
+            }
+        );
+        // Limits: max_iter 0 gives 0 like the plain loop; not escaped by max_iter gives max_iter.
+        assert_eq!(escape(c64(3.0, 0.0), 0, 4.0).n, 0);
+        assert_eq!(escape(c64(0.0, 0.0), 0, 4.0).n, 0);
+        assert_eq!(escape(c64(1.0, 0.0), 2, 4.0), Escape::inside(2));
+        assert_eq!(escape(c64(f64::NAN, 0.0), 40, 4.0), Escape::inside(40));
+    }
+
+    #[test]
+    fn step_by_hand() {
+        // (2 - i)² + (1 + 1i) = 4 - 4i - 1 + 1 + i = 4 - 3i, |z|² = 25.
+        assert_eq!(step(2.0_f64, -1.0, c64(1.0, 1.0)), (4.0, -3.0, 25.0));
+        assert_eq!(step(0.0_f32, 0.0, c32(-0.5, 0.25)), (-0.5, 0.25, 0.3125));
     }
 }

@@ -11,16 +11,24 @@
 //! - The complex plane has the real axis pointing right and the imaginary axis pointing
 //!   **up**, so row 0 holds the largest imaginary part.
 //! - A pixel samples the complex number at its *centre*.
+//!
+//! Floating-point functions beyond `+ - * /` (fused multiply-add, square root, floor, log2)
+//! are picked in one private module, `math`: `core::f32::math` on the GPU, std (feature `std`)
+//! or `libm` on the host — all correctly rounded, or `libm` on both sides, so the bits agree.
 #![no_std]
+#![cfg_attr(target_arch = "nvptx64", feature(core_float_math))]
 
 pub mod complex;
 pub mod escape;
+mod math;
 pub mod palette;
 pub mod real;
+pub mod render;
 pub mod viewport;
 
 pub use complex::Complex;
-pub use escape::escape_time;
+pub use escape::{Escape, escape, escape_time};
 pub use palette::{Palette, Rgb};
 pub use real::Real;
+pub use render::{Band, RenderJob};
 pub use viewport::{Viewport, ViewportError};

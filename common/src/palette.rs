@@ -1,8 +1,14 @@
 //! Palettes: map an escape time to an RGB colour.
 //!
-//! Gradients are interpolated with `glam::Vec3` using only `+ - *` and exact integer-to-float
-//! conversions, so the CPU and GPU produce the same bytes.
+//! [`Palette::color`] colours discrete escape times with a fixed cycle of
+//! [`Palette::CYCLE_ITERS`]; [`Coloring`] adds smooth (continuous) colouring from the
+//! normalized iteration count ([`smooth_iter`]), a cycle length and an offset.
+//!
+//! Gradients are interpolated with `glam::Vec3` using only `+ - *`, `floor` and exact
+//! integer-to-float conversions, and the logarithms of smooth colouring come from `libm` on
+//! both sides, so the CPU and GPU produce the same bytes.
 
+use crate::{Real, escape::Escape, escape::SMOOTH_BAILOUT_SQR, math};
 use glam::Vec3;
 
 /// An 8-bit-per-channel colour `[r, g, b]`.
@@ -25,6 +31,11 @@ pub enum Palette {
     Fire = 2,
     /// Navy through teal to white.
     Ocean = 3,
+    /// Purple through blue and green to yellow (after matplotlib's perceptually uniform
+    /// "viridis"), and back.
+    Viridis = 4,
+    /// Black through violet and pink to white, then sky blue.
+    Electric = 5,
 }
 
 // SAFETY: `#[repr(u32)]` fieldless enum; host code only creates declared variants.
@@ -32,9 +43,17 @@ unsafe impl cuda_std::DeviceCopy for Palette {}
 
 impl Palette {
     /// Every palette, in the order of [`Palette::NAMES`].
-    pub const ALL: [Palette; 4] = [Self::Gray, Self::Classic, Self::Fire, Self::Ocean];
+    pub const ALL: [Palette; 6] = [
+        Self::Gray,
+        Self::Classic,
+        Self::Fire,
+        Self::Ocean,
+        Self::Viridis,
+        Self::Electric,
+    ];
     /// The name of every palette, as accepted by [`Palette::from_name`].
-    pub const NAMES: [&'static str; 4] = ["gray", "classic", "fire", "ocean"];
+    pub const NAMES: [&'static str; 6] =
+        ["gray", "classic", "fire", "ocean", "viridis", "electric"];
 
     /// Number of iterations one full cycle of a gradient palette spans.
     pub const CYCLE_ITERS: u32 = 64;
@@ -69,8 +88,147 @@ impl Palette {
             Self::Classic => gradient(&CLASSIC, n, inside),
             Self::Fire => gradient(&FIRE, n, inside),
             Self::Ocean => gradient(&OCEAN, n, inside),
+            Self::Viridis => gradient(&VIRIDIS, n, inside),
+            Self::Electric => gradient(&ELECTRIC, n, inside),
         }
     }
+
+    /// The gradient's stops, `None` for [`Palette::Gray`].
+    #[inline(always)]
+    fn stops(self) -> Option<&'static [Rgb; 8]> {
+        match self {
+            Self::Gray => None,
+            Self::Classic => Some(&CLASSIC),
+            Self::Fire => Some(&FIRE),
+            Self::Ocean => Some(&OCEAN),
+            Self::Viridis => Some(&VIRIDIS),
+            Self::Electric => Some(&ELECTRIC),
+        }
+    }
+}
+
+/// Discrete (one colour per escape time) or smooth (continuous) colouring.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shading {
+    /// One colour per escape time `n`; bailout `|z|² > 4`.
+    Discrete = 0,
+    /// Colour from the normalized iteration count ([`smooth_iter`]); bailout
+    /// `|z|² > `[`SMOOTH_BAILOUT_SQR`], so escape times are larger than with `Discrete`.
+    Smooth = 1,
+}
+
+/// How escape results become colours: the palette, discrete or smooth shading, and where the
+/// gradient cycle starts and how long it is. `#[repr(C)]`, passed to kernels by value.
+///
+/// A gradient palette maps the position `p` (in iterations: `n - 1` for discrete shading,
+/// [`smooth_iter`]` + 1` for smooth shading, which lies in `[n - 2, n - 1)`) to the fraction `u = frac(p / cycle_iters + offset)`
+/// of its cycle. [`Palette::Gray`] ignores the cycle and the offset: `255 - p - 1`, saturating.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Coloring {
+    /// The palette.
+    pub palette: Palette,
+    /// Discrete or smooth.
+    pub shading: Shading,
+    /// Iterations per gradient cycle (≥ 1; [`Palette::CYCLE_ITERS`] by default).
+    pub cycle_iters: u32,
+    /// Shift along the cycle, as a fraction of it (`0.0` by default; `0.5` starts half-way).
+    pub offset: f32,
+}
+
+// SAFETY: `#[repr(C)]` of `#[repr(u32)]` enums, a `u32` and an `f32`: no pointers, no padding
+// (4 × 4 bytes); host code only creates declared enum variants.
+unsafe impl cuda_std::DeviceCopy for Coloring {}
+
+impl Coloring {
+    /// Discrete shading with `palette`, the default cycle and no offset: the colours of
+    /// [`Palette::color`].
+    pub const fn discrete(palette: Palette) -> Self {
+        Self {
+            palette,
+            shading: Shading::Discrete,
+            cycle_iters: Palette::CYCLE_ITERS,
+            offset: 0.0,
+        }
+    }
+
+    /// Smooth shading with `palette`, the default cycle and no offset.
+    pub const fn smooth(palette: Palette) -> Self {
+        Self {
+            shading: Shading::Smooth,
+            ..Self::discrete(palette)
+        }
+    }
+
+    /// The squared bailout radius this shading needs: 4 for discrete, [`SMOOTH_BAILOUT_SQR`]
+    /// for smooth.
+    #[inline(always)]
+    pub fn bailout_sqr<F: Real>(&self) -> F {
+        match self.shading {
+            Shading::Discrete => F::BAILOUT_SQR,
+            Shading::Smooth => F::from_f64(SMOOTH_BAILOUT_SQR as f64),
+        }
+    }
+
+    /// The colour of an escape result (computed with [`Coloring::bailout_sqr`]).
+    /// `e.n >= max_iter` means the point is taken to be in the set: black.
+    ///
+    /// ```
+    /// # use common::{Escape, palette::{Coloring, Palette}};
+    /// let discrete = Coloring::discrete(Palette::Classic);
+    /// let e = Escape { n: 9, norm_sqr: 5.0 };
+    /// assert_eq!(discrete.color(e, 100), Palette::Classic.color(9, 100));
+    /// assert_eq!(discrete.color(Escape::inside(100), 100), [0, 0, 0]);
+    /// ```
+    #[inline]
+    pub fn color(&self, e: Escape, max_iter: u32) -> Rgb {
+        if e.n >= max_iter {
+            return INSIDE;
+        }
+        let cycle = if self.cycle_iters == 0 {
+            1
+        } else {
+            self.cycle_iters
+        };
+        // The part of the position below one iteration: 0 for discrete shading, in [-1, 0)
+        // for smooth shading (see `smooth_iter`).
+        let fraction = match self.shading {
+            Shading::Discrete => 0.0,
+            // ν + 1 - (n - 1) = 4 - log₂ log₂ |z_n|², without rounding n through f32.
+            Shading::Smooth => 4.0 - math::log2_f32(math::log2_f32(e.norm_sqr)),
+        };
+        let Some(stops) = self.palette.stops() else {
+            // Gray: 255 - (p + 1), saturating; p + 1 = n for discrete shading.
+            let p = e.n.min(300) as f32 + fraction;
+            let v = 255.5 - p.clamp(0.0, 255.0);
+            return [v as u8; 3];
+        };
+        // `(n - 1) mod cycle` in integers first, so that large counts keep their phase.
+        let m = e.n.wrapping_sub(1) % cycle;
+        let t = (m as f32 + fraction) / cycle as f32 + self.offset;
+        gradient_at(stops, t - math::floor_f32(t))
+    }
+}
+
+/// The normalized iteration count `ν = n + 1 - log₂(log₂ |z_n|)` of a point that escaped at
+/// `n` with `|z_n|² = norm_sqr`, computed as `n + 2 - log₂(log₂ |z_n|²)` with `libm`'s `log2f`
+/// (bit-identical on the CPU and the GPU).
+///
+/// `ν` is continuous in `c`: when `c` moves so that `n` grows by one, `log₂ log₂ |z_n|` grows
+/// by one too. With the bailout [`SMOOTH_BAILOUT_SQR`] = 2¹⁶, `|z_n|² ∈ (2¹⁶, about 2³²]`, so
+/// `log₂ log₂ |z_n|² ∈ (4, 5]` and `ν ∈ [n - 3, n - 2)`.
+///
+/// ```
+/// # use common::palette::smooth_iter;
+/// // |z|² = 2¹⁶: log₂ = 16, log₂ 16 = 4, ν = n + 2 - 4.
+/// assert_eq!(smooth_iter(10, 65536.0), 8.0);
+/// // |z|² = 2³²: log₂ = 32, log₂ 32 = 5, ν = n - 3.
+/// assert_eq!(smooth_iter(10, 4294967296.0), 7.0);
+/// ```
+#[inline]
+pub fn smooth_iter(n: u32, norm_sqr: f32) -> f32 {
+    n as f32 + 2.0 - math::log2_f32(math::log2_f32(norm_sqr))
 }
 
 const CLASSIC: [Rgb; 8] = [
@@ -104,6 +262,41 @@ const OCEAN: [Rgb; 8] = [
     [0, 10, 70],
 ];
 
+const VIRIDIS: [Rgb; 8] = [
+    [68, 1, 84],
+    [70, 50, 127],
+    [54, 92, 141],
+    [39, 127, 142],
+    [31, 161, 135],
+    [74, 194, 109],
+    [159, 218, 58],
+    [253, 231, 37],
+];
+const ELECTRIC: [Rgb; 8] = [
+    [0, 0, 0],
+    [25, 0, 90],
+    [100, 0, 200],
+    [200, 40, 255],
+    [255, 150, 255],
+    [255, 255, 255],
+    [120, 200, 255],
+    [0, 80, 160],
+];
+
+/// The colour at fraction `u ∈ [0, 1]` of the cyclic gradient over `stops` (evenly spaced,
+/// stop 7 blends back into stop 0), rounded half up to bytes.
+#[inline]
+fn gradient_at(stops: &[Rgb; 8], u: f32) -> Rgb {
+    let s = u * 8.0;
+    // `as` saturates; u = 1 (a rounding of 1 - ε) lands on the last segment's end.
+    let i = (s as usize).min(7);
+    let f = s - i as f32;
+    let a = to_vec(stops[i]);
+    let b = to_vec(stops[(i + 1) % 8]);
+    let c = a + (b - a) * f + Vec3::splat(0.5);
+    [c.x as u8, c.y as u8, c.z as u8]
+}
+
 /// Cyclic gradient over `stops`: one cycle every [`Palette::CYCLE_ITERS`] iterations, the
 /// stops evenly spaced, linear interpolation between neighbours.
 #[inline]
@@ -133,10 +326,12 @@ fn to_vec(c: Rgb) -> Vec3 {
 mod tests {
     use super::*;
 
-    const GRADIENTS: [(Palette, &[Rgb; 8]); 3] = [
+    const GRADIENTS: [(Palette, &[Rgb; 8]); 5] = [
         (Palette::Classic, &CLASSIC),
         (Palette::Fire, &FIRE),
         (Palette::Ocean, &OCEAN),
+        (Palette::Viridis, &VIRIDIS),
+        (Palette::Electric, &ELECTRIC),
     ];
 
     /// Iterations between two stops.
@@ -266,8 +461,172 @@ mod tests {
         assert_eq!(Palette::Classic.name(), "classic");
         assert_eq!(Palette::Fire.name(), "fire");
         assert_eq!(Palette::Ocean.name(), "ocean");
+        assert_eq!(Palette::Viridis.name(), "viridis");
+        assert_eq!(Palette::Electric.name(), "electric");
         for unknown in ["", "grey", "Gray", "CLASSIC", " fire", "ocean ", "rainbow"] {
             assert_eq!(Palette::from_name(unknown), None, "{unknown:?}");
         }
+    }
+
+    // ---- Coloring: cycles, offsets, smooth shading. ----
+
+    fn escaped(n: u32) -> Escape {
+        Escape { n, norm_sqr: 5.0 }
+    }
+
+    #[test]
+    fn discrete_coloring_equals_palette_color() {
+        for p in Palette::ALL {
+            let c = Coloring::discrete(p);
+            for n in 0..=700 {
+                assert_eq!(c.color(escaped(n), 600), p.color(n, 600), "{p:?} n = {n}");
+            }
+            assert_eq!(
+                c.color(escaped(u32::MAX - 1), u32::MAX),
+                p.color(u32::MAX - 1, u32::MAX)
+            );
+        }
+    }
+
+    #[test]
+    fn offset_shifts_the_cycle() {
+        // Offset 1/8 of a 64-iteration cycle = one stop (8 iterations) ahead: n + 8 colours.
+        for (p, _) in GRADIENTS {
+            let shifted = Coloring {
+                offset: 0.125,
+                ..Coloring::discrete(p)
+            };
+            for n in 1..=200 {
+                assert_eq!(
+                    shifted.color(escaped(n), 1000),
+                    p.color(n + 8, 1000),
+                    "{p:?} n = {n}"
+                );
+            }
+            // A whole cycle of offset changes nothing; inside stays black.
+            let whole = Coloring {
+                offset: 1.0,
+                ..Coloring::discrete(p)
+            };
+            assert_eq!(whole.color(escaped(37), 1000), p.color(37, 1000));
+            assert_eq!(shifted.color(Escape::inside(1000), 1000), INSIDE);
+        }
+    }
+
+    #[test]
+    fn cycle_length_stretches_the_gradient() {
+        // A 128-iteration cycle: stop k at n - 1 = 16k; n = 17 → stop 1, n = 9 → halfway from
+        // stop 0 to stop 1 (as n = 5 with the 64-iteration cycle).
+        for (p, stops) in GRADIENTS {
+            let c = Coloring {
+                cycle_iters: 128,
+                ..Coloring::discrete(p)
+            };
+            for (k, stop) in stops.iter().enumerate() {
+                assert_eq!(
+                    c.color(escaped(1 + 16 * k as u32), 10_000),
+                    *stop,
+                    "{p:?} stop {k}"
+                );
+            }
+            assert_eq!(c.color(escaped(9), 10_000), p.color(5, 10_000), "{p:?}");
+            assert_eq!(c.color(escaped(1 + 128 * 3), 10_000), stops[0]);
+            // Cycle 1 (every escape time the same phase) and the defensive 0 (treated as 1).
+            for cycle in [0, 1] {
+                let c = Coloring {
+                    cycle_iters: cycle,
+                    ..Coloring::discrete(p)
+                };
+                assert_eq!(c.color(escaped(5), 100), stops[0], "{p:?} cycle {cycle}");
+            }
+        }
+    }
+
+    #[test]
+    fn smooth_iter_by_hand_and_continuity() {
+        // |z|² = 2¹⁶ (log₂ 16 = 4): ν = n - 2; |z|² = 2³² (log₂ 32 = 5): ν = n - 3.
+        assert_eq!(smooth_iter(7, 65_536.0), 5.0);
+        assert_eq!(smooth_iter(7, 4_294_967_296.0), 4.0);
+        // |z|² = 2^(16·√2) would be ν = n - 2.5; between the ends it decreases with |z|.
+        let mut prev = smooth_iter(7, 65_536.0);
+        for k in 1..=64 {
+            let norm = 65_536.0_f32 * 2f32.powi(k / 4);
+            let v = smooth_iter(7, norm);
+            assert!(
+                v <= prev && v >= 4.0,
+                "|z|² = {norm}: ν = {v}, previous {prev}"
+            );
+            prev = v;
+        }
+        // Continuity across a band: escaping at n with |z_n|² just above 2¹⁶ gives about
+        // n - 2; the neighbour escaping one step later at n + 1 with |z|² ≈ (2¹⁶)² gives about
+        // (n + 1) - 3 = n - 2.
+        let a = smooth_iter(10, 65_536.0 * 1.0001);
+        let b = smooth_iter(11, 4_294_967_296.0 * 0.9999);
+        assert!((a - b).abs() < 1e-3, "{a} vs {b}");
+    }
+
+    #[test]
+    fn smooth_coloring_between_discrete_neighbours() {
+        // Escaping at n with |z|² = 2³² puts p = ν + 1 = n - 2 (one iteration before the
+        // discrete position n - 1), with |z|² = 2¹⁶ at p = n - 1: the discrete colours of
+        // n - 1 and n.
+        for (p, _) in GRADIENTS {
+            let c = Coloring::smooth(p);
+            for n in 2..200 {
+                let lo = Escape {
+                    n,
+                    norm_sqr: 4_294_967_296.0,
+                };
+                let hi = Escape {
+                    n,
+                    norm_sqr: 65_536.0,
+                };
+                assert_eq!(c.color(lo, 1000), p.color(n - 1, 1000), "{p:?} n = {n}");
+                assert_eq!(c.color(hi, 1000), p.color(n, 1000), "{p:?} n = {n}");
+            }
+            assert_eq!(c.color(Escape::inside(50), 50), INSIDE);
+        }
+        // Gray: 255 - (p + 1), rounded: n = 10, |z|² = 2¹⁶ → 245; |z|² = 2³² → 246.
+        let g = Coloring::smooth(Palette::Gray);
+        assert_eq!(
+            g.color(
+                Escape {
+                    n: 10,
+                    norm_sqr: 65_536.0
+                },
+                100
+            ),
+            [245; 3]
+        );
+        assert_eq!(
+            g.color(
+                Escape {
+                    n: 10,
+                    norm_sqr: 4_294_967_296.0
+                },
+                100
+            ),
+            [246; 3]
+        );
+        assert_eq!(
+            g.color(
+                Escape {
+                    n: 1000,
+                    norm_sqr: 65_536.0
+                },
+                2000
+            ),
+            [0; 3]
+        );
+    }
+
+    #[test]
+    fn bailout_per_shading() {
+        assert_eq!(Coloring::discrete(Palette::Fire).bailout_sqr::<f64>(), 4.0);
+        assert_eq!(
+            Coloring::smooth(Palette::Fire).bailout_sqr::<f32>(),
+            65_536.0
+        );
     }
 }

@@ -1,12 +1,15 @@
 //! [`Real`]: the floating-point operations the shared code needs, implemented for `f32` and
-//! `f64` with core-only operations (no libm), so that CPU and GPU agree bit for bit.
+//! `f64` with IEEE-754 correctly rounded operations only (basic arithmetic, fused multiply-add,
+//! square root), so that CPU and GPU agree bit for bit.
 
+use crate::math;
 use core::ops::{Add, Div, Mul, Neg, Sub};
 
 /// A floating-point scalar (`f32` or `f64`) usable by the shared Mandelbrot code.
 ///
-/// Only IEEE-754 basic operations (`+ - * /`, comparisons, conversions) are required: these
-/// are correctly rounded on both CPU and GPU, which is what makes results bit-identical.
+/// Only correctly rounded IEEE-754 operations (`+ - * /`, fused multiply-add, square root,
+/// comparisons, conversions) are required: they give the same bits on the CPU and the GPU,
+/// which is what makes results bit-identical.
 pub trait Real:
     Copy
     + PartialOrd
@@ -33,10 +36,17 @@ pub trait Real:
     fn from_f64(v: f64) -> Self;
     /// Converts to `f64` (exact).
     fn to_f64(self) -> f64;
+    /// Converts to `f32` (exact for `f32`, rounding to nearest for `f64`).
+    fn to_f32(self) -> f32;
+    /// `self·a + b` with a single rounding (fused multiply-add): one `fma.rn` on the GPU, and
+    /// the same bits on the CPU, since a fused multiply-add is correctly rounded by definition.
+    fn mul_add(self, a: Self, b: Self) -> Self;
+    /// The correctly rounded square root.
+    fn sqrt(self) -> Self;
 }
 
 macro_rules! impl_real {
-    ($t:ty) => {
+    ($t:ty, $mul_add:path, $sqrt:path) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -55,12 +65,24 @@ macro_rules! impl_real {
             fn to_f64(self) -> f64 {
                 self as f64
             }
+            #[inline(always)]
+            fn to_f32(self) -> f32 {
+                self as f32
+            }
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                $mul_add(self, a, b)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                $sqrt(self)
+            }
         }
     };
 }
 
-impl_real!(f32);
-impl_real!(f64);
+impl_real!(f32, math::mul_add_f32, math::sqrt_f32);
+impl_real!(f64, math::mul_add_f64, math::sqrt_f64);
 
 #[cfg(test)]
 mod tests {
@@ -95,5 +117,19 @@ mod tests {
         assert_eq!(<f32 as Real>::from_f64(1.0 + 2.0_f64.powi(-30)), 1.0);
         assert_eq!(0.1_f32.to_f64(), f64::from(0.1_f32));
         assert_eq!(<f64 as Real>::from_f64(0.1), 0.1);
+        assert_eq!(Real::to_f32(0.1_f64), 0.1_f32);
+        assert_eq!(Real::to_f32(0.1_f32), 0.1_f32);
+    }
+
+    #[test]
+    fn mul_add_and_sqrt() {
+        // 0.1·10 - 1: the rounded product is exactly 1 (so the unfused result is 0), the fused
+        // result is the rounding error of fl(0.1) times 10: 2⁻⁵⁴ in f64.
+        assert_eq!(0.1_f64 * 10.0 - 1.0, 0.0);
+        assert_eq!(Real::mul_add(0.1_f64, 10.0, -1.0), 2f64.powi(-54));
+        assert_eq!(0.1_f32 * 10.0 - 1.0, 0.0);
+        assert_eq!(Real::mul_add(0.1_f32, 10.0, -1.0), 2f32.powi(-26));
+        assert_eq!(Real::sqrt(2.25_f64), 1.5);
+        assert_eq!(Real::sqrt(6.25_f32), 2.5);
     }
 }

@@ -7,6 +7,7 @@
 //! the module is loaded. The CUDA driver library is loaded at run time, so this crate builds
 //! and runs (on the CPU) on machines without CUDA.
 
+pub mod bench;
 pub mod gpu;
 pub mod info;
 pub mod launch;

@@ -1,10 +1,19 @@
 //! The Mandelbrot renderer: escape time and colour for every pixel of a [`Viewport`], on the
-//! GPU ([`Gpu::render_mandelbrot`]) or the CPU ([`render_cpu`], rayon). Both call the same
-//! `common` functions and give bit-identical images.
+//! GPU ([`GpuRenderer`], [`Gpu::render_mandelbrot`]) or the CPU ([`render_cpu`], rayon). Both
+//! call the same `common` function, [`RenderJob::pixel`], and give bit-identical images.
+//!
+//! Large images are rendered in [`Band`]s of rows ([`rows_per_band`]): each band is one launch
+//! into device buffers allocated once ([`GpuRenderer::new`]), copied back and handed to the
+//! caller (e.g. a streaming PNG encoder), so neither device nor host memory grows with the
+//! image. Bands are independent (pixel coordinates stay global), so a pool of devices could
+//! split them.
 
 use crate::gpu::{ByValue, Gpu, GpuError, elapsed_ms, launch_config_2d};
-use common::{Palette, Viewport, escape_time};
-use cudarc::driver::PushKernelArg;
+use common::{
+    Band, Palette, Real, RenderJob, Viewport,
+    palette::{Coloring, Shading},
+};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
@@ -31,7 +40,8 @@ impl Precision {
     /// largest coordinate magnitude (f32 has 24 significand bits: this leaves 8 bits to
     /// resolve within a pixel), else `f64`. The second value is `true` when even f64 falls
     /// short by the same rule (spacing below 2^-44 of the magnitude), i.e. the image will
-    /// show blocky artefacts.
+    /// show blocky artefacts. For a supersampled image pass the sample grid
+    /// ([`RenderJob::samples`]).
     pub fn for_view(view: &Viewport<f64>) -> (Self, bool) {
         let c = view.center();
         let magnitude = c.re.abs().max(c.im.abs()).max(1.0);
@@ -58,6 +68,45 @@ pub struct RenderParams {
     pub palette: Palette,
 }
 
+/// How the image looks beyond [`RenderParams`]: shading, palette cycle and offset,
+/// supersampling. The default (discrete shading, [`Palette::CYCLE_ITERS`], no offset, one
+/// sample per pixel) gives the colours of [`Palette::color`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Style {
+    /// Discrete or smooth colouring.
+    pub shading: Shading,
+    /// Iterations per palette cycle (≥ 1).
+    pub cycle_iters: u32,
+    /// Palette offset as a fraction of a cycle.
+    pub offset: f32,
+    /// Samples per pixel along each axis: 1, 2 or 4.
+    pub supersample: u32,
+}
+
+impl Default for Style {
+    fn default() -> Self {
+        Self {
+            shading: Shading::Discrete,
+            cycle_iters: Palette::CYCLE_ITERS,
+            offset: 0.0,
+            supersample: 1,
+        }
+    }
+}
+
+impl RenderParams {
+    /// The render job (in f64) for these parameters and `style`.
+    pub fn job(&self, style: &Style) -> RenderJob<f64> {
+        let coloring = Coloring {
+            palette: self.palette,
+            shading: style.shading,
+            cycle_iters: style.cycle_iters,
+            offset: style.offset,
+        };
+        RenderJob::new(&self.view, style.supersample, self.max_iter, coloring)
+    }
+}
+
 /// A rendered image: per-pixel escape times and colours, row-major, top row first.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Image {
@@ -65,123 +114,585 @@ pub struct Image {
     pub width_px: u32,
     /// Height in pixels.
     pub height_px: u32,
-    /// Escape time of each pixel (`width_px · height_px` values).
+    /// Escape time of each pixel (`width_px · height_px` values; with supersampling the sum
+    /// over the pixel's samples).
     pub counts: Vec<u32>,
     /// Colour of each pixel as `[r, g, b, r, g, b, ...]` (`3 · width_px · height_px` bytes,
     /// the layout of an 8-bit RGB PNG).
     pub rgb: Vec<u8>,
 }
 
+/// One rendered band of an image: rows `band.first_row ..` of [`Image`]'s layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BandImage {
+    /// Which rows.
+    pub band: Band,
+    /// Escape times (`width · band.rows` values), or empty when not requested.
+    pub counts: Vec<u32>,
+    /// Colours (`3 · width · band.rows` bytes).
+    pub rgb: Vec<u8>,
+    /// Kernel time (GPU: CUDA events around the launch; CPU: wall time).
+    pub kernel: Duration,
+}
+
 /// Timings of a GPU render.
 #[derive(Clone, Copy, Debug)]
 pub struct GpuTimings {
-    /// Kernel execution time (CUDA events around the launch).
+    /// Kernel execution time (CUDA events around the launches).
     pub kernel: Duration,
-    /// Whole render: allocation, launch, copy back to the host.
+    /// Whole render: allocation, launches, copies back to the host.
     pub total: Duration,
 }
 
-/// Renders on the CPU with rayon (one task per row).
+/// Rows per band such that one band holds at most `max_band_px` pixels (at least one row).
+pub fn rows_per_band(width_px: u32, max_band_px: u64) -> u32 {
+    let rows = (max_band_px / u64::from(width_px.max(1))).max(1);
+    u32::try_from(rows).unwrap_or(u32::MAX)
+}
+
+/// Renders on the CPU with rayon (one task per row), default [`Style`].
 pub fn render_cpu(params: &RenderParams) -> Image {
-    match params.precision {
-        Precision::F32 => render_cpu_with(params.view.cast::<f32>(), params),
-        Precision::F64 => render_cpu_with(params.view, params),
+    render_cpu_styled(params, &Style::default())
+}
+
+/// Renders on the CPU with rayon (one task per row).
+pub fn render_cpu_styled(params: &RenderParams, style: &Style) -> Image {
+    let job = params.job(style);
+    let band = Band {
+        first_row: 0,
+        rows: job.height_px,
+    };
+    let b = render_band_cpu(&job, params.precision, band, true);
+    Image {
+        width_px: job.width_px,
+        height_px: job.height_px,
+        counts: b.counts,
+        rgb: b.rgb,
     }
 }
 
-fn render_cpu_with<F: common::Real + Send + Sync>(
-    view: Viewport<F>,
-    params: &RenderParams,
-) -> Image {
-    let width = view.width_px as usize;
-    let mut counts = vec![0u32; view.len()];
-    let mut rgb = vec![0u8; 3 * view.len()];
+/// Renders the rows `band` of `job` on the CPU (rayon, one task per row). `counts` is empty
+/// unless `want_counts`.
+pub fn render_band_cpu(
+    job: &RenderJob<f64>,
+    precision: Precision,
+    band: Band,
+    want_counts: bool,
+) -> BandImage {
+    let start = Instant::now();
+    let (counts, rgb) = match precision {
+        Precision::F32 => band_cpu_with(&job.cast::<f32>(), band, want_counts),
+        Precision::F64 => band_cpu_with(job, band, want_counts),
+    };
+    BandImage {
+        band,
+        counts,
+        rgb,
+        kernel: start.elapsed(),
+    }
+}
+
+fn band_cpu_with<F: Real + Send + Sync>(
+    job: &RenderJob<F>,
+    band: Band,
+    want_counts: bool,
+) -> (Vec<u32>, Vec<u8>) {
+    let width = job.width_px as usize;
+    let len = width * band.rows as usize;
+    let mut counts = vec![0u32; len];
+    let mut rgb = vec![0u8; 3 * len];
     counts
         .par_chunks_mut(width)
         .zip(rgb.par_chunks_mut(3 * width))
         .enumerate()
-        .for_each(|(y, (count_row, rgb_row))| {
-            for (x, (count, color)) in count_row
-                .iter_mut()
-                .zip(rgb_row.chunks_exact_mut(3))
-                .enumerate()
-            {
-                let n = escape_time(view.pixel_to_complex(x as u32, y as u32), params.max_iter);
-                *count = n;
-                color.copy_from_slice(&params.palette.color(n, params.max_iter));
-            }
+        .for_each(|(r, (count_row, rgb_row))| {
+            cpu_row(job, band.first_row + r as u32, count_row, rgb_row);
         });
-    Image {
-        width_px: view.width_px,
-        height_px: view.height_px,
-        counts,
-        rgb,
+    if !want_counts {
+        counts = Vec::new();
+    }
+    (counts, rgb)
+}
+
+/// One image row on the CPU. The fused multiply-adds of the orbit are LLVM `fma` intrinsics:
+/// on x86-64 CPUs with FMA (checked at run time) the row is compiled with the `fma` target
+/// feature, so each is one `vfmadd` instead of a call to the C library's `fma`. Both are
+/// correctly rounded: the bits are the same.
+fn cpu_row<F: Real>(job: &RenderJob<F>, y: u32, counts: &mut [u32], rgb: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU supports FMA (checked just above).
+        unsafe { cpu_row_fma(job, y, counts, rgb) };
+        return;
+    }
+    cpu_row_plain(job, y, counts, rgb);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+fn cpu_row_fma<F: Real>(job: &RenderJob<F>, y: u32, counts: &mut [u32], rgb: &mut [u8]) {
+    cpu_row_plain(job, y, counts, rgb);
+}
+
+#[inline(always)]
+fn cpu_row_plain<F: Real>(job: &RenderJob<F>, y: u32, counts: &mut [u32], rgb: &mut [u8]) {
+    for (x, (count, color)) in counts.iter_mut().zip(rgb.chunks_exact_mut(3)).enumerate() {
+        let (n, c) = job.pixel(x as u32, y);
+        *count = n;
+        color.copy_from_slice(&c);
     }
 }
 
-impl Gpu {
-    /// Renders on this GPU: one thread per pixel, 16×16 blocks.
+/// Device buffers for rendering bands of up to `capacity_px` pixels, allocated once and reused
+/// for every band and every frame.
+pub struct GpuRenderer<'g> {
+    gpu: &'g Gpu,
+    counts: CudaSlice<u32>,
+    rgb: CudaSlice<u8>,
+    capacity_px: usize,
+}
+
+impl std::fmt::Debug for GpuRenderer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuRenderer")
+            .field("capacity_px", &self.capacity_px)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'g> GpuRenderer<'g> {
+    /// Allocates buffers for bands of up to `capacity_px` pixels (7 bytes per pixel).
     ///
     /// # Errors
-    /// [`GpuError::OutOfMemory`] if the image buffers (7 bytes per pixel) do not fit,
-    /// [`GpuError::Launch`] if the kernel fails, [`GpuError::Driver`] for allocation or copy
-    /// failures.
+    /// [`GpuError::OutOfMemory`] if they do not fit, [`GpuError::Driver`] if allocation fails.
+    pub fn new(gpu: &'g Gpu, capacity_px: usize) -> Result<Self, GpuError> {
+        let capacity_px = capacity_px.max(1);
+        gpu.check_free("the band buffers", capacity_px * (4 + 3))?;
+        let stream = gpu.stream();
+        let counts = stream
+            .alloc_zeros::<u32>(capacity_px)
+            .map_err(GpuError::driver("allocating the escape-time buffer"))?;
+        let rgb = stream
+            .alloc_zeros::<u8>(capacity_px * 3)
+            .map_err(GpuError::driver("allocating the colour buffer"))?;
+        Ok(Self {
+            gpu,
+            counts,
+            rgb,
+            capacity_px,
+        })
+    }
+
+    /// The GPU.
+    pub fn gpu(&self) -> &'g Gpu {
+        self.gpu
+    }
+
+    /// Renders the rows `band` of `job` and copies them back (`counts` only if
+    /// `want_counts`).
+    ///
+    /// # Panics
+    /// If the band holds more than the capacity's pixels or leaves the image (programming
+    /// errors).
+    ///
+    /// # Errors
+    /// [`GpuError::Launch`] if the kernel fails, [`GpuError::Driver`] if a copy fails.
+    pub fn render_band(
+        &mut self,
+        job: &RenderJob<f64>,
+        precision: Precision,
+        band: Band,
+        want_counts: bool,
+    ) -> Result<BandImage, GpuError> {
+        let len = job.width_px as usize * band.rows as usize;
+        assert!(
+            len <= self.capacity_px,
+            "band of {len} pixels exceeds the buffers"
+        );
+        assert!(
+            band.first_row + band.rows <= job.height_px,
+            "band leaves the image"
+        );
+        let kernel = launch_render(
+            self.gpu,
+            job,
+            precision,
+            band,
+            &mut self.counts,
+            &mut self.rgb,
+        )?;
+        let stream = self.gpu.stream();
+        let rgb = stream
+            .clone_dtoh(&self.rgb.slice(0..3 * len))
+            .map_err(GpuError::driver("copying colours to the host"))?;
+        let counts = if want_counts {
+            stream
+                .clone_dtoh(&self.counts.slice(0..len))
+                .map_err(GpuError::driver("copying escape times to the host"))?
+        } else {
+            Vec::new()
+        };
+        Ok(BandImage {
+            band,
+            counts,
+            rgb,
+            kernel,
+        })
+    }
+}
+
+/// Launches `mandelbrot_f32`/`_f64` for `band` of `job` into `counts`/`rgb` (which hold at
+/// least the band's pixels) and waits; returns the kernel time from CUDA events.
+pub fn launch_render(
+    gpu: &Gpu,
+    job: &RenderJob<f64>,
+    precision: Precision,
+    band: Band,
+    counts: &mut CudaSlice<u32>,
+    rgb: &mut CudaSlice<u8>,
+) -> Result<Duration, GpuError> {
+    let len = job.width_px as usize * band.rows as usize;
+    assert!(
+        counts.len() >= len && rgb.len() >= 3 * len,
+        "buffers too small for the band"
+    );
+    let cfg = launch_config_2d(job.width_px, band.rows);
+    let (kernel, job32, job64) = match precision {
+        Precision::F32 => ("mandelbrot_f32", Some(ByValue(job.cast::<f32>())), None),
+        Precision::F64 => ("mandelbrot_f64", None, Some(ByValue(*job))),
+    };
+    let band_arg = ByValue(band);
+    let mut args = gpu.launch_builder(kernel);
+    if let Some(j) = &job32 {
+        args.arg(j);
+    }
+    if let Some(j) = &job64 {
+        args.arg(j);
+    }
+    args.arg(&band_arg).arg(counts).arg(rgb);
+    timed(gpu, kernel, cfg, |gpu| {
+        // SAFETY: arguments match `kernels::mandelbrot_f32/f64(job, band, counts, rgb)`; both
+        // buffers hold at least `width · band.rows` pixels (asserted); nothing else uses them.
+        unsafe { gpu.launch(kernel, cfg, args) }
+    })
+}
+
+/// Launches the baseline `mandelbrot_naive_f32`/`_f64` over the whole `view` into
+/// `counts`/`rgb` (at least `view.len()` pixels) and waits; returns the kernel time.
+pub fn launch_naive(
+    gpu: &Gpu,
+    view: &Viewport<f64>,
+    max_iter: u32,
+    palette: Palette,
+    precision: Precision,
+    counts: &mut CudaSlice<u32>,
+    rgb: &mut CudaSlice<u8>,
+) -> Result<Duration, GpuError> {
+    let len = view.len();
+    assert!(
+        counts.len() >= len && rgb.len() >= 3 * len,
+        "buffers too small for the view"
+    );
+    let cfg = launch_config_2d(view.width_px, view.height_px);
+    let (kernel, v32, v64) = match precision {
+        Precision::F32 => (
+            "mandelbrot_naive_f32",
+            Some(ByValue(view.cast::<f32>())),
+            None,
+        ),
+        Precision::F64 => ("mandelbrot_naive_f64", None, Some(ByValue(*view))),
+    };
+    let palette = ByValue(palette);
+    let mut args = gpu.launch_builder(kernel);
+    if let Some(v) = &v32 {
+        args.arg(v);
+    }
+    if let Some(v) = &v64 {
+        args.arg(v);
+    }
+    args.arg(&max_iter).arg(&palette).arg(counts).arg(rgb);
+    timed(gpu, kernel, cfg, |gpu| {
+        // SAFETY: arguments match `kernels::mandelbrot_naive_f32/f64(view, max_iter, palette,
+        // counts, rgb)`; both buffers hold at least `view.len()` pixels (asserted).
+        unsafe { gpu.launch(kernel, cfg, args) }
+    })
+}
+
+/// Runs `launch` between two CUDA events, waits, and returns the time between the events.
+fn timed(
+    gpu: &Gpu,
+    kernel: &'static str,
+    cfg: LaunchConfig,
+    launch: impl FnOnce(&Gpu) -> Result<(), GpuError>,
+) -> Result<Duration, GpuError> {
+    let start = gpu.record_event()?;
+    launch(gpu)?;
+    let end = gpu.record_event()?;
+    gpu.sync_after(kernel, cfg)?;
+    let ms = elapsed_ms(&start, &end)?;
+    Ok(Duration::from_secs_f64(f64::from(ms) / 1e3))
+}
+
+impl Gpu {
+    /// Renders on this GPU with the default [`Style`]: one thread per pixel, 16×16 blocks.
+    ///
+    /// # Errors
+    /// As [`Gpu::render_mandelbrot_styled`].
     pub fn render_mandelbrot(
         &self,
         params: &RenderParams,
     ) -> Result<(Image, GpuTimings), GpuError> {
+        self.render_mandelbrot_styled(params, &Style::default())
+    }
+
+    /// Renders the whole image on this GPU in bands of at most `max_band_px` pixels (`None`:
+    /// one band), reusing one set of device buffers.
+    ///
+    /// # Errors
+    /// [`GpuError::OutOfMemory`] if the band buffers (7 bytes per pixel) do not fit,
+    /// [`GpuError::Launch`] if a kernel fails, [`GpuError::Driver`] for allocation or copy
+    /// failures.
+    pub fn render_mandelbrot_banded(
+        &self,
+        params: &RenderParams,
+        style: &Style,
+        max_band_px: Option<u64>,
+    ) -> Result<(Image, GpuTimings), GpuError> {
         let start = Instant::now();
-        let view = params.view;
-        let len = view.len();
-        self.check_free("the image", len * (4 + 3))?;
-        let stream = self.stream();
-        let mut counts = stream
-            .alloc_zeros::<u32>(len)
-            .map_err(GpuError::driver("allocating the escape-time buffer"))?;
-        let mut rgb = stream
-            .alloc_zeros::<u8>(len * 3)
-            .map_err(GpuError::driver("allocating the colour buffer"))?;
-        let cfg = launch_config_2d(view.width_px, view.height_px);
-        let max_iter = params.max_iter;
-        let palette = ByValue(params.palette);
-        let view32 = ByValue(view.cast::<f32>());
-        let view64 = ByValue(view);
-        let kernel = match params.precision {
-            Precision::F32 => "mandelbrot_f32",
-            Precision::F64 => "mandelbrot_f64",
+        let job = params.job(style);
+        let rows = match max_band_px {
+            Some(px) => rows_per_band(job.width_px, px),
+            None => job.height_px,
+        }
+        .min(job.height_px);
+        let mut renderer = GpuRenderer::new(self, job.width_px as usize * rows as usize)?;
+        let len = params.view.len();
+        let mut image = Image {
+            width_px: job.width_px,
+            height_px: job.height_px,
+            counts: Vec::with_capacity(len),
+            rgb: Vec::with_capacity(3 * len),
         };
-        let mut args = self.launch_builder(kernel);
-        match params.precision {
-            Precision::F32 => args.arg(&view32),
-            Precision::F64 => args.arg(&view64),
+        let mut kernel = Duration::ZERO;
+        for band in Band::split(job.height_px, rows) {
+            let b = renderer.render_band(&job, params.precision, band, true)?;
+            kernel += b.kernel;
+            image.counts.extend_from_slice(&b.counts);
+            image.rgb.extend_from_slice(&b.rgb);
+        }
+        let timings = GpuTimings {
+            kernel,
+            total: start.elapsed(),
         };
-        args.arg(&max_iter)
-            .arg(&palette)
-            .arg(&mut counts)
-            .arg(&mut rgb);
-        let start_event = self.record_event()?;
-        // SAFETY: arguments match `kernels::mandelbrot_f32/f64(view, max_iter, palette,
-        // counts, rgb)`; both buffers hold `len` pixels; nothing else uses them.
-        unsafe { self.launch(kernel, cfg, args)? };
-        let end_event = self.record_event()?;
-        self.sync_after(kernel, cfg)?;
-        let kernel_ms = elapsed_ms(&start_event, &end_event)?;
-        let counts = stream
-            .clone_dtoh(&counts)
-            .map_err(GpuError::driver("copying escape times to the host"))?;
-        let rgb = stream
-            .clone_dtoh(&rgb)
-            .map_err(GpuError::driver("copying colours to the host"))?;
-        let image = Image {
+        Ok((image, timings))
+    }
+
+    /// Renders on this GPU in one launch.
+    ///
+    /// # Errors
+    /// As [`Gpu::render_mandelbrot_banded`].
+    pub fn render_mandelbrot_styled(
+        &self,
+        params: &RenderParams,
+        style: &Style,
+    ) -> Result<(Image, GpuTimings), GpuError> {
+        self.render_mandelbrot_banded(params, style, None)
+    }
+}
+
+/// Where bands are rendered: the CPU, or a GPU with its buffers. One type for the tiled
+/// writers (CLI `mandelbrot`, `zoom`); a pool of GPUs would hand out bands the same way.
+#[derive(Debug)]
+pub enum BandRenderer<'g> {
+    /// The CPU (rayon).
+    Cpu,
+    /// A GPU.
+    Gpu(GpuRenderer<'g>),
+}
+
+impl BandRenderer<'_> {
+    /// Renders the rows `band` of `job`.
+    ///
+    /// # Errors
+    /// GPU failures, as [`GpuRenderer::render_band`]; the CPU never fails.
+    pub fn render_band(
+        &mut self,
+        job: &RenderJob<f64>,
+        precision: Precision,
+        band: Band,
+        want_counts: bool,
+    ) -> Result<BandImage, GpuError> {
+        match self {
+            Self::Cpu => Ok(render_band_cpu(job, precision, band, want_counts)),
+            Self::Gpu(g) => g.render_band(job, precision, band, want_counts),
+        }
+    }
+}
+
+/// Escape-time statistics of a view on the CPU: the total of the plain loop's iterations
+/// (`Σ escape_time`), i.e. the work the naive kernel does.
+pub fn total_iterations(counts: &[u32]) -> u64 {
+    counts.iter().map(|&n| u64::from(n)).sum()
+}
+
+/// The baseline on the CPU: [`common::escape_time`] (no shortcuts) and [`Palette::color`] for
+/// every pixel of `params.view` — what the `mandelbrot_naive_*` kernels compute.
+pub fn render_naive_cpu(params: &RenderParams) -> Image {
+    fn with<F: Real + Send + Sync>(view: Viewport<F>, params: &RenderParams) -> Image {
+        let width = view.width_px as usize;
+        let mut counts = vec![0u32; view.len()];
+        let mut rgb = vec![0u8; 3 * view.len()];
+        counts
+            .par_chunks_mut(width)
+            .zip(rgb.par_chunks_mut(3 * width))
+            .enumerate()
+            .for_each(|(y, (count_row, rgb_row))| {
+                naive_row(&view, params, y as u32, count_row, rgb_row);
+            });
+        Image {
             width_px: view.width_px,
             height_px: view.height_px,
             counts,
             rgb,
+        }
+    }
+    match params.precision {
+        Precision::F32 => with(params.view.cast::<f32>(), params),
+        Precision::F64 => with(params.view, params),
+    }
+}
+
+fn naive_row<F: Real>(
+    view: &Viewport<F>,
+    params: &RenderParams,
+    y: u32,
+    counts: &mut [u32],
+    rgb: &mut [u8],
+) {
+    #[inline(always)]
+    fn plain<F: Real>(
+        view: &Viewport<F>,
+        params: &RenderParams,
+        y: u32,
+        counts: &mut [u32],
+        rgb: &mut [u8],
+    ) {
+        for (x, (count, color)) in counts.iter_mut().zip(rgb.chunks_exact_mut(3)).enumerate() {
+            let n = common::escape_time(view.pixel_to_complex(x as u32, y), params.max_iter);
+            *count = n;
+            color.copy_from_slice(&params.palette.color(n, params.max_iter));
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "fma")]
+    fn fma<F: Real>(
+        view: &Viewport<F>,
+        params: &RenderParams,
+        y: u32,
+        counts: &mut [u32],
+        rgb: &mut [u8],
+    ) {
+        plain(view, params, y, counts, rgb);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU supports FMA (checked just above).
+        unsafe { fma(view, params, y, counts, rgb) };
+        return;
+    }
+    plain(view, params, y, counts, rgb);
+}
+
+/// Timings of the naive and the optimized kernel on one view (see [`Gpu::bench_kernels`]).
+#[derive(Clone, Debug)]
+pub struct KernelBench {
+    /// Kernel time of each timed repetition of the naive kernel.
+    pub naive: Vec<Duration>,
+    /// Kernel time of each timed repetition of the optimized kernel.
+    pub optimized: Vec<Duration>,
+    /// The naive kernel's image.
+    pub naive_image: Image,
+    /// The optimized kernel's image.
+    pub optimized_image: Image,
+}
+
+impl Gpu {
+    /// Times `mandelbrot_naive_*` and `mandelbrot_*` (default [`Style`]) on `params`:
+    /// `warmup` untimed launches each, then `reps` launches each timed with CUDA events; returns
+    /// the times and both images (to check they are identical).
+    ///
+    /// # Errors
+    /// [`GpuError::OutOfMemory`] if the four buffers (14 bytes per pixel) do not fit, and
+    /// launch or copy failures.
+    pub fn bench_kernels(
+        &self,
+        params: &RenderParams,
+        warmup: u32,
+        reps: u32,
+    ) -> Result<KernelBench, GpuError> {
+        let view = params.view;
+        let len = view.len();
+        self.check_free("the benchmark buffers", len * 14)?;
+        let stream = self.stream();
+        let alloc = |what: &'static str| {
+            Ok::<_, GpuError>((
+                stream
+                    .alloc_zeros::<u32>(len)
+                    .map_err(GpuError::driver(what))?,
+                stream
+                    .alloc_zeros::<u8>(3 * len)
+                    .map_err(GpuError::driver(what))?,
+            ))
         };
-        let timings = GpuTimings {
-            kernel: Duration::from_secs_f64(f64::from(kernel_ms) / 1e3),
-            total: start.elapsed(),
+        let (mut naive_counts, mut naive_rgb) = alloc("allocating the naive kernel's buffers")?;
+        let (mut opt_counts, mut opt_rgb) = alloc("allocating the optimized kernel's buffers")?;
+        let job = params.job(&Style::default());
+        let band = Band {
+            first_row: 0,
+            rows: view.height_px,
         };
-        Ok((image, timings))
+        let mut naive = Vec::new();
+        let mut optimized = Vec::new();
+        for rep in 0..warmup + reps {
+            let t_naive = launch_naive(
+                self,
+                &view,
+                params.max_iter,
+                params.palette,
+                params.precision,
+                &mut naive_counts,
+                &mut naive_rgb,
+            )?;
+            let t_opt = launch_render(
+                self,
+                &job,
+                params.precision,
+                band,
+                &mut opt_counts,
+                &mut opt_rgb,
+            )?;
+            if rep >= warmup {
+                naive.push(t_naive);
+                optimized.push(t_opt);
+            }
+        }
+        let image = |counts: &CudaSlice<u32>, rgb: &CudaSlice<u8>| {
+            Ok::<_, GpuError>(Image {
+                width_px: view.width_px,
+                height_px: view.height_px,
+                counts: stream
+                    .clone_dtoh(counts)
+                    .map_err(GpuError::driver("copying escape times to the host"))?,
+                rgb: stream
+                    .clone_dtoh(rgb)
+                    .map_err(GpuError::driver("copying colours to the host"))?,
+            })
+        };
+        Ok(KernelBench {
+            naive,
+            optimized,
+            naive_image: image(&naive_counts, &naive_rgb)?,
+            optimized_image: image(&opt_counts, &opt_rgb)?,
+        })
     }
 }

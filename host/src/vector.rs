@@ -1,21 +1,834 @@
-//! Vector workloads. For now: `c = a + b` in f32, on the GPU and the CPU.
+//! Vector workloads on the GPU and their CPU references: the STREAM kernels (copy, scale,
+//! add, triad), axpy, dot products, sum/min/max reductions, inclusive/exclusive scans and
+//! SGEMM.
+//!
+//! Two levels:
+//! - device-level (`*_dev` methods of [`Gpu`]): queue the launches on device buffers, no
+//!   copies, no synchronisation — what the benchmark times;
+//! - host-level (methods without suffix): copy the inputs in, poison the outputs, launch,
+//!   synchronise and copy the results back — what tests and the CLI use.
+//!
+//! CPU references (`*_cpu`) use rayon and the same operation order where the GPU result is
+//! exact (copy, scale, add, triad, axpy, integer reductions and scans); for float reductions,
+//! scans and SGEMM they are computed in `f64` and tests compare with an error bound.
+//!
+//! Conventions: vectors are whole device allocations (the kernels rely on their 16-byte
+//! alignment); matrices are row-major (`A` m×k, `B` k×n, `C` m×n).
 
-use crate::gpu::{Gpu, GpuError, SliceParam, elapsed_ms};
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use crate::gpu::{ByValue, Gpu, GpuError, SliceParam, elapsed_ms};
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use kernels::gemm::{SGEMM_THREADS, SGEMM_TILE_M, SGEMM_TILE_N};
+use kernels::scan::SCAN_ITEMS;
+use kernels::vector::BLOCK_THREADS;
 use rayon::prelude::*;
 use std::time::Duration;
+
+/// An element type the vector kernels exist for.
+pub trait Element:
+    DeviceRepr
+    + ValidAsZeroBits
+    + cuda_std::DeviceCopy
+    + Copy
+    + Send
+    + Sync
+    + PartialEq
+    + std::fmt::Debug
+    + 'static
+{
+    /// Type name as in the kernel names (`f32`, `f64`, `u32`).
+    const NAME: &'static str;
+    /// Elements per 16-byte access in the kernels.
+    const LANES: usize;
+    /// A value written to output buffers before a launch, so unwritten elements show up
+    /// (a NaN with a recognisable payload for floats).
+    const POISON: Self;
+    /// Kernels `reduce_{sum,min,max}_<type>`.
+    const REDUCE: [&'static str; 3];
+}
+
+/// A float type with the STREAM kernels, axpy and dot.
+pub trait Float:
+    Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + Into<f64>
+{
+    /// `copy`, `scale`, `add`, `triad`, `axpy`, `dot` kernel names.
+    const STREAM: [&'static str; 6];
+    /// `self · a + b` with one rounding (the GPU's `fma.rn`).
+    fn mul_add(self, a: Self, b: Self) -> Self;
+    /// `v` rounded to `Self`.
+    fn from_f64(v: f64) -> Self;
+}
+
+/// An element type with scan kernels (inclusive, exclusive).
+pub trait Scannable: Element {
+    /// `scan_inclusive_<type>`, `scan_exclusive_<type>`.
+    const SCAN: [&'static str; 2];
+}
+
+impl Element for f32 {
+    const NAME: &'static str = "f32";
+    const LANES: usize = 4;
+    const POISON: Self = f32::from_bits(0x7fc0_dead);
+    const REDUCE: [&'static str; 3] = ["reduce_sum_f32", "reduce_min_f32", "reduce_max_f32"];
+}
+impl Element for f64 {
+    const NAME: &'static str = "f64";
+    const LANES: usize = 2;
+    const POISON: Self = f64::from_bits(0x7ff8_0000_dead_beef);
+    const REDUCE: [&'static str; 3] = ["reduce_sum_f64", "reduce_min_f64", "reduce_max_f64"];
+}
+impl Element for u32 {
+    const NAME: &'static str = "u32";
+    const LANES: usize = 4;
+    const POISON: Self = 0xdead_beef;
+    const REDUCE: [&'static str; 3] = ["reduce_sum_u32", "reduce_min_u32", "reduce_max_u32"];
+}
+impl Float for f32 {
+    const STREAM: [&'static str; 6] = [
+        "copy_f32",
+        "scale_f32",
+        "add_f32",
+        "triad_f32",
+        "axpy_f32",
+        "dot_f32",
+    ];
+    fn mul_add(self, a: Self, b: Self) -> Self {
+        f32::mul_add(self, a, b)
+    }
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+}
+impl Float for f64 {
+    const STREAM: [&'static str; 6] = [
+        "copy_f64",
+        "scale_f64",
+        "add_f64",
+        "triad_f64",
+        "axpy_f64",
+        "dot_f64",
+    ];
+    fn mul_add(self, a: Self, b: Self) -> Self {
+        f64::mul_add(self, a, b)
+    }
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+}
+impl Scannable for f32 {
+    const SCAN: [&'static str; 2] = ["scan_inclusive_f32", "scan_exclusive_f32"];
+}
+impl Scannable for u32 {
+    const SCAN: [&'static str; 2] = ["scan_inclusive_u32", "scan_exclusive_u32"];
+}
+
+/// A reduction operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// Sum (wrapping for integers).
+    Sum,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+}
+
+impl ReduceOp {
+    /// All operators.
+    pub const ALL: [ReduceOp; 3] = [ReduceOp::Sum, ReduceOp::Min, ReduceOp::Max];
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Min => "min",
+            ReduceOp::Max => "max",
+        }
+    }
+
+    fn kernel<T: Element>(self) -> &'static str {
+        T::REDUCE[self as usize]
+    }
+}
+
+/// Inclusive (`out[i] = x[0] + … + x[i]`) or exclusive (`out[i] = x[0] + … + x[i-1]`,
+/// `out[0] = 0`) prefix sum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanKind {
+    /// Includes `x[i]` in `out[i]`.
+    Inclusive,
+    /// Excludes it.
+    Exclusive,
+}
+
+/// How a reduction or scan of `len` elements is split over blocks: `blocks` chunks of
+/// `chunk` elements (the last one shorter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Split {
+    /// Blocks of the first pass (= partial results).
+    pub blocks: u32,
+    /// Elements per block: a positive multiple of the scan tile (256 threads × 8).
+    pub chunk: usize,
+}
+
+impl Split {
+    /// The split for `len` elements on a GPU with `sm_count` multiprocessors: at most 8
+    /// blocks of 256 threads per multiprocessor (one full wave), chunks a multiple of the
+    /// scan tile.
+    pub fn new(len: usize, sm_count: u32) -> Self {
+        let tile = BLOCK_THREADS as usize * SCAN_ITEMS;
+        let max_blocks = (sm_count.max(1) as usize) * 8;
+        let chunk = len.div_ceil(max_blocks).div_ceil(tile).max(1) * tile;
+        let blocks = len.div_ceil(chunk).max(1);
+        Self {
+            blocks: u32::try_from(blocks).unwrap_or(u32::MAX),
+            chunk,
+        }
+    }
+}
+
+/// Device scratch for reductions, dots and scans of one length (allocate once, reuse).
+#[derive(Debug)]
+pub struct Scratch<T> {
+    split: Split,
+    partials: CudaSlice<T>,
+    offsets: CudaSlice<T>,
+    zero: CudaSlice<T>,
+    /// The reduction result (one element).
+    pub result: CudaSlice<T>,
+}
+
+impl<T> Scratch<T> {
+    /// The split this scratch was made for.
+    pub fn split(&self) -> Split {
+        self.split
+    }
+
+    /// `(partials, offsets, zero, result)`, for launches outside this module (the bench's
+    /// CUDA C twins).
+    pub(crate) fn buffers(
+        &mut self,
+    ) -> (
+        &mut CudaSlice<T>,
+        &mut CudaSlice<T>,
+        &mut CudaSlice<T>,
+        &mut CudaSlice<T>,
+    ) {
+        (
+            &mut self.partials,
+            &mut self.offsets,
+            &mut self.zero,
+            &mut self.result,
+        )
+    }
+}
+
+fn div_ceil_u32(a: usize, b: usize) -> u32 {
+    u32::try_from(a.div_ceil(b)).unwrap_or(u32::MAX)
+}
+
+fn config_1d(blocks: u32, threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (blocks.max(1), 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Device-level launches: queue work on device buffers, no synchronisation.
+impl Gpu {
+    /// Number of streaming multiprocessors.
+    pub fn sm_count(&self) -> Result<u32, GpuError> {
+        let n = self
+            .context()
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )
+            .map_err(GpuError::driver("reading the multiprocessor count"))?;
+        Ok(u32::try_from(n).unwrap_or(1).max(1))
+    }
+
+    /// The grid-stride launch for `len` elements of `T`: enough 256-thread blocks for one
+    /// 16-byte pack per thread, at most 8 per multiprocessor (one full wave).
+    pub fn stream_config<T: Element>(&self, len: usize) -> Result<LaunchConfig, GpuError> {
+        let wanted = div_ceil_u32(len.div_ceil(T::LANES), BLOCK_THREADS as usize);
+        let blocks = wanted.min(self.sm_count()? * 8);
+        Ok(config_1d(blocks, BLOCK_THREADS))
+    }
+
+    /// Device scratch for reductions and scans of `len` elements.
+    pub fn scratch<T: Element>(&self, len: usize) -> Result<Scratch<T>, GpuError> {
+        let split = Split::new(len, self.sm_count()?);
+        let s = self.stream();
+        let alloc = |n: usize| {
+            s.alloc_zeros::<T>(n)
+                .map_err(GpuError::driver("allocating reduction scratch"))
+        };
+        Ok(Scratch {
+            split,
+            partials: alloc(split.blocks as usize)?,
+            offsets: alloc(split.blocks as usize)?,
+            zero: alloc(1)?,
+            result: alloc(1)?,
+        })
+    }
+
+    /// `c = a` (STREAM copy).
+    pub fn copy_dev<T: Float>(
+        &self,
+        a: &CudaSlice<T>,
+        c: &mut CudaSlice<T>,
+    ) -> Result<(), GpuError> {
+        assert!(c.len() >= a.len(), "copy: output shorter than input");
+        let name = T::STREAM[0];
+        let cfg = self.stream_config::<T>(a.len())?;
+        let a = SliceParam::new(a, self.stream());
+        let mut args = self.launch_builder(name);
+        args.arg(&a).arg(c);
+        // SAFETY: matches `copy_<T>(a: &[T], c: *mut T)`; `c` holds a.len() elements, is a
+        // whole allocation and is borrowed mutably.
+        unsafe { self.launch(name, cfg, args) }
+    }
+
+    /// `b = q · c` (STREAM scale).
+    pub fn scale_dev<T: Float>(
+        &self,
+        c: &CudaSlice<T>,
+        q: T,
+        b: &mut CudaSlice<T>,
+    ) -> Result<(), GpuError> {
+        assert!(b.len() >= c.len(), "scale: output shorter than input");
+        let name = T::STREAM[1];
+        let cfg = self.stream_config::<T>(c.len())?;
+        let c = SliceParam::new(c, self.stream());
+        let q = ByValue(q);
+        let mut args = self.launch_builder(name);
+        args.arg(&c).arg(&q).arg(b);
+        // SAFETY: matches `scale_<T>(c: &[T], q: T, b: *mut T)`; `b` holds c.len() elements.
+        unsafe { self.launch(name, cfg, args) }
+    }
+
+    /// `c = a + b` (STREAM add).
+    pub fn add_dev<T: Float>(
+        &self,
+        a: &CudaSlice<T>,
+        b: &CudaSlice<T>,
+        c: &mut CudaSlice<T>,
+    ) -> Result<(), GpuError> {
+        assert!(c.len() >= a.len().min(b.len()), "add: output too short");
+        let name = T::STREAM[2];
+        let cfg = self.stream_config::<T>(a.len().min(b.len()))?;
+        let (a, b) = (
+            SliceParam::new(a, self.stream()),
+            SliceParam::new(b, self.stream()),
+        );
+        let mut args = self.launch_builder(name);
+        args.arg(&a).arg(&b).arg(c);
+        // SAFETY: matches `add_<T>(a: &[T], b: &[T], c: *mut T)`; `c` is long enough.
+        unsafe { self.launch(name, cfg, args) }
+    }
+
+    /// `a = b + q · c` (STREAM triad; product and sum rounded separately).
+    pub fn triad_dev<T: Float>(
+        &self,
+        b: &CudaSlice<T>,
+        c: &CudaSlice<T>,
+        q: T,
+        a: &mut CudaSlice<T>,
+    ) -> Result<(), GpuError> {
+        assert!(a.len() >= b.len().min(c.len()), "triad: output too short");
+        let name = T::STREAM[3];
+        let cfg = self.stream_config::<T>(b.len().min(c.len()))?;
+        let (b, c) = (
+            SliceParam::new(b, self.stream()),
+            SliceParam::new(c, self.stream()),
+        );
+        let q = ByValue(q);
+        let mut args = self.launch_builder(name);
+        args.arg(&b).arg(&c).arg(&q).arg(a);
+        // SAFETY: matches `triad_<T>(b: &[T], c: &[T], q: T, a: *mut T)`; `a` long enough.
+        unsafe { self.launch(name, cfg, args) }
+    }
+
+    /// `y = fma(alpha, x, y)` in place.
+    pub fn axpy_dev<T: Float>(
+        &self,
+        alpha: T,
+        x: &CudaSlice<T>,
+        y: &mut CudaSlice<T>,
+    ) -> Result<(), GpuError> {
+        assert!(y.len() >= x.len(), "axpy: y shorter than x");
+        let name = T::STREAM[4];
+        let cfg = self.stream_config::<T>(x.len())?;
+        let x = SliceParam::new(x, self.stream());
+        let alpha = ByValue(alpha);
+        let mut args = self.launch_builder(name);
+        args.arg(&alpha).arg(&x).arg(y);
+        // SAFETY: matches `axpy_<T>(alpha: T, x: &[T], y: *mut T)`; `y` long enough.
+        unsafe { self.launch(name, cfg, args) }
+    }
+
+    /// One pass of a chunked reduction kernel (`x` → one value per block into `out`).
+    fn reduce_pass<T: Element>(
+        &self,
+        name: &'static str,
+        x: &CudaSlice<T>,
+        split: Split,
+        out: &mut CudaSlice<T>,
+    ) -> Result<(), GpuError> {
+        assert!(
+            out.len() >= split.blocks as usize,
+            "reduce: output too short"
+        );
+        let cfg = config_1d(split.blocks, BLOCK_THREADS);
+        let x = SliceParam::new(x, self.stream());
+        let chunk = ByValue(split.chunk);
+        let mut args = self.launch_builder(name);
+        args.arg(&x).arg(&chunk).arg(out);
+        // SAFETY: matches `reduce_*(x: &[T], chunk: usize, out: *mut T)`; chunk is a
+        // positive multiple of 4 (Split); `out` has an element per block; 256 threads.
+        unsafe { self.launch(name, cfg, args) }
+    }
+
+    /// `scratch.result = op(x[..])` in two launches.
+    pub fn reduce_dev<T: Element>(
+        &self,
+        op: ReduceOp,
+        x: &CudaSlice<T>,
+        scratch: &mut Scratch<T>,
+    ) -> Result<(), GpuError> {
+        let name = op.kernel::<T>();
+        self.reduce_pass(name, x, scratch.split, &mut scratch.partials)?;
+        let second = Split {
+            blocks: 1,
+            chunk: (scratch.split.blocks as usize).div_ceil(4) * 4,
+        };
+        self.reduce_pass(name, &scratch.partials, second, &mut scratch.result)
+    }
+
+    /// `scratch.result = Σ a[i]·b[i]` in two launches (dot, then a sum of the partials).
+    pub fn dot_dev<T: Float>(
+        &self,
+        a: &CudaSlice<T>,
+        b: &CudaSlice<T>,
+        scratch: &mut Scratch<T>,
+    ) -> Result<(), GpuError> {
+        let name = T::STREAM[5];
+        let split = scratch.split;
+        let cfg = config_1d(split.blocks, BLOCK_THREADS);
+        {
+            let (pa, pb) = (
+                SliceParam::new(a, self.stream()),
+                SliceParam::new(b, self.stream()),
+            );
+            let chunk = ByValue(split.chunk);
+            let mut args = self.launch_builder(name);
+            args.arg(&pa)
+                .arg(&pb)
+                .arg(&chunk)
+                .arg(&mut scratch.partials);
+            // SAFETY: matches `dot_<T>(a: &[T], b: &[T], chunk: usize, out: *mut T)`;
+            // partials has `blocks` elements; 256 threads.
+            unsafe { self.launch(name, cfg, args)? };
+        }
+        let second = Split {
+            blocks: 1,
+            chunk: (split.blocks as usize).div_ceil(4) * 4,
+        };
+        self.reduce_pass(
+            ReduceOp::Sum.kernel::<T>(),
+            &scratch.partials,
+            second,
+            &mut scratch.result,
+        )
+    }
+
+    /// One scan launch (`x` chunks → `out`, carries from `carry_in`).
+    fn scan_pass<T: Scannable>(
+        &self,
+        name: &'static str,
+        x: &CudaSlice<T>,
+        split: Split,
+        carry_in: &CudaSlice<T>,
+        out: &mut CudaSlice<T>,
+    ) -> Result<(), GpuError> {
+        assert!(out.len() >= x.len(), "scan: output shorter than input");
+        let cfg = config_1d(split.blocks, BLOCK_THREADS);
+        let x = SliceParam::new(x, self.stream());
+        let carry = SliceParam::new(carry_in, self.stream());
+        let chunk = ByValue(split.chunk);
+        let mut args = self.launch_builder(name);
+        args.arg(&x).arg(&chunk).arg(&carry).arg(out);
+        // SAFETY: matches `scan_*(x: &[T], chunk: usize, carry_in: &[T], out: *mut T)`;
+        // chunk a positive multiple of SCAN_ITEMS; `out` as long as `x`; 256 threads.
+        unsafe { self.launch(name, cfg, args) }
+    }
+
+    /// `out = scan(x)` in three launches: chunk sums, exclusive scan of the sums (one
+    /// block), scan of the chunks from their offsets.
+    pub fn scan_dev<T: Scannable>(
+        &self,
+        kind: ScanKind,
+        x: &CudaSlice<T>,
+        scratch: &mut Scratch<T>,
+        out: &mut CudaSlice<T>,
+    ) -> Result<(), GpuError> {
+        let split = scratch.split;
+        self.reduce_pass(ReduceOp::Sum.kernel::<T>(), x, split, &mut scratch.partials)?;
+        let one = Split {
+            blocks: 1,
+            chunk: (split.blocks as usize).div_ceil(SCAN_ITEMS) * SCAN_ITEMS,
+        };
+        self.scan_pass(
+            T::SCAN[1],
+            &scratch.partials,
+            one,
+            &scratch.zero,
+            &mut scratch.offsets,
+        )?;
+        let name = match kind {
+            ScanKind::Inclusive => T::SCAN[0],
+            ScanKind::Exclusive => T::SCAN[1],
+        };
+        self.scan_pass(name, x, split, &scratch.offsets, out)
+    }
+
+    /// `c = alpha · a·b + beta · c` (row-major; `a` m×k, `b` k×n, `c` m×n).
+    ///
+    /// # Panics
+    /// If a buffer is shorter than its matrix or a dimension is 0.
+    #[allow(clippy::too_many_arguments)]
+    pub fn sgemm_dev(
+        &self,
+        (m, n, k): (u32, u32, u32),
+        alpha: f32,
+        a: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        beta: f32,
+        c: &mut CudaSlice<f32>,
+    ) -> Result<(), GpuError> {
+        let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+        assert!(
+            m > 0 && n > 0 && k > 0,
+            "sgemm: dimensions must be positive"
+        );
+        assert!(
+            a.len() >= mu * ku && b.len() >= ku * nu && c.len() >= mu * nu,
+            "sgemm: buffer too short"
+        );
+        let cfg = LaunchConfig {
+            grid_dim: (n.div_ceil(SGEMM_TILE_N), m.div_ceil(SGEMM_TILE_M), 1),
+            block_dim: (SGEMM_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (pa, pb) = (
+            SliceParam::new(a, self.stream()),
+            SliceParam::new(b, self.stream()),
+        );
+        let (m, n, k, alpha, beta) = (
+            ByValue(m),
+            ByValue(n),
+            ByValue(k),
+            ByValue(alpha),
+            ByValue(beta),
+        );
+        let mut args = self.launch_builder("sgemm");
+        args.arg(&m)
+            .arg(&n)
+            .arg(&k)
+            .arg(&alpha)
+            .arg(&pa)
+            .arg(&pb)
+            .arg(&beta)
+            .arg(c);
+        // SAFETY: matches `sgemm(m, n, k: u32, alpha: f32, a: &[f32], b: &[f32], beta: f32,
+        // c: *mut f32)`; buffer sizes checked above; the module's launch shape.
+        unsafe { self.launch("sgemm", cfg, args) }
+    }
+}
+
+/// Host-level operations: copy in, poison the output, launch, synchronise, copy back.
+impl Gpu {
+    /// A device copy of `x`.
+    pub fn upload<T: Element>(&self, x: &[T]) -> Result<CudaSlice<T>, GpuError> {
+        self.stream()
+            .clone_htod(x)
+            .map_err(GpuError::driver("copying to the GPU"))
+    }
+
+    /// A device buffer of `len` elements filled with [`Element::POISON`].
+    pub fn poisoned<T: Element>(&self, len: usize) -> Result<CudaSlice<T>, GpuError> {
+        self.upload(&vec![T::POISON; len.max(1)])
+    }
+
+    fn download<T: Element>(
+        &self,
+        what: &'static str,
+        x: &CudaSlice<T>,
+        len: usize,
+    ) -> Result<Vec<T>, GpuError> {
+        let mut v = self
+            .stream()
+            .clone_dtoh(x)
+            .map_err(GpuError::driver(format!(
+                "copying the {what} result to the host"
+            )))?;
+        v.truncate(len);
+        Ok(v)
+    }
+
+    /// Waits for the queued launches; a kernel fault is reported as a failure of `kernel`.
+    fn finish(&self, kernel: &'static str) -> Result<(), GpuError> {
+        self.stream()
+            .synchronize()
+            .map_err(GpuError::driver(format!("running `{kernel}`")))
+    }
+
+    /// STREAM copy on the GPU.
+    pub fn copy<T: Float>(&self, a: &[T]) -> Result<Vec<T>, GpuError> {
+        let a_d = self.upload(a)?;
+        let mut c = self.poisoned::<T>(a.len())?;
+        self.copy_dev(&a_d, &mut c)?;
+        self.finish(T::STREAM[0])?;
+        self.download("copy", &c, a.len())
+    }
+
+    /// STREAM scale on the GPU: `q · c`.
+    pub fn scale<T: Float>(&self, c: &[T], q: T) -> Result<Vec<T>, GpuError> {
+        let c_d = self.upload(c)?;
+        let mut b = self.poisoned::<T>(c.len())?;
+        self.scale_dev(&c_d, q, &mut b)?;
+        self.finish(T::STREAM[1])?;
+        self.download("scale", &b, c.len())
+    }
+
+    /// STREAM add on the GPU: `a + b`.
+    pub fn add<T: Float>(&self, a: &[T], b: &[T]) -> Result<Vec<T>, GpuError> {
+        let len = a.len().min(b.len());
+        let (a_d, b_d) = (self.upload(a)?, self.upload(b)?);
+        let mut c = self.poisoned::<T>(len)?;
+        self.add_dev(&a_d, &b_d, &mut c)?;
+        self.finish(T::STREAM[2])?;
+        self.download("add", &c, len)
+    }
+
+    /// STREAM triad on the GPU: `b + q · c`.
+    pub fn triad<T: Float>(&self, b: &[T], c: &[T], q: T) -> Result<Vec<T>, GpuError> {
+        let len = b.len().min(c.len());
+        let (b_d, c_d) = (self.upload(b)?, self.upload(c)?);
+        let mut a = self.poisoned::<T>(len)?;
+        self.triad_dev(&b_d, &c_d, q, &mut a)?;
+        self.finish(T::STREAM[3])?;
+        self.download("triad", &a, len)
+    }
+
+    /// axpy on the GPU: `fma(alpha, x, y)`.
+    pub fn axpy<T: Float>(&self, alpha: T, x: &[T], y: &[T]) -> Result<Vec<T>, GpuError> {
+        assert_eq!(x.len(), y.len(), "axpy: x and y must have the same length");
+        let x_d = self.upload(x)?;
+        let mut y_d = self.upload(y)?;
+        self.axpy_dev(alpha, &x_d, &mut y_d)?;
+        self.finish(T::STREAM[4])?;
+        self.download("axpy", &y_d, x.len())
+    }
+
+    /// `op(x[..])` on the GPU (the identity for an empty `x`).
+    pub fn reduce<T: Element>(&self, op: ReduceOp, x: &[T]) -> Result<T, GpuError> {
+        let x_d = self.upload(x)?;
+        let mut s = self.scratch::<T>(x.len())?;
+        self.upload_into(&[T::POISON], &mut s.result)?;
+        self.reduce_dev(op, &x_d, &mut s)?;
+        self.finish(op.kernel::<T>())?;
+        Ok(self.download("reduce", &s.result, 1)?[0])
+    }
+
+    /// `Σ a[i]·b[i]` on the GPU.
+    pub fn dot<T: Float>(&self, a: &[T], b: &[T]) -> Result<T, GpuError> {
+        let (a_d, b_d) = (self.upload(a)?, self.upload(b)?);
+        let mut s = self.scratch::<T>(a.len().min(b.len()))?;
+        self.upload_into(&[T::POISON], &mut s.result)?;
+        self.dot_dev(&a_d, &b_d, &mut s)?;
+        self.finish(T::STREAM[5])?;
+        Ok(self.download("dot", &s.result, 1)?[0])
+    }
+
+    /// Prefix sum of `x` on the GPU.
+    pub fn scan<T: Scannable>(&self, kind: ScanKind, x: &[T]) -> Result<Vec<T>, GpuError> {
+        let x_d = self.upload(x)?;
+        let mut s = self.scratch::<T>(x.len())?;
+        let mut out = self.poisoned::<T>(x.len())?;
+        self.scan_dev(kind, &x_d, &mut s, &mut out)?;
+        self.finish(T::SCAN[0])?;
+        self.download("scan", &out, x.len())
+    }
+
+    /// `alpha · a·b + beta · c` on the GPU (row-major; `a` m×k, `b` k×n, `c` m×n).
+    #[allow(clippy::too_many_arguments)]
+    pub fn sgemm(
+        &self,
+        dims: (u32, u32, u32),
+        alpha: f32,
+        a: &[f32],
+        b: &[f32],
+        beta: f32,
+        c: &[f32],
+    ) -> Result<Vec<f32>, GpuError> {
+        let (a_d, b_d) = (self.upload(a)?, self.upload(b)?);
+        let mut c_d = self.upload(c)?;
+        self.sgemm_dev(dims, alpha, &a_d, &b_d, beta, &mut c_d)?;
+        self.finish("sgemm")?;
+        self.download("sgemm", &c_d, c.len())
+    }
+
+    fn upload_into<T: Element>(&self, x: &[T], dst: &mut CudaSlice<T>) -> Result<(), GpuError> {
+        self.stream()
+            .memcpy_htod(x, dst)
+            .map_err(GpuError::driver("copying to the GPU"))
+    }
+}
+
+/// `a` (the STREAM copy reference).
+pub fn copy_cpu<T: Copy + Send + Sync>(a: &[T]) -> Vec<T> {
+    a.par_iter().copied().collect()
+}
+
+/// `q · c[i]` for every `i` (STREAM scale reference).
+pub fn scale_cpu<T: Float>(c: &[T], q: T) -> Vec<T> {
+    c.par_iter().map(|&x| q * x).collect()
+}
 
 /// `a[i] + b[i]` for every `i` on the CPU (rayon); the reference for the GPU result.
 ///
 /// # Panics
 /// If `a` and `b` differ in length.
-pub fn add_cpu(a: &[f32], b: &[f32]) -> Vec<f32> {
+pub fn add_cpu<T: Float>(a: &[T], b: &[T]) -> Vec<T> {
     assert_eq!(
         a.len(),
         b.len(),
         "add_cpu: a and b must have the same length"
     );
-    a.par_iter().zip(b).map(|(x, y)| x + y).collect()
+    a.par_iter().zip(b).map(|(&x, &y)| x + y).collect()
+}
+
+/// `b[i] + q · c[i]`, product and sum rounded separately (STREAM triad reference).
+pub fn triad_cpu<T: Float>(b: &[T], c: &[T], q: T) -> Vec<T> {
+    b.par_iter().zip(c).map(|(&x, &y)| x + q * y).collect()
+}
+
+/// `fma(alpha, x[i], y[i])` (axpy reference, one rounding per element as on the GPU).
+pub fn axpy_cpu<T: Float>(alpha: T, x: &[T], y: &[T]) -> Vec<T> {
+    x.par_iter()
+        .zip(y)
+        .map(|(&xi, &yi)| alpha.mul_add(xi, yi))
+        .collect()
+}
+
+/// `(Σ x[i], Σ |x[i]|)` in `f64` (reference and error-bound scale for float sums).
+pub fn sum_f64<T: Into<f64> + Copy + Send + Sync>(x: &[T]) -> (f64, f64) {
+    x.par_iter()
+        .map(|&v| {
+            let v: f64 = v.into();
+            (v, v.abs())
+        })
+        .reduce(|| (0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1))
+}
+
+/// `(Σ a[i]·b[i], Σ |a[i]·b[i]|)` in `f64`.
+pub fn dot_f64<T: Into<f64> + Copy + Send + Sync>(a: &[T], b: &[T]) -> (f64, f64) {
+    a.par_iter()
+        .zip(b)
+        .map(|(&x, &y)| {
+            let p = x.into() * y.into();
+            (p, p.abs())
+        })
+        .reduce(|| (0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1))
+}
+
+/// Exact reductions of `u32` (wrapping sum, min, max), as the GPU computes them.
+pub fn reduce_u32_cpu(op: ReduceOp, x: &[u32]) -> u32 {
+    let it = x.par_iter().copied();
+    match op {
+        ReduceOp::Sum => it.reduce(|| 0, u32::wrapping_add),
+        ReduceOp::Min => it.min().unwrap_or(u32::MAX),
+        ReduceOp::Max => it.max().unwrap_or(0),
+    }
+}
+
+/// Min or max of floats (exact in any order for NaN-free input); `Sum` is [`sum_f64`]'s job.
+///
+/// # Panics
+/// For [`ReduceOp::Sum`].
+pub fn min_max_cpu<T: Float + PartialOrd>(op: ReduceOp, x: &[T]) -> f64 {
+    let it = x.par_iter().map(|&v| v.into());
+    match op {
+        ReduceOp::Min => it.reduce(|| f64::INFINITY, f64::min),
+        ReduceOp::Max => it.reduce(|| f64::NEG_INFINITY, f64::max),
+        ReduceOp::Sum => panic!("min_max_cpu: use sum_f64 for sums"),
+    }
+}
+
+/// Wrapping prefix sum of `u32` (exact reference).
+pub fn scan_u32_cpu(kind: ScanKind, x: &[u32]) -> Vec<u32> {
+    let mut acc = 0u32;
+    x.iter()
+        .map(|&v| {
+            let before = acc;
+            acc = acc.wrapping_add(v);
+            if kind == ScanKind::Inclusive {
+                acc
+            } else {
+                before
+            }
+        })
+        .collect()
+}
+
+/// Prefix sum of `f32` in `f64`, with the running `Σ |x|` (for error bounds):
+/// `(value, abs_sum)` per element.
+pub fn scan_f64(kind: ScanKind, x: &[f32]) -> Vec<(f64, f64)> {
+    let (mut s, mut a) = (0.0f64, 0.0f64);
+    x.iter()
+        .map(|&v| {
+            let before = (s, a);
+            s += f64::from(v);
+            a += f64::from(v).abs();
+            if kind == ScanKind::Inclusive {
+                (s, a)
+            } else {
+                before
+            }
+        })
+        .collect()
+}
+
+/// SGEMM reference in `f64`: per element of `C`, `(α·Σ_p a_ip·b_pj + β·c_ij,
+/// |α|·Σ_p |a_ip·b_pj| + |β|·|c_ij|)` — the value and the scale of its error bound.
+#[allow(clippy::too_many_arguments)]
+pub fn sgemm_f64(
+    (m, n, k): (usize, usize, usize),
+    alpha: f32,
+    a: &[f32],
+    b: &[f32],
+    beta: f32,
+    c: &[f32],
+) -> Vec<(f64, f64)> {
+    let (alpha, beta) = (f64::from(alpha), f64::from(beta));
+    (0..m * n)
+        .into_par_iter()
+        .map(|idx| {
+            let (i, j) = (idx / n, idx % n);
+            let (mut s, mut t) = (0.0f64, 0.0f64);
+            for p in 0..k {
+                let prod = f64::from(a[i * k + p]) * f64::from(b[p * n + j]);
+                s += prod;
+                t += prod.abs();
+            }
+            let cij = f64::from(c[idx]);
+            (
+                alpha * s + beta * cij,
+                alpha.abs() * t + beta.abs() * cij.abs(),
+            )
+        })
+        .collect()
 }
 
 /// Result of a GPU vector add.
@@ -127,4 +940,50 @@ impl Gpu {
 fn median_duration(mut ms: Vec<f32>) -> Duration {
     ms.sort_by(f32::total_cmp);
     Duration::from_secs_f64(f64::from(ms[ms.len() / 2]) / 1e3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_covers_the_input_with_aligned_chunks() {
+        for len in [0usize, 1, 31, 2048, 2049, (1 << 20) + 7, 1 << 28] {
+            for sms in [1u32, 132] {
+                let s = Split::new(len, sms);
+                assert!(s.chunk > 0 && s.chunk.is_multiple_of(BLOCK_THREADS as usize * SCAN_ITEMS));
+                assert!(s.blocks as usize * s.chunk >= len, "{len} {sms}: {s:?}");
+                assert!(
+                    s.blocks as usize <= (sms as usize * 8).max(1),
+                    "{len} {sms}: {s:?}"
+                );
+                assert!(len == 0 || (s.blocks as usize - 1) * s.chunk < len, "{s:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn integer_references() {
+        let x = [3u32, u32::MAX, 5];
+        assert_eq!(reduce_u32_cpu(ReduceOp::Sum, &x), 7);
+        assert_eq!(reduce_u32_cpu(ReduceOp::Min, &x), 3);
+        assert_eq!(reduce_u32_cpu(ReduceOp::Max, &x), u32::MAX);
+        assert_eq!(scan_u32_cpu(ScanKind::Inclusive, &x), [3, 2, 7]);
+        assert_eq!(scan_u32_cpu(ScanKind::Exclusive, &x), [0, 3, 2]);
+    }
+
+    #[test]
+    fn sgemm_reference_small() {
+        // [1 2; 3 4] · [5 6; 7 8] = [19 22; 43 50]; α = 2, β = 1, C = 1.
+        let r = sgemm_f64(
+            (2, 2, 2),
+            2.0,
+            &[1., 2., 3., 4.],
+            &[5., 6., 7., 8.],
+            1.0,
+            &[1.0; 4],
+        );
+        let v: Vec<f64> = r.iter().map(|p| p.0).collect();
+        assert_eq!(v, [39.0, 45.0, 87.0, 101.0]);
+    }
 }

@@ -417,17 +417,19 @@ fn rejects_side_over_limit() {
 
 #[test]
 fn rejects_too_many_pixels() {
+    // Tiled rendering allows every size up to 65536 per side (2^32 pixels); beyond that the
+    // size is rejected as a whole.
     assert_rejected(
         &[
             "mandelbrot",
             "--width",
-            "20000",
+            "65537",
             "--height",
-            "20000",
+            "70000",
             "-o",
             "out.png",
         ],
-        &["20000x20000"],
+        &["65537x70000"],
     );
 }
 
@@ -572,4 +574,282 @@ fn output_png_has_default_permissions() {
         .mode();
     // Readable by the group and others under the common umasks 0o022 and 0o002.
     assert_eq!(mode & 0o044, 0o044, "mode {mode:o}");
+}
+
+// ---- Issue 5: smooth colouring, palette cycle/offset, supersampling, bands, zoom, bench. ----
+
+/// Runs `ferrocuda args` in `dir` and asserts success.
+#[track_caller]
+fn ok(dir: &Path, args: &[&str]) -> Output {
+    let out = ferrocuda(dir, args);
+    assert!(
+        out.status.success(),
+        "`ferrocuda {}` failed: {}",
+        args.join(" "),
+        stderr(&out)
+    );
+    out
+}
+
+#[test]
+fn banded_render_equals_one_band() {
+    // The same image in one band and in bands of 4 rows (the last one partial), with smooth
+    // colouring and 2×2 supersampling: identical pixels.
+    let dir = temp_dir();
+    let base = [
+        "mandelbrot",
+        "--backend",
+        "cpu",
+        "--width",
+        "37",
+        "--height",
+        "29",
+        "--center",
+        "-0.7435,0.1314",
+        "--scale",
+        "0.02",
+        "--max-iter",
+        "400",
+        "--smooth",
+        "--supersample",
+        "2",
+        "--palette",
+        "viridis",
+    ];
+    ok(dir.path(), &[&base[..], &["-o", "one.png"]].concat());
+    let out = ok(
+        dir.path(),
+        &[&base[..], &["--band-rows", "4", "-o", "bands.png"]].concat(),
+    );
+    assert!(
+        stdout(&out).contains("8 bands of 4 rows"),
+        "{}",
+        stdout(&out)
+    );
+    let (a, b) = (
+        read_rgb(&dir.path().join("one.png")),
+        read_rgb(&dir.path().join("bands.png")),
+    );
+    assert_eq!(a.dimensions(), (37, 29));
+    assert!(a == b, "banded render differs from the one-band render");
+    assert_eq!(entries(dir.path()), ["bands.png", "one.png"]);
+}
+
+#[test]
+fn style_options_change_the_image() {
+    // Smooth colouring, an offset, a cycle and supersampling each give a different image of
+    // the same view; gray + discrete + defaults matches the hand-checked reference.
+    let dir = temp_dir();
+    let base = [
+        "mandelbrot",
+        "--backend",
+        "cpu",
+        "--width",
+        "24",
+        "--height",
+        "16",
+        "--max-iter",
+        "200",
+    ];
+    let variants: [&[&str]; 5] = [
+        &[],
+        &["--smooth"],
+        &["--palette-offset", "0.5"],
+        &["--palette-cycle", "17"],
+        &["--supersample", "4"],
+    ];
+    let mut images = Vec::new();
+    for (k, extra) in variants.iter().enumerate() {
+        let name = format!("v{k}.png");
+        ok(dir.path(), &[&base[..], extra, &["-o", &name]].concat());
+        images.push(read_rgb(&dir.path().join(name)));
+    }
+    for i in 0..images.len() {
+        for j in i + 1..images.len() {
+            assert!(
+                images[i] != images[j],
+                "variants {:?} and {:?} give the same image",
+                variants[i],
+                variants[j]
+            );
+        }
+    }
+}
+
+#[test]
+fn reports_peak_memory() {
+    let dir = temp_dir();
+    let out = ok(dir.path(), &SMALL);
+    assert!(stdout(&out).contains("peak memory"), "{}", stdout(&out));
+}
+
+#[test]
+fn rejects_supersample_3() {
+    assert_rejected(
+        &[&SMALL[..], &["--supersample", "3"]].concat(),
+        &["`3`", "1, 2"],
+    );
+}
+
+#[test]
+fn rejects_zero_palette_cycle() {
+    assert_rejected(
+        &[&SMALL[..], &["--palette-cycle", "0"]].concat(),
+        &["`0`", "palette cycle"],
+    );
+}
+
+#[test]
+fn rejects_palette_offset_out_of_range() {
+    assert_rejected(
+        &[&SMALL[..], &["--palette-offset", "1.5"]].concat(),
+        &["`1.5`", "offset"],
+    );
+    assert_rejected(
+        &[&SMALL[..], &["--palette-offset", "-0.25"]].concat(),
+        &["`-0.25`", "offset"],
+    );
+    assert_rejected(
+        &[&SMALL[..], &["--palette-offset", "nan"]].concat(),
+        &["`nan`", "offset"],
+    );
+}
+
+#[test]
+fn rejects_zero_band_rows() {
+    assert_rejected(
+        &[&SMALL[..], &["--band-rows", "0"]].concat(),
+        &["`0`", "rows per band"],
+    );
+}
+
+/// A small CPU zoom; tests append outputs and the option under test.
+const ZOOM: [&str; 13] = [
+    "zoom",
+    "--backend",
+    "cpu",
+    "--width",
+    "16",
+    "--height",
+    "12",
+    "--frames",
+    "3",
+    "--max-iter",
+    "50",
+    "--end-scale",
+    "0.01",
+];
+
+#[test]
+fn zoom_writes_frames_and_gif() {
+    let dir = temp_dir();
+    let out = ok(
+        dir.path(),
+        &[
+            &ZOOM[..],
+            &["-o", "frames", "--gif", "zoom.gif", "--smooth"],
+        ]
+        .concat(),
+    );
+    assert!(stdout(&out).contains("3 frames"), "{}", stdout(&out));
+    assert_eq!(entries(dir.path()), ["frames", "zoom.gif"]);
+    assert_eq!(
+        entries(&dir.path().join("frames")),
+        ["frame_00000.png", "frame_00001.png", "frame_00002.png"]
+    );
+    let first = read_rgb(&dir.path().join("frames/frame_00000.png"));
+    let last = read_rgb(&dir.path().join("frames/frame_00002.png"));
+    assert_eq!(first.dimensions(), (16, 12));
+    assert!(first != last, "the zoom did not change the picture");
+    let gif = std::fs::read(dir.path().join("zoom.gif")).unwrap();
+    assert!(gif.starts_with(b"GIF89a"), "not a GIF");
+    assert_eq!(gif.last(), Some(&0x3b), "GIF trailer missing");
+}
+
+#[test]
+fn rejects_zoom_zero_frames() {
+    let args = [
+        "zoom",
+        "--backend",
+        "cpu",
+        "--width",
+        "16",
+        "--height",
+        "12",
+        "--frames",
+        "0",
+        "--gif",
+        "z.gif",
+    ];
+    assert_rejected(&args, &["--frames 0"]);
+}
+
+#[test]
+fn rejects_zoom_zero_fps() {
+    assert_rejected(
+        &[&ZOOM[..], &["--fps", "0", "--gif", "z.gif"]].concat(),
+        &["--fps 0"],
+    );
+}
+
+#[test]
+fn rejects_zoom_negative_end_scale() {
+    let args = [
+        "zoom",
+        "--backend",
+        "cpu",
+        "--width",
+        "16",
+        "--height",
+        "12",
+        "--end-scale",
+        "-1",
+        "--gif",
+        "z.gif",
+    ];
+    assert_rejected(&args, &["--end-scale -1"]);
+}
+
+#[test]
+fn rejects_zoom_gif_not_gif() {
+    assert_rejected(
+        &[&ZOOM[..], &["--gif", "z.png"]].concat(),
+        &["z.png", ".gif"],
+    );
+}
+
+#[test]
+fn rejects_zoom_without_output() {
+    assert_rejected(&ZOOM, &["-o DIR", "--gif FILE"]);
+}
+
+#[test]
+fn bench_on_cpu_reports_identical_counts() {
+    let dir = temp_dir();
+    let args = [
+        "mandelbrot-bench",
+        "--backend",
+        "cpu",
+        "--size",
+        "24",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        "--max-iter",
+        "300",
+    ];
+    let out = ok(dir.path(), &args);
+    let text = stdout(&out);
+    assert_eq!(text.matches("identical").count(), 8, "{text}");
+    assert!(!text.contains("DIFFER"), "{text}");
+    assert_eq!(entries(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn rejects_bench_zero_size() {
+    assert_rejected(
+        &["mandelbrot-bench", "--backend", "cpu", "--size", "0"],
+        &["--size 0"],
+    );
 }

@@ -33,7 +33,15 @@ fn by_value_types_have_the_same_size_on_host_and_in_ptx() {
         host_sizes.as_slice(),
         "abi_probe parameter sizes"
     );
-    assert_eq!(sizes["mandelbrot_f32"][0], size_of::<Viewport<f32>>());
+    assert_eq!(sizes["mandelbrot_naive_f32"][0], size_of::<Viewport<f32>>());
+    assert_eq!(
+        sizes["mandelbrot_f32"][0],
+        size_of::<common::RenderJob<f32>>()
+    );
+    assert_eq!(
+        sizes["mandelbrot_f64"][0],
+        size_of::<common::RenderJob<f64>>()
+    );
     // Alignment: `.param .align N .b8 abi_probe_param_0[40]`.
     let decl = host::PTX
         .lines()

@@ -43,6 +43,19 @@ pub fn exec(args: &Args) -> Result<()> {
         copy_stripped(exe, &out.join("tests").join(name))?;
     }
     fs::copy(build::ptx_path(), out.join("kernels.ptx")).context("copying the PTX")?;
+    // The CUDA C twins of the vector kernels (`ferrocuda bench` embeds them; shipped for
+    // reference and for rebuilding by hand with nvcc).
+    let cuda_src = project_root().join("bench/cuda");
+    fs::create_dir_all(out.join("bench/cuda"))?;
+    for entry in
+        fs::read_dir(&cuda_src).with_context(|| format!("reading {}", cuda_src.display()))?
+    {
+        let path = entry?.path();
+        if let Some(name) = path.file_name() {
+            fs::copy(&path, out.join("bench/cuda").join(name))
+                .with_context(|| format!("copying {}", path.display()))?;
+        }
+    }
     let script = out.join("run.sh");
     fs::write(&script, RUN_SH)?;
     make_executable(&script)?;

@@ -1,8 +1,10 @@
 //! `cargo xtask`: ferrocuda's project commands. One module per command; paths come from
 //! [`project_root`], cargo from `$CARGO`.
 
+mod bench;
 mod build;
 mod bundle;
+mod gallery;
 mod test;
 
 use anyhow::{Context, Result, bail};
@@ -36,6 +38,13 @@ enum Cmd {
     /// Bundle release binaries, GPU test binaries, the PTX and a run script into `bundle/`,
     /// for a GPU machine without a Rust toolchain.
     Bundle(bundle::Args),
+    /// Render the gallery of named views into assets/gallery/*.png (release ferrocuda,
+    /// --backend auto).
+    Gallery(gallery::Args),
+    /// Benchmark the vector workloads in release mode (needs a CUDA GPU):
+    /// `cargo xtask bench -- --out bench-out --len 268435456 ...` (arguments after `--` go to
+    /// `ferrocuda bench`).
+    Bench(bench::Args),
 }
 
 fn main() -> Result<()> {
@@ -58,6 +67,8 @@ fn main() -> Result<()> {
             run(&mut cmd)
         }
         Cmd::Bundle(args) => bundle::exec(&args),
+        Cmd::Gallery(args) => gallery::exec(&args),
+        Cmd::Bench(args) => bench::exec(&args),
     }
 }
 

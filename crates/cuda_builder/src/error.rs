@@ -50,6 +50,13 @@ pub enum BuildError {
          and contain at least one #[kernel]?"
     )]
     PtxMissing(PathBuf),
+    /// `fast_math(true)` and no libdevice was found.
+    #[error(
+        "fast math needs NVIDIA's libdevice (nvvm/libdevice/libdevice.10.bc), which was not \
+         found. Install it with `python3 -m pip install nvidia-cuda-nvcc-cu12`, or set \
+         CUDA_HOME to a CUDA toolkit"
+    )]
+    LibdeviceNotFound,
     /// `PtxasMode::Required` and no ptxas was found.
     #[error("ptxas is required but was not found. {}", crate::ptxas::INSTALL_HINT)]
     PtxasNotFound,

@@ -114,6 +114,9 @@ pub struct CudaBuilder {
     ptxas_archs: Vec<ComputeCapability>,
     emit_cargo_directives: Option<bool>,
     install_components: bool,
+    fast_math: bool,
+    cfgs: Vec<String>,
+    variant: Option<String>,
 }
 
 impl CudaBuilder {
@@ -132,6 +135,9 @@ impl CudaBuilder {
             ptxas_archs: Vec::new(),
             emit_cargo_directives: None,
             install_components: true,
+            fast_math: false,
+            cfgs: Vec::new(),
+            variant: None,
         }
     }
 
@@ -198,6 +204,39 @@ impl CudaBuilder {
         self
     }
 
+    /// Use NVIDIA's libdevice for `cuda_std::math`'s transcendental functions: adds
+    /// `--cfg cuda_std_fast_math` and `-C link-arg=<libdevice.10.bc>` to the kernels build
+    /// (the llvm-bitcode-linker links and inlines the `__nv_*` functions; BRIEF: verified).
+    /// libdevice is looked up by [`find_libdevice`]. Default: `false` (exact `libm` results,
+    /// identical to the CPU's).
+    pub fn fast_math(mut self, fast: bool) -> Self {
+        self.fast_math = fast;
+        self
+    }
+
+    /// Adds `--cfg <name>` to the kernels build (e.g. to select kernels for one variant).
+    /// Declare the name in the kernels crate's `check-cfg` lints. Default: none.
+    pub fn cfg(mut self, name: impl Into<String>) -> Self {
+        self.cfgs.push(name.into());
+        self
+    }
+
+    /// Names this build as a variant of the kernels crate (for example `"sm80"` for a build
+    /// with `.arch(ComputeCapability(8, 0))`), so that it can coexist with the default build
+    /// in the same build script: the default target directory becomes
+    /// `<default>/<variant>` (builds with different flags in one target directory would
+    /// rebuild `core` each time), and the exported variable becomes
+    /// `<CRATE>_<VARIANT>_PTX` (e.g. `KERNELS_SM80_PTX`) instead of `<CRATE>_PTX`.
+    /// Default: none.
+    ///
+    /// Kernels that need a newer architecture can be gated with
+    /// `#[cfg(target_feature = "sm_80")]`, which rustc sets for `-C target-cpu=sm_80` and
+    /// every later architecture.
+    pub fn variant(mut self, name: impl Into<String>) -> Self {
+        self.variant = Some(name.into());
+        self
+    }
+
     /// Compiles the kernels crate to PTX.
     ///
     /// # Errors
@@ -222,19 +261,30 @@ impl CudaBuilder {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         toolchain::ensure_components(&rustc, self.install_components)?;
 
-        let target_dir = match &self.target_dir {
-            Some(dir) => dir.clone(),
-            None => default_target_dir(&crate_dir),
+        let target_dir = match (&self.target_dir, &self.variant) {
+            (Some(dir), _) => dir.clone(),
+            (None, Some(variant)) => default_target_dir(&crate_dir).join(variant),
+            (None, None) => default_target_dir(&crate_dir),
         };
         let profile = if self.release { "release" } else { "debug" };
 
-        let flags = [
+        let mut flags = vec![
             format!("-Ctarget-cpu={}", self.arch.sm_name()),
             format!("-Ctarget-feature=+ptx{}{}", self.ptx_isa.0, self.ptx_isa.1),
             "-Zunstable-options".to_owned(),
             // A panic becomes a `trap`, with no formatting code (BRIEF: verified).
             "-Cpanic=immediate-abort".to_owned(),
         ];
+        if self.fast_math {
+            let libdevice = find_libdevice().ok_or(BuildError::LibdeviceNotFound)?;
+            flags.push("--cfg".to_owned());
+            flags.push("cuda_std_fast_math".to_owned());
+            flags.push(format!("-Clink-arg={}", libdevice.display()));
+        }
+        for cfg in &self.cfgs {
+            flags.push("--cfg".to_owned());
+            flags.push(cfg.clone());
+        }
 
         let mut cmd = Command::new(&cargo);
         cmd.arg("rustc")
@@ -371,7 +421,15 @@ impl CudaBuilder {
         };
 
         if emit {
-            let var = format!("{}_PTX", crate_name.to_uppercase().replace('-', "_"));
+            let variant = self
+                .variant
+                .as_deref()
+                .map(|v| format!("_{}", v.to_uppercase().replace('-', "_")))
+                .unwrap_or_default();
+            let var = format!(
+                "{}{variant}_PTX",
+                crate_name.to_uppercase().replace('-', "_")
+            );
             println!("cargo::rustc-env={var}={}", ptx_path.display());
         }
         Ok(Artifact {
@@ -380,6 +438,27 @@ impl CudaBuilder {
             resources,
         })
     }
+}
+
+/// NVIDIA's libdevice bitcode (`libdevice.10.bc`), looked up in `$CUDA_HOME`, `$CUDA_PATH`,
+/// `/usr/local/cuda` (each under `nvvm/libdevice/`) and then in the `nvidia-cuda-nvcc-cu12`
+/// pip wheel ([`ptxas::pip_wheel_dir`]).
+pub fn find_libdevice() -> Option<PathBuf> {
+    const REL: &str = "nvvm/libdevice/libdevice.10.bc";
+    let mut roots: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(|v| std::env::var_os(v).map(PathBuf::from))
+        .collect();
+    roots.push(PathBuf::from("/usr/local/cuda"));
+    roots
+        .into_iter()
+        .map(|r| r.join(REL))
+        .find(|p| p.is_file())
+        .or_else(|| {
+            ptxas::pip_wheel_dir()
+                .map(|d| d.join(REL))
+                .filter(|p| p.is_file())
+        })
 }
 
 /// `<outer target dir>/cuda_builder` when run from a build script (`OUT_DIR` is

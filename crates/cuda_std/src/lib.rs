@@ -3,20 +3,59 @@
 //! Kernels are compiled for the `nvptx64-nvidia-cuda` target by `cuda_builder`; the same
 //! sources also compile for the host, where every device-only function is a stub that panics
 //! with a clear message (so IDEs, docs and host builds work, and host code can share types).
+//! The [`math`] functions are the exception: they run on both sides, with identical results
+//! by default.
 //!
 //! Conventions used throughout:
 //! - Indices and dimensions are `u32`, as in PTX's special registers (`%tid`, `%ntid`,
 //!   `%ctaid`, `%nctaid`); global indices that can exceed `u32` are `usize`.
-//! - 2D indices are `(x, y)` with `x` the fastest-varying (column) coordinate.
+//! - 2D indices are `(x, y)` with `x` the fastest-varying (column) coordinate; 3D indices
+//!   are `(x, y, z)`.
+//! - Lane masks are `u32` bit sets: bit `i` stands for lane `i` of the warp.
+//! - The baseline is compute capability 7.0 (Volta) with PTX ISA 7.0, the default of
+//!   `cuda_builder`. Items that need more say so and exist on the GPU only when the kernels
+//!   are built for that architecture (`#[cfg(target_feature = "sm_80")]`, which rustc sets
+//!   for `-C target-cpu=sm_80` and later), so a kernel using them in an sm_70 build fails at
+//!   compile time rather than in `ptxas`.
+//! - Instruction references cite the PTX ISA (NVIDIA, "Parallel Thread Execution ISA",
+//!   version 8.x) by chapter and instruction name.
 //!
-//! Modules mirror `std`: [`thread`] (indices, dimensions, barriers), and a [`prelude`].
+//! Modules mirror `std`:
+//! - [`thread`]: indices, dimensions, block barriers (also with reductions), fences, clocks;
+//! - [`warp`]: lane ids, shuffles, votes, match, `redux.sync`, warp barriers;
+//! - [`shared`]: static ([`shared_array!`]) and dynamic shared memory;
+//! - [`atomic`]: atomics with an explicit scope (block, device, system) and ordering;
+//! - [`mem`]: vectorized and read-only-cache loads, prefetch, `cp.async`;
+//! - [`math`]: `f32`/`f64` functions, exact (`libm`, same bits as on the CPU) or fast
+//!   (libdevice, with `cuda_builder`'s `fast_math(true)`);
+//! - [`io`]: device [`printf!`] / [`println!`] and [`device_assert!`];
+//! - [`launch`]: typed kernel handles and parameter kinds (`OutSlice`), used by `#[kernel]`;
+//! - a [`prelude`].
+//!
 //! The [`kernel`] attribute marks a function as a kernel entry point.
+//!
+//! Inline PTX and convergence: the warp- and block-collective functions are `asm!` blocks,
+//! which LLVM does not mark `convergent`. That is sound on sm_70 and later, the only targets
+//! we build: there, `bar.sync`, `bar.warp.sync`, `shfl.sync`, `vote.sync`, `match.sync` and
+//! `redux.sync` synchronise the threads named by their mask (or the block) regardless of
+//! which instruction instance each thread executes (PTX ISA §9.7, the "For .target sm_6x or
+//! below" notes of each instruction); they are never marked `pure`, so LLVM neither removes,
+//! merges nor speculates them.
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(stdarch_nvptx, asm_experimental_arch))]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(stdarch_nvptx, asm_experimental_arch, core_float_math)
+)]
 
+pub mod atomic;
 pub mod copy;
+pub mod io;
 pub mod launch;
+pub mod math;
+pub mod mem;
+pub mod shared;
 pub mod thread;
+pub mod warp;
 
 pub use copy::DeviceCopy;
 pub use launch::OutSlice;
@@ -31,12 +70,16 @@ pub use cuda_std_macros::kernel;
 pub mod prelude {
     pub use crate::DeviceCopy;
     pub use crate::OutSlice;
+    pub use crate::atomic::{self, Block, Device, Ordering, System};
     pub use crate::kernel;
+    pub use crate::shared::{dynamic_shared, dynamic_shared_size_bytes};
     pub use crate::thread::{
         block_dim_x, block_dim_y, block_dim_z, block_idx_x, block_idx_y, block_idx_z, grid_dim_x,
-        grid_dim_y, grid_dim_z, index_1d, index_2d, sync_threads, thread_idx_x, thread_idx_y,
-        thread_idx_z,
+        grid_dim_y, grid_dim_z, index_1d, index_2d, index_3d, sync_threads, sync_threads_and,
+        sync_threads_count, sync_threads_or, thread_idx_x, thread_idx_y, thread_idx_z,
     };
+    pub use crate::warp::{self, FULL_MASK, WARP_SIZE, lane_id};
+    pub use crate::{device_assert, device_assert_eq, device_assert_ne, shared_array};
 }
 
 /// Panics with a message saying that `what` only exists on the GPU. Used by the host stubs.
@@ -49,3 +92,15 @@ pub(crate) fn gpu_only(what: &str) -> ! {
          on the host it is a stub"
     )
 }
+
+/// The host stub of a device-only function: marks the arguments used and panics via
+/// [`gpu_only`].
+#[cfg(not(target_arch = "nvptx64"))]
+macro_rules! host_stub {
+    ($what:expr $(, $arg:expr)* $(,)?) => {{
+        $( let _ = &$arg; )*
+        $crate::gpu_only($what)
+    }};
+}
+#[cfg(not(target_arch = "nvptx64"))]
+pub(crate) use host_stub;

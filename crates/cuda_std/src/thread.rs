@@ -1,7 +1,11 @@
-//! Thread, block and grid indices and dimensions, global indices, and block-wide barriers.
+//! Thread, block and grid indices and dimensions, global indices (1D, 2D, 3D), block-wide
+//! barriers (plain and with a count/and/or reduction), memory fences, sleep and clocks.
 //!
-//! Each accessor reads one PTX special register (PTX ISA §10 "Special Registers": `%tid`,
-//! `%ntid`, `%ctaid`, `%nctaid`); all are available on every compute capability.
+//! Each index accessor reads one PTX special register (PTX ISA §10 "Special Registers":
+//! `%tid`, `%ntid`, `%ctaid`, `%nctaid`); all are available on every compute capability.
+//! Barriers are `bar.sync`/`bar.red` (PTX ISA §9.7 "Parallel Synchronization and
+//! Communication Instructions: bar, barrier"), fences `fence.sc.{cta,gpu,sys}` (§9.7
+//! "membar/fence"; for release/acquire fences see [`crate::atomic::fence`]).
 //! On the host these functions panic: they only have meaning inside a kernel.
 
 macro_rules! special_register {
@@ -115,4 +119,228 @@ pub fn sync_threads() {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     crate::gpu_only("thread::sync_threads")
+}
+
+/// Global 3D index `(x, y, z)` of this thread in a 3D grid of 3D blocks:
+/// `x = block_idx_x * block_dim_x + thread_idx_x`, likewise for `y` and `z`.
+#[inline(always)]
+#[must_use]
+pub fn index_3d() -> (u32, u32, u32) {
+    (
+        block_idx_x() * block_dim_x() + thread_idx_x(),
+        block_idx_y() * block_dim_y() + thread_idx_y(),
+        block_idx_z() * block_dim_z() + thread_idx_z(),
+    )
+}
+
+/// This thread's linear index within its block, `x + y·Dx + z·Dx·Dy` (the order in which
+/// threads are grouped into warps: CUDA C Programming Guide, "SIMT Architecture").
+#[inline(always)]
+#[must_use]
+pub fn thread_idx_linear() -> u32 {
+    (thread_idx_z() * block_dim_y() + thread_idx_y()) * block_dim_x() + thread_idx_x()
+}
+
+/// Block-wide barrier that also counts: waits like [`sync_threads`] and returns, to every
+/// thread, the number of threads of the block whose `predicate` was `true`
+/// (CUDA C `__syncthreads_count`).
+///
+/// PTX: `bar.red.popc.u32 d, 0, p` (PTX ISA §9.7, "Parallel Synchronization and
+/// Communication Instructions: bar, barrier"); all compute capabilities (sm_20+).
+///
+/// Same rule as [`sync_threads`]: every non-exited thread of the block must reach the same
+/// call, else the kernel hangs or the result is undefined (it cannot corrupt memory).
+#[inline(always)]
+#[must_use]
+pub fn sync_threads_count(predicate: bool) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let count: u32;
+        // SAFETY: a barrier with a reduction; no memory access through operands. Not `nomem`:
+        // it orders the block's memory accesses like `bar.sync`.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .pred p; setp.ne.u32 p, {x}, 0; bar.red.popc.u32 {c}, 0, p; }}",
+                x = in(reg32) predicate as u32,
+                c = out(reg32) count,
+                options(nostack),
+            );
+        }
+        count
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::host_stub!("thread::sync_threads_count", predicate)
+}
+
+/// Block-wide barrier that returns `true` to every thread iff `predicate` was `true` for all
+/// threads of the block (CUDA C `__syncthreads_and`).
+///
+/// PTX: `bar.red.and.pred` (PTX ISA §9.7, "bar, barrier"); sm_20+. Same rule as
+/// [`sync_threads`].
+#[inline(always)]
+#[must_use]
+pub fn sync_threads_and(predicate: bool) -> bool {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let all: u32;
+        // SAFETY: as in `sync_threads_count`.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; bar.red.and.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}",
+                x = in(reg32) predicate as u32,
+                r = out(reg32) all,
+                options(nostack),
+            );
+        }
+        all != 0
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::host_stub!("thread::sync_threads_and", predicate)
+}
+
+/// Block-wide barrier that returns `true` to every thread iff `predicate` was `true` for at
+/// least one thread of the block (CUDA C `__syncthreads_or`).
+///
+/// PTX: `bar.red.or.pred` (PTX ISA §9.7, "bar, barrier"); sm_20+. Same rule as
+/// [`sync_threads`].
+#[inline(always)]
+#[must_use]
+pub fn sync_threads_or(predicate: bool) -> bool {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let any: u32;
+        // SAFETY: as in `sync_threads_count`.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; bar.red.or.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}",
+                x = in(reg32) predicate as u32,
+                r = out(reg32) any,
+                options(nostack),
+            );
+        }
+        any != 0
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::host_stub!("thread::sync_threads_or", predicate)
+}
+
+macro_rules! fence_fn {
+    ($(#[$doc:meta])* $name:ident, $ptx:literal) => {
+        $(#[$doc])*
+        #[doc = concat!("\n\nPTX: `", $ptx, "` (PTX ISA §9.7, \"membar/fence\"; §8, \"Memory \
+            Consistency Model\"); sm_70+ (on older targets the same semantics were `membar`).")]
+        #[inline(always)]
+        pub fn $name() {
+            #[cfg(target_arch = "nvptx64")]
+            // SAFETY: a fence has no operands and no preconditions; it is a compiler barrier
+            // too (no `nomem`), so memory accesses are not moved across it.
+            unsafe {
+                core::arch::asm!($ptx, options(nostack))
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            crate::gpu_only(concat!("thread::", stringify!($name)))
+        }
+    };
+}
+
+fence_fn!(
+    /// Sequentially consistent fence among the threads of this block (CUDA C
+    /// `__threadfence_block`): this thread's memory accesses before the fence are observed by
+    /// the block's threads before its accesses after the fence.
+    fence_block,
+    "fence.sc.cta;"
+);
+fence_fn!(
+    /// Sequentially consistent fence at device scope (CUDA C `__threadfence`): orders this
+    /// thread's accesses as observed by every thread of the device (all blocks, all grids
+    /// on this GPU). Pair it with a flag written/read atomically to publish data to other
+    /// blocks; [`crate::atomic`] offers lighter release/acquire operations for that.
+    fence_device,
+    "fence.sc.gpu;"
+);
+fence_fn!(
+    /// Sequentially consistent fence at system scope (CUDA C `__threadfence_system`):
+    /// orders this thread's accesses as observed by the host and by peer GPUs too (for
+    /// mapped/managed memory).
+    fence_system,
+    "fence.sc.sys;"
+);
+
+/// Suspends this thread for about `ns` nanoseconds (hint; the hardware sleeps for a
+/// duration in `[0, 2·ns]`, at most about 1 ms). Use it to back off in spin loops.
+///
+/// PTX: `nanosleep.u32` (PTX ISA §9.7, "Miscellaneous Instructions: nanosleep"); sm_70+,
+/// PTX ISA 6.3+.
+#[inline(always)]
+pub fn nanosleep(ns: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: no memory access, no preconditions.
+    unsafe {
+        core::arch::asm!("nanosleep.u32 {ns};", ns = in(reg32) ns, options(nomem, nostack))
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::host_stub!("thread::nanosleep", ns)
+}
+
+/// The SM's 64-bit cycle counter (CUDA C `clock64()`), in SM clock cycles. Counters of
+/// different SMs are not synchronised: compare values only within one thread.
+///
+/// PTX: `mov.u64 d, %clock64` (PTX ISA §10, "Special Registers: %clock64"); sm_20+.
+#[inline(always)]
+#[must_use]
+pub fn clock64() -> u64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let t: u64;
+        // SAFETY: reads a special register. Not `pure`: each read may differ, and reads must
+        // not be merged or hoisted.
+        unsafe {
+            core::arch::asm!("mov.u64 {t}, %clock64;", t = out(reg64) t, options(nomem, nostack))
+        };
+        t
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::gpu_only("thread::clock64")
+}
+
+/// A global nanosecond timer, the same on every SM (CUDA C `%globaltimer`); its resolution
+/// is coarse (updated every microsecond or so on most GPUs), so use it for wall-clock
+/// intervals across blocks, and [`clock64`] for short intervals within a thread.
+///
+/// PTX: `mov.u64 d, %globaltimer` (PTX ISA §10, "Special Registers: %globaltimer"); sm_30+.
+#[inline(always)]
+#[must_use]
+pub fn global_timer_ns() -> u64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let t: u64;
+        // SAFETY: as in `clock64`.
+        unsafe {
+            core::arch::asm!("mov.u64 {t}, %globaltimer;", t = out(reg64) t, options(nomem, nostack))
+        };
+        t
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::gpu_only("thread::global_timer_ns")
+}
+
+/// The index of the SM this thread runs on, in `0..number of SMs` (may change only for
+/// preempted or migrated blocks; use for diagnostics, not for indexing results).
+///
+/// PTX: `mov.u32 d, %smid` (PTX ISA §10, "Special Registers: %smid"); all compute
+/// capabilities.
+#[inline(always)]
+#[must_use]
+pub fn sm_id() -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let id: u32;
+        // SAFETY: reads a special register; not `pure` (the PTX ISA calls it volatile).
+        unsafe {
+            core::arch::asm!("mov.u32 {id}, %smid;", id = out(reg32) id, options(nomem, nostack))
+        };
+        id
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::gpu_only("thread::sm_id")
 }

@@ -1,21 +1,36 @@
 //! `ferrocuda mandelbrot`: render the Mandelbrot set to a PNG file.
+//!
+//! The image is rendered in bands of rows and each band is streamed into the PNG encoder (on
+//! its own thread, overlapping the next band's render), so memory stays bounded whatever the
+//! size: sides up to 65536 pixels (2^32 pixels). Ctrl-C stops between bands and removes the
+//! temporary file.
 
 use super::{OutputFile, parse_complex, parse_finite, parse_palette};
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
-use common::{Complex, Palette, Viewport};
+use common::{Band, Complex, Palette, RenderJob, Viewport, palette::Shading};
 use host::{
     Gpu, GpuError,
-    mandelbrot::{Precision, RenderParams, render_cpu},
+    mandelbrot::{
+        BandRenderer, GpuRenderer, Precision, RenderParams, Style, render_band_cpu, rows_per_band,
+    },
 };
-use std::{path::PathBuf, time::Instant};
+use std::{
+    io::{IsTerminal, Write},
+    path::PathBuf,
+    sync::atomic::{AtomicBool, Ordering},
+    time::{Duration, Instant},
+};
 
 /// Largest image side in pixels.
-const MAX_SIDE_PX: u32 = 65_536;
-/// Largest image in pixels: 2^28 (16384²), 1.9 GB of escape times and colours in host memory.
-const MAX_PIXELS: u64 = 1 << 28;
+pub const MAX_SIDE_PX: u32 = 65_536;
 /// Largest iteration limit.
-const MAX_ITER_LIMIT: u32 = 10_000_000;
+pub const MAX_ITER_LIMIT: u32 = 10_000_000;
+/// Largest palette cycle in iterations.
+const MAX_CYCLE_ITERS: u32 = 1_000_000;
+/// Pixels per band by default: 2^25 (32768 × 1024), 224 MiB of device buffers, 96 MiB of
+/// colours per band in host memory.
+pub const DEFAULT_BAND_PX: u64 = 1 << 25;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
@@ -35,12 +50,47 @@ pub enum PrecisionArg {
     F64,
 }
 
+/// Options for how the image looks, shared with `ferrocuda zoom`.
+#[derive(clap::Args, Clone)]
+pub struct LookArgs {
+    /// Colour palette: gray, classic, fire, ocean, viridis, electric.
+    #[arg(long, default_value = "classic", value_parser = parse_palette)]
+    pub palette: Palette,
+    /// Smooth (continuous) colouring from the normalized iteration count (bailout radius 256).
+    #[arg(long)]
+    pub smooth: bool,
+    /// Iterations per palette cycle (1 to 1,000,000).
+    #[arg(long, value_name = "ITERS", default_value_t = Palette::CYCLE_ITERS, value_parser = parse_cycle)]
+    pub palette_cycle: u32,
+    /// Shift of the palette along its cycle, as a fraction of the cycle (0 to below 1).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0, allow_hyphen_values = true, value_parser = parse_offset)]
+    pub palette_offset: f32,
+    /// Supersampling (anti-aliasing): 1, 2 (2×2 samples per pixel) or 4 (4×4).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_supersample)]
+    pub supersample: u32,
+}
+
+impl LookArgs {
+    pub fn style(&self) -> Style {
+        Style {
+            shading: if self.smooth {
+                Shading::Smooth
+            } else {
+                Shading::Discrete
+            },
+            cycle_iters: self.palette_cycle,
+            offset: self.palette_offset,
+            supersample: self.supersample,
+        }
+    }
+}
+
 #[derive(clap::Args)]
 pub struct MandelbrotArgs {
-    /// Image width in pixels.
+    /// Image width in pixels (1 to 65536).
     #[arg(long, default_value_t = 1200)]
     pub width: u32,
-    /// Image height in pixels.
+    /// Image height in pixels (1 to 65536).
     #[arg(long, default_value_t = 900)]
     pub height: u32,
     /// Centre of the view as RE,IM (e.g. -0.75,0).
@@ -64,12 +114,15 @@ pub struct MandelbrotArgs {
     /// Arithmetic precision.
     #[arg(long, value_enum, default_value_t = PrecisionArg::Auto)]
     pub precision: PrecisionArg,
-    /// Colour palette: gray, classic, fire, ocean.
-    #[arg(long, default_value = "classic", value_parser = parse_palette)]
-    pub palette: Palette,
+    #[command(flatten)]
+    pub look: LookArgs,
     /// Where to compute.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
+    /// Rows per band (the unit of one launch and of streaming to the PNG); default: as many
+    /// as fit in 2^25 pixels.
+    #[arg(long, value_name = "ROWS", value_parser = parse_band_rows)]
+    pub band_rows: Option<u32>,
     /// Output PNG file.
     #[arg(short, long, default_value = "mandelbrot.png")]
     pub output: PathBuf,
@@ -78,61 +131,87 @@ pub struct MandelbrotArgs {
     pub verify: bool,
 }
 
-pub fn run(args: &MandelbrotArgs) -> Result<()> {
-    let (width, height) = (args.width, args.height);
+fn parse_cycle(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(v) if (1..=MAX_CYCLE_ITERS).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not allowed: the palette cycle must be a whole number of iterations from 1 to {MAX_CYCLE_ITERS}"
+        )),
+    }
+}
+
+fn parse_offset(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(v) if (0.0..1.0).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not allowed: the palette offset must be a fraction of the cycle, at least 0 and below 1"
+        )),
+    }
+}
+
+fn parse_supersample(s: &str) -> Result<u32, String> {
+    match s.trim() {
+        "1" => Ok(1),
+        "2" => Ok(2),
+        "4" => Ok(4),
+        _ => Err(format!(
+            "`{s}` is not allowed: supersampling must be 1, 2 (2x2) or 4 (4x4)"
+        )),
+    }
+}
+
+fn parse_band_rows(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(v) if v >= 1 => Ok(v),
+        _ => Err(format!(
+            "`{s}` is not allowed: rows per band must be a whole number of at least 1"
+        )),
+    }
+}
+
+/// Checks an image size and an iteration limit, naming the bad value.
+pub fn check_size_and_iter(width: u32, height: u32, max_iter: u32) -> Result<()> {
     if width == 0 || height == 0 || width > MAX_SIDE_PX || height > MAX_SIDE_PX {
         bail!(
             "image size {width}x{height} is not allowed: width and height must be 1 to {MAX_SIDE_PX} pixels"
         );
     }
-    if u64::from(width) * u64::from(height) > MAX_PIXELS {
-        bail!(
-            "image size {width}x{height} ({} pixels) is too large: at most {MAX_PIXELS} pixels (16384x16384)",
-            u64::from(width) * u64::from(height)
-        );
+    if max_iter == 0 || max_iter > MAX_ITER_LIMIT {
+        bail!("--max-iter {max_iter} is not allowed: it must be 1 to {MAX_ITER_LIMIT}");
     }
-    if args.max_iter == 0 || args.max_iter > MAX_ITER_LIMIT {
-        bail!(
-            "--max-iter {} is not allowed: it must be 1 to {MAX_ITER_LIMIT}",
-            args.max_iter
-        );
-    }
-    let view = match &args.corners {
-        Some(c) => Viewport::from_corners(width, height, c[0], c[1]),
-        None => Viewport::from_center_scale(
-            width,
-            height,
-            args.center.unwrap_or(Complex::new(-0.75, 0.0)),
-            args.scale,
-        ),
-    }
-    .map_err(anyhow::Error::msg)?;
-    let (auto_precision, f64_too_coarse) = Precision::for_view(&view);
-    let precision = match args.precision {
+    Ok(())
+}
+
+/// The precision to use for `job` (whose sample grid decides), with the warnings of the
+/// automatic choice.
+pub fn choose_precision(job: &RenderJob<f64>, arg: PrecisionArg, quiet: bool) -> Precision {
+    let (auto_precision, f64_too_coarse) = Precision::for_view(&job.samples);
+    let precision = match arg {
         PrecisionArg::Auto => auto_precision,
         PrecisionArg::F32 => Precision::F32,
         PrecisionArg::F64 => Precision::F64,
     };
+    if quiet {
+        return precision;
+    }
     if precision == Precision::F32 && auto_precision == Precision::F64 {
         eprintln!(
             "warning: pixel spacing {:e} is too fine for f32 at this centre; use --precision f64 or auto",
-            view.min_step()
+            job.samples.min_step()
         );
     } else if f64_too_coarse {
         eprintln!(
             "warning: pixel spacing {:e} is below f64 resolution at this centre; the image will be blocky",
-            view.min_step()
+            job.samples.min_step()
         );
     }
-    let output = OutputFile::create(&args.output)?;
-    let params = RenderParams {
-        view,
-        max_iter: args.max_iter,
-        precision,
-        palette: args.palette,
-    };
+    precision
+}
 
-    let gpu = match args.backend {
+/// Opens the GPU for `backend` (`None`: render on the CPU). `--backend auto` falls back to the
+/// CPU (with a note) when there is no driver or GPU.
+pub fn open_gpu(backend: Backend) -> Result<Option<Gpu>> {
+    Ok(match backend {
         Backend::Cpu => None,
         Backend::Gpu => Some(Gpu::new(0).context("--backend gpu was requested")?),
         Backend::Auto => match Gpu::new(0) {
@@ -143,60 +222,220 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
             }
             Err(err) => return Err(err).context("opening the GPU"),
         },
+    })
+}
+
+/// The band renderer: `gpu` with band buffers of `capacity_px` pixels, or the CPU.
+pub fn band_renderer(gpu: Option<&Gpu>, capacity_px: usize) -> Result<BandRenderer<'_>> {
+    Ok(match gpu {
+        Some(gpu) => BandRenderer::Gpu(GpuRenderer::new(gpu, capacity_px)?),
+        None => BandRenderer::Cpu,
+    })
+}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Installs the Ctrl-C handler (once per process): it only sets a flag, which the render
+/// loops check between bands or frames.
+pub fn catch_interrupt() {
+    // An error means a handler is already installed (by an earlier call): fine.
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+}
+
+/// Fails with "interrupted" once Ctrl-C was pressed.
+pub fn check_interrupt() -> Result<()> {
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        bail!("interrupted (Ctrl-C): stopped, no output file written");
+    }
+    Ok(())
+}
+
+/// A progress bar on stderr with an ETA, shown only when stderr is a terminal.
+pub fn progress_bar(len: u64, unit: &str) -> indicatif::ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let style = indicatif::ProgressStyle::with_template(&format!(
+        "{{elapsed_precise}} [{{wide_bar}}] {{pos}}/{{len}} {unit}, ETA {{eta}}"
+    ))
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    indicatif::ProgressBar::new(len).with_style(style)
+}
+
+/// Peak resident memory of this process (`VmHWM` in /proc/self/status), if known.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+pub fn run(args: &MandelbrotArgs) -> Result<()> {
+    let (width, height) = (args.width, args.height);
+    check_size_and_iter(width, height, args.max_iter)?;
+    let view = match &args.corners {
+        Some(c) => Viewport::from_corners(width, height, c[0], c[1]),
+        None => Viewport::from_center_scale(
+            width,
+            height,
+            args.center.unwrap_or(Complex::new(-0.75, 0.0)),
+            args.scale,
+        ),
+    }
+    .map_err(anyhow::Error::msg)?;
+    let style = args.look.style();
+    let mut params = RenderParams {
+        view,
+        max_iter: args.max_iter,
+        precision: Precision::F64,
+        palette: args.look.palette,
     };
+    let job = params.job(&style);
+    params.precision = choose_precision(&job, args.precision, false);
+    let precision = params.precision;
+    let output = OutputFile::create(&args.output)?;
+
+    let rows = args
+        .band_rows
+        .unwrap_or_else(|| rows_per_band(width, DEFAULT_BAND_PX))
+        .min(height);
+    let gpu = open_gpu(args.backend)?;
+    let mut renderer = band_renderer(gpu.as_ref(), width as usize * rows as usize)?;
+    if args.verify && gpu.is_none() {
+        eprintln!(
+            "note: --verify compares the GPU with the CPU; rendering on the CPU, nothing to compare"
+        );
+    }
+    catch_interrupt();
+
     let start = Instant::now();
-    let image = match &gpu {
-        Some(gpu) => {
-            let (image, t) = gpu.render_mandelbrot(&params)?;
-            println!(
-                "GPU {}: {width}x{height}, max_iter {}, {}: kernel {:.2} ms, render {:.2} ms",
-                gpu.name(),
-                params.max_iter,
-                precision.name(),
-                t.kernel.as_secs_f64() * 1e3,
-                t.total.as_secs_f64() * 1e3
-            );
-            if args.verify {
-                let cpu_start = Instant::now();
-                let cpu = render_cpu(&params);
-                let cpu_ms = cpu_start.elapsed().as_secs_f64() * 1e3;
-                let differing = cpu
-                    .counts
-                    .iter()
-                    .zip(&image.counts)
-                    .filter(|(a, b)| a != b)
-                    .count();
-                if cpu != image {
-                    bail!(
-                        "GPU and CPU images differ: {differing} of {} escape times differ",
-                        cpu.counts.len()
-                    );
+    let bands: Vec<Band> = Band::split(height, rows).collect();
+    let progress = progress_bar(u64::from(height), "rows");
+    let mut kernel = Duration::ZERO;
+    let mut verify_time = Duration::ZERO;
+    let encode = std::thread::scope(|scope| -> Result<Duration> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
+        let file = output
+            .temp
+            .as_file()
+            .try_clone()
+            .context("opening the output file")?;
+        let encoder = scope.spawn(move || encode_png(file, width, height, rx));
+        let rendered = (|| -> Result<()> {
+            for &band in &bands {
+                check_interrupt()?;
+                let b = renderer.render_band(&job, precision, band, args.verify)?;
+                kernel += b.kernel;
+                if args.verify && gpu.is_some() {
+                    let t = Instant::now();
+                    let cpu = render_band_cpu(&job, precision, band, true);
+                    verify_time += t.elapsed();
+                    if cpu.counts != b.counts || cpu.rgb != b.rgb {
+                        let differing = cpu
+                            .counts
+                            .iter()
+                            .zip(&b.counts)
+                            .filter(|(a, b)| a != b)
+                            .count();
+                        bail!(
+                            "GPU and CPU images differ in rows {}..{}: {differing} of {} escape times differ",
+                            band.first_row,
+                            band.first_row + band.rows,
+                            cpu.counts.len()
+                        );
+                    }
                 }
-                println!(
-                    "verify: CPU render ({cpu_ms:.0} ms) is identical (escape times and colours)"
-                );
+                if tx.send(b.rgb).is_err() {
+                    break; // the encoder failed; its error is reported below
+                }
+                progress.inc(u64::from(band.rows));
             }
-            image
-        }
-        None => {
-            let image = render_cpu(&params);
-            println!(
-                "CPU ({} threads): {width}x{height}, max_iter {}, {}: render {:.2} ms",
-                rayon::current_num_threads(),
-                params.max_iter,
-                precision.name(),
-                start.elapsed().as_secs_f64() * 1e3
-            );
-            image
-        }
+            Ok(())
+        })();
+        drop(tx);
+        let encoded = encoder.join().expect("the PNG encoder thread panicked");
+        rendered?;
+        encoded
+    });
+    progress.finish_and_clear();
+    let encode = encode.with_context(|| format!("writing `{}`", args.output.display()))?;
+    check_interrupt()?;
+    output
+        .temp
+        .persist(&output.path)
+        .with_context(|| format!("cannot write the output file `{}`", args.output.display()))?;
+
+    let what = format!(
+        "{width}x{height}, max_iter {}, {}",
+        params.max_iter,
+        precision.name()
+    );
+    let bands_note = if bands.len() > 1 {
+        format!(", {} bands of {rows} rows", bands.len())
+    } else {
+        String::new()
     };
-    let encode_start = Instant::now();
-    output.write_png(image.width_px, image.height_px, &image.rgb)?;
+    match &gpu {
+        Some(gpu) => println!(
+            "GPU {}: {what}{bands_note}: kernel {:.2} ms",
+            gpu.name(),
+            kernel.as_secs_f64() * 1e3
+        ),
+        None => println!(
+            "CPU ({} threads): {what}{bands_note}: render {:.2} ms",
+            rayon::current_num_threads(),
+            kernel.as_secs_f64() * 1e3
+        ),
+    }
+    if args.verify && gpu.is_some() {
+        println!(
+            "verify: CPU render ({:.0} ms) is identical (escape times and colours)",
+            verify_time.as_secs_f64() * 1e3
+        );
+    }
+    let peak = peak_rss_bytes().map_or_else(String::new, |b| {
+        format!(", peak memory {:.0} MiB", b as f64 / f64::from(1 << 20))
+    });
     println!(
-        "wrote {} (PNG encode {:.0} ms, end to end {:.0} ms)",
+        "wrote {} (PNG encode {:.0} ms, end to end {:.0} ms{peak})",
         args.output.display(),
-        encode_start.elapsed().as_secs_f64() * 1e3,
+        encode.as_secs_f64() * 1e3,
         start.elapsed().as_secs_f64() * 1e3
     );
     Ok(())
+}
+
+/// Encodes the RGB rows received on `rx` (top first, whole rows) as a `width × height` PNG
+/// into `file`; returns the time spent encoding.
+fn encode_png(
+    file: std::fs::File,
+    width: u32,
+    height: u32,
+    rx: std::sync::mpsc::Receiver<Vec<u8>>,
+) -> Result<Duration> {
+    let mut busy = Duration::ZERO;
+    // No BufWriter: the stream writer already hands the file whole IDAT chunks.
+    let mut encoder = png::Encoder::new(file, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Fast);
+    let mut stream = encoder
+        .write_header()
+        .context("writing the PNG header")?
+        .into_stream_writer()
+        .context("starting the PNG stream")?;
+    let mut received = 0u64;
+    for rgb in rx {
+        let t = Instant::now();
+        stream.write_all(&rgb).context("encoding PNG rows")?;
+        received += rgb.len() as u64;
+        busy += t.elapsed();
+    }
+    if received != 3 * u64::from(width) * u64::from(height) {
+        // Rendering stopped early (error or Ctrl-C): the caller reports why.
+        bail!("rendering stopped before the image was complete");
+    }
+    let t = Instant::now();
+    stream.finish().context("finishing the PNG")?;
+    Ok(busy + t.elapsed())
 }

@@ -1,9 +1,12 @@
 //! The subcommands of the `ferrocuda` binary (one module each) and the argument parsers and
 //! output helpers they share.
 
+pub mod bench;
 pub mod info;
 pub mod mandelbrot;
+pub mod mandelbrot_bench;
 pub mod vector;
+pub mod zoom;
 
 use anyhow::{Context, Result, bail};
 use common::{Complex, Palette};

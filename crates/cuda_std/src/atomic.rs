@@ -1,0 +1,905 @@
+//! Atomic operations on raw pointers to global or shared memory, with an explicit **scope**
+//! and **ordering** (PTX memory consistency model, PTX ISA §8).
+//!
+//! ```ignore
+//! use cuda_std::atomic::{self, Device, Ordering};
+//! let old = unsafe { atomic::fetch_add::<Device, u32>(counter, 1, Ordering::Relaxed) };
+//! ```
+//!
+//! **Scope** (a type parameter): the set of threads the operation is atomic, and ordered,
+//! with respect to:
+//! - [`Block`] (PTX `.cta`): the threads of the same block. Cheapest; enough for shared
+//!   memory and for data only one block touches.
+//! - [`Device`] (PTX `.gpu`): all threads of the GPU, all grids. Use for global counters and
+//!   for communication between blocks.
+//! - [`System`] (PTX `.sys`): also the host and peer GPUs (mapped or managed memory). This is
+//!   what `core::sync::atomic` compiles to on nvptx (BRIEF: `atom.relaxed.sys`).
+//!
+//! **Ordering** ([`Ordering`], the same enum as `core::sync::atomic`): `Relaxed` (PTX
+//! `.relaxed`: atomic, no ordering of other accesses), `Acquire` (`.acquire`), `Release`
+//! (`.release`), `AcqRel` (`.acq_rel`), `SeqCst` (a `fence.sc` of the same scope followed by
+//! the `.acquire` form of the operation, for loads `ld.acquire`, for stores `st.relaxed` —
+//! the mapping of the PTX ISA's §8 "Memory Consistency Model" / libcu++). As in `core`,
+//! loads reject `Release`/`AcqRel` and stores reject `Acquire`/`AcqRel` (they panic, which on
+//! the GPU is a `trap`); the ordering is normally a constant, so the check compiles away.
+//!
+//! Types: `i32`, `u32`, `i64`, `u64`, `f32`, `f64`; the operations each supports are the
+//! traits [`Atomic`] (load, store, exchange, compare-exchange: all six), [`AtomicAdd`]
+//! (`fetch_add`/`fetch_sub`: all six; integer addition wraps), [`AtomicMinMax`] (all six;
+//! integers natively, floats by a compare-exchange loop) and [`AtomicBits`] (`and`/`or`/`xor`:
+//! integers).
+//!
+//! Instructions: `atom{.sem}{.scope}.op.type`, `ld{.sem}{.scope}`, `st{.sem}{.scope}`,
+//! `fence{.sem}{.scope}` (PTX ISA §9.7 "Parallel Synchronization and Communication
+//! Instructions: atom", "Data Movement and Conversion Instructions: ld, st", "membar/fence").
+//! Scopes and `.sem` qualifiers need **sm_70+** and PTX ISA 6.0+ (our baseline); `atom.add.f64`
+//! needs sm_60+; 64-bit `min`/`max` need sm_32+.
+//!
+//! # Safety (every operation)
+//! - `ptr` is non-null, aligned to the size of `T`, and points to global or shared memory
+//!   (generic addressing) that is valid for reads and writes of a `T` for the whole
+//!   operation (for [`load`], reads only).
+//! - Every thread that accesses the location concurrently does so atomically with a scope
+//!   that includes both threads (e.g. [`Block`] only if they are in the same block); mixing
+//!   plain and atomic accesses to one location without ordering between them is a data race
+//!   (undefined behaviour).
+
+use core::marker::PhantomData;
+pub use core::sync::atomic::Ordering;
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::asm;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Which PTX scope an operation uses.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScopeKind {
+    /// `.cta`
+    Block,
+    /// `.gpu`
+    Device,
+    /// `.sys`
+    System,
+}
+
+/// An atomic scope: [`Block`], [`Device`] or [`System`].
+pub trait Scope: sealed::Sealed {
+    #[doc(hidden)]
+    const KIND: ScopeKind;
+}
+
+/// Block scope (PTX `.cta`): atomic and ordered among the threads of one block.
+#[derive(Debug)]
+pub enum Block {}
+/// Device scope (PTX `.gpu`): atomic and ordered among all threads of the GPU.
+#[derive(Debug)]
+pub enum Device {}
+/// System scope (PTX `.sys`): atomic and ordered also with respect to the host and peer
+/// GPUs.
+#[derive(Debug)]
+pub enum System {}
+
+impl sealed::Sealed for Block {}
+impl sealed::Sealed for Device {}
+impl sealed::Sealed for System {}
+impl Scope for Block {
+    const KIND: ScopeKind = ScopeKind::Block;
+}
+impl Scope for Device {
+    const KIND: ScopeKind = ScopeKind::Device;
+}
+impl Scope for System {
+    const KIND: ScopeKind = ScopeKind::System;
+}
+
+/// Calls `$m!(fence, sem, scope, rest...)` with the PTX strings of a read-modify-write of
+/// `$order` at `$scope`.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! rmw_dispatch {
+    ($scope:expr, $order:expr, $m:ident!($($rest:tt)*)) => {
+        match ($scope, $order) {
+            (ScopeKind::Block, Ordering::Relaxed) => $m!("", ".relaxed", ".cta", $($rest)*),
+            (ScopeKind::Block, Ordering::Acquire) => $m!("", ".acquire", ".cta", $($rest)*),
+            (ScopeKind::Block, Ordering::Release) => $m!("", ".release", ".cta", $($rest)*),
+            (ScopeKind::Block, Ordering::AcqRel) => $m!("", ".acq_rel", ".cta", $($rest)*),
+            (ScopeKind::Block, Ordering::SeqCst) => $m!("fence.sc.cta; ", ".acquire", ".cta", $($rest)*),
+            (ScopeKind::Device, Ordering::Relaxed) => $m!("", ".relaxed", ".gpu", $($rest)*),
+            (ScopeKind::Device, Ordering::Acquire) => $m!("", ".acquire", ".gpu", $($rest)*),
+            (ScopeKind::Device, Ordering::Release) => $m!("", ".release", ".gpu", $($rest)*),
+            (ScopeKind::Device, Ordering::AcqRel) => $m!("", ".acq_rel", ".gpu", $($rest)*),
+            (ScopeKind::Device, Ordering::SeqCst) => $m!("fence.sc.gpu; ", ".acquire", ".gpu", $($rest)*),
+            (ScopeKind::System, Ordering::Relaxed) => $m!("", ".relaxed", ".sys", $($rest)*),
+            (ScopeKind::System, Ordering::Acquire) => $m!("", ".acquire", ".sys", $($rest)*),
+            (ScopeKind::System, Ordering::Release) => $m!("", ".release", ".sys", $($rest)*),
+            (ScopeKind::System, Ordering::AcqRel) => $m!("", ".acq_rel", ".sys", $($rest)*),
+            (ScopeKind::System, Ordering::SeqCst) => $m!("fence.sc.sys; ", ".acquire", ".sys", $($rest)*),
+            (_, _) => panic!("unsupported atomic ordering"),
+        }
+    };
+}
+
+/// Like `rmw_dispatch` for loads: Relaxed, Acquire, SeqCst (fence.sc + ld.acquire).
+#[cfg(target_arch = "nvptx64")]
+macro_rules! load_dispatch {
+    ($scope:expr, $order:expr, $m:ident!($($rest:tt)*)) => {
+        match ($scope, $order) {
+            (ScopeKind::Block, Ordering::Relaxed) => $m!("", ".relaxed", ".cta", $($rest)*),
+            (ScopeKind::Block, Ordering::Acquire) => $m!("", ".acquire", ".cta", $($rest)*),
+            (ScopeKind::Block, Ordering::SeqCst) => $m!("fence.sc.cta; ", ".acquire", ".cta", $($rest)*),
+            (ScopeKind::Device, Ordering::Relaxed) => $m!("", ".relaxed", ".gpu", $($rest)*),
+            (ScopeKind::Device, Ordering::Acquire) => $m!("", ".acquire", ".gpu", $($rest)*),
+            (ScopeKind::Device, Ordering::SeqCst) => $m!("fence.sc.gpu; ", ".acquire", ".gpu", $($rest)*),
+            (ScopeKind::System, Ordering::Relaxed) => $m!("", ".relaxed", ".sys", $($rest)*),
+            (ScopeKind::System, Ordering::Acquire) => $m!("", ".acquire", ".sys", $($rest)*),
+            (ScopeKind::System, Ordering::SeqCst) => $m!("fence.sc.sys; ", ".acquire", ".sys", $($rest)*),
+            (_, _) => panic!("there is no such thing as a release (or acq_rel) atomic load"),
+        }
+    };
+}
+
+/// Like `rmw_dispatch` for stores: Relaxed, Release, SeqCst (fence.sc + st.relaxed).
+#[cfg(target_arch = "nvptx64")]
+macro_rules! store_dispatch {
+    ($scope:expr, $order:expr, $m:ident!($($rest:tt)*)) => {
+        match ($scope, $order) {
+            (ScopeKind::Block, Ordering::Relaxed) => $m!("", ".relaxed", ".cta", $($rest)*),
+            (ScopeKind::Block, Ordering::Release) => $m!("", ".release", ".cta", $($rest)*),
+            (ScopeKind::Block, Ordering::SeqCst) => $m!("fence.sc.cta; ", ".relaxed", ".cta", $($rest)*),
+            (ScopeKind::Device, Ordering::Relaxed) => $m!("", ".relaxed", ".gpu", $($rest)*),
+            (ScopeKind::Device, Ordering::Release) => $m!("", ".release", ".gpu", $($rest)*),
+            (ScopeKind::Device, Ordering::SeqCst) => $m!("fence.sc.gpu; ", ".relaxed", ".gpu", $($rest)*),
+            (ScopeKind::System, Ordering::Relaxed) => $m!("", ".relaxed", ".sys", $($rest)*),
+            (ScopeKind::System, Ordering::Release) => $m!("", ".release", ".sys", $($rest)*),
+            (ScopeKind::System, Ordering::SeqCst) => $m!("fence.sc.sys; ", ".relaxed", ".sys", $($rest)*),
+            (_, _) => panic!("there is no such thing as an acquire (or acq_rel) atomic store"),
+        }
+    };
+}
+
+/// `atom{sem}{scope}.{op}.{ty} old, [ptr], val;`
+#[cfg(target_arch = "nvptx64")]
+macro_rules! atom_asm {
+    ($fence:literal, $sem:literal, $scope:literal, $op:literal, $ty:literal, $rc:ident, $old:ident, $ptr:ident, $val:ident) => {
+        // SAFETY: the caller guarantees `ptr` is valid for an atomic access (module docs).
+        unsafe {
+            asm!(
+                concat!($fence, "atom", $sem, $scope, ".", $op, ".", $ty, " {old}, [{ptr}], {val};"),
+                old = out($rc) $old, ptr = in(reg64) $ptr, val = in($rc) $val,
+                options(nostack),
+            )
+        }
+    };
+}
+
+#[cfg(target_arch = "nvptx64")]
+macro_rules! cas_asm {
+    ($fence:literal, $sem:literal, $scope:literal, $ty:literal, $rc:ident, $old:ident, $ptr:ident, $cmp:ident, $new:ident) => {
+        // SAFETY: as in `atom_asm`.
+        unsafe {
+            asm!(
+                concat!($fence, "atom", $sem, $scope, ".cas.", $ty, " {old}, [{ptr}], {cmp}, {new};"),
+                old = out($rc) $old, ptr = in(reg64) $ptr, cmp = in($rc) $cmp, new = in($rc) $new,
+                options(nostack),
+            )
+        }
+    };
+}
+
+#[cfg(target_arch = "nvptx64")]
+macro_rules! ld_asm {
+    ($fence:literal, $sem:literal, $scope:literal, $ty:literal, $rc:ident, $val:ident, $ptr:ident) => {
+        // SAFETY: as in `atom_asm`.
+        unsafe {
+            asm!(
+                concat!($fence, "ld", $sem, $scope, ".", $ty, " {val}, [{ptr}];"),
+                val = out($rc) $val, ptr = in(reg64) $ptr,
+                options(nostack),
+            )
+        }
+    };
+}
+
+#[cfg(target_arch = "nvptx64")]
+macro_rules! st_asm {
+    ($fence:literal, $sem:literal, $scope:literal, $ty:literal, $rc:ident, $ptr:ident, $val:ident) => {
+        // SAFETY: as in `atom_asm`.
+        unsafe {
+            asm!(
+                concat!($fence, "st", $sem, $scope, ".", $ty, " [{ptr}], {val};"),
+                ptr = in(reg64) $ptr, val = in($rc) $val,
+                options(nostack),
+            )
+        }
+    };
+}
+
+/// Defines `unsafe fn $name(ptr: *mut $t, val: $t, scope, order) -> $t` for one `atom` op.
+macro_rules! raw_rmw {
+    ($name:ident, $t:ty, $op:literal, $ty:literal, $rc:ident) => {
+        #[inline(always)]
+        unsafe fn $name(ptr: *mut $t, val: $t, scope: ScopeKind, order: Ordering) -> $t {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let old: $t;
+                let ptr = ptr as u64;
+                rmw_dispatch!(scope, order, atom_asm!($op, $ty, $rc, old, ptr, val));
+                old
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            crate::host_stub!("atomic::*", ptr, val, scope, order)
+        }
+    };
+}
+
+raw_rmw!(add_u32, u32, "add", "u32", reg32);
+raw_rmw!(add_u64, u64, "add", "u64", reg64);
+raw_rmw!(add_f32, f32, "add", "f32", reg32);
+raw_rmw!(add_f64, f64, "add", "f64", reg64);
+raw_rmw!(min_u32, u32, "min", "u32", reg32);
+raw_rmw!(min_s32, i32, "min", "s32", reg32);
+raw_rmw!(min_u64, u64, "min", "u64", reg64);
+raw_rmw!(min_s64, i64, "min", "s64", reg64);
+raw_rmw!(max_u32, u32, "max", "u32", reg32);
+raw_rmw!(max_s32, i32, "max", "s32", reg32);
+raw_rmw!(max_u64, u64, "max", "u64", reg64);
+raw_rmw!(max_s64, i64, "max", "s64", reg64);
+raw_rmw!(and_b32, u32, "and", "b32", reg32);
+raw_rmw!(or_b32, u32, "or", "b32", reg32);
+raw_rmw!(xor_b32, u32, "xor", "b32", reg32);
+raw_rmw!(and_b64, u64, "and", "b64", reg64);
+raw_rmw!(or_b64, u64, "or", "b64", reg64);
+raw_rmw!(xor_b64, u64, "xor", "b64", reg64);
+raw_rmw!(exch_b32, u32, "exch", "b32", reg32);
+raw_rmw!(exch_b64, u64, "exch", "b64", reg64);
+
+macro_rules! raw_bits {
+    ($cas:ident, $ld:ident, $st:ident, $t:ty, $ty:literal, $rc:ident) => {
+        #[inline(always)]
+        unsafe fn $cas(ptr: *mut $t, cmp: $t, new: $t, scope: ScopeKind, order: Ordering) -> $t {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let old: $t;
+                let ptr = ptr as u64;
+                rmw_dispatch!(scope, order, cas_asm!($ty, $rc, old, ptr, cmp, new));
+                old
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            crate::host_stub!("atomic::compare_exchange", ptr, cmp, new, scope, order)
+        }
+
+        #[inline(always)]
+        unsafe fn $ld(ptr: *const $t, scope: ScopeKind, order: Ordering) -> $t {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let val: $t;
+                let ptr = ptr as u64;
+                load_dispatch!(scope, order, ld_asm!($ty, $rc, val, ptr));
+                val
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            crate::host_stub!("atomic::load", ptr, scope, order)
+        }
+
+        #[inline(always)]
+        unsafe fn $st(ptr: *mut $t, val: $t, scope: ScopeKind, order: Ordering) {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let ptr = ptr as u64;
+                store_dispatch!(scope, order, st_asm!($ty, $rc, ptr, val));
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            crate::host_stub!("atomic::store", ptr, val, scope, order)
+        }
+    };
+}
+
+raw_bits!(cas_b32, ld_b32, st_b32, u32, "b32", reg32);
+raw_bits!(cas_b64, ld_b64, st_b64, u64, "b64", reg64);
+
+/// A type with atomic load, store, exchange and compare-exchange: `i32`, `u32`, `i64`,
+/// `u64`, `f32`, `f64` (floats by their bits: compare-exchange compares bits, so `-0.0 !=
+/// 0.0` and a NaN matches itself).
+pub trait Atomic: Copy + sealed::Sealed {
+    #[doc(hidden)]
+    unsafe fn atomic_load(ptr: *const Self, scope: ScopeKind, order: Ordering) -> Self;
+    #[doc(hidden)]
+    unsafe fn atomic_store(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering);
+    #[doc(hidden)]
+    unsafe fn atomic_exchange(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering)
+    -> Self;
+    #[doc(hidden)]
+    unsafe fn atomic_cas(
+        ptr: *mut Self,
+        current: Self,
+        new: Self,
+        scope: ScopeKind,
+        order: Ordering,
+    ) -> Self;
+    #[doc(hidden)]
+    fn bits_eq(a: Self, b: Self) -> bool;
+}
+
+/// A type with atomic `fetch_add` (and `fetch_sub`, as the addition of the negation).
+pub trait AtomicAdd: Atomic {
+    #[doc(hidden)]
+    unsafe fn atomic_add(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
+    #[doc(hidden)]
+    fn negate(self) -> Self;
+}
+
+/// A type with atomic `fetch_min` / `fetch_max`. Integers use `atom.min`/`atom.max` (signed
+/// comparison for `i32`/`i64`); floats use a compare-exchange loop with IEEE `min`/`max`
+/// semantics of `f32::min` (a NaN operand is ignored unless both are NaN).
+pub trait AtomicMinMax: Atomic {
+    #[doc(hidden)]
+    unsafe fn atomic_min(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
+    #[doc(hidden)]
+    unsafe fn atomic_max(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
+}
+
+/// An integer with atomic `fetch_and` / `fetch_or` / `fetch_xor`.
+pub trait AtomicBits: Atomic {
+    #[doc(hidden)]
+    unsafe fn atomic_and(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
+    #[doc(hidden)]
+    unsafe fn atomic_or(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
+    #[doc(hidden)]
+    unsafe fn atomic_xor(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
+}
+
+/// Implements `Atomic` for `$t` over the raw bit operations of `$b` with conversions.
+macro_rules! impl_atomic {
+    ($t:ty, $b:ty, $to:expr, $from:expr, $cas:ident, $ld:ident, $st:ident, $exch:ident) => {
+        impl sealed::Sealed for $t {}
+        impl Atomic for $t {
+            #[inline(always)]
+            unsafe fn atomic_load(ptr: *const Self, scope: ScopeKind, order: Ordering) -> Self {
+                // SAFETY: forwarded; same size and alignment as `$b`.
+                $from(unsafe { $ld(ptr.cast::<$b>(), scope, order) })
+            }
+            #[inline(always)]
+            unsafe fn atomic_store(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) {
+                // SAFETY: forwarded; same size and alignment as `$b`.
+                unsafe { $st(ptr.cast::<$b>(), $to(val), scope, order) }
+            }
+            #[inline(always)]
+            unsafe fn atomic_exchange(
+                ptr: *mut Self,
+                val: Self,
+                scope: ScopeKind,
+                order: Ordering,
+            ) -> Self {
+                // SAFETY: forwarded; same size and alignment as `$b`.
+                $from(unsafe { $exch(ptr.cast::<$b>(), $to(val), scope, order) })
+            }
+            #[inline(always)]
+            unsafe fn atomic_cas(
+                ptr: *mut Self,
+                current: Self,
+                new: Self,
+                scope: ScopeKind,
+                order: Ordering,
+            ) -> Self {
+                // SAFETY: forwarded; same size and alignment as `$b`.
+                $from(unsafe { $cas(ptr.cast::<$b>(), $to(current), $to(new), scope, order) })
+            }
+            #[inline(always)]
+            fn bits_eq(a: Self, b: Self) -> bool {
+                $to(a) == $to(b)
+            }
+        }
+    };
+}
+
+impl_atomic!(
+    u32,
+    u32,
+    |v: u32| v,
+    |b: u32| b,
+    cas_b32,
+    ld_b32,
+    st_b32,
+    exch_b32
+);
+impl_atomic!(
+    i32,
+    u32,
+    |v: i32| v as u32,
+    |b: u32| b as i32,
+    cas_b32,
+    ld_b32,
+    st_b32,
+    exch_b32
+);
+impl_atomic!(
+    f32,
+    u32,
+    f32::to_bits,
+    f32::from_bits,
+    cas_b32,
+    ld_b32,
+    st_b32,
+    exch_b32
+);
+impl_atomic!(
+    u64,
+    u64,
+    |v: u64| v,
+    |b: u64| b,
+    cas_b64,
+    ld_b64,
+    st_b64,
+    exch_b64
+);
+impl_atomic!(
+    i64,
+    u64,
+    |v: i64| v as u64,
+    |b: u64| b as i64,
+    cas_b64,
+    ld_b64,
+    st_b64,
+    exch_b64
+);
+impl_atomic!(
+    f64,
+    u64,
+    f64::to_bits,
+    f64::from_bits,
+    cas_b64,
+    ld_b64,
+    st_b64,
+    exch_b64
+);
+
+macro_rules! impl_add {
+    ($t:ty, $raw:ident, $rt:ty, $neg:expr) => {
+        impl AtomicAdd for $t {
+            #[inline(always)]
+            unsafe fn atomic_add(
+                ptr: *mut Self,
+                val: Self,
+                scope: ScopeKind,
+                order: Ordering,
+            ) -> Self {
+                // SAFETY: forwarded; two's-complement addition is the same for signed and
+                // unsigned operands, so `atom.add.u*` serves `i*` too.
+                unsafe { $raw(ptr.cast::<$rt>(), val as $rt, scope, order) as $t }
+            }
+            #[inline(always)]
+            fn negate(self) -> Self {
+                $neg(self)
+            }
+        }
+    };
+}
+impl_add!(u32, add_u32, u32, u32::wrapping_neg);
+impl_add!(i32, add_u32, u32, i32::wrapping_neg);
+impl_add!(u64, add_u64, u64, u64::wrapping_neg);
+impl_add!(i64, add_u64, u64, i64::wrapping_neg);
+impl_add!(f32, add_f32, f32, |v: f32| -v);
+impl_add!(f64, add_f64, f64, |v: f64| -v);
+
+macro_rules! impl_minmax_int {
+    ($t:ty, $min:ident, $max:ident) => {
+        impl AtomicMinMax for $t {
+            #[inline(always)]
+            unsafe fn atomic_min(
+                ptr: *mut Self,
+                val: Self,
+                scope: ScopeKind,
+                order: Ordering,
+            ) -> Self {
+                // SAFETY: forwarded.
+                unsafe { $min(ptr, val, scope, order) }
+            }
+            #[inline(always)]
+            unsafe fn atomic_max(
+                ptr: *mut Self,
+                val: Self,
+                scope: ScopeKind,
+                order: Ordering,
+            ) -> Self {
+                // SAFETY: forwarded.
+                unsafe { $max(ptr, val, scope, order) }
+            }
+        }
+    };
+}
+impl_minmax_int!(u32, min_u32, max_u32);
+impl_minmax_int!(i32, min_s32, max_s32);
+impl_minmax_int!(u64, min_u64, max_u64);
+impl_minmax_int!(i64, min_s64, max_s64);
+
+/// Compare-exchange loop applying `f(old, val)`; returns the previous value. The loop's
+/// loads and failed attempts are relaxed; the successful CAS uses `order`.
+#[inline(always)]
+unsafe fn cas_loop<T: Atomic>(
+    ptr: *mut T,
+    val: T,
+    scope: ScopeKind,
+    order: Ordering,
+    f: impl Fn(T, T) -> T,
+) -> T {
+    // SAFETY: forwarded to the caller (module docs).
+    let mut old = unsafe { T::atomic_load(ptr, scope, Ordering::Relaxed) };
+    loop {
+        let new = f(old, val);
+        if T::bits_eq(new, old) && matches!(order, Ordering::Relaxed) {
+            // Nothing to write, and no ordering to establish.
+            return old;
+        }
+        // SAFETY: as above.
+        let seen = unsafe { T::atomic_cas(ptr, old, new, scope, order) };
+        if T::bits_eq(seen, old) {
+            return old;
+        }
+        old = seen;
+    }
+}
+
+macro_rules! impl_minmax_float {
+    ($t:ty) => {
+        impl AtomicMinMax for $t {
+            #[inline(always)]
+            unsafe fn atomic_min(
+                ptr: *mut Self,
+                val: Self,
+                scope: ScopeKind,
+                order: Ordering,
+            ) -> Self {
+                // SAFETY: forwarded.
+                unsafe { cas_loop(ptr, val, scope, order, <$t>::min) }
+            }
+            #[inline(always)]
+            unsafe fn atomic_max(
+                ptr: *mut Self,
+                val: Self,
+                scope: ScopeKind,
+                order: Ordering,
+            ) -> Self {
+                // SAFETY: forwarded.
+                unsafe { cas_loop(ptr, val, scope, order, <$t>::max) }
+            }
+        }
+    };
+}
+impl_minmax_float!(f32);
+impl_minmax_float!(f64);
+
+macro_rules! impl_bits {
+    ($t:ty, $rt:ty, $and:ident, $or:ident, $xor:ident) => {
+        impl AtomicBits for $t {
+            #[inline(always)]
+            unsafe fn atomic_and(
+                ptr: *mut Self,
+                val: Self,
+                scope: ScopeKind,
+                order: Ordering,
+            ) -> Self {
+                // SAFETY: forwarded; bitwise operations ignore signedness.
+                unsafe { $and(ptr.cast::<$rt>(), val as $rt, scope, order) as $t }
+            }
+            #[inline(always)]
+            unsafe fn atomic_or(
+                ptr: *mut Self,
+                val: Self,
+                scope: ScopeKind,
+                order: Ordering,
+            ) -> Self {
+                // SAFETY: as above.
+                unsafe { $or(ptr.cast::<$rt>(), val as $rt, scope, order) as $t }
+            }
+            #[inline(always)]
+            unsafe fn atomic_xor(
+                ptr: *mut Self,
+                val: Self,
+                scope: ScopeKind,
+                order: Ordering,
+            ) -> Self {
+                // SAFETY: as above.
+                unsafe { $xor(ptr.cast::<$rt>(), val as $rt, scope, order) as $t }
+            }
+        }
+    };
+}
+impl_bits!(u32, u32, and_b32, or_b32, xor_b32);
+impl_bits!(i32, u32, and_b32, or_b32, xor_b32);
+impl_bits!(u64, u64, and_b64, or_b64, xor_b64);
+impl_bits!(i64, u64, and_b64, or_b64, xor_b64);
+
+/// Atomically reads `*ptr` (PTX `ld.relaxed|acquire.{cta,gpu,sys}`).
+///
+/// `order`: `Relaxed`, `Acquire` or `SeqCst`; `Release`/`AcqRel` panic.
+///
+/// # Safety
+/// The module's rules: `ptr` is aligned, valid for reads of a `T`, in global or shared
+/// memory, and concurrent writers use atomics of a scope including this thread.
+#[inline(always)]
+#[must_use]
+pub unsafe fn load<S: Scope, T: Atomic>(ptr: *const T, order: Ordering) -> T {
+    // SAFETY: forwarded to the caller.
+    unsafe { T::atomic_load(ptr, S::KIND, order) }
+}
+
+/// Atomically writes `val` to `*ptr` (PTX `st.relaxed|release.{cta,gpu,sys}`).
+///
+/// `order`: `Relaxed`, `Release` or `SeqCst`; `Acquire`/`AcqRel` panic.
+///
+/// # Safety
+/// The module's rules: `ptr` is aligned, valid for writes of a `T`, in global or shared
+/// memory, and concurrent accessors use atomics of a scope including this thread.
+#[inline(always)]
+pub unsafe fn store<S: Scope, T: Atomic>(ptr: *mut T, val: T, order: Ordering) {
+    // SAFETY: forwarded to the caller.
+    unsafe { T::atomic_store(ptr, val, S::KIND, order) }
+}
+
+/// Atomically replaces `*ptr` with `val`, returning the previous value (PTX `atom.exch.b32`
+/// / `.b64`).
+///
+/// # Safety
+/// The module's rules (see [`load`] and [`store`]).
+#[inline(always)]
+pub unsafe fn exchange<S: Scope, T: Atomic>(ptr: *mut T, val: T, order: Ordering) -> T {
+    // SAFETY: forwarded to the caller.
+    unsafe { T::atomic_exchange(ptr, val, S::KIND, order) }
+}
+
+/// If `*ptr` equals `current` (bitwise), replaces it with `new`. Returns `Ok(previous)` on
+/// success and `Err(previous)` otherwise, like `core`'s `compare_exchange` (PTX
+/// `atom.cas.b32` / `.b64`). PTX has one ordering for both outcomes: `order` applies to the
+/// failed comparison as well.
+///
+/// # Safety
+/// The module's rules (see [`load`] and [`store`]).
+#[inline(always)]
+pub unsafe fn compare_exchange<S: Scope, T: Atomic>(
+    ptr: *mut T,
+    current: T,
+    new: T,
+    order: Ordering,
+) -> Result<T, T> {
+    // SAFETY: forwarded to the caller.
+    let old = unsafe { T::atomic_cas(ptr, current, new, S::KIND, order) };
+    if T::bits_eq(old, current) {
+        Ok(old)
+    } else {
+        Err(old)
+    }
+}
+
+/// Atomically adds `val` to `*ptr`, returning the previous value (PTX `atom.add.u32`,
+/// `.u64`, `.f32`, `.f64`; integer addition wraps, float addition rounds to nearest even
+/// — so the final value of concurrent float additions depends on their order).
+///
+/// # Safety
+/// The module's rules (see [`load`] and [`store`]).
+#[inline(always)]
+pub unsafe fn fetch_add<S: Scope, T: AtomicAdd>(ptr: *mut T, val: T, order: Ordering) -> T {
+    // SAFETY: forwarded to the caller.
+    unsafe { T::atomic_add(ptr, val, S::KIND, order) }
+}
+
+/// Atomically subtracts `val` from `*ptr`, returning the previous value: an `atom.add` of the
+/// (wrapping, for integers) negation of `val`.
+///
+/// # Safety
+/// The module's rules (see [`load`] and [`store`]).
+#[inline(always)]
+pub unsafe fn fetch_sub<S: Scope, T: AtomicAdd>(ptr: *mut T, val: T, order: Ordering) -> T {
+    // SAFETY: forwarded to the caller.
+    unsafe { T::atomic_add(ptr, val.negate(), S::KIND, order) }
+}
+
+/// Atomically stores the minimum of `*ptr` and `val`, returning the previous value (PTX
+/// `atom.min.{u32,s32,u64,s64}`; floats: compare-exchange loop, see [`AtomicMinMax`]).
+///
+/// # Safety
+/// The module's rules (see [`load`] and [`store`]).
+#[inline(always)]
+pub unsafe fn fetch_min<S: Scope, T: AtomicMinMax>(ptr: *mut T, val: T, order: Ordering) -> T {
+    // SAFETY: forwarded to the caller.
+    unsafe { T::atomic_min(ptr, val, S::KIND, order) }
+}
+
+/// Atomically stores the maximum of `*ptr` and `val`, returning the previous value (PTX
+/// `atom.max.{u32,s32,u64,s64}`; floats: compare-exchange loop, see [`AtomicMinMax`]).
+///
+/// # Safety
+/// The module's rules (see [`load`] and [`store`]).
+#[inline(always)]
+pub unsafe fn fetch_max<S: Scope, T: AtomicMinMax>(ptr: *mut T, val: T, order: Ordering) -> T {
+    // SAFETY: forwarded to the caller.
+    unsafe { T::atomic_max(ptr, val, S::KIND, order) }
+}
+
+/// Atomically `*ptr &= val`, returning the previous value (PTX `atom.and.b32` / `.b64`).
+///
+/// # Safety
+/// The module's rules (see [`load`] and [`store`]).
+#[inline(always)]
+pub unsafe fn fetch_and<S: Scope, T: AtomicBits>(ptr: *mut T, val: T, order: Ordering) -> T {
+    // SAFETY: forwarded to the caller.
+    unsafe { T::atomic_and(ptr, val, S::KIND, order) }
+}
+
+/// Atomically `*ptr |= val`, returning the previous value (PTX `atom.or.b32` / `.b64`).
+///
+/// # Safety
+/// The module's rules (see [`load`] and [`store`]).
+#[inline(always)]
+pub unsafe fn fetch_or<S: Scope, T: AtomicBits>(ptr: *mut T, val: T, order: Ordering) -> T {
+    // SAFETY: forwarded to the caller.
+    unsafe { T::atomic_or(ptr, val, S::KIND, order) }
+}
+
+/// Atomically `*ptr ^= val`, returning the previous value (PTX `atom.xor.b32` / `.b64`).
+///
+/// # Safety
+/// The module's rules (see [`load`] and [`store`]).
+#[inline(always)]
+pub unsafe fn fetch_xor<S: Scope, T: AtomicBits>(ptr: *mut T, val: T, order: Ordering) -> T {
+    // SAFETY: forwarded to the caller.
+    unsafe { T::atomic_xor(ptr, val, S::KIND, order) }
+}
+
+/// A memory fence of scope `S`: `Acquire`, `Release` and `AcqRel` give PTX
+/// `fence.acq_rel.{cta,gpu,sys}`, `SeqCst` gives `fence.sc.*` (the same as
+/// [`crate::thread::fence_device`] and friends); `Relaxed` panics, as in `core`.
+///
+/// With relaxed atomics it builds release/acquire patterns: writer `data = ...;
+/// fence::<Device>(Release); store::<Device>(flag, 1, Relaxed)`, reader `while
+/// load::<Device>(flag, Relaxed) == 0 {} fence::<Device>(Acquire); ... = data` (PTX ISA §8,
+/// "Memory Consistency Model": fence-SC / release and acquire patterns). sm_70+.
+#[inline(always)]
+pub fn fence<S: Scope>(order: Ordering) {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        macro_rules! f {
+            ($ptx:literal) => {
+                // SAFETY: a fence has no operands and no preconditions.
+                unsafe { asm!($ptx, options(nostack)) }
+            };
+        }
+        match (S::KIND, order) {
+            (_, Ordering::Relaxed) => panic!("there is no such thing as a relaxed fence"),
+            (ScopeKind::Block, Ordering::SeqCst) => f!("fence.sc.cta;"),
+            (ScopeKind::Device, Ordering::SeqCst) => f!("fence.sc.gpu;"),
+            (ScopeKind::System, Ordering::SeqCst) => f!("fence.sc.sys;"),
+            (ScopeKind::Block, _) => f!("fence.acq_rel.cta;"),
+            (ScopeKind::Device, _) => f!("fence.acq_rel.gpu;"),
+            (ScopeKind::System, _) => f!("fence.acq_rel.sys;"),
+        }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::host_stub!("atomic::fence", order)
+}
+
+/// A reference-like handle to an atomic location with a fixed scope, for code that touches
+/// one location many times: `AtomicRef::<Device, u32>::new(ptr).fetch_add(1, Relaxed)`.
+///
+/// Creating one is `unsafe` (it asserts the module's safety rules for the handle's
+/// lifetime); its operations are then safe.
+#[derive(Debug)]
+pub struct AtomicRef<'a, S: Scope, T: Atomic> {
+    ptr: *mut T,
+    _marker: PhantomData<(&'a T, S)>,
+}
+
+impl<S: Scope, T: Atomic> Clone for AtomicRef<'_, S, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S: Scope, T: Atomic> Copy for AtomicRef<'_, S, T> {}
+
+impl<'a, S: Scope, T: Atomic> AtomicRef<'a, S, T> {
+    /// Wraps `ptr`.
+    ///
+    /// # Safety
+    /// For `'a`: `ptr` satisfies the module's rules (aligned, valid for reads and writes, in
+    /// global or shared memory), and every concurrent access to it is atomic with a scope
+    /// that includes this thread.
+    #[inline(always)]
+    pub unsafe fn new(ptr: *mut T) -> Self {
+        Self {
+            ptr,
+            _marker: PhantomData,
+        }
+    }
+
+    /// The wrapped pointer.
+    #[inline(always)]
+    pub fn as_ptr(self) -> *mut T {
+        self.ptr
+    }
+
+    /// [`load`] (`Relaxed`, `Acquire`, `SeqCst`).
+    #[inline(always)]
+    #[must_use]
+    pub fn load(self, order: Ordering) -> T {
+        // SAFETY: guaranteed by `new`'s contract.
+        unsafe { load::<S, T>(self.ptr, order) }
+    }
+
+    /// [`store`] (`Relaxed`, `Release`, `SeqCst`).
+    #[inline(always)]
+    pub fn store(self, val: T, order: Ordering) {
+        // SAFETY: guaranteed by `new`'s contract.
+        unsafe { store::<S, T>(self.ptr, val, order) }
+    }
+
+    /// [`exchange`].
+    #[inline(always)]
+    pub fn exchange(self, val: T, order: Ordering) -> T {
+        // SAFETY: guaranteed by `new`'s contract.
+        unsafe { exchange::<S, T>(self.ptr, val, order) }
+    }
+
+    /// [`compare_exchange`].
+    #[inline(always)]
+    pub fn compare_exchange(self, current: T, new: T, order: Ordering) -> Result<T, T> {
+        // SAFETY: guaranteed by `new`'s contract.
+        unsafe { compare_exchange::<S, T>(self.ptr, current, new, order) }
+    }
+}
+
+impl<S: Scope, T: AtomicAdd> AtomicRef<'_, S, T> {
+    /// [`fetch_add`].
+    #[inline(always)]
+    pub fn fetch_add(self, val: T, order: Ordering) -> T {
+        // SAFETY: guaranteed by `new`'s contract.
+        unsafe { fetch_add::<S, T>(self.ptr, val, order) }
+    }
+
+    /// [`fetch_sub`].
+    #[inline(always)]
+    pub fn fetch_sub(self, val: T, order: Ordering) -> T {
+        // SAFETY: guaranteed by `new`'s contract.
+        unsafe { fetch_sub::<S, T>(self.ptr, val, order) }
+    }
+}
+
+impl<S: Scope, T: AtomicMinMax> AtomicRef<'_, S, T> {
+    /// [`fetch_min`].
+    #[inline(always)]
+    pub fn fetch_min(self, val: T, order: Ordering) -> T {
+        // SAFETY: guaranteed by `new`'s contract.
+        unsafe { fetch_min::<S, T>(self.ptr, val, order) }
+    }
+
+    /// [`fetch_max`].
+    #[inline(always)]
+    pub fn fetch_max(self, val: T, order: Ordering) -> T {
+        // SAFETY: guaranteed by `new`'s contract.
+        unsafe { fetch_max::<S, T>(self.ptr, val, order) }
+    }
+}
+
+impl<S: Scope, T: AtomicBits> AtomicRef<'_, S, T> {
+    /// [`fetch_and`].
+    #[inline(always)]
+    pub fn fetch_and(self, val: T, order: Ordering) -> T {
+        // SAFETY: guaranteed by `new`'s contract.
+        unsafe { fetch_and::<S, T>(self.ptr, val, order) }
+    }
+
+    /// [`fetch_or`].
+    #[inline(always)]
+    pub fn fetch_or(self, val: T, order: Ordering) -> T {
+        // SAFETY: guaranteed by `new`'s contract.
+        unsafe { fetch_or::<S, T>(self.ptr, val, order) }
+    }
+
+    /// [`fetch_xor`].
+    #[inline(always)]
+    pub fn fetch_xor(self, val: T, order: Ordering) -> T {
+        // SAFETY: guaranteed by `new`'s contract.
+        unsafe { fetch_xor::<S, T>(self.ptr, val, order) }
+    }
+}

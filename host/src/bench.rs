@@ -1,0 +1,1250 @@
+//! `ferrocuda bench`: times the vector workloads of [`crate::vector`] against references
+//! measured in the same run — a device-to-device `memcpy` (bandwidth ceiling), cuBLAS SGEMM
+//! with TF32 off (FP32 ceiling), and, where `nvcc` is on `PATH`, CUDA C twins of every kernel
+//! (`bench/cuda/vector.cu`, embedded in the binary, compiled at run time with
+//! `nvcc -O3 -arch=sm_XY -cubin`).
+//!
+//! Timing: `warmup` untimed runs, then `reps` runs each between two CUDA events on the
+//! stream (synchronised after each); median, min, max and quartiles in milliseconds.
+//! Bandwidth counts bytes as STREAM does (each array element read or written once: copy and
+//! scale 2 words per element, add, triad and axpy 3, dot 2, reductions 1, scans 2 — the
+//! three-pass scan really moves 3); SGEMM counts 2·m·n·k flops.
+
+use crate::gpu::{ByValue, Gpu, GpuError, elapsed_ms};
+use crate::vector::{Element, Float, ReduceOp, ScanKind, Scannable, Scratch, Split};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+use image::{Rgb, RgbImage};
+use kernels::gemm::{SGEMM_THREADS, SGEMM_TILE_M, SGEMM_TILE_N};
+use kernels::scan::SCAN_ITEMS;
+use kernels::vector::BLOCK_THREADS;
+use rayon::prelude::*;
+use serde::Serialize;
+use std::{collections::HashMap, path::Path, time::Instant};
+
+/// The CUDA C twins, compiled by the bench at run time when `nvcc` is available.
+pub const CUDA_C_SOURCE: &str = include_str!("../../bench/cuda/vector.cu");
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// Elements per vector (default 2^28: 1 GiB per f32 array, well beyond L2).
+    pub len: usize,
+    /// SGEMM `(m, n, k)`.
+    pub gemm: (u32, u32, u32),
+    /// Untimed runs before timing.
+    pub warmup: u32,
+    /// Timed runs.
+    pub reps: u32,
+    /// Build and time the CUDA C twins (needs `nvcc`).
+    pub cuda_c: bool,
+    /// Time cuBLAS SGEMM (needs `libcublas.so` on the loader path).
+    pub cublas: bool,
+}
+
+/// Summary of timed samples, milliseconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Stats {
+    /// Median.
+    pub median_ms: f64,
+    /// Fastest.
+    pub min_ms: f64,
+    /// Slowest.
+    pub max_ms: f64,
+    /// First quartile.
+    pub q1_ms: f64,
+    /// Third quartile.
+    pub q3_ms: f64,
+    /// Number of samples.
+    pub samples: usize,
+}
+
+impl Stats {
+    /// From samples (not empty).
+    pub fn from_samples(mut ms: Vec<f64>) -> Self {
+        assert!(!ms.is_empty(), "no samples");
+        ms.sort_by(f64::total_cmp);
+        let q = |f: f64| ms[((ms.len() - 1) as f64 * f).round() as usize];
+        Self {
+            median_ms: q(0.5),
+            min_ms: ms[0],
+            max_ms: ms[ms.len() - 1],
+            q1_ms: q(0.25),
+            q3_ms: q(0.75),
+            samples: ms.len(),
+        }
+    }
+}
+
+/// One timed implementation of one workload.
+#[derive(Clone, Debug, Serialize)]
+pub struct Entry {
+    /// Workload, e.g. `triad f32`.
+    pub workload: String,
+    /// `rust`, `cuda-c`, `memcpy` or `cublas`.
+    pub implementation: String,
+    /// Timing.
+    pub stats: Stats,
+    /// Bytes moved as STREAM counts them (bandwidth workloads).
+    pub bytes: Option<u64>,
+    /// Floating-point operations (SGEMM).
+    pub flops: Option<f64>,
+    /// Bandwidth at the median time, GB/s (10^9 bytes/s).
+    pub gb_per_s: Option<f64>,
+    /// Rate at the median time, TFLOP/s.
+    pub tflop_per_s: Option<f64>,
+    /// Rate over the reference's rate in this run (memcpy bandwidth, or cuBLAS for SGEMM).
+    pub vs_reference: Option<f64>,
+    /// Rust rate over the CUDA C twin's rate (Rust rows only).
+    pub vs_cuda_c: Option<f64>,
+}
+
+/// Everything a bench run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// GPU name.
+    pub device: String,
+    /// Compute capability.
+    pub compute_capability: (i32, i32),
+    /// Elements per vector.
+    pub len: usize,
+    /// SGEMM dimensions.
+    pub gemm: (u32, u32, u32),
+    /// Warm-up runs.
+    pub warmup: u32,
+    /// Timed runs.
+    pub reps: u32,
+    /// Time to create the context and load the Rust kernels module (PTX, JIT), ms.
+    pub rust_module_load_ms: f64,
+    /// Time to compile the CUDA C twins with nvcc and load the cubin, ms.
+    pub cuda_c_build_ms: Option<f64>,
+    /// What was skipped and why, checks that were made.
+    pub notes: Vec<String>,
+    /// The measurements.
+    pub entries: Vec<Entry>,
+}
+
+/// Times `f` (which queues GPU work on `gpu`'s stream) with CUDA events.
+pub fn time_events<E: From<GpuError>>(
+    gpu: &Gpu,
+    warmup: u32,
+    reps: u32,
+    mut f: impl FnMut() -> Result<(), E>,
+) -> Result<Stats, E> {
+    let sync = || {
+        gpu.stream()
+            .synchronize()
+            .map_err(GpuError::driver("synchronising after a timed run"))
+    };
+    for _ in 0..warmup {
+        f()?;
+    }
+    sync()?;
+    let mut ms = Vec::with_capacity(reps as usize);
+    for _ in 0..reps.max(1) {
+        let start = gpu.record_event()?;
+        f()?;
+        let end = gpu.record_event()?;
+        sync()?;
+        ms.push(f64::from(elapsed_ms(&start, &end)?));
+    }
+    Ok(Stats::from_samples(ms))
+}
+
+/// The CUDA C twins: a module built from [`CUDA_C_SOURCE`] by `nvcc`.
+pub struct CudaC {
+    functions: HashMap<String, CudaFunction>,
+}
+
+impl std::fmt::Debug for CudaC {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaC")
+            .field("functions", &self.functions.len())
+            .finish()
+    }
+}
+
+impl CudaC {
+    /// Compiles the twins for `gpu`'s architecture with `nvcc -O3 -arch=sm_XY -cubin` and
+    /// loads them. `Err` says why not (no nvcc, compile error, load error).
+    pub fn build(gpu: &Gpu) -> Result<Self, String> {
+        let (major, minor) = gpu
+            .context()
+            .compute_capability()
+            .map_err(|e| format!("reading the compute capability: {e}"))?;
+        let dir = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
+        let src = dir.path().join("vector.cu");
+        let cubin = dir.path().join("vector.cubin");
+        std::fs::write(&src, CUDA_C_SOURCE)
+            .map_err(|e| format!("writing {}: {e}", src.display()))?;
+        let out = std::process::Command::new("nvcc")
+            .args(["-O3", &format!("-arch=sm_{major}{minor}"), "-cubin", "-o"])
+            .arg(&cubin)
+            .arg(&src)
+            .output()
+            .map_err(|e| {
+                format!("cannot run nvcc ({e}): put the CUDA toolkit's bin folder on PATH")
+            })?;
+        if !out.status.success() {
+            return Err(format!(
+                "nvcc failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let bytes = std::fs::read(&cubin).map_err(|e| format!("reading the cubin: {e}"))?;
+        let module = gpu
+            .context()
+            .load_module(cudarc::nvrtc::Ptx::from_binary(bytes))
+            .map_err(|e| format!("loading the CUDA C cubin: {e}"))?;
+        let mut functions = HashMap::new();
+        for name in CUDA_C_KERNELS {
+            let f = module
+                .load_function(name)
+                .map_err(|e| format!("CUDA C kernel `{name}`: {e}"))?;
+            functions.insert((*name).to_owned(), f);
+        }
+        Ok(Self { functions })
+    }
+
+    fn args<'a>(&'a self, gpu: &'a Gpu, name: &str) -> LaunchArgs<'a> {
+        gpu.stream().launch_builder(&self.functions[name])
+    }
+}
+
+const CUDA_C_KERNELS: &[&str] = &[
+    "cu_copy_f32",
+    "cu_scale_f32",
+    "cu_add_f32",
+    "cu_triad_f32",
+    "cu_axpy_f32",
+    "cu_copy_f64",
+    "cu_scale_f64",
+    "cu_add_f64",
+    "cu_triad_f64",
+    "cu_axpy_f64",
+    "cu_reduce_sum_f32",
+    "cu_reduce_min_f32",
+    "cu_reduce_max_f32",
+    "cu_reduce_sum_f64",
+    "cu_reduce_min_f64",
+    "cu_reduce_max_f64",
+    "cu_reduce_sum_u32",
+    "cu_reduce_min_u32",
+    "cu_reduce_max_u32",
+    "cu_dot_f32",
+    "cu_dot_f64",
+    "cu_scan_inclusive_f32",
+    "cu_scan_exclusive_f32",
+    "cu_scan_inclusive_u32",
+    "cu_scan_exclusive_u32",
+    "cu_sgemm",
+];
+
+/// Static name of a CUDA C twin (for error messages, which need `&'static str`).
+fn cu_name(rust_kernel: &str) -> &'static str {
+    CUDA_C_KERNELS
+        .iter()
+        .find(|n| n.strip_prefix("cu_") == Some(rust_kernel))
+        .copied()
+        .unwrap_or("cu_unknown")
+}
+
+fn cfg_1d(blocks: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (blocks.max(1), 1, 1),
+        block_dim: (BLOCK_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// A STREAM-style operation, for launching either implementation with the same shape.
+#[derive(Clone, Copy, Debug)]
+enum StreamOp {
+    Copy,
+    Scale,
+    Add,
+    Triad,
+    Axpy,
+}
+
+impl StreamOp {
+    const ALL: [StreamOp; 5] = [Self::Copy, Self::Scale, Self::Add, Self::Triad, Self::Axpy];
+    fn index(self) -> usize {
+        self as usize
+    }
+    fn name(self) -> &'static str {
+        ["copy", "scale", "add", "triad", "axpy"][self.index()]
+    }
+    /// Words moved per element (STREAM counting).
+    fn words(self) -> u64 {
+        [2, 2, 3, 3, 3][self.index()]
+    }
+}
+
+/// Device buffers for the vector workloads of one element type.
+struct Vectors<T> {
+    a: CudaSlice<T>,
+    b: CudaSlice<T>,
+    c: CudaSlice<T>,
+    scratch: Scratch<T>,
+}
+
+/// Pseudo-random, nonzero, bounded inputs (splitmix64 of the index) — never zeros, which
+/// can run faster than real data.
+fn random_f64(seed: u64, n: usize) -> Vec<f64> {
+    (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let mut z = (i as u64 ^ seed.rotate_left(17)).wrapping_add(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            ((z >> 11) as f64 / (1u64 << 53) as f64) + 0.5 // [0.5, 1.5)
+        })
+        .collect()
+}
+
+/// Runs the benchmark.
+///
+/// # Errors
+/// GPU failures of the Rust kernels or the memcpy reference; missing CUDA C / cuBLAS are
+/// reported in [`Report::notes`] instead.
+pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, GpuError> {
+    let t0 = Instant::now();
+    let gpu = Gpu::new(0)?;
+    let rust_module_load_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let cc = gpu
+        .context()
+        .compute_capability()
+        .map_err(GpuError::driver("reading the compute capability"))?;
+    let mut notes = Vec::new();
+    let mut entries = Vec::new();
+    log(&format!("GPU {} (sm_{}{})", gpu.name(), cc.0, cc.1));
+
+    let mut cuda_c_build_ms = None;
+    let cuda_c = if opts.cuda_c {
+        let t = Instant::now();
+        match CudaC::build(&gpu) {
+            Ok(m) => {
+                cuda_c_build_ms = Some(t.elapsed().as_secs_f64() * 1e3);
+                Some(m)
+            }
+            Err(e) => {
+                notes.push(format!("CUDA C twins skipped: {e}"));
+                log(&format!("CUDA C twins skipped: {e}"));
+                None
+            }
+        }
+    } else {
+        notes.push("CUDA C twins skipped (--no-cuda-c)".into());
+        None
+    };
+
+    let n = opts.len.max(1);
+    let (w, r) = (opts.warmup, opts.reps);
+
+    // Reference: device-to-device copy of n f32 (reads and writes 4 bytes per element).
+    let memcpy = {
+        let src = gpu.upload(
+            &random_f64(1, n)
+                .iter()
+                .map(|&v| v as f32)
+                .collect::<Vec<_>>(),
+        )?;
+        let mut dst = gpu.poisoned::<f32>(n)?;
+        let stats = time_events(&gpu, w, r, || {
+            gpu.stream()
+                .memcpy_dtod(&src, &mut dst)
+                .map_err(GpuError::driver("device-to-device copy"))
+        })?;
+        let bytes = 8 * n as u64;
+        let e = bandwidth_entry("memcpy d2d f32", "memcpy", stats, bytes, None);
+        log(&format!("memcpy: {:.1} GB/s", e.gb_per_s.unwrap_or(0.0)));
+        entries.push(e);
+        entries[0].gb_per_s.unwrap_or(f64::NAN)
+    };
+
+    {
+        let mut v = bench_float::<f32>(
+            &gpu,
+            cuda_c.as_ref(),
+            n,
+            w,
+            r,
+            memcpy,
+            &mut entries,
+            &mut log,
+        )?;
+        let (x, out, scratch) = (&v.a, &mut v.c, &mut v.scratch);
+        scans(
+            &gpu,
+            cuda_c.as_ref(),
+            x,
+            out,
+            scratch,
+            n,
+            w,
+            r,
+            memcpy,
+            &mut entries,
+            &mut log,
+        )?;
+    }
+    // f64 after the f32 buffers are freed.
+    drop(bench_float::<f64>(
+        &gpu,
+        cuda_c.as_ref(),
+        n,
+        w,
+        r,
+        memcpy,
+        &mut entries,
+        &mut log,
+    )?);
+    bench_u32(
+        &gpu,
+        cuda_c.as_ref(),
+        n,
+        w,
+        r,
+        memcpy,
+        &mut entries,
+        &mut log,
+    )?;
+    bench_sgemm(
+        &gpu,
+        cuda_c.as_ref(),
+        opts,
+        &mut entries,
+        &mut notes,
+        &mut log,
+    )?;
+
+    Ok(Report {
+        device: gpu.name(),
+        compute_capability: cc,
+        len: n,
+        gemm: opts.gemm,
+        warmup: w,
+        reps: r,
+        rust_module_load_ms,
+        cuda_c_build_ms,
+        notes,
+        entries,
+    })
+}
+
+fn bandwidth_entry(
+    workload: &str,
+    imp: &str,
+    stats: Stats,
+    bytes: u64,
+    memcpy: Option<f64>,
+) -> Entry {
+    let gbs = bytes as f64 / (stats.median_ms * 1e-3) / 1e9;
+    Entry {
+        workload: workload.to_owned(),
+        implementation: imp.to_owned(),
+        stats,
+        bytes: Some(bytes),
+        flops: None,
+        gb_per_s: Some(gbs),
+        tflop_per_s: None,
+        vs_reference: memcpy.map(|m| gbs / m),
+        vs_cuda_c: None,
+    }
+}
+
+/// Pushes the Rust entry and, if timed, the CUDA C entry, filling the Rust/CUDA C ratio.
+fn push_pair(
+    entries: &mut Vec<Entry>,
+    mut rust: Entry,
+    cuda: Option<Entry>,
+    log: &mut impl FnMut(&str),
+) {
+    if let Some(c) = &cuda {
+        rust.vs_cuda_c = match (rust.gb_per_s, c.gb_per_s, rust.tflop_per_s, c.tflop_per_s) {
+            (Some(a), Some(b), _, _) | (_, _, Some(a), Some(b)) => Some(a / b),
+            _ => None,
+        };
+    }
+    let rate = |e: &Entry| {
+        e.gb_per_s
+            .map(|g| format!("{g:.1} GB/s"))
+            .or(e.tflop_per_s.map(|t| format!("{t:.2} TFLOP/s")))
+            .unwrap_or_default()
+    };
+    log(&format!(
+        "{}: rust {}{}",
+        rust.workload,
+        rate(&rust),
+        cuda.as_ref()
+            .map(|c| format!(", cuda-c {}", rate(c)))
+            .unwrap_or_default()
+    ));
+    entries.push(rust);
+    entries.extend(cuda);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bench_float<T: Float>(
+    gpu: &Gpu,
+    cuda_c: Option<&CudaC>,
+    n: usize,
+    w: u32,
+    r: u32,
+    memcpy: f64,
+    entries: &mut Vec<Entry>,
+    log: &mut impl FnMut(&str),
+) -> Result<Vectors<T>, GpuError> {
+    let size = std::mem::size_of::<T>() as u64;
+    let mk = |seed| -> Result<CudaSlice<T>, GpuError> {
+        let v: Vec<T> = random_f64(seed, n).into_iter().map(T::from_f64).collect();
+        gpu.upload(&v)
+    };
+    let mut v = Vectors {
+        a: mk(2)?,
+        b: mk(3)?,
+        c: mk(4)?,
+        scratch: gpu.scratch::<T>(n)?,
+    };
+    let q = T::from_f64(0.75);
+    let cfg = gpu.stream_config::<T>(n)?;
+    for op in StreamOp::ALL {
+        let workload = format!("{} {}", op.name(), T::NAME);
+        let bytes = op.words() * size * n as u64;
+        let stats = time_events(gpu, w, r, || rust_stream(gpu, op, q, &mut v))?;
+        let rust = bandwidth_entry(&workload, "rust", stats, bytes, Some(memcpy));
+        let cuda = match cuda_c {
+            Some(cu) => {
+                let stats = time_events(gpu, w, r, || cuda_stream(gpu, cu, op, q, cfg, n, &mut v))?;
+                Some(bandwidth_entry(
+                    &workload,
+                    "cuda-c",
+                    stats,
+                    bytes,
+                    Some(memcpy),
+                ))
+            }
+            None => None,
+        };
+        push_pair(entries, rust, cuda, log);
+    }
+    // Dot: 2 words per element.
+    {
+        let workload = format!("dot {}", T::NAME);
+        let bytes = 2 * size * n as u64;
+        let stats = time_events(gpu, w, r, || gpu.dot_dev(&v.a, &v.b, &mut v.scratch))?;
+        let rust = bandwidth_entry(&workload, "rust", stats, bytes, Some(memcpy));
+        let cuda = match cuda_c {
+            Some(cu) => {
+                let stats = time_events(gpu, w, r, || cuda_dot(gpu, cu, n, &mut v))?;
+                Some(bandwidth_entry(
+                    &workload,
+                    "cuda-c",
+                    stats,
+                    bytes,
+                    Some(memcpy),
+                ))
+            }
+            None => None,
+        };
+        push_pair(entries, rust, cuda, log);
+    }
+    reductions(
+        gpu,
+        cuda_c,
+        &v.a,
+        &mut v.scratch,
+        n,
+        w,
+        r,
+        memcpy,
+        entries,
+        log,
+    )?;
+    Ok(v)
+}
+
+fn rust_stream<T: Float>(
+    gpu: &Gpu,
+    op: StreamOp,
+    q: T,
+    v: &mut Vectors<T>,
+) -> Result<(), GpuError> {
+    match op {
+        StreamOp::Copy => gpu.copy_dev(&v.a, &mut v.c),
+        StreamOp::Scale => gpu.scale_dev(&v.c, q, &mut v.b),
+        StreamOp::Add => gpu.add_dev(&v.a, &v.b, &mut v.c),
+        StreamOp::Triad => gpu.triad_dev(&v.b, &v.c, q, &mut v.a),
+        // y = q·x + y grows y by ~1 per run: fine for timing, values stay finite.
+        StreamOp::Axpy => gpu.axpy_dev(q, &v.a, &mut v.b),
+    }
+}
+
+fn cuda_stream<T: Float>(
+    gpu: &Gpu,
+    cu: &CudaC,
+    op: StreamOp,
+    q: T,
+    cfg: LaunchConfig,
+    n: usize,
+    v: &mut Vectors<T>,
+) -> Result<(), GpuError> {
+    let name = cu_name(T::STREAM[op.index()]);
+    let mut args = cu.args(gpu, name);
+    let (q, n) = (ByValue(q), n);
+    match op {
+        StreamOp::Copy => args.arg(&v.a).arg(&mut v.c).arg(&n),
+        StreamOp::Scale => args.arg(&v.c).arg(&q).arg(&mut v.b).arg(&n),
+        StreamOp::Add => args.arg(&v.a).arg(&v.b).arg(&mut v.c).arg(&n),
+        StreamOp::Triad => args.arg(&v.b).arg(&v.c).arg(&q).arg(&mut v.a).arg(&n),
+        StreamOp::Axpy => args.arg(&q).arg(&v.a).arg(&mut v.b).arg(&n),
+    };
+    // SAFETY: matches the `cu_<op>_<T>` signatures in bench/cuda/vector.cu (pointers, the
+    // scalar by value, `size_t n`); every buffer holds n elements.
+    unsafe { gpu.launch(name, cfg, args) }
+}
+
+fn cuda_reduce_pass<T: Element>(
+    gpu: &Gpu,
+    cu: &CudaC,
+    name: &'static str,
+    x: &CudaSlice<T>,
+    split: Split,
+    out: &mut CudaSlice<T>,
+) -> Result<(), GpuError> {
+    let (len, chunk) = (x.len(), split.chunk);
+    let mut args = cu.args(gpu, name);
+    args.arg(x).arg(&len).arg(&chunk).arg(out);
+    // SAFETY: `cu_reduce_*(const T* x, size_t n, size_t chunk, T* out)`; `out` has an
+    // element per block; chunk a positive multiple of 4.
+    unsafe { gpu.launch(name, cfg_1d(split.blocks), args) }
+}
+
+fn cuda_dot<T: Float>(gpu: &Gpu, cu: &CudaC, n: usize, v: &mut Vectors<T>) -> Result<(), GpuError> {
+    let split = v.scratch.split();
+    let name = cu_name(T::STREAM[5]);
+    {
+        let chunk = split.chunk;
+        let mut args = cu.args(gpu, name);
+        args.arg(&v.a)
+            .arg(&v.b)
+            .arg(&n)
+            .arg(&chunk)
+            .arg(v.scratch.partials_mut());
+        // SAFETY: `cu_dot_*(const T* a, const T* b, size_t n, size_t chunk, T* out)`.
+        unsafe { gpu.launch(name, cfg_1d(split.blocks), args)? };
+    }
+    let second = Split {
+        blocks: 1,
+        chunk: (split.blocks as usize).div_ceil(4) * 4,
+    };
+    let sum = cu_name(T::REDUCE[0]);
+    let (partials, result) = v.scratch.partials_and_result();
+    cuda_reduce_pass(gpu, cu, sum, partials, second, result)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn reductions<T: Element>(
+    gpu: &Gpu,
+    cuda_c: Option<&CudaC>,
+    x: &CudaSlice<T>,
+    scratch: &mut Scratch<T>,
+    n: usize,
+    w: u32,
+    r: u32,
+    memcpy: f64,
+    entries: &mut Vec<Entry>,
+    log: &mut impl FnMut(&str),
+) -> Result<(), GpuError> {
+    let bytes = (std::mem::size_of::<T>() * n) as u64;
+    for op in ReduceOp::ALL {
+        let workload = format!("{} {}", op.name(), T::NAME);
+        let stats = time_events(gpu, w, r, || gpu.reduce_dev(op, x, scratch))?;
+        let rust_value = gpu.download_one(&scratch.result)?;
+        let rust = bandwidth_entry(&workload, "rust", stats, bytes, Some(memcpy));
+        let cuda = match cuda_c {
+            Some(cu) => {
+                let name = cu_name(T::REDUCE[op as usize]);
+                let split = scratch.split();
+                let second = Split {
+                    blocks: 1,
+                    chunk: (split.blocks as usize).div_ceil(4) * 4,
+                };
+                let stats = time_events(gpu, w, r, || {
+                    cuda_reduce_pass(gpu, cu, name, x, split, scratch.partials_mut())?;
+                    let (p, res) = scratch.partials_and_result();
+                    cuda_reduce_pass(gpu, cu, name, p, second, res)
+                })?;
+                let cuda_value = gpu.download_one(&scratch.result)?;
+                if cuda_value != rust_value {
+                    log(&format!(
+                        "{workload}: rust {rust_value:?} vs cuda-c {cuda_value:?} (float sums may differ in the last bits)"
+                    ));
+                }
+                Some(bandwidth_entry(
+                    &workload,
+                    "cuda-c",
+                    stats,
+                    bytes,
+                    Some(memcpy),
+                ))
+            }
+            None => None,
+        };
+        push_pair(entries, rust, cuda, log);
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn scans<T: Scannable>(
+    gpu: &Gpu,
+    cuda_c: Option<&CudaC>,
+    x: &CudaSlice<T>,
+    out: &mut CudaSlice<T>,
+    scratch: &mut Scratch<T>,
+    n: usize,
+    w: u32,
+    r: u32,
+    memcpy: f64,
+    entries: &mut Vec<Entry>,
+    log: &mut impl FnMut(&str),
+) -> Result<(), GpuError> {
+    let bytes = (2 * std::mem::size_of::<T>() * n) as u64;
+    for (kind, label, idx) in [
+        (ScanKind::Inclusive, "inclusive scan", 0),
+        (ScanKind::Exclusive, "exclusive scan", 1),
+    ] {
+        let workload = format!("{label} {}", T::NAME);
+        let stats = time_events(gpu, w, r, || gpu.scan_dev(kind, x, scratch, out))?;
+        let rust = bandwidth_entry(&workload, "rust", stats, bytes, Some(memcpy));
+        let cuda = match cuda_c {
+            Some(cu) => {
+                let split = scratch.split();
+                let sum = cu_name(T::REDUCE[0]);
+                let excl = cu_name(T::SCAN[1]);
+                let name = cu_name(T::SCAN[idx]);
+                let stats = time_events(gpu, w, r, || {
+                    cuda_reduce_pass(gpu, cu, sum, x, split, scratch.partials_mut())?;
+                    let one = Split {
+                        blocks: 1,
+                        chunk: (split.blocks as usize).div_ceil(SCAN_ITEMS) * SCAN_ITEMS,
+                    };
+                    let (partials, offsets, zero) = scratch.scan_buffers();
+                    cuda_scan_pass(gpu, cu, excl, partials, one, zero, offsets)?;
+                    let (_, offsets, _) = scratch.scan_buffers();
+                    cuda_scan_pass(gpu, cu, name, x, split, offsets, out)
+                })?;
+                Some(bandwidth_entry(
+                    &workload,
+                    "cuda-c",
+                    stats,
+                    bytes,
+                    Some(memcpy),
+                ))
+            }
+            None => None,
+        };
+        push_pair(entries, rust, cuda, log);
+    }
+    Ok(())
+}
+
+fn cuda_scan_pass<T: Element>(
+    gpu: &Gpu,
+    cu: &CudaC,
+    name: &'static str,
+    x: &CudaSlice<T>,
+    split: Split,
+    carry: &CudaSlice<T>,
+    out: &mut CudaSlice<T>,
+) -> Result<(), GpuError> {
+    let (len, chunk, carry_len) = (x.len(), split.chunk, carry.len());
+    let mut args = cu.args(gpu, name);
+    args.arg(x)
+        .arg(&len)
+        .arg(&chunk)
+        .arg(carry)
+        .arg(&carry_len)
+        .arg(out);
+    // SAFETY: `cu_scan_*(const T* x, size_t n, size_t chunk, const T* carry_in,
+    // size_t carry_len, T* out)`; `out` as long as `x`; chunk a multiple of SCAN_ITEMS.
+    unsafe { gpu.launch(name, cfg_1d(split.blocks), args) }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bench_u32(
+    gpu: &Gpu,
+    cuda_c: Option<&CudaC>,
+    n: usize,
+    w: u32,
+    r: u32,
+    memcpy: f64,
+    entries: &mut Vec<Entry>,
+    log: &mut impl FnMut(&str),
+) -> Result<(), GpuError> {
+    let host: Vec<u32> = random_f64(5, n).iter().map(|&v| (v * 1e6) as u32).collect();
+    let x = gpu.upload(&host)?;
+    let mut out = gpu.poisoned::<u32>(n)?;
+    let mut scratch = gpu.scratch::<u32>(n)?;
+    reductions(gpu, cuda_c, &x, &mut scratch, n, w, r, memcpy, entries, log)?;
+    scans(
+        gpu,
+        cuda_c,
+        &x,
+        &mut out,
+        &mut scratch,
+        n,
+        w,
+        r,
+        memcpy,
+        entries,
+        log,
+    )
+}
+
+fn bench_sgemm(
+    gpu: &Gpu,
+    cuda_c: Option<&CudaC>,
+    opts: &BenchOptions,
+    entries: &mut Vec<Entry>,
+    notes: &mut Vec<String>,
+    log: &mut impl FnMut(&str),
+) -> Result<(), GpuError> {
+    let (m, n, k) = opts.gemm;
+    let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+    let a = gpu.upload(
+        &random_f64(6, mu * ku)
+            .iter()
+            .map(|&v| v as f32 - 1.0)
+            .collect::<Vec<_>>(),
+    )?;
+    let b = gpu.upload(
+        &random_f64(7, ku * nu)
+            .iter()
+            .map(|&v| v as f32 - 1.0)
+            .collect::<Vec<_>>(),
+    )?;
+    let mut c = gpu.poisoned::<f32>(mu * nu)?;
+    let flops = 2.0 * mu as f64 * nu as f64 * ku as f64;
+    let workload = format!("sgemm {m}x{n}x{k}");
+    let entry = |imp: &str, stats: Stats| {
+        let t = flops / (stats.median_ms * 1e-3) / 1e12;
+        Entry {
+            workload: workload.clone(),
+            implementation: imp.to_owned(),
+            stats,
+            bytes: None,
+            flops: Some(flops),
+            gb_per_s: None,
+            tflop_per_s: Some(t),
+            vs_reference: None,
+            vs_cuda_c: None,
+        }
+    };
+    let (w, r) = (opts.warmup, opts.reps);
+    let stats = time_events(gpu, w, r, || {
+        gpu.sgemm_dev((m, n, k), 1.0, &a, &b, 0.0, &mut c)
+    })?;
+    let mut rust = entry("rust", stats);
+    let rust_c = gpu
+        .stream()
+        .clone_dtoh(&c)
+        .map_err(GpuError::driver("copying C back"))?;
+
+    let mut cuda = None;
+    if let Some(cu) = cuda_c {
+        let cfg = LaunchConfig {
+            grid_dim: (n.div_ceil(SGEMM_TILE_N), m.div_ceil(SGEMM_TILE_M), 1),
+            block_dim: (SGEMM_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let dims = (m as i32, n as i32, k as i32, 1.0f32, 0.0f32);
+        let stats = time_events(gpu, w, r, || {
+            let mut args = cu.args(gpu, "cu_sgemm");
+            args.arg(&dims.0)
+                .arg(&dims.1)
+                .arg(&dims.2)
+                .arg(&dims.3)
+                .arg(&a)
+                .arg(&b)
+                .arg(&dims.4)
+                .arg(&mut c);
+            // SAFETY: `cu_sgemm(int m, int n, int k, float alpha, const float* A,
+            // const float* B, float beta, float* C)`; buffer sizes m·k, k·n, m·n.
+            unsafe { gpu.launch("cu_sgemm", cfg, args) }
+        })?;
+        cuda = Some(entry("cuda-c", stats));
+    }
+
+    let mut cublas = None;
+    if !opts.cublas {
+        notes.push("cuBLAS skipped (--no-cublas)".into());
+    } else {
+        match cublas_sgemm(gpu, (m, n, k), &a, &b, &mut c, w, r) {
+            Ok(stats) => {
+                let e = entry("cublas", stats);
+                let blas_c = gpu
+                    .stream()
+                    .clone_dtoh(&c)
+                    .map_err(GpuError::driver("copying C back"))?;
+                let (num, den) = rust_c
+                    .par_iter()
+                    .zip(&blas_c)
+                    .map(|(&x, &y)| {
+                        let d = f64::from(x) - f64::from(y);
+                        (d * d, f64::from(y) * f64::from(y))
+                    })
+                    .reduce(|| (0.0, 0.0), |p, q| (p.0 + q.0, p.1 + q.1));
+                let rel = (num / den).sqrt();
+                notes.push(format!(
+                    "sgemm: ‖C_rust − C_cublas‖ / ‖C_cublas‖ = {rel:.3e}"
+                ));
+                log(&format!("sgemm relative difference to cuBLAS: {rel:.3e}"));
+                cublas = Some(e);
+            }
+            Err(why) => {
+                notes.push(format!("cuBLAS skipped: {why}"));
+                log(&format!("cuBLAS skipped: {why}"));
+            }
+        }
+    }
+    if let Some(blas) = &cublas {
+        let t = blas.tflop_per_s.unwrap_or(f64::NAN);
+        rust.vs_reference = rust.tflop_per_s.map(|x| x / t);
+        if let Some(c) = &mut cuda {
+            c.vs_reference = c.tflop_per_s.map(|x| x / t);
+        }
+    }
+    push_pair(entries, rust, cuda, log);
+    entries.extend(cublas);
+    Ok(())
+}
+
+/// Times cuBLAS SGEMM (TF32 off: `CUBLAS_DEFAULT_MATH`) on the row-major problem, computed
+/// as the column-major `Cᵀ = Bᵀ·Aᵀ`.
+#[allow(clippy::too_many_arguments)]
+fn cublas_sgemm(
+    gpu: &Gpu,
+    (m, n, k): (u32, u32, u32),
+    a: &CudaSlice<f32>,
+    b: &CudaSlice<f32>,
+    c: &mut CudaSlice<f32>,
+    w: u32,
+    r: u32,
+) -> Result<Stats, String> {
+    use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys};
+    // SAFETY: only tries to dlopen the library by its known names.
+    if !unsafe { sys::is_culib_present() } {
+        return Err("libcublas.so not found on the loader path (set LD_LIBRARY_PATH to the folder of libcublas.so, e.g. the nvidia-cublas Python package's lib/)".into());
+    }
+    let blas = CudaBlas::new(gpu.stream().clone()).map_err(|e| format!("cublasCreate: {e:?}"))?;
+    // SAFETY: a valid handle; CUBLAS_DEFAULT_MATH is a valid mode (no TF32 tensor-op math).
+    unsafe { sys::cublasSetMathMode(*blas.handle(), sys::cublasMath_t::CUBLAS_DEFAULT_MATH) }
+        .result()
+        .map_err(|e| format!("cublasSetMathMode: {e:?}"))?;
+    let to_i32 =
+        |x: u32| i32::try_from(x).map_err(|_| format!("dimension {x} too large for cuBLAS"));
+    let cfg = GemmConfig {
+        transa: sys::cublasOperation_t::CUBLAS_OP_N,
+        transb: sys::cublasOperation_t::CUBLAS_OP_N,
+        m: to_i32(n)?,
+        n: to_i32(m)?,
+        k: to_i32(k)?,
+        alpha: 1.0f32,
+        lda: to_i32(n)?,
+        ldb: to_i32(k)?,
+        beta: 0.0f32,
+        ldc: to_i32(n)?,
+    };
+    time_events(gpu, w, r, || {
+        // SAFETY: column-major view of the row-major buffers: B is n×k (ld n), A is k×m
+        // (ld k), C is n×m (ld n); sizes k·n, m·k, m·n.
+        unsafe { blas.gemm(cfg, b, a, c) }.map_err(|e| BenchError(format!("cublasSgemm: {e:?}")))
+    })
+    .map_err(|e| e.0)
+}
+
+/// A cuBLAS failure (or a GPU error while timing it), as text.
+struct BenchError(String);
+
+impl From<GpuError> for BenchError {
+    fn from(e: GpuError) -> Self {
+        Self(e.to_string())
+    }
+}
+
+/// Scratch accessors the bench needs (the CUDA C twins share the Rust scratch buffers).
+impl<T> Scratch<T> {
+    fn partials_mut(&mut self) -> &mut CudaSlice<T> {
+        self.buffers().0
+    }
+    fn partials_and_result(&mut self) -> (&CudaSlice<T>, &mut CudaSlice<T>) {
+        let (p, _, _, res) = self.buffers();
+        (&*p, res)
+    }
+    fn scan_buffers(&mut self) -> (&CudaSlice<T>, &mut CudaSlice<T>, &CudaSlice<T>) {
+        let (p, o, z, _) = self.buffers();
+        (&*p, o, &*z)
+    }
+}
+
+impl Gpu {
+    fn download_one<T: Element>(&self, x: &CudaSlice<T>) -> Result<T, GpuError> {
+        let v = self
+            .stream()
+            .clone_dtoh(x)
+            .map_err(GpuError::driver("copying a result to the host"))?;
+        Ok(v[0])
+    }
+}
+
+/// The report as a fixed-width table (one line per entry).
+pub fn table(report: &Report) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} (sm_{}{}), {} elements per vector, SGEMM {}x{}x{}, median of {} runs after {} warm-ups",
+        report.device,
+        report.compute_capability.0,
+        report.compute_capability.1,
+        report.len,
+        report.gemm.0,
+        report.gemm.1,
+        report.gemm.2,
+        report.reps,
+        report.warmup
+    );
+    let _ = writeln!(
+        s,
+        "{:<24} {:<7} {:>9} {:>9} {:>9} {:>12} {:>8} {:>9}",
+        "workload", "impl", "median ms", "min ms", "max ms", "rate", "vs ref", "vs CUDA C"
+    );
+    for e in &report.entries {
+        let rate = e
+            .gb_per_s
+            .map(|g| format!("{g:.1} GB/s"))
+            .or(e.tflop_per_s.map(|t| format!("{t:.2} TF/s")))
+            .unwrap_or_default();
+        let pct = |x: Option<f64>| x.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "{:<24} {:<7} {:>9.3} {:>9.3} {:>9.3} {:>12} {:>8} {:>9}",
+            e.workload,
+            e.implementation,
+            e.stats.median_ms,
+            e.stats.min_ms,
+            e.stats.max_ms,
+            rate,
+            pct(e.vs_reference),
+            pct(e.vs_cuda_c)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "vs ref: bandwidth over device-to-device memcpy, or TFLOP/s over cuBLAS (TF32 off)"
+    );
+    let _ = writeln!(
+        s,
+        "Rust module load (PTX JIT): {:.1} ms",
+        report.rust_module_load_ms
+    );
+    for n in &report.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s
+}
+
+/// Writes `bench.json` and `bench.png` into `dir` (created if needed).
+pub fn write_outputs(report: &Report, dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
+    std::fs::write(dir.join("bench.json"), json)?;
+    chart(report)
+        .save(dir.join("bench.png"))
+        .map_err(std::io::Error::other)
+}
+
+/// A horizontal bar chart: one bar per Rust / CUDA C entry, its rate as a percentage of the
+/// reference (memcpy bandwidth; cuBLAS for SGEMM), with a line at 100%. Text is drawn with
+/// the public-domain 8×8 bitmap font of `font8x8` at scale 2 (no system fonts needed).
+pub fn chart(report: &Report) -> RgbImage {
+    const SCALE: u32 = 2;
+    const ROW: u32 = 22;
+    const LABEL_W: u32 = 26 * 8 * SCALE + 20; // 26 characters
+    const BAR_W: u32 = 560;
+    let rows: Vec<&Entry> = report
+        .entries
+        .iter()
+        .filter(|e| e.vs_reference.is_some() && e.implementation != "memcpy")
+        .collect();
+    let (width, top) = (LABEL_W + BAR_W + 200, 70);
+    let height = top + ROW * rows.len() as u32 + 50;
+    let mut img = RgbImage::from_pixel(width, height, Rgb([255, 255, 255]));
+    let black = Rgb([20, 20, 20]);
+    text(
+        &mut img,
+        10,
+        8,
+        &format!("ferrocuda bench on {}", report.device),
+        black,
+        SCALE,
+    );
+    text(
+        &mut img,
+        10,
+        34,
+        "% of memcpy bandwidth (SGEMM: % of cuBLAS FP32); orange = Rust, blue = CUDA C",
+        black,
+        1,
+    );
+    let x0 = LABEL_W;
+    let full = 1.25f64; // the bar area spans 0..125%
+    for (i, e) in rows.iter().enumerate() {
+        let y = top + i as u32 * ROW;
+        let frac = e.vs_reference.unwrap_or(0.0).clamp(0.0, full);
+        let len = (frac / full * f64::from(BAR_W)) as u32;
+        let color = if e.implementation == "rust" {
+            Rgb([230, 120, 30])
+        } else {
+            Rgb([60, 110, 200])
+        };
+        let label = format!(
+            "{} {}",
+            e.workload,
+            if e.implementation == "rust" {
+                "rs"
+            } else {
+                "cu"
+            }
+        );
+        text(&mut img, 10, y + 3, &label, black, SCALE);
+        for yy in y + 2..y + ROW - 2 {
+            for xx in x0..x0 + len {
+                img.put_pixel(xx, yy, color);
+            }
+        }
+        let pct = format!("{:.0}%", e.vs_reference.unwrap_or(0.0) * 100.0);
+        text(&mut img, x0 + len + 6, y + 3, &pct, black, SCALE);
+    }
+    let x100 = x0 + (f64::from(BAR_W) / full) as u32;
+    for yy in top - 4..top + ROW * rows.len() as u32 + 4 {
+        img.put_pixel(x100, yy, Rgb([120, 120, 120]));
+        img.put_pixel(x0, yy, black);
+    }
+    text(
+        &mut img,
+        x100 - 16,
+        top + ROW * rows.len() as u32 + 10,
+        "100%",
+        black,
+        SCALE,
+    );
+    img
+}
+
+/// Draws ASCII `s` at `(x, y)` with the 8×8 font scaled by `scale`, clipped to the image.
+fn text(img: &mut RgbImage, x: u32, y: u32, s: &str, color: Rgb<u8>, scale: u32) {
+    let (w, h) = img.dimensions();
+    for (i, ch) in s.chars().enumerate() {
+        let glyph = font8x8::legacy::BASIC_LEGACY[(ch as usize).min(127)];
+        for (row, bits) in glyph.iter().enumerate() {
+            for col in 0..8 {
+                if bits & (1 << col) == 0 {
+                    continue;
+                }
+                for dy in 0..scale {
+                    for dx in 0..scale {
+                        let px = x + (i as u32 * 8 + col) * scale + dx;
+                        let py = y + row as u32 * scale + dy;
+                        if px < w && py < h {
+                            img.put_pixel(px, py, color);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(workload: &str, imp: &str, ms: f64, vs: Option<f64>) -> Entry {
+        Entry {
+            workload: workload.into(),
+            implementation: imp.into(),
+            stats: Stats::from_samples(vec![ms, ms * 1.1, ms * 0.9]),
+            bytes: Some(1 << 30),
+            flops: None,
+            gb_per_s: Some(1e3 / ms),
+            tflop_per_s: None,
+            vs_reference: vs,
+            vs_cuda_c: None,
+        }
+    }
+
+    fn report() -> Report {
+        Report {
+            device: "Test GPU".into(),
+            compute_capability: (9, 0),
+            len: 1 << 28,
+            gemm: (4096, 4096, 4096),
+            warmup: 3,
+            reps: 20,
+            rust_module_load_ms: 12.0,
+            cuda_c_build_ms: None,
+            notes: vec!["a note".into()],
+            entries: vec![
+                entry("memcpy d2d f32", "memcpy", 0.5, None),
+                entry("triad f32", "rust", 0.8, Some(0.93)),
+                entry("triad f32", "cuda-c", 0.79, Some(0.94)),
+                entry("sgemm 4096x4096x4096", "rust", 9.0, Some(0.71)),
+            ],
+        }
+    }
+
+    #[test]
+    fn stats_quantiles() {
+        let s = Stats::from_samples(vec![5.0, 1.0, 3.0, 2.0, 4.0]);
+        assert_eq!(
+            (s.min_ms, s.q1_ms, s.median_ms, s.q3_ms, s.max_ms),
+            (1.0, 2.0, 3.0, 4.0, 5.0)
+        );
+    }
+
+    #[test]
+    fn table_json_and_chart() {
+        let r = report();
+        let t = table(&r);
+        assert!(
+            t.contains("triad f32") && t.contains("93.0%") && t.contains("note: a note"),
+            "{t}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        write_outputs(&r, dir.path()).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("bench.json")).unwrap())
+                .unwrap();
+        assert_eq!(json["entries"].as_array().unwrap().len(), 4);
+        let png = image::open(dir.path().join("bench.png")).unwrap();
+        assert!(png.width() > 500 && png.height() > 100);
+    }
+
+    #[test]
+    fn every_cuda_c_kernel_is_in_the_source() {
+        // Names are spelled out, or made by STREAM_KERNELS from `cu_<op>_##S`.
+        for name in CUDA_C_KERNELS {
+            let by_macro = ["copy", "scale", "add", "triad", "axpy"].iter().any(|op| {
+                name.starts_with(&format!("cu_{op}_"))
+                    && CUDA_C_SOURCE.contains(&format!("cu_{op}_##S"))
+            });
+            assert!(by_macro || CUDA_C_SOURCE.contains(name), "{name}");
+        }
+        assert_eq!(cu_name("triad_f32"), "cu_triad_f32");
+        assert_eq!(cu_name("reduce_max_u32"), "cu_reduce_max_u32");
+    }
+}

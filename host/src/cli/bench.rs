@@ -1,0 +1,90 @@
+//! `ferrocuda bench`: time the vector workloads against memcpy, cuBLAS and the CUDA C twins;
+//! print a table, write `bench.json` and `bench.png` to `--out`.
+
+use anyhow::{Context, Result, bail};
+use host::bench::{self, BenchOptions};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Folder for bench.json and bench.png (created if needed).
+    #[arg(long, default_value = "bench-out")]
+    pub out: PathBuf,
+    /// Elements per vector (default 2^28: 1 GiB per f32 array, far beyond L2).
+    #[arg(long, default_value_t = 1 << 28)]
+    pub len: u64,
+    /// SGEMM dimensions M,N,K (row-major C = A·B, A M×K, B K×N).
+    #[arg(long, default_value = "4096,4096,4096", value_parser = parse_dims)]
+    pub gemm: (u32, u32, u32),
+    /// Untimed runs before timing each workload.
+    #[arg(long, default_value_t = 3)]
+    pub warmup: u32,
+    /// Timed runs per workload (median, min, max and quartiles are reported).
+    #[arg(long, default_value_t = 20)]
+    pub reps: u32,
+    /// Skip the CUDA C twins (otherwise built with nvcc when it is on PATH).
+    #[arg(long)]
+    pub no_cuda_c: bool,
+    /// Skip cuBLAS.
+    #[arg(long)]
+    pub no_cublas: bool,
+}
+
+fn parse_dims(s: &str) -> Result<(u32, u32, u32), String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    let [m, n, k] = parts.as_slice() else {
+        return Err(format!("`{s}` is not M,N,K (e.g. 4096,4096,4096)"));
+    };
+    let p = |v: &str| -> Result<u32, String> {
+        match v.parse::<u32>() {
+            Ok(x) if (1..=65_536).contains(&x) => Ok(x),
+            _ => Err(format!(
+                "`{v}` in `{s}` is not allowed: dimensions are 1 to 65536"
+            )),
+        }
+    };
+    Ok((p(m)?, p(n)?, p(k)?))
+}
+
+pub fn run(args: &BenchArgs) -> Result<()> {
+    const MAX_LEN: u64 = 1 << 31;
+    if args.len == 0 || args.len > MAX_LEN {
+        bail!(
+            "--len {} is not allowed: it must be 1 to {MAX_LEN}",
+            args.len
+        );
+    }
+    if args.reps == 0 {
+        bail!("--reps 0 is not allowed: it must be at least 1");
+    }
+    let opts = BenchOptions {
+        len: usize::try_from(args.len)?,
+        gemm: args.gemm,
+        warmup: args.warmup,
+        reps: args.reps,
+        cuda_c: !args.no_cuda_c,
+        cublas: !args.no_cublas,
+    };
+    let report = bench::run(&opts, |line| eprintln!("{line}")).context("bench runs on the GPU")?;
+    print!("{}", bench::table(&report));
+    bench::write_outputs(&report, &args.out)
+        .with_context(|| format!("writing bench.json and bench.png to {}", args.out.display()))?;
+    println!(
+        "wrote {} and {}",
+        args.out.join("bench.json").display(),
+        args.out.join("bench.png").display()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_dims;
+
+    #[test]
+    fn dims() {
+        assert_eq!(parse_dims("129, 67,33"), Ok((129, 67, 33)));
+        assert!(parse_dims("1,2").is_err());
+        assert!(parse_dims("0,1,1").is_err());
+    }
+}

@@ -1,0 +1,310 @@
+//! `ferrocuda zoom`: a zoom into the Mandelbrot set, as numbered PNG frames in a folder and/or
+//! an animated GIF. Frame `k` of `N` has the scale `start · (end/start)^(k/(N-1))` (a constant
+//! zoom factor per frame) and `max_iter + growth · log10(start/scale)` iterations. The device
+//! buffers are allocated once and reused for every frame.
+
+use super::{
+    OutputFile,
+    mandelbrot::{
+        Backend, DEFAULT_BAND_PX, LookArgs, PrecisionArg, band_renderer, catch_interrupt,
+        check_interrupt, check_size_and_iter, choose_precision, open_gpu, peak_rss_bytes,
+        progress_bar,
+    },
+    parse_complex, parse_finite,
+};
+use anyhow::{Context, Result, bail};
+use common::{Band, Complex, Viewport};
+use host::mandelbrot::{RenderParams, rows_per_band};
+use std::{
+    path::PathBuf,
+    sync::{Arc, Mutex},
+    time::Instant,
+};
+
+/// Largest frame side in pixels.
+const MAX_FRAME_SIDE_PX: u32 = 8192;
+/// Most frames.
+const MAX_FRAMES: u32 = 100_000;
+
+#[derive(clap::Args)]
+pub struct ZoomArgs {
+    /// Frame width in pixels (1 to 8192).
+    #[arg(long, default_value_t = 640)]
+    pub width: u32,
+    /// Frame height in pixels (1 to 8192).
+    #[arg(long, default_value_t = 480)]
+    pub height: u32,
+    /// The point zoomed into, RE,IM.
+    #[arg(long, value_name = "RE,IM", allow_hyphen_values = true, value_parser = parse_complex,
+          default_value = "-0.743643887037151,0.13182590420533")]
+    pub center: Complex<f64>,
+    /// Width of the first frame's view along the real axis.
+    #[arg(long, default_value_t = 3.5, allow_hyphen_values = true, value_parser = parse_finite)]
+    pub start_scale: f64,
+    /// Width of the last frame's view along the real axis.
+    #[arg(long, default_value_t = 1e-5, allow_hyphen_values = true, value_parser = parse_finite)]
+    pub end_scale: f64,
+    /// Number of frames (1 to 100,000).
+    #[arg(long, default_value_t = 60)]
+    pub frames: u32,
+    /// Frames per second of the GIF (1 to 100).
+    #[arg(long, default_value_t = 15)]
+    pub fps: u32,
+    /// Iteration limit of the first frame (1 to 10,000,000).
+    #[arg(long, default_value_t = 300)]
+    pub max_iter: u32,
+    /// Extra iterations per tenfold zoom (deeper frames need more).
+    #[arg(long, value_name = "ITERS", default_value_t = 250)]
+    pub max_iter_growth: u32,
+    /// Arithmetic precision (auto: per frame, from its pixel spacing).
+    #[arg(long, value_enum, default_value_t = PrecisionArg::Auto)]
+    pub precision: PrecisionArg,
+    #[command(flatten)]
+    pub look: LookArgs,
+    /// Where to compute.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    pub backend: Backend,
+    /// Folder for the PNG frames (frame_00000.png, ...); created if missing.
+    #[arg(short = 'o', long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Animated GIF file to write.
+    #[arg(long, value_name = "FILE")]
+    pub gif: Option<PathBuf>,
+}
+
+/// The scale of frame `k` of `frames`: geometric from `start` to `end`.
+pub fn frame_scale(start: f64, end: f64, k: u32, frames: u32) -> f64 {
+    if frames <= 1 {
+        return start;
+    }
+    let t = f64::from(k) / f64::from(frames - 1);
+    start * (end / start).powf(t)
+}
+
+pub fn run(args: &ZoomArgs) -> Result<()> {
+    check_size_and_iter(args.width, args.height, args.max_iter)?;
+    if args.width > MAX_FRAME_SIDE_PX || args.height > MAX_FRAME_SIDE_PX {
+        bail!(
+            "frame size {}x{} is not allowed: zoom frames must be 1 to {MAX_FRAME_SIDE_PX} pixels per side",
+            args.width,
+            args.height
+        );
+    }
+    if args.frames == 0 || args.frames > MAX_FRAMES {
+        bail!(
+            "--frames {} is not allowed: it must be 1 to {MAX_FRAMES}",
+            args.frames
+        );
+    }
+    if args.fps == 0 || args.fps > 100 {
+        bail!("--fps {} is not allowed: it must be 1 to 100", args.fps);
+    }
+    for (name, v) in [
+        ("--start-scale", args.start_scale),
+        ("--end-scale", args.end_scale),
+    ] {
+        if v <= 0.0 {
+            bail!("{name} {v} is not allowed: it must be a positive number");
+        }
+    }
+    if args.output_dir.is_none() && args.gif.is_none() {
+        bail!("nothing to write: give -o DIR (PNG frames) and/or --gif FILE");
+    }
+    // Every frame's view must be valid before anything is written.
+    for k in [0, args.frames - 1] {
+        let scale = frame_scale(args.start_scale, args.end_scale, k, args.frames);
+        Viewport::from_center_scale(args.width, args.height, args.center, scale)
+            .map_err(anyhow::Error::msg)?;
+    }
+    let mut gif = match &args.gif {
+        Some(path) => Some(GifOut::create(path, args.fps)?),
+        None => None,
+    };
+    if let Some(dir) = &args.output_dir {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create the frame folder `{}`", dir.display()))?;
+    }
+
+    let rows = rows_per_band(args.width, DEFAULT_BAND_PX).min(args.height);
+    let gpu = open_gpu(args.backend)?;
+    let mut renderer = band_renderer(gpu.as_ref(), args.width as usize * rows as usize)?;
+    catch_interrupt();
+    let style = args.look.style();
+    let progress = progress_bar(u64::from(args.frames), "frames");
+    let start = Instant::now();
+    let mut kernel = std::time::Duration::ZERO;
+    let mut warned = false;
+    for k in 0..args.frames {
+        check_interrupt()?;
+        let scale = frame_scale(args.start_scale, args.end_scale, k, args.frames);
+        let view = Viewport::from_center_scale(args.width, args.height, args.center, scale)
+            .map_err(anyhow::Error::msg)?;
+        let depth = (args.start_scale / scale).log10().max(0.0);
+        let max_iter = (f64::from(args.max_iter) + f64::from(args.max_iter_growth) * depth)
+            .min(f64::from(super::mandelbrot::MAX_ITER_LIMIT)) as u32;
+        let params = RenderParams {
+            view,
+            max_iter,
+            precision: host::mandelbrot::Precision::F64,
+            palette: args.look.palette,
+        };
+        let job = params.job(&style);
+        // Warn once, at the first frame that needs it.
+        let precision = choose_precision(&job, args.precision, warned);
+        let (auto, too_coarse) = host::mandelbrot::Precision::for_view(&job.samples);
+        warned |= too_coarse || (auto != precision && args.precision == PrecisionArg::F32);
+        let mut rgb = Vec::with_capacity(3 * view.len());
+        for band in Band::split(args.height, rows) {
+            let b = renderer.render_band(&job, precision, band, false)?;
+            kernel += b.kernel;
+            rgb.extend_from_slice(&b.rgb);
+        }
+        if let Some(dir) = &args.output_dir {
+            let path = dir.join(format!("frame_{k:05}.png"));
+            OutputFile::create(&path)?.write_png(args.width, args.height, &rgb)?;
+        }
+        if let Some(gif) = &mut gif {
+            gif.add_frame(args.width, args.height, &rgb)?;
+        }
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    check_interrupt()?;
+    if let Some(gif) = gif {
+        gif.finish()?;
+    }
+    let device = gpu.as_ref().map_or_else(
+        || format!("CPU ({} threads)", rayon::current_num_threads()),
+        |g| format!("GPU {}", g.name()),
+    );
+    let peak = peak_rss_bytes().map_or_else(String::new, |b| {
+        format!(", peak memory {:.0} MiB", b as f64 / f64::from(1 << 20))
+    });
+    println!(
+        "{device}: {} frames of {}x{}, scale {:e} to {:e}: render {:.0} ms, end to end {:.0} ms{peak}",
+        args.frames,
+        args.width,
+        args.height,
+        args.start_scale,
+        args.end_scale,
+        kernel.as_secs_f64() * 1e3,
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    if let Some(dir) = &args.output_dir {
+        println!("wrote {} frames to {}", args.frames, dir.display());
+    }
+    if let Some(path) = &args.gif {
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// An animated GIF written through a temporary file, renamed into place by
+/// [`GifOut::finish`]; dropped early (error, Ctrl-C), it removes the temporary file.
+struct GifOut {
+    path: PathBuf,
+    temp: tempfile::NamedTempFile,
+    encoder: image::codecs::gif::GifEncoder<std::io::BufWriter<RecordingFile>>,
+    error: Arc<Mutex<Option<String>>>,
+    delay: image::Delay,
+}
+
+/// A file whose first write error is recorded: the GIF encoder writes its trailer (and the
+/// buffer flushes) when dropped, where errors are otherwise lost.
+struct RecordingFile {
+    file: std::fs::File,
+    error: Arc<Mutex<Option<String>>>,
+}
+
+impl RecordingFile {
+    fn record<T>(&self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r {
+            let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
+            slot.get_or_insert_with(|| e.to_string());
+        }
+        r
+    }
+}
+
+impl std::io::Write for RecordingFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.file.write(buf);
+        self.record(r)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.file.flush();
+        self.record(r)
+    }
+}
+
+impl GifOut {
+    fn create(path: &std::path::Path, fps: u32) -> Result<Self> {
+        let is_gif = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("gif"));
+        if !is_gif {
+            bail!(
+                "GIF file `{}` is not allowed: it must end in .gif",
+                path.display()
+            );
+        }
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => std::path::Path::new("."),
+        };
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".ferrocuda-").suffix(".gif.part");
+        #[cfg(unix)]
+        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        let temp = builder.tempfile_in(dir).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot write the GIF file `{}`: folder `{}`: {}",
+                path.display(),
+                dir.display(),
+                e.kind()
+            )
+        })?;
+        let error = Arc::new(Mutex::new(None));
+        let file = RecordingFile {
+            file: temp.as_file().try_clone().context("opening the GIF file")?,
+            error: Arc::clone(&error),
+        };
+        let mut encoder =
+            image::codecs::gif::GifEncoder::new_with_speed(std::io::BufWriter::new(file), 10);
+        encoder
+            .set_repeat(image::codecs::gif::Repeat::Infinite)
+            .context("starting the GIF")?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            temp,
+            encoder,
+            error,
+            delay: image::Delay::from_numer_denom_ms(1000, fps),
+        })
+    }
+
+    fn add_frame(&mut self, width: u32, height: u32, rgb: &[u8]) -> Result<()> {
+        let rgba: Vec<u8> = rgb
+            .chunks_exact(3)
+            .flat_map(|p| [p[0], p[1], p[2], 255])
+            .collect();
+        let buffer = image::RgbaImage::from_raw(width, height, rgba)
+            .context("frame buffer size does not match the frame")?;
+        let frame = image::Frame::from_parts(buffer, 0, 0, self.delay);
+        self.encoder
+            .encode_frame(frame)
+            .context("encoding a GIF frame")
+    }
+
+    fn finish(self) -> Result<()> {
+        // Dropping the encoder writes the trailer and flushes the buffer.
+        drop(self.encoder);
+        if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            bail!("writing the GIF file `{}`: {e}", self.path.display());
+        }
+        self.temp
+            .persist(&self.path)
+            .with_context(|| format!("cannot write the GIF file `{}`", self.path.display()))?;
+        Ok(())
+    }
+}

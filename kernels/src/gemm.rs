@@ -1,0 +1,295 @@
+//! SGEMM: `C = α·A·B + β·C` in `f32`, row-major, any `m`, `n`, `k`.
+//!
+//! `A` is m×k (`a[i·k + p]`), `B` is k×n (`b[p·n + j]`), `C` is m×n (`c[i·n + j]`).
+//!
+//! Each block of [`SGEMM_THREADS`] threads computes a [`SGEMM_TILE_M`]×[`SGEMM_TILE_N`] tile
+//! of `C`; each thread an 8×8 sub-tile held in 64 registers, as two 4-row × two 4-column
+//! strips 64 apart (so the shared-memory reads of a warp are broadcasts or conflict-free
+//! 16-byte loads). The k dimension is walked in steps of 8: `A` (stored transposed, rows
+//! padded by 4 floats against bank conflicts) and `B` tiles go through shared memory, double
+//! buffered — the global loads of step t+1 are issued before the 512 FMAs of step t, one
+//! barrier per step. Global loads are 16 bytes when `k` (for A) or `n` (for B and C) is a
+//! multiple of 4 and the access is inside the matrix, else guarded 4-byte loads that fill the
+//! padding with zeros. Products are accumulated with fused multiply-adds (`fma.rn.f32`).
+//!
+//! Launch: grid `(ceil(n / 128), ceil(m / 128), 1)`, block `(256, 1, 1)`, no dynamic shared
+//! memory (16,640 bytes static).
+
+// The BLAS-style SGEMM signature has 8 parameters.
+#![allow(clippy::too_many_arguments)]
+
+use crate::vector::{asm, fma_f32};
+use cuda_std::prelude::*;
+
+/// Entry names of this module's kernels.
+pub const KERNELS: &[&str] = &["sgemm"];
+
+/// Rows of `C` per block.
+pub const SGEMM_TILE_M: u32 = 128;
+/// Columns of `C` per block.
+pub const SGEMM_TILE_N: u32 = 128;
+/// Threads per block.
+pub const SGEMM_THREADS: u32 = 256;
+
+const BK: u32 = 8;
+/// Row stride of the transposed A tile in shared memory, floats (padded).
+const A_STRIDE: u32 = SGEMM_TILE_M + 4;
+const A_STAGE_BYTES: u32 = BK * A_STRIDE * 4;
+const B_STAGE_BYTES: u32 = BK * SGEMM_TILE_N * 4;
+const STAGE_BYTES: u32 = A_STAGE_BYTES + B_STAGE_BYTES;
+
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct F4([f32; 4]);
+
+#[inline(always)]
+fn bits4(v: [f32; 4]) -> [u32; 4] {
+    [
+        v[0].to_bits(),
+        v[1].to_bits(),
+        v[2].to_bits(),
+        v[3].to_bits(),
+    ]
+}
+
+#[inline(always)]
+fn floats4(v: [u32; 4]) -> [f32; 4] {
+    [
+        f32::from_bits(v[0]),
+        f32::from_bits(v[1]),
+        f32::from_bits(v[2]),
+        f32::from_bits(v[3]),
+    ]
+}
+
+/// `C = α·A·B + β·C` (row-major; see the [module docs](self) for the launch shape). With
+/// `beta == 0`, `C` is not read (it may hold NaNs), as in BLAS.
+///
+/// # Safety
+/// - `a` holds at least m·k and `b` at least k·n elements; both are whole device allocations
+///   (16-byte aligned).
+/// - `c` points to an allocation of at least m·n `f32`s that nobody else accesses during the
+///   launch.
+/// - Launched with the module's launch shape (256 threads per block; the grid covers
+///   `ceil(n / 128)` × `ceil(m / 128)` blocks).
+#[kernel]
+#[allow(clippy::needless_range_loop)]
+pub unsafe fn sgemm(
+    m: u32,
+    n: u32,
+    k: u32,
+    alpha: f32,
+    a: &[f32],
+    b: &[f32],
+    beta: f32,
+    c: *mut f32,
+) {
+    let tid = thread_idx_x();
+    let tx = tid % 16;
+    let ty = tid / 16;
+    let row0 = block_idx_y() * SGEMM_TILE_M;
+    let col0 = block_idx_x() * SGEMM_TILE_N;
+    let smem = asm::sgemm_smem();
+    // Global-load coordinates: A tile 128 rows × 8 k (a float4 of one row per thread),
+    // B tile 8 k × 128 columns (a float4 of one row per thread).
+    let ar = tid / 2;
+    let ak = (tid % 2) * 4;
+    let bk = tid / 32;
+    let bc = (tid % 32) * 4;
+    let a_vec = k.is_multiple_of(4);
+    let b_vec = n.is_multiple_of(4);
+    let (ap, bp) = (a.as_ptr(), b.as_ptr());
+    let (nu, ku) = (n as usize, k as usize);
+
+    let load_a = |kt: u32| -> [f32; 4] {
+        let r = row0 + ar;
+        let kc = kt + ak;
+        let at = r as usize * ku + kc as usize;
+        if a_vec && r < m && kc < k {
+            // SAFETY: k % 4 == 0 and kc % 4 == 0, so kc + 4 <= k: inside row r; 16-byte
+            // aligned (at % 4 == 0, allocation aligned).
+            floats4(unsafe { asm::ld_global_v4_b32(ap.add(at).cast()) })
+        } else {
+            let mut v = [0.0; 4];
+            for j in 0..4 {
+                if r < m && kc + j < k {
+                    // SAFETY: row r < m, column kc + j < k.
+                    v[j as usize] = unsafe { *ap.add(at + j as usize) };
+                }
+            }
+            v
+        }
+    };
+    let load_b = |kt: u32| -> [f32; 4] {
+        let r = kt + bk;
+        let cc = col0 + bc;
+        let at = r as usize * nu + cc as usize;
+        if b_vec && r < k && cc < n {
+            // SAFETY: n % 4 == 0 and cc % 4 == 0, so cc + 4 <= n; aligned as for A.
+            floats4(unsafe { asm::ld_global_v4_b32(bp.add(at).cast()) })
+        } else {
+            let mut v = [0.0; 4];
+            for j in 0..4 {
+                if r < k && cc + j < n {
+                    // SAFETY: row r < k, column cc + j < n.
+                    v[j as usize] = unsafe { *bp.add(at + j as usize) };
+                }
+            }
+            v
+        }
+    };
+    let store = |stage: u32, av: [f32; 4], bv: [f32; 4]| {
+        let sa = smem + stage * STAGE_BYTES;
+        for j in 0..4 {
+            // SAFETY: (ak + j) < 8 rows × A_STRIDE, ar < 128: inside stage `stage` of A.
+            unsafe {
+                asm::st_shared_b32(
+                    sa + ((ak + j) * A_STRIDE + ar) * 4,
+                    av[j as usize].to_bits(),
+                )
+            };
+        }
+        // SAFETY: bk < 8, bc + 4 <= 128; 16-byte aligned (bc % 4 == 0, stage offsets are
+        // multiples of 16).
+        unsafe {
+            asm::st_shared_v4_b32(sa + A_STAGE_BYTES + (bk * SGEMM_TILE_N + bc) * 4, bits4(bv))
+        };
+    };
+
+    let mut acc = [[0.0f32; 8]; 8];
+    let k_tiles = k.div_ceil(BK);
+    let mut av = load_a(0);
+    let mut bv = load_b(0);
+    store(0, av, bv);
+    sync_threads();
+    let mut t = 0;
+    while t < k_tiles {
+        let stage = t % 2;
+        let more = t + 1 < k_tiles;
+        if more {
+            av = load_a((t + 1) * BK);
+            bv = load_b((t + 1) * BK);
+        }
+        let sa = smem + stage * STAGE_BYTES;
+        let sb = sa + A_STAGE_BYTES;
+        for kk in 0..BK {
+            // SAFETY: 16-byte aligned addresses inside this stage (ty, tx < 16).
+            let (a0, a1, b0, b1) = unsafe {
+                (
+                    asm::ld_shared_v4_b32(sa + (kk * A_STRIDE + ty * 4) * 4),
+                    asm::ld_shared_v4_b32(sa + (kk * A_STRIDE + 64 + ty * 4) * 4),
+                    asm::ld_shared_v4_b32(sb + (kk * SGEMM_TILE_N + tx * 4) * 4),
+                    asm::ld_shared_v4_b32(sb + (kk * SGEMM_TILE_N + 64 + tx * 4) * 4),
+                )
+            };
+            let (a0, a1, b0, b1) = (floats4(a0), floats4(a1), floats4(b0), floats4(b1));
+            let af = [a0[0], a0[1], a0[2], a0[3], a1[0], a1[1], a1[2], a1[3]];
+            let bf = [b0[0], b0[1], b0[2], b0[3], b1[0], b1[1], b1[2], b1[3]];
+            for i in 0..8 {
+                for j in 0..8 {
+                    acc[i][j] = fma_f32(af[i], bf[j], acc[i][j]);
+                }
+            }
+        }
+        if more {
+            // The other stage was last read in step t - 1, which every thread finished before
+            // the barrier that ended it.
+            store(1 - stage, av, bv);
+        }
+        sync_threads();
+        t += 1;
+    }
+
+    // Constant indices into `acc` only (a run-time index would move it to local memory).
+    let out = Epilogue {
+        m,
+        n,
+        alpha,
+        beta,
+        c,
+        vec: b_vec,
+    };
+    let col = col0 + tx * 4;
+    // SAFETY: `c` holds m·n elements (caller contract); the epilogue checks the bounds.
+    unsafe {
+        out.row(row0 + ty * 4, col, &acc[0]);
+        out.row(row0 + ty * 4 + 1, col, &acc[1]);
+        out.row(row0 + ty * 4 + 2, col, &acc[2]);
+        out.row(row0 + ty * 4 + 3, col, &acc[3]);
+        out.row(row0 + 64 + ty * 4, col, &acc[4]);
+        out.row(row0 + 64 + ty * 4 + 1, col, &acc[5]);
+        out.row(row0 + 64 + ty * 4 + 2, col, &acc[6]);
+        out.row(row0 + 64 + ty * 4 + 3, col, &acc[7]);
+    }
+}
+
+/// Writes `C = α·acc + β·C` for one row of a thread's sub-tile.
+struct Epilogue {
+    m: u32,
+    n: u32,
+    alpha: f32,
+    beta: f32,
+    c: *mut f32,
+    /// `n % 4 == 0`: 16-byte accesses.
+    vec: bool,
+}
+
+impl Epilogue {
+    /// Row `r`, columns `col..col + 4` and `col + 64..col + 68` from `vals[0..4]` and
+    /// `vals[4..8]`, skipping what lies outside the matrix.
+    ///
+    /// # Safety
+    /// `c` holds m·n elements, 16-byte aligned.
+    #[inline(always)]
+    unsafe fn row(&self, r: u32, col: u32, vals: &[f32; 8]) {
+        if r >= self.m {
+            return;
+        }
+        // SAFETY: forwarded.
+        unsafe {
+            self.quad(r, col, [vals[0], vals[1], vals[2], vals[3]]);
+            self.quad(r, col + 64, [vals[4], vals[5], vals[6], vals[7]]);
+        }
+    }
+
+    /// # Safety
+    /// As for [`Epilogue::row`]; `r < m`.
+    #[inline(always)]
+    unsafe fn quad(&self, r: u32, c0: u32, v: [f32; 4]) {
+        let (n, alpha, beta) = (self.n, self.alpha, self.beta);
+        let at = r as usize * n as usize + c0 as usize;
+        if self.vec && c0 < n {
+            // SAFETY: n % 4 == 0 and c0 % 4 == 0: columns c0..c0 + 4 lie in row r < m;
+            // 16-byte aligned.
+            let cp = unsafe { self.c.add(at) as *mut F4 };
+            let o = if beta == 0.0 {
+                [alpha * v[0], alpha * v[1], alpha * v[2], alpha * v[3]]
+            } else {
+                // SAFETY: as above.
+                let old = unsafe { cp.read().0 };
+                [
+                    fma_f32(beta, old[0], alpha * v[0]),
+                    fma_f32(beta, old[1], alpha * v[1]),
+                    fma_f32(beta, old[2], alpha * v[2]),
+                    fma_f32(beta, old[3], alpha * v[3]),
+                ]
+            };
+            // SAFETY: as above.
+            unsafe { cp.write(F4(o)) };
+        } else {
+            for (j, vj) in v.into_iter().enumerate() {
+                if c0 + (j as u32) < n {
+                    // SAFETY: row r < m, column c0 + j < n.
+                    unsafe {
+                        let cp = self.c.add(at + j);
+                        *cp = if beta == 0.0 {
+                            alpha * vj
+                        } else {
+                            fma_f32(beta, *cp, alpha * vj)
+                        };
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! The renderer of issue 5 — smooth colouring, palette cycle and offset, supersampling, bands,
+//! and the optimized kernel (cardioid/bulb tests, periodicity checking) — against the CPU
+//! references: bit-identical, as both run the same `common` code with correctly rounded
+//! operations (explicit FMA) and `libm` logarithms.
+
+use common::{Band, Palette, palette::Shading};
+use host::mandelbrot::{
+    Precision, RenderParams, Style, render_band_cpu, render_cpu_styled, render_naive_cpu,
+};
+use tests::{TestView, assert_identical, deep_views, gpu, views};
+
+fn params(v: &TestView, precision: Precision, palette: Palette) -> RenderParams {
+    RenderParams {
+        view: v.view,
+        max_iter: v.max_iter,
+        precision,
+        palette,
+    }
+}
+
+/// GPU (one launch) against CPU for every view, in both precisions.
+fn check_style(views: &[TestView], style: &Style, palette: Palette) {
+    let gpu = gpu();
+    for precision in [Precision::F32, Precision::F64] {
+        for v in views {
+            let p = params(v, precision, palette);
+            let (gpu_image, _) = gpu
+                .render_mandelbrot_styled(&p, style)
+                .unwrap_or_else(|e| panic!("{}: {e}", v.name));
+            let cpu_image = render_cpu_styled(&p, style);
+            let what = format!(
+                "{} ({}, {style:?}, {})",
+                v.name,
+                precision.name(),
+                palette.name()
+            );
+            assert_identical(
+                &format!("{what} counts"),
+                &cpu_image.counts,
+                &gpu_image.counts,
+            );
+            assert_identical(&format!("{what} colours"), &cpu_image.rgb, &gpu_image.rgb);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn optimized_kernel_counts_equal_naive_kernel_counts() {
+    let gpu = gpu();
+    let all: Vec<TestView> = views().into_iter().chain(deep_views()).collect();
+    for precision in [Precision::F32, Precision::F64] {
+        for v in &all {
+            let p = params(v, precision, Palette::Classic);
+            let b = gpu
+                .bench_kernels(&p, 0, 1)
+                .unwrap_or_else(|e| panic!("{}: {e}", v.name));
+            let what = format!("{} ({})", v.name, precision.name());
+            assert_identical(
+                &format!("{what}: naive vs optimized counts"),
+                &b.naive_image.counts,
+                &b.optimized_image.counts,
+            );
+            assert_identical(
+                &format!("{what}: naive vs optimized colours"),
+                &b.naive_image.rgb,
+                &b.optimized_image.rgb,
+            );
+            let cpu = render_naive_cpu(&p);
+            assert_identical(
+                &format!("{what}: naive GPU vs CPU"),
+                &cpu.counts,
+                &b.naive_image.counts,
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn smooth_coloring_identical_to_cpu() {
+    let style = Style {
+        shading: Shading::Smooth,
+        ..Style::default()
+    };
+    check_style(&views(), &style, Palette::Classic);
+    check_style(&deep_views(), &style, Palette::Electric);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn palette_cycle_and_offset_identical_to_cpu() {
+    for palette in Palette::ALL {
+        for shading in [Shading::Discrete, Shading::Smooth] {
+            let style = Style {
+                shading,
+                cycle_iters: 23,
+                offset: 0.37,
+                ..Style::default()
+            };
+            check_style(&views()[0..2], &style, palette);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn supersampling_identical_to_cpu() {
+    for supersample in [2, 4] {
+        for shading in [Shading::Discrete, Shading::Smooth] {
+            let style = Style {
+                shading,
+                supersample,
+                ..Style::default()
+            };
+            check_style(&views()[0..4], &style, Palette::Viridis);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tiled_render_equals_one_shot_render() {
+    let gpu = gpu();
+    let style = Style {
+        shading: Shading::Smooth,
+        supersample: 2,
+        ..Style::default()
+    };
+    for v in views() {
+        for precision in [Precision::F32, Precision::F64] {
+            let p = params(&v, precision, Palette::Fire);
+            let (one, _) = gpu.render_mandelbrot_styled(&p, &style).unwrap();
+            // Bands of 7 rows (the last one partial for most heights).
+            let band_px = u64::from(v.view.width_px) * 7;
+            let (tiled, _) = gpu
+                .render_mandelbrot_banded(&p, &style, Some(band_px))
+                .unwrap();
+            let what = format!("{} ({})", v.name, precision.name());
+            assert_identical(&format!("{what} tiled counts"), &one.counts, &tiled.counts);
+            assert_identical(&format!("{what} tiled colours"), &one.rgb, &tiled.rgb);
+            let cpu = render_cpu_styled(&p, &style);
+            assert_identical(&format!("{what} tiled GPU vs CPU"), &cpu.rgb, &tiled.rgb);
+        }
+    }
+}
+
+/// Runs without a GPU: CPU bands glued together equal the one-band CPU image.
+#[test]
+fn cpu_bands_equal_cpu_image() {
+    let style = Style {
+        shading: Shading::Smooth,
+        supersample: 2,
+        offset: 0.25,
+        ..Style::default()
+    };
+    for v in &views()[3..] {
+        let p = params(v, Precision::F32, Palette::Ocean);
+        let whole = render_cpu_styled(&p, &style);
+        let job = p.job(&style);
+        let mut rgb = Vec::new();
+        let mut counts = Vec::new();
+        for band in Band::split(v.view.height_px, 13) {
+            let b = render_band_cpu(&job, p.precision, band, true);
+            rgb.extend_from_slice(&b.rgb);
+            counts.extend_from_slice(&b.counts);
+        }
+        assert_identical(&format!("{} band counts", v.name), &whole.counts, &counts);
+        assert_identical(&format!("{} band colours", v.name), &whole.rgb, &rgb);
+    }
+}

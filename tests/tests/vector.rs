@@ -1,0 +1,364 @@
+//! Vector workloads on the GPU against their CPU references.
+//!
+//! Exact (`assert_identical` on bits) where the arithmetic is: copy, scale, add and triad
+//! (same basic operations in the same order), axpy (one fused multiply-add on both sides),
+//! integer reductions and scans (wrapping arithmetic is associative), min/max (exact in any
+//! order), and float sums of dyadic inputs small enough that every partial sum is exact.
+//! Elsewhere a rigorous bound: a sum of `n` terms in any order (any tree of `n - 1`
+//! additions, possibly fused with the products) has error at most `γ_n · Σ|terms|`, with
+//! `γ_n = n·u / (1 - n·u)` and `u` the unit roundoff (2^-24 for f32, 2^-53 for f64) — Higham,
+//! *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §3.1 and §4.2. The reference is
+//! computed in f64 (its own error, ~n·2^-53·Σ|terms|, is far inside the f32 bound).
+//!
+//! Inputs are pseudo-random (splitmix64), never zeros; outputs are poisoned (NaN with a
+//! payload, or 0xdeadbeef) before each launch by the host-level functions, so an unwritten
+//! element fails the comparison.
+
+use host::vector::{
+    self, Element, Float, ReduceOp, ScanKind, add_cpu, axpy_cpu, copy_cpu, scale_cpu, triad_cpu,
+};
+use tests::{assert_identical, gpu};
+
+/// Lengths that exercise the tail (not a multiple of 4 or of a block), one element, and
+/// more than one chunk per block.
+const LENS: &[usize] = &[1, 2, 31, 1029, (1 << 20) + 7];
+
+/// splitmix64 (Steele, Lea, Flood 2014): a small, good 64-bit generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in [-1, 1), never exactly 0.
+    fn unit(&mut self) -> f64 {
+        let v = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+        if v == 0.0 { 0.5 } else { v }
+    }
+    fn f32s(&mut self, n: usize) -> Vec<f32> {
+        (0..n).map(|_| self.unit() as f32).collect()
+    }
+    fn f64s(&mut self, n: usize) -> Vec<f64> {
+        (0..n).map(|_| self.unit()).collect()
+    }
+    /// Nonzero multiples of 1/16 in [-1/2, 1/2]: any partial sum of up to 2^20 + 7 of them
+    /// is a multiple of 1/16 below 2^20 in magnitude, i.e. an integer below 2^24 times 2^-4,
+    /// so it is exact in f32 (24-bit significand) whatever the summation order.
+    fn dyadic(&mut self, n: usize) -> Vec<f32> {
+        (0..n)
+            .map(|_| {
+                let k = (self.next_u64() % 17) as i32 - 8;
+                (if k == 0 { 1 } else { k }) as f32 / 16.0
+            })
+            .collect()
+    }
+    fn u32s(&mut self, n: usize) -> Vec<u32> {
+        (0..n).map(|_| (self.next_u64() >> 32) as u32 | 1).collect()
+    }
+}
+
+fn gamma(n: usize, u: f64) -> f64 {
+    let nu = n as f64 * u;
+    assert!(nu < 0.5, "bound meaningless for n = {n}");
+    nu / (1.0 - nu)
+}
+
+const U32: f64 = 1.0 / (1u64 << 24) as f64;
+const U64: f64 = 1.0 / (1u64 << 53) as f64;
+
+fn bits32(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+fn bits64(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// Asserts `|actual - expected| <= bound`, printing all three and the difference.
+fn assert_within(what: &str, expected: f64, actual: f64, bound: f64) {
+    let diff = (actual - expected).abs();
+    assert!(
+        diff <= bound,
+        "{what}: expected {expected:e}, actual {actual:e}, |difference| {diff:e} > bound {bound:e}"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn stream_f32_identical_to_cpu() {
+    let gpu = gpu();
+    let mut rng = Rng(1);
+    for &n in LENS {
+        let (a, b, c) = (rng.f32s(n), rng.f32s(n), rng.f32s(n));
+        let q = 3.0f32.sqrt(); // inexact, so products round
+        let w = |op: &str| format!("{op} f32 n = {n}");
+        let run = |r: Result<Vec<f32>, _>| r.unwrap_or_else(|e| panic!("n = {n}: {e}"));
+        assert_identical(
+            &w("copy"),
+            &bits32(&copy_cpu(&a)),
+            &bits32(&run(gpu.copy(&a))),
+        );
+        assert_identical(
+            &w("scale"),
+            &bits32(&scale_cpu(&c, q)),
+            &bits32(&run(gpu.scale(&c, q))),
+        );
+        assert_identical(
+            &w("add"),
+            &bits32(&add_cpu(&a, &b)),
+            &bits32(&run(gpu.add(&a, &b))),
+        );
+        assert_identical(
+            &w("triad"),
+            &bits32(&triad_cpu(&b, &c, q)),
+            &bits32(&run(gpu.triad(&b, &c, q))),
+        );
+        assert_identical(
+            &w("axpy"),
+            &bits32(&axpy_cpu(q, &a, &b)),
+            &bits32(&run(gpu.axpy(q, &a, &b))),
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn stream_f64_identical_to_cpu() {
+    let gpu = gpu();
+    let mut rng = Rng(2);
+    for &n in LENS {
+        let (a, b, c) = (rng.f64s(n), rng.f64s(n), rng.f64s(n));
+        let q = 3.0f64.sqrt();
+        let w = |op: &str| format!("{op} f64 n = {n}");
+        let run = |r: Result<Vec<f64>, _>| r.unwrap_or_else(|e| panic!("n = {n}: {e}"));
+        assert_identical(
+            &w("copy"),
+            &bits64(&copy_cpu(&a)),
+            &bits64(&run(gpu.copy(&a))),
+        );
+        assert_identical(
+            &w("scale"),
+            &bits64(&scale_cpu(&c, q)),
+            &bits64(&run(gpu.scale(&c, q))),
+        );
+        assert_identical(
+            &w("add"),
+            &bits64(&add_cpu(&a, &b)),
+            &bits64(&run(gpu.add(&a, &b))),
+        );
+        assert_identical(
+            &w("triad"),
+            &bits64(&triad_cpu(&b, &c, q)),
+            &bits64(&run(gpu.triad(&b, &c, q))),
+        );
+        assert_identical(
+            &w("axpy"),
+            &bits64(&axpy_cpu(q, &a, &b)),
+            &bits64(&run(gpu.axpy(q, &a, &b))),
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn reduce_u32_identical_to_cpu() {
+    let gpu = gpu();
+    let mut rng = Rng(3);
+    for &n in LENS {
+        let x = rng.u32s(n);
+        for op in ReduceOp::ALL {
+            let got = gpu
+                .reduce(op, &x)
+                .unwrap_or_else(|e| panic!("n = {n}: {e}"));
+            assert_eq!(
+                got,
+                vector::reduce_u32_cpu(op, &x),
+                "{} u32 n = {n}",
+                op.name()
+            );
+        }
+    }
+}
+
+fn check_float_reduce<T: Float + PartialOrd>(u: f64, mut xs: impl FnMut(usize) -> Vec<T>) {
+    let gpu = gpu();
+    for &n in LENS {
+        let x = xs(n);
+        for op in ReduceOp::ALL {
+            let what = format!("{} {} n = {n}", op.name(), T::NAME);
+            let got: f64 = gpu
+                .reduce(op, &x)
+                .unwrap_or_else(|e| panic!("{what}: {e}"))
+                .into();
+            if op == ReduceOp::Sum {
+                // n - 1 additions in some tree order, then the result is already in T.
+                let (sum, abs) = vector::sum_f64(&x);
+                assert_within(&what, sum, got, gamma(n, u) * abs);
+            } else {
+                assert_eq!(got, vector::min_max_cpu(op, &x), "{what} (exact)");
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn reduce_f32_within_bound() {
+    let mut rng = Rng(4);
+    check_float_reduce::<f32>(U32, |n| rng.f32s(n));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn reduce_f64_within_bound() {
+    let mut rng = Rng(5);
+    check_float_reduce::<f64>(U64, |n| rng.f64s(n));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sum_and_dot_of_dyadic_f32_exact() {
+    // Every partial sum of these inputs is exact (see `Rng::dyadic`); the dot multiplies
+    // them by ±1, which keeps them dyadic values of the same kind.
+    let gpu = gpu();
+    let mut rng = Rng(6);
+    for &n in LENS {
+        let x = rng.dyadic(n);
+        let signs: Vec<f32> = rng
+            .u32s(n)
+            .iter()
+            .map(|&v| if v & 2 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        let (sum, _) = vector::sum_f64(&x);
+        let got = gpu.reduce(ReduceOp::Sum, &x).expect("sum");
+        assert_eq!(f64::from(got), sum, "dyadic sum n = {n}");
+        let (dot, _) = vector::dot_f64(&x, &signs);
+        let got = gpu.dot(&x, &signs).expect("dot");
+        assert_eq!(f64::from(got), dot, "dyadic dot n = {n}");
+    }
+}
+
+fn check_dot<T: Float>(u: f64, mut xs: impl FnMut(usize) -> Vec<T>) {
+    let gpu = gpu();
+    for &n in LENS {
+        let (a, b) = (xs(n), xs(n));
+        let what = format!("dot {} n = {n}", T::NAME);
+        let got: f64 = gpu
+            .dot(&a, &b)
+            .unwrap_or_else(|e| panic!("{what}: {e}"))
+            .into();
+        // n products and n - 1 additions, each product rounded at most once (fused or
+        // not): γ_n · Σ|a_i·b_i| (Higham §3.1).
+        let (dot, abs) = vector::dot_f64(&a, &b);
+        assert_within(&what, dot, got, gamma(n, u) * abs);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn dot_f32_within_bound() {
+    let mut rng = Rng(7);
+    check_dot::<f32>(U32, |n| rng.f32s(n));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn dot_f64_within_bound() {
+    let mut rng = Rng(8);
+    check_dot::<f64>(U64, |n| rng.f64s(n));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn scan_u32_identical_to_cpu() {
+    let gpu = gpu();
+    let mut rng = Rng(9);
+    for &n in LENS.iter().chain(&[(1 << 22) + 3]) {
+        let x = rng.u32s(n);
+        for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+            let got = gpu
+                .scan(kind, &x)
+                .unwrap_or_else(|e| panic!("n = {n}: {e}"));
+            assert_identical(
+                &format!("{kind:?} scan u32 n = {n}"),
+                &vector::scan_u32_cpu(kind, &x),
+                &got,
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn scan_f32_within_bound_and_exact_on_dyadic_input() {
+    let gpu = gpu();
+    let mut rng = Rng(10);
+    for &n in LENS {
+        for dyadic in [false, true] {
+            let x = if dyadic { rng.dyadic(n) } else { rng.f32s(n) };
+            for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+                let what = format!("{kind:?} scan f32 n = {n} dyadic = {dyadic}");
+                let got = gpu.scan(kind, &x).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let reference = vector::scan_f64(kind, &x);
+                for (i, (&g, &(v, abs))) in got.iter().zip(&reference).enumerate() {
+                    // Element i sums at most i + 1 terms in some tree order: γ_{i+1}·Σ|x|;
+                    // 0 for dyadic inputs (every partial sum exact).
+                    let bound = if dyadic { 0.0 } else { gamma(i + 1, U32) * abs };
+                    assert_within(&format!("{what}, element {i}"), v, f64::from(g), bound);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn sgemm_within_bound() {
+    let gpu = gpu();
+    let mut rng = Rng(11);
+    let shapes = [
+        (1, 1, 1),
+        (1, 7, 3),
+        (129, 67, 33),
+        (128, 128, 128),
+        (64, 4, 8),
+        (257, 511, 100),
+        (300, 260, 517),
+    ];
+    for &(m, n, k) in &shapes {
+        for (alpha, beta) in [(1.0f32, 0.0f32), (-0.75, 1.5)] {
+            let what = format!("sgemm m={m} n={n} k={k} alpha={alpha} beta={beta}");
+            let a = rng.f32s(m * k);
+            let b = rng.f32s(k * n);
+            // With beta = 0, C must not be read: NaNs in it must not reach the result.
+            let c: Vec<f32> = if beta == 0.0 {
+                vec![<f32 as Element>::POISON; m * n]
+            } else {
+                rng.f32s(m * n)
+            };
+            let dims = (m as u32, n as u32, k as u32);
+            let got = gpu
+                .sgemm(dims, alpha, &a, &b, beta, &c)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let c0: Vec<f32> = if beta == 0.0 {
+                vec![0.0; m * n]
+            } else {
+                c.clone()
+            };
+            let reference = vector::sgemm_f64((m, n, k), alpha, &a, &b, beta, &c0);
+            for (idx, (&g, &(v, scale))) in got.iter().zip(&reference).enumerate() {
+                // k fused multiply-adds into the accumulator (γ_k), then α·acc and the fused
+                // β·c + (α·acc): two more roundings — γ_{k+2}·(|α|Σ|a·b| + |β||c|).
+                assert_within(
+                    &format!("{what}, C[{}][{}]", idx / n, idx % n),
+                    v,
+                    f64::from(g),
+                    gamma(k + 2, U32) * scale,
+                );
+            }
+        }
+    }
+}
