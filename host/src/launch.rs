@@ -147,82 +147,18 @@ macro_rules! impl_kernel_args {
     };
 }
 
-impl_kernel_args!();
-impl_kernel_args!((K0, A0, v0));
-impl_kernel_args!((K0, A0, v0), (K1, A1, v1));
-impl_kernel_args!((K0, A0, v0), (K1, A1, v1), (K2, A2, v2));
-impl_kernel_args!((K0, A0, v0), (K1, A1, v1), (K2, A2, v2), (K3, A3, v3));
-impl_kernel_args!(
-    (K0, A0, v0),
-    (K1, A1, v1),
-    (K2, A2, v2),
-    (K3, A3, v3),
-    (K4, A4, v4)
-);
-impl_kernel_args!(
-    (K0, A0, v0),
-    (K1, A1, v1),
-    (K2, A2, v2),
-    (K3, A3, v3),
-    (K4, A4, v4),
-    (K5, A5, v5)
-);
-impl_kernel_args!(
-    (K0, A0, v0),
-    (K1, A1, v1),
-    (K2, A2, v2),
-    (K3, A3, v3),
-    (K4, A4, v4),
-    (K5, A5, v5),
-    (K6, A6, v6)
-);
-impl_kernel_args!(
-    (K0, A0, v0),
-    (K1, A1, v1),
-    (K2, A2, v2),
-    (K3, A3, v3),
-    (K4, A4, v4),
-    (K5, A5, v5),
-    (K6, A6, v6),
-    (K7, A7, v7)
-);
-impl_kernel_args!(
-    (K0, A0, v0),
-    (K1, A1, v1),
-    (K2, A2, v2),
-    (K3, A3, v3),
-    (K4, A4, v4),
-    (K5, A5, v5),
-    (K6, A6, v6),
-    (K7, A7, v7),
-    (K8, A8, v8)
-);
-impl_kernel_args!(
-    (K0, A0, v0),
-    (K1, A1, v1),
-    (K2, A2, v2),
-    (K3, A3, v3),
-    (K4, A4, v4),
-    (K5, A5, v5),
-    (K6, A6, v6),
-    (K7, A7, v7),
-    (K8, A8, v8),
-    (K9, A9, v9)
-);
-impl_kernel_args!(
-    (K0, A0, v0),
-    (K1, A1, v1),
-    (K2, A2, v2),
-    (K3, A3, v3),
-    (K4, A4, v4),
-    (K5, A5, v5),
-    (K6, A6, v6),
-    (K7, A7, v7),
-    (K8, A8, v8),
-    (K9, A9, v9),
-    (K10, A10, v10)
-);
-impl_kernel_args!(
+/// Implements `KernelArgs` for every tuple length from the list's length down to 0.
+macro_rules! impl_kernel_args_up_to {
+    () => {
+        impl_kernel_args!();
+    };
+    ($head:tt $(, $tail:tt)*) => {
+        impl_kernel_args!($head $(, $tail)*);
+        impl_kernel_args_up_to!($($tail),*);
+    };
+}
+
+impl_kernel_args_up_to!(
     (K0, A0, v0),
     (K1, A1, v1),
     (K2, A2, v2),
