@@ -158,23 +158,23 @@ __device__ __forceinline__ void reduce_chunk(const T* __restrict__ x, size_t n, 
     size_t step = blockDim.x;
     T acc = Op::template identity<T>();
     size_t i = threadIdx.x;
-    for (; i + step < packs; i += 2 * step) {
-        V u = p[i], w = p[i + step];
-        const T* us = reinterpret_cast<const T*>(&u);
-        const T* ws = reinterpret_cast<const T*>(&w);
+    // Four 16-byte loads in flight per thread, as in the Rust kernel.
+    for (; i + 3 * step < packs; i += 4 * step) {
+        V u[4] = {p[i], p[i + step], p[i + 2 * step], p[i + 3 * step]};
 #pragma unroll
-        for (int l = 0; l < L; ++l) acc = Op::f(acc, us[l]);
+        for (int q = 0; q < 4; ++q) {
+            const T* us = reinterpret_cast<const T*>(&u[q]);
 #pragma unroll
-        for (int l = 0; l < L; ++l) acc = Op::f(acc, ws[l]);
+            for (int l = 0; l < L; ++l) acc = Op::f(acc, us[l]);
+        }
     }
-    if (i < packs) {
+    for (; i < packs; i += step) {
         V u = p[i];
         const T* us = reinterpret_cast<const T*>(&u);
 #pragma unroll
         for (int l = 0; l < L; ++l) acc = Op::f(acc, us[l]);
     }
-    size_t t = start + packs * L + threadIdx.x;
-    if (t < end) acc = Op::f(acc, x[t]);
+    for (size_t t = start + packs * L + threadIdx.x; t < end; t += step) acc = Op::f(acc, x[t]);
     T r = block_reduce<T, Op>(acc);
     if (threadIdx.x == 0) out[blockIdx.x] = r;
 }
@@ -224,89 +224,154 @@ extern "C" __global__ void cu_dot_f64(const double* __restrict__ a, const double
     dot_chunk<double>(a, b, n, chunk, out);
 }
 
-// ---- scans: block b scans its chunk tile by tile (8 consecutive items per thread) ------
+// ---- scans: single pass with decoupled look-back (Merrill & Garland 2016) -------------
+//
+// The same algorithm as kernels/src/scan.rs: one tile of 256 threads x 16 elements per
+// block, tiles handed out by an atomic counter (tile = counter - base), warp-striped 16-byte
+// loads (lane l of warp w holds packs p*32 + l of the warp's 512 elements), per-pack scans
+// in registers and across the warp with shuffles, warp totals through shared memory, and
+// warp 0 looking back over the status words of 32 tiles at a time. A status word is
+// ((epoch << 1 | inclusive) << 32) | value bits; epoch is fresh per launch.
 
-#define SCAN_ITEMS 8
+#define SCAN_ITEMS 16
+#define SCAN_PACKS (SCAN_ITEMS / 4)
+
+__device__ __forceinline__ unsigned bits32(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ unsigned bits32(unsigned v) { return v; }
+template <typename T> __device__ __forceinline__ T from_bits32(unsigned b);
+template <> __device__ __forceinline__ float from_bits32<float>(unsigned b) { return __uint_as_float(b); }
+template <> __device__ __forceinline__ unsigned from_bits32<unsigned>(unsigned b) { return b; }
+
+__device__ __forceinline__ unsigned long long status_word(unsigned epoch, bool inclusive, unsigned bits) {
+    return ((unsigned long long)((epoch << 1) | (inclusive ? 1u : 0u)) << 32) | bits;
+}
+
+__device__ __forceinline__ void st_relaxed_gpu(unsigned long long* p, unsigned long long v) {
+    asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ unsigned long long ld_relaxed_gpu(const unsigned long long* p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+template <typename T>
+__device__ __forceinline__ T warp_scan(T v) {
+    unsigned lane = threadIdx.x % 32;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        T y = __shfl_up_sync(FULL_MASK, v, d);
+        if (lane >= (unsigned)d) v = add_rn(y, v);
+    }
+    return v;
+}
 
 template <typename T, bool INCLUSIVE>
-__device__ __forceinline__ void scan_chunk(const T* __restrict__ x, size_t n, size_t chunk, const T* __restrict__ carry_in,
-                                           size_t carry_len, T* __restrict__ out) {
+__device__ __forceinline__ void scan_tile(const T* __restrict__ x, size_t n, T* __restrict__ out,
+                                          unsigned long long* status, size_t status_len,
+                                          unsigned* counter, unsigned epoch, unsigned base) {
     typedef typename Pack<T>::type V;
-    const int L = Pack<T>::lanes;
-    __shared__ T slots[32];
-    size_t start, end;
-    chunk_bounds(n, chunk, &start, &end);
-    T carry = blockIdx.x < carry_len ? carry_in[blockIdx.x] : T(0);
-    unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
-    size_t tile = (size_t)blockDim.x * SCAN_ITEMS;
-    for (size_t tile_start = start; tile_start < end; tile_start += tile) {
-        size_t i0 = tile_start + (size_t)threadIdx.x * SCAN_ITEMS;
-        bool full = i0 + SCAN_ITEMS <= end;
-        T v[SCAN_ITEMS];
+    __shared__ unsigned sh_tile, sh_prefix;
+    __shared__ unsigned sh_warp[32];
+    unsigned tid = threadIdx.x, lane = tid % 32, warp = tid / 32, warps = blockDim.x / 32;
+    size_t tile_elems = (size_t)blockDim.x * SCAN_ITEMS;
+    size_t tiles = (n + tile_elems - 1) / tile_elems;
+    if (tiles > status_len) tiles = status_len;
+    if (tid == 0) sh_tile = atomicAdd(counter, 1u) - base;
+    __syncthreads();
+    size_t tile = sh_tile;
+    if (tile >= tiles) return;
+    size_t tile_start = tile * tile_elems;
+    size_t warp_start = tile_start + (size_t)warp * 32 * SCAN_ITEMS;
+    bool full = tile_start + tile_elems <= n;
+    T v[SCAN_PACKS][4];
+#pragma unroll
+    for (int p = 0; p < SCAN_PACKS; ++p) {
+        size_t e = warp_start + ((size_t)p * 32 + lane) * 4;
         if (full) {
+            V pk = *reinterpret_cast<const V*>(x + e);
+            const T* ps = reinterpret_cast<const T*>(&pk);
 #pragma unroll
-            for (int p = 0; p < SCAN_ITEMS / L; ++p) {
-                V pk = reinterpret_cast<const V*>(x + i0)[p];
-                const T* ps = reinterpret_cast<const T*>(&pk);
-#pragma unroll
-                for (int l = 0; l < L; ++l) v[p * L + l] = ps[l];
-            }
+            for (int j = 0; j < 4; ++j) v[p][j] = ps[j];
         } else {
 #pragma unroll
-            for (int j = 0; j < SCAN_ITEMS; ++j) v[j] = i0 + j < end ? x[i0 + j] : T(0);
+            for (int j = 0; j < 4; ++j) v[p][j] = e + j < n ? x[e + j] : T(0);
         }
+    }
+    T incl[SCAN_PACKS], pre[SCAN_PACKS];
 #pragma unroll
-        for (int j = 1; j < SCAN_ITEMS; ++j) v[j] = add_rn(v[j - 1], v[j]);
-        T w = v[SCAN_ITEMS - 1];
+    for (int p = 0; p < SCAN_PACKS; ++p) {
 #pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {
-            T y = __shfl_up_sync(FULL_MASK, w, d);
-            if (lane >= (unsigned)d) w = add_rn(y, w);
-        }
-        T excl = __shfl_up_sync(FULL_MASK, w, 1);
-        if (lane == 0) excl = T(0);
-        if (lane == 31) slots[warp] = w;
-        __syncthreads();
-        if (warp == 0) {
-            T s = lane < warps ? slots[lane] : T(0);
+        for (int j = 1; j < 4; ++j) v[p][j] = add_rn(v[p][j - 1], v[p][j]);
+        incl[p] = warp_scan(v[p][3]);
+    }
+    T carry = T(0);
 #pragma unroll
-            for (int d = 1; d < 32; d <<= 1) {
-                T y = __shfl_up_sync(FULL_MASK, s, d);
-                if (lane >= (unsigned)d) s = add_rn(y, s);
+    for (int p = 0; p < SCAN_PACKS; ++p) {
+        T excl = __shfl_up_sync(FULL_MASK, incl[p], 1);
+        T total = __shfl_sync(FULL_MASK, incl[p], 31);
+        pre[p] = lane == 0 ? carry : add_rn(carry, excl);
+        carry = add_rn(carry, total);
+    }
+    if (lane == 0) sh_warp[warp] = bits32(carry);
+    __syncthreads();
+    if (warp == 0) {
+        T s = lane < warps ? from_bits32<T>(sh_warp[lane]) : T(0);
+        s = warp_scan(s);
+        T aggregate = __shfl_sync(FULL_MASK, s, warps - 1);
+        T prefix = T(0);
+        if (tile == 0) {
+            if (lane == 0) st_relaxed_gpu(status, status_word(epoch, true, bits32(aggregate)));
+        } else {
+            if (lane == 0) st_relaxed_gpu(status + tile, status_word(epoch, false, bits32(aggregate)));
+            long long end = (long long)tile;
+            while (true) {
+                long long pred = end - 1 - (long long)lane;
+                unsigned long long w;
+                while (true) {
+                    w = pred < 0 ? status_word(epoch, true, bits32(T(0))) : ld_relaxed_gpu(status + pred);
+                    if (__all_sync(FULL_MASK, (unsigned)(w >> 33) == epoch)) break;
+                }
+                unsigned incl_lanes = __ballot_sync(FULL_MASK, (w >> 32) & 1);
+                bool counts = incl_lanes == 0 || lane <= (unsigned)(__ffs(incl_lanes) - 1);
+                T val = counts ? from_bits32<T>((unsigned)w) : T(0);
+                prefix = add_rn(warp_reduce<T, SumOp>(val), prefix);
+                if (incl_lanes != 0) break;
+                end -= 32;
             }
-            if (lane < warps) slots[lane] = s;
+            if (lane == 0) st_relaxed_gpu(status + tile, status_word(epoch, true, bits32(add_rn(prefix, aggregate))));
         }
-        __syncthreads();
-        T warp_prefix = warp > 0 ? slots[warp - 1] : T(0);
-        T tile_total = slots[warps - 1];
-        T prefix = add_rn(carry, add_rn(warp_prefix, excl));
-        T o[SCAN_ITEMS];
+        if (lane < warps) sh_warp[lane] = bits32(s);
+        if (lane == 0) sh_prefix = bits32(prefix);
+    }
+    __syncthreads();
+    T base_prefix = add_rn(from_bits32<T>(sh_prefix), warp > 0 ? from_bits32<T>(sh_warp[warp - 1]) : T(0));
 #pragma unroll
-        for (int j = 0; j < SCAN_ITEMS; ++j)
-            o[j] = INCLUSIVE ? add_rn(prefix, v[j]) : (j == 0 ? prefix : add_rn(prefix, v[j - 1]));
+    for (int p = 0; p < SCAN_PACKS; ++p) {
+        T pp = add_rn(base_prefix, pre[p]);
+        T o[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) o[j] = INCLUSIVE ? add_rn(pp, v[p][j]) : (j == 0 ? pp : add_rn(pp, v[p][j - 1]));
+        size_t e = warp_start + ((size_t)p * 32 + lane) * 4;
         if (full) {
+            V pk;
+            T* ps = reinterpret_cast<T*>(&pk);
 #pragma unroll
-            for (int p = 0; p < SCAN_ITEMS / L; ++p) {
-                V pk;
-                T* ps = reinterpret_cast<T*>(&pk);
-#pragma unroll
-                for (int l = 0; l < L; ++l) ps[l] = o[p * L + l];
-                reinterpret_cast<V*>(out + i0)[p] = pk;
-            }
+            for (int j = 0; j < 4; ++j) ps[j] = o[j];
+            *reinterpret_cast<V*>(out + e) = pk;
         } else {
 #pragma unroll
-            for (int j = 0; j < SCAN_ITEMS; ++j)
-                if (i0 + j < end) out[i0 + j] = o[j];
+            for (int j = 0; j < 4; ++j)
+                if (e + j < n) out[e + j] = o[j];
         }
-        carry = add_rn(carry, tile_total);
-        __syncthreads();
     }
 }
 
 #define SCAN_KERNEL(NAME, T, INCL)                                                             \
-    extern "C" __global__ void NAME(const T* __restrict__ x, size_t n, size_t chunk, const T* __restrict__ carry_in, \
-                                    size_t carry_len, T* __restrict__ out) {                   \
-        scan_chunk<T, INCL>(x, n, chunk, carry_in, carry_len, out);                            \
+    extern "C" __global__ void NAME(const T* __restrict__ x, size_t n, T* __restrict__ out,    \
+                                    unsigned long long* status, size_t status_len,             \
+                                    unsigned* counter, unsigned epoch, unsigned base) {        \
+        scan_tile<T, INCL>(x, n, out, status, status_len, counter, epoch, base);               \
     }
 
 SCAN_KERNEL(cu_scan_inclusive_f32, float, true)

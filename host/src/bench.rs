@@ -4,18 +4,19 @@
 //! (`bench/cuda/vector.cu`, embedded in the binary, compiled at run time with
 //! `nvcc -O3 -arch=sm_XY -cubin`).
 //!
-//! Timing: `warmup` untimed runs, then `reps` runs each between two CUDA events on the
-//! stream (synchronised after each); median, min, max and quartiles in milliseconds.
+//! Timing: `warmup` untimed runs (at least 50 ms of them, so clocks ramp up), then `reps`
+//! runs each between two CUDA events on the stream (synchronised after each); median, min,
+//! max and quartiles in milliseconds.
 //! Bandwidth counts bytes as STREAM does (each array element read or written once: copy and
 //! scale 2 words per element, add, triad and axpy 3, dot 2, reductions 1, scans 2 — the
-//! three-pass scan really moves 3); SGEMM counts 2·m·n·k flops.
+//! single-pass scan moves exactly that); SGEMM counts 2·m·n·k flops.
 
 use crate::gpu::{ByValue, Gpu, GpuError, elapsed_ms};
-use crate::vector::{Element, Float, ReduceOp, ScanKind, Scannable, Scratch, Split};
+use crate::vector::{Element, Float, ReduceOp, ScanKind, ScanState, Scannable, Scratch, Split};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 use image::{Rgb, RgbImage};
 use kernels::gemm::{SGEMM_THREADS, SGEMM_TILE_M, SGEMM_TILE_N};
-use kernels::scan::SCAN_ITEMS;
+use kernels::scan::SCAN_THREADS;
 use kernels::vector::BLOCK_THREADS;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -113,8 +114,15 @@ pub struct Report {
     pub warmup: u32,
     /// Timed runs.
     pub reps: u32,
-    /// Time to create the context and load the Rust kernels module (PTX, JIT), ms.
+    /// Time to create the context and load the Rust kernels module, ms.
     pub rust_module_load_ms: f64,
+    /// What `Gpu::new` loaded the kernels from: `cubin sm_XY` or `PTX JIT`.
+    pub module_source: String,
+    /// Loading the kernels module from the PTX (driver JIT), timed explicitly, ms.
+    pub ptx_jit_load_ms: Option<f64>,
+    /// Loading the build-time cubin for this GPU, timed explicitly, ms (`None`: no cubin
+    /// for this compute capability in the binary).
+    pub cubin_load_ms: Option<f64>,
     /// Time to compile the CUDA C twins with nvcc and load the cubin, ms.
     pub cuda_c_build_ms: Option<f64>,
     /// What was skipped and why, checks that were made.
@@ -123,7 +131,13 @@ pub struct Report {
     pub entries: Vec<Entry>,
 }
 
-/// Times `f` (which queues GPU work on `gpu`'s stream) with CUDA events.
+/// Warm-up lasts at least this long, whatever `warmup` says: after an idle stretch (e.g. while
+/// the host prepares the next inputs) the GPU's clocks take a moment to come back up, which
+/// showed as a slow, noisy first workload (sum u32: median 0.279 ms, min 0.246 ms, H200).
+const MIN_WARMUP: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Times `f` (which queues GPU work on `gpu`'s stream) with CUDA events: at least `warmup`
+/// untimed runs lasting at least [`MIN_WARMUP`] together, then `reps` timed runs.
 pub fn time_events<E: From<GpuError>>(
     gpu: &Gpu,
     warmup: u32,
@@ -135,10 +149,13 @@ pub fn time_events<E: From<GpuError>>(
             .synchronize()
             .map_err(GpuError::driver("synchronising after a timed run"))
     };
-    for _ in 0..warmup {
+    let warm_start = std::time::Instant::now();
+    let mut runs = 0;
+    while runs < warmup || warm_start.elapsed() < MIN_WARMUP {
         f()?;
+        sync()?;
+        runs += 1;
     }
-    sync()?;
     let mut ms = Vec::with_capacity(reps as usize);
     for _ in 0..reps.max(1) {
         let start = gpu.record_event()?;
@@ -319,6 +336,14 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
     let mut notes = Vec::new();
     let mut entries = Vec::new();
     log(&format!("GPU {} (sm_{}{})", gpu.name(), cc.0, cc.1));
+    let (ptx_jit_load_ms, cubin_load_ms) = module_load_times(&gpu, cc, &mut notes);
+    log(&format!(
+        "kernels module: {} ({:.1} ms in Gpu::new); PTX JIT load {}, cubin load {}",
+        gpu.module_source(),
+        gpu.module_load_time().as_secs_f64() * 1e3,
+        ms_or_dash(ptx_jit_load_ms),
+        ms_or_dash(cubin_load_ms)
+    ));
 
     let mut cuda_c_build_ms = None;
     let cuda_c = if opts.cuda_c {
@@ -427,10 +452,49 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
         warmup: w,
         reps: r,
         rust_module_load_ms,
+        module_source: gpu.module_source().to_string(),
+        ptx_jit_load_ms,
+        cubin_load_ms,
         cuda_c_build_ms,
         notes,
         entries,
     })
+}
+
+fn ms_or_dash(ms: Option<f64>) -> String {
+    ms.map_or_else(|| "-".to_owned(), |v| format!("{v:.1} ms"))
+}
+
+/// Loads the kernels module once more from the PTX (driver JIT) and, if the binary has one
+/// for this compute capability, from the cubin, timing each load (the modules are dropped).
+/// Failures become notes.
+fn module_load_times(
+    gpu: &Gpu,
+    (major, minor): (i32, i32),
+    notes: &mut Vec<String>,
+) -> (Option<f64>, Option<f64>) {
+    let mut time = |what: &str, ptx: cudarc::nvrtc::Ptx| {
+        let t = Instant::now();
+        match gpu.context().load_module(ptx) {
+            Ok(m) => {
+                let ms = t.elapsed().as_secs_f64() * 1e3;
+                drop(m);
+                Some(ms)
+            }
+            Err(e) => {
+                notes.push(format!("{what} load failed: {e}"));
+                None
+            }
+        }
+    };
+    let ptx = time("PTX", cudarc::nvrtc::Ptx::from_src(crate::PTX));
+    let cubin = crate::cubins::CUBINS
+        .iter()
+        .find(|&&(ma, mi, _)| {
+            i64::from(ma) == i64::from(major) && i64::from(mi) == i64::from(minor)
+        })
+        .and_then(|&(_, _, bytes)| time("cubin", cudarc::nvrtc::Ptx::from_binary(bytes.to_vec())));
+    (ptx, cubin)
 }
 
 fn bandwidth_entry(
@@ -631,7 +695,7 @@ fn cuda_dot<T: Float>(gpu: &Gpu, cu: &CudaC, n: usize, v: &mut Vectors<T>) -> Re
             .arg(&v.b)
             .arg(&n)
             .arg(&chunk)
-            .arg(v.scratch.partials_mut());
+            .arg(v.scratch.reduce_buffers().0);
         // SAFETY: `cu_dot_*(const T* a, const T* b, size_t n, size_t chunk, T* out)`.
         unsafe { gpu.launch(name, cfg_1d(split.blocks), args)? };
     }
@@ -640,7 +704,7 @@ fn cuda_dot<T: Float>(gpu: &Gpu, cu: &CudaC, n: usize, v: &mut Vectors<T>) -> Re
         chunk: (split.blocks as usize).div_ceil(4) * 4,
     };
     let sum = cu_name(T::REDUCE[0]);
-    let (partials, result) = v.scratch.partials_and_result();
+    let (partials, result) = v.scratch.reduce_buffers();
     cuda_reduce_pass(gpu, cu, sum, partials, second, result)
 }
 
@@ -672,8 +736,8 @@ fn reductions<T: Element>(
                     chunk: (split.blocks as usize).div_ceil(4) * 4,
                 };
                 let stats = time_events(gpu, w, r, || {
-                    cuda_reduce_pass(gpu, cu, name, x, split, scratch.partials_mut())?;
-                    let (p, res) = scratch.partials_and_result();
+                    cuda_reduce_pass(gpu, cu, name, x, split, scratch.reduce_buffers().0)?;
+                    let (p, res) = scratch.reduce_buffers();
                     cuda_reduce_pass(gpu, cu, name, p, second, res)
                 })?;
                 let cuda_value = gpu.download_one(&scratch.result)?;
@@ -719,23 +783,31 @@ fn scans<T: Scannable>(
         let workload = format!("{label} {}", T::NAME);
         let stats = time_events(gpu, w, r, || gpu.scan_dev(kind, x, scratch, out))?;
         let rust = bandwidth_entry(&workload, "rust", stats, bytes, Some(memcpy));
+        let rust_out = gpu
+            .stream()
+            .clone_dtoh(&*out)
+            .map_err(GpuError::driver("copying the scan result back"))?;
         let cuda = match cuda_c {
             Some(cu) => {
-                let split = scratch.split();
-                let sum = cu_name(T::REDUCE[0]);
-                let excl = cu_name(T::SCAN[1]);
                 let name = cu_name(T::SCAN[idx]);
                 let stats = time_events(gpu, w, r, || {
-                    cuda_reduce_pass(gpu, cu, sum, x, split, scratch.partials_mut())?;
-                    let one = Split {
-                        blocks: 1,
-                        chunk: (split.blocks as usize).div_ceil(SCAN_ITEMS) * SCAN_ITEMS,
-                    };
-                    let (partials, offsets, zero) = scratch.scan_buffers();
-                    cuda_scan_pass(gpu, cu, excl, partials, one, zero, offsets)?;
-                    let (_, offsets, _) = scratch.scan_buffers();
-                    cuda_scan_pass(gpu, cu, name, x, split, offsets, out)
+                    cuda_scan(gpu, cu, name, x, scratch.scan_state(), out)
                 })?;
+                let cuda_out = gpu
+                    .stream()
+                    .clone_dtoh(&*out)
+                    .map_err(GpuError::driver("copying the scan result back"))?;
+                let differ = rust_out
+                    .par_iter()
+                    .zip(&cuda_out)
+                    .filter(|(a, b)| a != b)
+                    .count();
+                if differ > 0 {
+                    log(&format!(
+                        "{workload}: rust and cuda-c differ in {differ} of {n} elements (float \
+                         sums may differ in the last bits; u32 must not)"
+                    ));
+                }
                 Some(bandwidth_entry(
                     &workload,
                     "cuda-c",
@@ -751,26 +823,37 @@ fn scans<T: Scannable>(
     Ok(())
 }
 
-fn cuda_scan_pass<T: Element>(
+/// The CUDA C single-pass scan twin: the same tile size, look-back protocol and scratch
+/// (status words and counter, booked like the Rust launch).
+fn cuda_scan<T: Scannable>(
     gpu: &Gpu,
     cu: &CudaC,
     name: &'static str,
     x: &CudaSlice<T>,
-    split: Split,
-    carry: &CudaSlice<T>,
+    st: &mut ScanState,
     out: &mut CudaSlice<T>,
 ) -> Result<(), GpuError> {
-    let (len, chunk, carry_len) = (x.len(), split.chunk, carry.len());
+    let len = x.len().min(out.len());
+    let l = st.book(gpu, len)?;
+    let status_len = st.status.len();
     let mut args = cu.args(gpu, name);
     args.arg(x)
         .arg(&len)
-        .arg(&chunk)
-        .arg(carry)
-        .arg(&carry_len)
-        .arg(out);
-    // SAFETY: `cu_scan_*(const T* x, size_t n, size_t chunk, const T* carry_in,
-    // size_t carry_len, T* out)`; `out` as long as `x`; chunk a multiple of SCAN_ITEMS.
-    unsafe { gpu.launch(name, cfg_1d(split.blocks), args) }
+        .arg(out)
+        .arg(&mut st.status)
+        .arg(&status_len)
+        .arg(&mut st.counter)
+        .arg(&l.epoch)
+        .arg(&l.base);
+    let cfg = LaunchConfig {
+        grid_dim: (l.tiles, 1, 1),
+        block_dim: (SCAN_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: `cu_scan_*(const T* x, size_t n, T* out, unsigned long long* status,
+    // size_t status_len, unsigned* counter, unsigned epoch, unsigned base)`; `out` holds
+    // `len` elements; a fresh epoch and the counter's value before the launch (`book`).
+    unsafe { gpu.launch(name, cfg, args) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -814,18 +897,18 @@ fn bench_sgemm(
 ) -> Result<(), GpuError> {
     let (m, n, k) = opts.gemm;
     let (mu, nu, ku) = (m as usize, n as usize, k as usize);
-    let a = gpu.upload(
-        &random_f64(6, mu * ku)
-            .iter()
-            .map(|&v| v as f32 - 1.0)
-            .collect::<Vec<_>>(),
-    )?;
-    let b = gpu.upload(
-        &random_f64(7, ku * nu)
-            .iter()
-            .map(|&v| v as f32 - 1.0)
-            .collect::<Vec<_>>(),
-    )?;
+    // Random floats in [-0.5, 0.5) with full 24-bit significands (not small integers, whose
+    // products and sums would be exact and hide rounding differences).
+    let a_host: Vec<f32> = random_f64(6, mu * ku)
+        .iter()
+        .map(|&v| (v - 1.0) as f32)
+        .collect();
+    let b_host: Vec<f32> = random_f64(7, ku * nu)
+        .iter()
+        .map(|&v| (v - 1.0) as f32)
+        .collect();
+    let a = gpu.upload(&a_host)?;
+    let b = gpu.upload(&b_host)?;
     let mut c = gpu.poisoned::<f32>(mu * nu)?;
     let flops = 2.0 * mu as f64 * nu as f64 * ku as f64;
     let workload = format!("sgemm {m}x{n}x{k}");
@@ -882,26 +965,19 @@ fn bench_sgemm(
     if !opts.cublas {
         notes.push("cuBLAS skipped (--no-cublas)".into());
     } else {
-        match cublas_sgemm(gpu, (m, n, k), &a, &b, &mut c, w, r) {
+        // A buffer of its own, poisoned: an unwritten C cannot pass for a result.
+        let mut c_blas = gpu.poisoned::<f32>(mu * nu)?;
+        match cublas_sgemm(gpu, (m, n, k), &a, &b, &mut c_blas, w, r) {
             Ok(stats) => {
                 let e = entry("cublas", stats);
                 let blas_c = gpu
                     .stream()
-                    .clone_dtoh(&c)
+                    .clone_dtoh(&c_blas)
                     .map_err(GpuError::driver("copying C back"))?;
-                let (num, den) = rust_c
-                    .par_iter()
-                    .zip(&blas_c)
-                    .map(|(&x, &y)| {
-                        let d = f64::from(x) - f64::from(y);
-                        (d * d, f64::from(y) * f64::from(y))
-                    })
-                    .reduce(|| (0.0, 0.0), |p, q| (p.0 + q.0, p.1 + q.1));
-                let rel = (num / den).sqrt();
-                notes.push(format!(
-                    "sgemm: ‖C_rust − C_cublas‖ / ‖C_cublas‖ = {rel:.3e}"
-                ));
-                log(&format!("sgemm relative difference to cuBLAS: {rel:.3e}"));
+                for line in compare_sgemm(&rust_c, &blas_c, &a_host, &b_host, (mu, nu, ku)) {
+                    log(&line);
+                    notes.push(line);
+                }
                 cublas = Some(e);
             }
             Err(why) => {
@@ -920,6 +996,70 @@ fn bench_sgemm(
     push_pair(entries, rust, cuda, log);
     entries.extend(cublas);
     Ok(())
+}
+
+/// How the Rust SGEMM result compares with cuBLAS': the relative difference
+/// `‖C_rust − C_cublas‖ / ‖C_cublas‖`, how many elements are bit-identical and how many are
+/// not finite (unwritten poison), and, on 256 sampled elements, each one's largest error
+/// against an `f64` reference relative to `Σ_p |a_ip·b_pj|`.
+///
+/// Bit-identical results are possible and not suspicious by themselves: both kernels
+/// accumulate each element over `k` in increasing order with fused multiply-adds (cuBLAS's
+/// non-split-k FP32 kernels do), then scale by α = 1; the poisoned, separate output buffer
+/// and the f64 check rule out comparing a buffer with itself.
+fn compare_sgemm(
+    rust_c: &[f32],
+    blas_c: &[f32],
+    a: &[f32],
+    b: &[f32],
+    (m, n, k): (usize, usize, usize),
+) -> Vec<String> {
+    let (num, den) = rust_c
+        .par_iter()
+        .zip(blas_c)
+        .map(|(&x, &y)| {
+            let d = f64::from(x) - f64::from(y);
+            (d * d, f64::from(y) * f64::from(y))
+        })
+        .reduce(|| (0.0, 0.0), |p, q| (p.0 + q.0, p.1 + q.1));
+    let rel = (num / den).sqrt();
+    let identical = rust_c
+        .par_iter()
+        .zip(blas_c)
+        .filter(|(x, y)| x.to_bits() == y.to_bits())
+        .count();
+    let bad = |c: &[f32]| c.par_iter().filter(|v| !v.is_finite()).count();
+    let sample_err = |c: &[f32]| {
+        (0..256u64)
+            .map(|s| {
+                let idx = (s.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20) as usize % (m * n);
+                let (i, j) = (idx / n, idx % n);
+                let (mut v, mut scale) = (0.0f64, 0.0f64);
+                for p in 0..k {
+                    let prod = f64::from(a[i * k + p]) * f64::from(b[p * n + j]);
+                    v += prod;
+                    scale += prod.abs();
+                }
+                (f64::from(c[idx]) - v).abs() / scale.max(f64::MIN_POSITIVE)
+            })
+            .fold(0.0f64, f64::max)
+    };
+    vec![
+        format!(
+            "sgemm: ‖C_rust − C_cublas‖ / ‖C_cublas‖ = {rel:.3e}; bit-identical elements: \
+             {identical} of {} (both accumulate over k in order with FMA); non-finite: rust \
+             {}, cublas {}",
+            m * n,
+            bad(rust_c),
+            bad(blas_c)
+        ),
+        format!(
+            "sgemm: largest error vs an f64 reference over 256 sampled elements, relative \
+             to Σ|a·b|: rust {:.2e}, cublas {:.2e}",
+            sample_err(rust_c),
+            sample_err(blas_c)
+        ),
+    ]
 }
 
 /// Times cuBLAS SGEMM (TF32 off: `CUBLAS_DEFAULT_MATH`) on the row-major problem, computed
@@ -972,21 +1112,6 @@ struct BenchError(String);
 impl From<GpuError> for BenchError {
     fn from(e: GpuError) -> Self {
         Self(e.to_string())
-    }
-}
-
-/// Scratch accessors the bench needs (the CUDA C twins share the Rust scratch buffers).
-impl<T> Scratch<T> {
-    fn partials_mut(&mut self) -> &mut CudaSlice<T> {
-        self.buffers().0
-    }
-    fn partials_and_result(&mut self) -> (&CudaSlice<T>, &mut CudaSlice<T>) {
-        let (p, _, _, res) = self.buffers();
-        (&*p, res)
-    }
-    fn scan_buffers(&mut self) -> (&CudaSlice<T>, &mut CudaSlice<T>, &CudaSlice<T>) {
-        let (p, o, z, _) = self.buffers();
-        (&*p, o, &*z)
     }
 }
 
@@ -1048,8 +1173,11 @@ pub fn table(report: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "Rust module load (PTX JIT): {:.1} ms",
-        report.rust_module_load_ms
+        "Rust kernels module: {} (context + load {:.1} ms); load from PTX (JIT) {}, from cubin {}",
+        report.module_source,
+        report.rust_module_load_ms,
+        ms_or_dash(report.ptx_jit_load_ms),
+        ms_or_dash(report.cubin_load_ms)
     );
     for n in &report.notes {
         let _ = writeln!(s, "note: {n}");
@@ -1196,6 +1324,9 @@ mod tests {
             warmup: 3,
             reps: 20,
             rust_module_load_ms: 12.0,
+            module_source: "cubin sm_90".into(),
+            ptx_jit_load_ms: Some(350.0),
+            cubin_load_ms: Some(4.0),
             cuda_c_build_ms: None,
             notes: vec!["a note".into()],
             entries: vec![

@@ -5,7 +5,12 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaStream, DeviceRepr, DriverError, LaunchArgs,
     LaunchConfig, sys,
 };
-use std::{collections::HashMap, fmt, sync::Arc};
+use std::{
+    collections::HashMap,
+    fmt,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 /// Why a GPU operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -105,6 +110,33 @@ pub struct Gpu {
     functions: HashMap<&'static str, CudaFunction>,
     /// Parameter sizes in bytes of every PTX entry, from the module text.
     param_sizes: HashMap<String, Vec<usize>>,
+    /// What the module was loaded from.
+    module_source: ModuleSource,
+    /// How long loading the module took (`cuModuleLoadData`, including any JIT).
+    module_load: Duration,
+}
+
+/// What the kernels module was loaded from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModuleSource {
+    /// A cubin assembled at build time for exactly this compute capability (no JIT).
+    Cubin {
+        /// Major compute capability.
+        major: u32,
+        /// Minor compute capability.
+        minor: u32,
+    },
+    /// The PTX, compiled by the driver when loaded.
+    PtxJit,
+}
+
+impl fmt::Display for ModuleSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Cubin { major, minor } => write!(f, "cubin sm_{major}{minor}"),
+            Self::PtxJit => f.write_str("PTX JIT"),
+        }
+    }
 }
 
 impl fmt::Debug for Gpu {
@@ -116,7 +148,10 @@ impl fmt::Debug for Gpu {
 }
 
 impl Gpu {
-    /// Opens GPU `ordinal` (0 = first) and loads the kernels module ([`crate::PTX`]).
+    /// Opens GPU `ordinal` (0 = first) and loads the kernels module: the build-time cubin
+    /// of [`crate::cubins`] whose compute capability equals the device's, if there is one
+    /// and the driver accepts it, else [`crate::PTX`] (JIT-compiled by the driver).
+    /// [`Gpu::module_source`] and [`Gpu::module_load_time`] say which and how long it took.
     ///
     /// # Errors
     /// [`GpuError::NoDriver`] without a CUDA driver, [`GpuError::NoDevice`] or
@@ -137,9 +172,29 @@ impl Gpu {
         }
         let ctx = CudaContext::new(ordinal).map_err(GpuError::driver("creating the context"))?;
         let stream = ctx.default_stream();
-        let module = ctx
-            .load_module(cudarc::nvrtc::Ptx::from_src(crate::PTX))
-            .map_err(GpuError::driver("loading the kernels PTX module"))?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(GpuError::driver("reading the compute capability"))?;
+        let cubin = crate::cubins::CUBINS.iter().find(|&&(ma, mi, _)| {
+            i64::from(ma) == i64::from(major) && i64::from(mi) == i64::from(minor)
+        });
+        let t0 = Instant::now();
+        let from_cubin = cubin.and_then(|&(major, minor, bytes)| {
+            // A cubin the driver rejects (e.g. built by a newer ptxas than it supports) is
+            // not fatal: the PTX below is the fallback.
+            ctx.load_module(cudarc::nvrtc::Ptx::from_binary(bytes.to_vec()))
+                .ok()
+                .map(|m| (m, ModuleSource::Cubin { major, minor }))
+        });
+        let (module, module_source) = match from_cubin {
+            Some(loaded) => loaded,
+            None => (
+                ctx.load_module(cudarc::nvrtc::Ptx::from_src(crate::PTX))
+                    .map_err(GpuError::driver("loading the kernels PTX module"))?,
+                ModuleSource::PtxJit,
+            ),
+        };
+        let module_load = t0.elapsed();
         let mut functions = HashMap::new();
         for name in kernels::kernel_names() {
             let f = module
@@ -153,7 +208,19 @@ impl Gpu {
             module,
             functions,
             param_sizes: ptx_param_sizes(crate::PTX),
+            module_source,
+            module_load,
         })
+    }
+
+    /// What the kernels module was loaded from: `cubin sm_90` or `PTX JIT` when displayed.
+    pub fn module_source(&self) -> ModuleSource {
+        self.module_source
+    }
+
+    /// How long [`Gpu::new`] took to load the kernels module (driver JIT included for PTX).
+    pub fn module_load_time(&self) -> Duration {
+        self.module_load
     }
 
     /// The context.

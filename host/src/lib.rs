@@ -18,3 +18,10 @@ pub use gpu::{Gpu, GpuError};
 
 /// The kernels module, PTX text (targets sm_70, PTX ISA 7.0: runs on Volta and later).
 pub const PTX: &str = include_str!(env!("KERNELS_PTX"));
+
+/// The kernels module assembled ahead of time to SASS (cubins for sm_80 and sm_90), where
+/// `ptxas` was available at build time; [`Gpu::new`] loads the one matching the device's
+/// compute capability exactly and otherwise JIT-compiles [`PTX`].
+pub mod cubins {
+    include!(concat!(env!("OUT_DIR"), "/kernels_cubins.rs"));
+}

@@ -15,10 +15,12 @@
 //! Conventions: vectors are whole device allocations (the kernels rely on their 16-byte
 //! alignment); matrices are row-major (`A` m×k, `B` k×n, `C` m×n).
 
-use crate::gpu::{ByValue, Gpu, GpuError, SliceParam, elapsed_ms};
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits};
+use crate::gpu::{Gpu, GpuError, elapsed_ms};
+use crate::launch::{Launch, LaunchUnchecked};
+use cuda_std::launch::{Kernel, MutPtr, Out, Safe, Slice, Unsafe, Value};
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, ValidAsZeroBits};
 use kernels::gemm::{SGEMM_THREADS, SGEMM_TILE_M, SGEMM_TILE_N};
-use kernels::scan::SCAN_ITEMS;
+use kernels::scan::{MAX_EPOCH, SCAN_THREADS, SCAN_TILE};
 use kernels::vector::BLOCK_THREADS;
 use rayon::prelude::*;
 use std::time::Duration;
@@ -44,7 +46,41 @@ pub trait Element:
     const POISON: Self;
     /// Kernels `reduce_{sum,min,max}_<type>`.
     const REDUCE: [&'static str; 3];
+    /// Typed handles of the same kernels.
+    const REDUCE_KERNELS: [ReduceKernel<Self>; 3];
 }
+
+/// A reduction kernel: `(x: &[T], chunk: usize, out: OutSlice<T>)`.
+pub type ReduceKernel<T> = Kernel<(Slice<T>, Value<usize>, Out<T>), Safe>;
+/// A map kernel with one input (`copy`, `scale` without `q`): `(a: &[T], out: OutSlice<T>)`.
+pub type Map1Kernel<T> = Kernel<(Slice<T>, Out<T>), Safe>;
+/// `scale`: `(c: &[T], q: T, b: OutSlice<T>)`.
+pub type ScaleKernel<T> = Kernel<(Slice<T>, Value<T>, Out<T>), Safe>;
+/// `add`: `(a: &[T], b: &[T], c: OutSlice<T>)`.
+pub type Map2Kernel<T> = Kernel<(Slice<T>, Slice<T>, Out<T>), Safe>;
+/// `triad`: `(b: &[T], c: &[T], q: T, a: OutSlice<T>)`.
+pub type TriadKernel<T> = Kernel<(Slice<T>, Slice<T>, Value<T>, Out<T>), Safe>;
+/// `axpy`: `(alpha: T, x: &[T], y: OutSlice<T>)`.
+pub type AxpyKernel<T> = Kernel<(Value<T>, Slice<T>, Out<T>), Safe>;
+/// `dot`: `(a: &[T], b: &[T], chunk: usize, out: OutSlice<T>)`.
+pub type DotKernel<T> = Kernel<(Slice<T>, Slice<T>, Value<usize>, Out<T>), Safe>;
+/// `sgemm`: `(m, n, k, alpha, a, b, beta, c: *mut f32)`.
+pub type SgemmKernel = Kernel<
+    (
+        Value<u32>,
+        Value<u32>,
+        Value<u32>,
+        Value<f32>,
+        Slice<f32>,
+        Slice<f32>,
+        Value<f32>,
+        MutPtr<f32>,
+    ),
+    Unsafe,
+>;
+/// A single-pass scan: `(x, out, status, counter, epoch, base)`; see `kernels::scan`.
+pub type ScanKernel<T> =
+    Kernel<(Slice<T>, Out<T>, Out<u64>, Out<u32>, Value<u32>, Value<u32>), Unsafe>;
 
 /// A float type with the STREAM kernels, axpy and dot.
 pub trait Float:
@@ -52,6 +88,18 @@ pub trait Float:
 {
     /// `copy`, `scale`, `add`, `triad`, `axpy`, `dot` kernel names.
     const STREAM: [&'static str; 6];
+    /// Typed handles: copy.
+    const COPY: Map1Kernel<Self>;
+    /// scale.
+    const SCALE: ScaleKernel<Self>;
+    /// add.
+    const ADD: Map2Kernel<Self>;
+    /// triad.
+    const TRIAD: TriadKernel<Self>;
+    /// axpy.
+    const AXPY: AxpyKernel<Self>;
+    /// dot (first pass).
+    const DOT: DotKernel<Self>;
     /// `self · a + b` with one rounding (the GPU's `fma.rn`).
     fn mul_add(self, a: Self, b: Self) -> Self;
     /// `v` rounded to `Self`.
@@ -62,6 +110,8 @@ pub trait Float:
 pub trait Scannable: Element {
     /// `scan_inclusive_<type>`, `scan_exclusive_<type>`.
     const SCAN: [&'static str; 2];
+    /// Typed handles of the same kernels.
+    const SCAN_KERNELS: [ScanKernel<Self>; 2];
 }
 
 impl Element for f32 {
@@ -69,18 +119,33 @@ impl Element for f32 {
     const LANES: usize = 4;
     const POISON: Self = f32::from_bits(0x7fc0_dead);
     const REDUCE: [&'static str; 3] = ["reduce_sum_f32", "reduce_min_f32", "reduce_max_f32"];
+    const REDUCE_KERNELS: [ReduceKernel<Self>; 3] = [
+        kernels::reduce::reduce_sum_f32,
+        kernels::reduce::reduce_min_f32,
+        kernels::reduce::reduce_max_f32,
+    ];
 }
 impl Element for f64 {
     const NAME: &'static str = "f64";
     const LANES: usize = 2;
     const POISON: Self = f64::from_bits(0x7ff8_0000_dead_beef);
     const REDUCE: [&'static str; 3] = ["reduce_sum_f64", "reduce_min_f64", "reduce_max_f64"];
+    const REDUCE_KERNELS: [ReduceKernel<Self>; 3] = [
+        kernels::reduce::reduce_sum_f64,
+        kernels::reduce::reduce_min_f64,
+        kernels::reduce::reduce_max_f64,
+    ];
 }
 impl Element for u32 {
     const NAME: &'static str = "u32";
     const LANES: usize = 4;
     const POISON: Self = 0xdead_beef;
     const REDUCE: [&'static str; 3] = ["reduce_sum_u32", "reduce_min_u32", "reduce_max_u32"];
+    const REDUCE_KERNELS: [ReduceKernel<Self>; 3] = [
+        kernels::reduce::reduce_sum_u32,
+        kernels::reduce::reduce_min_u32,
+        kernels::reduce::reduce_max_u32,
+    ];
 }
 impl Float for f32 {
     const STREAM: [&'static str; 6] = [
@@ -91,6 +156,12 @@ impl Float for f32 {
         "axpy_f32",
         "dot_f32",
     ];
+    const COPY: Map1Kernel<Self> = kernels::vector::copy_f32;
+    const SCALE: ScaleKernel<Self> = kernels::vector::scale_f32;
+    const ADD: Map2Kernel<Self> = kernels::vector::add_f32;
+    const TRIAD: TriadKernel<Self> = kernels::vector::triad_f32;
+    const AXPY: AxpyKernel<Self> = kernels::vector::axpy_f32;
+    const DOT: DotKernel<Self> = kernels::reduce::dot_f32;
     fn mul_add(self, a: Self, b: Self) -> Self {
         f32::mul_add(self, a, b)
     }
@@ -107,6 +178,12 @@ impl Float for f64 {
         "axpy_f64",
         "dot_f64",
     ];
+    const COPY: Map1Kernel<Self> = kernels::vector::copy_f64;
+    const SCALE: ScaleKernel<Self> = kernels::vector::scale_f64;
+    const ADD: Map2Kernel<Self> = kernels::vector::add_f64;
+    const TRIAD: TriadKernel<Self> = kernels::vector::triad_f64;
+    const AXPY: AxpyKernel<Self> = kernels::vector::axpy_f64;
+    const DOT: DotKernel<Self> = kernels::reduce::dot_f64;
     fn mul_add(self, a: Self, b: Self) -> Self {
         f64::mul_add(self, a, b)
     }
@@ -116,9 +193,17 @@ impl Float for f64 {
 }
 impl Scannable for f32 {
     const SCAN: [&'static str; 2] = ["scan_inclusive_f32", "scan_exclusive_f32"];
+    const SCAN_KERNELS: [ScanKernel<Self>; 2] = [
+        kernels::scan::scan_inclusive_f32,
+        kernels::scan::scan_exclusive_f32,
+    ];
 }
 impl Scannable for u32 {
     const SCAN: [&'static str; 2] = ["scan_inclusive_u32", "scan_exclusive_u32"];
+    const SCAN_KERNELS: [ScanKernel<Self>; 2] = [
+        kernels::scan::scan_inclusive_u32,
+        kernels::scan::scan_exclusive_u32,
+    ];
 }
 
 /// A reduction operator.
@@ -145,8 +230,8 @@ impl ReduceOp {
         }
     }
 
-    fn kernel<T: Element>(self) -> &'static str {
-        T::REDUCE[self as usize]
+    fn kernel<T: Element>(self) -> ReduceKernel<T> {
+        T::REDUCE_KERNELS[self as usize]
     }
 }
 
@@ -166,16 +251,16 @@ pub enum ScanKind {
 pub struct Split {
     /// Blocks of the first pass (= partial results).
     pub blocks: u32,
-    /// Elements per block: a positive multiple of the scan tile (256 threads × 8).
+    /// Elements per block: a positive multiple of 2048 (256 threads × 8), so chunks start
+    /// 16-byte aligned.
     pub chunk: usize,
 }
 
 impl Split {
     /// The split for `len` elements on a GPU with `sm_count` multiprocessors: at most 8
-    /// blocks of 256 threads per multiprocessor (one full wave), chunks a multiple of the
-    /// scan tile.
+    /// blocks of 256 threads per multiprocessor (one full wave), chunks a multiple of 2048.
     pub fn new(len: usize, sm_count: u32) -> Self {
-        let tile = BLOCK_THREADS as usize * SCAN_ITEMS;
+        let tile = BLOCK_THREADS as usize * 8;
         let max_blocks = (sm_count.max(1) as usize) * 8;
         let chunk = len.div_ceil(max_blocks).div_ceil(tile).max(1) * tile;
         let blocks = len.div_ceil(chunk).max(1);
@@ -191,10 +276,64 @@ impl Split {
 pub struct Scratch<T> {
     split: Split,
     partials: CudaSlice<T>,
-    offsets: CudaSlice<T>,
-    zero: CudaSlice<T>,
     /// The reduction result (one element).
     pub result: CudaSlice<T>,
+    scan: ScanState,
+}
+
+/// The look-back state of the single-pass scan (`kernels::scan`): one status word per tile,
+/// the tile counter, and the host's copy of what the next launch must pass.
+#[derive(Debug)]
+pub struct ScanState {
+    /// One status word per tile, zeroed at allocation (epoch 0 = never written).
+    pub status: CudaSlice<u64>,
+    /// The tile counter (one `u32`), incremented once by every block of every scan launch.
+    pub counter: CudaSlice<u32>,
+    /// Epoch of the last launch (0: none yet).
+    epoch: u32,
+    /// The counter's value now (wrapping): blocks launched so far.
+    issued: u32,
+}
+
+/// What one scan launch passes besides the buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanLaunch {
+    /// Blocks of the launch: one per tile.
+    pub tiles: u32,
+    /// A fresh epoch, in `1..=MAX_EPOCH`.
+    pub epoch: u32,
+    /// The counter's value before the launch.
+    pub base: u32,
+}
+
+impl ScanState {
+    /// Books a scan launch over `len` elements: a fresh epoch and the counter base. When
+    /// the epochs run out, the status words are zeroed first (on `gpu`'s stream, so before
+    /// the launch) and epochs start again at 1.
+    ///
+    /// The caller must then queue exactly one scan launch with these values on the same
+    /// stream: every block increments the counter once, and the next booking counts on it.
+    pub fn book(&mut self, gpu: &Gpu, len: usize) -> Result<ScanLaunch, GpuError> {
+        let tiles = u32::try_from(len.div_ceil(SCAN_TILE).max(1)).unwrap_or(u32::MAX);
+        assert!(
+            tiles as usize <= self.status.len(),
+            "scan: scratch made for a shorter input"
+        );
+        if self.epoch >= MAX_EPOCH {
+            gpu.stream()
+                .memset_zeros(&mut self.status)
+                .map_err(GpuError::driver("zeroing the scan status words"))?;
+            self.epoch = 0;
+        }
+        self.epoch += 1;
+        let launch = ScanLaunch {
+            tiles,
+            epoch: self.epoch,
+            base: self.issued,
+        };
+        self.issued = self.issued.wrapping_add(tiles);
+        Ok(launch)
+    }
 }
 
 impl<T> Scratch<T> {
@@ -203,22 +342,14 @@ impl<T> Scratch<T> {
         self.split
     }
 
-    /// `(partials, offsets, zero, result)`, for launches outside this module (the bench's
-    /// CUDA C twins).
-    pub(crate) fn buffers(
-        &mut self,
-    ) -> (
-        &mut CudaSlice<T>,
-        &mut CudaSlice<T>,
-        &mut CudaSlice<T>,
-        &mut CudaSlice<T>,
-    ) {
-        (
-            &mut self.partials,
-            &mut self.offsets,
-            &mut self.zero,
-            &mut self.result,
-        )
+    /// `(partials, result)`, for launches outside this module (the bench's CUDA C twins).
+    pub(crate) fn reduce_buffers(&mut self) -> (&mut CudaSlice<T>, &mut CudaSlice<T>) {
+        (&mut self.partials, &mut self.result)
+    }
+
+    /// The scan state, for launches outside this module (the bench's CUDA C twins).
+    pub(crate) fn scan_state(&mut self) -> &mut ScanState {
+        &mut self.scan
     }
 }
 
@@ -231,6 +362,14 @@ fn config_1d(blocks: u32, threads: u32) -> LaunchConfig {
         grid_dim: (blocks.max(1), 1, 1),
         block_dim: (threads, 1, 1),
         shared_mem_bytes: 0,
+    }
+}
+
+/// The second pass of a reduction: one block over `blocks` partials.
+fn second_pass(blocks: u32) -> Split {
+    Split {
+        blocks: 1,
+        chunk: (blocks as usize).div_ceil(4) * 4,
     }
 }
 
@@ -259,34 +398,32 @@ impl Gpu {
     pub fn scratch<T: Element>(&self, len: usize) -> Result<Scratch<T>, GpuError> {
         let split = Split::new(len, self.sm_count()?);
         let s = self.stream();
-        let alloc = |n: usize| {
-            s.alloc_zeros::<T>(n)
-                .map_err(GpuError::driver("allocating reduction scratch"))
-        };
+        let alloc_err = || GpuError::driver("allocating reduction and scan scratch");
         Ok(Scratch {
             split,
-            partials: alloc(split.blocks as usize)?,
-            offsets: alloc(split.blocks as usize)?,
-            zero: alloc(1)?,
-            result: alloc(1)?,
+            partials: s
+                .alloc_zeros::<T>(split.blocks as usize)
+                .map_err(alloc_err())?,
+            result: s.alloc_zeros::<T>(1).map_err(alloc_err())?,
+            scan: ScanState {
+                status: s
+                    .alloc_zeros::<u64>(len.div_ceil(SCAN_TILE).max(1))
+                    .map_err(alloc_err())?,
+                counter: s.alloc_zeros::<u32>(1).map_err(alloc_err())?,
+                epoch: 0,
+                issued: 0,
+            },
         })
     }
 
-    /// `c = a` (STREAM copy).
+    /// `c = a` (STREAM copy) for the first `min(a.len(), c.len())` elements.
     pub fn copy_dev<T: Float>(
         &self,
         a: &CudaSlice<T>,
         c: &mut CudaSlice<T>,
     ) -> Result<(), GpuError> {
-        assert!(c.len() >= a.len(), "copy: output shorter than input");
-        let name = T::STREAM[0];
-        let cfg = self.stream_config::<T>(a.len())?;
-        let a = SliceParam::new(a, self.stream());
-        let mut args = self.launch_builder(name);
-        args.arg(&a).arg(c);
-        // SAFETY: matches `copy_<T>(a: &[T], c: *mut T)`; `c` holds a.len() elements, is a
-        // whole allocation and is borrowed mutably.
-        unsafe { self.launch(name, cfg, args) }
+        let cfg = self.stream_config::<T>(a.len().min(c.len()))?;
+        T::COPY.launch(self, cfg, (a, c))
     }
 
     /// `b = q · c` (STREAM scale).
@@ -296,15 +433,8 @@ impl Gpu {
         q: T,
         b: &mut CudaSlice<T>,
     ) -> Result<(), GpuError> {
-        assert!(b.len() >= c.len(), "scale: output shorter than input");
-        let name = T::STREAM[1];
-        let cfg = self.stream_config::<T>(c.len())?;
-        let c = SliceParam::new(c, self.stream());
-        let q = ByValue(q);
-        let mut args = self.launch_builder(name);
-        args.arg(&c).arg(&q).arg(b);
-        // SAFETY: matches `scale_<T>(c: &[T], q: T, b: *mut T)`; `b` holds c.len() elements.
-        unsafe { self.launch(name, cfg, args) }
+        let cfg = self.stream_config::<T>(c.len().min(b.len()))?;
+        T::SCALE.launch(self, cfg, (c, q, b))
     }
 
     /// `c = a + b` (STREAM add).
@@ -314,17 +444,8 @@ impl Gpu {
         b: &CudaSlice<T>,
         c: &mut CudaSlice<T>,
     ) -> Result<(), GpuError> {
-        assert!(c.len() >= a.len().min(b.len()), "add: output too short");
-        let name = T::STREAM[2];
-        let cfg = self.stream_config::<T>(a.len().min(b.len()))?;
-        let (a, b) = (
-            SliceParam::new(a, self.stream()),
-            SliceParam::new(b, self.stream()),
-        );
-        let mut args = self.launch_builder(name);
-        args.arg(&a).arg(&b).arg(c);
-        // SAFETY: matches `add_<T>(a: &[T], b: &[T], c: *mut T)`; `c` is long enough.
-        unsafe { self.launch(name, cfg, args) }
+        let cfg = self.stream_config::<T>(a.len().min(b.len()).min(c.len()))?;
+        T::ADD.launch(self, cfg, (a, b, c))
     }
 
     /// `a = b + q · c` (STREAM triad; product and sum rounded separately).
@@ -335,18 +456,8 @@ impl Gpu {
         q: T,
         a: &mut CudaSlice<T>,
     ) -> Result<(), GpuError> {
-        assert!(a.len() >= b.len().min(c.len()), "triad: output too short");
-        let name = T::STREAM[3];
-        let cfg = self.stream_config::<T>(b.len().min(c.len()))?;
-        let (b, c) = (
-            SliceParam::new(b, self.stream()),
-            SliceParam::new(c, self.stream()),
-        );
-        let q = ByValue(q);
-        let mut args = self.launch_builder(name);
-        args.arg(&b).arg(&c).arg(&q).arg(a);
-        // SAFETY: matches `triad_<T>(b: &[T], c: &[T], q: T, a: *mut T)`; `a` long enough.
-        unsafe { self.launch(name, cfg, args) }
+        let cfg = self.stream_config::<T>(b.len().min(c.len()).min(a.len()))?;
+        T::TRIAD.launch(self, cfg, (b, c, q, a))
     }
 
     /// `y = fma(alpha, x, y)` in place.
@@ -356,37 +467,20 @@ impl Gpu {
         x: &CudaSlice<T>,
         y: &mut CudaSlice<T>,
     ) -> Result<(), GpuError> {
-        assert!(y.len() >= x.len(), "axpy: y shorter than x");
-        let name = T::STREAM[4];
-        let cfg = self.stream_config::<T>(x.len())?;
-        let x = SliceParam::new(x, self.stream());
-        let alpha = ByValue(alpha);
-        let mut args = self.launch_builder(name);
-        args.arg(&alpha).arg(&x).arg(y);
-        // SAFETY: matches `axpy_<T>(alpha: T, x: &[T], y: *mut T)`; `y` long enough.
-        unsafe { self.launch(name, cfg, args) }
+        let cfg = self.stream_config::<T>(x.len().min(y.len()))?;
+        T::AXPY.launch(self, cfg, (alpha, x, y))
     }
 
     /// One pass of a chunked reduction kernel (`x` → one value per block into `out`).
     fn reduce_pass<T: Element>(
         &self,
-        name: &'static str,
+        kernel: ReduceKernel<T>,
         x: &CudaSlice<T>,
         split: Split,
         out: &mut CudaSlice<T>,
     ) -> Result<(), GpuError> {
-        assert!(
-            out.len() >= split.blocks as usize,
-            "reduce: output too short"
-        );
         let cfg = config_1d(split.blocks, BLOCK_THREADS);
-        let x = SliceParam::new(x, self.stream());
-        let chunk = ByValue(split.chunk);
-        let mut args = self.launch_builder(name);
-        args.arg(&x).arg(&chunk).arg(out);
-        // SAFETY: matches `reduce_*(x: &[T], chunk: usize, out: *mut T)`; chunk is a
-        // positive multiple of 4 (Split); `out` has an element per block; 256 threads.
-        unsafe { self.launch(name, cfg, args) }
+        kernel.launch(self, cfg, (x, split.chunk, out))
     }
 
     /// `scratch.result = op(x[..])` in two launches.
@@ -396,13 +490,10 @@ impl Gpu {
         x: &CudaSlice<T>,
         scratch: &mut Scratch<T>,
     ) -> Result<(), GpuError> {
-        let name = op.kernel::<T>();
-        self.reduce_pass(name, x, scratch.split, &mut scratch.partials)?;
-        let second = Split {
-            blocks: 1,
-            chunk: (scratch.split.blocks as usize).div_ceil(4) * 4,
-        };
-        self.reduce_pass(name, &scratch.partials, second, &mut scratch.result)
+        let kernel = op.kernel::<T>();
+        self.reduce_pass(kernel, x, scratch.split, &mut scratch.partials)?;
+        let second = second_pass(scratch.split.blocks);
+        self.reduce_pass(kernel, &scratch.partials, second, &mut scratch.result)
     }
 
     /// `scratch.result = Σ a[i]·b[i]` in two launches (dot, then a sum of the partials).
@@ -412,59 +503,22 @@ impl Gpu {
         b: &CudaSlice<T>,
         scratch: &mut Scratch<T>,
     ) -> Result<(), GpuError> {
-        let name = T::STREAM[5];
         let split = scratch.split;
         let cfg = config_1d(split.blocks, BLOCK_THREADS);
-        {
-            let (pa, pb) = (
-                SliceParam::new(a, self.stream()),
-                SliceParam::new(b, self.stream()),
-            );
-            let chunk = ByValue(split.chunk);
-            let mut args = self.launch_builder(name);
-            args.arg(&pa)
-                .arg(&pb)
-                .arg(&chunk)
-                .arg(&mut scratch.partials);
-            // SAFETY: matches `dot_<T>(a: &[T], b: &[T], chunk: usize, out: *mut T)`;
-            // partials has `blocks` elements; 256 threads.
-            unsafe { self.launch(name, cfg, args)? };
-        }
-        let second = Split {
-            blocks: 1,
-            chunk: (split.blocks as usize).div_ceil(4) * 4,
-        };
+        T::DOT.launch(self, cfg, (a, b, split.chunk, &mut scratch.partials))?;
         self.reduce_pass(
             ReduceOp::Sum.kernel::<T>(),
             &scratch.partials,
-            second,
+            second_pass(split.blocks),
             &mut scratch.result,
         )
     }
 
-    /// One scan launch (`x` chunks → `out`, carries from `carry_in`).
-    fn scan_pass<T: Scannable>(
-        &self,
-        name: &'static str,
-        x: &CudaSlice<T>,
-        split: Split,
-        carry_in: &CudaSlice<T>,
-        out: &mut CudaSlice<T>,
-    ) -> Result<(), GpuError> {
-        assert!(out.len() >= x.len(), "scan: output shorter than input");
-        let cfg = config_1d(split.blocks, BLOCK_THREADS);
-        let x = SliceParam::new(x, self.stream());
-        let carry = SliceParam::new(carry_in, self.stream());
-        let chunk = ByValue(split.chunk);
-        let mut args = self.launch_builder(name);
-        args.arg(&x).arg(&chunk).arg(&carry).arg(out);
-        // SAFETY: matches `scan_*(x: &[T], chunk: usize, carry_in: &[T], out: *mut T)`;
-        // chunk a positive multiple of SCAN_ITEMS; `out` as long as `x`; 256 threads.
-        unsafe { self.launch(name, cfg, args) }
-    }
-
-    /// `out = scan(x)` in three launches: chunk sums, exclusive scan of the sums (one
-    /// block), scan of the chunks from their offsets.
+    /// `out = scan(x)` (the first `min(x.len(), out.len())` elements) in one launch: the
+    /// single-pass scan with decoupled look-back (`kernels::scan`), one block per tile.
+    ///
+    /// # Panics
+    /// If `scratch` was made for a shorter input.
     pub fn scan_dev<T: Scannable>(
         &self,
         kind: ScanKind,
@@ -472,24 +526,21 @@ impl Gpu {
         scratch: &mut Scratch<T>,
         out: &mut CudaSlice<T>,
     ) -> Result<(), GpuError> {
-        let split = scratch.split;
-        self.reduce_pass(ReduceOp::Sum.kernel::<T>(), x, split, &mut scratch.partials)?;
-        let one = Split {
-            blocks: 1,
-            chunk: (split.blocks as usize).div_ceil(SCAN_ITEMS) * SCAN_ITEMS,
-        };
-        self.scan_pass(
-            T::SCAN[1],
-            &scratch.partials,
-            one,
-            &scratch.zero,
-            &mut scratch.offsets,
-        )?;
-        let name = match kind {
-            ScanKind::Inclusive => T::SCAN[0],
-            ScanKind::Exclusive => T::SCAN[1],
-        };
-        self.scan_pass(name, x, split, &scratch.offsets, out)
+        let len = x.len().min(out.len());
+        let st = &mut scratch.scan;
+        let l = st.book(self, len)?;
+        let kernel = T::SCAN_KERNELS[kind as usize];
+        let cfg = config_1d(l.tiles, SCAN_THREADS);
+        // SAFETY: `book` gave a fresh epoch (no status word carries it) and the counter's
+        // value before this launch, which is the only one using this scratch on the stream
+        // (`&mut`); the grid has one block per tile.
+        unsafe {
+            kernel.launch_unchecked(
+                self,
+                cfg,
+                (x, out, &mut st.status, &mut st.counter, l.epoch, l.base),
+            )
+        }
     }
 
     /// `c = alpha · a·b + beta · c` (row-major; `a` m×k, `b` k×n, `c` m×n).
@@ -520,29 +571,10 @@ impl Gpu {
             block_dim: (SGEMM_THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
-        let (pa, pb) = (
-            SliceParam::new(a, self.stream()),
-            SliceParam::new(b, self.stream()),
-        );
-        let (m, n, k, alpha, beta) = (
-            ByValue(m),
-            ByValue(n),
-            ByValue(k),
-            ByValue(alpha),
-            ByValue(beta),
-        );
-        let mut args = self.launch_builder("sgemm");
-        args.arg(&m)
-            .arg(&n)
-            .arg(&k)
-            .arg(&alpha)
-            .arg(&pa)
-            .arg(&pb)
-            .arg(&beta)
-            .arg(c);
-        // SAFETY: matches `sgemm(m, n, k: u32, alpha: f32, a: &[f32], b: &[f32], beta: f32,
-        // c: *mut f32)`; buffer sizes checked above; the module's launch shape.
-        unsafe { self.launch("sgemm", cfg, args) }
+        let kernel: SgemmKernel = kernels::gemm::sgemm;
+        // SAFETY: buffer sizes checked above, whole allocations (16-byte aligned); the
+        // module's launch shape; `c` is borrowed mutably, so nothing else uses it.
+        unsafe { kernel.launch_unchecked(self, cfg, (m, n, k, alpha, a, b, beta, c)) }
     }
 }
 
@@ -637,7 +669,7 @@ impl Gpu {
         let mut s = self.scratch::<T>(x.len())?;
         self.upload_into(&[T::POISON], &mut s.result)?;
         self.reduce_dev(op, &x_d, &mut s)?;
-        self.finish(op.kernel::<T>())?;
+        self.finish(op.kernel::<T>().name())?;
         Ok(self.download("reduce", &s.result, 1)?[0])
     }
 
@@ -892,16 +924,18 @@ impl Gpu {
             block_dim: (1024, 1, 1),
             ..cfg
         };
-        let a_param = SliceParam::new(&a_dev, stream);
-        let b_param = SliceParam::new(&b_dev, stream);
         let mut kernel_ms = Vec::new();
         for rep in 0..=reps {
-            let mut args = self.launch_builder("vector_add_f32");
-            args.arg(&a_param).arg(&b_param).arg(&mut c_dev);
             let start = self.record_event()?;
-            // SAFETY: matches `kernels::vector_add_f32(a: &[f32], b: &[f32], c: *mut f32)`;
-            // `c` holds n elements; nothing else accesses it during the launch.
-            unsafe { self.launch("vector_add_f32", cfg, args)? };
+            // SAFETY: `vector_add_f32(a: &[f32], b: &[f32], c: *mut f32)`: `c` holds n
+            // elements and is borrowed mutably, so nothing else accesses it.
+            unsafe {
+                kernels::vector::vector_add_f32.launch_unchecked(
+                    self,
+                    cfg,
+                    (&a_dev, &b_dev, &mut c_dev),
+                )?
+            };
             let end = self.record_event()?;
             self.sync_after("vector_add_f32", cfg)?;
             if rep > 0 {
@@ -951,7 +985,7 @@ mod tests {
         for len in [0usize, 1, 31, 2048, 2049, (1 << 20) + 7, 1 << 28] {
             for sms in [1u32, 132] {
                 let s = Split::new(len, sms);
-                assert!(s.chunk > 0 && s.chunk.is_multiple_of(BLOCK_THREADS as usize * SCAN_ITEMS));
+                assert!(s.chunk > 0 && s.chunk.is_multiple_of(BLOCK_THREADS as usize * 8));
                 assert!(s.blocks as usize * s.chunk >= len, "{len} {sms}: {s:?}");
                 assert!(
                     s.blocks as usize <= (sms as usize * 8).max(1),

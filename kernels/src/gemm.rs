@@ -18,7 +18,8 @@
 // The BLAS-style SGEMM signature has 8 parameters.
 #![allow(clippy::too_many_arguments)]
 
-use crate::vector::{asm, fma_f32};
+use crate::vector::fma_f32;
+use cuda_std::mem;
 use cuda_std::prelude::*;
 
 /// Entry names of this module's kernels.
@@ -34,33 +35,26 @@ pub const SGEMM_THREADS: u32 = 256;
 const BK: u32 = 8;
 /// Row stride of the transposed A tile in shared memory, floats (padded).
 const A_STRIDE: u32 = SGEMM_TILE_M + 4;
-const A_STAGE_BYTES: u32 = BK * A_STRIDE * 4;
-const B_STAGE_BYTES: u32 = BK * SGEMM_TILE_N * 4;
-const STAGE_BYTES: u32 = A_STAGE_BYTES + B_STAGE_BYTES;
+const A_STAGE_FLOATS: u32 = BK * A_STRIDE;
+const B_STAGE_FLOATS: u32 = BK * SGEMM_TILE_N;
+const STAGE_FLOATS: u32 = A_STAGE_FLOATS + B_STAGE_FLOATS;
+/// Two stages of A and B: 2 · 2080 floats = 16,640 bytes of static shared memory.
+const SMEM_FLOATS: usize = 2 * STAGE_FLOATS as usize;
+
+/// Expands `$body` once per listed value, with `$v` bound to it (a constant for the
+/// optimiser): a guaranteed full unroll.
+macro_rules! unroll {
+    ($v:ident in [$($n:literal),*] $body:block) => {
+        $({
+            let $v: u32 = $n;
+            $body
+        })*
+    };
+}
 
 #[repr(C, align(16))]
 #[derive(Clone, Copy)]
 struct F4([f32; 4]);
-
-#[inline(always)]
-fn bits4(v: [f32; 4]) -> [u32; 4] {
-    [
-        v[0].to_bits(),
-        v[1].to_bits(),
-        v[2].to_bits(),
-        v[3].to_bits(),
-    ]
-}
-
-#[inline(always)]
-fn floats4(v: [u32; 4]) -> [f32; 4] {
-    [
-        f32::from_bits(v[0]),
-        f32::from_bits(v[1]),
-        f32::from_bits(v[2]),
-        f32::from_bits(v[3]),
-    ]
-}
 
 /// `C = α·A·B + β·C` (row-major; see the [module docs](self) for the launch shape). With
 /// `beta == 0`, `C` is not read (it may hold NaNs), as in BLAS.
@@ -89,7 +83,8 @@ pub unsafe fn sgemm(
     let ty = tid / 16;
     let row0 = block_idx_y() * SGEMM_TILE_M;
     let col0 = block_idx_x() * SGEMM_TILE_N;
-    let smem = asm::sgemm_smem();
+    // Two stages of A (BK × A_STRIDE) and B (BK × 128), 16-byte aligned.
+    let smem = smem::window(shared_array!(f32, SMEM_FLOATS, align = 16));
     // Global-load coordinates: A tile 128 rows × 8 k (a float4 of one row per thread),
     // B tile 8 k × 128 columns (a float4 of one row per thread).
     let ar = tid / 2;
@@ -108,7 +103,7 @@ pub unsafe fn sgemm(
         if a_vec && r < m && kc < k {
             // SAFETY: k % 4 == 0 and kc % 4 == 0, so kc + 4 <= k: inside row r; 16-byte
             // aligned (at % 4 == 0, allocation aligned).
-            floats4(unsafe { asm::ld_global_v4_b32(ap.add(at).cast()) })
+            unsafe { mem::load_v4_f32_global_nc(ap.add(at)) }
         } else {
             let mut v = [0.0; 4];
             for j in 0..4 {
@@ -126,7 +121,7 @@ pub unsafe fn sgemm(
         let at = r as usize * nu + cc as usize;
         if b_vec && r < k && cc < n {
             // SAFETY: n % 4 == 0 and cc % 4 == 0, so cc + 4 <= n; aligned as for A.
-            floats4(unsafe { asm::ld_global_v4_b32(bp.add(at).cast()) })
+            unsafe { mem::load_v4_f32_global_nc(bp.add(at)) }
         } else {
             let mut v = [0.0; 4];
             for j in 0..4 {
@@ -139,21 +134,15 @@ pub unsafe fn sgemm(
         }
     };
     let store = |stage: u32, av: [f32; 4], bv: [f32; 4]| {
-        let sa = smem + stage * STAGE_BYTES;
+        let sa = smem + stage * STAGE_FLOATS * 4;
         for j in 0..4 {
-            // SAFETY: (ak + j) < 8 rows × A_STRIDE, ar < 128: inside stage `stage` of A.
-            unsafe {
-                asm::st_shared_b32(
-                    sa + ((ak + j) * A_STRIDE + ar) * 4,
-                    av[j as usize].to_bits(),
-                )
-            };
+            // SAFETY: (ak + j) < 8 rows × A_STRIDE, ar < 128: inside stage `stage` of A; no
+            // thread reads this stage until the barrier after the store.
+            unsafe { smem::st_f32(sa + ((ak + j) * A_STRIDE + ar) * 4, av[j as usize]) };
         }
-        // SAFETY: bk < 8, bc + 4 <= 128; 16-byte aligned (bc % 4 == 0, stage offsets are
-        // multiples of 16).
-        unsafe {
-            asm::st_shared_v4_b32(sa + A_STAGE_BYTES + (bk * SGEMM_TILE_N + bc) * 4, bits4(bv))
-        };
+        // SAFETY: bk < 8, bc + 4 <= 128; 16-byte aligned (bc % 4 == 0, stage and A offsets
+        // are multiples of 4 floats, the array is 16-byte aligned).
+        unsafe { smem::st_v4_f32(sa + (A_STAGE_FLOATS + bk * SGEMM_TILE_N + bc) * 4, bv) };
     };
 
     let mut acc = [[0.0f32; 8]; 8];
@@ -170,19 +159,22 @@ pub unsafe fn sgemm(
             av = load_a((t + 1) * BK);
             bv = load_b((t + 1) * BK);
         }
-        let sa = smem + stage * STAGE_BYTES;
-        let sb = sa + A_STAGE_BYTES;
-        for kk in 0..BK {
-            // SAFETY: 16-byte aligned addresses inside this stage (ty, tx < 16).
+        let sa = smem + stage * STAGE_FLOATS * 4;
+        let sb = sa + A_STAGE_FLOATS * 4;
+        // The eight k steps are unrolled in the source (rustc's loop unroller leaves a loop
+        // of 64 FMAs rolled, and then each step waits for its own shared loads): with
+        // constant offsets, ptxas issues the loads of step kk + 1 during the FMAs of kk.
+        unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+            // SAFETY: 16-byte aligned addresses inside this stage (ty, tx < 16; offsets are
+            // multiples of 4 floats); written before the last barrier.
             let (a0, a1, b0, b1) = unsafe {
                 (
-                    asm::ld_shared_v4_b32(sa + (kk * A_STRIDE + ty * 4) * 4),
-                    asm::ld_shared_v4_b32(sa + (kk * A_STRIDE + 64 + ty * 4) * 4),
-                    asm::ld_shared_v4_b32(sb + (kk * SGEMM_TILE_N + tx * 4) * 4),
-                    asm::ld_shared_v4_b32(sb + (kk * SGEMM_TILE_N + 64 + tx * 4) * 4),
+                    smem::ld_v4_f32(sa + (kk * A_STRIDE + ty * 4) * 4),
+                    smem::ld_v4_f32(sa + (kk * A_STRIDE + 64 + ty * 4) * 4),
+                    smem::ld_v4_f32(sb + (kk * SGEMM_TILE_N + tx * 4) * 4),
+                    smem::ld_v4_f32(sb + (kk * SGEMM_TILE_N + 64 + tx * 4) * 4),
                 )
             };
-            let (a0, a1, b0, b1) = (floats4(a0), floats4(a1), floats4(b0), floats4(b1));
             let af = [a0[0], a0[1], a0[2], a0[3], a1[0], a1[1], a1[2], a1[3]];
             let bf = [b0[0], b0[1], b0[2], b0[3], b1[0], b1[1], b1[2], b1[3]];
             for i in 0..8 {
@@ -190,7 +182,7 @@ pub unsafe fn sgemm(
                     acc[i][j] = fma_f32(af[i], bf[j], acc[i][j]);
                 }
             }
-        }
+        });
         if more {
             // The other stage was last read in step t - 1, which every thread finished before
             // the barrier that ended it.
@@ -290,6 +282,106 @@ impl Epilogue {
                     }
                 }
             }
+        }
+    }
+}
+
+/// Shared-memory accesses by 32-bit shared-window address (`ld.shared` / `st.shared`).
+///
+/// Why not `cuda_std`: [`shared_array!`] gives a generic pointer, and ordinary loads through
+/// it compile to generic accesses — ptxas does not prove the address space here: the SASS of
+/// the inner loop showed `LD.E.128` with 64-bit addresses instead of `LDS.128`, and the kernel
+/// grew from 111 to 139 registers (one block per multiprocessor instead of two).
+/// `cuda_std::mem` has no shared-window loads yet; these four helpers are the stop-gap, to be
+/// replaced when it does. On the host every function panics.
+mod smem {
+    #[cfg(target_arch = "nvptx64")]
+    use core::arch::asm;
+
+    /// The shared-window address (PTX `cvta.to.shared`) of a generic pointer to shared
+    /// memory, such as the one [`shared_array!`] returns.
+    #[inline(always)]
+    pub fn window(p: *mut f32) -> u32 {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let r: u32;
+            // SAFETY: address arithmetic only.
+            unsafe {
+                asm!("{{ .reg .u64 t; cvta.to.shared.u64 t, {p}; cvt.u32.u64 {r}, t; }}",
+                    p = in(reg64) p as u64, r = out(reg32) r,
+                    options(pure, nomem, nostack, preserves_flags));
+            }
+            r
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = p;
+            panic!("kernels::gemm::smem::window can only run on the GPU")
+        }
+    }
+
+    /// `st.shared.f32 [addr], v`.
+    ///
+    /// # Safety
+    /// `addr` is a 4-byte aligned shared-window address inside a shared array; no other
+    /// thread accesses it concurrently.
+    #[inline(always)]
+    pub unsafe fn st_f32(addr: u32, v: f32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: caller contract.
+        unsafe {
+            asm!("st.shared.f32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) v,
+                options(nostack, preserves_flags));
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = (addr, v);
+            panic!("kernels::gemm::smem::st_f32 can only run on the GPU")
+        }
+    }
+
+    /// `st.shared.v4.f32 [addr], v`.
+    ///
+    /// # Safety
+    /// `addr` is 16-byte aligned, otherwise as for [`st_f32`].
+    #[inline(always)]
+    pub unsafe fn st_v4_f32(addr: u32, v: [f32; 4]) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: caller contract.
+        unsafe {
+            asm!("st.shared.v4.f32 [{a}], {{{x}, {y}, {z}, {w}}};", a = in(reg32) addr,
+                x = in(reg32) v[0], y = in(reg32) v[1], z = in(reg32) v[2], w = in(reg32) v[3],
+                options(nostack, preserves_flags));
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = (addr, v);
+            panic!("kernels::gemm::smem::st_v4_f32 can only run on the GPU")
+        }
+    }
+
+    /// `ld.shared.v4.f32 [addr]`.
+    ///
+    /// # Safety
+    /// `addr` is a 16-byte aligned shared-window address inside a shared array, written
+    /// before the last barrier and not written concurrently.
+    #[inline(always)]
+    pub unsafe fn ld_v4_f32(addr: u32) -> [f32; 4] {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let (x, y, z, w): (f32, f32, f32, f32);
+            // SAFETY: caller contract.
+            unsafe {
+                asm!("ld.shared.v4.f32 {{{x}, {y}, {z}, {w}}}, [{a}];", a = in(reg32) addr,
+                    x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
+                    options(pure, readonly, nostack, preserves_flags));
+            }
+            [x, y, z, w]
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = addr;
+            panic!("kernels::gemm::smem::ld_v4_f32 can only run on the GPU")
         }
     }
 }

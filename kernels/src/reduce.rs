@@ -1,16 +1,18 @@
 //! Reductions (sum, min, max of `f32`, `f64`, `u32`) and dot products, in two passes.
 //!
 //! Pass 1: block `b` of a 1D grid reduces its chunk `x[b·chunk .. min((b+1)·chunk, len)]`
-//! (16-byte loads, two in flight per thread) to one value, written to `out[b]`. Pass 2: the
+//! (16-byte loads, four in flight per thread) to one value, written to `out[b]`. Pass 2: the
 //! same reduce kernel with one block over the pass-1 partials writes `out[0]`. There are no
 //! atomics, so the result does not depend on block scheduling: the same input gives the same
 //! bits every run. Within a block: per-thread fold, warp butterfly shuffles, one shared slot
 //! per warp, and warp 0 combines the slots.
 //!
 //! Launch contract for every kernel here: 1D grid, 1D block of a multiple of 32 threads (at
-//! most 1024); `chunk` a positive multiple of 4.
+//! most 1024; another block size traps, a launch error). The kernels are safe: any `chunk`
+//! works (a multiple of 4 with 16-byte aligned inputs takes the 16-byte path), and block `b`
+//! writes `out[b]` only, from its thread 0.
 
-use crate::vector::{Elem, Pack, asm, fma_f32, fma_f64};
+use crate::vector::{Elem, Pack, aligned16, fma_f32, fma_f64};
 use cuda_std::prelude::*;
 
 /// Entry names of this module's kernels.
@@ -112,8 +114,8 @@ pub(crate) fn chunk_bounds(len: usize, chunk: usize) -> (usize, usize) {
 pub(crate) unsafe fn warp_reduce<T: Elem, O: Op<T>>(mut v: T) -> T {
     let mut mask = 16;
     while mask > 0 {
-        // SAFETY: caller contract (whole warp).
-        v = O::combine(v, unsafe { v.shfl_xor(mask) });
+        // SAFETY: caller contract (whole warp, same mask and width).
+        v = O::combine(v, unsafe { warp::shfl_xor_sync(FULL_MASK, v, mask, 32) });
         mask >>= 1;
     }
     v
@@ -130,19 +132,20 @@ pub(crate) unsafe fn block_reduce<T: Elem, O: Op<T>>(v: T) -> T {
     let lane = thread_idx_x() % 32;
     let warp = thread_idx_x() / 32;
     let warps = block_dim_x() / 32;
-    let base = asm::block_scratch();
+    // One 8-byte slot per warp (at most 32 warps).
+    let slots: *mut u64 = shared_array!(u64, 32);
     // SAFETY: whole warps call this (caller contract).
     let v = unsafe { warp_reduce::<T, O>(v) };
     if lane == 0 {
-        // SAFETY: warp < 32: slot `warp` (8 bytes) lies in the 272-byte scratch array.
-        unsafe { v.st_shared(base + warp * 8) };
+        // SAFETY: warp < 32: slot `warp` lies in the array (8-byte slots hold any Elem).
+        unsafe { slots.add(warp as usize).cast::<T>().write(v) };
     }
     sync_threads();
     let mut r = O::IDENTITY;
     if warp == 0 {
         if lane < warps {
             // SAFETY: as above; written before the barrier.
-            r = unsafe { T::ld_shared(base + lane * 8) };
+            r = unsafe { slots.add(lane as usize).cast::<T>().read() };
         }
         // SAFETY: all of warp 0 is here (the branch is warp-uniform).
         r = unsafe { warp_reduce::<T, O>(r) };
@@ -151,49 +154,60 @@ pub(crate) unsafe fn block_reduce<T: Elem, O: Op<T>>(v: T) -> T {
     r
 }
 
-/// This thread's fold of `x[start..end]` with `O`: packs strided by the block size, two
-/// per iteration, then the tail.
-///
-/// # Safety
-/// `x` is 16-byte aligned and valid for `end` elements; `start` is a multiple of
-/// `T::LANES`.
+/// Traps (a launch error the host reports) unless the block is 1D with a multiple of 32
+/// threads, the shape the warp shuffles and shared slots of [`block_reduce`] and the scans
+/// need.
 #[inline(always)]
-unsafe fn fold_chunk<T: Elem, O: Op<T>>(x: *const T, start: usize, end: usize) -> T {
+pub(crate) fn require_whole_warps() {
+    if !block_dim_x().is_multiple_of(32) || block_dim_y() != 1 || block_dim_z() != 1 {
+        panic!("block size must be a multiple of 32 threads, 1D");
+    }
+}
+
+/// This thread's fold of `x[start..end]` with `O`: 16-byte packs strided by the block size,
+/// four per iteration (64 bytes in flight per thread), then the rest; element by element when
+/// `x` or `start` is not 16-byte aligned.
+#[inline(always)]
+fn fold_chunk<T: Elem, O: Op<T>>(x: &[T], start: usize, end: usize) -> T {
     let tid = thread_idx_x() as usize;
     let step = block_dim_x() as usize;
-    let first = start / T::LANES;
-    let packs = (end - start) / T::LANES;
-    // SAFETY: first pack of the chunk, aligned (start % LANES == 0, x aligned).
-    let p = unsafe { (x as *const Pack<T>).add(first) };
+    let xp = x.as_ptr();
     let mut acc = O::IDENTITY;
+    let vec = aligned16(&[xp as usize]) && start.is_multiple_of(T::LANES);
+    let packs = if vec { (end - start) / T::LANES } else { 0 };
+    // Packs `i < packs` of the chunk lie inside `x[start..end]`, 16-byte aligned (checked
+    // above); `x` is read-only.
+    let p = xp.wrapping_add(start) as *const Pack<T>;
     let mut i = tid;
-    while i + step < packs {
-        // SAFETY: packs i and i + step are inside the chunk.
-        let (u, v) = unsafe {
+    while i + 3 * step < packs {
+        // SAFETY: packs i .. i + 3·step < packs (see above).
+        let (u0, u1, u2, u3) = unsafe {
             (
-                T::ld_global_pack(p.add(i)),
-                T::ld_global_pack(p.add(i + step)),
+                T::load_pack_nc(p.add(i)),
+                T::load_pack_nc(p.add(i + step)),
+                T::load_pack_nc(p.add(i + 2 * step)),
+                T::load_pack_nc(p.add(i + 3 * step)),
             )
         };
+        for u in [u0, u1, u2, u3] {
+            for l in 0..T::LANES {
+                acc = O::combine(acc, u.0.as_ref()[l]);
+            }
+        }
+        i += 4 * step;
+    }
+    while i < packs {
+        // SAFETY: pack i < packs (see above).
+        let u = unsafe { T::load_pack_nc(p.add(i)) };
         for l in 0..T::LANES {
             acc = O::combine(acc, u.0.as_ref()[l]);
         }
-        for l in 0..T::LANES {
-            acc = O::combine(acc, v.0.as_ref()[l]);
-        }
-        i += 2 * step;
+        i += step;
     }
-    if i < packs {
-        // SAFETY: pack i is inside the chunk.
-        let u = unsafe { T::ld_global_pack(p.add(i)) };
-        for l in 0..T::LANES {
-            acc = O::combine(acc, u.0.as_ref()[l]);
-        }
-    }
-    let t = start + packs * T::LANES + tid;
-    if t < end {
-        // SAFETY: t < end.
-        acc = O::combine(acc, unsafe { *x.add(t) });
+    let mut t = start + packs * T::LANES + tid;
+    while t < end {
+        acc = O::combine(acc, x[t]);
+        t += step;
     }
     acc
 }
@@ -202,25 +216,20 @@ macro_rules! reduce_kernel {
     ($name:ident, $t:ty, $op:ty, $what:literal) => {
         #[doc = concat!("Pass of a ", $what, " of `x`: block `b` writes the ", $what,
             " of its chunk `x[b·chunk .. min((b+1)·chunk, len)]` to `out[b]` (an empty chunk \
-            gives the identity). See the [module docs](self) for the launch contract.")]
-        ///
-        /// # Safety
-        /// - `x` is a whole device allocation (16-byte aligned); `chunk` is a positive
-        ///   multiple of 4.
-        /// - `out` holds at least one element per block of the grid; nobody else accesses it
-        ///   during the launch.
-        /// - 1D block of a multiple of 32 threads, at most 1024.
+            gives the identity; blocks past `out.len()` write nothing). See the \
+            [module docs](self) for the launch contract.")]
         #[kernel]
-        pub unsafe fn $name(x: &[$t], chunk: usize, out: *mut $t) {
+        pub fn $name(x: &[$t], chunk: usize, out: OutSlice<$t>) {
+            require_whole_warps();
             let (start, end) = chunk_bounds(x.len(), chunk);
-            // SAFETY: caller contract (alignment, chunk multiple of LANES, block shape).
-            let r = unsafe {
-                let v = fold_chunk::<$t, $op>(x.as_ptr(), start, end);
-                block_reduce::<$t, $op>(v)
-            };
+            let v = fold_chunk::<$t, $op>(x, start, end);
+            // SAFETY: every thread of the block gets here (no early return; the block shape
+            // is checked above).
+            let r = unsafe { block_reduce::<$t, $op>(v) };
             if thread_idx_x() == 0 {
-                // SAFETY: `out` has an element per block (caller contract).
-                unsafe { *out.add(block_idx_x() as usize) = r };
+                // SAFETY: element `b` is written by thread 0 of block `b` only; `write`
+                // checks the bound.
+                unsafe { out.write(block_idx_x() as usize, r) };
             }
         }
     };
@@ -241,33 +250,31 @@ macro_rules! dot_kernel {
         /// Pass 1 of a dot product: block `b` writes `Σ a[i]·b[i]` over its chunk
         /// `[b·chunk, min((b+1)·chunk, len))` to `out[b]` (per thread a fused multiply-add
         /// chain, then a block sum); `len = min(a.len(), b.len())`. Pass 2 is the sum
-        /// reduction of the partials.
-        ///
-        /// # Safety
-        /// As for the reduce kernels, for `a` and `b`.
+        /// reduction of the partials. Launch contract as for the reduce kernels.
         #[kernel]
-        pub unsafe fn $name(a: &[$t], b: &[$t], chunk: usize, out: *mut $t) {
+        pub fn $name(a: &[$t], b: &[$t], chunk: usize, out: OutSlice<$t>) {
             const LANES: usize = <$t as Elem>::LANES;
+            require_whole_warps();
             let len = a.len().min(b.len());
             let (start, end) = chunk_bounds(len, chunk);
             let tid = thread_idx_x() as usize;
             let step = block_dim_x() as usize;
-            let packs = (end - start) / LANES;
-            // SAFETY: first pack of the chunk in each input, aligned (caller contract).
-            let (pa, pb) = unsafe {
-                (
-                    (a.as_ptr() as *const Pack<$t>).add(start / LANES),
-                    (b.as_ptr() as *const Pack<$t>).add(start / LANES),
-                )
-            };
+            let (ap, bp) = (a.as_ptr(), b.as_ptr());
+            let vec = aligned16(&[ap as usize, bp as usize]) && start.is_multiple_of(LANES);
+            let packs = if vec { (end - start) / LANES } else { 0 };
+            let (pa, pb) = (
+                ap.wrapping_add(start) as *const Pack<$t>,
+                bp.wrapping_add(start) as *const Pack<$t>,
+            );
             let mut acc: $t = 0.0;
             let mut i = tid;
             while i < packs {
-                // SAFETY: pack i is inside the chunk of both inputs.
+                // SAFETY: pack i is inside the chunk of both inputs, 16-byte aligned
+                // (checked above); the inputs are read-only.
                 let (u, v) = unsafe {
                     (
-                        <$t as Elem>::ld_global_pack(pa.add(i)),
-                        <$t as Elem>::ld_global_pack(pb.add(i)),
+                        <$t as Elem>::load_pack_nc(pa.add(i)),
+                        <$t as Elem>::load_pack_nc(pb.add(i)),
                     )
                 };
                 for l in 0..LANES {
@@ -275,16 +282,16 @@ macro_rules! dot_kernel {
                 }
                 i += step;
             }
-            let t = start + packs * LANES + tid;
-            if t < end {
-                // SAFETY: t < end <= len.
-                acc = unsafe { $fma(*a.as_ptr().add(t), *b.as_ptr().add(t), acc) };
+            let mut t = start + packs * LANES + tid;
+            while t < end {
+                acc = $fma(a[t], b[t], acc);
+                t += step;
             }
-            // SAFETY: every thread of the block reaches this (caller contract on the block).
+            // SAFETY: every thread of the block reaches this (shape checked above).
             let r = unsafe { block_reduce::<$t, Sum>(acc) };
             if thread_idx_x() == 0 {
-                // SAFETY: `out` has an element per block (caller contract).
-                unsafe { *out.add(block_idx_x() as usize) = r };
+                // SAFETY: element `b` is written by thread 0 of block `b` only.
+                unsafe { out.write(block_idx_x() as usize, r) };
             }
         }
     };

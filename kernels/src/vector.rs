@@ -2,16 +2,21 @@
 //! element types and device helpers shared with [`crate::reduce`], [`crate::scan`] and
 //! [`crate::gemm`].
 //!
-//! Memory-bound kernels move 16 bytes per access ([`Pack`]: 4 × `f32` / `u32` or 2 × `f64`,
-//! `ld.global.v4.f32` / `ld.global.v2.f64` in the PTX) in a grid-stride loop, so any grid size
-//! covers any length; the last `len % LANES` elements are done by the first threads of the
-//! grid. Device buffers from `cuMemAlloc` are 256-byte aligned, so a slice that starts at an
-//! allocation is 16-byte aligned (the host passes whole allocations).
+//! Memory-bound kernels move 16 bytes per access ([`Pack`]: 4 × `f32` / `u32` or 2 × `f64`;
+//! `ld.global.nc.v4.f32` / `ld.global.nc.v2.f64` loads from [`cuda_std::mem`], `st.v4` stores)
+//! in a grid-stride loop, so any grid size covers any length; the last `len % LANES`
+//! elements are done by the first threads of the grid. Device buffers from `cuMemAlloc` are
+//! 256-byte aligned; a view that is not 16-byte aligned takes an element-by-element path.
+//!
+//! The STREAM kernels and axpy are safe kernels: inputs are `&[T]`, outputs
+//! [`OutSlice`]s, and the vector stores go through the `OutSlice`'s raw pointer inside the
+//! kernel, where each thread writes only elements no other thread touches.
 //!
 //! Arithmetic is IEEE basic operations in a fixed order (rustc does not contract `a * b + c`
 //! to an FMA), so `copy`, `scale`, `add` and `triad` equal the CPU bit for bit; `axpy` uses an
 //! explicit fused multiply-add, which is correctly rounded and so equals the CPU's `mul_add`.
 
+use cuda_std::mem;
 use cuda_std::prelude::*;
 
 /// Entry names of this module's kernels.
@@ -33,38 +38,27 @@ pub const KERNELS: &[&str] = &[
 /// [`crate::scan`] (any multiple of 32 up to 1024 works; the block reductions assume it).
 pub const BLOCK_THREADS: u32 = 256;
 
-/// An element type of the vector kernels: 4 or 8 bytes, 16-byte packs of `LANES` elements.
-pub trait Elem: Copy + DeviceCopy {
+/// An element type of the vector kernels: 4 or 8 bytes, 16-byte packs of `LANES` elements,
+/// shuffled between lanes with [`cuda_std::warp`] (one `shfl.sync` per 32 bits).
+pub trait Elem: Copy + DeviceCopy + warp::Shuffle {
     /// Elements per 16-byte [`Pack`].
     const LANES: usize;
     /// The 16-byte array type `[Self; LANES]`.
     type Array: Copy + Default + core::fmt::Debug + AsRef<[Self]> + AsMut<[Self]>;
-    /// Exchanges `self` with lane `lane ^ lane_mask` of the warp (`shfl.sync.bfly`).
+    /// Loads the pack at `p` from global memory that no thread writes during the launch,
+    /// through the read-only data cache ([`cuda_std::mem`]'s `load_*_global_nc`:
+    /// `ld.global.nc.v4.f32` / `ld.global.nc.v2.f64`, CUDA C's `__ldg` of a `float4`).
     ///
     /// # Safety
-    /// All 32 lanes of the warp must execute this call together (full-warp mask).
-    unsafe fn shfl_xor(self, lane_mask: u32) -> Self;
-    /// The value of lane `lane - delta`, or `self` for lanes below `delta` (`shfl.sync.up`).
+    /// `p` is a valid, 16-byte aligned pointer into a global-memory allocation that nobody
+    /// writes during the launch.
+    unsafe fn load_pack_nc(p: *const Pack<Self>) -> Pack<Self>;
+    /// Loads the pack at `p` with one 16-byte generic access (`ld.v4` / `ld.v2`), for data
+    /// the launch also writes (axpy's `y`).
     ///
     /// # Safety
-    /// As for [`Elem::shfl_xor`].
-    unsafe fn shfl_up(self, delta: u32) -> Self;
-    /// Stores `self` at shared-window address `addr`.
-    ///
-    /// # Safety
-    /// `addr` is aligned to `size_of::<Self>()` and inside a shared array.
-    unsafe fn st_shared(self, addr: u32);
-    /// Loads a value from shared-window address `addr`.
-    ///
-    /// # Safety
-    /// As for [`Elem::st_shared`].
-    unsafe fn ld_shared(addr: u32) -> Self;
-    /// Loads the pack at `p` from global memory (`ld.global.v4.b32` / `ld.global.v2.b64`:
-    /// rustc passes slice pointers as generic addresses, which would give generic loads).
-    ///
-    /// # Safety
-    /// `p` is a valid, 16-byte aligned pointer into a global-memory allocation.
-    unsafe fn ld_global_pack(p: *const Pack<Self>) -> Pack<Self>;
+    /// `p` is valid for 16 bytes and 16-byte aligned; no other thread writes it meanwhile.
+    unsafe fn load_pack(p: *const Pack<Self>) -> Pack<Self>;
 }
 
 /// 16 bytes of elements, 16-byte aligned, so that a load or store is one vector access.
@@ -76,35 +70,14 @@ impl Elem for f32 {
     const LANES: usize = 4;
     type Array = [f32; 4];
     #[inline(always)]
-    unsafe fn shfl_xor(self, lane_mask: u32) -> Self {
+    unsafe fn load_pack_nc(p: *const Pack<Self>) -> Pack<Self> {
         // SAFETY: forwarded.
-        f32::from_bits(unsafe { asm::shfl_xor_b32(self.to_bits(), lane_mask) })
+        Pack(unsafe { mem::load_v4_f32_global_nc(p.cast()) })
     }
     #[inline(always)]
-    unsafe fn shfl_up(self, delta: u32) -> Self {
+    unsafe fn load_pack(p: *const Pack<Self>) -> Pack<Self> {
         // SAFETY: forwarded.
-        f32::from_bits(unsafe { asm::shfl_up_b32(self.to_bits(), delta) })
-    }
-    #[inline(always)]
-    unsafe fn st_shared(self, addr: u32) {
-        // SAFETY: forwarded.
-        unsafe { asm::st_shared_b32(addr, self.to_bits()) }
-    }
-    #[inline(always)]
-    unsafe fn ld_shared(addr: u32) -> Self {
-        // SAFETY: forwarded.
-        f32::from_bits(unsafe { asm::ld_shared_b32(addr) })
-    }
-    #[inline(always)]
-    unsafe fn ld_global_pack(p: *const Pack<Self>) -> Pack<Self> {
-        // SAFETY: forwarded.
-        let v = unsafe { asm::ld_global_v4_b32(p.cast()) };
-        Pack([
-            f32::from_bits(v[0]),
-            f32::from_bits(v[1]),
-            f32::from_bits(v[2]),
-            f32::from_bits(v[3]),
-        ])
+        Pack(unsafe { mem::load_v4_f32(p.cast()) })
     }
 }
 
@@ -112,30 +85,17 @@ impl Elem for u32 {
     const LANES: usize = 4;
     type Array = [u32; 4];
     #[inline(always)]
-    unsafe fn shfl_xor(self, lane_mask: u32) -> Self {
-        // SAFETY: forwarded.
-        unsafe { asm::shfl_xor_b32(self, lane_mask) }
+    unsafe fn load_pack_nc(p: *const Pack<Self>) -> Pack<Self> {
+        // `cuda_std::mem` has no `u32` form of the non-coherent load: load the same 16 bytes
+        // as `f32` lanes and reinterpret the bits (register moves, no conversion).
+        // SAFETY: forwarded; same size and alignment.
+        let v = unsafe { mem::load_v4_f32_global_nc(p.cast()) };
+        Pack(v.map(f32::to_bits))
     }
     #[inline(always)]
-    unsafe fn shfl_up(self, delta: u32) -> Self {
+    unsafe fn load_pack(p: *const Pack<Self>) -> Pack<Self> {
         // SAFETY: forwarded.
-        unsafe { asm::shfl_up_b32(self, delta) }
-    }
-    #[inline(always)]
-    unsafe fn st_shared(self, addr: u32) {
-        // SAFETY: forwarded.
-        unsafe { asm::st_shared_b32(addr, self) }
-    }
-    #[inline(always)]
-    unsafe fn ld_shared(addr: u32) -> Self {
-        // SAFETY: forwarded.
-        unsafe { asm::ld_shared_b32(addr) }
-    }
-    #[inline(always)]
-    unsafe fn ld_global_pack(p: *const Pack<Self>) -> Pack<Self> {
-        // SAFETY: forwarded.
-        let v = unsafe { asm::ld_global_v4_b32(p.cast()) };
-        Pack(v)
+        Pack(unsafe { mem::load_v4_u32(p.cast()) })
     }
 }
 
@@ -143,45 +103,24 @@ impl Elem for f64 {
     const LANES: usize = 2;
     type Array = [f64; 2];
     #[inline(always)]
-    unsafe fn shfl_xor(self, lane_mask: u32) -> Self {
-        let bits = self.to_bits();
-        // SAFETY: forwarded; both halves are shuffled by the whole warp.
-        let (lo, hi) = unsafe {
-            (
-                asm::shfl_xor_b32(bits as u32, lane_mask),
-                asm::shfl_xor_b32((bits >> 32) as u32, lane_mask),
-            )
-        };
-        f64::from_bits(u64::from(lo) | (u64::from(hi) << 32))
-    }
-    #[inline(always)]
-    unsafe fn shfl_up(self, delta: u32) -> Self {
-        let bits = self.to_bits();
-        // SAFETY: forwarded; both halves are shuffled by the whole warp.
-        let (lo, hi) = unsafe {
-            (
-                asm::shfl_up_b32(bits as u32, delta),
-                asm::shfl_up_b32((bits >> 32) as u32, delta),
-            )
-        };
-        f64::from_bits(u64::from(lo) | (u64::from(hi) << 32))
-    }
-    #[inline(always)]
-    unsafe fn st_shared(self, addr: u32) {
+    unsafe fn load_pack_nc(p: *const Pack<Self>) -> Pack<Self> {
         // SAFETY: forwarded.
-        unsafe { asm::st_shared_b64(addr, self.to_bits()) }
+        Pack(unsafe { mem::load_v2_f64_global_nc(p.cast()) })
     }
     #[inline(always)]
-    unsafe fn ld_shared(addr: u32) -> Self {
+    unsafe fn load_pack(p: *const Pack<Self>) -> Pack<Self> {
         // SAFETY: forwarded.
-        f64::from_bits(unsafe { asm::ld_shared_b64(addr) })
+        Pack(unsafe { mem::load_v2_f64(p.cast()) })
     }
-    #[inline(always)]
-    unsafe fn ld_global_pack(p: *const Pack<Self>) -> Pack<Self> {
-        // SAFETY: forwarded.
-        let v = unsafe { asm::ld_global_v2_b64(p.cast()) };
-        Pack([f64::from_bits(v[0]), f64::from_bits(v[1])])
-    }
+}
+
+/// Whether every pointer is 16-byte aligned (block-uniform: kernel parameters), so that
+/// [`Pack`] accesses are allowed. Whole `cuMemAlloc` allocations always are (256-byte
+/// alignment); a view that starts inside one may not be, and then the kernels take the
+/// element-by-element path instead of faulting on a misaligned vector access.
+#[inline(always)]
+pub(crate) fn aligned16(ptrs: &[usize]) -> bool {
+    ptrs.iter().fold(0, |acc, &p| acc | p) % 16 == 0
 }
 
 /// `a · b + c` with one rounding (`fma.rn` on the GPU).
@@ -219,64 +158,110 @@ pub(crate) fn grid_threads() -> usize {
     grid_dim_x() as usize * block_dim_x() as usize
 }
 
-/// `out[i] = f(a[i])` for `i < len`: full packs in a grid-stride loop, then the tail.
+/// `out[i] = f(a[i])` for `i < min(a.len(), out.len())`: full packs in a grid-stride loop,
+/// then the tail (or element by element when a buffer is not 16-byte aligned).
 ///
-/// # Safety
-/// `a` and `out` are valid for `len` elements, 16-byte aligned; `out` is written by no one
-/// else during the launch (it may equal `a`: each element is read before it is written, by
-/// the same thread).
+/// Safe: every index `i` is written by exactly one thread — pack `p` by the thread whose
+/// grid-stride sequence `index_1d() + j · grid_threads()` contains it, tail element
+/// `packs · LANES + t` by thread `t` — and read (through `a`, never written) by that thread
+/// only, so no two threads touch the same element of `out`.
 #[inline(always)]
-unsafe fn map1<T: Elem>(len: usize, a: *const T, out: *mut T, f: impl Fn(T) -> T) {
-    let packs = len / T::LANES;
+fn map1<T: Elem>(a: &[T], out: &OutSlice<T>, f: impl Fn(T) -> T) {
+    let len = a.len().min(out.len());
+    let (ap, op) = (a.as_ptr(), out.as_mut_ptr());
     let stride = grid_threads();
+    let packs = if aligned16(&[ap as usize, op as usize]) {
+        len / T::LANES
+    } else {
+        0
+    };
     let mut i = index_1d();
     while i < packs {
-        // SAFETY: pack i lies within the first `packs * LANES <= len` elements; aligned.
-        let x = unsafe { T::ld_global_pack((a as *const Pack<T>).add(i)) };
-        let mut y = x;
-        for l in 0..T::LANES {
-            y.0.as_mut()[l] = f(x.0.as_ref()[l]);
+        // SAFETY: pack i lies within the first `packs · LANES <= len` elements of both
+        // buffers, which are 16-byte aligned (checked above); `a` is read-only; pack i of
+        // `out` belongs to this thread alone (see above).
+        unsafe {
+            let x = T::load_pack_nc((ap as *const Pack<T>).add(i));
+            let mut y = x;
+            for l in 0..T::LANES {
+                y.0.as_mut()[l] = f(x.0.as_ref()[l]);
+            }
+            (op as *mut Pack<T>).add(i).write(y);
         }
-        // SAFETY: as above, for `out`.
-        unsafe { (out as *mut Pack<T>).add(i).write(y) };
         i += stride;
     }
-    let t = packs * T::LANES + index_1d();
-    if t < len {
-        // SAFETY: t < len.
-        unsafe { *out.add(t) = f(*a.add(t)) };
+    let mut t = packs * T::LANES + index_1d();
+    while t < len {
+        // SAFETY: t < len; element t belongs to this thread alone.
+        unsafe { op.add(t).write(f(*ap.add(t))) };
+        t += stride;
     }
 }
 
-/// `out[i] = f(a[i], b[i])` for `i < len`; see [`map1`].
-///
-/// # Safety
-/// As for [`map1`], for `a`, `b` and `out`.
+/// `out[i] = f(a[i], b[i])` for `i < min(a.len(), b.len(), out.len())`; see [`map1`].
 #[inline(always)]
-unsafe fn map2<T: Elem>(len: usize, a: *const T, b: *const T, out: *mut T, f: impl Fn(T, T) -> T) {
-    let packs = len / T::LANES;
+fn map2<T: Elem>(a: &[T], b: &[T], out: &OutSlice<T>, f: impl Fn(T, T) -> T) {
+    let len = a.len().min(b.len()).min(out.len());
+    let (ap, bp, op) = (a.as_ptr(), b.as_ptr(), out.as_mut_ptr());
     let stride = grid_threads();
+    let packs = if aligned16(&[ap as usize, bp as usize, op as usize]) {
+        len / T::LANES
+    } else {
+        0
+    };
     let mut i = index_1d();
     while i < packs {
-        // SAFETY: pack i lies within the first `len` elements of each buffer; aligned.
-        let (x, y) = unsafe {
-            (
-                T::ld_global_pack((a as *const Pack<T>).add(i)),
-                T::ld_global_pack((b as *const Pack<T>).add(i)),
-            )
-        };
-        let mut z = x;
-        for l in 0..T::LANES {
-            z.0.as_mut()[l] = f(x.0.as_ref()[l], y.0.as_ref()[l]);
+        // SAFETY: as in `map1`, for `a`, `b` and `out`.
+        unsafe {
+            let x = T::load_pack_nc((ap as *const Pack<T>).add(i));
+            let y = T::load_pack_nc((bp as *const Pack<T>).add(i));
+            let mut z = x;
+            for l in 0..T::LANES {
+                z.0.as_mut()[l] = f(x.0.as_ref()[l], y.0.as_ref()[l]);
+            }
+            (op as *mut Pack<T>).add(i).write(z);
         }
-        // SAFETY: as above, for `out`.
-        unsafe { (out as *mut Pack<T>).add(i).write(z) };
         i += stride;
     }
-    let t = packs * T::LANES + index_1d();
-    if t < len {
-        // SAFETY: t < len.
-        unsafe { *out.add(t) = f(*a.add(t), *b.add(t)) };
+    let mut t = packs * T::LANES + index_1d();
+    while t < len {
+        // SAFETY: t < len; element t belongs to this thread alone.
+        unsafe { op.add(t).write(f(*ap.add(t), *bp.add(t))) };
+        t += stride;
+    }
+}
+
+/// `y[i] = f(x[i], y[i])` in place for `i < min(x.len(), y.len())`; see [`map1`]. `y` is
+/// read with ordinary (coherent) loads, since the launch writes it.
+#[inline(always)]
+fn map_in_place<T: Elem>(x: &[T], y: &OutSlice<T>, f: impl Fn(T, T) -> T) {
+    let len = x.len().min(y.len());
+    let (xp, yp) = (x.as_ptr(), y.as_mut_ptr());
+    let stride = grid_threads();
+    let packs = if aligned16(&[xp as usize, yp as usize]) {
+        len / T::LANES
+    } else {
+        0
+    };
+    let mut i = index_1d();
+    while i < packs {
+        // SAFETY: as in `map1`; element i of `y` is read and then written by this thread
+        // only.
+        unsafe {
+            let a = T::load_pack_nc((xp as *const Pack<T>).add(i));
+            let mut b = T::load_pack((yp as *const Pack<T>).add(i));
+            for l in 0..T::LANES {
+                b.0.as_mut()[l] = f(a.0.as_ref()[l], b.0.as_ref()[l]);
+            }
+            (yp as *mut Pack<T>).add(i).write(b);
+        }
+        i += stride;
+    }
+    let mut t = packs * T::LANES + index_1d();
+    while t < len {
+        // SAFETY: t < len; element t belongs to this thread alone.
+        unsafe { yp.add(t).write(f(*xp.add(t), *yp.add(t))) };
+        t += stride;
     }
 }
 
@@ -296,59 +281,38 @@ pub unsafe fn vector_add_f32(a: &[f32], b: &[f32], c: *mut f32) {
 
 macro_rules! stream_kernels {
     ($t:ty, $fma:ident, $copy:ident, $scale:ident, $add:ident, $triad:ident, $axpy:ident) => {
-        /// STREAM copy: `c[i] = a[i]` for `i < a.len()` (grid-stride, any 1D grid).
-        ///
-        /// # Safety
-        /// `a` and `c` are whole device allocations (16-byte aligned); `c` holds at least
-        /// `a.len()` elements and nobody else accesses it during the launch.
+        /// STREAM copy: `c[i] = a[i]` for `i < min(a.len(), c.len())` (grid-stride, any 1D
+        /// grid; 16-byte accesses when both buffers are 16-byte aligned).
         #[kernel]
-        pub unsafe fn $copy(a: &[$t], c: *mut $t) {
-            // SAFETY: caller contract.
-            unsafe { map1(a.len(), a.as_ptr(), c, |x| x) }
+        pub fn $copy(a: &[$t], c: OutSlice<$t>) {
+            map1(a, &c, |x| x)
         }
 
-        /// STREAM scale: `b[i] = q · c[i]` for `i < c.len()` (grid-stride, any 1D grid).
-        ///
-        /// # Safety
-        /// As for the copy kernel: `b` holds at least `c.len()` elements, aligned, unshared.
+        /// STREAM scale: `b[i] = q · c[i]` for `i < min(c.len(), b.len())` (grid-stride, any
+        /// 1D grid).
         #[kernel]
-        pub unsafe fn $scale(c: &[$t], q: $t, b: *mut $t) {
-            // SAFETY: caller contract.
-            unsafe { map1(c.len(), c.as_ptr(), b, |x| q * x) }
+        pub fn $scale(c: &[$t], q: $t, b: OutSlice<$t>) {
+            map1(c, &b, |x| q * x)
         }
 
-        /// STREAM add: `c[i] = a[i] + b[i]` for `i < min(a.len(), b.len())`.
-        ///
-        /// # Safety
-        /// As for the copy kernel: `c` holds at least `min(a.len(), b.len())` elements.
+        /// STREAM add: `c[i] = a[i] + b[i]` for `i < min(a.len(), b.len(), c.len())`.
         #[kernel]
-        pub unsafe fn $add(a: &[$t], b: &[$t], c: *mut $t) {
-            let len = a.len().min(b.len());
-            // SAFETY: caller contract.
-            unsafe { map2(len, a.as_ptr(), b.as_ptr(), c, |x, y| x + y) }
+        pub fn $add(a: &[$t], b: &[$t], c: OutSlice<$t>) {
+            map2(a, b, &c, |x, y| x + y)
         }
 
         /// STREAM triad: `a[i] = b[i] + q · c[i]` (product rounded, then sum rounded: no
-        /// FMA) for `i < min(b.len(), c.len())`.
-        ///
-        /// # Safety
-        /// As for the copy kernel: `a` holds at least `min(b.len(), c.len())` elements.
+        /// FMA) for `i < min(b.len(), c.len(), a.len())`.
         #[kernel]
-        pub unsafe fn $triad(b: &[$t], c: &[$t], q: $t, a: *mut $t) {
-            let len = b.len().min(c.len());
-            // SAFETY: caller contract.
-            unsafe { map2(len, b.as_ptr(), c.as_ptr(), a, |x, y| x + q * y) }
+        pub fn $triad(b: &[$t], c: &[$t], q: $t, a: OutSlice<$t>) {
+            map2(b, c, &a, |x, y| x + q * y)
         }
 
-        /// axpy, in place: `y[i] = fma(alpha, x[i], y[i])` (one rounding) for `i < x.len()`.
-        ///
-        /// # Safety
-        /// `x` and `y` are whole device allocations; `y` holds at least `x.len()` elements
-        /// and nobody else accesses it during the launch.
+        /// axpy, in place: `y[i] = fma(alpha, x[i], y[i])` (one rounding) for
+        /// `i < min(x.len(), y.len())`.
         #[kernel]
-        pub unsafe fn $axpy(alpha: $t, x: &[$t], y: *mut $t) {
-            // SAFETY: caller contract; `map2` reads y[i] before the same thread writes it.
-            unsafe { map2(x.len(), x.as_ptr(), y, y, |xi, yi| $fma(alpha, xi, yi)) }
+        pub fn $axpy(alpha: $t, x: &[$t], y: OutSlice<$t>) {
+            map_in_place(x, &y, |xi, yi| $fma(alpha, xi, yi))
         }
     };
 }
@@ -359,269 +323,3 @@ stream_kernels!(
 stream_kernels!(
     f64, fma_f64, copy_f64, scale_f64, add_f64, triad_f64, axpy_f64
 );
-
-/// Inline PTX for primitives `cuda_std` does not offer yet (warp shuffles, shared-memory
-/// accesses by 32-bit shared-window address). To be replaced by `cuda_std::warp` and
-/// `cuda_std::shared` when those land. On the host every function panics.
-pub(crate) mod asm {
-    #[cfg(target_arch = "nvptx64")]
-    use core::arch::asm;
-
-    #[cfg(not(target_arch = "nvptx64"))]
-    macro_rules! device_only {
-        ($what:literal) => {
-            panic!(concat!(
-                "kernels::vector::asm::",
-                $what,
-                " can only run on the GPU"
-            ))
-        };
-    }
-
-    /// `shfl.sync.bfly.b32` over the full warp (PTX ISA §9.7.9.6, sm_30+, PTX 6.0+).
-    ///
-    /// # Safety
-    /// All 32 lanes execute this call together.
-    #[inline(always)]
-    pub unsafe fn shfl_xor_b32(v: u32, lane_mask: u32) -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let r: u32;
-            // SAFETY: register-only instruction; full-warp participation is the caller's.
-            unsafe {
-                asm!("shfl.sync.bfly.b32 {r}, {v}, {m}, 0x1f, 0xffffffff;",
-                    r = out(reg32) r, v = in(reg32) v, m = in(reg32) lane_mask,
-                    options(nomem, nostack, preserves_flags));
-            }
-            r
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = (v, lane_mask);
-            device_only!("shfl_xor_b32")
-        }
-    }
-
-    /// `shfl.sync.up.b32` over the full warp: lane `l` gets lane `l - delta`'s value, lanes
-    /// below `delta` keep their own.
-    ///
-    /// # Safety
-    /// All 32 lanes execute this call together.
-    #[inline(always)]
-    pub unsafe fn shfl_up_b32(v: u32, delta: u32) -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let r: u32;
-            // SAFETY: as for `shfl_xor_b32`.
-            unsafe {
-                asm!("shfl.sync.up.b32 {r}, {v}, {d}, 0x0, 0xffffffff;",
-                    r = out(reg32) r, v = in(reg32) v, d = in(reg32) delta,
-                    options(nomem, nostack, preserves_flags));
-            }
-            r
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = (v, delta);
-            device_only!("shfl_up_b32")
-        }
-    }
-
-    /// Declares a static shared-memory array `$name` of `$bytes` bytes (16-byte aligned) at
-    /// module scope, and a function `$getter() -> u32` returning its shared-window address.
-    macro_rules! shared_array {
-        ($getter:ident, $name:literal, $bytes:literal) => {
-            #[cfg(target_arch = "nvptx64")]
-            core::arch::global_asm!(concat!(
-                ".shared .align 16 .b8 ",
-                $name,
-                "[",
-                $bytes,
-                "];"
-            ));
-
-            /// Shared-window address of a static shared array of this module.
-            #[inline(always)]
-            pub fn $getter() -> u32 {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let r: u32;
-                    // SAFETY: takes the address of a module-scope `.shared` variable.
-                    unsafe {
-                        core::arch::asm!(concat!("mov.u32 {r}, ", $name, ";"),
-                            r = out(reg32) r, options(pure, nomem, nostack, preserves_flags));
-                    }
-                    r
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                device_only!("shared array")
-            }
-        };
-    }
-
-    // 32 warps × 8 bytes for block reductions and scans, plus 16 bytes for a broadcast.
-    shared_array!(block_scratch, "ferrocuda_block_scratch", "272");
-    // SGEMM: two stages of A (8 × 132 f32) and B (8 × 128 f32): 2 · 2080 · 4 bytes.
-    shared_array!(sgemm_smem, "ferrocuda_sgemm_smem", "16640");
-
-    /// `st.shared.b32 [addr], v`.
-    ///
-    /// # Safety
-    /// `addr` is a 4-byte aligned shared-window address inside a shared array.
-    #[inline(always)]
-    pub unsafe fn st_shared_b32(addr: u32, v: u32) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: caller contract.
-        unsafe {
-            asm!("st.shared.b32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) v,
-                options(nostack, preserves_flags));
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = (addr, v);
-            device_only!("st_shared_b32")
-        }
-    }
-
-    /// `ld.shared.b32 [addr]`.
-    ///
-    /// # Safety
-    /// `addr` is a 4-byte aligned shared-window address inside a shared array.
-    #[inline(always)]
-    pub unsafe fn ld_shared_b32(addr: u32) -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let r: u32;
-            // SAFETY: caller contract.
-            unsafe {
-                asm!("ld.shared.b32 {r}, [{a}];", r = out(reg32) r, a = in(reg32) addr,
-                    options(pure, readonly, nostack, preserves_flags));
-            }
-            r
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = addr;
-            device_only!("ld_shared_b32")
-        }
-    }
-
-    /// `st.shared.v4.b32 [addr], {v}`.
-    ///
-    /// # Safety
-    /// `addr` is a 16-byte aligned shared-window address inside a shared array.
-    #[inline(always)]
-    pub unsafe fn st_shared_v4_b32(addr: u32, v: [u32; 4]) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: caller contract.
-        unsafe {
-            asm!("st.shared.v4.b32 [{a}], {{{x}, {y}, {z}, {w}}};", a = in(reg32) addr,
-                x = in(reg32) v[0], y = in(reg32) v[1], z = in(reg32) v[2], w = in(reg32) v[3],
-                options(nostack, preserves_flags));
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = (addr, v);
-            device_only!("st_shared_v4_b32")
-        }
-    }
-
-    /// `ld.shared.v4.b32 [addr]`.
-    ///
-    /// # Safety
-    /// `addr` is a 16-byte aligned shared-window address inside a shared array.
-    #[inline(always)]
-    pub unsafe fn ld_shared_v4_b32(addr: u32) -> [u32; 4] {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let (x, y, z, w): (u32, u32, u32, u32);
-            // SAFETY: caller contract.
-            unsafe {
-                asm!("ld.shared.v4.b32 {{{x}, {y}, {z}, {w}}}, [{a}];", a = in(reg32) addr,
-                    x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
-                    options(pure, readonly, nostack, preserves_flags));
-            }
-            [x, y, z, w]
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = addr;
-            device_only!("ld_shared_v4_b32")
-        }
-    }
-
-    /// `ld.global.v4.b32` from a generic address of global memory (converted with
-    /// `cvta.to.global`, PTX ISA §9.7.9.18).
-    ///
-    /// # Safety
-    /// `p` is a 16-byte aligned pointer into a global-memory allocation, valid for 16 bytes.
-    #[inline(always)]
-    pub unsafe fn ld_global_v4_b32(p: *const u32) -> [u32; 4] {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let (x, y, z, w): (u32, u32, u32, u32);
-            // SAFETY: caller contract.
-            unsafe {
-                asm!("{{ .reg .u64 fc_g; cvta.to.global.u64 fc_g, {p}; \
-                    ld.global.v4.b32 {{{x}, {y}, {z}, {w}}}, [fc_g]; }}",
-                    p = in(reg64) p,
-                    x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
-                    options(pure, readonly, nostack, preserves_flags));
-            }
-            [x, y, z, w]
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = p;
-            device_only!("ld_global_v4_b32")
-        }
-    }
-
-    /// `ld.global.v2.b64`; see [`ld_global_v4_b32`].
-    ///
-    /// # Safety
-    /// As for [`ld_global_v4_b32`].
-    #[inline(always)]
-    pub unsafe fn ld_global_v2_b64(p: *const u64) -> [u64; 2] {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let (x, y): (u64, u64);
-            // SAFETY: caller contract.
-            unsafe {
-                asm!("{{ .reg .u64 fc_g; cvta.to.global.u64 fc_g, {p}; \
-                    ld.global.v2.b64 {{{x}, {y}}}, [fc_g]; }}",
-                    p = in(reg64) p, x = out(reg64) x, y = out(reg64) y,
-                    options(pure, readonly, nostack, preserves_flags));
-            }
-            [x, y]
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = p;
-            device_only!("ld_global_v2_b64")
-        }
-    }
-
-    /// 64-bit shared store as two 32-bit halves (`st.shared.v2.b32`).
-    ///
-    /// # Safety
-    /// `addr` is an 8-byte aligned shared-window address inside a shared array.
-    #[inline(always)]
-    pub unsafe fn st_shared_b64(addr: u32, v: u64) {
-        // SAFETY: caller contract (each half is 4-byte aligned and in the array).
-        unsafe {
-            st_shared_b32(addr, v as u32);
-            st_shared_b32(addr + 4, (v >> 32) as u32);
-        }
-    }
-
-    /// 64-bit shared load as two 32-bit halves.
-    ///
-    /// # Safety
-    /// `addr` is an 8-byte aligned shared-window address inside a shared array.
-    #[inline(always)]
-    pub unsafe fn ld_shared_b64(addr: u32) -> u64 {
-        // SAFETY: caller contract.
-        unsafe { u64::from(ld_shared_b32(addr)) | (u64::from(ld_shared_b32(addr + 4)) << 32) }
-    }
-}

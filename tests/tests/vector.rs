@@ -362,3 +362,74 @@ fn sgemm_within_bound() {
         }
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn scan_u32_repeated_on_one_scratch() {
+    // The single-pass scan keeps state between launches (status-word epochs, the tile
+    // counter's base): the same scratch must give exact results launch after launch, for
+    // both kinds and for a shorter input on a scratch made for a longer one.
+    let gpu = gpu();
+    let mut rng = Rng(12);
+    let n = (1 << 21) + 5;
+    let mut scratch = gpu.scratch::<u32>(n).expect("scratch");
+    for (round, len) in [n, n, 1000, n - 4096, 1, n].into_iter().enumerate() {
+        let x = rng.u32s(len);
+        for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+            let x_d = gpu.upload(&x).expect("upload");
+            let mut out = gpu.poisoned::<u32>(len).expect("alloc");
+            gpu.scan_dev(kind, &x_d, &mut scratch, &mut out)
+                .and_then(|()| gpu.synchronize())
+                .unwrap_or_else(|e| panic!("round {round}: {e}"));
+            let got = gpu.stream().clone_dtoh(&out).expect("download");
+            assert_identical(
+                &format!("{kind:?} scan u32 round {round} len {len}"),
+                &vector::scan_u32_cpu(kind, &x),
+                &got[..len],
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn stream_on_unaligned_views_identical_to_cpu() {
+    // The safe STREAM kernels take views that do not start on a 16-byte boundary through
+    // their element-by-element path instead of faulting.
+    let gpu = gpu();
+    let mut rng = Rng(13);
+    let n = 10_007;
+    let (a, b) = (rng.f32s(n + 1), rng.f32s(n + 3));
+    let a_d = gpu.upload(&a).expect("upload");
+    let b_d = gpu.upload(&b).expect("upload");
+    let mut c_d = gpu.poisoned::<f32>(n + 2).expect("alloc");
+    let cfg = host::launch::for_num_elems(n, 256).expect("config");
+    {
+        use host::launch::Launch;
+        let (av, bv) = (a_d.slice(1..), b_d.slice(3..));
+        let mut cv = c_d.slice_mut(2..);
+        kernels::vector::add_f32
+            .launch(&gpu, cfg, (&av, &bv, &mut cv))
+            .and_then(|()| gpu.synchronize())
+            .expect("add_f32 on views");
+    }
+    let got = gpu.stream().clone_dtoh(&c_d).expect("download");
+    assert_identical(
+        "add f32 on unaligned views",
+        &bits32(&add_cpu(&a[1..], &b[3..n + 3])),
+        &bits32(&got[2..]),
+    );
+}
+
+#[test]
+fn cubins_are_elf_for_their_architecture() {
+    // Present only where ptxas was found at build time; each is an ELF file (the CUDA
+    // cubin container).
+    for &(major, minor, bytes) in host::cubins::CUBINS {
+        assert!(
+            bytes.starts_with(b"\x7fELF"),
+            "cubin sm_{major}{minor} is not an ELF file"
+        );
+        assert!((7..=12).contains(&major), "sm_{major}{minor}");
+    }
+}

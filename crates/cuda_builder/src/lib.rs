@@ -27,6 +27,10 @@
 //! 5. Where `ptxas` is found ([`ptxas::find`]), assembles the PTX for each requested
 //!    architecture, failing on invalid PTX, and reports registers, spills and shared memory
 //!    per kernel ([`KernelResources`]).
+//! 6. For the architectures of [`CudaBuilder::cubin_archs`], keeps what ptxas assembled as
+//!    cubin files (ahead-of-time SASS, loaded without JIT compilation) and exports their
+//!    paths as `<CRATE>_CUBIN_SM<XY>` (e.g. `KERNELS_CUBIN_SM90`). Without ptxas there are
+//!    no cubins, and the build still succeeds (the host falls back to the PTX).
 
 mod error;
 pub mod ptxas;
@@ -83,6 +87,9 @@ pub struct Artifact {
     pub ptx_path: PathBuf,
     /// The `ptxas` that validated it, if one was found.
     pub ptxas: Option<PathBuf>,
+    /// Cubins assembled ahead of time ([`CudaBuilder::cubin_archs`]), one per architecture;
+    /// empty when no `ptxas` was found.
+    pub cubins: Vec<(ComputeCapability, PathBuf)>,
     /// Resource usage per kernel and architecture, as reported by `ptxas -v` (empty when no
     /// `ptxas` was found).
     pub resources: Vec<KernelResources>,
@@ -112,6 +119,7 @@ pub struct CudaBuilder {
     output_path: Option<PathBuf>,
     ptxas: PtxasMode,
     ptxas_archs: Vec<ComputeCapability>,
+    cubin_archs: Vec<ComputeCapability>,
     emit_cargo_directives: Option<bool>,
     install_components: bool,
     fast_math: bool,
@@ -133,6 +141,7 @@ impl CudaBuilder {
             output_path: None,
             ptxas: PtxasMode::Auto,
             ptxas_archs: Vec::new(),
+            cubin_archs: Vec::new(),
             emit_cargo_directives: None,
             install_components: true,
             fast_math: false,
@@ -188,6 +197,19 @@ impl CudaBuilder {
     /// differs per architecture). Default: only [`arch`](Self::arch).
     pub fn ptxas_archs(mut self, archs: impl IntoIterator<Item = ComputeCapability>) -> Self {
         self.ptxas_archs = archs.into_iter().collect();
+        self
+    }
+
+    /// Architectures to assemble the PTX to cubin for, ahead of time, where `ptxas` is
+    /// found (with [`PtxasMode::Off`], or without ptxas in [`PtxasMode::Auto`], none are
+    /// made). Each cubin is `<target dir>/nvptx64-nvidia-cuda/<profile>/<crate>.sm_XY.cubin`,
+    /// listed in [`Artifact::cubins`] and exported as `<CRATE>[_<VARIANT>]_CUBIN_SM<XY>`. A
+    /// cubin runs only on GPUs of its major architecture at or above its minor version; a
+    /// host normally loads the one matching the device exactly and falls back to the PTX.
+    /// These architectures are also validated (as by [`ptxas_archs`](Self::ptxas_archs)).
+    /// Default: none.
+    pub fn cubin_archs(mut self, archs: impl IntoIterator<Item = ComputeCapability>) -> Self {
+        self.cubin_archs = archs.into_iter().collect();
         self
     }
 
@@ -387,18 +409,30 @@ impl CudaBuilder {
             ptx_path = dest.clone();
         }
 
+        let mut cubins = Vec::new();
         let (ptxas, resources) = match self.ptxas {
             PtxasMode::Off => (None, Vec::new()),
             mode => match ptxas::find() {
                 Some(path) => {
-                    let archs = if self.ptxas_archs.is_empty() {
+                    let mut archs = if self.ptxas_archs.is_empty() {
                         vec![self.arch]
                     } else {
                         self.ptxas_archs.clone()
                     };
+                    for cc in &self.cubin_archs {
+                        if !archs.contains(cc) {
+                            archs.push(*cc);
+                        }
+                    }
                     let mut all = Vec::new();
                     for arch in archs {
-                        all.extend(ptxas::assemble(&path, &ptx_path, arch, None)?);
+                        let cubin = self.cubin_archs.contains(&arch).then(|| {
+                            out_dir.join(format!("{crate_name}.{}.cubin", arch.sm_name()))
+                        });
+                        all.extend(ptxas::assemble(&path, &ptx_path, arch, cubin.as_deref())?);
+                        if let Some(c) = cubin {
+                            cubins.push((arch, c));
+                        }
                     }
                     for r in all.iter().filter(|r| r.spill_store_bytes > 0) {
                         if emit {
@@ -411,7 +445,12 @@ impl CudaBuilder {
                 None => {
                     if emit {
                         println!(
-                            "cargo::warning=ptxas not found: the PTX was not validated. {}",
+                            "cargo::warning=ptxas not found: the PTX was not validated{}. {}",
+                            if self.cubin_archs.is_empty() {
+                                ""
+                            } else {
+                                " and no cubins were made (the host will JIT the PTX)"
+                            },
                             ptxas::INSTALL_HINT
                         );
                     }
@@ -431,10 +470,20 @@ impl CudaBuilder {
                 crate_name.to_uppercase().replace('-', "_")
             );
             println!("cargo::rustc-env={var}={}", ptx_path.display());
+            let prefix = var.trim_end_matches("_PTX");
+            for (cc, path) in &cubins {
+                println!(
+                    "cargo::rustc-env={prefix}_CUBIN_SM{}{}={}",
+                    cc.0,
+                    cc.1,
+                    path.display()
+                );
+            }
         }
         Ok(Artifact {
             ptx_path,
             ptxas,
+            cubins,
             resources,
         })
     }
