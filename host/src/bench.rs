@@ -137,7 +137,7 @@ pub struct Report {
 const MIN_WARMUP: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Times `f` (which queues GPU work on `gpu`'s stream) with CUDA events: at least `warmup`
-/// untimed runs lasting at least [`MIN_WARMUP`] together, then `reps` timed runs.
+/// untimed runs lasting at least 50 ms together (`MIN_WARMUP`), then `reps` timed runs.
 pub fn time_events<E: From<GpuError>>(
     gpu: &Gpu,
     warmup: u32,
