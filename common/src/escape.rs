@@ -106,53 +106,181 @@ impl Escape {
 /// ```
 #[inline(always)]
 pub fn escape<F: Real>(c: Complex<F>, max_iter: u32, bailout_sqr: F) -> Escape {
-    escape_counted(c, max_iter, bailout_sqr).0
+    escape_chunked::<F, CHUNK_ITERS>(c, max_iter, bailout_sqr).0
 }
 
-/// [`escape`], and the number of iterations actually computed (for tests and benchmarks).
+/// Orbit steps per chunk of the production loop ([`escape`]). A power of two (cheap
+/// checkpoint arithmetic); 8 balances the per-chunk overhead (about 12 instructions: the
+/// periodicity comparison, checkpointing and loop control) against the steps a chunk computes
+/// past an escape and then recomputes (`CHUNK_ITERS - 1 + CHUNK_ITERS` at most).
+pub const CHUNK_ITERS: u32 = 16;
+
+/// The work the production loop did for one point: chunks of plain steps and single steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Chunks computed (including a chunk that escaped and was then recomputed).
+    pub chunks: u32,
+    /// Steps computed one at a time (a recomputed chunk, the last steps before `max_iter`).
+    pub single_steps: u32,
+}
+
+impl Work {
+    /// All orbit steps computed, with chunks of `chunk` steps.
+    pub const fn steps(&self, chunk: u32) -> u32 {
+        self.chunks * chunk + self.single_steps
+    }
+}
+
+/// [`escape`], and the number of orbit steps actually computed, counting the steps of a chunk
+/// computed past an escape and the steps recomputed to find it (for tests and benchmarks).
 #[inline(always)]
 pub fn escape_counted<F: Real>(c: Complex<F>, max_iter: u32, bailout_sqr: F) -> (Escape, u32) {
-    if in_main_cardioid(c) || in_period2_bulb(c) {
-        return (Escape::inside(max_iter), 0);
+    let (e, work) = escape_chunked::<F, CHUNK_ITERS>(c, max_iter, bailout_sqr);
+    (e, work.steps(CHUNK_ITERS))
+}
+
+/// The production loop with chunks of `CHUNK` (≥ 1) steps: [`escape`] is
+/// `escape_chunked::<F, `[`CHUNK_ITERS`]`>`. Returns the result and the [`Work`] done.
+/// `bailout_sqr` must be finite and non-negative.
+///
+/// - **Chunks.** After the first step (done by itself), the orbit advances `CHUNK` steps with
+///   no branch and no loop counter; the only extra work per step is an integer maximum of
+///   [`Real::order_key`]`(|z|²)` (for `f64` the high word, so the escape test costs no
+///   double-precision instruction). If the maximum stays below
+///   [`Real::key_above`]`(bailout_sqr)`, no step of the chunk exceeded the bailout — exactly
+///   what the plain loop would have seen. Chunk steps compute `2·re` with
+///   [`Real::double_keyed`] (for `f64` one integer addition instead of a double-precision
+///   one), whose key joins the maximum: it flags the rare `re` (zero, subnormal) where that
+///   doubling is not exactly the plain step's `re + re`.
+/// - **Recomputing.** Otherwise the chunk loop ends and the chunk is recomputed from its start
+///   with the plain [`step`], one step at a time, which finds the first step above the
+///   bailout: the plain loop's answer (the steps past an escape, which may overflow to ∞ or
+///   NaN, are thrown away). On the GPU the threads of a warp that left the chunk loop wait for
+///   each other, so a warp recomputes once, not once per chunk in which some thread escaped.
+///   When the key test was a false alarm (an `f64` `|z|²` at most the bailout sharing its
+///   high word, or a flagged doubling), chunks resume.
+/// - **Periodicity** (Brent) is checked at chunk ends only: z is compared bit for bit with the
+///   value saved after chunk `2^k`; an exact repeat proves the orbit periodic, so it never
+///   escapes. Checking less often only finds a cycle later, never wrongly.
+/// - The last `max_iter mod CHUNK` steps run one at a time.
+/// - A NaN `c` returns `max_iter` at once: the plain loop's NaN orbit never escapes.
+#[inline(always)]
+pub fn escape_chunked<F: Real, const CHUNK: u32>(
+    c: Complex<F>,
+    max_iter: u32,
+    bailout_sqr: F,
+) -> (Escape, Work) {
+    let mut work = Work::default();
+    // `x != x` only for NaN.
+    #[allow(clippy::eq_op)]
+    let nan = c.re != c.re || c.im != c.im;
+    if nan || in_main_cardioid(c) || in_period2_bulb(c) {
+        return (Escape::inside(max_iter), work);
     }
-    let mut re = F::ZERO;
-    let mut im = F::ZERO;
-    // Brent's cycle detection: `saved` is z at the start of the current window of `window`
-    // steps; windows double, so any cycle is found once a window outgrows its period.
+    let chunk = if CHUNK == 0 { 1 } else { CHUNK };
+    let threshold = bailout_sqr.key_above();
+    // The checkpoint: z after chunk 2^k (z_0 = 0 at first).
     let mut saved_re = F::ZERO;
     let mut saved_im = F::ZERO;
-    let mut window: u32 = 1;
-    let mut in_window: u32 = 0;
-    let mut n = 0;
-    while n < max_iter {
-        let (r, i, norm_sqr) = step(re, im, c);
-        re = r;
-        im = i;
-        n += 1;
-        if norm_sqr > bailout_sqr {
-            return (
-                Escape {
-                    n,
-                    norm_sqr: norm_sqr.to_f32(),
+    // The first step by itself: z_0 = 0 would make every first chunk a false alarm of
+    // `double_keyed` (which flags zeros), and z_1 = c.
+    let (mut re, mut im, norm_sqr) = step(F::ZERO, F::ZERO, c);
+    if norm_sqr > bailout_sqr || max_iter <= 1 {
+        return if norm_sqr > bailout_sqr && max_iter >= 1 {
+            let e = Escape {
+                n: 1,
+                norm_sqr: norm_sqr.to_f32(),
+            };
+            (
+                e,
+                Work {
+                    chunks: 0,
+                    single_steps: 1,
                 },
-                n,
-            );
-        }
+            )
+        } else {
+            (Escape::inside(max_iter), work)
+        };
+    }
+    work.single_steps = 1;
+    let mut n: u32 = 1;
+    // After a chunk (n - 1 a multiple of `chunk`, n below max_iter): `true` if z repeats the
+    // checkpoint; moves the checkpoint after chunks 1, 2, 4, 8, …
+    let mut periodic = |re: F, im: F, n: u32| {
         // The orbit is a function of z alone, so an exact repeat repeats forever: it never
-        // escapes. (`==` also equates +0 and -0; a zero's sign never changes any later
-        // magnitude here: it only reaches products with ±0 and squares.)
-        if re == saved_re && im == saved_im {
-            return (Escape::inside(max_iter), n);
+        // escapes.
+        if re.same_bits(saved_re) && im.same_bits(saved_im) {
+            return true;
         }
-        in_window += 1;
-        if in_window == window {
+        let j = (n - 1) / chunk; // ≥ 1
+        if j & (j - 1) == 0 {
             saved_re = re;
             saved_im = im;
-            window = window.saturating_mul(2);
-            in_window = 0;
+        }
+        false
+    };
+    loop {
+        while max_iter - n >= chunk {
+            let (start_re, start_im) = (re, im);
+            let mut key = 0u32;
+            let mut k = 0;
+            while k < chunk {
+                let (r, i, norm_sqr, double_key) = step_doubled(re, im, c);
+                re = r;
+                im = i;
+                key = key.max(norm_sqr.order_key()).max(double_key);
+                k += 1;
+            }
+            work.chunks += 1;
+            if key >= threshold {
+                // Maybe escaped (or a doubling was not exact): recompute this chunk one step
+                // at a time, below.
+                re = start_re;
+                im = start_im;
+                break;
+            }
+            n += chunk;
+            if periodic(re, im, n) {
+                return (Escape::inside(max_iter), work);
+            }
+        }
+        // One step at a time: the chunk that may have escaped (it ends before max_iter), or
+        // the last steps up to max_iter.
+        let stop = if max_iter - n >= chunk {
+            n + chunk
+        } else {
+            max_iter
+        };
+        while n < stop {
+            let (r, i, norm_sqr) = step(re, im, c);
+            re = r;
+            im = i;
+            n += 1;
+            work.single_steps += 1;
+            if norm_sqr > bailout_sqr {
+                let e = Escape {
+                    n,
+                    norm_sqr: norm_sqr.to_f32(),
+                };
+                return (e, work);
+            }
+        }
+        if n == max_iter || periodic(re, im, n) {
+            return (Escape::inside(max_iter), work);
         }
     }
-    (Escape::inside(max_iter), n)
+}
+
+/// [`step`] with `2·re` computed by [`Real::double_keyed`], and its key: the same bits as
+/// [`step`] whenever the key is below the threshold and `re` comes from an orbit point below
+/// the bailout (`|re|² ≤ |z|² ≤ bailout_sqr`, far below 2^1022).
+#[inline(always)]
+fn step_doubled<F: Real>(re: F, im: F, c: Complex<F>) -> (F, F, F, u32) {
+    let (re2, key) = re.double_keyed();
+    let new_re = re.mul_add(re, (-im).mul_add(im, c.re));
+    let new_im = re2.mul_add(im, c.im);
+    let norm_sqr = new_im.mul_add(new_im, new_re * new_re);
+    (new_re, new_im, norm_sqr, key)
 }
 
 /// Whether `c` lies in the main cardioid with a multiplier `|μ| < `[`MULTIPLIER_LIMIT`], where
@@ -634,6 +762,105 @@ mod tests {
             }
         }
         (early, full)
+    }
+
+    /// The plain loop with any bailout, reporting `|z_n|²` like [`escape`] (the reference for
+    /// the chunked loop).
+    fn plain_escape<F: Real>(c: Complex<F>, max_iter: u32, bailout_sqr: F) -> Escape {
+        let (mut re, mut im) = (F::ZERO, F::ZERO);
+        for n in 1..=max_iter {
+            let (r, i, norm_sqr) = step(re, im, c);
+            (re, im) = (r, i);
+            if norm_sqr > bailout_sqr {
+                return Escape {
+                    n,
+                    norm_sqr: norm_sqr.to_f32(),
+                };
+            }
+        }
+        Escape::inside(max_iter)
+    }
+
+    /// `escape_chunked::<F, K>` equals the plain loop (count and `|z_n|²`) for chunk sizes that
+    /// do and do not divide `max_iter`, with the discrete and the smooth bailout.
+    fn check_chunks<F: Real>() {
+        fn with_chunk<F: Real, const K: u32>(c: Complex<F>, max_iter: u32, bailout: F) {
+            let want = plain_escape(c, max_iter, bailout);
+            let (got, work) = escape_chunked::<F, K>(c, max_iter, bailout);
+            assert_eq!(got, want, "K = {K}, c = {c:?}, max_iter {max_iter}");
+            // Escaping work: at most one discarded chunk plus its recomputation past n.
+            if want.n < max_iter {
+                assert!(
+                    work.steps(K.max(1)) <= want.n + 2 * K.max(1),
+                    "K = {K}, c = {c:?}"
+                );
+            }
+        }
+        let cases = [
+            (-0.7435, 0.1314, 0.02 / 40.0, 300),
+            (0.2925, 0.0149, 0.01 / 40.0, 257),
+            (-1.7549, 0.0, 0.04 / 40.0, 1000),
+            (-0.75, 0.0, 3.0 / 40.0, 17),
+            (-0.75, 0.0, 3.0 / 40.0, 1),
+        ];
+        for (re, im, spacing, max_iter) in cases {
+            for y in 0..24 {
+                for x in 0..40 {
+                    let c = Complex::new(
+                        F::from_f64(re + (f64::from(x) - 20.0) * spacing),
+                        F::from_f64(im - (f64::from(y) - 12.0) * spacing),
+                    );
+                    for bailout in [F::BAILOUT_SQR, F::from_f64(f64::from(SMOOTH_BAILOUT_SQR))] {
+                        with_chunk::<F, 1>(c, max_iter, bailout);
+                        with_chunk::<F, 3>(c, max_iter, bailout);
+                        with_chunk::<F, 8>(c, max_iter, bailout);
+                        with_chunk::<F, CHUNK_ITERS>(c, max_iter, bailout);
+                        with_chunk::<F, 32>(c, max_iter, bailout);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn chunked_loop_equals_the_plain_loop_for_every_chunk_size() {
+        check_chunks::<f32>();
+        check_chunks::<f64>();
+    }
+
+    #[test]
+    fn chunked_loop_edge_cases() {
+        // Escape exactly at the last step of a chunk, of max_iter, and in the tail.
+        // c = 1: |z|² = 1, 4, 25: escapes at 3.
+        for max_iter in [2, 3, 4, 16, 17] {
+            let want = plain_escape(c64(1.0, 0.0), max_iter, 4.0);
+            assert_eq!(
+                escape_chunked::<f64, 3>(c64(1.0, 0.0), max_iter, 4.0).0,
+                want
+            );
+            assert_eq!(
+                escape_chunked::<f64, 1>(c64(1.0, 0.0), max_iter, 4.0).0,
+                want
+            );
+            assert_eq!(escape(c64(1.0, 0.0), max_iter, 4.0), want);
+        }
+        // |z|² = 4 exactly at every step (c = -2: 0, -2, 2, 2, …) shares the f64 key of the
+        // bailout: a false alarm every chunk, and the cycle is still found.
+        let (e, work) = escape_chunked::<f64, CHUNK_ITERS>(c64(-2.0, 0.0), 10_000, 4.0);
+        assert_eq!(e, Escape::inside(10_000));
+        assert!(work.steps(CHUNK_ITERS) < 200, "{work:?}");
+        // A NaN orbit never escapes (as in the plain loop), with every chunk a false alarm.
+        for m in [0, 1, 40, 41] {
+            assert_eq!(escape(c64(0.3, f64::NAN), m, 4.0), Escape::inside(m));
+            assert_eq!(escape(c32(f32::NAN, 0.3), m, 4.0), Escape::inside(m));
+        }
+        // Steps past an escape overflow to ∞ and NaN inside the chunk; the count is exact.
+        let c = c32(1.0e18, 0.0); // z1 = 1e18 escapes; z2 = 1e36, z3 = ∞, z4 = NaN
+        assert_eq!(escape(c, 100, 4.0).n, 1);
+        assert_eq!(
+            escape(c64(-1.9, 1.0e-3), 100, 4.0),
+            plain_escape(c64(-1.9, 1.0e-3), 100, 4.0)
+        );
     }
 
     #[test]

@@ -43,10 +43,31 @@ pub trait Real:
     fn mul_add(self, a: Self, b: Self) -> Self;
     /// The correctly rounded square root.
     fn sqrt(self) -> Self;
+    /// A key that orders non-negative numbers: `0 ≤ x < y` implies
+    /// `x.order_key() ≤ y.order_key()`, and NaN and +∞ have keys at least as large as any
+    /// finite number's. `f32`: all the bits (then `x < y` implies `key(x) < key(y)`); `f64`:
+    /// the high 32 bits (sign, exponent and 20 significand bits), which an integer unit
+    /// compares without touching the double-precision pipeline.
+    fn order_key(self) -> u32;
+    /// The smallest [`order_key`](Real::order_key) of any number greater than `self` (a
+    /// non-negative finite number): `x > self` implies `x.order_key() ≥ self.key_above()`.
+    fn key_above(self) -> u32;
+    /// `2·self` for the escape loop's chunks, and a key saying whether it is exact: the first
+    /// value is exactly `self + self` whenever `self` is finite, `|self| < 2^1022`, and the
+    /// key is below `0x7ff0_0000` (the largest [`key_above`](Real::key_above) of a finite
+    /// number). `f32`: `(self + self, 0)`. `f64` on the GPU: integer instructions only — the
+    /// exponent field goes up by one (exact for normal numbers); zero and subnormal numbers
+    /// (exponent field 0) get the key `0xfff0_0000`, so the caller recomputes with
+    /// `self + self`. (The GPU's double-precision pipeline is the bottleneck of the `f64`
+    /// loop, and integer instructions issue beside it.) `f64` on the host: `(self + self, 0)`.
+    fn double_keyed(self) -> (Self, u32);
+    /// Whether `self` and `other` have the same bits (an integer comparison; unlike `==`,
+    /// `+0 ≠ -0` and a NaN equals the same NaN).
+    fn same_bits(self, other: Self) -> bool;
 }
 
 macro_rules! impl_real {
-    ($t:ty, $mul_add:path, $sqrt:path) => {
+    ($t:ty, $mul_add:path, $sqrt:path, $key:expr, $double:expr) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -77,12 +98,42 @@ macro_rules! impl_real {
             fn sqrt(self) -> Self {
                 $sqrt(self)
             }
+            #[inline(always)]
+            fn order_key(self) -> u32 {
+                $key(self)
+            }
+            #[inline(always)]
+            fn key_above(self) -> u32 {
+                // Non-negative finite: the next number up has the bits plus one, and keys are
+                // monotonic in the bits.
+                $key(<$t>::from_bits(self.to_bits() + 1))
+            }
+            #[inline(always)]
+            fn double_keyed(self) -> (Self, u32) {
+                $double(self)
+            }
+            #[inline(always)]
+            fn same_bits(self, other: Self) -> bool {
+                self.to_bits() == other.to_bits()
+            }
         }
     };
 }
 
-impl_real!(f32, math::mul_add_f32, math::sqrt_f32);
-impl_real!(f64, math::mul_add_f64, math::sqrt_f64);
+impl_real!(
+    f32,
+    math::mul_add_f32,
+    math::sqrt_f32,
+    |x: f32| x.to_bits(),
+    |x: f32| (x + x, 0)
+);
+impl_real!(
+    f64,
+    math::mul_add_f64,
+    math::sqrt_f64,
+    |x: f64| (x.to_bits() >> 32) as u32,
+    math::double_f64_keyed
+);
 
 #[cfg(test)]
 mod tests {
@@ -131,5 +182,40 @@ mod tests {
         assert_eq!(Real::mul_add(0.1_f32, 10.0, -1.0), 2f32.powi(-26));
         assert_eq!(Real::sqrt(2.25_f64), 1.5);
         assert_eq!(Real::sqrt(6.25_f32), 2.5);
+    }
+
+    #[test]
+    fn order_keys_order_non_negative_numbers() {
+        fn check<F: Real>(values: &[F]) {
+            for &x in values {
+                for &y in values {
+                    if x < y {
+                        assert!(x.order_key() <= y.order_key(), "{x:?} < {y:?}");
+                    }
+                    if x > y {
+                        assert!(x.order_key() >= y.key_above(), "{x:?} > {y:?}");
+                    }
+                }
+            }
+        }
+        let v64 = [
+            0.0,
+            f64::MIN_POSITIVE,
+            1.0,
+            3.999_999_999,
+            4.0,
+            4.0 + 2.0_f64.powi(-50),
+            4.000_001,
+            65_536.0,
+            1e300,
+            f64::INFINITY,
+        ];
+        check(&v64);
+        check(&v64.map(|v| v as f32));
+        // f32 keys are exact: only numbers above 4 reach 4's key_above; f64 keys are coarse.
+        assert_eq!(4.0_f32.key_above(), 4.0_f32.order_key() + 1);
+        assert_eq!(4.0_f64.key_above(), 0x4010_0000);
+        assert!(f32::NAN.order_key() >= 4.0_f32.key_above());
+        assert!(f64::NAN.order_key() >= 4.0_f64.key_above());
     }
 }

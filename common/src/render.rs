@@ -131,12 +131,29 @@ impl<F: Real> RenderJob<F> {
     /// ```
     #[inline(always)]
     pub fn pixel(&self, x: u32, y: u32) -> (u32, Rgb) {
+        if self.supersample <= 1 {
+            self.pixel_single(x, y)
+        } else {
+            self.pixel_supersampled(x, y)
+        }
+    }
+
+    /// [`pixel`](Self::pixel) for a job with one sample per pixel (`supersample ≤ 1`): the
+    /// escape time and colour of sample `(x, y)`. (The GPU has a kernel for this case alone:
+    /// without the supersampling loop it needs fewer registers.)
+    #[inline(always)]
+    pub fn pixel_single(&self, x: u32, y: u32) -> (u32, Rgb) {
+        let bailout = self.coloring.bailout_sqr::<F>();
+        let e = escape(self.samples.pixel_to_complex(x, y), self.max_iter, bailout);
+        (e.n, self.coloring.color(e, self.max_iter))
+    }
+
+    /// [`pixel`](Self::pixel) for a supersampled job (`supersample ≥ 2`; 1 and 0 give the
+    /// same result as [`pixel_single`](Self::pixel_single)).
+    #[inline(always)]
+    pub fn pixel_supersampled(&self, x: u32, y: u32) -> (u32, Rgb) {
         let bailout = self.coloring.bailout_sqr::<F>();
         let s = self.supersample.max(1);
-        if s == 1 {
-            let e = escape(self.samples.pixel_to_complex(x, y), self.max_iter, bailout);
-            return (e.n, self.coloring.color(e, self.max_iter));
-        }
         let mut n_sum = 0u32;
         let mut sum = [0u32; 3];
         for j in 0..s {
@@ -255,6 +272,26 @@ mod tests {
             }
             let want = sum.map(|v| ((v + 2) / 4) as u8);
             assert_eq!(job.pixel(0, 0), (n_sum, want), "{shading:?}");
+        }
+    }
+
+    #[test]
+    fn single_and_supersampled_paths_agree_at_one_sample() {
+        // The GPU renders one-sample jobs with `pixel_single` and others with `pixel`; the
+        // supersampled path with s = 1 must give the same pixel.
+        let v = Viewport::from_center_scale(16, 12, c(-0.7435, 0.1314), 0.02).unwrap();
+        for coloring in [
+            Coloring::discrete(Palette::Classic),
+            Coloring::smooth(Palette::Viridis),
+        ] {
+            let job = RenderJob::new(&v, 1, 700, coloring);
+            for y in 0..12 {
+                for x in 0..16 {
+                    let single = job.pixel_single(x, y);
+                    assert_eq!(job.pixel_supersampled(x, y), single, "({x}, {y})");
+                    assert_eq!(job.pixel(x, y), single, "({x}, {y})");
+                }
+            }
         }
     }
 

@@ -5,17 +5,26 @@
 //! Large images are rendered in [`Band`]s of rows ([`rows_per_band`]): each band is one launch
 //! into device buffers allocated once ([`GpuRenderer::new`]), copied back and handed to the
 //! caller (e.g. a streaming PNG encoder), so neither device nor host memory grows with the
-//! image. Bands are independent (pixel coordinates stay global), so a pool of devices could
-//! split them.
+//! image. Bands are independent (pixel coordinates stay global), so several GPUs can share
+//! them: [`pool::GpuPool`].
 
-use crate::gpu::{ByValue, Gpu, GpuError, elapsed_ms, launch_config_2d};
+use crate::{
+    gpu::{Gpu, GpuError, elapsed_ms},
+    launch::{Launch, for_image},
+};
 use common::{
-    Band, Palette, Real, RenderJob, Viewport,
+    Band, Palette, Real, RenderJob, Rgb, Viewport,
     palette::{Coloring, Shading},
 };
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaViewMut, LaunchConfig};
+use kernels::mandelbrot::{
+    mandelbrot_f32, mandelbrot_f64, mandelbrot_naive_f32, mandelbrot_naive_f64, mandelbrot_ss_f32,
+    mandelbrot_ss_f64,
+};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
+
+pub mod pool;
 
 /// Floating-point precision of the orbit computation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -341,8 +350,17 @@ impl<'g> GpuRenderer<'g> {
     }
 }
 
-/// Launches `mandelbrot_f32`/`_f64` for `band` of `job` into `counts`/`rgb` (which hold at
-/// least the band's pixels) and waits; returns the kernel time from CUDA events.
+/// Launches `mandelbrot_f32`/`_f64` (or `mandelbrot_ss_*` for a supersampled job) for `band`
+/// of `job` into `counts`/`rgb` (which hold at
+/// least the band's pixels: `width · band.rows` escape times and 3 bytes of colour each) and
+/// waits; returns the kernel time from CUDA events.
+///
+/// # Panics
+/// If the buffers are smaller than the band (a programming error).
+///
+/// # Errors
+/// [`GpuError::Launch`] if the kernel fails, [`GpuError::AbiMismatch`] if the PTX disagrees
+/// with the kernel's signature, [`GpuError::Driver`] for event failures.
 pub fn launch_render(
     gpu: &Gpu,
     job: &RenderJob<f64>,
@@ -356,29 +374,44 @@ pub fn launch_render(
         counts.len() >= len && rgb.len() >= 3 * len,
         "buffers too small for the band"
     );
-    let cfg = launch_config_2d(job.width_px, band.rows);
-    let (kernel, job32, job64) = match precision {
-        Precision::F32 => ("mandelbrot_f32", Some(ByValue(job.cast::<f32>())), None),
-        Precision::F64 => ("mandelbrot_f64", None, Some(ByValue(*job))),
+    let cfg = for_image(job.width_px, band.rows);
+    let mut counts = counts.slice_mut(0..len);
+    let mut rgb = rgb_view(rgb, len);
+    // One sample per pixel has its own kernels (no supersampling loop: fewer registers).
+    let (k32, k64) = if job.supersample <= 1 {
+        (mandelbrot_f32, mandelbrot_f64)
+    } else {
+        (mandelbrot_ss_f32, mandelbrot_ss_f64)
     };
-    let band_arg = ByValue(band);
-    let mut args = gpu.launch_builder(kernel);
-    if let Some(j) = &job32 {
-        args.arg(j);
+    match precision {
+        Precision::F32 => timed(gpu, k32.name(), cfg, || {
+            k32.launch(gpu, cfg, (job.cast::<f32>(), band, &mut counts, &mut rgb))
+        }),
+        Precision::F64 => timed(gpu, k64.name(), cfg, || {
+            k64.launch(gpu, cfg, (*job, band, &mut counts, &mut rgb))
+        }),
     }
-    if let Some(j) = &job64 {
-        args.arg(j);
-    }
-    args.arg(&band_arg).arg(counts).arg(rgb);
-    timed(gpu, kernel, cfg, |gpu| {
-        // SAFETY: arguments match `kernels::mandelbrot_f32/f64(job, band, counts, rgb)`; both
-        // buffers hold at least `width · band.rows` pixels (asserted); nothing else uses them.
-        unsafe { gpu.launch(kernel, cfg, args) }
-    })
+}
+
+/// The first `len` pixels of a colour buffer of bytes, as [`Rgb`] values (the kernels'
+/// element type).
+///
+/// # Panics
+/// If `rgb` holds fewer than `3 · len` bytes.
+fn rgb_view(rgb: &mut CudaSlice<u8>, len: usize) -> CudaViewMut<'_, Rgb> {
+    // SAFETY: `Rgb` = `[u8; 3]`: alignment 1, size 3, and every byte pattern is a valid value,
+    // so `3 · len` bytes are exactly `len` valid `Rgb`s.
+    unsafe { rgb.transmute_mut::<Rgb>(len) }.expect("colour buffer smaller than 3 bytes per pixel")
 }
 
 /// Launches the baseline `mandelbrot_naive_f32`/`_f64` over the whole `view` into
 /// `counts`/`rgb` (at least `view.len()` pixels) and waits; returns the kernel time.
+///
+/// # Panics
+/// If the buffers are smaller than the view (a programming error).
+///
+/// # Errors
+/// As [`launch_render`].
 pub fn launch_naive(
     gpu: &Gpu,
     view: &Viewport<f64>,
@@ -393,29 +426,20 @@ pub fn launch_naive(
         counts.len() >= len && rgb.len() >= 3 * len,
         "buffers too small for the view"
     );
-    let cfg = launch_config_2d(view.width_px, view.height_px);
-    let (kernel, v32, v64) = match precision {
-        Precision::F32 => (
-            "mandelbrot_naive_f32",
-            Some(ByValue(view.cast::<f32>())),
-            None,
-        ),
-        Precision::F64 => ("mandelbrot_naive_f64", None, Some(ByValue(*view))),
-    };
-    let palette = ByValue(palette);
-    let mut args = gpu.launch_builder(kernel);
-    if let Some(v) = &v32 {
-        args.arg(v);
+    let cfg = for_image(view.width_px, view.height_px);
+    let mut counts = counts.slice_mut(0..len);
+    let mut rgb = rgb_view(rgb, len);
+    match precision {
+        Precision::F32 => timed(gpu, mandelbrot_naive_f32.name(), cfg, || {
+            let view = view.cast::<f32>();
+            let args = (view, max_iter, palette, &mut counts, &mut rgb);
+            mandelbrot_naive_f32.launch(gpu, cfg, args)
+        }),
+        Precision::F64 => timed(gpu, mandelbrot_naive_f64.name(), cfg, || {
+            let args = (*view, max_iter, palette, &mut counts, &mut rgb);
+            mandelbrot_naive_f64.launch(gpu, cfg, args)
+        }),
     }
-    if let Some(v) = &v64 {
-        args.arg(v);
-    }
-    args.arg(&max_iter).arg(&palette).arg(counts).arg(rgb);
-    timed(gpu, kernel, cfg, |gpu| {
-        // SAFETY: arguments match `kernels::mandelbrot_naive_f32/f64(view, max_iter, palette,
-        // counts, rgb)`; both buffers hold at least `view.len()` pixels (asserted).
-        unsafe { gpu.launch(kernel, cfg, args) }
-    })
 }
 
 /// Runs `launch` between two CUDA events, waits, and returns the time between the events.
@@ -423,10 +447,10 @@ fn timed(
     gpu: &Gpu,
     kernel: &'static str,
     cfg: LaunchConfig,
-    launch: impl FnOnce(&Gpu) -> Result<(), GpuError>,
+    launch: impl FnOnce() -> Result<(), GpuError>,
 ) -> Result<Duration, GpuError> {
     let start = gpu.record_event()?;
-    launch(gpu)?;
+    launch()?;
     let end = gpu.record_event()?;
     gpu.sync_after(kernel, cfg)?;
     let ms = elapsed_ms(&start, &end)?;
@@ -501,7 +525,7 @@ impl Gpu {
 }
 
 /// Where bands are rendered: the CPU, or a GPU with its buffers. One type for the tiled
-/// writers (CLI `mandelbrot`, `zoom`); a pool of GPUs would hand out bands the same way.
+/// writers (CLI `zoom`); [`pool::GpuPool`] hands bands to several GPUs.
 #[derive(Debug)]
 pub enum BandRenderer<'g> {
     /// The CPU (rayon).

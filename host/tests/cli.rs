@@ -723,6 +723,35 @@ fn rejects_zero_band_rows() {
     );
 }
 
+#[test]
+fn rejects_zero_or_unknown_gpus() {
+    for bad in ["0", "some", "1.5"] {
+        assert_rejected(
+            &[&SMALL[..], &["--gpus", bad]].concat(),
+            &[&format!("`{bad}`"), "--gpus"],
+        );
+    }
+}
+
+#[test]
+fn gpus_option_is_accepted_with_the_cpu_backend() {
+    // `--gpus` selects GPUs; with `--backend cpu` it changes nothing.
+    let dir = temp_dir();
+    for gpus in ["all", "ALL", "1", "3"] {
+        ok(dir.path(), &[&SMALL[..], &["--gpus", gpus]].concat());
+    }
+}
+
+#[test]
+fn rejects_gpu_pool_without_gpu() {
+    if skip_with_driver("rejects_gpu_pool_without_gpu") {
+        return;
+    }
+    let mut args = [&SMALL[..], &["--gpus", "2"]].concat();
+    args[2] = "gpu";
+    assert_rejected(&args, &["--backend gpu", "no CUDA driver found"]);
+}
+
 /// A small CPU zoom; tests append outputs and the option under test.
 const ZOOM: [&str; 13] = [
     "zoom",

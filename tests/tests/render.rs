@@ -4,8 +4,13 @@
 //! operations (explicit FMA) and `libm` logarithms.
 
 use common::{Band, Palette, palette::Shading};
-use host::mandelbrot::{
-    Precision, RenderParams, Style, render_band_cpu, render_cpu_styled, render_naive_cpu,
+use host::{
+    Gpu,
+    mandelbrot::{
+        Image, Precision, RenderParams, Style,
+        pool::{GpuPool, GpuSelection, PoolError},
+        render_band_cpu, render_cpu_styled, render_naive_cpu,
+    },
 };
 use tests::{TestView, assert_identical, deep_views, gpu, views};
 
@@ -168,4 +173,133 @@ fn cpu_bands_equal_cpu_image() {
         assert_identical(&format!("{} band counts", v.name), &whole.counts, &counts);
         assert_identical(&format!("{} band colours", v.name), &whole.rgb, &rgb);
     }
+}
+
+/// Renders `p` with `style` on `pool` in bands of `rows` rows, gathering the bands in the order
+/// the sink receives them (which must be image order).
+fn pool_render(pool: &GpuPool, p: &RenderParams, style: &Style, rows: u32) -> Image {
+    let job = p.job(style);
+    let bands: Vec<Band> = Band::split(job.height_px, rows).collect();
+    let mut image = Image {
+        width_px: job.width_px,
+        height_px: job.height_px,
+        counts: Vec::new(),
+        rgb: Vec::new(),
+    };
+    let mut order = Vec::new();
+    let report = pool
+        .render_bands(&job, p.precision, &bands, true, |b| {
+            order.push(b.band);
+            image.counts.extend_from_slice(&b.counts);
+            image.rgb.extend_from_slice(&b.rgb);
+            Ok::<(), std::convert::Infallible>(())
+        })
+        .unwrap_or_else(|e| panic!("pool render: {e}"));
+    assert_eq!(order, bands, "bands reached the sink out of order");
+    assert_eq!(report.gpus.len(), pool.len());
+    let done: usize = report.gpus.iter().map(|g| g.bands).sum();
+    assert_eq!(done, bands.len(), "per-GPU band counts {:?}", report.gpus);
+    image
+}
+
+/// The pool of every visible GPU against one GPU and the CPU: identical escape times and
+/// colours (works with one GPU: then the pool has one worker).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_pool_render_equals_single_gpu_and_cpu() {
+    let pool = GpuPool::open(GpuSelection::All).expect("opening every GPU");
+    let gpu = gpu();
+    let style = Style {
+        shading: Shading::Smooth,
+        supersample: 2,
+        ..Style::default()
+    };
+    for v in views() {
+        for precision in [Precision::F32, Precision::F64] {
+            let p = params(&v, precision, Palette::Electric);
+            let what = format!("{} ({}, {} GPUs)", v.name, precision.name(), pool.len());
+            // Bands of 3 rows: many more bands than GPUs, the last one partial for most views.
+            let pooled = pool_render(&pool, &p, &style, 3);
+            let (single, _) = gpu.render_mandelbrot_styled(&p, &style).unwrap();
+            assert_identical(
+                &format!("{what} pool vs one GPU counts"),
+                &single.counts,
+                &pooled.counts,
+            );
+            assert_identical(
+                &format!("{what} pool vs one GPU colours"),
+                &single.rgb,
+                &pooled.rgb,
+            );
+            let cpu = render_cpu_styled(&p, &style);
+            assert_identical(
+                &format!("{what} pool vs CPU counts"),
+                &cpu.counts,
+                &pooled.counts,
+            );
+            assert_identical(
+                &format!("{what} pool vs CPU colours"),
+                &cpu.rgb,
+                &pooled.rgb,
+            );
+        }
+    }
+}
+
+/// Several workers on one machine even with one GPU: four `Gpu`s (contexts, modules and
+/// buffers of their own) on device 0 take bands concurrently; the reorder buffer must still
+/// deliver the bands in order, and the image must equal the CPU's.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_pool_with_several_workers_per_device_equals_cpu() {
+    let gpus: Vec<Gpu> = (0..4)
+        .map(|_| Gpu::new(0).expect("opening GPU 0"))
+        .collect();
+    let pool = GpuPool::from_gpus(gpus);
+    assert_eq!(pool.len(), 4);
+    for v in &views()[0..4] {
+        let p = params(v, Precision::F32, Palette::Classic);
+        let style = Style::default();
+        let pooled = pool_render(&pool, &p, &style, 1);
+        let cpu = render_cpu_styled(&p, &style);
+        assert_identical(
+            &format!("{} 4-worker pool counts", v.name),
+            &cpu.counts,
+            &pooled.counts,
+        );
+        assert_identical(
+            &format!("{} 4-worker pool colours", v.name),
+            &cpu.rgb,
+            &pooled.rgb,
+        );
+    }
+}
+
+/// A sink error stops the pool: no band after the failing one reaches the sink, and the error
+/// comes back as `PoolError::Sink`.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_pool_stops_on_a_sink_error() {
+    let gpus: Vec<Gpu> = (0..2)
+        .map(|_| Gpu::new(0).expect("opening GPU 0"))
+        .collect();
+    let pool = GpuPool::from_gpus(gpus);
+    let v = &views()[1];
+    let p = params(v, Precision::F32, Palette::Classic);
+    let job = p.job(&Style::default());
+    let bands: Vec<Band> = Band::split(job.height_px, 8).collect();
+    let mut seen = Vec::new();
+    let result = pool.render_bands(&job, p.precision, &bands, false, |b| {
+        seen.push(b.band.first_row);
+        if seen.len() == 3 {
+            Err("stop here")
+        } else {
+            Ok(())
+        }
+    });
+    assert!(
+        matches!(result, Err(PoolError::Sink("stop here"))),
+        "{result:?}"
+    );
+    assert_eq!(seen, [0, 8, 16]);
 }

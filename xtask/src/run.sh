@@ -61,6 +61,16 @@ if [ "${QUICK:-0}" != 1 ]; then
     step mandelbrot-bench ./ferrocuda mandelbrot-bench --size 8192 --max-iter 1000
     step mandelbrot-32768-tiled ./ferrocuda mandelbrot --backend gpu --width 32768 --height 32768 \
         --max-iter 1000 --smooth -o /tmp/m32768.png
+    # Multi-GPU: the same 16384² render on one GPU and on every GPU (bands of 256 rows taken
+    # by whichever GPU is free); both must give the same PNG bytes. Prints both times.
+    for g in 1 all; do
+        step "mandelbrot-16384-gpus-$g" ./ferrocuda mandelbrot --backend gpu --gpus "$g" \
+            --width 16384 --height 16384 --center -0.7435,0.1314 --scale 0.02 --max-iter 50000 \
+            --band-rows 256 -o "/tmp/m16384_gpus_$g.png"
+    done
+    step mandelbrot-16384-gpus-identical cmp /tmp/m16384_gpus_1.png /tmp/m16384_gpus_all.png
+    echo "--- 16384x16384 seahorse valley, max_iter 50000: --gpus 1 vs --gpus all"
+    grep -h "GPU\|end to end" "$LOGS"/mandelbrot-16384-gpus-1.log "$LOGS"/mandelbrot-16384-gpus-all.log
     step mandelbrot-smooth-ss4 ./ferrocuda mandelbrot --backend gpu --width 1600 --height 1200 \
         --center -0.7435,0.1314 --scale 0.02 --max-iter 2000 --smooth --supersample 4 --verify \
         -o "$OUT/mandelbrot-smooth.png"
@@ -78,6 +88,20 @@ if [ "${QUICK:-0}" != 1 ]; then
             --tool memcheck --report-api-errors no --error-exitcode 1 "$t" --include-ignored \
             --test-threads=1 --skip device_assert_failure_surfaces_as_a_host_error_with_its_message
     done
+    # Where a speed target is missed, what limits it: Nsight Compute's speed-of-light and
+    # occupancy for one exclusive scan launch and for the optimized Mandelbrot kernel on
+    # seahorse valley (the 13th mandelbrot_f32 launch of mandelbrot-bench: 2 warm-up + 10
+    # timed runs of the full view come first). Clocks are left alone (--clock-control none).
+    if command -v ncu >/dev/null; then
+        step ncu-scan ncu --clock-control none -k regex:scan_exclusive_u32 -c 1 \
+            --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis \
+            ./ferrocuda bench --len 268435456 --gemm 256,256,256 --no-cuda-c --no-cublas \
+            --warmup 1 --reps 1 --out /tmp/ncu-bench
+        step ncu-mandelbrot ncu --clock-control none -k regex:^mandelbrot_f32$ --launch-skip 12 \
+            -c 1 --section SpeedOfLight --section Occupancy --section WarpStateStats \
+            ./ferrocuda mandelbrot-bench --size 8192 --max-iter 1000 --precision f32 --reps 10 \
+            --warmup 2
+    fi
     if command -v ptxas >/dev/null; then
         step ptxas-sm90 ptxas -arch=sm_90 -v kernels.ptx -o /tmp/kernels.cubin
     fi

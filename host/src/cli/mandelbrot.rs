@@ -2,8 +2,9 @@
 //!
 //! The image is rendered in bands of rows and each band is streamed into the PNG encoder (on
 //! its own thread, overlapping the next band's render), so memory stays bounded whatever the
-//! size: sides up to 65536 pixels (2^32 pixels). Ctrl-C stops between bands and removes the
-//! temporary file.
+//! size: sides up to 65536 pixels (2^32 pixels). With several GPUs (`--gpus`), each renders
+//! bands as it becomes free and the bands are put back in order before encoding. Ctrl-C stops
+//! between bands and removes the temporary file.
 
 use super::{OutputFile, parse_complex, parse_finite, parse_palette};
 use anyhow::{Context, Result, bail};
@@ -12,7 +13,9 @@ use common::{Band, Complex, Palette, RenderJob, Viewport, palette::Shading};
 use host::{
     Gpu, GpuError,
     mandelbrot::{
-        BandRenderer, GpuRenderer, Precision, RenderParams, Style, render_band_cpu, rows_per_band,
+        BandImage, BandRenderer, GpuRenderer, Precision, RenderParams, Style,
+        pool::{GpuPool, GpuSelection, PoolError},
+        render_band_cpu, rows_per_band,
     },
 };
 use std::{
@@ -119,8 +122,11 @@ pub struct MandelbrotArgs {
     /// Where to compute.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
+    /// GPUs to render on: `all`, or N for the first N (each takes the next band when free).
+    #[arg(long, value_name = "all|N", default_value = "all", value_parser = parse_gpus)]
+    pub gpus: GpuSelection,
     /// Rows per band (the unit of one launch and of streaming to the PNG); default: as many
-    /// as fit in 2^25 pixels.
+    /// as fit in 2^25 pixels, and with several GPUs at most 1/8 of the image per GPU.
     #[arg(long, value_name = "ROWS", value_parser = parse_band_rows)]
     pub band_rows: Option<u32>,
     /// Output PNG file.
@@ -156,6 +162,19 @@ fn parse_supersample(s: &str) -> Result<u32, String> {
         "4" => Ok(4),
         _ => Err(format!(
             "`{s}` is not allowed: supersampling must be 1, 2 (2x2) or 4 (4x4)"
+        )),
+    }
+}
+
+fn parse_gpus(s: &str) -> Result<GpuSelection, String> {
+    let s = s.trim();
+    if s.eq_ignore_ascii_case("all") {
+        return Ok(GpuSelection::All);
+    }
+    match s.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(GpuSelection::First(n)),
+        _ => Err(format!(
+            "`{s}` is not allowed: --gpus must be `all` or a number of GPUs of at least 1"
         )),
     }
 }
@@ -223,6 +242,33 @@ pub fn open_gpu(backend: Backend) -> Result<Option<Gpu>> {
             Err(err) => return Err(err).context("opening the GPU"),
         },
     })
+}
+
+/// Opens the GPU pool for `backend` (`None`: render on the CPU), like [`open_gpu`].
+pub fn open_pool(backend: Backend, selection: GpuSelection) -> Result<Option<GpuPool>> {
+    Ok(match backend {
+        Backend::Cpu => None,
+        Backend::Gpu => Some(GpuPool::open(selection).context("--backend gpu was requested")?),
+        Backend::Auto => match GpuPool::open(selection) {
+            Ok(pool) => Some(pool),
+            Err(err @ (GpuError::NoDriver | GpuError::NoDevice)) => {
+                eprintln!("note: {err}; rendering on the CPU");
+                None
+            }
+            Err(err) => return Err(err).context("opening the GPUs"),
+        },
+    })
+}
+
+/// Rows per band by default: as many as fit in [`DEFAULT_BAND_PX`] pixels and, with several
+/// GPUs, at most 1/8 of the image per GPU (so that work stealing can even out unequal bands).
+pub fn default_band_rows(width: u32, height: u32, gpus: usize) -> u32 {
+    let rows = rows_per_band(width, DEFAULT_BAND_PX);
+    if gpus <= 1 {
+        return rows;
+    }
+    let per_gpu = u32::try_from(8 * gpus).unwrap_or(u32::MAX);
+    rows.min(height.div_ceil(per_gpu)).max(1)
 }
 
 /// The band renderer: `gpu` with band buffers of `capacity_px` pixels, or the CPU.
@@ -295,13 +341,12 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     let precision = params.precision;
     let output = OutputFile::create(&args.output)?;
 
+    let pool = open_pool(args.backend, args.gpus)?;
     let rows = args
         .band_rows
-        .unwrap_or_else(|| rows_per_band(width, DEFAULT_BAND_PX))
+        .unwrap_or_else(|| default_band_rows(width, height, pool.as_ref().map_or(1, GpuPool::len)))
         .min(height);
-    let gpu = open_gpu(args.backend)?;
-    let mut renderer = band_renderer(gpu.as_ref(), width as usize * rows as usize)?;
-    if args.verify && gpu.is_none() {
+    if args.verify && pool.is_none() {
         eprintln!(
             "note: --verify compares the GPU with the CPU; rendering on the CPU, nothing to compare"
         );
@@ -313,6 +358,8 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     let progress = progress_bar(u64::from(height), "rows");
     let mut kernel = Duration::ZERO;
     let mut verify_time = Duration::ZERO;
+    let verify = args.verify && pool.is_some();
+    let mut report = None;
     let encode = std::thread::scope(|scope| -> Result<Duration> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
         let file = output
@@ -321,41 +368,40 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
             .try_clone()
             .context("opening the output file")?;
         let encoder = scope.spawn(move || encode_png(file, width, height, rx));
-        let rendered = (|| -> Result<()> {
-            for &band in &bands {
-                check_interrupt()?;
-                let b = renderer.render_band(&job, precision, band, args.verify)?;
-                kernel += b.kernel;
-                if args.verify && gpu.is_some() {
-                    let t = Instant::now();
-                    let cpu = render_band_cpu(&job, precision, band, true);
-                    verify_time += t.elapsed();
-                    if cpu.counts != b.counts || cpu.rgb != b.rgb {
-                        let differing = cpu
-                            .counts
-                            .iter()
-                            .zip(&b.counts)
-                            .filter(|(a, b)| a != b)
-                            .count();
-                        bail!(
-                            "GPU and CPU images differ in rows {}..{}: {differing} of {} escape times differ",
-                            band.first_row,
-                            band.first_row + band.rows,
-                            cpu.counts.len()
-                        );
-                    }
-                }
-                if tx.send(b.rgb).is_err() {
-                    break; // the encoder failed; its error is reported below
-                }
-                progress.inc(u64::from(band.rows));
+        // Each rendered band, in order: check it against the CPU, hand it to the encoder.
+        let mut sink = |b: BandImage| -> Result<()> {
+            check_interrupt()?;
+            kernel += b.kernel;
+            if verify {
+                let t = Instant::now();
+                verify_band(&job, precision, &b)?;
+                verify_time += t.elapsed();
             }
+            tx.send(b.rgb).map_err(|_| EncoderStopped)?;
+            progress.inc(u64::from(b.band.rows));
             Ok(())
-        })();
+        };
+        let rendered = match &pool {
+            Some(pool) => match pool.render_bands(&job, precision, &bands, verify, &mut sink) {
+                Ok(r) => {
+                    report = Some(r);
+                    Ok(())
+                }
+                Err(PoolError::Sink(e)) => Err(e),
+                Err(e) => Err(anyhow::Error::new(e)),
+            },
+            None => bands
+                .iter()
+                .try_for_each(|&band| sink(render_band_cpu(&job, precision, band, false))),
+        };
         drop(tx);
         let encoded = encoder.join().expect("the PNG encoder thread panicked");
-        rendered?;
-        encoded
+        match rendered {
+            // The encoder failed first: its error says why.
+            Err(e) if e.is::<EncoderStopped>() => encoded,
+            Err(e) => Err(e),
+            Ok(()) => encoded,
+        }
     });
     progress.finish_and_clear();
     let encode = encode.with_context(|| format!("writing `{}`", args.output.display()))?;
@@ -375,19 +421,39 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     } else {
         String::new()
     };
-    match &gpu {
-        Some(gpu) => println!(
-            "GPU {}: {what}{bands_note}: kernel {:.2} ms",
-            gpu.name(),
-            kernel.as_secs_f64() * 1e3
-        ),
-        None => println!(
+    match (&pool, &report) {
+        (Some(pool), Some(report)) => {
+            let names: Vec<String> = pool.gpus().iter().map(Gpu::name).collect();
+            let device = if pool.len() == 1 {
+                format!("GPU {}", names[0])
+            } else {
+                format!("{} GPUs ({})", pool.len(), names.join(", "))
+            };
+            println!(
+                "{device}: {what}{bands_note}: kernel {:.2} ms, render wall {:.0} ms",
+                kernel.as_secs_f64() * 1e3,
+                report.wall.as_secs_f64() * 1e3
+            );
+            if pool.len() > 1 {
+                for share in &report.gpus {
+                    println!(
+                        "  GPU {}: {} bands ({} rows), kernel {:.2} ms, busy {:.0} ms",
+                        share.ordinal,
+                        share.bands,
+                        share.rows,
+                        share.kernel.as_secs_f64() * 1e3,
+                        share.busy.as_secs_f64() * 1e3
+                    );
+                }
+            }
+        }
+        _ => println!(
             "CPU ({} threads): {what}{bands_note}: render {:.2} ms",
             rayon::current_num_threads(),
             kernel.as_secs_f64() * 1e3
         ),
     }
-    if args.verify && gpu.is_some() {
+    if verify {
         println!(
             "verify: CPU render ({:.0} ms) is identical (escape times and colours)",
             verify_time.as_secs_f64() * 1e3
@@ -402,6 +468,32 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
         encode.as_secs_f64() * 1e3,
         start.elapsed().as_secs_f64() * 1e3
     );
+    Ok(())
+}
+
+/// The sink's error when the PNG encoder has stopped (its own error is reported instead).
+#[derive(Debug, thiserror::Error)]
+#[error("the PNG encoder stopped")]
+struct EncoderStopped;
+
+/// Renders `b`'s rows on the CPU and fails unless the escape times and colours are identical.
+fn verify_band(job: &RenderJob<f64>, precision: Precision, b: &BandImage) -> Result<()> {
+    let band = b.band;
+    let cpu = render_band_cpu(job, precision, band, true);
+    if cpu.counts != b.counts || cpu.rgb != b.rgb {
+        let differing = cpu
+            .counts
+            .iter()
+            .zip(&b.counts)
+            .filter(|(a, b)| a != b)
+            .count();
+        bail!(
+            "GPU and CPU images differ in rows {}..{}: {differing} of {} escape times differ",
+            band.first_row,
+            band.first_row + band.rows,
+            cpu.counts.len()
+        );
+    }
     Ok(())
 }
 

@@ -1,0 +1,518 @@
+//! Several GPUs rendering one image: [`GpuPool`].
+//!
+//! One host thread per GPU, each with its own [`Gpu`] (context, stream, module) and its own
+//! band buffers ([`GpuRenderer`]), takes the next band index from a shared counter (work
+//! stealing: a GPU that finishes early simply takes more bands), renders it and hands it to
+//! the calling thread. The calling thread puts bands back in image order in a reorder buffer
+//! and passes each to a sink (e.g. the streaming PNG encoder) as soon as all bands above it
+//! have been passed. A worker does not start a band more than [`GpuPool::reorder_window`]
+//! bands ahead of the next band the sink needs, so host memory stays bounded whatever the
+//! image size and however unequal the GPUs are.
+//!
+//! Every band is rendered by the same kernel from the same [`RenderJob`], with global pixel
+//! coordinates, so the image is identical to a single-GPU (or CPU) render.
+
+use super::{BandImage, GpuRenderer, Precision};
+use crate::gpu::{Gpu, GpuError, driver_available};
+use common::{Band, RenderJob};
+use cudarc::driver::CudaContext;
+use std::{
+    collections::BTreeMap,
+    sync::{
+        Condvar, Mutex, PoisonError,
+        atomic::{AtomicUsize, Ordering},
+        mpsc,
+    },
+    time::{Duration, Instant},
+};
+
+/// Which GPUs a pool uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuSelection {
+    /// Every GPU the driver reports.
+    All,
+    /// The first `n` GPUs (ordinals `0..n`, `n` ≥ 1).
+    First(usize),
+}
+
+/// Why a pool render failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PoolError<E> {
+    /// A GPU failed (opening it, allocating its buffers, or a band's launch or copy).
+    #[error("GPU {ordinal}: {source}")]
+    Gpu {
+        /// The GPU's ordinal.
+        ordinal: usize,
+        /// What failed.
+        #[source]
+        source: GpuError,
+    },
+    /// The sink returned an error (rendering stopped).
+    #[error("{0}")]
+    Sink(E),
+}
+
+/// How a pool render went: per-GPU shares and the wall time.
+#[derive(Clone, Debug)]
+pub struct PoolReport {
+    /// One entry per GPU of the pool, in pool order.
+    pub gpus: Vec<GpuShare>,
+    /// From the start of the render to the last band passed to the sink (includes the time
+    /// the sink took, e.g. waiting for a PNG encoder).
+    pub wall: Duration,
+}
+
+/// One GPU's part of a pool render.
+#[derive(Clone, Debug)]
+pub struct GpuShare {
+    /// Device ordinal.
+    pub ordinal: usize,
+    /// Device name.
+    pub name: String,
+    /// Bands this GPU rendered.
+    pub bands: usize,
+    /// Rows this GPU rendered.
+    pub rows: u64,
+    /// Sum of its kernel times (CUDA events).
+    pub kernel: Duration,
+    /// Wall time spent rendering its bands (launches, kernels, copies back), excluding time
+    /// spent waiting for the reorder window.
+    pub busy: Duration,
+}
+
+/// Several GPUs, each opened with its own context, stream and kernels module.
+pub struct GpuPool {
+    gpus: Vec<Gpu>,
+}
+
+impl std::fmt::Debug for GpuPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuPool").field("gpus", &self.gpus).finish()
+    }
+}
+
+impl GpuPool {
+    /// Opens the selected GPUs (in parallel: each loads, and the driver JIT-compiles, the
+    /// kernels module).
+    ///
+    /// # Errors
+    /// [`GpuError::NoDriver`] / [`GpuError::NoDevice`] without a driver or GPU;
+    /// [`GpuError::BadOrdinal`] when [`GpuSelection::First`] asks for more GPUs than exist
+    /// (or for none); any error of [`Gpu::new`].
+    pub fn open(selection: GpuSelection) -> Result<Self, GpuError> {
+        let count = device_count()?;
+        let n = match selection {
+            GpuSelection::All => count,
+            GpuSelection::First(n) if (1..=count).contains(&n) => n,
+            GpuSelection::First(n) => {
+                return Err(GpuError::BadOrdinal {
+                    ordinal: n.saturating_sub(1),
+                    count,
+                });
+            }
+        };
+        let opened: Vec<Result<Gpu, GpuError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..n)
+                .map(|ordinal| scope.spawn(move || Gpu::new(ordinal)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        Ok(Self {
+            gpus: opened.into_iter().collect::<Result<_, _>>()?,
+        })
+    }
+
+    /// A pool of GPUs opened by the caller (at least one).
+    ///
+    /// # Panics
+    /// If `gpus` is empty.
+    pub fn from_gpus(gpus: Vec<Gpu>) -> Self {
+        assert!(!gpus.is_empty(), "a GPU pool needs at least one GPU");
+        Self { gpus }
+    }
+
+    /// The GPUs, in pool order.
+    pub fn gpus(&self) -> &[Gpu] {
+        &self.gpus
+    }
+
+    /// Number of GPUs (≥ 1).
+    pub fn len(&self) -> usize {
+        self.gpus.len()
+    }
+
+    /// Always `false`: a pool has at least one GPU.
+    pub fn is_empty(&self) -> bool {
+        self.gpus.is_empty()
+    }
+
+    /// How many bands past the next one the sink needs a GPU may start: two per GPU, so every
+    /// GPU can work ahead while one band waits for a slower neighbour. At most this many bands
+    /// wait in the reorder buffer, plus one being rendered per GPU.
+    pub fn reorder_window(&self) -> usize {
+        2 * self.gpus.len()
+    }
+
+    /// Renders `bands` of `job` (each at most `job.width_px · max rows` pixels, inside the
+    /// image) on all GPUs of the pool and calls `sink` with every band, in the order of
+    /// `bands`, on the calling thread. Counts are copied back only if `want_counts`. Each GPU
+    /// allocates band buffers for the largest band (7 bytes per pixel).
+    ///
+    /// The first error stops the render: GPUs finish the band they are rendering and take no
+    /// more, and no further band reaches the sink.
+    ///
+    /// # Errors
+    /// [`PoolError::Gpu`] naming the GPU that failed (allocation, launch, copy);
+    /// [`PoolError::Sink`] with the sink's error.
+    pub fn render_bands<E>(
+        &self,
+        job: &RenderJob<f64>,
+        precision: Precision,
+        bands: &[Band],
+        want_counts: bool,
+        mut sink: impl FnMut(BandImage) -> Result<(), E>,
+    ) -> Result<PoolReport, PoolError<E>> {
+        let start = Instant::now();
+        let max_rows = bands.iter().map(|b| b.rows).max().unwrap_or(0);
+        let capacity_px = job.width_px as usize * max_rows as usize;
+        let window = self.reorder_window();
+        let next_band = AtomicUsize::new(0);
+        let gate = Gate::default();
+        let (tx, rx) = mpsc::channel::<Message>();
+        let (result, shares) = std::thread::scope(|scope| {
+            let workers: Vec<_> = self
+                .gpus
+                .iter()
+                .map(|gpu| {
+                    let tx = tx.clone();
+                    let worker = Worker {
+                        gpu,
+                        job,
+                        precision,
+                        bands,
+                        want_counts,
+                        capacity_px,
+                        window,
+                        next_band: &next_band,
+                        gate: &gate,
+                    };
+                    scope.spawn(move || worker.run(&tx))
+                })
+                .collect();
+            drop(tx);
+            let result = reorder(bands.len(), &rx, &gate, &mut sink);
+            // On an error, wake and stop every worker; then wait for them.
+            gate.stop();
+            drop(rx);
+            let shares: Vec<Tally> = workers
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect();
+            (result, shares)
+        });
+        // A worker that panicked was re-raised by the join above; otherwise every band arrived.
+        assert!(result?, "GPU workers stopped with bands left to render");
+        let gpus = self
+            .gpus
+            .iter()
+            .zip(shares)
+            .map(|(gpu, t)| GpuShare {
+                ordinal: gpu.context().ordinal(),
+                name: gpu.name(),
+                bands: t.bands,
+                rows: t.rows,
+                kernel: t.kernel,
+                busy: t.busy,
+            })
+            .collect();
+        Ok(PoolReport {
+            gpus,
+            wall: start.elapsed(),
+        })
+    }
+}
+
+/// Number of CUDA devices.
+fn device_count() -> Result<usize, GpuError> {
+    if !driver_available() {
+        return Err(GpuError::NoDriver);
+    }
+    let count = CudaContext::device_count().map_err(|source| GpuError::Driver {
+        during: "cuInit / cuDeviceGetCount".into(),
+        source,
+    })?;
+    match usize::try_from(count).unwrap_or(0) {
+        0 => Err(GpuError::NoDevice),
+        n => Ok(n),
+    }
+}
+
+/// What a worker sends to the reordering thread.
+enum Message {
+    /// Band number `.0` (index into `bands`), rendered.
+    Band(usize, BandImage),
+    /// The GPU with this ordinal failed.
+    Failed(usize, GpuError),
+}
+
+/// The next band the sink needs, and whether to stop; workers wait on it to stay inside the
+/// reorder window.
+#[derive(Default)]
+struct Gate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    /// Bands passed to the sink so far (= index of the next one it needs).
+    emitted: usize,
+    /// Set on an error or when rendering ends: waiting workers return.
+    stop: bool,
+}
+
+impl Gate {
+    fn lock(&self) -> std::sync::MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn set_emitted(&self, emitted: usize) {
+        self.lock().emitted = emitted;
+        self.changed.notify_all();
+    }
+
+    fn stop(&self) {
+        self.lock().stop = true;
+        self.changed.notify_all();
+    }
+
+    /// Waits until band `index` is inside the window (`index < emitted + window`); `false`
+    /// if the render stopped meanwhile.
+    fn wait_for(&self, index: usize, window: usize) -> bool {
+        let mut state = self.lock();
+        while !state.stop && index >= state.emitted + window {
+            state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        !state.stop
+    }
+}
+
+/// Receives bands in any order and passes them to `sink` in band order; `Ok(false)` if the
+/// workers all stopped before every band arrived (only when one panicked).
+fn reorder<E>(
+    band_count: usize,
+    rx: &mpsc::Receiver<Message>,
+    gate: &Gate,
+    sink: &mut impl FnMut(BandImage) -> Result<(), E>,
+) -> Result<bool, PoolError<E>> {
+    let mut pending = BTreeMap::new();
+    let mut emitted = 0;
+    while emitted < band_count {
+        // Every worker holds a sender until it stops, and reports a failure before stopping
+        // with bands left, so this fails only if workers panicked.
+        let Ok(message) = rx.recv() else {
+            return Ok(false);
+        };
+        match message {
+            Message::Failed(ordinal, source) => return Err(PoolError::Gpu { ordinal, source }),
+            Message::Band(index, image) => {
+                pending.insert(index, image);
+            }
+        }
+        while let Some(image) = pending.remove(&emitted) {
+            sink(image).map_err(PoolError::Sink)?;
+            emitted += 1;
+            gate.set_emitted(emitted);
+        }
+    }
+    Ok(true)
+}
+
+/// What one worker rendered.
+#[derive(Default)]
+struct Tally {
+    bands: usize,
+    rows: u64,
+    kernel: Duration,
+    busy: Duration,
+}
+
+/// One GPU's thread.
+struct Worker<'a> {
+    gpu: &'a Gpu,
+    job: &'a RenderJob<f64>,
+    precision: Precision,
+    bands: &'a [Band],
+    want_counts: bool,
+    capacity_px: usize,
+    window: usize,
+    next_band: &'a AtomicUsize,
+    gate: &'a Gate,
+}
+
+impl Worker<'_> {
+    /// Renders bands until none is left, the render stops, or this GPU fails (reported on
+    /// `tx`); returns what it rendered.
+    fn run(self, tx: &mpsc::Sender<Message>) -> Tally {
+        let ordinal = self.gpu.context().ordinal();
+        let mut tally = Tally::default();
+        let mut renderer = match GpuRenderer::new(self.gpu, self.capacity_px) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = tx.send(Message::Failed(ordinal, e));
+                return tally;
+            }
+        };
+        loop {
+            let index = self.next_band.fetch_add(1, Ordering::Relaxed);
+            let Some(&band) = self.bands.get(index) else {
+                break;
+            };
+            // Bands are taken in increasing order, so the one the sink needs next is held by
+            // a worker that is not waiting here: this cannot deadlock.
+            if !self.gate.wait_for(index, self.window) {
+                break;
+            }
+            let started = Instant::now();
+            let rendered = renderer.render_band(self.job, self.precision, band, self.want_counts);
+            tally.busy += started.elapsed();
+            match rendered {
+                Ok(image) => {
+                    tally.bands += 1;
+                    tally.rows += u64::from(band.rows);
+                    tally.kernel += image.kernel;
+                    if tx.send(Message::Band(index, image)).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    let _ = tx.send(Message::Failed(ordinal, e));
+                    break;
+                }
+            }
+        }
+        tally
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn image(index: usize) -> BandImage {
+        BandImage {
+            band: Band {
+                first_row: index as u32,
+                rows: 1,
+            },
+            counts: Vec::new(),
+            rgb: vec![index as u8; 3],
+            kernel: Duration::ZERO,
+        }
+    }
+
+    fn run_reorder(
+        messages: Vec<Message>,
+        band_count: usize,
+    ) -> (Result<bool, PoolError<&'static str>>, Vec<u32>, usize) {
+        let (tx, rx) = mpsc::channel();
+        for m in messages {
+            tx.send(m).unwrap();
+        }
+        drop(tx);
+        let gate = Gate::default();
+        let mut seen = Vec::new();
+        let result = reorder(band_count, &rx, &gate, &mut |b: BandImage| {
+            seen.push(b.band.first_row);
+            Ok(())
+        });
+        let emitted = gate.lock().emitted;
+        (result, seen, emitted)
+    }
+
+    #[test]
+    fn reorder_passes_bands_in_image_order() {
+        let order = [2, 0, 3, 1, 5, 4];
+        let messages = order.map(|i| Message::Band(i, image(i))).into();
+        let (result, seen, emitted) = run_reorder(messages, 6);
+        assert!(matches!(result, Ok(true)));
+        assert_eq!(seen, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(emitted, 6);
+    }
+
+    #[test]
+    fn reorder_stops_at_a_gpu_failure() {
+        let messages = vec![
+            Message::Band(1, image(1)),
+            Message::Band(0, image(0)),
+            Message::Failed(3, GpuError::NoDevice),
+            Message::Band(2, image(2)),
+        ];
+        let (result, seen, _) = run_reorder(messages, 4);
+        assert!(
+            matches!(
+                result,
+                Err(PoolError::Gpu {
+                    ordinal: 3,
+                    source: GpuError::NoDevice
+                })
+            ),
+            "{result:?}"
+        );
+        assert_eq!(seen, [0, 1]);
+    }
+
+    #[test]
+    fn reorder_stops_at_a_sink_error_and_notices_missing_bands() {
+        let (tx, rx) = mpsc::channel();
+        for i in 0..3 {
+            tx.send(Message::Band(i, image(i))).unwrap();
+        }
+        let gate = Gate::default();
+        let result = reorder(3, &rx, &gate, &mut |b: BandImage| {
+            if b.band.first_row == 1 {
+                Err("full")
+            } else {
+                Ok(())
+            }
+        });
+        assert!(matches!(result, Err(PoolError::Sink("full"))));
+        assert_eq!(gate.lock().emitted, 1);
+        // Workers gone with a band missing (only after a panic): `false`, not a hang.
+        drop(tx);
+        let (result, seen, _) = run_reorder(vec![Message::Band(0, image(0))], 2);
+        assert!(matches!(result, Ok(false)));
+        assert_eq!(seen, [0]);
+    }
+
+    #[test]
+    fn gate_holds_bands_outside_the_window() {
+        let gate = Gate::default();
+        std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::channel();
+            let gate = &gate;
+            scope.spawn(move || tx.send(gate.wait_for(5, 2)).unwrap());
+            // Band 5 with a window of 2 may start once band 3 was emitted (5 < 4 + 2).
+            gate.set_emitted(3);
+            assert!(
+                rx.recv_timeout(Duration::from_millis(100)).is_err(),
+                "started too early"
+            );
+            gate.set_emitted(4);
+            assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(true));
+            // Stopping releases a waiting worker with `false`.
+            let (tx, rx) = mpsc::channel();
+            scope.spawn(move || tx.send(gate.wait_for(100, 2)).unwrap());
+            gate.stop();
+            assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(false));
+        });
+        assert!(Gate::default().wait_for(0, 1), "inside the window: no wait");
+    }
+}
