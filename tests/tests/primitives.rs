@@ -16,6 +16,7 @@ use cudarc::driver::{
 };
 use host::Gpu;
 use host::gpu::SliceParam;
+use host::launch::LaunchUnchecked;
 use kernels::primitives::{
     INDEX_SLOTS, LAYOUT_SLOTS, MATH_F32_FUNCTIONS, MATH_F64_FUNCTIONS, MESSAGE_WORDS, TILE, hash32,
     math_f32, math_f64, shared_layout,
@@ -1329,14 +1330,16 @@ fn matmul_tiled_f32_is_bit_identical_to_the_cpu_loop() {
             block_dim: (TILE as u32, TILE as u32, 1),
             shared_mem_bytes: 0,
         };
-        let (pa, pb) = (slice(&gpu, &da), slice(&gpu, &db));
         let (m32, k32, n32) = (m as u32, k as u32, n as u32);
-        launch!(
-            &gpu,
-            "matmul_tiled_f32",
-            cfg,
-            [&pa, &pb, &mut dc, &m32, &k32, &n32]
-        );
+        // Through the kernel's typed handle: the argument kinds are checked at compile time
+        // (`&[f32]` ← `&CudaSlice<f32>`, `*mut f32` ← `&mut CudaSlice<f32>`, `u32` ← `u32`).
+        // SAFETY: `a` holds m·k, `b` k·n and `c` m·n elements (the kernel's contract).
+        unsafe {
+            kernels::primitives::matmul_tiled_f32
+                .launch_unchecked(&gpu, cfg, (&da, &db, &mut dc, m32, k32, n32))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        gpu.synchronize().unwrap_or_else(|e| panic!("{e}"));
         let expected: Vec<u32> = matmul_cpu(&a, &b, m, k, n)
             .iter()
             .map(|x| x.to_bits())
