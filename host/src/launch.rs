@@ -6,10 +6,10 @@
 //!
 //! | kernel parameter | kind | host argument |
 //! |---|---|---|
-//! | `&[T]` | [`Slice<T>`] | `&CudaSlice<T>` or `&CudaView<T>` |
-//! | `OutSlice<T>` | [`Out<T>`] | `&mut CudaSlice<T>` or `&mut CudaViewMut<T>` |
-//! | `*mut T` | [`MutPtr<T>`] | `&mut CudaSlice<T>` |
-//! | `*const T` | [`ConstPtr<T>`] | `&CudaSlice<T>` |
+//! | `&[T]` | [`Slice<T>`] | `&CudaSlice<T>` or `&CudaView<T>` (any `DevicePtr<T>`) |
+//! | `OutSlice<T>` | [`Out<T>`] | `&mut CudaSlice<T>` or `&mut CudaViewMut<T>` (any `DevicePtrMut<T>`) |
+//! | `*mut T` | [`MutPtr<T>`] | `&mut CudaSlice<T>` or `&mut CudaViewMut<T>` |
+//! | `*const T` | [`ConstPtr<T>`] | `&CudaSlice<T>` or `&CudaView<T>` |
 //! | `T: DeviceCopy` | [`Value<T>`] | `T` |
 //!
 //! ```ignore
@@ -28,8 +28,8 @@ use cuda_std::{
     launch::{ConstPtr, Kernel, MutPtr, Out, Safe, Slice, Value},
 };
 use cudarc::driver::{
-    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceRepr, LaunchArgs,
-    LaunchConfig, PushKernelArg, SyncOnDrop, sys,
+    CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg,
+    SyncOnDrop, sys,
 };
 
 /// A host value that can be passed for a kernel parameter of kind `K`.
@@ -48,25 +48,19 @@ pub trait KernelArg<'a, K> {
     fn into_param(self, stream: &'a CudaStream) -> (Self::Param, Option<SyncOnDrop<'a>>);
 }
 
-impl<'a, T> KernelArg<'a, Slice<T>> for &'a CudaSlice<T> {
+// Any device buffer or view works for every buffer kind: cudarc's `DevicePtr` /
+// `DevicePtrMut` cover `CudaSlice`, `CudaView` and `CudaViewMut`. Shared access for read-only
+// kinds, exclusive access (`&mut`) for kinds the kernel writes through.
+
+impl<'a, T, S: DevicePtr<T>> KernelArg<'a, Slice<T>> for &'a S {
     type Param = SliceParam;
     fn into_param(self, stream: &'a CudaStream) -> (SliceParam, Option<SyncOnDrop<'a>>) {
-        let len = self.len();
         let (ptr, sync) = self.device_ptr(stream);
-        (SliceParam::from_raw(ptr, len), Some(sync))
+        (SliceParam::from_raw(ptr, self.len()), Some(sync))
     }
 }
 
-impl<'a, 'b: 'a, T> KernelArg<'a, Slice<T>> for &'a CudaView<'b, T> {
-    type Param = SliceParam;
-    fn into_param(self, stream: &'a CudaStream) -> (SliceParam, Option<SyncOnDrop<'a>>) {
-        let len = self.len();
-        let (ptr, sync) = self.device_ptr(stream);
-        (SliceParam::from_raw(ptr, len), Some(sync))
-    }
-}
-
-impl<'a, T> KernelArg<'a, Out<T>> for &'a mut CudaSlice<T> {
+impl<'a, T, S: DevicePtrMut<T>> KernelArg<'a, Out<T>> for &'a mut S {
     type Param = SliceParam;
     fn into_param(self, stream: &'a CudaStream) -> (SliceParam, Option<SyncOnDrop<'a>>) {
         let len = self.len();
@@ -75,27 +69,18 @@ impl<'a, T> KernelArg<'a, Out<T>> for &'a mut CudaSlice<T> {
     }
 }
 
-impl<'a, 'b: 'a, T> KernelArg<'a, Out<T>> for &'a mut CudaViewMut<'b, T> {
-    type Param = SliceParam;
-    fn into_param(self, stream: &'a CudaStream) -> (SliceParam, Option<SyncOnDrop<'a>>) {
-        let len = self.len();
-        let (ptr, sync) = self.device_ptr_mut(stream);
-        (SliceParam::from_raw(ptr, len), Some(sync))
-    }
-}
-
-impl<'a, T> KernelArg<'a, MutPtr<T>> for &'a mut CudaSlice<T> {
+impl<'a, T, S: DevicePtr<T>> KernelArg<'a, ConstPtr<T>> for &'a S {
     type Param = sys::CUdeviceptr;
     fn into_param(self, stream: &'a CudaStream) -> (sys::CUdeviceptr, Option<SyncOnDrop<'a>>) {
-        let (ptr, sync) = self.device_ptr_mut(stream);
+        let (ptr, sync) = self.device_ptr(stream);
         (ptr, Some(sync))
     }
 }
 
-impl<'a, T> KernelArg<'a, ConstPtr<T>> for &'a CudaSlice<T> {
+impl<'a, T, S: DevicePtrMut<T>> KernelArg<'a, MutPtr<T>> for &'a mut S {
     type Param = sys::CUdeviceptr;
     fn into_param(self, stream: &'a CudaStream) -> (sys::CUdeviceptr, Option<SyncOnDrop<'a>>) {
-        let (ptr, sync) = self.device_ptr(stream);
+        let (ptr, sync) = self.device_ptr_mut(stream);
         (ptr, Some(sync))
     }
 }

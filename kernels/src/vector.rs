@@ -158,44 +158,60 @@ pub(crate) fn grid_threads() -> usize {
     grid_dim_x() as usize * block_dim_x() as usize
 }
 
-/// `out[i] = f(a[i])` for `i < min(a.len(), out.len())`: full packs in a grid-stride loop,
-/// then the tail (or element by element when a buffer is not 16-byte aligned).
+/// The schedule shared by the element-wise kernels: this thread's packs of `T::LANES`
+/// elements in a grid-stride loop (`pack(i)` for pack indices `i`), then its elements of the
+/// tail (`elem(t)`). Packs are used only when every pointer in `ptrs` is 16-byte aligned;
+/// otherwise every element goes through `elem`.
 ///
-/// Safe: every index `i` is written by exactly one thread — pack `p` by the thread whose
-/// grid-stride sequence `index_1d() + j · grid_threads()` contains it, tail element
-/// `packs · LANES + t` by thread `t` — and read (through `a`, never written) by that thread
-/// only, so no two threads touch the same element of `out`.
+/// Every index below `len` is visited by exactly one thread of the grid — pack `p` by the
+/// thread whose grid-stride sequence `index_1d() + j · grid_threads()` contains it, tail
+/// element `packs · LANES + t` by thread `t` — which is what makes the callers' writes to
+/// their `OutSlice` race-free.
+#[inline(always)]
+fn for_each_owned<T: Elem>(
+    len: usize,
+    ptrs: &[usize],
+    mut pack: impl FnMut(usize),
+    mut elem: impl FnMut(usize),
+) {
+    let stride = grid_threads();
+    let packs = if aligned16(ptrs) { len / T::LANES } else { 0 };
+    let mut i = index_1d();
+    while i < packs {
+        pack(i);
+        i += stride;
+    }
+    let mut t = packs * T::LANES + index_1d();
+    while t < len {
+        elem(t);
+        t += stride;
+    }
+}
+
+/// `out[i] = f(a[i])` for `i < min(a.len(), out.len())`; see [`for_each_owned`].
+///
+/// Safe: each index is visited by one thread only ([`for_each_owned`]), `a` is only read,
+/// so no two threads touch the same element of `out`.
 #[inline(always)]
 fn map1<T: Elem>(a: &[T], out: &OutSlice<T>, f: impl Fn(T) -> T) {
     let len = a.len().min(out.len());
     let (ap, op) = (a.as_ptr(), out.as_mut_ptr());
-    let stride = grid_threads();
-    let packs = if aligned16(&[ap as usize, op as usize]) {
-        len / T::LANES
-    } else {
-        0
-    };
-    let mut i = index_1d();
-    while i < packs {
-        // SAFETY: pack i lies within the first `packs · LANES <= len` elements of both
-        // buffers, which are 16-byte aligned (checked above); `a` is read-only; pack i of
-        // `out` belongs to this thread alone (see above).
-        unsafe {
+    for_each_owned::<T>(
+        len,
+        &[ap as usize, op as usize],
+        // SAFETY: pack i lies within the first `len` elements of both buffers, which are
+        // 16-byte aligned (checked by `for_each_owned`); pack i of `out` is this thread's.
+        |i| unsafe {
             let x = T::load_pack_nc((ap as *const Pack<T>).add(i));
             let mut y = x;
             for l in 0..T::LANES {
                 y.0.as_mut()[l] = f(x.0.as_ref()[l]);
             }
             (op as *mut Pack<T>).add(i).write(y);
-        }
-        i += stride;
-    }
-    let mut t = packs * T::LANES + index_1d();
-    while t < len {
-        // SAFETY: t < len; element t belongs to this thread alone.
-        unsafe { op.add(t).write(f(*ap.add(t))) };
-        t += stride;
-    }
+        },
+        // SAFETY: t < len; element t is this thread's.
+        |t| unsafe { op.add(t).write(f(*ap.add(t))) },
+    );
 }
 
 /// `out[i] = f(a[i], b[i])` for `i < min(a.len(), b.len(), out.len())`; see [`map1`].
@@ -203,16 +219,11 @@ fn map1<T: Elem>(a: &[T], out: &OutSlice<T>, f: impl Fn(T) -> T) {
 fn map2<T: Elem>(a: &[T], b: &[T], out: &OutSlice<T>, f: impl Fn(T, T) -> T) {
     let len = a.len().min(b.len()).min(out.len());
     let (ap, bp, op) = (a.as_ptr(), b.as_ptr(), out.as_mut_ptr());
-    let stride = grid_threads();
-    let packs = if aligned16(&[ap as usize, bp as usize, op as usize]) {
-        len / T::LANES
-    } else {
-        0
-    };
-    let mut i = index_1d();
-    while i < packs {
+    for_each_owned::<T>(
+        len,
+        &[ap as usize, bp as usize, op as usize],
         // SAFETY: as in `map1`, for `a`, `b` and `out`.
-        unsafe {
+        |i| unsafe {
             let x = T::load_pack_nc((ap as *const Pack<T>).add(i));
             let y = T::load_pack_nc((bp as *const Pack<T>).add(i));
             let mut z = x;
@@ -220,15 +231,10 @@ fn map2<T: Elem>(a: &[T], b: &[T], out: &OutSlice<T>, f: impl Fn(T, T) -> T) {
                 z.0.as_mut()[l] = f(x.0.as_ref()[l], y.0.as_ref()[l]);
             }
             (op as *mut Pack<T>).add(i).write(z);
-        }
-        i += stride;
-    }
-    let mut t = packs * T::LANES + index_1d();
-    while t < len {
-        // SAFETY: t < len; element t belongs to this thread alone.
-        unsafe { op.add(t).write(f(*ap.add(t), *bp.add(t))) };
-        t += stride;
-    }
+        },
+        // SAFETY: t < len; element t is this thread's.
+        |t| unsafe { op.add(t).write(f(*ap.add(t), *bp.add(t))) },
+    );
 }
 
 /// `y[i] = f(x[i], y[i])` in place for `i < min(x.len(), y.len())`; see [`map1`]. `y` is
@@ -237,32 +243,22 @@ fn map2<T: Elem>(a: &[T], b: &[T], out: &OutSlice<T>, f: impl Fn(T, T) -> T) {
 fn map_in_place<T: Elem>(x: &[T], y: &OutSlice<T>, f: impl Fn(T, T) -> T) {
     let len = x.len().min(y.len());
     let (xp, yp) = (x.as_ptr(), y.as_mut_ptr());
-    let stride = grid_threads();
-    let packs = if aligned16(&[xp as usize, yp as usize]) {
-        len / T::LANES
-    } else {
-        0
-    };
-    let mut i = index_1d();
-    while i < packs {
+    for_each_owned::<T>(
+        len,
+        &[xp as usize, yp as usize],
         // SAFETY: as in `map1`; element i of `y` is read and then written by this thread
         // only.
-        unsafe {
+        |i| unsafe {
             let a = T::load_pack_nc((xp as *const Pack<T>).add(i));
             let mut b = T::load_pack((yp as *const Pack<T>).add(i));
             for l in 0..T::LANES {
                 b.0.as_mut()[l] = f(a.0.as_ref()[l], b.0.as_ref()[l]);
             }
             (yp as *mut Pack<T>).add(i).write(b);
-        }
-        i += stride;
-    }
-    let mut t = packs * T::LANES + index_1d();
-    while t < len {
-        // SAFETY: t < len; element t belongs to this thread alone.
-        unsafe { yp.add(t).write(f(*xp.add(t), *yp.add(t))) };
-        t += stride;
-    }
+        },
+        // SAFETY: t < len; element t is read and written by this thread only.
+        |t| unsafe { yp.add(t).write(f(*xp.add(t), *yp.add(t))) },
+    );
 }
 
 /// `c[i] = a[i] + b[i]` for `i < min(a.len(), b.len())`, one thread per element (1D launch).
