@@ -543,6 +543,11 @@ fn emit_rerun_directives(dep_info: &Path, manifest: &Path, rustc: &OsString) {
         }
     }
     println!("cargo::rerun-if-changed={}", manifest.display());
+    // ptxas and libdevice are optional and looked up on every build: notice when they appear
+    // (a pip install of NVIDIA's wheel, a toolkit install) or go away.
+    for path in ptxas::watch_paths() {
+        println!("cargo::rerun-if-changed={}", path.display());
+    }
     for var in ["PTXAS", "CUDA_HOME", "CUDA_PATH", "PATH"] {
         println!("cargo::rerun-if-env-changed={var}");
     }

@@ -88,6 +88,37 @@ pub fn pip_wheel_dir() -> Option<PathBuf> {
         .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
 }
 
+/// Folders whose change may make `ptxas` or libdevice appear, for `cargo::rerun-if-changed`:
+/// each site-packages folder of `python3` that exists (its `nvidia/` subfolder when that
+/// exists, which is where NVIDIA's wheels install, so that unrelated installs do not trigger a
+/// rebuild), and each existing CUDA toolkit root (`$CUDA_HOME`, `$CUDA_PATH`,
+/// `/usr/local/cuda`). Cargo scans a watched folder recursively for changed files.
+pub fn watch_paths() -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(|v| std::env::var_os(v).map(PathBuf::from))
+        .collect();
+    roots.push(PathBuf::from("/usr/local/cuda"));
+    let site = Command::new("python3")
+        .args([
+            "-c",
+            "import site; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()]))",
+        ])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    for dir in site.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let dir = PathBuf::from(dir);
+        let nvidia = dir.join("nvidia");
+        roots.push(if nvidia.is_dir() { nvidia } else { dir });
+    }
+    roots.retain(|p| p.is_dir());
+    roots.dedup();
+    roots
+}
+
 /// Assembles `ptx` for `arch` with `ptxas -v`, writing the cubin to `cubin` (or discarding
 /// it), and returns the resource usage of every kernel.
 ///
