@@ -1410,9 +1410,10 @@ fn sm80_instructions_only_in_the_sm80_variant_which_links_libdevice() {
         eprintln!("libdevice linking not checked: the sm_80 variant was built without it");
     }
     assert!(
-        !SM80_FAST_MATH || !SM80_PTX
-            .lines()
-            .any(|l| l.contains(".extern") && l.contains("__nv_")),
+        !SM80_FAST_MATH
+            || !SM80_PTX
+                .lines()
+                .any(|l| l.contains(".extern") && l.contains("__nv_")),
         "libdevice functions left unresolved in the fast-math PTX"
     );
     assert!(

@@ -1,0 +1,196 @@
+//! [`CudaError`], the one error type of the runtime, and [`CudaResult`].
+
+use cudarc::driver::DriverError;
+use std::path::PathBuf;
+
+/// `Result` with a [`CudaError`].
+pub type CudaResult<T> = Result<T, CudaError>;
+
+/// Why a runtime call failed. Every variant says what was being done; driver failures carry
+/// the CUDA error's name, code and description (e.g. `CUDA_ERROR_INVALID_VALUE (1): invalid
+/// argument`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CudaError {
+    /// The CUDA driver library (`libcuda.so`) could not be loaded.
+    #[error(
+        "no CUDA driver found (libcuda.so could not be loaded): install an NVIDIA driver (CUDA 12 or later)"
+    )]
+    NoDriver,
+    /// The driver is there but reports no CUDA device.
+    #[error("the CUDA driver reports no GPU")]
+    NoDevice,
+    /// The requested device ordinal does not exist.
+    #[error("GPU {ordinal} does not exist: {count} device(s) found (ordinals 0..{count})")]
+    BadOrdinal {
+        /// Requested ordinal.
+        ordinal: usize,
+        /// Number of devices.
+        count: usize,
+    },
+    /// No context is current on this thread and none was created in this process.
+    #[error(
+        "no CUDA context: call `cust::quick_init()` or `Context::new(device)` first (or \
+         `CurrentContext::set_current(&ctx)` on this thread)"
+    )]
+    NoContext,
+    /// A driver call failed.
+    #[error("CUDA error while {during}: {}", describe(.source))]
+    Driver {
+        /// What was being done.
+        during: String,
+        /// The driver's error.
+        #[source]
+        source: DriverError,
+    },
+    /// A kernel launch, or the execution it started, failed.
+    #[error(
+        "kernel `{kernel}` failed (grid {grid:?}, block {block:?}, {shared_bytes} bytes dynamic shared memory): {}",
+        describe(.source)
+    )]
+    Launch {
+        /// Kernel name.
+        kernel: String,
+        /// Grid dimensions in blocks.
+        grid: (u32, u32, u32),
+        /// Block dimensions in threads.
+        block: (u32, u32, u32),
+        /// Dynamic shared memory per block, bytes.
+        shared_bytes: u32,
+        /// The driver's error.
+        #[source]
+        source: DriverError,
+    },
+    /// The bytes given to [`Module::from_ptx`](crate::module::Module::from_ptx) /
+    /// [`from_cubin`](crate::module::Module::from_cubin) / [`from_file`](crate::module::Module::from_file)
+    /// are not a module of the expected kind.
+    #[error("{origin} is not a valid module: {reason}")]
+    InvalidModule {
+        /// Where the bytes came from (a file path, or "PTX text" / "cubin").
+        origin: String,
+        /// What is wrong and what was expected.
+        reason: String,
+    },
+    /// The driver rejected a module (e.g. a cubin for another architecture, or PTX newer than
+    /// the driver).
+    #[error("loading {origin} on {device} failed: {}{hint}", describe(.source))]
+    ModuleLoad {
+        /// Where the module came from.
+        origin: String,
+        /// The device, with its compute capability.
+        device: String,
+        /// What to check.
+        hint: &'static str,
+        /// The driver's error.
+        #[source]
+        source: DriverError,
+    },
+    /// A module file could not be read.
+    #[error("cannot read module file {path}: {source}")]
+    ModuleFile {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The module has no kernel of this name.
+    #[error("{origin} has no kernel `{kernel}`{available}")]
+    UnknownKernel {
+        /// Kernel name asked for.
+        kernel: String,
+        /// The module.
+        origin: String,
+        /// The kernels it has, where known (`"; it has: a, b"`), else a hint.
+        available: String,
+    },
+    /// The host arguments' sizes differ from the kernel's parameters.
+    #[error(
+        "kernel `{kernel}` parameter layout mismatch: the host passes parameters of {host:?} \
+         bytes, the kernel declares {module:?}{hint}"
+    )]
+    ParamMismatch {
+        /// Kernel name.
+        kernel: String,
+        /// Sizes of the parameters the host passes, bytes.
+        host: Vec<usize>,
+        /// Sizes the kernel declares, bytes.
+        module: Vec<usize>,
+        /// How to fix it, where a likely cause is recognised.
+        hint: &'static str,
+    },
+    /// The kernel's parameter layout cannot be checked: the module carries no manifest and
+    /// the driver is older than CUDA 12.4 (`cuFuncGetParamInfo`).
+    #[error(
+        "cannot check the parameters of kernel `{0}`: load the module from cuda_builder's \
+         module image (`Module::from_image`) or use a CUDA 12.4+ driver"
+    )]
+    ParamInfoUnavailable(String),
+    /// An invalid launch configuration.
+    #[error("invalid launch configuration: {0}")]
+    LaunchConfig(String),
+    /// Two buffers of a copy have different lengths.
+    #[error("{what}: the source has {src} elements, the destination {dst}; they must be equal")]
+    LengthMismatch {
+        /// Which copy.
+        what: &'static str,
+        /// Source length, elements.
+        src: usize,
+        /// Destination length, elements.
+        dst: usize,
+    },
+    /// A buffer would not fit in free device memory.
+    #[error("{what} needs {bytes} bytes of device memory, more than the {free} bytes free")]
+    OutOfMemory {
+        /// What the buffer is for.
+        what: &'static str,
+        /// Bytes requested.
+        bytes: usize,
+        /// Bytes free on the device.
+        free: usize,
+    },
+    /// A size computation overflowed.
+    #[error("{what}: {len} elements of {elem_bytes} bytes overflow the address space")]
+    SizeOverflow {
+        /// What was being allocated.
+        what: &'static str,
+        /// Element count.
+        len: usize,
+        /// Element size, bytes.
+        elem_bytes: usize,
+    },
+    /// A feature of cust 0.3 that this runtime does not provide.
+    #[error("not supported: {0}")]
+    Unsupported(&'static str),
+}
+
+impl CudaError {
+    /// A closure that wraps a driver error with what was being done, for `map_err`.
+    pub fn driver(during: impl Into<String>) -> impl FnOnce(DriverError) -> Self {
+        let during = during.into();
+        move |source| Self::Driver { during, source }
+    }
+
+    /// The CUDA error code (`CUresult`) behind this error, if the driver reported one.
+    pub fn cuda_code(&self) -> Option<u32> {
+        match self {
+            Self::Driver { source, .. }
+            | Self::Launch { source, .. }
+            | Self::ModuleLoad { source, .. } => Some(source.0 as u32),
+            _ => None,
+        }
+    }
+}
+
+/// `CUDA_ERROR_NAME (code): description`, from the driver's own tables.
+pub fn describe(err: &DriverError) -> String {
+    let name = err
+        .error_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", err.0));
+    let text = err
+        .error_string()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("{name} ({}): {text}", err.0 as u32)
+}

@@ -1,0 +1,471 @@
+//! [`Module`]: kernels loaded from PTX, a cubin, a file, or a [`ModuleImage`] (the manifest
+//! that `cuda_builder` generates: PTX, ahead-of-time cubins, entry points and their
+//! parameter sizes).
+
+use crate::{
+    context::{Context, CurrentContext},
+    error::{CudaError, CudaResult},
+    function::Function,
+};
+use cudarc::{
+    driver::{CudaModule, sys},
+    nvrtc::Ptx,
+};
+use std::{
+    collections::HashMap,
+    fmt,
+    path::Path,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+/// A kernels module built by `cuda_builder`, as its generated `<crate>_module.rs` describes
+/// it (the one source of truth for entry names, parameter layouts and cubins). Include it
+/// with `include!(env!("<CRATE>_MODULE"))` and load it with [`Module::from_image`].
+#[derive(Debug)]
+pub struct ModuleImage {
+    /// The kernels crate's name.
+    pub name: &'static str,
+    /// The PTX text.
+    pub ptx: &'static str,
+    /// The PTX's target architecture `(major, minor)`: it runs on this and later GPUs.
+    pub ptx_arch: (u32, u32),
+    /// Cubins assembled ahead of time (empty when the build had no `ptxas`).
+    pub cubins: &'static [Cubin],
+    /// Every kernel entry point of the PTX.
+    pub entries: &'static [EntryPoint],
+}
+
+/// A cubin (SASS for one architecture) of a [`ModuleImage`].
+#[derive(Debug)]
+pub struct Cubin {
+    /// The architecture `(major, minor)`; it runs only on exactly this compute capability in
+    /// this runtime's choice (see [`Module::from_image`]).
+    pub arch: (u32, u32),
+    /// The ELF bytes.
+    pub bytes: &'static [u8],
+}
+
+/// One kernel entry point of a [`ModuleImage`].
+#[derive(Debug)]
+pub struct EntryPoint {
+    /// The entry name (the Rust function name of a `#[kernel]`).
+    pub name: &'static str,
+    /// Size of each parameter in bytes, in order, as the PTX declares them.
+    pub param_sizes: &'static [usize],
+    /// Resource usage per architecture, as reported by `ptxas -v` at build time (empty
+    /// without ptxas).
+    pub resources: &'static [Resources],
+}
+
+/// Resource usage of one kernel on one architecture, from `ptxas -v`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resources {
+    /// The architecture `(major, minor)`.
+    pub arch: (u32, u32),
+    /// Registers per thread.
+    pub registers: u32,
+    /// Static shared memory per block, bytes.
+    pub shared_bytes: u32,
+    /// Stack frame per thread, bytes.
+    pub stack_frame_bytes: u32,
+    /// Bytes spilled to local memory (stores).
+    pub spill_store_bytes: u32,
+    /// Bytes reloaded from spills.
+    pub spill_load_bytes: u32,
+}
+
+impl ModuleImage {
+    /// The entry point called `name`.
+    pub fn entry(&self, name: &str) -> Option<&'static EntryPoint> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+}
+
+/// What a module was loaded from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModuleSource {
+    /// A cubin for exactly the device's compute capability (no JIT compilation).
+    Cubin {
+        /// Major compute capability.
+        major: u32,
+        /// Minor compute capability.
+        minor: u32,
+    },
+    /// PTX, compiled by the driver when loaded.
+    PtxJit,
+}
+
+impl fmt::Display for ModuleSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Cubin { major, minor } => write!(f, "cubin sm_{major}{minor}"),
+            Self::PtxJit => f.write_str("PTX JIT"),
+        }
+    }
+}
+
+/// A JIT option of cust 0.3's `Module::from_ptx`. This runtime loads modules with the
+/// driver's defaults; any option is refused with [`CudaError::Unsupported`] rather than
+/// ignored. Pass `&[]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ModuleJitOption {
+    /// Limit registers per thread (`CU_JIT_MAX_REGISTERS`).
+    MaxRegisters(u32),
+    /// Optimisation level 0..=4 (`CU_JIT_OPTIMIZATION_LEVEL`).
+    OptLevel(u32),
+}
+
+pub(crate) struct ModuleInner {
+    pub(crate) module: Arc<CudaModule>,
+    pub(crate) ctx: Context,
+    pub(crate) origin: String,
+    pub(crate) image: Option<&'static ModuleImage>,
+    source: ModuleSource,
+    load_time: Duration,
+    functions: Mutex<HashMap<String, Function>>,
+}
+
+/// A loaded module. Cheap to clone (shared). Kernels are looked up by name with
+/// [`Module::get_function`] (cached), or launched through `#[kernel]` handles
+/// (see [`crate::launch`]).
+#[derive(Clone)]
+pub struct Module {
+    pub(crate) inner: Arc<ModuleInner>,
+}
+
+impl fmt::Debug for Module {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Module")
+            .field("origin", &self.inner.origin)
+            .field("source", &self.inner.source)
+            .finish_non_exhaustive()
+    }
+}
+
+const NO_BINARY_HINT: &str = " (a cubin runs only on the architecture it was assembled for: \
+                              load the PTX, or assemble for this GPU's sm_XY)";
+const PTX_HINT: &str = " (PTX needs a driver at least as new as its .version: update the \
+                        driver, or build with an older PTX ISA)";
+
+impl Module {
+    /// Loads PTX text on the current context; the driver compiles it for the GPU.
+    ///
+    /// # Errors
+    /// [`CudaError::InvalidModule`] if `ptx` is not PTX text (no `.version` / `.target`
+    /// directive, or a NUL byte), [`CudaError::ModuleLoad`] if the driver rejects it,
+    /// [`CudaError::Unsupported`] for JIT options, [`CudaError::NoContext`].
+    pub fn from_ptx(ptx: impl AsRef<str>, options: &[ModuleJitOption]) -> CudaResult<Self> {
+        no_options(options)?;
+        Self::load_ptx(
+            &CurrentContext::get_current()?,
+            ptx.as_ref(),
+            "PTX text".into(),
+            None,
+        )
+    }
+
+    /// Loads a cubin (or fatbin) on the current context.
+    ///
+    /// # Errors
+    /// [`CudaError::InvalidModule`] if `bytes` is not an ELF cubin or a fatbin,
+    /// [`CudaError::ModuleLoad`] if the driver rejects it (e.g. built for another
+    /// architecture), [`CudaError::Unsupported`] for JIT options, [`CudaError::NoContext`].
+    pub fn from_cubin(bytes: impl AsRef<[u8]>, options: &[ModuleJitOption]) -> CudaResult<Self> {
+        no_options(options)?;
+        Self::load_binary(
+            &CurrentContext::get_current()?,
+            bytes.as_ref(),
+            "cubin".into(),
+        )
+    }
+
+    /// Loads a module file on the current context: PTX text (`.ptx`), a cubin or a fatbin,
+    /// told apart by content.
+    ///
+    /// # Errors
+    /// [`CudaError::ModuleFile`] if it cannot be read, [`CudaError::InvalidModule`] naming
+    /// the file if it is none of those, [`CudaError::ModuleLoad`] if the driver rejects it.
+    pub fn from_file(path: impl AsRef<Path>) -> CudaResult<Self> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| CudaError::ModuleFile {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let ctx = CurrentContext::get_current()?;
+        let origin = format!("module file {}", path.display());
+        if is_binary(&bytes) {
+            return Self::load_binary(&ctx, &bytes, origin);
+        }
+        match std::str::from_utf8(&bytes) {
+            Ok(text) => Self::load_ptx(&ctx, text, origin, None),
+            Err(_) => Err(CudaError::InvalidModule {
+                origin,
+                reason: "expected PTX text, an ELF cubin or a fatbin".into(),
+            }),
+        }
+    }
+
+    /// Loads a `cuda_builder` module image on the current context: the cubin whose
+    /// architecture equals the device's compute capability, if the image has one and the
+    /// driver accepts it, else the PTX (JIT-compiled). [`Module::source`] says which.
+    ///
+    /// # Errors
+    /// As [`Module::from_ptx`].
+    pub fn from_image(image: &'static ModuleImage) -> CudaResult<Self> {
+        Self::from_image_in(&CurrentContext::get_current()?, image)
+    }
+
+    /// [`Module::from_image`] on a given context.
+    ///
+    /// # Errors
+    /// As [`Module::from_ptx`].
+    pub fn from_image_in(ctx: &Context, image: &'static ModuleImage) -> CudaResult<Self> {
+        let cc = ctx.compute_capability()?;
+        let origin = format!("kernels module `{}`", image.name);
+        if let Some(cubin) = image.cubins.iter().find(|c| c.arch == cc) {
+            // A cubin the driver rejects (e.g. from a newer ptxas than it supports) is not
+            // fatal: the PTX is the fallback.
+            if let Ok(mut m) = Self::load_binary(ctx, cubin.bytes, origin.clone()) {
+                let inner = Arc::get_mut(&mut m.inner).expect("just created");
+                inner.image = Some(image);
+                inner.source = ModuleSource::Cubin {
+                    major: cc.0,
+                    minor: cc.1,
+                };
+                return Ok(m);
+            }
+        }
+        Self::load_ptx(ctx, image.ptx, origin, Some(image))
+    }
+
+    /// [`Module::from_ptx`] on a given context.
+    ///
+    /// # Errors
+    /// As [`Module::from_ptx`].
+    pub fn from_ptx_in(ctx: &Context, ptx: &str) -> CudaResult<Self> {
+        Self::load_ptx(ctx, ptx, "PTX text".into(), None)
+    }
+
+    fn load_ptx(
+        ctx: &Context,
+        ptx: &str,
+        origin: String,
+        image: Option<&'static ModuleImage>,
+    ) -> CudaResult<Self> {
+        check_ptx(ptx).map_err(|reason| CudaError::InvalidModule {
+            origin: origin.clone(),
+            reason,
+        })?;
+        let t0 = Instant::now();
+        let module = ctx
+            .load_module(Ptx::from_src(ptx))
+            .map_err(|source| load_error(ctx, &origin, PTX_HINT, source))?;
+        Ok(Self::new(
+            ctx,
+            module,
+            origin,
+            image,
+            ModuleSource::PtxJit,
+            t0.elapsed(),
+        ))
+    }
+
+    fn load_binary(ctx: &Context, bytes: &[u8], origin: String) -> CudaResult<Self> {
+        if !is_binary(bytes) {
+            return Err(CudaError::InvalidModule {
+                origin,
+                reason: "expected an ELF cubin (starts with 0x7f 'ELF') or a fatbin".into(),
+            });
+        }
+        let t0 = Instant::now();
+        let module = ctx
+            .load_module(Ptx::from_binary(bytes.to_vec()))
+            .map_err(|source| load_error(ctx, &origin, NO_BINARY_HINT, source))?;
+        let cc = ctx.compute_capability().unwrap_or((0, 0));
+        let source = ModuleSource::Cubin {
+            major: cc.0,
+            minor: cc.1,
+        };
+        Ok(Self::new(ctx, module, origin, None, source, t0.elapsed()))
+    }
+
+    fn new(
+        ctx: &Context,
+        module: Arc<CudaModule>,
+        origin: String,
+        image: Option<&'static ModuleImage>,
+        source: ModuleSource,
+        load_time: Duration,
+    ) -> Self {
+        Self {
+            inner: Arc::new(ModuleInner {
+                module,
+                ctx: ctx.clone(),
+                origin,
+                image,
+                source,
+                load_time,
+                functions: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    /// The kernel `name` (looked up once, then cached).
+    ///
+    /// # Errors
+    /// [`CudaError::UnknownKernel`] naming the module and, where it is known (modules from a
+    /// [`ModuleImage`]), the kernels it has.
+    pub fn get_function(&self, name: &str) -> CudaResult<Function> {
+        let mut cache = self
+            .inner
+            .functions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = cache.get(name) {
+            return Ok(f.clone());
+        }
+        let unknown = || CudaError::UnknownKernel {
+            kernel: name.to_owned(),
+            origin: self.inner.origin.clone(),
+            available: match self.inner.image {
+                Some(image) => format!(
+                    "; it has: {}",
+                    image
+                        .entries
+                        .iter()
+                        .map(|e| e.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => " (is it a `#[kernel]`, or `#[no_mangle] extern \"ptx-kernel\"`?)".into(),
+            },
+        };
+        if name.contains('\0') {
+            return Err(unknown());
+        }
+        if let Some(image) = self.inner.image
+            && image.entry(name).is_none()
+        {
+            return Err(unknown());
+        }
+        let function = self.inner.module.load_function(name).map_err(|e| {
+            if e.0 == sys::CUresult::CUDA_ERROR_NOT_FOUND {
+                unknown()
+            } else {
+                CudaError::driver(format!("looking up kernel `{name}`"))(e)
+            }
+        })?;
+        let f = Function::new(function, name.to_owned(), self.clone());
+        cache.insert(name.to_owned(), f.clone());
+        Ok(f)
+    }
+
+    /// What the module was loaded from (`cubin sm_90` or `PTX JIT` when displayed).
+    pub fn source(&self) -> ModuleSource {
+        self.inner.source
+    }
+
+    /// How long loading took (driver JIT included for PTX).
+    pub fn load_time(&self) -> Duration {
+        self.inner.load_time
+    }
+
+    /// The module image, for modules loaded with [`Module::from_image`].
+    pub fn image(&self) -> Option<&'static ModuleImage> {
+        self.inner.image
+    }
+
+    /// The context the module lives in.
+    pub fn context(&self) -> &Context {
+        &self.inner.ctx
+    }
+
+    /// The cudarc module.
+    pub fn as_cudarc(&self) -> &Arc<CudaModule> {
+        &self.inner.module
+    }
+}
+
+fn no_options(options: &[ModuleJitOption]) -> CudaResult<()> {
+    if options.is_empty() {
+        Ok(())
+    } else {
+        Err(CudaError::Unsupported(
+            "JIT options: modules are loaded with the driver's defaults; pass `&[]`",
+        ))
+    }
+}
+
+fn load_error(
+    ctx: &Context,
+    origin: &str,
+    hint: &'static str,
+    source: cudarc::driver::DriverError,
+) -> CudaError {
+    let cc = ctx
+        .compute_capability()
+        .map(|(a, b)| format!(" (sm_{a}{b})"))
+        .unwrap_or_default();
+    let relevant = matches!(
+        source.0,
+        sys::CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU
+            | sys::CUresult::CUDA_ERROR_INVALID_PTX
+            | sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+            | sys::CUresult::CUDA_ERROR_INVALID_IMAGE
+    );
+    CudaError::ModuleLoad {
+        origin: origin.to_owned(),
+        device: format!("{}{cc}", ctx.name()),
+        hint: if relevant { hint } else { "" },
+        source,
+    }
+}
+
+/// An ELF cubin or a fatbin (magic `0xBA55ED50`, little-endian).
+fn is_binary(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\x7fELF") || bytes.starts_with(&0xBA55_ED50u32.to_le_bytes())
+}
+
+/// Why `text` is not PTX the driver could load, if it is not.
+fn check_ptx(text: &str) -> Result<(), String> {
+    if text.contains('\0') {
+        return Err("PTX text must not contain NUL bytes".into());
+    }
+    let directive = |d: &str| text.lines().any(|l| l.trim_start().starts_with(d));
+    if !directive(".version") || !directive(".target") {
+        return Err("expected PTX text with `.version` and `.target` directives".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ptx_text_is_recognised() {
+        assert!(check_ptx("//\n.version 7.0\n.target sm_70\n.address_size 64\n").is_ok());
+        assert!(check_ptx("hello").unwrap_err().contains(".version"));
+        assert!(
+            check_ptx(".version 7.0\n.target sm_70\0")
+                .unwrap_err()
+                .contains("NUL")
+        );
+    }
+
+    #[test]
+    fn binaries_are_recognised_by_magic() {
+        assert!(is_binary(b"\x7fELF\x02\x01"));
+        assert!(is_binary(&[0x50, 0xED, 0x55, 0xBA, 1, 0]));
+        assert!(!is_binary(b".version 7.0"));
+    }
+
+    #[test]
+    fn jit_options_are_refused_not_ignored() {
+        assert!(no_options(&[]).is_ok());
+        let err = no_options(&[ModuleJitOption::MaxRegisters(32)]).unwrap_err();
+        assert!(err.to_string().contains("pass `&[]`"), "{err}");
+    }
+}
