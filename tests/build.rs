@@ -1,13 +1,22 @@
-//! Builds a second PTX variant of the `kernels` crate for the primitive tests: sm_80 (for
-//! `redux.sync` and `cp.async`, whose kernels exist only under `cfg(target_feature =
-//! "sm_80")`), with fast math (libdevice) where NVIDIA's libdevice is found. Exported as
-//! `KERNELS_SM80_PTX`; `KERNELS_SM80_FAST_MATH` is `1` when the variant links libdevice and
-//! `0` otherwise (the fast-math GPU test then says it was skipped). Loaded by
-//! `tests/tests/primitives.rs` next to the host's default sm_70 module.
+//! Builds the test kernels crate (`probes`, in `kernels/`) twice with `cuda_builder`:
+//! - the baseline module (sm_70 PTX, cubins for sm_80 and sm_90 where ptxas is found):
+//!   `PROBES_MODULE`, a `cust::module::ModuleImage` named `PROBES`;
+//! - an sm_80 variant for `redux.sync` and `cp.async` (kernels that exist only under
+//!   `cfg(target_feature = "sm_80")`), with fast math (libdevice) where NVIDIA's libdevice is
+//!   found: `PROBES_SM80_MODULE` (`PROBES_SM80`). `PROBES_SM80_FAST_MATH` is `1` when it
+//!   links libdevice, `0` otherwise (the fast-math GPU test then says it was skipped).
 
 use cuda_builder::{ComputeCapability, CudaBuilder};
 
 fn main() {
+    let baseline = CudaBuilder::new("kernels")
+        .ptxas_archs([ComputeCapability(7, 0), ComputeCapability(9, 0)])
+        .cubin_archs([ComputeCapability(8, 0), ComputeCapability(9, 0)])
+        .build();
+    if let Err(err) = baseline {
+        eprintln!("{err}");
+        std::process::exit(1);
+    }
     // Without libdevice (no CUDA toolkit, no `nvidia-cuda-nvcc-cu12` wheel) the variant is
     // still built, with exact math, so that a machine with rustup alone builds and tests.
     let fast_math = cuda_builder::find_libdevice().is_some();
@@ -19,16 +28,16 @@ fn main() {
         );
     }
     println!(
-        "cargo::rustc-env=KERNELS_SM80_FAST_MATH={}",
+        "cargo::rustc-env=PROBES_SM80_FAST_MATH={}",
         u8::from(fast_math)
     );
-    let result = CudaBuilder::new("../kernels")
+    let sm80 = CudaBuilder::new("kernels")
         .variant("sm80")
         .arch(ComputeCapability(8, 0))
         .fast_math(fast_math)
         .ptxas_archs([ComputeCapability(8, 0), ComputeCapability(9, 0)])
         .build();
-    if let Err(err) = result {
+    if let Err(err) = sm80 {
         eprintln!("{err}");
         std::process::exit(1);
     }

@@ -11,9 +11,10 @@
 //! scale 2 words per element, add, triad and axpy 3, dot 2, reductions 1, scans 2 — the
 //! single-pass scan moves exactly that); SGEMM counts 2·m·n·k flops.
 
-use crate::gpu::{ByValue, Gpu, GpuError, elapsed_ms};
+use crate::gpu::{Gpu, GpuError, elapsed_ms};
 use crate::vector::{Element, Float, ReduceOp, ScanKind, ScanState, Scannable, Scratch, Split};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+use cust::launch::ByValue;
 use image::{Rgb, RgbImage};
 use kernels::gemm::{SGEMM_THREADS, SGEMM_TILE_M, SGEMM_TILE_N};
 use kernels::scan::SCAN_THREADS;
@@ -105,7 +106,7 @@ pub struct Report {
     /// GPU name.
     pub device: String,
     /// Compute capability.
-    pub compute_capability: (i32, i32),
+    pub compute_capability: (u32, u32),
     /// Elements per vector.
     pub len: usize,
     /// SGEMM dimensions.
@@ -146,6 +147,7 @@ pub fn time_events<E: From<GpuError>>(
 ) -> Result<Stats, E> {
     let sync = || {
         gpu.stream()
+            .as_cudarc()
             .synchronize()
             .map_err(GpuError::driver("synchronising after a timed run"))
     };
@@ -225,6 +227,23 @@ impl CudaC {
     fn args<'a>(&'a self, gpu: &'a Gpu, name: &str) -> LaunchArgs<'a> {
         gpu.stream().launch_builder(&self.functions[name])
     }
+}
+
+/// Queues a launch of the CUDA C kernel `name` built from `args`; errors name the kernel and
+/// the launch configuration.
+///
+/// # Safety
+/// The arguments pushed into `args` match the kernel's parameters in number, order and
+/// layout, and the buffers have the sizes it assumes.
+unsafe fn launch_cuda_c(
+    name: &str,
+    cfg: LaunchConfig,
+    mut args: LaunchArgs<'_>,
+) -> Result<(), GpuError> {
+    // SAFETY: forwarded to the caller.
+    unsafe { args.launch(cfg) }
+        .map(|_| ())
+        .map_err(|source| cust::launch::launch_error(name, cfg, source))
 }
 
 const CUDA_C_KERNELS: &[&str] = &[
@@ -329,10 +348,7 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
     let t0 = Instant::now();
     let gpu = Gpu::new(0)?;
     let rust_module_load_ms = t0.elapsed().as_secs_f64() * 1e3;
-    let cc = gpu
-        .context()
-        .compute_capability()
-        .map_err(GpuError::driver("reading the compute capability"))?;
+    let cc = gpu.context().compute_capability()?;
     let mut notes = Vec::new();
     let mut entries = Vec::new();
     log(&format!("GPU {} (sm_{}{})", gpu.name(), cc.0, cc.1));
@@ -470,7 +486,7 @@ fn ms_or_dash(ms: Option<f64>) -> String {
 /// Failures become notes.
 fn module_load_times(
     gpu: &Gpu,
-    (major, minor): (i32, i32),
+    cc: (u32, u32),
     notes: &mut Vec<String>,
 ) -> (Option<f64>, Option<f64>) {
     let mut time = |what: &str, ptx: cudarc::nvrtc::Ptx| {
@@ -488,12 +504,11 @@ fn module_load_times(
         }
     };
     let ptx = time("PTX", cudarc::nvrtc::Ptx::from_src(crate::PTX));
-    let cubin = crate::cubins::CUBINS
+    let cubin = crate::KERNELS
+        .cubins
         .iter()
-        .find(|&&(ma, mi, _)| {
-            i64::from(ma) == i64::from(major) && i64::from(mi) == i64::from(minor)
-        })
-        .and_then(|&(_, _, bytes)| time("cubin", cudarc::nvrtc::Ptx::from_binary(bytes.to_vec())));
+        .find(|c| c.arch == cc)
+        .and_then(|c| time("cubin", cudarc::nvrtc::Ptx::from_binary(c.bytes.to_vec())));
     (ptx, cubin)
 }
 
@@ -666,7 +681,7 @@ fn cuda_stream<T: Float>(
     };
     // SAFETY: matches the `cu_<op>_<T>` signatures in bench/cuda/vector.cu (pointers, the
     // scalar by value, `size_t n`); every buffer holds n elements.
-    unsafe { gpu.launch(name, cfg, args) }
+    unsafe { launch_cuda_c(name, cfg, args) }
 }
 
 fn cuda_reduce_pass<T: Element>(
@@ -682,7 +697,7 @@ fn cuda_reduce_pass<T: Element>(
     args.arg(x).arg(&len).arg(&chunk).arg(out);
     // SAFETY: `cu_reduce_*(const T* x, size_t n, size_t chunk, T* out)`; `out` has an
     // element per block; chunk a positive multiple of 4.
-    unsafe { gpu.launch(name, cfg_1d(split.blocks), args) }
+    unsafe { launch_cuda_c(name, cfg_1d(split.blocks), args) }
 }
 
 fn cuda_dot<T: Float>(gpu: &Gpu, cu: &CudaC, n: usize, v: &mut Vectors<T>) -> Result<(), GpuError> {
@@ -697,7 +712,7 @@ fn cuda_dot<T: Float>(gpu: &Gpu, cu: &CudaC, n: usize, v: &mut Vectors<T>) -> Re
             .arg(&chunk)
             .arg(v.scratch.reduce_buffers().0);
         // SAFETY: `cu_dot_*(const T* a, const T* b, size_t n, size_t chunk, T* out)`.
-        unsafe { gpu.launch(name, cfg_1d(split.blocks), args)? };
+        unsafe { launch_cuda_c(name, cfg_1d(split.blocks), args)? };
     }
     let second = Split {
         blocks: 1,
@@ -853,7 +868,7 @@ fn cuda_scan<T: Scannable>(
     // SAFETY: `cu_scan_*(const T* x, size_t n, T* out, unsigned long long* status,
     // size_t status_len, unsigned* counter, unsigned epoch, unsigned base)`; `out` holds
     // `len` elements; a fresh epoch and the counter's value before the launch (`book`).
-    unsafe { gpu.launch(name, cfg, args) }
+    unsafe { launch_cuda_c(name, cfg, args) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -956,7 +971,7 @@ fn bench_sgemm(
                 .arg(&mut c);
             // SAFETY: `cu_sgemm(int m, int n, int k, float alpha, const float* A,
             // const float* B, float beta, float* C)`; buffer sizes m·k, k·n, m·n.
-            unsafe { gpu.launch("cu_sgemm", cfg, args) }
+            unsafe { launch_cuda_c("cu_sgemm", cfg, args) }
         })?;
         cuda = Some(entry("cuda-c", stats));
     }
@@ -1079,7 +1094,8 @@ fn cublas_sgemm(
     if !unsafe { sys::is_culib_present() } {
         return Err("libcublas.so not found on the loader path (set LD_LIBRARY_PATH to the folder of libcublas.so, e.g. the nvidia-cublas Python package's lib/)".into());
     }
-    let blas = CudaBlas::new(gpu.stream().clone()).map_err(|e| format!("cublasCreate: {e:?}"))?;
+    let blas = CudaBlas::new(gpu.stream().as_cudarc().clone())
+        .map_err(|e| format!("cublasCreate: {e:?}"))?;
     // SAFETY: a valid handle; CUBLAS_DEFAULT_MATH is a valid mode (no TF32 tensor-op math).
     unsafe { sys::cublasSetMathMode(*blas.handle(), sys::cublasMath_t::CUBLAS_DEFAULT_MATH) }
         .result()

@@ -1,11 +1,12 @@
-//! ferrocuda's host library: the GPU context and kernel launches ([`gpu`]), the Mandelbrot
-//! renderer on GPU and CPU ([`mandelbrot`]), vector workloads ([`vector`]), and device
-//! information ([`info`]).
+//! ferrocuda's host application library, on top of the `cust` runtime: the GPU handle with
+//! ferrocuda's kernels ([`gpu`]), launch configurations ([`launch`]), the Mandelbrot
+//! renderer on GPU and CPU ([`mandelbrot`]), vector workloads ([`vector`]), benchmarks
+//! ([`bench`]) and device information ([`info`]).
 //!
-//! The kernels are compiled from the `kernels` crate to PTX by `cuda_builder` in this crate's
-//! `build.rs` and embedded as [`PTX`]; the driver compiles the PTX for the GPU it finds when
-//! the module is loaded. The CUDA driver library is loaded at run time, so this crate builds
-//! and runs (on the CPU) on machines without CUDA.
+//! The kernels are compiled from the `kernels` crate by `cuda_builder` in this crate's
+//! `build.rs`; its manifest is [`KERNELS`] (PTX, cubins, entry points). The CUDA driver
+//! library is loaded at run time, so this crate builds and runs (on the CPU) on machines
+//! without CUDA.
 
 pub mod bench;
 pub mod gpu;
@@ -16,12 +17,7 @@ pub mod vector;
 
 pub use gpu::{Gpu, GpuError};
 
-/// The kernels module, PTX text (targets sm_70, PTX ISA 7.0: runs on Volta and later).
-pub const PTX: &str = include_str!(env!("KERNELS_PTX"));
+include!(env!("KERNELS_MODULE"));
 
-/// The kernels module assembled ahead of time to SASS (cubins for sm_80 and sm_90), where
-/// `ptxas` was available at build time; [`Gpu::new`] loads the one matching the device's
-/// compute capability exactly and otherwise JIT-compiles [`PTX`].
-pub mod cubins {
-    include!(concat!(env!("OUT_DIR"), "/kernels_cubins.rs"));
-}
+/// The kernels module's PTX text (targets sm_70, PTX ISA 7.0: runs on Volta and later).
+pub const PTX: &str = KERNELS.ptx;

@@ -385,10 +385,20 @@ pub fn launch_render(
     };
     match precision {
         Precision::F32 => timed(gpu, k32.name(), cfg, || {
-            k32.launch(gpu, cfg, (job.cast::<f32>(), band, &mut counts, &mut rgb))
+            k32.launch(
+                gpu.module(),
+                gpu.stream(),
+                cfg,
+                (job.cast::<f32>(), band, &mut counts, &mut rgb),
+            )
         }),
         Precision::F64 => timed(gpu, k64.name(), cfg, || {
-            k64.launch(gpu, cfg, (*job, band, &mut counts, &mut rgb))
+            k64.launch(
+                gpu.module(),
+                gpu.stream(),
+                cfg,
+                (*job, band, &mut counts, &mut rgb),
+            )
         }),
     }
 }
@@ -433,11 +443,11 @@ pub fn launch_naive(
         Precision::F32 => timed(gpu, mandelbrot_naive_f32.name(), cfg, || {
             let view = view.cast::<f32>();
             let args = (view, max_iter, palette, &mut counts, &mut rgb);
-            mandelbrot_naive_f32.launch(gpu, cfg, args)
+            mandelbrot_naive_f32.launch(gpu.module(), gpu.stream(), cfg, args)
         }),
         Precision::F64 => timed(gpu, mandelbrot_naive_f64.name(), cfg, || {
             let args = (*view, max_iter, palette, &mut counts, &mut rgb);
-            mandelbrot_naive_f64.launch(gpu, cfg, args)
+            mandelbrot_naive_f64.launch(gpu.module(), gpu.stream(), cfg, args)
         }),
     }
 }

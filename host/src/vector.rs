@@ -423,7 +423,7 @@ impl Gpu {
         c: &mut CudaSlice<T>,
     ) -> Result<(), GpuError> {
         let cfg = self.stream_config::<T>(a.len().min(c.len()))?;
-        T::COPY.launch(self, cfg, (a, c))
+        T::COPY.launch(self.module(), self.stream(), cfg, (a, c))
     }
 
     /// `b = q · c` (STREAM scale).
@@ -434,7 +434,7 @@ impl Gpu {
         b: &mut CudaSlice<T>,
     ) -> Result<(), GpuError> {
         let cfg = self.stream_config::<T>(c.len().min(b.len()))?;
-        T::SCALE.launch(self, cfg, (c, q, b))
+        T::SCALE.launch(self.module(), self.stream(), cfg, (c, q, b))
     }
 
     /// `c = a + b` (STREAM add).
@@ -445,7 +445,7 @@ impl Gpu {
         c: &mut CudaSlice<T>,
     ) -> Result<(), GpuError> {
         let cfg = self.stream_config::<T>(a.len().min(b.len()).min(c.len()))?;
-        T::ADD.launch(self, cfg, (a, b, c))
+        T::ADD.launch(self.module(), self.stream(), cfg, (a, b, c))
     }
 
     /// `a = b + q · c` (STREAM triad; product and sum rounded separately).
@@ -457,7 +457,7 @@ impl Gpu {
         a: &mut CudaSlice<T>,
     ) -> Result<(), GpuError> {
         let cfg = self.stream_config::<T>(b.len().min(c.len()).min(a.len()))?;
-        T::TRIAD.launch(self, cfg, (b, c, q, a))
+        T::TRIAD.launch(self.module(), self.stream(), cfg, (b, c, q, a))
     }
 
     /// `y = fma(alpha, x, y)` in place.
@@ -468,7 +468,7 @@ impl Gpu {
         y: &mut CudaSlice<T>,
     ) -> Result<(), GpuError> {
         let cfg = self.stream_config::<T>(x.len().min(y.len()))?;
-        T::AXPY.launch(self, cfg, (alpha, x, y))
+        T::AXPY.launch(self.module(), self.stream(), cfg, (alpha, x, y))
     }
 
     /// One pass of a chunked reduction kernel (`x` → one value per block into `out`).
@@ -480,7 +480,7 @@ impl Gpu {
         out: &mut CudaSlice<T>,
     ) -> Result<(), GpuError> {
         let cfg = config_1d(split.blocks, BLOCK_THREADS);
-        kernel.launch(self, cfg, (x, split.chunk, out))
+        kernel.launch(self.module(), self.stream(), cfg, (x, split.chunk, out))
     }
 
     /// `scratch.result = op(x[..])` in two launches.
@@ -505,7 +505,12 @@ impl Gpu {
     ) -> Result<(), GpuError> {
         let split = scratch.split;
         let cfg = config_1d(split.blocks, BLOCK_THREADS);
-        T::DOT.launch(self, cfg, (a, b, split.chunk, &mut scratch.partials))?;
+        T::DOT.launch(
+            self.module(),
+            self.stream(),
+            cfg,
+            (a, b, split.chunk, &mut scratch.partials),
+        )?;
         self.reduce_pass(
             ReduceOp::Sum.kernel::<T>(),
             &scratch.partials,
@@ -536,7 +541,8 @@ impl Gpu {
         // (`&mut`); the grid has one block per tile.
         unsafe {
             kernel.launch_unchecked(
-                self,
+                self.module(),
+                self.stream(),
                 cfg,
                 (x, out, &mut st.status, &mut st.counter, l.epoch, l.base),
             )
@@ -574,7 +580,14 @@ impl Gpu {
         let kernel: SgemmKernel = kernels::gemm::sgemm;
         // SAFETY: buffer sizes checked above, whole allocations (16-byte aligned); the
         // module's launch shape; `c` is borrowed mutably, so nothing else uses it.
-        unsafe { kernel.launch_unchecked(self, cfg, (m, n, k, alpha, a, b, beta, c)) }
+        unsafe {
+            kernel.launch_unchecked(
+                self.module(),
+                self.stream(),
+                cfg,
+                (m, n, k, alpha, a, b, beta, c),
+            )
+        }
     }
 }
 
@@ -611,6 +624,7 @@ impl Gpu {
     /// Waits for the queued launches; a kernel fault is reported as a failure of `kernel`.
     fn finish(&self, kernel: &'static str) -> Result<(), GpuError> {
         self.stream()
+            .as_cudarc()
             .synchronize()
             .map_err(GpuError::driver(format!("running `{kernel}`")))
     }
@@ -931,7 +945,8 @@ impl Gpu {
             // elements and is borrowed mutably, so nothing else accesses it.
             unsafe {
                 kernels::vector::vector_add_f32.launch_unchecked(
-                    self,
+                    self.module(),
+                    self.stream(),
                     cfg,
                     (&a_dev, &b_dev, &mut c_dev),
                 )?
@@ -953,6 +968,7 @@ impl Gpu {
                 .map_err(GpuError::driver("device-to-device copy"))?;
             let end = self.record_event()?;
             stream
+                .as_cudarc()
                 .synchronize()
                 .map_err(GpuError::driver("device-to-device copy"))?;
             if rep > 0 {

@@ -22,9 +22,6 @@ use crate::vector::fma_f32;
 use cuda_std::mem;
 use cuda_std::prelude::*;
 
-/// Entry names of this module's kernels.
-pub const KERNELS: &[&str] = &["sgemm"];
-
 /// Rows of `C` per block.
 pub const SGEMM_TILE_M: u32 = 128;
 /// Columns of `C` per block.

@@ -3,9 +3,9 @@
 //! reference uses.
 //!
 //! Modules: [`mandelbrot`] (escape time and colour per pixel), [`vector`] (STREAM kernels, axpy),
-//! [`reduce`] (sum/min/max, dot), [`scan`] (prefix sums), [`gemm`] (SGEMM),
-//! [`launch_checks`] (kernels that exercise the launch layer and parameter ABI),
-//! [`primitives`] (tests of every `cuda_std` primitive, and the tiled matmul demonstration).
+//! [`reduce`] (sum/min/max, dot), [`scan`] (prefix sums), [`gemm`] (SGEMM). Test kernels live
+//! in the `probes` crate (`tests/kernels`), so this module holds product kernels only; the
+//! list of entry points is `cuda_builder`'s manifest (`host::KERNELS`), not kept by hand.
 //! Conventions: images are row-major, pixel `(0, 0)` is top-left; 1D kernels expect a 1D
 //! launch covering at least the element count (extra threads do nothing).
 #![no_std]
@@ -15,22 +15,7 @@
 )]
 
 pub mod gemm;
-pub mod launch_checks;
 pub mod mandelbrot;
-pub mod primitives;
 pub mod reduce;
 pub mod scan;
 pub mod vector;
-
-/// The name of every kernel entry point in the PTX module, for loading and for tests.
-pub fn kernel_names() -> impl Iterator<Item = &'static str> {
-    mandelbrot::KERNELS
-        .iter()
-        .chain(vector::KERNELS)
-        .chain(primitives::KERNELS)
-        .chain(reduce::KERNELS)
-        .chain(scan::KERNELS)
-        .chain(gemm::KERNELS)
-        .chain(launch_checks::KERNELS)
-        .copied()
-}

@@ -17,16 +17,6 @@
 use common::{Band, Palette, Real, RenderJob, Rgb, Viewport, escape_time};
 use cuda_std::prelude::*;
 
-/// Entry names of this module's kernels.
-pub const KERNELS: &[&str] = &[
-    "mandelbrot_f32",
-    "mandelbrot_f64",
-    "mandelbrot_ss_f32",
-    "mandelbrot_ss_f64",
-    "mandelbrot_naive_f32",
-    "mandelbrot_naive_f64",
-];
-
 /// Renders the rows `band` of `job` (one sample per pixel: `job.supersample ≤ 1`), `f32`
 /// arithmetic, one thread per pixel; launch a 2D grid covering `job.width_px × band.rows`
 /// threads (e.g. `host::launch::for_image`).

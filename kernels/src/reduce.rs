@@ -15,21 +15,6 @@
 use crate::vector::{Elem, Pack, aligned16, fma_f32, fma_f64};
 use cuda_std::prelude::*;
 
-/// Entry names of this module's kernels.
-pub const KERNELS: &[&str] = &[
-    "reduce_sum_f32",
-    "reduce_min_f32",
-    "reduce_max_f32",
-    "reduce_sum_f64",
-    "reduce_min_f64",
-    "reduce_max_f64",
-    "reduce_sum_u32",
-    "reduce_min_u32",
-    "reduce_max_u32",
-    "dot_f32",
-    "dot_f64",
-];
-
 /// An associative reduction operator with its identity element.
 pub trait Op<T> {
     /// `combine(IDENTITY, x) == x`.

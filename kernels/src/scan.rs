@@ -36,14 +36,6 @@ use crate::vector::{Elem, Pack, aligned16};
 use cuda_std::atomic::{self, Device, Ordering};
 use cuda_std::prelude::*;
 
-/// Entry names of this module's kernels.
-pub const KERNELS: &[&str] = &[
-    "scan_inclusive_f32",
-    "scan_exclusive_f32",
-    "scan_inclusive_u32",
-    "scan_exclusive_u32",
-];
-
 /// Threads per block the host launches the scan kernels with (any multiple of 32 up to 1024
 /// works; the tile is `block size × SCAN_ITEMS` elements).
 pub const SCAN_THREADS: u32 = 256;

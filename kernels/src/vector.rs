@@ -19,21 +19,6 @@
 use cuda_std::mem;
 use cuda_std::prelude::*;
 
-/// Entry names of this module's kernels.
-pub const KERNELS: &[&str] = &[
-    "vector_add_f32",
-    "copy_f32",
-    "copy_f64",
-    "scale_f32",
-    "scale_f64",
-    "add_f32",
-    "add_f64",
-    "triad_f32",
-    "triad_f64",
-    "axpy_f32",
-    "axpy_f64",
-];
-
 /// Threads per block the host uses for this module's kernels and for [`crate::reduce`] and
 /// [`crate::scan`] (any multiple of 32 up to 1024 works; the block reductions assume it).
 pub const BLOCK_THREADS: u32 = 256;

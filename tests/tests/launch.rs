@@ -3,14 +3,25 @@
 
 use common::{Complex, Palette, Viewport};
 use cudarc::driver::LaunchConfig;
+use cust::{
+    launch::{Launch, LaunchUnchecked},
+    module::ModuleImage,
+};
 use host::{
     GpuError,
-    gpu::ptx_param_sizes,
-    launch::{Launch, LaunchUnchecked, for_image, for_num_elems},
+    launch::{for_image, for_num_elems},
 };
-use kernels::launch_checks::{abi_probe, iota_2d_u32, raw_copy_u32, scale_offset_f32};
+use probes::launch_checks::{abi_probe, iota_2d_u32, raw_copy_u32, scale_offset_f32};
 use std::mem::{align_of, size_of};
-use tests::{assert_identical, gpu};
+use tests::{PROBES, assert_identical, probes as gpu};
+
+/// The parameter sizes the builder's manifest records for `kernel` of `image`.
+fn sizes(image: &ModuleImage, kernel: &str) -> &'static [usize] {
+    image
+        .entry(kernel)
+        .unwrap_or_else(|| panic!("{} has no entry `{kernel}`", image.name))
+        .param_sizes
+}
 
 /// Poison value for outputs: a kernel that skips an element leaves it visible.
 const POISON_U32: u32 = 0xDEAD_BEEF;
@@ -19,8 +30,7 @@ const POISON_U32: u32 = 0xDEAD_BEEF;
 fn by_value_types_have_the_same_size_on_host_and_in_ptx() {
     // The PTX declares each by-value parameter's size (and alignment) from the *device*
     // compilation of the same Rust types; the host pushes `size_of` bytes.
-    let sizes = ptx_param_sizes(host::PTX);
-    let probe = &sizes["abi_probe"];
+    let probe = sizes(&PROBES, "abi_probe");
     let host_sizes = [
         size_of::<Viewport<f64>>(),
         size_of::<Palette>(),
@@ -28,22 +38,23 @@ fn by_value_types_have_the_same_size_on_host_and_in_ptx() {
         size_of::<u8>(),
         16, // OutSlice<u64>: (pointer, length)
     ];
+    assert_eq!(probe, host_sizes.as_slice(), "abi_probe parameter sizes");
+    let product = &host::KERNELS;
     assert_eq!(
-        probe.as_slice(),
-        host_sizes.as_slice(),
-        "abi_probe parameter sizes"
+        sizes(product, "mandelbrot_naive_f32")[0],
+        size_of::<Viewport<f32>>()
     );
-    assert_eq!(sizes["mandelbrot_naive_f32"][0], size_of::<Viewport<f32>>());
     assert_eq!(
-        sizes["mandelbrot_f32"][0],
+        sizes(product, "mandelbrot_f32")[0],
         size_of::<common::RenderJob<f32>>()
     );
     assert_eq!(
-        sizes["mandelbrot_f64"][0],
+        sizes(product, "mandelbrot_f64")[0],
         size_of::<common::RenderJob<f64>>()
     );
     // Alignment: `.param .align N .b8 abi_probe_param_0[40]`.
-    let decl = host::PTX
+    let decl = PROBES
+        .ptx
         .lines()
         .find(|l| l.contains("abi_probe_param_0["))
         .expect("abi_probe declares its first parameter");
@@ -75,7 +86,8 @@ fn slice_out_slice_and_values() {
         let (a, b) = (1.5f32, -0.25f32);
         scale_offset_f32
             .launch(
-                &gpu,
+                &gpu.module(),
+                &gpu.stream(),
                 for_num_elems(n, 256).unwrap(),
                 (&x_dev, &mut out, a, b),
             )
@@ -105,7 +117,7 @@ fn out_slice_write_2d_covers_an_odd_image_exactly() {
         .unwrap();
     // The grid (63×49 blocks of 16×16) overhangs the image: extra threads must not write.
     iota_2d_u32
-        .launch(&gpu, for_image(w, h), (&mut out, w))
+        .launch(&gpu.module(), &gpu.stream(), for_image(w, h), (&mut out, w))
         .unwrap();
     gpu.synchronize().unwrap();
     let got = gpu.stream().clone_dtoh(&out).unwrap();
@@ -128,7 +140,8 @@ fn by_value_structs_arrive_bit_for_bit() {
     let mut out = gpu.stream().clone_htod(&[u64::MAX; 10]).unwrap();
     abi_probe
         .launch(
-            &gpu,
+            &gpu.module(),
+            &gpu.stream(),
             for_num_elems(1, 32).unwrap(),
             (view, Palette::Ocean, c, 0xA5u8, &mut out),
         )
@@ -165,7 +178,8 @@ fn raw_pointer_kernel_through_launch_unchecked() {
     unsafe {
         raw_copy_u32
             .launch_unchecked(
-                &gpu,
+                &gpu.module(),
+                &gpu.stream(),
                 for_num_elems(n as usize, 128).unwrap(),
                 (&src_dev, &mut dst, n),
             )
@@ -189,16 +203,13 @@ fn a_rejected_launch_names_kernel_configuration_and_cuda_error() {
         shared_mem_bytes: 0,
     };
     let err = scale_offset_f32
-        .launch(&gpu, cfg, (&x, &mut out, 1.0, 0.0))
+        .launch(&gpu.module(), &gpu.stream(), cfg, (&x, &mut out, 1.0, 0.0))
         .unwrap_err();
     let msg = err.to_string();
     assert!(
         matches!(
             err,
-            GpuError::Launch {
-                kernel: "scale_offset_f32",
-                ..
-            }
+            GpuError::Launch { ref kernel, .. } if kernel == "scale_offset_f32"
         ),
         "{msg}"
     );
@@ -213,19 +224,26 @@ fn a_rejected_launch_names_kernel_configuration_and_cuda_error() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
-fn abi_mismatch_and_unknown_kernels_are_errors() {
+fn unknown_kernels_are_errors_that_list_the_module_entries() {
     let gpu = gpu();
-    let err = gpu.check_abi("abi_probe", &[40, 4, 8, 1]).unwrap_err();
-    assert!(matches!(err, GpuError::AbiMismatch { .. }), "{err}");
-    let err = gpu.try_function("no_such_kernel").unwrap_err();
-    assert!(err.to_string().contains("no_such_kernel"), "{err}");
+    let err = gpu.module().get_function("no_such_kernel").unwrap_err();
+    assert!(matches!(err, GpuError::UnknownKernel { .. }), "{err}");
+    let msg = err.to_string();
+    for needle in ["no_such_kernel", "kernels module `probes`", "abi_probe"] {
+        assert!(msg.contains(needle), "`{needle}` missing from: {msg}");
+    }
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn occupancy_block_size_is_a_valid_block() {
     let gpu = gpu();
-    let block = gpu.occupancy_block_size(scale_offset_f32).unwrap();
+    let (_, block) = gpu
+        .module()
+        .get_function(scale_offset_f32.name())
+        .unwrap()
+        .suggested_launch_configuration(0, 0.into())
+        .unwrap();
     assert!(
         block.is_multiple_of(32) && (32..=1024).contains(&block),
         "block {block}"

@@ -15,22 +15,21 @@ use cudarc::driver::{
     CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
     sys,
 };
-use host::Gpu;
-use host::gpu::SliceParam;
-use host::launch::LaunchUnchecked;
-use kernels::primitives::{
+use cust::launch::{LaunchUnchecked, SliceParam};
+use probes::primitives::{
     INDEX_SLOTS, LAYOUT_SLOTS, MATH_F32_FUNCTIONS, MATH_F64_FUNCTIONS, MESSAGE_WORDS, TILE, hash32,
     math_f32, math_f64, shared_layout,
 };
 use std::sync::Arc;
-use tests::{assert_identical, gpu};
+use tests::Probes as Gpu;
+use tests::{PROBES, PROBES_SM80, assert_identical, probes as gpu};
 
 /// The sm_80 variant of the kernels module (built by `tests/build.rs`), with fast math where
 /// libdevice was found at build time.
-const SM80_PTX: &str = include_str!(env!("KERNELS_SM80_PTX"));
+const SM80_PTX: &str = PROBES_SM80.ptx;
 
 /// Whether [`SM80_PTX`] links libdevice (`tests/build.rs` found it).
-const SM80_FAST_MATH: bool = matches!(env!("KERNELS_SM80_FAST_MATH").as_bytes(), b"1");
+const SM80_FAST_MATH: bool = matches!(env!("PROBES_SM80_FAST_MATH").as_bytes(), b"1");
 
 /// Environment variable naming the child-process scenario to run.
 const CHILD_ENV: &str = "FERROCUDA_PRIMITIVES_CHILD";
@@ -541,7 +540,7 @@ fn block_barrier_reductions_count_and_or() {
 #[ignore = "needs a CUDA GPU"]
 fn static_shared_arrays_reverse_blocks_without_aliasing() {
     let gpu = gpu();
-    let block = kernels::primitives::REVERSE_BLOCK;
+    let block = probes::primitives::REVERSE_BLOCK;
     let n = block * 40;
     let input: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 7.0).collect();
     let d_in = htod(&gpu, &input);
@@ -1347,8 +1346,13 @@ fn matmul_tiled_f32_is_bit_identical_to_the_cpu_loop() {
         // (`&[f32]` ← `&CudaSlice<f32>`, `*mut f32` ← `&mut CudaSlice<f32>`, `u32` ← `u32`).
         // SAFETY: `a` holds m·k, `b` k·n and `c` m·n elements (the kernel's contract).
         unsafe {
-            kernels::primitives::matmul_tiled_f32
-                .launch_unchecked(&gpu, cfg, (&da, &db, &mut dc, m32, k32, n32))
+            probes::primitives::matmul_tiled_f32
+                .launch_unchecked(
+                    &gpu.module(),
+                    &gpu.stream(),
+                    cfg,
+                    (&da, &db, &mut dc, m32, k32, n32),
+                )
                 .unwrap_or_else(|e| panic!("{e}"));
         }
         gpu.synchronize().unwrap_or_else(|e| panic!("{e}"));
@@ -1366,7 +1370,8 @@ fn matmul_tiled_f32_is_bit_identical_to_the_cpu_loop() {
 
 #[test]
 fn shared_declarations_land_in_the_ptx() {
-    let shared: Vec<&str> = host::PTX
+    let shared: Vec<&str> = PROBES
+        .ptx
         .lines()
         .filter(|l| l.starts_with(".shared .align"))
         .collect();
@@ -1391,7 +1396,9 @@ fn shared_declarations_land_in_the_ptx() {
         "every declaration has its own name"
     );
     assert!(
-        host::PTX.contains(".extern .shared .align 16 .b8 __cuda_std_dynamic_shared[];"),
+        PROBES
+            .ptx
+            .contains(".extern .shared .align 16 .b8 __cuda_std_dynamic_shared[];"),
         "dynamic shared memory declaration"
     );
 }
@@ -1399,7 +1406,7 @@ fn shared_declarations_land_in_the_ptx() {
 #[test]
 fn sm80_instructions_only_in_the_sm80_variant_which_links_libdevice() {
     for insn in ["redux.sync", "cp.async"] {
-        assert!(!host::PTX.contains(insn), "`{insn}` in the sm_70 PTX");
+        assert!(!PROBES.ptx.contains(insn), "`{insn}` in the sm_70 PTX");
         assert!(
             SM80_PTX.contains(insn),
             "`{insn}` missing from the sm_80 PTX"
@@ -1417,7 +1424,7 @@ fn sm80_instructions_only_in_the_sm80_variant_which_links_libdevice() {
         "libdevice functions left unresolved in the fast-math PTX"
     );
     assert!(
-        !host::PTX.contains("__nv_"),
+        !PROBES.ptx.contains("__nv_"),
         "libdevice used in the exact (default) PTX"
     );
 }

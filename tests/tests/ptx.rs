@@ -1,4 +1,5 @@
-//! The embedded PTX module holds exactly the kernels the host expects.
+//! The product kernels module: its manifest matches its PTX, it holds product kernels only
+//! (the test probes are a separate module), and every PTX is loadable as built.
 
 use std::collections::BTreeSet;
 
@@ -11,10 +12,39 @@ fn entries(ptx: &str) -> BTreeSet<&str> {
 }
 
 #[test]
-fn ptx_declares_every_kernel_and_nothing_else() {
-    let found = entries(host::PTX);
-    let expected: BTreeSet<&str> = kernels::kernel_names().collect();
-    assert_eq!(found, expected, "PTX entries vs kernels::kernel_names()");
+fn manifest_lists_exactly_the_ptx_entries() {
+    for image in [&host::KERNELS, &tests::PROBES, &tests::PROBES_SM80] {
+        let manifest: BTreeSet<&str> = image.entries.iter().map(|e| e.name).collect();
+        assert_eq!(
+            manifest,
+            entries(image.ptx),
+            "{}: manifest vs PTX",
+            image.name
+        );
+    }
+}
+
+#[test]
+fn product_module_holds_product_kernels_only() {
+    let product: BTreeSet<&str> = host::KERNELS.entries.iter().map(|e| e.name).collect();
+    let probes: BTreeSet<&str> = tests::PROBES.entries.iter().map(|e| e.name).collect();
+    let shared: Vec<_> = product.intersection(&probes).collect();
+    assert!(
+        shared.is_empty(),
+        "test kernels in the product module: {shared:?}"
+    );
+    // Handles the host launches are entries of the module it loads.
+    for name in [
+        kernels::mandelbrot::mandelbrot_f32.name(),
+        kernels::mandelbrot::mandelbrot_ss_f64.name(),
+        kernels::vector::triad_f32.name(),
+        kernels::gemm::sgemm.name(),
+    ] {
+        assert!(
+            product.contains(name),
+            "`{name}` missing from the product module"
+        );
+    }
 }
 
 #[test]

@@ -409,7 +409,7 @@ fn stream_on_unaligned_views_identical_to_cpu() {
         let (av, bv) = (a_d.slice(1..), b_d.slice(3..));
         let mut cv = c_d.slice_mut(2..);
         kernels::vector::add_f32
-            .launch(&gpu, cfg, (&av, &bv, &mut cv))
+            .launch(&gpu.module(), &gpu.stream(), cfg, (&av, &bv, &mut cv))
             .and_then(|()| gpu.synchronize())
             .expect("add_f32 on views");
     }
@@ -425,7 +425,8 @@ fn stream_on_unaligned_views_identical_to_cpu() {
 fn cubins_are_elf_for_their_architecture() {
     // Present only where ptxas was found at build time; each is an ELF file (the CUDA
     // cubin container).
-    for &(major, minor, bytes) in host::cubins::CUBINS {
+    for cubin in host::KERNELS.cubins {
+        let ((major, minor), bytes) = (cubin.arch, cubin.bytes);
         assert!(
             bytes.starts_with(b"\x7fELF"),
             "cubin sm_{major}{minor} is not an ELF file"

@@ -31,12 +31,26 @@
 //!    cubin files (ahead-of-time SASS, loaded without JIT compilation) and exports their
 //!    paths as `<CRATE>_CUBIN_SM<XY>` (e.g. `KERNELS_CUBIN_SM90`). Without ptxas there are
 //!    no cubins, and the build still succeeds (the host falls back to the PTX).
+//! 7. Writes the module manifest, `<crate>_module.rs` (in the calling build script's
+//!    `OUT_DIR`, else next to the PTX): a `cust::module::ModuleImage` static named after the
+//!    crate (`MY_KERNELS` for `my-kernels`) holding the PTX, the cubins, every entry point
+//!    with its parameter sizes, and the ptxas resources. Its path is exported as
+//!    `<CRATE>_MODULE`, so the host writes
+//!    `include!(env!("MY_KERNELS_MODULE"));` and
+//!    `cust::module::Module::from_image(&MY_KERNELS)`.
+//!
+//! A kernels crate written for Rust-CUDA builds as it is: the builder adds `#![no_std]` and
+//! the unstable features kernels need (`abi_ptx`, `asm_experimental_arch`, `stdarch_nvptx`)
+//! to the kernels build when the crate root does not name them, and accepts Rust-CUDA's
+//! builder method names ([`CudaBuilder::copy_to`], [`NvvmArch`]).
 
 mod error;
+pub mod manifest;
 pub mod ptxas;
 mod toolchain;
 
 pub use error::BuildError;
+pub use manifest::Entry;
 pub use ptxas::KernelResources;
 
 use std::{
@@ -73,6 +87,54 @@ const SCRUBBED_ENV: &[&str] = &[
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ComputeCapability(pub u32, pub u32);
 
+/// Rust-CUDA's name for an architecture (`NvvmArch::Compute70` = sm_70), accepted by
+/// [`CudaBuilder::arch`] so Rust-CUDA build scripts port unchanged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum NvvmArch {
+    Compute35,
+    Compute37,
+    Compute50,
+    Compute52,
+    Compute53,
+    Compute60,
+    Compute61,
+    Compute62,
+    Compute70,
+    Compute72,
+    Compute75,
+    Compute80,
+    Compute86,
+    Compute87,
+    Compute89,
+    Compute90,
+}
+
+impl From<NvvmArch> for ComputeCapability {
+    fn from(arch: NvvmArch) -> Self {
+        use NvvmArch::*;
+        let (major, minor) = match arch {
+            Compute35 => (3, 5),
+            Compute37 => (3, 7),
+            Compute50 => (5, 0),
+            Compute52 => (5, 2),
+            Compute53 => (5, 3),
+            Compute60 => (6, 0),
+            Compute61 => (6, 1),
+            Compute62 => (6, 2),
+            Compute70 => (7, 0),
+            Compute72 => (7, 2),
+            Compute75 => (7, 5),
+            Compute80 => (8, 0),
+            Compute86 => (8, 6),
+            Compute87 => (8, 7),
+            Compute89 => (8, 9),
+            Compute90 => (9, 0),
+        };
+        ComputeCapability(major, minor)
+    }
+}
+
 impl ComputeCapability {
     /// The `sm_XY` name used by rustc's `-C target-cpu` and by ptxas' `-arch`.
     pub fn sm_name(self) -> String {
@@ -93,6 +155,10 @@ pub struct Artifact {
     /// Resource usage per kernel and architecture, as reported by `ptxas -v` (empty when no
     /// `ptxas` was found).
     pub resources: Vec<KernelResources>,
+    /// Every kernel entry point of the PTX, with its parameter sizes.
+    pub entries: Vec<Entry>,
+    /// The generated `<crate>_module.rs` (see the crate docs, step 7).
+    pub module_path: PathBuf,
 }
 
 /// Whether to validate the PTX with `ptxas`.
@@ -152,9 +218,20 @@ impl CudaBuilder {
 
     /// The compute capability the PTX targets (`-C target-cpu=sm_XY`). The PTX runs on this
     /// and every later architecture (the driver compiles it on load).
-    /// Default: 7.0 (Volta), the oldest the CUDA 12/13 drivers fully support.
-    pub fn arch(mut self, cc: ComputeCapability) -> Self {
-        self.arch = cc;
+    /// Default: 7.0 (Volta), the oldest the CUDA 12/13 drivers fully support. Takes a
+    /// [`ComputeCapability`] or Rust-CUDA's [`NvvmArch`]; architectures below 7.0 are raised
+    /// to 7.0 with a warning (rustc's PTX for them lacks the `.sync` warp instructions).
+    pub fn arch(mut self, cc: impl Into<ComputeCapability>) -> Self {
+        let cc = cc.into();
+        if cc < ComputeCapability(7, 0) {
+            println!(
+                "cargo::warning=cuda_builder: {} is below the supported minimum sm_70; building for sm_70",
+                cc.sm_name()
+            );
+            self.arch = ComputeCapability(7, 0);
+        } else {
+            self.arch = cc;
+        }
         self
     }
 
@@ -185,6 +262,11 @@ impl CudaBuilder {
     pub fn output_path(mut self, path: impl Into<PathBuf>) -> Self {
         self.output_path = Some(path.into());
         self
+    }
+
+    /// Rust-CUDA's name for [`output_path`](Self::output_path): copy the PTX to this path.
+    pub fn copy_to(self, path: impl Into<PathBuf>) -> Self {
+        self.output_path(path)
     }
 
     /// Whether to validate the PTX with `ptxas`. Default: [`PtxasMode::Auto`].
@@ -307,6 +389,11 @@ impl CudaBuilder {
             flags.push("--cfg".to_owned());
             flags.push(cfg.clone());
         }
+        // Only for the kernels crate itself (after `--`), not its dependencies or `core`.
+        let crate_attrs: Vec<String> = missing_crate_attrs(&toolchain::crate_root(&manifest)?)
+            .into_iter()
+            .map(|attr| format!("-Zcrate-attr={attr}"))
+            .collect();
 
         let mut cmd = Command::new(&cargo);
         cmd.arg("rustc")
@@ -322,6 +409,9 @@ impl CudaBuilder {
             .current_dir(&crate_dir);
         if self.release {
             cmd.arg("--release");
+        }
+        if !crate_attrs.is_empty() {
+            cmd.arg("--").args(&crate_attrs);
         }
         for var in SCRUBBED_ENV {
             cmd.env_remove(var);
@@ -397,12 +487,14 @@ impl CudaBuilder {
         }
 
         let out_dir = target_dir.join(TARGET).join(profile);
-        let mut ptx_path = out_dir.join(format!("{crate_name}.ptx"));
+        // rustc names its outputs after the crate, with `-` replaced by `_`.
+        let file_stem = crate_name.replace('-', "_");
+        let mut ptx_path = out_dir.join(format!("{file_stem}.ptx"));
         if !ptx_path.is_file() {
             return Err(BuildError::PtxMissing(ptx_path));
         }
         if emit {
-            emit_rerun_directives(&out_dir.join(format!("{crate_name}.d")), &manifest, &rustc);
+            emit_rerun_directives(&out_dir.join(format!("{file_stem}.d")), &manifest, &rustc);
         }
         if let Some(dest) = &self.output_path {
             std::fs::copy(&ptx_path, dest).map_err(|e| BuildError::Io(dest.clone(), e))?;
@@ -426,9 +518,10 @@ impl CudaBuilder {
                     }
                     let mut all = Vec::new();
                     for arch in archs {
-                        let cubin = self.cubin_archs.contains(&arch).then(|| {
-                            out_dir.join(format!("{crate_name}.{}.cubin", arch.sm_name()))
-                        });
+                        let cubin = self
+                            .cubin_archs
+                            .contains(&arch)
+                            .then(|| out_dir.join(format!("{file_stem}.{}.cubin", arch.sm_name())));
                         all.extend(ptxas::assemble(&path, &ptx_path, arch, cubin.as_deref())?);
                         if let Some(c) = cubin {
                             cubins.push((arch, c));
@@ -459,18 +552,33 @@ impl CudaBuilder {
             },
         };
 
+        let variant = self
+            .variant
+            .as_deref()
+            .map(|v| format!("_{}", v.to_uppercase().replace('-', "_")))
+            .unwrap_or_default();
+        // `MY_KERNELS` / `MY_KERNELS_SM80`: the static's name and the prefix of the exported
+        // variables.
+        let prefix = format!("{}{variant}", file_stem.to_uppercase());
+        let ptx_text =
+            std::fs::read_to_string(&ptx_path).map_err(|e| BuildError::Io(ptx_path.clone(), e))?;
+        let entries = manifest::entries(&ptx_text);
+        let module_dir = std::env::var_os("OUT_DIR").map_or_else(|| out_dir.clone(), PathBuf::from);
+        let module_path = module_dir.join(format!("{}_module.rs", prefix.to_lowercase()));
+        let source = manifest::module_source(
+            &prefix,
+            &crate_name,
+            &ptx_path,
+            self.arch,
+            &entries,
+            &cubins,
+            &resources,
+        );
+        std::fs::write(&module_path, source).map_err(|e| BuildError::Io(module_path.clone(), e))?;
+
         if emit {
-            let variant = self
-                .variant
-                .as_deref()
-                .map(|v| format!("_{}", v.to_uppercase().replace('-', "_")))
-                .unwrap_or_default();
-            let var = format!(
-                "{}{variant}_PTX",
-                crate_name.to_uppercase().replace('-', "_")
-            );
-            println!("cargo::rustc-env={var}={}", ptx_path.display());
-            let prefix = var.trim_end_matches("_PTX");
+            println!("cargo::rustc-env={prefix}_PTX={}", ptx_path.display());
+            println!("cargo::rustc-env={prefix}_MODULE={}", module_path.display());
             for (cc, path) in &cubins {
                 println!(
                     "cargo::rustc-env={prefix}_CUBIN_SM{}{}={}",
@@ -485,8 +593,59 @@ impl CudaBuilder {
             ptxas,
             cubins,
             resources,
+            entries,
+            module_path,
         })
     }
+}
+
+/// The crate attributes a kernels build needs that the crate root at `root` does not name
+/// itself (a crate written for Rust-CUDA has none of them; naming a feature twice is an
+/// error, so those already present are left out).
+fn missing_crate_attrs(root: &Path) -> Vec<&'static str> {
+    let text = inner_attributes(&std::fs::read_to_string(root).unwrap_or_default());
+    let mut attrs = Vec::new();
+    if !text.contains("no_std") {
+        attrs.push("no_std");
+    }
+    for feature in ["abi_ptx", "asm_experimental_arch", "stdarch_nvptx"] {
+        if !text.contains(feature) {
+            attrs.push(match feature {
+                "abi_ptx" => "feature(abi_ptx)",
+                "asm_experimental_arch" => "feature(asm_experimental_arch)",
+                _ => "feature(stdarch_nvptx)",
+            });
+        }
+    }
+    attrs
+}
+
+/// The text of every inner attribute (`#![...]`, brackets balanced) of a crate root, so that
+/// words in comments or code do not count.
+fn inner_attributes(source: &str) -> String {
+    let mut out = String::new();
+    let mut rest = source;
+    while let Some(start) = rest.find("#![") {
+        let mut depth = 0usize;
+        let mut end = rest.len();
+        for (i, c) in rest[start + 2..].char_indices() {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = start + 2 + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push_str(&rest[start..end]);
+        out.push('\n');
+        rest = &rest[end..];
+    }
+    out
 }
 
 /// NVIDIA's libdevice bitcode (`libdevice.10.bc`), looked up in `$CUDA_HOME`, `$CUDA_PATH`,
@@ -634,6 +793,32 @@ mod tests {
             strip_ansi("\u{1b}[0m\u{1b}[1m\u{1b}[33mwarning\u{1b}[0m: x"),
             "warning: x"
         );
+    }
+
+    #[test]
+    fn crate_attributes_are_added_only_where_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("lib.rs");
+        std::fs::write(
+            &root,
+            "//! mentions no_std and abi_ptx in prose\nuse x::y;\n",
+        )
+        .unwrap();
+        assert_eq!(
+            missing_crate_attrs(&root),
+            [
+                "no_std",
+                "feature(abi_ptx)",
+                "feature(asm_experimental_arch)",
+                "feature(stdarch_nvptx)"
+            ]
+        );
+        std::fs::write(
+            &root,
+            "#![no_std]\n#![cfg_attr(\n    target_arch = \"nvptx64\",\n    feature(abi_ptx, asm_experimental_arch)\n)]\n",
+        )
+        .unwrap();
+        assert_eq!(missing_crate_attrs(&root), ["feature(stdarch_nvptx)"]);
     }
 
     #[test]

@@ -107,3 +107,18 @@ pub(crate) fn package_name(manifest: &Path) -> Result<String, BuildError> {
         .map(str::to_owned)
         .ok_or_else(|| BuildError::NoPackageName(manifest.into()))
 }
+
+/// The library root file of a crate: `[lib] path`, else `src/lib.rs`.
+pub(crate) fn crate_root(manifest: &Path) -> Result<PathBuf, BuildError> {
+    let text = std::fs::read_to_string(manifest).map_err(|e| BuildError::Io(manifest.into(), e))?;
+    let table: toml::Table = text
+        .parse()
+        .map_err(|_| BuildError::NoPackageName(manifest.into()))?;
+    let dir = manifest.parent().unwrap_or(Path::new("."));
+    let rel = table
+        .get("lib")
+        .and_then(|l| l.get("path"))
+        .and_then(|p| p.as_str())
+        .unwrap_or("src/lib.rs");
+    Ok(dir.join(rel))
+}

@@ -73,6 +73,7 @@ pub mod prelude {
     pub use crate::atomic::{self, Block, Device, Ordering, System};
     pub use crate::kernel;
     pub use crate::shared::{dynamic_shared, dynamic_shared_size_bytes};
+    pub use crate::thread;
     pub use crate::thread::{
         block_dim_x, block_dim_y, block_dim_z, block_idx_x, block_idx_y, block_idx_z, grid_dim_x,
         grid_dim_y, grid_dim_z, index_1d, index_2d, index_3d, sync_threads, sync_threads_and,

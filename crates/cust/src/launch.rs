@@ -72,6 +72,13 @@ impl SliceParam {
             len: len as u64,
         }
     }
+
+    /// The parameter for the whole of `buf`, used on `stream` (the read is ordered after
+    /// earlier writes of `buf` on other streams).
+    pub fn new<T>(buf: &impl DevicePtr<T>, stream: &CudaStream) -> Self {
+        let (ptr, _sync) = buf.device_ptr(stream);
+        Self::from_raw(ptr, buf.len())
+    }
 }
 
 // SAFETY: plain old data matching the kernel's (ptr, len) aggregate layout.

@@ -4,14 +4,6 @@
 use common::{Complex, Palette, Viewport};
 use cuda_std::prelude::*;
 
-/// Entry names of this module's kernels.
-pub const KERNELS: &[&str] = &[
-    "scale_offset_f32",
-    "iota_2d_u32",
-    "abi_probe",
-    "raw_copy_u32",
-];
-
 /// `out[i] = a · x[i] + b` for `i < min(x.len(), out.len())` (1D launch, one thread per
 /// element). Safe: reads a slice, writes only this thread's element of `out`.
 #[kernel]

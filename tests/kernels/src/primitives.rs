@@ -3,7 +3,7 @@
 //! vector loads, math) and writes what it saw to output buffers, which
 //! `tests/tests/primitives.rs` compares with a CPU model of the instruction.
 //!
-//! Kernels in [`SM80_KERNELS`] use sm_80 instructions (`redux.sync`, `cp.async`) and exist
+//! Kernels `prim_redux` and `prim_cp_async` use sm_80 instructions (`redux.sync`, `cp.async`) and exist
 //! only in a PTX built for sm_80 or later (`cfg(target_feature = "sm_80")`; the tests crate
 //! builds that variant, with fast math, in its `build.rs`).
 //!
@@ -16,39 +16,6 @@ use cuda_std::mem;
 use cuda_std::prelude::*;
 use cuda_std::thread;
 use cuda_std::warp;
-
-/// Entry names of this module's kernels present in every PTX build.
-pub const KERNELS: &[&str] = &[
-    "prim_indices",
-    "prim_shfl_u32",
-    "prim_shfl_i32",
-    "prim_shfl_f32",
-    "prim_shfl_u64",
-    "prim_shfl_i64",
-    "prim_shfl_f64",
-    "prim_vote",
-    "prim_match",
-    "prim_lane_masks",
-    "prim_block_reductions",
-    "prim_shared_reverse",
-    "prim_dynamic_shared_reverse",
-    "prim_shared_layout",
-    "prim_atomics_int",
-    "prim_atomics_float",
-    "prim_atomic_exchange",
-    "prim_atomic_cas_counter",
-    "prim_message_passing",
-    "prim_clocks",
-    "prim_printf",
-    "prim_assert",
-    "prim_vector_mem",
-    "prim_math_f32",
-    "prim_math_f64",
-    "matmul_tiled_f32",
-];
-
-/// Entry names of the kernels that exist only in sm_80+ builds.
-pub const SM80_KERNELS: &[&str] = &["prim_redux", "prim_cp_async"];
 
 /// Slots per thread written by [`prim_indices`].
 pub const INDEX_SLOTS: usize = 10;

@@ -1,0 +1,13 @@
+//! ferrocuda's test kernels ("probes"), kept out of the product kernels module: one kernel
+//! per `cuda_std` primitive with CPU models of the PTX instructions ([`primitives`]), kernels
+//! that exercise the launch layer and parameter ABI ([`launch_checks`]), and runtime probes
+//! for `cust` ([`runtime`]).
+#![no_std]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(abi_ptx, asm_experimental_arch, core_float_math)
+)]
+
+pub mod launch_checks;
+pub mod primitives;
+pub mod runtime;
