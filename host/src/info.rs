@@ -1,7 +1,7 @@
 //! Driver and device information for `ferrocuda info`.
 
-use crate::gpu::{GpuError, driver_available};
-use cudarc::driver::{CudaContext, result, sys};
+use crate::gpu::GpuError;
+use cust::device::{Device, DeviceAttribute};
 use std::fmt;
 
 /// One CUDA device.
@@ -12,7 +12,7 @@ pub struct DeviceInfo {
     /// Name, e.g. "NVIDIA H200".
     pub name: String,
     /// Compute capability (major, minor), e.g. (9, 0).
-    pub compute_capability: (i32, i32),
+    pub compute_capability: (u32, u32),
     /// Total device memory, bytes.
     pub total_mem_bytes: usize,
     /// Number of streaming multiprocessors.
@@ -38,41 +38,25 @@ impl fmt::Display for DeviceInfo {
 ///
 /// # Errors
 /// [`GpuError::NoDriver`] without a driver, [`GpuError::Driver`] if the query fails.
-pub fn driver_version() -> Result<(i32, i32), GpuError> {
-    if !driver_available() {
-        return Err(GpuError::NoDriver);
-    }
-    result::init().map_err(GpuError::driver("cuInit"))?;
-    let mut v = 0;
-    // SAFETY: cuDriverGetVersion writes one int to the valid pointer.
-    unsafe { sys::cuDriverGetVersion(&mut v) }
-        .result()
-        .map_err(GpuError::driver("cuDriverGetVersion"))?;
-    Ok((v / 1000, (v % 1000) / 10))
+pub fn driver_version() -> Result<(u32, u32), GpuError> {
+    cust::device::driver_version()
 }
 
-/// Every CUDA device the driver sees.
+/// Every CUDA device the driver sees (queried without creating contexts).
 ///
 /// # Errors
 /// [`GpuError::NoDriver`] without a driver, [`GpuError::Driver`] if a query fails.
 pub fn devices() -> Result<Vec<DeviceInfo>, GpuError> {
-    if !driver_available() {
-        return Err(GpuError::NoDriver);
-    }
-    let count = CudaContext::device_count().map_err(GpuError::driver("cuDeviceGetCount"))?;
-    (0..usize::try_from(count).unwrap_or(0))
-        .map(|ordinal| {
-            let ctx = CudaContext::new(ordinal)
-                .map_err(GpuError::driver(format!("opening GPU {ordinal}")))?;
-            let q = GpuError::driver;
+    Device::devices()?
+        .into_iter()
+        .map(|dev| {
             Ok(DeviceInfo {
-                ordinal,
-                name: ctx.name().map_err(q("cuDeviceGetName"))?,
-                compute_capability: ctx.compute_capability().map_err(q("compute capability"))?,
-                total_mem_bytes: ctx.total_mem().map_err(q("cuDeviceTotalMem"))?,
-                multiprocessors: ctx
-                    .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-                    .map_err(q("multiprocessor count"))?,
+                ordinal: dev.ordinal(),
+                name: dev.name()?,
+                compute_capability: dev.compute_capability()?,
+                total_mem_bytes: dev.total_memory()?,
+                multiprocessors: dev
+                    .get_attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
             })
         })
         .collect()

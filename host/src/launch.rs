@@ -1,5 +1,5 @@
 //! Launch configurations for ferrocuda's kernels. Launching itself is `cust`'s typed launch:
-//! `kernel.launch(gpu.module(), gpu.stream(), cfg, args)` ([`cust::launch`]).
+//! `kernel.launch(gpu.module(), gpu.stream(), cfg, args)` ([`mod@cust::launch`]).
 
 use cudarc::driver::LaunchConfig;
 pub use cust::launch::{Launch, LaunchUnchecked};

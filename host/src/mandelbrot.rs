@@ -359,7 +359,7 @@ impl<'g> GpuRenderer<'g> {
 /// If the buffers are smaller than the band (a programming error).
 ///
 /// # Errors
-/// [`GpuError::Launch`] if the kernel fails, [`GpuError::AbiMismatch`] if the PTX disagrees
+/// [`GpuError::Launch`] if the kernel fails, [`GpuError::ParamMismatch`] if the module disagrees
 /// with the kernel's signature, [`GpuError::Driver`] for event failures.
 pub fn launch_render(
     gpu: &Gpu,

@@ -86,8 +86,8 @@ fn slice_out_slice_and_values() {
         let (a, b) = (1.5f32, -0.25f32);
         scale_offset_f32
             .launch(
-                &gpu.module(),
-                &gpu.stream(),
+                gpu.module(),
+                gpu.stream(),
                 for_num_elems(n, 256).unwrap(),
                 (&x_dev, &mut out, a, b),
             )
@@ -117,7 +117,7 @@ fn out_slice_write_2d_covers_an_odd_image_exactly() {
         .unwrap();
     // The grid (63×49 blocks of 16×16) overhangs the image: extra threads must not write.
     iota_2d_u32
-        .launch(&gpu.module(), &gpu.stream(), for_image(w, h), (&mut out, w))
+        .launch(gpu.module(), gpu.stream(), for_image(w, h), (&mut out, w))
         .unwrap();
     gpu.synchronize().unwrap();
     let got = gpu.stream().clone_dtoh(&out).unwrap();
@@ -140,8 +140,8 @@ fn by_value_structs_arrive_bit_for_bit() {
     let mut out = gpu.stream().clone_htod(&[u64::MAX; 10]).unwrap();
     abi_probe
         .launch(
-            &gpu.module(),
-            &gpu.stream(),
+            gpu.module(),
+            gpu.stream(),
             for_num_elems(1, 32).unwrap(),
             (view, Palette::Ocean, c, 0xA5u8, &mut out),
         )
@@ -178,8 +178,8 @@ fn raw_pointer_kernel_through_launch_unchecked() {
     unsafe {
         raw_copy_u32
             .launch_unchecked(
-                &gpu.module(),
-                &gpu.stream(),
+                gpu.module(),
+                gpu.stream(),
                 for_num_elems(n as usize, 128).unwrap(),
                 (&src_dev, &mut dst, n),
             )
@@ -203,7 +203,7 @@ fn a_rejected_launch_names_kernel_configuration_and_cuda_error() {
         shared_mem_bytes: 0,
     };
     let err = scale_offset_f32
-        .launch(&gpu.module(), &gpu.stream(), cfg, (&x, &mut out, 1.0, 0.0))
+        .launch(gpu.module(), gpu.stream(), cfg, (&x, &mut out, 1.0, 0.0))
         .unwrap_err();
     let msg = err.to_string();
     assert!(

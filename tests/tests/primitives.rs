@@ -1348,8 +1348,8 @@ fn matmul_tiled_f32_is_bit_identical_to_the_cpu_loop() {
         unsafe {
             probes::primitives::matmul_tiled_f32
                 .launch_unchecked(
-                    &gpu.module(),
-                    &gpu.stream(),
+                    gpu.module(),
+                    gpu.stream(),
                     cfg,
                     (&da, &db, &mut dc, m32, k32, n32),
                 )

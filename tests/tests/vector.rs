@@ -409,7 +409,7 @@ fn stream_on_unaligned_views_identical_to_cpu() {
         let (av, bv) = (a_d.slice(1..), b_d.slice(3..));
         let mut cv = c_d.slice_mut(2..);
         kernels::vector::add_f32
-            .launch(&gpu.module(), &gpu.stream(), cfg, (&av, &bv, &mut cv))
+            .launch(gpu.module(), gpu.stream(), cfg, (&av, &bv, &mut cv))
             .and_then(|()| gpu.synchronize())
             .expect("add_f32 on views");
     }

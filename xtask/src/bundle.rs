@@ -42,6 +42,10 @@ pub fn exec(args: &Args) -> Result<()> {
     for (name, exe) in &tests {
         copy_stripped(exe, &out.join("tests").join(name))?;
     }
+    fs::create_dir_all(out.join("examples"))?;
+    for (name, exe) in example_executables()? {
+        copy_stripped(&exe, &out.join("examples").join(name))?;
+    }
     fs::copy(build::ptx_path(), out.join("kernels.ptx")).context("copying the PTX")?;
     // The CUDA C twins of the vector kernels (`ferrocuda bench` embeds them; shipped for
     // reference and for rebuilding by hand with nvcc).
@@ -75,6 +79,53 @@ pub fn exec(args: &Args) -> Result<()> {
         args.out.display()
     );
     Ok(())
+}
+
+/// The example programs, built in release mode: the host crate's numbered examples, every
+/// out-of-workspace project under `examples/`, and a project made by `cargo xtask new` (so
+/// the template is built and run as a user would).
+fn example_executables() -> Result<Vec<(String, PathBuf)>> {
+    let root = project_root();
+    let mut found = Vec::new();
+    for entry in fs::read_dir(root.join("host/examples"))? {
+        let path = entry?.path();
+        let Some(name) = path.file_stem().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        crate::run(cargo().args(["build", "--release", "-p", "host", "--example", name]))?;
+        found.push((
+            name.to_owned(),
+            root.join("target/release/examples").join(name),
+        ));
+    }
+    let generated = root.join("target/xtask-new");
+    if generated.exists() {
+        fs::remove_dir_all(&generated)?;
+    }
+    crate::new::exec(&crate::new::Args {
+        path: generated.join("new-project"),
+    })?;
+    let mut projects = vec![generated.join("new-project")];
+    for entry in fs::read_dir(root.join("examples"))? {
+        let path = entry?.path();
+        if path.join("Cargo.toml").is_file() {
+            projects.push(path);
+        }
+    }
+    for project in projects {
+        let name = project
+            .file_name()
+            .and_then(|n| n.to_str())
+            .context("example folder name")?
+            .to_owned();
+        crate::run(
+            cargo()
+                .args(["build", "--release", "--manifest-path"])
+                .arg(project.join("Cargo.toml")),
+        )?;
+        found.push((name.clone(), project.join("target/release").join(&name)));
+    }
+    Ok(found)
 }
 
 /// `(bundle name, path)` of every release test executable of the workspace, built with

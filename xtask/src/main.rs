@@ -5,6 +5,7 @@ mod bench;
 mod build;
 mod bundle;
 mod gallery;
+mod new;
 mod test;
 
 use anyhow::{Context, Result, bail};
@@ -45,6 +46,9 @@ enum Cmd {
     /// `cargo xtask bench -- --out bench-out --len 268435456 ...` (arguments after `--` go to
     /// `ferrocuda bench`).
     Bench(bench::Args),
+    /// Create a new kernels project (host crate + kernels crate, typed launch, CPU check)
+    /// outside this workspace: `cargo xtask new ../my-gpu-app`.
+    New(new::Args),
 }
 
 fn main() -> Result<()> {
@@ -69,6 +73,7 @@ fn main() -> Result<()> {
         Cmd::Bundle(args) => bundle::exec(&args),
         Cmd::Gallery(args) => gallery::exec(&args),
         Cmd::Bench(args) => bench::exec(&args),
+        Cmd::New(args) => new::exec(&args),
     }
 }
 

@@ -7,9 +7,11 @@ set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
-# The device tool returns at most 8 files: logs are gathered into $OUT/logs.txt at the end.
+# The device tool returns at most 8 files: every step's log is appended to $OUT/logs.txt.
 LOGS=$(mktemp -d)
 mkdir -p "$LOGS"
+: >"$OUT/logs.txt"
+: >"$OUT/progress.txt"
 passed=0
 failed=0
 summary=()
@@ -29,6 +31,9 @@ step() {
         summary+=("FAIL  $name (exit $rc, $((SECONDS - start)) s)")
     fi
     tail -n 12 "$LOGS/$name.log"
+    # Written as it goes, so a run stopped at a time limit still leaves its logs.
+    { echo "##### $name"; cat "$LOGS/$name.log"; } >>"$OUT/logs.txt"
+    echo "${summary[-1]}" >>"$OUT/progress.txt"
 }
 
 # cuBLAS for `ferrocuda bench`: cudarc loads libcublas.so by name (and the CUDA 12 sonames);
@@ -47,6 +52,11 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 | tee "$OUT/gpu.txt"
 
 step info ./ferrocuda info
+# Example programs (each checks its GPU result against the CPU and exits non-zero on a
+# difference): host examples, the out-of-workspace projects, a `cargo xtask new` project.
+for e in examples/*; do
+    step "example-$(basename "$e")" "$e"
+done
 for t in tests/*; do
     step "test-$(basename "$t")" "$t" --include-ignored --test-threads=1
 done
@@ -111,5 +121,4 @@ echo
 echo "===== summary ($(head -2 "$OUT/gpu.txt" | tail -1)) ====="
 printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
 echo "$passed passed, $failed failed" | tee -a "$OUT/summary.txt"
-for f in "$LOGS"/*.log; do echo "##### $(basename "$f")"; cat "$f"; done >"$OUT/logs.txt"
 [ "$failed" = 0 ]

@@ -31,12 +31,12 @@
 //! ```
 //!
 //! With a `cuda_builder` kernels crate, the recommended path is the typed launch of the
-//! `#[kernel]` handle ([`launch`]), which checks argument kinds at compile time and sizes at
+//! `#[kernel]` handle ([`mod@launch`]), which checks argument kinds at compile time and sizes at
 //! run time, on a module loaded from the builder's [`ModuleImage`](module::ModuleImage).
 //!
 //! Modules: [`device`] ([`Device`](device::Device)), [`context`]
 //! ([`Context`](context::Context), [`quick_init`]), [`module`], [`function`], [`stream`],
-//! [`event`], [`memory`], [`launch`], [`error`] ([`CudaError`](error::CudaError)), [`prelude`].
+//! [`event`], [`memory`], [`mod@launch`], [`error`] ([`CudaError`]), [`prelude`].
 //!
 //! Conventions: sizes are in elements unless a name says `bytes`; times are milliseconds
 //! where a name says `ms` or `f32`; grid dimensions are in blocks, block dimensions in

@@ -129,7 +129,7 @@ pub(crate) struct ModuleInner {
 
 /// A loaded module. Cheap to clone (shared). Kernels are looked up by name with
 /// [`Module::get_function`] (cached), or launched through `#[kernel]` handles
-/// (see [`crate::launch`]).
+/// (see [`mod@crate::launch`]).
 #[derive(Clone)]
 pub struct Module {
     pub(crate) inner: Arc<ModuleInner>,

@@ -1,0 +1,400 @@
+//! The `cust` runtime on a GPU: devices and contexts, modules from every source (and the
+//! errors of bad ones), typed launches on created streams, cust-style `launch!` with
+//! Rust-CUDA's `(pointer, length)` slice pairs, events, stream ordering, and device, pinned
+//! and unified memory. Every result is checked against the CPU.
+//!
+//! Tests without `#[ignore]` need no GPU.
+
+use cust::{
+    CudaError,
+    event::EventStatus,
+    launch::{Launch, LaunchUnchecked},
+    memory::{AsyncCopyDestination, CopyDestination},
+    module::{Module, ModuleSource},
+    prelude::*,
+};
+use probes::{
+    launch_checks::scale_offset_f32,
+    runtime::{affine_in_place_f32, delay_then_write_u32, vecadd_raw},
+};
+use tests::PROBES;
+
+/// Opens GPU 0 and makes its context current.
+fn init() -> Context {
+    cust::quick_init().unwrap_or_else(|e| panic!("GPU tests need a CUDA GPU: {e}"))
+}
+
+fn cfg_1d(n: usize, block: u32) -> LaunchConfig {
+    cust::function::launch_config((n as u32).div_ceil(block).max(1), block, 0)
+}
+
+fn inputs(n: usize) -> (Vec<f32>, Vec<f32>) {
+    let a = (0..n).map(|i| (i as f32 * 0.37).sin() * 1e3).collect();
+    let b = (0..n).map(|i| (i as f32).sqrt() - 150.0).collect();
+    (a, b)
+}
+
+#[test]
+fn without_a_context_constructors_say_what_to_call() {
+    // This test process never creates a context on this thread before this call in the
+    // GPU-less run; on a GPU machine another test may have created the process default.
+    if cust::device::driver_available() {
+        return;
+    }
+    let err = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap_err();
+    assert!(matches!(err, CudaError::NoContext), "{err}");
+    assert!(err.to_string().contains("cust::quick_init()"), "{err}");
+    let err = cust::quick_init().unwrap_err();
+    assert!(matches!(err, CudaError::NoDriver), "{err}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn devices_report_plausible_properties() {
+    let ctx = init();
+    let n = Device::num_devices().unwrap();
+    assert!(n >= 1);
+    let dev = ctx.device().unwrap();
+    assert!(!dev.name().unwrap().is_empty());
+    let (major, _) = dev.compute_capability().unwrap();
+    assert!(major >= 7, "sm_{major}x is below the supported sm_70");
+    assert!(dev.total_memory().unwrap() >= 1 << 30);
+    let err = Device::get_device(n).unwrap_err();
+    assert!(matches!(err, CudaError::BadOrdinal { .. }), "{err}");
+    let (major_drv, _) = cust::device::driver_version().unwrap();
+    assert!(major_drv >= 12, "driver CUDA {major_drv}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn modules_load_from_ptx_file_cubin_and_image() {
+    let ctx = init();
+    let (major, minor) = ctx.compute_capability().unwrap();
+    let from_ptx = Module::from_ptx(PROBES.ptx, &[]).unwrap();
+    assert_eq!(from_ptx.source(), ModuleSource::PtxJit);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("probes.ptx");
+    std::fs::write(&path, PROBES.ptx).unwrap();
+    Module::from_file(&path)
+        .unwrap()
+        .get_function("vecadd_raw")
+        .unwrap();
+    let image = Module::from_image(&PROBES).unwrap();
+    match PROBES.cubins.iter().find(|c| c.arch == (major, minor)) {
+        Some(cubin) => {
+            assert_eq!(image.source(), ModuleSource::Cubin { major, minor });
+            Module::from_cubin(cubin.bytes, &[]).unwrap();
+            let cubin_path = dir.path().join("probes.cubin");
+            std::fs::write(&cubin_path, cubin.bytes).unwrap();
+            Module::from_file(&cubin_path).unwrap();
+        }
+        None => eprintln!("no cubin for sm_{major}{minor} in this build: PTX only"),
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn bad_modules_and_kernels_are_clear_errors() {
+    let ctx = init();
+    let dir = tempfile::tempdir().unwrap();
+    // Not PTX at all.
+    let err = Module::from_ptx("hello", &[]).unwrap_err();
+    assert!(matches!(err, CudaError::InvalidModule { .. }), "{err}");
+    assert!(err.to_string().contains(".version"), "{err}");
+    // A file that is neither PTX nor a cubin, named in the error.
+    let junk = dir.path().join("junk.bin");
+    std::fs::write(&junk, [0xffu8, 0xfe, 0x00, 0x01]).unwrap();
+    let err = Module::from_file(&junk).unwrap_err();
+    assert!(err.to_string().contains("junk.bin"), "{err}");
+    // A missing file.
+    let err = Module::from_file(dir.path().join("missing.ptx")).unwrap_err();
+    assert!(matches!(err, CudaError::ModuleFile { .. }), "{err}");
+    // PTX text where a cubin is expected.
+    let err = Module::from_cubin(PROBES.ptx.as_bytes(), &[]).unwrap_err();
+    assert!(err.to_string().contains("ELF"), "{err}");
+    // A cubin for another architecture.
+    let cc = ctx.compute_capability().unwrap();
+    if let Some(other) = PROBES.cubins.iter().find(|c| c.arch.0 != cc.0) {
+        let err = Module::from_cubin(other.bytes, &[]).unwrap_err();
+        assert!(matches!(err, CudaError::ModuleLoad { .. }), "{err}");
+        let msg = err.to_string();
+        assert!(msg.contains("CUDA_ERROR_NO_BINARY_FOR_GPU"), "{msg}");
+        assert!(msg.contains("architecture"), "{msg}");
+    }
+    // A kernel the module lacks: the error lists what it has.
+    let module = Module::from_image(&PROBES).unwrap();
+    let err = module.get_function("vecad").unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("`vecad`") && msg.contains("vecadd_raw"),
+        "{msg}"
+    );
+    // JIT options are refused, not ignored.
+    let err = Module::from_ptx(
+        PROBES.ptx,
+        &[cust::module::ModuleJitOption::MaxRegisters(32)],
+    )
+    .unwrap_err();
+    assert!(matches!(err, CudaError::Unsupported(_)), "{err}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn driver_parameter_sizes_match_the_builders_manifest() {
+    // Two independent readings of every kernel's parameter layout: the builder parsed the
+    // PTX text; the driver reports what it compiled (cuFuncGetParamInfo).
+    init();
+    let plain = Module::from_ptx(PROBES.ptx, &[]).unwrap(); // no manifest: asks the driver
+    for entry in PROBES.entries {
+        let driver = plain
+            .get_function(entry.name)
+            .unwrap()
+            .param_sizes()
+            .unwrap();
+        assert_eq!(driver, entry.param_sizes, "kernel `{}`", entry.name);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn typed_launch_on_a_created_stream_matches_the_cpu() {
+    init();
+    let module = Module::from_image(&PROBES).unwrap();
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    let n = 100_003;
+    let (x, _) = inputs(n);
+    let x_dev = DeviceBuffer::from_slice(&x).unwrap();
+    let mut out = DeviceBuffer::<f32>::zeroed(n).unwrap();
+    scale_offset_f32
+        .launch(
+            &module,
+            &stream,
+            cfg_1d(n, 256),
+            (&x_dev, &mut out, 2.5f32, -1.0f32),
+        )
+        .unwrap();
+    stream.synchronize().unwrap();
+    let mut got = vec![0.0f32; n];
+    out.copy_to(&mut got).unwrap();
+    let expected: Vec<f32> = x.iter().map(|v| 2.5 * v + -1.0).collect();
+    tests::assert_identical("scale_offset_f32", &expected, &got);
+    // The occupancy calculator's suggestion is a legal block.
+    let f = module.get_function("scale_offset_f32").unwrap();
+    let (min_grid, block) = f.suggested_launch_configuration(0, 0.into()).unwrap();
+    assert!(
+        min_grid >= 1 && block.is_multiple_of(32) && block <= 1024,
+        "{block}"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cust_launch_macro_packs_rust_cuda_slice_pairs() {
+    init();
+    let module = Module::from_ptx(PROBES.ptx, &[]).unwrap(); // layout from the driver
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    let n = 100_000;
+    let (a, b) = inputs(n);
+    let a_gpu = a.as_slice().as_dbuf().unwrap();
+    let b_gpu = b.as_slice().as_dbuf().unwrap();
+    let mut out = vec![0.0f32; n];
+    let out_buf = out.as_slice().as_dbuf().unwrap();
+    let vecadd = module.get_function("vecadd_raw").unwrap();
+    let (_, block) = vecadd.suggested_launch_configuration(0, 0.into()).unwrap();
+    let grid = (n as u32).div_ceil(block);
+    // SAFETY: out_buf holds n floats, as many as a_gpu and b_gpu; synchronised below.
+    unsafe {
+        launch!(vecadd<<<grid, block, 0, stream>>>(
+            a_gpu.as_device_ptr(),
+            a_gpu.len(),
+            b_gpu.as_device_ptr(),
+            b_gpu.len(),
+            out_buf.as_device_ptr(),
+        ))
+        .unwrap();
+    }
+    stream.synchronize().unwrap();
+    out_buf.copy_to(&mut out).unwrap();
+    let expected: Vec<f32> = a.iter().zip(&b).map(|(a, b)| a + b).collect();
+    tests::assert_identical("vecadd_raw via launch!", &expected, &out);
+
+    // The `module.kernel<<<...>>>` form, and a layout that does not fit: refused before
+    // anything is queued, naming both layouts.
+    // SAFETY: refused before launching.
+    let err = unsafe {
+        launch!(module.vecadd_raw<<<grid, block, 0, stream>>>(
+            a_gpu.as_device_ptr(),
+            b_gpu.as_device_ptr(),
+            out_buf.as_device_ptr(),
+        ))
+    }
+    .unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, CudaError::ParamMismatch { .. }), "{msg}");
+    assert!(
+        msg.contains("[16, 16, 8]") && msg.contains("buf.len()"),
+        "{msg}"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn unsafe_kernels_launch_through_launch_unchecked() {
+    init();
+    let module = Module::from_image(&PROBES).unwrap();
+    let stream = Stream::new(StreamFlags::DEFAULT, None).unwrap();
+    let n = 4097;
+    let (a, b) = inputs(n);
+    let (a_d, b_d) = (
+        DeviceBuffer::from_slice(&a).unwrap(),
+        DeviceBuffer::from_slice(&b).unwrap(),
+    );
+    let mut c_d = DeviceBuffer::<f32>::zeroed(n).unwrap();
+    // SAFETY: c_d holds n floats, as many as a_d and b_d.
+    unsafe {
+        vecadd_raw
+            .launch_unchecked(&module, &stream, cfg_1d(n, 128), (&a_d, &b_d, &mut c_d))
+            .unwrap();
+    }
+    stream.synchronize().unwrap();
+    let expected: Vec<f32> = a.iter().zip(&b).map(|(a, b)| a + b).collect();
+    tests::assert_identical("vecadd_raw typed", &expected, &c_d.as_host_vec().unwrap());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn events_order_streams_and_time_kernels() {
+    let ctx = init();
+    let module = Module::from_image(&PROBES).unwrap();
+    let (least, greatest) = Stream::priority_range().unwrap();
+    let producer = Stream::new(StreamFlags::NON_BLOCKING, Some(greatest)).unwrap();
+    assert_eq!(producer.priority(), greatest);
+    let consumer = Stream::new(StreamFlags::NON_BLOCKING, Some(least)).unwrap();
+    let mut flag = DeviceBuffer::<u32>::zeroed(1).unwrap();
+    let start = Event::new(EventFlags::DEFAULT).unwrap();
+    let done = Event::new(EventFlags::DEFAULT).unwrap();
+    start.record(&producer).unwrap();
+    // About 20 ms at ~2 GHz: long enough that an unordered read would see 0.
+    delay_then_write_u32
+        .launch(
+            &module,
+            &producer,
+            cfg_1d(1, 32),
+            (&mut flag, 40_000_000u64, 7u32),
+        )
+        .unwrap();
+    done.record(&producer).unwrap();
+    consumer.wait_event(&done).unwrap();
+    let mut host = [0u32; 1];
+    flag.async_copy_to(&mut host, &consumer).unwrap();
+    consumer.synchronize().unwrap();
+    assert_eq!(
+        host,
+        [7],
+        "the consumer stream read before the producer's write"
+    );
+    assert_eq!(done.query().unwrap(), EventStatus::Ready);
+    let ms = done.elapsed_time_f32(&start).unwrap();
+    assert!(ms > 1.0 && ms < 10_000.0, "{ms} ms");
+    drop(ctx);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn buffers_copy_and_refuse_length_mismatches() {
+    init();
+    let data: Vec<u32> = (0..1000).map(|i| i * 7 + 3).collect();
+    let mut buf = DeviceBuffer::from_slice(&data).unwrap();
+    let mut back = vec![0u32; 1000];
+    buf.copy_to(&mut back).unwrap();
+    assert_eq!(back, data);
+    let err = buf.copy_to(&mut vec![0u32; 999]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CudaError::LengthMismatch {
+                src: 1000,
+                dst: 999,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let err = buf.copy_from(&vec![0u32; 1001]).unwrap_err();
+    assert!(matches!(err, CudaError::LengthMismatch { .. }), "{err}");
+    let doubled: Vec<u32> = data.iter().map(|v| v * 2).collect();
+    buf.copy_from(&doubled).unwrap();
+    let view = buf.index(10..20).unwrap();
+    let mut part = [0u32; 10];
+    view.copy_to(&mut part).unwrap();
+    assert_eq!(part.as_slice(), &doubled[10..20]);
+    assert!(buf.index(990..1001).is_none());
+    let mut other = DeviceBuffer::<u32>::zeroed(1000).unwrap();
+    other.copy_from(&buf).unwrap();
+    assert_eq!(other.as_host_vec().unwrap(), doubled);
+
+    let mut boxed = DeviceBox::new(&41u64).unwrap();
+    assert_eq!(boxed.get().unwrap(), 41);
+    boxed.copy_from(&42).unwrap();
+    let mut v = 0u64;
+    boxed.copy_to(&mut v).unwrap();
+    assert_eq!(v, 42);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn pinned_buffers_round_trip_asynchronously() {
+    init();
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    let n = 1 << 20;
+    let src: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
+    let pinned = LockedBuffer::from_slice(&src).unwrap();
+    let mut dev = DeviceBuffer::<f32>::zeroed(n).unwrap();
+    dev.async_copy_from(&pinned, &stream).unwrap();
+    let mut back = LockedBuffer::new(&-1.0f32, n).unwrap();
+    dev.async_copy_to(&mut back, &stream).unwrap();
+    // `as_slice` waits for the copy into `back` itself.
+    tests::assert_identical("pinned round trip", &src, back.as_slice().unwrap());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn unified_memory_is_updated_in_place_by_a_kernel() {
+    init();
+    let module = Module::from_image(&PROBES).unwrap();
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    let n = 65_537;
+    let init_values: Vec<f32> = (0..n).map(|i| i as f32 - 30_000.0).collect();
+    let mut unified = UnifiedBuffer::from_slice(&init_values).unwrap();
+    unified.prefetch_to_device().unwrap();
+    affine_in_place_f32
+        .launch(
+            &module,
+            &stream,
+            cfg_1d(n, 256),
+            (&mut unified, 0.5f32, 3.0f32),
+        )
+        .unwrap();
+    stream.synchronize().unwrap();
+    // Read on the host, no copy.
+    let expected: Vec<f32> = init_values.iter().map(|v| v * 0.5 + 3.0).collect();
+    tests::assert_identical("unified in place", &expected, unified.as_slice().unwrap());
+    let mut one = UnifiedBox::new(5u32).unwrap();
+    one.set(6).unwrap();
+    assert_eq!(one.get().unwrap(), 6);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn oversized_allocations_are_refused_with_the_figure() {
+    let ctx = init();
+    let (free, _) = ctx.mem_info().unwrap();
+    let too_many = free / 4 + (1 << 20);
+    // SAFETY: never read; the allocation is refused.
+    let err = unsafe { DeviceBuffer::<u32>::uninitialized(too_many) }.unwrap_err();
+    assert!(matches!(err, CudaError::OutOfMemory { .. }), "{err}");
+    let err = UnifiedBuffer::new(&0u32, too_many).unwrap_err();
+    assert!(matches!(err, CudaError::OutOfMemory { .. }), "{err}");
+    let err = DeviceBuffer::<u64>::zeroed(usize::MAX / 4).unwrap_err();
+    assert!(matches!(err, CudaError::SizeOverflow { .. }), "{err}");
+}
