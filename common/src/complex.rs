@@ -6,16 +6,13 @@ use core::ops::{Add, Mul, Neg, Sub};
 /// A complex number `re + im·i`. `#[repr(C)]`: two consecutive scalars, so it can be passed to
 /// kernels by value.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, cuda_std::DeviceCopy)]
 pub struct Complex<F> {
     /// Real part.
     pub re: F,
     /// Imaginary part.
     pub im: F,
 }
-
-// SAFETY: `#[repr(C)]` pair of `F`s, no pointers.
-unsafe impl<F: cuda_std::DeviceCopy> cuda_std::DeviceCopy for Complex<F> {}
 
 impl<F: Real> Complex<F> {
     /// `0 + 0i`.

@@ -20,7 +20,7 @@ pub const INSIDE: Rgb = [0, 0, 0];
 
 /// How escape times become colours. `#[repr(u32)]` so it can be passed to a kernel by value.
 #[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, cuda_std::DeviceCopy)]
 pub enum Palette {
     /// The textbook grey image: points in the set are 0 (black), escaped points `255 - n`,
     /// saturating at 0 for `n ≥ 255`. Use with `max_iter` 255 for the full grey range.
@@ -37,9 +37,6 @@ pub enum Palette {
     /// Black through violet and pink to white, then sky blue.
     Electric = 5,
 }
-
-// SAFETY: `#[repr(u32)]` fieldless enum; host code only creates declared variants.
-unsafe impl cuda_std::DeviceCopy for Palette {}
 
 impl Palette {
     /// Every palette, in the order of [`Palette::NAMES`].
@@ -109,7 +106,7 @@ impl Palette {
 
 /// Discrete (one colour per escape time) or smooth (continuous) colouring.
 #[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, cuda_std::DeviceCopy)]
 pub enum Shading {
     /// One colour per escape time `n`; bailout `|z|² > 4`.
     Discrete = 0,
@@ -125,7 +122,7 @@ pub enum Shading {
 /// [`smooth_iter`]` + 1` for smooth shading, which lies in `[n - 2, n - 1)`) to the fraction `u = frac(p / cycle_iters + offset)`
 /// of its cycle. [`Palette::Gray`] ignores the cycle and the offset: `255 - p - 1`, saturating.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, cuda_std::DeviceCopy)]
 pub struct Coloring {
     /// The palette.
     pub palette: Palette,
@@ -136,10 +133,6 @@ pub struct Coloring {
     /// Shift along the cycle, as a fraction of it (`0.0` by default; `0.5` starts half-way).
     pub offset: f32,
 }
-
-// SAFETY: `#[repr(C)]` of `#[repr(u32)]` enums, a `u32` and an `f32`: no pointers, no padding
-// (4 × 4 bytes); host code only creates declared enum variants.
-unsafe impl cuda_std::DeviceCopy for Coloring {}
 
 impl Coloring {
     /// Discrete shading with `palette`, the default cycle and no offset: the colours of

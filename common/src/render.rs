@@ -13,16 +13,13 @@ use crate::{
 /// coordinates stay global (row `first_row + r`), so a band renders exactly the pixels the
 /// whole image would, and bands can be split across launches or devices.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, cuda_std::DeviceCopy)]
 pub struct Band {
     /// First image row (0 = top).
     pub first_row: u32,
     /// Number of rows.
     pub rows: u32,
 }
-
-// SAFETY: `#[repr(C)]` pair of `u32`s.
-unsafe impl cuda_std::DeviceCopy for Band {}
 
 impl Band {
     /// The bands of at most `rows_per_band` rows (≥ 1) covering `height_px` rows, top first.
@@ -49,7 +46,7 @@ impl Band {
 /// by value; build it in `f64` with [`RenderJob::new`] and [`cast`](RenderJob::cast) it for
 /// `f32` rendering, so the CPU and GPU receive exactly the same numbers.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, cuda_std::DeviceCopy)]
 pub struct RenderJob<F> {
     /// The sample grid: `(width_px·supersample) × (height_px·supersample)` points; sample
     /// `(x·s + i, y·s + j)` belongs to pixel `(x, y)`.
@@ -65,9 +62,6 @@ pub struct RenderJob<F> {
     /// How escape results become colours.
     pub coloring: Coloring,
 }
-
-// SAFETY: `#[repr(C)]` of a `DeviceCopy` viewport, `u32`s and a `DeviceCopy` colouring.
-unsafe impl<F: cuda_std::DeviceCopy> cuda_std::DeviceCopy for RenderJob<F> {}
 
 impl RenderJob<f64> {
     /// The job for the image `view` with `supersample × supersample` samples per pixel, evenly

@@ -68,7 +68,7 @@ impl core::error::Error for ViewportError {}
 /// kernel by value; build it in `f64` and [`cast`](Viewport::cast) it for `f32` rendering, so
 /// the CPU and GPU receive exactly the same numbers.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, cuda_std::DeviceCopy)]
 pub struct Viewport<F> {
     /// Image width in pixels (≥ 1).
     pub width_px: u32,
@@ -82,9 +82,6 @@ pub struct Viewport<F> {
     /// part decreases going down the image).
     pub step_im: F,
 }
-
-// SAFETY: `#[repr(C)]` struct of u32s and `F`s, no pointers.
-unsafe impl<F: cuda_std::DeviceCopy> cuda_std::DeviceCopy for Viewport<F> {}
 
 impl Viewport<f64> {
     /// A view centred on `center` whose real-axis extent (the full image width) is `scale`;

@@ -64,7 +64,7 @@ pub use launch::OutSlice;
 mod panic;
 
 /// Marks a function as a CUDA kernel entry point; see [`cuda_std_macros::kernel`].
-pub use cuda_std_macros::kernel;
+pub use cuda_std_macros::{DeviceCopy, kernel};
 
 /// The items most kernels need: `use cuda_std::prelude::*;`.
 pub mod prelude {

@@ -1,11 +1,11 @@
-//! Procedural macros for `cuda_std`: [`macro@kernel`].
+//! Procedural macros for `cuda_std`: [`macro@kernel`] and [`macro@DeviceCopy`].
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
 use quote::{format_ident, quote, quote_spanned};
 use syn::{
-    FnArg, GenericArgument, ItemFn, Pat, PathArguments, ReturnType, Type, parse_macro_input,
-    spanned::Spanned,
+    Data, DeriveInput, Fields, FnArg, GenericArgument, GenericParam, ItemFn, Pat, PathArguments,
+    ReturnType, Type, parse_macro_input, spanned::Spanned,
 };
 
 /// Marks a function as a CUDA kernel entry point.
@@ -247,4 +247,116 @@ fn check_signature(func: &ItemFn) -> syn::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Derives `cuda_std::DeviceCopy` (a type that can be passed to a kernel by value and stored
+/// in device buffers) for a struct or a fieldless enum with a defined layout.
+///
+/// Accepted:
+/// - structs with `#[repr(C)]` or `#[repr(transparent)]`, every field `DeviceCopy` (checked
+///   at compile time, at the field's type); generic parameters get a `DeviceCopy` bound;
+/// - fieldless enums with a primitive representation (`#[repr(u8)]` ... `#[repr(i64)]`).
+///
+/// Rejected, with an error at the offending token: unions, enums with fields, and types
+/// without one of those `repr`s (Rust's default layout may differ between the host and the
+/// GPU compilation). The type must also be `Copy` (derive it too).
+///
+/// ```ignore
+/// #[repr(C)]
+/// #[derive(Clone, Copy, DeviceCopy)]
+/// pub struct Params { scale: f32, offset: f32, n: u32 }
+/// ```
+#[proc_macro_derive(DeviceCopy)]
+pub fn derive_device_copy(item: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(item as DeriveInput);
+    match expand_device_copy(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
+    }
+}
+
+fn repr_words(input: &DeriveInput) -> syn::Result<Vec<String>> {
+    let mut words = Vec::new();
+    for attr in input.attrs.iter().filter(|a| a.path().is_ident("repr")) {
+        attr.parse_nested_meta(|meta| {
+            if let Some(ident) = meta.path.get_ident() {
+                words.push(ident.to_string());
+            }
+            // `align(N)` / `packed(N)`: skip the argument.
+            if meta.input.peek(syn::token::Paren) {
+                let _content;
+                syn::parenthesized!(_content in meta.input);
+            }
+            Ok(())
+        })?;
+    }
+    Ok(words)
+}
+
+fn expand_device_copy(input: &DeriveInput) -> syn::Result<TokenStream2> {
+    let repr = repr_words(input)?;
+    let has = |w: &str| repr.iter().any(|r| r == w);
+    let field_types: Vec<&Type> = match &input.data {
+        Data::Struct(data) => {
+            if !has("C") && !has("transparent") {
+                return Err(syn::Error::new_spanned(
+                    &input.ident,
+                    "DeviceCopy needs a defined layout: add `#[repr(C)]` (or `#[repr(transparent)]`), \
+                     so the host and the GPU agree on field offsets",
+                ));
+            }
+            match &data.fields {
+                Fields::Named(f) => f.named.iter().map(|f| &f.ty).collect(),
+                Fields::Unnamed(f) => f.unnamed.iter().map(|f| &f.ty).collect(),
+                Fields::Unit => Vec::new(),
+            }
+        }
+        Data::Enum(data) => {
+            const INTS: [&str; 8] = ["u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64"];
+            if !INTS.iter().any(|w| has(w)) {
+                return Err(syn::Error::new_spanned(
+                    &input.ident,
+                    "a DeviceCopy enum needs a primitive representation, e.g. `#[repr(u32)]`",
+                ));
+            }
+            if let Some(v) = data.variants.iter().find(|v| !v.fields.is_empty()) {
+                return Err(syn::Error::new_spanned(
+                    &v.fields,
+                    "a DeviceCopy enum must be fieldless (its value is its discriminant)",
+                ));
+            }
+            Vec::new()
+        }
+        Data::Union(u) => {
+            return Err(syn::Error::new_spanned(
+                u.union_token,
+                "DeviceCopy cannot be derived for a union (which field is valid is not known)",
+            ));
+        }
+    };
+    let mut generics = input.generics.clone();
+    for param in &mut generics.params {
+        if let GenericParam::Type(t) = param {
+            t.bounds.push(syn::parse_quote!(::cuda_std::DeviceCopy));
+        }
+    }
+    let (impl_generics, ty_generics, where_clause) = generics.split_for_impl();
+    let ident = &input.ident;
+    let checks = field_types.iter().map(|ty| {
+        quote_spanned! {ty.span()=> __assert_device_copy::<#ty>(); }
+    });
+    Ok(quote! {
+        // SAFETY: a `repr(C)`/`repr(transparent)` struct whose fields are all `DeviceCopy`
+        // (checked below), or a fieldless enum with a primitive representation: a defined
+        // layout without references or host pointers.
+        unsafe impl #impl_generics ::cuda_std::DeviceCopy for #ident #ty_generics #where_clause {}
+
+        const _: () = {
+            #[allow(dead_code)]
+            fn __check #impl_generics () #where_clause {
+                fn __assert_device_copy<T: ::cuda_std::DeviceCopy>() {}
+                #(#checks)*
+            }
+        };
+    })
 }

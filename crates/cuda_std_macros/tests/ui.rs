@@ -1,9 +1,9 @@
-//! Snapshot tests of `#[kernel]`'s diagnostics (trybuild): each file in `ui/` must fail to
+//! Snapshot tests of `#[kernel]` and `#[derive(DeviceCopy)]` diagnostics (trybuild): each file in `ui/` must fail to
 //! compile with exactly the error in its `.stderr` file. Regenerate after an intended change
 //! with `TRYBUILD=overwrite cargo test -p cuda_std_macros --test ui`.
 
 #[test]
-fn kernel_signature_errors() {
+fn kernel_and_derive_errors() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*.rs");
     // A valid kernel's host-side handle has the documented type and name.
