@@ -13,14 +13,14 @@
 //! - A pixel samples the complex number at its *centre*.
 //!
 //! Floating-point functions beyond `+ - * /` (fused multiply-add, square root, floor, log2)
-//! are picked in one private module, `math`: `core::f32::math` on the GPU, std (feature `std`)
-//! or `libm` on the host — all correctly rounded, or `libm` on both sides, so the bits agree.
+//! come from `cuda_std::math`, the one place that picks a math backend: `core::f32::math` on
+//! the GPU, std (feature `std`) or `libm` on the host — all correctly rounded, or `libm` on
+//! both sides, so the bits agree.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(core_float_math))]
 
 pub mod complex;
 pub mod escape;
-mod math;
 pub mod palette;
 pub mod real;
 pub mod render;

@@ -8,7 +8,8 @@
 //! integer-to-float conversions, and the logarithms of smooth colouring come from `libm` on
 //! both sides, so the CPU and GPU produce the same bytes.
 
-use crate::{Real, escape::Escape, escape::SMOOTH_BAILOUT_SQR, math};
+use crate::{Real, escape::Escape, escape::SMOOTH_BAILOUT_SQR};
+use cuda_std::math;
 use glam::Vec3;
 
 /// An 8-bit-per-channel colour `[r, g, b]`.
@@ -189,7 +190,7 @@ impl Coloring {
         let fraction = match self.shading {
             Shading::Discrete => 0.0,
             // ν + 1 - (n - 1) = 4 - log₂ log₂ |z_n|², without rounding n through f32.
-            Shading::Smooth => 4.0 - math::log2_f32(math::log2_f32(e.norm_sqr)),
+            Shading::Smooth => 4.0 - math::log2f(math::log2f(e.norm_sqr)),
         };
         let Some(stops) = self.palette.stops() else {
             // Gray: 255 - (p + 1), saturating; p + 1 = n for discrete shading.
@@ -200,7 +201,7 @@ impl Coloring {
         // `(n - 1) mod cycle` in integers first, so that large counts keep their phase.
         let m = e.n.wrapping_sub(1) % cycle;
         let t = (m as f32 + fraction) / cycle as f32 + self.offset;
-        gradient_at(stops, t - math::floor_f32(t))
+        gradient_at(stops, t - math::floorf(t))
     }
 }
 
@@ -221,7 +222,7 @@ impl Coloring {
 /// ```
 #[inline]
 pub fn smooth_iter(n: u32, norm_sqr: f32) -> f32 {
-    n as f32 + 2.0 - math::log2_f32(math::log2_f32(norm_sqr))
+    n as f32 + 2.0 - math::log2f(math::log2f(norm_sqr))
 }
 
 const CLASSIC: [Rgb; 8] = [

@@ -2,8 +2,8 @@
 //! `f64` with IEEE-754 correctly rounded operations only (basic arithmetic, fused multiply-add,
 //! square root), so that CPU and GPU agree bit for bit.
 
-use crate::math;
 use core::ops::{Add, Div, Mul, Neg, Sub};
+use cuda_std::math;
 
 /// A floating-point scalar (`f32` or `f64`) usable by the shared Mandelbrot code.
 ///
@@ -122,22 +122,100 @@ macro_rules! impl_real {
 
 impl_real!(
     f32,
-    math::mul_add_f32,
-    math::sqrt_f32,
+    math::fmaf,
+    math::sqrtf,
     |x: f32| x.to_bits(),
     |x: f32| (x + x, 0)
 );
 impl_real!(
     f64,
-    math::mul_add_f64,
-    math::sqrt_f64,
+    math::fma,
+    math::sqrt,
     |x: f64| (x.to_bits() >> 32) as u32,
-    math::double_f64_keyed
+    double_f64_keyed
 );
+
+/// `2·x` for `f64` with integer instructions only, and a key: the result is exactly `x + x`
+/// when the key is below `0x7ff0_0000` and `|x| < 2^1022`. Doubling a normal binary
+/// floating-point number adds one to its exponent field, exactly (below the overflow); the key
+/// is the exponent field minus one, in the high bits, which wraps around to `0xfff0_0000` for
+/// zero and subnormal numbers (exponent field 0), where adding to the exponent field is wrong.
+/// Only the high word changes: one integer addition.
+///
+/// Used on the GPU, where it takes a double-precision instruction off the bottleneck pipeline,
+/// and in this crate's unit tests (so that the escape-loop tests exercise it); elsewhere on
+/// the host `x + x` (key 0) is faster (no moves between float and integer registers). Both are
+/// exact, so the results are the same bits.
+#[inline(always)]
+pub(crate) fn double_f64_keyed(x: f64) -> (f64, u32) {
+    #[cfg(not(any(target_arch = "nvptx64", test)))]
+    return (x + x, 0);
+    #[cfg(any(target_arch = "nvptx64", test))]
+    return double_f64_bits(x);
+}
+
+/// The integer doubling of [`double_f64_keyed`].
+#[cfg(any(target_arch = "nvptx64", test))]
+#[inline(always)]
+fn double_f64_bits(x: f64) -> (f64, u32) {
+    const EXPONENT_FIELD: u32 = 0x7ff0_0000;
+    const EXPONENT_ONE: u32 = 0x0010_0000;
+    let bits = x.to_bits();
+    let hi = (bits >> 32) as u32;
+    let doubled = (u64::from(hi.wrapping_add(EXPONENT_ONE)) << 32) | (bits & 0xffff_ffff);
+    let key = (hi & EXPONENT_FIELD).wrapping_sub(EXPONENT_ONE);
+    (f64::from_bits(doubled), key)
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integer_doubling_is_exact_or_flagged() {
+        extern crate std;
+        let mut values = std::vec![
+            0.0,
+            f64::MIN_POSITIVE,
+            f64::MIN_POSITIVE / 2.0,
+            f64::MIN_POSITIVE - f64::from_bits(1), // the largest subnormal
+            f64::from_bits(1),                     // the smallest subnormal
+            1.0,
+            1.5,
+            2.0 - f64::EPSILON,
+            256.0,
+            0.1,
+            1e300,
+            2f64.powi(1021),
+        ];
+        // A deterministic spread of magnitudes and significands (xorshift).
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..100_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            values.push(f64::from_bits(state));
+            values.push(f64::from_bits(state >> 12)); // subnormals
+            values.push(f64::from_bits(state >> 2) % 300.0); // the escape loop's range
+        }
+        let mut flagged = 0;
+        for x in values {
+            for x in [x, -x] {
+                let (d, key) = double_f64_bits(x);
+                if key >= 0x7ff0_0000 {
+                    flagged += 1;
+                    // Only zeros, subnormals, ∞ and NaN are flagged.
+                    assert!(x.abs() < f64::MIN_POSITIVE || !x.is_finite(), "x = {x:e}");
+                } else if x.abs() < 2f64.powi(1022) {
+                    assert_eq!(d.to_bits(), (x + x).to_bits(), "x = {x:e}");
+                }
+                if x.abs() < f64::MIN_POSITIVE {
+                    assert_eq!(key, 0xfff0_0000, "x = {x:e}");
+                }
+            }
+        }
+        assert!(flagged > 100_000, "{flagged}");
+    }
 
     fn constants<F: Real>() {
         assert_eq!(F::ZERO.to_f64(), 0.0);

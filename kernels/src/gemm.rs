@@ -18,7 +18,7 @@
 // The BLAS-style SGEMM signature has 8 parameters.
 #![allow(clippy::too_many_arguments)]
 
-use crate::vector::fma_f32;
+use cuda_std::math::fmaf as fma_f32;
 use cuda_std::mem;
 use cuda_std::prelude::*;
 

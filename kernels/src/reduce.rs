@@ -12,7 +12,8 @@
 //! works (a multiple of 4 with 16-byte aligned inputs takes the 16-byte path), and block `b`
 //! writes `out[b]` only, from its thread 0.
 
-use crate::vector::{Elem, Pack, aligned16, fma_f32, fma_f64};
+use crate::vector::{Elem, Pack, aligned16};
+use cuda_std::math;
 use cuda_std::prelude::*;
 
 /// An associative reduction operator with its identity element.
@@ -231,7 +232,7 @@ reduce_kernel!(reduce_min_u32, u32, Min, "minimum");
 reduce_kernel!(reduce_max_u32, u32, Max, "maximum");
 
 macro_rules! dot_kernel {
-    ($name:ident, $t:ty, $fma:ident) => {
+    ($name:ident, $t:ty, $fma:path) => {
         /// Pass 1 of a dot product: block `b` writes `Σ a[i]·b[i]` over its chunk
         /// `[b·chunk, min((b+1)·chunk, len))` to `out[b]` (per thread a fused multiply-add
         /// chain, then a block sum); `len = min(a.len(), b.len())`. Pass 2 is the sum
@@ -282,5 +283,5 @@ macro_rules! dot_kernel {
     };
 }
 
-dot_kernel!(dot_f32, f32, fma_f32);
-dot_kernel!(dot_f64, f64, fma_f64);
+dot_kernel!(dot_f32, f32, math::fmaf);
+dot_kernel!(dot_f64, f64, math::fma);

@@ -16,6 +16,7 @@
 //! to an FMA), so `copy`, `scale`, `add` and `triad` equal the CPU bit for bit; `axpy` uses an
 //! explicit fused multiply-add, which is correctly rounded and so equals the CPU's `mul_add`.
 
+use cuda_std::math;
 use cuda_std::mem;
 use cuda_std::prelude::*;
 
@@ -106,35 +107,6 @@ impl Elem for f64 {
 #[inline(always)]
 pub(crate) fn aligned16(ptrs: &[usize]) -> bool {
     ptrs.iter().fold(0, |acc, &p| acc | p) % 16 == 0
-}
-
-/// `a · b + c` with one rounding (`fma.rn` on the GPU).
-///
-/// On the host (where kernels never run; the crate is compiled there only for type checking
-/// and kernel names) it is the unfused expression, since `core`'s `mul_add` is unstable.
-#[inline(always)]
-pub fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        core::f32::math::mul_add(a, b, c)
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        a * b + c
-    }
-}
-
-/// `a · b + c` with one rounding (`fma.rn.f64` on the GPU); see [`fma_f32`].
-#[inline(always)]
-pub fn fma_f64(a: f64, b: f64, c: f64) -> f64 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        core::f64::math::mul_add(a, b, c)
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        a * b + c
-    }
 }
 
 /// Total threads of a 1D grid.
@@ -261,7 +233,7 @@ pub unsafe fn vector_add_f32(a: &[f32], b: &[f32], c: *mut f32) {
 }
 
 macro_rules! stream_kernels {
-    ($t:ty, $fma:ident, $copy:ident, $scale:ident, $add:ident, $triad:ident, $axpy:ident) => {
+    ($t:ty, $fma:path, $copy:ident, $scale:ident, $add:ident, $triad:ident, $axpy:ident) => {
         /// STREAM copy: `c[i] = a[i]` for `i < min(a.len(), c.len())` (grid-stride, any 1D
         /// grid; 16-byte accesses when both buffers are 16-byte aligned).
         #[kernel]
@@ -299,8 +271,20 @@ macro_rules! stream_kernels {
 }
 
 stream_kernels!(
-    f32, fma_f32, copy_f32, scale_f32, add_f32, triad_f32, axpy_f32
+    f32,
+    math::fmaf,
+    copy_f32,
+    scale_f32,
+    add_f32,
+    triad_f32,
+    axpy_f32
 );
 stream_kernels!(
-    f64, fma_f64, copy_f64, scale_f64, add_f64, triad_f64, axpy_f64
+    f64,
+    math::fma,
+    copy_f64,
+    scale_f64,
+    add_f64,
+    triad_f64,
+    axpy_f64
 );

@@ -47,6 +47,9 @@
     feature(stdarch_nvptx, asm_experimental_arch, core_float_math)
 )]
 
+#[cfg(all(feature = "std", not(target_arch = "nvptx64")))]
+extern crate std;
+
 pub mod atomic;
 pub mod copy;
 pub mod io;

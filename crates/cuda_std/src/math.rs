@@ -16,7 +16,11 @@
 //! Correctly rounded operations — [`sqrtf`]/[`sqrt`], [`fmaf`]/[`fma`] — and exact ones —
 //! [`floorf`], [`ceilf`], [`truncf`], [`roundf`], [`fabsf`], [`copysignf`] and their `f64`
 //! twins — give the same bits in every backend; on the GPU they compile to one instruction
-//! (`sqrt.rn`, `fma.rn`, `cvt.rmi`, ...).
+//! (`sqrt.rn`, `fma.rn`, `cvt.rmi`, ...); on the host they are `libm`'s, or with this crate's
+//! `std` feature std's methods (hardware instructions where the CPU has them).
+//!
+//! This module is the one place that picks a math backend: `common` and the kernels call it,
+//! never `libm` or `core::f32::math` directly.
 //!
 //! Names are C's (`sinf` for `f32`, `sin` for `f64`), as in `libm`, so that they cannot be
 //! confused with the std methods.
@@ -48,12 +52,15 @@ macro_rules! backend_fn {
 }
 
 /// Defines a public function that is exact in every backend: on the GPU a `core` operation
-/// (one PTX instruction), on the host `libm`.
+/// (one PTX instruction), on the host `libm`, or `$std` with the `std` feature.
 macro_rules! exact_fn {
     ($(#[$doc:meta])* $name:ident, ($($arg:ident),+), $t:ty, $gpu:expr) => {
+        exact_fn!($(#[$doc])* $name, ($($arg),+), $t, $gpu, libm::$name($($arg),+));
+    };
+    ($(#[$doc:meta])* $name:ident, ($($arg:ident),+), $t:ty, $gpu:expr, $std:expr) => {
         $(#[$doc])*
         #[doc = concat!("\n\nSame bits on every backend (GPU: `", stringify!($gpu), "`; host: \
-            `libm::", stringify!($name), "`).")]
+            `libm::", stringify!($name), "`, or `", stringify!($std), "` with the `std` feature).")]
         #[inline(always)]
         #[must_use]
         pub fn $name($($arg: $t),+) -> $t {
@@ -61,7 +68,11 @@ macro_rules! exact_fn {
             {
                 $gpu
             }
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(all(feature = "std", not(target_arch = "nvptx64")))]
+            {
+                $std
+            }
+            #[cfg(all(not(feature = "std"), not(target_arch = "nvptx64")))]
             {
                 libm::$name($($arg),+)
             }
@@ -167,51 +178,51 @@ backend_fns! { f64:
 
 exact_fn!(
     /// Square root, correctly rounded (PTX `sqrt.rn.f32`).
-    sqrtf, (x), f32, core::f32::math::sqrt(x)
+    sqrtf, (x), f32, core::f32::math::sqrt(x), x.sqrt()
 );
 exact_fn!(
     /// Square root, correctly rounded (PTX `sqrt.rn.f64`).
-    sqrt, (x), f64, core::f64::math::sqrt(x)
+    sqrt, (x), f64, core::f64::math::sqrt(x), x.sqrt()
 );
 exact_fn!(
     /// `x·y + z` with one rounding (PTX `fma.rn.f32`).
-    fmaf, (x, y, z), f32, core::f32::math::mul_add(x, y, z)
+    fmaf, (x, y, z), f32, core::f32::math::mul_add(x, y, z), x.mul_add(y, z)
 );
 exact_fn!(
     /// `x·y + z` with one rounding (PTX `fma.rn.f64`).
-    fma, (x, y, z), f64, core::f64::math::mul_add(x, y, z)
+    fma, (x, y, z), f64, core::f64::math::mul_add(x, y, z), x.mul_add(y, z)
 );
 exact_fn!(
     /// Largest integer `<= x`.
-    floorf, (x), f32, core::f32::math::floor(x)
+    floorf, (x), f32, core::f32::math::floor(x), x.floor()
 );
 exact_fn!(
     /// Largest integer `<= x`.
-    floor, (x), f64, core::f64::math::floor(x)
+    floor, (x), f64, core::f64::math::floor(x), x.floor()
 );
 exact_fn!(
     /// Smallest integer `>= x`.
-    ceilf, (x), f32, core::f32::math::ceil(x)
+    ceilf, (x), f32, core::f32::math::ceil(x), x.ceil()
 );
 exact_fn!(
     /// Smallest integer `>= x`.
-    ceil, (x), f64, core::f64::math::ceil(x)
+    ceil, (x), f64, core::f64::math::ceil(x), x.ceil()
 );
 exact_fn!(
     /// `x` rounded toward zero.
-    truncf, (x), f32, core::f32::math::trunc(x)
+    truncf, (x), f32, core::f32::math::trunc(x), x.trunc()
 );
 exact_fn!(
     /// `x` rounded toward zero.
-    trunc, (x), f64, core::f64::math::trunc(x)
+    trunc, (x), f64, core::f64::math::trunc(x), x.trunc()
 );
 exact_fn!(
     /// `x` rounded to the nearest integer, ties away from zero.
-    roundf, (x), f32, core::f32::math::round(x)
+    roundf, (x), f32, core::f32::math::round(x), x.round()
 );
 exact_fn!(
     /// `x` rounded to the nearest integer, ties away from zero.
-    round, (x), f64, core::f64::math::round(x)
+    round, (x), f64, core::f64::math::round(x), x.round()
 );
 exact_fn!(
     /// Absolute value.
@@ -265,6 +276,46 @@ pub const FAST_MATH: bool = cfg!(all(target_arch = "nvptx64", cuda_std_fast_math
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fused_multiply_add_rounds_once() {
+        // 1 + 2^-23 squared is 1 + 2^-22 + 2^-46: unfused, the 2^-46 term is lost before the
+        // subtraction; fused, it survives.
+        let a = 1.0f32 + f32::EPSILON;
+        let c = -(1.0f32 + 2.0 * f32::EPSILON);
+        assert_eq!(a * a + c, 0.0);
+        assert_eq!(fmaf(a, a, c), f32::EPSILON * f32::EPSILON);
+        let a = 1.0f64 + f64::EPSILON;
+        let c = -(1.0f64 + 2.0 * f64::EPSILON);
+        assert_eq!(fma(a, a, c), f64::EPSILON * f64::EPSILON);
+        assert_eq!(fma(3.0, 4.0, 5.0), 17.0);
+    }
+
+    #[test]
+    fn correctly_rounded_functions_give_libms_bits_in_every_backend() {
+        // With or without the `std` feature: the same bits as libm's correctly rounded code.
+        let vals = [0.1, -0.7, 1.0 / 3.0, 2.5e-7, 123.456, -1e-3, 7.0, -2.5];
+        for a in vals {
+            for b in vals {
+                for c in vals {
+                    assert_eq!(fma(a, b, c).to_bits(), libm::fma(a, b, c).to_bits());
+                    let (a, b, c) = (a as f32, b as f32, c as f32);
+                    assert_eq!(fmaf(a, b, c).to_bits(), libm::fmaf(a, b, c).to_bits());
+                }
+            }
+            let a32 = a as f32;
+            assert_eq!(sqrt(a.abs()).to_bits(), libm::sqrt(a.abs()).to_bits());
+            assert_eq!(sqrtf(a32.abs()).to_bits(), libm::sqrtf(a32.abs()).to_bits());
+            assert_eq!(floorf(a32).to_bits(), libm::floorf(a32).to_bits());
+            assert_eq!(floor(a).to_bits(), libm::floor(a).to_bits());
+            assert_eq!(roundf(a32).to_bits(), libm::roundf(a32).to_bits());
+            assert_eq!(ceil(a).to_bits(), libm::ceil(a).to_bits());
+            assert_eq!(trunc(a).to_bits(), libm::trunc(a).to_bits());
+        }
+        // Powers of two have exact base-2 logarithms.
+        assert_eq!(log2f(65536.0), 16.0);
+        assert_eq!(log2f(0.125), -3.0);
+    }
 
     #[test]
     fn host_backend_is_libm() {
