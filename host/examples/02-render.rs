@@ -21,7 +21,7 @@ fn main() -> Result<()> {
     let cpu = render_cpu(&params);
     match Gpu::new(0) {
         Ok(gpu) => {
-            let (image, timings) = gpu.render_mandelbrot(&params)?;
+            let (image, timings) = host::mandelbrot::render_mandelbrot(&gpu, &params)?;
             println!(
                 "{}: kernel {:.3} ms; identical to the CPU: {}",
                 gpu.name(),

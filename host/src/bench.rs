@@ -385,13 +385,14 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
 
     // Reference: device-to-device copy of n f32 (reads and writes 4 bytes per element).
     let memcpy = {
-        let src = gpu.upload(
+        let src = crate::vector::upload(
+            &gpu,
             &random_f64(1, n)
                 .iter()
                 .map(|&v| v as f32)
                 .collect::<Vec<_>>(),
         )?;
-        let mut dst = gpu.poisoned::<f32>(n)?;
+        let mut dst = crate::vector::poisoned::<f32>(&gpu, n)?;
         let stats = time_events(&gpu, w, r, || {
             gpu.stream()
                 .memcpy_dtod(&src, &mut dst)
@@ -578,16 +579,16 @@ fn bench_float<T: Float>(
     let size = std::mem::size_of::<T>() as u64;
     let mk = |seed| -> Result<CudaSlice<T>, GpuError> {
         let v: Vec<T> = random_f64(seed, n).into_iter().map(T::from_f64).collect();
-        gpu.upload(&v)
+        crate::vector::upload(gpu, &v)
     };
     let mut v = Vectors {
         a: mk(2)?,
         b: mk(3)?,
         c: mk(4)?,
-        scratch: gpu.scratch::<T>(n)?,
+        scratch: crate::vector::scratch::<T>(gpu, n)?,
     };
     let q = T::from_f64(0.75);
-    let cfg = gpu.stream_config::<T>(n)?;
+    let cfg = crate::vector::stream_config::<T>(gpu, n)?;
     for op in StreamOp::ALL {
         let workload = format!("{} {}", op.name(), T::NAME);
         let bytes = op.words() * size * n as u64;
@@ -612,7 +613,9 @@ fn bench_float<T: Float>(
     {
         let workload = format!("dot {}", T::NAME);
         let bytes = 2 * size * n as u64;
-        let stats = time_events(gpu, w, r, || gpu.dot_dev(&v.a, &v.b, &mut v.scratch))?;
+        let stats = time_events(gpu, w, r, || {
+            crate::vector::dot_dev(gpu, &v.a, &v.b, &mut v.scratch)
+        })?;
         let rust = bandwidth_entry(&workload, "rust", stats, bytes, Some(memcpy));
         let cuda = match cuda_c {
             Some(cu) => {
@@ -651,12 +654,12 @@ fn rust_stream<T: Float>(
     v: &mut Vectors<T>,
 ) -> Result<(), GpuError> {
     match op {
-        StreamOp::Copy => gpu.copy_dev(&v.a, &mut v.c),
-        StreamOp::Scale => gpu.scale_dev(&v.c, q, &mut v.b),
-        StreamOp::Add => gpu.add_dev(&v.a, &v.b, &mut v.c),
-        StreamOp::Triad => gpu.triad_dev(&v.b, &v.c, q, &mut v.a),
+        StreamOp::Copy => crate::vector::copy_dev(gpu, &v.a, &mut v.c),
+        StreamOp::Scale => crate::vector::scale_dev(gpu, &v.c, q, &mut v.b),
+        StreamOp::Add => crate::vector::add_dev(gpu, &v.a, &v.b, &mut v.c),
+        StreamOp::Triad => crate::vector::triad_dev(gpu, &v.b, &v.c, q, &mut v.a),
         // y = q·x + y grows y by ~1 per run: fine for timing, values stay finite.
-        StreamOp::Axpy => gpu.axpy_dev(q, &v.a, &mut v.b),
+        StreamOp::Axpy => crate::vector::axpy_dev(gpu, q, &v.a, &mut v.b),
     }
 }
 
@@ -739,8 +742,8 @@ fn reductions<T: Element>(
     let bytes = (std::mem::size_of::<T>() * n) as u64;
     for op in ReduceOp::ALL {
         let workload = format!("{} {}", op.name(), T::NAME);
-        let stats = time_events(gpu, w, r, || gpu.reduce_dev(op, x, scratch))?;
-        let rust_value = gpu.download_one(&scratch.result)?;
+        let stats = time_events(gpu, w, r, || crate::vector::reduce_dev(gpu, op, x, scratch))?;
+        let rust_value = download_one(gpu, &scratch.result)?;
         let rust = bandwidth_entry(&workload, "rust", stats, bytes, Some(memcpy));
         let cuda = match cuda_c {
             Some(cu) => {
@@ -755,7 +758,7 @@ fn reductions<T: Element>(
                     let (p, res) = scratch.reduce_buffers();
                     cuda_reduce_pass(gpu, cu, name, p, second, res)
                 })?;
-                let cuda_value = gpu.download_one(&scratch.result)?;
+                let cuda_value = download_one(gpu, &scratch.result)?;
                 if cuda_value != rust_value {
                     log(&format!(
                         "{workload}: rust {rust_value:?} vs cuda-c {cuda_value:?} (float sums may differ in the last bits)"
@@ -796,7 +799,9 @@ fn scans<T: Scannable>(
         (ScanKind::Exclusive, "exclusive scan", 1),
     ] {
         let workload = format!("{label} {}", T::NAME);
-        let stats = time_events(gpu, w, r, || gpu.scan_dev(kind, x, scratch, out))?;
+        let stats = time_events(gpu, w, r, || {
+            crate::vector::scan_dev(gpu, kind, x, scratch, out)
+        })?;
         let rust = bandwidth_entry(&workload, "rust", stats, bytes, Some(memcpy));
         let rust_out = gpu
             .stream()
@@ -883,9 +888,9 @@ fn bench_u32(
     log: &mut impl FnMut(&str),
 ) -> Result<(), GpuError> {
     let host: Vec<u32> = random_f64(5, n).iter().map(|&v| (v * 1e6) as u32).collect();
-    let x = gpu.upload(&host)?;
-    let mut out = gpu.poisoned::<u32>(n)?;
-    let mut scratch = gpu.scratch::<u32>(n)?;
+    let x = crate::vector::upload(gpu, &host)?;
+    let mut out = crate::vector::poisoned::<u32>(gpu, n)?;
+    let mut scratch = crate::vector::scratch::<u32>(gpu, n)?;
     reductions(gpu, cuda_c, &x, &mut scratch, n, w, r, memcpy, entries, log)?;
     scans(
         gpu,
@@ -922,9 +927,9 @@ fn bench_sgemm(
         .iter()
         .map(|&v| (v - 1.0) as f32)
         .collect();
-    let a = gpu.upload(&a_host)?;
-    let b = gpu.upload(&b_host)?;
-    let mut c = gpu.poisoned::<f32>(mu * nu)?;
+    let a = crate::vector::upload(gpu, &a_host)?;
+    let b = crate::vector::upload(gpu, &b_host)?;
+    let mut c = crate::vector::poisoned::<f32>(gpu, mu * nu)?;
     let flops = 2.0 * mu as f64 * nu as f64 * ku as f64;
     let workload = format!("sgemm {m}x{n}x{k}");
     let entry = |imp: &str, stats: Stats| {
@@ -943,7 +948,7 @@ fn bench_sgemm(
     };
     let (w, r) = (opts.warmup, opts.reps);
     let stats = time_events(gpu, w, r, || {
-        gpu.sgemm_dev((m, n, k), 1.0, &a, &b, 0.0, &mut c)
+        crate::vector::sgemm_dev(gpu, (m, n, k), 1.0, &a, &b, 0.0, &mut c)
     })?;
     let mut rust = entry("rust", stats);
     let rust_c = gpu
@@ -981,7 +986,7 @@ fn bench_sgemm(
         notes.push("cuBLAS skipped (--no-cublas)".into());
     } else {
         // A buffer of its own, poisoned: an unwritten C cannot pass for a result.
-        let mut c_blas = gpu.poisoned::<f32>(mu * nu)?;
+        let mut c_blas = crate::vector::poisoned::<f32>(gpu, mu * nu)?;
         match cublas_sgemm(gpu, (m, n, k), &a, &b, &mut c_blas, w, r) {
             Ok(stats) => {
                 let e = entry("cublas", stats);
@@ -1131,14 +1136,12 @@ impl From<GpuError> for BenchError {
     }
 }
 
-impl Gpu {
-    fn download_one<T: Element>(&self, x: &CudaSlice<T>) -> Result<T, GpuError> {
-        let v = self
-            .stream()
-            .clone_dtoh(x)
-            .map_err(GpuError::driver("copying a result to the host"))?;
-        Ok(v[0])
-    }
+fn download_one<T: Element>(gpu: &Gpu, x: &CudaSlice<T>) -> Result<T, GpuError> {
+    let v = gpu
+        .stream()
+        .clone_dtoh(x)
+        .map_err(GpuError::driver("copying a result to the host"))?;
+    Ok(v[0])
 }
 
 /// The report as a fixed-width table (one line per entry).

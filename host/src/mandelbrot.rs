@@ -1,5 +1,5 @@
 //! The Mandelbrot renderer: escape time and colour for every pixel of a [`Viewport`], on the
-//! GPU ([`GpuRenderer`], [`Gpu::render_mandelbrot`]) or the CPU ([`render_cpu`], rayon). Both
+//! GPU ([`GpuRenderer`], [`render_mandelbrot`]) or the CPU ([`render_cpu`], rayon). Both
 //! call the same `common` function, [`RenderJob::pixel`], and give bit-identical images.
 //!
 //! Large images are rendered in [`Band`]s of rows ([`rows_per_band`]): each band is one launch
@@ -467,71 +467,69 @@ fn timed(
     Ok(Duration::from_secs_f64(f64::from(ms) / 1e3))
 }
 
-impl Gpu {
-    /// Renders on this GPU with the default [`Style`]: one thread per pixel, 16×16 blocks.
-    ///
-    /// # Errors
-    /// As [`Gpu::render_mandelbrot_styled`].
-    pub fn render_mandelbrot(
-        &self,
-        params: &RenderParams,
-    ) -> Result<(Image, GpuTimings), GpuError> {
-        self.render_mandelbrot_styled(params, &Style::default())
-    }
+/// Renders on this GPU with the default [`Style`]: one thread per pixel, 16×16 blocks.
+///
+/// # Errors
+/// As [`render_mandelbrot_styled`].
+pub fn render_mandelbrot(
+    gpu: &Gpu,
+    params: &RenderParams,
+) -> Result<(Image, GpuTimings), GpuError> {
+    render_mandelbrot_styled(gpu, params, &Style::default())
+}
 
-    /// Renders the whole image on this GPU in bands of at most `max_band_px` pixels (`None`:
-    /// one band), reusing one set of device buffers.
-    ///
-    /// # Errors
-    /// [`GpuError::OutOfMemory`] if the band buffers (7 bytes per pixel) do not fit,
-    /// [`GpuError::Launch`] if a kernel fails, [`GpuError::Driver`] for allocation or copy
-    /// failures.
-    pub fn render_mandelbrot_banded(
-        &self,
-        params: &RenderParams,
-        style: &Style,
-        max_band_px: Option<u64>,
-    ) -> Result<(Image, GpuTimings), GpuError> {
-        let start = Instant::now();
-        let job = params.job(style);
-        let rows = match max_band_px {
-            Some(px) => rows_per_band(job.width_px, px),
-            None => job.height_px,
-        }
-        .min(job.height_px);
-        let mut renderer = GpuRenderer::new(self, job.width_px as usize * rows as usize)?;
-        let len = params.view.len();
-        let mut image = Image {
-            width_px: job.width_px,
-            height_px: job.height_px,
-            counts: Vec::with_capacity(len),
-            rgb: Vec::with_capacity(3 * len),
-        };
-        let mut kernel = Duration::ZERO;
-        for band in Band::split(job.height_px, rows) {
-            let b = renderer.render_band(&job, params.precision, band, true)?;
-            kernel += b.kernel;
-            image.counts.extend_from_slice(&b.counts);
-            image.rgb.extend_from_slice(&b.rgb);
-        }
-        let timings = GpuTimings {
-            kernel,
-            total: start.elapsed(),
-        };
-        Ok((image, timings))
+/// Renders the whole image on this GPU in bands of at most `max_band_px` pixels (`None`:
+/// one band), reusing one set of device buffers.
+///
+/// # Errors
+/// [`GpuError::OutOfMemory`] if the band buffers (7 bytes per pixel) do not fit,
+/// [`GpuError::Launch`] if a kernel fails, [`GpuError::Driver`] for allocation or copy
+/// failures.
+pub fn render_mandelbrot_banded(
+    gpu: &Gpu,
+    params: &RenderParams,
+    style: &Style,
+    max_band_px: Option<u64>,
+) -> Result<(Image, GpuTimings), GpuError> {
+    let start = Instant::now();
+    let job = params.job(style);
+    let rows = match max_band_px {
+        Some(px) => rows_per_band(job.width_px, px),
+        None => job.height_px,
     }
+    .min(job.height_px);
+    let mut renderer = GpuRenderer::new(gpu, job.width_px as usize * rows as usize)?;
+    let len = params.view.len();
+    let mut image = Image {
+        width_px: job.width_px,
+        height_px: job.height_px,
+        counts: Vec::with_capacity(len),
+        rgb: Vec::with_capacity(3 * len),
+    };
+    let mut kernel = Duration::ZERO;
+    for band in Band::split(job.height_px, rows) {
+        let b = renderer.render_band(&job, params.precision, band, true)?;
+        kernel += b.kernel;
+        image.counts.extend_from_slice(&b.counts);
+        image.rgb.extend_from_slice(&b.rgb);
+    }
+    let timings = GpuTimings {
+        kernel,
+        total: start.elapsed(),
+    };
+    Ok((image, timings))
+}
 
-    /// Renders on this GPU in one launch.
-    ///
-    /// # Errors
-    /// As [`Gpu::render_mandelbrot_banded`].
-    pub fn render_mandelbrot_styled(
-        &self,
-        params: &RenderParams,
-        style: &Style,
-    ) -> Result<(Image, GpuTimings), GpuError> {
-        self.render_mandelbrot_banded(params, style, None)
-    }
+/// Renders on this GPU in one launch.
+///
+/// # Errors
+/// As [`render_mandelbrot_banded`].
+pub fn render_mandelbrot_styled(
+    gpu: &Gpu,
+    params: &RenderParams,
+    style: &Style,
+) -> Result<(Image, GpuTimings), GpuError> {
+    render_mandelbrot_banded(gpu, params, style, None)
 }
 
 /// Where bands are rendered: the CPU, or a GPU with its buffers. One type for the tiled
@@ -637,7 +635,7 @@ fn naive_row<F: Real>(
     plain(view, params, y, counts, rgb);
 }
 
-/// Timings of the naive and the optimized kernel on one view (see [`Gpu::bench_kernels`]).
+/// Timings of the naive and the optimized kernel on one view (see [`bench_kernels`]).
 #[derive(Clone, Debug)]
 pub struct KernelBench {
     /// Kernel time of each timed repetition of the naive kernel.
@@ -650,83 +648,81 @@ pub struct KernelBench {
     pub optimized_image: Image,
 }
 
-impl Gpu {
-    /// Times `mandelbrot_naive_*` and `mandelbrot_*` (default [`Style`]) on `params`:
-    /// `warmup` untimed launches each, then `reps` launches each timed with CUDA events; returns
-    /// the times and both images (to check they are identical).
-    ///
-    /// # Errors
-    /// [`GpuError::OutOfMemory`] if the four buffers (14 bytes per pixel) do not fit, and
-    /// launch or copy failures.
-    pub fn bench_kernels(
-        &self,
-        params: &RenderParams,
-        warmup: u32,
-        reps: u32,
-    ) -> Result<KernelBench, GpuError> {
-        let view = params.view;
-        let len = view.len();
-        self.check_free("the benchmark buffers", len * 14)?;
-        let stream = self.stream();
-        let alloc = |what: &'static str| {
-            Ok::<_, GpuError>((
-                stream
-                    .alloc_zeros::<u32>(len)
-                    .map_err(GpuError::driver(what))?,
-                stream
-                    .alloc_zeros::<u8>(3 * len)
-                    .map_err(GpuError::driver(what))?,
-            ))
-        };
-        let (mut naive_counts, mut naive_rgb) = alloc("allocating the naive kernel's buffers")?;
-        let (mut opt_counts, mut opt_rgb) = alloc("allocating the optimized kernel's buffers")?;
-        let job = params.job(&Style::default());
-        let band = Band {
-            first_row: 0,
-            rows: view.height_px,
-        };
-        let mut naive = Vec::new();
-        let mut optimized = Vec::new();
-        for rep in 0..warmup + reps {
-            let t_naive = launch_naive(
-                self,
-                &view,
-                params.max_iter,
-                params.palette,
-                params.precision,
-                &mut naive_counts,
-                &mut naive_rgb,
-            )?;
-            let t_opt = launch_render(
-                self,
-                &job,
-                params.precision,
-                band,
-                &mut opt_counts,
-                &mut opt_rgb,
-            )?;
-            if rep >= warmup {
-                naive.push(t_naive);
-                optimized.push(t_opt);
-            }
+/// Times `mandelbrot_naive_*` and `mandelbrot_*` (default [`Style`]) on `params`:
+/// `warmup` untimed launches each, then `reps` launches each timed with CUDA events; returns
+/// the times and both images (to check they are identical).
+///
+/// # Errors
+/// [`GpuError::OutOfMemory`] if the four buffers (14 bytes per pixel) do not fit, and
+/// launch or copy failures.
+pub fn bench_kernels(
+    gpu: &Gpu,
+    params: &RenderParams,
+    warmup: u32,
+    reps: u32,
+) -> Result<KernelBench, GpuError> {
+    let view = params.view;
+    let len = view.len();
+    gpu.check_free("the benchmark buffers", len * 14)?;
+    let stream = gpu.stream();
+    let alloc = |what: &'static str| {
+        Ok::<_, GpuError>((
+            stream
+                .alloc_zeros::<u32>(len)
+                .map_err(GpuError::driver(what))?,
+            stream
+                .alloc_zeros::<u8>(3 * len)
+                .map_err(GpuError::driver(what))?,
+        ))
+    };
+    let (mut naive_counts, mut naive_rgb) = alloc("allocating the naive kernel's buffers")?;
+    let (mut opt_counts, mut opt_rgb) = alloc("allocating the optimized kernel's buffers")?;
+    let job = params.job(&Style::default());
+    let band = Band {
+        first_row: 0,
+        rows: view.height_px,
+    };
+    let mut naive = Vec::new();
+    let mut optimized = Vec::new();
+    for rep in 0..warmup + reps {
+        let t_naive = launch_naive(
+            gpu,
+            &view,
+            params.max_iter,
+            params.palette,
+            params.precision,
+            &mut naive_counts,
+            &mut naive_rgb,
+        )?;
+        let t_opt = launch_render(
+            gpu,
+            &job,
+            params.precision,
+            band,
+            &mut opt_counts,
+            &mut opt_rgb,
+        )?;
+        if rep >= warmup {
+            naive.push(t_naive);
+            optimized.push(t_opt);
         }
-        let image = |counts: &CudaSlice<u32>, rgb: &CudaSlice<u8>| {
-            Ok::<_, GpuError>(Image {
-                width_px: view.width_px,
-                height_px: view.height_px,
-                counts: stream
-                    .clone_dtoh(counts)
-                    .map_err(GpuError::driver("copying escape times to the host"))?,
-                rgb: stream
-                    .clone_dtoh(rgb)
-                    .map_err(GpuError::driver("copying colours to the host"))?,
-            })
-        };
-        Ok(KernelBench {
-            naive,
-            optimized,
-            naive_image: image(&naive_counts, &naive_rgb)?,
-            optimized_image: image(&opt_counts, &opt_rgb)?,
-        })
     }
+    let image = |counts: &CudaSlice<u32>, rgb: &CudaSlice<u8>| {
+        Ok::<_, GpuError>(Image {
+            width_px: view.width_px,
+            height_px: view.height_px,
+            counts: stream
+                .clone_dtoh(counts)
+                .map_err(GpuError::driver("copying escape times to the host"))?,
+            rgb: stream
+                .clone_dtoh(rgb)
+                .map_err(GpuError::driver("copying colours to the host"))?,
+        })
+    };
+    Ok(KernelBench {
+        naive,
+        optimized,
+        naive_image: image(&naive_counts, &naive_rgb)?,
+        optimized_image: image(&opt_counts, &opt_rgb)?,
+    })
 }

@@ -374,362 +374,359 @@ fn second_pass(blocks: u32) -> Split {
 }
 
 /// Device-level launches: queue work on device buffers, no synchronisation.
-impl Gpu {
-    /// Number of streaming multiprocessors.
-    pub fn sm_count(&self) -> Result<u32, GpuError> {
-        let n = self
-            .context()
-            .attribute(
-                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-            )
-            .map_err(GpuError::driver("reading the multiprocessor count"))?;
-        Ok(u32::try_from(n).unwrap_or(1).max(1))
-    }
+/// Number of streaming multiprocessors.
+pub fn sm_count(gpu: &Gpu) -> Result<u32, GpuError> {
+    let n = gpu
+        .context()
+        .attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+        )
+        .map_err(GpuError::driver("reading the multiprocessor count"))?;
+    Ok(u32::try_from(n).unwrap_or(1).max(1))
+}
 
-    /// The grid-stride launch for `len` elements of `T`: enough 256-thread blocks for one
-    /// 16-byte pack per thread, at most 8 per multiprocessor (one full wave).
-    pub fn stream_config<T: Element>(&self, len: usize) -> Result<LaunchConfig, GpuError> {
-        let wanted = div_ceil_u32(len.div_ceil(T::LANES), BLOCK_THREADS as usize);
-        let blocks = wanted.min(self.sm_count()? * 8);
-        Ok(config_1d(blocks, BLOCK_THREADS))
-    }
+/// The grid-stride launch for `len` elements of `T`: enough 256-thread blocks for one
+/// 16-byte pack per thread, at most 8 per multiprocessor (one full wave).
+pub fn stream_config<T: Element>(gpu: &Gpu, len: usize) -> Result<LaunchConfig, GpuError> {
+    let wanted = div_ceil_u32(len.div_ceil(T::LANES), BLOCK_THREADS as usize);
+    let blocks = wanted.min(sm_count(gpu)? * 8);
+    Ok(config_1d(blocks, BLOCK_THREADS))
+}
 
-    /// Device scratch for reductions and scans of `len` elements.
-    pub fn scratch<T: Element>(&self, len: usize) -> Result<Scratch<T>, GpuError> {
-        let split = Split::new(len, self.sm_count()?);
-        let s = self.stream();
-        let alloc_err = || GpuError::driver("allocating reduction and scan scratch");
-        Ok(Scratch {
-            split,
-            partials: s
-                .alloc_zeros::<T>(split.blocks as usize)
+/// Device scratch for reductions and scans of `len` elements.
+pub fn scratch<T: Element>(gpu: &Gpu, len: usize) -> Result<Scratch<T>, GpuError> {
+    let split = Split::new(len, sm_count(gpu)?);
+    let s = gpu.stream();
+    let alloc_err = || GpuError::driver("allocating reduction and scan scratch");
+    Ok(Scratch {
+        split,
+        partials: s
+            .alloc_zeros::<T>(split.blocks as usize)
+            .map_err(alloc_err())?,
+        result: s.alloc_zeros::<T>(1).map_err(alloc_err())?,
+        scan: ScanState {
+            status: s
+                .alloc_zeros::<u64>(len.div_ceil(SCAN_TILE).max(1))
                 .map_err(alloc_err())?,
-            result: s.alloc_zeros::<T>(1).map_err(alloc_err())?,
-            scan: ScanState {
-                status: s
-                    .alloc_zeros::<u64>(len.div_ceil(SCAN_TILE).max(1))
-                    .map_err(alloc_err())?,
-                counter: s.alloc_zeros::<u32>(1).map_err(alloc_err())?,
-                epoch: 0,
-                issued: 0,
-            },
-        })
-    }
+            counter: s.alloc_zeros::<u32>(1).map_err(alloc_err())?,
+            epoch: 0,
+            issued: 0,
+        },
+    })
+}
 
-    /// `c = a` (STREAM copy) for the first `min(a.len(), c.len())` elements.
-    pub fn copy_dev<T: Float>(
-        &self,
-        a: &CudaSlice<T>,
-        c: &mut CudaSlice<T>,
-    ) -> Result<(), GpuError> {
-        let cfg = self.stream_config::<T>(a.len().min(c.len()))?;
-        T::COPY.launch(self.module(), self.stream(), cfg, (a, c))
-    }
+/// `c = a` (STREAM copy) for the first `min(a.len(), c.len())` elements.
+pub fn copy_dev<T: Float>(
+    gpu: &Gpu,
+    a: &CudaSlice<T>,
+    c: &mut CudaSlice<T>,
+) -> Result<(), GpuError> {
+    let cfg = stream_config::<T>(gpu, a.len().min(c.len()))?;
+    T::COPY.launch(gpu.module(), gpu.stream(), cfg, (a, c))
+}
 
-    /// `b = q · c` (STREAM scale).
-    pub fn scale_dev<T: Float>(
-        &self,
-        c: &CudaSlice<T>,
-        q: T,
-        b: &mut CudaSlice<T>,
-    ) -> Result<(), GpuError> {
-        let cfg = self.stream_config::<T>(c.len().min(b.len()))?;
-        T::SCALE.launch(self.module(), self.stream(), cfg, (c, q, b))
-    }
+/// `b = q · c` (STREAM scale).
+pub fn scale_dev<T: Float>(
+    gpu: &Gpu,
+    c: &CudaSlice<T>,
+    q: T,
+    b: &mut CudaSlice<T>,
+) -> Result<(), GpuError> {
+    let cfg = stream_config::<T>(gpu, c.len().min(b.len()))?;
+    T::SCALE.launch(gpu.module(), gpu.stream(), cfg, (c, q, b))
+}
 
-    /// `c = a + b` (STREAM add).
-    pub fn add_dev<T: Float>(
-        &self,
-        a: &CudaSlice<T>,
-        b: &CudaSlice<T>,
-        c: &mut CudaSlice<T>,
-    ) -> Result<(), GpuError> {
-        let cfg = self.stream_config::<T>(a.len().min(b.len()).min(c.len()))?;
-        T::ADD.launch(self.module(), self.stream(), cfg, (a, b, c))
-    }
+/// `c = a + b` (STREAM add).
+pub fn add_dev<T: Float>(
+    gpu: &Gpu,
+    a: &CudaSlice<T>,
+    b: &CudaSlice<T>,
+    c: &mut CudaSlice<T>,
+) -> Result<(), GpuError> {
+    let cfg = stream_config::<T>(gpu, a.len().min(b.len()).min(c.len()))?;
+    T::ADD.launch(gpu.module(), gpu.stream(), cfg, (a, b, c))
+}
 
-    /// `a = b + q · c` (STREAM triad; product and sum rounded separately).
-    pub fn triad_dev<T: Float>(
-        &self,
-        b: &CudaSlice<T>,
-        c: &CudaSlice<T>,
-        q: T,
-        a: &mut CudaSlice<T>,
-    ) -> Result<(), GpuError> {
-        let cfg = self.stream_config::<T>(b.len().min(c.len()).min(a.len()))?;
-        T::TRIAD.launch(self.module(), self.stream(), cfg, (b, c, q, a))
-    }
+/// `a = b + q · c` (STREAM triad; product and sum rounded separately).
+pub fn triad_dev<T: Float>(
+    gpu: &Gpu,
+    b: &CudaSlice<T>,
+    c: &CudaSlice<T>,
+    q: T,
+    a: &mut CudaSlice<T>,
+) -> Result<(), GpuError> {
+    let cfg = stream_config::<T>(gpu, b.len().min(c.len()).min(a.len()))?;
+    T::TRIAD.launch(gpu.module(), gpu.stream(), cfg, (b, c, q, a))
+}
 
-    /// `y = fma(alpha, x, y)` in place.
-    pub fn axpy_dev<T: Float>(
-        &self,
-        alpha: T,
-        x: &CudaSlice<T>,
-        y: &mut CudaSlice<T>,
-    ) -> Result<(), GpuError> {
-        let cfg = self.stream_config::<T>(x.len().min(y.len()))?;
-        T::AXPY.launch(self.module(), self.stream(), cfg, (alpha, x, y))
-    }
+/// `y = fma(alpha, x, y)` in place.
+pub fn axpy_dev<T: Float>(
+    gpu: &Gpu,
+    alpha: T,
+    x: &CudaSlice<T>,
+    y: &mut CudaSlice<T>,
+) -> Result<(), GpuError> {
+    let cfg = stream_config::<T>(gpu, x.len().min(y.len()))?;
+    T::AXPY.launch(gpu.module(), gpu.stream(), cfg, (alpha, x, y))
+}
 
-    /// One pass of a chunked reduction kernel (`x` → one value per block into `out`).
-    fn reduce_pass<T: Element>(
-        &self,
-        kernel: ReduceKernel<T>,
-        x: &CudaSlice<T>,
-        split: Split,
-        out: &mut CudaSlice<T>,
-    ) -> Result<(), GpuError> {
-        let cfg = config_1d(split.blocks, BLOCK_THREADS);
-        kernel.launch(self.module(), self.stream(), cfg, (x, split.chunk, out))
-    }
+/// One pass of a chunked reduction kernel (`x` → one value per block into `out`).
+fn reduce_pass<T: Element>(
+    gpu: &Gpu,
+    kernel: ReduceKernel<T>,
+    x: &CudaSlice<T>,
+    split: Split,
+    out: &mut CudaSlice<T>,
+) -> Result<(), GpuError> {
+    let cfg = config_1d(split.blocks, BLOCK_THREADS);
+    kernel.launch(gpu.module(), gpu.stream(), cfg, (x, split.chunk, out))
+}
 
-    /// `scratch.result = op(x[..])` in two launches.
-    pub fn reduce_dev<T: Element>(
-        &self,
-        op: ReduceOp,
-        x: &CudaSlice<T>,
-        scratch: &mut Scratch<T>,
-    ) -> Result<(), GpuError> {
-        let kernel = op.kernel::<T>();
-        self.reduce_pass(kernel, x, scratch.split, &mut scratch.partials)?;
-        let second = second_pass(scratch.split.blocks);
-        self.reduce_pass(kernel, &scratch.partials, second, &mut scratch.result)
-    }
+/// `scratch.result = op(x[..])` in two launches.
+pub fn reduce_dev<T: Element>(
+    gpu: &Gpu,
+    op: ReduceOp,
+    x: &CudaSlice<T>,
+    scratch: &mut Scratch<T>,
+) -> Result<(), GpuError> {
+    let kernel = op.kernel::<T>();
+    reduce_pass(gpu, kernel, x, scratch.split, &mut scratch.partials)?;
+    let second = second_pass(scratch.split.blocks);
+    reduce_pass(gpu, kernel, &scratch.partials, second, &mut scratch.result)
+}
 
-    /// `scratch.result = Σ a[i]·b[i]` in two launches (dot, then a sum of the partials).
-    pub fn dot_dev<T: Float>(
-        &self,
-        a: &CudaSlice<T>,
-        b: &CudaSlice<T>,
-        scratch: &mut Scratch<T>,
-    ) -> Result<(), GpuError> {
-        let split = scratch.split;
-        let cfg = config_1d(split.blocks, BLOCK_THREADS);
-        T::DOT.launch(
-            self.module(),
-            self.stream(),
+/// `scratch.result = Σ a[i]·b[i]` in two launches (dot, then a sum of the partials).
+pub fn dot_dev<T: Float>(
+    gpu: &Gpu,
+    a: &CudaSlice<T>,
+    b: &CudaSlice<T>,
+    scratch: &mut Scratch<T>,
+) -> Result<(), GpuError> {
+    let split = scratch.split;
+    let cfg = config_1d(split.blocks, BLOCK_THREADS);
+    T::DOT.launch(
+        gpu.module(),
+        gpu.stream(),
+        cfg,
+        (a, b, split.chunk, &mut scratch.partials),
+    )?;
+    reduce_pass(
+        gpu,
+        ReduceOp::Sum.kernel::<T>(),
+        &scratch.partials,
+        second_pass(split.blocks),
+        &mut scratch.result,
+    )
+}
+
+/// `out = scan(x)` (the first `min(x.len(), out.len())` elements) in one launch: the
+/// single-pass scan with decoupled look-back (`kernels::scan`), one block per tile.
+///
+/// # Panics
+/// If `scratch` was made for a shorter input.
+pub fn scan_dev<T: Scannable>(
+    gpu: &Gpu,
+    kind: ScanKind,
+    x: &CudaSlice<T>,
+    scratch: &mut Scratch<T>,
+    out: &mut CudaSlice<T>,
+) -> Result<(), GpuError> {
+    let len = x.len().min(out.len());
+    let st = &mut scratch.scan;
+    let l = st.book(gpu, len)?;
+    let kernel = T::SCAN_KERNELS[kind as usize];
+    let cfg = config_1d(l.tiles, SCAN_THREADS);
+    // SAFETY: `book` gave a fresh epoch (no status word carries it) and the counter's
+    // value before this launch, which is the only one using this scratch on the stream
+    // (`&mut`); the grid has one block per tile.
+    unsafe {
+        kernel.launch_unchecked(
+            gpu.module(),
+            gpu.stream(),
             cfg,
-            (a, b, split.chunk, &mut scratch.partials),
-        )?;
-        self.reduce_pass(
-            ReduceOp::Sum.kernel::<T>(),
-            &scratch.partials,
-            second_pass(split.blocks),
-            &mut scratch.result,
+            (x, out, &mut st.status, &mut st.counter, l.epoch, l.base),
         )
     }
+}
 
-    /// `out = scan(x)` (the first `min(x.len(), out.len())` elements) in one launch: the
-    /// single-pass scan with decoupled look-back (`kernels::scan`), one block per tile.
-    ///
-    /// # Panics
-    /// If `scratch` was made for a shorter input.
-    pub fn scan_dev<T: Scannable>(
-        &self,
-        kind: ScanKind,
-        x: &CudaSlice<T>,
-        scratch: &mut Scratch<T>,
-        out: &mut CudaSlice<T>,
-    ) -> Result<(), GpuError> {
-        let len = x.len().min(out.len());
-        let st = &mut scratch.scan;
-        let l = st.book(self, len)?;
-        let kernel = T::SCAN_KERNELS[kind as usize];
-        let cfg = config_1d(l.tiles, SCAN_THREADS);
-        // SAFETY: `book` gave a fresh epoch (no status word carries it) and the counter's
-        // value before this launch, which is the only one using this scratch on the stream
-        // (`&mut`); the grid has one block per tile.
-        unsafe {
-            kernel.launch_unchecked(
-                self.module(),
-                self.stream(),
-                cfg,
-                (x, out, &mut st.status, &mut st.counter, l.epoch, l.base),
-            )
-        }
-    }
-
-    /// `c = alpha · a·b + beta · c` (row-major; `a` m×k, `b` k×n, `c` m×n).
-    ///
-    /// # Panics
-    /// If a buffer is shorter than its matrix or a dimension is 0.
-    #[allow(clippy::too_many_arguments)]
-    pub fn sgemm_dev(
-        &self,
-        (m, n, k): (u32, u32, u32),
-        alpha: f32,
-        a: &CudaSlice<f32>,
-        b: &CudaSlice<f32>,
-        beta: f32,
-        c: &mut CudaSlice<f32>,
-    ) -> Result<(), GpuError> {
-        let (mu, nu, ku) = (m as usize, n as usize, k as usize);
-        assert!(
-            m > 0 && n > 0 && k > 0,
-            "sgemm: dimensions must be positive"
-        );
-        assert!(
-            a.len() >= mu * ku && b.len() >= ku * nu && c.len() >= mu * nu,
-            "sgemm: buffer too short"
-        );
-        let cfg = LaunchConfig {
-            grid_dim: (n.div_ceil(SGEMM_TILE_N), m.div_ceil(SGEMM_TILE_M), 1),
-            block_dim: (SGEMM_THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let kernel: SgemmKernel = kernels::gemm::sgemm;
-        // SAFETY: buffer sizes checked above, whole allocations (16-byte aligned); the
-        // module's launch shape; `c` is borrowed mutably, so nothing else uses it.
-        unsafe {
-            kernel.launch_unchecked(
-                self.module(),
-                self.stream(),
-                cfg,
-                (m, n, k, alpha, a, b, beta, c),
-            )
-        }
+/// `c = alpha · a·b + beta · c` (row-major; `a` m×k, `b` k×n, `c` m×n).
+///
+/// # Panics
+/// If a buffer is shorter than its matrix or a dimension is 0.
+#[allow(clippy::too_many_arguments)]
+pub fn sgemm_dev(
+    gpu: &Gpu,
+    (m, n, k): (u32, u32, u32),
+    alpha: f32,
+    a: &CudaSlice<f32>,
+    b: &CudaSlice<f32>,
+    beta: f32,
+    c: &mut CudaSlice<f32>,
+) -> Result<(), GpuError> {
+    let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+    assert!(
+        m > 0 && n > 0 && k > 0,
+        "sgemm: dimensions must be positive"
+    );
+    assert!(
+        a.len() >= mu * ku && b.len() >= ku * nu && c.len() >= mu * nu,
+        "sgemm: buffer too short"
+    );
+    let cfg = LaunchConfig {
+        grid_dim: (n.div_ceil(SGEMM_TILE_N), m.div_ceil(SGEMM_TILE_M), 1),
+        block_dim: (SGEMM_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let kernel: SgemmKernel = kernels::gemm::sgemm;
+    // SAFETY: buffer sizes checked above, whole allocations (16-byte aligned); the
+    // module's launch shape; `c` is borrowed mutably, so nothing else uses it.
+    unsafe {
+        kernel.launch_unchecked(
+            gpu.module(),
+            gpu.stream(),
+            cfg,
+            (m, n, k, alpha, a, b, beta, c),
+        )
     }
 }
 
 /// Host-level operations: copy in, poison the output, launch, synchronise, copy back.
-impl Gpu {
-    /// A device copy of `x`.
-    pub fn upload<T: Element>(&self, x: &[T]) -> Result<CudaSlice<T>, GpuError> {
-        self.stream()
-            .clone_htod(x)
-            .map_err(GpuError::driver("copying to the GPU"))
-    }
+/// A device copy of `x`.
+pub fn upload<T: Element>(gpu: &Gpu, x: &[T]) -> Result<CudaSlice<T>, GpuError> {
+    gpu.stream()
+        .clone_htod(x)
+        .map_err(GpuError::driver("copying to the GPU"))
+}
 
-    /// A device buffer of `len` elements filled with [`Element::POISON`].
-    pub fn poisoned<T: Element>(&self, len: usize) -> Result<CudaSlice<T>, GpuError> {
-        self.upload(&vec![T::POISON; len.max(1)])
-    }
+/// A device buffer of `len` elements filled with [`Element::POISON`].
+pub fn poisoned<T: Element>(gpu: &Gpu, len: usize) -> Result<CudaSlice<T>, GpuError> {
+    upload(gpu, &vec![T::POISON; len.max(1)])
+}
 
-    fn download<T: Element>(
-        &self,
-        what: &'static str,
-        x: &CudaSlice<T>,
-        len: usize,
-    ) -> Result<Vec<T>, GpuError> {
-        let mut v = self
-            .stream()
-            .clone_dtoh(x)
-            .map_err(GpuError::driver(format!(
-                "copying the {what} result to the host"
-            )))?;
-        v.truncate(len);
-        Ok(v)
-    }
+fn download<T: Element>(
+    gpu: &Gpu,
+    what: &'static str,
+    x: &CudaSlice<T>,
+    len: usize,
+) -> Result<Vec<T>, GpuError> {
+    let mut v = gpu
+        .stream()
+        .clone_dtoh(x)
+        .map_err(GpuError::driver(format!(
+            "copying the {what} result to the host"
+        )))?;
+    v.truncate(len);
+    Ok(v)
+}
 
-    /// Waits for the queued launches; a kernel fault is reported as a failure of `kernel`.
-    fn finish(&self, kernel: &'static str) -> Result<(), GpuError> {
-        self.stream()
-            .as_cudarc()
-            .synchronize()
-            .map_err(GpuError::driver(format!("running `{kernel}`")))
-    }
+/// Waits for the queued launches; a kernel fault is reported as a failure of `kernel`.
+fn finish(gpu: &Gpu, kernel: &'static str) -> Result<(), GpuError> {
+    gpu.stream()
+        .as_cudarc()
+        .synchronize()
+        .map_err(GpuError::driver(format!("running `{kernel}`")))
+}
 
-    /// STREAM copy on the GPU.
-    pub fn copy<T: Float>(&self, a: &[T]) -> Result<Vec<T>, GpuError> {
-        let a_d = self.upload(a)?;
-        let mut c = self.poisoned::<T>(a.len())?;
-        self.copy_dev(&a_d, &mut c)?;
-        self.finish(T::STREAM[0])?;
-        self.download("copy", &c, a.len())
-    }
+/// STREAM copy on the GPU.
+pub fn copy<T: Float>(gpu: &Gpu, a: &[T]) -> Result<Vec<T>, GpuError> {
+    let a_d = upload(gpu, a)?;
+    let mut c = poisoned::<T>(gpu, a.len())?;
+    copy_dev(gpu, &a_d, &mut c)?;
+    finish(gpu, T::STREAM[0])?;
+    download(gpu, "copy", &c, a.len())
+}
 
-    /// STREAM scale on the GPU: `q · c`.
-    pub fn scale<T: Float>(&self, c: &[T], q: T) -> Result<Vec<T>, GpuError> {
-        let c_d = self.upload(c)?;
-        let mut b = self.poisoned::<T>(c.len())?;
-        self.scale_dev(&c_d, q, &mut b)?;
-        self.finish(T::STREAM[1])?;
-        self.download("scale", &b, c.len())
-    }
+/// STREAM scale on the GPU: `q · c`.
+pub fn scale<T: Float>(gpu: &Gpu, c: &[T], q: T) -> Result<Vec<T>, GpuError> {
+    let c_d = upload(gpu, c)?;
+    let mut b = poisoned::<T>(gpu, c.len())?;
+    scale_dev(gpu, &c_d, q, &mut b)?;
+    finish(gpu, T::STREAM[1])?;
+    download(gpu, "scale", &b, c.len())
+}
 
-    /// STREAM add on the GPU: `a + b`.
-    pub fn add<T: Float>(&self, a: &[T], b: &[T]) -> Result<Vec<T>, GpuError> {
-        let len = a.len().min(b.len());
-        let (a_d, b_d) = (self.upload(a)?, self.upload(b)?);
-        let mut c = self.poisoned::<T>(len)?;
-        self.add_dev(&a_d, &b_d, &mut c)?;
-        self.finish(T::STREAM[2])?;
-        self.download("add", &c, len)
-    }
+/// STREAM add on the GPU: `a + b`.
+pub fn add<T: Float>(gpu: &Gpu, a: &[T], b: &[T]) -> Result<Vec<T>, GpuError> {
+    let len = a.len().min(b.len());
+    let (a_d, b_d) = (upload(gpu, a)?, upload(gpu, b)?);
+    let mut c = poisoned::<T>(gpu, len)?;
+    add_dev(gpu, &a_d, &b_d, &mut c)?;
+    finish(gpu, T::STREAM[2])?;
+    download(gpu, "add", &c, len)
+}
 
-    /// STREAM triad on the GPU: `b + q · c`.
-    pub fn triad<T: Float>(&self, b: &[T], c: &[T], q: T) -> Result<Vec<T>, GpuError> {
-        let len = b.len().min(c.len());
-        let (b_d, c_d) = (self.upload(b)?, self.upload(c)?);
-        let mut a = self.poisoned::<T>(len)?;
-        self.triad_dev(&b_d, &c_d, q, &mut a)?;
-        self.finish(T::STREAM[3])?;
-        self.download("triad", &a, len)
-    }
+/// STREAM triad on the GPU: `b + q · c`.
+pub fn triad<T: Float>(gpu: &Gpu, b: &[T], c: &[T], q: T) -> Result<Vec<T>, GpuError> {
+    let len = b.len().min(c.len());
+    let (b_d, c_d) = (upload(gpu, b)?, upload(gpu, c)?);
+    let mut a = poisoned::<T>(gpu, len)?;
+    triad_dev(gpu, &b_d, &c_d, q, &mut a)?;
+    finish(gpu, T::STREAM[3])?;
+    download(gpu, "triad", &a, len)
+}
 
-    /// axpy on the GPU: `fma(alpha, x, y)`.
-    pub fn axpy<T: Float>(&self, alpha: T, x: &[T], y: &[T]) -> Result<Vec<T>, GpuError> {
-        assert_eq!(x.len(), y.len(), "axpy: x and y must have the same length");
-        let x_d = self.upload(x)?;
-        let mut y_d = self.upload(y)?;
-        self.axpy_dev(alpha, &x_d, &mut y_d)?;
-        self.finish(T::STREAM[4])?;
-        self.download("axpy", &y_d, x.len())
-    }
+/// axpy on the GPU: `fma(alpha, x, y)`.
+pub fn axpy<T: Float>(gpu: &Gpu, alpha: T, x: &[T], y: &[T]) -> Result<Vec<T>, GpuError> {
+    assert_eq!(x.len(), y.len(), "axpy: x and y must have the same length");
+    let x_d = upload(gpu, x)?;
+    let mut y_d = upload(gpu, y)?;
+    axpy_dev(gpu, alpha, &x_d, &mut y_d)?;
+    finish(gpu, T::STREAM[4])?;
+    download(gpu, "axpy", &y_d, x.len())
+}
 
-    /// `op(x[..])` on the GPU (the identity for an empty `x`).
-    pub fn reduce<T: Element>(&self, op: ReduceOp, x: &[T]) -> Result<T, GpuError> {
-        let x_d = self.upload(x)?;
-        let mut s = self.scratch::<T>(x.len())?;
-        self.upload_into(&[T::POISON], &mut s.result)?;
-        self.reduce_dev(op, &x_d, &mut s)?;
-        self.finish(op.kernel::<T>().name())?;
-        Ok(self.download("reduce", &s.result, 1)?[0])
-    }
+/// `op(x[..])` on the GPU (the identity for an empty `x`).
+pub fn reduce<T: Element>(gpu: &Gpu, op: ReduceOp, x: &[T]) -> Result<T, GpuError> {
+    let x_d = upload(gpu, x)?;
+    let mut s = scratch::<T>(gpu, x.len())?;
+    upload_into(gpu, &[T::POISON], &mut s.result)?;
+    reduce_dev(gpu, op, &x_d, &mut s)?;
+    finish(gpu, op.kernel::<T>().name())?;
+    Ok(download(gpu, "reduce", &s.result, 1)?[0])
+}
 
-    /// `Σ a[i]·b[i]` on the GPU.
-    pub fn dot<T: Float>(&self, a: &[T], b: &[T]) -> Result<T, GpuError> {
-        let (a_d, b_d) = (self.upload(a)?, self.upload(b)?);
-        let mut s = self.scratch::<T>(a.len().min(b.len()))?;
-        self.upload_into(&[T::POISON], &mut s.result)?;
-        self.dot_dev(&a_d, &b_d, &mut s)?;
-        self.finish(T::STREAM[5])?;
-        Ok(self.download("dot", &s.result, 1)?[0])
-    }
+/// `Σ a[i]·b[i]` on the GPU.
+pub fn dot<T: Float>(gpu: &Gpu, a: &[T], b: &[T]) -> Result<T, GpuError> {
+    let (a_d, b_d) = (upload(gpu, a)?, upload(gpu, b)?);
+    let mut s = scratch::<T>(gpu, a.len().min(b.len()))?;
+    upload_into(gpu, &[T::POISON], &mut s.result)?;
+    dot_dev(gpu, &a_d, &b_d, &mut s)?;
+    finish(gpu, T::STREAM[5])?;
+    Ok(download(gpu, "dot", &s.result, 1)?[0])
+}
 
-    /// Prefix sum of `x` on the GPU.
-    pub fn scan<T: Scannable>(&self, kind: ScanKind, x: &[T]) -> Result<Vec<T>, GpuError> {
-        let x_d = self.upload(x)?;
-        let mut s = self.scratch::<T>(x.len())?;
-        let mut out = self.poisoned::<T>(x.len())?;
-        self.scan_dev(kind, &x_d, &mut s, &mut out)?;
-        self.finish(T::SCAN[0])?;
-        self.download("scan", &out, x.len())
-    }
+/// Prefix sum of `x` on the GPU.
+pub fn scan<T: Scannable>(gpu: &Gpu, kind: ScanKind, x: &[T]) -> Result<Vec<T>, GpuError> {
+    let x_d = upload(gpu, x)?;
+    let mut s = scratch::<T>(gpu, x.len())?;
+    let mut out = poisoned::<T>(gpu, x.len())?;
+    scan_dev(gpu, kind, &x_d, &mut s, &mut out)?;
+    finish(gpu, T::SCAN[0])?;
+    download(gpu, "scan", &out, x.len())
+}
 
-    /// `alpha · a·b + beta · c` on the GPU (row-major; `a` m×k, `b` k×n, `c` m×n).
-    #[allow(clippy::too_many_arguments)]
-    pub fn sgemm(
-        &self,
-        dims: (u32, u32, u32),
-        alpha: f32,
-        a: &[f32],
-        b: &[f32],
-        beta: f32,
-        c: &[f32],
-    ) -> Result<Vec<f32>, GpuError> {
-        let (a_d, b_d) = (self.upload(a)?, self.upload(b)?);
-        let mut c_d = self.upload(c)?;
-        self.sgemm_dev(dims, alpha, &a_d, &b_d, beta, &mut c_d)?;
-        self.finish("sgemm")?;
-        self.download("sgemm", &c_d, c.len())
-    }
+/// `alpha · a·b + beta · c` on the GPU (row-major; `a` m×k, `b` k×n, `c` m×n).
+#[allow(clippy::too_many_arguments)]
+pub fn sgemm(
+    gpu: &Gpu,
+    dims: (u32, u32, u32),
+    alpha: f32,
+    a: &[f32],
+    b: &[f32],
+    beta: f32,
+    c: &[f32],
+) -> Result<Vec<f32>, GpuError> {
+    let (a_d, b_d) = (upload(gpu, a)?, upload(gpu, b)?);
+    let mut c_d = upload(gpu, c)?;
+    sgemm_dev(gpu, dims, alpha, &a_d, &b_d, beta, &mut c_d)?;
+    finish(gpu, "sgemm")?;
+    download(gpu, "sgemm", &c_d, c.len())
+}
 
-    fn upload_into<T: Element>(&self, x: &[T], dst: &mut CudaSlice<T>) -> Result<(), GpuError> {
-        self.stream()
-            .memcpy_htod(x, dst)
-            .map_err(GpuError::driver("copying to the GPU"))
-    }
+fn upload_into<T: Element>(gpu: &Gpu, x: &[T], dst: &mut CudaSlice<T>) -> Result<(), GpuError> {
+    gpu.stream()
+        .memcpy_htod(x, dst)
+        .map_err(GpuError::driver("copying to the GPU"))
 }
 
 /// `a` (the STREAM copy reference).
@@ -901,89 +898,87 @@ impl VectorAddRun {
     }
 }
 
-impl Gpu {
-    /// `c = a + b` on the GPU with the `vector_add_f32` kernel (one element per thread),
-    /// timed over `reps` launches after one warm-up, with a device-to-device copy of the same
-    /// length timed the same way.
-    ///
-    /// # Errors
-    /// [`GpuError::OutOfMemory`] if the three buffers do not fit; [`GpuError::Launch`] or
-    /// [`GpuError::Driver`] on CUDA failures.
-    ///
-    /// # Panics
-    /// If `a` and `b` differ in length or `reps` is 0.
-    pub fn vector_add(&self, a: &[f32], b: &[f32], reps: u32) -> Result<VectorAddRun, GpuError> {
-        assert_eq!(
-            a.len(),
-            b.len(),
-            "vector_add: a and b must have the same length"
-        );
-        assert!(reps > 0, "vector_add: reps must be at least 1");
-        let n = a.len();
-        self.check_free("vector add", 3 * 4 * n)?;
-        let stream = self.stream();
-        let a_dev = stream
-            .clone_htod(a)
-            .map_err(GpuError::driver("copying a to the GPU"))?;
-        let b_dev = stream
-            .clone_htod(b)
-            .map_err(GpuError::driver("copying b to the GPU"))?;
-        let mut c_dev = stream
-            .alloc_zeros::<f32>(n)
-            .map_err(GpuError::driver("allocating c"))?;
-        let cfg = LaunchConfig::for_num_elems(u32::try_from(n).unwrap_or(u32::MAX));
-        let cfg = LaunchConfig {
-            // `for_num_elems` takes a u32; compute the grid for larger n ourselves.
-            grid_dim: (u32::try_from(n.div_ceil(1024)).unwrap_or(u32::MAX), 1, 1),
-            block_dim: (1024, 1, 1),
-            ..cfg
+/// `c = a + b` on the GPU with the `vector_add_f32` kernel (one element per thread),
+/// timed over `reps` launches after one warm-up, with a device-to-device copy of the same
+/// length timed the same way.
+///
+/// # Errors
+/// [`GpuError::OutOfMemory`] if the three buffers do not fit; [`GpuError::Launch`] or
+/// [`GpuError::Driver`] on CUDA failures.
+///
+/// # Panics
+/// If `a` and `b` differ in length or `reps` is 0.
+pub fn vector_add(gpu: &Gpu, a: &[f32], b: &[f32], reps: u32) -> Result<VectorAddRun, GpuError> {
+    assert_eq!(
+        a.len(),
+        b.len(),
+        "vector_add: a and b must have the same length"
+    );
+    assert!(reps > 0, "vector_add: reps must be at least 1");
+    let n = a.len();
+    gpu.check_free("vector add", 3 * 4 * n)?;
+    let stream = gpu.stream();
+    let a_dev = stream
+        .clone_htod(a)
+        .map_err(GpuError::driver("copying a to the GPU"))?;
+    let b_dev = stream
+        .clone_htod(b)
+        .map_err(GpuError::driver("copying b to the GPU"))?;
+    let mut c_dev = stream
+        .alloc_zeros::<f32>(n)
+        .map_err(GpuError::driver("allocating c"))?;
+    let cfg = LaunchConfig::for_num_elems(u32::try_from(n).unwrap_or(u32::MAX));
+    let cfg = LaunchConfig {
+        // `for_num_elems` takes a u32; compute the grid for larger n ourselves.
+        grid_dim: (u32::try_from(n.div_ceil(1024)).unwrap_or(u32::MAX), 1, 1),
+        block_dim: (1024, 1, 1),
+        ..cfg
+    };
+    let mut kernel_ms = Vec::new();
+    for rep in 0..=reps {
+        let start = gpu.record_event()?;
+        // SAFETY: `vector_add_f32(a: &[f32], b: &[f32], c: *mut f32)`: `c` holds n
+        // elements and is borrowed mutably, so nothing else accesses it.
+        unsafe {
+            kernels::vector::vector_add_f32.launch_unchecked(
+                gpu.module(),
+                gpu.stream(),
+                cfg,
+                (&a_dev, &b_dev, &mut c_dev),
+            )?
         };
-        let mut kernel_ms = Vec::new();
-        for rep in 0..=reps {
-            let start = self.record_event()?;
-            // SAFETY: `vector_add_f32(a: &[f32], b: &[f32], c: *mut f32)`: `c` holds n
-            // elements and is borrowed mutably, so nothing else accesses it.
-            unsafe {
-                kernels::vector::vector_add_f32.launch_unchecked(
-                    self.module(),
-                    self.stream(),
-                    cfg,
-                    (&a_dev, &b_dev, &mut c_dev),
-                )?
-            };
-            let end = self.record_event()?;
-            self.sync_after("vector_add_f32", cfg)?;
-            if rep > 0 {
-                kernel_ms.push(elapsed_ms(&start, &end)?);
-            }
+        let end = gpu.record_event()?;
+        gpu.sync_after("vector_add_f32", cfg)?;
+        if rep > 0 {
+            kernel_ms.push(elapsed_ms(&start, &end)?);
         }
-        let mut copy = stream
-            .alloc_zeros::<f32>(n)
-            .map_err(GpuError::driver("allocating the copy buffer"))?;
-        let mut copy_ms = Vec::new();
-        for rep in 0..=reps {
-            let start = self.record_event()?;
-            stream
-                .memcpy_dtod(&a_dev, &mut copy)
-                .map_err(GpuError::driver("device-to-device copy"))?;
-            let end = self.record_event()?;
-            stream
-                .as_cudarc()
-                .synchronize()
-                .map_err(GpuError::driver("device-to-device copy"))?;
-            if rep > 0 {
-                copy_ms.push(elapsed_ms(&start, &end)?);
-            }
-        }
-        let c = stream
-            .clone_dtoh(&c_dev)
-            .map_err(GpuError::driver("copying c to the host"))?;
-        Ok(VectorAddRun {
-            c,
-            kernel: median_duration(kernel_ms),
-            memcpy: median_duration(copy_ms),
-        })
     }
+    let mut copy = stream
+        .alloc_zeros::<f32>(n)
+        .map_err(GpuError::driver("allocating the copy buffer"))?;
+    let mut copy_ms = Vec::new();
+    for rep in 0..=reps {
+        let start = gpu.record_event()?;
+        stream
+            .memcpy_dtod(&a_dev, &mut copy)
+            .map_err(GpuError::driver("device-to-device copy"))?;
+        let end = gpu.record_event()?;
+        stream
+            .as_cudarc()
+            .synchronize()
+            .map_err(GpuError::driver("device-to-device copy"))?;
+        if rep > 0 {
+            copy_ms.push(elapsed_ms(&start, &end)?);
+        }
+    }
+    let c = stream
+        .clone_dtoh(&c_dev)
+        .map_err(GpuError::driver("copying c to the host"))?;
+    Ok(VectorAddRun {
+        c,
+        kernel: median_duration(kernel_ms),
+        memcpy: median_duration(copy_ms),
+    })
 }
 
 /// The median of millisecond samples as a `Duration` (the upper median for even counts).

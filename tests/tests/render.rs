@@ -29,8 +29,7 @@ fn check_style(views: &[TestView], style: &Style, palette: Palette) {
     for precision in [Precision::F32, Precision::F64] {
         for v in views {
             let p = params(v, precision, palette);
-            let (gpu_image, _) = gpu
-                .render_mandelbrot_styled(&p, style)
+            let (gpu_image, _) = host::mandelbrot::render_mandelbrot_styled(&gpu, &p, style)
                 .unwrap_or_else(|e| panic!("{}: {e}", v.name));
             let cpu_image = render_cpu_styled(&p, style);
             let what = format!(
@@ -57,8 +56,7 @@ fn optimized_kernel_counts_equal_naive_kernel_counts() {
     for precision in [Precision::F32, Precision::F64] {
         for v in &all {
             let p = params(v, precision, Palette::Classic);
-            let b = gpu
-                .bench_kernels(&p, 0, 1)
+            let b = host::mandelbrot::bench_kernels(&gpu, &p, 0, 1)
                 .unwrap_or_else(|e| panic!("{}: {e}", v.name));
             let what = format!("{} ({})", v.name, precision.name());
             assert_identical(
@@ -135,12 +133,12 @@ fn tiled_render_equals_one_shot_render() {
     for v in views() {
         for precision in [Precision::F32, Precision::F64] {
             let p = params(&v, precision, Palette::Fire);
-            let (one, _) = gpu.render_mandelbrot_styled(&p, &style).unwrap();
+            let (one, _) = host::mandelbrot::render_mandelbrot_styled(&gpu, &p, &style).unwrap();
             // Bands of 7 rows (the last one partial for most heights).
             let band_px = u64::from(v.view.width_px) * 7;
-            let (tiled, _) = gpu
-                .render_mandelbrot_banded(&p, &style, Some(band_px))
-                .unwrap();
+            let (tiled, _) =
+                host::mandelbrot::render_mandelbrot_banded(&gpu, &p, &style, Some(band_px))
+                    .unwrap();
             let what = format!("{} ({})", v.name, precision.name());
             assert_identical(&format!("{what} tiled counts"), &one.counts, &tiled.counts);
             assert_identical(&format!("{what} tiled colours"), &one.rgb, &tiled.rgb);
@@ -220,7 +218,7 @@ fn gpu_pool_render_equals_single_gpu_and_cpu() {
             let what = format!("{} ({}, {} GPUs)", v.name, precision.name(), pool.len());
             // Bands of 3 rows: many more bands than GPUs, the last one partial for most views.
             let pooled = pool_render(&pool, &p, &style, 3);
-            let (single, _) = gpu.render_mandelbrot_styled(&p, &style).unwrap();
+            let (single, _) = host::mandelbrot::render_mandelbrot_styled(&gpu, &p, &style).unwrap();
             assert_identical(
                 &format!("{what} pool vs one GPU counts"),
                 &single.counts,

@@ -99,27 +99,27 @@ fn stream_f32_identical_to_cpu() {
         assert_identical(
             &w("copy"),
             &bits32(&copy_cpu(&a)),
-            &bits32(&run(gpu.copy(&a))),
+            &bits32(&run(host::vector::copy(&gpu, &a))),
         );
         assert_identical(
             &w("scale"),
             &bits32(&scale_cpu(&c, q)),
-            &bits32(&run(gpu.scale(&c, q))),
+            &bits32(&run(host::vector::scale(&gpu, &c, q))),
         );
         assert_identical(
             &w("add"),
             &bits32(&add_cpu(&a, &b)),
-            &bits32(&run(gpu.add(&a, &b))),
+            &bits32(&run(host::vector::add(&gpu, &a, &b))),
         );
         assert_identical(
             &w("triad"),
             &bits32(&triad_cpu(&b, &c, q)),
-            &bits32(&run(gpu.triad(&b, &c, q))),
+            &bits32(&run(host::vector::triad(&gpu, &b, &c, q))),
         );
         assert_identical(
             &w("axpy"),
             &bits32(&axpy_cpu(q, &a, &b)),
-            &bits32(&run(gpu.axpy(q, &a, &b))),
+            &bits32(&run(host::vector::axpy(&gpu, q, &a, &b))),
         );
     }
 }
@@ -137,27 +137,27 @@ fn stream_f64_identical_to_cpu() {
         assert_identical(
             &w("copy"),
             &bits64(&copy_cpu(&a)),
-            &bits64(&run(gpu.copy(&a))),
+            &bits64(&run(host::vector::copy(&gpu, &a))),
         );
         assert_identical(
             &w("scale"),
             &bits64(&scale_cpu(&c, q)),
-            &bits64(&run(gpu.scale(&c, q))),
+            &bits64(&run(host::vector::scale(&gpu, &c, q))),
         );
         assert_identical(
             &w("add"),
             &bits64(&add_cpu(&a, &b)),
-            &bits64(&run(gpu.add(&a, &b))),
+            &bits64(&run(host::vector::add(&gpu, &a, &b))),
         );
         assert_identical(
             &w("triad"),
             &bits64(&triad_cpu(&b, &c, q)),
-            &bits64(&run(gpu.triad(&b, &c, q))),
+            &bits64(&run(host::vector::triad(&gpu, &b, &c, q))),
         );
         assert_identical(
             &w("axpy"),
             &bits64(&axpy_cpu(q, &a, &b)),
-            &bits64(&run(gpu.axpy(q, &a, &b))),
+            &bits64(&run(host::vector::axpy(&gpu, q, &a, &b))),
         );
     }
 }
@@ -170,9 +170,7 @@ fn reduce_u32_identical_to_cpu() {
     for &n in LENS {
         let x = rng.u32s(n);
         for op in ReduceOp::ALL {
-            let got = gpu
-                .reduce(op, &x)
-                .unwrap_or_else(|e| panic!("n = {n}: {e}"));
+            let got = host::vector::reduce(&gpu, op, &x).unwrap_or_else(|e| panic!("n = {n}: {e}"));
             assert_eq!(
                 got,
                 vector::reduce_u32_cpu(op, &x),
@@ -189,8 +187,7 @@ fn check_float_reduce<T: Float + PartialOrd>(u: f64, mut xs: impl FnMut(usize) -
         let x = xs(n);
         for op in ReduceOp::ALL {
             let what = format!("{} {} n = {n}", op.name(), T::NAME);
-            let got: f64 = gpu
-                .reduce(op, &x)
+            let got: f64 = host::vector::reduce(&gpu, op, &x)
                 .unwrap_or_else(|e| panic!("{what}: {e}"))
                 .into();
             if op == ReduceOp::Sum {
@@ -233,10 +230,10 @@ fn sum_and_dot_of_dyadic_f32_exact() {
             .map(|&v| if v & 2 == 0 { 1.0 } else { -1.0 })
             .collect();
         let (sum, _) = vector::sum_f64(&x);
-        let got = gpu.reduce(ReduceOp::Sum, &x).expect("sum");
+        let got = host::vector::reduce(&gpu, ReduceOp::Sum, &x).expect("sum");
         assert_eq!(f64::from(got), sum, "dyadic sum n = {n}");
         let (dot, _) = vector::dot_f64(&x, &signs);
-        let got = gpu.dot(&x, &signs).expect("dot");
+        let got = host::vector::dot(&gpu, &x, &signs).expect("dot");
         assert_eq!(f64::from(got), dot, "dyadic dot n = {n}");
     }
 }
@@ -246,8 +243,7 @@ fn check_dot<T: Float>(u: f64, mut xs: impl FnMut(usize) -> Vec<T>) {
     for &n in LENS {
         let (a, b) = (xs(n), xs(n));
         let what = format!("dot {} n = {n}", T::NAME);
-        let got: f64 = gpu
-            .dot(&a, &b)
+        let got: f64 = host::vector::dot(&gpu, &a, &b)
             .unwrap_or_else(|e| panic!("{what}: {e}"))
             .into();
         // n products and n - 1 additions, each product rounded at most once (fused or
@@ -279,9 +275,7 @@ fn scan_u32_identical_to_cpu() {
     for &n in LENS.iter().chain(&[(1 << 22) + 3]) {
         let x = rng.u32s(n);
         for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
-            let got = gpu
-                .scan(kind, &x)
-                .unwrap_or_else(|e| panic!("n = {n}: {e}"));
+            let got = host::vector::scan(&gpu, kind, &x).unwrap_or_else(|e| panic!("n = {n}: {e}"));
             assert_identical(
                 &format!("{kind:?} scan u32 n = {n}"),
                 &vector::scan_u32_cpu(kind, &x),
@@ -301,7 +295,8 @@ fn scan_f32_within_bound_and_exact_on_dyadic_input() {
             let x = if dyadic { rng.dyadic(n) } else { rng.f32s(n) };
             for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
                 let what = format!("{kind:?} scan f32 n = {n} dyadic = {dyadic}");
-                let got = gpu.scan(kind, &x).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let got =
+                    host::vector::scan(&gpu, kind, &x).unwrap_or_else(|e| panic!("{what}: {e}"));
                 let reference = vector::scan_f64(kind, &x);
                 for (i, (&g, &(v, abs))) in got.iter().zip(&reference).enumerate() {
                     // Element i sums at most i + 1 terms in some tree order: γ_{i+1}·Σ|x|;
@@ -340,8 +335,7 @@ fn sgemm_within_bound() {
                 rng.f32s(m * n)
             };
             let dims = (m as u32, n as u32, k as u32);
-            let got = gpu
-                .sgemm(dims, alpha, &a, &b, beta, &c)
+            let got = host::vector::sgemm(&gpu, dims, alpha, &a, &b, beta, &c)
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
             let c0: Vec<f32> = if beta == 0.0 {
                 vec![0.0; m * n]
@@ -372,13 +366,13 @@ fn scan_u32_repeated_on_one_scratch() {
     let gpu = gpu();
     let mut rng = Rng(12);
     let n = (1 << 21) + 5;
-    let mut scratch = gpu.scratch::<u32>(n).expect("scratch");
+    let mut scratch = host::vector::scratch::<u32>(&gpu, n).expect("scratch");
     for (round, len) in [n, n, 1000, n - 4096, 1, n].into_iter().enumerate() {
         let x = rng.u32s(len);
         for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
-            let x_d = gpu.upload(&x).expect("upload");
-            let mut out = gpu.poisoned::<u32>(len).expect("alloc");
-            gpu.scan_dev(kind, &x_d, &mut scratch, &mut out)
+            let x_d = host::vector::upload(&gpu, &x).expect("upload");
+            let mut out = host::vector::poisoned::<u32>(&gpu, len).expect("alloc");
+            host::vector::scan_dev(&gpu, kind, &x_d, &mut scratch, &mut out)
                 .and_then(|()| gpu.synchronize())
                 .unwrap_or_else(|e| panic!("round {round}: {e}"));
             let got = gpu.stream().clone_dtoh(&out).expect("download");
@@ -400,9 +394,9 @@ fn stream_on_unaligned_views_identical_to_cpu() {
     let mut rng = Rng(13);
     let n = 10_007;
     let (a, b) = (rng.f32s(n + 1), rng.f32s(n + 3));
-    let a_d = gpu.upload(&a).expect("upload");
-    let b_d = gpu.upload(&b).expect("upload");
-    let mut c_d = gpu.poisoned::<f32>(n + 2).expect("alloc");
+    let a_d = host::vector::upload(&gpu, &a).expect("upload");
+    let b_d = host::vector::upload(&gpu, &b).expect("upload");
+    let mut c_d = host::vector::poisoned::<f32>(&gpu, n + 2).expect("alloc");
     let cfg = host::launch::for_num_elems(n, 256).expect("config");
     {
         use host::launch::Launch;

@@ -115,9 +115,10 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             };
             let (naive_t, opt_t, naive, opt) = match &gpu {
                 Some(gpu) => {
-                    let b = gpu
-                        .bench_kernels(&params, args.warmup, args.reps)
-                        .with_context(|| format!("benchmarking {name} ({})", precision.name()))?;
+                    let b = host::mandelbrot::bench_kernels(gpu, &params, args.warmup, args.reps)
+                        .with_context(|| {
+                        format!("benchmarking {name} ({})", precision.name())
+                    })?;
                     (
                         median(b.naive),
                         median(b.optimized),

@@ -29,7 +29,7 @@ pub fn run(args: &VectorAddArgs) -> Result<()> {
     // Inputs with non-trivial bits (not zeros): a[i] = i mod 1024 / 8, b[i] = 1/3 · (i mod 7).
     let a: Vec<f32> = (0..n).map(|i| (i % 1024) as f32 / 8.0).collect();
     let b: Vec<f32> = (0..n).map(|i| (i % 7) as f32 / 3.0).collect();
-    let run = gpu.vector_add(&a, &b, args.reps)?;
+    let run = host::vector::vector_add(&gpu, &a, &b, args.reps)?;
     let expected = host::vector::add_cpu(&a, &b);
     let mismatches = expected
         .iter()
