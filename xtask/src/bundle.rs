@@ -33,7 +33,7 @@ pub fn exec(args: &Args) -> Result<()> {
     }
     fs::create_dir_all(out.join("tests"))?;
 
-    build::run_build()?;
+    let manifest = build::run_build()?;
     let tests = test_executables()?;
     copy_stripped(
         &project_root().join("target/release/ferrocuda"),
@@ -46,7 +46,7 @@ pub fn exec(args: &Args) -> Result<()> {
     for (name, exe) in example_executables()? {
         copy_stripped(&exe, &out.join("examples").join(name))?;
     }
-    fs::copy(build::ptx_path(), out.join("kernels.ptx")).context("copying the PTX")?;
+    fs::copy(&manifest.ptx, out.join("kernels.ptx")).context("copying the PTX")?;
     // The CUDA C twins of the vector kernels (`ferrocuda bench` embeds them; shipped for
     // reference and for rebuilding by hand with nvcc).
     let cuda_src = project_root().join("bench/cuda");

@@ -37,7 +37,8 @@
 //!    with its parameter sizes, and the ptxas resources. Its path is exported as
 //!    `<CRATE>_MODULE`, so the host writes
 //!    `include!(env!("MY_KERNELS_MODULE"));` and
-//!    `cust::module::Module::from_image(&MY_KERNELS)`.
+//!    `cust::module::Module::from_image(&MY_KERNELS)`. The same manifest as JSON,
+//!    `<crate>_module.json`, is written beside it for tools ([`manifest::Manifest::read`]).
 //!
 //! A kernels crate written for Rust-CUDA builds as it is: the builder adds `#![no_std]` and
 //! the unstable features kernels need (`abi_ptx`, `asm_experimental_arch`, `stdarch_nvptx`)
@@ -575,6 +576,21 @@ impl CudaBuilder {
             &resources,
         );
         std::fs::write(&module_path, source).map_err(|e| BuildError::Io(module_path.clone(), e))?;
+        let json_path = module_path.with_extension("json");
+        let manifest_data = manifest::Manifest {
+            name: crate_name.clone(),
+            ptx: ptx_path.clone(),
+            ptx_arch: (self.arch.0, self.arch.1),
+            cubins: cubins
+                .iter()
+                .map(|(cc, p)| ((cc.0, cc.1), p.clone()))
+                .collect(),
+            entries: entries.clone(),
+            resources: resources.clone(),
+        };
+        let json = serde_json::to_string_pretty(&manifest_data)
+            .map_err(|e| BuildError::Io(json_path.clone(), std::io::Error::other(e)))?;
+        std::fs::write(&json_path, json).map_err(|e| BuildError::Io(json_path.clone(), e))?;
 
         if emit {
             println!("cargo::rustc-env={prefix}_PTX={}", ptx_path.display());

@@ -7,12 +7,44 @@ use crate::{ComputeCapability, KernelResources};
 use std::{fmt::Write, path::Path};
 
 /// One `.entry` of a PTX module.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
     /// The entry name.
     pub name: String,
     /// Size in bytes of each parameter, in declaration order.
     pub param_sizes: Vec<usize>,
+}
+
+/// The manifest as data, written beside the generated Rust file as `<crate>_module.json`
+/// (for tools such as `cargo xtask build`, which read it instead of keeping paths and
+/// architectures of their own).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Manifest {
+    /// The kernels crate's name.
+    pub name: String,
+    /// The PTX file.
+    pub ptx: std::path::PathBuf,
+    /// The PTX's target architecture.
+    pub ptx_arch: (u32, u32),
+    /// `(architecture, file)` of every cubin.
+    pub cubins: Vec<((u32, u32), std::path::PathBuf)>,
+    /// Every entry point with its parameter sizes.
+    pub entries: Vec<Entry>,
+    /// ptxas' resource report per kernel and architecture (empty without ptxas).
+    pub resources: Vec<KernelResources>,
+}
+
+impl Manifest {
+    /// Reads a manifest written by the builder.
+    ///
+    /// # Errors
+    /// A message naming the file, if it cannot be read or parsed.
+    pub fn read(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not a manifest: {e}", path.display()))
+    }
 }
 
 /// Every `.entry` in PTX text, in order, with its parameter sizes.

@@ -13,7 +13,7 @@ pub const INSTALL_HINT: &str = "Install one with `python3 -m pip install nvidia-
      (a 40 MB wheel, no GPU needed), or set PTXAS=/path/to/ptxas, or CUDA_HOME to a CUDA toolkit.";
 
 /// Resource usage of one kernel for one architecture, from `ptxas -v`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct KernelResources {
     /// The kernel's entry name.
     pub kernel: String,
