@@ -229,23 +229,6 @@ impl CudaC {
     }
 }
 
-/// Queues a launch of the CUDA C kernel `name` built from `args`; errors name the kernel and
-/// the launch configuration.
-///
-/// # Safety
-/// The arguments pushed into `args` match the kernel's parameters in number, order and
-/// layout, and the buffers have the sizes it assumes.
-unsafe fn launch_cuda_c(
-    name: &str,
-    cfg: LaunchConfig,
-    mut args: LaunchArgs<'_>,
-) -> Result<(), GpuError> {
-    // SAFETY: forwarded to the caller.
-    unsafe { args.launch(cfg) }
-        .map(|_| ())
-        .map_err(|source| cust::launch::launch_error(name, cfg, source))
-}
-
 const CUDA_C_KERNELS: &[&str] = &[
     "cu_copy_f32",
     "cu_scale_f32",
@@ -684,7 +667,7 @@ fn cuda_stream<T: Float>(
     };
     // SAFETY: matches the `cu_<op>_<T>` signatures in bench/cuda/vector.cu (pointers, the
     // scalar by value, `size_t n`); every buffer holds n elements.
-    unsafe { launch_cuda_c(name, cfg, args) }
+    unsafe { cust::launch::launch_built(name, cfg, args) }
 }
 
 fn cuda_reduce_pass<T: Element>(
@@ -700,7 +683,7 @@ fn cuda_reduce_pass<T: Element>(
     args.arg(x).arg(&len).arg(&chunk).arg(out);
     // SAFETY: `cu_reduce_*(const T* x, size_t n, size_t chunk, T* out)`; `out` has an
     // element per block; chunk a positive multiple of 4.
-    unsafe { launch_cuda_c(name, cfg_1d(split.blocks), args) }
+    unsafe { cust::launch::launch_built(name, cfg_1d(split.blocks), args) }
 }
 
 fn cuda_dot<T: Float>(gpu: &Gpu, cu: &CudaC, n: usize, v: &mut Vectors<T>) -> Result<(), GpuError> {
@@ -715,7 +698,7 @@ fn cuda_dot<T: Float>(gpu: &Gpu, cu: &CudaC, n: usize, v: &mut Vectors<T>) -> Re
             .arg(&chunk)
             .arg(v.scratch.reduce_buffers().0);
         // SAFETY: `cu_dot_*(const T* a, const T* b, size_t n, size_t chunk, T* out)`.
-        unsafe { launch_cuda_c(name, cfg_1d(split.blocks), args)? };
+        unsafe { cust::launch::launch_built(name, cfg_1d(split.blocks), args)? };
     }
     let second = Split {
         blocks: 1,
@@ -873,7 +856,7 @@ fn cuda_scan<T: Scannable>(
     // SAFETY: `cu_scan_*(const T* x, size_t n, T* out, unsigned long long* status,
     // size_t status_len, unsigned* counter, unsigned epoch, unsigned base)`; `out` holds
     // `len` elements; a fresh epoch and the counter's value before the launch (`book`).
-    unsafe { launch_cuda_c(name, cfg, args) }
+    unsafe { cust::launch::launch_built(name, cfg, args) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -976,7 +959,7 @@ fn bench_sgemm(
                 .arg(&mut c);
             // SAFETY: `cu_sgemm(int m, int n, int k, float alpha, const float* A,
             // const float* B, float beta, float* C)`; buffer sizes m·k, k·n, m·n.
-            unsafe { launch_cuda_c("cu_sgemm", cfg, args) }
+            unsafe { cust::launch::launch_built("cu_sgemm", cfg, args) }
         })?;
         cuda = Some(entry("cuda-c", stats));
     }

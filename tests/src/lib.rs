@@ -92,12 +92,10 @@ impl Probes {
         &self,
         name: &str,
         cfg: LaunchConfig,
-        mut args: LaunchArgs<'_>,
+        args: LaunchArgs<'_>,
     ) -> Result<(), GpuError> {
         // SAFETY: forwarded to the caller.
-        unsafe { args.launch(cfg) }
-            .map(|_| ())
-            .map_err(|source| cust::launch::launch_error(name, cfg, source))
+        unsafe { cust::launch::launch_built(name, cfg, args) }
     }
 
     /// Waits for the stream; a failure is reported as a failure of `kernel`.

@@ -299,10 +299,29 @@ unsafe fn launch_typed<'a, P, A: KernelArgs<'a, P>>(
     // SAFETY: argument count and sizes match the kernel's parameters (checked above), kinds
     // match the kernel's Rust signature (checked by the types), the rest is the caller's
     // contract.
-    unsafe { builder.launch(cfg) }
+    unsafe { launch_built(name, cfg, builder) }
+    // `params` (with the buffers' sync guards) drops here, after the launch is queued.
+}
+
+/// Queues a launch built with cudarc's `stream.launch_builder(function)` for the kernel
+/// `name`; a failure is a [`CudaError::Launch`] naming the kernel and `cfg`. For kernels
+/// that have no `#[kernel]` handle (e.g. CUDA C modules).
+///
+/// # Safety
+/// The arguments pushed into `args` match the kernel's parameters in number, order and
+/// layout, and satisfy its contract (buffer sizes, no aliasing).
+///
+/// # Errors
+/// [`CudaError::Launch`].
+pub unsafe fn launch_built(
+    name: &str,
+    cfg: LaunchConfig,
+    mut args: LaunchArgs<'_>,
+) -> CudaResult<()> {
+    // SAFETY: forwarded to the caller.
+    unsafe { args.launch(cfg) }
         .map(|_| ())
         .map_err(|source| launch_error(name, cfg, source))
-    // `params` (with the buffers' sync guards) drops here, after the launch is queued.
 }
 
 /// The error for a failed launch of `kernel` with `cfg`.
@@ -445,9 +464,7 @@ pub unsafe fn __launch_raw(
     }
     // SAFETY: the layout matches the kernel's parameters (checked by `pack`); the rest is the
     // caller's contract.
-    unsafe { builder.launch(cfg) }
-        .map(|_| ())
-        .map_err(|source| launch_error(function.name(), cfg, source))
+    unsafe { launch_built(function.name(), cfg, builder) }
 }
 
 /// Launches a kernel, cust 0.3's syntax:
