@@ -63,6 +63,8 @@ impl Palette {
 
     /// Looks a palette up by its name (case-sensitive); `None` for unknown names.
     pub fn from_name(name: &str) -> Option<Self> {
+        // British spelling too.
+        let name = if name == "grey" { "gray" } else { name };
         Self::ALL.into_iter().find(|p| p.name() == name)
     }
 

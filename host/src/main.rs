@@ -46,8 +46,11 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::FAILURE
+            let (status, print) = cli::exit_status(&err);
+            if print {
+                eprintln!("error: {err:#}");
+            }
+            ExitCode::from(status)
         }
     }
 }

@@ -22,7 +22,10 @@ use kernels::mandelbrot::{
     mandelbrot_ss_f64,
 };
 use rayon::prelude::*;
-use std::time::{Duration, Instant};
+use std::{
+    sync::atomic::{AtomicBool, Ordering},
+    time::{Duration, Instant},
+};
 
 pub mod pool;
 
@@ -52,16 +55,74 @@ impl Precision {
     /// show blocky artefacts. For a supersampled image pass the sample grid
     /// ([`RenderJob::samples`]).
     pub fn for_view(view: &Viewport<f64>) -> (Self, bool) {
-        let c = view.center();
-        let magnitude = c.re.abs().max(c.im.abs()).max(1.0);
+        let magnitude = center_magnitude(view);
         let relative = view.min_step() / magnitude;
-        let precision = if relative >= 2f64.powi(-16) {
+        // f32 also needs the coordinates small enough that their squares stay finite: a c of
+        // 1e20 squared is infinite in f32, and ∞ − ∞ = NaN never escapes (a black pixel where
+        // f64 says "escaped at once").
+        let precision = if relative >= 2f64.powi(-16) && max_coordinate(view) <= F32_MAX_COORD {
             Self::F32
         } else {
             Self::F64
         };
         (precision, relative < 2f64.powi(-44))
     }
+
+    /// Whether any precision renders `view` correctly: every coordinate small enough for f64
+    /// to square (at most 2^500 ≈ 3.3·10^150 in magnitude), and pixels at least one unit in
+    /// the last place of f64 apart at the centre (spacing ≥ 2^-52 of the centre's magnitude;
+    /// closer pixels would all get the same coordinates, one flat colour).
+    ///
+    /// # Errors
+    /// A message naming the value that is out of range and what is allowed.
+    pub fn check_view(view: &Viewport<f64>) -> Result<(), String> {
+        let reach = max_coordinate(view);
+        if !reach.is_finite() || reach > F64_MAX_COORD {
+            return Err(format!(
+                "the view reaches coordinates of magnitude {reach:e}: no precision renders it \
+                 (f64 squares numbers up to 2^500 = {F64_MAX_COORD:e}); choose a centre and \
+                 scale within that"
+            ));
+        }
+        let magnitude = center_magnitude(view);
+        let step = view.min_step();
+        let resolved = step / magnitude >= 2f64.powi(-52);
+        if !resolved {
+            return Err(format!(
+                "pixel spacing {step:e} is below f64's resolution at this centre ({:e}): every \
+                 pixel would get the same coordinate; zooms this deep need perturbation, which \
+                 ferrocuda does not have yet",
+                magnitude * 2f64.powi(-52)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Largest coordinate magnitude rendered in f32: 2^60, whose square 2^120 is below f32's
+/// largest finite number (about 2^128).
+const F32_MAX_COORD: f64 = 1_152_921_504_606_846_976.0;
+/// Largest coordinate magnitude rendered at all: 2^500, whose square is below f64's largest
+/// finite number (about 2^1024).
+const F64_MAX_COORD: f64 = 3.273_390_607_896_142e150;
+
+/// The magnitude that sets the resolution: the largest of `|re|`, `|im|` at the centre, at
+/// least 1 (near 0, the escape-time arithmetic itself works on values around 1).
+fn center_magnitude(view: &Viewport<f64>) -> f64 {
+    let c = view.center();
+    c.re.abs().max(c.im.abs()).max(1.0)
+}
+
+/// The largest coordinate magnitude of any pixel of `view` (its corners).
+fn max_coordinate(view: &Viewport<f64>) -> f64 {
+    let far_re = view.origin.re + view.step_re * f64::from(view.width_px);
+    let far_im = view.origin.im - view.step_im * f64::from(view.height_px);
+    view.origin
+        .re
+        .abs()
+        .max(view.origin.im.abs())
+        .max(far_re.abs())
+        .max(far_im.abs())
 }
 
 /// What to render.
@@ -188,23 +249,41 @@ pub fn render_band_cpu(
     band: Band,
     want_counts: bool,
 ) -> BandImage {
+    let never = AtomicBool::new(false);
+    render_band_cpu_until(job, precision, band, want_counts, &never)
+        .expect("not stopped: the flag is never set")
+}
+
+/// [`render_band_cpu`] that gives up as soon as `stop` is set (checked before every pixel, so
+/// it returns within one pixel's escape-time loop per thread): `None` when stopped.
+pub fn render_band_cpu_until(
+    job: &RenderJob<f64>,
+    precision: Precision,
+    band: Band,
+    want_counts: bool,
+    stop: &AtomicBool,
+) -> Option<BandImage> {
     let start = Instant::now();
     let (counts, rgb) = match precision {
-        Precision::F32 => band_cpu_with(&job.cast::<f32>(), band, want_counts),
-        Precision::F64 => band_cpu_with(job, band, want_counts),
+        Precision::F32 => band_cpu_with(&job.cast::<f32>(), band, want_counts, stop),
+        Precision::F64 => band_cpu_with(job, band, want_counts, stop),
     };
-    BandImage {
+    if stop.load(Ordering::Relaxed) {
+        return None;
+    }
+    Some(BandImage {
         band,
         counts,
         rgb,
         kernel: start.elapsed(),
-    }
+    })
 }
 
 fn band_cpu_with<F: Real + Send + Sync>(
     job: &RenderJob<F>,
     band: Band,
     want_counts: bool,
+    stop: &AtomicBool,
 ) -> (Vec<u32>, Vec<u8>) {
     let width = job.width_px as usize;
     let len = width * band.rows as usize;
@@ -215,7 +294,7 @@ fn band_cpu_with<F: Real + Send + Sync>(
         .zip(rgb.par_chunks_mut(3 * width))
         .enumerate()
         .for_each(|(r, (count_row, rgb_row))| {
-            cpu_row(job, band.first_row + r as u32, count_row, rgb_row);
+            cpu_row(job, band.first_row + r as u32, count_row, rgb_row, stop);
         });
     if !want_counts {
         counts = Vec::new();
@@ -227,25 +306,46 @@ fn band_cpu_with<F: Real + Send + Sync>(
 /// on x86-64 CPUs with FMA (checked at run time) the row is compiled with the `fma` target
 /// feature, so each is one `vfmadd` instead of a call to the C library's `fma`. Both are
 /// correctly rounded: the bits are the same.
-fn cpu_row<F: Real>(job: &RenderJob<F>, y: u32, counts: &mut [u32], rgb: &mut [u8]) {
+fn cpu_row<F: Real>(
+    job: &RenderJob<F>,
+    y: u32,
+    counts: &mut [u32],
+    rgb: &mut [u8],
+    stop: &AtomicBool,
+) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU supports FMA (checked just above).
-        unsafe { cpu_row_fma(job, y, counts, rgb) };
+        unsafe { cpu_row_fma(job, y, counts, rgb, stop) };
         return;
     }
-    cpu_row_plain(job, y, counts, rgb);
+    cpu_row_plain(job, y, counts, rgb, stop);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "fma")]
-fn cpu_row_fma<F: Real>(job: &RenderJob<F>, y: u32, counts: &mut [u32], rgb: &mut [u8]) {
-    cpu_row_plain(job, y, counts, rgb);
+fn cpu_row_fma<F: Real>(
+    job: &RenderJob<F>,
+    y: u32,
+    counts: &mut [u32],
+    rgb: &mut [u8],
+    stop: &AtomicBool,
+) {
+    cpu_row_plain(job, y, counts, rgb, stop);
 }
 
 #[inline(always)]
-fn cpu_row_plain<F: Real>(job: &RenderJob<F>, y: u32, counts: &mut [u32], rgb: &mut [u8]) {
+fn cpu_row_plain<F: Real>(
+    job: &RenderJob<F>,
+    y: u32,
+    counts: &mut [u32],
+    rgb: &mut [u8],
+    stop: &AtomicBool,
+) {
     for (x, (count, color)) in counts.iter_mut().zip(rgb.chunks_exact_mut(3)).enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
         let (n, c) = job.pixel(x as u32, y);
         *count = n;
         color.copy_from_slice(&c);
@@ -554,11 +654,56 @@ impl BandRenderer<'_> {
         band: Band,
         want_counts: bool,
     ) -> Result<BandImage, GpuError> {
+        let never = AtomicBool::new(false);
+        self.render_band_until(job, precision, band, want_counts, &never)
+            .map(|b| b.expect("not stopped: the flag is never set"))
+    }
+
+    /// [`BandRenderer::render_band`] that stops early, returning `None`, once `stop` is set:
+    /// on the CPU within a pixel; on the GPU after the band's launch (keep GPU bands short,
+    /// e.g. with [`rows_per_launch`]).
+    ///
+    /// # Errors
+    /// As [`BandRenderer::render_band`].
+    pub fn render_band_until(
+        &mut self,
+        job: &RenderJob<f64>,
+        precision: Precision,
+        band: Band,
+        want_counts: bool,
+        stop: &AtomicBool,
+    ) -> Result<Option<BandImage>, GpuError> {
         match self {
-            Self::Cpu => Ok(render_band_cpu(job, precision, band, want_counts)),
-            Self::Gpu(g) => g.render_band(job, precision, band, want_counts),
+            Self::Cpu => Ok(render_band_cpu_until(
+                job,
+                precision,
+                band,
+                want_counts,
+                stop,
+            )),
+            Self::Gpu(g) => g.render_band(job, precision, band, want_counts).map(Some),
         }
     }
+}
+
+/// Upper bound of escape-time iterations in one GPU launch: 2^38 ≈ 2.7·10^11, about 0.2 s of
+/// the slowest case (every sample inside the set, f64) on an H200, whose optimized f64 kernel
+/// ran 1.5·10^12 iterations/s on seahorse valley (`ferrocuda mandelbrot-bench`); slower GPUs
+/// take proportionally longer.
+pub const MAX_ITERATIONS_PER_LAUNCH: u64 = 1 << 38;
+
+/// Rows per band for `job`: at most `max_band_px` pixels, and at most
+/// [`MAX_ITERATIONS_PER_LAUNCH`] iterations in the worst case (`max_iter` for every sample),
+/// so that a band's launch ends quickly and a stop request is noticed within about a second.
+pub fn rows_per_launch(job: &RenderJob<f64>, max_band_px: u64) -> u32 {
+    let samples_per_row = u64::from(job.width_px.max(1))
+        * u64::from(job.supersample.max(1)).pow(2)
+        * u64::from(job.max_iter.max(1));
+    let by_work = (MAX_ITERATIONS_PER_LAUNCH / samples_per_row).max(1);
+    let rows = by_work.min(u64::from(rows_per_band(job.width_px, max_band_px)));
+    u32::try_from(rows)
+        .unwrap_or(u32::MAX)
+        .min(job.height_px.max(1))
 }
 
 /// Escape-time statistics of a view on the CPU: the total of the plain loop's iterations

@@ -72,12 +72,23 @@ fn skip_with_driver(test: &str) -> bool {
 /// (neither the output nor a temporary `.part` file).
 #[track_caller]
 fn assert_rejected(args: &[&str], named: &[&str]) {
+    // Every value out of range is a usage error, exit status 2 (as clap's own).
+    assert_fails_with(2, args, named);
+}
+
+/// Like [`assert_rejected`] for a failure of the environment (no GPU): exit status 1.
+fn assert_fails(args: &[&str], named: &[&str]) {
+    assert_fails_with(1, args, named);
+}
+
+fn assert_fails_with(status: i32, args: &[&str], named: &[&str]) {
     let dir = temp_dir();
     let out = ferrocuda(dir.path(), args);
     let err = stderr(&out);
-    assert!(
-        !out.status.success(),
-        "`ferrocuda {}` succeeded but should fail; stderr: {err}",
+    assert_eq!(
+        out.status.code(),
+        Some(status),
+        "`ferrocuda {}` should fail with status {status}; stderr: {err}",
         args.join(" ")
     );
     assert!(
@@ -379,7 +390,7 @@ fn rejects_zero_width() {
             "-o",
             "out.png",
         ],
-        &["0x7"],
+        &["`0` is not allowed", "1 to 65536"],
     );
 }
 
@@ -395,7 +406,7 @@ fn rejects_zero_height() {
             "-o",
             "out.png",
         ],
-        &["7x0"],
+        &["--height", "`0` is not allowed", "1 to 65536"],
     );
 }
 
@@ -411,7 +422,7 @@ fn rejects_side_over_limit() {
             "-o",
             "out.png",
         ],
-        &["70000x7"],
+        &["`70000` is not allowed", "1 to 65536"],
     );
 }
 
@@ -429,7 +440,7 @@ fn rejects_too_many_pixels() {
             "-o",
             "out.png",
         ],
-        &["65537x70000"],
+        &["`65537` is not allowed", "1 to 65536"],
     );
 }
 
@@ -437,7 +448,7 @@ fn rejects_too_many_pixels() {
 fn rejects_zero_max_iter() {
     assert_rejected(
         &[&SMALL[..], &["--max-iter", "0"]].concat(),
-        &["--max-iter 0"],
+        &["--max-iter", "`0` is not allowed", "1 to 10000000"],
     );
 }
 
@@ -540,7 +551,7 @@ fn rejects_gpu_backend_without_gpu() {
     }
     let mut args = SMALL.to_vec();
     args[2] = "gpu";
-    assert_rejected(&args, &["--backend gpu", "no CUDA driver found"]);
+    assert_fails(&args, &["--backend gpu", "no CUDA driver found"]);
 }
 
 #[test]
@@ -548,7 +559,7 @@ fn rejects_vector_add_without_gpu() {
     if skip_with_driver("rejects_vector_add_without_gpu") {
         return;
     }
-    assert_rejected(
+    assert_fails(
         &["vector-add", "--len", "1024", "--reps", "1"],
         &["no CUDA driver found"],
     );
@@ -749,7 +760,7 @@ fn rejects_gpu_pool_without_gpu() {
     }
     let mut args = [&SMALL[..], &["--gpus", "2"]].concat();
     args[2] = "gpu";
-    assert_rejected(&args, &["--backend gpu", "no CUDA driver found"]);
+    assert_fails(&args, &["--backend gpu", "no CUDA driver found"]);
 }
 
 /// A small CPU zoom; tests append outputs and the option under test.
@@ -817,7 +828,7 @@ fn rejects_zoom_zero_frames() {
 fn rejects_zoom_zero_fps() {
     assert_rejected(
         &[&ZOOM[..], &["--fps", "0", "--gif", "z.gif"]].concat(),
-        &["--fps 0"],
+        &["--fps", "`0` is not allowed", "1 to 50"],
     );
 }
 
@@ -880,5 +891,363 @@ fn rejects_bench_zero_size() {
     assert_rejected(
         &["mandelbrot-bench", "--backend", "cpu", "--size", "0"],
         &["--size 0"],
+    );
+}
+
+// ---- Signals, standard output, views, memory, output paths (issue: CLI reliability). ----
+
+/// A CPU render that takes far longer than the waits below (2000×2000, 16 samples per pixel,
+/// seahorse valley at max_iter 5000: tens of seconds on two cores).
+const SLOW: [&str; 17] = [
+    "mandelbrot",
+    "--backend",
+    "cpu",
+    "--width",
+    "2000",
+    "--height",
+    "2000",
+    "--supersample",
+    "4",
+    "--center",
+    "-0.7435,0.1314",
+    "--scale",
+    "0.01",
+    "--max-iter",
+    "5000",
+    "-o",
+    "slow.png",
+];
+
+/// Starts `args`, sends `signal` after `after`, and returns (exit code, stderr, time from the
+/// signal to the exit).
+fn interrupt(
+    dir: &Path,
+    args: &[&str],
+    signal: &str,
+    after: std::time::Duration,
+) -> (Option<i32>, String, std::time::Duration) {
+    use std::process::Stdio;
+    let child = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting ferrocuda");
+    std::thread::sleep(after);
+    let sent = std::time::Instant::now();
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .expect("running kill");
+    assert!(
+        status.success(),
+        "kill -{signal} failed (did the render end already?)"
+    );
+    let out = child.wait_with_output().expect("waiting for ferrocuda");
+    (out.status.code(), stderr(&out), sent.elapsed())
+}
+
+#[test]
+fn signals_stop_a_render_promptly_and_leave_no_file() {
+    for (signal, code) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
+        let dir = temp_dir();
+        let (status, err, latency) = interrupt(
+            dir.path(),
+            &SLOW,
+            signal,
+            std::time::Duration::from_millis(700),
+        );
+        assert_eq!(status, Some(code), "SIG{signal}: {err}");
+        assert!(err.contains(&format!("SIG{signal}")), "SIG{signal}: {err}");
+        assert!(err.contains("stopping"), "no immediate notice: {err}");
+        assert!(err.contains("no output file written"), "{err}");
+        // Not a speed test: the render alone takes tens of seconds.
+        assert!(latency.as_secs() < 10, "stopped only after {latency:?}");
+        assert_eq!(entries(dir.path()), Vec::<String>::new(), "SIG{signal}");
+    }
+}
+
+#[test]
+fn an_interrupted_zoom_says_which_frames_it_wrote() {
+    let dir = temp_dir();
+    let args = [
+        "zoom",
+        "--backend",
+        "cpu",
+        "--width",
+        "400",
+        "--height",
+        "300",
+        "--frames",
+        "400",
+        "--max-iter",
+        "2000",
+        "--supersample",
+        "4",
+        "-o",
+        "frames",
+    ];
+    let (status, err, _) = interrupt(
+        dir.path(),
+        &args,
+        "INT",
+        std::time::Duration::from_millis(1500),
+    );
+    assert_eq!(status, Some(130), "{err}");
+    let written = std::fs::read_dir(dir.path().join("frames")).map_or(0, |d| d.count());
+    if written > 0 {
+        assert!(
+            err.contains(&format!("{written} frames written to `frames`")),
+            "{written} frames on disk; stderr: {err}"
+        );
+        assert!(!err.contains("no output file written"), "{err}");
+    } else {
+        assert!(err.contains("no frame written"), "{err}");
+    }
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_and_a_full_one_is_one_error_line() {
+    use std::process::Stdio;
+    for args in [&SMALL[..], &["info"][..]] {
+        let dir = temp_dir();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting ferrocuda");
+        drop(child.stdout.take()); // the reader goes away, as with `| head -0`
+        let out = child.wait_with_output().expect("waiting");
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(141), "{args:?}: {err}");
+        assert!(!err.contains("panicked") && !err.contains("error"), "{err}");
+    }
+    let dir = temp_dir();
+    let full = std::fs::File::create("/dev/full").expect("/dev/full");
+    let out = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
+        .args(SMALL)
+        .current_dir(dir.path())
+        .stdout(full)
+        .output()
+        .expect("running ferrocuda");
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+}
+
+#[test]
+fn huge_views_render_in_f64_or_are_refused() {
+    // 1e39 wide: f32 cannot hold the coordinates' squares; f64 renders it (every point
+    // escapes at once: the textbook colour of escape time 1, not black).
+    // An even size: no pixel sits at the centre, every |c| is about 1e38, so every pixel
+    // escapes at the first iteration: gray level 255 - 1 everywhere (Palette::Gray).
+    let dir = temp_dir();
+    let args = [
+        "mandelbrot",
+        "--backend",
+        "cpu",
+        "--width",
+        "8",
+        "--height",
+        "6",
+        "--scale",
+        "1e39",
+        "--palette",
+        "gray",
+        "-o",
+        "out.png",
+    ];
+    let out = ok(dir.path(), &args);
+    assert!(stdout(&out).contains("f64"), "{}", stdout(&out));
+    let img = read_rgb(&dir.path().join("out.png"));
+    assert!(
+        img.pixels().all(|p| p.0 == [254, 254, 254]),
+        "not every pixel escaped at once: {:?}",
+        img.pixels().map(|p| p.0).collect::<Vec<_>>()
+    );
+    assert_rejected(
+        &[&SMALL[..], &["--center", "1.7e308,0", "--scale", "1.7e308"]].concat(),
+        &["no precision renders it"],
+    );
+    assert_rejected(
+        &[&SMALL[..], &["--scale", "1e-300"]].concat(),
+        &["below f64's resolution"],
+    );
+    assert_rejected(
+        &[&SMALL[..], &["--scale", "5e-324"]].concat(),
+        &["--scale 5e-324", "smallest normal f64"],
+    );
+}
+
+#[test]
+fn memory_hungry_requests_are_refused_with_the_figure() {
+    assert_rejected(
+        &[
+            "mandelbrot",
+            "--backend",
+            "cpu",
+            "--width",
+            "65536",
+            "--height",
+            "65536",
+            "--band-rows",
+            "65536",
+            "-o",
+            "x.png",
+        ],
+        &["--band-rows 65536", "GiB", "--band-rows 4096 or less"],
+    );
+    assert_rejected(
+        &["mandelbrot-bench", "--backend", "cpu", "--size", "32768"],
+        &["--size 32768", "14.0 GiB"],
+    );
+}
+
+#[test]
+fn bad_output_paths_fail_before_rendering_with_the_os_wording() {
+    let dir = temp_dir();
+    std::fs::create_dir(dir.path().join("x.png")).unwrap();
+    let long = format!("{}.png", "a".repeat(300));
+    for (out_path, needle) in [
+        ("x.png", "existing folder"),
+        (long.as_str(), "304 bytes"),
+        ("missing/y.png", "does not exist"),
+    ] {
+        let args = [&SLOW[..16], &[out_path]].concat();
+        let start = std::time::Instant::now();
+        let out = ferrocuda(dir.path(), &args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{out_path}: {err}");
+        assert!(err.contains(needle), "{out_path}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        // Refused up front: the slow render never started.
+        assert!(
+            start.elapsed().as_secs() < 5,
+            "{out_path}: took {:?}",
+            start.elapsed()
+        );
+    }
+    let err = stderr(&ferrocuda(
+        dir.path(),
+        &[
+            "zoom",
+            "--backend",
+            "cpu",
+            "--gif",
+            "x.png.gif",
+            "--frames",
+            "2",
+        ],
+    ));
+    assert!(
+        !err.contains("Is a directory (os error 21): Is a directory"),
+        "{err}"
+    );
+    std::fs::create_dir(dir.path().join("d.gif")).unwrap();
+    let out = ferrocuda(dir.path(), &["zoom", "--backend", "cpu", "--gif", "d.gif"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("existing folder"), "{}", stderr(&out));
+    let out = ferrocuda(dir.path(), &[&SMALL[..8], &["/proc/foo.png"]].concat());
+    let err = stderr(&out);
+    assert!(
+        err.contains("os error") && !err.contains("entity not found"),
+        "{err}"
+    );
+    assert!(!err.contains(".part"), "{err}");
+}
+
+#[test]
+fn read_only_outputs_are_kept_and_links_are_followed() {
+    let dir = temp_dir();
+    let ro = dir.path().join("ro.png");
+    std::fs::write(&ro, b"keep").unwrap();
+    let mut perms = std::fs::metadata(&ro).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&ro, perms).unwrap();
+    let out = ferrocuda(dir.path(), &[&SMALL[..8], &["ro.png"]].concat());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("read-only"), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&ro).unwrap(), b"keep");
+    std::os::unix::fs::symlink("target.png", dir.path().join("link.png")).unwrap();
+    std::fs::write(dir.path().join("target.png"), b"old").unwrap();
+    ok(dir.path(), &[&SMALL[..8], &["link.png"]].concat());
+    let link = std::fs::symlink_metadata(dir.path().join("link.png")).unwrap();
+    assert!(
+        link.file_type().is_symlink(),
+        "the link was replaced by a file"
+    );
+    read_rgb(&dir.path().join("target.png"));
+}
+
+#[test]
+fn small_cli_defects_are_fixed() {
+    let dir = temp_dir();
+    // Negative sizes name the documented range, not u32's.
+    let err = stderr(&ferrocuda(dir.path(), &["mandelbrot", "--width=-5"]));
+    assert!(
+        err.contains("1 to 65536") && !err.contains("4294967295"),
+        "{err}"
+    );
+    // Palette names in any case, British spelling too.
+    for name in ["GREY", "Gray", "grey"] {
+        ok(dir.path(), &[&SMALL[..], &["--palette", name]].concat());
+    }
+    // One comma in a complex number.
+    let err = stderr(&ferrocuda(dir.path(), &["mandelbrot", "--center", "0,0,0"]));
+    assert!(err.contains("one comma"), "{err}");
+    // `cuda` is accepted as the GPU backend (not "did you mean cpu").
+    let err = stderr(&ferrocuda(
+        dir.path(),
+        &[&SMALL[..], &["--backend", "cuda"]].concat(),
+    ));
+    assert!(!err.contains("similar value"), "{err}");
+    // Corners with another aspect ratio: a note.
+    let out = ok(
+        dir.path(),
+        &[&SMALL[..], &["--corners", "-2,1", "2,-1"]].concat(),
+    );
+    assert!(stderr(&out).contains("stretched"), "{}", stderr(&out));
+    // GIF frame rates beyond what browsers play, and repetition limits, the same everywhere.
+    assert_rejected(
+        &[&ZOOM[..], &["--fps", "51", "--gif", "z.gif"]].concat(),
+        &["1 to 50"],
+    );
+    for args in [
+        &["mandelbrot-bench", "--backend", "cpu", "--reps", "1001"][..],
+        &["bench", "--reps", "1001"][..],
+        &["vector-add", "--reps", "1001"][..],
+    ] {
+        assert_rejected(args, &["`1001` is not allowed", "1 to 1000"]);
+    }
+}
+
+#[test]
+fn a_shorter_zoom_removes_the_frames_of_a_longer_one() {
+    let dir = temp_dir();
+    let with_frames = |n: &'static str| {
+        let mut args = ZOOM.to_vec();
+        let i = args.iter().position(|a| *a == "--frames").unwrap();
+        args[i + 1] = n;
+        [&args[..], &["-o", "frames"]].concat()
+    };
+    ok(dir.path(), &with_frames("5"));
+    let out = ok(dir.path(), &with_frames("2"));
+    let mut frames = entries(&dir.path().join("frames"));
+    frames.sort();
+    assert_eq!(frames, ["frame_00000.png", "frame_00001.png"]);
+    assert!(
+        stdout(&out).contains("removed 3 frames"),
+        "{}",
+        stdout(&out)
+    );
+    // The old flag name still works.
+    let args = with_frames("1");
+    ok(
+        dir.path(),
+        &[&args[..args.len() - 2], &["--output-dir", "f2"]].concat(),
     );
 }

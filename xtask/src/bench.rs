@@ -1,6 +1,6 @@
 //! `cargo xtask bench [-- ARGS]`: builds the release `ferrocuda` binary and runs
 //! `ferrocuda bench ARGS` (vector workloads against memcpy, cuBLAS and the CUDA C twins;
-//! table on stdout, JSON and PNG in `--out`, default `bench-out/`).
+//! table on stdout, JSON and PNG in `-o/--output`, default `bench-out/`).
 
 use crate::{build, project_root};
 use anyhow::{Result, bail};

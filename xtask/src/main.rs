@@ -43,7 +43,7 @@ enum Cmd {
     /// --backend auto).
     Gallery(gallery::Args),
     /// Benchmark the vector workloads in release mode (needs a CUDA GPU):
-    /// `cargo xtask bench -- --out bench-out --len 268435456 ...` (arguments after `--` go to
+    /// `cargo xtask bench -- -o bench-out --len 268435456 ...` (arguments after `--` go to
     /// `ferrocuda bench`).
     Bench(bench::Args),
     /// Create a new kernels project (host crate + kernels crate, typed launch, CPU check)

@@ -87,7 +87,7 @@ if [ "${QUICK:-0}" != 1 ]; then
     step zoom-gif ./ferrocuda zoom --backend gpu --width 480 --height 360 --frames 60 --fps 15 \
         --end-scale 1e-7 --smooth --palette electric --gif "$OUT/zoom.gif"
     step vector-add-2e28 ./ferrocuda vector-add --len 268435456
-    step bench ./ferrocuda bench --out "$OUT/bench"
+    step bench ./ferrocuda bench -o "$OUT/bench"
     # Memory errors in kernels (out-of-bounds, misaligned, uninitialised device reads) for
     # every integration-test binary; API errors are off because some tests provoke them on
     # purpose (a rejected launch must report its error).
@@ -106,7 +106,7 @@ if [ "${QUICK:-0}" != 1 ]; then
         step ncu-scan ncu --clock-control none -k regex:scan_exclusive_u32 -c 1 \
             --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis \
             ./ferrocuda bench --len 268435456 --gemm 256,256,256 --no-cuda-c --no-cublas \
-            --warmup 1 --reps 1 --out /tmp/ncu-bench
+            --warmup 1 --reps 1 -o /tmp/ncu-bench
         step ncu-mandelbrot ncu --clock-control none -k regex:^mandelbrot_f32$ --launch-skip 12 \
             -c 1 --section SpeedOfLight --section Occupancy --section WarpStateStats \
             ./ferrocuda mandelbrot-bench --size 8192 --max-iter 1000 --precision f32 --reps 10 \

@@ -1,14 +1,21 @@
 //! `ferrocuda bench`: time the vector workloads against memcpy, cuBLAS and the CUDA C twins;
-//! print a table, write `bench.json` and `bench.png` to `--out`.
+//! print a table, write `bench.json` and `bench.png` to `-o/--output`.
 
-use anyhow::{Context, Result, bail};
+use super::outln;
+use anyhow::{Context, Result};
 use host::bench::{self, BenchOptions};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
     /// Folder for bench.json and bench.png (created if needed).
-    #[arg(long, default_value = "bench-out")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        visible_alias = "out",
+        value_name = "DIR",
+        default_value = "bench-out"
+    )]
     pub out: PathBuf,
     /// Elements per vector (default 2^28: 1 GiB per f32 array, far beyond L2).
     #[arg(long, default_value_t = 1 << 28)]
@@ -17,10 +24,10 @@ pub struct BenchArgs {
     #[arg(long, default_value = "4096,4096,4096", value_parser = parse_dims)]
     pub gemm: (u32, u32, u32),
     /// Untimed runs before timing each workload.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = super::parse_warmup)]
     pub warmup: u32,
-    /// Timed runs per workload (median, min, max and quartiles are reported).
-    #[arg(long, default_value_t = 20)]
+    /// Timed runs per workload, 1 to 1000 (median, min, max and quartiles are reported).
+    #[arg(long, default_value_t = 20, value_parser = super::parse_reps)]
     pub reps: u32,
     /// Skip the CUDA C twins (otherwise built with nvcc when it is on PATH).
     #[arg(long)]
@@ -49,13 +56,10 @@ fn parse_dims(s: &str) -> Result<(u32, u32, u32), String> {
 pub fn run(args: &BenchArgs) -> Result<()> {
     const MAX_LEN: u64 = 1 << 31;
     if args.len == 0 || args.len > MAX_LEN {
-        bail!(
+        super::usage!(
             "--len {} is not allowed: it must be 1 to {MAX_LEN}",
             args.len
         );
-    }
-    if args.reps == 0 {
-        bail!("--reps 0 is not allowed: it must be at least 1");
     }
     let opts = BenchOptions {
         len: usize::try_from(args.len)?,
@@ -69,7 +73,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     print!("{}", bench::table(&report));
     bench::write_outputs(&report, &args.out)
         .with_context(|| format!("writing bench.json and bench.png to {}", args.out.display()))?;
-    println!(
+    outln!(
         "wrote {} and {}",
         args.out.join("bench.json").display(),
         args.out.join("bench.png").display()

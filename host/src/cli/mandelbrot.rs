@@ -6,7 +6,7 @@
 //! bands as it becomes free and the bands are put back in order before encoding. Ctrl-C stops
 //! between bands and removes the temporary file.
 
-use super::{OutputFile, parse_complex, parse_finite, parse_palette};
+use super::{OutputFile, outln, parse_complex, parse_finite, parse_palette};
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use common::{Band, Complex, Palette, RenderJob, Viewport, palette::Shading};
@@ -15,31 +15,31 @@ use host::{
     mandelbrot::{
         BandImage, BandRenderer, GpuRenderer, Precision, RenderParams, Style,
         pool::{GpuPool, GpuSelection, PoolError},
-        render_band_cpu, rows_per_band,
+        render_band_cpu, render_band_cpu_until, rows_per_launch,
     },
 };
 use std::{
     io::{IsTerminal, Write},
     path::PathBuf,
-    sync::atomic::{AtomicBool, Ordering},
     time::{Duration, Instant},
 };
 
-/// Largest image side in pixels.
-pub const MAX_SIDE_PX: u32 = 65_536;
-/// Largest iteration limit.
-pub const MAX_ITER_LIMIT: u32 = 10_000_000;
+pub use super::{MAX_ITER_LIMIT, MAX_SIDE_PX};
 /// Largest palette cycle in iterations.
 const MAX_CYCLE_ITERS: u32 = 1_000_000;
 /// Pixels per band by default: 2^25 (32768 × 1024), 224 MiB of device buffers, 96 MiB of
 /// colours per band in host memory.
 pub const DEFAULT_BAND_PX: u64 = 1 << 25;
+/// Most pixels per band that `--band-rows` may ask for: 2^28, 1.5 GiB of colours for the two
+/// bands in flight on the host (and 1.75 GiB of device buffers per GPU).
+pub const MAX_BAND_PX: u64 = 1 << 28;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
     /// The GPU when a CUDA driver and device exist, otherwise the CPU.
     Auto,
     /// The GPU; an error if there is none.
+    #[value(alias = "cuda")]
     Gpu,
     /// The CPU (all cores, rayon).
     Cpu,
@@ -91,10 +91,10 @@ impl LookArgs {
 #[derive(clap::Args)]
 pub struct MandelbrotArgs {
     /// Image width in pixels (1 to 65536).
-    #[arg(long, default_value_t = 1200)]
+    #[arg(long, default_value_t = 1200, value_parser = super::parse_side)]
     pub width: u32,
     /// Image height in pixels (1 to 65536).
-    #[arg(long, default_value_t = 900)]
+    #[arg(long, default_value_t = 900, value_parser = super::parse_side)]
     pub height: u32,
     /// Centre of the view as RE,IM (e.g. -0.75,0).
     #[arg(long, value_name = "RE,IM", allow_hyphen_values = true, value_parser = parse_complex, conflicts_with = "corners")]
@@ -112,7 +112,7 @@ pub struct MandelbrotArgs {
     #[arg(long, num_args = 2, value_names = ["UL", "LR"], allow_hyphen_values = true, value_parser = parse_complex)]
     pub corners: Option<Vec<Complex<f64>>>,
     /// Iteration limit (1 to 10,000,000).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = super::parse_max_iter)]
     pub max_iter: u32,
     /// Arithmetic precision.
     #[arg(long, value_enum, default_value_t = PrecisionArg::Auto)]
@@ -191,12 +191,30 @@ fn parse_band_rows(s: &str) -> Result<u32, String> {
 /// Checks an image size and an iteration limit, naming the bad value.
 pub fn check_size_and_iter(width: u32, height: u32, max_iter: u32) -> Result<()> {
     if width == 0 || height == 0 || width > MAX_SIDE_PX || height > MAX_SIDE_PX {
-        bail!(
+        super::usage!(
             "image size {width}x{height} is not allowed: width and height must be 1 to {MAX_SIDE_PX} pixels"
         );
     }
     if max_iter == 0 || max_iter > MAX_ITER_LIMIT {
-        bail!("--max-iter {max_iter} is not allowed: it must be 1 to {MAX_ITER_LIMIT}");
+        super::usage!("--max-iter {max_iter} is not allowed: it must be 1 to {MAX_ITER_LIMIT}");
+    }
+    Ok(())
+}
+
+/// Checks a view width (`--scale`, `--start-scale`, ...) for an image `width_px` wide: positive,
+/// and a pixel spacing that f64 represents as a normal number.
+pub fn check_scale(flag: &str, scale: f64, width_px: u32) -> Result<()> {
+    if scale.is_nan() || scale <= 0.0 {
+        super::usage!("{flag} {scale:e} is not allowed: it must be a positive number");
+    }
+    let spacing = scale / f64::from(width_px.max(1));
+    if spacing < f64::MIN_POSITIVE {
+        super::usage!(
+            "{flag} {scale:e} is not allowed: its pixel spacing ({flag} / width = {spacing:e}) \
+             is below the smallest normal f64 ({:e}); zooms this deep need perturbation, which \
+             ferrocuda does not have yet",
+            f64::MIN_POSITIVE
+        );
     }
     Ok(())
 }
@@ -260,15 +278,17 @@ pub fn open_pool(backend: Backend, selection: GpuSelection) -> Result<Option<Gpu
     })
 }
 
-/// Rows per band by default: as many as fit in [`DEFAULT_BAND_PX`] pixels and, with several
-/// GPUs, at most 1/8 of the image per GPU (so that work stealing can even out unequal bands).
-pub fn default_band_rows(width: u32, height: u32, gpus: usize) -> u32 {
-    let rows = rows_per_band(width, DEFAULT_BAND_PX);
+/// Rows per band by default: as many as fit in [`DEFAULT_BAND_PX`] pixels and in
+/// [`host::mandelbrot::MAX_ITERATIONS_PER_LAUNCH`] worst-case iterations (so a stop request
+/// is noticed between launches within about a second) and, with several GPUs, at most 1/8 of
+/// the image per GPU (so that work stealing can even out unequal bands).
+pub fn default_band_rows(job: &RenderJob<f64>, gpus: usize) -> u32 {
+    let rows = rows_per_launch(job, DEFAULT_BAND_PX);
     if gpus <= 1 {
         return rows;
     }
     let per_gpu = u32::try_from(8 * gpus).unwrap_or(u32::MAX);
-    rows.min(height.div_ceil(per_gpu)).max(1)
+    rows.min(job.height_px.div_ceil(per_gpu)).max(1)
 }
 
 /// The band renderer: `gpu` with band buffers of `capacity_px` pixels, or the CPU.
@@ -279,22 +299,7 @@ pub fn band_renderer(gpu: Option<&Gpu>, capacity_px: usize) -> Result<BandRender
     })
 }
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-/// Installs the Ctrl-C handler (once per process): it only sets a flag, which the render
-/// loops check between bands or frames.
-pub fn catch_interrupt() {
-    // An error means a handler is already installed (by an earlier call): fine.
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
-}
-
-/// Fails with "interrupted" once Ctrl-C was pressed.
-pub fn check_interrupt() -> Result<()> {
-    if INTERRUPTED.load(Ordering::SeqCst) {
-        bail!("interrupted (Ctrl-C): stopped, no output file written");
-    }
-    Ok(())
-}
+pub use super::{catch_signals as catch_interrupt, check_interrupt};
 
 /// A progress bar on stderr with an ETA, shown only when stderr is a terminal.
 pub fn progress_bar(len: u64, unit: &str) -> indicatif::ProgressBar {
@@ -319,6 +324,9 @@ pub fn peak_rss_bytes() -> Option<u64> {
 pub fn run(args: &MandelbrotArgs) -> Result<()> {
     let (width, height) = (args.width, args.height);
     check_size_and_iter(width, height, args.max_iter)?;
+    if args.corners.is_none() {
+        check_scale("--scale", args.scale, width)?;
+    }
     let view = match &args.corners {
         Some(c) => Viewport::from_corners(width, height, c[0], c[1]),
         None => Viewport::from_center_scale(
@@ -328,7 +336,20 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
             args.scale,
         ),
     }
-    .map_err(anyhow::Error::msg)?;
+    .map_err(|e| super::UsageError(e.to_string()))?;
+    Precision::check_view(&view).map_err(super::UsageError)?;
+    if let Some(c) = &args.corners {
+        // Pixels are as wide as the view divided by the width, as tall as its height by the
+        // height: unequal when the corners' aspect ratio differs from the image's.
+        let (w, h) = ((c[1].re - c[0].re).abs(), (c[0].im - c[1].im).abs());
+        let aspect = (w / f64::from(width)) / (h / f64::from(height));
+        if (aspect - 1.0).abs() > 0.01 {
+            eprintln!(
+                "note: the corners span {w:e} x {h:e} but the image is {width}x{height}: pixels \
+                 are {aspect:.3} times as wide as tall (the picture is stretched)"
+            );
+        }
+    }
     let style = args.look.style();
     let mut params = RenderParams {
         view,
@@ -340,18 +361,31 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     params.precision = choose_precision(&job, args.precision, false);
     let precision = params.precision;
     let output = OutputFile::create(&args.output)?;
+    catch_interrupt();
 
+    if let Some(rows) = args.band_rows {
+        let band_px = u64::from(rows.min(height)) * u64::from(width);
+        if band_px > MAX_BAND_PX {
+            super::usage!(
+                "--band-rows {rows} is not allowed for a {width}-pixel-wide image: a band of \
+                 {band_px} pixels needs {:.1} GiB of host memory (3 bytes per pixel, two bands \
+                 in flight), more than the {:.1} GiB allowed; use --band-rows {} or less",
+                (6 * band_px) as f64 / f64::from(1u32 << 30),
+                (6 * MAX_BAND_PX) as f64 / f64::from(1u32 << 30),
+                MAX_BAND_PX / u64::from(width)
+            );
+        }
+    }
     let pool = open_pool(args.backend, args.gpus)?;
     let rows = args
         .band_rows
-        .unwrap_or_else(|| default_band_rows(width, height, pool.as_ref().map_or(1, GpuPool::len)))
+        .unwrap_or_else(|| default_band_rows(&job, pool.as_ref().map_or(1, GpuPool::len)))
         .min(height);
     if args.verify && pool.is_none() {
         eprintln!(
             "note: --verify compares the GPU with the CPU; rendering on the CPU, nothing to compare"
         );
     }
-    catch_interrupt();
 
     let start = Instant::now();
     let bands: Vec<Band> = Band::split(height, rows).collect();
@@ -390,9 +424,12 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
                 Err(PoolError::Sink(e)) => Err(e),
                 Err(e) => Err(anyhow::Error::new(e)),
             },
-            None => bands
-                .iter()
-                .try_for_each(|&band| sink(render_band_cpu(&job, precision, band, false))),
+            None => bands.iter().try_for_each(|&band| {
+                match render_band_cpu_until(&job, precision, band, false, &super::STOP) {
+                    Some(b) => sink(b),
+                    None => check_interrupt(),
+                }
+            }),
         };
         drop(tx);
         let encoded = encoder.join().expect("the PNG encoder thread panicked");
@@ -406,10 +443,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     progress.finish_and_clear();
     let encode = encode.with_context(|| format!("writing `{}`", args.output.display()))?;
     check_interrupt()?;
-    output
-        .temp
-        .persist(&output.path)
-        .with_context(|| format!("cannot write the output file `{}`", args.output.display()))?;
+    output.persist()?;
 
     let what = format!(
         "{width}x{height}, max_iter {}, {}",
@@ -429,14 +463,14 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
             } else {
                 format!("{} GPUs ({})", pool.len(), names.join(", "))
             };
-            println!(
+            outln!(
                 "{device}: {what}{bands_note}: kernel {:.2} ms, render wall {:.0} ms",
                 kernel.as_secs_f64() * 1e3,
                 report.wall.as_secs_f64() * 1e3
             );
             if pool.len() > 1 {
                 for share in &report.gpus {
-                    println!(
+                    outln!(
                         "  GPU {}: {} bands ({} rows), kernel {:.2} ms, busy {:.0} ms",
                         share.ordinal,
                         share.bands,
@@ -447,14 +481,14 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
                 }
             }
         }
-        _ => println!(
+        _ => outln!(
             "CPU ({} threads): {what}{bands_note}: render {:.2} ms",
             rayon::current_num_threads(),
             kernel.as_secs_f64() * 1e3
         ),
     }
     if verify {
-        println!(
+        outln!(
             "verify: CPU render ({:.0} ms) is identical (escape times and colours)",
             verify_time.as_secs_f64() * 1e3
         );
@@ -462,7 +496,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     let peak = peak_rss_bytes().map_or_else(String::new, |b| {
         format!(", peak memory {:.0} MiB", b as f64 / f64::from(1 << 20))
     });
-    println!(
+    outln!(
         "wrote {} (PNG encode {:.0} ms, end to end {:.0} ms{peak})",
         args.output.display(),
         encode.as_secs_f64() * 1e3,

@@ -3,6 +3,7 @@
 //! zooms. Kernel times come from CUDA events (warm-up launches, then the median of the timed
 //! repetitions); the escape times and colours of both kernels must be identical.
 
+use super::outln;
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use common::{Complex, Palette, Viewport};
@@ -34,13 +35,13 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 8192)]
     pub size: u32,
     /// Iteration limit (1 to 10,000,000).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = super::parse_max_iter)]
     pub max_iter: u32,
     /// Timed repetitions per kernel (the median is reported), 1 to 1000.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = super::parse_reps)]
     pub reps: u32,
-    /// Untimed warm-up launches per kernel (at most 100).
-    #[arg(long, default_value_t = 2)]
+    /// Untimed warm-up launches per kernel (0 to 1000).
+    #[arg(long, default_value_t = 2, value_parser = super::parse_warmup)]
     pub warmup: u32,
     /// Arithmetic precision.
     #[arg(long, value_enum, default_value_t = BenchPrecision::Both)]
@@ -49,6 +50,9 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value_t = BenchBackend::Gpu)]
     pub backend: BenchBackend,
 }
+
+/// Host memory the CPU benchmark may take for its images: 4 GiB.
+const MAX_CPU_BENCH_BYTES: u64 = 4 << 30;
 
 /// The benchmark views: (name, centre, scale).
 pub const VIEWS: [(&str, f64, f64, f64); 4] = [
@@ -65,20 +69,26 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 pub fn run(args: &BenchArgs) -> Result<()> {
     if args.size == 0 || args.size > 32_768 {
-        bail!(
+        super::usage!(
             "--size {} is not allowed: it must be 1 to 32768 pixels",
             args.size
         );
     }
     super::mandelbrot::check_size_and_iter(args.size, args.size, args.max_iter)?;
-    if args.reps == 0 || args.reps > 1000 {
-        bail!("--reps {} is not allowed: it must be 1 to 1000", args.reps);
-    }
-    if args.warmup > 100 {
-        bail!(
-            "--warmup {} is not allowed: it must be 0 to 100",
-            args.warmup
-        );
+    if args.backend == BenchBackend::Cpu {
+        // The CPU run keeps both kernels' images (escape times and colours: 14 bytes per
+        // pixel) to compare them.
+        let bytes = 14 * u64::from(args.size).pow(2);
+        if bytes > MAX_CPU_BENCH_BYTES {
+            super::usage!(
+                "--size {} with --backend cpu is not allowed: it needs {:.1} GiB for the two \
+                 images, more than the {} GiB allowed; use --size {} or less",
+                args.size,
+                bytes as f64 / f64::from(1u32 << 30),
+                MAX_CPU_BENCH_BYTES >> 30,
+                ((MAX_CPU_BENCH_BYTES / 14) as f64).sqrt() as u64
+            );
+        }
     }
     let precisions: &[Precision] = match args.precision {
         BenchPrecision::F32 => &[Precision::F32],
@@ -93,13 +103,22 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         || format!("CPU ({} threads)", rayon::current_num_threads()),
         |g| format!("GPU {}", g.name()),
     );
-    println!(
+    outln!(
         "{device}: {0}x{0}, max_iter {1}, {2} warm-up + {3} timed runs per kernel (median)",
-        args.size, args.max_iter, args.warmup, args.reps
+        args.size,
+        args.max_iter,
+        args.warmup,
+        args.reps
     );
-    println!(
+    outln!(
         "{:<18} {:>4} {:>11} {:>11} {:>13} {:>13} {:>8}  counts",
-        "view", "prec", "naive ms", "optim. ms", "naive Git/s", "optim. Git/s", "speedup"
+        "view",
+        "prec",
+        "naive ms",
+        "optim. ms",
+        "naive Git/s",
+        "optim. Git/s",
+        "speedup"
     );
     let mut mismatches = Vec::new();
     let mut speedups = Vec::new();
@@ -161,7 +180,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             }
             let speedup = naive_t.as_secs_f64() / opt_t.as_secs_f64();
             speedups.push(speedup);
-            println!(
+            outln!(
                 "{name:<18} {:>4} {:>11.3} {:>11.3} {:>13.2} {:>13.2} {:>7.2}x  {}",
                 precision.name(),
                 naive_t.as_secs_f64() * 1e3,
@@ -173,7 +192,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             );
         }
     }
-    println!("(Git/s: the naive loop's iterations, Σ escape times, per second of kernel time)");
+    outln!("(Git/s: the naive loop's iterations, Σ escape times, per second of kernel time)");
     if !mismatches.is_empty() {
         bail!(
             "the optimized kernel changed results: {}",

@@ -10,12 +10,139 @@ pub mod zoom;
 
 use anyhow::{Context, Result, bail};
 use common::{Complex, Palette};
-use std::path::PathBuf;
+use std::{
+    fmt,
+    io::Write,
+    path::{Path, PathBuf},
+    sync::atomic::{AtomicBool, AtomicI32, Ordering},
+};
 
+/// Writes a line to standard output; a closed pipe becomes [`StdoutClosed`] (the program then
+/// ends quietly), any other write error a one-line error.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::write_line(format_args!($($arg)*))?
+    };
+}
+pub(crate) use outln;
+
+/// Standard output was closed by its reader (e.g. `| head -1`).
+#[derive(Debug, thiserror::Error)]
+#[error("standard output was closed")]
+pub struct StdoutClosed;
+
+/// A value that is not allowed (exit status 2, as for the argument parser's own errors).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// `bail!` for a [`UsageError`].
+macro_rules! usage {
+    ($($arg:tt)*) => {
+        return Err(anyhow::Error::new($crate::cli::UsageError(format!($($arg)*))))
+    };
+}
+pub(crate) use usage;
+
+pub fn write_line(args: fmt::Arguments<'_>) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    let written = out
+        .write_fmt(args)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    match written {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(StdoutClosed.into()),
+        Err(e) => bail!("cannot write to standard output: {e}"),
+    }
+}
+
+/// The signal that stopped the program, if one did (0: none).
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// Set together with [`SIGNAL`]; render loops poll it (also inside a band on the CPU).
+pub static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Stopped by a signal (Ctrl-C, `kill`, a closed terminal); the exit status is 128 + signal.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted by {}: stopped; {written}", signal_name(*.signal))]
+pub struct Interrupted {
+    /// The signal number.
+    pub signal: i32,
+    /// What was left on disk.
+    pub written: String,
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        signal_hook::consts::SIGINT => "SIGINT (Ctrl-C)",
+        signal_hook::consts::SIGTERM => "SIGTERM",
+        signal_hook::consts::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
+}
+
+/// Catches SIGINT, SIGTERM and SIGHUP (once per process): the first one sets [`STOP`], and a
+/// line on stderr says at once that the program is stopping; render loops then stop within
+/// about a second, remove their temporary files and exit with status 128 + signal.
+pub fn catch_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        std::thread::spawn(move || {
+            for signal in signals.forever() {
+                if SIGNAL
+                    .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok()
+                {
+                    STOP.store(true, Ordering::SeqCst);
+                    eprintln!("\n{}: stopping", signal_name(signal));
+                }
+            }
+        });
+    });
+}
+
+/// Fails with [`Interrupted`] once a signal was caught; `written` says what is on disk.
+pub fn check_interrupt_with(written: impl FnOnce() -> String) -> Result<()> {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => Ok(()),
+        signal => Err(Interrupted {
+            signal,
+            written: written(),
+        }
+        .into()),
+    }
+}
+
+/// [`check_interrupt_with`] for a command that writes one file only on success.
+pub fn check_interrupt() -> Result<()> {
+    check_interrupt_with(|| "no output file written".to_owned())
+}
+
+/// The exit status and whether to print the error, for an error returned by a subcommand.
+pub fn exit_status(err: &anyhow::Error) -> (u8, bool) {
+    if err.is::<StdoutClosed>() || err.chain().any(|c| c.is::<StdoutClosed>()) {
+        // Like a program killed by SIGPIPE, but after cleaning up: quietly.
+        return (141, false);
+    }
+    if let Some(i) = err.downcast_ref::<Interrupted>() {
+        return (u8::try_from(128 + i.signal).unwrap_or(130), true);
+    }
+    if err.chain().any(|c| c.is::<UsageError>()) {
+        return (2, true);
+    }
+    (1, true)
+}
 pub fn parse_complex(s: &str) -> Result<Complex<f64>, String> {
     let (re, im) = s
         .split_once(',')
-        .ok_or_else(|| format!("`{s}` is not a complex number: write RE,IM, e.g. -0.75,0.1"))?;
+        .filter(|(_, im)| !im.contains(','))
+        .ok_or_else(|| {
+            format!("`{s}` is not a complex number: write RE,IM with one comma, e.g. -0.75,0.1")
+        })?;
     let parse = |part: &str| -> Result<f64, String> {
         let v: f64 = part
             .trim()
@@ -32,6 +159,53 @@ pub fn parse_complex(s: &str) -> Result<Complex<f64>, String> {
     Ok(Complex::new(parse(re)?, parse(im)?))
 }
 
+/// A whole number from `lo` to `hi`; the error names the value and the range.
+fn parse_u32_in(s: &str, what: &str, lo: u32, hi: u32) -> Result<u32, String> {
+    match s.trim().parse::<i128>() {
+        Ok(v) if (i128::from(lo)..=i128::from(hi)).contains(&v) => Ok(v as u32),
+        _ => Err(format!(
+            "`{s}` is not allowed: {what} must be a whole number from {lo} to {hi}"
+        )),
+    }
+}
+
+/// Largest image side in pixels.
+pub const MAX_SIDE_PX: u32 = 65_536;
+/// Largest zoom frame side in pixels.
+pub const MAX_FRAME_SIDE_PX: u32 = 8192;
+/// Largest iteration limit.
+pub const MAX_ITER_LIMIT: u32 = 10_000_000;
+/// Most timed repetitions of a benchmark.
+pub const MAX_REPS: u32 = 1000;
+/// Most GIF frames per second: GIF frame delays are whole hundredths of a second, and browsers
+/// play delays below 2 hundredths at 10 frames per second (GIF89a, "Graphic Control Extension";
+/// the behaviour of Chromium and Firefox).
+pub const MAX_GIF_FPS: u32 = 50;
+
+pub fn parse_side(s: &str) -> Result<u32, String> {
+    parse_u32_in(s, "a side in pixels", 1, MAX_SIDE_PX)
+}
+
+pub fn parse_frame_side(s: &str) -> Result<u32, String> {
+    parse_u32_in(s, "a zoom frame side in pixels", 1, MAX_FRAME_SIDE_PX)
+}
+
+pub fn parse_max_iter(s: &str) -> Result<u32, String> {
+    parse_u32_in(s, "the iteration limit", 1, MAX_ITER_LIMIT)
+}
+
+pub fn parse_reps(s: &str) -> Result<u32, String> {
+    parse_u32_in(s, "the number of timed repetitions", 1, MAX_REPS)
+}
+
+pub fn parse_warmup(s: &str) -> Result<u32, String> {
+    parse_u32_in(s, "the number of warm-up runs", 0, MAX_REPS)
+}
+
+pub fn parse_fps(s: &str) -> Result<u32, String> {
+    parse_u32_in(s, "frames per second", 1, MAX_GIF_FPS)
+}
+
 pub fn parse_finite(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(v),
@@ -41,7 +215,7 @@ pub fn parse_finite(s: &str) -> Result<f64, String> {
 }
 
 pub fn parse_palette(s: &str) -> Result<Palette, String> {
-    Palette::from_name(s).ok_or_else(|| {
+    Palette::from_name(&s.trim().to_ascii_lowercase()).ok_or_else(|| {
         format!(
             "unknown palette `{s}`; allowed: {}",
             Palette::NAMES.join(", ")
@@ -60,19 +234,21 @@ pub struct OutputFile {
 
 impl OutputFile {
     /// Checks the name and that the folder is writable (before any rendering work).
-    pub fn create(path: &std::path::Path) -> Result<Self> {
+    pub fn create(path: &Path) -> Result<Self> {
         let is_png = path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("png"));
         if !is_png {
-            bail!(
+            usage!(
                 "output file `{}` is not allowed: it must end in .png",
                 path.display()
             );
         }
+        let path = check_output_path(path)?;
+        let path = path.as_path();
         let dir = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
-            _ => std::path::Path::new("."),
+            _ => Path::new("."),
         };
         let mut builder = tempfile::Builder::new();
         builder.prefix(".ferrocuda-").suffix(".png.part");
@@ -82,10 +258,10 @@ impl OutputFile {
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
         let temp = builder.tempfile_in(dir).map_err(|e| {
             anyhow::anyhow!(
-                "cannot write the output file `{}`: folder `{}`: {}",
+                "cannot write the output file `{}`: cannot create a file in folder `{}`: {}",
                 path.display(),
                 dir.display(),
-                e.kind()
+                os_message(&e)
             )
         })?;
         Ok(Self {
@@ -105,9 +281,74 @@ impl OutputFile {
             image::ExtendedColorType::Rgb8,
         )
         .with_context(|| format!("encoding the PNG for `{}`", self.path.display()))?;
-        self.temp
-            .persist(&self.path)
-            .with_context(|| format!("cannot write the output file `{}`", self.path.display()))?;
+        self.persist()
+    }
+
+    /// Renames the finished temporary file over the destination.
+    pub fn persist(self) -> Result<()> {
+        let path = self.path;
+        self.temp.persist(&path).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot write the output file `{}`: {}",
+                path.display(),
+                e.error
+            )
+        })?;
         Ok(())
     }
+}
+
+/// The operating system's wording of an I/O error (`Permission denied (os error 13)`),
+/// without the temporary file's path that some crates append.
+pub fn os_message(e: &std::io::Error) -> String {
+    // tempfile appends ` at path "<temporary file>"` to the OS error's own message.
+    let text = e.to_string();
+    match text.split_once(" at path \"") {
+        Some((os, _)) => os.to_owned(),
+        None => text,
+    }
+}
+
+/// Checks an output file's path before any work, naming what is wrong: an existing folder of
+/// that name, a file name longer than the 255 bytes file systems allow, a read-only existing
+/// file (never replaced silently), a folder that does not exist. A symbolic link is followed:
+/// the file it points to is replaced, the link stays. Returns the path to write.
+pub fn check_output_path(path: &Path) -> Result<PathBuf> {
+    let shown = path.display();
+    if let Some(name) = path.file_name()
+        && name.len() > 255
+    {
+        usage!(
+            "output file `{shown}` is not allowed: its name is {} bytes, file systems allow 255",
+            name.len()
+        );
+    }
+    let target = match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path).with_context(|| {
+            format!("output file `{shown}` is a symbolic link that points nowhere")
+        })?,
+        _ => path.to_path_buf(),
+    };
+    if let Ok(meta) = std::fs::metadata(&target) {
+        if meta.is_dir() {
+            usage!("output file `{shown}` is not allowed: it is an existing folder");
+        }
+        if meta.permissions().readonly() {
+            usage!(
+                "output file `{shown}` is read-only: it is not replaced; remove it or choose \
+                 another name"
+            );
+        }
+    }
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        usage!(
+            "output file `{shown}` is not allowed: folder `{}` does not exist",
+            dir.display()
+        );
+    }
+    Ok(target)
 }

@@ -1,5 +1,6 @@
 //! `ferrocuda vector-add`: add two f32 vectors on the GPU, check against the CPU.
 
+use super::outln;
 use anyhow::{Context, Result, bail};
 use host::Gpu;
 
@@ -8,21 +9,18 @@ pub struct VectorAddArgs {
     /// Number of elements (1 to 2^31).
     #[arg(long, default_value_t = 1 << 28)]
     pub len: u64,
-    /// Timed repetitions (after one warm-up).
-    #[arg(long, default_value_t = 20)]
+    /// Timed repetitions after one warm-up, 1 to 1000.
+    #[arg(long, default_value_t = 20, value_parser = super::parse_reps)]
     pub reps: u32,
 }
 
 pub fn run(args: &VectorAddArgs) -> Result<()> {
     const MAX_LEN: u64 = 1 << 31;
     if args.len == 0 || args.len > MAX_LEN {
-        bail!(
+        super::usage!(
             "--len {} is not allowed: it must be 1 to {MAX_LEN}",
             args.len
         );
-    }
-    if args.reps == 0 {
-        bail!("--reps 0 is not allowed: it must be at least 1");
     }
     let gpu = Gpu::new(0).context("vector-add runs on the GPU")?;
     let n = usize::try_from(args.len)?;
@@ -39,7 +37,7 @@ pub fn run(args: &VectorAddArgs) -> Result<()> {
     if mismatches > 0 {
         bail!("GPU result differs from the CPU in {mismatches} of {n} elements");
     }
-    println!(
+    outln!(
         "GPU {}: vector add f32, {n} elements: kernel {:.3} ms = {:.1} GB/s; device-to-device copy {:.3} ms = {:.1} GB/s; ratio {:.3}; result identical to the CPU",
         gpu.name(),
         run.kernel.as_secs_f64() * 1e3,

@@ -4,17 +4,16 @@
 //! buffers are allocated once and reused for every frame.
 
 use super::{
-    OutputFile,
+    OutputFile, check_interrupt_with,
     mandelbrot::{
         Backend, DEFAULT_BAND_PX, LookArgs, PrecisionArg, band_renderer, catch_interrupt,
-        check_interrupt, check_size_and_iter, choose_precision, open_gpu, peak_rss_bytes,
-        progress_bar,
+        check_size_and_iter, choose_precision, open_gpu, peak_rss_bytes, progress_bar,
     },
-    parse_complex, parse_finite,
+    outln, parse_complex, parse_finite,
 };
 use anyhow::{Context, Result, bail};
 use common::{Band, Complex, Viewport};
-use host::mandelbrot::{RenderParams, rows_per_band};
+use host::mandelbrot::{RenderParams, rows_per_band, rows_per_launch};
 use std::{
     path::PathBuf,
     sync::{Arc, Mutex},
@@ -29,10 +28,10 @@ const MAX_FRAMES: u32 = 100_000;
 #[derive(clap::Args)]
 pub struct ZoomArgs {
     /// Frame width in pixels (1 to 8192).
-    #[arg(long, default_value_t = 640)]
+    #[arg(long, default_value_t = 640, value_parser = super::parse_frame_side)]
     pub width: u32,
     /// Frame height in pixels (1 to 8192).
-    #[arg(long, default_value_t = 480)]
+    #[arg(long, default_value_t = 480, value_parser = super::parse_frame_side)]
     pub height: u32,
     /// The point zoomed into, RE,IM.
     #[arg(long, value_name = "RE,IM", allow_hyphen_values = true, value_parser = parse_complex,
@@ -47,11 +46,12 @@ pub struct ZoomArgs {
     /// Number of frames (1 to 100,000).
     #[arg(long, default_value_t = 60)]
     pub frames: u32,
-    /// Frames per second of the GIF (1 to 100).
-    #[arg(long, default_value_t = 15)]
+    /// Frames per second of the GIF (1 to 50: GIF delays are whole hundredths of a second,
+    /// and browsers slow down delays below 2 hundredths).
+    #[arg(long, default_value_t = 15, value_parser = super::parse_fps)]
     pub fps: u32,
     /// Iteration limit of the first frame (1 to 10,000,000).
-    #[arg(long, default_value_t = 300)]
+    #[arg(long, default_value_t = 300, value_parser = super::parse_max_iter)]
     pub max_iter: u32,
     /// Extra iterations per tenfold zoom (deeper frames need more).
     #[arg(long, value_name = "ITERS", default_value_t = 250)]
@@ -64,8 +64,14 @@ pub struct ZoomArgs {
     /// Where to compute.
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
-    /// Folder for the PNG frames (frame_00000.png, ...); created if missing.
-    #[arg(short = 'o', long, value_name = "DIR")]
+    /// Folder for the PNG frames (frame_00000.png, ...); created if missing. Frames of an
+    /// earlier, longer zoom beyond this one's last frame are removed.
+    #[arg(
+        short = 'o',
+        long = "output",
+        visible_alias = "output-dir",
+        value_name = "DIR"
+    )]
     pub output_dir: Option<PathBuf>,
     /// Animated GIF file to write.
     #[arg(long, value_name = "FILE")]
@@ -84,58 +90,79 @@ pub fn frame_scale(start: f64, end: f64, k: u32, frames: u32) -> f64 {
 pub fn run(args: &ZoomArgs) -> Result<()> {
     check_size_and_iter(args.width, args.height, args.max_iter)?;
     if args.width > MAX_FRAME_SIDE_PX || args.height > MAX_FRAME_SIDE_PX {
-        bail!(
+        super::usage!(
             "frame size {}x{} is not allowed: zoom frames must be 1 to {MAX_FRAME_SIDE_PX} pixels per side",
             args.width,
             args.height
         );
     }
     if args.frames == 0 || args.frames > MAX_FRAMES {
-        bail!(
+        super::usage!(
             "--frames {} is not allowed: it must be 1 to {MAX_FRAMES}",
             args.frames
         );
-    }
-    if args.fps == 0 || args.fps > 100 {
-        bail!("--fps {} is not allowed: it must be 1 to 100", args.fps);
     }
     for (name, v) in [
         ("--start-scale", args.start_scale),
         ("--end-scale", args.end_scale),
     ] {
-        if v <= 0.0 {
-            bail!("{name} {v} is not allowed: it must be a positive number");
-        }
+        super::mandelbrot::check_scale(name, v, args.width)?;
     }
     if args.output_dir.is_none() && args.gif.is_none() {
-        bail!("nothing to write: give -o DIR (PNG frames) and/or --gif FILE");
+        super::usage!("nothing to write: give -o DIR (PNG frames) and/or --gif FILE");
     }
     // Every frame's view must be valid before anything is written.
     for k in [0, args.frames - 1] {
         let scale = frame_scale(args.start_scale, args.end_scale, k, args.frames);
-        Viewport::from_center_scale(args.width, args.height, args.center, scale)
-            .map_err(anyhow::Error::msg)?;
+        let view = Viewport::from_center_scale(args.width, args.height, args.center, scale)
+            .map_err(|e| super::UsageError(e.to_string()))?;
+        host::mandelbrot::Precision::check_view(&view)
+            .map_err(|e| super::UsageError(format!("frame {k}: {e}")))?;
     }
     let mut gif = match &args.gif {
         Some(path) => Some(GifOut::create(path, args.fps)?),
         None => None,
     };
     if let Some(dir) = &args.output_dir {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create the frame folder `{}`", dir.display()))?;
+        if dir.exists() && !dir.is_dir() {
+            super::usage!(
+                "frame folder `{}` is not allowed: it is an existing file",
+                dir.display()
+            );
+        }
+        std::fs::create_dir_all(dir).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot create the frame folder `{}`: {}",
+                dir.display(),
+                super::os_message(&e)
+            )
+        })?;
     }
 
-    let rows = rows_per_band(args.width, DEFAULT_BAND_PX).min(args.height);
     let gpu = open_gpu(args.backend)?;
-    let mut renderer = band_renderer(gpu.as_ref(), args.width as usize * rows as usize)?;
+    // Device buffers for the largest band any frame uses (the first frame's bands are the
+    // longest; deeper frames need more iterations and get shorter bands).
+    let capacity_rows = rows_per_band(args.width, DEFAULT_BAND_PX).min(args.height);
+    let mut renderer = band_renderer(gpu.as_ref(), args.width as usize * capacity_rows as usize)?;
     catch_interrupt();
+    let mut frames_written = 0u32;
+    let written = |frames: u32| {
+        let frames_note = match (&args.output_dir, frames) {
+            (Some(dir), n) if n > 0 => format!("{n} frames written to `{}`", dir.display()),
+            _ => "no frame written".to_owned(),
+        };
+        match &args.gif {
+            Some(_) => format!("{frames_note}; no GIF written"),
+            None => frames_note,
+        }
+    };
     let style = args.look.style();
     let progress = progress_bar(u64::from(args.frames), "frames");
     let start = Instant::now();
     let mut kernel = std::time::Duration::ZERO;
     let mut warned = false;
     for k in 0..args.frames {
-        check_interrupt()?;
+        check_interrupt_with(|| written(frames_written))?;
         let scale = frame_scale(args.start_scale, args.end_scale, k, args.frames);
         let view = Viewport::from_center_scale(args.width, args.height, args.center, scale)
             .map_err(anyhow::Error::msg)?;
@@ -154,14 +181,21 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         let (auto, too_coarse) = host::mandelbrot::Precision::for_view(&job.samples);
         warned |= too_coarse || (auto != precision && args.precision == PrecisionArg::F32);
         let mut rgb = Vec::with_capacity(3 * view.len());
+        let rows = rows_per_launch(&job, DEFAULT_BAND_PX).min(capacity_rows);
         for band in Band::split(args.height, rows) {
-            let b = renderer.render_band(&job, precision, band, false)?;
-            kernel += b.kernel;
-            rgb.extend_from_slice(&b.rgb);
+            match renderer.render_band_until(&job, precision, band, false, &super::STOP)? {
+                Some(b) => {
+                    kernel += b.kernel;
+                    rgb.extend_from_slice(&b.rgb);
+                }
+                None => check_interrupt_with(|| written(frames_written))?,
+            }
+            check_interrupt_with(|| written(frames_written))?;
         }
         if let Some(dir) = &args.output_dir {
             let path = dir.join(format!("frame_{k:05}.png"));
             OutputFile::create(&path)?.write_png(args.width, args.height, &rgb)?;
+            frames_written += 1;
         }
         if let Some(gif) = &mut gif {
             gif.add_frame(args.width, args.height, &rgb)?;
@@ -169,7 +203,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         progress.inc(1);
     }
     progress.finish_and_clear();
-    check_interrupt()?;
+    check_interrupt_with(|| written(frames_written))?;
     if let Some(gif) = gif {
         gif.finish()?;
     }
@@ -180,7 +214,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
     let peak = peak_rss_bytes().map_or_else(String::new, |b| {
         format!(", peak memory {:.0} MiB", b as f64 / f64::from(1 << 20))
     });
-    println!(
+    outln!(
         "{device}: {} frames of {}x{}, scale {:e} to {:e}: render {:.0} ms, end to end {:.0} ms{peak}",
         args.frames,
         args.width,
@@ -191,12 +225,44 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         start.elapsed().as_secs_f64() * 1e3
     );
     if let Some(dir) = &args.output_dir {
-        println!("wrote {} frames to {}", args.frames, dir.display());
+        let stale = remove_stale_frames(dir, args.frames)?;
+        let note = if stale > 0 {
+            format!(" (removed {stale} frames of an earlier, longer zoom)")
+        } else {
+            String::new()
+        };
+        outln!("wrote {} frames to {}{note}", args.frames, dir.display());
     }
     if let Some(path) = &args.gif {
-        println!("wrote {}", path.display());
+        outln!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// Removes `frame_NNNNN.png` files numbered `frames` or more from `dir` (left by an earlier
+/// zoom with more frames, they would be mistaken for this one's); returns how many.
+fn remove_stale_frames(dir: &std::path::Path, frames: u32) -> Result<u32> {
+    let mut removed = 0;
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("reading the frame folder `{}`", dir.display()))?;
+    for entry in entries {
+        let entry =
+            entry.with_context(|| format!("reading the frame folder `{}`", dir.display()))?;
+        let name = entry.file_name();
+        let index = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("frame_"))
+            .and_then(|n| n.strip_suffix(".png"))
+            .filter(|n| n.len() == 5 && n.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|n| n.parse::<u32>().ok());
+        if index.is_some_and(|i| i >= frames) {
+            std::fs::remove_file(entry.path()).with_context(|| {
+                format!("removing the stale frame `{}`", entry.path().display())
+            })?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 /// An animated GIF written through a temporary file, renamed into place by
@@ -243,11 +309,12 @@ impl GifOut {
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("gif"));
         if !is_gif {
-            bail!(
+            super::usage!(
                 "GIF file `{}` is not allowed: it must end in .gif",
                 path.display()
             );
         }
+        let path = &super::check_output_path(path)?;
         let dir = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => std::path::Path::new("."),
@@ -258,10 +325,10 @@ impl GifOut {
         builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
         let temp = builder.tempfile_in(dir).map_err(|e| {
             anyhow::anyhow!(
-                "cannot write the GIF file `{}`: folder `{}`: {}",
+                "cannot write the GIF file `{}`: cannot create a file in folder `{}`: {}",
                 path.display(),
                 dir.display(),
-                e.kind()
+                super::os_message(&e)
             )
         })?;
         let error = Arc::new(Mutex::new(None));
@@ -302,9 +369,14 @@ impl GifOut {
         if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
             bail!("writing the GIF file `{}`: {e}", self.path.display());
         }
-        self.temp
-            .persist(&self.path)
-            .with_context(|| format!("cannot write the GIF file `{}`", self.path.display()))?;
+        let path = self.path;
+        self.temp.persist(&path).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot write the GIF file `{}`: {}",
+                path.display(),
+                e.error
+            )
+        })?;
         Ok(())
     }
 }
