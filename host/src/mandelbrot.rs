@@ -23,7 +23,7 @@ use kernels::mandelbrot::{
 };
 use rayon::prelude::*;
 use std::{
-    sync::atomic::{AtomicBool, Ordering},
+    sync::atomic::{AtomicBool, AtomicU64, Ordering},
     time::{Duration, Instant},
 };
 
@@ -249,26 +249,45 @@ pub fn render_band_cpu(
     band: Band,
     want_counts: bool,
 ) -> BandImage {
-    let never = AtomicBool::new(false);
-    render_band_cpu_until(job, precision, band, want_counts, &never)
+    render_band_cpu_until(job, precision, band, want_counts, &RenderControl::new())
         .expect("not stopped: the flag is never set")
 }
 
-/// [`render_band_cpu`] that gives up as soon as `stop` is set (checked before every pixel, so
-/// it returns within one pixel's escape-time loop per thread): `None` when stopped.
+/// Lets the caller of a CPU render stop it early and watch its progress.
+#[derive(Debug, Default)]
+pub struct RenderControl {
+    /// Set to stop: checked before every pixel.
+    pub stop: AtomicBool,
+    /// Rows finished so far (every CPU render with this control adds to it).
+    pub rows_done: AtomicU64,
+}
+
+impl RenderControl {
+    /// Not stopped, no rows done.
+    pub const fn new() -> Self {
+        Self {
+            stop: AtomicBool::new(false),
+            rows_done: AtomicU64::new(0),
+        }
+    }
+}
+
+/// [`render_band_cpu`] that gives up as soon as `control.stop` is set (checked before every
+/// pixel, so it returns within one pixel's escape-time loop per thread), and counts finished
+/// rows in `control.rows_done`: `None` when stopped.
 pub fn render_band_cpu_until(
     job: &RenderJob<f64>,
     precision: Precision,
     band: Band,
     want_counts: bool,
-    stop: &AtomicBool,
+    control: &RenderControl,
 ) -> Option<BandImage> {
     let start = Instant::now();
     let (counts, rgb) = match precision {
-        Precision::F32 => band_cpu_with(&job.cast::<f32>(), band, want_counts, stop),
-        Precision::F64 => band_cpu_with(job, band, want_counts, stop),
+        Precision::F32 => band_cpu_with(&job.cast::<f32>(), band, want_counts, control),
+        Precision::F64 => band_cpu_with(job, band, want_counts, control),
     };
-    if stop.load(Ordering::Relaxed) {
+    if control.stop.load(Ordering::Relaxed) {
         return None;
     }
     Some(BandImage {
@@ -283,7 +302,7 @@ fn band_cpu_with<F: Real + Send + Sync>(
     job: &RenderJob<F>,
     band: Band,
     want_counts: bool,
-    stop: &AtomicBool,
+    control: &RenderControl,
 ) -> (Vec<u32>, Vec<u8>) {
     let width = job.width_px as usize;
     let len = width * band.rows as usize;
@@ -294,7 +313,14 @@ fn band_cpu_with<F: Real + Send + Sync>(
         .zip(rgb.par_chunks_mut(3 * width))
         .enumerate()
         .for_each(|(r, (count_row, rgb_row))| {
-            cpu_row(job, band.first_row + r as u32, count_row, rgb_row, stop);
+            cpu_row(
+                job,
+                band.first_row + r as u32,
+                count_row,
+                rgb_row,
+                &control.stop,
+            );
+            control.rows_done.fetch_add(1, Ordering::Relaxed);
         });
     if !want_counts {
         counts = Vec::new();
@@ -654,14 +680,13 @@ impl BandRenderer<'_> {
         band: Band,
         want_counts: bool,
     ) -> Result<BandImage, GpuError> {
-        let never = AtomicBool::new(false);
-        self.render_band_until(job, precision, band, want_counts, &never)
+        self.render_band_until(job, precision, band, want_counts, &RenderControl::new())
             .map(|b| b.expect("not stopped: the flag is never set"))
     }
 
-    /// [`BandRenderer::render_band`] that stops early, returning `None`, once `stop` is set:
-    /// on the CPU within a pixel; on the GPU after the band's launch (keep GPU bands short,
-    /// e.g. with [`rows_per_launch`]).
+    /// [`BandRenderer::render_band`] that stops early, returning `None`, once `control.stop`
+    /// is set: on the CPU within a pixel; on the GPU after the band's launch (keep GPU bands
+    /// short, e.g. with [`rows_per_launch`]).
     ///
     /// # Errors
     /// As [`BandRenderer::render_band`].
@@ -671,7 +696,7 @@ impl BandRenderer<'_> {
         precision: Precision,
         band: Band,
         want_counts: bool,
-        stop: &AtomicBool,
+        control: &RenderControl,
     ) -> Result<Option<BandImage>, GpuError> {
         match self {
             Self::Cpu => Ok(render_band_cpu_until(
@@ -679,7 +704,7 @@ impl BandRenderer<'_> {
                 precision,
                 band,
                 want_counts,
-                stop,
+                control,
             )),
             Self::Gpu(g) => g.render_band(job, precision, band, want_counts).map(Some),
         }

@@ -1251,3 +1251,21 @@ fn a_shorter_zoom_removes_the_frames_of_a_longer_one() {
         &[&args[..args.len() - 2], &["--output-dir", "f2"]].concat(),
     );
 }
+
+#[test]
+fn long_runs_without_a_terminal_report_progress() {
+    // stderr is a pipe here: one progress line every 10 s.
+    let dir = temp_dir();
+    let (status, err, _) = interrupt(
+        dir.path(),
+        &SLOW,
+        "INT",
+        std::time::Duration::from_millis(10_800),
+    );
+    assert_eq!(status, Some(130), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("progress: "))
+        .unwrap_or_else(|| panic!("no progress line after 10 s: {err}"));
+    assert!(line.contains("/2000 rows") && line.contains('%'), "{line}");
+}

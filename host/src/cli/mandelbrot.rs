@@ -19,7 +19,7 @@ use host::{
     },
 };
 use std::{
-    io::{IsTerminal, Write},
+    io::Write,
     path::PathBuf,
     time::{Duration, Instant},
 };
@@ -301,18 +301,6 @@ pub fn band_renderer(gpu: Option<&Gpu>, capacity_px: usize) -> Result<BandRender
 
 pub use super::{catch_signals as catch_interrupt, check_interrupt};
 
-/// A progress bar on stderr with an ETA, shown only when stderr is a terminal.
-pub fn progress_bar(len: u64, unit: &str) -> indicatif::ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let style = indicatif::ProgressStyle::with_template(&format!(
-        "{{elapsed_precise}} [{{wide_bar}}] {{pos}}/{{len}} {unit}, ETA {{eta}}"
-    ))
-    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-    indicatif::ProgressBar::new(len).with_style(style)
-}
-
 /// Peak resident memory of this process (`VmHWM` in /proc/self/status), if known.
 pub fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -389,7 +377,12 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
 
     let start = Instant::now();
     let bands: Vec<Band> = Band::split(height, rows).collect();
-    let progress = progress_bar(u64::from(height), "rows");
+    // The GPU path counts finished bands; the CPU path its finished rows.
+    let progress = match &pool {
+        Some(_) => super::Progress::new(u64::from(height), "rows"),
+        None => super::Progress::watch(u64::from(height), "rows", &super::CONTROL.rows_done),
+    };
+    let count_bands = pool.is_some();
     let mut kernel = Duration::ZERO;
     let mut verify_time = Duration::ZERO;
     let verify = args.verify && pool.is_some();
@@ -412,7 +405,9 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
                 verify_time += t.elapsed();
             }
             tx.send(b.rgb).map_err(|_| EncoderStopped)?;
-            progress.inc(u64::from(b.band.rows));
+            if count_bands {
+                progress.inc(u64::from(b.band.rows));
+            }
             Ok(())
         };
         let rendered = match &pool {
@@ -425,7 +420,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
                 Err(e) => Err(anyhow::Error::new(e)),
             },
             None => bands.iter().try_for_each(|&band| {
-                match render_band_cpu_until(&job, precision, band, false, &super::STOP) {
+                match render_band_cpu_until(&job, precision, band, false, &super::CONTROL) {
                     Some(b) => sink(b),
                     None => check_interrupt(),
                 }
@@ -440,7 +435,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
             Ok(()) => encoded,
         }
     });
-    progress.finish_and_clear();
+    drop(progress);
     let encode = encode.with_context(|| format!("writing `{}`", args.output.display()))?;
     check_interrupt()?;
     output.persist()?;

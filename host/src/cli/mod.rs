@@ -12,10 +12,97 @@ use anyhow::{Context, Result, bail};
 use common::{Complex, Palette};
 use std::{
     fmt,
-    io::Write,
+    io::{IsTerminal, Write},
     path::{Path, PathBuf},
-    sync::atomic::{AtomicBool, AtomicI32, Ordering},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
 };
+
+/// Progress of a long run on stderr: in a terminal an indicatif bar redrawn four times a
+/// second (elapsed time, position, ETA); otherwise, for runs longer than 10 s, one line every
+/// 10 s. Work is counted with [`Progress::inc`] or through a counter read by [`Progress::watch`].
+pub struct Progress {
+    bar: indicatif::ProgressBar,
+    done: Arc<AtomicU64>,
+    finished: Arc<AtomicBool>,
+    ticker: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    /// Progress over `len` `unit`s (e.g. "rows").
+    pub fn new(len: u64, unit: &'static str) -> Self {
+        Self::with_counter(len, unit, None)
+    }
+
+    /// Progress whose position is read from `counter` (an absolute count, e.g. the rows a
+    /// CPU render has finished), on top of [`Progress::inc`].
+    pub fn watch(len: u64, unit: &'static str, counter: &'static AtomicU64) -> Self {
+        Self::with_counter(len, unit, Some(counter))
+    }
+
+    fn with_counter(len: u64, unit: &'static str, counter: Option<&'static AtomicU64>) -> Self {
+        let terminal = std::io::stderr().is_terminal();
+        let bar = if terminal {
+            let style = indicatif::ProgressStyle::with_template(&format!(
+                "{{elapsed_precise}} [{{wide_bar}}] {{pos}}/{{len}} {unit}, ETA {{eta}}"
+            ))
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+            indicatif::ProgressBar::new(len).with_style(style)
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        let done = Arc::new(AtomicU64::new(0));
+        let finished = Arc::new(AtomicBool::new(false));
+        let base = counter.map_or(0, |c| c.load(Ordering::Relaxed));
+        let ticker = {
+            let (bar, done, finished) = (bar.clone(), done.clone(), finished.clone());
+            std::thread::spawn(move || {
+                let start = Instant::now();
+                let mut last_line = start;
+                while !finished.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(250));
+                    let pos = done.load(Ordering::Relaxed)
+                        + counter.map_or(0, |c| c.load(Ordering::Relaxed) - base);
+                    let pos = pos.min(len);
+                    if terminal {
+                        bar.set_position(pos);
+                    } else if last_line.elapsed() >= Duration::from_secs(10) {
+                        last_line = Instant::now();
+                        eprintln!(
+                            "progress: {pos}/{len} {unit} ({:.0}%), {:.0} s",
+                            100.0 * pos as f64 / len.max(1) as f64,
+                            start.elapsed().as_secs_f64()
+                        );
+                    }
+                }
+            })
+        };
+        Self {
+            bar,
+            done,
+            finished,
+            ticker: Some(ticker),
+        }
+    }
+
+    /// Counts `n` more units done.
+    pub fn inc(&self, n: u64) {
+        self.done.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finished.store(true, Ordering::Relaxed);
+        if let Some(t) = self.ticker.take() {
+            let _ = t.join();
+        }
+        self.bar.finish_and_clear();
+    }
+}
 
 /// Writes a line to standard output; a closed pipe becomes [`StdoutClosed`] (the program then
 /// ends quietly), any other write error a one-line error.
@@ -59,8 +146,9 @@ pub fn write_line(args: fmt::Arguments<'_>) -> Result<()> {
 
 /// The signal that stopped the program, if one did (0: none).
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
-/// Set together with [`SIGNAL`]; render loops poll it (also inside a band on the CPU).
-pub static STOP: AtomicBool = AtomicBool::new(false);
+/// Its `stop` is set together with [`SIGNAL`] (render loops poll it, also inside a band on
+/// the CPU); its `rows_done` feeds the progress display.
+pub static CONTROL: host::mandelbrot::RenderControl = host::mandelbrot::RenderControl::new();
 
 /// Stopped by a signal (Ctrl-C, `kill`, a closed terminal); the exit status is 128 + signal.
 #[derive(Debug, thiserror::Error)]
@@ -81,7 +169,7 @@ fn signal_name(signal: i32) -> &'static str {
     }
 }
 
-/// Catches SIGINT, SIGTERM and SIGHUP (once per process): the first one sets [`STOP`], and a
+/// Catches SIGINT, SIGTERM and SIGHUP (once per process): the first one sets `CONTROL.stop`, and a
 /// line on stderr says at once that the program is stopping; render loops then stop within
 /// about a second, remove their temporary files and exit with status 128 + signal.
 pub fn catch_signals() {
@@ -97,7 +185,7 @@ pub fn catch_signals() {
                     .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst)
                     .is_ok()
                 {
-                    STOP.store(true, Ordering::SeqCst);
+                    CONTROL.stop.store(true, Ordering::SeqCst);
                     eprintln!("\n{}: stopping", signal_name(signal));
                 }
             }

@@ -7,7 +7,7 @@ use super::{
     OutputFile, check_interrupt_with,
     mandelbrot::{
         Backend, DEFAULT_BAND_PX, LookArgs, PrecisionArg, band_renderer, catch_interrupt,
-        check_size_and_iter, choose_precision, open_gpu, peak_rss_bytes, progress_bar,
+        check_size_and_iter, choose_precision, open_gpu, peak_rss_bytes,
     },
     outln, parse_complex, parse_finite,
 };
@@ -157,7 +157,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         }
     };
     let style = args.look.style();
-    let progress = progress_bar(u64::from(args.frames), "frames");
+    let progress = super::Progress::new(u64::from(args.frames), "frames");
     let start = Instant::now();
     let mut kernel = std::time::Duration::ZERO;
     let mut warned = false;
@@ -183,7 +183,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         let mut rgb = Vec::with_capacity(3 * view.len());
         let rows = rows_per_launch(&job, DEFAULT_BAND_PX).min(capacity_rows);
         for band in Band::split(args.height, rows) {
-            match renderer.render_band_until(&job, precision, band, false, &super::STOP)? {
+            match renderer.render_band_until(&job, precision, band, false, &super::CONTROL)? {
                 Some(b) => {
                     kernel += b.kernel;
                     rgb.extend_from_slice(&b.rgb);
@@ -202,7 +202,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         }
         progress.inc(1);
     }
-    progress.finish_and_clear();
+    drop(progress);
     check_interrupt_with(|| written(frames_written))?;
     if let Some(gif) = gif {
         gif.finish()?;
