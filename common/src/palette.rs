@@ -459,7 +459,10 @@ mod tests {
         assert_eq!(Palette::Ocean.name(), "ocean");
         assert_eq!(Palette::Viridis.name(), "viridis");
         assert_eq!(Palette::Electric.name(), "electric");
-        for unknown in ["", "grey", "Gray", "CLASSIC", " fire", "ocean ", "rainbow"] {
+        // The British spelling names the same palette; matching is exact otherwise (the CLI
+        // lower-cases what users type).
+        assert_eq!(Palette::from_name("grey"), Some(Palette::Gray));
+        for unknown in ["", "Gray", "CLASSIC", " fire", "ocean ", "rainbow"] {
             assert_eq!(Palette::from_name(unknown), None, "{unknown:?}");
         }
     }
