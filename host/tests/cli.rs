@@ -1010,7 +1010,18 @@ fn an_interrupted_zoom_says_which_frames_it_wrote() {
 #[test]
 fn a_closed_stdout_ends_quietly_and_a_full_one_is_one_error_line() {
     use std::process::Stdio;
-    for args in [&SMALL[..], &["info"][..]] {
+    let bench = [
+        "mandelbrot-bench",
+        "--backend",
+        "cpu",
+        "--size",
+        "16",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+    ];
+    for args in [&SMALL[..], &["info"][..], &bench[..]] {
         let dir = temp_dir();
         let mut child = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
             .args(args)

@@ -70,7 +70,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         cublas: !args.no_cublas,
     };
     let report = bench::run(&opts, |line| eprintln!("{line}")).context("bench runs on the GPU")?;
-    print!("{}", bench::table(&report));
+    let table = bench::table(&report);
+    outln!("{}", table.trim_end_matches('\n'));
     bench::write_outputs(&report, &args.out)
         .with_context(|| format!("writing bench.json and bench.png to {}", args.out.display()))?;
     outln!(
