@@ -169,6 +169,40 @@ pub fn time_events<E: From<GpuError>>(
     Ok(Stats::from_samples(ms))
 }
 
+/// Compiles CUDA C `source` for `gpu`'s architecture with `nvcc -O3 -arch=sm_XY -cubin` (in a
+/// temporary folder, as `<stem>.cu`) and loads the cubin. `Err` says why not: no nvcc on
+/// `PATH`, a compile error (with nvcc's messages), a load error.
+pub fn nvcc_module(
+    gpu: &Gpu,
+    stem: &str,
+    source: &str,
+) -> Result<std::sync::Arc<cudarc::driver::CudaModule>, String> {
+    let (major, minor) = gpu
+        .context()
+        .compute_capability()
+        .map_err(|e| format!("reading the compute capability: {e}"))?;
+    let dir = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
+    let src = dir.path().join(format!("{stem}.cu"));
+    let cubin = dir.path().join(format!("{stem}.cubin"));
+    std::fs::write(&src, source).map_err(|e| format!("writing {}: {e}", src.display()))?;
+    let out = std::process::Command::new("nvcc")
+        .args(["-O3", &format!("-arch=sm_{major}{minor}"), "-cubin", "-o"])
+        .arg(&cubin)
+        .arg(&src)
+        .output()
+        .map_err(|e| format!("cannot run nvcc ({e}): put the CUDA toolkit's bin folder on PATH"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "nvcc failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let bytes = std::fs::read(&cubin).map_err(|e| format!("reading the cubin: {e}"))?;
+    gpu.context()
+        .load_module(cudarc::nvrtc::Ptx::from_binary(bytes))
+        .map_err(|e| format!("loading the CUDA C cubin: {e}"))
+}
+
 /// The CUDA C twins: a module built from [`CUDA_C_SOURCE`] by `nvcc`.
 pub struct CudaC {
     functions: HashMap<String, CudaFunction>,
@@ -186,34 +220,7 @@ impl CudaC {
     /// Compiles the twins for `gpu`'s architecture with `nvcc -O3 -arch=sm_XY -cubin` and
     /// loads them. `Err` says why not (no nvcc, compile error, load error).
     pub fn build(gpu: &Gpu) -> Result<Self, String> {
-        let (major, minor) = gpu
-            .context()
-            .compute_capability()
-            .map_err(|e| format!("reading the compute capability: {e}"))?;
-        let dir = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
-        let src = dir.path().join("vector.cu");
-        let cubin = dir.path().join("vector.cubin");
-        std::fs::write(&src, CUDA_C_SOURCE)
-            .map_err(|e| format!("writing {}: {e}", src.display()))?;
-        let out = std::process::Command::new("nvcc")
-            .args(["-O3", &format!("-arch=sm_{major}{minor}"), "-cubin", "-o"])
-            .arg(&cubin)
-            .arg(&src)
-            .output()
-            .map_err(|e| {
-                format!("cannot run nvcc ({e}): put the CUDA toolkit's bin folder on PATH")
-            })?;
-        if !out.status.success() {
-            return Err(format!(
-                "nvcc failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        let bytes = std::fs::read(&cubin).map_err(|e| format!("reading the cubin: {e}"))?;
-        let module = gpu
-            .context()
-            .load_module(cudarc::nvrtc::Ptx::from_binary(bytes))
-            .map_err(|e| format!("loading the CUDA C cubin: {e}"))?;
+        let module = nvcc_module(gpu, "vector", CUDA_C_SOURCE)?;
         let mut functions = HashMap::new();
         for name in CUDA_C_KERNELS {
             let f = module

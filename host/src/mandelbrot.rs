@@ -578,10 +578,111 @@ pub fn launch_naive(
     }
 }
 
+/// The CUDA C reference kernels of `bench/cuda/mandelbrot.cu` (the textbook loop, and the
+/// loop after the cardioid/bulb test), built with nvcc for the GPU at hand.
+pub struct CudaCReference {
+    module: std::sync::Arc<cudarc::driver::CudaModule>,
+}
+
+impl std::fmt::Debug for CudaCReference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CudaCReference").finish_non_exhaustive()
+    }
+}
+
+/// Which CUDA C reference kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CudaCKernel {
+    /// The textbook escape-time loop.
+    Naive,
+    /// The loop after the main-cardioid / period-2-bulb test.
+    Cardioid,
+}
+
+/// The CUDA C source of [`CudaCReference`].
+pub const CUDA_C_MANDELBROT: &str = include_str!("../../bench/cuda/mandelbrot.cu");
+
+impl CudaCReference {
+    /// Compiles and loads the reference kernels (needs `nvcc` on `PATH`).
+    ///
+    /// # Errors
+    /// Why not, as a message (no nvcc, compile or load error).
+    pub fn build(gpu: &Gpu) -> Result<Self, String> {
+        let module = crate::bench::nvcc_module(gpu, "mandelbrot", CUDA_C_MANDELBROT)?;
+        Ok(Self { module })
+    }
+
+    /// Times `kernel` on `params`' view, iteration limit and precision (`warmup` untimed
+    /// launches, then `reps` launches timed with CUDA events, 16×16 blocks) and returns the
+    /// times and the escape counts (row-major).
+    ///
+    /// # Errors
+    /// Launch, allocation or copy failures.
+    pub fn bench(
+        &self,
+        gpu: &Gpu,
+        kernel: CudaCKernel,
+        params: &RenderParams,
+        warmup: u32,
+        reps: u32,
+    ) -> Result<(Vec<Duration>, Vec<u32>), GpuError> {
+        use cudarc::driver::PushKernelArg;
+        let (view, max_iter, precision) = (&params.view, params.max_iter, params.precision);
+        let name = match (kernel, precision) {
+            (CudaCKernel::Naive, Precision::F32) => "cu_mandel_naive_f32",
+            (CudaCKernel::Cardioid, Precision::F32) => "cu_mandel_cardioid_f32",
+            (CudaCKernel::Naive, Precision::F64) => "cu_mandel_naive_f64",
+            (CudaCKernel::Cardioid, Precision::F64) => "cu_mandel_cardioid_f64",
+        };
+        let function = self
+            .module
+            .load_function(name)
+            .map_err(GpuError::driver(format!(
+                "looking up the CUDA C kernel `{name}`"
+            )))?;
+        let len = view.len();
+        gpu.check_free("the CUDA C reference's counts", 4 * len)?;
+        let mut counts = gpu
+            .stream()
+            .alloc_zeros::<u32>(len)
+            .map_err(GpuError::driver("allocating the CUDA C reference's counts"))?;
+        let cfg = for_image(view.width_px, view.height_px);
+        let (w, h) = (view.width_px, view.height_px);
+        let mut times = Vec::new();
+        for rep in 0..warmup + reps {
+            let t = timed(gpu, name, cfg, || {
+                let mut args = gpu.stream().launch_builder(&function);
+                let v32 = view.cast::<f32>();
+                let (x0, y0, dx, dy) = (v32.origin.re, v32.origin.im, v32.step_re, v32.step_im);
+                let (x0d, y0d, dxd, dyd) =
+                    (view.origin.re, view.origin.im, view.step_re, view.step_im);
+                args.arg(&w).arg(&h);
+                match precision {
+                    Precision::F32 => args.arg(&x0).arg(&y0).arg(&dx).arg(&dy),
+                    Precision::F64 => args.arg(&x0d).arg(&y0d).arg(&dxd).arg(&dyd),
+                };
+                args.arg(&max_iter).arg(&mut counts);
+                // SAFETY: `(unsigned width, unsigned height, T x0, T y0, T dx, T dy, unsigned
+                // max_iter, unsigned* counts)` as in bench/cuda/mandelbrot.cu, T by precision;
+                // `counts` holds width·height elements.
+                unsafe { cust::launch::launch_built(name, cfg, args) }
+            })?;
+            if rep >= warmup {
+                times.push(t);
+            }
+        }
+        let counts = gpu
+            .stream()
+            .clone_dtoh(&counts)
+            .map_err(GpuError::driver("copying the CUDA C reference's counts"))?;
+        Ok((times, counts))
+    }
+}
+
 /// Runs `launch` between two CUDA events, waits, and returns the time between the events.
 fn timed(
     gpu: &Gpu,
-    kernel: &'static str,
+    kernel: &str,
     cfg: LaunchConfig,
     launch: impl FnOnce() -> Result<(), GpuError>,
 ) -> Result<Duration, GpuError> {

@@ -68,7 +68,8 @@ if [ "${QUICK:-0}" != 1 ]; then
         --max-iter 1000 --precision f64 --verify -o /tmp/m8192_f64.png
     step mandelbrot-preview ./ferrocuda mandelbrot --backend gpu --width 1200 --height 900 \
         -o "$OUT/mandelbrot.png"
-    step mandelbrot-bench ./ferrocuda mandelbrot-bench --size 8192 --max-iter 1000
+    step mandelbrot-bench ./ferrocuda mandelbrot-bench --size 8192 --max-iter 1000 \
+        --json "$OUT/mandelbrot-bench.json"
     step mandelbrot-32768-tiled ./ferrocuda mandelbrot --backend gpu --width 32768 --height 32768 \
         --max-iter 1000 --smooth -o /tmp/m32768.png
     # Multi-GPU: the same 16384² render on one GPU and on every GPU (bands of 256 rows taken

@@ -49,6 +49,12 @@ pub struct BenchArgs {
     /// Where to run.
     #[arg(long, value_enum, default_value_t = BenchBackend::Gpu)]
     pub backend: BenchBackend,
+    /// Skip the CUDA C reference kernels (built with nvcc when it is on PATH).
+    #[arg(long)]
+    pub no_cuda_c: bool,
+    /// Also write the table as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<std::path::PathBuf>,
 }
 
 /// Host memory the CPU benchmark may take for its images: 4 GiB.
@@ -99,6 +105,17 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         BenchBackend::Gpu => Some(Gpu::new(0).context("mandelbrot-bench --backend gpu")?),
         BenchBackend::Cpu => None,
     };
+    let cuda_c = match (&gpu, args.no_cuda_c) {
+        (Some(gpu), false) => match host::mandelbrot::CudaCReference::build(gpu) {
+            Ok(c) => Some(c),
+            Err(why) => {
+                eprintln!("note: no CUDA C reference: {why}");
+                None
+            }
+        },
+        _ => None,
+    };
+    let mut rows_json = Vec::new();
     let device = gpu.as_ref().map_or_else(
         || format!("CPU ({} threads)", rayon::current_num_threads()),
         |g| format!("GPU {}", g.name()),
@@ -111,14 +128,19 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         args.reps
     );
     outln!(
-        "{:<18} {:>4} {:>11} {:>11} {:>13} {:>13} {:>8}  counts",
+        "{:<18} {:>4} {:>11} {:>11} {:>13} {:>13} {:>8}  {:<9} {:>10} {:>10} {:>9} {:>8}",
         "view",
         "prec",
         "naive ms",
         "optim. ms",
         "naive Git/s",
         "optim. Git/s",
-        "speedup"
+        "speedup",
+        "counts",
+        "C naive",
+        "C card.",
+        "vs best C",
+        "C diff"
     );
     let mut mismatches = Vec::new();
     let mut speedups = Vec::new();
@@ -180,19 +202,98 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             }
             let speedup = naive_t.as_secs_f64() / opt_t.as_secs_f64();
             speedups.push(speedup);
+            // The CUDA C references on the same view: medians, and how many pixels' escape
+            // times differ from our naive kernel's.
+            let mut c_cols = (
+                "-".to_owned(),
+                "-".to_owned(),
+                "-".to_owned(),
+                "-".to_owned(),
+            );
+            let mut c_json = serde_json::Value::Null;
+            if let (Some(gpu), Some(c)) = (&gpu, &cuda_c) {
+                use host::mandelbrot::CudaCKernel;
+                let run = |k: CudaCKernel| {
+                    c.bench(gpu, k, &params, args.warmup, args.reps)
+                        .map(|(t, counts)| {
+                            let diff = counts
+                                .iter()
+                                .zip(&naive.counts)
+                                .filter(|(a, b)| a != b)
+                                .count();
+                            (median(t), diff)
+                        })
+                };
+                let (cn_t, cn_diff) = run(CudaCKernel::Naive).context("CUDA C naive kernel")?;
+                let (cc_t, cc_diff) =
+                    run(CudaCKernel::Cardioid).context("CUDA C cardioid kernel")?;
+                let best = cn_t.min(cc_t);
+                let ratio = best.as_secs_f64() / opt_t.as_secs_f64();
+                c_cols = (
+                    format!("{:.3}", cn_t.as_secs_f64() * 1e3),
+                    format!("{:.3}", cc_t.as_secs_f64() * 1e3),
+                    format!("{ratio:.2}x"),
+                    format!("{}", cn_diff.max(cc_diff)),
+                );
+                c_json = serde_json::json!({
+                    "cuda_c_naive_ms": cn_t.as_secs_f64() * 1e3,
+                    "cuda_c_cardioid_ms": cc_t.as_secs_f64() * 1e3,
+                    "best_cuda_c_ms": best.as_secs_f64() * 1e3,
+                    "ratio_vs_cuda_c": ratio,
+                    "cuda_c_naive_differing_px": cn_diff,
+                    "cuda_c_cardioid_differing_px": cc_diff,
+                });
+            }
+            rows_json.push(serde_json::json!({
+                "view": name,
+                "precision": precision.name(),
+                "naive_ms": naive_t.as_secs_f64() * 1e3,
+                "optimized_ms": opt_t.as_secs_f64() * 1e3,
+                "optimized_differing_px": naive
+                    .counts
+                    .iter()
+                    .zip(&opt.counts)
+                    .filter(|(a, b)| a != b)
+                    .count(),
+                "cuda_c": c_json,
+            }));
             outln!(
-                "{name:<18} {:>4} {:>11.3} {:>11.3} {:>13.2} {:>13.2} {:>7.2}x  {}",
+                "{name:<18} {:>4} {:>11.3} {:>11.3} {:>13.2} {:>13.2} {:>7.2}x  {:<9} {:>10} {:>10} {:>9} {:>8}",
                 precision.name(),
                 naive_t.as_secs_f64() * 1e3,
                 opt_t.as_secs_f64() * 1e3,
                 iterations / naive_t.as_secs_f64() / 1e9,
                 iterations / opt_t.as_secs_f64() / 1e9,
                 speedup,
-                if identical { "identical" } else { "DIFFER" }
+                if identical { "identical" } else { "DIFFER" },
+                c_cols.0,
+                c_cols.1,
+                c_cols.2,
+                c_cols.3
             );
         }
     }
     outln!("(Git/s: the naive loop's iterations, Σ escape times, per second of kernel time)");
+    if cuda_c.is_some() {
+        outln!(
+            "(C naive / C card.: CUDA C kernels (nvcc -O3), ms; vs best C: the faster one's \
+             time / our optimized time, above 1 = ours faster; C diff: pixels whose escape \
+             time differs from our naive kernel's)"
+        );
+    }
+    if let Some(path) = &args.json {
+        let doc = serde_json::json!({
+            "device": device,
+            "size_px": args.size,
+            "max_iter": args.max_iter,
+            "warmup": args.warmup,
+            "reps": args.reps,
+            "rows": rows_json,
+        });
+        let text = serde_json::to_string_pretty(&doc).context("formatting the JSON")?;
+        std::fs::write(path, text + "\n")
+            .with_context(|| format!("writing `{}`", path.display()))?;
+    }
     if !mismatches.is_empty() {
         bail!(
             "the optimized kernel changed results: {}",
