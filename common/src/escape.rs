@@ -18,10 +18,24 @@ pub const SMOOTH_BAILOUT_SQR: f32 = 65_536.0;
 
 /// The largest multiplier modulus `|μ|` at which [`in_main_cardioid`] and [`in_period2_bulb`]
 /// still answer "inside". The attracting cycle's basin shrinks as `|μ| → 1` while rounding
-/// errors do not, so points near the boundary are left to the iteration (and to periodicity
-/// checking) instead: with `|μ| ≤ 0.95` the cycle pulls the orbit back by at least 5 % per
-/// step, far more than one rounding (about 2⁻²⁴ relative in `f32`) can push it away.
-pub const MULTIPLIER_LIMIT: f64 = 0.95;
+/// errors do not, so points nearer the boundary are left to the iteration (and to periodicity
+/// checking) instead. With `|μ| ≤ 0.999` the cycle pulls the orbit back by at least 10⁻³ of
+/// its distance per step, over 8000 times one rounding of `f32` (2⁻²³ ≈ 1.2·10⁻⁷ relative).
+/// The test's own rounding is far below the margin `1 − 0.999² ≈ 2·10⁻³` too: a few ulps of
+/// `|μ|²`, except near the cusp `c = 1/4`, where `w = 1 − 4c` is small and `√w` amplifies the
+/// rounding of `w`; there the cardioid test keeps [`CUSP_MULTIPLIER_LIMIT`].
+/// (The textbook test, `|μ| < 1`, has no margin at all.)
+pub const MULTIPLIER_LIMIT: f64 = 0.999;
+
+/// The multiplier limit of [`in_main_cardioid`] where `|1 − 4c| <` [`CUSP_W_MIN`]: `0.95`.
+/// Any point it accepts has `|1 − 4c| ≥ 0.0024` (from `|μ|² = 1 + |w| − 2·Re √w < 0.95²`), so
+/// the rounding of `w` (half an ulp of 1) is at most 2.5·10⁻⁵ of `w` in `f32`.
+pub const CUSP_MULTIPLIER_LIMIT: f64 = 0.95;
+
+/// Below this `|1 − 4c|` (that is `|1 − μ|² < 0.01`), [`in_main_cardioid`] uses
+/// [`CUSP_MULTIPLIER_LIMIT`]; at or above it the rounding of `w` is at most 6·10⁻⁶ of `w` in
+/// `f32`, and `|μ|²` is off by about 10⁻⁵, against a margin of 2·10⁻³.
+pub const CUSP_W_MIN: f64 = 0.01;
 
 /// One step `z ← z² + c` of the orbit, and `|z|²` of the new `z`:
 /// `re' = fma(re, re, fma(-im, im, c.re))`, `im' = fma(2·re, im, c.im)` (`2·re` is exact),
@@ -283,7 +297,8 @@ fn step_doubled<F: Real>(re: F, im: F, c: Complex<F>) -> (F, F, F, u32) {
     (new_re, new_im, norm_sqr, key)
 }
 
-/// Whether `c` lies in the main cardioid with a multiplier `|μ| < `[`MULTIPLIER_LIMIT`], where
+/// Whether `c` lies in the main cardioid with a multiplier `|μ| < `[`MULTIPLIER_LIMIT`]
+/// ([`CUSP_MULTIPLIER_LIMIT`] near the cusp, see [`CUSP_W_MIN`]), where
 /// `c = μ/2 - μ²/4` (the fixed point `μ/2` attracts with multiplier `μ`). Then the orbit of 0
 /// converges to that fixed point and never escapes.
 ///
@@ -306,7 +321,12 @@ pub fn in_main_cardioid<F: Real>(c: Complex<F>) -> bool {
     let w_abs = w_im.mul_add(w_im, w_re * w_re).sqrt();
     let s_re = ((w_abs + w_re) / F::TWO).sqrt();
     let mu_sqr = F::ONE + w_abs - F::TWO * s_re;
-    mu_sqr < F::from_f64(MULTIPLIER_LIMIT * MULTIPLIER_LIMIT)
+    let limit = if w_abs >= F::from_f64(CUSP_W_MIN) {
+        MULTIPLIER_LIMIT
+    } else {
+        CUSP_MULTIPLIER_LIMIT
+    };
+    mu_sqr < F::from_f64(limit * limit)
 }
 
 /// Whether `c` lies in the period-2 bulb with a multiplier `|μ| < `[`MULTIPLIER_LIMIT`], where
@@ -655,6 +675,29 @@ mod tests {
     }
 
     #[test]
+    fn cardioid_test_keeps_a_wider_margin_near_the_cusp() {
+        // c = μ/2 − μ²/4 for a multiplier μ (complex, as (re, im)).
+        let c_of = |mr: f64, mi: f64| {
+            let (sr, si) = (mr * mr - mi * mi, 2.0 * mr * mi);
+            (mr / 2.0 - sr / 4.0, mi / 2.0 - si / 4.0)
+        };
+        // |μ| = 0.99 away from the cusp (|1 − μ| ≈ 0.95): inside.
+        let (re, im) = c_of(0.99 * 1f64.cos(), 0.99 * 1f64.sin());
+        assert!(in_main_cardioid(c64(re, im)), "{re}+{im}i");
+        assert!(
+            in_main_cardioid(c32(re as f32, im as f32)),
+            "f32 {re}+{im}i"
+        );
+        // |μ| = 0.98 at the cusp side (μ real: |1 − 4c| = 0.0004 < CUSP_W_MIN): left to the
+        // iteration, as is everything above CUSP_MULTIPLIER_LIMIT there.
+        let (re, im) = c_of(0.98, 0.0);
+        assert!(!in_main_cardioid(c64(re, im)), "{re}");
+        assert!(!in_main_cardioid(c32(re as f32, im as f32)), "f32 {re}");
+        let (re, im) = c_of(0.9, 0.0);
+        assert!(in_main_cardioid(c64(re, im)), "{re}");
+    }
+
+    #[test]
     fn cardioid_and_bulb_tests_reject_the_margin_and_outside() {
         // Between the margin and the boundary (left to the iteration), on the boundary, and
         // just outside: never "inside".
@@ -662,7 +705,7 @@ mod tests {
         // multiplier 2 - μ is not attracting either (c = 0.1875 has μ = 1.5 and 0.5): skip
         // those.
         let mut outside = 0;
-        for r in [0.96, 0.99, 0.999, 1.0, 1.000_001, 1.001, 1.05, 1.5, 3.0] {
+        for r in [0.9995, 0.9999, 1.0, 1.000_001, 1.001, 1.05, 1.5, 3.0] {
             for d in unit_directions() {
                 let (re, im) = cardioid_point(r, d);
                 let (or, oi) = (2.0 - r * d.0, -r * d.1);
