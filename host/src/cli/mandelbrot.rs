@@ -539,7 +539,11 @@ fn encode_png(
     let mut encoder = png::Encoder::new(file, width, height);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_compression(png::Compression::Fast);
+    // The encoder is single-threaded and bounds the end-to-end time of large GPU renders.
+    // `Fastest` (fdeflate) against `Fast`, one H200 machine, 32768² full view: end to end
+    // 3.50/3.82 s → 2.55/2.81 s, file 62.8 → 63.0 MB; smooth seahorse valley: 7.00 → 5.74 s,
+    // 774 → 769 MB.
+    encoder.set_compression(png::Compression::Fastest);
     let mut stream = encoder
         .write_header()
         .context("writing the PNG header")?
