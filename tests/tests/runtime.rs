@@ -146,11 +146,8 @@ fn driver_parameter_sizes_match_the_builders_manifest() {
     init();
     let plain = Module::from_ptx(PROBES.ptx, &[]).unwrap(); // no manifest: asks the driver
     for entry in PROBES.entries {
-        let driver = plain
-            .get_function(entry.name)
-            .unwrap()
-            .param_sizes()
-            .unwrap();
+        let function = plain.get_function(entry.name).unwrap();
+        let driver = function.param_sizes().unwrap();
         assert_eq!(driver, entry.param_sizes, "kernel `{}`", entry.name);
     }
 }

@@ -6,7 +6,10 @@ use crate::{
     module::Module,
 };
 use cudarc::driver::{CudaFunction, LaunchConfig, sys};
-use std::{fmt, sync::Arc};
+use std::{
+    fmt,
+    sync::{Arc, OnceLock},
+};
 
 /// Grid dimensions, in blocks (x, y, z). Converts from `u32`, `(u32, u32)` and
 /// `(u32, u32, u32)`.
@@ -83,6 +86,9 @@ pub struct Function {
     inner: CudaFunction,
     name: Arc<str>,
     module: Module,
+    /// [`Function::param_sizes`], resolved at the first launch and shared by every clone (the
+    /// module hands out clones of one `Function` per name).
+    param_sizes: Arc<OnceLock<Vec<usize>>>,
 }
 
 impl fmt::Debug for Function {
@@ -99,6 +105,7 @@ impl Function {
             inner,
             name: name.into(),
             module,
+            param_sizes: Arc::new(OnceLock::new()),
         }
     }
 
@@ -121,9 +128,19 @@ impl Function {
     /// came from `cuda_builder` (its manifest), else from the driver (`cuFuncGetParamInfo`,
     /// CUDA 12.4 and later).
     ///
+    /// Resolved once per function and kept: launches do not repeat the lookup.
+    ///
     /// # Errors
     /// [`CudaError::ParamInfoUnavailable`] when neither is available, or a driver error.
-    pub fn param_sizes(&self) -> CudaResult<Vec<usize>> {
+    pub fn param_sizes(&self) -> CudaResult<&[usize]> {
+        if let Some(sizes) = self.param_sizes.get() {
+            return Ok(sizes);
+        }
+        let sizes = self.resolve_param_sizes()?;
+        Ok(self.param_sizes.get_or_init(|| sizes))
+    }
+
+    fn resolve_param_sizes(&self) -> CudaResult<Vec<usize>> {
         if let Some(entry) = self.module.image().and_then(|i| i.entry(&self.name)) {
             return Ok(entry.param_sizes.to_vec());
         }

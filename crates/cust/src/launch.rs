@@ -347,7 +347,7 @@ fn check_layout(function: &Function, host: &[usize]) -> CudaResult<()> {
     Err(CudaError::ParamMismatch {
         kernel: function.name().to_owned(),
         host: host.to_vec(),
-        module,
+        module: module.to_vec(),
         hint: "",
     })
 }
@@ -456,7 +456,7 @@ pub unsafe fn __launch_raw(
 ) -> CudaResult<()> {
     let cfg = crate::function::launch_config(grid, block, shared_mem_bytes);
     let params = function.param_sizes()?;
-    let packed = pack(function.name(), &params, args)?;
+    let packed = pack(function.name(), params, args)?;
     let mut builder = stream.launch_builder(function.as_cudarc());
     for p in &packed {
         // The driver reads `params[i]` bytes starting at this address: the whole vector.

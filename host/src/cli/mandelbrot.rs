@@ -6,7 +6,7 @@
 //! bands as it becomes free and the bands are put back in order before encoding. Ctrl-C stops
 //! between bands and removes the temporary file.
 
-use super::{OutputFile, outln, parse_complex, parse_finite, parse_palette};
+use super::{OutputFile, check_interrupt, outln, parse_complex, parse_finite, parse_palette};
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use common::{Band, Complex, Palette, RenderJob, Viewport, palette::Shading};
@@ -299,8 +299,6 @@ pub fn band_renderer(gpu: Option<&Gpu>, capacity_px: usize) -> Result<BandRender
     })
 }
 
-pub use super::{catch_signals as catch_interrupt, check_interrupt};
-
 /// Peak resident memory of this process (`VmHWM` in /proc/self/status), if known.
 pub fn peak_rss_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -349,7 +347,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     params.precision = choose_precision(&job, args.precision, false);
     let precision = params.precision;
     let output = OutputFile::create(&args.output)?;
-    catch_interrupt();
+    super::catch_signals();
 
     if let Some(rows) = args.band_rows {
         let band_px = u64::from(rows.min(height)) * u64::from(width);

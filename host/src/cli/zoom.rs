@@ -6,8 +6,8 @@
 use super::{
     OutputFile, check_interrupt_with,
     mandelbrot::{
-        Backend, DEFAULT_BAND_PX, LookArgs, PrecisionArg, band_renderer, catch_interrupt,
-        check_size_and_iter, choose_precision, open_gpu, peak_rss_bytes,
+        Backend, DEFAULT_BAND_PX, LookArgs, PrecisionArg, band_renderer, check_size_and_iter,
+        choose_precision, open_gpu, peak_rss_bytes,
     },
     outln, parse_complex, parse_finite,
 };
@@ -144,7 +144,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
     // longest; deeper frames need more iterations and get shorter bands).
     let capacity_rows = rows_per_band(args.width, DEFAULT_BAND_PX).min(args.height);
     let mut renderer = band_renderer(gpu.as_ref(), args.width as usize * capacity_rows as usize)?;
-    catch_interrupt();
+    super::catch_signals();
     let mut frames_written = 0u32;
     let written = |frames: u32| {
         let frames_note = match (&args.output_dir, frames) {
