@@ -16,25 +16,33 @@ use crate::{Complex, Real};
 /// makes the normalized iteration count ([`crate::palette::smooth_iter`]) accurate.
 pub const SMOOTH_BAILOUT_SQR: f32 = 65_536.0;
 
-/// The largest multiplier modulus `|μ|` at which [`in_main_cardioid`] and [`in_period2_bulb`]
-/// still answer "inside". The attracting cycle's basin shrinks as `|μ| → 1` while rounding
-/// errors do not, so points nearer the boundary are left to the iteration (and to periodicity
-/// checking) instead. With `|μ| ≤ 0.999` the cycle pulls the orbit back by at least 10⁻³ of
-/// its distance per step, over 8000 times one rounding of `f32` (2⁻²³ ≈ 1.2·10⁻⁷ relative).
-/// The test's own rounding is far below the margin `1 − 0.999² ≈ 2·10⁻³` too: a few ulps of
-/// `|μ|²`, except near the cusp `c = 1/4`, where `w = 1 − 4c` is small and `√w` amplifies the
-/// rounding of `w`; there the cardioid test keeps [`CUSP_MULTIPLIER_LIMIT`].
-/// (The textbook test, `|μ| < 1`, has no margin at all.)
-pub const MULTIPLIER_LIMIT: f64 = 0.999;
+/// The largest multiplier `1 − margin` below which the shortcut tests answer "inside".
+///
+/// [`in_main_cardioid`] and [`in_period2_bulb`] answer "inside" only for multipliers
+/// `|μ| < 1 − m`, with the margin `m =` [`Real::MULTIPLIER_MARGIN`] (`10⁻³` in
+/// `f32`, `10⁻⁷` in `f64`); points nearer the boundary are left to the iteration (and to
+/// periodicity checking). The textbook test, `|μ| < 1`, has no margin at all.
+///
+/// Why these margins. Near the attracting fixed point (or cycle) the orbit contracts by `|μ|`
+/// per step, so the rounding errors of the steps (about `ε·|z|` each, `ε` = machine epsilon)
+/// add up to about `ε/(1 − |μ|)`, while the basin reaches at least `1 − |μ|` around it (for
+/// `f(z) = α + μ(z − α) + (z − α)²`, `|f(z) − α| < |z − α|` when `|z − α| < 1 − |μ|`). The
+/// floating-point orbit therefore stays trapped when `(1 − |μ|)² ≫ ε`: `1 − |μ| ≫ √ε`, which
+/// is `2.4·10⁻⁴` for `f32` and `1.05·10⁻⁸` for `f64`. The margins are 4× and 9.5× that; the
+/// unit tests run the plain loop for points just inside them. The tests' own rounding is far
+/// below the margins (`|μ|²` is off by a few ulps), except near the cusp `c = 1/4`, where
+/// `w = 1 − 4c` is small and `√w` amplifies the rounding of `w`: there the cardioid test keeps
+/// the wider [`Real::CUSP_MULTIPLIER_MARGIN`].
+pub const fn multiplier_limit(margin: f64) -> f64 {
+    1.0 - margin
+}
 
-/// The multiplier limit of [`in_main_cardioid`] where `|1 − 4c| <` [`CUSP_W_MIN`]: `0.95`.
-/// Any point it accepts has `|1 − 4c| ≥ 0.0024` (from `|μ|² = 1 + |w| − 2·Re √w < 0.95²`), so
-/// the rounding of `w` (half an ulp of 1) is at most 2.5·10⁻⁵ of `w` in `f32`.
-pub const CUSP_MULTIPLIER_LIMIT: f64 = 0.95;
-
-/// Below this `|1 − 4c|` (that is `|1 − μ|² < 0.01`), [`in_main_cardioid`] uses
-/// [`CUSP_MULTIPLIER_LIMIT`]; at or above it the rounding of `w` is at most 6·10⁻⁶ of `w` in
-/// `f32`, and `|μ|²` is off by about 10⁻⁵, against a margin of 2·10⁻³.
+/// Below this `|1 − 4c|` (that is `|1 − μ|² < 0.01`), [`in_main_cardioid`] uses the wider
+/// margin [`Real::CUSP_MULTIPLIER_MARGIN`] (`|μ| < 0.95` in `f32`). Any `f32` point it accepts
+/// there has `|1 − 4c| ≥ 0.0024` (from `|μ|² = 1 + |w| − 2·Re √w < 0.95²`), so the rounding
+/// of `w` (half an ulp of 1) is at most 2.5·10⁻⁵ of `w`; at or above it the rounding of `w` is
+/// at most 6·10⁻⁶ of `w` in `f32`, and `|μ|²` is off by about 10⁻⁵, against a margin of
+/// 2·10⁻³.
 pub const CUSP_W_MIN: f64 = 0.01;
 
 /// One step `z ← z² + c` of the orbit, and `|z|²` of the new `z`:
@@ -120,7 +128,7 @@ impl Escape {
 /// ```
 #[inline(always)]
 pub fn escape<F: Real>(c: Complex<F>, max_iter: u32, bailout_sqr: F) -> Escape {
-    escape_chunked::<F, CHUNK_ITERS>(c, max_iter, bailout_sqr).0
+    escape_chunked::<F, CHUNK_ITERS, PLAIN_ITERS>(c, max_iter, bailout_sqr).0
 }
 
 /// Orbit steps per chunk of the production loop ([`escape`]). A power of two (cheap
@@ -131,6 +139,9 @@ pub fn escape<F: Real>(c: Complex<F>, max_iter: u32, bailout_sqr: F) -> Escape {
 /// and the minibrot but slower on seahorse and elephant valley, and slower on most views at
 /// max_iter 20000: 16 is kept.
 pub const CHUNK_ITERS: u32 = 16;
+
+/// Plain steps before the production loop ([`escape`]) starts its chunks.
+pub const PLAIN_ITERS: u32 = 32;
 
 /// The work the production loop did for one point: chunks of plain steps and single steps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -152,20 +163,22 @@ impl Work {
 /// computed past an escape and the steps recomputed to find it (for tests and benchmarks).
 #[inline(always)]
 pub fn escape_counted<F: Real>(c: Complex<F>, max_iter: u32, bailout_sqr: F) -> (Escape, u32) {
-    let (e, work) = escape_chunked::<F, CHUNK_ITERS>(c, max_iter, bailout_sqr);
+    let (e, work) = escape_chunked::<F, CHUNK_ITERS, PLAIN_ITERS>(c, max_iter, bailout_sqr);
     (e, work.steps(CHUNK_ITERS))
 }
 
-/// The production loop with chunks of `CHUNK` (≥ 1) steps: [`escape`] is
-/// `escape_chunked::<F, `[`CHUNK_ITERS`]`>`. Returns the result and the [`Work`] done.
-/// `bailout_sqr` must be finite and non-negative.
+/// The production loop with a plain prefix of `PLAIN` (≥ 1) steps and then chunks of `CHUNK`
+/// (≥ 1) steps: [`escape`] is `escape_chunked::<F, `[`CHUNK_ITERS`]`, `[`PLAIN_ITERS`]`>`.
+/// Returns the result and the [`Work`] done. `bailout_sqr` must be finite and non-negative.
 ///
-/// - **Chunks.** After the first step (done by itself), the orbit advances `CHUNK` steps with
-///   no branch and no loop counter; the only extra work per step is an integer maximum of
-///   [`Real::order_key`]`(|z|²)` (for `f64` the high word, so the escape test costs no
-///   double-precision instruction). If the maximum stays below
-///   [`Real::key_above`]`(bailout_sqr)`, no step of the chunk exceeded the bailout — exactly
-///   what the plain loop would have seen. Chunk steps compute `2·re` with
+/// - **Plain prefix.** The first `PLAIN` steps are the plain loop's, one [`step`] and one
+///   bailout test each: most points of a typical view escape within a few dozen steps, and
+///   for them a chunk would mostly compute steps past the escape and then recompute them.
+/// - **Chunks.** Then the orbit advances `CHUNK` steps with no branch and no loop counter; the
+///   only extra work per step is an integer maximum of [`Real::order_key`]`(|z|²)` (for `f64`
+///   the high word, so the escape test costs no double-precision instruction). If the maximum
+///   stays below [`Real::key_above`]`(bailout_sqr)`, no step of the chunk exceeded the
+///   bailout — exactly what the plain loop would have seen. Chunk steps compute `2·re` with
 ///   [`Real::double_keyed`] (for `f64` one integer addition instead of a double-precision
 ///   one), whose key joins the maximum: it flags the rare `re` (zero, subnormal) where that
 ///   doubling is not exactly the plain step's `re + re`.
@@ -177,12 +190,13 @@ pub fn escape_counted<F: Real>(c: Complex<F>, max_iter: u32, bailout_sqr: F) -> 
 ///   When the key test was a false alarm (an `f64` `|z|²` at most the bailout sharing its
 ///   high word, or a flagged doubling), chunks resume.
 /// - **Periodicity** (Brent) is checked at chunk ends only: z is compared bit for bit with the
-///   value saved after chunk `2^k`; an exact repeat proves the orbit periodic, so it never
-///   escapes. Checking less often only finds a cycle later, never wrongly.
+///   value saved at the end of the prefix and then after chunk `2^k`; an exact repeat proves
+///   the orbit periodic, so it never escapes. Checking less often only finds a cycle later,
+///   never wrongly.
 /// - The last `max_iter mod CHUNK` steps run one at a time.
 /// - A NaN `c` returns `max_iter` at once: the plain loop's NaN orbit never escapes.
 #[inline(always)]
-pub fn escape_chunked<F: Real, const CHUNK: u32>(
+pub fn escape_chunked<F: Real, const CHUNK: u32, const PLAIN: u32>(
     c: Complex<F>,
     max_iter: u32,
     bailout_sqr: F,
@@ -195,42 +209,46 @@ pub fn escape_chunked<F: Real, const CHUNK: u32>(
         return (Escape::inside(max_iter), work);
     }
     let chunk = if CHUNK == 0 { 1 } else { CHUNK };
-    let threshold = bailout_sqr.key_above();
-    // The checkpoint: z after chunk 2^k (z_0 = 0 at first).
-    let mut saved_re = F::ZERO;
-    let mut saved_im = F::ZERO;
-    // The first step by itself: z_0 = 0 would make every first chunk a false alarm of
-    // `double_keyed` (which flags zeros), and z_1 = c.
-    let (mut re, mut im, norm_sqr) = step(F::ZERO, F::ZERO, c);
-    if norm_sqr > bailout_sqr || max_iter <= 1 {
-        return if norm_sqr > bailout_sqr && max_iter >= 1 {
+    // The prefix: the plain loop, at least the first step (z_0 = 0 would make every first
+    // chunk a false alarm of `double_keyed`, which flags zeros).
+    let prefix = if PLAIN == 0 { 1 } else { PLAIN }.min(max_iter);
+    let mut re = F::ZERO;
+    let mut im = F::ZERO;
+    let mut n: u32 = 0;
+    while n < prefix {
+        let (r, i, norm_sqr) = step(re, im, c);
+        re = r;
+        im = i;
+        n += 1;
+        if norm_sqr > bailout_sqr {
+            work.single_steps = n;
             let e = Escape {
-                n: 1,
+                n,
                 norm_sqr: norm_sqr.to_f32(),
             };
-            (
-                e,
-                Work {
-                    chunks: 0,
-                    single_steps: 1,
-                },
-            )
-        } else {
-            (Escape::inside(max_iter), work)
-        };
+            return (e, work);
+        }
     }
-    work.single_steps = 1;
-    let mut n: u32 = 1;
-    // After a chunk (n - 1 a multiple of `chunk`, n below max_iter): `true` if z repeats the
-    // checkpoint; moves the checkpoint after chunks 1, 2, 4, 8, …
-    let mut periodic = |re: F, im: F, n: u32| {
+    work.single_steps = n;
+    if n == max_iter {
+        return (Escape::inside(max_iter), work);
+    }
+    let threshold = bailout_sqr.key_above();
+    // The checkpoint: z at the end of the prefix, then after chunk 2^k.
+    let mut saved_re = re;
+    let mut saved_im = im;
+    // Chunks completed without escaping (a recomputed false alarm counts as one).
+    let mut chunks_done = 0u32;
+    // After a completed chunk: `true` if z repeats the checkpoint; moves the checkpoint after
+    // chunks 1, 2, 4, 8, …
+    let mut periodic = |re: F, im: F| {
         // The orbit is a function of z alone, so an exact repeat repeats forever: it never
         // escapes.
         if re.same_bits(saved_re) && im.same_bits(saved_im) {
             return true;
         }
-        let j = (n - 1) / chunk; // ≥ 1
-        if j & (j - 1) == 0 {
+        chunks_done += 1;
+        if chunks_done & (chunks_done - 1) == 0 {
             saved_re = re;
             saved_im = im;
         }
@@ -257,7 +275,7 @@ pub fn escape_chunked<F: Real, const CHUNK: u32>(
                 break;
             }
             n += chunk;
-            if periodic(re, im, n) {
+            if periodic(re, im) {
                 return (Escape::inside(max_iter), work);
             }
         }
@@ -282,7 +300,7 @@ pub fn escape_chunked<F: Real, const CHUNK: u32>(
                 return (e, work);
             }
         }
-        if n == max_iter || periodic(re, im, n) {
+        if n == max_iter || periodic(re, im) {
             return (Escape::inside(max_iter), work);
         }
     }
@@ -300,8 +318,9 @@ fn step_doubled<F: Real>(re: F, im: F, c: Complex<F>) -> (F, F, F, u32) {
     (new_re, new_im, norm_sqr, key)
 }
 
-/// Whether `c` lies in the main cardioid with a multiplier `|μ| < `[`MULTIPLIER_LIMIT`]
-/// ([`CUSP_MULTIPLIER_LIMIT`] near the cusp, see [`CUSP_W_MIN`]), where
+/// Whether `c` lies in the main cardioid with a multiplier `|μ| < 1 −`
+/// [`Real::MULTIPLIER_MARGIN`] (`1 −` [`Real::CUSP_MULTIPLIER_MARGIN`] near the cusp, see
+/// [`CUSP_W_MIN`] and [`multiplier_limit`]), where
 /// `c = μ/2 - μ²/4` (the fixed point `μ/2` attracts with multiplier `μ`). Then the orbit of 0
 /// converges to that fixed point and never escapes.
 ///
@@ -318,21 +337,34 @@ fn step_doubled<F: Real>(re: F, im: F, c: Complex<F>) -> (F, F, F, u32) {
 /// ```
 #[inline(always)]
 pub fn in_main_cardioid<F: Real>(c: Complex<F>) -> bool {
+    // Most points of a view lie outside the cardioid: reject them first with the textbook
+    // test `q·(q + a) ≤ y²/4` (`a = x − 1/4`, `q = a² + y²`), a few multiplications and no
+    // square root. Rounding can only make it reject a few points within ulps of the boundary
+    // (`|μ| = 1`), which the test below would reject anyway (its limit is below 1): the
+    // answer is the same, the loop only runs for those points.
+    let quarter = F::ONE / (F::TWO + F::TWO);
+    let a = c.re - quarter;
+    let y_sqr = c.im * c.im;
+    let q = a.mul_add(a, y_sqr);
+    if q * (q + a) > quarter * y_sqr {
+        return false;
+    }
     let four = F::TWO + F::TWO;
     let w_re = F::ONE - four * c.re;
     let w_im = four * c.im;
     let w_abs = w_im.mul_add(w_im, w_re * w_re).sqrt();
     let s_re = ((w_abs + w_re) / F::TWO).sqrt();
     let mu_sqr = F::ONE + w_abs - F::TWO * s_re;
-    let limit = if w_abs >= F::from_f64(CUSP_W_MIN) {
-        MULTIPLIER_LIMIT
+    let limit = multiplier_limit(if w_abs >= F::from_f64(CUSP_W_MIN) {
+        F::MULTIPLIER_MARGIN
     } else {
-        CUSP_MULTIPLIER_LIMIT
-    };
+        F::CUSP_MULTIPLIER_MARGIN
+    });
     mu_sqr < F::from_f64(limit * limit)
 }
 
-/// Whether `c` lies in the period-2 bulb with a multiplier `|μ| < `[`MULTIPLIER_LIMIT`], where
+/// Whether `c` lies in the period-2 bulb with a multiplier `|μ| < 1 −`
+/// [`Real::MULTIPLIER_MARGIN`], where
 /// the 2-cycle's multiplier is `μ = 4(c + 1)`: `|c + 1|² < (limit/4)²`.
 ///
 /// ```
@@ -344,7 +376,7 @@ pub fn in_main_cardioid<F: Real>(c: Complex<F>) -> bool {
 #[inline(always)]
 pub fn in_period2_bulb<F: Real>(c: Complex<F>) -> bool {
     let re = c.re + F::ONE;
-    let limit = MULTIPLIER_LIMIT / 4.0;
+    let limit = multiplier_limit(F::MULTIPLIER_MARGIN) / 4.0;
     c.im.mul_add(c.im, re * re) < F::from_f64(limit * limit)
 }
 
@@ -691,13 +723,16 @@ mod tests {
             in_main_cardioid(c32(re as f32, im as f32)),
             "f32 {re}+{im}i"
         );
-        // |μ| = 0.98 at the cusp side (μ real: |1 − 4c| = 0.0004 < CUSP_W_MIN): left to the
-        // iteration, as is everything above CUSP_MULTIPLIER_LIMIT there.
+        // μ real, at the cusp side (|1 − 4c| = (1 − μ)² < CUSP_W_MIN): everything above
+        // 1 − CUSP_MULTIPLIER_MARGIN is left to the iteration (0.95 in f32, 0.9999 in f64).
         let (re, im) = c_of(0.98, 0.0);
-        assert!(!in_main_cardioid(c64(re, im)), "{re}");
         assert!(!in_main_cardioid(c32(re as f32, im as f32)), "f32 {re}");
+        assert!(in_main_cardioid(c64(re, im)), "{re}");
+        let (re, im) = c_of(0.99995, 0.0);
+        assert!(!in_main_cardioid(c64(re, im)), "{re}");
         let (re, im) = c_of(0.9, 0.0);
         assert!(in_main_cardioid(c64(re, im)), "{re}");
+        assert!(in_main_cardioid(c32(re as f32, im as f32)), "f32 {re}");
     }
 
     #[test]
@@ -707,34 +742,29 @@ mod tests {
         // For |μ| > 1 the point μ/2 - μ²/4 is outside only if the other fixed point's
         // multiplier 2 - μ is not attracting either (c = 0.1875 has μ = 1.5 and 0.5): skip
         // those.
-        let mut outside = 0;
-        for r in [0.9995, 0.9999, 1.0, 1.000_001, 1.001, 1.05, 1.5, 3.0] {
-            for d in unit_directions() {
-                let (re, im) = cardioid_point(r, d);
-                let (or, oi) = (2.0 - r * d.0, -r * d.1);
-                if or * or + oi * oi >= 1.0 {
-                    outside += 1;
-                    assert!(
-                        !in_main_cardioid(c64(re, im)),
-                        "cardioid r = {r}, c = {re}+{im}i"
-                    );
-                    assert!(
-                        !in_main_cardioid(c32(re as f32, im as f32)),
-                        "f32 cardioid r = {r}"
-                    );
+        fn check<F: Real>(radii: &[f64]) -> u32 {
+            let c = |(re, im): (f64, f64)| Complex::new(F::from_f64(re), F::from_f64(im));
+            let mut outside = 0;
+            for &r in radii {
+                for d in unit_directions() {
+                    let (or, oi) = (2.0 - r * d.0, -r * d.1);
+                    if or * or + oi * oi >= 1.0 {
+                        outside += 1;
+                        let p = cardioid_point(r, d);
+                        assert!(!in_main_cardioid(c(p)), "cardioid r = {r}, c = {p:?}");
+                    }
+                    let p = bulb_point(r, d);
+                    assert!(!in_period2_bulb(c(p)), "bulb r = {r}, c = {p:?}");
                 }
-                let (re, im) = bulb_point(r, d);
-                assert!(
-                    !in_period2_bulb(c64(re, im)),
-                    "bulb r = {r}, c = {re}+{im}i"
-                );
-                assert!(
-                    !in_period2_bulb(c32(re as f32, im as f32)),
-                    "f32 bulb r = {r}"
-                );
             }
+            outside
         }
-        assert!(outside > 250, "{outside} cardioid points tested");
+        let beyond = [1.0, 1.000_001, 1.001, 1.05, 1.5, 3.0];
+        let f32_margin = [0.9995, 0.9999];
+        let f64_margin = [0.999_999_95, 0.999_999_99];
+        let outside = check::<f32>(&[&f32_margin[..], &beyond].concat())
+            + check::<f64>(&[&f64_margin[..], &beyond].concat());
+        assert!(outside > 500, "{outside} cardioid points tested");
         // Far away, and the other component's centre.
         for (re, im) in [
             (2.0, 0.0),
@@ -749,6 +779,44 @@ mod tests {
         }
         assert!(!in_main_cardioid(c64(-1.0, 0.0)));
         assert!(!in_period2_bulb(c64(0.0, 0.0)));
+    }
+
+    #[test]
+    fn points_just_inside_the_margin_never_escape_in_the_plain_loop() {
+        // The margins' reason (see `multiplier_limit`): orbits of points with |μ| just below
+        // 1 − MULTIPLIER_MARGIN stay trapped despite rounding. Run the plain loop far past the
+        // transient (1/(1 − |μ|) steps in f32; in f64, 10⁵ steps of an orbit that converges
+        // over ~10⁷) for every test direction, the cusp side with its own margin included.
+        fn check<F: Real>(max_iter: u32) -> u32 {
+            let c = |(re, im): (f64, f64)| Complex::new(F::from_f64(re), F::from_f64(im));
+            let mut accepted = 0;
+            for (margin, cusp_side) in [
+                (F::MULTIPLIER_MARGIN, false),
+                (F::CUSP_MULTIPLIER_MARGIN, true),
+            ] {
+                let r = 1.0 - 1.2 * margin;
+                for d in unit_directions() {
+                    let near_cusp = d.0 > 0.9;
+                    if near_cusp != cusp_side && cusp_side {
+                        continue;
+                    }
+                    for (p, inside) in [
+                        (cardioid_point(r, d), in_main_cardioid(c(cardioid_point(r, d)))),
+                        (bulb_point(r, d), in_period2_bulb(c(bulb_point(r, d)))),
+                    ] {
+                        if inside {
+                            accepted += 1;
+                            assert_eq!(escape_time(c(p), max_iter), max_iter, "c = {p:?}");
+                        }
+                    }
+                }
+            }
+            accepted
+        }
+        let accepted = check::<f32>(20_000);
+        assert!(accepted >= 70, "f32: {accepted} points accepted");
+        let accepted = check::<f64>(100_000);
+        assert!(accepted >= 70, "f64: {accepted} points accepted");
     }
 
     #[test]
@@ -827,13 +895,18 @@ mod tests {
         Escape::inside(max_iter)
     }
 
-    /// `escape_chunked::<F, K>` equals the plain loop (count and `|z_n|²`) for chunk sizes that
-    /// do and do not divide `max_iter`, with the discrete and the smooth bailout.
+    /// `escape_chunked::<F, K, P>` equals the plain loop (count and `|z_n|²`) for chunk sizes
+    /// that do and do not divide `max_iter`, prefixes shorter and longer than `max_iter`, with
+    /// the discrete and the smooth bailout.
     fn check_chunks<F: Real>() {
-        fn with_chunk<F: Real, const K: u32>(c: Complex<F>, max_iter: u32, bailout: F) {
+        fn with_prefix<F: Real, const K: u32, const P: u32>(
+            c: Complex<F>,
+            max_iter: u32,
+            bailout: F,
+        ) {
             let want = plain_escape(c, max_iter, bailout);
-            let (got, work) = escape_chunked::<F, K>(c, max_iter, bailout);
-            assert_eq!(got, want, "K = {K}, c = {c:?}, max_iter {max_iter}");
+            let (got, work) = escape_chunked::<F, K, P>(c, max_iter, bailout);
+            assert_eq!(got, want, "K = {K}, P = {P}, c = {c:?}, max_iter {max_iter}");
             // Escaping work: at most one discarded chunk plus its recomputation past n.
             if want.n < max_iter {
                 assert!(
@@ -857,11 +930,13 @@ mod tests {
                         F::from_f64(im - (f64::from(y) - 12.0) * spacing),
                     );
                     for bailout in [F::BAILOUT_SQR, F::from_f64(f64::from(SMOOTH_BAILOUT_SQR))] {
-                        with_chunk::<F, 1>(c, max_iter, bailout);
-                        with_chunk::<F, 3>(c, max_iter, bailout);
-                        with_chunk::<F, 8>(c, max_iter, bailout);
-                        with_chunk::<F, CHUNK_ITERS>(c, max_iter, bailout);
-                        with_chunk::<F, 32>(c, max_iter, bailout);
+                        with_prefix::<F, 1, 1>(c, max_iter, bailout);
+                        with_prefix::<F, 3, 0>(c, max_iter, bailout);
+                        with_prefix::<F, 3, 5>(c, max_iter, bailout);
+                        with_prefix::<F, 8, 1>(c, max_iter, bailout);
+                        with_prefix::<F, CHUNK_ITERS, 1>(c, max_iter, bailout);
+                        with_prefix::<F, CHUNK_ITERS, PLAIN_ITERS>(c, max_iter, bailout);
+                        with_prefix::<F, 32, 5>(c, max_iter, bailout);
                     }
                 }
             }
@@ -881,18 +956,18 @@ mod tests {
         for max_iter in [2, 3, 4, 16, 17] {
             let want = plain_escape(c64(1.0, 0.0), max_iter, 4.0);
             assert_eq!(
-                escape_chunked::<f64, 3>(c64(1.0, 0.0), max_iter, 4.0).0,
+                escape_chunked::<f64, 3, 1>(c64(1.0, 0.0), max_iter, 4.0).0,
                 want
             );
             assert_eq!(
-                escape_chunked::<f64, 1>(c64(1.0, 0.0), max_iter, 4.0).0,
+                escape_chunked::<f64, 1, 1>(c64(1.0, 0.0), max_iter, 4.0).0,
                 want
             );
             assert_eq!(escape(c64(1.0, 0.0), max_iter, 4.0), want);
         }
         // |z|² = 4 exactly at every step (c = -2: 0, -2, 2, 2, …) shares the f64 key of the
         // bailout: a false alarm every chunk, and the cycle is still found.
-        let (e, work) = escape_chunked::<f64, CHUNK_ITERS>(c64(-2.0, 0.0), 10_000, 4.0);
+        let (e, work) = escape_chunked::<f64, CHUNK_ITERS, PLAIN_ITERS>(c64(-2.0, 0.0), 10_000, 4.0);
         assert_eq!(e, Escape::inside(10_000));
         assert!(work.steps(CHUNK_ITERS) < 200, "{work:?}");
         // A NaN orbit never escapes (as in the plain loop), with every chunk a false alarm.

@@ -30,6 +30,13 @@ pub trait Real:
     const BAILOUT_SQR: Self;
     /// Machine epsilon (distance from 1.0 to the next representable number).
     const EPSILON: Self;
+    /// How far below 1 the multiplier `|μ|` of the main cardioid's fixed point or the period-2
+    /// bulb's cycle must be for the escape loop to take a point as inside without iterating:
+    /// see [`crate::escape::in_main_cardioid`]. `1e-3` for `f32`, `1e-7` for `f64`.
+    const MULTIPLIER_MARGIN: f64;
+    /// The wider margin [`crate::escape::in_main_cardioid`] keeps near the cusp `c = 1/4`
+    /// (where `|1 − 4c| <` [`crate::escape::CUSP_W_MIN`]): `0.05` for `f32`, `1e-4` for `f64`.
+    const CUSP_MULTIPLIER_MARGIN: f64;
     /// Converts a `u32` (a pixel coordinate); exact below 2^24 for `f32`, always for `f64`.
     fn from_u32(v: u32) -> Self;
     /// Converts an `f64`, rounding to nearest for `f32`.
@@ -67,13 +74,15 @@ pub trait Real:
 }
 
 macro_rules! impl_real {
-    ($t:ty, $mul_add:path, $sqrt:path, $key:expr, $double:expr) => {
+    ($t:ty, $margin:expr, $cusp_margin:expr, $mul_add:path, $sqrt:path, $key:expr, $double:expr) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
             const TWO: Self = 2.0;
             const BAILOUT_SQR: Self = 4.0;
             const EPSILON: Self = <$t>::EPSILON;
+            const MULTIPLIER_MARGIN: f64 = $margin;
+            const CUSP_MULTIPLIER_MARGIN: f64 = $cusp_margin;
             #[inline(always)]
             fn from_u32(v: u32) -> Self {
                 v as $t
@@ -122,6 +131,8 @@ macro_rules! impl_real {
 
 impl_real!(
     f32,
+    1e-3,
+    0.05,
     math::fmaf,
     math::sqrtf,
     |x: f32| x.to_bits(),
@@ -129,6 +140,8 @@ impl_real!(
 );
 impl_real!(
     f64,
+    1e-7,
+    1e-4,
     math::fma,
     math::sqrt,
     |x: f64| (x.to_bits() >> 32) as u32,

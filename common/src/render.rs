@@ -5,7 +5,7 @@
 
 use crate::{
     Complex, Real, Viewport,
-    escape::escape,
+    escape::{Escape, escape},
     palette::{Coloring, Rgb},
 };
 
@@ -137,9 +137,17 @@ impl<F: Real> RenderJob<F> {
     /// without the supersampling loop it needs fewer registers.)
     #[inline(always)]
     pub fn pixel_single(&self, x: u32, y: u32) -> (u32, Rgb) {
-        let bailout = self.coloring.bailout_sqr::<F>();
-        let e = escape(self.samples.pixel_to_complex(x, y), self.max_iter, bailout);
+        let e = self.escape_single(x, y);
         (e.n, self.coloring.color(e, self.max_iter))
+    }
+
+    /// The escape result of sample `(x, y)` with the colouring's bailout: what
+    /// [`pixel_single`](Self::pixel_single) colours. (The GPU renders one-sample jobs in two
+    /// passes: this, then [`Coloring::color`].)
+    #[inline(always)]
+    pub fn escape_single(&self, x: u32, y: u32) -> Escape {
+        let bailout = self.coloring.bailout_sqr::<F>();
+        escape(self.samples.pixel_to_complex(x, y), self.max_iter, bailout)
     }
 
     /// [`pixel`](Self::pixel) for a supersampled job (`supersample ≥ 2`; 1 and 0 give the

@@ -10,7 +10,7 @@
 
 use crate::{
     gpu::{Gpu, GpuError, elapsed_ms},
-    launch::{Launch, for_image},
+    launch::{Launch, for_image, for_num_elems},
 };
 use common::{
     Band, Palette, Real, RenderJob, Rgb, Viewport,
@@ -18,8 +18,8 @@ use common::{
 };
 use cudarc::driver::{CudaSlice, CudaViewMut, LaunchConfig};
 use kernels::mandelbrot::{
-    mandelbrot_f32, mandelbrot_f64, mandelbrot_naive_f32, mandelbrot_naive_f64, mandelbrot_ss_f32,
-    mandelbrot_ss_f64,
+    colorize, mandelbrot_f32, mandelbrot_f64, mandelbrot_naive_f32, mandelbrot_naive_f64,
+    mandelbrot_ss_f32, mandelbrot_ss_f64,
 };
 use rayon::prelude::*;
 use std::{
@@ -201,8 +201,25 @@ pub struct BandImage {
     pub counts: Vec<u32>,
     /// Colours (`3 · width · band.rows` bytes).
     pub rgb: Vec<u8>,
-    /// Kernel time (GPU: CUDA events around the launch; CPU: wall time).
+    /// Kernel time (GPU: CUDA events around the escape and colour launches; CPU: wall time).
     pub kernel: Duration,
+}
+
+/// Kernel times of one GPU band (CUDA events around each launch).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RenderTimes {
+    /// The escape pass (`mandelbrot_f32`/`_f64`), or the supersampling kernel, which colours
+    /// too.
+    pub escape: Duration,
+    /// The colour pass (`colorize`); zero for supersampled jobs.
+    pub color: Duration,
+}
+
+impl RenderTimes {
+    /// Both passes.
+    pub fn total(&self) -> Duration {
+        self.escape + self.color
+    }
 }
 
 /// Timings of a GPU render.
@@ -378,11 +395,16 @@ fn cpu_row_plain<F: Real>(
     }
 }
 
+/// Device bytes per band pixel of a [`GpuRenderer`]: escape time (4), `|z_n|²` (4), colour
+/// (3).
+pub const BAND_BYTES_PER_PX: usize = 4 + 4 + 3;
+
 /// Device buffers for rendering bands of up to `capacity_px` pixels, allocated once and reused
 /// for every band and every frame.
 pub struct GpuRenderer<'g> {
     gpu: &'g Gpu,
     counts: CudaSlice<u32>,
+    norms: CudaSlice<f32>,
     rgb: CudaSlice<u8>,
     capacity_px: usize,
 }
@@ -396,23 +418,28 @@ impl std::fmt::Debug for GpuRenderer<'_> {
 }
 
 impl<'g> GpuRenderer<'g> {
-    /// Allocates buffers for bands of up to `capacity_px` pixels (7 bytes per pixel).
+    /// Allocates buffers for bands of up to `capacity_px` pixels (11 bytes per pixel: escape
+    /// time, `|z_n|²` for smooth colouring, colour).
     ///
     /// # Errors
     /// [`GpuError::OutOfMemory`] if they do not fit, [`GpuError::Driver`] if allocation fails.
     pub fn new(gpu: &'g Gpu, capacity_px: usize) -> Result<Self, GpuError> {
         let capacity_px = capacity_px.max(1);
-        gpu.check_free("the band buffers", capacity_px * (4 + 3))?;
+        gpu.check_free("the band buffers", capacity_px * BAND_BYTES_PER_PX)?;
         let stream = gpu.stream();
         let counts = stream
             .alloc_zeros::<u32>(capacity_px)
             .map_err(GpuError::driver("allocating the escape-time buffer"))?;
+        let norms = stream
+            .alloc_zeros::<f32>(capacity_px)
+            .map_err(GpuError::driver("allocating the |z|² buffer"))?;
         let rgb = stream
             .alloc_zeros::<u8>(capacity_px * 3)
             .map_err(GpuError::driver("allocating the colour buffer"))?;
         Ok(Self {
             gpu,
             counts,
+            norms,
             rgb,
             capacity_px,
         })
@@ -448,12 +475,13 @@ impl<'g> GpuRenderer<'g> {
             band.first_row + band.rows <= job.height_px,
             "band leaves the image"
         );
-        let kernel = launch_render(
+        let times = launch_render(
             self.gpu,
             job,
             precision,
             band,
             &mut self.counts,
+            &mut self.norms,
             &mut self.rgb,
         )?;
         let stream = self.gpu.stream();
@@ -471,62 +499,77 @@ impl<'g> GpuRenderer<'g> {
             band,
             counts,
             rgb,
-            kernel,
+            kernel: times.total(),
         })
     }
 }
 
-/// Launches `mandelbrot_f32`/`_f64` (or `mandelbrot_ss_*` for a supersampled job) for `band`
-/// of `job` into `counts`/`rgb` (which hold at
-/// least the band's pixels: `width · band.rows` escape times and 3 bytes of colour each) and
-/// waits; returns the kernel time from CUDA events.
+/// Renders `band` of `job` into `counts`/`rgb` (which hold at least the band's pixels:
+/// `width · band.rows` escape times and 3 bytes of colour each) and waits; returns the kernel
+/// times from CUDA events.
+///
+/// One sample per pixel: the escape pass `mandelbrot_f32`/`_f64` writes escape times (and,
+/// for smooth colouring, `|z_n|²` into `norms`, which then holds at least the band's pixels),
+/// then the colour pass `colorize`. Supersampled: `mandelbrot_ss_*`, one kernel for both.
 ///
 /// # Panics
 /// If the buffers are smaller than the band (a programming error).
 ///
 /// # Errors
-/// [`GpuError::Launch`] if the kernel fails, [`GpuError::ParamMismatch`] if the module disagrees
-/// with the kernel's signature, [`GpuError::Driver`] for event failures.
+/// [`GpuError::Launch`] if a kernel fails, [`GpuError::ParamMismatch`] if the module disagrees
+/// with a kernel's signature, [`GpuError::Driver`] for event failures.
 pub fn launch_render(
     gpu: &Gpu,
     job: &RenderJob<f64>,
     precision: Precision,
     band: Band,
     counts: &mut CudaSlice<u32>,
+    norms: &mut CudaSlice<f32>,
     rgb: &mut CudaSlice<u8>,
-) -> Result<Duration, GpuError> {
+) -> Result<RenderTimes, GpuError> {
     let len = job.width_px as usize * band.rows as usize;
+    let smooth = job.coloring.shading == Shading::Smooth;
     assert!(
-        counts.len() >= len && rgb.len() >= 3 * len,
+        counts.len() >= len && rgb.len() >= 3 * len && (!smooth || norms.len() >= len),
         "buffers too small for the band"
     );
     let cfg = for_image(job.width_px, band.rows);
     let mut counts = counts.slice_mut(0..len);
     let mut rgb = rgb_view(rgb, len);
-    // One sample per pixel has its own kernels (no supersampling loop: fewer registers).
-    let (k32, k64) = if job.supersample <= 1 {
-        (mandelbrot_f32, mandelbrot_f64)
-    } else {
-        (mandelbrot_ss_f32, mandelbrot_ss_f64)
-    };
-    match precision {
-        Precision::F32 => timed(gpu, k32.name(), cfg, || {
-            k32.launch(
-                gpu.module(),
-                gpu.stream(),
-                cfg,
-                (job.cast::<f32>(), band, &mut counts, &mut rgb),
-            )
-        }),
-        Precision::F64 => timed(gpu, k64.name(), cfg, || {
-            k64.launch(
-                gpu.module(),
-                gpu.stream(),
-                cfg,
-                (*job, band, &mut counts, &mut rgb),
-            )
-        }),
+    if job.supersample > 1 {
+        let escape = match precision {
+            Precision::F32 => timed(gpu, mandelbrot_ss_f32.name(), cfg, || {
+                let args = (job.cast::<f32>(), band, &mut counts, &mut rgb);
+                mandelbrot_ss_f32.launch(gpu.module(), gpu.stream(), cfg, args)
+            }),
+            Precision::F64 => timed(gpu, mandelbrot_ss_f64.name(), cfg, || {
+                let args = (*job, band, &mut counts, &mut rgb);
+                mandelbrot_ss_f64.launch(gpu.module(), gpu.stream(), cfg, args)
+            }),
+        }?;
+        return Ok(RenderTimes {
+            escape,
+            color: Duration::ZERO,
+        });
     }
+    // Discrete colouring needs no |z_n|²: an empty `norms` takes no writes.
+    let mut norms = norms.slice_mut(0..if smooth { len } else { 0 });
+    let escape = match precision {
+        Precision::F32 => timed(gpu, mandelbrot_f32.name(), cfg, || {
+            let args = (job.cast::<f32>(), band, &mut counts, &mut norms);
+            mandelbrot_f32.launch(gpu.module(), gpu.stream(), cfg, args)
+        }),
+        Precision::F64 => timed(gpu, mandelbrot_f64.name(), cfg, || {
+            let args = (*job, band, &mut counts, &mut norms);
+            mandelbrot_f64.launch(gpu.module(), gpu.stream(), cfg, args)
+        }),
+    }?;
+    let color_cfg = for_num_elems(len, 256)?;
+    let color = timed(gpu, colorize.name(), color_cfg, || {
+        let args = (job.coloring, job.max_iter, &counts, &norms, &mut rgb);
+        colorize.launch(gpu.module(), gpu.stream(), color_cfg, args)
+    })?;
+    Ok(RenderTimes { escape, color })
 }
 
 /// The first `len` pixels of a colour buffer of bytes, as [`Rgb`] values (the kernels'
@@ -709,7 +752,7 @@ pub fn render_mandelbrot(
 /// one band), reusing one set of device buffers.
 ///
 /// # Errors
-/// [`GpuError::OutOfMemory`] if the band buffers (7 bytes per pixel) do not fit,
+/// [`GpuError::OutOfMemory`] if the band buffers ([`BAND_BYTES_PER_PX`] bytes per pixel) do not fit,
 /// [`GpuError::Launch`] if a kernel fails, [`GpuError::Driver`] for allocation or copy
 /// failures.
 pub fn render_mandelbrot_banded(
@@ -909,17 +952,21 @@ fn naive_row<F: Real>(
 /// Timings of the naive and the optimized kernel on one view (see [`bench_kernels`]).
 #[derive(Clone, Debug)]
 pub struct KernelBench {
-    /// Kernel time of each timed repetition of the naive kernel.
+    /// Kernel time of each timed repetition of the naive kernel (escape time and colour in
+    /// one kernel).
     pub naive: Vec<Duration>,
-    /// Kernel time of each timed repetition of the optimized kernel.
+    /// Kernel time of each timed repetition of the renderer's escape pass (escape times only,
+    /// as the CUDA C references write).
     pub optimized: Vec<Duration>,
+    /// Kernel time of each timed repetition of the renderer's colour pass.
+    pub color: Vec<Duration>,
     /// The naive kernel's image.
     pub naive_image: Image,
     /// The optimized kernel's image.
     pub optimized_image: Image,
 }
 
-/// Times `mandelbrot_naive_*` and `mandelbrot_*` (default [`Style`]) on `params`:
+/// Times `mandelbrot_naive_*` and the renderer's passes ([`launch_render`], default [`Style`]) on `params`:
 /// `warmup` untimed launches each, then `reps` launches each timed with CUDA events; returns
 /// the times and both images (to check they are identical).
 ///
@@ -948,6 +995,10 @@ pub fn bench_kernels(
     };
     let (mut naive_counts, mut naive_rgb) = alloc("allocating the naive kernel's buffers")?;
     let (mut opt_counts, mut opt_rgb) = alloc("allocating the optimized kernel's buffers")?;
+    // Discrete colouring (the default style): the escape pass writes no |z_n|².
+    let mut no_norms = stream
+        .alloc_zeros::<f32>(1)
+        .map_err(GpuError::driver("allocating the optimized kernel's buffers"))?;
     let job = params.job(&Style::default());
     let band = Band {
         first_row: 0,
@@ -955,6 +1006,7 @@ pub fn bench_kernels(
     };
     let mut naive = Vec::new();
     let mut optimized = Vec::new();
+    let mut color = Vec::new();
     for rep in 0..warmup + reps {
         let t_naive = launch_naive(
             gpu,
@@ -971,11 +1023,13 @@ pub fn bench_kernels(
             params.precision,
             band,
             &mut opt_counts,
+            &mut no_norms,
             &mut opt_rgb,
         )?;
         if rep >= warmup {
             naive.push(t_naive);
-            optimized.push(t_opt);
+            optimized.push(t_opt.escape);
+            color.push(t_opt.color);
         }
     }
     let image = |counts: &CudaSlice<u32>, rgb: &CudaSlice<u8>| {
@@ -993,6 +1047,7 @@ pub fn bench_kernels(
     Ok(KernelBench {
         naive,
         optimized,
+        color,
         naive_image: image(&naive_counts, &naive_rgb)?,
         optimized_image: image(&opt_counts, &opt_rgb)?,
     })

@@ -1,12 +1,17 @@
 //! Mandelbrot kernels: one thread per pixel over a 2D grid covering the image (or a band of
 //! its rows).
 //!
-//! - `mandelbrot_f32` / `mandelbrot_f64`: the renderer, one sample per pixel. Each thread
-//!   calls [`RenderJob::pixel_single`]: cardioid/bulb tests, the chunked escape loop with
-//!   periodicity checking ([`common::escape::escape`]), smooth or discrete colouring — the
-//!   same function the CPU renderer calls.
-//! - `mandelbrot_ss_f32` / `mandelbrot_ss_f64`: the same with supersampling
-//!   ([`RenderJob::pixel`]); a separate kernel so that the common case needs fewer registers.
+//! - `mandelbrot_f32` / `mandelbrot_f64`: the renderer's escape pass, one sample per pixel.
+//!   Each thread calls [`RenderJob::escape_single`]: cardioid/bulb tests, the plain prefix and
+//!   the chunked escape loop with periodicity checking ([`common::escape::escape`]) — the same
+//!   function the CPU renderer calls — and writes the escape time (and `|z_n|²` for smooth
+//!   colouring).
+//! - `colorize`: the colour pass, one thread per pixel of the escape pass's output
+//!   ([`Coloring::color`]). Keeping it out of the escape kernel keeps that kernel's registers
+//!   and instructions to the escape loop; the pass is memory-bound.
+//! - `mandelbrot_ss_f32` / `mandelbrot_ss_f64`: escape time and colour with supersampling
+//!   ([`RenderJob::pixel`]): each pixel averages its samples' colours, so colouring stays in
+//!   the kernel.
 //! - `mandelbrot_naive_f32` / `mandelbrot_naive_f64`: the plain escape-time loop
 //!   ([`escape_time`]) and [`Palette::color`], kept as the baseline the benchmark compares
 //!   against (same counts and colours as the renderer with discrete colouring, no
@@ -14,24 +19,25 @@
 //!
 //! All are safe to launch: outputs are [`OutSlice`]s, each thread writes only its own pixel.
 
-use common::{Band, Palette, Real, RenderJob, Rgb, Viewport, escape_time};
+use common::{Band, Escape, Palette, Real, RenderJob, Rgb, Viewport, escape_time, palette::Coloring};
 use cuda_std::prelude::*;
 
-/// Renders the rows `band` of `job` (one sample per pixel: `job.supersample ≤ 1`), `f32`
-/// arithmetic, one thread per pixel; launch a 2D grid covering `job.width_px × band.rows`
-/// threads (e.g. `host::launch::for_image`).
+/// The escape pass for the rows `band` of `job` (one sample per pixel: `job.supersample ≤
+/// 1`), `f32` arithmetic, one thread per pixel; launch a 2D grid covering
+/// `job.width_px × band.rows` threads (e.g. `host::launch::for_image`).
 ///
 /// Writes, for image pixel `(x, band.first_row + r)`, `counts[r·width + x]` (its escape time)
-/// and `rgb[r·width + x]` (its colour): see [`RenderJob::pixel_single`]. Pixels beyond the
-/// buffers' lengths are not written (give both at least `job.width_px · band.rows` elements).
+/// and `norms[r·width + x]` (`|z_n|²` at escape as `f32`, `0` inside; what smooth colouring
+/// needs): see [`RenderJob::escape_single`]. Pixels beyond a buffer's length are not written
+/// to it: give `counts` at least `job.width_px · band.rows` elements, and `norms` as many or
+/// none (discrete colouring needs no norms). [`colorize`] turns both into colours.
 ///
 /// # Panics
-/// If `job.supersample > 1` (use [`mandelbrot_ss_f32`]): the launch fails with a trap. This
-/// kernel leaves out the supersampling loop to need fewer registers.
+/// If `job.supersample > 1` (use [`mandelbrot_ss_f32`]): the launch fails with a trap.
 #[kernel]
-pub fn mandelbrot_f32(job: RenderJob<f32>, band: Band, counts: OutSlice<u32>, rgb: OutSlice<Rgb>) {
+pub fn mandelbrot_f32(job: RenderJob<f32>, band: Band, counts: OutSlice<u32>, norms: OutSlice<f32>) {
     assert!(job.supersample <= 1);
-    render_pixel(&job, band, &counts, &rgb, RenderJob::pixel_single);
+    escape_pixel(&job, band, &counts, &norms);
 }
 
 /// [`mandelbrot_f32`] with `f64` arithmetic.
@@ -39,9 +45,51 @@ pub fn mandelbrot_f32(job: RenderJob<f32>, band: Band, counts: OutSlice<u32>, rg
 /// # Panics
 /// If `job.supersample > 1` (use [`mandelbrot_ss_f64`]).
 #[kernel]
-pub fn mandelbrot_f64(job: RenderJob<f64>, band: Band, counts: OutSlice<u32>, rgb: OutSlice<Rgb>) {
+pub fn mandelbrot_f64(job: RenderJob<f64>, band: Band, counts: OutSlice<u32>, norms: OutSlice<f32>) {
     assert!(job.supersample <= 1);
-    render_pixel(&job, band, &counts, &rgb, RenderJob::pixel_single);
+    escape_pixel(&job, band, &counts, &norms);
+}
+
+/// The body of the escape kernels: this thread's pixel of `band`.
+#[inline(always)]
+fn escape_pixel<F: Real>(
+    job: &RenderJob<F>,
+    band: Band,
+    counts: &OutSlice<u32>,
+    norms: &OutSlice<f32>,
+) {
+    let (x, r) = index_2d();
+    if x < job.width_px && r < band.rows && band.first_row + r < job.height_px {
+        let e = job.escape_single(x, band.first_row + r);
+        // Element r·width + x: this thread's own (write_2d), bounds-checked; an empty `norms`
+        // takes no write.
+        counts.write_2d(job.width_px, e.n);
+        norms.write_2d(job.width_px, e.norm_sqr);
+    }
+}
+
+/// The colour pass: `rgb[i] = coloring.color(Escape { n: counts[i], norm_sqr: norms[i] },
+/// max_iter)` for `i < min(counts.len(), rgb.len())`, one thread per element (1D launch).
+/// With `norms` empty (discrete colouring) `norm_sqr` is 0; otherwise `norms` must be as
+/// long as `counts` (missing elements read as 0).
+#[kernel]
+pub fn colorize(
+    coloring: Coloring,
+    max_iter: u32,
+    counts: &[u32],
+    norms: &[f32],
+    rgb: OutSlice<Rgb>,
+) {
+    let i = index_1d();
+    if i < counts.len() {
+        let norm_sqr = if i < norms.len() { norms[i] } else { 0.0 };
+        let e = Escape {
+            n: counts[i],
+            norm_sqr,
+        };
+        // Element i: this thread's own, bounds-checked.
+        rgb.write_at_thread(coloring.color(e, max_iter));
+    }
 }
 
 /// [`mandelbrot_f32`] for any `job.supersample`: each pixel is the rounded average of its
@@ -129,3 +177,4 @@ fn naive_pixel<F: Real>(
         rgb.write_2d(view.width_px, palette.color(n, max_iter));
     }
 }
+

@@ -160,7 +160,7 @@ impl GpuPool {
     /// Renders `bands` of `job` (each at most `job.width_px · max rows` pixels, inside the
     /// image) on all GPUs of the pool and calls `sink` with every band, in the order of
     /// `bands`, on the calling thread. Counts are copied back only if `want_counts`. Each GPU
-    /// allocates band buffers for the largest band (7 bytes per pixel).
+    /// allocates band buffers for the largest band ([`super::BAND_BYTES_PER_PX`] bytes per pixel).
     ///
     /// The first error stops the render: GPUs finish the band they are rendering and take no
     /// more, and no further band reaches the sink.
