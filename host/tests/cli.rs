@@ -1280,3 +1280,49 @@ fn long_runs_without_a_terminal_report_progress() {
         .unwrap_or_else(|| panic!("no progress line after 10 s: {err}"));
     assert!(line.contains("/2000 rows") && line.contains('%'), "{line}");
 }
+
+#[test]
+fn png_of_many_compressed_pieces_holds_the_rendered_pixels() {
+    // 700 × 500 RGB is 1 MB of rows: the encoder compresses it in several 256 KiB pieces in
+    // parallel, each its own IDAT chunk, and 37-row bands do not line up with the pieces.
+    // Decoded, the file must hold exactly the pixels the library renders.
+    use common::{Complex, Viewport, palette::Palette};
+    use host::mandelbrot::{Precision, RenderParams, render_cpu};
+    let dir = temp_dir();
+    let args = [
+        "mandelbrot",
+        "--backend",
+        "cpu",
+        "--width",
+        "700",
+        "--height",
+        "500",
+        "--center",
+        "-0.5,0",
+        "--scale",
+        "3",
+        "--max-iter",
+        "200",
+        "--precision",
+        "f64",
+        "--band-rows",
+        "37",
+        "-o",
+        "big.png",
+    ];
+    let out = ferrocuda(dir.path(), &args);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let bytes = std::fs::read(dir.path().join("big.png")).expect("reading big.png");
+    let idat_chunks = bytes.windows(4).filter(|w| w == b"IDAT").count();
+    assert!(idat_chunks >= 3, "{idat_chunks} IDAT chunks");
+    let img = read_rgb(&dir.path().join("big.png"));
+    let view = Viewport::from_center_scale(700, 500, Complex::new(-0.5, 0.0), 3.0)
+        .expect("a valid view");
+    let want = render_cpu(&RenderParams {
+        view,
+        max_iter: 200,
+        precision: Precision::F64,
+        palette: Palette::Classic,
+    });
+    assert!(img.as_raw() == &want.rgb, "decoded pixels differ from the render");
+}
