@@ -50,6 +50,15 @@ pub enum BuildError {
          and contain at least one #[kernel]?"
     )]
     PtxMissing(PathBuf),
+    /// [`CudaBuilder::max_registers`](crate::CudaBuilder::max_registers) named a kernel the
+    /// PTX does not define, or a register count outside what PTX allows.
+    #[error("register cap for `{kernel}`: {reason}")]
+    MaxRegisters {
+        /// The kernel named.
+        kernel: String,
+        /// Why the cap cannot be applied.
+        reason: String,
+    },
     /// `fast_math(true)` and no libdevice was found.
     #[error(
         "fast math needs NVIDIA's libdevice (nvvm/libdevice/libdevice.10.bc), which was not \

@@ -173,6 +173,37 @@ pub enum PtxasMode {
     Off,
 }
 
+/// `ptx` with `.maxnreg N` added to the entry of each `(kernel, N)` in `caps`, between the
+/// parameter list and the body (PTX ISA, "Performance-Tuning Directives: .maxnreg").
+fn cap_registers(ptx: &str, caps: &[(String, u32)]) -> Result<String, BuildError> {
+    let mut out = ptx.to_owned();
+    for (kernel, registers) in caps {
+        let fail = |reason: String| BuildError::MaxRegisters {
+            kernel: kernel.clone(),
+            reason,
+        };
+        if !(16..=255).contains(registers) {
+            return Err(fail(format!(
+                "{registers} registers is not allowed: it must be 16 to 255"
+            )));
+        }
+        let header = format!(".entry {kernel}(");
+        let start = out
+            .find(&header)
+            .ok_or_else(|| fail("the PTX defines no kernel of that name".into()))?;
+        // The body starts at the first line that is a lone `{` after the parameter list.
+        let body = out[start..]
+            .find("\n{")
+            .map(|i| start + i + 1)
+            .ok_or_else(|| fail("the kernel's entry has no body".into()))?;
+        if out[start..body].contains(".maxnreg") {
+            return Err(fail("the kernel's entry already has a .maxnreg directive".into()));
+        }
+        out.insert_str(body, &format!(".maxnreg {registers}\n"));
+    }
+    Ok(out)
+}
+
 /// Builds a kernels crate to PTX. Create with [`CudaBuilder::new`], adjust with the setters
 /// (each documents its default), run with [`CudaBuilder::build`].
 #[derive(Clone, Debug)]
@@ -192,6 +223,7 @@ pub struct CudaBuilder {
     fast_math: bool,
     cfgs: Vec<String>,
     variant: Option<String>,
+    max_registers: Vec<(String, u32)>,
 }
 
 impl CudaBuilder {
@@ -214,6 +246,7 @@ impl CudaBuilder {
             fast_math: false,
             cfgs: Vec::new(),
             variant: None,
+            max_registers: Vec::new(),
         }
     }
 
@@ -323,6 +356,17 @@ impl CudaBuilder {
     /// Declare the name in the kernels crate's `check-cfg` lints. Default: none.
     pub fn cfg(mut self, name: impl Into<String>) -> Self {
         self.cfgs.push(name.into());
+        self
+    }
+
+    /// Caps the registers per thread of `kernel` (its `#[kernel]` name) at `registers`
+    /// (16 to 255): the builder adds the PTX directive `.maxnreg` to the kernel's entry
+    /// (what nvcc emits for `__maxnreg__`), which ptxas and the driver's JIT honour. Fewer
+    /// registers let more warps share a multiprocessor (with 32 per thread, the maximum 64
+    /// warps on sm_70 to sm_90; PTX ISA, "Performance-Tuning Directives"), at the risk of
+    /// spilling; the build warns about spills where ptxas runs. Default: no caps.
+    pub fn max_registers(mut self, kernel: impl Into<String>, registers: u32) -> Self {
+        self.max_registers.push((kernel.into(), registers));
         self
     }
 
@@ -496,6 +540,17 @@ impl CudaBuilder {
         }
         if emit {
             emit_rerun_directives(&out_dir.join(format!("{file_stem}.d")), &manifest, &rustc);
+        }
+        if !self.max_registers.is_empty() {
+            let ptx = std::fs::read_to_string(&ptx_path)
+                .map_err(|e| BuildError::Io(ptx_path.clone(), e))?;
+            let capped = cap_registers(&ptx, &self.max_registers)?;
+            // A file of its own: rustc's output stays as compiled (cargo may not rebuild it
+            // when only the caps change).
+            let capped_path = out_dir.join(format!("{file_stem}.maxnreg.ptx"));
+            std::fs::write(&capped_path, capped)
+                .map_err(|e| BuildError::Io(capped_path.clone(), e))?;
+            ptx_path = capped_path;
         }
         if let Some(dest) = &self.output_path {
             std::fs::copy(&ptx_path, dest).map_err(|e| BuildError::Io(dest.clone(), e))?;
@@ -792,6 +847,29 @@ struct Diagnostic {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn register_caps_go_between_parameters_and_body() {
+        let ptx = ".version 8.0\n.target sm_70\n\
+                   .visible .entry k_a(\n\t.param .u32 k_a_param_0\n)\n{\n\tret;\n}\n\
+                   .visible .entry k(\n\t.param .u32 k_param_0\n)  // @k\n{\n\tret;\n}\n";
+        let capped = super::cap_registers(ptx, &[("k".into(), 32)]).expect("k exists");
+        // `k`'s entry only (not `k_a`, whose name `k` begins).
+        assert_eq!(
+            capped,
+            ptx.replace("// @k\n{", "// @k\n.maxnreg 32\n{"),
+            "{capped}"
+        );
+        for (caps, why) in [
+            (vec![("nope".to_owned(), 32)], "no kernel of that name"),
+            (vec![("k".to_owned(), 8)], "8 registers is not allowed"),
+            (vec![("k".to_owned(), 256)], "must be 16 to 255"),
+            (vec![("k".to_owned(), 32), ("k".to_owned(), 40)], "already has"),
+        ] {
+            let err = super::cap_registers(ptx, &caps).expect_err(why).to_string();
+            assert!(err.contains(why), "{err}");
+        }
+    }
+
     use super::*;
 
     #[test]
