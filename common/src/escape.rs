@@ -801,7 +801,10 @@ mod tests {
                         continue;
                     }
                     for (p, inside) in [
-                        (cardioid_point(r, d), in_main_cardioid(c(cardioid_point(r, d)))),
+                        (
+                            cardioid_point(r, d),
+                            in_main_cardioid(c(cardioid_point(r, d))),
+                        ),
                         (bulb_point(r, d), in_period2_bulb(c(bulb_point(r, d)))),
                     ] {
                         if inside {
@@ -906,7 +909,10 @@ mod tests {
         ) {
             let want = plain_escape(c, max_iter, bailout);
             let (got, work) = escape_chunked::<F, K, P>(c, max_iter, bailout);
-            assert_eq!(got, want, "K = {K}, P = {P}, c = {c:?}, max_iter {max_iter}");
+            assert_eq!(
+                got, want,
+                "K = {K}, P = {P}, c = {c:?}, max_iter {max_iter}"
+            );
             // Escaping work: at most one discarded chunk plus its recomputation past n.
             if want.n < max_iter {
                 assert!(
@@ -967,7 +973,8 @@ mod tests {
         }
         // |z|² = 4 exactly at every step (c = -2: 0, -2, 2, 2, …) shares the f64 key of the
         // bailout: a false alarm every chunk, and the cycle is still found.
-        let (e, work) = escape_chunked::<f64, CHUNK_ITERS, PLAIN_ITERS>(c64(-2.0, 0.0), 10_000, 4.0);
+        let (e, work) =
+            escape_chunked::<f64, CHUNK_ITERS, PLAIN_ITERS>(c64(-2.0, 0.0), 10_000, 4.0);
         assert_eq!(e, Escape::inside(10_000));
         assert!(work.steps(CHUNK_ITERS) < 200, "{work:?}");
         // A NaN orbit never escapes (as in the plain loop), with every chunk a false alarm.

@@ -448,7 +448,9 @@ impl<'g> GpuRenderer<'g> {
                 .context()
                 .alloc_pinned_with_flags::<u8>(capacity_px * 3, 0)
         }
-        .map_err(GpuError::driver("allocating page-locked host memory for colours"))?;
+        .map_err(GpuError::driver(
+            "allocating page-locked host memory for colours",
+        ))?;
         Ok(Self {
             gpu,
             counts,
@@ -502,6 +504,9 @@ impl<'g> GpuRenderer<'g> {
         stream
             .memcpy_dtoh(&self.rgb.slice(0..3 * len), &mut self.staging)
             .map_err(GpuError::driver("copying colours to the host"))?;
+        // The copy is asynchronous, and with cudarc's event tracking off (cust's contexts)
+        // `as_slice` does not wait for it: wait for the stream.
+        stream.synchronize()?;
         let rgb = self
             .staging
             .as_slice()
@@ -1015,9 +1020,9 @@ pub fn bench_kernels(
     let (mut naive_counts, mut naive_rgb) = alloc("allocating the naive kernel's buffers")?;
     let (mut opt_counts, mut opt_rgb) = alloc("allocating the optimized kernel's buffers")?;
     // Discrete colouring (the default style): the escape pass writes no |z_n|².
-    let mut no_norms = stream
-        .alloc_zeros::<f32>(1)
-        .map_err(GpuError::driver("allocating the optimized kernel's buffers"))?;
+    let mut no_norms = stream.alloc_zeros::<f32>(1).map_err(GpuError::driver(
+        "allocating the optimized kernel's buffers",
+    ))?;
     let job = params.job(&Style::default());
     let band = Band {
         first_row: 0,

@@ -1316,13 +1316,16 @@ fn png_of_many_compressed_pieces_holds_the_rendered_pixels() {
     let idat_chunks = bytes.windows(4).filter(|w| w == b"IDAT").count();
     assert!(idat_chunks >= 3, "{idat_chunks} IDAT chunks");
     let img = read_rgb(&dir.path().join("big.png"));
-    let view = Viewport::from_center_scale(700, 500, Complex::new(-0.5, 0.0), 3.0)
-        .expect("a valid view");
+    let view =
+        Viewport::from_center_scale(700, 500, Complex::new(-0.5, 0.0), 3.0).expect("a valid view");
     let want = render_cpu(&RenderParams {
         view,
         max_iter: 200,
         precision: Precision::F64,
         palette: Palette::Classic,
     });
-    assert!(img.as_raw() == &want.rgb, "decoded pixels differ from the render");
+    assert!(
+        img.as_raw() == &want.rgb,
+        "decoded pixels differ from the render"
+    );
 }

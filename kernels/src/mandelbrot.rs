@@ -19,7 +19,9 @@
 //!
 //! All are safe to launch: outputs are [`OutSlice`]s, each thread writes only its own pixel.
 
-use common::{Band, Escape, Palette, Real, RenderJob, Rgb, Viewport, escape_time, palette::Coloring};
+use common::{
+    Band, Escape, Palette, Real, RenderJob, Rgb, Viewport, escape_time, palette::Coloring,
+};
 use cuda_std::prelude::*;
 
 /// The escape pass for the rows `band` of `job` (one sample per pixel: `job.supersample ≤
@@ -35,7 +37,12 @@ use cuda_std::prelude::*;
 /// # Panics
 /// If `job.supersample > 1` (use [`mandelbrot_ss_f32`]): the launch fails with a trap.
 #[kernel]
-pub fn mandelbrot_f32(job: RenderJob<f32>, band: Band, counts: OutSlice<u32>, norms: OutSlice<f32>) {
+pub fn mandelbrot_f32(
+    job: RenderJob<f32>,
+    band: Band,
+    counts: OutSlice<u32>,
+    norms: OutSlice<f32>,
+) {
     assert!(job.supersample <= 1);
     escape_pixel(&job, band, &counts, &norms);
 }
@@ -45,7 +52,12 @@ pub fn mandelbrot_f32(job: RenderJob<f32>, band: Band, counts: OutSlice<u32>, no
 /// # Panics
 /// If `job.supersample > 1` (use [`mandelbrot_ss_f64`]).
 #[kernel]
-pub fn mandelbrot_f64(job: RenderJob<f64>, band: Band, counts: OutSlice<u32>, norms: OutSlice<f32>) {
+pub fn mandelbrot_f64(
+    job: RenderJob<f64>,
+    band: Band,
+    counts: OutSlice<u32>,
+    norms: OutSlice<f32>,
+) {
     assert!(job.supersample <= 1);
     escape_pixel(&job, band, &counts, &norms);
 }
@@ -177,4 +189,3 @@ fn naive_pixel<F: Real>(
         rgb.write_2d(view.width_px, palette.color(n, max_iter));
     }
 }
-

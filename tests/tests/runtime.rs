@@ -341,10 +341,23 @@ fn buffers_copy_and_refuse_length_mismatches() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn pinned_buffers_round_trip_asynchronously() {
-    init();
-    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    let ctx = init();
     let n = 1 << 20;
     let src: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
+    // On the context's default stream too, where cudarc records no events of its own (while
+    // no other stream exists): `as_slice` must still wait for the copy. 256 MiB, so that
+    // reading early would see the copy unfinished.
+    {
+        let big: Vec<u32> = (0..1u32 << 26)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
+        let dev = DeviceBuffer::from_slice(&big).unwrap();
+        let mut back = LockedBuffer::new(&0u32, big.len()).unwrap();
+        dev.async_copy_to(&mut back, &Stream::default_of(&ctx))
+            .unwrap();
+        tests::assert_identical("default-stream pinned copy", &big, back.as_slice().unwrap());
+    }
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
     let pinned = LockedBuffer::from_slice(&src).unwrap();
     let mut dev = DeviceBuffer::<f32>::zeroed(n).unwrap();
     dev.async_copy_from(&pinned, &stream).unwrap();

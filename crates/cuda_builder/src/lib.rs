@@ -197,7 +197,9 @@ fn cap_registers(ptx: &str, caps: &[(String, u32)]) -> Result<String, BuildError
             .map(|i| start + i + 1)
             .ok_or_else(|| fail("the kernel's entry has no body".into()))?;
         if out[start..body].contains(".maxnreg") {
-            return Err(fail("the kernel's entry already has a .maxnreg directive".into()));
+            return Err(fail(
+                "the kernel's entry already has a .maxnreg directive".into(),
+            ));
         }
         out.insert_str(body, &format!(".maxnreg {registers}\n"));
     }
@@ -863,7 +865,10 @@ mod tests {
             (vec![("nope".to_owned(), 32)], "no kernel of that name"),
             (vec![("k".to_owned(), 8)], "8 registers is not allowed"),
             (vec![("k".to_owned(), 256)], "must be 16 to 255"),
-            (vec![("k".to_owned(), 32), ("k".to_owned(), 40)], "already has"),
+            (
+                vec![("k".to_owned(), 32), ("k".to_owned(), 40)],
+                "already has",
+            ),
         ] {
             let err = super::cap_registers(ptx, &caps).expect_err(why).to_string();
             assert!(err.contains(why), "{err}");

@@ -376,13 +376,15 @@ impl<T: DeviceCopy + ValidAsZeroBits> AsyncCopyDestination<LockedBuffer<T>> for 
         same_len("DeviceBuffer::async_copy_from", source.len(), self.len())?;
         stream
             .memcpy_htod(&source.buf, &mut self.buf)
-            .map_err(CudaError::driver("queueing a pinned host-to-device copy"))
+            .map_err(CudaError::driver("queueing a pinned host-to-device copy"))?;
+        source.copy_queued(stream)
     }
     fn async_copy_to(&self, dest: &mut LockedBuffer<T>, stream: &Stream) -> CudaResult<()> {
         same_len("DeviceBuffer::async_copy_to", self.len(), dest.len())?;
         stream
             .memcpy_dtoh(&self.buf, &mut dest.buf)
-            .map_err(CudaError::driver("queueing a device-to-pinned-host copy"))
+            .map_err(CudaError::driver("queueing a device-to-pinned-host copy"))?;
+        dest.copy_queued(stream)
     }
 }
 
@@ -552,6 +554,9 @@ impl<T: DeviceCopy> SliceExt<T> for [T] {
 /// copies to and from it run at full bus speed and truly asynchronously.
 pub struct LockedBuffer<T: DeviceCopy + ValidAsZeroBits> {
     buf: PinnedHostSlice<Elem<T>>,
+    /// An event after the last asynchronous copy from or into this buffer. (cudarc records
+    /// its own only while the context has streams besides the default one.)
+    pending: std::sync::Mutex<Option<cudarc::driver::CudaEvent>>,
 }
 
 impl<T: DeviceCopy + ValidAsZeroBits> fmt::Debug for LockedBuffer<T> {
@@ -591,7 +596,30 @@ impl<T: DeviceCopy + ValidAsZeroBits> LockedBuffer<T> {
         // before anything reads it. No write-combining flag: the host also reads it.
         let buf = unsafe { ctx.alloc_pinned_with_flags::<Elem<T>>(len, 0) }
             .map_err(CudaError::driver("allocating pinned host memory"))?;
-        Ok(Self { buf })
+        Ok(Self {
+            buf,
+            pending: std::sync::Mutex::new(None),
+        })
+    }
+
+    /// Records that a copy from or into this buffer was just queued on `stream`.
+    fn copy_queued(&self, stream: &Stream) -> CudaResult<()> {
+        let event = stream
+            .record_event(None)
+            .map_err(CudaError::driver("recording an event after a pinned copy"))?;
+        *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(event);
+        Ok(())
+    }
+
+    /// Waits for the last queued copy from or into this buffer.
+    fn wait_for_copies(&self) -> CudaResult<()> {
+        let pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(event) = pending.as_ref() {
+            event
+                .synchronize()
+                .map_err(CudaError::driver("waiting for a copy into pinned memory"))?;
+        }
+        Ok(())
     }
 
     /// Number of elements.
@@ -609,6 +637,7 @@ impl<T: DeviceCopy + ValidAsZeroBits> LockedBuffer<T> {
     /// # Errors
     /// A driver error of that copy.
     pub fn as_slice(&self) -> CudaResult<&[T]> {
+        self.wait_for_copies()?;
         self.buf
             .as_slice()
             .map(unelems)
@@ -620,6 +649,7 @@ impl<T: DeviceCopy + ValidAsZeroBits> LockedBuffer<T> {
     /// # Errors
     /// A driver error of that copy.
     pub fn as_mut_slice(&mut self) -> CudaResult<&mut [T]> {
+        self.wait_for_copies()?;
         self.buf
             .as_mut_slice()
             .map(unelems_mut)
