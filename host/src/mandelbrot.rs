@@ -833,7 +833,7 @@ pub enum BandRenderer<'g> {
     /// The CPU (rayon).
     Cpu,
     /// A GPU.
-    Gpu(GpuRenderer<'g>),
+    Gpu(Box<GpuRenderer<'g>>),
 }
 
 impl BandRenderer<'_> {

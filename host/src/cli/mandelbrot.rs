@@ -293,7 +293,7 @@ pub fn default_band_rows(job: &RenderJob<f64>, gpus: usize) -> u32 {
 /// The band renderer: `gpu` with band buffers of `capacity_px` pixels, or the CPU.
 pub fn band_renderer(gpu: Option<&Gpu>, capacity_px: usize) -> Result<BandRenderer<'_>> {
     Ok(match gpu {
-        Some(gpu) => BandRenderer::Gpu(GpuRenderer::new(gpu, capacity_px)?),
+        Some(gpu) => BandRenderer::Gpu(Box::new(GpuRenderer::new(gpu, capacity_px)?)),
         None => BandRenderer::Cpu,
     })
 }
