@@ -174,14 +174,26 @@ pub fn escape_counted<F: Real>(c: Complex<F>, max_iter: u32, bailout_sqr: F) -> 
 /// - **Plain prefix.** The first `PLAIN` steps are the plain loop's, one [`step`] and one
 ///   bailout test each: most points of a typical view escape within a few dozen steps, and
 ///   for them a chunk would mostly compute steps past the escape and then recompute them.
-/// - **Chunks.** Then the orbit advances `CHUNK` steps with no branch and no loop counter; the
-///   only extra work per step is an integer maximum of [`Real::order_key`]`(|z|²)` (for `f64`
-///   the high word, so the escape test costs no double-precision instruction). If the maximum
-///   stays below [`Real::key_above`]`(bailout_sqr)`, no step of the chunk exceeded the
-///   bailout — exactly what the plain loop would have seen. Chunk steps compute `2·re` with
-///   [`Real::double_keyed`] (for `f64` one integer addition instead of a double-precision
-///   one), whose key joins the maximum: it flags the rare `re` (zero, subnormal) where that
-///   doubling is not exactly the plain step's `re + re`.
+/// - **Chunks.** Then the orbit advances `CHUNK` steps with no branch and no loop counter,
+///   in one of two ways:
+///   - *Escape tested at the chunk's end* (`f64`, `CHUNK ≤` [`Real::END_TEST_MAX_CHUNK`]):
+///     the steps compute `z` only (three fused multiply-adds and `re + re`: no `|z|²`, no
+///     test), and the chunk raises the alarm unless `|z|²` at its end is at most
+///     `B − B/256` (`B = bailout_sqr`, `R = √B ≥ 2`). Why no escape is missed: once
+///     `|z_k| > R` (with `|c| ≤ R`, which holds after the first step), `|z_{k+1}| ≥
+///     |z_k|² − |c|` exceeds `R` by at least 4 times `|z_k| − R`, so in exact arithmetic
+///     `|z|` stays above `R` for the rest of the chunk. Rounding (a few ulps per step,
+///     relative) can eat into that excess by at most about `4^15 · 8ε ≈ 4·10⁻⁶` over 16
+///     steps in `f64` (`ε = 1.1·10⁻¹⁶`), far less than the margin `B/256 ≥ 1/64`; an orbit
+///     that overflows ends in ∞ or NaN, which also raises it. (In `f32` the same bound is
+///     above 1: not used.) Non-escaping orbits whose end `|z|²` lies in the margin are
+///     false alarms, recomputed like any other.
+///   - *Escape tested at every step* (`f32`): the only extra work per step is an integer
+///     maximum of [`Real::order_key`]`(|z|²)`. If the maximum stays below
+///     [`Real::key_above`]`(bailout_sqr)`, no step of the chunk exceeded the bailout —
+///     exactly what the plain loop would have seen. Chunk steps compute `2·re` with
+///     [`Real::double_keyed`], whose key joins the maximum: it flags the rare `re` (zero,
+///     subnormal) where that doubling is not exactly the plain step's `re + re`.
 /// - **Recomputing.** Otherwise the chunk loop ends and the chunk is recomputed from its start
 ///   with the plain [`step`], one step at a time, which finds the first step above the
 ///   bailout: the plain loop's answer (the steps past an escape, which may overflow to ∞ or
@@ -234,6 +246,9 @@ pub fn escape_chunked<F: Real, const CHUNK: u32, const PLAIN: u32>(
         return (Escape::inside(max_iter), work);
     }
     let threshold = bailout_sqr.key_above();
+    // Test for escape at chunk ends only (see below), where the precision allows it.
+    let end_test = chunk <= F::END_TEST_MAX_CHUNK;
+    let end_limit = bailout_sqr - bailout_sqr / F::from_u32(256);
     // The checkpoint: z at the end of the prefix, then after chunk 2^k.
     let mut saved_re = re;
     let mut saved_im = im;
@@ -260,14 +275,26 @@ pub fn escape_chunked<F: Real, const CHUNK: u32, const PLAIN: u32>(
             let mut key = 0u32;
             let mut k = 0;
             while k < chunk {
-                let (r, i, norm_sqr, double_key) = step_doubled(re, im, c);
-                re = r;
-                im = i;
-                key = key.max(norm_sqr.order_key()).max(double_key);
+                if end_test {
+                    let (r, i) = step_without_norm(re, im, c);
+                    re = r;
+                    im = i;
+                } else {
+                    let (r, i, norm_sqr, double_key) = step_doubled(re, im, c);
+                    re = r;
+                    im = i;
+                    key = key.max(norm_sqr.order_key()).max(double_key);
+                }
                 k += 1;
             }
             work.chunks += 1;
-            if key >= threshold {
+            let alarm = if end_test {
+                // `!(x <= y)`: NaN (an overflowed orbit) raises the alarm too.
+                !(im.mul_add(im, re * re) <= end_limit)
+            } else {
+                key >= threshold
+            };
+            if alarm {
                 // Maybe escaped (or a doubling was not exact): recompute this chunk one step
                 // at a time, below.
                 re = start_re;
@@ -304,6 +331,14 @@ pub fn escape_chunked<F: Real, const CHUNK: u32, const PLAIN: u32>(
             return (Escape::inside(max_iter), work);
         }
     }
+}
+
+/// [`step`] without `|z'|²`: the new `(re, im)` only, the same bits as [`step`]'s.
+#[inline(always)]
+fn step_without_norm<F: Real>(re: F, im: F, c: Complex<F>) -> (F, F) {
+    let new_re = re.mul_add(re, (-im).mul_add(im, c.re));
+    let new_im = (re + re).mul_add(im, c.im);
+    (new_re, new_im)
 }
 
 /// [`step`] with `2·re` computed by [`Real::double_keyed`], and its key: the same bits as

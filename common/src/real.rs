@@ -37,6 +37,9 @@ pub trait Real:
     /// The wider margin [`crate::escape::in_main_cardioid`] keeps near the cusp `c = 1/4`
     /// (where `|1 − 4c| <` [`crate::escape::CUSP_W_MIN`]): `0.05` for `f32`, `1e-4` for `f64`.
     const CUSP_MULTIPLIER_MARGIN: f64;
+    /// The longest chunk for which the escape loop may test for escape at the chunk's end
+    /// only ([`crate::escape::escape_chunked`]): `0` for `f32` (never), `16` for `f64`.
+    const END_TEST_MAX_CHUNK: u32;
     /// Converts a `u32` (a pixel coordinate); exact below 2^24 for `f32`, always for `f64`.
     fn from_u32(v: u32) -> Self;
     /// Converts an `f64`, rounding to nearest for `f32`.
@@ -74,7 +77,7 @@ pub trait Real:
 }
 
 macro_rules! impl_real {
-    ($t:ty, $margin:expr, $cusp_margin:expr, $mul_add:path, $sqrt:path, $key:expr, $double:expr) => {
+    ($t:ty, $margin:expr, $cusp_margin:expr, $end_test:expr, $mul_add:path, $sqrt:path, $key:expr, $double:expr) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -83,6 +86,7 @@ macro_rules! impl_real {
             const EPSILON: Self = <$t>::EPSILON;
             const MULTIPLIER_MARGIN: f64 = $margin;
             const CUSP_MULTIPLIER_MARGIN: f64 = $cusp_margin;
+            const END_TEST_MAX_CHUNK: u32 = $end_test;
             #[inline(always)]
             fn from_u32(v: u32) -> Self {
                 v as $t
@@ -133,6 +137,7 @@ impl_real!(
     f32,
     1e-3,
     0.05,
+    0,
     math::fmaf,
     math::sqrtf,
     |x: f32| x.to_bits(),
@@ -142,6 +147,7 @@ impl_real!(
     f64,
     1e-7,
     1e-4,
+    16,
     math::fma,
     math::sqrt,
     |x: f64| (x.to_bits() >> 32) as u32,
