@@ -289,8 +289,10 @@ pub fn escape_chunked<F: Real, const CHUNK: u32, const PLAIN: u32>(
             }
             work.chunks += 1;
             let alarm = if end_test {
-                // `!(x <= y)`: NaN (an overflowed orbit) raises the alarm too.
-                !(im.mul_add(im, re * re) <= end_limit)
+                // Not `≤`, NaN included: an overflowed orbit raises the alarm too.
+                #[allow(clippy::neg_cmp_op_on_partial_ord)]
+                let alarm = !(im.mul_add(im, re * re) <= end_limit);
+                alarm
             } else {
                 key >= threshold
             };
