@@ -207,6 +207,45 @@ impl Coloring {
     }
 }
 
+impl Coloring {
+    /// Fills `table[n]` with the colour of escape time `n` under discrete shading, packed as
+    /// `r | g << 8 | b << 16` ([`pack_rgb`]): what [`Coloring::color`] gives for it (`|z_n|²`
+    /// plays no part in discrete shading). Returns `false`, leaving `table` alone, for smooth
+    /// shading. The GPU's colour pass looks escape times below `table.len()` up instead of
+    /// computing them (a modulo and a division per pixel).
+    ///
+    /// ```
+    /// # use common::{Escape, palette::{Coloring, Palette, pack_rgb}};
+    /// let c = Coloring::discrete(Palette::Fire);
+    /// let mut table = [0u32; 100];
+    /// assert!(c.fill_discrete_table(300, &mut table));
+    /// assert_eq!(table[42], pack_rgb(c.color(Escape { n: 42, norm_sqr: 0.0 }, 300)));
+    /// assert!(!Coloring::smooth(Palette::Fire).fill_discrete_table(300, &mut table));
+    /// ```
+    pub fn fill_discrete_table(&self, max_iter: u32, table: &mut [u32]) -> bool {
+        if self.shading != Shading::Discrete {
+            return false;
+        }
+        for (n, slot) in table.iter_mut().enumerate() {
+            let n = u32::try_from(n).unwrap_or(u32::MAX);
+            *slot = pack_rgb(self.color(crate::Escape { n, norm_sqr: 0.0 }, max_iter));
+        }
+        true
+    }
+}
+
+/// `r | g << 8 | b << 16`.
+#[inline(always)]
+pub const fn pack_rgb(c: Rgb) -> u32 {
+    c[0] as u32 | (c[1] as u32) << 8 | (c[2] as u32) << 16
+}
+
+/// The inverse of [`pack_rgb`] (the top byte is ignored).
+#[inline(always)]
+pub const fn unpack_rgb(v: u32) -> Rgb {
+    [v as u8, (v >> 8) as u8, (v >> 16) as u8]
+}
+
 /// The normalized iteration count `ν = n + 1 - log₂(log₂ |z_n|)` of a point that escaped at
 /// `n` with `|z_n|² = norm_sqr`, computed as `n + 2 - log₂(log₂ |z_n|²)` with `libm`'s `log2f`
 /// (bit-identical on the CPU and the GPU).

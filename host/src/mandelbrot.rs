@@ -395,6 +395,37 @@ fn cpu_row_plain<F: Real>(
     }
 }
 
+/// Entries of the discrete colour table ([`Coloring::fill_discrete_table`]): escape times
+/// below 2^16 are looked up (256 KiB), larger ones computed.
+pub const COLOR_TABLE_LEN: usize = 1 << 16;
+
+/// Fills `table` for `job`'s colouring unless `filled_for` says it already is; returns how
+/// many entries the colour pass may use (`0` for smooth shading).
+///
+/// # Errors
+/// [`GpuError::Driver`] if the copy fails.
+fn color_table(
+    gpu: &Gpu,
+    job: &RenderJob<f64>,
+    table: &mut CudaSlice<u32>,
+    filled_for: &mut Option<(Coloring, u32)>,
+) -> Result<usize, GpuError> {
+    if job.coloring.shading != Shading::Discrete {
+        return Ok(0);
+    }
+    // Escape times 0 ..= max_iter occur; no more entries are needed.
+    let len = COLOR_TABLE_LEN.min(job.max_iter as usize + 1);
+    if *filled_for != Some((job.coloring, job.max_iter)) {
+        let mut host = vec![0u32; len];
+        job.coloring.fill_discrete_table(job.max_iter, &mut host);
+        gpu.stream()
+            .memcpy_htod(&host, &mut table.slice_mut(0..len))
+            .map_err(GpuError::driver("copying the colour table"))?;
+        *filled_for = Some((job.coloring, job.max_iter));
+    }
+    Ok(len)
+}
+
 /// Device bytes per band pixel of a [`GpuRenderer`]: escape time (4), `|z_n|²` (4), colour
 /// (3).
 pub const BAND_BYTES_PER_PX: usize = 4 + 4 + 3;
@@ -406,6 +437,10 @@ pub struct GpuRenderer<'g> {
     counts: CudaSlice<u32>,
     norms: CudaSlice<f32>,
     rgb: CudaSlice<u8>,
+    /// The colour table of discrete shading ([`COLOR_TABLE_LEN`] entries), and the colouring
+    /// and iteration limit it was filled for.
+    table: CudaSlice<u32>,
+    table_for: Option<(Coloring, u32)>,
     /// Page-locked host memory the colours are copied into: a pageable copy of a 100 MB band
     /// ran at about 1 GB/s on an H200 machine while the PNG encoder's threads were busy.
     staging: PinnedHostSlice<u8>,
@@ -451,11 +486,16 @@ impl<'g> GpuRenderer<'g> {
         .map_err(GpuError::driver(
             "allocating page-locked host memory for colours",
         ))?;
+        let table = stream
+            .alloc_zeros::<u32>(COLOR_TABLE_LEN)
+            .map_err(GpuError::driver("allocating the colour table"))?;
         Ok(Self {
             gpu,
             counts,
             norms,
             rgb,
+            table,
+            table_for: None,
             staging,
             capacity_px,
         })
@@ -491,14 +531,18 @@ impl<'g> GpuRenderer<'g> {
             band.first_row + band.rows <= job.height_px,
             "band leaves the image"
         );
+        let table_len = color_table(self.gpu, job, &mut self.table, &mut self.table_for)?;
         let times = launch_render(
             self.gpu,
             job,
             precision,
             band,
-            &mut self.counts,
-            &mut self.norms,
-            &mut self.rgb,
+            BandBuffers {
+                counts: &mut self.counts,
+                norms: &mut self.norms,
+                table: self.table.slice(0..table_len),
+                rgb: &mut self.rgb,
+            },
         )?;
         let stream = self.gpu.stream();
         stream
@@ -528,13 +572,25 @@ impl<'g> GpuRenderer<'g> {
     }
 }
 
-/// Renders `band` of `job` into `counts`/`rgb` (which hold at least the band's pixels:
-/// `width · band.rows` escape times and 3 bytes of colour each) and waits; returns the kernel
-/// times from CUDA events.
+/// The device buffers of one band render ([`launch_render`]).
+#[derive(Debug)]
+pub struct BandBuffers<'a> {
+    /// Escape times: at least the band's pixels.
+    pub counts: &'a mut CudaSlice<u32>,
+    /// `|z_n|²` at escape: at least the band's pixels for smooth colouring (unused otherwise).
+    pub norms: &'a mut CudaSlice<f32>,
+    /// Discrete colours by escape time ([`Coloring::fill_discrete_table`]); empty to compute
+    /// every colour.
+    pub table: cudarc::driver::CudaView<'a, u32>,
+    /// Colours: at least 3 bytes per band pixel.
+    pub rgb: &'a mut CudaSlice<u8>,
+}
+
+/// Renders `band` of `job` into `bufs` and waits; returns the kernel times from CUDA events.
 ///
 /// One sample per pixel: the escape pass `mandelbrot_f32`/`_f64` writes escape times (and,
-/// for smooth colouring, `|z_n|²` into `norms`, which then holds at least the band's pixels),
-/// then the colour pass `colorize`. Supersampled: `mandelbrot_ss_*`, one kernel for both.
+/// for smooth colouring, `|z_n|²`), then the colour pass `colorize`, which looks discrete
+/// colours up in `bufs.table`. Supersampled: `mandelbrot_ss_*`, one kernel for both.
 ///
 /// # Panics
 /// If the buffers are smaller than the band (a programming error).
@@ -547,10 +603,15 @@ pub fn launch_render(
     job: &RenderJob<f64>,
     precision: Precision,
     band: Band,
-    counts: &mut CudaSlice<u32>,
-    norms: &mut CudaSlice<f32>,
-    rgb: &mut CudaSlice<u8>,
+    bufs: BandBuffers<'_>,
 ) -> Result<RenderTimes, GpuError> {
+    let BandBuffers {
+        counts,
+        norms,
+        table,
+        rgb,
+    } = bufs;
+    let table = &table;
     let len = job.width_px as usize * band.rows as usize;
     let smooth = job.coloring.shading == Shading::Smooth;
     assert!(
@@ -590,7 +651,7 @@ pub fn launch_render(
     }?;
     let color_cfg = for_num_elems(len, 256)?;
     let color = timed(gpu, colorize.name(), color_cfg, || {
-        let args = (job.coloring, job.max_iter, &counts, &norms, &mut rgb);
+        let args = (job.coloring, job.max_iter, table, &counts, &norms, &mut rgb);
         colorize.launch(gpu.module(), gpu.stream(), color_cfg, args)
     })?;
     Ok(RenderTimes { escape, color })
@@ -1023,6 +1084,9 @@ pub fn bench_kernels(
     let mut no_norms = stream.alloc_zeros::<f32>(1).map_err(GpuError::driver(
         "allocating the optimized kernel's buffers",
     ))?;
+    let mut table = stream
+        .alloc_zeros::<u32>(COLOR_TABLE_LEN)
+        .map_err(GpuError::driver("allocating the colour table"))?;
     let job = params.job(&Style::default());
     let band = Band {
         first_row: 0,
@@ -1031,6 +1095,8 @@ pub fn bench_kernels(
     let mut naive = Vec::new();
     let mut optimized = Vec::new();
     let mut color = Vec::new();
+    let table_len = color_table(gpu, &job, &mut table, &mut None)?;
+    let table = table.slice(0..table_len);
     for rep in 0..warmup + reps {
         let t_naive = launch_naive(
             gpu,
@@ -1046,9 +1112,12 @@ pub fn bench_kernels(
             &job,
             params.precision,
             band,
-            &mut opt_counts,
-            &mut no_norms,
-            &mut opt_rgb,
+            BandBuffers {
+                counts: &mut opt_counts,
+                norms: &mut no_norms,
+                table: table.slice(..),
+                rgb: &mut opt_rgb,
+            },
         )?;
         if rep >= warmup {
             naive.push(t_naive);

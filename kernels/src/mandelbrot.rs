@@ -20,7 +20,8 @@
 //! All are safe to launch: outputs are [`OutSlice`]s, each thread writes only its own pixel.
 
 use common::{
-    Band, Escape, Palette, Real, RenderJob, Rgb, Viewport, escape_time, palette::Coloring,
+    Band, Escape, Palette, Real, RenderJob, Rgb, Viewport, escape_time,
+    palette::{Coloring, unpack_rgb},
 };
 use cuda_std::prelude::*;
 
@@ -83,24 +84,29 @@ fn escape_pixel<F: Real>(
 /// The colour pass: `rgb[i] = coloring.color(Escape { n: counts[i], norm_sqr: norms[i] },
 /// max_iter)` for `i < min(counts.len(), rgb.len())`, one thread per element (1D launch).
 /// With `norms` empty (discrete colouring) `norm_sqr` is 0; otherwise `norms` must be as
-/// long as `counts` (missing elements read as 0).
+/// long as `counts` (missing elements read as 0). `table`: for discrete colouring, the
+/// colours of escape times `0 .. table.len()` from [`Coloring::fill_discrete_table`] (packed
+/// `r | g << 8 | b << 16`), looked up instead of computed; empty otherwise.
 #[kernel]
 pub fn colorize(
     coloring: Coloring,
     max_iter: u32,
+    table: &[u32],
     counts: &[u32],
     norms: &[f32],
     rgb: OutSlice<Rgb>,
 ) {
     let i = index_1d();
     if i < counts.len() {
-        let norm_sqr = if i < norms.len() { norms[i] } else { 0.0 };
-        let e = Escape {
-            n: counts[i],
-            norm_sqr,
+        let n = counts[i];
+        let color = if (n as usize) < table.len() {
+            unpack_rgb(table[n as usize])
+        } else {
+            let norm_sqr = if i < norms.len() { norms[i] } else { 0.0 };
+            coloring.color(Escape { n, norm_sqr }, max_iter)
         };
         // Element i: this thread's own, bounds-checked.
-        rgb.write_at_thread(coloring.color(e, max_iter));
+        rgb.write_at_thread(color);
     }
 }
 
