@@ -89,15 +89,24 @@ if [ "${QUICK:-0}" != 1 ]; then
         --end-scale 1e-7 --smooth --palette electric --gif "$OUT/zoom.gif"
     step vector-add-2e28 ./ferrocuda vector-add --len 268435456
     step bench ./ferrocuda bench -o "$OUT/bench"
-    # Memory errors in kernels (out-of-bounds, misaligned, uninitialised device reads) for
-    # every integration-test binary; API errors are off because some tests provoke them on
-    # purpose (a rejected launch must report its error).
-    for t in tests/tests-*; do
-        # Only binaries with GPU tests (the sanitizer refuses programs that never call CUDA).
-        # The device-assert test traps on purpose; the sanitizer would count that as an error.
-        grep -q "needs a CUDA GPU" "$t" && step "sanitizer-$(basename "$t")" compute-sanitizer \
-            --tool memcheck --report-api-errors no --error-exitcode 1 "$t" --include-ignored \
-            --test-threads=1 --skip device_assert_failure_surfaces_as_a_host_error_with_its_message
+    # compute-sanitizer over every integration-test binary with GPU tests (the sanitizer
+    # refuses programs that never call CUDA), each tool in turn: memcheck (out-of-bounds and
+    # misaligned accesses, leaks of device memory), racecheck (shared-memory data races),
+    # synccheck (barriers under divergence, invalid warp-synchronous masks), initcheck
+    # (reads of device memory nothing wrote). API errors are off because some tests provoke
+    # them on purpose (a rejected launch must report its error); the device-assert test traps
+    # on purpose, which the sanitizer would count as an error.
+    # racecheck leaves out tests-render: its kernels (mandelbrot_*, colorize) use no shared
+    # memory (ptxas: 0 bytes shared), the only memory racecheck inspects, and under it that
+    # binary ran past 170 s on an H200.
+    for tool in memcheck racecheck synccheck initcheck; do
+        for t in tests/tests-*; do
+            [ "$tool" = racecheck ] && [ "$(basename "$t")" = tests-render ] && continue
+            grep -q "needs a CUDA GPU" "$t" && step "sanitizer-$tool-$(basename "$t")" \
+                compute-sanitizer --tool "$tool" --report-api-errors no --error-exitcode 1 \
+                "$t" --include-ignored --test-threads=1 \
+                --skip device_assert_failure_surfaces_as_a_host_error_with_its_message
+        done
     done
     # Where a speed target is missed, what limits it: Nsight Compute's speed-of-light and
     # occupancy for one exclusive scan launch and for the optimized Mandelbrot kernel on
