@@ -215,11 +215,24 @@ fn a_rejected_launch_names_kernel_configuration_and_cuda_error() {
     );
     for needle in [
         "scale_offset_f32",
-        "(2048, 1, 1)",
-        "CUDA_ERROR_INVALID_VALUE",
+        "grid (1, 1, 1)",
+        "block (2048, 1, 1)",
+        "0 bytes dynamic shared memory",
+        "CUDA_ERROR_INVALID_VALUE (1)",
     ] {
         assert!(msg.contains(needle), "`{needle}` missing from: {msg}");
     }
+    // User code adds what it was doing; the launch's details and the CUDA code stay.
+    use cust::GpuContext;
+    let wrapped = Err::<(), _>(err)
+        .gpu_context("scaling the inputs")
+        .unwrap_err();
+    let text = wrapped.to_string();
+    assert!(
+        text.starts_with("scaling the inputs: kernel `scale_offset_f32` failed"),
+        "{text}"
+    );
+    assert_eq!(wrapped.cuda_code(), Some(1), "{text}");
 }
 
 #[test]

@@ -162,6 +162,75 @@ pub enum CudaError {
     /// A feature of cust 0.3 that this runtime does not provide.
     #[error("not supported: {0}")]
     Unsupported(&'static str),
+    /// An error with what the caller was doing around it ([`GpuContext::gpu_context`]).
+    #[error("{context}: {source}")]
+    Context {
+        /// What the caller was doing.
+        context: String,
+        /// The error itself.
+        #[source]
+        source: Box<CudaError>,
+    },
+}
+
+/// Adds what the caller was doing to a failed runtime call, like `anyhow`'s `context` but
+/// keeping the [`CudaError`] type (so [`CudaError::cuda_code`] and [`CudaError::root`] still
+/// reach the driver's error).
+///
+/// ```
+/// use cust::prelude::*;
+///
+/// fn upload(len: usize) -> CudaResult<DeviceBuffer<f32>> {
+///     DeviceBuffer::zeroed(len).gpu_context(format!("allocating the {len}-element input"))
+/// }
+/// // Without a GPU this fails too; the message then starts with the context:
+/// if let Err(e) = upload(1 << 20) {
+///     assert!(e.to_string().starts_with("allocating the 1048576-element input: "));
+/// }
+/// ```
+pub trait GpuContext<T> {
+    /// On error, wraps it in [`CudaError::Context`] with `what` (what was being done).
+    ///
+    /// # Errors
+    /// The original error, wrapped.
+    fn gpu_context(self, what: impl Into<String>) -> CudaResult<T>;
+
+    /// [`gpu_context`](GpuContext::gpu_context) with the text made only on error.
+    ///
+    /// # Errors
+    /// The original error, wrapped.
+    fn with_gpu_context<S: Into<String>>(self, what: impl FnOnce() -> S) -> CudaResult<T>;
+}
+
+impl<T> GpuContext<T> for CudaResult<T> {
+    fn gpu_context(self, what: impl Into<String>) -> CudaResult<T> {
+        self.map_err(|e| CudaError::Context {
+            context: what.into(),
+            source: Box::new(e),
+        })
+    }
+
+    fn with_gpu_context<S: Into<String>>(self, what: impl FnOnce() -> S) -> CudaResult<T> {
+        self.map_err(|e| CudaError::Context {
+            context: what().into(),
+            source: Box::new(e),
+        })
+    }
+}
+
+/// For cudarc's own calls: the driver's error with what was being done
+/// ([`CudaError::Driver`]).
+impl<T> GpuContext<T> for Result<T, DriverError> {
+    fn gpu_context(self, what: impl Into<String>) -> CudaResult<T> {
+        self.map_err(CudaError::driver(what))
+    }
+
+    fn with_gpu_context<S: Into<String>>(self, what: impl FnOnce() -> S) -> CudaResult<T> {
+        self.map_err(|source| CudaError::Driver {
+            during: what().into(),
+            source,
+        })
+    }
 }
 
 impl CudaError {
@@ -171,14 +240,24 @@ impl CudaError {
         move |source| Self::Driver { during, source }
     }
 
-    /// The CUDA error code (`CUresult`) behind this error, if the driver reported one.
+    /// The CUDA error code (`CUresult`) behind this error, if the driver reported one
+    /// (through any [`CudaError::Context`] wrappers).
     pub fn cuda_code(&self) -> Option<u32> {
-        match self {
+        match self.root() {
             Self::Driver { source, .. }
             | Self::Launch { source, .. }
             | Self::ModuleLoad { source, .. } => Some(source.0 as u32),
             _ => None,
         }
+    }
+
+    /// The error inside any [`CudaError::Context`] wrappers.
+    pub fn root(&self) -> &CudaError {
+        let mut e = self;
+        while let Self::Context { source, .. } = e {
+            e = source;
+        }
+        e
     }
 }
 
@@ -193,4 +272,48 @@ pub fn describe(err: &DriverError) -> String {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     format!("{name} ({}): {text}", err.0 as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cudarc::driver::sys::CUresult;
+
+    #[test]
+    fn context_wraps_and_keeps_the_root() {
+        let failed: CudaResult<()> = Err(CudaError::LaunchConfig("block 2000".into()));
+        let e = failed
+            .gpu_context("rendering band 3")
+            .with_gpu_context(|| format!("frame {}", 7))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "frame 7: rendering band 3: invalid launch configuration: block 2000"
+        );
+        assert!(matches!(e.root(), CudaError::LaunchConfig(m) if m == "block 2000"));
+        // The source chain walks both contexts down to the root.
+        let mut chain = 0;
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            chain += 1;
+            source = s.source();
+        }
+        assert_eq!(chain, 2);
+        assert_eq!(e.cuda_code(), None);
+    }
+
+    #[test]
+    fn context_keeps_the_cuda_code() {
+        // No driver call: the code is read from the error itself.
+        let failed: Result<(), DriverError> = Err(DriverError(CUresult::CUDA_ERROR_INVALID_VALUE));
+        let e = failed
+            .gpu_context("copying")
+            .gpu_context("step 2")
+            .unwrap_err();
+        assert_eq!(
+            e.cuda_code(),
+            Some(CUresult::CUDA_ERROR_INVALID_VALUE as u32)
+        );
+        assert!(matches!(e.root(), CudaError::Driver { during, .. } if during == "copying"));
+    }
 }

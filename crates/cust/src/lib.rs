@@ -55,13 +55,13 @@ pub mod stream;
 pub use context::quick_init;
 pub use cudarc;
 pub use device::init;
-pub use error::{CudaError, CudaResult};
+pub use error::{CudaError, CudaResult, GpuContext};
 
 /// Everything a typical host program uses.
 pub mod prelude {
     pub use crate::context::{Context, CurrentContext};
     pub use crate::device::Device;
-    pub use crate::error::{CudaError, CudaResult};
+    pub use crate::error::{CudaError, CudaResult, GpuContext};
     pub use crate::event::{Event, EventFlags};
     pub use crate::function::{BlockSize, Function, GridSize};
     pub use crate::launch;
