@@ -408,3 +408,57 @@ fn oversized_allocations_are_refused_with_the_figure() {
     let err = DeviceBuffer::<u64>::zeroed(usize::MAX / 4).unwrap_err();
     assert!(matches!(err, CudaError::SizeOverflow { .. }), "{err}");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn graphs_replay_captured_launches_and_refuse_what_cannot_be_captured() {
+    let ctx = init();
+    let module = Module::from_image(&PROBES).unwrap();
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    let x0: Vec<f32> = (0..1000).map(|i| i as f32 * 0.5 - 100.0).collect();
+    let mut x = DeviceBuffer::from_slice(&x0).unwrap();
+    let cfg = cfg_1d(x0.len(), 128);
+    // Three launches captured, nothing run yet.
+    let graph = stream
+        .capture(|s| {
+            for (a, b) in [(2.0f32, 1.0f32), (0.5, -3.0), (3.0, 0.25)] {
+                affine_in_place_f32.launch(&module, s, cfg, (&mut x, a, b))?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    for _ in 0..4 {
+        graph.launch().unwrap();
+    }
+    stream.synchronize().unwrap();
+    drop(graph);
+    let want: Vec<f32> = x0
+        .iter()
+        .map(|&v| {
+            (0..4).fold(v, |v, _| {
+                [(2.0f32, 1.0f32), (0.5, -3.0), (3.0, 0.25)]
+                    .iter()
+                    .fold(v, |v, &(a, b)| v * a + b)
+            })
+        })
+        .collect();
+    tests::assert_identical("graph replays", &want, &x.as_host_vec().unwrap());
+    // Nothing queued: an error, not an empty graph.
+    let empty = stream.capture(|_| Ok(())).unwrap_err();
+    assert!(matches!(empty, CudaError::EmptyGraph), "{empty}");
+    // The closure's error comes back, and the stream works again afterwards.
+    let failed = stream
+        .capture(|_| Err(CudaError::LaunchConfig("refused".into())))
+        .unwrap_err();
+    assert!(matches!(failed, CudaError::LaunchConfig(_)), "{failed}");
+    affine_in_place_f32
+        .launch(&module, &stream, cfg, (&mut x, 1.0, 0.0))
+        .unwrap();
+    stream.synchronize().unwrap();
+    // The context's default stream cannot be captured; the error says what to use.
+    let default = Stream::default_of(&ctx)
+        .capture(|_| Ok(()))
+        .unwrap_err()
+        .to_string();
+    assert!(default.contains("Stream::new"), "{default}");
+}

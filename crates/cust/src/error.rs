@@ -159,6 +159,11 @@ pub enum CudaError {
         /// Element size, bytes.
         elem_bytes: usize,
     },
+    /// A graph capture recorded no work ([`Stream::capture`](crate::stream::Stream::capture)).
+    #[error(
+        "the graph capture recorded no work: queue launches or copies on the stream given to the closure"
+    )]
+    EmptyGraph,
     /// A feature of cust 0.3 that this runtime does not provide.
     #[error("not supported: {0}")]
     Unsupported(&'static str),

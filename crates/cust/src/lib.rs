@@ -36,7 +36,7 @@
 //!
 //! Modules: [`device`] ([`Device`](device::Device)), [`context`]
 //! ([`Context`](context::Context), [`quick_init`]), [`module`], [`function`], [`stream`],
-//! [`event`], [`memory`], [`mod@launch`], [`error`] ([`CudaError`]), [`prelude`].
+//! [`event`], [`graph`], [`memory`], [`mod@launch`], [`error`] ([`CudaError`]), [`prelude`].
 //!
 //! Conventions: sizes are in elements unless a name says `bytes`; times are milliseconds
 //! where a name says `ms` or `f32`; grid dimensions are in blocks, block dimensions in
@@ -47,6 +47,7 @@ pub mod device;
 pub mod error;
 pub mod event;
 pub mod function;
+pub mod graph;
 pub mod launch;
 pub mod memory;
 pub mod module;
@@ -64,6 +65,7 @@ pub mod prelude {
     pub use crate::error::{CudaError, CudaResult, GpuContext};
     pub use crate::event::{Event, EventFlags};
     pub use crate::function::{BlockSize, Function, GridSize};
+    pub use crate::graph::Graph;
     pub use crate::launch;
     pub use crate::launch::{Launch, LaunchUnchecked};
     pub use crate::memory::{
