@@ -159,11 +159,10 @@ pub enum CudaError {
         /// Element size, bytes.
         elem_bytes: usize,
     },
-    /// A graph capture recorded no work ([`Stream::capture`](crate::stream::Stream::capture)).
-    #[error(
-        "the graph capture recorded no work: queue launches or copies on the stream given to the closure"
-    )]
-    EmptyGraph,
+    /// The driver ended a graph capture without a graph
+    /// ([`Stream::capture`](crate::stream::Stream::capture)).
+    #[error("the graph capture ended without a graph")]
+    NoGraph,
     /// A feature of cust 0.3 that this runtime does not provide.
     #[error("not supported: {0}")]
     Unsupported(&'static str),

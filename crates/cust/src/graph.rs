@@ -30,7 +30,8 @@ use std::{fmt, marker::PhantomData};
 /// ([`Stream::capture`]). It holds the device addresses of every buffer the capture used, so
 /// it borrows them as the capture's closure did (`'a`): no buffer can be freed, and none that
 /// the captured work writes can be read or changed on the host, while the graph exists.
-/// Not `Sync`: the driver does not synchronise access to a graph.
+/// Dropping it waits for its replays. Not `Sync`: the driver does not synchronise access to
+/// a graph.
 pub struct Graph<'a> {
     inner: CudaGraph,
     stream: Stream,
@@ -40,6 +41,15 @@ pub struct Graph<'a> {
 impl fmt::Debug for Graph<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Graph").finish_non_exhaustive()
+    }
+}
+
+impl Drop for Graph<'_> {
+    /// Waits for the stream, so that every replay has finished before the graph's borrows of
+    /// its buffers end.
+    fn drop(&mut self) {
+        // An error here is the replays' own, already reported by whatever waits next.
+        let _ = self.stream.synchronize();
     }
 }
 
@@ -73,26 +83,55 @@ impl Graph<'_> {
 
 impl Stream {
     /// Captures the work `record` queues on this stream into a [`Graph`] instead of running
-    /// it (thread-local capture mode: other threads' CUDA calls are not affected). Queue the
-    /// work on the stream passed to `record`, and do nothing there that waits for the GPU
-    /// (synchronising, host copies of results): those calls fail during a capture.
+    /// it (thread-local capture mode). Queue the work on the stream passed to `record`, and
+    /// do nothing there that waits for the GPU (synchronising, host copies of results):
+    /// those calls fail during a capture. First waits for all work queued on the context;
+    /// while the capture is open, cudarc's cross-stream ordering of buffers is paused for the
+    /// whole context, so other threads should not queue work on it meanwhile.
     ///
     /// # Errors
     /// - `record`'s error (the capture is ended and dropped first);
-    /// - [`CudaError::EmptyGraph`] if `record` queued nothing;
+    /// - [`CudaError::NoGraph`] if the driver ended the capture without a graph (a capture
+    ///   of nothing gives a graph that does nothing);
     /// - a driver error: e.g. `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` on a context's
     ///   default stream, which cannot be captured (use [`Stream::new`]).
     pub fn capture<'a>(
         &self,
         record: impl FnOnce(&Stream) -> CudaResult<()> + 'a,
     ) -> CudaResult<Graph<'a>> {
-        self.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+        // cudarc orders each buffer's uses across streams with events; inside a capture,
+        // waiting on an event recorded outside it is an error
+        // (CUDA_ERROR_STREAM_CAPTURE_ISOLATION). So: finish all work queued so far on this
+        // context, then pause the event bookkeeping while the capture is open. The graph's
+        // own uses of the buffers are ordered on this stream, and dropping the graph waits
+        // for its replays, before the borrows of the buffers end.
+        let ctx = self.context().clone();
+        ctx.synchronize().map_err(CudaError::driver(
+            "finishing queued work before a graph capture",
+        ))?;
+        let tracking = ctx.is_event_tracking();
+        if tracking {
+            // SAFETY: turned back on below, before returning; buffers allocated while it is
+            // off get no events (allocating inside a capture is not supported here).
+            unsafe { ctx.disable_event_tracking() };
+        }
+        let begun = self
+            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .map_err(CudaError::driver(
                 "starting a graph capture (the default stream cannot be captured: use \
                  Stream::new)",
-            ))?;
-        let recorded = record(self);
-        let ended = self.end_capture(sys::CUgraphInstantiate_flags(0));
+            ));
+        let (recorded, ended) = match begun {
+            Ok(()) => {
+                let recorded = record(self);
+                (recorded, self.end_capture(sys::CUgraphInstantiate_flags(0)))
+            }
+            Err(e) => (Err(e), Ok(None)),
+        };
+        if tracking {
+            // SAFETY: restores the state found above.
+            unsafe { ctx.enable_event_tracking() };
+        }
         recorded?;
         match ended.map_err(CudaError::driver("ending a graph capture"))? {
             Some(inner) => Ok(Graph {
@@ -100,7 +139,7 @@ impl Stream {
                 stream: self.clone(),
                 borrows: PhantomData,
             }),
-            None => Err(CudaError::EmptyGraph),
+            None => Err(CudaError::NoGraph),
         }
     }
 }
