@@ -376,6 +376,14 @@ fn unified_memory_is_updated_in_place_by_a_kernel() {
     let n = 65_537;
     let init_values: Vec<f32> = (0..n).map(|i| i as f32 - 30_000.0).collect();
     let mut unified = UnifiedBuffer::from_slice(&init_values).unwrap();
+    // Hints change where pages live, never what the kernel computes.
+    for advice in [
+        cust::memory::MemoryAdvice::ReadMostly,
+        cust::memory::MemoryAdvice::PreferDevice,
+        cust::memory::MemoryAdvice::AccessedByDevice,
+    ] {
+        unified.advise(advice).unwrap();
+    }
     unified.prefetch_to_device().unwrap();
     affine_in_place_f32
         .launch(
@@ -385,6 +393,7 @@ fn unified_memory_is_updated_in_place_by_a_kernel() {
             (&mut unified, 0.5f32, 3.0f32),
         )
         .unwrap();
+    unified.prefetch_to_host(&stream).unwrap();
     stream.synchronize().unwrap();
     // Read on the host, no copy.
     let expected: Vec<f32> = init_values.iter().map(|v| v * 0.5 + 3.0).collect();

@@ -748,6 +748,75 @@ impl<T: DeviceCopy + ValidAsZeroBits> UnifiedBuffer<T> {
             "prefetching managed memory to the device",
         ))
     }
+
+    /// Starts migrating the pages back to host memory on `stream` (`cuMemPrefetchAsync` to
+    /// the CPU), so that host reads after the GPU work do not fault them in one by one.
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn prefetch_to_host(&self, stream: &crate::stream::Stream) -> CudaResult<()> {
+        let (ptr, _record) = cudarc::driver::DevicePtr::device_ptr(&self.buf, stream);
+        let host = sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST,
+            id: 0,
+        };
+        // SAFETY: the whole managed allocation of this buffer, queued on `stream`.
+        unsafe {
+            cudarc::driver::result::mem_prefetch_async(
+                ptr,
+                self.buf.num_bytes(),
+                host,
+                stream.cu_stream(),
+            )
+        }
+        .map_err(CudaError::driver("prefetching managed memory to the host"))
+    }
+
+    /// Gives the driver a hint about how the buffer will be used (`cuMemAdvise` over the whole
+    /// buffer); results never depend on it, only migration traffic does.
+    ///
+    /// # Errors
+    /// A driver error, e.g. `CUDA_ERROR_INVALID_DEVICE` for a device without concurrent
+    /// managed access.
+    pub fn advise(&self, advice: MemoryAdvice) -> CudaResult<()> {
+        let ordinal = self.buf.stream().context().ordinal() as i32;
+        let device = sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+            id: ordinal,
+        };
+        let host = sys::CUmemLocation {
+            type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_HOST,
+            id: 0,
+        };
+        use sys::CUmem_advise::*;
+        let (what, location) = match advice {
+            MemoryAdvice::ReadMostly => (CU_MEM_ADVISE_SET_READ_MOSTLY, device),
+            MemoryAdvice::PreferDevice => (CU_MEM_ADVISE_SET_PREFERRED_LOCATION, device),
+            MemoryAdvice::PreferHost => (CU_MEM_ADVISE_SET_PREFERRED_LOCATION, host),
+            MemoryAdvice::AccessedByDevice => (CU_MEM_ADVISE_SET_ACCESSED_BY, device),
+        };
+        let stream = self.buf.stream().clone();
+        let (ptr, _record) = cudarc::driver::DevicePtr::device_ptr(&self.buf, &stream);
+        // SAFETY: the whole managed allocation of this buffer.
+        unsafe { cudarc::driver::result::mem_advise(ptr, self.buf.num_bytes(), what, location) }
+            .map_err(CudaError::driver(format!(
+                "advising managed memory ({advice:?})"
+            )))
+    }
+}
+
+/// A usage hint for managed memory ([`UnifiedBuffer::advise`]; `cuMemAdvise`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MemoryAdvice {
+    /// Mostly read: the driver may keep read-only copies on the host and the device.
+    ReadMostly,
+    /// Keep the pages in this buffer's device memory; others map them rather than migrate.
+    PreferDevice,
+    /// Keep the pages in host memory.
+    PreferHost,
+    /// This buffer's device accesses the pages often: keep them mapped for it.
+    AccessedByDevice,
 }
 
 impl<T: DeviceCopy + ValidAsZeroBits> cudarc::driver::DeviceSlice<T> for UnifiedBuffer<T> {
