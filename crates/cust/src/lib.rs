@@ -73,6 +73,6 @@ pub mod prelude {
         DeviceSlice, LockedBuffer, SliceExt, UnifiedBox, UnifiedBuffer,
     };
     pub use crate::module::Module;
-    pub use crate::stream::{Stream, StreamFlags};
+    pub use crate::stream::{Stream, StreamFlags, StreamFuture};
     pub use cudarc::driver::LaunchConfig;
 }

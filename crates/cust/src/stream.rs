@@ -144,3 +144,102 @@ impl Stream {
         &self.inner
     }
 }
+
+/// A future that completes when the work queued on a stream before
+/// [`Stream::synchronize_async`] has finished: the driver calls back into it
+/// (`cuStreamAddCallback`, which runs even when that work failed), so no thread blocks while
+/// it is pending. Runs on any executor.
+#[must_use = "futures do nothing unless awaited"]
+pub struct StreamFuture {
+    state: Arc<std::sync::Mutex<Completion>>,
+}
+
+#[derive(Default)]
+struct Completion {
+    /// The status the driver passed to the callback, once it ran.
+    status: Option<cudarc::driver::sys::CUresult>,
+    waker: Option<std::task::Waker>,
+}
+
+impl fmt::Debug for StreamFuture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamFuture").finish_non_exhaustive()
+    }
+}
+
+/// The driver's callback: records the status and wakes the task awaiting the future. It
+/// calls no CUDA function (not allowed in a stream callback).
+unsafe extern "C" fn stream_done(
+    _stream: cudarc::driver::sys::CUstream,
+    status: cudarc::driver::sys::CUresult,
+    data: *mut std::ffi::c_void,
+) {
+    // SAFETY: `data` is the `Arc` leaked by `synchronize_async` for exactly this one call.
+    let state = unsafe { Arc::from_raw(data as *const std::sync::Mutex<Completion>) };
+    let waker = {
+        let mut s = state.lock().unwrap_or_else(|p| p.into_inner());
+        s.status = Some(status);
+        s.waker.take()
+    };
+    if let Some(w) = waker {
+        w.wake();
+    }
+}
+
+impl std::future::Future for StreamFuture {
+    type Output = CudaResult<()>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<CudaResult<()>> {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match s.status {
+            Some(status) => std::task::Poll::Ready(
+                status
+                    .result()
+                    .map_err(CudaError::driver("awaiting a stream")),
+            ),
+            None => {
+                s.waker = Some(cx.waker().clone());
+                std::task::Poll::Pending
+            }
+        }
+    }
+}
+
+impl Stream {
+    /// A [`StreamFuture`] for the work queued on this stream so far: `.await` it instead of
+    /// [`Stream::synchronize`] to wait without blocking a thread (e.g. several streams
+    /// awaited together by one executor).
+    ///
+    /// # Errors
+    /// A driver error queueing the callback; the future itself yields the error of the work
+    /// it waited for, if any.
+    pub fn synchronize_async(&self) -> CudaResult<StreamFuture> {
+        let state = Arc::new(std::sync::Mutex::new(Completion::default()));
+        let data = Arc::into_raw(state.clone()) as *mut std::ffi::c_void;
+        self.inner
+            .context()
+            .bind_to_thread()
+            .map_err(CudaError::driver("binding the stream's context"))?;
+        // SAFETY: `stream_done` matches `CUstreamCallback` and takes ownership of `data`
+        // (one strong count) when the driver calls it, which it does exactly once; flags must
+        // be 0.
+        let queued = unsafe {
+            cudarc::driver::sys::cuStreamAddCallback(
+                self.inner.cu_stream(),
+                Some(stream_done),
+                data,
+                0,
+            )
+        }
+        .result();
+        if let Err(e) = queued {
+            // SAFETY: the driver did not take `data`: reclaim the count leaked above.
+            drop(unsafe { Arc::from_raw(data as *const std::sync::Mutex<Completion>) });
+            return Err(CudaError::driver("queueing a stream callback")(e));
+        }
+        Ok(StreamFuture { state })
+    }
+}
