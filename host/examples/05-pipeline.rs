@@ -8,7 +8,8 @@
 //!   (`Stream::synchronize_async`, joined on one thread by `futures`' executor).
 //!
 //! Prints both times and the speed-up, and a per-chunk timeline from CUDA events (start and
-//! end of each upload, kernel and download, in ms from the first upload); checks every
+//! end of each upload, kernel and download, in ms from the first upload), which it also draws
+//! as `pipeline-timeline.svg` (plotters) in `$OUT` or the current folder; checks every
 //! element against the CPU.
 //!
 //! `cargo run --release -p host --example 05-pipeline` (needs a CUDA GPU).
@@ -130,6 +131,11 @@ fn main() -> Result<()> {
         "  speed-up {:.2}x; every element identical to the CPU",
         serial / overlapped
     );
+    let svg = std::env::var_os("OUT")
+        .map_or_else(std::path::PathBuf::new, std::path::PathBuf::from)
+        .join("pipeline-timeline.svg");
+    draw_timeline(&svg, &report[2], &report[3], serial / overlapped)?;
+    println!("  timeline drawn in {}", svg.display());
     println!(
         "  timeline of the overlapped run (ms from the first upload: upload, kernel, download):"
     );
@@ -147,5 +153,77 @@ fn main() -> Result<()> {
             at(3)?
         );
     }
+    Ok(())
+}
+
+/// Draws both runs' chunks as bars (upload, kernel, download) on one time axis: the serial
+/// run on the top row, the overlapped run's streams below.
+fn draw_timeline(
+    path: &std::path::Path,
+    serial: &(usize, f64, Vec<ChunkEvents>, Event),
+    overlapped: &(usize, f64, Vec<ChunkEvents>, Event),
+    speedup: f64,
+) -> Result<()> {
+    use plotters::prelude::*;
+    let rows = STREAMS + 1;
+    let mut bars = Vec::new(); // (row, step, start ms, end ms)
+    for (run, top) in [(serial, true), (overlapped, false)] {
+        for e in &run.2 {
+            let row = if top { STREAMS } else { e.stream };
+            for step in 0..3 {
+                let start = f64::from(e.marks[step].elapsed_time_f32(&run.3)?);
+                let end = f64::from(e.marks[step + 1].elapsed_time_f32(&run.3)?);
+                bars.push((row, step, start, end));
+            }
+        }
+    }
+    let end = bars.iter().map(|b| b.3).fold(0.0, f64::max) * 1.02;
+    let root = SVGBackend::new(path, (1200, 360)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "{CHUNKS} chunks of {} MiB: 1 stream vs {STREAMS} streams ({speedup:.2}x)",
+                (CHUNK * 4) >> 20
+            ),
+            ("sans-serif", 18),
+        )
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(110)
+        .build_cartesian_2d(0f64..end, 0f64..rows as f64)?;
+    chart
+        .configure_mesh()
+        .x_desc("ms from the first upload (CUDA events)")
+        .y_labels(rows * 2 + 1)
+        .y_label_formatter(&|y| {
+            let row = y.floor() as usize;
+            if (y - y.floor() - 0.5).abs() > 0.01 {
+                String::new()
+            } else if row == STREAMS {
+                "serial, 1 stream".into()
+            } else {
+                format!("stream {row}")
+            }
+        })
+        .disable_y_mesh()
+        .draw()?;
+    let colors = [BLUE, GREEN, RGBColor(230, 120, 0)];
+    for (step, name) in ["upload", "kernel", "download"].into_iter().enumerate() {
+        let color = colors[step];
+        chart
+            .draw_series(bars.iter().filter(|b| b.1 == step).map(|&(row, _, s, e)| {
+                let y = row as f64;
+                Rectangle::new([(s, y + 0.15), (e, y + 0.85)], color.filled())
+            }))?
+            .label(name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()?;
+    root.present()?;
     Ok(())
 }

@@ -6,6 +6,8 @@
 set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-$PWD/out}
+# Exported: examples write their charts there (05-pipeline's timeline).
+export OUT
 mkdir -p "$OUT"
 # The device tool returns at most 8 files: every step's log is appended to $OUT/logs.txt.
 LOGS=$(mktemp -d)
