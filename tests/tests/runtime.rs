@@ -472,3 +472,32 @@ fn graphs_replay_captured_launches_and_refuse_what_cannot_be_captured() {
         .to_string();
     assert!(default.contains("Stream::new"), "{default}");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn device_pool_lends_every_gpu_and_takes_it_back() {
+    let pool = cust::pool::DevicePool::new().unwrap();
+    let gpus = pool.len();
+    assert!(gpus >= 1);
+    std::thread::scope(|s| {
+        for t in 0..4u32 {
+            let pool = &pool;
+            s.spawn(move || {
+                let gpu = pool.acquire();
+                // The lease's context is current on this thread: load and launch there.
+                let module = Module::from_image(&PROBES).unwrap();
+                let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+                let x0: Vec<f32> = (0..4096).map(|i| (i + t) as f32).collect();
+                let mut x = DeviceBuffer::from_slice(&x0).unwrap();
+                affine_in_place_f32
+                    .launch(&module, &stream, cfg_1d(x0.len(), 256), (&mut x, 2.0, 1.0))
+                    .unwrap();
+                stream.synchronize().unwrap();
+                let want: Vec<f32> = x0.iter().map(|v| v * 2.0 + 1.0).collect();
+                tests::assert_identical("pooled GPU", &want, &x.as_host_vec().unwrap());
+                assert!(gpu.index() < pool.len());
+            });
+        }
+    });
+    assert_eq!(pool.free_count(), gpus, "every GPU came back");
+}

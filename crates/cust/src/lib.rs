@@ -51,6 +51,7 @@ pub mod graph;
 pub mod launch;
 pub mod memory;
 pub mod module;
+pub mod pool;
 pub mod stream;
 
 pub use context::quick_init;
