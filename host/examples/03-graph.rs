@@ -4,12 +4,18 @@
 //! events around the chain, median of 20 repetitions) and the host time to queue the chain,
 //! then checks the buffer against the same multiplications on the CPU.
 //!
+//! Then the same with a compute graph (`cust::graph::ComputeGraph`): four independent chains
+//! of 24 kernels and three additions joining their ends, declared as nodes with inputs,
+//! queued node by node on one stream against built once into a CUDA graph (whose branches
+//! may run concurrently) and replayed; checked against the CPU.
+//!
 //! `cargo run --release -p host --example 03-graph` (needs a CUDA GPU).
 
 use anyhow::{Result, ensure};
+use cust::graph::ComputeGraph;
 use cust::prelude::*;
 use host::launch::for_num_elems;
-use kernels::vector::scale_f32;
+use kernels::vector::{add_f32, scale_f32};
 use std::time::{Duration, Instant};
 
 /// Kernels in the chain (even: the result ends in `a`).
@@ -121,6 +127,146 @@ fn main() -> Result<()> {
          result identical to the CPU",
         s_gpu / g_gpu,
         s_host / g_host
+    );
+    compute_graph(&module, &stream)
+}
+
+/// Branches of the compute graph, and kernels in each (even).
+const BRANCHES: usize = 4;
+const BRANCH_LEN: usize = 24;
+
+/// The second half: a compute graph of four chains joined by three additions.
+fn compute_graph(module: &Module, stream: &Stream) -> Result<()> {
+    let n = 256;
+    let q = 1.0001f32;
+    let cfg = for_num_elems(n, 256)?;
+    let x0: Vec<Vec<f32>> = (0..BRANCHES)
+        .map(|b| (0..n).map(|i| (b * n + i) as f32 / 64.0 - 7.0).collect())
+        .collect();
+    let mut a = x0
+        .iter()
+        .map(|x| DeviceBuffer::from_slice(x))
+        .collect::<CudaResult<Vec<_>>>()?;
+    let mut b = (0..BRANCHES)
+        .map(|_| DeviceBuffer::<f32>::zeroed(n))
+        .collect::<CudaResult<Vec<_>>>()?;
+    let mut s01 = DeviceBuffer::<f32>::zeroed(n)?;
+    let mut s23 = DeviceBuffer::<f32>::zeroed(n)?;
+    let mut out = DeviceBuffer::<f32>::zeroed(n)?;
+
+    // Node "c{branch}.{k}" reads the node before it; the sums read the ends of the chains.
+    let mut dag = ComputeGraph::new();
+    let end = |br: usize| format!("c{br}.{}", BRANCH_LEN - 1);
+    dag.node("out", &["s01", "s23"])?;
+    dag.node("s01", &[&end(0), &end(1)])?;
+    dag.node("s23", &[&end(2), &end(3)])?;
+    for br in 0..BRANCHES {
+        dag.node(&format!("c{br}.0"), &[])?;
+        for k in 1..BRANCH_LEN {
+            dag.node(&format!("c{br}.{k}"), &[&format!("c{br}.{}", k - 1)])?;
+        }
+    }
+    let kernels = dag.len();
+    let mut record = |node: &str, s: &Stream| -> CudaResult<()> {
+        match node {
+            "s01" => add_f32.launch(module, s, cfg, (&a[0], &a[1], &mut s01)),
+            "s23" => add_f32.launch(module, s, cfg, (&a[2], &a[3], &mut s23)),
+            "out" => add_f32.launch(module, s, cfg, (&s01, &s23, &mut out)),
+            chain => {
+                let (br, k) = chain[1..]
+                    .split_once('.')
+                    .and_then(|(br, k)| Some((br.parse::<usize>().ok()?, k.parse::<usize>().ok()?)))
+                    .ok_or_else(|| CudaError::GraphSpec(format!("no node `{chain}`")))?;
+                // Even steps a → b, odd steps b → a: the chain ends in a.
+                if k % 2 == 0 {
+                    scale_f32.launch(module, s, cfg, (&a[br], q, &mut b[br]))
+                } else {
+                    scale_f32.launch(module, s, cfg, (&b[br], q, &mut a[br]))
+                }
+            }
+        }
+    };
+    let time = |queue: &mut dyn FnMut() -> CudaResult<()>| -> Result<(f64, Duration)> {
+        let start = Event::new(EventFlags::DEFAULT)?;
+        let end = Event::new(EventFlags::DEFAULT)?;
+        start.record(stream)?;
+        let t = Instant::now();
+        queue()?;
+        let host = t.elapsed();
+        end.record(stream)?;
+        end.synchronize()?;
+        Ok((f64::from(end.elapsed_time_f32(&start)?), host))
+    };
+    let mut runs = 0;
+    let (mut queued_ms, mut queued_host) = (Vec::new(), Vec::new());
+    for rep in 0..=REPS {
+        let (ms, host) = time(&mut || dag.queue(stream, &mut record))?;
+        runs += 1;
+        if rep > 0 {
+            queued_ms.push(ms);
+            queued_host.push(host.as_secs_f64() * 1e3);
+        }
+    }
+    let t = Instant::now();
+    let graph = dag.build(stream, &mut record)?;
+    graph.upload()?;
+    let build = t.elapsed();
+    let (mut graph_ms, mut graph_host) = (Vec::new(), Vec::new());
+    for rep in 0..=REPS {
+        let (ms, host) = time(&mut || graph.launch())?;
+        runs += 1;
+        if rep > 0 {
+            graph_ms.push(ms);
+            graph_host.push(host.as_secs_f64() * 1e3);
+        }
+    }
+    drop(graph);
+
+    // Each run multiplies every chain BRANCH_LEN times by q, in order; the sums add the
+    // chains' ends of the last run.
+    let chains: Vec<Vec<f32>> = x0
+        .iter()
+        .map(|x| {
+            x.iter()
+                .map(|&v| (0..runs * BRANCH_LEN).fold(v, |v, _| q * v))
+                .collect()
+        })
+        .collect();
+    let want: Vec<f32> = (0..n)
+        .map(|i| (chains[0][i] + chains[1][i]) + (chains[2][i] + chains[3][i]))
+        .collect();
+    let got = out.as_host_vec()?;
+    ensure!(
+        got.iter()
+            .zip(&want)
+            .all(|(g, w)| g.to_bits() == w.to_bits()),
+        "compute graph result differs from the CPU after {runs} runs"
+    );
+    let per = |ms: f64| ms * 1e3 / kernels as f64;
+    let (q_gpu, g_gpu) = (median(queued_ms), median(graph_ms));
+    let (q_host, g_host) = (median(queued_host), median(graph_host));
+    println!(
+        "compute graph: {BRANCHES} chains of {BRANCH_LEN} kernels joined by 3 additions \
+         ({kernels} nodes with declared inputs), median of {REPS}"
+    );
+    println!(
+        "  nodes queued on one stream: {:.2} µs per kernel on the GPU, {:.2} µs per kernel \
+         to queue",
+        per(q_gpu),
+        per(q_host)
+    );
+    println!(
+        "  built into a graph, replayed: {:.2} µs per kernel on the GPU, {:.2} µs per kernel \
+         to queue (built once: {:.0} µs)",
+        per(g_gpu),
+        per(g_host),
+        build.as_secs_f64() * 1e6
+    );
+    println!(
+        "  graph vs stream: {:.2}x on the GPU, {:.1}x on the host; {runs} runs, result \
+         identical to the CPU",
+        q_gpu / g_gpu,
+        q_host / g_host
     );
     Ok(())
 }

@@ -163,6 +163,11 @@ pub enum CudaError {
     /// ([`Stream::capture`](crate::stream::Stream::capture)).
     #[error("the graph capture ended without a graph")]
     NoGraph,
+    /// A [`ComputeGraph`](crate::graph::ComputeGraph) whose declared nodes and inputs do not
+    /// form a graph that can run: a name declared twice, an input that names no node, or a
+    /// cycle of inputs.
+    #[error("compute graph: {0}")]
+    GraphSpec(String),
     /// A feature of cust 0.3 that this runtime does not provide.
     #[error("not supported: {0}")]
     Unsupported(&'static str),
