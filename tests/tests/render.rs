@@ -273,6 +273,49 @@ fn gpu_pool_with_several_workers_per_device_equals_cpu() {
     }
 }
 
+/// The pool lends its GPUs: with one of three on loan to someone else for the whole render,
+/// the render runs on the other two and leaves the lent one alone; the image still equals the
+/// CPU's.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_pool_renders_around_a_gpu_on_loan() {
+    let gpus: Vec<Gpu> = (0..3)
+        .map(|_| Gpu::new(0).expect("opening GPU 0"))
+        .collect();
+    let pool = GpuPool::from_gpus(gpus);
+    let held = pool.acquire();
+    assert_eq!(held.index(), 0, "the lowest-numbered GPU is lent first");
+    let v = &views()[2];
+    let p = params(v, Precision::F64, Palette::Classic);
+    let style = Style::default();
+    let job = p.job(&style);
+    let bands: Vec<Band> = Band::split(job.height_px, 16).collect();
+    let mut rgb = Vec::new();
+    let report = pool
+        .render_bands(&job, p.precision, &bands, false, |b| {
+            rgb.extend_from_slice(&b.rgb);
+            Ok::<(), std::convert::Infallible>(())
+        })
+        .unwrap_or_else(|e| panic!("pool render: {e}"));
+    assert_eq!(
+        report.gpus[0].bands, 0,
+        "the GPU on loan rendered: {:?}",
+        report.gpus
+    );
+    assert_eq!(
+        report.gpus[1].bands + report.gpus[2].bands,
+        bands.len(),
+        "{:?}",
+        report.gpus
+    );
+    drop(held);
+    assert_identical(
+        &format!("{} with a GPU on loan", v.name),
+        &render_cpu_styled(&p, &style).rgb,
+        &rgb,
+    );
+}
+
 /// A sink error stops the pool: no band after the failing one reaches the sink, and the error
 /// comes back as `PoolError::Sink`.
 #[test]

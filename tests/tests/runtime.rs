@@ -565,3 +565,99 @@ fn device_pool_lends_every_gpu_and_takes_it_back() {
     });
     assert_eq!(pool.free_count(), gpus, "every GPU came back");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn nccl_all_reduce_sums_one_buffer_per_gpu() {
+    use cust::nccl::{Communicators, ReduceOp};
+    assert_eq!(
+        std::env::var("NCCL_NVLS_ENABLE").as_deref(),
+        Ok("0"),
+        "run GPU tests with NCCL_NVLS_ENABLE=0 (bundle run.sh sets it)"
+    );
+    init();
+    let gpus = cust::device::Device::num_devices().unwrap() as usize;
+    let contexts: Vec<Context> = (0..gpus)
+        .map(|i| Context::new(cust::device::Device::get_device(i as u32).unwrap()).unwrap())
+        .collect();
+    let streams: Vec<Stream> = contexts
+        .iter()
+        .map(|c| Stream::new_in(c, StreamFlags::NON_BLOCKING, None).unwrap())
+        .collect();
+    let comms = Communicators::new(&streams).unwrap();
+    assert_eq!(comms.len(), gpus);
+    let (major, minor, _) = cust::nccl::version().unwrap();
+    assert!(major == 2 && minor >= 18, "NCCL {major}.{minor}");
+    // Rank r holds x_r[i] = (r + 1)·i (integers well below 2^24: exact sums in f32).
+    let n = 100_003;
+    let shard = |r: usize| -> Vec<f32> { (0..n).map(|i| ((r + 1) * (i % 1000)) as f32).collect() };
+    let send: Vec<DeviceBuffer<f32>> = contexts
+        .iter()
+        .enumerate()
+        .map(|(r, c)| DeviceBuffer::from_slice_in(c, &shard(r)).unwrap())
+        .collect();
+    let mut recv: Vec<DeviceBuffer<f32>> = contexts
+        .iter()
+        .map(|c| DeviceBuffer::from_slice_in(c, &vec![-1.0f32; n]).unwrap())
+        .collect();
+    comms
+        .all_reduce(
+            &send.iter().collect::<Vec<_>>(),
+            &mut recv.iter_mut().collect::<Vec<_>>(),
+            ReduceOp::Sum,
+        )
+        .unwrap();
+    let want: Vec<f32> = (0..n)
+        .map(|i| (0..gpus).map(|r| ((r + 1) * (i % 1000)) as f32).sum())
+        .collect();
+    for (r, buf) in recv.iter().enumerate() {
+        comms.stream(r).synchronize().unwrap();
+        CurrentContext::set_current(&contexts[r]);
+        tests::assert_identical(
+            &format!("all_reduce on rank {r}"),
+            &want,
+            &buf.as_host_vec().unwrap(),
+        );
+    }
+    // In place, maximum: every rank ends with the largest shard.
+    let mut bufs = send;
+    comms
+        .all_reduce_in_place(&mut bufs.iter_mut().collect::<Vec<_>>(), ReduceOp::Max)
+        .unwrap();
+    for (r, buf) in bufs.iter().enumerate() {
+        comms.stream(r).synchronize().unwrap();
+        CurrentContext::set_current(&contexts[r]);
+        tests::assert_identical(
+            &format!("max on rank {r}"),
+            &shard(gpus - 1),
+            &buf.as_host_vec().unwrap(),
+        );
+    }
+    // Wrong shapes are refused before NCCL sees them.
+    let short = DeviceBuffer::<f32>::zeroed_in(&contexts[0], n - 1).unwrap();
+    let mut refs: Vec<&mut DeviceBuffer<f32>> = recv.iter_mut().collect();
+    let e = comms
+        .all_reduce(&[&short], &mut refs[..1], ReduceOp::Sum)
+        .unwrap_err()
+        .to_string();
+    if gpus == 1 {
+        assert!(
+            e.contains("the source has 100002 elements, the destination 100003"),
+            "{e}"
+        );
+    } else {
+        assert!(
+            e.contains(&format!("1 buffers given for {gpus} ranks")),
+            "{e}"
+        );
+        // A buffer on the wrong GPU: rank 1 given rank 0's.
+        let e = comms
+            .all_reduce_in_place(
+                &mut bufs.iter_mut().rev().collect::<Vec<_>>(),
+                ReduceOp::Sum,
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rank 0's buffer is on GPU"), "{e}");
+    }
+}

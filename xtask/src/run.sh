@@ -51,6 +51,21 @@ if [ -n "$CUBLAS_LIB" ] && [ -d "$CUBLAS_LIB" ]; then
     export LD_LIBRARY_PATH="$CUBLAS_LINKS:$CUBLAS_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 
+# NCCL for cust::nccl (06-nccl, the NCCL test): cudarc loads libnccl.so by name; the
+# Python wheel (nvidia-nccl-cu*, torch's dependency) ships libnccl.so.2 only. NVLink
+# multicast stays off in every process that uses NCCL on these machines.
+export NCCL_NVLS_ENABLE=0
+NCCL_SO=$(python3 -c "import nvidia.nccl, os, glob; print(sorted(glob.glob(os.path.join(list(nvidia.nccl.__path__)[0], 'lib', 'libnccl.so*')))[0])" 2>/dev/null ||
+    find /usr /opt -name 'libnccl.so*' 2>/dev/null | head -1)
+if [ -n "$NCCL_SO" ] && [ -e "$NCCL_SO" ]; then
+    NCCL_LINKS=$(mktemp -d)
+    ln -sf "$NCCL_SO" "$NCCL_LINKS/libnccl.so"
+    export LD_LIBRARY_PATH="$NCCL_LINKS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    echo "NCCL: $NCCL_SO"
+else
+    echo "NCCL: not found (06-nccl and the NCCL test will fail with NoNccl)"
+fi
+
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1 | tee "$OUT/gpu.txt"
 
 step info ./ferrocuda info

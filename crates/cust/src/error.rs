@@ -168,6 +168,25 @@ pub enum CudaError {
     /// cycle of inputs.
     #[error("compute graph: {0}")]
     GraphSpec(String),
+    /// The NCCL library could not be loaded ([`nccl`](crate::nccl)).
+    #[error(
+        "NCCL not found: cudarc loads `libnccl.so` from the library path; install NCCL (e.g. \
+         `pip install nvidia-nccl-cu12`, which ships `libnccl.so.2`) and put a `libnccl.so` \
+         link to it in a directory on LD_LIBRARY_PATH"
+    )]
+    NoNccl,
+    /// An NCCL call failed.
+    #[error("NCCL error while {during}: {name} ({code}): {text}")]
+    Nccl {
+        /// What was being done.
+        during: String,
+        /// The `ncclResult_t` name, e.g. `ncclInvalidUsage`.
+        name: String,
+        /// The `ncclResult_t` value.
+        code: u32,
+        /// NCCL's description of the error.
+        text: String,
+    },
     /// A feature of cust 0.3 that this runtime does not provide.
     #[error("not supported: {0}")]
     Unsupported(&'static str),

@@ -36,7 +36,7 @@
 //!
 //! Modules: [`device`] ([`Device`](device::Device)), [`context`]
 //! ([`Context`](context::Context), [`quick_init`]), [`module`], [`function`], [`stream`],
-//! [`event`], [`graph`], [`memory`], [`mod@launch`], [`error`] ([`CudaError`]), [`prelude`].
+//! [`event`], [`graph`], [`memory`], [`pool`], [`nccl`], [`mod@launch`], [`error`] ([`CudaError`]), [`prelude`].
 //!
 //! Conventions: sizes are in elements unless a name says `bytes`; times are milliseconds
 //! where a name says `ms` or `f32`; grid dimensions are in blocks, block dimensions in
@@ -51,6 +51,7 @@ pub mod graph;
 pub mod launch;
 pub mod memory;
 pub mod module;
+pub mod nccl;
 pub mod pool;
 pub mod stream;
 

@@ -452,7 +452,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     };
     match (&pool, &report) {
         (Some(pool), Some(report)) => {
-            let names: Vec<String> = pool.gpus().iter().map(Gpu::name).collect();
+            let names: Vec<&str> = pool.devices().iter().map(|(_, n)| n.as_str()).collect();
             let device = if pool.len() == 1 {
                 format!("GPU {}", names[0])
             } else {

@@ -1,9 +1,12 @@
 //! Several GPUs rendering one image: [`GpuPool`].
 //!
-//! One host thread per GPU, each with its own [`Gpu`] (context, stream, module) and its own
-//! band buffers ([`GpuRenderer`]), takes the next band index from a shared counter (work
-//! stealing: a GPU that finishes early simply takes more bands), renders it and hands it to
-//! the calling thread. The calling thread puts bands back in image order in a reorder buffer
+//! The GPUs ([`Gpu`]: context, stream, module) are lent by a `cust::pool::Pool`, the pool
+//! under `cust`'s `DevicePool`: a render starts one host thread per GPU of the pool, and each
+//! thread renders only while it holds a GPU's lease, so renders from several threads share
+//! the GPUs and a GPU on loan elsewhere is simply not used until it comes back. A thread with
+//! a GPU allocates its band buffers ([`GpuRenderer`]), takes the next band index from a shared
+//! counter (work stealing: a GPU that finishes early simply takes more bands), renders it and
+//! hands it to the calling thread. The calling thread puts bands back in image order in a reorder buffer
 //! and passes each to a sink (e.g. the streaming PNG encoder) as soon as all bands above it
 //! have been passed. A worker does not start a band more than [`GpuPool::reorder_window`]
 //! bands ahead of the next band the sink needs, so host memory stays bounded whatever the
@@ -16,6 +19,7 @@ use super::{BandImage, GpuRenderer, Precision};
 use crate::gpu::{Gpu, GpuError, driver_available};
 use common::{Band, RenderJob};
 use cudarc::driver::CudaContext;
+use cust::pool::{Lease, Pool};
 use std::{
     collections::BTreeMap,
     sync::{
@@ -81,16 +85,25 @@ pub struct GpuShare {
     pub busy: Duration,
 }
 
-/// Several GPUs, each opened with its own context, stream and kernels module.
+/// Several GPUs, each opened with its own context, stream and kernels module, lent to
+/// renders through a `cust::pool::Pool`.
 pub struct GpuPool {
-    gpus: Vec<Gpu>,
+    gpus: Pool<Gpu>,
+    /// `(ordinal, name)` of each GPU, in pool order.
+    devices: Vec<(usize, String)>,
 }
 
 impl std::fmt::Debug for GpuPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GpuPool").field("gpus", &self.gpus).finish()
+        f.debug_struct("GpuPool")
+            .field("devices", &self.devices)
+            .field("free", &self.gpus.free_count())
+            .finish()
     }
 }
+
+/// How long a render thread waits for a GPU before checking whether bands are left.
+const LEASE_POLL: Duration = Duration::from_millis(5);
 
 impl GpuPool {
     /// Opens the selected GPUs (in parallel: each loads, and the driver JIT-compiles, the
@@ -121,9 +134,9 @@ impl GpuPool {
                 .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
                 .collect()
         });
-        Ok(Self {
-            gpus: opened.into_iter().collect::<Result<_, _>>()?,
-        })
+        Ok(Self::from_gpus(
+            opened.into_iter().collect::<Result<_, _>>()?,
+        ))
     }
 
     /// A pool of GPUs opened by the caller (at least one).
@@ -132,12 +145,25 @@ impl GpuPool {
     /// If `gpus` is empty.
     pub fn from_gpus(gpus: Vec<Gpu>) -> Self {
         assert!(!gpus.is_empty(), "a GPU pool needs at least one GPU");
-        Self { gpus }
+        let devices = gpus
+            .iter()
+            .map(|g| (g.context().ordinal(), g.name()))
+            .collect();
+        Self {
+            gpus: Pool::new(gpus),
+            devices,
+        }
     }
 
-    /// The GPUs, in pool order.
-    pub fn gpus(&self) -> &[Gpu] {
-        &self.gpus
+    /// `(ordinal, name)` of each GPU, in pool order.
+    pub fn devices(&self) -> &[(usize, String)] {
+        &self.devices
+    }
+
+    /// Lends a GPU of the pool (the lowest-numbered free one, waiting if all are on loan):
+    /// renders meanwhile leave it alone. Dropping the lease gives it back.
+    pub fn acquire(&self) -> Lease<'_, Gpu> {
+        self.gpus.acquire()
     }
 
     /// Number of GPUs (≥ 1).
@@ -158,8 +184,9 @@ impl GpuPool {
     }
 
     /// Renders `bands` of `job` (each at most `job.width_px · max rows` pixels, inside the
-    /// image) on all GPUs of the pool and calls `sink` with every band, in the order of
-    /// `bands`, on the calling thread. Counts are copied back only if `want_counts`. Each GPU
+    /// image) on the GPUs of the pool and calls `sink` with every band, in the order of
+    /// `bands`, on the calling thread. GPUs on loan elsewhere join when they come back; the
+    /// render waits for at least one. Counts are copied back only if `want_counts`. Each GPU
     /// allocates band buffers for the largest band ([`super::BAND_BYTES_PER_PX`] bytes per pixel).
     ///
     /// The first error stops the render: GPUs finish the band they are rendering and take no
@@ -183,14 +210,12 @@ impl GpuPool {
         let next_band = AtomicUsize::new(0);
         let gate = Gate::default();
         let (tx, rx) = mpsc::channel::<Message>();
-        let (result, shares) = std::thread::scope(|scope| {
-            let workers: Vec<_> = self
-                .gpus
-                .iter()
-                .map(|gpu| {
+        let (result, tallies) = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..self.len())
+                .map(|_| {
                     let tx = tx.clone();
                     let worker = Worker {
-                        gpu,
+                        gpus: &self.gpus,
                         job,
                         precision,
                         bands,
@@ -208,27 +233,35 @@ impl GpuPool {
             // On an error, wake and stop every worker; then wait for them.
             gate.stop();
             drop(rx);
-            let shares: Vec<Tally> = workers
+            let tallies: Vec<Tally> = workers
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
                 .collect();
-            (result, shares)
+            (result, tallies)
         });
         // A worker that panicked was re-raised by the join above; otherwise every band arrived.
         assert!(result?, "GPU workers stopped with bands left to render");
-        let gpus = self
-            .gpus
+        let mut gpus: Vec<GpuShare> = self
+            .devices
             .iter()
-            .zip(shares)
-            .map(|(gpu, t)| GpuShare {
-                ordinal: gpu.context().ordinal(),
-                name: gpu.name(),
-                bands: t.bands,
-                rows: t.rows,
-                kernel: t.kernel,
-                busy: t.busy,
+            .map(|(ordinal, name)| GpuShare {
+                ordinal: *ordinal,
+                name: name.clone(),
+                bands: 0,
+                rows: 0,
+                kernel: Duration::ZERO,
+                busy: Duration::ZERO,
             })
             .collect();
+        for t in tallies {
+            if let Some(index) = t.gpu {
+                let share = &mut gpus[index];
+                share.bands += t.bands;
+                share.rows += t.rows;
+                share.kernel += t.kernel;
+                share.busy += t.busy;
+            }
+        }
         Ok(PoolReport {
             gpus,
             wall: start.elapsed(),
@@ -290,6 +323,10 @@ impl Gate {
         self.changed.notify_all();
     }
 
+    fn stopped(&self) -> bool {
+        self.lock().stop
+    }
+
     /// Waits until band `index` is inside the window (`index < emitted + window`); `false`
     /// if the render stopped meanwhile.
     fn wait_for(&self, index: usize, window: usize) -> bool {
@@ -335,18 +372,19 @@ fn reorder<E>(
     Ok(true)
 }
 
-/// What one worker rendered.
+/// What one worker rendered, on which GPU of the pool (none if it never got one).
 #[derive(Default)]
 struct Tally {
+    gpu: Option<usize>,
     bands: usize,
     rows: u64,
     kernel: Duration,
     busy: Duration,
 }
 
-/// One GPU's thread.
+/// One render thread: it renders while it holds a GPU of the pool.
 struct Worker<'a> {
-    gpu: &'a Gpu,
+    gpus: &'a Pool<Gpu>,
     job: &'a RenderJob<f64>,
     precision: Precision,
     bands: &'a [Band],
@@ -357,13 +395,30 @@ struct Worker<'a> {
     gate: &'a Gate,
 }
 
-impl Worker<'_> {
-    /// Renders bands until none is left, the render stops, or this GPU fails (reported on
-    /// `tx`); returns what it rendered.
+impl<'a> Worker<'a> {
+    /// Waits for a GPU of the pool while bands are left and the render runs.
+    fn lease(&self) -> Option<Lease<'a, Gpu>> {
+        loop {
+            if self.next_band.load(Ordering::Relaxed) >= self.bands.len() || self.gate.stopped() {
+                return None;
+            }
+            if let Some(lease) = self.gpus.acquire_timeout(LEASE_POLL) {
+                return Some(lease);
+            }
+        }
+    }
+
+    /// Gets a GPU, then renders bands until none is left, the render stops, or the GPU fails
+    /// (reported on `tx`); returns what it rendered.
     fn run(self, tx: &mpsc::Sender<Message>) -> Tally {
-        let ordinal = self.gpu.context().ordinal();
         let mut tally = Tally::default();
-        let mut renderer = match GpuRenderer::new(self.gpu, self.capacity_px) {
+        let Some(lease) = self.lease() else {
+            return tally;
+        };
+        tally.gpu = Some(lease.index());
+        let gpu = lease.item();
+        let ordinal = gpu.context().ordinal();
+        let mut renderer = match GpuRenderer::new(gpu, self.capacity_px) {
             Ok(r) => r,
             Err(e) => {
                 let _ = tx.send(Message::Failed(ordinal, e));
