@@ -661,3 +661,41 @@ fn nccl_all_reduce_sums_one_buffer_per_gpu() {
         assert!(e.contains("rank 0's buffer is on GPU"), "{e}");
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn hot_modules_swap_between_launches_and_unload_unused_ones() {
+    use cust::module::HotModule;
+    init();
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    let hot = HotModule::new(Module::from_ptx(PROBES.ptx, &[]).unwrap());
+    let n = 1000;
+    let mut x = DeviceBuffer::from_slice(&vec![1.0f32; n]).unwrap();
+    let cfg = cfg_1d(n, 128);
+    // A snapshot taken before the swap keeps working, and keeps its module loaded.
+    let (old, generation) = hot.current_with_generation();
+    assert_eq!(generation, 0);
+    assert_eq!(
+        hot.swap(Module::from_ptx(PROBES.ptx, &[]).unwrap())
+            .unwrap(),
+        1
+    );
+    assert_eq!(hot.retired(), 1, "the old module has a snapshot");
+    affine_in_place_f32
+        .launch(&old, &stream, cfg, (&mut x, 2.0, 1.0))
+        .unwrap();
+    affine_in_place_f32
+        .launch(&hot.current(), &stream, cfg, (&mut x, 3.0, 0.0))
+        .unwrap();
+    drop(old);
+    // Unloaded only now: no snapshot left, and the queued launches waited for.
+    hot.collect().unwrap();
+    assert_eq!(hot.retired(), 0);
+    stream.synchronize().unwrap();
+    tests::assert_identical(
+        "hot module launches",
+        &vec![9.0f32; n],
+        &x.as_host_vec().unwrap(),
+    );
+    assert_eq!(hot.generation(), 1);
+}

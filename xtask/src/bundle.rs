@@ -47,6 +47,15 @@ pub fn exec(args: &Args) -> Result<()> {
         copy_stripped(&exe, &out.join("examples").join(name))?;
     }
     fs::copy(&manifest.ptx, out.join("kernels.ptx")).context("copying the PTX")?;
+    // Hot reloading: the GPU machine has no cargo, so the edits are made and rebuilt here
+    // (printing the edit-to-PTX latency of this machine) and their PTX shipped; run.sh
+    // copies them over a watched file there.
+    crate::run(
+        Command::new(out.join("examples/07-hot-reload"))
+            .args(["--edits", "4", "--save-ptx"])
+            .arg(out.join("hot-reload")),
+    )
+    .context("07-hot-reload (making the hot-reload PTX)")?;
     // The CUDA C twins of the vector kernels (`ferrocuda bench` embeds them; shipped for
     // reference and for rebuilding by hand with nvcc).
     let cuda_src = project_root().join("bench/cuda");

@@ -72,7 +72,11 @@ step info ./ferrocuda info
 # Example programs (each checks its GPU result against the CPU and exits non-zero on a
 # difference): host examples, the out-of-workspace projects, a `cargo xtask new` project.
 for e in examples/*; do
-    step "example-$(basename "$e")" "$e"
+    case $(basename "$e") in
+    # No cargo here: reload the PTX that `cargo xtask bundle` rebuilt after each edit.
+    07-hot-reload) step example-07-hot-reload "$e" --ptx-dir hot-reload ;;
+    *) step "example-$(basename "$e")" "$e" ;;
+    esac
 done
 for t in tests/*; do
     step "test-$(basename "$t")" "$t" --include-ignored --test-threads=1

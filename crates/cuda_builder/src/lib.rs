@@ -49,6 +49,8 @@ mod error;
 pub mod manifest;
 pub mod ptxas;
 mod toolchain;
+#[cfg(feature = "watch")]
+pub mod watch;
 
 pub use error::BuildError;
 pub use manifest::Entry;
@@ -146,6 +148,10 @@ impl ComputeCapability {
 /// What a successful build produced.
 #[derive(Clone, Debug)]
 pub struct Artifact {
+    /// The files the kernels build read, outside the toolchain: the kernels crate's sources
+    /// and manifest and those of its dependencies (from rustc's dep-info). A change to any
+    /// of them calls for a rebuild (what the `watch` feature's watcher looks for).
+    pub inputs: Vec<PathBuf>,
     /// The PTX module (a text file).
     pub ptx_path: PathBuf,
     /// The `ptxas` that validated it, if one was found.
@@ -223,6 +229,7 @@ pub struct CudaBuilder {
     emit_cargo_directives: Option<bool>,
     install_components: bool,
     fast_math: bool,
+    debug_info: Option<bool>,
     cfgs: Vec<String>,
     variant: Option<String>,
     max_registers: Vec<(String, u32)>,
@@ -246,6 +253,7 @@ impl CudaBuilder {
             emit_cargo_directives: None,
             install_components: true,
             fast_math: false,
+            debug_info: None,
             cfgs: Vec::new(),
             variant: None,
             max_registers: Vec::new(),
@@ -279,9 +287,19 @@ impl CudaBuilder {
     }
 
     /// Build with the release profile (optimised). Default: `true`; unoptimised PTX is much
-    /// slower and larger.
+    /// slower and larger. For edit-and-reload loops ([`CudaBuilder::watch`] with the `watch`
+    /// feature), `release(false).debug_info(false)` rebuilds a one-line change in about 1 s
+    /// on 2 cores instead of about 12 s: a release build links and optimises the whole of
+    /// `core`'s bitcode with the kernels every time.
     pub fn release(mut self, release: bool) -> Self {
         self.release = release;
+        self
+    }
+
+    /// Whether the PTX carries debug information (`-Cdebuginfo`). Default: the profile's
+    /// (on in a debug build, off in a release build). Off halves a debug build's link time.
+    pub fn debug_info(mut self, on: bool) -> Self {
+        self.debug_info = Some(on);
         self
     }
 
@@ -432,6 +450,9 @@ impl CudaBuilder {
             flags.push("cuda_std_fast_math".to_owned());
             flags.push(format!("-Clink-arg={}", libdevice.display()));
         }
+        if let Some(on) = self.debug_info {
+            flags.push(format!("-Cdebuginfo={}", if on { 2 } else { 0 }));
+        }
         for cfg in &self.cfgs {
             flags.push("--cfg".to_owned());
             flags.push(cfg.clone());
@@ -540,8 +561,9 @@ impl CudaBuilder {
         if !ptx_path.is_file() {
             return Err(BuildError::PtxMissing(ptx_path));
         }
+        let inputs = source_inputs(&out_dir.join(format!("{file_stem}.d")), &manifest, &rustc);
         if emit {
-            emit_rerun_directives(&out_dir.join(format!("{file_stem}.d")), &manifest, &rustc);
+            emit_rerun_directives(&inputs);
         }
         if !self.max_registers.is_empty() {
             let ptx = std::fs::read_to_string(&ptx_path)
@@ -662,6 +684,7 @@ impl CudaBuilder {
             }
         }
         Ok(Artifact {
+            inputs,
             ptx_path,
             ptxas,
             cubins,
@@ -761,20 +784,27 @@ fn default_target_dir(crate_dir: &Path) -> PathBuf {
     from_out_dir.unwrap_or_else(|| crate_dir.join("target").join("cuda_builder"))
 }
 
-/// Prints `rerun-if-changed` for every input listed in the dep-info file (outside the
-/// toolchain's sysroot), the kernels manifest, and `rerun-if-env-changed` for what the builder
-/// reads.
-fn emit_rerun_directives(dep_info: &Path, manifest: &Path, rustc: &OsString) {
+/// Every input listed in the dep-info file outside the toolchain's sysroot (the kernels
+/// crate's sources and those of its path and registry dependencies), then the kernels
+/// manifest.
+fn source_inputs(dep_info: &Path, manifest: &Path, rustc: &OsString) -> Vec<PathBuf> {
     let sysroot = toolchain::sysroot(rustc).ok();
-    if let Ok(text) = std::fs::read_to_string(dep_info) {
-        for path in parse_dep_info(&text) {
-            if sysroot.as_ref().is_some_and(|s| path.starts_with(s)) {
-                continue;
-            }
-            println!("cargo::rerun-if-changed={}", path.display());
-        }
+    let mut inputs: Vec<PathBuf> = std::fs::read_to_string(dep_info)
+        .map(|text| parse_dep_info(&text))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|path| !sysroot.as_ref().is_some_and(|s| path.starts_with(s)))
+        .collect();
+    inputs.push(manifest.to_path_buf());
+    inputs
+}
+
+/// Prints `rerun-if-changed` for every input of the kernels build ([`source_inputs`]) and
+/// `rerun-if-env-changed` for what the builder reads.
+fn emit_rerun_directives(inputs: &[PathBuf]) {
+    for path in inputs {
+        println!("cargo::rerun-if-changed={}", path.display());
     }
-    println!("cargo::rerun-if-changed={}", manifest.display());
     // ptxas and libdevice are optional and looked up on every build: notice when they appear
     // (a pip install of NVIDIA's wheel, a toolkit install) or go away.
     for path in ptxas::watch_paths() {

@@ -440,6 +440,136 @@ fn check_ptx(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A module that can be replaced while the program runs (hot reloading during development):
+/// launches go through [`HotModule::current`], a snapshot of the module at that moment, and
+/// [`HotModule::swap`] installs a new one between launches. Work already queued keeps the
+/// functions it was launched with.
+///
+/// Replaced modules are unloaded only when no snapshot of them is left and after the
+/// context's queued work has finished (a module unloaded under a running kernel is undefined
+/// behaviour); until then [`HotModule`] keeps them ([`HotModule::retired`]). A
+/// [`Function`] taken from a snapshot keeps its module loaded as long as it lives.
+///
+/// ```no_run
+/// # use cust::{module::HotModule, prelude::*};
+/// # fn main() -> CudaResult<()> {
+/// # let ctx = cust::quick_init()?;
+/// # let (ptx_v1, ptx_v2) = ("", "");
+/// let hot = HotModule::new(Module::from_ptx(ptx_v1, &[])?);
+/// let module = hot.current(); // launch with `&module`
+/// # drop(module);
+/// hot.swap(Module::from_ptx(ptx_v2, &[])?)?; // later launches use the new kernels
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct HotModule {
+    state: Mutex<HotState>,
+}
+
+#[derive(Debug)]
+struct HotState {
+    current: Module,
+    generation: u64,
+    retired: Vec<Module>,
+}
+
+impl HotModule {
+    /// Starts with `module` as generation 0.
+    pub fn new(module: Module) -> Self {
+        Self {
+            state: Mutex::new(HotState {
+                current: module,
+                generation: 0,
+                retired: Vec::new(),
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HotState> {
+        // Every critical section is a few assignments: a panic cannot leave it half-done.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The module now, with its generation (0 for the first, one more per swap). Launch with
+    /// the returned module; a swap meanwhile does not change it.
+    pub fn current_with_generation(&self) -> (Module, u64) {
+        let state = self.lock();
+        (state.current.clone(), state.generation)
+    }
+
+    /// The module now (see [`current_with_generation`](Self::current_with_generation)).
+    pub fn current(&self) -> Module {
+        self.lock().current.clone()
+    }
+
+    /// Number of swaps so far.
+    pub fn generation(&self) -> u64 {
+        self.lock().generation
+    }
+
+    /// Installs `module` for every later [`current`](Self::current) and returns the new
+    /// generation; the replaced module is retired, then every retired module without
+    /// snapshots left is unloaded once the context has finished its queued work.
+    ///
+    /// # Errors
+    /// The error of that synchronisation (e.g. a kernel of the old module failed); the new
+    /// module is installed anyway.
+    pub fn swap(&self, module: Module) -> CudaResult<u64> {
+        let generation = {
+            let mut state = self.lock();
+            let old = std::mem::replace(&mut state.current, module);
+            state.retired.push(old);
+            state.generation += 1;
+            state.generation
+        };
+        self.collect()?;
+        Ok(generation)
+    }
+
+    /// Unloads the retired modules of which no snapshot is left, after waiting for their
+    /// contexts' queued work. Called by [`swap`](Self::swap); call it after dropping
+    /// snapshots to free modules sooner.
+    ///
+    /// # Errors
+    /// A synchronisation error; the modules concerned stay retired.
+    pub fn collect(&self) -> CudaResult<()> {
+        let unused: Vec<Module> = {
+            let mut state = self.lock();
+            let (unused, kept) = std::mem::take(&mut state.retired)
+                .into_iter()
+                .partition(|m| Arc::strong_count(&m.inner) == 1);
+            state.retired = kept;
+            unused
+        };
+        // No snapshot is left, so no new launch can use them; wait for those queued.
+        for m in &unused {
+            if let Err(e) = m.context().synchronize() {
+                self.lock().retired.extend(unused);
+                return Err(e);
+            }
+        }
+        drop(unused);
+        Ok(())
+    }
+
+    /// Replaced modules not yet unloaded (snapshots of them are still alive).
+    pub fn retired(&self) -> usize {
+        self.lock().retired.len()
+    }
+}
+
+impl Drop for HotModule {
+    /// Waits for queued work before the retired modules are unloaded (the current one is
+    /// unloaded by the last snapshot's drop, as any [`Module`]).
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        for m in &state.retired {
+            let _ = m.context().synchronize();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
