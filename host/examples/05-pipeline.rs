@@ -7,7 +7,9 @@
 //!   separate copy engines for each direction). Completion is awaited as Rust futures
 //!   (`Stream::synchronize_async`, joined on one thread by `futures`' executor).
 //!
-//! Prints both times and the speed-up, and a per-chunk timeline from CUDA events (start and
+//! Prints both times and the speed-up, the copy engines' limits measured in the same run
+//! (uploads alone, downloads alone, both directions at once: the ceiling of any schedule),
+//! and a per-chunk timeline from CUDA events (start and
 //! end of each upload, kernel and download, in ms from the first upload), which it also draws
 //! as `pipeline-timeline.svg` (plotters) in `$OUT` or the current folder; checks every
 //! element against the CPU.
@@ -111,6 +113,35 @@ fn main() -> Result<()> {
     // The second run of each (the first pays for first-touch costs).
     let serial = report[2].1;
     let overlapped = report[3].1;
+
+    // The copy engines' limits in this run: all uploads alone, all downloads alone, and both
+    // at once on two streams (no kernel). No schedule of the pipeline can beat the last.
+    let mut copies = |up: bool, down: bool| -> Result<f64> {
+        let mut best = f64::INFINITY;
+        for _ in 0..2 {
+            let t = Instant::now();
+            let x_all = x_pinned.as_slice()?;
+            let y_all = y_pinned.as_mut_slice()?;
+            let [(d_up, _), (d_down, _), ..] = &mut bufs[..] else {
+                unreachable!("STREAMS >= 2")
+            };
+            for (x_chunk, y_chunk) in x_all.chunks(CHUNK).zip(y_all.chunks_mut(CHUNK)) {
+                if up {
+                    streams[0].memcpy_htod(x_chunk, d_up)?;
+                }
+                if down {
+                    streams[1].memcpy_dtoh(&*d_down, y_chunk)?;
+                }
+            }
+            streams[0].synchronize()?;
+            streams[1].synchronize()?;
+            best = best.min(t.elapsed().as_secs_f64() * 1e3);
+        }
+        Ok(best)
+    };
+    let up_only = copies(true, false)?;
+    let down_only = copies(false, true)?;
+    let both = copies(true, true)?;
     let gib = (2 * n * 4) as f64 / f64::from(1u32 << 30);
     println!(
         "{} on {}: {CHUNKS} chunks of {} MiB ({:.0} GiB each way), pinned host memory",
@@ -130,6 +161,19 @@ fn main() -> Result<()> {
     println!(
         "  speed-up {:.2}x; every element identical to the CPU",
         serial / overlapped
+    );
+    let rate = |ms: f64| gib / 2.0 * 1.073_741_824 / (ms / 1e3);
+    println!(
+        "  copy limits (best of 2, no kernel): uploads alone {up_only:.1} ms ({:.1} GB/s), \
+         downloads alone {down_only:.1} ms ({:.1} GB/s), both directions at once {both:.1} ms",
+        rate(up_only),
+        rate(down_only)
+    );
+    println!(
+        "  so no schedule can beat {both:.1} ms: the speed-up's ceiling is {:.2}x, and the \
+         overlapped pipeline runs at {:.0}% of that limit",
+        serial / both,
+        100.0 * both / overlapped
     );
     let svg = std::env::var_os("OUT")
         .map_or_else(std::path::PathBuf::new, std::path::PathBuf::from)
