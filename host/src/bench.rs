@@ -15,13 +15,15 @@ use crate::gpu::{Gpu, GpuError, elapsed_ms};
 use crate::vector::{Element, Float, ReduceOp, ScanKind, ScanState, Scannable, Scratch, Split};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 use cust::launch::ByValue;
-use image::{Rgb, RgbImage};
 use kernels::gemm::{SGEMM_THREADS, SGEMM_TILE_M, SGEMM_TILE_N};
 use kernels::scan::SCAN_THREADS;
 use kernels::vector::BLOCK_THREADS;
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::{collections::HashMap, path::Path, time::Instant};
+
+pub mod chart;
+pub mod cub;
 
 /// The CUDA C twins, compiled by the bench at run time when `nvcc` is available.
 pub const CUDA_C_SOURCE: &str = include_str!("../../bench/cuda/vector.cu");
@@ -41,10 +43,13 @@ pub struct BenchOptions {
     pub cuda_c: bool,
     /// Time cuBLAS SGEMM (needs `libcublas.so` on the loader path).
     pub cublas: bool,
+    /// Build and time CUB's reductions and scans (needs `nvcc` with CUB, as in the CUDA
+    /// toolkit).
+    pub cub: bool,
 }
 
 /// Summary of timed samples, milliseconds.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Stats {
     /// Median.
     pub median_ms: f64,
@@ -78,7 +83,7 @@ impl Stats {
 }
 
 /// One timed implementation of one workload.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Entry {
     /// Workload, e.g. `triad f32`.
     pub workload: String,
@@ -98,10 +103,19 @@ pub struct Entry {
     pub vs_reference: Option<f64>,
     /// Rust rate over the CUDA C twin's rate (Rust rows only).
     pub vs_cuda_c: Option<f64>,
+    /// The fastest other implementation of this workload in this run, i.e. what a user
+    /// could call instead (Rust rows only; absent from reports written before it existed):
+    /// `cuda-c`, `cub`, `cublas`, or `memcpy` for the copy workloads. (For the other
+    /// bandwidth workloads memcpy is a bound, in `vs_reference`, not a substitute.)
+    #[serde(default)]
+    pub best_peer: Option<String>,
+    /// Rust rate over the best peer's rate (Rust rows only).
+    #[serde(default)]
+    pub vs_best_peer: Option<f64>,
 }
 
 /// Everything a bench run measured.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Report {
     /// GPU name.
     pub device: String,
@@ -450,6 +464,52 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
         &mut notes,
         &mut log,
     )?;
+    if opts.cub {
+        match cub::Cub::build(&gpu) {
+            Ok(peers) => {
+                let (v0, v1, v2) = peers.version;
+                log(&format!("CUB {v0}.{v1}.{v2}: reductions and scans"));
+                notes.push(format!("CUB {v0}.{v1}.{v2} (built with nvcc at run time)"));
+                cub::entries::<f32>(
+                    &gpu,
+                    &peers,
+                    n,
+                    true,
+                    (w, r),
+                    memcpy,
+                    &mut entries,
+                    &mut notes,
+                )?;
+                cub::entries::<f64>(
+                    &gpu,
+                    &peers,
+                    n,
+                    false,
+                    (w, r),
+                    memcpy,
+                    &mut entries,
+                    &mut notes,
+                )?;
+                cub::entries::<u32>(
+                    &gpu,
+                    &peers,
+                    n,
+                    true,
+                    (w, r),
+                    memcpy,
+                    &mut entries,
+                    &mut notes,
+                )?;
+            }
+            Err(e) => {
+                log(&format!("CUB skipped: {e}"));
+                notes.push(format!("CUB skipped: {e}"));
+            }
+        }
+    } else {
+        notes.push("CUB skipped (--no-cub)".into());
+    }
+    fill_best_peers(&mut entries);
 
     Ok(Report {
         device: gpu.name(),
@@ -521,6 +581,8 @@ fn bandwidth_entry(
         tflop_per_s: None,
         vs_reference: memcpy.map(|m| gbs / m),
         vs_cuda_c: None,
+        best_peer: None,
+        vs_best_peer: None,
     }
 }
 
@@ -934,6 +996,8 @@ fn bench_sgemm(
             tflop_per_s: Some(t),
             vs_reference: None,
             vs_cuda_c: None,
+            best_peer: None,
+            vs_best_peer: None,
         }
     };
     let (w, r) = (opts.warmup, opts.reps);
@@ -1117,12 +1181,56 @@ fn cublas_sgemm(
     .map_err(|e| e.0)
 }
 
-/// A cuBLAS failure (or a GPU error while timing it), as text.
-struct BenchError(String);
+/// A peer's failure (cuBLAS, CUB, or a GPU error while timing it), as text.
+#[derive(Debug)]
+pub struct BenchError(pub String);
+
+impl std::fmt::Display for BenchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 impl From<GpuError> for BenchError {
     fn from(e: GpuError) -> Self {
         Self(e.to_string())
+    }
+}
+
+/// The rate an entry is compared by: GB/s, or TFLOP/s for SGEMM.
+fn rate(e: &Entry) -> Option<f64> {
+    e.gb_per_s.or(e.tflop_per_s)
+}
+
+/// Fills `best_peer` / `vs_best_peer` of every Rust row: the fastest non-Rust entry of the
+/// same workload, or for `copy` workloads the memcpy row if that is faster.
+pub fn fill_best_peers(entries: &mut [Entry]) {
+    let memcpy = entries
+        .iter()
+        .find(|e| e.implementation == "memcpy")
+        .and_then(|e| e.gb_per_s);
+    let peers: Vec<(String, String, f64)> = entries
+        .iter()
+        .filter(|e| e.implementation != "rust" && e.implementation != "memcpy")
+        .filter_map(|e| Some((e.workload.clone(), e.implementation.clone(), rate(e)?)))
+        .collect();
+    for e in entries.iter_mut().filter(|e| e.implementation == "rust") {
+        let Some(ours) = rate(e) else { continue };
+        let mut best: Option<(String, f64)> = peers
+            .iter()
+            .filter(|(w, _, _)| *w == e.workload)
+            .map(|(_, i, r)| (i.clone(), *r))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some(m) = memcpy
+            && e.workload.starts_with("copy ")
+            && best.as_ref().is_none_or(|(_, r)| m > *r)
+        {
+            best = Some(("memcpy".into(), m));
+        }
+        if let Some((name, r)) = best {
+            e.best_peer = Some(name);
+            e.vs_best_peer = Some(ours / r);
+        }
     }
 }
 
@@ -1153,7 +1261,7 @@ pub fn table(report: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<24} {:<7} {:>9} {:>9} {:>9} {:>12} {:>8} {:>9}",
+        "{:<24} {:<7} {:>9} {:>9} {:>9} {:>12} {:>8} {:>9}  best peer",
         "workload", "impl", "median ms", "min ms", "max ms", "rate", "vs ref", "vs CUDA C"
     );
     for e in &report.entries {
@@ -1163,9 +1271,13 @@ pub fn table(report: &Report) -> String {
             .or(e.tflop_per_s.map(|t| format!("{t:.2} TF/s")))
             .unwrap_or_default();
         let pct = |x: Option<f64>| x.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_default();
+        let best = match (&e.best_peer, e.vs_best_peer) {
+            (Some(p), Some(r)) => format!("  {r:.3}x {p}"),
+            _ => String::new(),
+        };
         let _ = writeln!(
             s,
-            "{:<24} {:<7} {:>9.3} {:>9.3} {:>9.3} {:>12} {:>8} {:>9}",
+            "{:<24} {:<7} {:>9.3} {:>9.3} {:>9.3} {:>12} {:>8} {:>9}{best}",
             e.workload,
             e.implementation,
             e.stats.median_ms,
@@ -1178,7 +1290,9 @@ pub fn table(report: &Report) -> String {
     }
     let _ = writeln!(
         s,
-        "vs ref: bandwidth over device-to-device memcpy, or TFLOP/s over cuBLAS (TF32 off)"
+        "vs ref: bandwidth over device-to-device memcpy, or TFLOP/s over cuBLAS (TF32 off); \
+         best peer: ours over the fastest other implementation in this run (the CUDA C twin, \
+         CUB, cuBLAS; memcpy for copies)"
     );
     let _ = writeln!(
         s,
@@ -1194,116 +1308,13 @@ pub fn table(report: &Report) -> String {
     s
 }
 
-/// Writes `bench.json` and `bench.png` into `dir` (created if needed).
+/// Writes `bench.json` and `bench.svg` (the chart, [`chart::draw`]) into `dir` (created if
+/// needed).
 pub fn write_outputs(report: &Report, dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
     std::fs::write(dir.join("bench.json"), json)?;
-    chart(report)
-        .save(dir.join("bench.png"))
-        .map_err(std::io::Error::other)
-}
-
-/// A horizontal bar chart: one bar per Rust / CUDA C entry, its rate as a percentage of the
-/// reference (memcpy bandwidth; cuBLAS for SGEMM), with a line at 100%. Text is drawn with
-/// the public-domain 8×8 bitmap font of `font8x8` at scale 2 (no system fonts needed).
-pub fn chart(report: &Report) -> RgbImage {
-    const SCALE: u32 = 2;
-    const ROW: u32 = 22;
-    const LABEL_W: u32 = 26 * 8 * SCALE + 20; // 26 characters
-    const BAR_W: u32 = 560;
-    let rows: Vec<&Entry> = report
-        .entries
-        .iter()
-        .filter(|e| e.vs_reference.is_some() && e.implementation != "memcpy")
-        .collect();
-    let (width, top) = (LABEL_W + BAR_W + 200, 70);
-    let height = top + ROW * rows.len() as u32 + 50;
-    let mut img = RgbImage::from_pixel(width, height, Rgb([255, 255, 255]));
-    let black = Rgb([20, 20, 20]);
-    text(
-        &mut img,
-        10,
-        8,
-        &format!("ferrocuda bench on {}", report.device),
-        black,
-        SCALE,
-    );
-    text(
-        &mut img,
-        10,
-        34,
-        "% of memcpy bandwidth (SGEMM: % of cuBLAS FP32); orange = Rust, blue = CUDA C",
-        black,
-        1,
-    );
-    let x0 = LABEL_W;
-    let full = 1.25f64; // the bar area spans 0..125%
-    for (i, e) in rows.iter().enumerate() {
-        let y = top + i as u32 * ROW;
-        let frac = e.vs_reference.unwrap_or(0.0).clamp(0.0, full);
-        let len = (frac / full * f64::from(BAR_W)) as u32;
-        let color = if e.implementation == "rust" {
-            Rgb([230, 120, 30])
-        } else {
-            Rgb([60, 110, 200])
-        };
-        let label = format!(
-            "{} {}",
-            e.workload,
-            if e.implementation == "rust" {
-                "rs"
-            } else {
-                "cu"
-            }
-        );
-        text(&mut img, 10, y + 3, &label, black, SCALE);
-        for yy in y + 2..y + ROW - 2 {
-            for xx in x0..x0 + len {
-                img.put_pixel(xx, yy, color);
-            }
-        }
-        let pct = format!("{:.0}%", e.vs_reference.unwrap_or(0.0) * 100.0);
-        text(&mut img, x0 + len + 6, y + 3, &pct, black, SCALE);
-    }
-    let x100 = x0 + (f64::from(BAR_W) / full) as u32;
-    for yy in top - 4..top + ROW * rows.len() as u32 + 4 {
-        img.put_pixel(x100, yy, Rgb([120, 120, 120]));
-        img.put_pixel(x0, yy, black);
-    }
-    text(
-        &mut img,
-        x100 - 16,
-        top + ROW * rows.len() as u32 + 10,
-        "100%",
-        black,
-        SCALE,
-    );
-    img
-}
-
-/// Draws ASCII `s` at `(x, y)` with the 8×8 font scaled by `scale`, clipped to the image.
-fn text(img: &mut RgbImage, x: u32, y: u32, s: &str, color: Rgb<u8>, scale: u32) {
-    let (w, h) = img.dimensions();
-    for (i, ch) in s.chars().enumerate() {
-        let glyph = font8x8::legacy::BASIC_LEGACY[(ch as usize).min(127)];
-        for (row, bits) in glyph.iter().enumerate() {
-            for col in 0..8 {
-                if bits & (1 << col) == 0 {
-                    continue;
-                }
-                for dy in 0..scale {
-                    for dx in 0..scale {
-                        let px = x + (i as u32 * 8 + col) * scale + dx;
-                        let py = y + row as u32 * scale + dy;
-                        if px < w && py < h {
-                            img.put_pixel(px, py, color);
-                        }
-                    }
-                }
-            }
-        }
-    }
+    chart::draw(report, &dir.join("bench.svg")).map_err(std::io::Error::other)
 }
 
 #[cfg(test)]
@@ -1321,6 +1332,8 @@ mod tests {
             tflop_per_s: None,
             vs_reference: vs,
             vs_cuda_c: None,
+            best_peer: None,
+            vs_best_peer: None,
         }
     }
 
@@ -1342,6 +1355,8 @@ mod tests {
                 entry("memcpy d2d f32", "memcpy", 0.5, None),
                 entry("triad f32", "rust", 0.8, Some(0.93)),
                 entry("triad f32", "cuda-c", 0.79, Some(0.94)),
+                entry("sum f32", "rust", 0.4, Some(1.25)),
+                entry("sum f32", "cub", 0.45, Some(1.11)),
                 entry("sgemm 4096x4096x4096", "rust", 9.0, Some(0.71)),
             ],
         }
@@ -1358,10 +1373,21 @@ mod tests {
 
     #[test]
     fn table_json_and_chart() {
-        let r = report();
+        let mut r = report();
+        fill_best_peers(&mut r.entries);
         let t = table(&r);
         assert!(
             t.contains("triad f32") && t.contains("93.0%") && t.contains("note: a note"),
+            "{t}"
+        );
+        // triad: the CUDA C twin (1266 GB/s; memcpy's 2000 is a bound, not a substitute);
+        // sum: CUB's 2222 beats the twin's absence. Rates are 1000/ms in this report.
+        assert!(
+            t.contains(&format!("{:.3}x cuda-c", 1250.0 / (1e3 / 0.79))),
+            "{t}"
+        );
+        assert!(
+            t.contains(&format!("{:.3}x cub", 2500.0 / (1e3 / 0.45))),
             "{t}"
         );
         let dir = tempfile::tempdir().unwrap();
@@ -1369,9 +1395,28 @@ mod tests {
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(dir.path().join("bench.json")).unwrap())
                 .unwrap();
-        assert_eq!(json["entries"].as_array().unwrap().len(), 4);
-        let png = image::open(dir.path().join("bench.png")).unwrap();
-        assert!(png.width() > 500 && png.height() > 100);
+        assert_eq!(json["entries"].as_array().unwrap().len(), 6);
+        assert_eq!(json["entries"][1]["best_peer"], "cuda-c");
+        let svg = std::fs::read_to_string(dir.path().join("bench.svg")).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("sum f32 cub"),
+            "{svg}"
+        );
+        assert!(svg.contains("device-to-device memcpy 2000 GB/s"));
+    }
+
+    /// The committed GPU report still parses, and its chart draws.
+    #[test]
+    fn the_committed_report_redraws() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/bench/bench.json");
+        let mut r: Report = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        fill_best_peers(&mut r.entries);
+        assert!(r.entries.iter().any(|e| e.best_peer.is_some()));
+        let out = std::env::var_os("BENCH_CHART_OUT").map_or_else(
+            || tempfile::tempdir().unwrap().keep(),
+            std::path::PathBuf::from,
+        );
+        chart::draw(&r, &out.join("bench.svg")).unwrap();
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `cargo xtask bench [-- ARGS]`: builds the release `ferrocuda` binary and runs
-//! `ferrocuda bench ARGS` (vector workloads against memcpy, cuBLAS and the CUDA C twins;
-//! table on stdout, JSON and PNG in `-o/--output`, default `bench-out/`).
+//! `ferrocuda bench ARGS` (vector workloads against memcpy, CUB, cuBLAS and the CUDA C twins;
+//! table on stdout, JSON and SVG chart in `-o/--output`, default `bench-out/`).
 
 use crate::{build, project_root};
 use anyhow::{Result, bail};
@@ -28,7 +28,7 @@ pub fn exec(args: &Args) -> Result<()> {
             "`ferrocuda bench` failed ({status}). It needs a CUDA GPU and driver; for cuBLAS, \
              libcublas.so on LD_LIBRARY_PATH; for the CUDA C twins, nvcc on PATH. On a machine \
              without a GPU, run `cargo xtask bundle` and then bundle/run.sh on a GPU machine \
-             (its `bench` step writes $OUT/bench/bench.json and bench.png)."
+             (its `bench` step writes $OUT/bench/bench.json and bench.svg)."
         );
     }
     Ok(())

@@ -136,7 +136,7 @@ if [ "${QUICK:-0}" != 1 ]; then
     if command -v ncu >/dev/null; then
         step ncu-scan ncu --clock-control none -k regex:scan_exclusive_u32 -c 1 \
             --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis \
-            ./ferrocuda bench --len 268435456 --gemm 256,256,256 --no-cuda-c --no-cublas \
+            ./ferrocuda bench --len 268435456 --gemm 256,256,256 --no-cuda-c --no-cublas --no-cub \
             --warmup 1 --reps 1 -o /tmp/ncu-bench
         step ncu-mandelbrot ncu --clock-control none -k regex:^mandelbrot_f32$ --launch-skip 12 \
             -c 1 --section SpeedOfLight --section Occupancy --section WarpStateStats \

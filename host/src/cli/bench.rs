@@ -1,5 +1,5 @@
-//! `ferrocuda bench`: time the vector workloads against memcpy, cuBLAS and the CUDA C twins;
-//! print a table, write `bench.json` and `bench.png` to `-o/--output`.
+//! `ferrocuda bench`: time the vector workloads against memcpy, CUB, cuBLAS and the CUDA C
+//! twins; print a table, write `bench.json` and `bench.svg` to `-o/--output`.
 
 use super::outln;
 use anyhow::{Context, Result};
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// Folder for bench.json and bench.png (created if needed).
+    /// Folder for bench.json and bench.svg (created if needed).
     #[arg(
         short = 'o',
         long = "output",
@@ -35,6 +35,13 @@ pub struct BenchArgs {
     /// Skip cuBLAS.
     #[arg(long)]
     pub no_cublas: bool,
+    /// Skip CUB (otherwise built with nvcc when it is on PATH).
+    #[arg(long)]
+    pub no_cub: bool,
+    /// Run nothing: read a bench.json written earlier (e.g. on a GPU machine) and print its
+    /// table and write bench.json and bench.svg again, with the best-peer ratios filled in.
+    #[arg(long, value_name = "FILE")]
+    pub from_json: Option<PathBuf>,
 }
 
 fn parse_dims(s: &str) -> Result<(u32, u32, u32), String> {
@@ -54,6 +61,18 @@ fn parse_dims(s: &str) -> Result<(u32, u32, u32), String> {
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
+    if let Some(path) = &args.from_json {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading --from-json {}", path.display()))?;
+        let mut report: bench::Report = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "--from-json {}: not a bench.json written by `ferrocuda bench`",
+                path.display()
+            )
+        })?;
+        bench::fill_best_peers(&mut report.entries);
+        return finish(&report, args);
+    }
     const MAX_LEN: u64 = 1 << 31;
     if args.len == 0 || args.len > MAX_LEN {
         super::usage!(
@@ -68,16 +87,22 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         reps: args.reps,
         cuda_c: !args.no_cuda_c,
         cublas: !args.no_cublas,
+        cub: !args.no_cub,
     };
     let report = bench::run(&opts, |line| eprintln!("{line}")).context("bench runs on the GPU")?;
-    let table = bench::table(&report);
+    finish(&report, args)
+}
+
+/// Prints the table and writes the files.
+fn finish(report: &bench::Report, args: &BenchArgs) -> Result<()> {
+    let table = bench::table(report);
     outln!("{}", table.trim_end_matches('\n'));
-    bench::write_outputs(&report, &args.out)
-        .with_context(|| format!("writing bench.json and bench.png to {}", args.out.display()))?;
+    bench::write_outputs(report, &args.out)
+        .with_context(|| format!("writing bench.json and bench.svg to {}", args.out.display()))?;
     outln!(
         "wrote {} and {}",
         args.out.join("bench.json").display(),
-        args.out.join("bench.png").display()
+        args.out.join("bench.svg").display()
     );
     Ok(())
 }

@@ -1,0 +1,62 @@
+// ferrocuda bench peers: CUB's device-wide reductions and scans (the library a CUDA C++
+// programmer would call), built at run time by `ferrocuda bench` into a shared library with
+//   nvcc -O3 -arch=sm_XY -shared -Xcompiler -fPIC -o libferro_cub.so cub_peers.cu
+// and called through the C functions below. Each follows CUB's two-phase protocol: with
+// `temp == nullptr` it only writes the scratch size to `*temp_bytes`.
+//
+// dtype: 0 = float, 1 = double, 2 = unsigned int. op: 0 = sum, 1 = min, 2 = max.
+// Returns a cudaError_t value (0 = success).
+#include <cub/cub.cuh>
+
+namespace {
+
+template <typename T>
+cudaError_t reduce(int op, const void *in, void *out, int n, void *temp, size_t *temp_bytes,
+                   cudaStream_t stream) {
+    const T *x = static_cast<const T *>(in);
+    T *r = static_cast<T *>(out);
+    switch (op) {
+    case 0: return cub::DeviceReduce::Sum(temp, *temp_bytes, x, r, n, stream);
+    case 1: return cub::DeviceReduce::Min(temp, *temp_bytes, x, r, n, stream);
+    case 2: return cub::DeviceReduce::Max(temp, *temp_bytes, x, r, n, stream);
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+template <typename T>
+cudaError_t scan(int exclusive, const void *in, void *out, int n, void *temp, size_t *temp_bytes,
+                 cudaStream_t stream) {
+    const T *x = static_cast<const T *>(in);
+    T *y = static_cast<T *>(out);
+    return exclusive ? cub::DeviceScan::ExclusiveSum(temp, *temp_bytes, x, y, n, stream)
+                     : cub::DeviceScan::InclusiveSum(temp, *temp_bytes, x, y, n, stream);
+}
+
+} // namespace
+
+extern "C" int ferro_cub_reduce(int op, int dtype, const void *in, void *out, int n, void *temp,
+                                size_t *temp_bytes, cudaStream_t stream) {
+    switch (dtype) {
+    case 0: return reduce<float>(op, in, out, n, temp, temp_bytes, stream);
+    case 1: return reduce<double>(op, in, out, n, temp, temp_bytes, stream);
+    case 2: return reduce<unsigned>(op, in, out, n, temp, temp_bytes, stream);
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+extern "C" int ferro_cub_scan(int exclusive, int dtype, const void *in, void *out, int n,
+                              void *temp, size_t *temp_bytes, cudaStream_t stream) {
+    switch (dtype) {
+    case 0: return scan<float>(exclusive, in, out, n, temp, temp_bytes, stream);
+    case 1: return scan<double>(exclusive, in, out, n, temp, temp_bytes, stream);
+    case 2: return scan<unsigned>(exclusive, in, out, n, temp, temp_bytes, stream);
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+extern "C" const char *ferro_cub_error_string(int error) {
+    return cudaGetErrorString(static_cast<cudaError_t>(error));
+}
+
+// CUB_VERSION: major·100000 + minor·100 + subminor.
+extern "C" int ferro_cub_version(void) { return CUB_VERSION; }

@@ -1,0 +1,166 @@
+//! The bench chart, drawn with plotters as SVG: horizontal bars, one per implementation of
+//! each workload, so that every peer (CUDA C twin, CUB, cuBLAS) sits beside ours; bandwidth
+//! workloads in GB/s with the memcpy rate as a vertical line, SGEMM in TFLOP/s below.
+
+use super::{Entry, Report};
+use plotters::prelude::*;
+use std::path::Path;
+
+/// Row height, pixels.
+const ROW_PX: u32 = 18;
+/// Chart width, pixels.
+const WIDTH_PX: u32 = 1100;
+
+/// Bar colour of an implementation.
+fn color(implementation: &str) -> RGBColor {
+    match implementation {
+        "rust" => RGBColor(230, 120, 30),
+        "cuda-c" => RGBColor(60, 110, 200),
+        "cub" => RGBColor(40, 160, 90),
+        "cublas" => RGBColor(150, 80, 170),
+        _ => RGBColor(120, 120, 120),
+    }
+}
+
+/// Draws `report` as an SVG at `path`.
+///
+/// # Errors
+/// A drawing or file error, as text.
+pub fn draw(report: &Report, path: &Path) -> Result<(), String> {
+    let bandwidth: Vec<&Entry> = report
+        .entries
+        .iter()
+        .filter(|e| e.gb_per_s.is_some() && e.implementation != "memcpy")
+        .collect();
+    let flops: Vec<&Entry> = report
+        .entries
+        .iter()
+        .filter(|e| e.tflop_per_s.is_some())
+        .collect();
+    let memcpy = report
+        .entries
+        .iter()
+        .find(|e| e.implementation == "memcpy")
+        .and_then(|e| e.gb_per_s);
+    let panel_px = |rows: usize| 90 + ROW_PX * rows as u32;
+    let height = panel_px(bandwidth.len())
+        + if flops.is_empty() {
+            0
+        } else {
+            panel_px(flops.len())
+        };
+    let root = SVGBackend::new(path, (WIDTH_PX, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let (top, bottom) = root.split_vertically(panel_px(bandwidth.len()));
+    let title = format!(
+        "ferrocuda bench on {} ({} elements per vector)",
+        report.device, report.len
+    );
+    panel(
+        &top,
+        &title,
+        "GB/s (10^9 bytes/s, STREAM counting)",
+        &bandwidth,
+        |e| e.gb_per_s,
+        memcpy,
+    )?;
+    if !flops.is_empty() {
+        let (m, n, k) = report.gemm;
+        let title = format!("SGEMM {m}x{n}x{k}, FP32 (cuBLAS with TF32 off)");
+        panel(&bottom, &title, "TFLOP/s", &flops, |e| e.tflop_per_s, None)?;
+    }
+    root.present().map_err(|e| e.to_string())
+}
+
+/// One panel: a bar per entry, labelled `workload implementation`, value at the bar's end.
+fn panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    axis: &str,
+    rows: &[&Entry],
+    value: impl Fn(&Entry) -> Option<f64>,
+    line: Option<f64>,
+) -> Result<(), String> {
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let max = rows
+        .iter()
+        .filter_map(|e| value(e))
+        .chain(line)
+        .fold(0.0, f64::max)
+        * 1.15;
+    let n = rows.len();
+    let labels: Vec<String> = rows
+        .iter()
+        .map(|e| format!("{} {}", e.workload, e.implementation))
+        .collect();
+    let mut chart = ChartBuilder::on(area)
+        .caption(title, ("sans-serif", 16))
+        .margin(8)
+        .x_label_area_size(32)
+        .y_label_area_size(190)
+        .build_cartesian_2d(0f64..max.max(1e-9), 0f64..n as f64)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(axis)
+        .y_labels(2 * n + 1)
+        .y_label_formatter(&|y| {
+            // Rows are drawn top-down: row i spans [n-1-i, n-i].
+            let frac = y - y.floor();
+            if (frac - 0.5).abs() > 0.01 {
+                return String::new();
+            }
+            let i = n.saturating_sub(1 + y.floor() as usize);
+            labels.get(i).cloned().unwrap_or_default()
+        })
+        .disable_y_mesh()
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(rows.iter().enumerate().filter_map(|(i, e)| {
+            let v = value(e)?;
+            let y = (n - 1 - i) as f64;
+            Some(Rectangle::new(
+                [(0.0, y + 0.12), (v, y + 0.88)],
+                color(&e.implementation).filled(),
+            ))
+        }))
+        .map_err(err)?;
+    chart
+        .draw_series(rows.iter().enumerate().filter_map(|(i, e)| {
+            let v = value(e)?;
+            let y = (n - 1 - i) as f64;
+            let text = match e.vs_best_peer {
+                Some(r) if e.implementation == "rust" => format!(
+                    "{v:.1} ({:.2}x {})",
+                    r,
+                    e.best_peer.as_deref().unwrap_or("")
+                ),
+                _ => format!("{v:.1}"),
+            };
+            Some(Text::new(
+                text,
+                (v + max * 0.005, y + 0.8),
+                ("sans-serif", 11).into_font(),
+            ))
+        }))
+        .map_err(err)?;
+    if let Some(m) = line {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(m, 0.0), (m, n as f64)],
+                BLACK.stroke_width(1),
+            )))
+            .map_err(err)?
+            .label(format!("device-to-device memcpy {m:.0} GB/s"))
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], BLACK));
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()
+            .map_err(err)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,407 @@
+//! CUB's device-wide reductions and scans as peers in `ferrocuda bench`: the library a CUDA C++
+//! programmer would call instead of writing these kernels. Built at run time, where `nvcc`
+//! is found, from [`CUB_SOURCE`] into a shared library (`nvcc -shared`), loaded with
+//! `libloading` and called through its C functions on the bench's stream (the CUDA runtime
+//! inside it uses the device's primary context, the one cudarc opened).
+
+use super::{BenchError, Entry, bandwidth_entry, random_f64, time_events};
+use crate::gpu::{Gpu, GpuError};
+use crate::vector::{Element, ReduceOp, ScanKind};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use std::ffi::{CStr, c_char, c_int, c_void};
+
+/// The CUDA C++ source of the CUB peers.
+pub const CUB_SOURCE: &str = include_str!("../../../bench/cuda/cub_peers.cu");
+
+/// `ferro_cub_reduce` / `ferro_cub_scan`: `(op or exclusive, dtype, in, out, n, temp,
+/// temp_bytes, stream) -> cudaError_t`.
+type CubFn = unsafe extern "C" fn(
+    c_int,
+    c_int,
+    *const c_void,
+    *mut c_void,
+    c_int,
+    *mut c_void,
+    *mut usize,
+    cudarc::driver::sys::CUstream,
+) -> c_int;
+
+/// An element type CUB is instantiated for in [`CUB_SOURCE`].
+pub trait CubType: Element {
+    /// The `dtype` argument of the C functions.
+    const DTYPE: c_int;
+}
+impl CubType for f32 {
+    const DTYPE: c_int = 0;
+}
+impl CubType for f64 {
+    const DTYPE: c_int = 1;
+}
+impl CubType for u32 {
+    const DTYPE: c_int = 2;
+}
+
+/// The loaded CUB peers.
+pub struct Cub {
+    reduce: CubFn,
+    scan: CubFn,
+    error_string: unsafe extern "C" fn(c_int) -> *const c_char,
+    /// CUB's version `(major, minor, subminor)`.
+    pub version: (u32, u32, u32),
+    // Last: the functions above point into it.
+    _lib: libloading::Library,
+    _dir: tempfile::TempDir,
+}
+
+impl std::fmt::Debug for Cub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cub")
+            .field("version", &self.version)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Cub {
+    /// Builds [`CUB_SOURCE`] for `gpu`'s architecture and loads it. `Err` says why not: no
+    /// nvcc on `PATH`, a compile error (with nvcc's messages), a load error.
+    pub fn build(gpu: &Gpu) -> Result<Self, String> {
+        let (major, minor) = gpu
+            .context()
+            .compute_capability()
+            .map_err(|e| format!("reading the compute capability: {e}"))?;
+        let dir = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
+        let src = dir.path().join("cub_peers.cu");
+        let lib_path = dir.path().join("libferro_cub.so");
+        std::fs::write(&src, CUB_SOURCE).map_err(|e| format!("writing {}: {e}", src.display()))?;
+        let out = std::process::Command::new("nvcc")
+            .args([
+                "-O3",
+                &format!("-arch=sm_{major}{minor}"),
+                "-shared",
+                "-Xcompiler",
+                "-fPIC",
+                "-o",
+            ])
+            .arg(&lib_path)
+            .arg(&src)
+            .output()
+            .map_err(|e| {
+                format!("cannot run nvcc ({e}): put the CUDA toolkit's bin folder on PATH")
+            })?;
+        if !out.status.success() {
+            return Err(format!(
+                "nvcc failed on the CUB peers:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        // SAFETY: our own library, built just now; its initialisers are the CUDA runtime's.
+        let lib = unsafe { libloading::Library::new(&lib_path) }
+            .map_err(|e| format!("loading {}: {e}", lib_path.display()))?;
+        // SAFETY: the symbols are the `extern "C"` functions of CUB_SOURCE, with these
+        // signatures.
+        unsafe {
+            let reduce = *lib
+                .get::<CubFn>(b"ferro_cub_reduce\0")
+                .map_err(|e| e.to_string())?;
+            let scan = *lib
+                .get::<CubFn>(b"ferro_cub_scan\0")
+                .map_err(|e| e.to_string())?;
+            let error_string = *lib
+                .get::<unsafe extern "C" fn(c_int) -> *const c_char>(b"ferro_cub_error_string\0")
+                .map_err(|e| e.to_string())?;
+            let version = lib
+                .get::<unsafe extern "C" fn() -> c_int>(b"ferro_cub_version\0")
+                .map_err(|e| e.to_string())?();
+            let v = u32::try_from(version).unwrap_or(0);
+            Ok(Self {
+                reduce,
+                scan,
+                error_string,
+                version: (v / 100_000, v / 100 % 1000, v % 100),
+                _lib: lib,
+                _dir: dir,
+            })
+        }
+    }
+
+    fn check(&self, code: c_int, what: &str) -> Result<(), BenchError> {
+        if code == 0 {
+            return Ok(());
+        }
+        // SAFETY: cudaGetErrorString returns a static NUL-terminated string for any value.
+        let text = unsafe { CStr::from_ptr((self.error_string)(code)) }.to_string_lossy();
+        Err(BenchError(format!("CUB {what}: cudaError {code}: {text}")))
+    }
+
+    /// Calls `f` twice in CUB's protocol: the scratch size, then (with `temp` grown to it)
+    /// the work, queued on `gpu`'s stream.
+    #[allow(clippy::too_many_arguments)]
+    fn call<T: CubType>(
+        &self,
+        gpu: &Gpu,
+        f: CubFn,
+        selector: c_int,
+        what: &str,
+        x: &CudaSlice<T>,
+        out: &mut CudaSlice<T>,
+        temp: &mut CudaSlice<u8>,
+    ) -> Result<(), BenchError> {
+        let n = c_int::try_from(x.len())
+            .map_err(|_| BenchError(format!("CUB {what}: {} elements exceed i32", x.len())))?;
+        let stream = gpu.stream().as_cudarc();
+        let mut bytes = 0usize;
+        // SAFETY: the size query reads no memory (`temp` is null).
+        let code = unsafe {
+            f(
+                selector,
+                T::DTYPE,
+                std::ptr::null(),
+                std::ptr::null_mut(),
+                n,
+                std::ptr::null_mut(),
+                &raw mut bytes,
+                stream.cu_stream(),
+            )
+        };
+        self.check(code, what)?;
+        if temp.len() < bytes {
+            *temp = stream
+                .alloc_zeros::<u8>(bytes)
+                .map_err(|e| BenchError(format!("CUB {what} scratch: {e}")))?;
+        }
+        let mut bytes = temp.len();
+        let (xp, _x) = x.device_ptr(stream);
+        let (op, _o) = out.device_ptr_mut(stream);
+        let (tp, _t) = temp.device_ptr_mut(stream);
+        // SAFETY: `x` holds n elements of T, `out` the result (1 element for a reduction,
+        // n for a scan: the caller's buffers), `temp` at least the queried bytes; all on
+        // this stream's device.
+        let code = unsafe {
+            f(
+                selector,
+                T::DTYPE,
+                xp as *const c_void,
+                op as *mut c_void,
+                n,
+                tp as *mut c_void,
+                &raw mut bytes,
+                stream.cu_stream(),
+            )
+        };
+        self.check(code, what)
+    }
+
+    /// `out[0] = op(x)` with `cub::DeviceReduce::{Sum, Min, Max}`.
+    ///
+    /// # Errors
+    /// CUB's error, or more than `i32::MAX` elements.
+    pub fn reduce<T: CubType>(
+        &self,
+        gpu: &Gpu,
+        op: ReduceOp,
+        x: &CudaSlice<T>,
+        out: &mut CudaSlice<T>,
+        temp: &mut CudaSlice<u8>,
+    ) -> Result<(), BenchError> {
+        self.call(gpu, self.reduce, op as c_int, op.name(), x, out, temp)
+    }
+
+    /// `out = scan(x)` with `cub::DeviceScan::{InclusiveSum, ExclusiveSum}`.
+    ///
+    /// # Errors
+    /// CUB's error, or more than `i32::MAX` elements.
+    pub fn scan<T: CubType>(
+        &self,
+        gpu: &Gpu,
+        kind: ScanKind,
+        x: &CudaSlice<T>,
+        out: &mut CudaSlice<T>,
+        temp: &mut CudaSlice<u8>,
+    ) -> Result<(), BenchError> {
+        let exclusive = c_int::from(kind == ScanKind::Exclusive);
+        self.call(gpu, self.scan, exclusive, "scan", x, out, temp)
+    }
+}
+
+/// Host data for one element type, converted from the bench's random numbers the way the
+/// Rust rows' inputs are.
+pub trait CubInput: CubType {
+    /// The bench's inputs (seeded like the Rust rows').
+    fn inputs(n: usize) -> Vec<Self>;
+    /// `op` over `x` on the CPU, exact for min and max and u32 (wrapping) sums; `f64` sum
+    /// of the values for floats.
+    fn cpu(op: ReduceOp, x: &[Self]) -> f64;
+    /// Whether CUB's `got` is acceptable against the CPU's `want` for `op`: equal for min,
+    /// max and u32 sums; for float sums within `1e-5` (f32) or `1e-12` (f64) of Σ|x| (every
+    /// input is positive here, so Σ|x| = `want`), far above any summation order's rounding.
+    fn close(op: ReduceOp, got: Self, want: f64) -> bool;
+    /// Elements of CUB's scan `got` that are wrong: u32 exactly against the CPU's wrapping
+    /// scan; floats against an f64 scan, within `1e-5` (f32) or `1e-12` (f64) of the prefix
+    /// (inputs are positive, so the prefix bounds any order's rounding).
+    fn scan_errors(kind: ScanKind, x: &[Self], got: &[Self]) -> usize;
+}
+
+fn float_scan_errors(kind: ScanKind, x: &[f64], got: &[f64], rel: f64) -> usize {
+    let mut acc = 0.0f64;
+    let mut bad = 0;
+    for (v, g) in x.iter().zip(got) {
+        let before = acc;
+        acc += v;
+        let want = if kind == ScanKind::Inclusive {
+            acc
+        } else {
+            before
+        };
+        if (g - want).abs() > rel * acc {
+            bad += 1;
+        }
+    }
+    bad
+}
+
+impl CubInput for f32 {
+    fn inputs(n: usize) -> Vec<Self> {
+        random_f64(1, n).iter().map(|&v| v as f32).collect()
+    }
+    fn cpu(op: ReduceOp, x: &[Self]) -> f64 {
+        fold(op, x.iter().map(|&v| f64::from(v)))
+    }
+    fn close(op: ReduceOp, got: Self, want: f64) -> bool {
+        match op {
+            ReduceOp::Sum => (f64::from(got) - want).abs() <= 1e-5 * want,
+            _ => f64::from(got) == want,
+        }
+    }
+    fn scan_errors(kind: ScanKind, x: &[Self], got: &[Self]) -> usize {
+        let x: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+        let got: Vec<f64> = got.iter().map(|&v| f64::from(v)).collect();
+        float_scan_errors(kind, &x, &got, 1e-5)
+    }
+}
+
+impl CubInput for f64 {
+    fn inputs(n: usize) -> Vec<Self> {
+        random_f64(3, n)
+    }
+    fn cpu(op: ReduceOp, x: &[Self]) -> f64 {
+        fold(op, x.iter().copied())
+    }
+    fn close(op: ReduceOp, got: Self, want: f64) -> bool {
+        match op {
+            ReduceOp::Sum => (got - want).abs() <= 1e-12 * want,
+            _ => got == want,
+        }
+    }
+    fn scan_errors(kind: ScanKind, x: &[Self], got: &[Self]) -> usize {
+        float_scan_errors(kind, x, got, 1e-12)
+    }
+}
+
+impl CubInput for u32 {
+    fn inputs(n: usize) -> Vec<Self> {
+        random_f64(5, n).iter().map(|&v| (v * 1e6) as u32).collect()
+    }
+    fn cpu(op: ReduceOp, x: &[Self]) -> f64 {
+        match op {
+            ReduceOp::Sum => f64::from(x.iter().fold(0u32, |a, &v| a.wrapping_add(v))),
+            _ => fold(op, x.iter().map(|&v| f64::from(v))),
+        }
+    }
+    fn close(_: ReduceOp, got: Self, want: f64) -> bool {
+        f64::from(got) == want
+    }
+    fn scan_errors(kind: ScanKind, x: &[Self], got: &[Self]) -> usize {
+        crate::vector::scan_u32_cpu(kind, x)
+            .iter()
+            .zip(got)
+            .filter(|(w, g)| w != g)
+            .count()
+    }
+}
+
+fn fold(op: ReduceOp, x: impl Iterator<Item = f64>) -> f64 {
+    match op {
+        ReduceOp::Sum => x.sum(),
+        ReduceOp::Min => x.fold(f64::INFINITY, f64::min),
+        ReduceOp::Max => x.fold(f64::NEG_INFINITY, f64::max),
+    }
+}
+
+/// Times CUB's reductions (and, with `scans`, its scans) of `n` elements of `T`, checks each
+/// reduction against the CPU, and appends `cub` entries (notes for any difference).
+#[allow(clippy::too_many_arguments)]
+pub fn entries<T: CubInput>(
+    gpu: &Gpu,
+    cub: &Cub,
+    n: usize,
+    scans: bool,
+    (w, r): (u32, u32),
+    memcpy: f64,
+    entries: &mut Vec<Entry>,
+    notes: &mut Vec<String>,
+) -> Result<(), GpuError> {
+    let host = T::inputs(n);
+    let x = crate::vector::upload(gpu, &host)?;
+    let mut out = crate::vector::poisoned::<T>(gpu, if scans { n } else { 1 })?;
+    let mut temp = gpu
+        .stream()
+        .alloc_zeros::<u8>(1)
+        .map_err(GpuError::driver("allocating CUB scratch"))?;
+    let size = std::mem::size_of::<T>() as u64;
+    for op in ReduceOp::ALL {
+        let workload = format!("{} {}", op.name(), T::NAME);
+        let timed = time_events(gpu, w, r, || cub.reduce(gpu, op, &x, &mut out, &mut temp));
+        let stats = match timed {
+            Ok(s) => s,
+            Err(BenchError(e)) => {
+                notes.push(format!("{workload}: CUB failed: {e}"));
+                continue;
+            }
+        };
+        let got = super::download_one(gpu, &out)?;
+        let want = T::cpu(op, &host);
+        if !T::close(op, got, want) {
+            notes.push(format!(
+                "{workload}: CUB gave {got:?}, the CPU {want} (outside the tolerance)"
+            ));
+        }
+        entries.push(bandwidth_entry(
+            &workload,
+            "cub",
+            stats,
+            size * n as u64,
+            Some(memcpy),
+        ));
+    }
+    if scans {
+        for (kind, label) in [
+            (ScanKind::Inclusive, "inclusive scan"),
+            (ScanKind::Exclusive, "exclusive scan"),
+        ] {
+            let workload = format!("{label} {}", T::NAME);
+            match time_events(gpu, w, r, || cub.scan(gpu, kind, &x, &mut out, &mut temp)) {
+                Ok(stats) => {
+                    let got = gpu
+                        .stream()
+                        .clone_dtoh(&out)
+                        .map_err(GpuError::driver("copying CUB's scan back"))?;
+                    let bad = T::scan_errors(kind, &host, &got);
+                    if bad > 0 {
+                        notes.push(format!(
+                            "{workload}: CUB's scan is wrong in {bad} of {n} elements"
+                        ));
+                    }
+                    entries.push(bandwidth_entry(
+                        &workload,
+                        "cub",
+                        stats,
+                        2 * size * n as u64,
+                        Some(memcpy),
+                    ));
+                }
+                Err(BenchError(e)) => notes.push(format!("{workload}: CUB failed: {e}")),
+            }
+        }
+    }
+    Ok(())
+}
