@@ -16,7 +16,8 @@ use common::{
     Band, Palette, Real, RenderJob, Rgb, Viewport,
     palette::{Coloring, Shading},
 };
-use cudarc::driver::{CudaSlice, CudaViewMut, LaunchConfig, PinnedHostSlice};
+use cudarc::driver::{CudaSlice, CudaViewMut, LaunchConfig};
+use cust::memory::LockedBuffer;
 use kernels::mandelbrot::{
     colorize, mandelbrot_f32, mandelbrot_f64, mandelbrot_naive_f32, mandelbrot_naive_f64,
     mandelbrot_ss_f32, mandelbrot_ss_f64,
@@ -443,7 +444,7 @@ pub struct GpuRenderer<'g> {
     table_for: Option<(Coloring, u32)>,
     /// Page-locked host memory the colours are copied into: a pageable copy of a 100 MB band
     /// ran at about 1 GB/s on an H200 machine while the PNG encoder's threads were busy.
-    staging: PinnedHostSlice<u8>,
+    staging: LockedBuffer<u8>,
     capacity_px: usize,
 }
 
@@ -475,17 +476,7 @@ impl<'g> GpuRenderer<'g> {
         let rgb = stream
             .alloc_zeros::<u8>(capacity_px * 3)
             .map_err(GpuError::driver("allocating the colour buffer"))?;
-        // SAFETY: the bytes are uninitialised until a copy writes them; `render_band` reads
-        // only the bytes its copy has just written. Flags 0: cached memory (the default
-        // write-combined kind is slow for the CPU to read).
-        let staging = unsafe {
-            stream
-                .context()
-                .alloc_pinned_with_flags::<u8>(capacity_px * 3, 0)
-        }
-        .map_err(GpuError::driver(
-            "allocating page-locked host memory for colours",
-        ))?;
+        let staging = LockedBuffer::new_in(gpu.context(), &0u8, capacity_px * 3)?;
         let table = stream
             .alloc_zeros::<u32>(COLOR_TABLE_LEN)
             .map_err(GpuError::driver("allocating the colour table"))?;
@@ -545,17 +536,10 @@ impl<'g> GpuRenderer<'g> {
             },
         )?;
         let stream = self.gpu.stream();
-        stream
-            .memcpy_dtoh(&self.rgb.slice(0..3 * len), &mut self.staging)
-            .map_err(GpuError::driver("copying colours to the host"))?;
-        // The copy is asynchronous, and with cudarc's event tracking off (cust's contexts)
-        // `as_slice` does not wait for it: wait for the stream.
-        stream.synchronize()?;
-        let rgb = self
-            .staging
-            .as_slice()
-            .map_err(GpuError::driver("waiting for the colours"))?[..3 * len]
-            .to_vec();
+        // Only this band's bytes; `as_slice` waits for the copy.
+        self.staging
+            .async_copy_prefix_from(&self.rgb.slice(0..3 * len), stream)?;
+        let rgb = self.staging.as_slice()?[..3 * len].to_vec();
         let counts = if want_counts {
             stream
                 .clone_dtoh(&self.counts.slice(0..len))

@@ -365,6 +365,16 @@ fn pinned_buffers_round_trip_asynchronously() {
     dev.async_copy_to(&mut back, &stream).unwrap();
     // `as_slice` waits for the copy into `back` itself.
     tests::assert_identical("pinned round trip", &src, back.as_slice().unwrap());
+    // A shorter device buffer fills only the front; the rest keeps its values.
+    let short = DeviceBuffer::from_slice(&src[..1000]).unwrap();
+    let mut part = LockedBuffer::new_in(&ctx, &-2.0f32, 4000).unwrap();
+    part.async_copy_prefix_from(&short, &stream).unwrap();
+    let got = part.as_slice().unwrap();
+    tests::assert_identical("pinned prefix copy", &src[..1000], &got[..1000]);
+    assert!(got[1000..].iter().all(|&v| v == -2.0));
+    let long = DeviceBuffer::<f32>::zeroed(4001).unwrap();
+    let e = part.async_copy_prefix_from(&long, &stream).unwrap_err().to_string();
+    assert!(e.contains("the source has 4001 elements, the destination 4000"), "{e}");
 }
 
 #[test]

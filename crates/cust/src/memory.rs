@@ -574,7 +574,15 @@ impl<T: DeviceCopy + ValidAsZeroBits> LockedBuffer<T> {
     /// [`CudaError::NoContext`], [`CudaError::SizeOverflow`], a driver error (e.g. out of
     /// pinnable memory).
     pub fn new(value: &T, len: usize) -> CudaResult<Self> {
-        let mut b = Self::alloc(len)?;
+        Self::new_in(&CurrentContext::get_current()?, value, len)
+    }
+
+    /// [`LockedBuffer::new`] on a given context.
+    ///
+    /// # Errors
+    /// As [`LockedBuffer::new`].
+    pub fn new_in(ctx: &Context, value: &T, len: usize) -> CudaResult<Self> {
+        let mut b = Self::alloc(ctx, len)?;
         b.as_mut_slice()?.fill(*value);
         Ok(b)
     }
@@ -584,13 +592,12 @@ impl<T: DeviceCopy + ValidAsZeroBits> LockedBuffer<T> {
     /// # Errors
     /// As [`LockedBuffer::new`].
     pub fn from_slice(slice: &[T]) -> CudaResult<Self> {
-        let mut b = Self::alloc(slice.len())?;
+        let mut b = Self::alloc(&CurrentContext::get_current()?, slice.len())?;
         b.as_mut_slice()?.copy_from_slice(slice);
         Ok(b)
     }
 
-    fn alloc(len: usize) -> CudaResult<Self> {
-        let ctx = CurrentContext::get_current()?;
+    fn alloc(ctx: &Context, len: usize) -> CudaResult<Self> {
         byte_len::<T>("LockedBuffer", len)?;
         // SAFETY: the memory is uninitialised; both callers initialise every element
         // before anything reads it. No write-combining flag: the host also reads it.
@@ -630,6 +637,50 @@ impl<T: DeviceCopy + ValidAsZeroBits> LockedBuffer<T> {
     /// `true` if the buffer has no elements.
     pub fn is_empty(&self) -> bool {
         self.buf.len() == 0
+    }
+
+    /// Queues on `stream` a copy of the device memory `src` (a cust or cudarc buffer or
+    /// view of at most [`len`](Self::len) elements) into the first `src.len()` elements of
+    /// this buffer; the rest is left as it is. The host accessors wait for it. For a buffer
+    /// reused for pieces of different sizes (e.g. bands of an image).
+    ///
+    /// # Errors
+    /// [`CudaError::LengthMismatch`] if `src` is longer than this buffer; a driver error.
+    pub fn async_copy_prefix_from<S: DevicePtr<T>>(
+        &mut self,
+        src: &S,
+        stream: &Stream,
+    ) -> CudaResult<()> {
+        let n = src.len();
+        if n > self.len() {
+            return Err(CudaError::LengthMismatch {
+                what: "LockedBuffer::async_copy_prefix_from (at most the buffer's length)",
+                src: n,
+                dst: self.len(),
+            });
+        }
+        stream
+            .context()
+            .bind_to_thread()
+            .map_err(CudaError::driver("binding the context"))?;
+        let dst = self.buf.as_mut_ptr().map_err(CudaError::driver(
+            "waiting for earlier uses of pinned memory",
+        ))?;
+        let (src_ptr, _record) = src.device_ptr(stream.as_cudarc());
+        // SAFETY: `dst` is page-locked memory of `self.len() >= n` elements, which `&mut
+        // self` keeps from the host until the accessors wait for this copy; `src` holds `n`
+        // elements of T.
+        unsafe {
+            cudarc::driver::sys::cuMemcpyDtoHAsync_v2(
+                dst.cast(),
+                src_ptr,
+                n * std::mem::size_of::<T>(),
+                stream.cu_stream(),
+            )
+        }
+        .result()
+        .map_err(CudaError::driver("queueing a device-to-pinned-host copy"))?;
+        self.copy_queued(stream)
     }
 
     /// The contents; waits first for any copy into this buffer still in flight.
