@@ -21,7 +21,9 @@
 
 pub mod complex;
 pub mod escape;
+pub mod floatexp;
 pub mod palette;
+pub mod perturb;
 pub mod real;
 pub mod render;
 pub mod viewport;

@@ -1,0 +1,260 @@
+//! Perturbation: escape times of deep-zoom pixels from one high-precision reference orbit.
+//!
+//! The reference orbit `Z_0 = 0, Z_{k+1} = Z_k² + C` of the view's centre `C` is computed once
+//! in arbitrary precision (on the host) and stored rounded to `f64`. A pixel `c = C + δc`
+//! then iterates only its difference from the reference, `z_n = Z_m + δz`:
+//! `δz ← (2·Z_m + δz)·δz + δc`, in `f64` or [`FloatExp`] (for `δc` below `f64`'s range).
+//!
+//! **Rebasing** (Zhuoran, 2021): when `|Z_m + δz| < |δz|` (the pixel's orbit passes nearer to
+//! 0 than its difference from the reference), or the reference orbit ends, the pixel restarts
+//! from the reference's beginning: `δz ← Z_m + δz`, `m ← 0` (`Z_0 = 0`, so `z` is unchanged).
+//! This keeps `|δz|` small relative to `|z|`, where the difference iteration is accurate, so
+//! no "glitches" need detecting afterwards.
+//!
+//! Counts follow [`crate::escape_time`]: the smallest `n` in `1..=max_iter` with
+//! `|z_n|² > bailout_sqr`, else `max_iter`.
+
+use crate::{
+    Complex, Real,
+    floatexp::{ComplexFx, FloatExp},
+};
+
+/// The outcome of a perturbed iteration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Perturbed {
+    /// The escape time (see the [module docs](self)).
+    pub n: u32,
+    /// `|z_n|²` at escape (`0` when the orbit did not escape).
+    pub norm_sqr: f64,
+    /// How many times the pixel rebased onto the reference's start.
+    pub rebases: u32,
+}
+
+/// Below this `|δz|` (`2⁻⁹⁰⁰`), [`escape_fx`] iterates in [`FloatExp`]; above it, in `f64`.
+/// Far enough above `f64`'s smallest normal (`2⁻¹⁰²²`) that `δz²` terms a few steps on are
+/// still represented.
+pub const F64_DELTA_MIN_EXP: i32 = -900;
+
+/// One perturbed step in `f64`: `(2·Z + δz)·δz + δc`, products with fused multiply-adds.
+#[inline(always)]
+fn step_f64(z: Complex<f64>, dz: (f64, f64), dc: (f64, f64)) -> (f64, f64) {
+    let ar = 2.0 * z.re + dz.0;
+    let ai = 2.0 * z.im + dz.1;
+    (
+        Real::mul_add(ar, dz.0, Real::mul_add(-ai, dz.1, dc.0)),
+        Real::mul_add(ar, dz.1, Real::mul_add(ai, dz.0, dc.1)),
+    )
+}
+
+/// Escape time of `C + δc` with `f64` differences, given the reference orbit `orbit`
+/// (`orbit[k] = Z_k` rounded to `f64`, `orbit[0] = 0`, at least 2 entries). For views whose
+/// `δc` are all representable in `f64` (pixel spacing above about `10⁻³⁰⁰`).
+///
+/// ```
+/// # use common::{Complex, escape_time, perturb::escape_f64};
+/// // Reference C = -1 (period 2: 0, -1, 0, -1, ...); the pixel -1 + 0.3 escapes like the
+/// // direct iteration of -0.7.
+/// let orbit: Vec<Complex<f64>> = (0..100).map(|k| Complex::new(-((k % 2) as f64), 0.0)).collect();
+/// let p = escape_f64(&orbit, (0.3, 0.0), 100, 4.0);
+/// assert_eq!(p.n, escape_time(Complex::new(-0.7_f64, 0.0), 100));
+/// ```
+#[inline(always)]
+pub fn escape_f64(
+    orbit: &[Complex<f64>],
+    dc: (f64, f64),
+    max_iter: u32,
+    bailout_sqr: f64,
+) -> Perturbed {
+    let last = orbit.len() - 1;
+    let mut dz = (0.0f64, 0.0f64);
+    let mut m = 0usize;
+    let mut rebases = 0;
+    let mut n = 0;
+    while n < max_iter {
+        dz = step_f64(orbit[m], dz, dc);
+        m += 1;
+        n += 1;
+        let zr = orbit[m].re + dz.0;
+        let zi = orbit[m].im + dz.1;
+        let r2 = Real::mul_add(zi, zi, zr * zr);
+        if r2 > bailout_sqr {
+            return Perturbed {
+                n,
+                norm_sqr: r2,
+                rebases,
+            };
+        }
+        let d2 = Real::mul_add(dz.1, dz.1, dz.0 * dz.0);
+        if r2 < d2 || m == last {
+            dz = (zr, zi);
+            m = 0;
+            rebases += 1;
+        }
+    }
+    Perturbed {
+        n: max_iter,
+        norm_sqr: 0.0,
+        rebases,
+    }
+}
+
+/// One perturbed step in [`FloatExp`]: `(2·Z + δz)·δz + δc`.
+#[inline(always)]
+fn step_fx(z: Complex<f64>, dz: ComplexFx, dc: ComplexFx) -> ComplexFx {
+    let two_z = ComplexFx::from_f64(2.0 * z.re, 2.0 * z.im);
+    two_z.add(dz).mul(dz).add(dc)
+}
+
+/// Escape time of `C + δc` for any `δc`, however small: differences in [`FloatExp`] while
+/// `|δz| < 2⁻⁹⁰⁰` ([`F64_DELTA_MIN_EXP`]), then in `f64` (the steps of [`escape_f64`]) once
+/// `δc` is either in `f64`'s range too or negligible beside `δz` (`|δc| < 2⁻⁶⁴·|δz|`, below
+/// `f64`'s rounding; `δc` then enters as its `f64` value, perhaps 0); back to [`FloatExp`] if
+/// `|δz|` falls below `2⁻⁹⁰⁰` again (after a rebase). `orbit` as for [`escape_f64`].
+pub fn escape_fx(
+    orbit: &[Complex<f64>],
+    dc: ComplexFx,
+    max_iter: u32,
+    bailout_sqr: f64,
+) -> Perturbed {
+    let last = orbit.len() - 1;
+    let dc_f64 = dc.to_f64();
+    let dc_exp = dc.re.e.max(dc.im.e);
+    let mut dz = ComplexFx::ZERO;
+    let mut m = 0usize;
+    let mut rebases = 0;
+    let mut n = 0;
+    while n < max_iter {
+        let dz_exp = dz.re.e.max(dz.im.e);
+        // δc enters the f64 steps as its f64 value: exactly when it is in f64's normal
+        // range, or rounded (perhaps to 0) when it is negligible beside δz.
+        let dc_fits = (dc.re.m == 0.0 && dc.im.m == 0.0) || dc_exp > F64_DELTA_MIN_EXP;
+        let in_f64 = (dz.re.m != 0.0 || dz.im.m != 0.0)
+            && dz_exp > F64_DELTA_MIN_EXP
+            && (dc_fits || dc_exp < dz_exp - 64);
+        if in_f64 {
+            // f64 steps until escape, max_iter, or |δz| too small again.
+            let mut d = dz.to_f64();
+            while n < max_iter {
+                d = step_f64(orbit[m], d, dc_f64);
+                m += 1;
+                n += 1;
+                let zr = orbit[m].re + d.0;
+                let zi = orbit[m].im + d.1;
+                let r2 = Real::mul_add(zi, zi, zr * zr);
+                if r2 > bailout_sqr {
+                    return Perturbed {
+                        n,
+                        norm_sqr: r2,
+                        rebases,
+                    };
+                }
+                let d2 = Real::mul_add(d.1, d.1, d.0 * d.0);
+                if r2 < d2 || m == last {
+                    d = (zr, zi);
+                    m = 0;
+                    rebases += 1;
+                }
+                let small = FloatExp::from_f64(d.0).e.max(FloatExp::from_f64(d.1).e);
+                if (d.0 == 0.0 && d.1 == 0.0) || small <= F64_DELTA_MIN_EXP {
+                    break;
+                }
+            }
+            dz = ComplexFx::from_f64(d.0, d.1);
+            continue;
+        }
+        dz = step_fx(orbit[m], dz, dc);
+        m += 1;
+        n += 1;
+        let z = ComplexFx::from_f64(orbit[m].re, orbit[m].im).add(dz);
+        let r2 = z.norm_sqr().to_f64();
+        if r2 > bailout_sqr {
+            return Perturbed {
+                n,
+                norm_sqr: r2,
+                rebases,
+            };
+        }
+        if z.norm_sqr().abs_lt(dz.norm_sqr()) || m == last {
+            dz = z;
+            m = 0;
+            rebases += 1;
+        }
+    }
+    Perturbed {
+        n: max_iter,
+        norm_sqr: 0.0,
+        rebases,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::escape_time;
+    use std::{vec, vec::Vec};
+
+    fn orbit_of(c: Complex<f64>, len: usize) -> Vec<Complex<f64>> {
+        let mut z = Complex::new(0.0, 0.0);
+        let mut out = vec![z];
+        for _ in 1..len {
+            z = Complex::new(z.re * z.re - z.im * z.im + c.re, 2.0 * z.re * z.im + c.im);
+            out.push(z);
+            if z.re * z.re + z.im * z.im > 1e6 {
+                break;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn shallow_views_agree_with_the_direct_loop() {
+        // Reference at a boundary point; pixels around it at spacing 1e-3, where f64 direct
+        // iteration is exact enough that both should agree nearly everywhere.
+        let c0 = Complex::new(-0.743_643_887_037_151, 0.131_825_904_205_33);
+        let orbit = orbit_of(c0, 2001);
+        let (mut same, mut same_fx, mut total) = (0, 0, 0);
+        for y in -20..20 {
+            for x in -20..20 {
+                let dc = (f64::from(x) * 1e-3, f64::from(y) * 1e-3);
+                let direct = escape_time(Complex::new(c0.re + dc.0, c0.im + dc.1), 2000);
+                let p = escape_f64(&orbit, dc, 2000, 4.0);
+                let q = escape_fx(&orbit, ComplexFx::from_f64(dc.0, dc.1), 2000, 4.0);
+                total += 1;
+                same += usize::from(p.n == direct);
+                same_fx += usize::from(p.n == q.n);
+            }
+        }
+        // The perturbed and the direct loops round differently, so chaotic boundary pixels
+        // may differ; the FloatExp loop runs the f64 steps after its first and rarely differs.
+        assert!(same * 1000 >= total * 995, "{same} of {total}");
+        assert!(same_fx * 1000 >= total * 999, "{same_fx} of {total}");
+    }
+
+    #[test]
+    fn an_escaping_reference_forces_rebases_and_still_agrees() {
+        // The reference escapes after a few steps (C = 0.3, outside the set); pixels inside
+        // the set near it must rebase at the orbit's end and keep iterating.
+        let orbit = orbit_of(Complex::new(0.3, 0.0), 1000);
+        assert!(orbit.len() < 50);
+        for dc in [(-0.3, 0.0), (-0.55, 0.1), (-1.3, 0.02)] {
+            let p = escape_f64(&orbit, dc, 500, 4.0);
+            let direct = escape_time(Complex::new(0.3 + dc.0, dc.1), 500);
+            assert_eq!(p.n, direct, "{dc:?}");
+            assert!(p.rebases > 0);
+        }
+    }
+
+    #[test]
+    fn floatexp_differences_reach_below_f64() {
+        // δc = 1e-320·(1, 0) is subnormal in f64 and 1e-400 is zero; the FloatExp loop still
+        // sees it. At the reference C = 0 (in the set, orbit constant 0) the pixel stays in
+        // the set; at C = 0.25 + tiny the count is the same as C = 0.25's within max_iter.
+        let orbit = orbit_of(Complex::new(0.0, 0.0), 300);
+        let tiny = ComplexFx::new(FloatExp::new(0.5, -1329), FloatExp::ZERO); // ≈ 1e-400
+        assert_eq!(escape_fx(&orbit, tiny, 200, 4.0).n, 200);
+        // Rebasing with FloatExp: pixel 2 + tiny escapes at n = 2 like c = 2 (z1 = 2, z2 = 6).
+        let far = ComplexFx::new(FloatExp::from_f64(2.0).add(FloatExp::new(0.5, -1329)), FloatExp::ZERO);
+        assert_eq!(escape_fx(&orbit, far, 200, 4.0).n, 2);
+    }
+}
