@@ -94,16 +94,10 @@ impl FloatExp {
         }
     }
 
-    /// `self · other`.
-    #[inline(always)]
-    pub fn mul(self, other: Self) -> Self {
-        Self::new(self.m * other.m, self.e.saturating_add(other.e))
-    }
-
     /// `self + other`: the smaller operand's mantissa is scaled to the larger's exponent
-    /// (exact unless it falls below `2⁻¹⁰²²` of it, where it cannot change the rounded sum).
+    /// (exact unless it falls below `2⁻¹⁰⁰⁰` of it, where it cannot change the rounded sum).
     #[inline(always)]
-    pub fn add(self, other: Self) -> Self {
+    fn sum(self, other: Self) -> Self {
         if self.m == 0.0 {
             return other;
         }
@@ -120,21 +114,6 @@ impl FloatExp {
             return big;
         }
         Self::new(big.m + small.m * pow2(-shift), big.e)
-    }
-
-    /// `-self`.
-    #[inline(always)]
-    pub fn neg(self) -> Self {
-        Self {
-            m: -self.m,
-            e: self.e,
-        }
-    }
-
-    /// `self − other`.
-    #[inline(always)]
-    pub fn sub(self, other: Self) -> Self {
-        self.add(other.neg())
     }
 
     /// `|self|`.
@@ -154,6 +133,42 @@ impl FloatExp {
             return a.m < b.m;
         }
         a.e < b.e || (a.e == b.e && a.m < b.m)
+    }
+}
+
+impl core::ops::Mul for FloatExp {
+    type Output = Self;
+    /// `self · other`: the mantissas' product (correctly rounded), renormalised.
+    #[inline(always)]
+    fn mul(self, other: Self) -> Self {
+        Self::new(self.m * other.m, self.e.saturating_add(other.e))
+    }
+}
+
+impl core::ops::Add for FloatExp {
+    type Output = Self;
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        self.sum(other)
+    }
+}
+
+impl core::ops::Neg for FloatExp {
+    type Output = Self;
+    #[inline(always)]
+    fn neg(self) -> Self {
+        Self {
+            m: -self.m,
+            e: self.e,
+        }
+    }
+}
+
+impl core::ops::Sub for FloatExp {
+    type Output = Self;
+    #[inline(always)]
+    fn sub(self, other: Self) -> Self {
+        self.sum(-other)
     }
 }
 
@@ -189,22 +204,7 @@ impl ComplexFx {
     /// `|self|²`.
     #[inline(always)]
     pub fn norm_sqr(self) -> FloatExp {
-        self.re.mul(self.re).add(self.im.mul(self.im))
-    }
-
-    /// `self + other`.
-    #[inline(always)]
-    pub fn add(self, other: Self) -> Self {
-        Self::new(self.re.add(other.re), self.im.add(other.im))
-    }
-
-    /// `self · other` (four products, then a difference and a sum).
-    #[inline(always)]
-    pub fn mul(self, other: Self) -> Self {
-        Self::new(
-            self.re.mul(other.re).sub(self.im.mul(other.im)),
-            self.re.mul(other.im).add(self.im.mul(other.re)),
-        )
+        self.re * self.re + self.im * self.im
     }
 
     /// The parts as `f64` ([`FloatExp::to_f64`]).
@@ -214,13 +214,43 @@ impl ComplexFx {
     }
 }
 
+impl core::ops::Add for ComplexFx {
+    type Output = Self;
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        Self::new(self.re + other.re, self.im + other.im)
+    }
+}
+
+impl core::ops::Mul for ComplexFx {
+    type Output = Self;
+    /// Four products, then a difference and a sum.
+    #[inline(always)]
+    fn mul(self, other: Self) -> Self {
+        Self::new(
+            self.re * other.re - self.im * other.im,
+            self.re * other.im + self.im * other.re,
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn round_trips_and_normalises() {
-        for x in [1.0, -1.0, 0.75, 3.0, 1e-300, -2.5e300, 5e-324, f64::MAX, f64::MIN_POSITIVE] {
+        for x in [
+            1.0,
+            -1.0,
+            0.75,
+            3.0,
+            1e-300,
+            -2.5e300,
+            5e-324,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+        ] {
             let f = FloatExp::from_f64(x);
             assert!(f.m.abs() >= 0.5 && f.m.abs() < 1.0, "{x}: {f:?}");
             assert_eq!(f.to_f64(), x, "{x}");
@@ -234,28 +264,28 @@ mod tests {
     fn arithmetic_matches_f64_where_f64_is_exact_and_reaches_far_below_it() {
         let (a, b) = (1.375_f64, -0.3125_f64);
         let (fa, fb) = (FloatExp::from_f64(a), FloatExp::from_f64(b));
-        assert_eq!(fa.mul(fb).to_f64(), a * b);
-        assert_eq!(fa.add(fb).to_f64(), a + b);
-        assert_eq!(fa.sub(fb).to_f64(), a - b);
+        assert_eq!((fa * fb).to_f64(), a * b);
+        assert_eq!((fa + fb).to_f64(), a + b);
+        assert_eq!((fa - fb).to_f64(), a - b);
         // 10⁻²⁵⁰ squared is 10⁻⁵⁰⁰: zero in f64, kept here. Scaled back by 2¹⁶⁶¹ it is
         // 10⁻⁵⁰⁰·2¹⁶⁶¹ ≈ 0.2.
         let tiny = FloatExp::from_f64(1e-250);
-        let sq = tiny.mul(tiny);
+        let sq = tiny * tiny;
         assert_eq!(1e-250_f64 * 1e-250, 0.0);
         let back = sq.scale2(1661).to_f64();
         let want = 1e-250 * (1e-250 * 2f64.powi(1000)) * 2f64.powi(661);
         assert!((back - want).abs() <= want * 1e-15, "{back} vs {want}");
         // Adding a far smaller number changes nothing; cancellation is exact.
         let one = FloatExp::from_f64(1.0);
-        assert_eq!(one.add(sq), one);
-        assert_eq!(sq.sub(sq), FloatExp::ZERO);
+        assert_eq!(one + sq, one);
+        assert_eq!(sq - sq, FloatExp::ZERO);
         assert!(sq.abs_lt(tiny) && !tiny.abs_lt(sq) && FloatExp::ZERO.abs_lt(sq));
     }
 
     #[test]
     fn complex_product() {
         // (1 + 2i)(3 - i) = 5 + 5i
-        let p = ComplexFx::from_f64(1.0, 2.0).mul(ComplexFx::from_f64(3.0, -1.0));
+        let p = ComplexFx::from_f64(1.0, 2.0) * ComplexFx::from_f64(3.0, -1.0);
         assert_eq!(p.to_f64(), (5.0, 5.0));
         assert_eq!(ComplexFx::from_f64(3.0, 4.0).norm_sqr().to_f64(), 25.0);
     }

@@ -102,7 +102,7 @@ pub fn escape_f64(
 #[inline(always)]
 fn step_fx(z: Complex<f64>, dz: ComplexFx, dc: ComplexFx) -> ComplexFx {
     let two_z = ComplexFx::from_f64(2.0 * z.re, 2.0 * z.im);
-    two_z.add(dz).mul(dz).add(dc)
+    (two_z + dz) * dz + dc
 }
 
 /// Escape time of `C + δc` for any `δc`, however small: differences in [`FloatExp`] while
@@ -165,7 +165,7 @@ pub fn escape_fx(
         dz = step_fx(orbit[m], dz, dc);
         m += 1;
         n += 1;
-        let z = ComplexFx::from_f64(orbit[m].re, orbit[m].im).add(dz);
+        let z = ComplexFx::from_f64(orbit[m].re, orbit[m].im) + dz;
         let r2 = z.norm_sqr().to_f64();
         if r2 > bailout_sqr {
             return Perturbed {
@@ -254,7 +254,10 @@ mod tests {
         let tiny = ComplexFx::new(FloatExp::new(0.5, -1329), FloatExp::ZERO); // ≈ 1e-400
         assert_eq!(escape_fx(&orbit, tiny, 200, 4.0).n, 200);
         // Rebasing with FloatExp: pixel 2 + tiny escapes at n = 2 like c = 2 (z1 = 2, z2 = 6).
-        let far = ComplexFx::new(FloatExp::from_f64(2.0).add(FloatExp::new(0.5, -1329)), FloatExp::ZERO);
+        let far = ComplexFx::new(
+            FloatExp::from_f64(2.0) + FloatExp::new(0.5, -1329),
+            FloatExp::ZERO,
+        );
         assert_eq!(escape_fx(&orbit, far, 200, 4.0).n, 2);
     }
 }

@@ -9,6 +9,7 @@
 //! without CUDA.
 
 pub mod bench;
+pub mod deep;
 pub mod gpu;
 pub mod info;
 pub mod launch;

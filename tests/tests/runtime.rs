@@ -373,8 +373,14 @@ fn pinned_buffers_round_trip_asynchronously() {
     tests::assert_identical("pinned prefix copy", &src[..1000], &got[..1000]);
     assert!(got[1000..].iter().all(|&v| v == -2.0));
     let long = DeviceBuffer::<f32>::zeroed(4001).unwrap();
-    let e = part.async_copy_prefix_from(&long, &stream).unwrap_err().to_string();
-    assert!(e.contains("the source has 4001 elements, the destination 4000"), "{e}");
+    let e = part
+        .async_copy_prefix_from(&long, &stream)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("the source has 4001 elements, the destination 4000"),
+        "{e}"
+    );
 }
 
 #[test]

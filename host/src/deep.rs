@@ -1,0 +1,320 @@
+//! Deep zoom past `f64`: a view given by decimal strings of any length, its reference orbit in
+//! arbitrary precision (`astro-float`, pure Rust), and the pixels iterated by perturbation
+//! (`common::perturb`, shared with the GPU).
+//!
+//! Conventions as for [`common::Viewport`]: `scale` is the real-axis extent of the image
+//! width, pixels are square, pixel `(x, y)` samples its centre, row 0 is at the top.
+
+use astro_float::{BigFloat, Consts, Radix, RoundingMode, Sign};
+use common::{
+    Complex,
+    floatexp::{ComplexFx, FloatExp},
+    perturb::{self, Perturbed},
+};
+use rayon::prelude::*;
+
+/// Rounding of every arbitrary-precision operation.
+const RM: RoundingMode = RoundingMode::ToEven;
+
+/// Why a deep view could not be set up. Each variant names the bad value.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DeepError {
+    /// A coordinate is not a decimal number.
+    #[error("{what} `{value}` is not a decimal number (e.g. -0.75, 1.25e-3)")]
+    NotANumber {
+        /// Which input.
+        what: &'static str,
+        /// The text given.
+        value: String,
+    },
+    /// The scale is not a positive decimal number.
+    #[error("scale `{0}` must be a positive decimal number, e.g. 3, 0.01 or 1e-500")]
+    BadScale(String),
+    /// An image dimension is zero.
+    #[error("image size {0}×{1}: both must be at least 1")]
+    EmptyImage(u32, u32),
+}
+
+/// A deep-zoom view: centre as decimal strings, the scale, the pixel grid.
+#[derive(Clone, Debug)]
+pub struct DeepView {
+    /// Real part of the centre.
+    pub center_re: BigFloat,
+    /// Imaginary part of the centre.
+    pub center_im: BigFloat,
+    /// Real-axis extent of the image width.
+    pub scale: BigFloat,
+    /// Image width in pixels.
+    pub width_px: u32,
+    /// Image height in pixels.
+    pub height_px: u32,
+    /// Bits of precision of the coordinates and of the reference orbit.
+    pub precision_bits: usize,
+}
+
+/// `x` as [`FloatExp`] (its leading 53 bits, truncated).
+pub fn to_floatexp(x: &BigFloat) -> FloatExp {
+    let Some((words, _, sign, exponent, _)) = x.as_raw_parts() else {
+        return FloatExp { m: f64::NAN, e: 0 };
+    };
+    let Some(&top) = words.last() else {
+        return FloatExp::ZERO;
+    };
+    if top == 0 {
+        return FloatExp::ZERO;
+    }
+    // The value is 0.top… · 2^exponent with the top bit of `top` set: the mantissa's leading
+    // 53 bits as an integer over 2^53 lie in [0.5, 1).
+    let m = (top >> 11) as f64 / (1u64 << 53) as f64;
+    let m = if sign == Sign::Neg { -m } else { m };
+    FloatExp::new(m, exponent)
+}
+
+impl DeepView {
+    /// Parses the centre and scale (decimal strings of any length, e.g. `"1e-500"`) and
+    /// chooses the precision: enough bits for the pixel spacing (`scale / width`) plus 64.
+    ///
+    /// # Errors
+    /// [`DeepError`] naming the bad value.
+    pub fn new(
+        center_re: &str,
+        center_im: &str,
+        scale: &str,
+        width_px: u32,
+        height_px: u32,
+    ) -> Result<Self, DeepError> {
+        if width_px == 0 || height_px == 0 {
+            return Err(DeepError::EmptyImage(width_px, height_px));
+        }
+        let mut cc = Consts::new().expect("astro-float constants cache");
+        // The scale first, at a modest precision, to learn its magnitude.
+        let s = parse(scale, 128, &mut cc).ok_or_else(|| DeepError::BadScale(scale.into()))?;
+        if s.is_zero() || s.sign() != Some(Sign::Pos) {
+            return Err(DeepError::BadScale(scale.into()));
+        }
+        let spacing_exp = i64::from(s.exponent().unwrap_or(0)) - i64::from(width_px.ilog2());
+        let bits = usize::try_from((-spacing_exp).max(0) + 64).unwrap_or(usize::MAX / 2);
+        let bits = bits.max(128);
+        let number = |what, text: &str, cc: &mut Consts| {
+            parse(text, bits, cc).ok_or_else(|| DeepError::NotANumber {
+                what,
+                value: text.into(),
+            })
+        };
+        Ok(Self {
+            center_re: number("centre real part", center_re, &mut cc)?,
+            center_im: number("centre imaginary part", center_im, &mut cc)?,
+            scale: number("scale", scale, &mut cc)?,
+            width_px,
+            height_px,
+            precision_bits: bits,
+        })
+    }
+
+    /// Distance between adjacent pixel centres, `scale / width_px`.
+    pub fn spacing(&self) -> BigFloat {
+        self.scale.div(
+            &BigFloat::from_u32(self.width_px, self.precision_bits),
+            self.precision_bits,
+            RM,
+        )
+    }
+
+    /// Pixel `(x, y)`'s offset from the centre in pixels: `(x + ½ − w/2, −(y + ½ − h/2))`
+    /// (exact in `f64`).
+    fn offset(&self, x: u32, y: u32) -> (f64, f64) {
+        (
+            f64::from(x) + 0.5 - f64::from(self.width_px) / 2.0,
+            -(f64::from(y) + 0.5 - f64::from(self.height_px) / 2.0),
+        )
+    }
+
+    /// `δc` of pixel `(x, y)`: its offset times the spacing, in [`FloatExp`].
+    pub fn delta(&self, spacing: FloatExp, x: u32, y: u32) -> ComplexFx {
+        let (ox, oy) = self.offset(x, y);
+        ComplexFx::new(
+            spacing * FloatExp::from_f64(ox),
+            spacing * FloatExp::from_f64(oy),
+        )
+    }
+
+    /// Pixel `(x, y)`'s `c` in full precision.
+    pub fn pixel(&self, spacing: &BigFloat, x: u32, y: u32) -> (BigFloat, BigFloat) {
+        let p = self.precision_bits;
+        let (ox, oy) = self.offset(x, y);
+        let re = self
+            .center_re
+            .add(&spacing.mul(&BigFloat::from_f64(ox, p), p, RM), p, RM);
+        let im = self
+            .center_im
+            .add(&spacing.mul(&BigFloat::from_f64(oy, p), p, RM), p, RM);
+        (re, im)
+    }
+}
+
+fn parse(text: &str, bits: usize, cc: &mut Consts) -> Option<BigFloat> {
+    let t = text.trim();
+    let ok = !t.is_empty()
+        && t.chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'));
+    if !ok {
+        return None;
+    }
+    let v = BigFloat::parse(t, Radix::Dec, bits, RM, cc);
+    (!v.is_nan() && !v.is_inf()).then_some(v)
+}
+
+/// The reference orbit `Z_0 = 0, Z_{k+1} = Z_k² + C` of `(c_re, c_im)` at `bits` of
+/// precision, rounded to `f64`: `max_iter + 1` values, or fewer if it escapes (`|Z|² > 2¹⁶`;
+/// the last value is the first one past that).
+pub fn reference_orbit(
+    c_re: &BigFloat,
+    c_im: &BigFloat,
+    bits: usize,
+    max_iter: u32,
+) -> Vec<Complex<f64>> {
+    let p = bits;
+    let mut re = BigFloat::from_u32(0, p);
+    let mut im = BigFloat::from_u32(0, p);
+    let mut out = Vec::with_capacity(max_iter as usize + 1);
+    out.push(Complex::new(0.0, 0.0));
+    for _ in 0..max_iter {
+        let re2 = re.mul(&re, p, RM);
+        let im2 = im.mul(&im, p, RM);
+        let reim = re.mul(&im, p, RM);
+        re = re2.sub(&im2, p, RM).add(c_re, p, RM);
+        im = reim.add(&reim, p, RM).add(c_im, p, RM);
+        let z = Complex::new(to_floatexp(&re).to_f64(), to_floatexp(&im).to_f64());
+        out.push(z);
+        if z.re * z.re + z.im * z.im > 65_536.0 {
+            break;
+        }
+    }
+    out
+}
+
+/// Escape times of every pixel (row-major) by perturbation from `orbit` (the reference
+/// orbit of the view's centre), on all CPU cores.
+pub fn render_perturbed(view: &DeepView, orbit: &[Complex<f64>], max_iter: u32) -> Vec<Perturbed> {
+    let spacing = to_floatexp(&view.spacing());
+    let w = view.width_px;
+    (0..view.width_px * view.height_px)
+        .into_par_iter()
+        .map(|i| {
+            let dc = view.delta(spacing, i % w, i / w);
+            perturb::escape_fx(orbit, dc, max_iter, 4.0)
+        })
+        .collect()
+}
+
+/// Escape times of every pixel (row-major) by iterating each pixel directly at the view's
+/// precision: the slow, exact reference that perturbation is checked against.
+pub fn render_direct(view: &DeepView, max_iter: u32) -> Vec<u32> {
+    let spacing = view.spacing();
+    let p = view.precision_bits;
+    let w = view.width_px;
+    (0..view.width_px * view.height_px)
+        .into_par_iter()
+        .map(|i| {
+            let (c_re, c_im) = view.pixel(&spacing, i % w, i / w);
+            let mut re = BigFloat::from_u32(0, p);
+            let mut im = BigFloat::from_u32(0, p);
+            for n in 1..=max_iter {
+                let re2 = re.mul(&re, p, RM);
+                let im2 = im.mul(&im, p, RM);
+                let reim = re.mul(&im, p, RM);
+                re = re2.sub(&im2, p, RM).add(&c_re, p, RM);
+                im = reim.add(&reim, p, RM).add(&c_im, p, RM);
+                let (r, m) = (to_floatexp(&re).to_f64(), to_floatexp(&im).to_f64());
+                if r * r + m * m > 4.0 {
+                    return n;
+                }
+            }
+            max_iter
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversion_to_floatexp_is_exact_for_f64_values() {
+        for x in [0.75, -3.0, 1e-300, 2.5e10] {
+            let b = BigFloat::from_f64(x, 128);
+            assert_eq!(to_floatexp(&b).to_f64(), x, "{x}");
+        }
+        let mut cc = Consts::new().unwrap();
+        let tiny = parse("1e-500", 2048, &mut cc).unwrap();
+        let f = to_floatexp(&tiny);
+        // 1e-500 = 2^(-500·log2 10) = 2^-1660.964047…: exponent -1660 and mantissa
+        // 2^-0.964047… = 0.51261676… (computed separately).
+        assert_eq!(f.e, -1660);
+        let want = (-(500.0 * std::f64::consts::LOG2_10 - 1660.0)).exp2();
+        assert!((f.m - want).abs() < 1e-12, "{f:?} vs {want}");
+    }
+
+    #[test]
+    fn bad_views_name_the_value() {
+        let e = DeepView::new("0.1x", "0", "1e-3", 4, 4).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "centre real part `0.1x` is not a decimal number (e.g. -0.75, 1.25e-3)"
+        );
+        for s in ["0", "-1e-5", "abc", ""] {
+            assert_eq!(
+                DeepView::new("0", "0", s, 4, 4).unwrap_err(),
+                DeepError::BadScale(s.into())
+            );
+        }
+        assert_eq!(
+            DeepView::new("0", "0", "1", 0, 4).unwrap_err(),
+            DeepError::EmptyImage(0, 4)
+        );
+        let v = DeepView::new("0", "1", "1e-300", 64, 64).unwrap();
+        // 1e-300/64 ≈ 2^-1003: 1003 + 64 bits.
+        assert!(
+            (1060..1080).contains(&v.precision_bits),
+            "{}",
+            v.precision_bits
+        );
+    }
+
+    /// Perturbation against the direct arbitrary-precision iteration, at a shallow depth
+    /// that runs quickly; the deep scales are checked by the `deep-accuracy` example.
+    #[test]
+    fn perturbation_matches_direct_iteration_near_a_misiurewicz_point() {
+        let v = DeepView::new(
+            "-0.0000000000000000003",
+            "1.0000000000000000002",
+            "1e-18",
+            16,
+            12,
+        )
+        .unwrap();
+        let max_iter = 400;
+        let orbit = reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter);
+        let perturbed: Vec<u32> = render_perturbed(&v, &orbit, max_iter)
+            .iter()
+            .map(|p| p.n)
+            .collect();
+        let direct = render_direct(&v, max_iter);
+        let same = perturbed
+            .iter()
+            .zip(&direct)
+            .filter(|(a, b)| a == b)
+            .count();
+        assert!(
+            same * 100 >= direct.len() * 99,
+            "{same} of {}",
+            direct.len()
+        );
+        // Structure, not a flat image: several different counts.
+        let mut counts = direct.clone();
+        counts.sort_unstable();
+        counts.dedup();
+        assert!(counts.len() > 5, "{counts:?}");
+    }
+}
