@@ -112,6 +112,30 @@ impl DeepView {
         })
     }
 
+    /// A view centred on `(re, im)` (any precision; rounded or extended to the view's).
+    ///
+    /// # Errors
+    /// As [`DeepView::new`] for the scale and size.
+    pub fn at(
+        re: &BigFloat,
+        im: &BigFloat,
+        scale: &str,
+        width_px: u32,
+        height_px: u32,
+    ) -> Result<Self, DeepError> {
+        let mut v = Self::new("0", "0", scale, width_px, height_px)?;
+        let bits = v.precision_bits;
+        let set = |x: &BigFloat| {
+            let mut x = x.clone();
+            // Only fails for NaN/Inf, which a nucleus never is.
+            let _ = x.set_precision(bits, RM);
+            x
+        };
+        v.center_re = set(re);
+        v.center_im = set(im);
+        Ok(v)
+    }
+
     /// Distance between adjacent pixel centres, `scale / width_px`.
     pub fn spacing(&self) -> BigFloat {
         self.scale.div(
@@ -236,6 +260,233 @@ pub fn render_direct(view: &DeepView, max_iter: u32) -> Vec<u32> {
         .collect()
 }
 
+/// `x` in decimal scientific notation with 4 significant digits, e.g. `"6.906e-41"` (any
+/// exponent, beyond `f64`'s range too).
+pub fn decimal(x: FloatExp) -> String {
+    if x.m == 0.0 {
+        return "0".into();
+    }
+    let log10 = (f64::from(x.e) + x.m.abs().log2()) * std::f64::consts::LOG10_2;
+    let exp = log10.floor();
+    let mant = 10f64.powf(log10 - exp);
+    let sign = if x.m < 0.0 { "-" } else { "" };
+    format!("{sign}{mant:.3}e{exp}")
+}
+
+/// A complex number in arbitrary precision, for the minibrot search.
+#[derive(Clone, Debug)]
+struct BigComplex {
+    re: BigFloat,
+    im: BigFloat,
+}
+
+impl BigComplex {
+    fn zero(p: usize) -> Self {
+        Self {
+            re: BigFloat::from_u32(0, p),
+            im: BigFloat::from_u32(0, p),
+        }
+    }
+    fn add(&self, o: &Self, p: usize) -> Self {
+        Self {
+            re: self.re.add(&o.re, p, RM),
+            im: self.im.add(&o.im, p, RM),
+        }
+    }
+    fn sub(&self, o: &Self, p: usize) -> Self {
+        Self {
+            re: self.re.sub(&o.re, p, RM),
+            im: self.im.sub(&o.im, p, RM),
+        }
+    }
+    fn mul(&self, o: &Self, p: usize) -> Self {
+        Self {
+            re: self
+                .re
+                .mul(&o.re, p, RM)
+                .sub(&self.im.mul(&o.im, p, RM), p, RM),
+            im: self
+                .re
+                .mul(&o.im, p, RM)
+                .add(&self.im.mul(&o.re, p, RM), p, RM),
+        }
+    }
+    fn div(&self, o: &Self, p: usize) -> Self {
+        let d = o.re.mul(&o.re, p, RM).add(&o.im.mul(&o.im, p, RM), p, RM);
+        let re = self
+            .re
+            .mul(&o.re, p, RM)
+            .add(&self.im.mul(&o.im, p, RM), p, RM);
+        let im = self
+            .im
+            .mul(&o.re, p, RM)
+            .sub(&self.re.mul(&o.im, p, RM), p, RM);
+        Self {
+            re: re.div(&d, p, RM),
+            im: im.div(&d, p, RM),
+        }
+    }
+    fn to_fx(&self) -> ComplexFx {
+        ComplexFx::new(to_floatexp(&self.re), to_floatexp(&self.im))
+    }
+}
+
+/// `|z|` of a [`ComplexFx`], as [`FloatExp`] (via `|z|²`'s square root on the mantissa).
+fn abs_fx(z: ComplexFx) -> FloatExp {
+    let n = z.norm_sqr();
+    if n.m == 0.0 {
+        return FloatExp::ZERO;
+    }
+    // n = m·2^e; make e even, then √n = √m'·2^(e'/2).
+    let (m, e) = if n.e % 2 == 0 {
+        (n.m, n.e)
+    } else {
+        (n.m * 2.0, n.e - 1)
+    };
+    FloatExp::new(m.sqrt(), e / 2)
+}
+
+/// A minibrot found near a point: its nucleus, period and approximate size.
+#[derive(Clone, Debug)]
+pub struct Minibrot {
+    /// Real part of the nucleus (the centre: `z_period(c) = 0`).
+    pub re: BigFloat,
+    /// Imaginary part of the nucleus.
+    pub im: BigFloat,
+    /// The period.
+    pub period: u32,
+    /// Approximate radius (the standard estimate `1/|β·λ²|` from the orbit's derivatives,
+    /// as in Claude Heiland-Allen's "minibrot size" method).
+    pub size: FloatExp,
+}
+
+impl Minibrot {
+    /// The nucleus as decimal strings with `digits` significant digits.
+    pub fn center_strings(&self, digits: usize) -> (String, String) {
+        let fmt = |x: &BigFloat| {
+            let mut cc = Consts::new().expect("astro-float constants cache");
+            let p = digits * 4;
+            let mut v = x.clone();
+            let _ = v.set_precision(p, RM);
+            v.format(Radix::Dec, RM, &mut cc).unwrap_or_default()
+        };
+        (fmt(&self.re), fmt(&self.im))
+    }
+}
+
+/// Finds the lowest-period minibrot whose atom lies within `radius` of `(c_re, c_im)` and
+/// locates its nucleus, at `bits` of precision (enough for `radius`, plus some).
+///
+/// Period: the first `n ≤ max_period` at which the disk of radius `radius` around `c`, mapped
+/// to first order by the orbit (`Z_n + Z_n'·δ`), contains 0: `|Z_n| < |Z_n'|·radius` ("ball
+/// period", after Robert Munafo's box period). Nucleus: Newton's method on `z_p(c) = 0`
+/// (`c ← c − z_p/z_p'`) from `c`, until the step is below `2^-bits` of the size estimate or
+/// 64 steps.
+///
+/// `None` if no period is found up to `max_period`, or Newton's method leaves the disk.
+pub fn find_minibrot(
+    c_re: &BigFloat,
+    c_im: &BigFloat,
+    radius: FloatExp,
+    bits: usize,
+    max_period: u32,
+) -> Option<Minibrot> {
+    let p = bits;
+    let c = BigComplex {
+        re: c_re.clone(),
+        im: c_im.clone(),
+    };
+    // Ball period, with the derivative in FloatExp (it grows far beyond f64).
+    let mut z = BigComplex::zero(p);
+    let mut dz = ComplexFx::ZERO;
+    let one = ComplexFx::from_f64(1.0, 0.0);
+    let mut period = None;
+    for n in 1..=max_period {
+        let zf = z.to_fx();
+        dz = ComplexFx::from_f64(2.0, 0.0) * zf * dz + one;
+        z = z.mul(&z, p).add(&c, p);
+        let zf = z.to_fx();
+        if zf.norm_sqr().to_f64() > 65_536.0 {
+            return None;
+        }
+        if abs_fx(zf).abs_lt(abs_fx(dz) * radius) {
+            period = Some(n);
+            break;
+        }
+    }
+    let period = period?;
+    // Newton's method for the nucleus.
+    let mut c = c;
+    for _ in 0..64 {
+        let mut z = BigComplex::zero(p);
+        let mut dz = BigComplex::zero(p);
+        let one = BigComplex {
+            re: BigFloat::from_u32(1, p),
+            im: BigFloat::from_u32(0, p),
+        };
+        let two = BigFloat::from_u32(2, p);
+        for _ in 0..period {
+            // dz ← 2·z·dz + 1, z ← z² + c
+            let zdz = z.mul(&dz, p);
+            dz = BigComplex {
+                re: zdz.re.mul(&two, p, RM),
+                im: zdz.im.mul(&two, p, RM),
+            }
+            .add(&one, p);
+            z = z.mul(&z, p).add(&c, p);
+        }
+        let step = z.div(&dz, p);
+        c = c.sub(&step, p);
+        let s = abs_fx(step.to_fx());
+        if s.m == 0.0 || s.e < -(i32::try_from(bits).unwrap_or(i32::MAX)) + 8 {
+            break;
+        }
+    }
+    // Left the disk: a different minibrot, or no convergence.
+    let moved = abs_fx(
+        c.sub(
+            &BigComplex {
+                re: c_re.clone(),
+                im: c_im.clone(),
+            },
+            p,
+        )
+        .to_fx(),
+    );
+    if (radius * FloatExp::from_f64(4.0)).abs_lt(moved) {
+        return None;
+    }
+    // Size: b = Σ 1/λ_k, λ_k = Π 2·z_j; size = 1/|b·λ_p²|.
+    let mut z = BigComplex::zero(p);
+    let mut l = ComplexFx::from_f64(1.0, 0.0);
+    let mut b = ComplexFx::from_f64(1.0, 0.0);
+    for _ in 1..period {
+        z = z.mul(&z, p).add(&c, p);
+        l = ComplexFx::from_f64(2.0, 0.0) * z.to_fx() * l;
+        b = b + inverse(l);
+    }
+    let size = inverse_abs(b * l * l);
+    Some(Minibrot {
+        re: c.re,
+        im: c.im,
+        period,
+        size,
+    })
+}
+
+/// `1/z` in [`ComplexFx`].
+fn inverse(z: ComplexFx) -> ComplexFx {
+    let n = z.norm_sqr();
+    let inv = FloatExp::new(1.0 / n.m, -n.e);
+    ComplexFx::new(z.re * inv, -(z.im * inv))
+}
+
+/// `1/|z|` in [`FloatExp`].
+fn inverse_abs(z: ComplexFx) -> FloatExp {
+    let a = abs_fx(z);
+    FloatExp::new(1.0 / a.m, -a.e)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,5 +567,57 @@ mod tests {
         counts.sort_unstable();
         counts.dedup();
         assert!(counts.len() > 5, "{counts:?}");
+    }
+}
+
+#[cfg(test)]
+mod minibrot_tests {
+    use super::*;
+
+    /// Near c = i, the minibrot in a disk of radius 10^-k has period about 2.66·k and size
+    /// about 10^-2k (Misiurewicz-point scaling); Newton's nucleus satisfies z_p(c) ≈ 0.
+    #[test]
+    fn finds_minibrots_near_i() {
+        for exp in [20i32, 50] {
+            let v = DeepView::new(
+                &format!("1.4285714285714285714e-{}", exp + 1),
+                &format!("1.{}14285714285714285714", "0".repeat(exp as usize + 1)),
+                &format!("1e-{exp}"),
+                64,
+                64,
+            )
+            .unwrap();
+            let radius = FloatExp::from_f64(10f64.powi(-exp));
+            // Twice the view's precision: the minibrot is about 10^-2k across.
+            let bits = 2 * v.precision_bits;
+            let m = find_minibrot(&v.center_re, &v.center_im, radius, bits, 10_000)
+                .expect("a minibrot");
+            let log10_size = (f64::from(m.size.e) + m.size.m.log2()) * std::f64::consts::LOG10_2;
+            assert!(
+                (log10_size + 2.0 * f64::from(exp)).abs() < 3.0,
+                "1e-{exp}: size 10^{log10_size}"
+            );
+            // Converged: one more Newton step z_p/z_p' is far below the minibrot's size.
+            let p = bits;
+            let c = BigComplex {
+                re: m.re.clone(),
+                im: m.im.clone(),
+            };
+            let (mut z, mut dz) = (BigComplex::zero(p), BigComplex::zero(p));
+            let one = BigComplex {
+                re: BigFloat::from_u32(1, p),
+                im: BigFloat::from_u32(0, p),
+            };
+            for _ in 0..m.period {
+                let zdz = z.mul(&dz, p);
+                dz = zdz.add(&zdz, p).add(&one, p);
+                z = z.mul(&z, p).add(&c, p);
+            }
+            let step = abs_fx(z.div(&dz, p).to_fx());
+            assert!(
+                step.abs_lt(m.size * FloatExp::from_f64(1e-20)),
+                "1e-{exp}: {step:?}"
+            );
+        }
     }
 }
