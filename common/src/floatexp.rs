@@ -7,7 +7,7 @@
 //! precision is `f64`'s; the range is `2^±2³¹` (about `10^±6.4·10⁸`).
 
 /// `m · 2^e` with `0.5 ≤ |m| < 1`, or zero (`m = 0`, `e = 0`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, cuda_std::DeviceCopy)]
 #[repr(C)]
 pub struct FloatExp {
     /// Mantissa: `0.5 ≤ |m| < 1`, or `0`.
@@ -173,7 +173,7 @@ impl core::ops::Sub for FloatExp {
 }
 
 /// A complex number of [`FloatExp`] parts.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, cuda_std::DeviceCopy)]
 #[repr(C)]
 pub struct ComplexFx {
     /// Real part.

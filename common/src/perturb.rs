@@ -30,6 +30,44 @@ pub struct Perturbed {
     pub rebases: u32,
 }
 
+/// A deep-zoom render for the perturbation kernels and the CPU renderer alike: the pixel grid
+/// around the reference point and the iteration settings. Pixel `(x, y)` (row 0 at the top)
+/// samples `C + δc` with `δc = spacing · (x + ½ − w/2, −(y + ½ − h/2))`.
+#[derive(Clone, Copy, Debug, PartialEq, cuda_std::DeviceCopy)]
+#[repr(C)]
+pub struct DeepJob {
+    /// Distance between adjacent pixel centres (real and imaginary axes alike).
+    pub spacing: FloatExp,
+    /// Image width in pixels.
+    pub width_px: u32,
+    /// Image height in pixels.
+    pub height_px: u32,
+    /// Iteration limit.
+    pub max_iter: u32,
+    /// Escape when `|z|²` exceeds this (4, or a larger radius for smooth colouring).
+    pub bailout_sqr: f64,
+}
+
+impl DeepJob {
+    /// `δc` of pixel `(x, y)`: its offset from the centre (exact in `f64`) times the spacing.
+    #[inline(always)]
+    pub fn delta(&self, x: u32, y: u32) -> ComplexFx {
+        let ox = x as f64 + 0.5 - self.width_px as f64 / 2.0;
+        let oy = -(y as f64 + 0.5 - self.height_px as f64 / 2.0);
+        ComplexFx::new(
+            self.spacing * FloatExp::from_f64(ox),
+            self.spacing * FloatExp::from_f64(oy),
+        )
+    }
+
+    /// Pixel `(x, y)` iterated by [`escape_fx`] against `orbit` (the reference orbit of the
+    /// view's centre, at least 2 entries).
+    #[inline(always)]
+    pub fn escape(&self, orbit: &[Complex<f64>], x: u32, y: u32) -> Perturbed {
+        escape_fx(orbit, self.delta(x, y), self.max_iter, self.bailout_sqr)
+    }
+}
+
 /// Below this `|δz|` (`2⁻⁹⁰⁰`), [`escape_fx`] iterates in [`FloatExp`]; above it, in `f64`.
 /// Far enough above `f64`'s smallest normal (`2⁻¹⁰²²`) that `δz²` terms a few steps on are
 /// still represented.

@@ -9,7 +9,7 @@ use astro_float::{BigFloat, Consts, Radix, RoundingMode, Sign};
 use common::{
     Complex,
     floatexp::{ComplexFx, FloatExp},
-    perturb::{self, Perturbed},
+    perturb::{DeepJob, Perturbed},
 };
 use rayon::prelude::*;
 
@@ -154,13 +154,17 @@ impl DeepView {
         )
     }
 
-    /// `δc` of pixel `(x, y)`: its offset times the spacing, in [`FloatExp`].
-    pub fn delta(&self, spacing: FloatExp, x: u32, y: u32) -> ComplexFx {
-        let (ox, oy) = self.offset(x, y);
-        ComplexFx::new(
-            spacing * FloatExp::from_f64(ox),
-            spacing * FloatExp::from_f64(oy),
-        )
+    /// The job the perturbation kernels and [`render_perturbed`] run: this view's grid at
+    /// `max_iter`, escaping at `|z|² > bailout_sqr` (pixel `δc` as [`DeepJob::delta`], the
+    /// same offsets as [`DeepView::pixel`]).
+    pub fn job(&self, max_iter: u32, bailout_sqr: f64) -> DeepJob {
+        DeepJob {
+            spacing: to_floatexp(&self.spacing()),
+            width_px: self.width_px,
+            height_px: self.height_px,
+            max_iter,
+            bailout_sqr,
+        }
     }
 
     /// Pixel `(x, y)`'s `c` in full precision.
@@ -221,15 +225,63 @@ pub fn reference_orbit(
 /// Escape times of every pixel (row-major) by perturbation from `orbit` (the reference
 /// orbit of the view's centre), on all CPU cores.
 pub fn render_perturbed(view: &DeepView, orbit: &[Complex<f64>], max_iter: u32) -> Vec<Perturbed> {
-    let spacing = to_floatexp(&view.spacing());
+    let job = view.job(max_iter, 4.0);
     let w = view.width_px;
     (0..view.width_px * view.height_px)
         .into_par_iter()
-        .map(|i| {
-            let dc = view.delta(spacing, i % w, i / w);
-            perturb::escape_fx(orbit, dc, max_iter, 4.0)
-        })
+        .map(|i| job.escape(orbit, i % w, i / w))
         .collect()
+}
+
+/// Escape times and `|z_n|²` of every pixel (row-major) by perturbation on `gpu`
+/// (`kernels::mandelbrot::mandelbrot_perturb`, the function [`render_perturbed`] runs),
+/// launched in bands of `band_rows` rows; the orbit is uploaded once.
+///
+/// # Errors
+/// [`GpuError`] if an allocation, a launch or a copy fails.
+pub fn render_gpu(
+    gpu: &crate::gpu::Gpu,
+    job: &DeepJob,
+    orbit: &[Complex<f64>],
+    band_rows: u32,
+) -> Result<(Vec<u32>, Vec<f32>), crate::gpu::GpuError> {
+    use crate::gpu::GpuError;
+    use cust::launch::Launch;
+    use kernels::mandelbrot::mandelbrot_perturb;
+    let n = job.width_px as usize * job.height_px as usize;
+    gpu.check_free(
+        "the deep-zoom buffers",
+        n * 8 + std::mem::size_of_val(orbit),
+    )?;
+    let stream = gpu.stream();
+    let orbit_dev = cust::memory::DeviceBuffer::from_slice_in(gpu.context(), orbit)?;
+    let mut counts = stream
+        .alloc_zeros::<u32>(n)
+        .map_err(GpuError::driver("allocating escape times"))?;
+    let mut norms = stream
+        .alloc_zeros::<f32>(n)
+        .map_err(GpuError::driver("allocating |z|²"))?;
+    let rows = band_rows.max(1);
+    for band in common::Band::split(job.height_px, rows) {
+        let start = band.first_row as usize * job.width_px as usize;
+        let len = band.rows as usize * job.width_px as usize;
+        let cfg = crate::launch::for_image(job.width_px, band.rows);
+        let mut c = counts.slice_mut(start..start + len);
+        let mut z = norms.slice_mut(start..start + len);
+        mandelbrot_perturb.launch(
+            gpu.module(),
+            stream,
+            cfg,
+            (*job, band, &orbit_dev, &mut c, &mut z),
+        )?;
+    }
+    let counts = stream
+        .clone_dtoh(&counts)
+        .map_err(GpuError::driver("copying escape times back"))?;
+    let norms = stream
+        .clone_dtoh(&norms)
+        .map_err(GpuError::driver("copying |z|² back"))?;
+    Ok((counts, norms))
 }
 
 /// Escape times of every pixel (row-major) by iterating each pixel directly at the view's

@@ -12,6 +12,8 @@
 //! - `mandelbrot_ss_f32` / `mandelbrot_ss_f64`: escape time and colour with supersampling
 //!   ([`RenderJob::pixel`]): each pixel averages its samples' colours, so colouring stays in
 //!   the kernel.
+//! - `mandelbrot_perturb`: the escape pass of deep zooms, by perturbation from a reference
+//!   orbit ([`DeepJob::escape`]).
 //! - `mandelbrot_naive_f32` / `mandelbrot_naive_f64`: the plain escape-time loop
 //!   ([`escape_time`]) and [`Palette::color`], kept as the baseline the benchmark compares
 //!   against (same counts and colours as the renderer with discrete colouring, no
@@ -20,8 +22,9 @@
 //! All are safe to launch: outputs are [`OutSlice`]s, each thread writes only its own pixel.
 
 use common::{
-    Band, Escape, Palette, Real, RenderJob, Rgb, Viewport, escape_time,
+    Band, Complex, Escape, Palette, Real, RenderJob, Rgb, Viewport, escape_time,
     palette::{Coloring, unpack_rgb},
+    perturb::DeepJob,
 };
 use cuda_std::prelude::*;
 
@@ -61,6 +64,29 @@ pub fn mandelbrot_f64(
 ) {
     assert!(job.supersample <= 1);
     escape_pixel(&job, band, &counts, &norms);
+}
+
+/// The deep-zoom escape pass by perturbation: for image pixel `(x, band.first_row + r)`,
+/// [`DeepJob::escape`] against the reference orbit `orbit` (`orbit[k] = Z_k` of the view's
+/// centre, rounded to `f64`; at least 2 entries), the same function the CPU renderer calls.
+/// Writes `counts[r·width + x]` and `norms[r·width + x]` (`|z_n|²` at escape as `f32`, `0`
+/// inside) as [`mandelbrot_f64`] does; one thread per pixel, a 2D grid covering
+/// `job.width_px × band.rows` threads.
+#[kernel]
+pub fn mandelbrot_perturb(
+    job: DeepJob,
+    band: Band,
+    orbit: &[Complex<f64>],
+    counts: OutSlice<u32>,
+    norms: OutSlice<f32>,
+) {
+    let (x, r) = index_2d();
+    if x < job.width_px && r < band.rows && band.first_row + r < job.height_px {
+        let p = job.escape(orbit, x, band.first_row + r);
+        // Element r·width + x: this thread's own (write_2d), bounds-checked.
+        counts.write_2d(job.width_px, p.n);
+        norms.write_2d(job.width_px, p.norm_sqr as f32);
+    }
 }
 
 /// The body of the escape kernels: this thread's pixel of `band`.

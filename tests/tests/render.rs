@@ -344,3 +344,57 @@ fn gpu_pool_stops_on_a_sink_error() {
     );
     assert_eq!(seen, [0, 8, 16]);
 }
+
+/// Deep zoom by perturbation on the GPU equals the CPU bit for bit (the same
+/// `DeepJob::escape`): a spiral view at 1e-300 around c = i and a minibrot of size about
+/// 1e-300 found near it (`FloatExp` differences, rebasing), escape times and `|z_n|²`.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn deep_zoom_perturbation_on_the_gpu_equals_the_cpu() {
+    use common::floatexp::FloatExp;
+    use host::deep::{
+        DeepView, decimal, find_minibrot, reference_orbit, render_gpu, render_perturbed,
+    };
+    let gpu = gpu();
+    let spiral = DeepView::new(
+        "1.4285714285714285714e-301",
+        &format!("1.{}14285714285714285714", "0".repeat(300)),
+        "1e-300",
+        96,
+        64,
+    )
+    .unwrap();
+    let m = find_minibrot(
+        &spiral.center_re,
+        &spiral.center_im,
+        FloatExp::new(0.5, -498),
+        spiral.precision_bits + 64,
+        10_000,
+    )
+    .expect("a minibrot near i");
+    let mini = DeepView::at(
+        &m.re,
+        &m.im,
+        &decimal(m.size * FloatExp::from_f64(6.0)),
+        96,
+        64,
+    )
+    .unwrap();
+    for (name, v, max_iter) in [
+        ("spiral 1e-300", &spiral, 3000),
+        ("minibrot", &mini, 50 * m.period),
+    ] {
+        let orbit = reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter);
+        let cpu = render_perturbed(v, &orbit, max_iter);
+        let job = v.job(max_iter, 4.0);
+        let (counts, norms) = render_gpu(&gpu, &job, &orbit, 16).unwrap();
+        let cpu_counts: Vec<u32> = cpu.iter().map(|p| p.n).collect();
+        let cpu_norms: Vec<f32> = cpu.iter().map(|p| p.norm_sqr as f32).collect();
+        assert_identical(&format!("{name} escape times"), &cpu_counts, &counts);
+        assert_identical(&format!("{name} |z|²"), &cpu_norms, &norms);
+        assert!(
+            cpu_counts.iter().any(|&n| n < max_iter),
+            "{name}: nothing escaped"
+        );
+    }
+}
