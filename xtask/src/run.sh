@@ -75,6 +75,12 @@ for e in examples/*; do
     case $(basename "$e") in
     # No cargo here: reload the PTX that `cargo xtask bundle` rebuilt after each edit.
     07-hot-reload) step example-07-hot-reload "$e" --ptx-dir hot-reload ;;
+    # Deep zoom: a minibrot near 1e-100 and one near 1e-400 (the default), 1920x1080,
+    # max_iter 100000; pictures into $OUT.
+    09-deep-zoom)
+        step example-09-deep-zoom-1e-100 "$e" 100
+        step example-09-deep-zoom-1e-400 "$e"
+        ;;
     *) step "example-$(basename "$e")" "$e" ;;
     esac
 done

@@ -101,15 +101,26 @@ pub struct MandelbrotArgs {
     /// Centre of the view as RE,IM (e.g. -0.75,0).
     #[arg(long, value_name = "RE,IM", allow_hyphen_values = true, value_parser = parse_complex, conflicts_with = "corners")]
     pub center: Option<Complex<f64>>,
-    /// Width of the view along the real axis, in complex-plane units (used with --center).
+    /// Width of the view along the real axis, in complex-plane units (used with --center or
+    /// --center-re/--center-im). Any decimal, e.g. 3.5 or 1e-500: views deeper than f64
+    /// resolves are rendered by perturbation from an arbitrary-precision reference orbit.
     #[arg(
         long,
-        default_value_t = 3.5,
+        default_value = "3.5",
         allow_hyphen_values = true,
-        value_parser = parse_finite,
         conflicts_with = "corners"
     )]
-    pub scale: f64,
+    pub scale: String,
+    /// Real part of the centre as a decimal of any length (deep zooms; with --center-im).
+    #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, requires = "center_im", conflicts_with_all = ["center", "corners"])]
+    pub center_re: Option<String>,
+    /// Imaginary part of the centre as a decimal of any length (with --center-re).
+    #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, requires = "center_re", conflicts_with_all = ["center", "corners"])]
+    pub center_im: Option<String>,
+    /// Take centre, scale and iteration limit from a Kalles Fraktaler location file (its
+    /// `Re`, `Im`, `Zoom` and `Iterations` lines; --max-iter still wins if given).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["center", "corners", "center_re", "center_im"])]
+    pub kfr: Option<PathBuf>,
     /// The view's upper-left and lower-right corners, each RE,IM (instead of --center/--scale).
     #[arg(long, num_args = 2, value_names = ["UL", "LR"], allow_hyphen_values = true, value_parser = parse_complex)]
     pub corners: Option<Vec<Complex<f64>>>,
@@ -205,6 +216,39 @@ pub fn check_size_and_iter(width: u32, height: u32, max_iter: u32) -> Result<()>
 
 /// Checks a view width (`--scale`, `--start-scale`, ...) for an image `width_px` wide: positive,
 /// and a pixel spacing that f64 represents as a normal number.
+/// The location when the view needs perturbation: a KFR file, --center-re/--center-im, or
+/// --center/--scale whose pixel spacing f64 cannot resolve at the centre (below 2⁻⁴⁸ of its
+/// magnitude, a margin of 16 over f64's last place; or a scale that underflows f64).
+fn deep_location(args: &MandelbrotArgs) -> Result<Option<super::deep::Location>> {
+    use super::deep::Location;
+    if let Some(path) = &args.kfr {
+        return Ok(Some(Location::from_kfr(path, args.width, args.height)?));
+    }
+    if let (Some(re), Some(im)) = (&args.center_re, &args.center_im) {
+        return Ok(Some(Location {
+            re: re.clone(),
+            im: im.clone(),
+            scale: args.scale.clone(),
+            max_iter: None,
+        }));
+    }
+    if args.corners.is_some() {
+        return Ok(None);
+    }
+    let center = args.center.unwrap_or(Complex::new(-0.75, 0.0));
+    let scale = parse_finite(&args.scale).map_err(|e| super::UsageError(format!("--scale {e}")))?;
+    let spacing = scale / f64::from(args.width.max(1));
+    let magnitude = center.re.abs().max(center.im.abs()).max(1.0);
+    // 0 here is a scale that underflowed f64 (or a 0 the deep path rejects by name).
+    let deep = scale == 0.0 || (scale > 0.0 && spacing < magnitude * 2f64.powi(-48));
+    Ok(deep.then(|| Location {
+        re: center.re.to_string(),
+        im: center.im.to_string(),
+        scale: args.scale.trim().to_owned(),
+        max_iter: None,
+    }))
+}
+
 pub fn check_scale(flag: &str, scale: f64, width_px: u32) -> Result<()> {
     if scale.is_nan() || scale <= 0.0 {
         super::usage!("{flag} {scale:e} is not allowed: it must be a positive number");
@@ -312,8 +356,12 @@ pub fn peak_rss_bytes() -> Option<u64> {
 pub fn run(args: &MandelbrotArgs) -> Result<()> {
     let (width, height) = (args.width, args.height);
     check_size_and_iter(width, height, args.max_iter)?;
+    if let Some(deep) = deep_location(args)? {
+        return super::deep::run(args, &deep);
+    }
+    let scale = parse_finite(&args.scale).map_err(|e| super::UsageError(format!("--scale {e}")))?;
     if args.corners.is_none() {
-        check_scale("--scale", args.scale, width)?;
+        check_scale("--scale", scale, width)?;
     }
     let view = match &args.corners {
         Some(c) => Viewport::from_corners(width, height, c[0], c[1]),
@@ -321,7 +369,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
             width,
             height,
             args.center.unwrap_or(Complex::new(-0.75, 0.0)),
-            args.scale,
+            scale,
         ),
     }
     .map_err(|e| super::UsageError(e.to_string()))?;

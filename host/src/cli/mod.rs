@@ -2,6 +2,7 @@
 //! output helpers they share.
 
 pub mod bench;
+pub mod deep;
 pub mod info;
 pub mod mandelbrot;
 pub mod mandelbrot_bench;

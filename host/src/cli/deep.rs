@@ -1,0 +1,236 @@
+//! `ferrocuda mandelbrot` past f64: views given by decimal strings (or a Kalles Fraktaler
+//! location file), rendered by perturbation (`host::deep`) on the GPU or the CPU.
+
+use super::mandelbrot::{Backend, MandelbrotArgs};
+use super::{OutputFile, UsageError, outln};
+use anyhow::{Context, Result};
+use common::{
+    Escape,
+    escape::SMOOTH_BAILOUT_SQR,
+    palette::{Coloring, Shading},
+};
+use host::deep::{DeepView, reference_orbit, render_gpu, render_perturbed};
+use host::gpu::{Gpu, GpuError};
+use std::{path::Path, time::Instant};
+
+/// A deep-zoom location: the centre and the scale as decimal strings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    /// Real part of the centre.
+    pub re: String,
+    /// Imaginary part of the centre.
+    pub im: String,
+    /// Real-axis extent of the image width.
+    pub scale: String,
+    /// Iteration limit from the location file, if it gave one.
+    pub max_iter: Option<u32>,
+}
+
+impl Location {
+    /// Reads a Kalles Fraktaler location file: `Re: …`, `Im: …`, `Zoom: …` and optionally
+    /// `Iterations: …` lines (other lines are ignored). `Zoom: Z` is taken as KF's view radius
+    /// 2/Z across the image height, so the scale (width extent) is `4/Z · width/height`.
+    ///
+    /// # Errors
+    /// The file cannot be read, or a needed line is missing or not a number (named).
+    pub fn from_kfr(path: &Path, width: u32, height: u32) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading --kfr {}", path.display()))?;
+        Self::parse_kfr(&text, width, height)
+            .map_err(|e| UsageError(format!("--kfr {}: {e}", path.display())).into())
+    }
+
+    fn parse_kfr(text: &str, width: u32, height: u32) -> Result<Self, String> {
+        let field = |name: &str| {
+            text.lines().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim().eq_ignore_ascii_case(name)).then(|| v.trim().to_owned())
+            })
+        };
+        let need = |name: &str| field(name).ok_or_else(|| format!("no `{name}:` line"));
+        let (re, im, zoom) = (need("Re")?, need("Im")?, need("Zoom")?);
+        let max_iter = match field("Iterations") {
+            Some(v) => Some(
+                v.parse::<u32>()
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| format!("`Iterations: {v}` is not a positive integer"))?,
+            ),
+            None => None,
+        };
+        // Scale = 4/Z · w/h, written as a decimal with the zoom's exponent kept apart, so
+        // zooms beyond f64 (1e500) work: Z = m·10^k → scale = (4·w/h / m)·10^-k.
+        let (m, k) = split_decimal(&zoom)
+            .ok_or_else(|| format!("`Zoom: {zoom}` is not a positive decimal"))?;
+        if m <= 0.0 {
+            return Err(format!("`Zoom: {zoom}` must be positive"));
+        }
+        let factor = 4.0 * f64::from(width) / f64::from(height.max(1)) / m;
+        let f = format!("{factor:e}");
+        let (digits, e) = f.split_once('e').unwrap_or((&f, "0"));
+        let e: i64 = e.parse().unwrap_or(0);
+        Ok(Self {
+            re,
+            im,
+            scale: format!("{digits}e{}", e - k),
+            max_iter,
+        })
+    }
+}
+
+/// A positive decimal `m·10^k` split into an `f64` mantissa (its significant digits) and the
+/// exponent `k`, so numbers beyond f64's range keep their exponent exactly.
+fn split_decimal(s: &str) -> Option<(f64, i64)> {
+    let s = s.trim();
+    let (mant, exp) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], s[i + 1..].parse::<i64>().ok()?),
+        None => (s, 0),
+    };
+    let m: f64 = mant.parse().ok()?;
+    m.is_finite().then_some((m, exp))
+}
+
+/// Renders a deep view and writes the PNG.
+pub fn run(args: &MandelbrotArgs, loc: &Location) -> Result<()> {
+    let (width, height) = (args.width, args.height);
+    let max_iter = loc
+        .max_iter
+        .filter(|_| args.max_iter == 1000)
+        .unwrap_or(args.max_iter);
+    let view = DeepView::new(&loc.re, &loc.im, &loc.scale, width, height)
+        .map_err(|e| UsageError(e.to_string()))?;
+    let style = args.look.style();
+    if style.supersample > 1 {
+        super::usage!(
+            "--supersample is not available for deep zooms (scale {})",
+            loc.scale
+        );
+    }
+    let output = OutputFile::create(&args.output)?;
+    super::catch_signals();
+    let start = Instant::now();
+    let orbit = reference_orbit(
+        &view.center_re,
+        &view.center_im,
+        view.precision_bits,
+        max_iter,
+    );
+    let orbit_time = start.elapsed();
+    let smooth = style.shading == Shading::Smooth;
+    let bailout = if smooth {
+        f64::from(SMOOTH_BAILOUT_SQR)
+    } else {
+        4.0
+    };
+    let job = view.job(max_iter, bailout);
+    let gpu = match args.backend {
+        Backend::Cpu => None,
+        Backend::Gpu => Some(Gpu::new(0).context("--backend gpu was requested")?),
+        Backend::Auto => match Gpu::new(0) {
+            Ok(g) => Some(g),
+            Err(err @ (GpuError::NoDriver | GpuError::NoDevice)) => {
+                eprintln!("note: {err}; rendering on the CPU");
+                None
+            }
+            Err(err) => return Err(err).context("opening the GPU"),
+        },
+    };
+    let t = Instant::now();
+    let (counts, norms, device) = match &gpu {
+        Some(g) => {
+            let (c, n) = render_gpu(g, &job, &orbit, 64)?;
+            (c, n, format!("GPU {}", g.name()))
+        }
+        None => {
+            let p = render_perturbed_job(&view, &orbit, &job);
+            let c = p.iter().map(|p| p.n).collect();
+            let n = p.iter().map(|p| p.norm_sqr as f32).collect();
+            (c, n, "CPU".to_owned())
+        }
+    };
+    let render_time = t.elapsed();
+    super::check_interrupt()?;
+    let coloring = Coloring {
+        palette: args.look.palette,
+        shading: style.shading,
+        cycle_iters: style.cycle_iters,
+        offset: style.offset,
+    };
+    let mut rgb = Vec::with_capacity(counts.len() * 3);
+    for (&n, &norm_sqr) in counts.iter().zip(&norms) {
+        let c = coloring.color(Escape { n, norm_sqr }, max_iter);
+        rgb.extend_from_slice(&c);
+    }
+    output.write_png(width, height, &rgb)?;
+    outln!(
+        "{device}: deep zoom {width}x{height}, scale {}, max_iter {max_iter}, {} bits: reference \
+         orbit {} steps in {:.0} ms, pixels in {:.0} ms, end to end {:.0} ms; wrote {}",
+        loc.scale,
+        view.precision_bits,
+        orbit.len() - 1,
+        orbit_time.as_secs_f64() * 1e3,
+        render_time.as_secs_f64() * 1e3,
+        start.elapsed().as_secs_f64() * 1e3,
+        args.output.display()
+    );
+    Ok(())
+}
+
+/// The CPU path with the job's bailout (render_perturbed uses 4).
+fn render_perturbed_job(
+    view: &DeepView,
+    orbit: &[common::Complex<f64>],
+    job: &common::perturb::DeepJob,
+) -> Vec<common::perturb::Perturbed> {
+    use rayon::prelude::*;
+    if job.bailout_sqr == 4.0 {
+        return render_perturbed(view, orbit, job.max_iter);
+    }
+    let w = view.width_px;
+    (0..view.width_px * view.height_px)
+        .into_par_iter()
+        .map(|i| job.escape(orbit, i % w, i / w))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kfr_files_give_centre_scale_and_iterations() {
+        let text = "Re: -1.74999841099374081749002483162428393452822172335808534616943930976364725846655540417646727085571962736578151132907961927190726789896685696750162524460775546580822744596887978637416593715319388030232414667\r\nIm: -0.00000000000000165712469295418692325810961981279189026504290127375760405334498110850956047368308707050735960323397389547038231194872482690340369921750514146922400928554011996123112902000856666847088788158433995\r\nZoom: 1.8788137765069E157\r\nIterations: 1000000\r\nIterDiv: 0.010000\r\n";
+        let loc = Location::parse_kfr(text, 640, 360).unwrap();
+        assert!(loc.re.starts_with("-1.7499984109937408174900248"));
+        assert!(loc.im.starts_with("-0.0000000000000016571246929541869"));
+        assert_eq!(loc.max_iter, Some(1_000_000));
+        // 4/Z · 640/360 = 7.1111/1.8788e157 = 3.7849e-157.
+        let (m, k) = split_decimal(&loc.scale).unwrap();
+        assert_eq!(k, -157);
+        assert!(
+            (m - 4.0 * 640.0 / 360.0 / 1.878_813_776_506_9).abs() < 1e-12,
+            "{}",
+            loc.scale
+        );
+        // Zooms beyond f64 keep their exponent.
+        let deep = Location::parse_kfr("Re: 0\nIm: 1\nZoom: 2.5e600\n", 100, 100).unwrap();
+        assert_eq!(deep.scale, "1.6e-600");
+        assert_eq!(deep.max_iter, None);
+    }
+
+    #[test]
+    fn bad_kfr_files_name_the_problem() {
+        assert_eq!(
+            Location::parse_kfr("Re: 0\nZoom: 1\n", 4, 4).unwrap_err(),
+            "no `Im:` line"
+        );
+        assert_eq!(
+            Location::parse_kfr("Re: 0\nIm: 0\nZoom: abc\n", 4, 4).unwrap_err(),
+            "`Zoom: abc` is not a positive decimal"
+        );
+        assert_eq!(
+            Location::parse_kfr("Re: 0\nIm: 0\nZoom: 1\nIterations: -3\n", 4, 4).unwrap_err(),
+            "`Iterations: -3` is not a positive integer"
+        );
+    }
+}
