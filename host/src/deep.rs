@@ -238,7 +238,7 @@ pub fn render_perturbed(view: &DeepView, orbit: &[Complex<f64>], max_iter: u32) 
 /// launched in bands of `band_rows` rows; the orbit is uploaded once.
 ///
 /// # Errors
-/// [`GpuError`] if an allocation, a launch or a copy fails.
+/// [`GpuError`](crate::gpu::GpuError) if an allocation, a launch or a copy fails.
 pub fn render_gpu(
     gpu: &crate::gpu::Gpu,
     job: &DeepJob,

@@ -287,7 +287,7 @@ impl CudaBuilder {
     }
 
     /// Build with the release profile (optimised). Default: `true`; unoptimised PTX is much
-    /// slower and larger. For edit-and-reload loops ([`CudaBuilder::watch`] with the `watch`
+    /// slower and larger. For edit-and-reload loops (`CudaBuilder::watch`, with the `watch`
     /// feature), `release(false).debug_info(false)` rebuilds a one-line change in about 1 s
     /// on 2 cores instead of about 12 s: a release build links and optimises the whole of
     /// `core`'s bitcode with the kernels every time.
