@@ -91,8 +91,9 @@ impl Precision {
         if !resolved {
             return Err(format!(
                 "pixel spacing {step:e} is below f64's resolution at this centre ({:e}): every \
-                 pixel would get the same coordinate; zooms this deep need perturbation, which \
-                 ferrocuda does not have yet",
+                 pixel would get the same coordinate; zooms this deep need perturbation \
+                 (`ferrocuda mandelbrot --center/--scale` or `--center-re/--center-im`, or \
+                 host::deep)",
                 magnitude * 2f64.powi(-52)
             ));
         }

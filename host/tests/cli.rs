@@ -472,7 +472,7 @@ fn rejects_center_without_comma() {
 
 #[test]
 fn rejects_zero_scale() {
-    assert_rejected(&[&SMALL[..], &["--scale", "0"]].concat(), &["scale 0"]);
+    assert_rejected(&[&SMALL[..], &["--scale", "0"]].concat(), &["scale `0`"]);
 }
 
 #[test]
@@ -1084,14 +1084,56 @@ fn huge_views_render_in_f64_or_are_refused() {
         &[&SMALL[..], &["--center", "1.7e308,0", "--scale", "1.7e308"]].concat(),
         &["no precision renders it"],
     );
+    // Deeper than f64 resolves (or than it represents at all): rendered by perturbation.
+    for scale in ["1e-300", "5e-324", "1e-500"] {
+        let out = ok(dir.path(), &[&SMALL[..], &["--scale", scale]].concat());
+        assert!(stdout(&out).contains("deep zoom"), "{}", stdout(&out));
+        assert_eq!(read_rgb(&dir.path().join("out.png")).dimensions(), (7, 5));
+    }
+}
+
+#[test]
+fn deep_zoom_options_name_bad_values() {
     assert_rejected(
-        &[&SMALL[..], &["--scale", "1e-300"]].concat(),
-        &["below f64's resolution"],
+        &[
+            &SMALL[..],
+            &[
+                "--center-re",
+                "0.1x",
+                "--center-im",
+                "1",
+                "--scale",
+                "1e-50",
+            ],
+        ]
+        .concat(),
+        &["`0.1x`", "decimal"],
     );
     assert_rejected(
-        &[&SMALL[..], &["--scale", "5e-324"]].concat(),
-        &["--scale 5e-324", "smallest normal f64"],
+        &[
+            &SMALL[..],
+            &["--center-re", "0", "--center-im", "1", "--scale", "-1e-50"],
+        ]
+        .concat(),
+        &["scale `-1e-50`", "positive"],
     );
+    let dir = temp_dir();
+    std::fs::write(dir.path().join("bad.kfr"), "Re: 0\nIm: 1\nZoom: many\n").unwrap();
+    let out = ferrocuda(dir.path(), &[&SMALL[..], &["--kfr", "bad.kfr"]].concat());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("`Zoom: many` is not a positive decimal"),
+        "{}",
+        stderr(&out)
+    );
+    // A good file renders, deep below f64: 2.5e300 zoom.
+    std::fs::write(
+        dir.path().join("i.kfr"),
+        "Re: 0\r\nIm: 1\r\nZoom: 2.5E300\r\nIterations: 2000\r\n",
+    )
+    .unwrap();
+    let out = ok(dir.path(), &[&SMALL[..], &["--kfr", "i.kfr"]].concat());
+    assert!(stdout(&out).contains("max_iter 2000"), "{}", stdout(&out));
 }
 
 #[test]

@@ -257,8 +257,8 @@ pub fn check_scale(flag: &str, scale: f64, width_px: u32) -> Result<()> {
     if spacing < f64::MIN_POSITIVE {
         super::usage!(
             "{flag} {scale:e} is not allowed: its pixel spacing ({flag} / width = {spacing:e}) \
-             is below the smallest normal f64 ({:e}); zooms this deep need perturbation, which \
-             ferrocuda does not have yet",
+             is below the smallest normal f64 ({:e}); `ferrocuda mandelbrot` renders zooms \
+             this deep by perturbation (--center/--scale or --center-re/--center-im)",
             f64::MIN_POSITIVE
         );
     }
