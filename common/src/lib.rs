@@ -19,6 +19,7 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(core_float_math))]
 
+pub mod bla;
 pub mod complex;
 pub mod escape;
 pub mod floatexp;

@@ -16,6 +16,7 @@
 
 use crate::{
     Complex, Real,
+    bla::{self, Bla},
     floatexp::{ComplexFx, FloatExp},
 };
 
@@ -28,6 +29,8 @@ pub struct Perturbed {
     pub norm_sqr: f64,
     /// How many times the pixel rebased onto the reference's start.
     pub rebases: u32,
+    /// Iterations skipped by bilinear approximation (included in `n`).
+    pub skipped: u32,
 }
 
 /// A deep-zoom render for the perturbation kernels and the CPU renderer alike: the pixel grid
@@ -60,11 +63,17 @@ impl DeepJob {
         )
     }
 
-    /// Pixel `(x, y)` iterated by [`escape_fx`] against `orbit` (the reference orbit of the
-    /// view's centre, at least 2 entries).
+    /// Pixel `(x, y)` iterated by [`escape_bla`] against `orbit` (the reference orbit of the
+    /// view's centre, at least 2 entries) and its BLA table `bla` (empty: no skipping).
     #[inline(always)]
-    pub fn escape(&self, orbit: &[Complex<f64>], x: u32, y: u32) -> Perturbed {
-        escape_fx(orbit, self.delta(x, y), self.max_iter, self.bailout_sqr)
+    pub fn escape(&self, orbit: &[Complex<f64>], bla: &[Bla], x: u32, y: u32) -> Perturbed {
+        escape_bla(
+            orbit,
+            bla,
+            self.delta(x, y),
+            self.max_iter,
+            self.bailout_sqr,
+        )
     }
 }
 
@@ -120,6 +129,7 @@ pub fn escape_f64(
                 n,
                 norm_sqr: r2,
                 rebases,
+                skipped: 0,
             };
         }
         let d2 = Real::mul_add(dz.1, dz.1, dz.0 * dz.0);
@@ -133,6 +143,7 @@ pub fn escape_f64(
         n: max_iter,
         norm_sqr: 0.0,
         rebases,
+        skipped: 0,
     }
 }
 
@@ -154,12 +165,32 @@ pub fn escape_fx(
     max_iter: u32,
     bailout_sqr: f64,
 ) -> Perturbed {
+    escape_bla(orbit, &[], dc, max_iter, bailout_sqr)
+}
+
+/// [`escape_fx`] skipping iterations with the bilinear-approximation table `bla` (built for
+/// `orbit`, see [`crate::bla`]; empty: no skipping): before each step, the longest valid
+/// entry at the reference index replaces that many steps, `δz ← A·δz + B·δc` in
+/// [`FloatExp`]. [`Perturbed::skipped`] counts the iterations skipped.
+pub fn escape_bla(
+    orbit: &[Complex<f64>],
+    bla: &[Bla],
+    dc: ComplexFx,
+    max_iter: u32,
+    bailout_sqr: f64,
+) -> Perturbed {
     let last = orbit.len() - 1;
+    let n0 = if bla.is_empty() {
+        0
+    } else {
+        bla::level0_len(orbit.len())
+    };
     let dc_f64 = dc.to_f64();
     let dc_exp = dc.re.e.max(dc.im.e);
     let mut dz = ComplexFx::ZERO;
     let mut m = 0usize;
     let mut rebases = 0;
+    let mut skipped = 0;
     let mut n = 0;
     while n < max_iter {
         let dz_exp = dz.re.e.max(dz.im.e);
@@ -173,9 +204,22 @@ pub fn escape_fx(
             // f64 steps until escape, max_iter, or |δz| too small again.
             let mut d = dz.to_f64();
             while n < max_iter {
-                d = step_f64(orbit[m], d, dc_f64);
-                m += 1;
-                n += 1;
+                let skip = if n0 == 0 {
+                    None
+                } else {
+                    let dzf = ComplexFx::from_f64(d.0, d.1);
+                    bla::lookup(bla, n0, m as u32, bla::abs(dzf), max_iter - n).map(|e| (e, dzf))
+                };
+                if let Some((e, dzf)) = skip {
+                    d = (e.a * dzf + e.b * dc).to_f64();
+                    m += e.len as usize;
+                    n += e.len;
+                    skipped += e.len;
+                } else {
+                    d = step_f64(orbit[m], d, dc_f64);
+                    m += 1;
+                    n += 1;
+                }
                 let zr = orbit[m].re + d.0;
                 let zi = orbit[m].im + d.1;
                 let r2 = Real::mul_add(zi, zi, zr * zr);
@@ -184,6 +228,7 @@ pub fn escape_fx(
                         n,
                         norm_sqr: r2,
                         rebases,
+                        skipped,
                     };
                 }
                 let d2 = Real::mul_add(d.1, d.1, d.0 * d.0);
@@ -200,9 +245,21 @@ pub fn escape_fx(
             dz = ComplexFx::from_f64(d.0, d.1);
             continue;
         }
-        dz = step_fx(orbit[m], dz, dc);
-        m += 1;
-        n += 1;
+        let skip = if n0 == 0 {
+            None
+        } else {
+            bla::lookup(bla, n0, m as u32, bla::abs(dz), max_iter - n)
+        };
+        if let Some(e) = skip {
+            dz = e.a * dz + e.b * dc;
+            m += e.len as usize;
+            n += e.len;
+            skipped += e.len;
+        } else {
+            dz = step_fx(orbit[m], dz, dc);
+            m += 1;
+            n += 1;
+        }
         let z = ComplexFx::from_f64(orbit[m].re, orbit[m].im) + dz;
         let r2 = z.norm_sqr().to_f64();
         if r2 > bailout_sqr {
@@ -210,6 +267,7 @@ pub fn escape_fx(
                 n,
                 norm_sqr: r2,
                 rebases,
+                skipped,
             };
         }
         if z.norm_sqr().abs_lt(dz.norm_sqr()) || m == last {
@@ -222,6 +280,7 @@ pub fn escape_fx(
         n: max_iter,
         norm_sqr: 0.0,
         rebases,
+        skipped,
     }
 }
 

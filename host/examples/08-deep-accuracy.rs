@@ -1,5 +1,6 @@
 //! Deep-zoom accuracy: escape times by perturbation (`common::perturb`: reference orbit in
-//! arbitrary precision, `FloatExp` differences with rebasing) against iterating every pixel
+//! arbitrary precision, `FloatExp` differences with rebasing), without and with bilinear
+//! approximation (`common::bla`, relative accuracy 2^-40), against iterating every pixel
 //! directly in arbitrary precision, at scales 1e-20, 1e-50 and 1e-300, in two kinds of view:
 //! - **spiral**: around the Misiurewicz point c = i (offset a seventh of the scale), where the
 //!   reference orbit escapes early and every pixel rebases;
@@ -15,7 +16,8 @@
 use anyhow::{Context, Result, bail, ensure};
 use common::floatexp::FloatExp;
 use host::deep::{
-    DeepView, decimal, find_minibrot, reference_orbit, render_direct, render_perturbed,
+    BLA_EPS, DeepView, bla_table, decimal, find_minibrot, reference_orbit, render_direct,
+    render_job_cpu, render_perturbed,
 };
 use std::time::Instant;
 
@@ -37,7 +39,7 @@ fn main() -> Result<()> {
         rayon::current_num_threads()
     );
     println!(
-        "{:>9} {:>9} {:>6} {:>7} {:>8} {:>10} {:>10} {:>13} {:>8} {:>11}",
+        "{:>9} {:>9} {:>6} {:>7} {:>8} {:>10} {:>10} {:>13} {:>8} {:>7} {:>13} {:>8} {:>11}",
         "scale",
         "view",
         "bits",
@@ -47,6 +49,9 @@ fn main() -> Result<()> {
         "direct ms",
         "identical",
         "rebases",
+        "BLA ms",
+        "BLA identical",
+        "skipped",
         "counts"
     );
     let mut worst: f64 = 1.0;
@@ -88,27 +93,44 @@ fn main() -> Result<()> {
                 .filter(|(p, d)| p.n == **d)
                 .count();
             let rebases: u64 = perturbed.iter().map(|p| u64::from(p.rebases)).sum();
+            let job = v.job(max_iter, 4.0);
+            let table = bla_table(&orbit, &job, BLA_EPS);
+            let t = Instant::now();
+            let with_bla = render_job_cpu(&job, &orbit, &table);
+            let bla_ms = t.elapsed().as_secs_f64() * 1e3;
+            let same_bla = with_bla
+                .iter()
+                .zip(&direct)
+                .filter(|(p, d)| p.n == **d)
+                .count();
+            let iters: u64 = with_bla.iter().map(|p| u64::from(p.n)).sum();
+            let skipped: u64 = with_bla.iter().map(|p| u64::from(p.skipped)).sum();
             let lo = direct.iter().min().copied().unwrap_or(0);
             let hi = direct.iter().max().copied().unwrap_or(0);
-            worst = worst.min(same as f64 / direct.len() as f64);
+            worst = worst
+                .min(same as f64 / direct.len() as f64)
+                .min(same_bla as f64 / direct.len() as f64);
             let label = if kind == "spiral" {
                 format!("1e-{exp}")
             } else {
                 scale.clone()
             };
             println!(
-                "{label:>9} {kind:>9} {:>6} {:>7} {max_iter:>8} {perturb_ms:>10.1} {direct_ms:>10.0} {same:>6}/{:<6} {rebases:>8} {lo:>5}-{hi}",
+                "{label:>9} {kind:>9} {:>6} {:>7} {max_iter:>8} {perturb_ms:>10.1} {direct_ms:>10.0} {same:>6}/{:<6} {rebases:>8} {bla_ms:>7.1} {same_bla:>6}/{:<6} {:>7.1}% {lo:>5}-{hi}",
                 v.precision_bits,
                 period.map_or("-".into(), |p| p.to_string()),
                 direct.len(),
+                direct.len(),
+                100.0 * skipped as f64 / iters.max(1) as f64,
             );
-            for (i, (p, d)) in perturbed.iter().zip(&direct).enumerate() {
-                if p.n != *d {
+            for (i, ((p, b), d)) in perturbed.iter().zip(&with_bla).zip(&direct).enumerate() {
+                if p.n != *d || b.n != *d {
                     println!(
-                        "    pixel ({}, {}): perturbation {}, direct {d}",
+                        "    pixel ({}, {}): perturbation {}, with BLA {}, direct {d}",
                         i as u32 % w,
                         i as u32 / w,
-                        p.n
+                        p.n,
+                        b.n
                     );
                 }
             }

@@ -14,7 +14,10 @@ use common::{
     floatexp::FloatExp,
     palette::{Coloring, Shading},
 };
-use host::deep::{DeepView, decimal, find_minibrot, reference_orbit, render_gpu};
+use host::deep::{
+    BLA_EPS, DeepView, bla_table, decimal, find_minibrot, reference_orbit, render_gpu,
+    render_job_cpu,
+};
 use host::gpu::Gpu;
 use std::time::Instant;
 
@@ -75,22 +78,34 @@ fn main() -> Result<()> {
     let orbit_time = t.elapsed();
     let job = view.job(max_iter, f64::from(common::escape::SMOOTH_BAILOUT_SQR));
     let t = Instant::now();
-    let (counts, norms, device) = match &gpu {
+    let bla = bla_table(&orbit, &job, BLA_EPS);
+    let bla_time = t.elapsed();
+    let t = Instant::now();
+    let (counts, norms, skipped, device) = match &gpu {
         Some(g) => {
-            let (c, n) = render_gpu(g, &job, &orbit, 32)?;
-            (c, n, format!("GPU {}", g.name()))
+            let (c, n) = render_gpu(g, &job, &orbit, &bla, 32)?;
+            // The GPU reports counts only; the skipped share comes from a CPU run of a
+            // sample row (the same code).
+            let sample = render_job_cpu(
+                &common::perturb::DeepJob {
+                    height_px: 1,
+                    ..job
+                },
+                &orbit,
+                &bla,
+            );
+            let frac = sample.iter().map(|p| f64::from(p.skipped)).sum::<f64>()
+                / sample.iter().map(|p| f64::from(p.n)).sum::<f64>().max(1.0);
+            (c, n, frac, format!("GPU {}", g.name()))
         }
         None => {
-            let p: Vec<_> = {
-                use rayon::prelude::*;
-                (0..w * h)
-                    .into_par_iter()
-                    .map(|i| job.escape(&orbit, i % w, i / w))
-                    .collect()
-            };
+            let p = render_job_cpu(&job, &orbit, &bla);
+            let frac = p.iter().map(|p| f64::from(p.skipped)).sum::<f64>()
+                / p.iter().map(|p| f64::from(p.n)).sum::<f64>().max(1.0);
             (
                 p.iter().map(|p| p.n).collect::<Vec<_>>(),
                 p.iter().map(|p| p.norm_sqr as f32).collect::<Vec<_>>(),
+                frac,
                 "CPU".to_owned(),
             )
         }
@@ -114,13 +129,17 @@ fn main() -> Result<()> {
     let inside = counts.iter().filter(|&&n| n == max_iter).count();
     println!(
         "{device}: {w}x{h}, scale {scale}, max_iter {max_iter}: reference orbit {} steps in \
-         {:.0} ms; pixels in {:.0} ms ({:.2e} iterations, {:.2e} per second; {inside} pixels \
-         reached max_iter); end to end {:.0} ms; wrote {}",
+         {:.0} ms; BLA table {} entries in {:.0} ms; pixels in {:.0} ms ({:.2e} iterations, \
+         {:.2e} per second, {:.1}% of them skipped by BLA (sampled on the CPU for the GPU); \
+         {inside} pixels reached max_iter); end to end {:.0} ms; wrote {}",
         orbit.len() - 1,
         orbit_time.as_secs_f64() * 1e3,
+        bla.len(),
+        bla_time.as_secs_f64() * 1e3,
         pixels_time.as_secs_f64() * 1e3,
         iterations as f64,
         iterations as f64 / pixels_time.as_secs_f64(),
+        100.0 * skipped,
         t0.elapsed().as_secs_f64() * 1e3,
         path.display()
     );

@@ -8,6 +8,7 @@
 use astro_float::{BigFloat, Consts, Radix, RoundingMode, Sign};
 use common::{
     Complex,
+    bla::{self, Bla},
     floatexp::{ComplexFx, FloatExp},
     perturb::{DeepJob, Perturbed},
 };
@@ -222,20 +223,58 @@ pub fn reference_orbit(
     out
 }
 
+/// Relative accuracy of the bilinear approximations: `2⁻⁴⁰`. Each skip's neglected `δz²`
+/// terms are below `2⁻⁴⁰` of the step's linear part (see `common::bla`).
+pub const BLA_EPS: f64 = 9.094_947_017_729_282e-13;
+
+/// The bilinear-approximation table of `orbit` for `job`'s pixels (`|δc|` up to the image's
+/// half-diagonal), relative accuracy `eps` ([`BLA_EPS`]): level 0 has one entry per
+/// reference step `1 ..= L − 2`, each next level merges pairs (`common::bla`).
+pub fn bla_table(orbit: &[Complex<f64>], job: &DeepJob, eps: f64) -> Vec<Bla> {
+    let n0 = bla::level0_len(orbit.len());
+    if n0 == 0 {
+        return Vec::new();
+    }
+    let half_diag =
+        (f64::from(job.width_px).powi(2) + f64::from(job.height_px).powi(2)).sqrt() / 2.0;
+    let dc_max = job.spacing * FloatExp::from_f64(half_diag);
+    let mut table: Vec<Bla> = (1..=n0 as usize)
+        .map(|m| bla::single(orbit[m].re, orbit[m].im, eps))
+        .collect();
+    let mut start = 0usize;
+    let mut k = 0;
+    while bla::level_len(n0, k + 1) > 0 {
+        let len = bla::level_len(n0, k) as usize;
+        let next: Vec<Bla> = (0..bla::level_len(n0, k + 1) as usize)
+            .map(|j| bla::merge(table[start + 2 * j], table[start + 2 * j + 1], dc_max))
+            .collect();
+        start += len;
+        table.extend(next);
+        k += 1;
+    }
+    table
+}
+
 /// Escape times of every pixel (row-major) by perturbation from `orbit` (the reference
 /// orbit of the view's centre), on all CPU cores.
 pub fn render_perturbed(view: &DeepView, orbit: &[Complex<f64>], max_iter: u32) -> Vec<Perturbed> {
-    let job = view.job(max_iter, 4.0);
-    let w = view.width_px;
-    (0..view.width_px * view.height_px)
+    render_job_cpu(&view.job(max_iter, 4.0), orbit, &[])
+}
+
+/// Every pixel of `job` (row-major) by perturbation from `orbit`, skipping iterations with
+/// `bla` ([`bla_table`]; empty: none), on all CPU cores.
+pub fn render_job_cpu(job: &DeepJob, orbit: &[Complex<f64>], bla: &[Bla]) -> Vec<Perturbed> {
+    let w = job.width_px;
+    (0..job.width_px * job.height_px)
         .into_par_iter()
-        .map(|i| job.escape(orbit, i % w, i / w))
+        .map(|i| job.escape(orbit, bla, i % w, i / w))
         .collect()
 }
 
 /// Escape times and `|z_n|²` of every pixel (row-major) by perturbation on `gpu`
-/// (`kernels::mandelbrot::mandelbrot_perturb`, the function [`render_perturbed`] runs),
-/// launched in bands of `band_rows` rows; the orbit is uploaded once.
+/// (`kernels::mandelbrot::mandelbrot_perturb`, the function [`render_job_cpu`] runs) with
+/// the BLA table `bla` (empty: no skipping), launched in bands of `band_rows` rows; the orbit
+/// and table are uploaded once.
 ///
 /// # Errors
 /// [`GpuError`](crate::gpu::GpuError) if an allocation, a launch or a copy fails.
@@ -243,6 +282,7 @@ pub fn render_gpu(
     gpu: &crate::gpu::Gpu,
     job: &DeepJob,
     orbit: &[Complex<f64>],
+    bla: &[Bla],
     band_rows: u32,
 ) -> Result<(Vec<u32>, Vec<f32>), crate::gpu::GpuError> {
     use crate::gpu::GpuError;
@@ -255,6 +295,20 @@ pub fn render_gpu(
     )?;
     let stream = gpu.stream();
     let orbit_dev = cust::memory::DeviceBuffer::from_slice_in(gpu.context(), orbit)?;
+    // A one-entry placeholder when there is no table (an empty device buffer cannot be
+    // allocated); the kernel is given an empty slice view of it.
+    let placeholder = [bla::single(0.0, 0.0, 0.0)];
+    let bla_dev = cust::memory::DeviceBuffer::from_slice_in(
+        gpu.context(),
+        if bla.is_empty() {
+            &placeholder[..]
+        } else {
+            bla
+        },
+    )?;
+    let bla_view = bla_dev
+        .index(0..bla.len())
+        .expect("a prefix of the uploaded table");
     let mut counts = stream
         .alloc_zeros::<u32>(n)
         .map_err(GpuError::driver("allocating escape times"))?;
@@ -272,7 +326,7 @@ pub fn render_gpu(
             gpu.module(),
             stream,
             cfg,
-            (*job, band, &orbit_dev, &mut c, &mut z),
+            (*job, band, &orbit_dev, &bla_view, &mut c, &mut z),
         )?;
     }
     let counts = stream

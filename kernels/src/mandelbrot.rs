@@ -22,7 +22,9 @@
 //! All are safe to launch: outputs are [`OutSlice`]s, each thread writes only its own pixel.
 
 use common::{
-    Band, Complex, Escape, Palette, Real, RenderJob, Rgb, Viewport, escape_time,
+    Band, Complex, Escape, Palette, Real, RenderJob, Rgb, Viewport,
+    bla::Bla,
+    escape_time,
     palette::{Coloring, unpack_rgb},
     perturb::DeepJob,
 };
@@ -68,7 +70,8 @@ pub fn mandelbrot_f64(
 
 /// The deep-zoom escape pass by perturbation: for image pixel `(x, band.first_row + r)`,
 /// [`DeepJob::escape`] against the reference orbit `orbit` (`orbit[k] = Z_k` of the view's
-/// centre, rounded to `f64`; at least 2 entries), the same function the CPU renderer calls.
+/// centre, rounded to `f64`; at least 2 entries) and its bilinear-approximation table `bla`
+/// (empty: no skipping), the same function the CPU renderer calls.
 /// Writes `counts[r·width + x]` and `norms[r·width + x]` (`|z_n|²` at escape as `f32`, `0`
 /// inside) as [`mandelbrot_f64`] does; one thread per pixel, a 2D grid covering
 /// `job.width_px × band.rows` threads.
@@ -77,12 +80,13 @@ pub fn mandelbrot_perturb(
     job: DeepJob,
     band: Band,
     orbit: &[Complex<f64>],
+    bla: &[Bla],
     counts: OutSlice<u32>,
     norms: OutSlice<f32>,
 ) {
     let (x, r) = index_2d();
     if x < job.width_px && r < band.rows && band.first_row + r < job.height_px {
-        let p = job.escape(orbit, x, band.first_row + r);
+        let p = job.escape(orbit, bla, x, band.first_row + r);
         // Element r·width + x: this thread's own (write_2d), bounds-checked.
         counts.write_2d(job.width_px, p.n);
         norms.write_2d(job.width_px, p.norm_sqr as f32);

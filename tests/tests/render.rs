@@ -347,13 +347,15 @@ fn gpu_pool_stops_on_a_sink_error() {
 
 /// Deep zoom by perturbation on the GPU equals the CPU bit for bit (the same
 /// `DeepJob::escape`): a spiral view at 1e-300 around c = i and a minibrot of size about
-/// 1e-300 found near it (`FloatExp` differences, rebasing), escape times and `|z_n|²`.
+/// 1e-300 found near it (`FloatExp` differences, rebasing), without and with the BLA table;
+/// escape times and `|z_n|²`.
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn deep_zoom_perturbation_on_the_gpu_equals_the_cpu() {
     use common::floatexp::FloatExp;
     use host::deep::{
-        DeepView, decimal, find_minibrot, reference_orbit, render_gpu, render_perturbed,
+        BLA_EPS, DeepView, bla_table, decimal, find_minibrot, reference_orbit, render_gpu,
+        render_job_cpu,
     };
     let gpu = gpu();
     let spiral = DeepView::new(
@@ -385,16 +387,19 @@ fn deep_zoom_perturbation_on_the_gpu_equals_the_cpu() {
         ("minibrot", &mini, 50 * m.period),
     ] {
         let orbit = reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter);
-        let cpu = render_perturbed(v, &orbit, max_iter);
         let job = v.job(max_iter, 4.0);
-        let (counts, norms) = render_gpu(&gpu, &job, &orbit, 16).unwrap();
-        let cpu_counts: Vec<u32> = cpu.iter().map(|p| p.n).collect();
-        let cpu_norms: Vec<f32> = cpu.iter().map(|p| p.norm_sqr as f32).collect();
-        assert_identical(&format!("{name} escape times"), &cpu_counts, &counts);
-        assert_identical(&format!("{name} |z|²"), &cpu_norms, &norms);
-        assert!(
-            cpu_counts.iter().any(|&n| n < max_iter),
-            "{name}: nothing escaped"
-        );
+        for bla in [Vec::new(), bla_table(&orbit, &job, BLA_EPS)] {
+            let what = format!("{name} ({} BLA entries)", bla.len());
+            let cpu = render_job_cpu(&job, &orbit, &bla);
+            let (counts, norms) = render_gpu(&gpu, &job, &orbit, &bla, 16).unwrap();
+            let cpu_counts: Vec<u32> = cpu.iter().map(|p| p.n).collect();
+            let cpu_norms: Vec<f32> = cpu.iter().map(|p| p.norm_sqr as f32).collect();
+            assert_identical(&format!("{what} escape times"), &cpu_counts, &counts);
+            assert_identical(&format!("{what} |z|²"), &cpu_norms, &norms);
+            assert!(
+                cpu_counts.iter().any(|&n| n < max_iter),
+                "{what}: nothing escaped"
+            );
+        }
     }
 }

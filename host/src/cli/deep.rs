@@ -9,7 +9,7 @@ use common::{
     escape::SMOOTH_BAILOUT_SQR,
     palette::{Coloring, Shading},
 };
-use host::deep::{DeepView, reference_orbit, render_gpu, render_perturbed};
+use host::deep::{BLA_EPS, DeepView, bla_table, reference_orbit, render_gpu, render_job_cpu};
 use host::gpu::{Gpu, GpuError};
 use std::{path::Path, time::Instant};
 
@@ -123,6 +123,9 @@ pub fn run(args: &MandelbrotArgs, loc: &Location) -> Result<()> {
         4.0
     };
     let job = view.job(max_iter, bailout);
+    let t = Instant::now();
+    let bla = bla_table(&orbit, &job, BLA_EPS);
+    let bla_time = t.elapsed();
     let gpu = match args.backend {
         Backend::Cpu => None,
         Backend::Gpu => Some(Gpu::new(0).context("--backend gpu was requested")?),
@@ -138,11 +141,11 @@ pub fn run(args: &MandelbrotArgs, loc: &Location) -> Result<()> {
     let t = Instant::now();
     let (counts, norms, device) = match &gpu {
         Some(g) => {
-            let (c, n) = render_gpu(g, &job, &orbit, 64)?;
+            let (c, n) = render_gpu(g, &job, &orbit, &bla, 64)?;
             (c, n, format!("GPU {}", g.name()))
         }
         None => {
-            let p = render_perturbed_job(&view, &orbit, &job);
+            let p = render_job_cpu(&job, &orbit, &bla);
             let c = p.iter().map(|p| p.n).collect();
             let n = p.iter().map(|p| p.norm_sqr as f32).collect();
             (c, n, "CPU".to_owned())
@@ -164,33 +167,19 @@ pub fn run(args: &MandelbrotArgs, loc: &Location) -> Result<()> {
     output.write_png(width, height, &rgb)?;
     outln!(
         "{device}: deep zoom {width}x{height}, scale {}, max_iter {max_iter}, {} bits: reference \
-         orbit {} steps in {:.0} ms, pixels in {:.0} ms, end to end {:.0} ms; wrote {}",
+         orbit {} steps in {:.0} ms, BLA table {} entries in {:.0} ms, pixels in {:.0} ms, end to \
+         end {:.0} ms; wrote {}",
         loc.scale,
         view.precision_bits,
         orbit.len() - 1,
         orbit_time.as_secs_f64() * 1e3,
+        bla.len(),
+        bla_time.as_secs_f64() * 1e3,
         render_time.as_secs_f64() * 1e3,
         start.elapsed().as_secs_f64() * 1e3,
         args.output.display()
     );
     Ok(())
-}
-
-/// The CPU path with the job's bailout (render_perturbed uses 4).
-fn render_perturbed_job(
-    view: &DeepView,
-    orbit: &[common::Complex<f64>],
-    job: &common::perturb::DeepJob,
-) -> Vec<common::perturb::Perturbed> {
-    use rayon::prelude::*;
-    if job.bailout_sqr == 4.0 {
-        return render_perturbed(view, orbit, job.max_iter);
-    }
-    let w = view.width_px;
-    (0..view.width_px * view.height_px)
-        .into_par_iter()
-        .map(|i| job.escape(orbit, i % w, i / w))
-        .collect()
 }
 
 #[cfg(test)]

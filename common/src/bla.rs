@@ -1,0 +1,173 @@
+//! Bilinear approximation (BLA) of the perturbed iteration, to skip iterations in deep zooms.
+//!
+//! While `|δz|` is small, one perturbed step `δz ← 2·Z_m·δz + δz² + δc` is nearly linear:
+//! `δz ← A·δz + B·δc` with `A = 2·Z_m`, `B = 1`, accurate to a relative `ε` while
+//! `|δz| < ε·|A|` (the neglected `δz²` is then below `ε·|A·δz|`). Steps compose:
+//! `(A, B)` of `l` steps followed by `(A', B')` of `l'` steps is `(A'·A, A'·B + B')` for
+//! `l + l'` steps, valid while `|δz| < min(r, (r' − |B|·|δc|) / |A|)`, with `|δc|` bounded by
+//! the largest pixel offset of the image. The table (built once per reference orbit on the host
+//! and shared by the CPU and GPU) holds, at level `k`, the composition of `2^k` steps starting
+//! at every reference index `m = 1 + j·2^k` (Zhuoran; Claude Heiland-Allen's "bilinear
+//! approximation with rebasing", Fraktaler 3).
+//!
+//! Layout: level 0 holds one-step entries for `m = 1 ..= L − 2` (`L` = orbit length, so the
+//! last step ends at `Z_{L−1}`); level `k + 1` has `⌊n_k / 2⌋` entries, entry `j` the merge of
+//! level-`k` entries `2j` and `2j + 1`. Levels are stored one after another.
+
+use crate::floatexp::{ComplexFx, FloatExp};
+
+/// One table entry: `δz_{m+len} ≈ a·δz_m + b·δc` while `|δz_m| < r`.
+#[derive(Clone, Copy, Debug, PartialEq, cuda_std::DeviceCopy)]
+#[repr(C)]
+pub struct Bla {
+    /// Coefficient of `δz`.
+    pub a: ComplexFx,
+    /// Coefficient of `δc`.
+    pub b: ComplexFx,
+    /// Validity radius for `|δz|`.
+    pub r: FloatExp,
+    /// Steps it skips.
+    pub len: u32,
+}
+
+/// Entries at level `k` for `n0` level-0 entries.
+#[inline(always)]
+pub fn level_len(n0: u32, k: u32) -> u32 {
+    n0 >> k
+}
+
+/// Where level `k` starts in the flat table.
+#[inline(always)]
+pub fn level_start(n0: u32, k: u32) -> u32 {
+    let mut start = 0;
+    let mut i = 0;
+    while i < k {
+        start += level_len(n0, i);
+        i += 1;
+    }
+    start
+}
+
+/// Number of level-0 entries for an orbit of `orbit_len` values (`0` when too short).
+#[inline(always)]
+pub fn level0_len(orbit_len: usize) -> u32 {
+    orbit_len.saturating_sub(2) as u32
+}
+
+/// `|z|` of a [`ComplexFx`].
+#[inline(always)]
+pub fn abs(z: ComplexFx) -> FloatExp {
+    let n = z.norm_sqr();
+    if n.m == 0.0 {
+        return FloatExp::ZERO;
+    }
+    // n = m·2^e with e made even: √n = √m·2^(e/2).
+    let (m, e) = if n.e % 2 == 0 {
+        (n.m, n.e)
+    } else {
+        (n.m * 2.0, n.e - 1)
+    };
+    FloatExp::new(crate::Real::sqrt(m), e / 2)
+}
+
+/// The longest entry usable at reference index `m` for `|δz| = dz_abs`, skipping at most
+/// `max_len` steps: the highest level whose entry starts at `m` (`(m − 1)` a multiple of
+/// `2^k`), exists, and is valid.
+#[inline(always)]
+pub fn lookup(table: &[Bla], n0: u32, m: u32, dz_abs: FloatExp, max_len: u32) -> Option<Bla> {
+    if m == 0 || n0 == 0 || m > n0 {
+        return None;
+    }
+    let i = m - 1;
+    // Highest level at which m starts an entry.
+    let mut k = i.trailing_zeros().min(31);
+    loop {
+        let len = level_len(n0, k);
+        let j = i >> k;
+        if j < len {
+            let e = table[(level_start(n0, k) + j) as usize];
+            if e.len <= max_len && dz_abs.abs_lt(e.r) {
+                return Some(e);
+            }
+        }
+        if k == 0 {
+            return None;
+        }
+        k -= 1;
+    }
+}
+
+/// Merges `x` (first) and `y` (then) for pixels with `|δc| ≤ dc_max`.
+pub fn merge(x: Bla, y: Bla, dc_max: FloatExp) -> Bla {
+    let ax = abs(x.a);
+    let shrunk = y.r - abs(x.b) * dc_max;
+    let ry = if shrunk.m > 0.0 && ax.m != 0.0 {
+        FloatExp::new(shrunk.m / ax.m, shrunk.e - ax.e)
+    } else {
+        FloatExp::ZERO
+    };
+    Bla {
+        a: y.a * x.a,
+        b: y.a * x.b + y.b,
+        r: if x.r.abs_lt(ry) { x.r } else { ry },
+        len: x.len + y.len,
+    }
+}
+
+/// The one-step entry at `Z_m` for relative accuracy `eps`.
+pub fn single(z_re: f64, z_im: f64, eps: f64) -> Bla {
+    let a = ComplexFx::from_f64(2.0 * z_re, 2.0 * z_im);
+    Bla {
+        a,
+        b: ComplexFx::from_f64(1.0, 0.0),
+        r: abs(a) * FloatExp::from_f64(eps),
+        len: 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout() {
+        // 10 level-0 entries: levels of 10, 5, 2 and 1.
+        assert_eq!([0, 1, 2, 3].map(|k| level_len(10, k)), [10, 5, 2, 1]);
+        assert_eq!([0, 1, 2, 3].map(|k| level_start(10, k)), [0, 10, 15, 17]);
+        assert_eq!(level0_len(12), 10);
+    }
+
+    #[test]
+    fn merged_entries_compose_the_linear_maps() {
+        // Z = 0.5 then Z = -0.25: A = 1 then -0.5; merged a = -0.5, b = -0.5·1 + 1 = 0.5.
+        let x = single(0.5, 0.0, 1e-6);
+        let y = single(-0.25, 0.0, 1e-6);
+        let m = merge(x, y, FloatExp::from_f64(1e-12));
+        assert_eq!(m.a.to_f64(), (-0.5, 0.0));
+        assert_eq!(m.b.to_f64(), (0.5, 0.0));
+        assert_eq!(m.len, 2);
+        // r = min(1e-6·1, (0.5e-6 − 1·1e-12)/1).
+        let r = m.r.to_f64();
+        assert!((r - (0.5e-6 - 1e-12)).abs() < 1e-20, "{r}");
+        // Lookup takes the longest valid entry starting at m.
+        let table = [x, y, m];
+        assert_eq!(
+            lookup(&table, 2, 1, FloatExp::from_f64(1e-9), 10).map(|e| e.len),
+            Some(2)
+        );
+        assert_eq!(
+            lookup(&table, 2, 1, FloatExp::from_f64(1e-9), 1).map(|e| e.len),
+            Some(1)
+        );
+        assert_eq!(
+            lookup(&table, 2, 1, FloatExp::from_f64(0.7e-6), 10).map(|e| e.len),
+            Some(1)
+        );
+        assert_eq!(
+            lookup(&table, 2, 2, FloatExp::from_f64(1e-9), 10).map(|e| e.len),
+            Some(1)
+        );
+        assert_eq!(lookup(&table, 2, 1, FloatExp::from_f64(1.0), 10), None);
+        assert_eq!(lookup(&table, 2, 0, FloatExp::from_f64(1e-9), 10), None);
+    }
+}
