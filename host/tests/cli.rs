@@ -851,6 +851,40 @@ fn rejects_zoom_negative_end_scale() {
 }
 
 #[test]
+fn zoom_goes_past_f64_by_perturbation() {
+    let dir = temp_dir();
+    let args = [
+        "zoom",
+        "--backend",
+        "cpu",
+        "--width",
+        "16",
+        "--height",
+        "12",
+        "--center",
+        "0,1",
+        "--end-scale",
+        "1e-300",
+        "--frames",
+        "3",
+        "--max-iter",
+        "100",
+        "-o",
+        "frames",
+    ];
+    let out = ok(dir.path(), &args);
+    assert!(stdout(&out).contains("to 1e-300"), "{}", stdout(&out));
+    for k in 0..3 {
+        let img = read_rgb(&dir.path().join(format!("frames/frame_{k:05}.png")));
+        assert_eq!(img.dimensions(), (16, 12));
+    }
+    // The deepest frame is not one flat colour: the set near i has detail at 1e-300.
+    let last = read_rgb(&dir.path().join("frames/frame_00002.png"));
+    let first = last.get_pixel(0, 0).0;
+    assert!(last.pixels().any(|p| p.0 != first), "flat deepest frame");
+}
+
+#[test]
 fn rejects_zoom_gif_not_gif() {
     assert_rejected(
         &[&ZOOM[..], &["--gif", "z.png"]].concat(),

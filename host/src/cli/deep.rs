@@ -80,7 +80,7 @@ impl Location {
 
 /// A positive decimal `m·10^k` split into an `f64` mantissa (its significant digits) and the
 /// exponent `k`, so numbers beyond f64's range keep their exponent exactly.
-fn split_decimal(s: &str) -> Option<(f64, i64)> {
+pub fn split_decimal(s: &str) -> Option<(f64, i64)> {
     let s = s.trim();
     let (mant, exp) = match s.find(['e', 'E']) {
         Some(i) => (&s[..i], s[i + 1..].parse::<i64>().ok()?),

@@ -13,6 +13,7 @@ use super::{
 };
 use anyhow::{Context, Result, bail};
 use common::{Band, Complex, Viewport};
+use host::deep::DeepView;
 use host::mandelbrot::{RenderParams, rows_per_band, rows_per_launch};
 use std::{
     path::PathBuf,
@@ -40,9 +41,27 @@ pub struct ZoomArgs {
     /// Width of the first frame's view along the real axis.
     #[arg(long, default_value_t = 3.5, allow_hyphen_values = true, value_parser = parse_finite)]
     pub start_scale: f64,
-    /// Width of the last frame's view along the real axis.
-    #[arg(long, default_value_t = 1e-5, allow_hyphen_values = true, value_parser = parse_finite)]
-    pub end_scale: f64,
+    /// Width of the last frame's view along the real axis: any positive decimal, e.g. 1e-300;
+    /// frames deeper than f64 resolves are rendered by perturbation (as `mandelbrot` does).
+    #[arg(long, default_value = "1e-5", allow_hyphen_values = true)]
+    pub end_scale: String,
+    /// The point zoomed into, real part as a decimal of any length (with --center-im; instead
+    /// of --center, for deep zooms).
+    #[arg(
+        long,
+        value_name = "DECIMAL",
+        allow_hyphen_values = true,
+        requires = "center_im"
+    )]
+    pub center_re: Option<String>,
+    /// The point zoomed into, imaginary part as a decimal of any length (with --center-re).
+    #[arg(
+        long,
+        value_name = "DECIMAL",
+        allow_hyphen_values = true,
+        requires = "center_re"
+    )]
+    pub center_im: Option<String>,
     /// Number of frames (1 to 100,000).
     #[arg(long, default_value_t = 60)]
     pub frames: u32,
@@ -78,13 +97,28 @@ pub struct ZoomArgs {
     pub gif: Option<PathBuf>,
 }
 
-/// The scale of frame `k` of `frames`: geometric from `start` to `end`.
-pub fn frame_scale(start: f64, end: f64, k: u32, frames: u32) -> f64 {
+/// `log10` of frame `k`'s scale, geometric from `start` to `10^end_log10` (which may be far
+/// below f64's range).
+fn frame_log10(start: f64, end_log10: f64, k: u32, frames: u32) -> f64 {
     if frames <= 1 {
-        return start;
+        return start.log10();
     }
     let t = f64::from(k) / f64::from(frames - 1);
-    start * (end / start).powf(t)
+    start.log10() + t * (end_log10 - start.log10())
+}
+
+/// Whether a frame of scale `10^log10` around `center` needs perturbation: its pixel spacing
+/// is below 2⁻⁴⁸ of the centre's magnitude (as `mandelbrot` decides), or below f64's range.
+fn is_deep(log10: f64, center: Complex<f64>, width: u32) -> bool {
+    let spacing_log10 = log10 - f64::from(width.max(1)).log10();
+    let magnitude = center.re.abs().max(center.im.abs()).max(1.0);
+    spacing_log10 < (magnitude * 2f64.powi(-48)).log10() || spacing_log10 < -300.0
+}
+
+/// `10^log10` as a decimal string, e.g. `"3.162278e-301"`.
+fn decimal_of_log10(log10: f64) -> String {
+    let e = log10.floor();
+    format!("{:.6}e{}", 10f64.powf(log10 - e), e as i64)
 }
 
 pub fn run(args: &ZoomArgs) -> Result<()> {
@@ -102,19 +136,57 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             args.frames
         );
     }
-    for (name, v) in [
-        ("--start-scale", args.start_scale),
-        ("--end-scale", args.end_scale),
-    ] {
-        super::mandelbrot::check_scale(name, v, args.width)?;
+    super::mandelbrot::check_scale("--start-scale", args.start_scale, args.width)?;
+    let end_log10 = match super::deep::split_decimal(&args.end_scale) {
+        Some((m, k)) if m > 0.0 => m.log10() + k as f64,
+        _ => super::usage!(
+            "--end-scale {} is not allowed: it must be a positive decimal, e.g. 1e-5 or 1e-300",
+            args.end_scale
+        ),
+    };
+    let center = match (&args.center_re, &args.center_im) {
+        (Some(re), Some(im)) => Complex::new(
+            re.trim().parse().unwrap_or(f64::NAN),
+            im.trim().parse().unwrap_or(f64::NAN),
+        ),
+        _ => args.center,
+    };
+    let center_text = match (&args.center_re, &args.center_im) {
+        (Some(re), Some(im)) => (re.clone(), im.clone()),
+        _ => (args.center.re.to_string(), args.center.im.to_string()),
+    };
+    if !center.re.is_finite() || !center.im.is_finite() {
+        super::usage!(
+            "--center-re/--center-im `{}`, `{}` are not decimal numbers",
+            center_text.0,
+            center_text.1
+        );
     }
+    let deep_frame = |k: u32| {
+        is_deep(
+            frame_log10(args.start_scale, end_log10, k, args.frames),
+            center,
+            args.width,
+        )
+    };
     if args.output_dir.is_none() && args.gif.is_none() {
         super::usage!("nothing to write: give -o DIR (PNG frames) and/or --gif FILE");
     }
     // Every frame's view must be valid before anything is written.
     for k in [0, args.frames - 1] {
-        let scale = frame_scale(args.start_scale, args.end_scale, k, args.frames);
-        let view = Viewport::from_center_scale(args.width, args.height, args.center, scale)
+        let log10 = frame_log10(args.start_scale, end_log10, k, args.frames);
+        if deep_frame(k) {
+            DeepView::new(
+                &center_text.0,
+                &center_text.1,
+                &decimal_of_log10(log10),
+                args.width,
+                args.height,
+            )
+            .map_err(|e| super::UsageError(format!("frame {k}: {e}")))?;
+            continue;
+        }
+        let view = Viewport::from_center_scale(args.width, args.height, center, 10f64.powf(log10))
             .map_err(|e| super::UsageError(e.to_string()))?;
         host::mandelbrot::Precision::check_view(&view)
             .map_err(|e| super::UsageError(format!("frame {k}: {e}")))?;
@@ -163,12 +235,31 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
     let mut warned = false;
     for k in 0..args.frames {
         check_interrupt_with(|| written(frames_written))?;
-        let scale = frame_scale(args.start_scale, args.end_scale, k, args.frames);
-        let view = Viewport::from_center_scale(args.width, args.height, args.center, scale)
-            .map_err(anyhow::Error::msg)?;
-        let depth = (args.start_scale / scale).log10().max(0.0);
+        let log10 = frame_log10(args.start_scale, end_log10, k, args.frames);
+        let depth = (args.start_scale.log10() - log10).max(0.0);
         let max_iter = (f64::from(args.max_iter) + f64::from(args.max_iter_growth) * depth)
             .min(f64::from(super::mandelbrot::MAX_ITER_LIMIT)) as u32;
+        if deep_frame(k) {
+            let rgb = deep_frame_rgb(
+                args,
+                &center_text,
+                &decimal_of_log10(log10),
+                max_iter,
+                gpu.as_ref(),
+            )?;
+            if let Some(dir) = &args.output_dir {
+                let path = dir.join(format!("frame_{k:05}.png"));
+                OutputFile::create(&path)?.write_png(args.width, args.height, &rgb)?;
+                frames_written += 1;
+            }
+            if let Some(gif) = &mut gif {
+                gif.add_frame(args.width, args.height, &rgb)?;
+            }
+            progress.inc(1);
+            continue;
+        }
+        let view = Viewport::from_center_scale(args.width, args.height, center, 10f64.powf(log10))
+            .map_err(anyhow::Error::msg)?;
         let params = RenderParams {
             view,
             max_iter,
@@ -215,7 +306,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         format!(", peak memory {:.0} MiB", b as f64 / f64::from(1 << 20))
     });
     outln!(
-        "{device}: {} frames of {}x{}, scale {:e} to {:e}: render {:.0} ms, end to end {:.0} ms{peak}",
+        "{device}: {} frames of {}x{}, scale {:e} to {}: render {:.0} ms, end to end {:.0} ms{peak}",
         args.frames,
         args.width,
         args.height,
@@ -379,4 +470,58 @@ impl GifOut {
         })?;
         Ok(())
     }
+}
+
+/// One frame deeper than f64: perturbation with BLA on the GPU (or the CPU), coloured as the
+/// other frames.
+fn deep_frame_rgb(
+    args: &ZoomArgs,
+    center: &(String, String),
+    scale: &str,
+    max_iter: u32,
+    gpu: Option<&host::gpu::Gpu>,
+) -> Result<Vec<u8>> {
+    use common::{
+        Escape,
+        escape::SMOOTH_BAILOUT_SQR,
+        palette::{Coloring, Shading},
+    };
+    use host::deep::{BLA_EPS, bla_table, reference_orbit, render_gpu, render_job_cpu};
+    let view = DeepView::new(&center.0, &center.1, scale, args.width, args.height)
+        .map_err(|e| super::UsageError(e.to_string()))?;
+    let style = args.look.style();
+    let bailout = if style.shading == Shading::Smooth {
+        f64::from(SMOOTH_BAILOUT_SQR)
+    } else {
+        4.0
+    };
+    let orbit = reference_orbit(
+        &view.center_re,
+        &view.center_im,
+        view.precision_bits,
+        max_iter,
+    );
+    let job = view.job(max_iter, bailout);
+    let bla = bla_table(&orbit, &job, BLA_EPS);
+    let (counts, norms): (Vec<u32>, Vec<f32>) = match gpu {
+        Some(g) => render_gpu(g, &job, &orbit, &bla, 64)?,
+        None => {
+            let p = render_job_cpu(&job, &orbit, &bla);
+            (
+                p.iter().map(|p| p.n).collect(),
+                p.iter().map(|p| p.norm_sqr as f32).collect(),
+            )
+        }
+    };
+    let coloring = Coloring {
+        palette: args.look.palette,
+        shading: style.shading,
+        cycle_iters: style.cycle_iters,
+        offset: style.offset,
+    };
+    let mut rgb = Vec::with_capacity(3 * counts.len());
+    for (&n, &norm_sqr) in counts.iter().zip(&norms) {
+        rgb.extend_from_slice(&coloring.color(Escape { n, norm_sqr }, max_iter));
+    }
+    Ok(rgb)
 }
