@@ -98,7 +98,15 @@ fn example_executables() -> Result<Vec<(String, PathBuf)>> {
     let mut found = Vec::new();
     for entry in fs::read_dir(root.join("host/examples"))? {
         let path = entry?.path();
-        let Some(name) = path.file_stem().and_then(|n| n.to_str()) else {
+        // Examples are `NAME.rs` files (or folders with a `main.rs`); other folders hold
+        // their data (e.g. `hot-reload/lib.rs`, the kernel 07 edits).
+        let is_example = path.extension().is_some_and(|e| e == "rs")
+            || (path.is_dir() && path.join("main.rs").is_file());
+        let Some(name) = path
+            .file_stem()
+            .and_then(|n| n.to_str())
+            .filter(|_| is_example)
+        else {
             continue;
         };
         crate::run(cargo().args(["build", "--release", "-p", "host", "--example", name]))?;
