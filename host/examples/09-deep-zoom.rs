@@ -58,9 +58,18 @@ fn main() -> Result<()> {
     let find = t0.elapsed();
     let scale = decimal(m.size * FloatExp::from_f64(6.0));
     let view = DeepView::at(&m.re, &m.im, &scale, w, h)?;
-    let (re, im) = m.center_strings(24);
+    // The nucleus is within 10^-(EXP/2) of i: print its offset from i.
+    let off = host::deep::Minibrot {
+        im: m.im.sub(
+            &astro_float::BigFloat::from_u32(1, bits),
+            bits,
+            astro_float::RoundingMode::ToEven,
+        ),
+        ..m.clone()
+    };
+    let (re, im) = off.center_strings(24);
     println!(
-        "minibrot of period {} and size {} at {re} + {im} i (first 24 digits; {} bits), found \
+        "minibrot of period {} and size {} at i + ({re} + {im} i) (leading digits; {} bits), found \
          in {:.0} ms",
         m.period,
         decimal(m.size),
