@@ -70,23 +70,26 @@ pub fn abs(z: ComplexFx) -> FloatExp {
     FloatExp::new(crate::Real::sqrt(m), e / 2)
 }
 
-/// The longest entry usable at reference index `m` for `|δz| = dz_abs`, skipping at most
-/// `max_len` steps: the highest level whose entry starts at `m` (`(m − 1)` a multiple of
-/// `2^k`), exists, and is valid.
+/// The longest entry usable at reference index `m` for `|δz|² = dz_norm_sqr`, skipping at
+/// most `max_len` steps: the highest level whose entry starts at `m` (`(m − 1)` a multiple of
+/// `2^k`), exists, and is valid (`|δz|² < r²`). Costs one comparison per level tried.
 #[inline(always)]
-pub fn lookup(table: &[Bla], n0: u32, m: u32, dz_abs: FloatExp, max_len: u32) -> Option<Bla> {
+pub fn lookup(table: &[Bla], n0: u32, m: u32, dz_norm_sqr: FloatExp, max_len: u32) -> Option<Bla> {
     if m == 0 || n0 == 0 || m > n0 {
         return None;
     }
     let i = m - 1;
-    // Highest level at which m starts an entry.
+    // Highest level at which m starts an entry, and where that level starts.
     let mut k = i.trailing_zeros().min(31);
+    while k > 0 && level_len(n0, k) == 0 {
+        k -= 1;
+    }
+    let mut start = level_start(n0, k);
     loop {
-        let len = level_len(n0, k);
         let j = i >> k;
-        if j < len {
-            let e = table[(level_start(n0, k) + j) as usize];
-            if e.len <= max_len && dz_abs.abs_lt(e.r) {
+        if j < level_len(n0, k) {
+            let e = table[(start + j) as usize];
+            if e.len <= max_len && dz_norm_sqr.abs_lt(e.r * e.r) {
                 return Some(e);
             }
         }
@@ -94,6 +97,7 @@ pub fn lookup(table: &[Bla], n0: u32, m: u32, dz_abs: FloatExp, max_len: u32) ->
             return None;
         }
         k -= 1;
+        start -= level_len(n0, k);
     }
 }
 
@@ -149,25 +153,25 @@ mod tests {
         // r = min(1e-6·1, (0.5e-6 − 1·1e-12)/1).
         let r = m.r.to_f64();
         assert!((r - (0.5e-6 - 1e-12)).abs() < 1e-20, "{r}");
-        // Lookup takes the longest valid entry starting at m.
+        // Lookup takes the longest valid entry starting at m (arguments are |δz|²).
         let table = [x, y, m];
         assert_eq!(
-            lookup(&table, 2, 1, FloatExp::from_f64(1e-9), 10).map(|e| e.len),
+            lookup(&table, 2, 1, FloatExp::from_f64(1e-18), 10).map(|e| e.len),
             Some(2)
         );
         assert_eq!(
-            lookup(&table, 2, 1, FloatExp::from_f64(1e-9), 1).map(|e| e.len),
+            lookup(&table, 2, 1, FloatExp::from_f64(1e-18), 1).map(|e| e.len),
             Some(1)
         );
         assert_eq!(
-            lookup(&table, 2, 1, FloatExp::from_f64(0.7e-6), 10).map(|e| e.len),
+            lookup(&table, 2, 1, FloatExp::from_f64(0.49e-12), 10).map(|e| e.len),
             Some(1)
         );
         assert_eq!(
-            lookup(&table, 2, 2, FloatExp::from_f64(1e-9), 10).map(|e| e.len),
+            lookup(&table, 2, 2, FloatExp::from_f64(1e-18), 10).map(|e| e.len),
             Some(1)
         );
         assert_eq!(lookup(&table, 2, 1, FloatExp::from_f64(1.0), 10), None);
-        assert_eq!(lookup(&table, 2, 0, FloatExp::from_f64(1e-9), 10), None);
+        assert_eq!(lookup(&table, 2, 0, FloatExp::from_f64(1e-18), 10), None);
     }
 }

@@ -207,10 +207,12 @@ pub fn escape_bla(
                 let skip = if n0 == 0 {
                     None
                 } else {
-                    let dzf = ComplexFx::from_f64(d.0, d.1);
-                    bla::lookup(bla, n0, m as u32, bla::abs(dzf), max_iter - n).map(|e| (e, dzf))
+                    // |δz|² in FloatExp: in f64 it underflows for |δz| below 1e-154.
+                    let d2 = ComplexFx::from_f64(d.0, d.1).norm_sqr();
+                    bla::lookup(bla, n0, m as u32, d2, max_iter - n)
                 };
-                if let Some((e, dzf)) = skip {
+                if let Some(e) = skip {
+                    let dzf = ComplexFx::from_f64(d.0, d.1);
                     d = (e.a * dzf + e.b * dc).to_f64();
                     m += e.len as usize;
                     n += e.len;
@@ -248,7 +250,7 @@ pub fn escape_bla(
         let skip = if n0 == 0 {
             None
         } else {
-            bla::lookup(bla, n0, m as u32, bla::abs(dz), max_iter - n)
+            bla::lookup(bla, n0, m as u32, dz.norm_sqr(), max_iter - n)
         };
         if let Some(e) = skip {
             dz = e.a * dz + e.b * dc;

@@ -727,3 +727,55 @@ mod minibrot_tests {
         }
     }
 }
+
+#[cfg(test)]
+mod bla_tests {
+    use super::*;
+
+    /// With the BLA table, a minibrot view at 1e-300 (period 401, where `|δz|²` underflows
+    /// f64 for most of the orbit) gives the escape times of plain perturbation, and skips
+    /// most iterations.
+    #[test]
+    fn bla_keeps_escape_times_and_skips_most_iterations_at_1e_300() {
+        let near = DeepView::new(
+            "1.4285714285714285714e-151",
+            &format!("1.{}14285714285714285714", "0".repeat(150)),
+            "1e-150",
+            24,
+            16,
+        )
+        .unwrap();
+        let m = find_minibrot(
+            &near.center_re,
+            &near.center_im,
+            FloatExp::new(0.5, -498),
+            2 * near.precision_bits + 64,
+            10_000,
+        )
+        .expect("a minibrot near i");
+        let v = DeepView::at(
+            &m.re,
+            &m.im,
+            &decimal(m.size * FloatExp::from_f64(6.0)),
+            24,
+            16,
+        )
+        .unwrap();
+        let max_iter = 30 * m.period;
+        let orbit = reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter);
+        let job = v.job(max_iter, 4.0);
+        let table = bla_table(&orbit, &job, BLA_EPS);
+        let plain = render_job_cpu(&job, &orbit, &[]);
+        let skipping = render_job_cpu(&job, &orbit, &table);
+        let same = plain
+            .iter()
+            .zip(&skipping)
+            .filter(|(a, b)| a.n == b.n)
+            .count();
+        assert_eq!(same, plain.len(), "BLA changed escape times");
+        assert!(plain.iter().any(|p| p.n < max_iter), "nothing escaped");
+        let skipped: u64 = skipping.iter().map(|p| u64::from(p.skipped)).sum();
+        let total: u64 = skipping.iter().map(|p| u64::from(p.n)).sum();
+        assert!(skipped * 10 > total * 9, "skipped {skipped} of {total}");
+    }
+}
