@@ -291,7 +291,7 @@ pub fn render_gpu(
     let n = job.width_px as usize * job.height_px as usize;
     gpu.check_free(
         "the deep-zoom buffers",
-        n * 8 + std::mem::size_of_val(orbit),
+        n * 8 + std::mem::size_of_val(orbit) + std::mem::size_of_val(bla),
     )?;
     let stream = gpu.stream();
     let orbit_dev = cust::memory::DeviceBuffer::from_slice_in(gpu.context(), orbit)?;
