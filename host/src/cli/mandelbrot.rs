@@ -118,7 +118,8 @@ pub struct MandelbrotArgs {
     #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, requires = "center_re", conflicts_with_all = ["center", "corners"])]
     pub center_im: Option<String>,
     /// Take centre, scale and iteration limit from a Kalles Fraktaler location file (its
-    /// `Re`, `Im`, `Zoom` and `Iterations` lines; --max-iter still wins if given).
+    /// `Re`, `Im`, `Zoom` and `Iterations` lines; a --max-iter other than the default 1000
+    /// overrides `Iterations`).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["center", "corners", "center_re", "center_im"])]
     pub kfr: Option<PathBuf>,
     /// The view's upper-left and lower-right corners, each RE,IM (instead of --center/--scale).
