@@ -28,8 +28,10 @@ pub struct Location {
 
 impl Location {
     /// Reads a Kalles Fraktaler location file: `Re: …`, `Im: …`, `Zoom: …` and optionally
-    /// `Iterations: …` lines (other lines are ignored). `Zoom: Z` is taken as KF's view radius
-    /// 2/Z across the image height, so the scale (width extent) is `4/Z · width/height`.
+    /// `Iterations: …` lines (other lines are ignored). `Zoom: Z` is KF's `2 / radius`, the
+    /// radius running from the centre to the top and bottom edges (Kalles Fraktaler 2+'s
+    /// `CFraktalSFT`: pixel spacing `= 2·radius / height`), so the view is `4/Z` high and the
+    /// scale (width extent) is `4/Z · width/height`.
     ///
     /// # Errors
     /// The file cannot be read, or a needed line is missing or not a number (named).
