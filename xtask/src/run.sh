@@ -109,6 +109,10 @@ if [ "${QUICK:-0}" != 1 ]; then
     step mandelbrot-16384-gpus-identical cmp /tmp/m16384_gpus_1.png /tmp/m16384_gpus_all.png
     echo "--- 16384x16384 seahorse valley, max_iter 50000: --gpus 1 vs --gpus all"
     grep -h "GPU\|end to end" "$LOGS"/mandelbrot-16384-gpus-1.log "$LOGS"/mandelbrot-16384-gpus-all.log
+    # Past f64: perturbation with BLA on the GPU, checked pixel for pixel against the CPU.
+    step mandelbrot-deep-1e-300-verify ./ferrocuda mandelbrot --backend gpu --width 1920 \
+        --height 1080 --center 0,1 --scale 1e-300 --max-iter 5000 --smooth --palette electric \
+        --verify -o "$OUT/deep-1e-300.png"
     step mandelbrot-smooth-ss4 ./ferrocuda mandelbrot --backend gpu --width 1600 --height 1200 \
         --center -0.7435,0.1314 --scale 0.02 --max-iter 2000 --smooth --supersample 4 --verify \
         -o "$OUT/mandelbrot-smooth.png"

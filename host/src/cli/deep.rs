@@ -155,6 +155,34 @@ pub fn run(args: &MandelbrotArgs, loc: &Location) -> Result<()> {
     };
     let render_time = t.elapsed();
     super::check_interrupt()?;
+    // --verify: the same pixels on the CPU (the same common::perturb code) must match bit for
+    // bit, escape times and |z_n|².
+    let mut verified = String::new();
+    if args.verify {
+        if gpu.is_some() {
+            let t = Instant::now();
+            let cpu = render_job_cpu(&job, &orbit, &bla);
+            let differ = cpu
+                .iter()
+                .zip(counts.iter().zip(&norms))
+                .filter(|(p, (n, z))| p.n != **n || (p.norm_sqr as f32).to_bits() != z.to_bits())
+                .count();
+            if differ > 0 {
+                anyhow::bail!(
+                    "--verify: {differ} of {} pixels differ between the GPU and the CPU",
+                    cpu.len()
+                );
+            }
+            verified = format!(
+                "; identical to the CPU ({:.0} ms)",
+                t.elapsed().as_secs_f64() * 1e3
+            );
+        } else {
+            eprintln!(
+                "note: --verify compares the GPU with the CPU; rendering on the CPU, nothing to compare"
+            );
+        }
+    }
     let coloring = Coloring {
         palette: args.look.palette,
         shading: style.shading,
@@ -170,7 +198,7 @@ pub fn run(args: &MandelbrotArgs, loc: &Location) -> Result<()> {
     outln!(
         "{device}: deep zoom {width}x{height}, scale {}, max_iter {max_iter}, {} bits: reference \
          orbit {} steps in {:.0} ms, BLA table {} entries in {:.0} ms, pixels in {:.0} ms, end to \
-         end {:.0} ms; wrote {}",
+         end {:.0} ms{verified}; wrote {}",
         loc.scale,
         view.precision_bits,
         orbit.len() - 1,
