@@ -54,22 +54,6 @@ pub fn level0_len(orbit_len: usize) -> u32 {
     orbit_len.saturating_sub(2) as u32
 }
 
-/// `|z|` of a [`ComplexFx`].
-#[inline(always)]
-pub fn abs(z: ComplexFx) -> FloatExp {
-    let n = z.norm_sqr();
-    if n.m == 0.0 {
-        return FloatExp::ZERO;
-    }
-    // n = m·2^e with e made even: √n = √m·2^(e/2).
-    let (m, e) = if n.e % 2 == 0 {
-        (n.m, n.e)
-    } else {
-        (n.m * 2.0, n.e - 1)
-    };
-    FloatExp::new(crate::Real::sqrt(m), e / 2)
-}
-
 /// The longest entry usable at reference index `m` for `|δz|² = dz_norm_sqr`, skipping at
 /// most `max_len` steps: the highest level whose entry starts at `m` (`(m − 1)` a multiple of
 /// `2^k`), exists, and is valid (`|δz|² < r²`). Costs one comparison per level tried.
@@ -103,8 +87,8 @@ pub fn lookup(table: &[Bla], n0: u32, m: u32, dz_norm_sqr: FloatExp, max_len: u3
 
 /// Merges `x` (first) and `y` (then) for pixels with `|δc| ≤ dc_max`.
 pub fn merge(x: Bla, y: Bla, dc_max: FloatExp) -> Bla {
-    let ax = abs(x.a);
-    let shrunk = y.r - abs(x.b) * dc_max;
+    let ax = x.a.abs();
+    let shrunk = y.r - x.b.abs() * dc_max;
     let ry = if shrunk.m > 0.0 && ax.m != 0.0 {
         FloatExp::new(shrunk.m / ax.m, shrunk.e - ax.e)
     } else {
@@ -124,7 +108,7 @@ pub fn single(z_re: f64, z_im: f64, eps: f64) -> Bla {
     Bla {
         a,
         b: ComplexFx::from_f64(1.0, 0.0),
-        r: abs(a) * FloatExp::from_f64(eps),
+        r: a.abs() * FloatExp::from_f64(eps),
         len: 1,
     }
 }

@@ -207,6 +207,22 @@ impl ComplexFx {
         self.re * self.re + self.im * self.im
     }
 
+    /// `|self|`: the square root of [`norm_sqr`](Self::norm_sqr), taken on the mantissa
+    /// after making the exponent even (exact scaling).
+    #[inline(always)]
+    pub fn abs(self) -> FloatExp {
+        let n = self.norm_sqr();
+        if n.m == 0.0 {
+            return FloatExp::ZERO;
+        }
+        let (m, e) = if n.e % 2 == 0 {
+            (n.m, n.e)
+        } else {
+            (n.m * 2.0, n.e - 1)
+        };
+        FloatExp::new(crate::Real::sqrt(m), e / 2)
+    }
+
     /// The parts as `f64` ([`FloatExp::to_f64`]).
     #[inline(always)]
     pub fn to_f64(self) -> (f64, f64) {
@@ -288,5 +304,6 @@ mod tests {
         let p = ComplexFx::from_f64(1.0, 2.0) * ComplexFx::from_f64(3.0, -1.0);
         assert_eq!(p.to_f64(), (5.0, 5.0));
         assert_eq!(ComplexFx::from_f64(3.0, 4.0).norm_sqr().to_f64(), 25.0);
+        assert_eq!(ComplexFx::from_f64(3.0, 4.0).abs().to_f64(), 5.0);
     }
 }

@@ -51,12 +51,22 @@ pub struct DeepJob {
     pub bailout_sqr: f64,
 }
 
+/// Pixel `(x, y)`'s offset from the centre of a `width_px × height_px` image, in pixels, with
+/// the imaginary axis pointing up: `(x + ½ − w/2, −(y + ½ − h/2))` (exact in `f64`).
+#[inline(always)]
+pub fn pixel_offset(width_px: u32, height_px: u32, x: u32, y: u32) -> (f64, f64) {
+    (
+        x as f64 + 0.5 - width_px as f64 / 2.0,
+        -(y as f64 + 0.5 - height_px as f64 / 2.0),
+    )
+}
+
 impl DeepJob {
-    /// `δc` of pixel `(x, y)`: its offset from the centre (exact in `f64`) times the spacing.
+    /// `δc` of pixel `(x, y)`: its offset from the centre ([`pixel_offset`]) times the
+    /// spacing.
     #[inline(always)]
     pub fn delta(&self, x: u32, y: u32) -> ComplexFx {
-        let ox = x as f64 + 0.5 - self.width_px as f64 / 2.0;
-        let oy = -(y as f64 + 0.5 - self.height_px as f64 / 2.0);
+        let (ox, oy) = pixel_offset(self.width_px, self.height_px, x, y);
         ComplexFx::new(
             self.spacing * FloatExp::from_f64(ox),
             self.spacing * FloatExp::from_f64(oy),

@@ -16,7 +16,7 @@
 use anyhow::{Context, Result, bail, ensure};
 use common::floatexp::FloatExp;
 use host::deep::{
-    BLA_EPS, DeepView, bla_table, decimal, find_minibrot, reference_orbit, render_direct,
+    BLA_EPS, DeepView, bla_table, decimal, find_minibrot, near_i, reference_orbit, render_direct,
     render_job_cpu, render_perturbed,
 };
 use std::time::Instant;
@@ -55,15 +55,9 @@ fn main() -> Result<()> {
         "counts"
     );
     let mut worst: f64 = 1.0;
-    for exp in [20usize, 50, 300] {
+    for exp in [20u32, 50, 300] {
         // Spiral: i + (1 + i)·scale/7.
-        let spiral = DeepView::new(
-            &format!("1.4285714285714285714e-{}", exp + 1),
-            &format!("1.{}14285714285714285714", "0".repeat(exp)),
-            &format!("1e-{exp}"),
-            w,
-            h,
-        )?;
+        let spiral = near_i(exp, w, h)?;
         // Minibrot: near the spiral's centre, radius 10^-(exp/2) gives a size near 10^-exp.
         let bits = spiral.precision_bits + 64;
         let radius = FloatExp::new(

@@ -10,14 +10,11 @@
 
 use anyhow::{Context, Result, bail};
 use common::{
-    Escape, Palette,
+    Palette,
     floatexp::FloatExp,
     palette::{Coloring, Shading},
 };
-use host::deep::{
-    BLA_EPS, DeepView, bla_table, decimal, find_minibrot, reference_orbit, render_gpu,
-    render_job_cpu,
-};
+use host::deep::{DeepView, colorize, decimal, find_minibrot, near_i, render, render_job_cpu};
 use host::gpu::Gpu;
 use std::time::Instant;
 
@@ -44,13 +41,7 @@ fn main() -> Result<()> {
     // The disk to search: radius 10^-(EXP/2) around i + (1 + i)·radius/7; minibrots near i
     // are about the square of their distance to it.
     let half = exp / 2;
-    let near = DeepView::new(
-        &format!("1.4285714285714285714e-{}", half + 1),
-        &format!("1.{}14285714285714285714", "0".repeat(half as usize)),
-        &format!("1e-{half}"),
-        w,
-        h,
-    )?;
+    let near = near_i(half, w, h)?;
     let radius = FloatExp::new(0.5, -((f64::from(half) * std::f64::consts::LOG2_10) as i32));
     let bits = 2 * near.precision_bits + 64;
     let m = find_minibrot(&near.center_re, &near.center_im, radius, bits, 1_000_000)
@@ -77,59 +68,35 @@ fn main() -> Result<()> {
         find.as_secs_f64() * 1e3
     );
 
-    let t = Instant::now();
-    let orbit = reference_orbit(
-        &view.center_re,
-        &view.center_im,
-        view.precision_bits,
-        max_iter,
-    );
-    let orbit_time = t.elapsed();
-    let job = view.job(max_iter, f64::from(common::escape::SMOOTH_BAILOUT_SQR));
-    let t = Instant::now();
-    let bla = bla_table(&orbit, &job, BLA_EPS);
-    let bla_time = t.elapsed();
-    let t = Instant::now();
-    let (counts, norms, skipped, device) = match &gpu {
-        Some(g) => {
-            let (c, n) = render_gpu(g, &job, &orbit, &bla, 32)?;
-            // The GPU reports counts only; the skipped share comes from a CPU run of a
-            // sample row (the same code).
-            let sample = render_job_cpu(
-                &common::perturb::DeepJob {
-                    height_px: 1,
-                    ..job
-                },
-                &orbit,
-                &bla,
-            );
-            let frac = sample.iter().map(|p| f64::from(p.skipped)).sum::<f64>()
-                / sample.iter().map(|p| f64::from(p.n)).sum::<f64>().max(1.0);
-            (c, n, frac, format!("GPU {}", g.name()))
-        }
-        None => {
-            let p = render_job_cpu(&job, &orbit, &bla);
-            let frac = p.iter().map(|p| f64::from(p.skipped)).sum::<f64>()
-                / p.iter().map(|p| f64::from(p.n)).sum::<f64>().max(1.0);
-            (
-                p.iter().map(|p| p.n).collect::<Vec<_>>(),
-                p.iter().map(|p| p.norm_sqr as f32).collect::<Vec<_>>(),
-                frac,
-                "CPU".to_owned(),
-            )
-        }
-    };
-    let pixels_time = t.elapsed();
     let coloring = Coloring {
         palette: Palette::Electric,
         shading: Shading::Smooth,
         cycle_iters: (m.period * 2).max(16),
         offset: 0.0,
     };
-    let mut rgb = Vec::with_capacity(counts.len() * 3);
-    for (&n, &norm_sqr) in counts.iter().zip(&norms) {
-        rgb.extend_from_slice(&coloring.color(Escape { n, norm_sqr }, max_iter));
-    }
+    let r = render(&view, max_iter, coloring.bailout_sqr::<f64>(), gpu.as_ref())?;
+    let (counts, norms) = (&r.counts, &r.norms);
+    let device = gpu
+        .as_ref()
+        .map_or_else(|| "CPU".to_owned(), |g| format!("GPU {}", g.name()));
+    // The skipped share: counted on the CPU; the kernel reports only counts, so for the GPU a
+    // CPU run of one sample row (the same code) gives it.
+    let skipped = match r.skipped {
+        Some(s) => s as f64 / counts.iter().map(|&n| f64::from(n)).sum::<f64>().max(1.0),
+        None => {
+            let sample = render_job_cpu(
+                &common::perturb::DeepJob {
+                    height_px: 1,
+                    ..r.job
+                },
+                &r.orbit,
+                &r.bla,
+            );
+            sample.iter().map(|p| f64::from(p.skipped)).sum::<f64>()
+                / sample.iter().map(|p| f64::from(p.n)).sum::<f64>().max(1.0)
+        }
+    };
+    let rgb = colorize(counts, norms, &coloring, max_iter);
     let path = std::env::var_os("OUT")
         .map_or_else(std::path::PathBuf::new, std::path::PathBuf::from)
         .join(format!("deep-zoom-1e-{exp}.png"));
@@ -141,13 +108,13 @@ fn main() -> Result<()> {
          {:.0} ms; BLA table {} entries in {:.0} ms; pixels in {:.0} ms ({:.2e} iterations, \
          {:.2e} per second, {:.1}% of them skipped by BLA (sampled on the CPU for the GPU); \
          {inside} pixels reached max_iter); end to end {:.0} ms; wrote {}",
-        orbit.len() - 1,
-        orbit_time.as_secs_f64() * 1e3,
-        bla.len(),
-        bla_time.as_secs_f64() * 1e3,
-        pixels_time.as_secs_f64() * 1e3,
+        r.orbit.len() - 1,
+        r.orbit_time.as_secs_f64() * 1e3,
+        r.bla.len(),
+        r.bla_time.as_secs_f64() * 1e3,
+        r.pixels_time.as_secs_f64() * 1e3,
         iterations as f64,
-        iterations as f64 / pixels_time.as_secs_f64(),
+        iterations as f64 / r.pixels_time.as_secs_f64(),
         100.0 * skipped,
         t0.elapsed().as_secs_f64() * 1e3,
         path.display()

@@ -10,7 +10,7 @@ use common::{
     Complex,
     bla::{self, Bla},
     floatexp::{ComplexFx, FloatExp},
-    perturb::{DeepJob, Perturbed},
+    perturb::{self, DeepJob, Perturbed},
 };
 use rayon::prelude::*;
 
@@ -146,15 +146,6 @@ impl DeepView {
         )
     }
 
-    /// Pixel `(x, y)`'s offset from the centre in pixels: `(x + ½ − w/2, −(y + ½ − h/2))`
-    /// (exact in `f64`).
-    fn offset(&self, x: u32, y: u32) -> (f64, f64) {
-        (
-            f64::from(x) + 0.5 - f64::from(self.width_px) / 2.0,
-            -(f64::from(y) + 0.5 - f64::from(self.height_px) / 2.0),
-        )
-    }
-
     /// The job the perturbation kernels and [`render_perturbed`] run: this view's grid at
     /// `max_iter`, escaping at `|z|² > bailout_sqr` (pixel `δc` as [`DeepJob::delta`], the
     /// same offsets as [`DeepView::pixel`]).
@@ -171,7 +162,7 @@ impl DeepView {
     /// Pixel `(x, y)`'s `c` in full precision.
     pub fn pixel(&self, spacing: &BigFloat, x: u32, y: u32) -> (BigFloat, BigFloat) {
         let p = self.precision_bits;
-        let (ox, oy) = self.offset(x, y);
+        let (ox, oy) = perturb::pixel_offset(self.width_px, self.height_px, x, y);
         let re = self
             .center_re
             .add(&spacing.mul(&BigFloat::from_f64(ox, p), p, RM), p, RM);
@@ -269,6 +260,115 @@ pub fn render_job_cpu(job: &DeepJob, orbit: &[Complex<f64>], bla: &[Bla]) -> Vec
         .into_par_iter()
         .map(|i| job.escape(orbit, bla, i % w, i / w))
         .collect()
+}
+
+/// A deep view rendered ([`render`]): what every pixel gave, and what it took.
+#[derive(Clone, Debug)]
+pub struct DeepRender {
+    /// The job the pixels ran (grid, `max_iter`, bailout).
+    pub job: DeepJob,
+    /// The reference orbit of the view's centre.
+    pub orbit: Vec<Complex<f64>>,
+    /// The BLA table of `orbit` ([`bla_table`] at [`BLA_EPS`]).
+    pub bla: Vec<Bla>,
+    /// Escape time of each pixel, row-major.
+    pub counts: Vec<u32>,
+    /// `|z_n|²` at escape of each pixel (`0` inside), row-major.
+    pub norms: Vec<f32>,
+    /// Iterations skipped by BLA, summed over the pixels (CPU renders only: the kernel
+    /// reports counts and norms).
+    pub skipped: Option<u64>,
+    /// Time to compute the reference orbit.
+    pub orbit_time: std::time::Duration,
+    /// Time to build the BLA table.
+    pub bla_time: std::time::Duration,
+    /// Time to iterate the pixels (and copy them back from the GPU).
+    pub pixels_time: std::time::Duration,
+}
+
+/// Renders `view` by perturbation: reference orbit, BLA table, then every pixel on `gpu` (in
+/// bands of 64 rows) or, without one, on all CPU cores; escape at `|z|² > bailout_sqr`.
+///
+/// # Errors
+/// [`GpuError`](crate::gpu::GpuError) from the GPU render.
+pub fn render(
+    view: &DeepView,
+    max_iter: u32,
+    bailout_sqr: f64,
+    gpu: Option<&crate::gpu::Gpu>,
+) -> Result<DeepRender, crate::gpu::GpuError> {
+    use std::time::Instant;
+    let t = Instant::now();
+    let orbit = reference_orbit(
+        &view.center_re,
+        &view.center_im,
+        view.precision_bits,
+        max_iter,
+    );
+    let orbit_time = t.elapsed();
+    let job = view.job(max_iter, bailout_sqr);
+    let t = Instant::now();
+    let bla = bla_table(&orbit, &job, BLA_EPS);
+    let bla_time = t.elapsed();
+    let t = Instant::now();
+    let (counts, norms, skipped) = match gpu {
+        Some(g) => {
+            let (c, n) = render_gpu(g, &job, &orbit, &bla, 64)?;
+            (c, n, None)
+        }
+        None => {
+            let p = render_job_cpu(&job, &orbit, &bla);
+            let skipped = p.iter().map(|p| u64::from(p.skipped)).sum();
+            (
+                p.iter().map(|p| p.n).collect(),
+                p.iter().map(|p| p.norm_sqr as f32).collect(),
+                Some(skipped),
+            )
+        }
+    };
+    Ok(DeepRender {
+        job,
+        orbit,
+        bla,
+        counts,
+        norms,
+        skipped,
+        orbit_time,
+        bla_time,
+        pixels_time: t.elapsed(),
+    })
+}
+
+/// The colours of escape times `counts` and `|z_n|²` `norms` (row-major, as [`render`] gives
+/// them) with `coloring`, as `[r, g, b, ...]` (3 bytes per pixel).
+pub fn colorize(
+    counts: &[u32],
+    norms: &[f32],
+    coloring: &common::palette::Coloring,
+    max_iter: u32,
+) -> Vec<u8> {
+    let mut rgb = Vec::with_capacity(3 * counts.len());
+    for (&n, &norm_sqr) in counts.iter().zip(norms) {
+        rgb.extend_from_slice(&coloring.color(common::Escape { n, norm_sqr }, max_iter));
+    }
+    rgb
+}
+
+/// The view used by the examples and tests: `width_px × height_px` at scale `10^-exp`
+/// around the Misiurewicz point `c = i`, offset by `(1 + i)·10^-exp/7` off its symmetry. The
+/// set has detail at every depth there, and minibrots about `10^-2·exp` across lie within
+/// `10^-exp` of the centre ([`find_minibrot`]).
+///
+/// # Errors
+/// [`DeepError::EmptyImage`] for a zero size.
+pub fn near_i(exp: u32, width_px: u32, height_px: u32) -> Result<DeepView, DeepError> {
+    DeepView::new(
+        &format!("1.4285714285714285714e-{}", exp + 1),
+        &format!("1.{}14285714285714285714", "0".repeat(exp as usize)),
+        &format!("1e-{exp}"),
+        width_px,
+        height_px,
+    )
 }
 
 /// Escape times and `|z_n|²` of every pixel (row-major) by perturbation on `gpu`
@@ -437,21 +537,6 @@ impl BigComplex {
     }
 }
 
-/// `|z|` of a [`ComplexFx`], as [`FloatExp`] (via `|z|²`'s square root on the mantissa).
-fn abs_fx(z: ComplexFx) -> FloatExp {
-    let n = z.norm_sqr();
-    if n.m == 0.0 {
-        return FloatExp::ZERO;
-    }
-    // n = m·2^e; make e even, then √n = √m'·2^(e'/2).
-    let (m, e) = if n.e % 2 == 0 {
-        (n.m, n.e)
-    } else {
-        (n.m * 2.0, n.e - 1)
-    };
-    FloatExp::new(m.sqrt(), e / 2)
-}
-
 /// A minibrot found near a point: its nucleus, period and approximate size.
 #[derive(Clone, Debug)]
 pub struct Minibrot {
@@ -515,7 +600,7 @@ pub fn find_minibrot(
         if zf.norm_sqr().to_f64() > 65_536.0 {
             return None;
         }
-        if abs_fx(zf).abs_lt(abs_fx(dz) * radius) {
+        if zf.abs().abs_lt(dz.abs() * radius) {
             period = Some(n);
             break;
         }
@@ -543,22 +628,17 @@ pub fn find_minibrot(
         }
         let step = z.div(&dz, p);
         c = c.sub(&step, p);
-        let s = abs_fx(step.to_fx());
+        let s = step.to_fx().abs();
         if s.m == 0.0 || s.e < -(i32::try_from(bits).unwrap_or(i32::MAX)) + 8 {
             break;
         }
     }
     // Left the disk: a different minibrot, or no convergence.
-    let moved = abs_fx(
-        c.sub(
-            &BigComplex {
-                re: c_re.clone(),
-                im: c_im.clone(),
-            },
-            p,
-        )
-        .to_fx(),
-    );
+    let start = BigComplex {
+        re: c_re.clone(),
+        im: c_im.clone(),
+    };
+    let moved = c.sub(&start, p).to_fx().abs();
     if (radius * FloatExp::from_f64(4.0)).abs_lt(moved) {
         return None;
     }
@@ -589,7 +669,7 @@ fn inverse(z: ComplexFx) -> ComplexFx {
 
 /// `1/|z|` in [`FloatExp`].
 fn inverse_abs(z: ComplexFx) -> FloatExp {
-    let a = abs_fx(z);
+    let a = z.abs();
     FloatExp::new(1.0 / a.m, -a.e)
 }
 
@@ -719,7 +799,7 @@ mod minibrot_tests {
                 dz = zdz.add(&zdz, p).add(&one, p);
                 z = z.mul(&z, p).add(&c, p);
             }
-            let step = abs_fx(z.div(&dz, p).to_fx());
+            let step = z.div(&dz, p).to_fx().abs();
             assert!(
                 step.abs_lt(m.size * FloatExp::from_f64(1e-20)),
                 "1e-{exp}: {step:?}"
@@ -737,14 +817,7 @@ mod bla_tests {
     /// most iterations.
     #[test]
     fn bla_keeps_escape_times_and_skips_most_iterations_at_1e_300() {
-        let near = DeepView::new(
-            "1.4285714285714285714e-151",
-            &format!("1.{}14285714285714285714", "0".repeat(150)),
-            "1e-150",
-            24,
-            16,
-        )
-        .unwrap();
+        let near = near_i(150, 24, 16).unwrap();
         let m = find_minibrot(
             &near.center_re,
             &near.center_im,

@@ -155,6 +155,18 @@ pub struct Style {
     pub supersample: u32,
 }
 
+impl Style {
+    /// The colouring of this style with `palette`.
+    pub fn coloring(&self, palette: Palette) -> Coloring {
+        Coloring {
+            palette,
+            shading: self.shading,
+            cycle_iters: self.cycle_iters,
+            offset: self.offset,
+        }
+    }
+}
+
 impl Default for Style {
     fn default() -> Self {
         Self {
@@ -169,13 +181,12 @@ impl Default for Style {
 impl RenderParams {
     /// The render job (in f64) for these parameters and `style`.
     pub fn job(&self, style: &Style) -> RenderJob<f64> {
-        let coloring = Coloring {
-            palette: self.palette,
-            shading: style.shading,
-            cycle_iters: style.cycle_iters,
-            offset: style.offset,
-        };
-        RenderJob::new(&self.view, style.supersample, self.max_iter, coloring)
+        RenderJob::new(
+            &self.view,
+            style.supersample,
+            self.max_iter,
+            style.coloring(self.palette),
+        )
     }
 }
 

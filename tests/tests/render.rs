@@ -354,18 +354,11 @@ fn gpu_pool_stops_on_a_sink_error() {
 fn deep_zoom_perturbation_on_the_gpu_equals_the_cpu() {
     use common::floatexp::FloatExp;
     use host::deep::{
-        BLA_EPS, DeepView, bla_table, decimal, find_minibrot, reference_orbit, render_gpu,
+        BLA_EPS, DeepView, bla_table, decimal, find_minibrot, near_i, reference_orbit, render_gpu,
         render_job_cpu,
     };
     let gpu = gpu();
-    let spiral = DeepView::new(
-        "1.4285714285714285714e-301",
-        &format!("1.{}14285714285714285714", "0".repeat(300)),
-        "1e-300",
-        96,
-        64,
-    )
-    .unwrap();
+    let spiral = near_i(300, 96, 64).unwrap();
     let m = find_minibrot(
         &spiral.center_re,
         &spiral.center_im,

@@ -1,16 +1,10 @@
 //! `ferrocuda mandelbrot` past f64: views given by decimal strings (or a Kalles Fraktaler
 //! location file), rendered by perturbation (`host::deep`) on the GPU or the CPU.
 
-use super::mandelbrot::{Backend, MandelbrotArgs};
+use super::mandelbrot::MandelbrotArgs;
 use super::{OutputFile, UsageError, outln};
 use anyhow::{Context, Result};
-use common::{
-    Escape,
-    escape::SMOOTH_BAILOUT_SQR,
-    palette::{Coloring, Shading},
-};
-use host::deep::{BLA_EPS, DeepView, bla_table, reference_orbit, render_gpu, render_job_cpu};
-use host::gpu::{Gpu, GpuError};
+use host::deep::{DeepView, colorize, render, render_job_cpu};
 use std::{path::Path, time::Instant};
 
 /// A deep-zoom location: the centre and the scale as decimal strings.
@@ -111,49 +105,9 @@ pub fn run(args: &MandelbrotArgs, loc: &Location) -> Result<()> {
     let output = OutputFile::create(&args.output)?;
     super::catch_signals();
     let start = Instant::now();
-    let orbit = reference_orbit(
-        &view.center_re,
-        &view.center_im,
-        view.precision_bits,
-        max_iter,
-    );
-    let orbit_time = start.elapsed();
-    let smooth = style.shading == Shading::Smooth;
-    let bailout = if smooth {
-        f64::from(SMOOTH_BAILOUT_SQR)
-    } else {
-        4.0
-    };
-    let job = view.job(max_iter, bailout);
-    let t = Instant::now();
-    let bla = bla_table(&orbit, &job, BLA_EPS);
-    let bla_time = t.elapsed();
-    let gpu = match args.backend {
-        Backend::Cpu => None,
-        Backend::Gpu => Some(Gpu::new(0).context("--backend gpu was requested")?),
-        Backend::Auto => match Gpu::new(0) {
-            Ok(g) => Some(g),
-            Err(err @ (GpuError::NoDriver | GpuError::NoDevice)) => {
-                eprintln!("note: {err}; rendering on the CPU");
-                None
-            }
-            Err(err) => return Err(err).context("opening the GPU"),
-        },
-    };
-    let t = Instant::now();
-    let (counts, norms, device) = match &gpu {
-        Some(g) => {
-            let (c, n) = render_gpu(g, &job, &orbit, &bla, 64)?;
-            (c, n, format!("GPU {}", g.name()))
-        }
-        None => {
-            let p = render_job_cpu(&job, &orbit, &bla);
-            let c = p.iter().map(|p| p.n).collect();
-            let n = p.iter().map(|p| p.norm_sqr as f32).collect();
-            (c, n, "CPU".to_owned())
-        }
-    };
-    let render_time = t.elapsed();
+    let coloring = style.coloring(args.look.palette);
+    let gpu = super::mandelbrot::open_gpu(args.backend)?;
+    let r = render(&view, max_iter, coloring.bailout_sqr::<f64>(), gpu.as_ref())?;
     super::check_interrupt()?;
     // --verify: the same pixels on the CPU (the same common::perturb code) must match bit for
     // bit, escape times and |z_n|².
@@ -161,10 +115,10 @@ pub fn run(args: &MandelbrotArgs, loc: &Location) -> Result<()> {
     if args.verify {
         if gpu.is_some() {
             let t = Instant::now();
-            let cpu = render_job_cpu(&job, &orbit, &bla);
+            let cpu = render_job_cpu(&r.job, &r.orbit, &r.bla);
             let differ = cpu
                 .iter()
-                .zip(counts.iter().zip(&norms))
+                .zip(r.counts.iter().zip(&r.norms))
                 .filter(|(p, (n, z))| p.n != **n || (p.norm_sqr as f32).to_bits() != z.to_bits())
                 .count();
             if differ > 0 {
@@ -183,17 +137,10 @@ pub fn run(args: &MandelbrotArgs, loc: &Location) -> Result<()> {
             );
         }
     }
-    let coloring = Coloring {
-        palette: args.look.palette,
-        shading: style.shading,
-        cycle_iters: style.cycle_iters,
-        offset: style.offset,
-    };
-    let mut rgb = Vec::with_capacity(counts.len() * 3);
-    for (&n, &norm_sqr) in counts.iter().zip(&norms) {
-        let c = coloring.color(Escape { n, norm_sqr }, max_iter);
-        rgb.extend_from_slice(&c);
-    }
+    let device = gpu
+        .as_ref()
+        .map_or_else(|| "CPU".to_owned(), |g| format!("GPU {}", g.name()));
+    let rgb = colorize(&r.counts, &r.norms, &coloring, max_iter);
     output.write_png(width, height, &rgb)?;
     outln!(
         "{device}: deep zoom {width}x{height}, scale {}, max_iter {max_iter}, {} bits: reference \
@@ -201,11 +148,11 @@ pub fn run(args: &MandelbrotArgs, loc: &Location) -> Result<()> {
          end {:.0} ms{verified}; wrote {}",
         loc.scale,
         view.precision_bits,
-        orbit.len() - 1,
-        orbit_time.as_secs_f64() * 1e3,
-        bla.len(),
-        bla_time.as_secs_f64() * 1e3,
-        render_time.as_secs_f64() * 1e3,
+        r.orbit.len() - 1,
+        r.orbit_time.as_secs_f64() * 1e3,
+        r.bla.len(),
+        r.bla_time.as_secs_f64() * 1e3,
+        r.pixels_time.as_secs_f64() * 1e3,
         start.elapsed().as_secs_f64() * 1e3,
         args.output.display()
     );

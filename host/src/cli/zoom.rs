@@ -239,50 +239,43 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         let depth = (args.start_scale.log10() - log10).max(0.0);
         let max_iter = (f64::from(args.max_iter) + f64::from(args.max_iter_growth) * depth)
             .min(f64::from(super::mandelbrot::MAX_ITER_LIMIT)) as u32;
-        if deep_frame(k) {
-            let rgb = deep_frame_rgb(
+        let rgb = if deep_frame(k) {
+            deep_frame_rgb(
                 args,
                 &center_text,
                 &decimal_of_log10(log10),
                 max_iter,
                 gpu.as_ref(),
-            )?;
-            if let Some(dir) = &args.output_dir {
-                let path = dir.join(format!("frame_{k:05}.png"));
-                OutputFile::create(&path)?.write_png(args.width, args.height, &rgb)?;
-                frames_written += 1;
-            }
-            if let Some(gif) = &mut gif {
-                gif.add_frame(args.width, args.height, &rgb)?;
-            }
-            progress.inc(1);
-            continue;
-        }
-        let view = Viewport::from_center_scale(args.width, args.height, center, 10f64.powf(log10))
-            .map_err(anyhow::Error::msg)?;
-        let params = RenderParams {
-            view,
-            max_iter,
-            precision: host::mandelbrot::Precision::F64,
-            palette: args.look.palette,
-        };
-        let job = params.job(&style);
-        // Warn once, at the first frame that needs it.
-        let precision = choose_precision(&job, args.precision, warned);
-        let (auto, too_coarse) = host::mandelbrot::Precision::for_view(&job.samples);
-        warned |= too_coarse || (auto != precision && args.precision == PrecisionArg::F32);
-        let mut rgb = Vec::with_capacity(3 * view.len());
-        let rows = rows_per_launch(&job, DEFAULT_BAND_PX).min(capacity_rows);
-        for band in Band::split(args.height, rows) {
-            match renderer.render_band_until(&job, precision, band, false, &super::CONTROL)? {
-                Some(b) => {
-                    kernel += b.kernel;
-                    rgb.extend_from_slice(&b.rgb);
+            )?
+        } else {
+            let view =
+                Viewport::from_center_scale(args.width, args.height, center, 10f64.powf(log10))
+                    .map_err(anyhow::Error::msg)?;
+            let params = RenderParams {
+                view,
+                max_iter,
+                precision: host::mandelbrot::Precision::F64,
+                palette: args.look.palette,
+            };
+            let job = params.job(&style);
+            // Warn once, at the first frame that needs it.
+            let precision = choose_precision(&job, args.precision, warned);
+            let (auto, too_coarse) = host::mandelbrot::Precision::for_view(&job.samples);
+            warned |= too_coarse || (auto != precision && args.precision == PrecisionArg::F32);
+            let mut rgb = Vec::with_capacity(3 * view.len());
+            let rows = rows_per_launch(&job, DEFAULT_BAND_PX).min(capacity_rows);
+            for band in Band::split(args.height, rows) {
+                match renderer.render_band_until(&job, precision, band, false, &super::CONTROL)? {
+                    Some(b) => {
+                        kernel += b.kernel;
+                        rgb.extend_from_slice(&b.rgb);
+                    }
+                    None => check_interrupt_with(|| written(frames_written))?,
                 }
-                None => check_interrupt_with(|| written(frames_written))?,
+                check_interrupt_with(|| written(frames_written))?;
             }
-            check_interrupt_with(|| written(frames_written))?;
-        }
+            rgb
+        };
         if let Some(dir) = &args.output_dir {
             let path = dir.join(format!("frame_{k:05}.png"));
             OutputFile::create(&path)?.write_png(args.width, args.height, &rgb)?;
@@ -481,47 +474,11 @@ fn deep_frame_rgb(
     max_iter: u32,
     gpu: Option<&host::gpu::Gpu>,
 ) -> Result<Vec<u8>> {
-    use common::{
-        Escape,
-        escape::SMOOTH_BAILOUT_SQR,
-        palette::{Coloring, Shading},
-    };
-    use host::deep::{BLA_EPS, bla_table, reference_orbit, render_gpu, render_job_cpu};
     let view = DeepView::new(&center.0, &center.1, scale, args.width, args.height)
         .map_err(|e| super::UsageError(e.to_string()))?;
-    let style = args.look.style();
-    let bailout = if style.shading == Shading::Smooth {
-        f64::from(SMOOTH_BAILOUT_SQR)
-    } else {
-        4.0
-    };
-    let orbit = reference_orbit(
-        &view.center_re,
-        &view.center_im,
-        view.precision_bits,
-        max_iter,
-    );
-    let job = view.job(max_iter, bailout);
-    let bla = bla_table(&orbit, &job, BLA_EPS);
-    let (counts, norms): (Vec<u32>, Vec<f32>) = match gpu {
-        Some(g) => render_gpu(g, &job, &orbit, &bla, 64)?,
-        None => {
-            let p = render_job_cpu(&job, &orbit, &bla);
-            (
-                p.iter().map(|p| p.n).collect(),
-                p.iter().map(|p| p.norm_sqr as f32).collect(),
-            )
-        }
-    };
-    let coloring = Coloring {
-        palette: args.look.palette,
-        shading: style.shading,
-        cycle_iters: style.cycle_iters,
-        offset: style.offset,
-    };
-    let mut rgb = Vec::with_capacity(3 * counts.len());
-    for (&n, &norm_sqr) in counts.iter().zip(&norms) {
-        rgb.extend_from_slice(&coloring.color(Escape { n, norm_sqr }, max_iter));
-    }
-    Ok(rgb)
+    let coloring = args.look.style().coloring(args.look.palette);
+    let r = host::deep::render(&view, max_iter, coloring.bailout_sqr::<f64>(), gpu)?;
+    Ok(host::deep::colorize(
+        &r.counts, &r.norms, &coloring, max_iter,
+    ))
 }
