@@ -122,39 +122,105 @@ pub fn escape_f64(
     max_iter: u32,
     bailout_sqr: f64,
 ) -> Perturbed {
+    let mut at = Progress::default();
+    let no_table = (&[][..], 0, ComplexFx::ZERO);
+    // Never leaves early: the run ends at escape or max_iter.
+    match f64_steps(
+        orbit,
+        no_table,
+        dc,
+        (0.0, 0.0),
+        &mut at,
+        max_iter,
+        bailout_sqr,
+        false,
+    ) {
+        Ok(p) => p,
+        Err(_) => unreachable!("f64_steps leaves early only when asked to"),
+    }
+}
+
+/// Where a pixel's perturbed iteration stands.
+#[derive(Clone, Copy, Default)]
+struct Progress {
+    /// Reference index.
+    m: usize,
+    /// Iterations done.
+    n: u32,
+    /// Rebases so far.
+    rebases: u32,
+    /// Iterations skipped by BLA so far.
+    skipped: u32,
+}
+
+impl Progress {
+    fn result(&self, n: u32, norm_sqr: f64) -> Perturbed {
+        Perturbed {
+            n,
+            norm_sqr,
+            rebases: self.rebases,
+            skipped: self.skipped,
+        }
+    }
+}
+
+/// Perturbed steps in `f64` from `δz = d`: each a BLA skip when the table (`bla`: entries,
+/// level-0 length, and `δc` in [`FloatExp`] for applying them) has a valid one, else one step
+/// with `δc = dc`; after each, the escape test and rebasing. `Ok` at escape or `max_iter`;
+/// with `leave_small`, `Err(δz)` as soon as `|δz|` falls to `2⁻⁹⁰⁰` or below
+/// ([`F64_DELTA_MIN_EXP`]), for the caller to go on in [`FloatExp`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn f64_steps(
+    orbit: &[Complex<f64>],
+    (bla, n0, dc_fx): (&[Bla], u32, ComplexFx),
+    dc: (f64, f64),
+    mut d: (f64, f64),
+    at: &mut Progress,
+    max_iter: u32,
+    bailout_sqr: f64,
+    leave_small: bool,
+) -> Result<Perturbed, (f64, f64)> {
     let last = orbit.len() - 1;
-    let mut dz = (0.0f64, 0.0f64);
-    let mut m = 0usize;
-    let mut rebases = 0;
-    let mut n = 0;
-    while n < max_iter {
-        dz = step_f64(orbit[m], dz, dc);
-        m += 1;
-        n += 1;
-        let zr = orbit[m].re + dz.0;
-        let zi = orbit[m].im + dz.1;
+    while at.n < max_iter {
+        let skip = if n0 == 0 {
+            None
+        } else {
+            // |δz|² in FloatExp: in f64 it underflows for |δz| below 1e-154.
+            let d2 = ComplexFx::from_f64(d.0, d.1).norm_sqr();
+            bla::lookup(bla, n0, at.m as u32, d2, max_iter - at.n)
+        };
+        if let Some(e) = skip {
+            let dzf = ComplexFx::from_f64(d.0, d.1);
+            d = (e.a * dzf + e.b * dc_fx).to_f64();
+            at.m += e.len as usize;
+            at.n += e.len;
+            at.skipped += e.len;
+        } else {
+            d = step_f64(orbit[at.m], d, dc);
+            at.m += 1;
+            at.n += 1;
+        }
+        let zr = orbit[at.m].re + d.0;
+        let zi = orbit[at.m].im + d.1;
         let r2 = Real::mul_add(zi, zi, zr * zr);
         if r2 > bailout_sqr {
-            return Perturbed {
-                n,
-                norm_sqr: r2,
-                rebases,
-                skipped: 0,
-            };
+            return Ok(at.result(at.n, r2));
         }
-        let d2 = Real::mul_add(dz.1, dz.1, dz.0 * dz.0);
-        if r2 < d2 || m == last {
-            dz = (zr, zi);
-            m = 0;
-            rebases += 1;
+        let d2 = Real::mul_add(d.1, d.1, d.0 * d.0);
+        if r2 < d2 || at.m == last {
+            d = (zr, zi);
+            at.m = 0;
+            at.rebases += 1;
+        }
+        if leave_small {
+            let small = FloatExp::from_f64(d.0).e.max(FloatExp::from_f64(d.1).e);
+            if (d.0 == 0.0 && d.1 == 0.0) || small <= F64_DELTA_MIN_EXP {
+                return Err(d);
+            }
         }
     }
-    Perturbed {
-        n: max_iter,
-        norm_sqr: 0.0,
-        rebases,
-        skipped: 0,
-    }
+    Ok(at.result(max_iter, 0.0))
 }
 
 /// One perturbed step in [`FloatExp`]: `(2·Z + δz)·δz + δc`.
@@ -198,11 +264,8 @@ pub fn escape_bla(
     let dc_f64 = dc.to_f64();
     let dc_exp = dc.re.e.max(dc.im.e);
     let mut dz = ComplexFx::ZERO;
-    let mut m = 0usize;
-    let mut rebases = 0;
-    let mut skipped = 0;
-    let mut n = 0;
-    while n < max_iter {
+    let mut at = Progress::default();
+    while at.n < max_iter {
         let dz_exp = dz.re.e.max(dz.im.e);
         // δc enters the f64 steps as its f64 value: exactly when it is in f64's normal
         // range, or rounded (perhaps to 0) when it is negligible beside δz.
@@ -212,88 +275,51 @@ pub fn escape_bla(
             && (dc_fits || dc_exp < dz_exp - 64);
         if in_f64 {
             // f64 steps until escape, max_iter, or |δz| too small again.
-            let mut d = dz.to_f64();
-            while n < max_iter {
-                let skip = if n0 == 0 {
-                    None
-                } else {
-                    // |δz|² in FloatExp: in f64 it underflows for |δz| below 1e-154.
-                    let d2 = ComplexFx::from_f64(d.0, d.1).norm_sqr();
-                    bla::lookup(bla, n0, m as u32, d2, max_iter - n)
-                };
-                if let Some(e) = skip {
-                    let dzf = ComplexFx::from_f64(d.0, d.1);
-                    d = (e.a * dzf + e.b * dc).to_f64();
-                    m += e.len as usize;
-                    n += e.len;
-                    skipped += e.len;
-                } else {
-                    d = step_f64(orbit[m], d, dc_f64);
-                    m += 1;
-                    n += 1;
-                }
-                let zr = orbit[m].re + d.0;
-                let zi = orbit[m].im + d.1;
-                let r2 = Real::mul_add(zi, zi, zr * zr);
-                if r2 > bailout_sqr {
-                    return Perturbed {
-                        n,
-                        norm_sqr: r2,
-                        rebases,
-                        skipped,
-                    };
-                }
-                let d2 = Real::mul_add(d.1, d.1, d.0 * d.0);
-                if r2 < d2 || m == last {
-                    d = (zr, zi);
-                    m = 0;
-                    rebases += 1;
-                }
-                let small = FloatExp::from_f64(d.0).e.max(FloatExp::from_f64(d.1).e);
-                if (d.0 == 0.0 && d.1 == 0.0) || small <= F64_DELTA_MIN_EXP {
-                    break;
+            let table = (bla, n0, dc);
+            match f64_steps(
+                orbit,
+                table,
+                dc_f64,
+                dz.to_f64(),
+                &mut at,
+                max_iter,
+                bailout_sqr,
+                true,
+            ) {
+                Ok(p) => return p,
+                Err(d) => {
+                    dz = ComplexFx::from_f64(d.0, d.1);
+                    continue;
                 }
             }
-            dz = ComplexFx::from_f64(d.0, d.1);
-            continue;
         }
         let skip = if n0 == 0 {
             None
         } else {
-            bla::lookup(bla, n0, m as u32, dz.norm_sqr(), max_iter - n)
+            bla::lookup(bla, n0, at.m as u32, dz.norm_sqr(), max_iter - at.n)
         };
         if let Some(e) = skip {
             dz = e.a * dz + e.b * dc;
-            m += e.len as usize;
-            n += e.len;
-            skipped += e.len;
+            at.m += e.len as usize;
+            at.n += e.len;
+            at.skipped += e.len;
         } else {
-            dz = step_fx(orbit[m], dz, dc);
-            m += 1;
-            n += 1;
+            dz = step_fx(orbit[at.m], dz, dc);
+            at.m += 1;
+            at.n += 1;
         }
-        let z = ComplexFx::from_f64(orbit[m].re, orbit[m].im) + dz;
+        let z = ComplexFx::from_f64(orbit[at.m].re, orbit[at.m].im) + dz;
         let r2 = z.norm_sqr().to_f64();
         if r2 > bailout_sqr {
-            return Perturbed {
-                n,
-                norm_sqr: r2,
-                rebases,
-                skipped,
-            };
+            return at.result(at.n, r2);
         }
-        if z.norm_sqr().abs_lt(dz.norm_sqr()) || m == last {
+        if z.norm_sqr().abs_lt(dz.norm_sqr()) || at.m == last {
             dz = z;
-            m = 0;
-            rebases += 1;
+            at.m = 0;
+            at.rebases += 1;
         }
     }
-    Perturbed {
-        n: max_iter,
-        norm_sqr: 0.0,
-        rebases,
-        skipped,
-    }
+    at.result(max_iter, 0.0)
 }
 
 #[cfg(test)]
