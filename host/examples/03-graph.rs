@@ -16,7 +16,7 @@ use cust::graph::ComputeGraph;
 use cust::prelude::*;
 use host::launch::for_num_elems;
 use kernels::vector::{add_f32, scale_f32};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Kernels in the chain (even: the result ends in `a`).
 const CHAIN: usize = 100;
@@ -26,6 +26,28 @@ const REPS: usize = 20;
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
+}
+
+/// Runs `queue` (work queued on `stream`) `REPS + 1` times, the first as a warm-up, and gives
+/// the medians of the GPU time (CUDA events around the queued work) and of the host time to
+/// queue it, both in ms.
+fn timed_runs(stream: &Stream, queue: &mut dyn FnMut() -> CudaResult<()>) -> Result<(f64, f64)> {
+    let (mut gpu_ms, mut host_ms) = (Vec::new(), Vec::new());
+    for rep in 0..=REPS {
+        let start = Event::new(EventFlags::DEFAULT)?;
+        let end = Event::new(EventFlags::DEFAULT)?;
+        start.record(stream)?;
+        let t = Instant::now();
+        queue()?;
+        let host = t.elapsed();
+        end.record(stream)?;
+        end.synchronize()?;
+        if rep > 0 {
+            gpu_ms.push(f64::from(end.elapsed_time_f32(&start)?));
+            host_ms.push(host.as_secs_f64() * 1e3);
+        }
+    }
+    Ok((median(gpu_ms), median(host_ms)))
 }
 
 fn main() -> Result<()> {
@@ -47,47 +69,17 @@ fn main() -> Result<()> {
         }
         Ok::<(), CudaError>(())
     };
-    let time = |queue: &mut dyn FnMut() -> CudaResult<()>| -> Result<(f64, Duration)> {
-        let start = Event::new(EventFlags::DEFAULT)?;
-        let end = Event::new(EventFlags::DEFAULT)?;
-        start.record(&stream)?;
-        let t = Instant::now();
-        queue()?;
-        let host = t.elapsed();
-        end.record(&stream)?;
-        end.synchronize()?;
-        Ok((f64::from(end.elapsed_time_f32(&start)?), host))
-    };
-
     // Launch by launch; one warm-up chain first (module and function lookup).
-    let mut launches = 0;
-    let mut stream_ms = Vec::new();
-    let mut stream_host = Vec::new();
-    for rep in 0..=REPS {
-        let (ms, host) = time(&mut || chain(&stream, &mut a, &mut b))?;
-        launches += CHAIN;
-        if rep > 0 {
-            stream_ms.push(ms);
-            stream_host.push(host.as_secs_f64() * 1e3);
-        }
-    }
+    let (s_gpu, s_host) = timed_runs(&stream, &mut || chain(&stream, &mut a, &mut b))?;
 
     // Captured once, replayed: the graph borrows `a` and `b` until it is dropped.
     let t = Instant::now();
     let graph = stream.capture(|s| chain(s, &mut a, &mut b))?;
     graph.upload()?;
     let build = t.elapsed();
-    let mut graph_ms = Vec::new();
-    let mut graph_host = Vec::new();
-    for rep in 0..=REPS {
-        let (ms, host) = time(&mut || graph.launch())?;
-        launches += CHAIN;
-        if rep > 0 {
-            graph_ms.push(ms);
-            graph_host.push(host.as_secs_f64() * 1e3);
-        }
-    }
+    let (g_gpu, g_host) = timed_runs(&stream, &mut || graph.launch())?;
     drop(graph);
+    let launches = 2 * (REPS + 1) * CHAIN;
 
     // Every launch multiplied each element by q once (one rounding, no FMA), in order.
     let got = a.as_host_vec()?;
@@ -103,8 +95,6 @@ fn main() -> Result<()> {
     );
 
     let per = |ms: f64| ms * 1e3 / CHAIN as f64;
-    let (s_gpu, g_gpu) = (median(stream_ms), median(graph_ms));
-    let (s_host, g_host) = (median(stream_host), median(graph_host));
     println!(
         "{} on {}: chain of {CHAIN} kernels ({n} elements each), median of {REPS}",
         scale_f32.name(),
@@ -186,41 +176,14 @@ fn compute_graph(module: &Module, stream: &Stream) -> Result<()> {
             }
         }
     };
-    let time = |queue: &mut dyn FnMut() -> CudaResult<()>| -> Result<(f64, Duration)> {
-        let start = Event::new(EventFlags::DEFAULT)?;
-        let end = Event::new(EventFlags::DEFAULT)?;
-        start.record(stream)?;
-        let t = Instant::now();
-        queue()?;
-        let host = t.elapsed();
-        end.record(stream)?;
-        end.synchronize()?;
-        Ok((f64::from(end.elapsed_time_f32(&start)?), host))
-    };
-    let mut runs = 0;
-    let (mut queued_ms, mut queued_host) = (Vec::new(), Vec::new());
-    for rep in 0..=REPS {
-        let (ms, host) = time(&mut || dag.queue(stream, &mut record))?;
-        runs += 1;
-        if rep > 0 {
-            queued_ms.push(ms);
-            queued_host.push(host.as_secs_f64() * 1e3);
-        }
-    }
+    let (q_gpu, q_host) = timed_runs(stream, &mut || dag.queue(stream, &mut record))?;
     let t = Instant::now();
     let graph = dag.build(stream, &mut record)?;
     graph.upload()?;
     let build = t.elapsed();
-    let (mut graph_ms, mut graph_host) = (Vec::new(), Vec::new());
-    for rep in 0..=REPS {
-        let (ms, host) = time(&mut || graph.launch())?;
-        runs += 1;
-        if rep > 0 {
-            graph_ms.push(ms);
-            graph_host.push(host.as_secs_f64() * 1e3);
-        }
-    }
+    let (g_gpu, g_host) = timed_runs(stream, &mut || graph.launch())?;
     drop(graph);
+    let runs = 2 * (REPS + 1);
 
     // Each run multiplies every chain BRANCH_LEN times by q, in order; the sums add the
     // chains' ends of the last run.
@@ -243,8 +206,6 @@ fn compute_graph(module: &Module, stream: &Stream) -> Result<()> {
         "compute graph result differs from the CPU after {runs} runs"
     );
     let per = |ms: f64| ms * 1e3 / kernels as f64;
-    let (q_gpu, g_gpu) = (median(queued_ms), median(graph_ms));
-    let (q_host, g_host) = (median(queued_host), median(graph_host));
     println!(
         "compute graph: {BRANCHES} chains of {BRANCH_LEN} kernels joined by 3 additions \
          ({kernels} nodes with declared inputs), median of {REPS}"
