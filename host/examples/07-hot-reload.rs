@@ -29,8 +29,10 @@ use std::{
 
 /// Elements the kernel scales.
 const N: usize = 4096;
-/// The longest wait for a rebuild or a reload.
+/// The longest wait for a rebuild.
 const TIMEOUT: Duration = Duration::from_secs(300);
+/// The longest wait for the watcher to load a written PTX file (expected: milliseconds).
+const RELOAD_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The kernels crate's source; the line `const GAIN: f32 = 1.0;` is what the edits change.
 const LIB_RS: &str = include_str!("hot-reload/lib.rs");
@@ -309,7 +311,9 @@ fn ptx_mode(dir: &Path) -> Result<()> {
                 notify::event::AccessMode::Write
             ))
         );
-        if !closed || !e.paths.iter().any(|p| p == &watched) {
+        // notify reports absolute paths; only `live_dir` is watched, so the file name
+        // identifies the file.
+        if !closed || !e.paths.iter().any(|p| p.file_name() == watched.file_name()) {
             return;
         }
         CurrentContext::set_current(&ctx);
@@ -326,7 +330,12 @@ fn ptx_mode(dir: &Path) -> Result<()> {
     for &gain in &gains[1..] {
         let written = Instant::now();
         std::fs::copy(dir.join(format!("gain-{gain}.ptx")), &live)?;
-        let (generation, load) = rx.recv_timeout(TIMEOUT).context("no reload")??;
+        let (generation, load) = rx.recv_timeout(RELOAD_TIMEOUT).with_context(|| {
+            format!(
+                "no reload within {RELOAD_TIMEOUT:?} of writing {}",
+                live.display()
+            )
+        })??;
         check.run(&hot, gain)?;
         let total = written.elapsed();
         totals.push(ms(total));

@@ -33,8 +33,8 @@ pub const CUDA_C_SOURCE: &str = include_str!("../../bench/cuda/vector.cu");
 pub struct BenchOptions {
     /// Elements per vector (default 2^28: 1 GiB per f32 array, well beyond L2).
     pub len: usize,
-    /// SGEMM `(m, n, k)`.
-    pub gemm: (u32, u32, u32),
+    /// SGEMM shapes `(m, n, k)`, each timed in turn.
+    pub gemm: Vec<(u32, u32, u32)>,
     /// Untimed runs before timing.
     pub warmup: u32,
     /// Timed runs.
@@ -123,8 +123,9 @@ pub struct Report {
     pub compute_capability: (u32, u32),
     /// Elements per vector.
     pub len: usize,
-    /// SGEMM dimensions.
-    pub gemm: (u32, u32, u32),
+    /// SGEMM shapes `(m, n, k)` (reports before several shapes were timed hold one).
+    #[serde(deserialize_with = "one_or_many_shapes")]
+    pub gemm: Vec<(u32, u32, u32)>,
     /// Warm-up runs.
     pub warmup: u32,
     /// Timed runs.
@@ -456,14 +457,17 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
         &mut entries,
         &mut log,
     )?;
-    bench_sgemm(
-        &gpu,
-        cuda_c.as_ref(),
-        opts,
-        &mut entries,
-        &mut notes,
-        &mut log,
-    )?;
+    for &shape in &opts.gemm {
+        bench_sgemm(
+            &gpu,
+            cuda_c.as_ref(),
+            shape,
+            opts,
+            &mut entries,
+            &mut notes,
+            &mut log,
+        )?;
+    }
     if opts.cub {
         match cub::Cub::build(&gpu) {
             Ok(peers) => {
@@ -515,7 +519,7 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
         device: gpu.name(),
         compute_capability: cc,
         len: n,
-        gemm: opts.gemm,
+        gemm: opts.gemm.clone(),
         warmup: w,
         reps: r,
         rust_module_load_ms,
@@ -962,12 +966,12 @@ fn bench_u32(
 fn bench_sgemm(
     gpu: &Gpu,
     cuda_c: Option<&CudaC>,
+    (m, n, k): (u32, u32, u32),
     opts: &BenchOptions,
     entries: &mut Vec<Entry>,
     notes: &mut Vec<String>,
     log: &mut impl FnMut(&str),
 ) -> Result<(), GpuError> {
-    let (m, n, k) = opts.gemm;
     let (mu, nu, ku) = (m as usize, n as usize, k as usize);
     // Random floats in [-0.5, 0.5) with full 24-bit significands (not small integers, whose
     // products and sums would be exact and hide rounding differences).
@@ -1197,6 +1201,30 @@ impl From<GpuError> for BenchError {
     }
 }
 
+/// `2048x2048x2048, 4096x4096x4096`.
+pub fn shapes(gemm: &[(u32, u32, u32)]) -> String {
+    gemm.iter()
+        .map(|(m, n, k)| format!("{m}x{n}x{k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Reads `gemm` as one `[m, n, k]` (older reports) or a list of them.
+fn one_or_many_shapes<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<(u32, u32, u32)>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Shapes {
+        One((u32, u32, u32)),
+        Many(Vec<(u32, u32, u32)>),
+    }
+    Ok(match Shapes::deserialize(d)? {
+        Shapes::One(s) => vec![s],
+        Shapes::Many(v) => v,
+    })
+}
+
 /// The rate an entry is compared by: GB/s, or TFLOP/s for SGEMM.
 fn rate(e: &Entry) -> Option<f64> {
     e.gb_per_s.or(e.tflop_per_s)
@@ -1248,14 +1276,12 @@ pub fn table(report: &Report) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{} (sm_{}{}), {} elements per vector, SGEMM {}x{}x{}, median of {} runs after {} warm-ups",
+        "{} (sm_{}{}), {} elements per vector, SGEMM {}, median of {} runs after {} warm-ups",
         report.device,
         report.compute_capability.0,
         report.compute_capability.1,
         report.len,
-        report.gemm.0,
-        report.gemm.1,
-        report.gemm.2,
+        shapes(&report.gemm),
         report.reps,
         report.warmup
     );
@@ -1342,7 +1368,7 @@ mod tests {
             device: "Test GPU".into(),
             compute_capability: (9, 0),
             len: 1 << 28,
-            gemm: (4096, 4096, 4096),
+            gemm: vec![(4096, 4096, 4096)],
             warmup: 3,
             reps: 20,
             rust_module_load_ms: 12.0,

@@ -3,6 +3,10 @@
 # driver and no Rust toolchain: every GPU test, the demonstrations, compute-sanitizer, and
 # prints a summary. Logs go to $OUT (default ./out).
 #   QUICK=1 ./run.sh     tests only (no 8192² renders, no sanitizer)
+#   ONLY=REGEX ./run.sh  only the steps whose names match REGEX (bash =~); SKIP=REGEX skips
+#                        those that match. DEADLINE=SECONDS starts no step after that many
+#                        seconds and lists the rest as NOT RUN, so a run under a time limit
+#                        still ends with its summary; a later call can run them with ONLY.
 set -u
 cd "$(dirname "$0")"
 OUT=${OUT:-$PWD/out}
@@ -22,6 +26,13 @@ summary=()
 step() {
     local name=$1
     shift
+    if [ -n "${ONLY:-}" ] && ! [[ $name =~ $ONLY ]]; then return 0; fi
+    if [ -n "${SKIP:-}" ] && [[ $name =~ $SKIP ]]; then return 0; fi
+    if [ "${DEADLINE:-0}" -gt 0 ] && [ "$SECONDS" -ge "$DEADLINE" ]; then
+        summary+=("NOT RUN  $name (past DEADLINE=$DEADLINE s)")
+        echo "${summary[-1]}" >>"$OUT/progress.txt"
+        return 0
+    fi
     echo "=== $name: $*"
     local start=$SECONDS
     if "$@" >"$LOGS/$name.log" 2>&1; then

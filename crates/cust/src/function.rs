@@ -83,35 +83,47 @@ dims!(BlockSize);
 /// A kernel of a loaded [`Module`]. Cheap to clone; keeps its module loaded.
 #[derive(Clone)]
 pub struct Function {
-    inner: CudaFunction,
-    name: Arc<str>,
+    kernel: Arc<Kernel>,
     module: Module,
-    /// [`Function::param_sizes`], resolved at the first launch and shared by every clone (the
-    /// module hands out clones of one `Function` per name).
-    param_sizes: Arc<OnceLock<Vec<usize>>>,
+}
+
+/// What a [`Module`] caches per kernel name. It holds no [`Module`]: a cached `Function`
+/// would hold its own module and keep it loaded forever (a reference cycle through the
+/// cache), so the module keeps these and pairs them with itself when it hands one out.
+pub(crate) struct Kernel {
+    inner: CudaFunction,
+    name: Box<str>,
+    /// [`Function::param_sizes`], resolved at the first launch and shared by every
+    /// `Function` of this kernel.
+    param_sizes: OnceLock<Vec<usize>>,
+}
+
+impl Kernel {
+    pub(crate) fn new(inner: CudaFunction, name: &str) -> Arc<Self> {
+        Arc::new(Self {
+            inner,
+            name: name.into(),
+            param_sizes: OnceLock::new(),
+        })
+    }
 }
 
 impl fmt::Debug for Function {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Function")
-            .field("name", &self.name)
+            .field("name", &self.kernel.name)
             .finish()
     }
 }
 
 impl Function {
-    pub(crate) fn new(inner: CudaFunction, name: String, module: Module) -> Self {
-        Self {
-            inner,
-            name: name.into(),
-            module,
-            param_sizes: Arc::new(OnceLock::new()),
-        }
+    pub(crate) fn new(kernel: Arc<Kernel>, module: Module) -> Self {
+        Self { kernel, module }
     }
 
     /// The kernel's entry name.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.kernel.name
     }
 
     /// The module it belongs to.
@@ -121,7 +133,7 @@ impl Function {
 
     /// The cudarc function.
     pub fn as_cudarc(&self) -> &CudaFunction {
-        &self.inner
+        &self.kernel.inner
     }
 
     /// The size in bytes of each parameter, in order: from the module image when the module
@@ -133,21 +145,23 @@ impl Function {
     /// # Errors
     /// [`CudaError::ParamInfoUnavailable`] when neither is available, or a driver error.
     pub fn param_sizes(&self) -> CudaResult<&[usize]> {
-        if let Some(sizes) = self.param_sizes.get() {
+        if let Some(sizes) = self.kernel.param_sizes.get() {
             return Ok(sizes);
         }
         let sizes = self.resolve_param_sizes()?;
-        Ok(self.param_sizes.get_or_init(|| sizes))
+        Ok(self.kernel.param_sizes.get_or_init(|| sizes))
     }
 
     fn resolve_param_sizes(&self) -> CudaResult<Vec<usize>> {
-        if let Some(entry) = self.module.image().and_then(|i| i.entry(&self.name)) {
+        if let Some(entry) = self.module.image().and_then(|i| i.entry(&self.kernel.name)) {
             return Ok(entry.param_sizes.to_vec());
         }
         if driver_version()? < (12, 4) {
-            return Err(CudaError::ParamInfoUnavailable(self.name.to_string()));
+            return Err(CudaError::ParamInfoUnavailable(
+                self.kernel.name.to_string(),
+            ));
         }
-        let f = self.inner.cu_function();
+        let f = self.kernel.inner.cu_function();
         let mut sizes = Vec::new();
         for index in 0.. {
             let (mut offset, mut size) = (0usize, 0usize);
@@ -161,7 +175,7 @@ impl Function {
                 other => {
                     return Err(CudaError::driver(format!(
                         "reading the parameters of kernel `{}`",
-                        self.name
+                        self.kernel.name
                     ))(cudarc::driver::DriverError(other)));
                 }
             }
@@ -192,7 +206,7 @@ impl Function {
             sys::cuOccupancyMaxPotentialBlockSize(
                 &mut min_grid,
                 &mut block,
-                self.inner.cu_function(),
+                self.kernel.inner.cu_function(),
                 None,
                 dynamic_shared_bytes,
                 i32::try_from(block_size_limit.x).unwrap_or(i32::MAX),
@@ -201,7 +215,7 @@ impl Function {
         .result()
         .map_err(CudaError::driver(format!(
             "occupancy query for kernel `{}`",
-            self.name
+            self.kernel.name
         )))?;
         Ok((min_grid as u32, block as u32))
     }
@@ -216,7 +230,8 @@ impl Function {
         block_size: BlockSize,
         dynamic_shared_bytes: usize,
     ) -> CudaResult<u32> {
-        self.inner
+        self.kernel
+            .inner
             .occupancy_max_active_blocks_per_multiprocessor(
                 u32::try_from(block_size.total()).unwrap_or(u32::MAX),
                 dynamic_shared_bytes,
@@ -224,7 +239,7 @@ impl Function {
             )
             .map_err(CudaError::driver(format!(
                 "occupancy query for kernel `{}`",
-                self.name
+                self.kernel.name
             )))
     }
 }

@@ -5,7 +5,7 @@
 use crate::{
     context::{Context, CurrentContext},
     error::{CudaError, CudaResult},
-    function::Function,
+    function::{Function, Kernel},
 };
 use cudarc::{
     driver::{CudaModule, sys},
@@ -124,7 +124,7 @@ pub(crate) struct ModuleInner {
     pub(crate) image: Option<&'static ModuleImage>,
     source: ModuleSource,
     load_time: Duration,
-    functions: Mutex<HashMap<String, Function>>,
+    functions: Mutex<HashMap<String, Arc<Kernel>>>,
 }
 
 /// A loaded module. Cheap to clone (shared). Kernels are looked up by name with
@@ -323,8 +323,8 @@ impl Module {
             .functions
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        if let Some(f) = cache.get(name) {
-            return Ok(f.clone());
+        if let Some(kernel) = cache.get(name) {
+            return Ok(Function::new(kernel.clone(), self.clone()));
         }
         let unknown = || CudaError::UnknownKernel {
             kernel: name.to_owned(),
@@ -357,9 +357,9 @@ impl Module {
                 CudaError::driver(format!("looking up kernel `{name}`"))(e)
             }
         })?;
-        let f = Function::new(function, name.to_owned(), self.clone());
-        cache.insert(name.to_owned(), f.clone());
-        Ok(f)
+        let kernel = Kernel::new(function, name);
+        cache.insert(name.to_owned(), kernel.clone());
+        Ok(Function::new(kernel, self.clone()))
     }
 
     /// What the module was loaded from (`cubin sm_90` or `PTX JIT` when displayed).

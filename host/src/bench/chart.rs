@@ -65,8 +65,10 @@ pub fn draw(report: &Report, path: &Path) -> Result<(), String> {
         memcpy,
     )?;
     if !flops.is_empty() {
-        let (m, n, k) = report.gemm;
-        let title = format!("SGEMM {m}x{n}x{k}, FP32 (cuBLAS with TF32 off)");
+        let title = format!(
+            "SGEMM {}, FP32 (cuBLAS with TF32 off)",
+            super::shapes(&report.gemm)
+        );
         panel(&bottom, &title, "TFLOP/s", &flops, |e| e.tflop_per_s, None)?;
     }
     root.present().map_err(|e| e.to_string())

@@ -20,9 +20,13 @@ pub struct BenchArgs {
     /// Elements per vector (default 2^28: 1 GiB per f32 array, far beyond L2).
     #[arg(long, default_value_t = 1 << 28)]
     pub len: u64,
-    /// SGEMM dimensions M,N,K (row-major C = A·B, A M×K, B K×N).
-    #[arg(long, default_value = "4096,4096,4096", value_parser = parse_dims)]
-    pub gemm: (u32, u32, u32),
+    /// SGEMM dimensions M,N,K (row-major C = A·B, A M×K, B K×N); repeat for several shapes.
+    #[arg(
+        long,
+        value_parser = parse_dims,
+        default_values = ["2048,2048,2048", "4096,4096,4096", "8192,8192,8192"]
+    )]
+    pub gemm: Vec<(u32, u32, u32)>,
     /// Untimed runs before timing each workload.
     #[arg(long, default_value_t = 3, value_parser = super::parse_warmup)]
     pub warmup: u32,
@@ -82,7 +86,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     }
     let opts = BenchOptions {
         len: usize::try_from(args.len)?,
-        gemm: args.gemm,
+        gemm: args.gemm.clone(),
         warmup: args.warmup,
         reps: args.reps,
         cuda_c: !args.no_cuda_c,
