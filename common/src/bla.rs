@@ -102,13 +102,28 @@ pub fn merge(x: Bla, y: Bla, dc_max: FloatExp) -> Bla {
     }
 }
 
-/// The one-step entry at `Z_m` for relative accuracy `eps`.
-pub fn single(z_re: f64, z_im: f64, eps: f64) -> Bla {
+/// The one-step entry at `Z_m` for relative accuracy `eps`, for pixels that escape once
+/// `|z|² > bailout_sqr`.
+///
+/// Within a skip every `|δz_k| < 2ε·|Z_k|` (each step's radius), so
+/// `|z_k| ≤ (1 + 2ε)·|Z_k|`: a pixel can escape inside a skip only at a step where
+/// `(1 + 2ε)²·|Z_k|² > bailout_sqr`. Such a step gets radius 0 (with a margin: factor
+/// `1 + 8ε`): it is never skipped, nor is any merged entry across it, so the escape test
+/// after each skip finds every escape at its own iteration. Only escaping references have
+/// such steps (a bounded orbit stays within `|Z| ≤ 2`). (Without this rule, a pixel with
+/// `δc = 0`, which follows an escaping reference exactly, skipped past the reference's
+/// escape.)
+pub fn single(z_re: f64, z_im: f64, eps: f64, bailout_sqr: f64) -> Bla {
     let a = ComplexFx::from_f64(2.0 * z_re, 2.0 * z_im);
+    let near_escape = (z_re * z_re + z_im * z_im) * (1.0 + 8.0 * eps) > bailout_sqr;
     Bla {
         a,
         b: ComplexFx::from_f64(1.0, 0.0),
-        r: a.abs() * FloatExp::from_f64(eps),
+        r: if near_escape {
+            FloatExp::ZERO
+        } else {
+            a.abs() * FloatExp::from_f64(eps)
+        },
         len: 1,
     }
 }
@@ -126,10 +141,30 @@ mod tests {
     }
 
     #[test]
+    fn steps_near_the_bailout_are_never_skipped() {
+        // |Z| = 2 − 1e-6: within (1 + 2ε)·|Z| of the bailout radius 2 for ε = 1e-6, radius
+        // 0; |Z| = 1.9: radius ε·|2Z|.
+        let far = single(2.0 - 1e-6, 0.0, 1e-6, 4.0);
+        let near = single(1.9, 0.0, 1e-6, 4.0);
+        assert_eq!(far.r, FloatExp::ZERO);
+        assert!((near.r.to_f64() - 3.8e-6).abs() < 1e-18, "{:?}", near.r);
+        // Any merge across the far step is invalid too, even for δz = 0 (a pixel on the
+        // reference itself).
+        let m = merge(near, far, FloatExp::from_f64(1e-12));
+        assert_eq!(m.r, FloatExp::ZERO);
+        let table = [near, far, m];
+        assert_eq!(
+            lookup(&table, 2, 1, FloatExp::ZERO, 10).map(|e| e.len),
+            Some(1)
+        );
+        assert_eq!(lookup(&table, 2, 2, FloatExp::ZERO, 10), None);
+    }
+
+    #[test]
     fn merged_entries_compose_the_linear_maps() {
         // Z = 0.5 then Z = -0.25: A = 1 then -0.5; merged a = -0.5, b = -0.5·1 + 1 = 0.5.
-        let x = single(0.5, 0.0, 1e-6);
-        let y = single(-0.25, 0.0, 1e-6);
+        let x = single(0.5, 0.0, 1e-6, 4.0);
+        let y = single(-0.25, 0.0, 1e-6, 4.0);
         let m = merge(x, y, FloatExp::from_f64(1e-12));
         assert_eq!(m.a.to_f64(), (-0.5, 0.0));
         assert_eq!(m.b.to_f64(), (0.5, 0.0));

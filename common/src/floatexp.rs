@@ -31,6 +31,13 @@ impl FloatExp {
     /// Zero.
     pub const ZERO: Self = Self { m: 0.0, e: 0 };
 
+    /// The binary exponent `e` (the value is `m · 2^e` with `0.5 ≤ |m| < 1`), or `i32::MIN`
+    /// for zero ([`FloatExp::ZERO`] stores `e = 0`, which must not count as a magnitude).
+    #[inline(always)]
+    pub fn exponent(self) -> i32 {
+        if self.m == 0.0 { i32::MIN } else { self.e }
+    }
+
     /// `m · 2^e`, normalised; `m` must be finite.
     #[inline(always)]
     pub fn new(m: f64, e: i32) -> Self {
@@ -193,6 +200,13 @@ impl ComplexFx {
     #[inline(always)]
     pub fn new(re: FloatExp, im: FloatExp) -> Self {
         Self { re, im }
+    }
+
+    /// The larger [`FloatExp::exponent`] of the two parts (`i32::MIN` for zero): the
+    /// magnitude's binary order within a factor of 2, with a zero part ignored.
+    #[inline(always)]
+    pub fn exponent(self) -> i32 {
+        self.re.exponent().max(self.im.exponent())
     }
 
     /// From `f64` parts (exact).

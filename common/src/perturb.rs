@@ -133,7 +133,7 @@ pub fn escape_f64(
         &mut at,
         max_iter,
         bailout_sqr,
-        false,
+        None,
     ) {
         Ok(p) => p,
         Err(_) => unreachable!("f64_steps leaves early only when asked to"),
@@ -164,11 +164,37 @@ impl Progress {
     }
 }
 
+/// When [`f64_steps`] must hand a pixel back to the [`FloatExp`] loop: `δc`'s exponent and
+/// whether `δc` is exact in `f64` (see [`escape_bla`]).
+#[derive(Clone, Copy)]
+struct Guard {
+    dc_fits: bool,
+    dc_exp: i32,
+}
+
+impl Guard {
+    /// Whether `δz = d`, just computed in `f64` (or rounded to it), is accurate: above
+    /// `2⁻⁹⁰⁰` ([`F64_DELTA_MIN_EXP`]), so that every product that underflowed on the way
+    /// (each off by at most `2⁻¹⁰⁷⁴`) is negligible beside it, and with `δc` exact or below
+    /// `2⁻⁶⁴·|δz|` (it entered as its `f64` value, perhaps 0).
+    #[inline(always)]
+    fn accepts(self, d: (f64, f64)) -> bool {
+        // Zero: exponent i32::MIN, refused.
+        let e = ComplexFx::from_f64(d.0, d.1).exponent();
+        e > F64_DELTA_MIN_EXP && (self.dc_fits || self.dc_exp < e - 64)
+    }
+}
+
 /// Perturbed steps in `f64` from `δz = d`: each a BLA skip when the table (`bla`: entries,
 /// level-0 length, and `δc` in [`FloatExp`] for applying them) has a valid one, else one step
-/// with `δc = dc`; after each, the escape test and rebasing. `Ok` at escape or `max_iter`;
-/// with `leave_small`, `Err(δz)` as soon as `|δz|` falls to `2⁻⁹⁰⁰` or below
-/// ([`F64_DELTA_MIN_EXP`]), for the caller to go on in [`FloatExp`].
+/// with `δc = dc`; after each, the escape test and rebasing. `Ok` at escape or `max_iter`.
+///
+/// With a `guard`, each new `δz` must pass [`Guard::accepts`] before the step counts:
+/// otherwise `Err(δz)` with `δz` and the progress as they were before that step, for the
+/// caller to take the step in [`FloatExp`]. (A step can fall from `2⁻⁹⁰⁰` to far below
+/// `f64`'s range at once: near a minibrot, `Z` passes close to 0 and `2·Z·δz` and `δz²`
+/// underflow while `δc` matters again.) Also `Err` after a rebase that leaves `|δz|` at
+/// `2⁻⁹⁰⁰` or below.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn f64_steps(
@@ -179,9 +205,10 @@ fn f64_steps(
     at: &mut Progress,
     max_iter: u32,
     bailout_sqr: f64,
-    leave_small: bool,
+    guard: Option<Guard>,
 ) -> Result<Perturbed, (f64, f64)> {
     let last = orbit.len() - 1;
+    let accepted = |d: (f64, f64)| guard.is_none_or(|g| g.accepts(d));
     while at.n < max_iter {
         let skip = if n0 == 0 {
             None
@@ -192,12 +219,20 @@ fn f64_steps(
         };
         if let Some(e) = skip {
             let dzf = ComplexFx::from_f64(d.0, d.1);
-            d = (e.a * dzf + e.b * dc_fx).to_f64();
+            let next = (e.a * dzf + e.b * dc_fx).to_f64();
+            if !accepted(next) {
+                return Err(d);
+            }
+            d = next;
             at.m += e.len as usize;
             at.n += e.len;
             at.skipped += e.len;
         } else {
-            d = step_f64(orbit[at.m], d, dc);
+            let next = step_f64(orbit[at.m], d, dc);
+            if !accepted(next) {
+                return Err(d);
+            }
+            d = next;
             at.m += 1;
             at.n += 1;
         }
@@ -212,10 +247,7 @@ fn f64_steps(
             d = (zr, zi);
             at.m = 0;
             at.rebases += 1;
-        }
-        if leave_small {
-            let small = FloatExp::from_f64(d.0).e.max(FloatExp::from_f64(d.1).e);
-            if (d.0 == 0.0 && d.1 == 0.0) || small <= F64_DELTA_MIN_EXP {
+            if !accepted(d) {
                 return Err(d);
             }
         }
@@ -262,19 +294,23 @@ pub fn escape_bla(
         bla::level0_len(orbit.len())
     };
     let dc_f64 = dc.to_f64();
-    let dc_exp = dc.re.e.max(dc.im.e);
+    let dc_exp = dc.exponent();
+    // δc enters the f64 steps as its f64 value: exactly when it is in f64's normal range, or
+    // rounded (perhaps to 0) when it is negligible beside δz.
+    let dc_fits = dc_exp == i32::MIN || dc_exp > F64_DELTA_MIN_EXP;
+    let guard = Guard { dc_fits, dc_exp };
     let mut dz = ComplexFx::ZERO;
     let mut at = Progress::default();
+    // Set when the f64 steps handed a step back: take it here before trying f64 again.
+    let mut handed_back = false;
     while at.n < max_iter {
-        let dz_exp = dz.re.e.max(dz.im.e);
-        // δc enters the f64 steps as its f64 value: exactly when it is in f64's normal
-        // range, or rounded (perhaps to 0) when it is negligible beside δz.
-        let dc_fits = (dc.re.m == 0.0 && dc.im.m == 0.0) || dc_exp > F64_DELTA_MIN_EXP;
-        let in_f64 = (dz.re.m != 0.0 || dz.im.m != 0.0)
-            && dz_exp > F64_DELTA_MIN_EXP
-            && (dc_fits || dc_exp < dz_exp - 64);
+        let dz_exp = dz.exponent();
+        // dz_exp > F64_DELTA_MIN_EXP first: no overflow in `dz_exp - 64` (zero is i32::MIN).
+        let in_f64 =
+            !handed_back && dz_exp > F64_DELTA_MIN_EXP && (dc_fits || dc_exp < dz_exp - 64);
+        handed_back = false;
         if in_f64 {
-            // f64 steps until escape, max_iter, or |δz| too small again.
+            // f64 steps until escape, max_iter, or a step that needs FloatExp.
             let table = (bla, n0, dc);
             match f64_steps(
                 orbit,
@@ -284,11 +320,12 @@ pub fn escape_bla(
                 &mut at,
                 max_iter,
                 bailout_sqr,
-                true,
+                Some(guard),
             ) {
                 Ok(p) => return p,
                 Err(d) => {
                     dz = ComplexFx::from_f64(d.0, d.1);
+                    handed_back = true;
                     continue;
                 }
             }

@@ -1,13 +1,15 @@
 //! Deep-zoom accuracy: escape times by perturbation (`common::perturb`: reference orbit in
 //! arbitrary precision, `FloatExp` differences with rebasing), without and with bilinear
 //! approximation (`common::bla`, relative accuracy 2^-40), against iterating every pixel
-//! directly in arbitrary precision, at scales 1e-20, 1e-50 and 1e-300, in two kinds of view:
+//! directly in arbitrary precision, at scales 1e-20, 1e-50, 1e-300 and 1e-400 (beyond `f64`'s
+//! range: the differences start in `FloatExp`), in two kinds of view:
 //! - **spiral**: around the Misiurewicz point c = i (offset a seventh of the scale), where the
 //!   reference orbit escapes early and every pixel rebases;
 //! - **minibrot**: centred on a minibrot found near c = i (ball period, then Newton's method)
 //!   whose size is about the scale, so the reference orbit is periodic and many pixels never
 //!   escape.
 //!
+//! The default size is odd, so the middle row and column have `δc` with a zero part.
 //! CPU only; prints a table and every differing pixel. A minibrot view iterates at least 50
 //! times its period (pixels around a minibrot escape after many multiples of it).
 //!
@@ -30,9 +32,9 @@ fn main() -> Result<()> {
         })
         .collect::<Result<_>>()?;
     let (w, h, max_iter) = match args[..] {
-        [] => (48, 36, 3000),
+        [] => (49, 37, 3000),
         [w, h, m] => (w, h, m),
-        _ => bail!("give WIDTH HEIGHT MAX_ITER, or nothing for 48 36 3000"),
+        _ => bail!("give WIDTH HEIGHT MAX_ITER, or nothing for 49 37 3000"),
     };
     println!(
         "{w}x{h} pixels, max_iter {max_iter}, {} CPU threads",
@@ -55,7 +57,7 @@ fn main() -> Result<()> {
         "counts"
     );
     let mut worst: f64 = 1.0;
-    for exp in [20u32, 50, 300] {
+    for exp in [20u32, 50, 300, 400] {
         // Spiral: i + (1 + i)·scale/7.
         let spiral = near_i(exp, w, h)?;
         // Minibrot: near the spiral's centre, radius 10^-(exp/2) gives a size near 10^-exp.
@@ -119,12 +121,21 @@ fn main() -> Result<()> {
             );
             for (i, ((p, b), d)) in perturbed.iter().zip(&with_bla).zip(&direct).enumerate() {
                 if p.n != *d || b.n != *d {
+                    let (x, y) = (i as u32 % w, i as u32 / w);
+                    // c = i exactly: a Misiurewicz point, whose orbit (0, i, −1 + i, −i,
+                    // −1 + i, ...) never escapes but is repelling, so any rounding grows until
+                    // it escapes, at a time that depends on the precision.
+                    let (re, im) = v.pixel(&v.spacing(), x, y);
+                    let one = astro_float::BigFloat::from_u32(1, 64);
+                    let why = if re.is_zero() && im.cmp(&one) == Some(0) {
+                        " (c = i exactly: it never escapes, and each precision's rounding \
+                         makes it escape at another time)"
+                    } else {
+                        ""
+                    };
                     println!(
-                        "    pixel ({}, {}): perturbation {}, with BLA {}, direct {d}",
-                        i as u32 % w,
-                        i as u32 / w,
-                        p.n,
-                        b.n
+                        "    pixel ({x}, {y}): perturbation {}, with BLA {}, direct {d}{why}",
+                        p.n, b.n
                     );
                 }
             }

@@ -230,7 +230,7 @@ pub fn bla_table(orbit: &[Complex<f64>], job: &DeepJob, eps: f64) -> Vec<Bla> {
         (f64::from(job.width_px).powi(2) + f64::from(job.height_px).powi(2)).sqrt() / 2.0;
     let dc_max = job.spacing * FloatExp::from_f64(half_diag);
     let mut table: Vec<Bla> = (1..=n0 as usize)
-        .map(|m| bla::single(orbit[m].re, orbit[m].im, eps))
+        .map(|m| bla::single(orbit[m].re, orbit[m].im, eps, job.bailout_sqr))
         .collect();
     let mut start = 0usize;
     let mut k = 0;
@@ -397,7 +397,7 @@ pub fn render_gpu(
     let orbit_dev = cust::memory::DeviceBuffer::from_slice_in(gpu.context(), orbit)?;
     // A one-entry placeholder when there is no table (an empty device buffer cannot be
     // allocated); the kernel is given an empty slice view of it.
-    let placeholder = [bla::single(0.0, 0.0, 0.0)];
+    let placeholder = [bla::single(0.0, 0.0, 0.0, 4.0)];
     let bla_dev = cust::memory::DeviceBuffer::from_slice_in(
         gpu.context(),
         if bla.is_empty() {
@@ -850,5 +850,51 @@ mod bla_tests {
         let skipped: u64 = skipping.iter().map(|p| u64::from(p.skipped)).sum();
         let total: u64 = skipping.iter().map(|p| u64::from(p.n)).sum();
         assert!(skipped * 10 > total * 9, "skipped {skipped} of {total}");
+    }
+
+    /// Beyond f64's range (a minibrot view at about 6e-401, pixel spacing 2^-1333): the
+    /// escape times by perturbation, with and without BLA, equal the direct iteration's. An
+    /// odd size puts a row and a column at δc.im = 0 and δc.re = 0 exactly. Two faults this
+    /// caught: a zero part of δc counted as exponent 0 (so δc "fitted" f64 and entered as
+    /// 0), and f64 steps whose result fell far below f64's range at once (near the
+    /// minibrot, Z passes close to 0 and 2·Z·δz and δz² underflow while δc matters again):
+    /// every pixel then reached max_iter.
+    #[test]
+    fn perturbation_matches_direct_iteration_beyond_f64_at_a_minibrot() {
+        let (w, h) = (7, 5);
+        let near = near_i(200, w, h).unwrap();
+        let m = find_minibrot(
+            &near.center_re,
+            &near.center_im,
+            FloatExp::new(0.5, -664),
+            2 * near.precision_bits + 64,
+            100_000,
+        )
+        .expect("a minibrot near i");
+        let v = DeepView::at(
+            &m.re,
+            &m.im,
+            &decimal(m.size * FloatExp::from_f64(6.0)),
+            w,
+            h,
+        )
+        .unwrap();
+        assert!(
+            v.spacing().exponent() < Some(-1100),
+            "not beyond f64's range"
+        );
+        let max_iter = 20 * m.period;
+        let orbit = reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter);
+        let job = v.job(max_iter, 4.0);
+        let table = bla_table(&orbit, &job, BLA_EPS);
+        let direct = render_direct(&v, max_iter);
+        assert!(direct.iter().any(|&n| n < max_iter), "nothing escaped");
+        for (what, bla) in [("perturbation", &[][..]), ("with BLA", &table[..])] {
+            let got: Vec<u32> = render_job_cpu(&job, &orbit, bla)
+                .iter()
+                .map(|p| p.n)
+                .collect();
+            assert_eq!(got, direct, "{what} against the direct iteration");
+        }
     }
 }

@@ -375,9 +375,29 @@ fn deep_zoom_perturbation_on_the_gpu_equals_the_cpu() {
         64,
     )
     .unwrap();
+    // Beyond f64's range (pixel spacing about 2^-1333), odd-sized so that a row and a column
+    // have a zero part of δc: FloatExp differences, handed between f64 and FloatExp steps.
+    let near = near_i(200, 97, 65).unwrap();
+    let deep = find_minibrot(
+        &near.center_re,
+        &near.center_im,
+        FloatExp::new(0.5, -664),
+        2 * near.precision_bits + 64,
+        100_000,
+    )
+    .expect("a minibrot near i at 1e-400");
+    let deep_view = DeepView::at(
+        &deep.re,
+        &deep.im,
+        &decimal(deep.size * FloatExp::from_f64(6.0)),
+        97,
+        65,
+    )
+    .unwrap();
     for (name, v, max_iter) in [
         ("spiral 1e-300", &spiral, 3000),
         ("minibrot", &mini, 50 * m.period),
+        ("minibrot near 1e-400", &deep_view, 20 * deep.period),
     ] {
         let orbit = reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter);
         let job = v.job(max_iter, 4.0);
