@@ -644,7 +644,7 @@ fn bench_float<T: Float>(
         scratch: crate::vector::scratch::<T>(gpu, n)?,
     };
     let q = T::from_f64(0.75);
-    let cfg = crate::vector::stream_config::<T>(gpu, n)?;
+    let cfg = crate::vector::stream_config::<T>(n);
     for op in StreamOp::ALL {
         let workload = format!("{} {}", op.name(), T::NAME);
         let bytes = op.words() * size * n as u64;

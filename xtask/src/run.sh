@@ -166,12 +166,14 @@ if [ "${QUICK:-0}" != 1 ]; then
             -c 1 --section SpeedOfLight --section Occupancy --section WarpStateStats \
             ./ferrocuda mandelbrot-bench --size 8192 --max-iter 1000 --precision f32 --reps 10 \
             --warmup 2
-        # Vector peers (issue: copy below memcpy, SGEMM below cuBLAS): what limits the STREAM
-        # copy and the SGEMM kernel.
-        step ncu-copy ncu --clock-control none -k regex:^copy_f32$ -c 1 \
-            --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
-            ./ferrocuda bench --len 268435456 --gemm 256,256,256 --no-cuda-c --no-cublas \
-            --no-cub --warmup 1 --reps 1 -o /tmp/ncu-copy
+        # Vector peers (targets against memcpy and cuBLAS): what limits the STREAM copy and
+        # add and the SGEMM kernel.
+        for k in copy add; do
+            step "ncu-$k" ncu --clock-control none -k "regex:^${k}_f32$" -c 1 \
+                --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+                ./ferrocuda bench --len 268435456 --gemm 256,256,256 --no-cuda-c --no-cublas \
+                --no-cub --warmup 1 --reps 1 -o "/tmp/ncu-$k"
+        done
         step ncu-sgemm ncu --clock-control none -k regex:^sgemm$ -c 1 \
             --section SpeedOfLight --section Occupancy --section WarpStateStats \
             --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
