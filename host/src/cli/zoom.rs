@@ -232,6 +232,8 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
     let progress = super::Progress::new(u64::from(args.frames), "frames");
     let start = Instant::now();
     let mut kernel = std::time::Duration::ZERO;
+    // Deep frames: reference orbits, BLA tables and pixels.
+    let mut deep = (0u32, std::time::Duration::ZERO);
     let mut warned = false;
     for k in 0..args.frames {
         check_interrupt_with(|| written(frames_written))?;
@@ -240,13 +242,15 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         let max_iter = (f64::from(args.max_iter) + f64::from(args.max_iter_growth) * depth)
             .min(f64::from(super::mandelbrot::MAX_ITER_LIMIT)) as u32;
         let rgb = if deep_frame(k) {
-            deep_frame_rgb(
+            let (rgb, took) = deep_frame_rgb(
                 args,
                 &center_text,
                 &decimal_of_log10(log10),
                 max_iter,
                 gpu.as_ref(),
-            )?
+            )?;
+            deep = (deep.0 + 1, deep.1 + took);
+            rgb
         } else {
             let view =
                 Viewport::from_center_scale(args.width, args.height, center, 10f64.powf(log10))
@@ -298,8 +302,16 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
     let peak = peak_rss_bytes().map_or_else(String::new, |b| {
         format!(", peak memory {:.0} MiB", b as f64 / f64::from(1 << 20))
     });
+    let deep_note = match deep {
+        (0, _) => String::new(),
+        (n, t) => format!(
+            ", {n} frames past f64 {:.0} ms (reference orbits, BLA tables, pixels)",
+            t.as_secs_f64() * 1e3
+        ),
+    };
     outln!(
-        "{device}: {} frames of {}x{}, scale {:e} to {}: render {:.0} ms, end to end {:.0} ms{peak}",
+        "{device}: {} frames of {}x{}, scale {:e} to {}: render {:.0} ms{deep_note}, end to end \
+         {:.0} ms{peak}",
         args.frames,
         args.width,
         args.height,
@@ -473,12 +485,11 @@ fn deep_frame_rgb(
     scale: &str,
     max_iter: u32,
     gpu: Option<&host::gpu::Gpu>,
-) -> Result<Vec<u8>> {
+) -> Result<(Vec<u8>, std::time::Duration)> {
     let view = DeepView::new(&center.0, &center.1, scale, args.width, args.height)
         .map_err(|e| super::UsageError(e.to_string()))?;
     let coloring = args.look.style().coloring(args.look.palette);
     let r = host::deep::render(&view, max_iter, coloring.bailout_sqr::<f64>(), gpu)?;
-    Ok(host::deep::colorize(
-        &r.counts, &r.norms, &coloring, max_iter,
-    ))
+    let rgb = host::deep::colorize(&r.counts, &r.norms, &coloring, max_iter);
+    Ok((rgb, r.orbit_time + r.bla_time + r.pixels_time))
 }
