@@ -265,8 +265,10 @@ fn step_fx(z: Complex<f64>, dz: ComplexFx, dc: ComplexFx) -> ComplexFx {
 /// Escape time of `C + δc` for any `δc`, however small: differences in [`FloatExp`] while
 /// `|δz| < 2⁻⁹⁰⁰` ([`F64_DELTA_MIN_EXP`]), then in `f64` (the steps of [`escape_f64`]) once
 /// `δc` is either in `f64`'s range too or negligible beside `δz` (`|δc| < 2⁻⁶⁴·|δz|`, below
-/// `f64`'s rounding; `δc` then enters as its `f64` value, perhaps 0); back to [`FloatExp`] if
-/// `|δz|` falls below `2⁻⁹⁰⁰` again (after a rebase). `orbit` as for [`escape_f64`].
+/// `f64`'s rounding; `δc` then enters as its `f64` value, perhaps 0). Any step whose `f64`
+/// result would fail those conditions (a fall below `2⁻⁹⁰⁰`, as near a minibrot where `Z`
+/// passes close to 0, or a rebase to a small `δz`) is taken in [`FloatExp`] instead, and the
+/// pixel returns to `f64` when `|δz|` allows. `orbit` as for [`escape_f64`].
 pub fn escape_fx(
     orbit: &[Complex<f64>],
     dc: ComplexFx,
