@@ -1057,15 +1057,18 @@ fn a_closed_stdout_ends_quietly_and_a_full_one_is_one_error_line() {
     ];
     for args in [&SMALL[..], &["info"][..], &bench[..]] {
         let dir = temp_dir();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
+        // The reader is gone before the program starts, as with `| head -0`. (Closing it
+        // after spawning raced with fast commands: `info` could fill the pipe's buffer
+        // first and exit 0.)
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
             .args(args)
             .current_dir(dir.path())
-            .stdout(Stdio::piped())
+            .stdout(writer)
             .stderr(Stdio::piped())
-            .spawn()
-            .expect("starting ferrocuda");
-        drop(child.stdout.take()); // the reader goes away, as with `| head -0`
-        let out = child.wait_with_output().expect("waiting");
+            .output()
+            .expect("running ferrocuda");
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(141), "{args:?}: {err}");
         assert!(!err.contains("panicked") && !err.contains("error"), "{err}");
