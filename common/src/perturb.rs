@@ -154,6 +154,21 @@ struct Progress {
 }
 
 impl Progress {
+    /// One iteration done: the reference index moves on by one.
+    #[inline(always)]
+    fn step(&mut self) {
+        self.m += 1;
+        self.n += 1;
+    }
+
+    /// `len` iterations skipped by one BLA entry.
+    #[inline(always)]
+    fn skip(&mut self, len: u32) {
+        self.m += len as usize;
+        self.n += len;
+        self.skipped += len;
+    }
+
     fn result(&self, n: u32, norm_sqr: f64) -> Perturbed {
         Perturbed {
             n,
@@ -179,8 +194,13 @@ impl Guard {
     /// `2⁻⁶⁴·|δz|` (it entered as its `f64` value, perhaps 0).
     #[inline(always)]
     fn accepts(self, d: (f64, f64)) -> bool {
-        // Zero: exponent i32::MIN, refused.
-        let e = ComplexFx::from_f64(d.0, d.1).exponent();
+        self.accepts_exponent(ComplexFx::from_f64(d.0, d.1).exponent())
+    }
+
+    /// [`Guard::accepts`] for a `δz` of [`ComplexFx::exponent`] `e` (zero: `i32::MIN`,
+    /// refused; checked first, so `e - 64` cannot overflow).
+    #[inline(always)]
+    fn accepts_exponent(self, e: i32) -> bool {
         e > F64_DELTA_MIN_EXP && (self.dc_fits || self.dc_exp < e - 64)
     }
 }
@@ -224,17 +244,14 @@ fn f64_steps(
                 return Err(d);
             }
             d = next;
-            at.m += e.len as usize;
-            at.n += e.len;
-            at.skipped += e.len;
+            at.skip(e.len);
         } else {
             let next = step_f64(orbit[at.m], d, dc);
             if !accepted(next) {
                 return Err(d);
             }
             d = next;
-            at.m += 1;
-            at.n += 1;
+            at.step();
         }
         let zr = orbit[at.m].re + d.0;
         let zi = orbit[at.m].im + d.1;
@@ -306,10 +323,8 @@ pub fn escape_bla(
     // Set when the f64 steps handed a step back: take it here before trying f64 again.
     let mut handed_back = false;
     while at.n < max_iter {
-        let dz_exp = dz.exponent();
-        // dz_exp > F64_DELTA_MIN_EXP first: no overflow in `dz_exp - 64` (zero is i32::MIN).
-        let in_f64 =
-            !handed_back && dz_exp > F64_DELTA_MIN_EXP && (dc_fits || dc_exp < dz_exp - 64);
+        // The f64 steps' own condition on each result, applied to where they would start.
+        let in_f64 = !handed_back && guard.accepts_exponent(dz.exponent());
         handed_back = false;
         if in_f64 {
             // f64 steps until escape, max_iter, or a step that needs FloatExp.
@@ -339,13 +354,10 @@ pub fn escape_bla(
         };
         if let Some(e) = skip {
             dz = e.a * dz + e.b * dc;
-            at.m += e.len as usize;
-            at.n += e.len;
-            at.skipped += e.len;
+            at.skip(e.len);
         } else {
             dz = step_fx(orbit[at.m], dz, dc);
-            at.m += 1;
-            at.n += 1;
+            at.step();
         }
         let z = ComplexFx::from_f64(orbit[at.m].re, orbit[at.m].im) + dz;
         let r2 = z.norm_sqr().to_f64();

@@ -18,8 +18,8 @@
 use anyhow::{Context, Result, bail, ensure};
 use common::floatexp::FloatExp;
 use host::deep::{
-    BLA_EPS, DeepView, bla_table, decimal, find_minibrot, near_i, reference_orbit, render_direct,
-    render_job_cpu, render_perturbed,
+    BLA_EPS, bla_table, find_minibrot, near_i, reference_orbit, render_direct, render_job_cpu,
+    render_perturbed,
 };
 use std::time::Instant;
 
@@ -68,8 +68,8 @@ fn main() -> Result<()> {
         );
         let m = find_minibrot(&spiral.center_re, &spiral.center_im, radius, bits, 100_000)
             .context("no minibrot found")?;
-        let scale = decimal(m.size * FloatExp::from_f64(6.0));
-        let mini = DeepView::at(&m.re, &m.im, &scale, w, h)?;
+        let scale = m.frame_scale();
+        let mini = m.view(w, h)?;
         for (kind, v, period) in [
             ("spiral", &spiral, None),
             ("minibrot", &mini, Some(m.period)),

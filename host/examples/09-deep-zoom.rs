@@ -14,7 +14,7 @@ use common::{
     floatexp::FloatExp,
     palette::{Coloring, Shading},
 };
-use host::deep::{DeepView, colorize, decimal, find_minibrot, near_i, render, render_job_cpu};
+use host::deep::{colorize, decimal, find_minibrot, near_i, render, render_job_cpu};
 use host::gpu::Gpu;
 use std::time::Instant;
 
@@ -47,8 +47,8 @@ fn main() -> Result<()> {
     let m = find_minibrot(&near.center_re, &near.center_im, radius, bits, 1_000_000)
         .context("no minibrot found near i")?;
     let find = t0.elapsed();
-    let scale = decimal(m.size * FloatExp::from_f64(6.0));
-    let view = DeepView::at(&m.re, &m.im, &scale, w, h)?;
+    let scale = m.frame_scale();
+    let view = m.view(w, h)?;
     // The nucleus is within 10^-(EXP/2) of i: print its offset from i.
     let off = host::deep::Minibrot {
         im: m.im.sub(

@@ -1201,7 +1201,8 @@ impl From<GpuError> for BenchError {
     }
 }
 
-/// `2048x2048x2048, 4096x4096x4096`.
+/// The SGEMM shapes of a report for its table and chart: each `(m, n, k)` as `MxNxK`, joined
+/// by `", "`, e.g. `2048x2048x2048, 4096x4096x4096`.
 pub fn shapes(gemm: &[(u32, u32, u32)]) -> String {
     gemm.iter()
         .map(|(m, n, k)| format!("{m}x{n}x{k}"))

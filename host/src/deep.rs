@@ -473,10 +473,16 @@ pub fn decimal(x: FloatExp) -> String {
         return "0".into();
     }
     let log10 = (f64::from(x.e) + x.m.abs().log2()) * std::f64::consts::LOG10_2;
+    let sign = if x.m < 0.0 { "-" } else { "" };
+    format!("{sign}{}", decimal_of_log10(log10, 3))
+}
+
+/// `10^log10` in decimal scientific notation with `decimals` digits after the point, e.g.
+/// `"3.162278e-301"` for `(-300.5, 6)` (any exponent, beyond `f64`'s range too).
+pub fn decimal_of_log10(log10: f64, decimals: usize) -> String {
     let exp = log10.floor();
     let mant = 10f64.powf(log10 - exp);
-    let sign = if x.m < 0.0 { "-" } else { "" };
-    format!("{sign}{mant:.3}e{exp}")
+    format!("{mant:.decimals$}e{exp}")
 }
 
 /// A complex number in arbitrary precision, for the minibrot search.
@@ -551,7 +557,25 @@ pub struct Minibrot {
     pub size: FloatExp,
 }
 
+/// How many times its size ([`Minibrot::size`]) the scale of a minibrot's view is
+/// ([`Minibrot::view`]): the minibrot and its nearest decorations fill the image.
+pub const MINIBROT_FRAME: f64 = 6.0;
+
 impl Minibrot {
+    /// The scale of [`Minibrot::view`]: [`MINIBROT_FRAME`] times the size, as a decimal with
+    /// 4 significant digits ([`decimal`]), e.g. `"6.058e-401"`.
+    pub fn frame_scale(&self) -> String {
+        decimal(self.size * FloatExp::from_f64(MINIBROT_FRAME))
+    }
+
+    /// The `width_px` × `height_px` view centred on the nucleus at [`Minibrot::frame_scale`].
+    ///
+    /// # Errors
+    /// As [`DeepView::at`]: [`DeepError::EmptyImage`] for a zero size.
+    pub fn view(&self, width_px: u32, height_px: u32) -> Result<DeepView, DeepError> {
+        DeepView::at(&self.re, &self.im, &self.frame_scale(), width_px, height_px)
+    }
+
     /// The nucleus as decimal strings with `digits` significant digits.
     pub fn center_strings(&self, digits: usize) -> (String, String) {
         let fmt = |x: &BigFloat| {
@@ -826,14 +850,7 @@ mod bla_tests {
             10_000,
         )
         .expect("a minibrot near i");
-        let v = DeepView::at(
-            &m.re,
-            &m.im,
-            &decimal(m.size * FloatExp::from_f64(6.0)),
-            24,
-            16,
-        )
-        .unwrap();
+        let v = m.view(24, 16).unwrap();
         let max_iter = 30 * m.period;
         let orbit = reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter);
         let job = v.job(max_iter, 4.0);
@@ -871,14 +888,7 @@ mod bla_tests {
             100_000,
         )
         .expect("a minibrot near i");
-        let v = DeepView::at(
-            &m.re,
-            &m.im,
-            &decimal(m.size * FloatExp::from_f64(6.0)),
-            w,
-            h,
-        )
-        .unwrap();
+        let v = m.view(w, h).unwrap();
         assert!(
             v.spacing().exponent() < Some(-1100),
             "not beyond f64's range"

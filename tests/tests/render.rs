@@ -354,8 +354,7 @@ fn gpu_pool_stops_on_a_sink_error() {
 fn deep_zoom_perturbation_on_the_gpu_equals_the_cpu() {
     use common::floatexp::FloatExp;
     use host::deep::{
-        BLA_EPS, DeepView, bla_table, decimal, find_minibrot, near_i, reference_orbit, render_gpu,
-        render_job_cpu,
+        BLA_EPS, bla_table, find_minibrot, near_i, reference_orbit, render_gpu, render_job_cpu,
     };
     let gpu = gpu();
     let spiral = near_i(300, 96, 64).unwrap();
@@ -367,14 +366,7 @@ fn deep_zoom_perturbation_on_the_gpu_equals_the_cpu() {
         10_000,
     )
     .expect("a minibrot near i");
-    let mini = DeepView::at(
-        &m.re,
-        &m.im,
-        &decimal(m.size * FloatExp::from_f64(6.0)),
-        96,
-        64,
-    )
-    .unwrap();
+    let mini = m.view(96, 64).unwrap();
     // Beyond f64's range (pixel spacing about 2^-1333), odd-sized so that a row and a column
     // have a zero part of δc: FloatExp differences, handed between f64 and FloatExp steps.
     let near = near_i(200, 97, 65).unwrap();
@@ -386,14 +378,7 @@ fn deep_zoom_perturbation_on_the_gpu_equals_the_cpu() {
         100_000,
     )
     .expect("a minibrot near i at 1e-400");
-    let deep_view = DeepView::at(
-        &deep.re,
-        &deep.im,
-        &decimal(deep.size * FloatExp::from_f64(6.0)),
-        97,
-        65,
-    )
-    .unwrap();
+    let deep_view = deep.view(97, 65).unwrap();
     for (name, v, max_iter) in [
         ("spiral 1e-300", &spiral, 3000),
         ("minibrot", &mini, 50 * m.period),

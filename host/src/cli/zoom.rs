@@ -115,12 +115,6 @@ fn is_deep(log10: f64, center: Complex<f64>, width: u32) -> bool {
     spacing_log10 < (magnitude * 2f64.powi(-48)).log10() || spacing_log10 < -300.0
 }
 
-/// `10^log10` as a decimal string, e.g. `"3.162278e-301"`.
-fn decimal_of_log10(log10: f64) -> String {
-    let e = log10.floor();
-    format!("{:.6}e{}", 10f64.powf(log10 - e), e as i64)
-}
-
 pub fn run(args: &ZoomArgs) -> Result<()> {
     check_size_and_iter(args.width, args.height, args.max_iter)?;
     if args.width > MAX_FRAME_SIDE_PX || args.height > MAX_FRAME_SIDE_PX {
@@ -179,7 +173,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             DeepView::new(
                 &center_text.0,
                 &center_text.1,
-                &decimal_of_log10(log10),
+                &host::deep::decimal_of_log10(log10, 6),
                 args.width,
                 args.height,
             )
@@ -245,7 +239,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             let (rgb, took) = deep_frame_rgb(
                 args,
                 &center_text,
-                &decimal_of_log10(log10),
+                &host::deep::decimal_of_log10(log10, 6),
                 max_iter,
                 gpu.as_ref(),
             )?;
