@@ -15,12 +15,11 @@ use cudarc::driver::CudaContext;
 use std::{
     cell::RefCell,
     fmt,
-    ops::Deref,
     sync::{Arc, Mutex},
 };
 
 /// A device's primary context (shared by everything that uses the device in this process).
-/// Cheap to clone. Dereferences to cudarc's [`CudaContext`] for everything cudarc offers.
+/// Cheap to clone.
 #[derive(Clone)]
 pub struct Context {
     inner: Arc<CudaContext>,
@@ -31,13 +30,6 @@ impl fmt::Debug for Context {
         f.debug_struct("Context")
             .field("ordinal", &self.inner.ordinal())
             .finish()
-    }
-}
-
-impl Deref for Context {
-    type Target = Arc<CudaContext>;
-    fn deref(&self) -> &Arc<CudaContext> {
-        &self.inner
     }
 }
 
@@ -128,7 +120,29 @@ impl Context {
         self.inner.name().unwrap_or_else(|_| "unknown GPU".into())
     }
 
-    /// The cudarc context.
+    /// The device's ordinal (0 = first GPU).
+    pub fn ordinal(&self) -> usize {
+        self.inner.ordinal()
+    }
+
+    /// A device attribute of the context's device (`cuDeviceGetAttribute`), e.g.
+    /// [`DeviceAttribute::MultiprocessorCount`](crate::device::DeviceAttribute).
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn attribute(&self, attribute: crate::device::DeviceAttribute) -> CudaResult<i32> {
+        self.device()?.get_attribute(attribute)
+    }
+
+    /// Makes the context current on this thread for driver calls.
+    pub(crate) fn bind_to_thread(&self) -> CudaResult<()> {
+        self.inner
+            .bind_to_thread()
+            .map_err(CudaError::driver("binding the context"))
+    }
+
+    /// The cudarc context, for crates built over cudarc beside this one (e.g. `blastoff`);
+    /// applications use [`Context`]'s own methods.
     pub fn as_cudarc(&self) -> &Arc<CudaContext> {
         &self.inner
     }

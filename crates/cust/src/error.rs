@@ -106,12 +106,14 @@ pub enum CudaError {
     },
     /// The host arguments' sizes differ from the kernel's parameters.
     #[error(
-        "kernel `{kernel}` parameter layout mismatch: the host passes parameters of {host:?} \
-         bytes, the kernel declares {module:?}{hint}"
+        "kernel `{kernel}` of {origin}: parameter layout mismatch: the host passes parameters \
+         of {host:?} bytes, the module declares {module:?}{hint}"
     )]
     ParamMismatch {
         /// Kernel name.
         kernel: String,
+        /// The module (e.g. "kernels module `kernels`", a file path, "PTX text").
+        origin: String,
         /// Sizes of the parameters the host passes, bytes.
         host: Vec<usize>,
         /// Sizes the kernel declares, bytes.
@@ -138,6 +140,14 @@ pub enum CudaError {
         src: usize,
         /// Destination length, elements.
         dst: usize,
+    },
+    /// A range of a buffer that is not within it.
+    #[error("range {range} is out of bounds for a buffer of {len} elements")]
+    OutOfRange {
+        /// The range asked for, as written (`Included(2)..Excluded(9)`).
+        range: String,
+        /// The buffer's length, elements.
+        len: usize,
     },
     /// A buffer would not fit in free device memory.
     #[error("{what} needs {bytes} bytes of device memory, more than the {free} bytes free")]
@@ -190,6 +200,22 @@ pub enum CudaError {
     /// A feature of cust 0.3 that this runtime does not provide.
     #[error("not supported: {0}")]
     Unsupported(&'static str),
+    /// cust 0.3's `CudaError::InvalidValue` (`CUDA_ERROR_INVALID_VALUE`), for programs that
+    /// return it as their own failure.
+    #[error("invalid value")]
+    InvalidValue,
+    /// cust 0.3's `CudaError::NotReady` (`CUDA_ERROR_NOT_READY`), for programs that return it
+    /// as their own failure.
+    #[error("not ready")]
+    NotReady,
+    /// cust 0.3's `CudaError::NotSupported` (`CUDA_ERROR_NOT_SUPPORTED`), for programs that
+    /// return it as their own failure.
+    #[error("operation not supported")]
+    NotSupported,
+    /// cust 0.3's `CudaError::UnknownError` (`CUDA_ERROR_UNKNOWN`), for programs that return
+    /// it as their own failure (e.g. "the GPU's result differs from the CPU's").
+    #[error("unknown error")]
+    UnknownError,
     /// An error with what the caller was doing around it ([`GpuContext::gpu_context`]).
     #[error("{context}: {source}")]
     Context {
@@ -261,6 +287,20 @@ impl<T> GpuContext<T> for Result<T, DriverError> {
     }
 }
 
+/// Two errors are equal when they are the same variant with the same message (driver errors:
+/// the same operation and CUDA error code). As cust 0.3's `CudaError: PartialEq`, so that
+/// `event.query() != Ok(EventStatus::Ready)` and `assert_eq!(r, Err(CudaError::UnknownError))`
+/// compile. (Some variants wrap an `std::io::Error`, which has no `PartialEq` of its own.)
+impl PartialEq for CudaError {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.cuda_code() == other.cuda_code()
+            && self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for CudaError {}
+
 impl CudaError {
     /// A closure that wraps a driver error with what was being done, for `map_err`.
     pub fn driver(during: impl Into<String>) -> impl FnOnce(DriverError) -> Self {
@@ -328,6 +368,22 @@ mod tests {
         }
         assert_eq!(chain, 2);
         assert_eq!(e.cuda_code(), None);
+    }
+
+    #[test]
+    fn errors_compare_by_variant_and_message() {
+        assert_eq!(CudaError::UnknownError, CudaError::UnknownError);
+        assert_ne!(CudaError::UnknownError, CudaError::InvalidValue);
+        let a = CudaError::LaunchConfig("block 2000".into());
+        assert_eq!(a, CudaError::LaunchConfig("block 2000".into()));
+        assert_ne!(a, CudaError::LaunchConfig("block 3000".into()));
+        let r: CudaResult<u32> = Err(CudaError::NotReady);
+        assert!(r != Ok(1));
+        let d = |code| CudaError::driver("x")(DriverError(code));
+        assert_ne!(
+            d(CUresult::CUDA_ERROR_INVALID_VALUE),
+            d(CUresult::CUDA_ERROR_OUT_OF_MEMORY)
+        );
     }
 
     #[test]

@@ -56,6 +56,7 @@ impl Event {
     /// A driver error.
     pub fn new_in(ctx: &Context, flags: EventFlags) -> CudaResult<Self> {
         let inner = ctx
+            .as_cudarc()
             .new_event(Some(flags.0))
             .map_err(CudaError::driver("creating an event"))?;
         Ok(Self { inner })

@@ -5,7 +5,7 @@ use crate::{
     error::{CudaError, CudaResult},
     module::Module,
 };
-use cudarc::driver::{CudaFunction, LaunchConfig, sys};
+use cudarc::driver::{CudaFunction, sys};
 use std::{
     fmt,
     sync::{Arc, OnceLock},
@@ -131,9 +131,14 @@ impl Function {
         &self.module
     }
 
-    /// The cudarc function.
+    /// The cudarc function, for crates built over cudarc beside this one (e.g. `blastoff`).
     pub fn as_cudarc(&self) -> &CudaFunction {
         &self.kernel.inner
+    }
+
+    /// The driver's function handle.
+    pub(crate) fn cu_function(&self) -> sys::CUfunction {
+        self.kernel.inner.cu_function()
     }
 
     /// The size in bytes of each parameter, in order: from the module image when the module
@@ -196,10 +201,7 @@ impl Function {
         block_size_limit: BlockSize,
     ) -> CudaResult<(u32, u32)> {
         let (mut min_grid, mut block) = (0, 0);
-        self.module
-            .context()
-            .bind_to_thread()
-            .map_err(CudaError::driver("binding the context"))?;
+        self.module.context().bind_to_thread()?;
         // SAFETY: a live function; no callback, so `dynamic_shared_bytes` applies to every
         // block size; the driver writes two integers.
         unsafe {
@@ -244,15 +246,134 @@ impl Function {
     }
 }
 
-/// A cudarc launch configuration from cust-style dimensions.
-pub fn launch_config(
-    grid: impl Into<GridSize>,
-    block: impl Into<BlockSize>,
-    shared_mem_bytes: u32,
-) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: grid.into().into(),
-        block_dim: block.into().into(),
-        shared_mem_bytes,
+/// A launch configuration: grid and block dimensions and dynamic shared memory (the
+/// arguments of `cuLaunchKernel`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// Grid dimensions `(x, y, z)`, in blocks.
+    pub grid_dim: (u32, u32, u32),
+    /// Block dimensions `(x, y, z)`, in threads.
+    pub block_dim: (u32, u32, u32),
+    /// Dynamic shared memory per block, bytes.
+    pub shared_mem_bytes: u32,
+}
+
+/// Threads per block at most, on every GPU since compute capability 2.0 (CUDA C++
+/// Programming Guide, "Technical Specifications per Compute Capability").
+pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
+/// Grid x dimension at most, in blocks (same table): 2^31 − 1.
+pub const MAX_GRID_X: u32 = i32::MAX as u32;
+/// Grid y and z dimensions at most, in blocks (same table).
+pub const MAX_GRID_YZ: u32 = 65_535;
+
+impl LaunchConfig {
+    /// A configuration from cust-style dimensions (anything that converts into
+    /// [`GridSize`] / [`BlockSize`]) and `shared_mem_bytes` of dynamic shared memory.
+    pub fn new(
+        grid: impl Into<GridSize>,
+        block: impl Into<BlockSize>,
+        shared_mem_bytes: u32,
+    ) -> Self {
+        Self {
+            grid_dim: grid.into().into(),
+            block_dim: block.into().into(),
+            shared_mem_bytes,
+        }
+    }
+
+    /// A 1-D launch covering `n` elements, one thread per element, `block` threads per
+    /// block; at least one block.
+    ///
+    /// # Errors
+    /// [`CudaError::LaunchConfig`] naming the value if `block` is not a multiple of 32 from
+    /// 32 to 1024, or `n` needs more than 2^31 − 1 blocks.
+    pub fn for_num_elems(n: usize, block: u32) -> CudaResult<Self> {
+        if !(32..=MAX_THREADS_PER_BLOCK).contains(&block) || !block.is_multiple_of(32) {
+            return Err(CudaError::LaunchConfig(format!(
+                "block size {block} is not allowed: it must be a multiple of 32 from 32 to \
+                 {MAX_THREADS_PER_BLOCK}"
+            )));
+        }
+        let blocks = n.div_ceil(block as usize).max(1);
+        let grid = u32::try_from(blocks)
+            .ok()
+            .filter(|&g| g <= MAX_GRID_X)
+            .ok_or_else(|| {
+                CudaError::LaunchConfig(format!(
+                    "{n} elements need {blocks} blocks of {block}, more than the \
+                     {MAX_GRID_X} allowed"
+                ))
+            })?;
+        Ok(Self::new(grid, block, 0))
+    }
+
+    /// A 2-D launch covering a `width × height` grid of elements (e.g. an image's pixels)
+    /// with `block = (bx, by)` threads per block, one thread per element.
+    ///
+    /// # Errors
+    /// [`CudaError::LaunchConfig`] naming the value if a block dimension is 0, the block has
+    /// more than 1024 threads, or the grid needs more than 2^31 − 1 blocks in x or 65535 in y.
+    pub fn for_2d(width: u32, height: u32, block: (u32, u32)) -> CudaResult<Self> {
+        let (bx, by) = block;
+        if bx == 0 || by == 0 || bx * by > MAX_THREADS_PER_BLOCK {
+            return Err(CudaError::LaunchConfig(format!(
+                "block {bx}×{by} is not allowed: each side at least 1, at most \
+                 {MAX_THREADS_PER_BLOCK} threads in all"
+            )));
+        }
+        let (gx, gy) = (width.div_ceil(bx).max(1), height.div_ceil(by).max(1));
+        if gx > MAX_GRID_X || gy > MAX_GRID_YZ {
+            return Err(CudaError::LaunchConfig(format!(
+                "{width}×{height} elements need a grid of {gx}×{gy} blocks of {bx}×{by}; at \
+                 most {MAX_GRID_X}×{MAX_GRID_YZ} are allowed"
+            )));
+        }
+        Ok(Self::new((gx, gy), (bx, by), 0))
+    }
+
+    /// The same configuration with `bytes` of dynamic shared memory per block.
+    #[must_use]
+    pub fn with_shared_mem_bytes(mut self, bytes: u32) -> Self {
+        self.shared_mem_bytes = bytes;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_dimensional_configurations_cover_every_element() {
+        let cfg = LaunchConfig::for_num_elems(1000, 256).unwrap();
+        assert_eq!(cfg.grid_dim, (4, 1, 1));
+        assert_eq!(cfg.block_dim, (256, 1, 1));
+        assert_eq!(
+            LaunchConfig::for_num_elems(0, 32).unwrap().grid_dim,
+            (1, 1, 1)
+        );
+        let err = LaunchConfig::for_num_elems(10, 100)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("block size 100"), "{err}");
+        let err = LaunchConfig::for_num_elems(usize::MAX, 32)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("more than the 2147483647"), "{err}");
+    }
+
+    #[test]
+    fn two_dimensional_configurations_cover_every_element() {
+        let cfg = LaunchConfig::for_2d(1920, 1080, (16, 16)).unwrap();
+        assert_eq!(cfg.grid_dim, (120, 68, 1));
+        assert_eq!(cfg.block_dim, (16, 16, 1));
+        let err = LaunchConfig::for_2d(10, 10, (64, 32))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("block 64×32"), "{err}");
+        let err = LaunchConfig::for_2d(16, 16 * 70_000, (16, 16))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("65535"), "{err}");
     }
 }

@@ -20,7 +20,6 @@
 //! ```
 
 use crate::{
-    context::Context,
     error::{CudaError, CudaResult},
     event::{Event, EventFlags},
     stream::Stream,
@@ -107,7 +106,7 @@ impl Stream {
         // context, then pause the event bookkeeping while the capture is open. The graph's
         // own uses of the buffers are ordered on this stream, and dropping the graph waits
         // for its replays, before the borrows of the buffers end.
-        let ctx = self.context().clone();
+        let ctx = self.as_cudarc().context().clone();
         ctx.synchronize().map_err(CudaError::driver(
             "finishing queued work before a graph capture",
         ))?;
@@ -118,6 +117,7 @@ impl Stream {
             unsafe { ctx.disable_event_tracking() };
         }
         let begun = self
+            .as_cudarc()
             .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .map_err(CudaError::driver(
                 "starting a graph capture (the default stream cannot be captured: use \
@@ -126,7 +126,11 @@ impl Stream {
         let (recorded, ended) = match begun {
             Ok(()) => {
                 let recorded = record(self);
-                (recorded, self.end_capture(sys::CUgraphInstantiate_flags(0)))
+                (
+                    recorded,
+                    self.as_cudarc()
+                        .end_capture(sys::CUgraphInstantiate_flags(0)),
+                )
             }
             Err(e) => (Err(e), Ok(None)),
         };
@@ -389,10 +393,10 @@ impl ComputeGraph {
         // Streams and events are made before the capture: creating them is not work on a
         // stream, and keeping the capture to launches and waits keeps it simple to reason
         // about.
-        let ctx = Context::from_cudarc(stream.context().clone());
+        let ctx = stream.context();
         let mut streams = vec![stream.clone()];
         for _ in 1..lanes {
-            streams.push(Stream::from_cudarc(ctx.new_stream().map_err(
+            streams.push(Stream::from_cudarc(ctx.as_cudarc().new_stream().map_err(
                 CudaError::driver("creating a compute graph's branch stream"),
             )?));
         }

@@ -9,23 +9,30 @@
 //!
 //! | kernel parameter | kind | host argument |
 //! |---|---|---|
-//! | `&[T]` | `Slice<T>` | `&DeviceBuffer<T>`, `&DeviceSlice<T>`, `&CudaSlice<T>`, `&CudaView<T>` (any `DevicePtr<T>`) |
-//! | `OutSlice<T>` | `Out<T>` | `&mut DeviceBuffer<T>`, `&mut CudaSlice<T>`, `&mut CudaViewMut<T>` (any `DevicePtrMut<T>`) |
+//! | `&[T]` | `Slice<T>` | `&DeviceBuffer<T>`, `&DeviceSlice<T>`, `&DeviceSliceMut<T>`, `&UnifiedBuffer<T>`, `&DeviceBox<T>` |
+//! | `OutSlice<T>` | `Out<T>` | `&mut DeviceBuffer<T>`, `&mut DeviceSliceMut<T>`, `&mut UnifiedBuffer<T>`, `&mut DeviceBox<T>` |
 //! | `*mut T` | `MutPtr<T>` | as for `OutSlice<T>` |
 //! | `*const T` | `ConstPtr<T>` | as for `&[T]` |
 //! | `T: DeviceCopy` | `Value<T>` | `T` |
 //!
+//! A handle is resolved in a module once ([`Module::kernel`]), which checks the parameter
+//! sizes the module declares against the handle's; the resulting [`TypedFunction`] launches
+//! with no lookup and no allocation:
+//!
 //! ```ignore
 //! use cust::prelude::*;
-//! my_kernels::scale.launch(&module, &stream, cfg, (&x, &mut out, 2.0f32))?;
+//! let scale = module.kernel(my_kernels::scale)?; // once: lookup + layout check
+//! scale.launch(&stream, cfg, (&x, &mut out, 2.0f32))?; // per launch
 //! // `unsafe fn` kernels (raw pointers) need `launch_unchecked` and an `unsafe` block.
-//! unsafe { my_kernels::raw_add.launch_unchecked(&module, &stream, cfg, (&a, &b, &mut c))? };
+//! let raw_add = module.kernel(my_kernels::raw_add)?;
+//! unsafe { raw_add.launch_unchecked(&stream, cfg, (&a, &b, &mut c))? };
+//! // One-off launches may resolve and launch in one call:
+//! my_kernels::scale.launch(&module, &stream, cfg, (&x, &mut out, 2.0f32))?;
 //! ```
 //!
-//! Before each launch the argument sizes are checked against the kernel's parameters as the
-//! module declares them ([`Function::param_sizes`]), so a layout mismatch is an error, not
-//! memory corruption. Buffers are ordered across streams by the events cudarc records for
-//! each use.
+//! A layout mismatch is an error at resolve time, naming the kernel, the module and both
+//! layouts, never memory corruption. Buffers are ordered across streams by the events
+//! recorded for each use (a launch waits for earlier writes of its buffers on other streams).
 //!
 //! # `launch!` (for code ported from Rust-CUDA)
 //!
@@ -40,7 +47,7 @@
 
 use crate::{
     error::{CudaError, CudaResult},
-    function::{BlockSize, Function, GridSize},
+    function::{BlockSize, Function, GridSize, LaunchConfig},
     memory::DevicePointer,
     module::Module,
     stream::Stream,
@@ -49,103 +56,113 @@ use cuda_std::{
     DeviceCopy,
     launch::{ConstPtr, Kernel, MutPtr, Out, Safe, Slice, Value},
 };
-use cudarc::driver::{
-    CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, LaunchArgs, LaunchConfig, PushKernelArg,
-    SyncOnDrop, sys,
-};
-use std::any::TypeId;
+use cudarc::driver::{DevicePtr, DevicePtrMut, DriverError, SyncOnDrop, result, sys};
+use std::{any::TypeId, ffi::c_void, fmt, marker::PhantomData};
 
-/// A `&[T]` kernel parameter: rustc passes it as a 16-byte by-value aggregate
-/// `(data pointer, length in elements)` (verified in rustc's PTX).
+/// A `&[T]` or `OutSlice<T>` kernel parameter: rustc passes it as a 16-byte by-value
+/// aggregate `(data pointer, length in elements)` (verified in rustc's PTX).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
+#[doc(hidden)]
 pub struct SliceParam {
     ptr: sys::CUdeviceptr,
     len: u64,
 }
 
-impl SliceParam {
-    /// The parameter for `len` elements at device address `ptr`.
-    pub fn from_raw(ptr: sys::CUdeviceptr, len: usize) -> Self {
-        Self {
-            ptr,
-            len: len as u64,
-        }
-    }
-
-    /// The parameter for the whole of `buf`, used on `stream` (the read is ordered after
-    /// earlier writes of `buf` on other streams).
-    pub fn new<T>(buf: &impl DevicePtr<T>, stream: &CudaStream) -> Self {
-        let (ptr, _sync) = buf.device_ptr(stream);
-        Self::from_raw(ptr, buf.len())
-    }
-}
-
-// SAFETY: plain old data matching the kernel's (ptr, len) aggregate layout.
-unsafe impl DeviceRepr for SliceParam {}
-
 /// A [`DeviceCopy`] value passed to a kernel by value (its bytes are copied into the
 /// launch's parameter buffer).
 #[repr(transparent)]
 #[derive(Clone, Copy, Debug)]
+#[doc(hidden)]
 pub struct ByValue<T>(pub T);
 
-// SAFETY: `DeviceCopy` guarantees a defined, pointer-free layout, identical on host and
-// device (both 64-bit little-endian, same Rust definition).
-unsafe impl<T: DeviceCopy> DeviceRepr for ByValue<T> {}
+/// A kernel parameter kind (`Slice<T>`, `Out<T>`, `ConstPtr<T>`, `MutPtr<T>`, `Value<T>`)
+/// and the size in bytes the host passes for it.
+pub trait ParamKind {
+    /// Bytes of the parameter: 16 for slices (pointer, length), 8 for pointers,
+    /// `size_of::<T>()` for values.
+    const SIZE: usize;
+}
+
+impl<T> ParamKind for Slice<T> {
+    const SIZE: usize = size_of::<SliceParam>();
+}
+impl<T> ParamKind for Out<T> {
+    const SIZE: usize = size_of::<SliceParam>();
+}
+impl<T> ParamKind for ConstPtr<T> {
+    const SIZE: usize = size_of::<sys::CUdeviceptr>();
+}
+impl<T> ParamKind for MutPtr<T> {
+    const SIZE: usize = size_of::<sys::CUdeviceptr>();
+}
+impl<T: DeviceCopy> ParamKind for Value<T> {
+    const SIZE: usize = size_of::<T>();
+}
+
+/// A tuple of parameter kinds, as a `#[kernel]` handle's `P`: the sizes in bytes the host
+/// passes, in order, checked against the module once, when a handle is resolved
+/// ([`Module::kernel`]).
+pub trait ParamKinds {
+    /// Size of each parameter, bytes, in order.
+    const SIZES: &'static [usize];
+}
 
 /// A host value that can be passed for a kernel parameter of kind `K`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed for a kernel parameter of kind `{K}`",
     label = "wrong argument for this kernel parameter",
-    note = "kernel `&[T]` takes `&DeviceBuffer<T>` or `&CudaSlice<T>`; `OutSlice<T>` and \
-            `*mut T` take `&mut DeviceBuffer<T>` or `&mut CudaSlice<T>`; `*const T` takes \
+    note = "kernel `&[T]` takes `&DeviceBuffer<T>` or `&DeviceSlice<T>`; `OutSlice<T>` and \
+            `*mut T` take `&mut DeviceBuffer<T>` or `&mut DeviceSliceMut<T>`; `*const T` takes \
             `&DeviceBuffer<T>`; a value of type `T` takes a `T`"
 )]
 pub trait KernelArg<'a, K> {
     /// What is pushed into the launch's parameter buffer.
-    type Param: DeviceRepr;
+    #[doc(hidden)]
+    type Param;
     /// The parameter bytes, plus a guard that orders the buffer's use on `stream` (dropped
     /// after the launch is queued).
-    fn into_param(self, stream: &'a CudaStream) -> (Self::Param, Option<SyncOnDrop<'a>>);
+    #[doc(hidden)]
+    fn into_param(self, stream: &'a Stream) -> (Self::Param, Option<SyncOnDrop<'a>>);
 }
 
 impl<'a, T, S: DevicePtr<T>> KernelArg<'a, Slice<T>> for &'a S {
     type Param = SliceParam;
-    fn into_param(self, stream: &'a CudaStream) -> (SliceParam, Option<SyncOnDrop<'a>>) {
-        let (ptr, sync) = self.device_ptr(stream);
-        (SliceParam::from_raw(ptr, self.len()), Some(sync))
+    fn into_param(self, stream: &'a Stream) -> (SliceParam, Option<SyncOnDrop<'a>>) {
+        let (ptr, sync) = self.device_ptr(stream.as_cudarc());
+        let len = self.len() as u64;
+        (SliceParam { ptr, len }, Some(sync))
     }
 }
 
 impl<'a, T, S: DevicePtrMut<T>> KernelArg<'a, Out<T>> for &'a mut S {
     type Param = SliceParam;
-    fn into_param(self, stream: &'a CudaStream) -> (SliceParam, Option<SyncOnDrop<'a>>) {
-        let len = self.len();
-        let (ptr, sync) = self.device_ptr_mut(stream);
-        (SliceParam::from_raw(ptr, len), Some(sync))
+    fn into_param(self, stream: &'a Stream) -> (SliceParam, Option<SyncOnDrop<'a>>) {
+        let len = self.len() as u64;
+        let (ptr, sync) = self.device_ptr_mut(stream.as_cudarc());
+        (SliceParam { ptr, len }, Some(sync))
     }
 }
 
 impl<'a, T, S: DevicePtr<T>> KernelArg<'a, ConstPtr<T>> for &'a S {
     type Param = sys::CUdeviceptr;
-    fn into_param(self, stream: &'a CudaStream) -> (sys::CUdeviceptr, Option<SyncOnDrop<'a>>) {
-        let (ptr, sync) = self.device_ptr(stream);
+    fn into_param(self, stream: &'a Stream) -> (sys::CUdeviceptr, Option<SyncOnDrop<'a>>) {
+        let (ptr, sync) = self.device_ptr(stream.as_cudarc());
         (ptr, Some(sync))
     }
 }
 
 impl<'a, T, S: DevicePtrMut<T>> KernelArg<'a, MutPtr<T>> for &'a mut S {
     type Param = sys::CUdeviceptr;
-    fn into_param(self, stream: &'a CudaStream) -> (sys::CUdeviceptr, Option<SyncOnDrop<'a>>) {
-        let (ptr, sync) = self.device_ptr_mut(stream);
+    fn into_param(self, stream: &'a Stream) -> (sys::CUdeviceptr, Option<SyncOnDrop<'a>>) {
+        let (ptr, sync) = self.device_ptr_mut(stream.as_cudarc());
         (ptr, Some(sync))
     }
 }
 
 impl<'a, T: DeviceCopy> KernelArg<'a, Value<T>> for T {
     type Param = ByValue<T>;
-    fn into_param(self, _stream: &'a CudaStream) -> (ByValue<T>, Option<SyncOnDrop<'a>>) {
+    fn into_param(self, _stream: &'a Stream) -> (ByValue<T>, Option<SyncOnDrop<'a>>) {
         (ByValue(self), None)
     }
 }
@@ -160,31 +177,36 @@ impl<'a, T: DeviceCopy> KernelArg<'a, Value<T>> for T {
 )]
 pub trait KernelArgs<'a, P> {
     /// The parameter values and their guards.
+    #[doc(hidden)]
     type Params;
+    /// The driver's argument array: one pointer per parameter (no allocation).
+    #[doc(hidden)]
+    type Pointers: AsMut<[*mut c_void]>;
     /// Converts every argument.
-    fn into_params(self, stream: &'a CudaStream) -> Self::Params;
-    /// The size in bytes of every parameter, in order.
-    fn param_sizes() -> Vec<usize>;
-    /// Pushes every parameter into `builder`, in order.
-    fn push<'b>(params: &'b Self::Params, builder: &mut LaunchArgs<'b>);
+    #[doc(hidden)]
+    fn into_params(self, stream: &'a Stream) -> Self::Params;
+    /// A pointer to each parameter value in `params`, in order, for `cuLaunchKernel`.
+    #[doc(hidden)]
+    fn pointers(params: &mut Self::Params) -> Self::Pointers;
 }
 
 macro_rules! impl_kernel_args {
     ($(($k:ident, $a:ident, $v:ident)),*) => {
+        impl<$($k: ParamKind,)*> ParamKinds for ($($k,)*) {
+            const SIZES: &'static [usize] = &[$($k::SIZE),*];
+        }
         impl<'a, $($k,)* $($a: KernelArg<'a, $k>,)*> KernelArgs<'a, ($($k,)*)> for ($($a,)*) {
             type Params = ($(($a::Param, Option<SyncOnDrop<'a>>),)*);
+            type Pointers = [*mut c_void; <[&str]>::len(&[$(stringify!($k)),*])];
             #[allow(unused_variables, clippy::unused_unit)]
-            fn into_params(self, stream: &'a CudaStream) -> Self::Params {
+            fn into_params(self, stream: &'a Stream) -> Self::Params {
                 let ($($v,)*) = self;
                 ($($v.into_param(stream),)*)
             }
-            fn param_sizes() -> Vec<usize> {
-                vec![$(std::mem::size_of::<$a::Param>()),*]
-            }
             #[allow(unused_variables)]
-            fn push<'b>(params: &'b Self::Params, builder: &mut LaunchArgs<'b>) {
+            fn pointers(params: &mut Self::Params) -> Self::Pointers {
                 let ($($v,)*) = params;
-                $(builder.arg(&$v.0);)*
+                [$(std::ptr::from_mut(&mut $v.0).cast::<c_void>()),*]
             }
         }
     };
@@ -216,17 +238,151 @@ impl_kernel_args_up_to!(
     (K11, A11, v11)
 );
 
-/// Launching a kernel whose launch is safe (no raw pointers, not `unsafe fn`).
-pub trait Launch<P> {
-    /// Queues the kernel of `module` on `stream` with `cfg` and `args` (one per parameter,
-    /// see the [module table](self)). Returns once queued; execution errors surface at the
-    /// next synchronisation ([`Stream::synchronize`]).
+/// A `#[kernel]` handle resolved in one [`Module`] ([`Module::kernel`]): the function, with
+/// its parameter layout checked against the handle's once. Launching it does no lookup and
+/// no allocation. Cheap to clone; keeps its module loaded.
+///
+/// ```ignore
+/// let triad = module.kernel(kernels::triad_f32)?; // once
+/// for _ in 0..reps {
+///     triad.launch(&stream, cfg, (&a, &b, &mut c, 3.0f32))?; // many times
+/// }
+/// ```
+pub struct TypedFunction<P, S> {
+    function: Function,
+    _kinds: PhantomData<fn(P, S)>,
+}
+
+impl<P, S> Clone for TypedFunction<P, S> {
+    fn clone(&self) -> Self {
+        Self {
+            function: self.function.clone(),
+            _kinds: PhantomData,
+        }
+    }
+}
+
+impl<P, S> fmt::Debug for TypedFunction<P, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TypedFunction")
+            .field("name", &self.function.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Module {
+    /// Resolves the `#[kernel]` handle `kernel` in this module: looks the function up and
+    /// checks that the parameter sizes the module declares equal the handle's.
     ///
     /// # Errors
-    /// [`CudaError::UnknownKernel`] if the module has no such entry,
-    /// [`CudaError::ParamMismatch`] if the parameter sizes differ from the module's,
+    /// [`CudaError::UnknownKernel`] if the module has no such entry (naming the kernels it
+    /// has, where known), [`CudaError::ParamMismatch`] naming the kernel, the module and
+    /// both layouts if the sizes differ, [`CudaError::ParamInfoUnavailable`] if the module's
+    /// layout cannot be read.
+    pub fn kernel<P: ParamKinds, S>(
+        &self,
+        kernel: Kernel<P, S>,
+    ) -> CudaResult<TypedFunction<P, S>> {
+        let function = self.get_function(kernel.name())?;
+        let module = function.param_sizes()?;
+        if module != P::SIZES {
+            return Err(CudaError::ParamMismatch {
+                kernel: kernel.name().to_owned(),
+                origin: self.origin().to_owned(),
+                host: P::SIZES.to_vec(),
+                module: module.to_vec(),
+                hint: "",
+            });
+        }
+        Ok(TypedFunction {
+            function,
+            _kinds: PhantomData,
+        })
+    }
+}
+
+impl<P, S> TypedFunction<P, S> {
+    /// The untyped function.
+    pub fn function(&self) -> &Function {
+        &self.function
+    }
+
+    /// The kernel's entry name.
+    pub fn name(&self) -> &str {
+        self.function.name()
+    }
+
+    /// The module it was resolved in.
+    pub fn module(&self) -> &Module {
+        self.function.module()
+    }
+
+    /// Queues the kernel on `stream`, for any kernel, including `unsafe fn` kernels.
+    ///
+    /// # Errors
+    /// As [`TypedFunction::launch`].
+    ///
+    /// # Safety
+    /// The kernel's own `# Safety` contract holds for these arguments and this launch
+    /// configuration (e.g. raw pointers point to buffers of the sizes it documents).
+    pub unsafe fn launch_unchecked<'a, A: KernelArgs<'a, P>>(
+        &self,
+        stream: &'a Stream,
+        cfg: LaunchConfig,
+        args: A,
+    ) -> CudaResult<()> {
+        let mut params = args.into_params(stream);
+        let mut pointers = A::pointers(&mut params);
+        let queued = stream.bind_to_thread().and_then(|()| {
+            // SAFETY: one pointer per parameter, each to a value of the size the module
+            // declares (checked when this handle was resolved; kinds checked by the
+            // types); `params` outlives the call. The rest is the caller's contract.
+            unsafe {
+                result::launch_kernel(
+                    self.function.cu_function(),
+                    cfg.grid_dim,
+                    cfg.block_dim,
+                    cfg.shared_mem_bytes,
+                    stream.cu_stream(),
+                    pointers.as_mut(),
+                )
+            }
+        });
+        // The buffers' guards record their use on `stream` once the launch is queued.
+        drop(params);
+        queued.map_err(|source| launch_error(self.function.name(), cfg, source))
+    }
+}
+
+impl<P> TypedFunction<P, Safe> {
+    /// Queues the kernel on `stream` with `cfg` and `args` (one per parameter, see the
+    /// [module table](self)). Returns once queued; execution errors surface at the next
+    /// synchronisation ([`Stream::synchronize`]).
+    ///
+    /// # Errors
     /// [`CudaError::Launch`] if the driver rejects the launch (e.g. too many threads per
-    /// block or too much shared memory).
+    /// block or too much shared memory), naming the kernel and the configuration.
+    pub fn launch<'a, A: KernelArgs<'a, P>>(
+        &self,
+        stream: &'a Stream,
+        cfg: LaunchConfig,
+        args: A,
+    ) -> CudaResult<()> {
+        // SAFETY: a `Safe` kernel has only slices, OutSlices and DeviceCopy values, whose
+        // host arguments are checked by `KernelArgs`, and a safe body.
+        unsafe { self.launch_unchecked(stream, cfg, args) }
+    }
+}
+
+/// Launching a kernel whose launch is safe (no raw pointers, not `unsafe fn`) on a module,
+/// resolving it first: `kernel.launch(&module, &stream, cfg, args)` is
+/// `module.kernel(kernel)?.launch(&stream, cfg, args)`. For launches in a loop, resolve once
+/// with [`Module::kernel`] and launch the [`TypedFunction`].
+pub trait Launch<P> {
+    /// Resolves the kernel in `module` and queues it (see [`TypedFunction::launch`]).
+    ///
+    /// # Errors
+    /// Those of [`Module::kernel`] and [`TypedFunction::launch`].
     fn launch<'a, A: KernelArgs<'a, P>>(
         &self,
         module: &Module,
@@ -236,7 +392,7 @@ pub trait Launch<P> {
     ) -> CudaResult<()>;
 }
 
-/// Launching any kernel, including `unsafe fn` kernels.
+/// Launching any kernel, including `unsafe fn` kernels, on a module (resolving it first).
 pub trait LaunchUnchecked<P> {
     /// As [`Launch::launch`].
     ///
@@ -244,8 +400,7 @@ pub trait LaunchUnchecked<P> {
     /// As [`Launch::launch`].
     ///
     /// # Safety
-    /// The kernel's own `# Safety` contract holds for these arguments and this launch
-    /// configuration (e.g. raw pointers point to buffers of the sizes it documents).
+    /// As [`TypedFunction::launch_unchecked`].
     unsafe fn launch_unchecked<'a, A: KernelArgs<'a, P>>(
         &self,
         module: &Module,
@@ -255,7 +410,7 @@ pub trait LaunchUnchecked<P> {
     ) -> CudaResult<()>;
 }
 
-impl<P> Launch<P> for Kernel<P, Safe> {
+impl<P: ParamKinds> Launch<P> for Kernel<P, Safe> {
     fn launch<'a, A: KernelArgs<'a, P>>(
         &self,
         module: &Module,
@@ -263,13 +418,11 @@ impl<P> Launch<P> for Kernel<P, Safe> {
         cfg: LaunchConfig,
         args: A,
     ) -> CudaResult<()> {
-        // SAFETY: a `Safe` kernel has only slices, OutSlices and DeviceCopy values, whose
-        // host arguments are checked by `KernelArgs`, and a safe body.
-        unsafe { launch_typed(self.name(), module, stream, cfg, args) }
+        module.kernel(*self)?.launch(stream, cfg, args)
     }
 }
 
-impl<P, S> LaunchUnchecked<P> for Kernel<P, S> {
+impl<P: ParamKinds, S> LaunchUnchecked<P> for Kernel<P, S> {
     unsafe fn launch_unchecked<'a, A: KernelArgs<'a, P>>(
         &self,
         module: &Module,
@@ -278,58 +431,12 @@ impl<P, S> LaunchUnchecked<P> for Kernel<P, S> {
         args: A,
     ) -> CudaResult<()> {
         // SAFETY: forwarded to the caller.
-        unsafe { launch_typed(self.name(), module, stream, cfg, args) }
+        unsafe { module.kernel(*self)?.launch_unchecked(stream, cfg, args) }
     }
 }
 
-/// # Safety
-/// As [`LaunchUnchecked::launch_unchecked`].
-unsafe fn launch_typed<'a, P, A: KernelArgs<'a, P>>(
-    name: &str,
-    module: &Module,
-    stream: &'a Stream,
-    cfg: LaunchConfig,
-    args: A,
-) -> CudaResult<()> {
-    let function = module.get_function(name)?;
-    check_layout(&function, &A::param_sizes())?;
-    let params = args.into_params(stream.as_cudarc());
-    let mut builder = stream.launch_builder(function.as_cudarc());
-    A::push(&params, &mut builder);
-    // SAFETY: argument count and sizes match the kernel's parameters (checked above), kinds
-    // match the kernel's Rust signature (checked by the types), the rest is the caller's
-    // contract.
-    unsafe { launch_built(name, cfg, builder) }
-    // `params` (with the buffers' sync guards) drops here, after the launch is queued.
-}
-
-/// Queues a launch built with cudarc's `stream.launch_builder(function)` for the kernel
-/// `name`; a failure is a [`CudaError::Launch`] naming the kernel and `cfg`. For kernels
-/// that have no `#[kernel]` handle (e.g. CUDA C modules).
-///
-/// # Safety
-/// The arguments pushed into `args` match the kernel's parameters in number, order and
-/// layout, and satisfy its contract (buffer sizes, no aliasing).
-///
-/// # Errors
-/// [`CudaError::Launch`].
-pub unsafe fn launch_built(
-    name: &str,
-    cfg: LaunchConfig,
-    mut args: LaunchArgs<'_>,
-) -> CudaResult<()> {
-    // SAFETY: forwarded to the caller.
-    unsafe { args.launch(cfg) }
-        .map(|_| ())
-        .map_err(|source| launch_error(name, cfg, source))
-}
-
 /// The error for a failed launch of `kernel` with `cfg`.
-pub fn launch_error(
-    kernel: &str,
-    cfg: LaunchConfig,
-    source: cudarc::driver::DriverError,
-) -> CudaError {
+pub(crate) fn launch_error(kernel: &str, cfg: LaunchConfig, source: DriverError) -> CudaError {
     CudaError::Launch {
         kernel: kernel.to_owned(),
         grid: cfg.grid_dim,
@@ -337,19 +444,6 @@ pub fn launch_error(
         shared_bytes: cfg.shared_mem_bytes,
         source,
     }
-}
-
-fn check_layout(function: &Function, host: &[usize]) -> CudaResult<()> {
-    let module = function.param_sizes()?;
-    if module == host {
-        return Ok(());
-    }
-    Err(CudaError::ParamMismatch {
-        kernel: function.name().to_owned(),
-        host: host.to_vec(),
-        module: module.to_vec(),
-        hint: "",
-    })
 }
 
 /// One argument of [`launch!`](crate::launch!): its bytes, and whether it is a device
@@ -399,10 +493,11 @@ fn is_device_pointer<T: 'static>() -> bool {
 
 /// Groups the arguments into the kernel's parameters: one argument per parameter of equal
 /// size, or a `(DevicePointer, usize)` pair for a 16-byte parameter.
-fn pack(kernel: &str, params: &[usize], args: &[RawArg]) -> CudaResult<Vec<Vec<u8>>> {
+fn pack(kernel: &str, origin: &str, params: &[usize], args: &[RawArg]) -> CudaResult<Vec<Vec<u8>>> {
     let host: Vec<usize> = args.iter().map(|a| a.bytes.len()).collect();
     let mismatch = |hint| CudaError::ParamMismatch {
         kernel: kernel.to_owned(),
+        origin: origin.to_owned(),
         host: host.clone(),
         module: params.to_vec(),
         hint,
@@ -454,17 +549,31 @@ pub unsafe fn __launch_raw(
     stream: &Stream,
     args: &[RawArg],
 ) -> CudaResult<()> {
-    let cfg = crate::function::launch_config(grid, block, shared_mem_bytes);
+    let cfg = LaunchConfig::new(grid, block, shared_mem_bytes);
     let params = function.param_sizes()?;
-    let packed = pack(function.name(), params, args)?;
-    let mut builder = stream.launch_builder(function.as_cudarc());
-    for p in &packed {
-        // The driver reads `params[i]` bytes starting at this address: the whole vector.
-        builder.arg(&p[0]);
-    }
-    // SAFETY: the layout matches the kernel's parameters (checked by `pack`); the rest is the
-    // caller's contract.
-    unsafe { launch_built(function.name(), cfg, builder) }
+    let mut packed = pack(function.name(), function.module().origin(), params, args)?;
+    // The driver reads `params[i]` bytes starting at each address: the whole vector.
+    let mut pointers: Vec<*mut c_void> = packed
+        .iter_mut()
+        .map(|p| p.as_mut_ptr().cast::<c_void>())
+        .collect();
+    stream
+        .bind_to_thread()
+        .and_then(|()| {
+            // SAFETY: the layout matches the kernel's parameters (checked by `pack`);
+            // `packed` outlives the call; the rest is the caller's contract.
+            unsafe {
+                result::launch_kernel(
+                    function.cu_function(),
+                    cfg.grid_dim,
+                    cfg.block_dim,
+                    cfg.shared_mem_bytes,
+                    stream.cu_stream(),
+                    &mut pointers,
+                )
+            }
+        })
+        .map_err(|source| launch_error(function.name(), cfg, source))
 }
 
 /// Launches a kernel, cust 0.3's syntax:
@@ -533,7 +642,7 @@ mod tests {
             RawArg::new(&5usize),
             ptr(),
         ];
-        let packed = pack("vecadd", &[16, 16, 8], &args).unwrap();
+        let packed = pack("vecadd", "m", &[16, 16, 8], &args).unwrap();
         assert_eq!(packed.iter().map(Vec::len).collect::<Vec<_>>(), [16, 16, 8]);
         let mut expected = 0x1000u64.to_le_bytes().to_vec();
         expected.extend_from_slice(&5u64.to_le_bytes());
@@ -543,7 +652,7 @@ mod tests {
     #[test]
     fn layouts_that_do_not_fit_are_refused_with_both_layouts() {
         // A pointer without its length for a slice parameter.
-        let err = pack("k", &[16, 4], &[ptr(), RawArg::new(&2.0f32)]).unwrap_err();
+        let err = pack("k", "m", &[16, 4], &[ptr(), RawArg::new(&2.0f32)]).unwrap_err();
         let text = err.to_string();
         assert!(
             text.contains("[8, 4]") && text.contains("[16, 4]"),
@@ -551,9 +660,9 @@ mod tests {
         );
         assert!(text.contains("buf.as_device_ptr(), buf.len()"), "{text}");
         // Two u64s are not a (pointer, length) pair: never packed by size alone.
-        assert!(pack("k", &[16], &[RawArg::new(&1u64), RawArg::new(&2u64)]).is_err());
+        assert!(pack("k", "m", &[16], &[RawArg::new(&1u64), RawArg::new(&2u64)]).is_err());
         // Too many / too few.
-        assert!(pack("k", &[4], &[RawArg::new(&1u32), RawArg::new(&1u32)]).is_err());
-        assert!(pack("k", &[4, 4], &[RawArg::new(&1u32)]).is_err());
+        assert!(pack("k", "m", &[4], &[RawArg::new(&1u32), RawArg::new(&1u32)]).is_err());
+        assert!(pack("k", "m", &[4, 4], &[RawArg::new(&1u32)]).is_err());
     }
 }

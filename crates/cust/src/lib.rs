@@ -36,7 +36,7 @@
 //!
 //! Modules: [`device`] ([`Device`](device::Device)), [`context`]
 //! ([`Context`](context::Context), [`quick_init`]), [`module`], [`function`], [`stream`],
-//! [`event`], [`graph`], [`memory`], [`pool`], [`nccl`], [`mod@launch`], [`error`] ([`CudaError`]), [`prelude`].
+//! [`event`], [`graph`], [`memory`], [`util`], [`pool`], [`nccl`], [`mod@launch`], [`error`] ([`CudaError`]), [`prelude`].
 //!
 //! Conventions: sizes are in elements unless a name says `bytes`; times are milliseconds
 //! where a name says `ms` or `f32`; grid dimensions are in blocks, block dimensions in
@@ -54,9 +54,12 @@ pub mod module;
 pub mod nccl;
 pub mod pool;
 pub mod stream;
+pub mod util;
 
 pub use context::quick_init;
 pub use cudarc;
+/// The driver API's raw types (`CUstream`, `CUdeviceptr`, ...), for C interop.
+pub use cudarc::driver::sys;
 pub use device::init;
 pub use error::{CudaError, CudaResult, GpuContext};
 
@@ -65,16 +68,16 @@ pub mod prelude {
     pub use crate::context::{Context, CurrentContext};
     pub use crate::device::Device;
     pub use crate::error::{CudaError, CudaResult, GpuContext};
-    pub use crate::event::{Event, EventFlags};
-    pub use crate::function::{BlockSize, Function, GridSize};
+    pub use crate::event::{Event, EventFlags, EventStatus};
+    pub use crate::function::{BlockSize, Function, GridSize, LaunchConfig};
     pub use crate::graph::Graph;
     pub use crate::launch;
-    pub use crate::launch::{Launch, LaunchUnchecked};
+    pub use crate::launch::{Launch, LaunchUnchecked, TypedFunction};
     pub use crate::memory::{
         AsyncCopyDestination, CopyDestination, DeviceBox, DeviceBuffer, DeviceCopy, DevicePointer,
-        DeviceSlice, LockedBuffer, SliceExt, UnifiedBox, UnifiedBuffer,
+        DeviceSlice, DeviceSliceMut, LockedBuffer, UnifiedBox, UnifiedBuffer,
     };
     pub use crate::module::Module;
     pub use crate::stream::{Stream, StreamFlags, StreamFuture};
-    pub use cudarc::driver::LaunchConfig;
+    pub use crate::util::{DeviceCopyExt, SliceExt};
 }

@@ -260,6 +260,7 @@ impl Module {
         })?;
         let t0 = Instant::now();
         let module = ctx
+            .as_cudarc()
             .load_module(Ptx::from_src(ptx))
             .map_err(|source| load_error(ctx, &origin, PTX_HINT, source))?;
         Ok(Self::new(
@@ -281,6 +282,7 @@ impl Module {
         }
         let t0 = Instant::now();
         let module = ctx
+            .as_cudarc()
             .load_module(Ptx::from_binary(bytes.to_vec()))
             .map_err(|source| load_error(ctx, &origin, NO_BINARY_HINT, source))?;
         let cc = ctx.compute_capability().unwrap_or((0, 0));
@@ -375,6 +377,12 @@ impl Module {
     /// The module image, for modules loaded with [`Module::from_image`].
     pub fn image(&self) -> Option<&'static ModuleImage> {
         self.inner.image
+    }
+
+    /// Where the module came from, as errors name it (e.g. "kernels module `kernels`", a
+    /// file path, "PTX text").
+    pub fn origin(&self) -> &str {
+        &self.inner.origin
     }
 
     /// The context the module lives in.

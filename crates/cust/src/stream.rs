@@ -6,7 +6,7 @@ use crate::{
     event::Event,
 };
 use cudarc::driver::{CudaStream, result};
-use std::{fmt, ops::Deref, sync::Arc};
+use std::{fmt, sync::Arc};
 
 /// Stream creation flags (cust 0.3's `StreamFlags`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,8 +23,7 @@ impl StreamFlags {
 }
 
 /// An ordered queue of GPU work: copies, kernel launches, event records. Cheap to clone
-/// (shared). Dereferences to cudarc's `Arc<CudaStream>` for everything cudarc offers
-/// (`clone_htod`, `alloc_zeros`, `memcpy_dtoh`, ...).
+/// (shared).
 #[derive(Clone)]
 pub struct Stream {
     inner: Arc<CudaStream>,
@@ -36,13 +35,6 @@ impl fmt::Debug for Stream {
         f.debug_struct("Stream")
             .field("priority", &self.priority)
             .finish_non_exhaustive()
-    }
-}
-
-impl Deref for Stream {
-    type Target = Arc<CudaStream>;
-    fn deref(&self) -> &Arc<CudaStream> {
-        &self.inner
     }
 }
 
@@ -63,8 +55,8 @@ impl Stream {
     /// A driver error.
     pub fn new_in(ctx: &Context, _flags: StreamFlags, priority: Option<i32>) -> CudaResult<Self> {
         let inner = match priority {
-            None => ctx.new_stream(),
-            Some(p) => ctx.new_stream_with_priority(p),
+            None => ctx.as_cudarc().new_stream(),
+            Some(p) => ctx.as_cudarc().new_stream_with_priority(p),
         }
         .map_err(CudaError::driver("creating a stream"))?;
         let mut priority = 0;
@@ -79,7 +71,7 @@ impl Stream {
     /// blocking stream.
     pub fn default_of(ctx: &Context) -> Self {
         Self {
-            inner: ctx.default_stream(),
+            inner: ctx.as_cudarc().default_stream(),
             priority: 0,
         }
     }
@@ -95,9 +87,7 @@ impl Stream {
     /// # Errors
     /// A driver error.
     pub fn priority_range() -> CudaResult<(i32, i32)> {
-        CurrentContext::get_current()?
-            .bind_to_thread()
-            .map_err(CudaError::driver("binding the context"))?;
+        CurrentContext::get_current()?.bind_to_thread()?;
         result::stream::get_priority_range()
             .map_err(CudaError::driver("reading the stream priority range"))
     }
@@ -139,7 +129,30 @@ impl Stream {
             .map_err(CudaError::driver("making a stream wait for another"))
     }
 
-    /// The cudarc stream.
+    /// The context the stream belongs to.
+    pub fn context(&self) -> Context {
+        Context::from_cudarc(self.inner.context().clone())
+    }
+
+    /// The driver's stream handle (`CUstream`), for passing to C/C++ libraries that take a
+    /// `cudaStream_t` (e.g. CUB); cust 0.3's `as_inner`. The stream stays valid while `self`
+    /// lives.
+    pub fn as_inner(&self) -> crate::sys::CUstream {
+        self.inner.cu_stream()
+    }
+
+    /// Makes the stream's context current on this thread (driver calls need it).
+    pub(crate) fn bind_to_thread(&self) -> Result<(), cudarc::driver::DriverError> {
+        self.inner.context().bind_to_thread()
+    }
+
+    /// The driver's stream handle.
+    pub(crate) fn cu_stream(&self) -> crate::sys::CUstream {
+        self.inner.cu_stream()
+    }
+
+    /// The cudarc stream, for crates built over cudarc beside this one (e.g. `blastoff`);
+    /// applications use [`Stream`]'s own methods.
     pub fn as_cudarc(&self) -> &Arc<CudaStream> {
         &self.inner
     }

@@ -1,0 +1,638 @@
+//! Device memory: [`DeviceBuffer`], its views [`DeviceSlice`] and [`DeviceSliceMut`],
+//! [`DeviceBox`], and [`SliceExt::as_dbuf`].
+
+use super::{
+    AsyncCopyDestination, CopyDestination, DeviceCopy, DevicePointer, Elem, LockedBuffer,
+    ValidAsZeroBits, byte_len, elems, elems_mut, same_len,
+};
+use crate::{
+    context::{Context, CurrentContext},
+    error::{CudaError, CudaResult},
+    stream::Stream,
+};
+use cudarc::driver::{
+    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice as _,
+    SyncOnDrop, sys,
+};
+use std::{fmt, ops::RangeBounds, sync::Arc};
+
+/// A buffer of `len` `T`s in device memory, on the context it was made in. (It implements
+/// cudarc's `DevicePtr` / `DevicePtrMut`, for crates built over cudarc such as `blastoff`.)
+pub struct DeviceBuffer<T: DeviceCopy> {
+    buf: CudaSlice<Elem<T>>,
+}
+
+impl<T: DeviceCopy> fmt::Debug for DeviceBuffer<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeviceBuffer")
+            .field("len", &self.buf.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn sync_stream(ctx: &Context) -> Arc<CudaStream> {
+    ctx.as_cudarc().default_stream()
+}
+
+impl<T: DeviceCopy> DeviceBuffer<T> {
+    /// A buffer holding a copy of `slice`, on the current context.
+    ///
+    /// # Errors
+    /// [`CudaError::NoContext`]; [`CudaError::OutOfMemory`] if it does not fit; a driver
+    /// error.
+    pub fn from_slice(slice: &[T]) -> CudaResult<Self> {
+        Self::from_slice_in(&CurrentContext::get_current()?, slice)
+    }
+
+    /// [`DeviceBuffer::from_slice`] on a given context.
+    ///
+    /// # Errors
+    /// As [`DeviceBuffer::from_slice`].
+    pub fn from_slice_in(ctx: &Context, slice: &[T]) -> CudaResult<Self> {
+        let bytes = byte_len::<T>("DeviceBuffer", slice.len())?;
+        ctx.check_free("DeviceBuffer", bytes)?;
+        let stream = sync_stream(ctx);
+        let buf = stream.clone_htod(elems(slice)).map_err(CudaError::driver(
+            "copying a host slice to a new device buffer",
+        ))?;
+        stream.synchronize().map_err(CudaError::driver(
+            "copying a host slice to a new device buffer",
+        ))?;
+        Ok(Self { buf })
+    }
+
+    /// A buffer of `len` uninitialised elements, on the current context.
+    ///
+    /// # Safety
+    /// The contents are arbitrary bytes: do not read an element (on the host or the GPU)
+    /// before writing it, unless every bit pattern is a valid `T`.
+    ///
+    /// # Errors
+    /// As [`DeviceBuffer::from_slice`].
+    pub unsafe fn uninitialized(len: usize) -> CudaResult<Self> {
+        let ctx = CurrentContext::get_current()?;
+        let bytes = byte_len::<T>("DeviceBuffer", len)?;
+        ctx.check_free("DeviceBuffer", bytes)?;
+        let stream = sync_stream(&ctx);
+        // SAFETY: forwarded to the caller (contents are uninitialised).
+        let buf = unsafe { stream.alloc::<Elem<T>>(len) }
+            .map_err(CudaError::driver("allocating a device buffer"))?;
+        stream
+            .synchronize()
+            .map_err(CudaError::driver("allocating a device buffer"))?;
+        Ok(Self { buf })
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// `true` if the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.buf.len() == 0
+    }
+
+    /// The device address of element 0, for cust-style [`launch!`](crate::launch!)
+    /// (`buf.as_device_ptr(), buf.len()` for a slice parameter).
+    pub fn as_device_ptr(&self) -> DevicePointer<T> {
+        DevicePointer::from_raw(raw_ptr(&self.buf))
+    }
+
+    /// A read-only view of the whole buffer.
+    pub fn as_slice(&self) -> DeviceSlice<'_, T> {
+        DeviceSlice {
+            view: self.buf.as_view(),
+        }
+    }
+
+    /// A read-only view of the elements in `range`.
+    ///
+    /// # Errors
+    /// [`CudaError::OutOfRange`] naming the range and the length if `range` is not within
+    /// `0..len` (or its start is past its end).
+    pub fn index(&self, range: impl RangeBounds<usize>) -> CudaResult<DeviceSlice<'_, T>> {
+        let (start, end) = bounds(&range, self.len())?;
+        Ok(DeviceSlice {
+            view: self.buf.slice(start..end),
+        })
+    }
+
+    /// A writable view of the elements in `range`, e.g. one band of an image that a kernel
+    /// fills (`OutSlice<T>` / `*mut T` parameters take `&mut DeviceSliceMut<T>`).
+    ///
+    /// # Errors
+    /// As [`DeviceBuffer::index`].
+    pub fn index_mut(
+        &mut self,
+        range: impl RangeBounds<usize>,
+    ) -> CudaResult<DeviceSliceMut<'_, T>> {
+        let (start, end) = bounds(&range, self.len())?;
+        Ok(DeviceSliceMut {
+            view: self.buf.slice_mut(start..end),
+        })
+    }
+
+    /// A writable view of the whole buffer.
+    pub fn as_mut_slice(&mut self) -> DeviceSliceMut<'_, T> {
+        DeviceSliceMut {
+            view: self.buf.as_view_mut(),
+        }
+    }
+
+    /// Queues on `stream` setting every byte of the buffer to zero (`cuMemsetD8Async`).
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn set_zero(&mut self, stream: &Stream) -> CudaResult<()>
+    where
+        T: ValidAsZeroBits,
+    {
+        stream
+            .as_cudarc()
+            .memset_zeros(&mut self.buf)
+            .map_err(CudaError::driver("queueing a memset of a device buffer"))
+    }
+
+    /// The buffer's contents, copied to a new `Vec`.
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn as_host_vec(&self) -> CudaResult<Vec<T>> {
+        let mut out = Vec::with_capacity(self.len());
+        let stream = self.buf.stream().clone();
+        let v: Vec<Elem<T>> = stream
+            .clone_dtoh(&self.buf)
+            .map_err(CudaError::driver("copying a device buffer to the host"))?;
+        out.extend(v.into_iter().map(|e| e.0));
+        Ok(out)
+    }
+}
+
+impl<T: DeviceCopy + ValidAsZeroBits> DeviceBuffer<T> {
+    /// A buffer of `len` zeros, on the current context.
+    ///
+    /// # Errors
+    /// As [`DeviceBuffer::from_slice`].
+    pub fn zeroed(len: usize) -> CudaResult<Self> {
+        Self::zeroed_in(&CurrentContext::get_current()?, len)
+    }
+
+    /// [`DeviceBuffer::zeroed`] on a given context.
+    ///
+    /// # Errors
+    /// As [`DeviceBuffer::from_slice`].
+    pub fn zeroed_in(ctx: &Context, len: usize) -> CudaResult<Self> {
+        let bytes = byte_len::<T>("DeviceBuffer", len)?;
+        ctx.check_free("DeviceBuffer", bytes)?;
+        let stream = sync_stream(ctx);
+        let buf = stream
+            .alloc_zeros::<Elem<T>>(len)
+            .map_err(CudaError::driver("allocating a zeroed device buffer"))?;
+        stream
+            .synchronize()
+            .map_err(CudaError::driver("allocating a zeroed device buffer"))?;
+        Ok(Self { buf })
+    }
+
+    /// A buffer of `len` zeros allocated and cleared in order on `stream`
+    /// (`cuMemAllocAsync` + memset where the device has a memory pool): unlike
+    /// [`DeviceBuffer::zeroed_in`], it does not wait, so it suits buffers made inside a
+    /// pipeline. Work queued later on `stream` sees the zeros; other streams are ordered by
+    /// the buffer's events.
+    ///
+    /// # Errors
+    /// [`CudaError::SizeOverflow`]; a driver error (e.g. out of memory).
+    pub fn zeroed_async(len: usize, stream: &Stream) -> CudaResult<Self> {
+        byte_len::<T>("DeviceBuffer", len)?;
+        let buf = stream
+            .as_cudarc()
+            .alloc_zeros::<Elem<T>>(len)
+            .map_err(CudaError::driver(format!(
+                "allocating a zeroed device buffer of {len} elements"
+            )))?;
+        Ok(Self { buf })
+    }
+}
+
+impl<T: DeviceCopy> DeviceBuffer<T> {
+    /// A buffer holding a copy of `slice`, allocated and copied in order on `stream`
+    /// without waiting (cust 0.3's `from_slice_async`, safe here: `slice` is copied before
+    /// this returns, as cudarc stages pageable memory).
+    ///
+    /// # Errors
+    /// [`CudaError::SizeOverflow`]; a driver error (e.g. out of memory).
+    pub fn from_slice_async(slice: &[T], stream: &Stream) -> CudaResult<Self> {
+        byte_len::<T>("DeviceBuffer", slice.len())?;
+        let buf = stream
+            .as_cudarc()
+            .clone_htod(elems(slice))
+            .map_err(CudaError::driver(format!(
+                "copying {} elements to a new device buffer",
+                slice.len()
+            )))?;
+        Ok(Self { buf })
+    }
+}
+
+/// `range` as Rust writes it (`2..9`, `..=4`, `3..`).
+fn show_range(range: &impl RangeBounds<usize>) -> String {
+    use std::ops::Bound;
+    let start = match range.start_bound() {
+        Bound::Included(s) => s.to_string(),
+        Bound::Excluded(s) => format!("{}", s.saturating_add(1)),
+        Bound::Unbounded => String::new(),
+    };
+    match range.end_bound() {
+        Bound::Included(e) => format!("{start}..={e}"),
+        Bound::Excluded(e) => format!("{start}..{e}"),
+        Bound::Unbounded => format!("{start}.."),
+    }
+}
+
+/// `range` as `start..end` within `0..len`.
+pub(crate) fn bounds(range: &impl RangeBounds<usize>, len: usize) -> CudaResult<(usize, usize)> {
+    use std::ops::Bound;
+    let start = match range.start_bound() {
+        Bound::Included(&s) => Some(s),
+        Bound::Excluded(&s) => s.checked_add(1),
+        Bound::Unbounded => Some(0),
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.checked_add(1),
+        Bound::Excluded(&e) => Some(e),
+        Bound::Unbounded => Some(len),
+    };
+    match (start, end) {
+        (Some(s), Some(e)) if s <= e && e <= len => Ok((s, e)),
+        _ => Err(CudaError::OutOfRange {
+            range: show_range(range),
+            len,
+        }),
+    }
+}
+
+fn raw_ptr<T>(buf: &CudaSlice<T>) -> sys::CUdeviceptr {
+    let stream = buf.stream().clone();
+    let (ptr, _sync) = buf.device_ptr(&stream);
+    ptr
+}
+
+impl<T: DeviceCopy> cudarc::driver::DeviceSlice<T> for DeviceBuffer<T> {
+    fn len(&self) -> usize {
+        self.buf.len()
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.buf.stream()
+    }
+}
+
+impl<T: DeviceCopy> DevicePtr<T> for DeviceBuffer<T> {
+    fn device_ptr<'a>(&'a self, stream: &'a CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
+        self.buf.device_ptr(stream)
+    }
+}
+
+impl<T: DeviceCopy> DevicePtrMut<T> for DeviceBuffer<T> {
+    fn device_ptr_mut<'a>(
+        &'a mut self,
+        stream: &'a CudaStream,
+    ) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
+        self.buf.device_ptr_mut(stream)
+    }
+}
+
+impl<T: DeviceCopy, I: AsRef<[T]> + AsMut<[T]> + ?Sized> CopyDestination<I> for DeviceBuffer<T> {
+    fn copy_from(&mut self, source: &I) -> CudaResult<()> {
+        let source = source.as_ref();
+        same_len("DeviceBuffer::copy_from", source.len(), self.len())?;
+        let stream = self.buf.stream().clone();
+        stream
+            .memcpy_htod(elems(source), &mut self.buf)
+            .and_then(|()| stream.synchronize())
+            .map_err(CudaError::driver(
+                "copying a host slice into a device buffer",
+            ))
+    }
+    fn copy_to(&self, dest: &mut I) -> CudaResult<()> {
+        let dest = dest.as_mut();
+        same_len("DeviceBuffer::copy_to", self.len(), dest.len())?;
+        let stream = self.buf.stream().clone();
+        stream
+            .memcpy_dtoh(&self.buf, elems_mut(dest))
+            .and_then(|()| stream.synchronize())
+            .map_err(CudaError::driver("copying a device buffer to a host slice"))
+    }
+}
+
+impl<T: DeviceCopy> CopyDestination<DeviceBuffer<T>> for DeviceBuffer<T> {
+    fn copy_from(&mut self, source: &DeviceBuffer<T>) -> CudaResult<()> {
+        same_len("DeviceBuffer::copy_from", source.len(), self.len())?;
+        let stream = self.buf.stream().clone();
+        stream
+            .memcpy_dtod(&source.buf, &mut self.buf)
+            .and_then(|()| stream.synchronize())
+            .map_err(CudaError::driver("copying between device buffers"))
+    }
+    fn copy_to(&self, dest: &mut DeviceBuffer<T>) -> CudaResult<()> {
+        dest.copy_from(self)
+    }
+}
+
+impl<T: DeviceCopy, I: AsRef<[T]> + AsMut<[T]> + ?Sized> AsyncCopyDestination<I>
+    for DeviceBuffer<T>
+{
+    fn async_copy_from(&mut self, source: &I, stream: &Stream) -> CudaResult<()> {
+        let source = source.as_ref();
+        same_len("DeviceBuffer::async_copy_from", source.len(), self.len())?;
+        stream
+            .as_cudarc()
+            .memcpy_htod(elems(source), &mut self.buf)
+            .map_err(CudaError::driver("queueing a host-to-device copy"))
+    }
+    fn async_copy_to(&self, dest: &mut I, stream: &Stream) -> CudaResult<()> {
+        let dest = dest.as_mut();
+        same_len("DeviceBuffer::async_copy_to", self.len(), dest.len())?;
+        stream
+            .as_cudarc()
+            .memcpy_dtoh(&self.buf, elems_mut(dest))
+            .map_err(CudaError::driver("queueing a device-to-host copy"))
+    }
+}
+
+impl<T: DeviceCopy + ValidAsZeroBits> AsyncCopyDestination<LockedBuffer<T>> for DeviceBuffer<T> {
+    fn async_copy_from(&mut self, source: &LockedBuffer<T>, stream: &Stream) -> CudaResult<()> {
+        same_len("DeviceBuffer::async_copy_from", source.len(), self.len())?;
+        stream
+            .as_cudarc()
+            .memcpy_htod(&source.buf, &mut self.buf)
+            .map_err(CudaError::driver("queueing a pinned host-to-device copy"))?;
+        source.copy_queued(stream)
+    }
+    fn async_copy_to(&self, dest: &mut LockedBuffer<T>, stream: &Stream) -> CudaResult<()> {
+        same_len("DeviceBuffer::async_copy_to", self.len(), dest.len())?;
+        stream
+            .as_cudarc()
+            .memcpy_dtoh(&self.buf, &mut dest.buf)
+            .map_err(CudaError::driver("queueing a device-to-pinned-host copy"))?;
+        dest.copy_queued(stream)
+    }
+}
+
+/// A read-only view of part of a [`DeviceBuffer`].
+pub struct DeviceSlice<'a, T: DeviceCopy> {
+    view: CudaView<'a, Elem<T>>,
+}
+
+impl<T: DeviceCopy> fmt::Debug for DeviceSlice<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeviceSlice")
+            .field("len", &self.view.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: DeviceCopy> DeviceSlice<'_, T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.view.len()
+    }
+    /// `true` if the view has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.view.len() == 0
+    }
+    /// The device address of the view's first element.
+    pub fn as_device_ptr(&self) -> DevicePointer<T> {
+        let stream = self.view.stream().clone();
+        let (ptr, _sync) = self.view.device_ptr(&stream);
+        DevicePointer::from_raw(ptr)
+    }
+    /// The view's contents, copied to a new `Vec`; returns once done.
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn as_host_vec(&self) -> CudaResult<Vec<T>> {
+        let stream = self.view.stream().clone();
+        let v: Vec<Elem<T>> = stream
+            .clone_dtoh(&self.view)
+            .map_err(CudaError::driver("copying a device slice to the host"))?;
+        Ok(v.into_iter().map(|e| e.0).collect())
+    }
+
+    /// Copies the view into `dest`; returns once done.
+    ///
+    /// # Errors
+    /// [`CudaError::LengthMismatch`] if the lengths differ; a driver error.
+    pub fn copy_to(&self, dest: &mut [T]) -> CudaResult<()> {
+        same_len("DeviceSlice::copy_to", self.len(), dest.len())?;
+        let stream = self.view.stream().clone();
+        stream
+            .memcpy_dtoh(&self.view, elems_mut(dest))
+            .and_then(|()| stream.synchronize())
+            .map_err(CudaError::driver("copying a device slice to a host slice"))
+    }
+}
+
+impl<T: DeviceCopy> cudarc::driver::DeviceSlice<T> for DeviceSlice<'_, T> {
+    fn len(&self) -> usize {
+        self.view.len()
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.view.stream()
+    }
+}
+
+impl<T: DeviceCopy> DevicePtr<T> for DeviceSlice<'_, T> {
+    fn device_ptr<'a>(&'a self, stream: &'a CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
+        self.view.device_ptr(stream)
+    }
+}
+
+/// A writable view of part of a [`DeviceBuffer`] ([`DeviceBuffer::index_mut`]): a kernel
+/// argument for `OutSlice<T>` / `*mut T` parameters, and a copy destination.
+pub struct DeviceSliceMut<'a, T: DeviceCopy> {
+    view: CudaViewMut<'a, Elem<T>>,
+}
+
+impl<T: DeviceCopy> fmt::Debug for DeviceSliceMut<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeviceSliceMut")
+            .field("len", &self.view.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: DeviceCopy> DeviceSliceMut<'_, T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.view.len()
+    }
+    /// `true` if the view has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.view.len() == 0
+    }
+    /// The device address of the view's first element.
+    pub fn as_device_ptr(&self) -> DevicePointer<T> {
+        let stream = self.view.stream().clone();
+        let (ptr, _sync) = self.view.device_ptr(&stream);
+        DevicePointer::from_raw(ptr)
+    }
+    /// The view's contents, copied to a new `Vec`; returns once done.
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn as_host_vec(&self) -> CudaResult<Vec<T>> {
+        let stream = self.view.stream().clone();
+        let v: Vec<Elem<T>> = stream
+            .clone_dtoh(&self.view)
+            .map_err(CudaError::driver("copying a device slice to the host"))?;
+        Ok(v.into_iter().map(|e| e.0).collect())
+    }
+    /// Queues on `stream` a copy of `source` into the view.
+    ///
+    /// # Errors
+    /// [`CudaError::LengthMismatch`] if the lengths differ; a driver error.
+    pub fn async_copy_from(&mut self, source: &[T], stream: &Stream) -> CudaResult<()> {
+        same_len("DeviceSliceMut::async_copy_from", source.len(), self.len())?;
+        stream
+            .as_cudarc()
+            .memcpy_htod(elems(source), &mut self.view)
+            .map_err(CudaError::driver("queueing a host-to-device copy"))
+    }
+}
+
+impl<T: DeviceCopy> cudarc::driver::DeviceSlice<T> for DeviceSliceMut<'_, T> {
+    fn len(&self) -> usize {
+        self.view.len()
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.view.stream()
+    }
+}
+
+impl<T: DeviceCopy> DevicePtr<T> for DeviceSliceMut<'_, T> {
+    fn device_ptr<'a>(&'a self, stream: &'a CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
+        self.view.device_ptr(stream)
+    }
+}
+
+impl<T: DeviceCopy> DevicePtrMut<T> for DeviceSliceMut<'_, T> {
+    fn device_ptr_mut<'a>(
+        &'a mut self,
+        stream: &'a CudaStream,
+    ) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
+        self.view.device_ptr_mut(stream)
+    }
+}
+
+/// One `T` in device memory.
+pub struct DeviceBox<T: DeviceCopy> {
+    buf: DeviceBuffer<T>,
+}
+
+impl<T: DeviceCopy> fmt::Debug for DeviceBox<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeviceBox").finish_non_exhaustive()
+    }
+}
+
+impl<T: DeviceCopy> DeviceBox<T> {
+    /// A device copy of `value`, on the current context.
+    ///
+    /// # Errors
+    /// As [`DeviceBuffer::from_slice`].
+    pub fn new(value: &T) -> CudaResult<Self> {
+        Ok(Self {
+            buf: DeviceBuffer::from_slice(std::slice::from_ref(value))?,
+        })
+    }
+
+    /// The device address of the value (for a `*mut T` / `*const T` kernel parameter).
+    pub fn as_device_ptr(&self) -> DevicePointer<T> {
+        self.buf.as_device_ptr()
+    }
+
+    /// The value, copied to the host.
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn get(&self) -> CudaResult<T> {
+        Ok(self.buf.as_host_vec()?[0])
+    }
+}
+
+impl<T: DeviceCopy + ValidAsZeroBits> DeviceBox<T> {
+    /// A zeroed `T` on the device, on the current context.
+    ///
+    /// # Errors
+    /// As [`DeviceBuffer::from_slice`].
+    pub fn zeroed() -> CudaResult<Self> {
+        Ok(Self {
+            buf: DeviceBuffer::zeroed(1)?,
+        })
+    }
+}
+
+impl<T: DeviceCopy> DeviceBox<T> {
+    /// Replaces the value on the device with `source`; returns once done.
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn copy_from(&mut self, source: &T) -> CudaResult<()> {
+        CopyDestination::<[T]>::copy_from(&mut self.buf, std::slice::from_ref(source))
+    }
+
+    /// Copies the value into `dest`; returns once done.
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn copy_to(&self, dest: &mut T) -> CudaResult<()> {
+        CopyDestination::<[T]>::copy_to(&self.buf, std::slice::from_mut(dest))
+    }
+}
+
+impl<T: DeviceCopy> cudarc::driver::DeviceSlice<T> for DeviceBox<T> {
+    fn len(&self) -> usize {
+        1
+    }
+    fn stream(&self) -> &Arc<CudaStream> {
+        self.buf.buf.stream()
+    }
+}
+
+impl<T: DeviceCopy> DevicePtr<T> for DeviceBox<T> {
+    fn device_ptr<'a>(&'a self, stream: &'a CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
+        self.buf.device_ptr(stream)
+    }
+}
+
+impl<T: DeviceCopy> DevicePtrMut<T> for DeviceBox<T> {
+    fn device_ptr_mut<'a>(
+        &'a mut self,
+        stream: &'a CudaStream,
+    ) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
+        self.buf.device_ptr_mut(stream)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_outside_the_buffer_are_errors_naming_range_and_length() {
+        assert_eq!(bounds(&(2..9), 10).unwrap(), (2, 9));
+        assert_eq!(bounds(&(..), 10).unwrap(), (0, 10));
+        assert_eq!(bounds(&(3..=3), 10).unwrap(), (3, 4));
+        let err = bounds(&(4..11), 10).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "range 4..11 is out of bounds for a buffer of 10 elements"
+        );
+        let err = bounds(&(..=usize::MAX), 10).unwrap_err().to_string();
+        assert!(err.contains(&format!("..={}", usize::MAX)), "{err}");
+        #[allow(clippy::reversed_empty_ranges)]
+        let reversed = bounds(&(5..2), 10);
+        assert!(reversed.unwrap_err().to_string().contains("5..2"));
+    }
+}
