@@ -108,6 +108,22 @@ impl Stream {
             .map_err(CudaError::driver("synchronizing a stream"))
     }
 
+    /// [`Stream::synchronize`], with a failure reported as a failure of the kernel `kernel`
+    /// launched with `cfg` ([`CudaError::Launch`]): asynchronous kernel faults surface at the
+    /// next synchronisation, and this names the kernel that was queued last.
+    ///
+    /// # Errors
+    /// [`CudaError::Launch`] naming the kernel and configuration.
+    pub fn synchronize_after(
+        &self,
+        kernel: &str,
+        cfg: crate::function::LaunchConfig,
+    ) -> CudaResult<()> {
+        self.inner
+            .synchronize()
+            .map_err(|source| crate::launch::launch_error(kernel, cfg, source))
+    }
+
     /// Makes work queued after this call wait until `event` (recorded on any stream) has
     /// completed.
     ///
