@@ -57,7 +57,6 @@ pub mod stream;
 pub mod util;
 
 pub use context::quick_init;
-pub use cudarc;
 /// The driver API's raw types (`CUstream`, `CUdeviceptr`, ...), for C interop.
 pub use cudarc::driver::sys;
 pub use device::init;
