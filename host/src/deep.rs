@@ -385,8 +385,7 @@ pub fn render_gpu(
     bla: &[Bla],
     band_rows: u32,
 ) -> Result<(Vec<u32>, Vec<f32>), crate::gpu::GpuError> {
-    use crate::gpu::GpuError;
-    use cust::launch::Launch;
+    use cust::memory::DeviceBuffer;
     use kernels::mandelbrot::mandelbrot_perturb;
     let n = job.width_px as usize * job.height_px as usize;
     gpu.check_free(
@@ -394,11 +393,11 @@ pub fn render_gpu(
         n * 8 + std::mem::size_of_val(orbit) + std::mem::size_of_val(bla),
     )?;
     let stream = gpu.stream();
-    let orbit_dev = cust::memory::DeviceBuffer::from_slice_in(gpu.context(), orbit)?;
+    let orbit_dev = DeviceBuffer::from_slice_in(gpu.context(), orbit)?;
     // A one-entry placeholder when there is no table (an empty device buffer cannot be
     // allocated); the kernel is given an empty slice view of it.
     let placeholder = [bla::single(0.0, 0.0, 0.0, 4.0)];
-    let bla_dev = cust::memory::DeviceBuffer::from_slice_in(
+    let bla_dev = DeviceBuffer::from_slice_in(
         gpu.context(),
         if bla.is_empty() {
             &placeholder[..]
@@ -406,35 +405,25 @@ pub fn render_gpu(
             bla
         },
     )?;
-    let bla_view = bla_dev
-        .index(0..bla.len())
-        .expect("a prefix of the uploaded table");
-    let mut counts = stream
-        .alloc_zeros::<u32>(n)
-        .map_err(GpuError::driver("allocating escape times"))?;
-    let mut norms = stream
-        .alloc_zeros::<f32>(n)
-        .map_err(GpuError::driver("allocating |z|²"))?;
+    let bla_view = bla_dev.index(0..bla.len())?;
+    let mut counts = DeviceBuffer::<u32>::zeroed_async(n, stream)?;
+    let mut norms = DeviceBuffer::<f32>::zeroed_async(n, stream)?;
+    let perturb = gpu.module().kernel(mandelbrot_perturb)?;
     let rows = band_rows.max(1);
     for band in common::Band::split(job.height_px, rows) {
         let start = band.first_row as usize * job.width_px as usize;
         let len = band.rows as usize * job.width_px as usize;
         let cfg = crate::launch::for_image(job.width_px, band.rows);
-        let mut c = counts.slice_mut(start..start + len);
-        let mut z = norms.slice_mut(start..start + len);
-        mandelbrot_perturb.launch(
-            gpu.module(),
+        let mut c = counts.index_mut(start..start + len)?;
+        let mut z = norms.index_mut(start..start + len)?;
+        perturb.launch(
             stream,
             cfg,
             (*job, band, &orbit_dev, &bla_view, &mut c, &mut z),
         )?;
     }
-    let counts = stream
-        .clone_dtoh(&counts)
-        .map_err(GpuError::driver("copying escape times back"))?;
-    let norms = stream
-        .clone_dtoh(&norms)
-        .map_err(GpuError::driver("copying |z|² back"))?;
+    let counts = counts.as_host_vec()?;
+    let norms = norms.as_host_vec()?;
     Ok((counts, norms))
 }
 

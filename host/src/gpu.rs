@@ -2,13 +2,13 @@
 //! on the `cust` runtime. Launches go through the kernels' typed handles
 //! (`cust::launch::Launch`), with `gpu.module()` and `gpu.stream()`.
 
-use cudarc::driver::LaunchConfig;
 pub use cust::CudaError as GpuError;
 pub use cust::device::driver_available;
 use cust::{
     context::Context,
     device::Device,
     event::{Event, EventFlags},
+    function::LaunchConfig,
     module::{Module, ModuleSource},
     stream::Stream,
 };
@@ -115,10 +115,7 @@ impl Gpu {
     /// # Errors
     /// [`GpuError::Launch`] naming the kernel.
     pub fn sync_after(&self, kernel: &str, cfg: LaunchConfig) -> Result<(), GpuError> {
-        self.stream
-            .as_cudarc()
-            .synchronize()
-            .map_err(|source| cust::launch::launch_error(kernel, cfg, source))
+        self.stream.synchronize_after(kernel, cfg)
     }
 
     /// The block size that maximises occupancy for `kernel` (the driver's occupancy

@@ -18,7 +18,6 @@
 use super::{BandImage, GpuRenderer, Precision};
 use crate::gpu::{Gpu, GpuError, driver_available};
 use common::{Band, RenderJob};
-use cudarc::driver::CudaContext;
 use cust::pool::{Lease, Pool};
 use std::{
     collections::BTreeMap,
@@ -274,10 +273,7 @@ fn device_count() -> Result<usize, GpuError> {
     if !driver_available() {
         return Err(GpuError::NoDriver);
     }
-    let count = CudaContext::device_count().map_err(|source| GpuError::Driver {
-        during: "cuInit / cuDeviceGetCount".into(),
-        source,
-    })?;
+    let count = cust::device::Device::num_devices()?;
     match usize::try_from(count).unwrap_or(0) {
         0 => Err(GpuError::NoDevice),
         n => Ok(n),
