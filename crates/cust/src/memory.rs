@@ -20,7 +20,7 @@ use crate::{
     error::{CudaError, CudaResult},
     stream::Stream,
 };
-pub use cuda_std::DeviceCopy;
+pub use cust_core::DeviceCopy;
 pub use cudarc::driver::ValidAsZeroBits;
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, DevicePtr, DevicePtrMut, DeviceRepr, DeviceSlice as _,
