@@ -5,71 +5,20 @@
 //! type level, what each parameter is. The host crate implements launching for it, accepting
 //! only matching host arguments (a device buffer for a slice, a mutable device buffer for an
 //! output, a value of the same type for a value), so a wrong argument type or count is a
-//! compile error.
+//! compile error. The handle and the kinds live in `cust_core`; [`OutSlice`] is the
+//! device side's own.
 
 use crate::DeviceCopy;
 use core::marker::PhantomData;
 
-/// A kernel declared with `#[kernel]`: its PTX entry name, its parameter kinds `P` (a tuple of
-/// [`Slice`], [`Out`], [`MutPtr`], [`ConstPtr`], [`Value`]) and whether launching it is safe
-/// (`S` = [`Safe`] or [`Unsafe`]).
-pub struct Kernel<P, S> {
-    name: &'static str,
-    _marker: PhantomData<fn(P, S)>,
-}
+/// The kernel handle type, its safety markers and the parameter kinds, defined in
+/// `cust_core` (the contract crate the host runtime shares) and re-exported here.
+pub use cust_core::launch::{
+    ConstPtr, Kernel, MutPtr, Out, ParamKind, ParamSizes, Safe, Slice, Unsafe, Value,
+};
 
-impl<P, S> Kernel<P, S> {
-    /// Used by `#[kernel]`; `name` must be the kernel's entry name.
-    #[doc(hidden)]
-    pub const fn __new(name: &'static str) -> Self {
-        Self {
-            name,
-            _marker: PhantomData,
-        }
-    }
-
-    /// The PTX entry name (the Rust function's name).
-    pub const fn name(&self) -> &'static str {
-        self.name
-    }
-}
-
-impl<P, S> Clone for Kernel<P, S> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<P, S> Copy for Kernel<P, S> {}
-impl<P, S> core::fmt::Debug for Kernel<P, S> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "Kernel({})", self.name)
-    }
-}
-
-/// Marks a kernel whose launch cannot cause undefined behaviour: all its parameters are
-/// slices, [`OutSlice`]s and values, and its body is safe Rust.
-#[derive(Clone, Copy, Debug)]
-pub enum Safe {}
-/// Marks an `unsafe fn` kernel (it takes raw pointers, or its author declared a contract):
-/// launching it is `unsafe` and the caller upholds its `# Safety` section.
-#[derive(Clone, Copy, Debug)]
-pub enum Unsafe {}
-
-/// Parameter kind of `&[T]`: a read-only device buffer, passed as `(pointer, length)`.
-#[derive(Debug)]
-pub struct Slice<T>(PhantomData<T>);
-/// Parameter kind of [`OutSlice<T>`]: a writable device buffer, passed as `(pointer, length)`.
-#[derive(Debug)]
-pub struct Out<T>(PhantomData<T>);
-/// Parameter kind of `*mut T`: a device pointer.
-#[derive(Debug)]
-pub struct MutPtr<T>(PhantomData<T>);
-/// Parameter kind of `*const T`: a device pointer.
-#[derive(Debug)]
-pub struct ConstPtr<T>(PhantomData<T>);
-/// Parameter kind of a value of type `T` (a [`DeviceCopy`] type), passed by value.
-#[derive(Debug)]
-pub struct Value<T>(PhantomData<T>);
+#[doc(hidden)]
+pub use cust_core::launch::__assert_device_copy;
 
 /// A writable device buffer for a kernel's output, shared by all threads of the launch.
 ///
@@ -167,7 +116,3 @@ pub fn global_linear_id() -> usize {
         + thread_idx_x() as usize;
     block * per_block + thread
 }
-
-/// Compile-time check used by `#[kernel]`: a by-value parameter type must be [`DeviceCopy`].
-#[doc(hidden)]
-pub const fn __assert_device_copy<T: DeviceCopy>() {}

@@ -30,6 +30,8 @@
 //!   (libdevice, with `cuda_builder`'s `fast_math(true)`);
 //! - [`io`]: device [`printf!`] / [`println!`] and [`device_assert!`];
 //! - [`launch`]: typed kernel handles and parameter kinds (`OutSlice`), used by `#[kernel]`;
+//!   the handle, the kinds and [`DeviceCopy`] are `cust_core`'s, the contract crate the host
+//!   runtime shares, re-exported here at their old paths;
 //! - a [`prelude`].
 //!
 //! The [`kernel`] attribute marks a function as a kernel entry point.

@@ -52,7 +52,7 @@ use crate::{
     module::Module,
     stream::Stream,
 };
-use cuda_std::{
+use cust_core::{
     DeviceCopy,
     launch::{ConstPtr, Kernel, MutPtr, Out, Safe, Slice, Value},
 };

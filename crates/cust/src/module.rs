@@ -19,68 +19,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-/// A kernels module built by `cuda_builder`, as its generated `<crate>_module.rs` describes
-/// it (the one source of truth for entry names, parameter layouts and cubins). Include it
-/// with `include!(env!("<CRATE>_MODULE"))` and load it with [`Module::from_image`].
-#[derive(Debug)]
-pub struct ModuleImage {
-    /// The kernels crate's name.
-    pub name: &'static str,
-    /// The PTX text.
-    pub ptx: &'static str,
-    /// The PTX's target architecture `(major, minor)`: it runs on this and later GPUs.
-    pub ptx_arch: (u32, u32),
-    /// Cubins assembled ahead of time (empty when the build had no `ptxas`).
-    pub cubins: &'static [Cubin],
-    /// Every kernel entry point of the PTX.
-    pub entries: &'static [EntryPoint],
-}
-
-/// A cubin (SASS for one architecture) of a [`ModuleImage`].
-#[derive(Debug)]
-pub struct Cubin {
-    /// The architecture `(major, minor)`; it runs only on exactly this compute capability in
-    /// this runtime's choice (see [`Module::from_image`]).
-    pub arch: (u32, u32),
-    /// The ELF bytes.
-    pub bytes: &'static [u8],
-}
-
-/// One kernel entry point of a [`ModuleImage`].
-#[derive(Debug)]
-pub struct EntryPoint {
-    /// The entry name (the Rust function name of a `#[kernel]`).
-    pub name: &'static str,
-    /// Size of each parameter in bytes, in order, as the PTX declares them.
-    pub param_sizes: &'static [usize],
-    /// Resource usage per architecture, as reported by `ptxas -v` at build time (empty
-    /// without ptxas).
-    pub resources: &'static [Resources],
-}
-
-/// Resource usage of one kernel on one architecture, from `ptxas -v`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Resources {
-    /// The architecture `(major, minor)`.
-    pub arch: (u32, u32),
-    /// Registers per thread.
-    pub registers: u32,
-    /// Static shared memory per block, bytes.
-    pub shared_bytes: u32,
-    /// Stack frame per thread, bytes.
-    pub stack_frame_bytes: u32,
-    /// Bytes spilled to local memory (stores).
-    pub spill_store_bytes: u32,
-    /// Bytes reloaded from spills.
-    pub spill_load_bytes: u32,
-}
-
-impl ModuleImage {
-    /// The entry point called `name`.
-    pub fn entry(&self, name: &str) -> Option<&'static EntryPoint> {
-        self.entries.iter().find(|e| e.name == name)
-    }
-}
+/// The kernels module manifest that `cuda_builder` generates (the one source of truth for
+/// entry names, parameter layouts and cubins), defined in `cust_core`. Include it with
+/// `include!(env!("<CRATE>_MODULE"))` and load it with [`Module::from_image`].
+pub use cust_core::{ComputeCapability, Cubin, EntryPoint, ModuleImage, Resources};
 
 /// What a module was loaded from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,7 +166,7 @@ impl Module {
     pub fn from_image_in(ctx: &Context, image: &'static ModuleImage) -> CudaResult<Self> {
         let cc = ctx.compute_capability()?;
         let origin = format!("kernels module `{}`", image.name);
-        if let Some(cubin) = image.cubins.iter().find(|c| c.arch == cc) {
+        if let Some(cubin) = image.cubin(ComputeCapability::new(cc.0, cc.1)) {
             // A cubin the driver rejects (e.g. from a newer ptxas than it supports) is not
             // fatal: the PTX is the fallback.
             if let Ok(mut m) = Self::load_binary(ctx, cubin.bytes, origin.clone()) {
@@ -337,7 +279,7 @@ impl Module {
                     image
                         .entries
                         .iter()
-                        .map(|e| e.name)
+                        .map(|e| e.name.as_str())
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),

@@ -24,7 +24,7 @@ use crate::{
     error::{CudaError, CudaResult},
     stream::Stream,
 };
-pub use cuda_std::DeviceCopy;
+pub use cust_core::DeviceCopy;
 use cudarc::driver::DeviceRepr;
 pub use cudarc::driver::ValidAsZeroBits;
 

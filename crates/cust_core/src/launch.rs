@@ -1,0 +1,189 @@
+//! Typed kernel handles and the parameter kinds that describe a kernel's parameters.
+//!
+//! On the host, `#[kernel] fn k(a: &[f32], out: OutSlice<f32>, n: u32)` (`cuda_std`)
+//! generates a constant `k: Kernel<(Slice<f32>, Out<f32>, Value<u32>), Safe>`: the kernel's
+//! entry name plus, at the type level, what each parameter is. The host runtime (`cust`)
+//! implements launching for it, accepting only matching host arguments (a device buffer for a
+//! slice, a mutable device buffer for an output, a value of the same type for a value), so a
+//! wrong argument type or count is a compile error; [`ParamSizes`] gives the parameter layout
+//! the kinds stand for, to check against a module's without launching.
+
+use crate::DeviceCopy;
+use core::marker::PhantomData;
+
+/// A kernel declared with `#[kernel]`: its PTX entry name, its parameter kinds `P` (a tuple of
+/// [`Slice`], [`Out`], [`MutPtr`], [`ConstPtr`], [`Value`]) and whether launching it is safe
+/// (`S` = [`Safe`] or [`Unsafe`]).
+pub struct Kernel<P, S> {
+    name: &'static str,
+    _marker: PhantomData<fn(P, S)>,
+}
+
+impl<P, S> Kernel<P, S> {
+    /// Used by `#[kernel]`; `name` must be the kernel's entry name.
+    #[doc(hidden)]
+    pub const fn __new(name: &'static str) -> Self {
+        Self {
+            name,
+            _marker: PhantomData,
+        }
+    }
+
+    /// The PTX entry name (the Rust function's name).
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The size in bytes of each parameter, in order, as the PTX entry declares them
+    /// ([`ParamSizes::PARAM_SIZES`]).
+    pub const fn param_sizes(&self) -> &'static [usize]
+    where
+        P: ParamSizes,
+    {
+        P::PARAM_SIZES
+    }
+}
+
+impl<P, S> Clone for Kernel<P, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P, S> Copy for Kernel<P, S> {}
+impl<P, S> core::fmt::Debug for Kernel<P, S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Kernel({})", self.name)
+    }
+}
+
+/// Marks a kernel whose launch cannot cause undefined behaviour: all its parameters are
+/// slices, `OutSlice`s and values, and its body is safe Rust.
+#[derive(Clone, Copy, Debug)]
+pub enum Safe {}
+/// Marks an `unsafe fn` kernel (it takes raw pointers, or its author declared a contract):
+/// launching it is `unsafe` and the caller upholds its `# Safety` section.
+#[derive(Clone, Copy, Debug)]
+pub enum Unsafe {}
+
+/// Parameter kind of `&[T]`: a read-only device buffer, passed as `(pointer, length)`.
+#[derive(Debug)]
+pub struct Slice<T>(PhantomData<T>);
+/// Parameter kind of `OutSlice<T>` (`cuda_std::launch::OutSlice`): a writable device
+/// buffer, passed as `(pointer, length)`.
+#[derive(Debug)]
+pub struct Out<T>(PhantomData<T>);
+/// Parameter kind of `*mut T`: a device pointer.
+#[derive(Debug)]
+pub struct MutPtr<T>(PhantomData<T>);
+/// Parameter kind of `*const T`: a device pointer.
+#[derive(Debug)]
+pub struct ConstPtr<T>(PhantomData<T>);
+/// Parameter kind of a value of type `T` (a [`DeviceCopy`] type), passed by value.
+#[derive(Debug)]
+pub struct Value<T>(PhantomData<T>);
+
+/// The size in bytes a parameter of this kind takes in a PTX entry's parameter list.
+pub trait ParamKind {
+    /// Bytes: 16 for [`Slice`] and [`Out`] (a 64-bit pointer and a `usize` length, the
+    /// 16-byte aggregate rustc passes for `&[T]`), 8 for [`MutPtr`] and [`ConstPtr`],
+    /// `size_of::<T>()` for [`Value<T>`].
+    const SIZE_BYTES: usize;
+}
+
+impl<T> ParamKind for Slice<T> {
+    const SIZE_BYTES: usize = 16;
+}
+impl<T> ParamKind for Out<T> {
+    const SIZE_BYTES: usize = 16;
+}
+impl<T> ParamKind for MutPtr<T> {
+    const SIZE_BYTES: usize = 8;
+}
+impl<T> ParamKind for ConstPtr<T> {
+    const SIZE_BYTES: usize = 8;
+}
+impl<T: DeviceCopy> ParamKind for Value<T> {
+    const SIZE_BYTES: usize = size_of::<T>();
+}
+
+/// The parameter layout of a kernel whose parameter kinds are this tuple: implemented for
+/// tuples of up to 16 [`ParamKind`]s (and `()` for a kernel without parameters).
+pub trait ParamSizes {
+    /// The size in bytes of each parameter, in order; compare with a module manifest's
+    /// [`EntryPoint::param_sizes`](crate::EntryPoint) to check a kernel's layout without
+    /// allocating.
+    const PARAM_SIZES: &'static [usize];
+}
+
+impl ParamSizes for () {
+    const PARAM_SIZES: &'static [usize] = &[];
+}
+
+macro_rules! impl_param_sizes {
+    ($(($($k:ident),+))*) => {
+        $(
+            impl<$($k: ParamKind),+> ParamSizes for ($($k,)+) {
+                const PARAM_SIZES: &'static [usize] = &[$($k::SIZE_BYTES),+];
+            }
+        )*
+    };
+}
+
+impl_param_sizes! {
+    (A)
+    (A, B)
+    (A, B, C)
+    (A, B, C, D)
+    (A, B, C, D, E)
+    (A, B, C, D, E, F)
+    (A, B, C, D, E, F, G)
+    (A, B, C, D, E, F, G, H)
+    (A, B, C, D, E, F, G, H, I)
+    (A, B, C, D, E, F, G, H, I, J)
+    (A, B, C, D, E, F, G, H, I, J, K)
+    (A, B, C, D, E, F, G, H, I, J, K, L)
+    (A, B, C, D, E, F, G, H, I, J, K, L, M)
+    (A, B, C, D, E, F, G, H, I, J, K, L, M, N)
+    (A, B, C, D, E, F, G, H, I, J, K, L, M, N, O)
+    (A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P)
+}
+
+/// Compile-time check used by `#[kernel]`: a by-value parameter type must be [`DeviceCopy`].
+#[doc(hidden)]
+pub const fn __assert_device_copy<T: DeviceCopy>() {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Copy)]
+    #[repr(C)]
+    struct View {
+        center: [f64; 2],
+        size: [u32; 2],
+    }
+    // SAFETY: repr(C), primitive fields.
+    unsafe impl DeviceCopy for View {}
+
+    #[test]
+    fn parameter_sizes_follow_the_kinds() {
+        const K: Kernel<
+            (
+                Slice<f32>,
+                Out<u8>,
+                MutPtr<u64>,
+                ConstPtr<f32>,
+                Value<u32>,
+                Value<View>,
+            ),
+            Unsafe,
+        > = Kernel::__new("k");
+        assert_eq!(K.param_sizes(), [16, 16, 8, 8, 4, 24]);
+        assert_eq!(K.name(), "k");
+        assert_eq!(<() as ParamSizes>::PARAM_SIZES, [0usize; 0]);
+        assert_eq!(
+            <(Value<u128>, Value<bool>) as ParamSizes>::PARAM_SIZES,
+            [16, 1]
+        );
+    }
+}

@@ -1,0 +1,33 @@
+//! `cust_core`: the contract between ferrocuda's device side (`cuda_std`, the kernels) and
+//! its host side (`cust`, `cuda_builder`), named after Rust-CUDA's crate of the same role.
+//!
+//! - [`DeviceCopy`]: types whose bytes can cross to the GPU as they are.
+//! - [`launch`]: typed kernel handles, [`Kernel<P, S>`](launch::Kernel), the parameter kinds
+//!   `P` is made of, and [`ParamSizes`](launch::ParamSizes), the parameter layout a kind
+//!   tuple stands for.
+//! - [`ComputeCapability`]: one GPU architecture, `sm_90` when displayed.
+//! - `manifest` (feature `alloc`): the kernels module manifest, [`ModuleImage`] and its parts,
+//!   which `cuda_builder` writes as JSON (feature `serde`) and a host crate includes
+//!   (feature `json`).
+//!
+//! The crate is `#![no_std]` and compiles for `nvptx64-nvidia-cuda`: `cuda_std` re-exports
+//! [`DeviceCopy`] and [`launch`] at their old paths. Its features only add host-side items:
+//! `alloc` (the manifest types), `serde` (their serde impls), `json` (parsing a manifest),
+//! `glam` (`DeviceCopy` for glam's types).
+#![no_std]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(test)]
+extern crate std;
+
+mod arch;
+mod copy;
+pub mod launch;
+#[cfg(feature = "alloc")]
+pub mod manifest;
+
+pub use arch::{ComputeCapability, ParseComputeCapabilityError};
+pub use copy::DeviceCopy;
+#[cfg(feature = "alloc")]
+pub use manifest::{Cubin, EntryPoint, ManifestError, ModuleImage, Resources};
