@@ -52,11 +52,11 @@ use crate::{
     module::Module,
     stream::Stream,
 };
+use cudarc::driver::{DevicePtr, DevicePtrMut, DriverError, SyncOnDrop, result, sys};
 use cust_core::{
     DeviceCopy,
-    launch::{ConstPtr, Kernel, MutPtr, Out, Safe, Slice, Value},
+    launch::{ConstPtr, Kernel, MutPtr, Out, ParamSizes, Safe, Slice, Value},
 };
-use cudarc::driver::{DevicePtr, DevicePtrMut, DriverError, SyncOnDrop, result, sys};
 use std::{any::TypeId, ffi::c_void, fmt, marker::PhantomData};
 
 /// A `&[T]` or `OutSlice<T>` kernel parameter: rustc passes it as a 16-byte by-value
@@ -75,38 +75,6 @@ pub struct SliceParam {
 #[derive(Clone, Copy, Debug)]
 #[doc(hidden)]
 pub struct ByValue<T>(pub T);
-
-/// A kernel parameter kind (`Slice<T>`, `Out<T>`, `ConstPtr<T>`, `MutPtr<T>`, `Value<T>`)
-/// and the size in bytes the host passes for it.
-pub trait ParamKind {
-    /// Bytes of the parameter: 16 for slices (pointer, length), 8 for pointers,
-    /// `size_of::<T>()` for values.
-    const SIZE: usize;
-}
-
-impl<T> ParamKind for Slice<T> {
-    const SIZE: usize = size_of::<SliceParam>();
-}
-impl<T> ParamKind for Out<T> {
-    const SIZE: usize = size_of::<SliceParam>();
-}
-impl<T> ParamKind for ConstPtr<T> {
-    const SIZE: usize = size_of::<sys::CUdeviceptr>();
-}
-impl<T> ParamKind for MutPtr<T> {
-    const SIZE: usize = size_of::<sys::CUdeviceptr>();
-}
-impl<T: DeviceCopy> ParamKind for Value<T> {
-    const SIZE: usize = size_of::<T>();
-}
-
-/// A tuple of parameter kinds, as a `#[kernel]` handle's `P`: the sizes in bytes the host
-/// passes, in order, checked against the module once, when a handle is resolved
-/// ([`Module::kernel`]).
-pub trait ParamKinds {
-    /// Size of each parameter, bytes, in order.
-    const SIZES: &'static [usize];
-}
 
 /// A host value that can be passed for a kernel parameter of kind `K`.
 #[diagnostic::on_unimplemented(
@@ -192,9 +160,6 @@ pub trait KernelArgs<'a, P> {
 
 macro_rules! impl_kernel_args {
     ($(($k:ident, $a:ident, $v:ident)),*) => {
-        impl<$($k: ParamKind,)*> ParamKinds for ($($k,)*) {
-            const SIZES: &'static [usize] = &[$($k::SIZE),*];
-        }
         impl<'a, $($k,)* $($a: KernelArg<'a, $k>,)*> KernelArgs<'a, ($($k,)*)> for ($($a,)*) {
             type Params = ($(($a::Param, Option<SyncOnDrop<'a>>),)*);
             type Pointers = [*mut c_void; <[&str]>::len(&[$(stringify!($k)),*])];
@@ -279,17 +244,17 @@ impl Module {
     /// has, where known), [`CudaError::ParamMismatch`] naming the kernel, the module and
     /// both layouts if the sizes differ, [`CudaError::ParamInfoUnavailable`] if the module's
     /// layout cannot be read.
-    pub fn kernel<P: ParamKinds, S>(
+    pub fn kernel<P: ParamSizes, S>(
         &self,
         kernel: Kernel<P, S>,
     ) -> CudaResult<TypedFunction<P, S>> {
         let function = self.get_function(kernel.name())?;
         let module = function.param_sizes()?;
-        if module != P::SIZES {
+        if module != P::PARAM_SIZES {
             return Err(CudaError::ParamMismatch {
                 kernel: kernel.name().to_owned(),
                 origin: self.origin().to_owned(),
-                host: P::SIZES.to_vec(),
+                host: P::PARAM_SIZES.to_vec(),
                 module: module.to_vec(),
                 hint: "",
             });
@@ -410,7 +375,7 @@ pub trait LaunchUnchecked<P> {
     ) -> CudaResult<()>;
 }
 
-impl<P: ParamKinds> Launch<P> for Kernel<P, Safe> {
+impl<P: ParamSizes> Launch<P> for Kernel<P, Safe> {
     fn launch<'a, A: KernelArgs<'a, P>>(
         &self,
         module: &Module,
@@ -422,7 +387,7 @@ impl<P: ParamKinds> Launch<P> for Kernel<P, Safe> {
     }
 }
 
-impl<P: ParamKinds, S> LaunchUnchecked<P> for Kernel<P, S> {
+impl<P: ParamSizes, S> LaunchUnchecked<P> for Kernel<P, S> {
     unsafe fn launch_unchecked<'a, A: KernelArgs<'a, P>>(
         &self,
         module: &Module,

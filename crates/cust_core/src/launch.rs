@@ -44,6 +44,29 @@ impl<P, S> Kernel<P, S> {
     }
 }
 
+impl<P> Kernel<P, Unsafe> {
+    /// A typed handle for a kernel that is not a `#[kernel]`, e.g. a CUDA C `extern "C"
+    /// __global__` function of an nvcc-built module: `name` is its entry name and `P` the
+    /// kinds of its parameters, in order (`const float*` is [`ConstPtr<f32>`], `float*`
+    /// [`MutPtr<f32>`], a scalar `Value<T>`).
+    ///
+    /// The handle is [`Unsafe`]: launching it needs `unsafe`, and the caller vouches that the
+    /// kinds describe the C signature (the runtime checks the parameter sizes against the
+    /// module when the handle is resolved, not their types) and that the kernel's contract
+    /// (buffer sizes, no aliasing) holds.
+    ///
+    /// ```
+    /// use cust_core::launch::{ConstPtr, Kernel, MutPtr, Unsafe, Value};
+    /// // extern "C" __global__ void cu_copy_f32(const float* a, float* c, size_t n);
+    /// const CU_COPY_F32: Kernel<(ConstPtr<f32>, MutPtr<f32>, Value<usize>), Unsafe> =
+    ///     Kernel::external("cu_copy_f32");
+    /// assert_eq!(CU_COPY_F32.param_sizes(), &[8, 8, 8]);
+    /// ```
+    pub const fn external(name: &'static str) -> Self {
+        Self::__new(name)
+    }
+}
+
 impl<P, S> Clone for Kernel<P, S> {
     fn clone(&self) -> Self {
         *self
