@@ -4,10 +4,8 @@
 //! `cargo xtask test --gpu` (or `cargo test -- --ignored` on a GPU machine) runs them.
 
 use common::{Complex, Viewport};
-use cudarc::driver::{LaunchArgs, LaunchConfig};
-use cust::{context::Context, device::Device, function::Function, module::Module, stream::Stream};
+use cust::{context::Context, device::Device, module::Module, stream::Stream};
 use host::{Gpu, GpuError};
-use std::collections::HashMap;
 
 include!(env!("PROBES_MODULE"));
 include!(env!("PROBES_SM80_MODULE"));
@@ -18,14 +16,13 @@ pub fn gpu() -> Gpu {
     Gpu::new(0).unwrap_or_else(|e| panic!("GPU tests need a CUDA GPU: {e}"))
 }
 
-/// GPU 0 with the test kernels module ([`PROBES`]) loaded, for launching probes by name
-/// (the primitives tests build their arguments by hand, as a CUDA C host would).
+/// GPU 0 with the test kernels module ([`PROBES`]) loaded: the probes' `#[kernel]` handles
+/// are resolved in [`Probes::module`] and launched on [`Probes::stream`].
 #[derive(Debug)]
 pub struct Probes {
     ctx: Context,
     stream: Stream,
     module: Module,
-    functions: HashMap<&'static str, Function>,
 }
 
 /// Opens GPU 0 with the test kernels, or panics with a message saying why.
@@ -34,22 +31,17 @@ pub fn probes() -> Probes {
 }
 
 impl Probes {
-    /// Opens GPU 0 and loads [`PROBES`] (every entry point looked up once).
+    /// Opens GPU 0 and loads [`PROBES`].
     ///
     /// # Errors
-    /// A runtime error.
+    /// A runtime error (no driver, no GPU, a module the driver refuses).
     pub fn new() -> Result<Self, GpuError> {
         let ctx = Context::new(Device::get_device(0)?)?;
         let module = Module::from_image_in(&ctx, &PROBES)?;
-        let mut functions = HashMap::new();
-        for entry in PROBES.entries {
-            functions.insert(entry.name, module.get_function(entry.name)?);
-        }
         Ok(Self {
             stream: Stream::default_of(&ctx),
             ctx,
             module,
-            functions,
         })
     }
 
@@ -58,7 +50,7 @@ impl Probes {
         &self.ctx
     }
 
-    /// The stream probes run on.
+    /// The stream probes run on (the context's default stream).
     pub fn stream(&self) -> &Stream {
         &self.stream
     }
@@ -73,46 +65,10 @@ impl Probes {
         self.ctx.name()
     }
 
-    /// A launch builder for the probe `name`.
-    ///
-    /// # Panics
-    /// If the module has no such entry (a test bug).
-    pub fn launch_builder(&self, name: &str) -> LaunchArgs<'_> {
-        self.stream.launch_builder(self.functions[name].as_cudarc())
-    }
-
-    /// Queues `args` for `name`; errors name the kernel and configuration.
-    ///
-    /// # Safety
-    /// The arguments match the kernel's parameters and its `# Safety` contract.
-    ///
-    /// # Errors
-    /// [`GpuError::Launch`].
-    pub unsafe fn launch(
-        &self,
-        name: &str,
-        cfg: LaunchConfig,
-        args: LaunchArgs<'_>,
-    ) -> Result<(), GpuError> {
-        // SAFETY: forwarded to the caller.
-        unsafe { cust::launch::launch_built(name, cfg, args) }
-    }
-
-    /// Waits for the stream; a failure is reported as a failure of `kernel`.
-    ///
-    /// # Errors
-    /// [`GpuError::Launch`].
-    pub fn sync_after(&self, kernel: &str, cfg: LaunchConfig) -> Result<(), GpuError> {
-        self.stream
-            .as_cudarc()
-            .synchronize()
-            .map_err(|source| cust::launch::launch_error(kernel, cfg, source))
-    }
-
     /// Waits for the stream.
     ///
     /// # Errors
-    /// A driver error.
+    /// A driver error: the first asynchronous error of the queued work.
     pub fn synchronize(&self) -> Result<(), GpuError> {
         self.stream.synchronize()
     }

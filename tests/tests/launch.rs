@@ -1,11 +1,13 @@
 //! The typed launch layer: every parameter kind, safe outputs, by-value struct layout on the
-//! GPU, and the errors a bad launch produces.
+//! GPU, and the errors a bad launch produces, at launch time and when a handle is resolved
+//! in a module (a missing kernel, a kernel with other parameters).
 
 use common::{Complex, Palette, Viewport};
-use cudarc::driver::LaunchConfig;
 use cust::{
-    launch::{Launch, LaunchUnchecked},
-    module::ModuleImage,
+    function::LaunchConfig,
+    launch::Launch,
+    memory::DeviceBuffer,
+    module::{Module, ModuleImage},
 };
 use host::{
     GpuError,
@@ -16,8 +18,8 @@ use std::mem::{align_of, size_of};
 use tests::{PROBES, assert_identical, probes as gpu};
 
 /// The parameter sizes the builder's manifest records for `kernel` of `image`.
-fn sizes(image: &ModuleImage, kernel: &str) -> &'static [usize] {
-    image
+fn sizes<'a>(image: &'a ModuleImage, kernel: &str) -> &'a [usize] {
+    &image
         .entry(kernel)
         .unwrap_or_else(|| panic!("{} has no entry `{kernel}`", image.name))
         .param_sizes
@@ -81,21 +83,20 @@ fn slice_out_slice_and_values() {
     let gpu = gpu();
     for n in [1usize, 31, 1000, (1 << 20) + 7] {
         let x: Vec<f32> = (0..n).map(|i| (i as f32) / 7.0 - 3.0).collect();
-        let x_dev = gpu.stream().clone_htod(&x).unwrap();
-        let mut out = gpu.stream().clone_htod(&vec![f32::NAN; n]).unwrap();
+        let x_dev = DeviceBuffer::from_slice_async(&x, gpu.stream()).unwrap();
+        let mut out = DeviceBuffer::from_slice_async(&vec![f32::NAN; n], gpu.stream()).unwrap();
         let (a, b) = (1.5f32, -0.25f32);
         scale_offset_f32
             .launch(
                 gpu.module(),
                 gpu.stream(),
-                for_num_elems(n, 256).unwrap(),
+                LaunchConfig::for_num_elems(n, 256).unwrap(),
                 (&x_dev, &mut out, a, b),
             )
             .unwrap();
         gpu.synchronize().unwrap();
-        let got: Vec<u32> = gpu
-            .stream()
-            .clone_dtoh(&out)
+        let got: Vec<u32> = out
+            .as_host_vec()
             .unwrap()
             .iter()
             .map(|v| v.to_bits())
@@ -111,16 +112,16 @@ fn slice_out_slice_and_values() {
 fn out_slice_write_2d_covers_an_odd_image_exactly() {
     let gpu = gpu();
     let (w, h) = (1001u32, 777u32);
-    let mut out = gpu
-        .stream()
-        .clone_htod(&vec![POISON_U32; (w * h) as usize])
-        .unwrap();
+    let mut out =
+        DeviceBuffer::from_slice_async(&vec![POISON_U32; (w * h) as usize], gpu.stream()).unwrap();
     // The grid (63×49 blocks of 16×16) overhangs the image: extra threads must not write.
+    let cfg = LaunchConfig::for_2d(w, h, (16, 16)).unwrap();
+    assert_eq!(cfg.grid_dim, (63, 49, 1));
     iota_2d_u32
-        .launch(gpu.module(), gpu.stream(), for_image(w, h), (&mut out, w))
+        .launch(gpu.module(), gpu.stream(), cfg, (&mut out, w))
         .unwrap();
     gpu.synchronize().unwrap();
-    let got = gpu.stream().clone_dtoh(&out).unwrap();
+    let got = out.as_host_vec().unwrap();
     let expected: Vec<u32> = (0..w * h).collect();
     assert_identical("iota_2d", &expected, &got);
 }
@@ -137,17 +138,17 @@ fn by_value_structs_arrive_bit_for_bit() {
     )
     .unwrap();
     let c = Complex::new(0.1f32, -0.7);
-    let mut out = gpu.stream().clone_htod(&[u64::MAX; 10]).unwrap();
+    let mut out = DeviceBuffer::from_slice_async(&[u64::MAX; 10], gpu.stream()).unwrap();
     abi_probe
         .launch(
             gpu.module(),
             gpu.stream(),
-            for_num_elems(1, 32).unwrap(),
+            LaunchConfig::for_num_elems(1, 32).unwrap(),
             (view, Palette::Ocean, c, 0xA5u8, &mut out),
         )
         .unwrap();
     gpu.synchronize().unwrap();
-    let got = gpu.stream().clone_dtoh(&out).unwrap();
+    let got = out.as_host_vec().unwrap();
     let expected = [
         1001,
         777,
@@ -169,39 +170,35 @@ fn raw_pointer_kernel_through_launch_unchecked() {
     let gpu = gpu();
     let n = 4099u32;
     let src: Vec<u32> = (0..n).map(|i| i.wrapping_mul(2_654_435_761)).collect();
-    let src_dev = gpu.stream().clone_htod(&src).unwrap();
-    let mut dst = gpu
-        .stream()
-        .clone_htod(&vec![POISON_U32; n as usize])
-        .unwrap();
+    let src_dev = DeviceBuffer::from_slice_async(&src, gpu.stream()).unwrap();
+    let mut dst =
+        DeviceBuffer::from_slice_async(&vec![POISON_U32; n as usize], gpu.stream()).unwrap();
+    // Resolved once, launched through the typed function.
+    let raw_copy = gpu.module().kernel(raw_copy_u32).unwrap();
+    assert_eq!(raw_copy.name(), "raw_copy_u32");
     // SAFETY: both buffers hold n u32s and are distinct allocations.
     unsafe {
-        raw_copy_u32
+        raw_copy
             .launch_unchecked(
-                gpu.module(),
                 gpu.stream(),
-                for_num_elems(n as usize, 128).unwrap(),
+                LaunchConfig::for_num_elems(n as usize, 128).unwrap(),
                 (&src_dev, &mut dst, n),
             )
             .unwrap();
     }
     gpu.synchronize().unwrap();
-    assert_identical("raw copy", &src, &gpu.stream().clone_dtoh(&dst).unwrap());
+    assert_identical("raw copy", &src, &dst.as_host_vec().unwrap());
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_rejected_launch_names_kernel_configuration_and_cuda_error() {
     let gpu = gpu();
-    let x = gpu.stream().clone_htod(&[1.0f32; 4]).unwrap();
-    let mut out = gpu.stream().alloc_zeros::<f32>(4).unwrap();
+    let x = DeviceBuffer::from_slice_async(&[1.0f32; 4], gpu.stream()).unwrap();
+    let mut out = DeviceBuffer::<f32>::zeroed_async(4, gpu.stream()).unwrap();
     // 2048 threads per block exceeds the limit of 1024 (CUDA C Programming Guide, Technical
     // Specifications): the driver rejects the launch.
-    let cfg = LaunchConfig {
-        grid_dim: (1, 1, 1),
-        block_dim: (2048, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = LaunchConfig::new(1, 2048, 0);
     let err = scale_offset_f32
         .launch(gpu.module(), gpu.stream(), cfg, (&x, &mut out, 1.0, 0.0))
         .unwrap_err();
@@ -243,6 +240,84 @@ fn unknown_kernels_are_errors_that_list_the_module_entries() {
     assert!(matches!(err, GpuError::UnknownKernel { .. }), "{err}");
     let msg = err.to_string();
     for needle in ["no_such_kernel", "kernels module `probes`", "abi_probe"] {
+        assert!(msg.contains(needle), "`{needle}` missing from: {msg}");
+    }
+}
+
+/// PTX with one entry named like the probe `scale_offset_f32` but with other parameters: a
+/// pointer and a `u32` (8 and 4 bytes) where the handle has two slices and two `f32`s.
+const IMPOSTOR_PTX: &str = "\
+.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry scale_offset_f32(
+    .param .u64 scale_offset_f32_param_0,
+    .param .u32 scale_offset_f32_param_1
+)
+{
+    ret;
+}
+";
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_handle_resolved_where_the_kernel_has_other_parameters_is_refused_with_both_layouts() {
+    let gpu = gpu();
+    let module = Module::from_ptx_in(gpu.context(), IMPOSTOR_PTX).unwrap();
+    // The entry exists: looked up by name it resolves; the typed handle does not.
+    module.get_function("scale_offset_f32").unwrap();
+    let err = module.kernel(scale_offset_f32).unwrap_err();
+    let msg = err.to_string();
+    assert_eq!(
+        err,
+        GpuError::ParamMismatch {
+            kernel: "scale_offset_f32".into(),
+            origin: "PTX text".into(),
+            host: vec![16, 16, 4, 4],
+            module: vec![8, 4],
+            hint: "",
+        },
+        "{msg}"
+    );
+    for needle in ["`scale_offset_f32`", "PTX text", "[16, 16, 4, 4]", "[8, 4]"] {
+        assert!(msg.contains(needle), "`{needle}` missing from: {msg}");
+    }
+    // The one-off launch path resolves the same way: refused before anything is queued.
+    let x = DeviceBuffer::from_slice_async(&[1.0f32; 4], gpu.stream()).unwrap();
+    let mut out = DeviceBuffer::<f32>::zeroed_async(4, gpu.stream()).unwrap();
+    let cfg = LaunchConfig::for_num_elems(4, 32).unwrap();
+    let err = scale_offset_f32
+        .launch(&module, gpu.stream(), cfg, (&x, &mut out, 1.0, 0.0))
+        .unwrap_err();
+    assert!(matches!(err, GpuError::ParamMismatch { .. }), "{err}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_handle_resolved_in_a_module_without_the_kernel_names_kernel_and_module() {
+    let gpu = gpu();
+    // A probe handle in ferrocuda's product module, which has no probes.
+    let product = Module::from_image_in(gpu.context(), &host::KERNELS).unwrap();
+    let err = product.kernel(abi_probe).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        matches!(
+            err,
+            GpuError::UnknownKernel { ref kernel, ref origin, .. }
+                if kernel == "abi_probe" && origin == "kernels module `kernels`"
+        ),
+        "{msg}"
+    );
+    for needle in ["`abi_probe`", "kernels module `kernels`"] {
+        assert!(msg.contains(needle), "`{needle}` missing from: {msg}");
+    }
+    // And a module without a manifest (PTX text): named as such.
+    let module = Module::from_ptx_in(gpu.context(), IMPOSTOR_PTX).unwrap();
+    let err = module.kernel(raw_copy_u32).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, GpuError::UnknownKernel { .. }), "{msg}");
+    for needle in ["`raw_copy_u32`", "PTX text"] {
         assert!(msg.contains(needle), "`{needle}` missing from: {msg}");
     }
 }

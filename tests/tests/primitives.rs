@@ -3,7 +3,7 @@
 //! CUDA C Programming Guide.
 //!
 //! The sm_80 tests (`redux.sync`, `cp.async`) and the fast-math test run the second PTX
-//! variant built by `tests/build.rs` (`KERNELS_SM80_PTX`: sm_80, libdevice where found) and
+//! variant built by `tests/build.rs` (`PROBES_SM80`: sm_80, libdevice where found) and
 //! are skipped, with a message, on GPUs older than sm_80; the fast-math test also when the
 //! variant was built without libdevice.
 //!
@@ -11,94 +11,74 @@
 //! re-executed with `FERROCUDA_PRIMITIVES_CHILD` set), because the driver prints straight to
 //! the process's stdout and a failed assertion leaves the CUDA context unusable.
 
-use cudarc::driver::{
-    CudaFunction, CudaModule, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg, ValidAsZeroBits,
-    sys,
+use cust::{
+    CudaResult,
+    function::LaunchConfig,
+    launch::{Launch, LaunchUnchecked},
+    memory::{DeviceBuffer, DeviceCopy, ValidAsZeroBits},
+    module::Module,
 };
-use cust::launch::{LaunchUnchecked, SliceParam};
 use probes::primitives::{
-    INDEX_SLOTS, LAYOUT_SLOTS, MATH_F32_FUNCTIONS, MATH_F64_FUNCTIONS, MESSAGE_WORDS, TILE, hash32,
-    math_f32, math_f64, shared_layout,
+    self as prim, INDEX_SLOTS, LAYOUT_SLOTS, MATH_F32_FUNCTIONS, MATH_F64_FUNCTIONS, MESSAGE_WORDS,
+    TILE, hash32, math_f32, math_f64, shared_layout,
 };
-use std::sync::Arc;
 use tests::Probes as Gpu;
 use tests::{PROBES, PROBES_SM80, assert_identical, probes as gpu};
 
-/// The sm_80 variant of the kernels module (built by `tests/build.rs`), with fast math where
-/// libdevice was found at build time.
-const SM80_PTX: &str = PROBES_SM80.ptx;
-
-/// Whether [`SM80_PTX`] links libdevice (`tests/build.rs` found it).
+/// Whether the sm_80 variant of the kernels module ([`PROBES_SM80`]) links libdevice (`tests/build.rs` found it).
 const SM80_FAST_MATH: bool = matches!(env!("PROBES_SM80_FAST_MATH").as_bytes(), b"1");
 
 /// Environment variable naming the child-process scenario to run.
 const CHILD_ENV: &str = "FERROCUDA_PRIMITIVES_CHILD";
 
 fn cfg_1d(threads: u32, block: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (threads.div_ceil(block), 1, 1),
-        block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
-    }
+    LaunchConfig::new(threads.div_ceil(block), block, 0)
 }
 
-fn htod<T: DeviceRepr>(gpu: &Gpu, data: &[T]) -> CudaSlice<T> {
-    gpu.stream().clone_htod(data).expect("copy to device")
+fn htod<T: DeviceCopy>(gpu: &Gpu, data: &[T]) -> DeviceBuffer<T> {
+    DeviceBuffer::from_slice_async(data, gpu.stream()).expect("copy to device")
 }
 
-fn zeros<T: DeviceRepr + ValidAsZeroBits>(gpu: &Gpu, n: usize) -> CudaSlice<T> {
-    gpu.stream().alloc_zeros(n).expect("device allocation")
+fn zeros<T: DeviceCopy + ValidAsZeroBits>(gpu: &Gpu, n: usize) -> DeviceBuffer<T> {
+    DeviceBuffer::zeroed_async(n, gpu.stream()).expect("device allocation")
 }
 
-fn dtoh<T: DeviceRepr + Default + Clone>(gpu: &Gpu, buf: &CudaSlice<T>) -> Vec<T> {
-    gpu.stream().clone_dtoh(buf).expect("copy to host")
+fn dtoh<T: DeviceCopy>(buf: &DeviceBuffer<T>) -> Vec<T> {
+    buf.as_host_vec().expect("copy to host")
 }
 
-fn slice<T>(gpu: &Gpu, buf: &CudaSlice<T>) -> SliceParam {
-    SliceParam::new(buf, gpu.stream())
-}
-
-/// Launches `$name` on `$gpu` with `$cfg` and the arguments, then synchronises; panics with
-/// the kernel's error.
+/// Resolves the probe handle `$kernel` in `$module` (the parameter sizes checked against
+/// the module's), launches it on `$gpu`'s stream with `$cfg` and the arguments (one per
+/// kernel parameter: `&DeviceBuffer` for `&[T]`, `&mut DeviceBuffer` for `*mut T`, values
+/// by value), then synchronises; panics with the kernel's error.
 macro_rules! launch {
-    ($gpu:expr, $name:literal, $cfg:expr, [$($arg:expr),* $(,)?]) => {{
+    ($gpu:expr, $module:expr, $kernel:expr, $cfg:expr, ($($arg:expr),* $(,)?)) => {{
         let gpu: &Gpu = $gpu;
+        let module: &Module = $module;
         let cfg: LaunchConfig = $cfg;
-        let mut args = gpu.launch_builder($name);
-        $( args.arg($arg); )*
-        // SAFETY: the arguments match the kernel's parameters in order and layout, and the
-        // buffers have the sizes its `# Safety` section asks for (checked by each test).
-        unsafe { gpu.launch($name, cfg, args) }.unwrap_or_else(|e| panic!("{e}"));
-        gpu.sync_after($name, cfg).unwrap_or_else(|e| panic!("{e}"));
-    }};
-}
-
-/// Like `launch!` for a function of another module (the sm_80 variant).
-macro_rules! launch_fn {
-    ($gpu:expr, $func:expr, $cfg:expr, [$($arg:expr),* $(,)?]) => {{
-        let gpu: &Gpu = $gpu;
-        let func: &CudaFunction = $func;
-        let mut args = gpu.stream().launch_builder(func);
-        $( args.arg($arg); )*
-        // SAFETY: as in `launch!`.
-        unsafe { args.launch($cfg) }.unwrap_or_else(|e| panic!("launch: {e}"));
-        gpu.stream().synchronize().unwrap_or_else(|e| panic!("sync: {e}"));
+        let kernel = module.kernel($kernel).unwrap_or_else(|e| panic!("{e}"));
+        // SAFETY: the buffers have the sizes the kernel's `# Safety` section asks for
+        // (checked by each test); kinds and sizes are checked by the handle.
+        unsafe { kernel.launch_unchecked(gpu.stream(), cfg, ($($arg,)*)) }
+            .unwrap_or_else(|e| panic!("{e}"));
+        gpu.stream()
+            .synchronize_after(kernel.name(), cfg)
+            .unwrap_or_else(|e| panic!("{e}"));
     }};
 }
 
 /// The sm_80 variant module, or `None` (with a message) on GPUs older than sm_80.
-fn sm80_module(gpu: &Gpu) -> Option<Arc<CudaModule>> {
-    let major = gpu
+fn sm80_module(gpu: &Gpu) -> Option<Module> {
+    let (major, _) = gpu
         .context()
-        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+        .compute_capability()
         .expect("compute capability");
     if major < 8 {
         eprintln!("skipped: {} is older than sm_80", gpu.name());
         return None;
     }
     Some(
-        gpu.context()
-            .load_module(cudarc::nvrtc::Ptx::from_src(SM80_PTX))
+        Module::from_image_in(gpu.context(), &PROBES_SM80)
             .expect("loading the sm_80 kernels variant"),
     )
 }
@@ -114,13 +94,9 @@ fn indices_3d_match_the_launch() {
     let per_block = (block.0 * block.1 * block.2) as usize;
     let threads = per_block * (grid.0 * grid.1 * grid.2) as usize;
     let mut out = zeros::<u32>(&gpu, threads * INDEX_SLOTS);
-    let cfg = LaunchConfig {
-        grid_dim: grid,
-        block_dim: block,
-        shared_mem_bytes: 0,
-    };
-    launch!(&gpu, "prim_indices", cfg, [&mut out]);
-    let got = dtoh(&gpu, &out);
+    let cfg = LaunchConfig::new(grid, block, 0);
+    launch!(&gpu, gpu.module(), prim::prim_indices, cfg, (&mut out));
+    let got = dtoh(&out);
     let mut expected = vec![0u32; threads * INDEX_SLOTS];
     for bz in 0..grid.2 {
         for by in 0..grid.1 {
@@ -156,17 +132,15 @@ fn indices_3d_match_the_launch() {
 // ---------------------------------------------------------------------------------------
 // Shuffles
 
-/// A shuffled type: its kernel, test values and bits for comparison.
-trait ShuffleValue: DeviceRepr + ValidAsZeroBits + Copy + Default + std::fmt::Debug {
-    const KERNEL: &'static str;
+/// A shuffled type: test values and bits for comparison.
+trait ShuffleValue: DeviceCopy + ValidAsZeroBits + Copy + Default + std::fmt::Debug {
     fn make(i: usize) -> Self;
     fn bits(self) -> u64;
 }
 
 macro_rules! shuffle_value {
-    ($t:ty, $kernel:literal, |$i:ident| $make:expr, |$v:ident| $bits:expr) => {
+    ($t:ty, |$i:ident| $make:expr, |$v:ident| $bits:expr) => {
         impl ShuffleValue for $t {
-            const KERNEL: &'static str = $kernel;
             fn make($i: usize) -> Self {
                 $make
             }
@@ -177,30 +151,24 @@ macro_rules! shuffle_value {
         }
     };
 }
-shuffle_value!(u32, "prim_shfl_u32", |i| hash32(i as u32), |v| u64::from(v));
-shuffle_value!(
-    i32,
-    "prim_shfl_i32",
-    |i| hash32(i as u32) as i32,
-    |v| v as u32 as u64
-);
-shuffle_value!(f32, "prim_shfl_f32", |i| i as f32 * 1.25 - 100.0, |v| {
-    u64::from(v.to_bits())
-});
+shuffle_value!(u32, |i| hash32(i as u32), |v| u64::from(v));
+shuffle_value!(i32, |i| hash32(i as u32) as i32, |v| v as u32 as u64);
+shuffle_value!(f32, |i| i as f32 * 1.25 - 100.0, |v| u64::from(v.to_bits()));
 shuffle_value!(
     u64,
-    "prim_shfl_u64",
     |i| (u64::from(hash32(i as u32)) << 32) | u64::from(hash32(!(i as u32))),
     |v| v
 );
 shuffle_value!(
     i64,
-    "prim_shfl_i64",
     |i| -((u64::from(hash32(i as u32)) << 31) as i64) - i as i64,
     |v| v as u64
 );
-shuffle_value!(f64, "prim_shfl_f64", |i| i as f64 * -3.5e100 + 0.125, |v| v
-    .to_bits());
+shuffle_value!(f64, |i| i as f64 * -3.5e100 + 0.125, |v| v.to_bits());
+
+/// Launches a resolved `prim_shfl_*` probe: `(input, out, cfg, [mode, arg, width, mask])`.
+type ShuffleLaunch<'a, T> =
+    dyn Fn(&DeviceBuffer<T>, &mut DeviceBuffer<T>, LaunchConfig, [u32; 4]) -> CudaResult<()> + 'a;
 
 /// The source lane of `shfl.sync` for `lane`, from the PTX ISA's pseudo-code (mode 0 = idx,
 /// 1 = up, 2 = down, 3 = bfly), with `c` encoded as CUDA C's `__shfl_*_sync` do.
@@ -233,7 +201,8 @@ fn shfl_source(mode: u32, lane: u32, b: u32, width: u32) -> u32 {
     if pval { j as u32 } else { lane }
 }
 
-fn check_shuffles<T: ShuffleValue>(gpu: &Gpu) {
+/// Checks the shuffle probe `kernel` (launched by `launch`) for `T` against [`shfl_source`].
+fn check_shuffles<T: ShuffleValue>(gpu: &Gpu, kernel: &str, launch: &ShuffleLaunch<'_, T>) {
     const POISON: u64 = 0;
     let modes: [(u32, &str, &[u32]); 4] = [
         (0, "idx", &[0, 5, 31, 37]),
@@ -257,20 +226,13 @@ fn check_shuffles<T: ShuffleValue>(gpu: &Gpu) {
             for (mode, mode_name, args) in modes {
                 for &arg in args {
                     let mut out = zeros::<T>(gpu, n);
-                    let p = slice(gpu, &d_in);
-                    let mut args = gpu.launch_builder(T::KERNEL);
-                    args.arg(&p)
-                        .arg(&mut out)
-                        .arg(&mode)
-                        .arg(&arg)
-                        .arg(&width)
-                        .arg(&mask);
                     let cfg = cfg_1d(n as u32, block);
-                    // SAFETY: matches `prim_shfl_*`: (slice, out of n elements, 4 u32).
-                    unsafe { gpu.launch(T::KERNEL, cfg, args) }.unwrap_or_else(|e| panic!("{e}"));
-                    gpu.sync_after(T::KERNEL, cfg)
+                    launch(&d_in, &mut out, cfg, [mode, arg, width, mask])
                         .unwrap_or_else(|e| panic!("{e}"));
-                    let got = dtoh(gpu, &out);
+                    gpu.stream()
+                        .synchronize_after(kernel, cfg)
+                        .unwrap_or_else(|e| panic!("{e}"));
+                    let got = dtoh(&out);
                     for (i, &g) in got.iter().enumerate() {
                         let lane = (i % block as usize % 32) as u32;
                         let warp_base = i - lane as usize;
@@ -289,7 +251,7 @@ fn check_shuffles<T: ShuffleValue>(gpu: &Gpu) {
                             expected.bits(),
                             "{} {mode_name}({arg}) width {width} mask {mask:#010x} n {n}: \
                              thread {i} (lane {lane}) expected lane {src}'s {expected:?}, got {:?}",
-                            T::KERNEL,
+                            kernel,
                             g
                         );
                         checked += 1;
@@ -305,12 +267,26 @@ fn check_shuffles<T: ShuffleValue>(gpu: &Gpu) {
 #[ignore = "needs a CUDA GPU"]
 fn shuffles_match_the_ptx_model_for_every_type_mode_width_and_mask() {
     let gpu = gpu();
-    check_shuffles::<u32>(&gpu);
-    check_shuffles::<i32>(&gpu);
-    check_shuffles::<f32>(&gpu);
-    check_shuffles::<u64>(&gpu);
-    check_shuffles::<i64>(&gpu);
-    check_shuffles::<f64>(&gpu);
+    // Resolves the probe once, then checks it through a closure over the typed function.
+    macro_rules! check {
+        ($t:ty, $kernel:expr) => {{
+            let kernel = gpu
+                .module()
+                .kernel($kernel)
+                .unwrap_or_else(|e| panic!("{e}"));
+            check_shuffles::<$t>(&gpu, kernel.name(), &|input, out, cfg, [m, a, w, k]| {
+                // SAFETY: `out` holds as many elements as `input` (`check_shuffles` makes
+                // both `n` long), the kernel's contract.
+                unsafe { kernel.launch_unchecked(gpu.stream(), cfg, (input, out, m, a, w, k)) }
+            });
+        }};
+    }
+    check!(u32, prim::prim_shfl_u32);
+    check!(i32, prim::prim_shfl_i32);
+    check!(f32, prim::prim_shfl_f32);
+    check!(u64, prim::prim_shfl_u64);
+    check!(i64, prim::prim_shfl_i64);
+    check!(f64, prim::prim_shfl_f64);
 }
 
 #[test]
@@ -360,14 +336,14 @@ fn votes_match_the_cpu_model() {
                 let input: Vec<u32> = (0..n).map(pattern).collect();
                 let d_in = htod(&gpu, &input);
                 let mut out = zeros::<u32>(&gpu, 4 * n);
-                let p = slice(&gpu, &d_in);
                 launch!(
                     &gpu,
-                    "prim_vote",
+                    gpu.module(),
+                    prim::prim_vote,
                     cfg_1d(n as u32, block),
-                    [&p, &mut out, &mask]
+                    (&d_in, &mut out, mask)
                 );
-                let got = dtoh(&gpu, &out);
+                let got = dtoh(&out);
                 for base in (0..n).step_by(32) {
                     let part = participants(base, n, block as usize, mask);
                     let ballot = (0..32)
@@ -419,14 +395,14 @@ fn match_any_and_all_group_equal_keys() {
     let d64 = htod(&gpu, &keys64);
     for mask in [u32::MAX, 0x0000_ffff, 0xaaaa_aaaa] {
         let mut out = zeros::<u32>(&gpu, 6 * n);
-        let (p32, p64) = (slice(&gpu, &d32), slice(&gpu, &d64));
         launch!(
             &gpu,
-            "prim_match",
+            gpu.module(),
+            prim::prim_match,
             cfg_1d(n as u32, 128),
-            [&p32, &p64, &mut out, &mask]
+            (&d32, &d64, &mut out, mask)
         );
-        let got = dtoh(&gpu, &out);
+        let got = dtoh(&out);
         for i in (0..n).filter(|i| mask & (1 << (i % 32)) != 0) {
             let base = i - i % 32;
             let group = |keys: &dyn Fn(usize) -> u64| {
@@ -460,8 +436,14 @@ fn lane_masks_and_active_mask() {
     let gpu = gpu();
     let n = 128u32;
     let mut out = zeros::<u32>(&gpu, 7 * n as usize);
-    launch!(&gpu, "prim_lane_masks", cfg_1d(n, 64), [&mut out, &n]);
-    let got = dtoh(&gpu, &out);
+    launch!(
+        &gpu,
+        gpu.module(),
+        prim::prim_lane_masks,
+        cfg_1d(n, 64),
+        (&mut out, n)
+    );
+    let got = dtoh(&out);
     let cond: u32 = (0..32).filter(|l| l % 3 == 0).fold(0, |m, l| m | 1 << l);
     for i in 0..n as usize {
         let lane = (i % 32) as u32;
@@ -509,14 +491,14 @@ fn block_barrier_reductions_count_and_or() {
     let d_in = htod(&gpu, &input);
     let mut out = zeros::<u32>(&gpu, 3 * blocks);
     let mut agree = zeros::<u32>(&gpu, n);
-    let p = slice(&gpu, &d_in);
     launch!(
         &gpu,
-        "prim_block_reductions",
+        gpu.module(),
+        prim::prim_block_reductions,
         cfg_1d(n as u32, block as u32),
-        [&p, &mut out, &mut agree]
+        (&d_in, &mut out, &mut agree)
     );
-    let got = dtoh(&gpu, &out);
+    let got = dtoh(&out);
     let expected: Vec<u32> = input
         .chunks(block)
         .flat_map(|c| {
@@ -532,7 +514,7 @@ fn block_barrier_reductions_count_and_or() {
     assert_identical(
         "every thread got the same results",
         &vec![1; n],
-        &dtoh(&gpu, &agree),
+        &dtoh(&agree),
     );
 }
 
@@ -546,12 +528,12 @@ fn static_shared_arrays_reverse_blocks_without_aliasing() {
     let d_in = htod(&gpu, &input);
     let mut out_f = zeros::<f32>(&gpu, n);
     let mut out_u = zeros::<u32>(&gpu, n);
-    let p = slice(&gpu, &d_in);
     launch!(
         &gpu,
-        "prim_shared_reverse",
+        gpu.module(),
+        prim::prim_shared_reverse,
         cfg_1d(n as u32, block as u32),
-        [&p, &mut out_f, &mut out_u]
+        (&d_in, &mut out_f, &mut out_u)
     );
     let expected_f: Vec<u32> = (0..n)
         .map(|i| input[i - i % block + block - 1 - i % block].to_bits())
@@ -559,13 +541,9 @@ fn static_shared_arrays_reverse_blocks_without_aliasing() {
     let expected_u: Vec<u32> = (0..n)
         .map(|i| 3 * (block - 1 - i % block) as u32 + (i / block) as u32)
         .collect();
-    let bits: Vec<u32> = dtoh(&gpu, &out_f).iter().map(|x| x.to_bits()).collect();
+    let bits: Vec<u32> = dtoh(&out_f).iter().map(|x| x.to_bits()).collect();
     assert_identical("reversed f32 (first array)", &expected_f, &bits);
-    assert_identical(
-        "reversed u32 (second array)",
-        &expected_u,
-        &dtoh(&gpu, &out_u),
-    );
+    assert_identical("reversed u32 (second array)", &expected_u, &dtoh(&out_u));
 }
 
 #[test]
@@ -578,21 +556,18 @@ fn dynamic_shared_memory_reverses_blocks_and_reports_its_size() {
         let d_in = htod(&gpu, &input);
         let mut out = zeros::<u32>(&gpu, n);
         let mut sizes = zeros::<u32>(&gpu, 2);
-        let cfg = LaunchConfig {
-            shared_mem_bytes: 4 * block,
-            ..cfg_1d(n as u32, block)
-        };
-        let p = slice(&gpu, &d_in);
+        let cfg = cfg_1d(n as u32, block).with_shared_mem_bytes(4 * block);
         launch!(
             &gpu,
-            "prim_dynamic_shared_reverse",
+            gpu.module(),
+            prim::prim_dynamic_shared_reverse,
             cfg,
-            [&p, &mut out, &mut sizes]
+            (&d_in, &mut out, &mut sizes)
         );
         let b = block as usize;
         let expected: Vec<u32> = (0..n).map(|i| input[i - i % b + b - 1 - i % b]).collect();
-        assert_identical(&format!("block {block}"), &expected, &dtoh(&gpu, &out));
-        let s = dtoh(&gpu, &sizes);
+        assert_identical(&format!("block {block}"), &expected, &dtoh(&out));
+        let s = dtoh(&sizes);
         assert_eq!(s[0], 4 * block, "dynamic shared size");
         assert!(
             s[1] >= 4 * block,
@@ -608,13 +583,15 @@ fn dynamic_shared_memory_reverses_blocks_and_reports_its_size() {
 fn repr_c_layout_is_the_same_on_host_and_gpu_and_shared_arrays_are_aligned() {
     let gpu = gpu();
     let mut out = zeros::<u64>(&gpu, LAYOUT_SLOTS);
-    let cfg = LaunchConfig {
-        grid_dim: (1, 1, 1),
-        block_dim: (4, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    launch!(&gpu, "prim_shared_layout", cfg, [&mut out]);
-    let got = dtoh(&gpu, &out);
+    let cfg = LaunchConfig::new(1, 4, 0);
+    launch!(
+        &gpu,
+        gpu.module(),
+        prim::prim_shared_layout,
+        cfg,
+        (&mut out)
+    );
+    let got = dtoh(&out);
     let host = shared_layout();
     assert_eq!(
         &got[..8],
@@ -650,9 +627,10 @@ fn integer_atomics_are_exact_under_contention() {
     let mut i64s = htod(&gpu, &[0, i64::MAX, i64::MIN]);
     launch!(
         &gpu,
-        "prim_atomics_int",
+        gpu.module(),
+        prim::prim_atomics_int,
         cfg_1d(n, 256),
-        [&mut u32s, &mut u64s, &mut i32s, &mut i64s, &n]
+        (&mut u32s, &mut u64s, &mut i32s, &mut i64s, n)
     );
     let h = |i: u32| hash32(i);
     let h64 = |i: u32| (u64::from(hash32(i)) << 32) | u64::from(hash32(i ^ 0x5555_5555));
@@ -687,18 +665,18 @@ fn integer_atomics_are_exact_under_contention() {
         all.clone().map(|i| h64(i) as i64).max().unwrap(),
     ];
     assert_eq!(
-        dtoh(&gpu, &u32s),
+        dtoh(&u32s),
         expected_u32,
         "u32: [add, min, max, or, and, xor, block add]"
     );
     assert_eq!(
-        dtoh(&gpu, &u64s),
+        dtoh(&u64s),
         expected_u64,
         "u64: [add, min, max, or, and, xor]"
     );
-    assert_eq!(dtoh(&gpu, &i32s), expected_i32, "i32: [sub, min, max]");
+    assert_eq!(dtoh(&i32s), expected_i32, "i32: [sub, min, max]");
     assert_eq!(
-        dtoh(&gpu, &i64s),
+        dtoh(&i64s),
         expected_i64,
         "i64: [sub (system scope), min, max]"
     );
@@ -713,12 +691,13 @@ fn float_atomics_under_contention() {
     let mut f64s = htod(&gpu, &[0.0f64, 0.0, f64::INFINITY, f64::NEG_INFINITY]);
     launch!(
         &gpu,
-        "prim_atomics_float",
+        gpu.module(),
+        prim::prim_atomics_float,
         cfg_1d(n, 256),
-        [&mut f32s, &mut f64s, &n]
+        (&mut f32s, &mut f64s, n)
     );
-    let got32 = dtoh(&gpu, &f32s);
-    let got64 = dtoh(&gpu, &f64s);
+    let got32 = dtoh(&f32s);
+    let got64 = dtoh(&f64s);
     // Exact whatever the order: every partial sum is an integer (or a multiple of 0.25/0.5)
     // far below 2^24 (f32) / 2^53 (f64), hence representable.
     assert_eq!(got32[0], n as f32, "f32 += 1.0");
@@ -770,12 +749,13 @@ fn exchange_hands_out_every_value_once() {
     let mut olds = zeros::<u32>(&gpu, n as usize);
     launch!(
         &gpu,
-        "prim_atomic_exchange",
+        gpu.module(),
+        prim::prim_atomic_exchange,
         cfg_1d(n, 256),
-        [&mut slot, &mut olds, &n]
+        (&mut slot, &mut olds, n)
     );
-    let mut all = dtoh(&gpu, &olds);
-    all.push(dtoh(&gpu, &slot)[0]);
+    let mut all = dtoh(&olds);
+    all.push(dtoh(&slot)[0]);
     all.sort_unstable();
     let expected: Vec<u32> = (0..=n).collect();
     assert_identical("olds + final value, sorted", &expected, &all);
@@ -792,17 +772,18 @@ fn compare_exchange_loops_count_exactly() {
     let mut failures = zeros::<u32>(&gpu, participants as usize);
     launch!(
         &gpu,
-        "prim_atomic_cas_counter",
+        gpu.module(),
+        prim::prim_atomic_cas_counter,
         cfg_1d(n, 256),
-        [&mut counter, &mut counter64, &mut failures, &n, &stride]
+        (&mut counter, &mut counter64, &mut failures, n, stride)
     );
-    assert_eq!(dtoh(&gpu, &counter)[0], participants, "u32 CAS counter");
+    assert_eq!(dtoh(&counter)[0], participants, "u32 CAS counter");
     assert_eq!(
-        dtoh(&gpu, &counter64)[0],
+        dtoh(&counter64)[0],
         f64::from(participants),
         "f64 CAS counter"
     );
-    let failed: u64 = dtoh(&gpu, &failures).iter().map(|&f| u64::from(f)).sum();
+    let failed: u64 = dtoh(&failures).iter().map(|&f| u64::from(f)).sum();
     eprintln!("{participants} CAS increments, {failed} failed attempts (contention)");
 }
 
@@ -821,18 +802,15 @@ fn message_passing_never_observes_the_flag_without_the_data() {
         let mut data = zeros::<u32>(&gpu, slots * MESSAGE_WORDS);
         let mut flags = zeros::<u32>(&gpu, slots);
         let mut result = zeros::<u32>(&gpu, slots);
-        let cfg = LaunchConfig {
-            grid_dim: (2 * pairs, 1, 1),
-            block_dim: (block, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = LaunchConfig::new(2 * pairs, block, 0);
         launch!(
             &gpu,
-            "prim_message_passing",
+            gpu.module(),
+            prim::prim_message_passing,
             cfg,
-            [&mut data, &mut flags, &mut result, &mode, &polls]
+            (&mut data, &mut flags, &mut result, mode, polls)
         );
-        let r = dtoh(&gpu, &result);
+        let r = dtoh(&result);
         let count = |v: u32| r.iter().filter(|&&x| x == v).count();
         let (unseen, ok, stale) = (count(0), count(1), count(2));
         eprintln!("{name}: {ok} messages received intact, {unseen} flags not seen in time");
@@ -857,8 +835,14 @@ fn clocks_advance() {
     let gpu = gpu();
     let n = 256u32;
     let mut out = zeros::<u64>(&gpu, 4 * n as usize);
-    launch!(&gpu, "prim_clocks", cfg_1d(n, 128), [&mut out, &n]);
-    for (i, r) in dtoh(&gpu, &out).chunks(4).enumerate() {
+    launch!(
+        &gpu,
+        gpu.module(),
+        prim::prim_clocks,
+        cfg_1d(n, 128),
+        (&mut out, n)
+    );
+    for (i, r) in dtoh(&out).chunks(4).enumerate() {
         assert!(r[1] > r[0], "thread {i}: clock64 {} then {}", r[0], r[1]);
         assert!(
             r[3] >= r[2],
@@ -889,12 +873,12 @@ fn vectorized_and_read_only_loads_copy_exactly() {
     let mut out_f32 = zeros::<f32>(&gpu, n);
     let mut out_f64 = zeros::<f64>(&gpu, n / 2);
     let mut out_u32 = zeros::<u32>(&gpu, n);
-    let (pa, pb, pc) = (slice(&gpu, &a), slice(&gpu, &b), slice(&gpu, &c));
     launch!(
         &gpu,
-        "prim_vector_mem",
+        gpu.module(),
+        prim::prim_vector_mem,
         cfg_1d((n / 4) as u32, 128),
-        [&pa, &pb, &pc, &mut out_f32, &mut out_f64, &mut out_u32]
+        (&a, &b, &c, &mut out_f32, &mut out_f64, &mut out_u32)
     );
     let bits32 = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
     let bits64 = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
@@ -903,14 +887,14 @@ fn vectorized_and_read_only_loads_copy_exactly() {
     assert_identical(
         "f32 v4 + v4.nc",
         &bits32(&twice32),
-        &bits32(&dtoh(&gpu, &out_f32)),
+        &bits32(&dtoh(&out_f32)),
     );
     assert_identical(
         "f64 v2 + v2.nc",
         &bits64(&twice64),
-        &bits64(&dtoh(&gpu, &out_f64)),
+        &bits64(&dtoh(&out_f64)),
     );
-    assert_identical("u32 nc -> v4 store", &in_u32, &dtoh(&gpu, &out_u32));
+    assert_identical("u32 nc -> v4 store", &in_u32, &dtoh(&out_u32));
 }
 
 /// Inputs for the math tests: a sweep of [-10, 10], tiny, huge and special values.
@@ -960,10 +944,21 @@ fn exact_math_is_bit_identical_to_the_cpu() {
     let (d32, d64) = (htod(&gpu, &xs32), htod(&gpu, &xs64));
     let mut out32 = zeros::<f32>(&gpu, xs32.len() * MATH_F32_FUNCTIONS);
     let mut out64 = zeros::<f64>(&gpu, xs64.len() * MATH_F64_FUNCTIONS);
-    let (p32, p64) = (slice(&gpu, &d32), slice(&gpu, &d64));
     let n = xs32.len() as u32;
-    launch!(&gpu, "prim_math_f32", cfg_1d(n, 128), [&p32, &mut out32]);
-    launch!(&gpu, "prim_math_f64", cfg_1d(n, 128), [&p64, &mut out64]);
+    launch!(
+        &gpu,
+        gpu.module(),
+        prim::prim_math_f32,
+        cfg_1d(n, 128),
+        (&d32, &mut out32)
+    );
+    launch!(
+        &gpu,
+        gpu.module(),
+        prim::prim_math_f64,
+        cfg_1d(n, 128),
+        (&d64, &mut out64)
+    );
     let expected32: Vec<u32> = xs32
         .iter()
         .flat_map(|&x| math_f32(x))
@@ -974,8 +969,8 @@ fn exact_math_is_bit_identical_to_the_cpu() {
         .flat_map(|&x| math_f64(x))
         .map(canon64)
         .collect();
-    let got32: Vec<u32> = dtoh(&gpu, &out32).into_iter().map(canon32).collect();
-    let got64: Vec<u64> = dtoh(&gpu, &out64).into_iter().map(canon64).collect();
+    let got32: Vec<u32> = dtoh(&out32).into_iter().map(canon32).collect();
+    let got64: Vec<u64> = dtoh(&out64).into_iter().map(canon64).collect();
     // Report per function, so a mismatch names it.
     for k in 0..MATH_F32_FUNCTIONS {
         let e: Vec<u32> = expected32
@@ -1055,18 +1050,23 @@ fn fast_math_is_within_the_cuda_error_bounds() {
     let (d32, d64) = (htod(&gpu, &xs32), htod(&gpu, &xs64));
     let mut out32 = zeros::<f32>(&gpu, xs32.len() * MATH_F32_FUNCTIONS);
     let mut out64 = zeros::<f64>(&gpu, xs64.len() * MATH_F64_FUNCTIONS);
-    let (p32, p64) = (slice(&gpu, &d32), slice(&gpu, &d64));
     let n = xs32.len() as u32;
-    let f32k = module
-        .load_function("prim_math_f32")
-        .expect("prim_math_f32");
-    let f64k = module
-        .load_function("prim_math_f64")
-        .expect("prim_math_f64");
-    launch_fn!(&gpu, &f32k, cfg_1d(n, 128), [&p32, &mut out32]);
-    launch_fn!(&gpu, &f64k, cfg_1d(n, 128), [&p64, &mut out64]);
-    let got32 = dtoh(&gpu, &out32);
-    let got64 = dtoh(&gpu, &out64);
+    launch!(
+        &gpu,
+        &module,
+        prim::prim_math_f32,
+        cfg_1d(n, 128),
+        (&d32, &mut out32)
+    );
+    launch!(
+        &gpu,
+        &module,
+        prim::prim_math_f64,
+        cfg_1d(n, 128),
+        (&d64, &mut out64)
+    );
+    let got32 = dtoh(&out32);
+    let got64 = dtoh(&out64);
     let mut differing = 0usize;
     for (i, &x) in xs32.iter().enumerate() {
         for (k, e) in math_f32(x).into_iter().enumerate() {
@@ -1116,15 +1116,19 @@ fn redux_sync_matches_the_cpu_model() {
     let Some(module) = sm80_module(&gpu) else {
         return;
     };
-    let f = module.load_function("prim_redux").expect("prim_redux");
     let n = 256usize;
     let input: Vec<u32> = (0..n as u32).map(hash32).collect();
     let d_in = htod(&gpu, &input);
     for mask in [u32::MAX, 0x0000_ffff, 0x5555_5555, 0x8000_0001] {
         let mut out = zeros::<u32>(&gpu, 9 * n);
-        let p = slice(&gpu, &d_in);
-        launch_fn!(&gpu, &f, cfg_1d(n as u32, 128), [&p, &mut out, &mask]);
-        let got = dtoh(&gpu, &out);
+        launch!(
+            &gpu,
+            &module,
+            prim::prim_redux,
+            cfg_1d(n as u32, 128),
+            (&d_in, &mut out, mask)
+        );
+        let got = dtoh(&out);
         for base in (0..n).step_by(32) {
             let lanes: Vec<u32> = (0..32)
                 .filter(|l| mask & (1 << l) != 0)
@@ -1161,26 +1165,23 @@ fn cp_async_copies_global_to_shared() {
     let Some(module) = sm80_module(&gpu) else {
         return;
     };
-    let f = module
-        .load_function("prim_cp_async")
-        .expect("prim_cp_async");
     let blocks = 8usize;
     let input: Vec<f32> = (0..1024 * blocks).map(|i| i as f32 - 0.5).collect();
     let input_u32: Vec<u32> = (0..512 * blocks as u32).map(hash32).collect();
     let (a, b) = (htod(&gpu, &input), htod(&gpu, &input_u32));
     let mut out = zeros::<f32>(&gpu, input.len());
     let mut out_u32 = zeros::<u32>(&gpu, 768 * blocks);
-    let (pa, pb) = (slice(&gpu, &a), slice(&gpu, &b));
-    launch_fn!(
+    launch!(
         &gpu,
-        &f,
+        &module,
+        prim::prim_cp_async,
         cfg_1d((256 * blocks) as u32, 256),
-        [&pa, &pb, &mut out, &mut out_u32]
+        (&a, &b, &mut out, &mut out_u32)
     );
     let expected: Vec<u32> = (0..input.len())
         .map(|i| input[i - i % 1024 + 1023 - i % 1024].to_bits())
         .collect();
-    let got: Vec<u32> = dtoh(&gpu, &out).iter().map(|x| x.to_bits()).collect();
+    let got: Vec<u32> = dtoh(&out).iter().map(|x| x.to_bits()).collect();
     assert_identical("16-byte copies, reversed", &expected, &got);
     let mut expected_u = Vec::with_capacity(768 * blocks);
     for blk in 0..blocks {
@@ -1189,7 +1190,7 @@ fn cp_async_copies_global_to_shared() {
             expected_u.extend([u[t].wrapping_add(u[256 + 255 - t]), u[2 * t], u[2 * t + 1]]);
         }
     }
-    assert_identical("4- and 8-byte copies", &expected_u, &dtoh(&gpu, &out_u32));
+    assert_identical("4- and 8-byte copies", &expected_u, &dtoh(&out_u32));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1229,16 +1230,25 @@ fn child_process_scenario() {
     match scenario.as_str() {
         "printf" => {
             let n = 4u32;
-            launch!(&gpu, "prim_printf", cfg_1d(n, 32), [&n]);
+            let cfg = cfg_1d(n, 32);
+            prim::prim_printf
+                .launch(gpu.module(), gpu.stream(), cfg, (n,))
+                .and_then(|()| {
+                    gpu.stream()
+                        .synchronize_after(prim::prim_printf.name(), cfg)
+                })
+                .unwrap_or_else(|e| panic!("{e}"));
         }
         "assert" => {
             let fail_at = 37u32;
             let cfg = cfg_1d(64, 64);
-            let mut args = gpu.launch_builder("prim_assert");
-            args.arg(&fail_at);
-            // SAFETY: `prim_assert(u32)`.
-            let launched = unsafe { gpu.launch("prim_assert", cfg, args) };
-            let result = launched.and_then(|()| gpu.sync_after("prim_assert", cfg));
+            let kernel = gpu
+                .module()
+                .kernel(prim::prim_assert)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let result = kernel
+                .launch(gpu.stream(), cfg, (fail_at,))
+                .and_then(|()| gpu.stream().synchronize_after(kernel.name(), cfg));
             match result {
                 Ok(()) => println!("HOST: no error"),
                 Err(e) => println!("HOST ERROR: {e} / {e:?}"),
@@ -1336,17 +1346,18 @@ fn matmul_tiled_f32_is_bit_identical_to_the_cpu_loop() {
             .collect();
         let (da, db) = (htod(&gpu, &a), htod(&gpu, &b));
         let mut dc = zeros::<f32>(&gpu, m * n);
-        let cfg = LaunchConfig {
-            grid_dim: (n.div_ceil(TILE) as u32, m.div_ceil(TILE) as u32, 1),
-            block_dim: (TILE as u32, TILE as u32, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = LaunchConfig::new(
+            (n.div_ceil(TILE) as u32, m.div_ceil(TILE) as u32),
+            (TILE as u32, TILE as u32),
+            0,
+        );
         let (m32, k32, n32) = (m as u32, k as u32, n as u32);
         // Through the kernel's typed handle: the argument kinds are checked at compile time
-        // (`&[f32]` ← `&CudaSlice<f32>`, `*mut f32` ← `&mut CudaSlice<f32>`, `u32` ← `u32`).
+        // (`&[f32]` ← `&DeviceBuffer<f32>`, `*mut f32` ← `&mut DeviceBuffer<f32>`, `u32` ←
+        // `u32`); the parameter sizes at run time, when the handle is resolved.
         // SAFETY: `a` holds m·k, `b` k·n and `c` m·n elements (the kernel's contract).
         unsafe {
-            probes::primitives::matmul_tiled_f32
+            prim::matmul_tiled_f32
                 .launch_unchecked(
                     gpu.module(),
                     gpu.stream(),
@@ -1360,7 +1371,7 @@ fn matmul_tiled_f32_is_bit_identical_to_the_cpu_loop() {
             .iter()
             .map(|x| x.to_bits())
             .collect();
-        let got: Vec<u32> = dtoh(&gpu, &dc).iter().map(|x| x.to_bits()).collect();
+        let got: Vec<u32> = dtoh(&dc).iter().map(|x| x.to_bits()).collect();
         assert_identical(&format!("C = A·B, {m}×{k} · {k}×{n}"), &expected, &got);
     }
 }
@@ -1405,20 +1416,21 @@ fn shared_declarations_land_in_the_ptx() {
 
 #[test]
 fn sm80_instructions_only_in_the_sm80_variant_which_links_libdevice() {
+    let sm80_ptx = PROBES_SM80.ptx;
     for insn in ["redux.sync", "cp.async"] {
         assert!(!PROBES.ptx.contains(insn), "`{insn}` in the sm_70 PTX");
         assert!(
-            SM80_PTX.contains(insn),
+            sm80_ptx.contains(insn),
             "`{insn}` missing from the sm_80 PTX"
         );
     }
-    assert!(SM80_PTX.contains(".target sm_80"));
+    assert!(sm80_ptx.contains(".target sm_80"));
     if !SM80_FAST_MATH {
         eprintln!("libdevice linking not checked: the sm_80 variant was built without it");
     }
     assert!(
         !SM80_FAST_MATH
-            || !SM80_PTX
+            || !sm80_ptx
                 .lines()
                 .any(|l| l.contains(".extern") && l.contains("__nv_")),
         "libdevice functions left unresolved in the fast-math PTX"

@@ -10,7 +10,7 @@ use cust::{
     event::EventStatus,
     launch::{Launch, LaunchUnchecked},
     memory::{AsyncCopyDestination, CopyDestination},
-    module::{Module, ModuleSource},
+    module::{ComputeCapability, Module, ModuleSource},
     prelude::*,
 };
 use probes::{
@@ -25,7 +25,7 @@ fn init() -> Context {
 }
 
 fn cfg_1d(n: usize, block: u32) -> LaunchConfig {
-    cust::function::launch_config((n as u32).div_ceil(block).max(1), block, 0)
+    LaunchConfig::new((n as u32).div_ceil(block).max(1), block, 0)
 }
 
 fn inputs(n: usize) -> (Vec<f32>, Vec<f32>) {
@@ -80,7 +80,7 @@ fn modules_load_from_ptx_file_cubin_and_image() {
         .get_function("vecadd_raw")
         .unwrap();
     let image = Module::from_image(&PROBES).unwrap();
-    match PROBES.cubins.iter().find(|c| c.arch == (major, minor)) {
+    match PROBES.cubin(ComputeCapability::new(major, minor)) {
         Some(cubin) => {
             assert_eq!(image.source(), ModuleSource::Cubin { major, minor });
             Module::from_cubin(cubin.bytes, &[]).unwrap();
@@ -114,7 +114,7 @@ fn bad_modules_and_kernels_are_clear_errors() {
     assert!(err.to_string().contains("ELF"), "{err}");
     // A cubin for another architecture.
     let cc = ctx.compute_capability().unwrap();
-    if let Some(other) = PROBES.cubins.iter().find(|c| c.arch.0 != cc.0) {
+    if let Some(other) = PROBES.cubins.iter().find(|c| c.arch.major != cc.0) {
         let err = Module::from_cubin(other.bytes, &[]).unwrap_err();
         assert!(matches!(err, CudaError::ModuleLoad { .. }), "{err}");
         let msg = err.to_string();
@@ -145,8 +145,8 @@ fn driver_parameter_sizes_match_the_builders_manifest() {
     // PTX text; the driver reports what it compiled (cuFuncGetParamInfo).
     init();
     let plain = Module::from_ptx(PROBES.ptx, &[]).unwrap(); // no manifest: asks the driver
-    for entry in PROBES.entries {
-        let function = plain.get_function(entry.name).unwrap();
+    for entry in &PROBES.entries {
+        let function = plain.get_function(&entry.name).unwrap();
         let driver = function.param_sizes().unwrap();
         assert_eq!(driver, entry.param_sizes, "kernel `{}`", entry.name);
     }
@@ -299,7 +299,7 @@ fn events_order_streams_and_time_kernels() {
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn buffers_copy_and_refuse_length_mismatches() {
-    init();
+    let ctx = init();
     let data: Vec<u32> = (0..1000).map(|i| i * 7 + 3).collect();
     let mut buf = DeviceBuffer::from_slice(&data).unwrap();
     let mut back = vec![0u32; 1000];
@@ -325,7 +325,33 @@ fn buffers_copy_and_refuse_length_mismatches() {
     let mut part = [0u32; 10];
     view.copy_to(&mut part).unwrap();
     assert_eq!(part.as_slice(), &doubled[10..20]);
-    assert!(buf.index(990..1001).is_none());
+    let err = buf.index(990..1001).unwrap_err();
+    assert_eq!(
+        err,
+        CudaError::OutOfRange {
+            range: "990..1001".into(),
+            len: 1000
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "range 990..1001 is out of bounds for a buffer of 1000 elements"
+    );
+    // A writable sub-view: a copy into it lands in that range only.
+    let stream = Stream::default_of(&ctx);
+    buf.index_mut(0..10)
+        .unwrap()
+        .async_copy_from(&[5u32; 10], &stream)
+        .unwrap();
+    stream.synchronize().unwrap();
+    let mut expected = doubled.clone();
+    expected[..10].fill(5);
+    assert_eq!(buf.as_host_vec().unwrap(), expected);
+    let err = buf.index_mut(..=1000).unwrap_err().to_string();
+    assert!(
+        err.contains("..=1000") && err.contains("1000 elements"),
+        "{err}"
+    );
     let mut other = DeviceBuffer::<u32>::zeroed(1000).unwrap();
     other.copy_from(&buf).unwrap();
     assert_eq!(other.as_host_vec().unwrap(), doubled);
@@ -344,8 +370,8 @@ fn pinned_buffers_round_trip_asynchronously() {
     let ctx = init();
     let n = 1 << 20;
     let src: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
-    // On the context's default stream too, where cudarc records no events of its own (while
-    // no other stream exists): `as_slice` must still wait for the copy. 256 MiB, so that
+    // On the context's default stream too, where the runtime records no events of its own
+    // (while no other stream exists): `as_slice` must still wait for the copy. 256 MiB, so that
     // reading early would see the copy unfinished.
     {
         let big: Vec<u32> = (0..1u32 << 26)
@@ -355,7 +381,7 @@ fn pinned_buffers_round_trip_asynchronously() {
         let mut back = LockedBuffer::new(&0u32, big.len()).unwrap();
         dev.async_copy_to(&mut back, &Stream::default_of(&ctx))
             .unwrap();
-        tests::assert_identical("default-stream pinned copy", &big, back.as_slice().unwrap());
+        tests::assert_identical("default-stream pinned copy", &big, back.as_slice());
     }
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
     let pinned = LockedBuffer::from_slice(&src).unwrap();
@@ -363,13 +389,14 @@ fn pinned_buffers_round_trip_asynchronously() {
     dev.async_copy_from(&pinned, &stream).unwrap();
     let mut back = LockedBuffer::new(&-1.0f32, n).unwrap();
     dev.async_copy_to(&mut back, &stream).unwrap();
-    // `as_slice` waits for the copy into `back` itself.
-    tests::assert_identical("pinned round trip", &src, back.as_slice().unwrap());
+    // Reading it as a slice (`Deref`, as cust 0.3's `LockedBuffer` is) waits for the copy
+    // into `back` itself.
+    tests::assert_identical("pinned round trip", &src, &back);
     // A shorter device buffer fills only the front; the rest keeps its values.
     let short = DeviceBuffer::from_slice(&src[..1000]).unwrap();
     let mut part = LockedBuffer::new_in(&ctx, &-2.0f32, 4000).unwrap();
     part.async_copy_prefix_from(&short, &stream).unwrap();
-    let got = part.as_slice().unwrap();
+    let got = part.try_as_slice().unwrap();
     tests::assert_identical("pinned prefix copy", &src[..1000], &got[..1000]);
     assert!(got[1000..].iter().all(|&v| v == -2.0));
     let long = DeviceBuffer::<f32>::zeroed(4001).unwrap();

@@ -375,7 +375,7 @@ fn scan_u32_repeated_on_one_scratch() {
             host::vector::scan_dev(&gpu, kind, &x_d, &mut scratch, &mut out)
                 .and_then(|()| gpu.synchronize())
                 .unwrap_or_else(|e| panic!("round {round}: {e}"));
-            let got = gpu.stream().clone_dtoh(&out).expect("download");
+            let got = out.as_host_vec().expect("download");
             assert_identical(
                 &format!("{kind:?} scan u32 round {round} len {len}"),
                 &vector::scan_u32_cpu(kind, &x),
@@ -397,17 +397,20 @@ fn stream_on_unaligned_views_identical_to_cpu() {
     let a_d = host::vector::upload(&gpu, &a).expect("upload");
     let b_d = host::vector::upload(&gpu, &b).expect("upload");
     let mut c_d = host::vector::poisoned::<f32>(&gpu, n + 2).expect("alloc");
-    let cfg = host::launch::for_num_elems(n, 256).expect("config");
+    let cfg = cust::function::LaunchConfig::for_num_elems(n, 256).expect("config");
     {
-        use host::launch::Launch;
-        let (av, bv) = (a_d.slice(1..), b_d.slice(3..));
-        let mut cv = c_d.slice_mut(2..);
-        kernels::vector::add_f32
-            .launch(gpu.module(), gpu.stream(), cfg, (&av, &bv, &mut cv))
+        let (av, bv) = (
+            a_d.index(1..).expect("view of a"),
+            b_d.index(3..).expect("view of b"),
+        );
+        let mut cv = c_d.index_mut(2..).expect("view of c");
+        gpu.module()
+            .kernel(kernels::vector::add_f32)
+            .and_then(|add| add.launch(gpu.stream(), cfg, (&av, &bv, &mut cv)))
             .and_then(|()| gpu.synchronize())
             .expect("add_f32 on views");
     }
-    let got = gpu.stream().clone_dtoh(&c_d).expect("download");
+    let got = c_d.as_host_vec().expect("download");
     assert_identical(
         "add f32 on unaligned views",
         &bits32(&add_cpu(&a[1..], &b[3..n + 3])),
@@ -419,8 +422,8 @@ fn stream_on_unaligned_views_identical_to_cpu() {
 fn cubins_are_elf_for_their_architecture() {
     // Present only where ptxas was found at build time; each is an ELF file (the CUDA
     // cubin container).
-    for cubin in host::KERNELS.cubins {
-        let ((major, minor), bytes) = (cubin.arch, cubin.bytes);
+    for cubin in &host::KERNELS.cubins {
+        let ((major, minor), bytes) = ((cubin.arch.major, cubin.arch.minor), cubin.bytes);
         assert!(
             bytes.starts_with(b"\x7fELF"),
             "cubin sm_{major}{minor} is not an ELF file"
