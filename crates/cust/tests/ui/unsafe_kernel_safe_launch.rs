@@ -1,4 +1,4 @@
-use cust::function::launch_config;
+use cust::function::LaunchConfig;
 use cust::launch::Launch;
 use cust::memory::DeviceBuffer;
 use cust::module::Module;
@@ -7,7 +7,7 @@ use probes::launch_checks::raw_copy_u32;
 
 #[allow(unused_must_use)]
 fn check(module: &Module, stream: &Stream) {
-    let cfg = launch_config(1, 32, 0);
+    let cfg = LaunchConfig::new(1, 32, 0);
     let x = DeviceBuffer::<f32>::zeroed(4).unwrap();
     let mut out = DeviceBuffer::<f32>::zeroed(4).unwrap();
     let ints = DeviceBuffer::<u32>::zeroed(4).unwrap();
