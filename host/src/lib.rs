@@ -14,6 +14,8 @@ pub mod gpu;
 pub mod info;
 pub mod launch;
 pub mod mandelbrot;
+pub mod nvcc;
+pub mod timing;
 pub mod vector;
 
 pub use gpu::{Gpu, GpuError};
