@@ -11,7 +11,7 @@
 //! single-pass scan moves exactly that); SGEMM counts 2·m·n·k flops.
 //!
 //! A run ([`run`]) builds a [`Bench`] and walks the jobs in order: the memcpy reference,
-//! the vector workloads ([`vectors`]), SGEMM ([`sgemm`], with [`cublas`]), CUB ([`cub`]),
+//! the vector workloads (`vectors.rs`), SGEMM (`sgemm.rs`, with `cublas.rs`), CUB ([`cub`]),
 //! then the best peers and the [`Report`] ([`report`], drawn by [`chart`]).
 
 use crate::gpu::{Gpu, GpuError};
