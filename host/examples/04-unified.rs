@@ -27,8 +27,8 @@ const N: usize = 1 << 27;
 const REPS: usize = 5;
 const Q: f32 = 1.5;
 
-/// `REPS` runs of `once` (no warm-up), each timing itself in ms: the median.
-fn median_of_reps(once: impl FnMut() -> Result<f64>) -> Result<f64> {
+/// `REPS` runs of `once` (no warm-up), each timing itself in ms: their median, ms.
+fn time_reps(once: impl FnMut() -> Result<f64>) -> Result<f64> {
     let ms = Repeat::new(0, REPS as u32).run(once)?;
     Ok(Stats::from_samples(ms).median_ms)
 }
@@ -55,7 +55,7 @@ fn main() -> Result<()> {
     let mut x_dev = DeviceBuffer::<f32>::zeroed(N)?;
     let mut y_dev = DeviceBuffer::<f32>::zeroed(N)?;
     let mut y = vec![0f32; N];
-    let ms = median_of_reps(|| {
+    let ms = time_reps(|| {
         let t = Instant::now();
         x_dev.copy_from(&x[..])?;
         scale_f32.launch(&module, &stream, cfg, (&x_dev, Q, &mut y_dev))?;
@@ -69,7 +69,7 @@ fn main() -> Result<()> {
     // Explicit asynchronous copies, pinned host memory.
     let x_pinned = LockedBuffer::from_slice(&x)?;
     let mut y_pinned = LockedBuffer::new(&0f32, N)?;
-    let ms = median_of_reps(|| {
+    let ms = time_reps(|| {
         let t = Instant::now();
         x_dev.async_copy_from(&x_pinned, &stream)?;
         scale_f32.launch(&module, &stream, cfg, (&x_dev, Q, &mut y_dev))?;
@@ -85,7 +85,7 @@ fn main() -> Result<()> {
     for prefetch in [false, true] {
         let mut x_um = UnifiedBuffer::new(&0f32, N)?;
         let mut y_um = UnifiedBuffer::new(&0f32, N)?;
-        let ms = median_of_reps(|| {
+        let ms = time_reps(|| {
             // "x is on the host": written in place, so its pages start on the host.
             x_um.as_mut_slice()?.copy_from_slice(&x);
             let t = Instant::now();

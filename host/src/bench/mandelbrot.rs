@@ -101,8 +101,7 @@ impl CudaCReference {
         warmup: u32,
         reps: u32,
     ) -> Result<(Stats, Vec<u32>), GpuError> {
-        use cudarc::driver::PushKernelArg;
-        let (view, max_iter, precision) = (&params.view, params.max_iter, params.precision);
+        let (view, precision) = (&params.view, params.precision);
         let name = match (kernel, precision) {
             (CudaCKernel::Naive, Precision::F32) => "cu_mandel_naive_f32",
             (CudaCKernel::Cardioid, Precision::F32) => "cu_mandel_cardioid_f32",
@@ -122,24 +121,9 @@ impl CudaCReference {
             .alloc_zeros::<u32>(len)
             .map_err(GpuError::driver("allocating the CUDA C reference's counts"))?;
         let cfg = for_image(view.width_px, view.height_px);
-        let (w, h) = (view.width_px, view.height_px);
         let times = Repeat::new(warmup, reps).run(|| {
             timed(gpu, name, cfg, || {
-                let mut args = gpu.stream().launch_builder(&function);
-                let v32 = view.cast::<f32>();
-                let (x0, y0, dx, dy) = (v32.origin.re, v32.origin.im, v32.step_re, v32.step_im);
-                let (x0d, y0d, dxd, dyd) =
-                    (view.origin.re, view.origin.im, view.step_re, view.step_im);
-                args.arg(&w).arg(&h);
-                match precision {
-                    Precision::F32 => args.arg(&x0).arg(&y0).arg(&dx).arg(&dy),
-                    Precision::F64 => args.arg(&x0d).arg(&y0d).arg(&dxd).arg(&dyd),
-                };
-                args.arg(&max_iter).arg(&mut counts);
-                // SAFETY: `(unsigned width, unsigned height, T x0, T y0, T dx, T dy, unsigned
-                // max_iter, unsigned* counts)` as in bench/cuda/mandelbrot.cu, T by precision;
-                // `counts` holds width·height elements.
-                unsafe { cust::launch::launch_built(name, cfg, args) }
+                super::twins::mandelbrot_reference(gpu, (name, &function), cfg, params, &mut counts)
             })
         })?;
         let counts = gpu

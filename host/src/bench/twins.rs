@@ -1,10 +1,13 @@
 //! The CUDA C twins of the vector kernels and SGEMM (`bench/cuda/vector.cu`, embedded in the
-//! binary, built at run time by [`crate::nvcc`]) and every launch of them. The twins share
+//! binary, built at run time by [`crate::nvcc`]) and every launch of them, and the launch of
+//! the CUDA C Mandelbrot references (`bench/cuda/mandelbrot.cu`): every raw launch by name
+//! in `host` is in this file. The twins share
 //! the Rust kernels' launch shapes, tile sizes and scratch, so that the two compare kernel
 //! code, not launch choices.
 
 use super::vectors::{StreamOp, Vectors};
 use crate::gpu::{Gpu, GpuError};
+use crate::mandelbrot::{Precision, RenderParams};
 use crate::vector::{Element, Float, ScanState, Scannable, Split};
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 use cust::launch::ByValue;
@@ -248,6 +251,39 @@ impl CudaC {
         // const float* B, float beta, float* C)`; buffer sizes m·k, k·n, m·n.
         unsafe { cust::launch::launch_built("cu_sgemm", cfg, args) }
     }
+}
+
+/// One launch of the CUDA C Mandelbrot reference kernel `name` (`cu_mandel_*` of
+/// `bench/cuda/mandelbrot.cu`, looked up as `function`) over `params`' view, iteration limit
+/// and precision, in the launch shape `cfg` (16×16 blocks over the image), writing the escape
+/// counts (row-major, at least `width·height` elements) into `counts`.
+///
+/// # Panics
+/// If `counts` is smaller than the view.
+pub(super) fn mandelbrot_reference(
+    gpu: &Gpu,
+    (name, function): (&'static str, &CudaFunction),
+    cfg: LaunchConfig,
+    params: &RenderParams,
+    counts: &mut CudaSlice<u32>,
+) -> Result<(), GpuError> {
+    let (view, max_iter) = (&params.view, params.max_iter);
+    assert!(counts.len() >= view.len(), "counts smaller than the view");
+    let (w, h) = (view.width_px, view.height_px);
+    let mut args = gpu.stream().launch_builder(function);
+    let v32 = view.cast::<f32>();
+    let (x0, y0, dx, dy) = (v32.origin.re, v32.origin.im, v32.step_re, v32.step_im);
+    let (x0d, y0d, dxd, dyd) = (view.origin.re, view.origin.im, view.step_re, view.step_im);
+    args.arg(&w).arg(&h);
+    match params.precision {
+        Precision::F32 => args.arg(&x0).arg(&y0).arg(&dx).arg(&dy),
+        Precision::F64 => args.arg(&x0d).arg(&y0d).arg(&dxd).arg(&dyd),
+    };
+    args.arg(&max_iter).arg(counts);
+    // SAFETY: `(unsigned width, unsigned height, T x0, T y0, T dx, T dy, unsigned max_iter,
+    // unsigned* counts)` as in bench/cuda/mandelbrot.cu, T by precision; `counts` holds
+    // width·height elements (checked above).
+    unsafe { cust::launch::launch_built(name, cfg, args) }
 }
 
 #[cfg(test)]
