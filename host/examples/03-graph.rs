@@ -15,39 +15,35 @@ use anyhow::{Result, ensure};
 use cust::graph::ComputeGraph;
 use cust::prelude::*;
 use host::launch::for_num_elems;
+use host::timing::{Repeat, Stats, event_time};
 use kernels::vector::{add_f32, scale_f32};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Kernels in the chain (even: the result ends in `a`).
 const CHAIN: usize = 100;
 /// Timed repetitions of the chain, each way.
 const REPS: usize = 20;
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// Runs `queue` (work queued on `stream`) `REPS + 1` times, the first as a warm-up, and gives
 /// the medians of the GPU time (CUDA events around the queued work) and of the host time to
 /// queue it, both in ms.
 fn timed_runs(stream: &Stream, queue: &mut dyn FnMut() -> CudaResult<()>) -> Result<(f64, f64)> {
-    let (mut gpu_ms, mut host_ms) = (Vec::new(), Vec::new());
-    for rep in 0..=REPS {
-        let start = Event::new(EventFlags::DEFAULT)?;
-        let end = Event::new(EventFlags::DEFAULT)?;
-        start.record(stream)?;
-        let t = Instant::now();
-        queue()?;
-        let host = t.elapsed();
-        end.record(stream)?;
-        end.synchronize()?;
-        if rep > 0 {
-            gpu_ms.push(f64::from(end.elapsed_time_f32(&start)?));
-            host_ms.push(host.as_secs_f64() * 1e3);
-        }
-    }
-    Ok((median(gpu_ms), median(host_ms)))
+    let ctx = CurrentContext::get_current()?;
+    let runs = Repeat::new(1, REPS as u32).run(|| {
+        let mut host = Duration::ZERO;
+        let queued = || {
+            let t = Instant::now();
+            queue()?;
+            host = t.elapsed();
+            Ok(())
+        };
+        let gpu = event_time(&ctx, stream, queued, || stream.synchronize())?;
+        Ok::<_, CudaError>((gpu, host))
+    })?;
+    let median = |pick: fn(&(Duration, Duration)) -> Duration| {
+        Stats::from_durations(runs.iter().map(pick)).median_ms
+    };
+    Ok((median(|r| r.0), median(|r| r.1)))
 }
 
 fn main() -> Result<()> {

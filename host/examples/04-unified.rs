@@ -19,6 +19,7 @@ use cust::{
     prelude::*,
 };
 use host::launch::for_num_elems;
+use host::timing::{Repeat, Stats};
 use kernels::vector::scale_f32;
 use std::time::Instant;
 
@@ -26,9 +27,10 @@ const N: usize = 1 << 27;
 const REPS: usize = 5;
 const Q: f32 = 1.5;
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+/// `REPS` runs of `once` (no warm-up), each timing itself in ms: their median, ms.
+fn time_reps(once: impl FnMut() -> Result<f64>) -> Result<f64> {
+    let ms = Repeat::new(0, REPS as u32).run(once)?;
+    Ok(Stats::from_samples(ms).median_ms)
 }
 
 fn check(y: &[f32], x: &[f32], how: &str) -> Result<()> {
@@ -50,43 +52,40 @@ fn main() -> Result<()> {
     let mut results = Vec::new();
 
     // Explicit copies, pageable host memory.
-    let mut times = Vec::new();
     let mut x_dev = DeviceBuffer::<f32>::zeroed(N)?;
     let mut y_dev = DeviceBuffer::<f32>::zeroed(N)?;
     let mut y = vec![0f32; N];
-    for _ in 0..REPS {
+    let ms = time_reps(|| {
         let t = Instant::now();
         x_dev.copy_from(&x[..])?;
         scale_f32.launch(&module, &stream, cfg, (&x_dev, Q, &mut y_dev))?;
         stream.synchronize()?;
         y_dev.copy_to(&mut y[..])?;
-        times.push(t.elapsed().as_secs_f64() * 1e3);
-    }
+        Ok(t.elapsed().as_secs_f64() * 1e3)
+    })?;
     check(&y, &x, "pageable copies")?;
-    results.push(("explicit copies, pageable Vec", median(times)));
+    results.push(("explicit copies, pageable Vec", ms));
 
     // Explicit asynchronous copies, pinned host memory.
     let x_pinned = LockedBuffer::from_slice(&x)?;
     let mut y_pinned = LockedBuffer::new(&0f32, N)?;
-    let mut times = Vec::new();
-    for _ in 0..REPS {
+    let ms = time_reps(|| {
         let t = Instant::now();
         x_dev.async_copy_from(&x_pinned, &stream)?;
         scale_f32.launch(&module, &stream, cfg, (&x_dev, Q, &mut y_dev))?;
         y_dev.async_copy_to(&mut y_pinned, &stream)?;
         let _ = y_pinned.as_slice()?; // waits for the copy
-        times.push(t.elapsed().as_secs_f64() * 1e3);
-    }
+        Ok(t.elapsed().as_secs_f64() * 1e3)
+    })?;
     check(y_pinned.as_slice()?, &x, "pinned copies")?;
-    results.push(("explicit copies, pinned LockedBuffer", median(times)));
+    results.push(("explicit copies, pinned LockedBuffer", ms));
     drop((x_dev, y_dev, x_pinned, y_pinned));
 
     // Managed memory: no copies in the program.
     for prefetch in [false, true] {
-        let mut times = Vec::new();
         let mut x_um = UnifiedBuffer::new(&0f32, N)?;
         let mut y_um = UnifiedBuffer::new(&0f32, N)?;
-        for _ in 0..REPS {
+        let ms = time_reps(|| {
             // "x is on the host": written in place, so its pages start on the host.
             x_um.as_mut_slice()?.copy_from_slice(&x);
             let t = Instant::now();
@@ -107,8 +106,8 @@ fn main() -> Result<()> {
                 .map(|&v| f64::from(v))
                 .sum();
             std::hint::black_box(sum);
-            times.push(t.elapsed().as_secs_f64() * 1e3);
-        }
+            Ok(t.elapsed().as_secs_f64() * 1e3)
+        })?;
         check(y_um.as_slice()?, &x, "managed memory")?;
         results.push((
             if prefetch {
@@ -116,7 +115,7 @@ fn main() -> Result<()> {
             } else {
                 "managed memory, on demand"
             },
-            median(times),
+            ms,
         ));
     }
 

@@ -20,6 +20,7 @@ use anyhow::{Result, ensure};
 use cudarc::driver::CudaSlice;
 use cust::prelude::*;
 use host::launch::for_num_elems;
+use host::timing::Repeat;
 use kernels::vector::scale_f32;
 use std::time::Instant;
 
@@ -117,9 +118,7 @@ fn main() -> Result<()> {
     // The copy engines' limits in this run: all uploads alone, all downloads alone, and both
     // at once on two streams (no kernel). No schedule of the pipeline can beat the last.
     let mut copies = |up: bool, down: bool| -> Result<f64> {
-        let mut best = f64::INFINITY;
-        for _ in 0..2 {
-            let t = Instant::now();
+        let best_of_two = Repeat::new(0, 2).wall(|| {
             let x_all = x_pinned.as_slice()?;
             let y_all = y_pinned.as_mut_slice()?;
             let [(d_up, _), (d_down, _), ..] = &mut bufs[..] else {
@@ -135,9 +134,9 @@ fn main() -> Result<()> {
             }
             streams[0].synchronize()?;
             streams[1].synchronize()?;
-            best = best.min(t.elapsed().as_secs_f64() * 1e3);
-        }
-        Ok(best)
+            Ok::<_, anyhow::Error>(())
+        })?;
+        Ok(best_of_two.min_ms)
     };
     let up_only = copies(true, false)?;
     let down_only = copies(false, true)?;

@@ -13,27 +13,22 @@ use cust::{
     nccl::{Communicators, ReduceOp},
     prelude::Stream,
 };
+use host::timing::Repeat;
 use host::{gpu::Gpu, vector};
 use rayon::prelude::*;
-use std::time::Instant;
 
 /// Elements in each dot-product input.
 const N: usize = 1 << 28;
 /// f32 elements in each GPU's all-reduce buffer (256 MiB).
 const ALL_REDUCE_LEN: usize = 1 << 26;
 /// Timed repetitions.
-const REPS: usize = 10;
+const REPS: u32 = 10;
 
 fn a(i: usize) -> f64 {
     (i % 13) as f64 - 6.0
 }
 fn b(i: usize) -> f64 {
     (i % 7) as f64 - 3.0
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// The dot product on the first `g` GPUs: (median ms, the total read back from every GPU).
@@ -51,9 +46,8 @@ fn sharded_dot(gpus: &[Gpu], g: usize) -> Result<(f64, Vec<f64>)> {
     }
     let streams: Vec<Stream> = used.iter().map(|g| g.stream().clone()).collect();
     let comms = Communicators::new(&streams)?;
-    let mut times = Vec::new();
-    for rep in 0..=REPS {
-        let t = Instant::now();
+    // One warm-up, then REPS runs on the wall clock.
+    let times = Repeat::new(1, REPS).wall(|| {
         for (k, gpu) in used.iter().enumerate() {
             vector::dot_dev(gpu, &inputs[k].0, &inputs[k].1, &mut scratch[k])?;
         }
@@ -62,16 +56,14 @@ fn sharded_dot(gpus: &[Gpu], g: usize) -> Result<(f64, Vec<f64>)> {
         for gpu in used {
             gpu.synchronize()?;
         }
-        if rep > 0 {
-            times.push(t.elapsed().as_secs_f64() * 1e3);
-        }
-    }
+        Ok::<_, anyhow::Error>(())
+    })?;
     let totals = used
         .iter()
         .zip(&scratch)
         .map(|(gpu, s)| Ok(gpu.stream().clone_dtoh(&s.result)?[0]))
         .collect::<Result<Vec<f64>>>()?;
-    Ok((median(times), totals))
+    Ok((times.median_ms, totals))
 }
 
 /// All-reduce (sum) of one 256 MiB f32 buffer per GPU over the first `g` GPUs: median ms.
@@ -85,9 +77,7 @@ fn all_reduce_time(gpus: &[Gpu], g: usize) -> Result<f64> {
     }
     let streams: Vec<Stream> = used.iter().map(|g| g.stream().clone()).collect();
     let comms = Communicators::new(&streams)?;
-    let mut times = Vec::new();
-    for rep in 0..=REPS {
-        let t = Instant::now();
+    let times = Repeat::new(1, REPS).wall(|| {
         comms.all_reduce(
             &send.iter().collect::<Vec<_>>(),
             &mut recv.iter_mut().collect::<Vec<_>>(),
@@ -96,10 +86,8 @@ fn all_reduce_time(gpus: &[Gpu], g: usize) -> Result<f64> {
         for gpu in used {
             gpu.synchronize()?;
         }
-        if rep > 0 {
-            times.push(t.elapsed().as_secs_f64() * 1e3);
-        }
-    }
+        Ok::<_, anyhow::Error>(())
+    })?;
     let want = (g * (g + 1) / 2) as f32;
     for (gpu, r) in used.iter().zip(&recv) {
         let got = gpu.stream().clone_dtoh(r)?;
@@ -109,7 +97,7 @@ fn all_reduce_time(gpus: &[Gpu], g: usize) -> Result<f64> {
             gpu.context().ordinal()
         );
     }
-    Ok(median(times))
+    Ok(times.median_ms)
 }
 
 fn main() -> Result<()> {

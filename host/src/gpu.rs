@@ -7,7 +7,6 @@ pub use cust::device::driver_available;
 use cust::{
     context::Context,
     device::Device,
-    event::{Event, EventFlags},
     function::LaunchConfig,
     module::{Module, ModuleSource},
     stream::Stream,
@@ -99,16 +98,6 @@ impl Gpu {
         self.ctx.check_free(what, bytes)
     }
 
-    /// Records a timing event on the stream.
-    ///
-    /// # Errors
-    /// A driver error.
-    pub fn record_event(&self) -> Result<Event, GpuError> {
-        let event = Event::new_in(&self.ctx, EventFlags::DEFAULT)?;
-        event.record(&self.stream)?;
-        Ok(event)
-    }
-
     /// Waits for the stream; a failure is reported as a failure of `kernel` launched with
     /// `cfg` (asynchronous kernel faults surface here).
     ///
@@ -130,13 +119,4 @@ impl Gpu {
         let f = self.module.get_function(kernel.name())?;
         Ok(f.suggested_launch_configuration(0, 0.into())?.1)
     }
-}
-
-/// Milliseconds between two events recorded with [`Gpu::record_event`] (the end event must
-/// have completed, e.g. after a synchronisation).
-///
-/// # Errors
-/// A driver error.
-pub fn elapsed_ms(start: &Event, end: &Event) -> Result<f32, GpuError> {
-    end.elapsed_time_f32(start)
 }

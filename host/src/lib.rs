@@ -1,7 +1,8 @@
 //! ferrocuda's host application library, on top of the `cust` runtime: the GPU handle with
 //! ferrocuda's kernels ([`gpu`]), launch configurations ([`launch`]), the Mandelbrot
 //! renderer on GPU and CPU ([`mandelbrot`]), vector workloads ([`vector`]), benchmarks
-//! ([`mod@bench`]) and device information ([`info`]).
+//! ([`mod@bench`], timed by [`timing`], CUDA C peers built by [`nvcc`]) and device
+//! information ([`info`]).
 //!
 //! The kernels are compiled from the `kernels` crate by `cuda_builder` in this crate's
 //! `build.rs`; its manifest is [`KERNELS`] (PTX, cubins, entry points). The CUDA driver
@@ -14,6 +15,8 @@ pub mod gpu;
 pub mod info;
 pub mod launch;
 pub mod mandelbrot;
+pub mod nvcc;
+pub mod timing;
 pub mod vector;
 
 pub use gpu::{Gpu, GpuError};

@@ -9,7 +9,7 @@
 //! them: [`pool::GpuPool`].
 
 use crate::{
-    gpu::{Gpu, GpuError, elapsed_ms},
+    gpu::{Gpu, GpuError},
     launch::{Launch, for_image, for_num_elems},
 };
 use common::{
@@ -19,8 +19,7 @@ use common::{
 use cudarc::driver::{CudaSlice, CudaViewMut, LaunchConfig};
 use cust::memory::LockedBuffer;
 use kernels::mandelbrot::{
-    colorize, mandelbrot_f32, mandelbrot_f64, mandelbrot_naive_f32, mandelbrot_naive_f64,
-    mandelbrot_ss_f32, mandelbrot_ss_f64,
+    colorize, mandelbrot_f32, mandelbrot_f64, mandelbrot_ss_f32, mandelbrot_ss_f64,
 };
 use rayon::prelude::*;
 use std::{
@@ -417,7 +416,7 @@ pub const COLOR_TABLE_LEN: usize = 1 << 16;
 ///
 /// # Errors
 /// [`GpuError::Driver`] if the copy fails.
-fn color_table(
+pub(crate) fn color_table(
     gpu: &Gpu,
     job: &RenderJob<f64>,
     table: &mut CudaSlice<u32>,
@@ -658,164 +657,23 @@ pub fn launch_render(
 ///
 /// # Panics
 /// If `rgb` holds fewer than `3 · len` bytes.
-fn rgb_view(rgb: &mut CudaSlice<u8>, len: usize) -> CudaViewMut<'_, Rgb> {
+pub(crate) fn rgb_view(rgb: &mut CudaSlice<u8>, len: usize) -> CudaViewMut<'_, Rgb> {
     // SAFETY: `Rgb` = `[u8; 3]`: alignment 1, size 3, and every byte pattern is a valid value,
     // so `3 · len` bytes are exactly `len` valid `Rgb`s.
     unsafe { rgb.transmute_mut::<Rgb>(len) }.expect("colour buffer smaller than 3 bytes per pixel")
 }
 
-/// Launches the baseline `mandelbrot_naive_f32`/`_f64` over the whole `view` into
-/// `counts`/`rgb` (at least `view.len()` pixels) and waits; returns the kernel time.
-///
-/// # Panics
-/// If the buffers are smaller than the view (a programming error).
-///
-/// # Errors
-/// As [`launch_render`].
-pub fn launch_naive(
-    gpu: &Gpu,
-    view: &Viewport<f64>,
-    max_iter: u32,
-    palette: Palette,
-    precision: Precision,
-    counts: &mut CudaSlice<u32>,
-    rgb: &mut CudaSlice<u8>,
-) -> Result<Duration, GpuError> {
-    let len = view.len();
-    assert!(
-        counts.len() >= len && rgb.len() >= 3 * len,
-        "buffers too small for the view"
-    );
-    let cfg = for_image(view.width_px, view.height_px);
-    let mut counts = counts.slice_mut(0..len);
-    let mut rgb = rgb_view(rgb, len);
-    match precision {
-        Precision::F32 => timed(gpu, mandelbrot_naive_f32.name(), cfg, || {
-            let view = view.cast::<f32>();
-            let args = (view, max_iter, palette, &mut counts, &mut rgb);
-            mandelbrot_naive_f32.launch(gpu.module(), gpu.stream(), cfg, args)
-        }),
-        Precision::F64 => timed(gpu, mandelbrot_naive_f64.name(), cfg, || {
-            let args = (*view, max_iter, palette, &mut counts, &mut rgb);
-            mandelbrot_naive_f64.launch(gpu.module(), gpu.stream(), cfg, args)
-        }),
-    }
-}
-
-/// The CUDA C reference kernels of `bench/cuda/mandelbrot.cu` (the textbook loop, and the
-/// loop after the cardioid/bulb test), built with nvcc for the GPU at hand.
-pub struct CudaCReference {
-    module: std::sync::Arc<cudarc::driver::CudaModule>,
-}
-
-impl std::fmt::Debug for CudaCReference {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CudaCReference").finish_non_exhaustive()
-    }
-}
-
-/// Which CUDA C reference kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CudaCKernel {
-    /// The textbook escape-time loop.
-    Naive,
-    /// The loop after the main-cardioid / period-2-bulb test.
-    Cardioid,
-}
-
-/// The CUDA C source of [`CudaCReference`].
-pub const CUDA_C_MANDELBROT: &str = include_str!("../../bench/cuda/mandelbrot.cu");
-
-impl CudaCReference {
-    /// Compiles and loads the reference kernels (needs `nvcc` on `PATH`).
-    ///
-    /// # Errors
-    /// Why not, as a message (no nvcc, compile or load error).
-    pub fn build(gpu: &Gpu) -> Result<Self, String> {
-        let module = crate::bench::nvcc_module(gpu, "mandelbrot", CUDA_C_MANDELBROT)?;
-        Ok(Self { module })
-    }
-
-    /// Times `kernel` on `params`' view, iteration limit and precision (`warmup` untimed
-    /// launches, then `reps` launches timed with CUDA events, 16×16 blocks) and returns the
-    /// times and the escape counts (row-major).
-    ///
-    /// # Errors
-    /// Launch, allocation or copy failures.
-    pub fn bench(
-        &self,
-        gpu: &Gpu,
-        kernel: CudaCKernel,
-        params: &RenderParams,
-        warmup: u32,
-        reps: u32,
-    ) -> Result<(Vec<Duration>, Vec<u32>), GpuError> {
-        use cudarc::driver::PushKernelArg;
-        let (view, max_iter, precision) = (&params.view, params.max_iter, params.precision);
-        let name = match (kernel, precision) {
-            (CudaCKernel::Naive, Precision::F32) => "cu_mandel_naive_f32",
-            (CudaCKernel::Cardioid, Precision::F32) => "cu_mandel_cardioid_f32",
-            (CudaCKernel::Naive, Precision::F64) => "cu_mandel_naive_f64",
-            (CudaCKernel::Cardioid, Precision::F64) => "cu_mandel_cardioid_f64",
-        };
-        let function = self
-            .module
-            .load_function(name)
-            .map_err(GpuError::driver(format!(
-                "looking up the CUDA C kernel `{name}`"
-            )))?;
-        let len = view.len();
-        gpu.check_free("the CUDA C reference's counts", 4 * len)?;
-        let mut counts = gpu
-            .stream()
-            .alloc_zeros::<u32>(len)
-            .map_err(GpuError::driver("allocating the CUDA C reference's counts"))?;
-        let cfg = for_image(view.width_px, view.height_px);
-        let (w, h) = (view.width_px, view.height_px);
-        let mut times = Vec::new();
-        for rep in 0..warmup + reps {
-            let t = timed(gpu, name, cfg, || {
-                let mut args = gpu.stream().launch_builder(&function);
-                let v32 = view.cast::<f32>();
-                let (x0, y0, dx, dy) = (v32.origin.re, v32.origin.im, v32.step_re, v32.step_im);
-                let (x0d, y0d, dxd, dyd) =
-                    (view.origin.re, view.origin.im, view.step_re, view.step_im);
-                args.arg(&w).arg(&h);
-                match precision {
-                    Precision::F32 => args.arg(&x0).arg(&y0).arg(&dx).arg(&dy),
-                    Precision::F64 => args.arg(&x0d).arg(&y0d).arg(&dxd).arg(&dyd),
-                };
-                args.arg(&max_iter).arg(&mut counts);
-                // SAFETY: `(unsigned width, unsigned height, T x0, T y0, T dx, T dy, unsigned
-                // max_iter, unsigned* counts)` as in bench/cuda/mandelbrot.cu, T by precision;
-                // `counts` holds width·height elements.
-                unsafe { cust::launch::launch_built(name, cfg, args) }
-            })?;
-            if rep >= warmup {
-                times.push(t);
-            }
-        }
-        let counts = gpu
-            .stream()
-            .clone_dtoh(&counts)
-            .map_err(GpuError::driver("copying the CUDA C reference's counts"))?;
-        Ok((times, counts))
-    }
-}
-
-/// Runs `launch` between two CUDA events, waits, and returns the time between the events.
-fn timed(
+/// Runs `launch` between two CUDA events, waits (a failure names `kernel` and `cfg`), and
+/// returns the time between the events.
+pub(crate) fn timed(
     gpu: &Gpu,
     kernel: &str,
     cfg: LaunchConfig,
     launch: impl FnOnce() -> Result<(), GpuError>,
 ) -> Result<Duration, GpuError> {
-    let start = gpu.record_event()?;
-    launch()?;
-    let end = gpu.record_event()?;
-    gpu.sync_after(kernel, cfg)?;
-    let ms = elapsed_ms(&start, &end)?;
-    Ok(Duration::from_secs_f64(f64::from(ms) / 1e3))
+    crate::timing::event_time(gpu.context(), gpu.stream(), launch, || {
+        gpu.sync_after(kernel, cfg)
+    })
 }
 
 /// Renders on this GPU with the default [`Style`]: one thread per pixel, 16×16 blocks.
@@ -956,188 +814,6 @@ pub fn rows_per_launch(job: &RenderJob<f64>, max_band_px: u64) -> u32 {
         .min(job.height_px.max(1))
 }
 
-/// Escape-time statistics of a view on the CPU: the total of the plain loop's iterations
-/// (`Σ escape_time`), i.e. the work the naive kernel does.
-pub fn total_iterations(counts: &[u32]) -> u64 {
-    counts.iter().map(|&n| u64::from(n)).sum()
-}
-
-/// The baseline on the CPU: [`common::escape_time`] (no shortcuts) and [`Palette::color`] for
-/// every pixel of `params.view` — what the `mandelbrot_naive_*` kernels compute.
-pub fn render_naive_cpu(params: &RenderParams) -> Image {
-    fn with<F: Real + Send + Sync>(view: Viewport<F>, params: &RenderParams) -> Image {
-        let width = view.width_px as usize;
-        let mut counts = vec![0u32; view.len()];
-        let mut rgb = vec![0u8; 3 * view.len()];
-        counts
-            .par_chunks_mut(width)
-            .zip(rgb.par_chunks_mut(3 * width))
-            .enumerate()
-            .for_each(|(y, (count_row, rgb_row))| {
-                naive_row(&view, params, y as u32, count_row, rgb_row);
-            });
-        Image {
-            width_px: view.width_px,
-            height_px: view.height_px,
-            counts,
-            rgb,
-        }
-    }
-    match params.precision {
-        Precision::F32 => with(params.view.cast::<f32>(), params),
-        Precision::F64 => with(params.view, params),
-    }
-}
-
-fn naive_row<F: Real>(
-    view: &Viewport<F>,
-    params: &RenderParams,
-    y: u32,
-    counts: &mut [u32],
-    rgb: &mut [u8],
-) {
-    #[inline(always)]
-    fn plain<F: Real>(
-        view: &Viewport<F>,
-        params: &RenderParams,
-        y: u32,
-        counts: &mut [u32],
-        rgb: &mut [u8],
-    ) {
-        for (x, (count, color)) in counts.iter_mut().zip(rgb.chunks_exact_mut(3)).enumerate() {
-            let n = common::escape_time(view.pixel_to_complex(x as u32, y), params.max_iter);
-            *count = n;
-            color.copy_from_slice(&params.palette.color(n, params.max_iter));
-        }
-    }
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "fma")]
-    fn fma<F: Real>(
-        view: &Viewport<F>,
-        params: &RenderParams,
-        y: u32,
-        counts: &mut [u32],
-        rgb: &mut [u8],
-    ) {
-        plain(view, params, y, counts, rgb);
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU supports FMA (checked just above).
-        unsafe { fma(view, params, y, counts, rgb) };
-        return;
-    }
-    plain(view, params, y, counts, rgb);
-}
-
-/// Timings of the naive and the optimized kernel on one view (see [`bench_kernels`]).
-#[derive(Clone, Debug)]
-pub struct KernelBench {
-    /// Kernel time of each timed repetition of the naive kernel (escape time and colour in
-    /// one kernel).
-    pub naive: Vec<Duration>,
-    /// Kernel time of each timed repetition of the renderer's escape pass (escape times only,
-    /// as the CUDA C references write).
-    pub optimized: Vec<Duration>,
-    /// Kernel time of each timed repetition of the renderer's colour pass.
-    pub color: Vec<Duration>,
-    /// The naive kernel's image.
-    pub naive_image: Image,
-    /// The optimized kernel's image.
-    pub optimized_image: Image,
-}
-
-/// Times `mandelbrot_naive_*` and the renderer's passes ([`launch_render`], default [`Style`]) on `params`:
-/// `warmup` untimed launches each, then `reps` launches each timed with CUDA events; returns
-/// the times and both images (to check they are identical).
-///
-/// # Errors
-/// [`GpuError::OutOfMemory`] if the four buffers (14 bytes per pixel) do not fit, and
-/// launch or copy failures.
-pub fn bench_kernels(
-    gpu: &Gpu,
-    params: &RenderParams,
-    warmup: u32,
-    reps: u32,
-) -> Result<KernelBench, GpuError> {
-    let view = params.view;
-    let len = view.len();
-    gpu.check_free("the benchmark buffers", len * 14)?;
-    let stream = gpu.stream();
-    let alloc = |what: &'static str| {
-        Ok::<_, GpuError>((
-            stream
-                .alloc_zeros::<u32>(len)
-                .map_err(GpuError::driver(what))?,
-            stream
-                .alloc_zeros::<u8>(3 * len)
-                .map_err(GpuError::driver(what))?,
-        ))
-    };
-    let (mut naive_counts, mut naive_rgb) = alloc("allocating the naive kernel's buffers")?;
-    let (mut opt_counts, mut opt_rgb) = alloc("allocating the optimized kernel's buffers")?;
-    // Discrete colouring (the default style): the escape pass writes no |z_n|².
-    let mut no_norms = stream.alloc_zeros::<f32>(1).map_err(GpuError::driver(
-        "allocating the optimized kernel's buffers",
-    ))?;
-    let mut table = stream
-        .alloc_zeros::<u32>(COLOR_TABLE_LEN)
-        .map_err(GpuError::driver("allocating the colour table"))?;
-    let job = params.job(&Style::default());
-    let band = Band {
-        first_row: 0,
-        rows: view.height_px,
-    };
-    let mut naive = Vec::new();
-    let mut optimized = Vec::new();
-    let mut color = Vec::new();
-    let table_len = color_table(gpu, &job, &mut table, &mut None)?;
-    let table = table.slice(0..table_len);
-    for rep in 0..warmup + reps {
-        let t_naive = launch_naive(
-            gpu,
-            &view,
-            params.max_iter,
-            params.palette,
-            params.precision,
-            &mut naive_counts,
-            &mut naive_rgb,
-        )?;
-        let t_opt = launch_render(
-            gpu,
-            &job,
-            params.precision,
-            band,
-            BandBuffers {
-                counts: &mut opt_counts,
-                norms: &mut no_norms,
-                table: table.slice(..),
-                rgb: &mut opt_rgb,
-            },
-        )?;
-        if rep >= warmup {
-            naive.push(t_naive);
-            optimized.push(t_opt.escape);
-            color.push(t_opt.color);
-        }
-    }
-    let image = |counts: &CudaSlice<u32>, rgb: &CudaSlice<u8>| {
-        Ok::<_, GpuError>(Image {
-            width_px: view.width_px,
-            height_px: view.height_px,
-            counts: stream
-                .clone_dtoh(counts)
-                .map_err(GpuError::driver("copying escape times to the host"))?,
-            rgb: stream
-                .clone_dtoh(rgb)
-                .map_err(GpuError::driver("copying colours to the host"))?,
-        })
-    };
-    Ok(KernelBench {
-        naive,
-        optimized,
-        color,
-        naive_image: image(&naive_counts, &naive_rgb)?,
-        optimized_image: image(&opt_counts, &opt_rgb)?,
-    })
-}
+/// Re-exported from [`crate::bench::mandelbrot`], where the Mandelbrot bench lives, for the
+/// workspace tests that still import them from here.
+pub use crate::bench::mandelbrot::{bench_kernels, render_naive_cpu};

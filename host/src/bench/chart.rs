@@ -2,7 +2,7 @@
 //! each workload, so that every peer (CUDA C twin, CUB, cuBLAS) sits beside ours; bandwidth
 //! workloads in GB/s with the memcpy rate as a vertical line, SGEMM in TFLOP/s below.
 
-use super::{Entry, Report};
+use super::{Entry, Implementation, Report};
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -12,13 +12,13 @@ const ROW_PX: u32 = 18;
 const WIDTH_PX: u32 = 1100;
 
 /// Bar colour of an implementation.
-fn color(implementation: &str) -> RGBColor {
+fn color(implementation: Implementation) -> RGBColor {
     match implementation {
-        "rust" => RGBColor(230, 120, 30),
-        "cuda-c" => RGBColor(60, 110, 200),
-        "cub" => RGBColor(40, 160, 90),
-        "cublas" => RGBColor(150, 80, 170),
-        _ => RGBColor(120, 120, 120),
+        Implementation::Rust => RGBColor(230, 120, 30),
+        Implementation::CudaC => RGBColor(60, 110, 200),
+        Implementation::Cub => RGBColor(40, 160, 90),
+        Implementation::Cublas => RGBColor(150, 80, 170),
+        Implementation::Memcpy => RGBColor(120, 120, 120),
     }
 }
 
@@ -30,7 +30,7 @@ pub fn draw(report: &Report, path: &Path) -> Result<(), String> {
     let bandwidth: Vec<&Entry> = report
         .entries
         .iter()
-        .filter(|e| e.gb_per_s.is_some() && e.implementation != "memcpy")
+        .filter(|e| e.gb_per_s.is_some() && e.implementation != Implementation::Memcpy)
         .collect();
     let flops: Vec<&Entry> = report
         .entries
@@ -40,7 +40,7 @@ pub fn draw(report: &Report, path: &Path) -> Result<(), String> {
     let memcpy = report
         .entries
         .iter()
-        .find(|e| e.implementation == "memcpy")
+        .find(|e| e.implementation == Implementation::Memcpy)
         .and_then(|e| e.gb_per_s);
     let panel_px = |rows: usize| 90 + ROW_PX * rows as u32;
     let height = panel_px(bandwidth.len())
@@ -124,7 +124,7 @@ fn panel<DB: DrawingBackend>(
             let y = (n - 1 - i) as f64;
             Some(Rectangle::new(
                 [(0.0, y + 0.12), (v, y + 0.88)],
-                color(&e.implementation).filled(),
+                color(e.implementation).filled(),
             ))
         }))
         .map_err(err)?;
@@ -133,10 +133,10 @@ fn panel<DB: DrawingBackend>(
             let v = value(e)?;
             let y = (n - 1 - i) as f64;
             let text = match e.vs_best_peer {
-                Some(r) if e.implementation == "rust" => format!(
+                Some(r) if e.implementation == Implementation::Rust => format!(
                     "{v:.1} ({:.2}x {})",
                     r,
-                    e.best_peer.as_deref().unwrap_or("")
+                    e.best_peer.map_or("", Implementation::name)
                 ),
                 _ => format!("{v:.1}"),
             };

@@ -4,7 +4,7 @@
 //! `libloading` and called through its C functions on the bench's stream (the CUDA runtime
 //! inside it uses the device's primary context, the one cudarc opened).
 
-use super::{BenchError, Entry, bandwidth_entry, random_f64, time_events};
+use super::{Bench, BenchError, Entry, Implementation, random_f64};
 use crate::gpu::{Gpu, GpuError};
 use crate::vector::{Element, ReduceOp, ScanKind};
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
@@ -65,35 +65,17 @@ impl Cub {
     /// Builds [`CUB_SOURCE`] for `gpu`'s architecture and loads it. `Err` says why not: no
     /// nvcc on `PATH`, a compile error (with nvcc's messages), a load error.
     pub fn build(gpu: &Gpu) -> Result<Self, String> {
-        let (major, minor) = gpu
-            .context()
-            .compute_capability()
-            .map_err(|e| format!("reading the compute capability: {e}"))?;
         let dir = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
         let src = dir.path().join("cub_peers.cu");
         let lib_path = dir.path().join("libferro_cub.so");
         std::fs::write(&src, CUB_SOURCE).map_err(|e| format!("writing {}: {e}", src.display()))?;
-        let out = std::process::Command::new("nvcc")
-            .args([
-                "-O3",
-                &format!("-arch=sm_{major}{minor}"),
-                "-shared",
-                "-Xcompiler",
-                "-fPIC",
-                "-o",
-            ])
-            .arg(&lib_path)
-            .arg(&src)
-            .output()
-            .map_err(|e| {
-                format!("cannot run nvcc ({e}): put the CUDA toolkit's bin folder on PATH")
-            })?;
-        if !out.status.success() {
-            return Err(format!(
-                "nvcc failed on the CUB peers:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
+        crate::nvcc::compile(
+            gpu,
+            " on the CUB peers",
+            &["-shared", "-Xcompiler", "-fPIC"],
+            &src,
+            &lib_path,
+        )?;
         // SAFETY: our own library, built just now; its initialisers are the CUDA runtime's.
         let lib = unsafe { libloading::Library::new(&lib_path) }
             .map_err(|e| format!("loading {}: {e}", lib_path.display()))?;
@@ -135,12 +117,10 @@ impl Cub {
 
     /// Calls `f` twice in CUB's protocol: the scratch size, then (with `temp` grown to it)
     /// the work, queued on `gpu`'s stream.
-    #[allow(clippy::too_many_arguments)]
     fn call<T: CubType>(
         &self,
         gpu: &Gpu,
-        f: CubFn,
-        selector: c_int,
+        (f, selector): (CubFn, c_int),
         what: &str,
         x: &CudaSlice<T>,
         out: &mut CudaSlice<T>,
@@ -203,7 +183,7 @@ impl Cub {
         out: &mut CudaSlice<T>,
         temp: &mut CudaSlice<u8>,
     ) -> Result<(), BenchError> {
-        self.call(gpu, self.reduce, op as c_int, op.name(), x, out, temp)
+        self.call(gpu, (self.reduce, op as c_int), op.name(), x, out, temp)
     }
 
     /// `out = scan(x)` with `cub::DeviceScan::{InclusiveSum, ExclusiveSum}`.
@@ -219,7 +199,7 @@ impl Cub {
         temp: &mut CudaSlice<u8>,
     ) -> Result<(), BenchError> {
         let exclusive = c_int::from(kind == ScanKind::Exclusive);
-        self.call(gpu, self.scan, exclusive, "scan", x, out, temp)
+        self.call(gpu, (self.scan, exclusive), "scan", x, out, temp)
     }
 }
 
@@ -327,81 +307,101 @@ fn fold(op: ReduceOp, x: impl Iterator<Item = f64>) -> f64 {
     }
 }
 
-/// Times CUB's reductions (and, with `scans`, its scans) of `n` elements of `T`, checks each
-/// reduction against the CPU, and appends `cub` entries (notes for any difference).
-#[allow(clippy::too_many_arguments)]
-pub fn entries<T: CubInput>(
-    gpu: &Gpu,
-    cub: &Cub,
-    n: usize,
-    scans: bool,
-    (w, r): (u32, u32),
-    memcpy: f64,
-    entries: &mut Vec<Entry>,
-    notes: &mut Vec<String>,
-) -> Result<(), GpuError> {
-    let host = T::inputs(n);
-    let x = crate::vector::upload(gpu, &host)?;
-    let mut out = crate::vector::poisoned::<T>(gpu, if scans { n } else { 1 })?;
-    let mut temp = gpu
-        .stream()
-        .alloc_zeros::<u8>(1)
-        .map_err(GpuError::driver("allocating CUB scratch"))?;
-    let size = std::mem::size_of::<T>() as u64;
-    for op in ReduceOp::ALL {
-        let workload = format!("{} {}", op.name(), T::NAME);
-        let timed = time_events(gpu, w, r, || cub.reduce(gpu, op, &x, &mut out, &mut temp));
-        let stats = match timed {
-            Ok(s) => s,
-            Err(BenchError(e)) => {
-                notes.push(format!("{workload}: CUB failed: {e}"));
-                continue;
+impl Bench<'_> {
+    /// Builds CUB (unless skipped) and times its reductions of f32, f64 and u32 and its
+    /// scans of f32 and u32; failures become notes.
+    pub(super) fn cub(&mut self) -> Result<(), GpuError> {
+        if !self.opts.cub {
+            self.notes.push("CUB skipped (--no-cub)".into());
+            return Ok(());
+        }
+        match Cub::build(&self.gpu) {
+            Ok(peers) => {
+                let (v0, v1, v2) = peers.version;
+                self.log(&format!("CUB {v0}.{v1}.{v2}: reductions and scans"));
+                self.notes
+                    .push(format!("CUB {v0}.{v1}.{v2} (built with nvcc at run time)"));
+                self.cub_rows::<f32>(&peers, true)?;
+                self.cub_rows::<f64>(&peers, false)?;
+                self.cub_rows::<u32>(&peers, true)?;
             }
-        };
-        let got = super::download_one(gpu, &out)?;
-        let want = T::cpu(op, &host);
-        if !T::close(op, got, want) {
-            notes.push(format!(
-                "{workload}: CUB gave {got:?}, the CPU {want} (outside the tolerance)"
+            Err(e) => {
+                self.log(&format!("CUB skipped: {e}"));
+                self.notes.push(format!("CUB skipped: {e}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Times CUB's reductions (and, with `scans`, its scans) of the bench's `len` elements
+    /// of `T`, checks each against the CPU, and appends `cub` entries (notes for any
+    /// difference).
+    fn cub_rows<T: CubInput>(&mut self, cub: &Cub, scans: bool) -> Result<(), GpuError> {
+        let (gpu, n, memcpy) = (&self.gpu, self.len, self.memcpy_gb_per_s);
+        let host = T::inputs(n);
+        let x = crate::vector::upload(gpu, &host)?;
+        let mut out = crate::vector::poisoned::<T>(gpu, if scans { n } else { 1 })?;
+        let mut temp = gpu
+            .stream()
+            .alloc_zeros::<u8>(1)
+            .map_err(GpuError::driver("allocating CUB scratch"))?;
+        let size = std::mem::size_of::<T>() as u64;
+        for op in ReduceOp::ALL {
+            let workload = format!("{} {}", op.name(), T::NAME);
+            let timed = self.time(|| cub.reduce(&self.gpu, op, &x, &mut out, &mut temp));
+            let stats = match timed {
+                Ok(s) => s,
+                Err(BenchError(e)) => {
+                    self.notes.push(format!("{workload}: CUB failed: {e}"));
+                    continue;
+                }
+            };
+            let got = super::download_one(&self.gpu, &out)?;
+            let want = T::cpu(op, &host);
+            if !T::close(op, got, want) {
+                self.notes.push(format!(
+                    "{workload}: CUB gave {got:?}, the CPU {want} (outside the tolerance)"
+                ));
+            }
+            self.entries.push(Entry::bandwidth(
+                &workload,
+                Implementation::Cub,
+                stats,
+                size * n as u64,
+                Some(memcpy),
             ));
         }
-        entries.push(bandwidth_entry(
-            &workload,
-            "cub",
-            stats,
-            size * n as u64,
-            Some(memcpy),
-        ));
-    }
-    if scans {
-        for (kind, label) in [
-            (ScanKind::Inclusive, "inclusive scan"),
-            (ScanKind::Exclusive, "exclusive scan"),
-        ] {
-            let workload = format!("{label} {}", T::NAME);
-            match time_events(gpu, w, r, || cub.scan(gpu, kind, &x, &mut out, &mut temp)) {
-                Ok(stats) => {
-                    let got = gpu
-                        .stream()
-                        .clone_dtoh(&out)
-                        .map_err(GpuError::driver("copying CUB's scan back"))?;
-                    let bad = T::scan_errors(kind, &host, &got);
-                    if bad > 0 {
-                        notes.push(format!(
-                            "{workload}: CUB's scan is wrong in {bad} of {n} elements"
+        if scans {
+            for (kind, label) in [
+                (ScanKind::Inclusive, "inclusive scan"),
+                (ScanKind::Exclusive, "exclusive scan"),
+            ] {
+                let workload = format!("{label} {}", T::NAME);
+                match self.time(|| cub.scan(&self.gpu, kind, &x, &mut out, &mut temp)) {
+                    Ok(stats) => {
+                        let got = self
+                            .gpu
+                            .stream()
+                            .clone_dtoh(&out)
+                            .map_err(GpuError::driver("copying CUB's scan back"))?;
+                        let bad = T::scan_errors(kind, &host, &got);
+                        if bad > 0 {
+                            self.notes.push(format!(
+                                "{workload}: CUB's scan is wrong in {bad} of {n} elements"
+                            ));
+                        }
+                        self.entries.push(Entry::bandwidth(
+                            &workload,
+                            Implementation::Cub,
+                            stats,
+                            2 * size * n as u64,
+                            Some(memcpy),
                         ));
                     }
-                    entries.push(bandwidth_entry(
-                        &workload,
-                        "cub",
-                        stats,
-                        2 * size * n as u64,
-                        Some(memcpy),
-                    ));
+                    Err(BenchError(e)) => self.notes.push(format!("{workload}: CUB failed: {e}")),
                 }
-                Err(BenchError(e)) => notes.push(format!("{workload}: CUB failed: {e}")),
             }
         }
+        Ok(())
     }
-    Ok(())
 }

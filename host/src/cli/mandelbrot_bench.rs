@@ -9,9 +9,13 @@ use clap::ValueEnum;
 use common::{Complex, Palette, Viewport};
 use host::{
     Gpu,
-    mandelbrot::{Precision, RenderParams, render_cpu, render_naive_cpu, total_iterations},
+    bench::mandelbrot::{
+        CudaCKernel, CudaCReference, bench_kernels, render_naive_cpu, total_iterations,
+    },
+    mandelbrot::{Image, Precision, RenderParams, render_cpu},
+    timing::Repeat,
 };
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum BenchPrecision {
@@ -68,11 +72,6 @@ pub const VIEWS: [(&str, f64, f64, f64); 4] = [
     ("period-3 minibrot", -1.7549, 0.0, 0.04),
 ];
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 pub fn run(args: &BenchArgs) -> Result<()> {
     if args.size == 0 || args.size > 32_768 {
         super::usage!(
@@ -106,7 +105,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         BenchBackend::Cpu => None,
     };
     let cuda_c = match (&gpu, args.no_cuda_c) {
-        (Some(gpu), false) => match host::mandelbrot::CudaCReference::build(gpu) {
+        (Some(gpu), false) => match CudaCReference::build(gpu) {
             Ok(c) => Some(c),
             Err(why) => {
                 eprintln!("note: no CUDA C reference: {why}");
@@ -159,31 +158,25 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             // the CPU renders both in one loop.
             let (naive_t, opt_t, color_t, naive, opt) = match &gpu {
                 Some(gpu) => {
-                    let b = host::mandelbrot::bench_kernels(gpu, &params, args.warmup, args.reps)
-                        .with_context(|| {
-                        format!("benchmarking {name} ({})", precision.name())
-                    })?;
+                    let b = bench_kernels(gpu, &params, args.warmup, args.reps)
+                        .with_context(|| format!("benchmarking {name} ({})", precision.name()))?;
                     (
-                        median(b.naive),
-                        median(b.optimized),
-                        median(b.color),
+                        b.naive.median(),
+                        b.optimized.median(),
+                        b.color.median(),
                         b.naive_image,
                         b.optimized_image,
                     )
                 }
                 None => {
-                    let time = |f: &dyn Fn() -> host::mandelbrot::Image| {
-                        let mut times = Vec::new();
+                    let time = |f: &dyn Fn() -> Image| {
                         let mut image = None;
-                        for rep in 0..args.warmup + args.reps {
-                            let t = Instant::now();
-                            let im = f();
-                            if rep >= args.warmup {
-                                times.push(t.elapsed());
-                            }
-                            image = Some(im);
-                        }
-                        (median(times), image.expect("at least one repetition"))
+                        let stats = Repeat::new(args.warmup, args.reps).wall(|| {
+                            image = Some(f());
+                            Ok::<_, std::convert::Infallible>(())
+                        });
+                        let Ok(stats) = stats;
+                        (stats.median(), image.expect("at least one repetition"))
                     };
                     let (nt, n) = time(&|| render_naive_cpu(&params));
                     let (ot, o) = time(&|| render_cpu(&params));
@@ -217,7 +210,6 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             );
             let mut c_json = serde_json::Value::Null;
             if let (Some(gpu), Some(c)) = (&gpu, &cuda_c) {
-                use host::mandelbrot::CudaCKernel;
                 let run = |k: CudaCKernel| {
                     c.bench(gpu, k, &params, args.warmup, args.reps)
                         .map(|(t, counts)| {
@@ -226,7 +218,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
                                 .zip(&naive.counts)
                                 .filter(|(a, b)| a != b)
                                 .count();
-                            (median(t), diff)
+                            (t.median(), diff)
                         })
                 };
                 let (cn_t, cn_diff) = run(CudaCKernel::Naive).context("CUDA C naive kernel")?;

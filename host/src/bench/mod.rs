@@ -1,0 +1,298 @@
+//! `ferrocuda bench`: times the vector workloads of [`crate::vector`] against references
+//! measured in the same run — a device-to-device `memcpy` (bandwidth ceiling), cuBLAS SGEMM
+//! with TF32 off (FP32 ceiling), CUB, and, where `nvcc` is on `PATH`, CUDA C twins of every
+//! kernel ([`twins`]).
+//!
+//! Timing ([`crate::timing`]): `warmup` untimed runs (at least 50 ms of them, so clocks ramp
+//! up), then `reps` runs each between two CUDA events on the stream (synchronised after
+//! each); median, min, max and quartiles in milliseconds.
+//! Bandwidth counts bytes as STREAM does (each array element read or written once: copy and
+//! scale 2 words per element, add, triad and axpy 3, dot 2, reductions 1, scans 2 — the
+//! single-pass scan moves exactly that); SGEMM counts 2·m·n·k flops.
+//!
+//! A run ([`run`]) builds a [`Bench`] and walks the jobs in order: the memcpy reference,
+//! the vector workloads (`vectors.rs`), SGEMM (`sgemm.rs`, with `cublas.rs`), CUB ([`cub`]),
+//! then the best peers and the [`Report`] ([`report`], drawn by [`chart`]).
+
+use crate::gpu::{Gpu, GpuError};
+use crate::timing::{Repeat, Stats};
+use crate::vector::Element;
+use cudarc::driver::CudaSlice;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+
+pub mod chart;
+pub mod cub;
+mod cublas;
+pub mod mandelbrot;
+pub mod report;
+mod sgemm;
+pub mod twins;
+pub mod vector_add;
+mod vectors;
+
+pub use report::{Entry, Report, fill_best_peers, shapes, table, write_outputs};
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// Elements per vector (default 2^28: 1 GiB per f32 array, well beyond L2).
+    pub len: usize,
+    /// SGEMM shapes `(m, n, k)`, each timed in turn.
+    pub gemm: Vec<(u32, u32, u32)>,
+    /// Untimed runs before timing.
+    pub warmup: u32,
+    /// Timed runs.
+    pub reps: u32,
+    /// Build and time the CUDA C twins (needs `nvcc`).
+    pub cuda_c: bool,
+    /// Time cuBLAS SGEMM (needs `libcublas.so` on the loader path).
+    pub cublas: bool,
+    /// Build and time CUB's reductions and scans (needs `nvcc` with CUB, as in the CUDA
+    /// toolkit).
+    pub cub: bool,
+}
+
+/// Who implemented a timed row. In the JSON as `rust`, `cuda-c`, `cub`, `cublas`, `memcpy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Implementation {
+    /// ferrocuda's Rust kernel.
+    Rust,
+    /// Its CUDA C twin ([`twins`]).
+    CudaC,
+    /// CUB's device-wide algorithm ([`cub`]).
+    Cub,
+    /// cuBLAS SGEMM.
+    Cublas,
+    /// A device-to-device `memcpy` (the bandwidth reference).
+    Memcpy,
+}
+
+impl Implementation {
+    /// The name in the table, the JSON and the chart.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Rust => "rust",
+            Self::CudaC => "cuda-c",
+            Self::Cub => "cub",
+            Self::Cublas => "cublas",
+            Self::Memcpy => "memcpy",
+        }
+    }
+}
+
+impl std::fmt::Display for Implementation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A peer's failure (cuBLAS, CUB, or a GPU error while timing it), as text.
+#[derive(Debug)]
+pub struct BenchError(pub String);
+
+impl std::fmt::Display for BenchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<GpuError> for BenchError {
+    fn from(e: GpuError) -> Self {
+        Self(e.to_string())
+    }
+}
+
+/// Warm-up lasts at least this long, whatever `warmup` says: after an idle stretch (e.g. while
+/// the host prepares the next inputs) the GPU's clocks take a moment to come back up, which
+/// showed as a slow, noisy first workload (sum u32: median 0.279 ms, min 0.246 ms, H200).
+const MIN_WARMUP: Duration = Duration::from_millis(50);
+
+/// One bench run's context: the GPU, what to run, how often, the peers that were built, and
+/// what has been measured so far. Each job module adds methods.
+pub struct Bench<'a> {
+    gpu: Gpu,
+    opts: BenchOptions,
+    /// Elements per vector (at least 1).
+    len: usize,
+    repeat: Repeat,
+    /// The memcpy row's bandwidth, GB/s (NaN until measured).
+    memcpy_gb_per_s: f64,
+    cuda_c: Option<twins::CudaC>,
+    entries: Vec<Entry>,
+    notes: Vec<String>,
+    log: &'a mut dyn FnMut(&str),
+}
+
+impl std::fmt::Debug for Bench<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bench")
+            .field("opts", &self.opts)
+            .field("entries", &self.entries.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs the benchmark; `log` gets progress lines.
+///
+/// # Errors
+/// GPU failures of the Rust kernels or the memcpy reference; missing CUDA C / cuBLAS / CUB
+/// are reported in [`Report::notes`] instead.
+pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, GpuError> {
+    let t0 = Instant::now();
+    let gpu = Gpu::new(0)?;
+    let rust_module_load_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let cc = gpu.context().compute_capability()?;
+    let mut bench = Bench {
+        gpu,
+        opts: opts.clone(),
+        len: opts.len.max(1),
+        repeat: Repeat::new(opts.warmup, opts.reps).min_warmup(MIN_WARMUP),
+        memcpy_gb_per_s: f64::NAN,
+        cuda_c: None,
+        entries: Vec::new(),
+        notes: Vec::new(),
+        log: &mut log,
+    };
+    bench.log(&format!("GPU {} (sm_{}{})", bench.gpu.name(), cc.0, cc.1));
+    let (ptx_jit_load_ms, cubin_load_ms) = bench.module_load_times(cc);
+    let cuda_c_build_ms = bench.build_twins();
+    bench.memcpy()?;
+    bench.vectors()?;
+    for shape in opts.gemm.clone() {
+        bench.sgemm(shape)?;
+    }
+    bench.cub()?;
+    fill_best_peers(&mut bench.entries);
+    Ok(Report {
+        device: bench.gpu.name(),
+        compute_capability: cc,
+        len: bench.len,
+        gemm: opts.gemm.clone(),
+        warmup: opts.warmup,
+        reps: opts.reps,
+        rust_module_load_ms,
+        module_source: bench.gpu.module_source().to_string(),
+        ptx_jit_load_ms,
+        cubin_load_ms,
+        cuda_c_build_ms,
+        notes: bench.notes,
+        entries: bench.entries,
+    })
+}
+
+impl Bench<'_> {
+    /// A progress line.
+    fn log(&mut self, line: &str) {
+        (self.log)(line);
+    }
+
+    /// Times `f` (work queued on the bench's stream) with this run's repetitions.
+    fn time<E: From<GpuError>>(&self, f: impl FnMut() -> Result<(), E>) -> Result<Stats, E> {
+        self.repeat.events(self.gpu.context(), self.gpu.stream(), f)
+    }
+
+    /// Builds the CUDA C twins unless skipped; returns the build time in ms.
+    fn build_twins(&mut self) -> Option<f64> {
+        if !self.opts.cuda_c {
+            self.notes.push("CUDA C twins skipped (--no-cuda-c)".into());
+            return None;
+        }
+        let t = Instant::now();
+        match twins::CudaC::build(&self.gpu) {
+            Ok(m) => {
+                self.cuda_c = Some(m);
+                Some(t.elapsed().as_secs_f64() * 1e3)
+            }
+            Err(e) => {
+                self.notes.push(format!("CUDA C twins skipped: {e}"));
+                self.log(&format!("CUDA C twins skipped: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Loads the kernels module once more from the PTX (driver JIT) and, if the binary has
+    /// one for this compute capability, from the cubin, timing each load (the modules are
+    /// dropped). Failures become notes.
+    fn module_load_times(&mut self, cc: (u32, u32)) -> (Option<f64>, Option<f64>) {
+        let gpu = &self.gpu;
+        let notes = &mut self.notes;
+        let mut time = |what: &str, ptx: cudarc::nvrtc::Ptx| {
+            let t = Instant::now();
+            match gpu.context().load_module(ptx) {
+                Ok(m) => {
+                    let ms = t.elapsed().as_secs_f64() * 1e3;
+                    drop(m);
+                    Some(ms)
+                }
+                Err(e) => {
+                    notes.push(format!("{what} load failed: {e}"));
+                    None
+                }
+            }
+        };
+        let ptx = time("PTX", cudarc::nvrtc::Ptx::from_src(crate::PTX));
+        let cubin = crate::KERNELS
+            .cubins
+            .iter()
+            .find(|c| c.arch == cc)
+            .and_then(|c| time("cubin", cudarc::nvrtc::Ptx::from_binary(c.bytes.to_vec())));
+        let line = format!(
+            "kernels module: {} ({:.1} ms in Gpu::new); PTX JIT load {}, cubin load {}",
+            self.gpu.module_source(),
+            self.gpu.module_load_time().as_secs_f64() * 1e3,
+            report::ms_or_dash(ptx),
+            report::ms_or_dash(cubin)
+        );
+        self.log(&line);
+        (ptx, cubin)
+    }
+
+    /// Pushes the Rust entry and, if timed, the CUDA C entry, filling the Rust/CUDA C ratio.
+    fn push_pair(&mut self, mut rust: Entry, cuda: Option<Entry>) {
+        if let Some(c) = &cuda {
+            rust.vs_cuda_c = match (rust.gb_per_s, c.gb_per_s, rust.tflop_per_s, c.tflop_per_s) {
+                (Some(a), Some(b), _, _) | (_, _, Some(a), Some(b)) => Some(a / b),
+                _ => None,
+            };
+        }
+        let line = format!(
+            "{}: rust {}{}",
+            rust.workload,
+            rust.rate_text(),
+            cuda.as_ref()
+                .map(|c| format!(", cuda-c {}", c.rate_text()))
+                .unwrap_or_default()
+        );
+        self.log(&line);
+        self.entries.push(rust);
+        self.entries.extend(cuda);
+    }
+}
+
+/// Pseudo-random, nonzero, bounded inputs in [0.5, 1.5) (splitmix64 of the index) — never
+/// zeros, which can run faster than real data.
+fn random_f64(seed: u64, n: usize) -> Vec<f64> {
+    (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let mut z = (i as u64 ^ seed.rotate_left(17)).wrapping_add(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            ((z >> 11) as f64 / (1u64 << 53) as f64) + 0.5 // [0.5, 1.5)
+        })
+        .collect()
+}
+
+/// The first element of `x`, copied to the host.
+fn download_one<T: Element>(gpu: &Gpu, x: &CudaSlice<T>) -> Result<T, GpuError> {
+    let v = gpu
+        .stream()
+        .clone_dtoh(x)
+        .map_err(GpuError::driver("copying a result to the host"))?;
+    Ok(v[0])
+}

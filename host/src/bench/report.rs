@@ -1,0 +1,370 @@
+//! What a bench run measured ([`Report`], [`Entry`]), how rows are built and compared
+//! (bandwidth and FLOP rates, the Rust/CUDA C ratio, best peers), and its outputs: the
+//! fixed-width table and `bench.json` (with the chart, [`super::chart`]).
+
+use super::Implementation;
+use crate::timing::Stats;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One timed implementation of one workload.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Entry {
+    /// Workload, e.g. `triad f32`.
+    pub workload: String,
+    /// Which implementation (`rust`, `cuda-c`, `cub`, `cublas` or `memcpy` in the JSON).
+    pub implementation: Implementation,
+    /// Timing.
+    pub stats: Stats,
+    /// Bytes moved as STREAM counts them (bandwidth workloads).
+    pub bytes: Option<u64>,
+    /// Floating-point operations (SGEMM).
+    pub flops: Option<f64>,
+    /// Bandwidth at the median time, GB/s (10^9 bytes/s).
+    pub gb_per_s: Option<f64>,
+    /// Rate at the median time, TFLOP/s.
+    pub tflop_per_s: Option<f64>,
+    /// Rate over the reference's rate in this run (memcpy bandwidth, or cuBLAS for SGEMM).
+    pub vs_reference: Option<f64>,
+    /// Rust rate over the CUDA C twin's rate (Rust rows only).
+    pub vs_cuda_c: Option<f64>,
+    /// The fastest other implementation of this workload in this run, i.e. what a user
+    /// could call instead (Rust rows only; absent from reports written before it existed):
+    /// `cuda-c`, `cub`, `cublas`, or `memcpy` for the copy workloads. (For the other
+    /// bandwidth workloads memcpy is a bound, in `vs_reference`, not a substitute.)
+    #[serde(default)]
+    pub best_peer: Option<Implementation>,
+    /// Rust rate over the best peer's rate (Rust rows only).
+    #[serde(default)]
+    pub vs_best_peer: Option<f64>,
+}
+
+impl Entry {
+    /// A bandwidth row: `bytes` moved in the median time of `stats`; `memcpy` (GB/s) fills
+    /// `vs_reference`.
+    pub fn bandwidth(
+        workload: &str,
+        implementation: Implementation,
+        stats: Stats,
+        bytes: u64,
+        memcpy: Option<f64>,
+    ) -> Self {
+        let gbs = bytes as f64 / (stats.median_ms * 1e-3) / 1e9;
+        Self {
+            workload: workload.to_owned(),
+            implementation,
+            stats,
+            bytes: Some(bytes),
+            flops: None,
+            gb_per_s: Some(gbs),
+            tflop_per_s: None,
+            vs_reference: memcpy.map(|m| gbs / m),
+            vs_cuda_c: None,
+            best_peer: None,
+            vs_best_peer: None,
+        }
+    }
+
+    /// A FLOP-rate row: `flops` in the median time of `stats`.
+    pub fn flops(workload: &str, implementation: Implementation, stats: Stats, flops: f64) -> Self {
+        let t = flops / (stats.median_ms * 1e-3) / 1e12;
+        Self {
+            workload: workload.to_owned(),
+            implementation,
+            stats,
+            bytes: None,
+            flops: Some(flops),
+            gb_per_s: None,
+            tflop_per_s: Some(t),
+            vs_reference: None,
+            vs_cuda_c: None,
+            best_peer: None,
+            vs_best_peer: None,
+        }
+    }
+
+    /// The rate an entry is compared by: GB/s, or TFLOP/s for SGEMM.
+    pub fn rate(&self) -> Option<f64> {
+        self.gb_per_s.or(self.tflop_per_s)
+    }
+
+    /// The rate as text for the log: `1234.5 GB/s` or `12.34 TFLOP/s`.
+    pub(crate) fn rate_text(&self) -> String {
+        self.gb_per_s
+            .map(|g| format!("{g:.1} GB/s"))
+            .or(self.tflop_per_s.map(|t| format!("{t:.2} TFLOP/s")))
+            .unwrap_or_default()
+    }
+}
+
+/// Everything a bench run measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Report {
+    /// GPU name.
+    pub device: String,
+    /// Compute capability.
+    pub compute_capability: (u32, u32),
+    /// Elements per vector.
+    pub len: usize,
+    /// SGEMM shapes `(m, n, k)` (reports before several shapes were timed hold one).
+    #[serde(deserialize_with = "one_or_many_shapes")]
+    pub gemm: Vec<(u32, u32, u32)>,
+    /// Warm-up runs.
+    pub warmup: u32,
+    /// Timed runs.
+    pub reps: u32,
+    /// Time to create the context and load the Rust kernels module, ms.
+    pub rust_module_load_ms: f64,
+    /// What `Gpu::new` loaded the kernels from: `cubin sm_XY` or `PTX JIT`.
+    pub module_source: String,
+    /// Loading the kernels module from the PTX (driver JIT), timed explicitly, ms.
+    pub ptx_jit_load_ms: Option<f64>,
+    /// Loading the build-time cubin for this GPU, timed explicitly, ms (`None`: no cubin
+    /// for this compute capability in the binary).
+    pub cubin_load_ms: Option<f64>,
+    /// Time to compile the CUDA C twins with nvcc and load the cubin, ms.
+    pub cuda_c_build_ms: Option<f64>,
+    /// What was skipped and why, checks that were made.
+    pub notes: Vec<String>,
+    /// The measurements.
+    pub entries: Vec<Entry>,
+}
+
+/// The SGEMM shapes of a report for its table and chart: each `(m, n, k)` as `MxNxK`, joined
+/// by `", "`, e.g. `2048x2048x2048, 4096x4096x4096`.
+pub fn shapes(gemm: &[(u32, u32, u32)]) -> String {
+    gemm.iter()
+        .map(|(m, n, k)| format!("{m}x{n}x{k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Reads `gemm` as one `[m, n, k]` (older reports) or a list of them.
+fn one_or_many_shapes<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<(u32, u32, u32)>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Shapes {
+        One((u32, u32, u32)),
+        Many(Vec<(u32, u32, u32)>),
+    }
+    Ok(match Shapes::deserialize(d)? {
+        Shapes::One(s) => vec![s],
+        Shapes::Many(v) => v,
+    })
+}
+
+/// Fills `best_peer` / `vs_best_peer` of every Rust row: the fastest non-Rust entry of the
+/// same workload, or for `copy` workloads the memcpy row if that is faster.
+pub fn fill_best_peers(entries: &mut [Entry]) {
+    use Implementation::{Memcpy, Rust};
+    let memcpy = entries
+        .iter()
+        .find(|e| e.implementation == Memcpy)
+        .and_then(|e| e.gb_per_s);
+    let peers: Vec<(String, Implementation, f64)> = entries
+        .iter()
+        .filter(|e| e.implementation != Rust && e.implementation != Memcpy)
+        .filter_map(|e| Some((e.workload.clone(), e.implementation, e.rate()?)))
+        .collect();
+    for e in entries.iter_mut().filter(|e| e.implementation == Rust) {
+        let Some(ours) = e.rate() else { continue };
+        let mut best: Option<(Implementation, f64)> = peers
+            .iter()
+            .filter(|(w, _, _)| *w == e.workload)
+            .map(|(_, i, r)| (*i, *r))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some(m) = memcpy
+            && e.workload.starts_with("copy ")
+            && best.as_ref().is_none_or(|(_, r)| m > *r)
+        {
+            best = Some((Memcpy, m));
+        }
+        if let Some((name, r)) = best {
+            e.best_peer = Some(name);
+            e.vs_best_peer = Some(ours / r);
+        }
+    }
+}
+
+/// `12.3 ms`, or `-` for `None`.
+pub(crate) fn ms_or_dash(ms: Option<f64>) -> String {
+    ms.map_or_else(|| "-".to_owned(), |v| format!("{v:.1} ms"))
+}
+
+/// The report as a fixed-width table (one line per entry).
+pub fn table(report: &Report) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{} (sm_{}{}), {} elements per vector, SGEMM {}, median of {} runs after {} warm-ups",
+        report.device,
+        report.compute_capability.0,
+        report.compute_capability.1,
+        report.len,
+        shapes(&report.gemm),
+        report.reps,
+        report.warmup
+    );
+    let _ = writeln!(
+        s,
+        "{:<24} {:<7} {:>9} {:>9} {:>9} {:>12} {:>8} {:>9}  best peer",
+        "workload", "impl", "median ms", "min ms", "max ms", "rate", "vs ref", "vs CUDA C"
+    );
+    for e in &report.entries {
+        let rate = e
+            .gb_per_s
+            .map(|g| format!("{g:.1} GB/s"))
+            .or(e.tflop_per_s.map(|t| format!("{t:.2} TF/s")))
+            .unwrap_or_default();
+        let pct = |x: Option<f64>| x.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or_default();
+        let best = match (&e.best_peer, e.vs_best_peer) {
+            (Some(p), Some(r)) => format!("  {r:.3}x {p}"),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "{:<24} {:<7} {:>9.3} {:>9.3} {:>9.3} {:>12} {:>8} {:>9}{best}",
+            e.workload,
+            e.implementation.name(),
+            e.stats.median_ms,
+            e.stats.min_ms,
+            e.stats.max_ms,
+            rate,
+            pct(e.vs_reference),
+            pct(e.vs_cuda_c)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "vs ref: bandwidth over device-to-device memcpy, or TFLOP/s over cuBLAS (TF32 off); \
+         best peer: ours over the fastest other implementation in this run (the CUDA C twin, \
+         CUB, cuBLAS; memcpy for copies)"
+    );
+    let _ = writeln!(
+        s,
+        "Rust kernels module: {} (context + load {:.1} ms); load from PTX (JIT) {}, from cubin {}",
+        report.module_source,
+        report.rust_module_load_ms,
+        ms_or_dash(report.ptx_jit_load_ms),
+        ms_or_dash(report.cubin_load_ms)
+    );
+    for n in &report.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
+    s
+}
+
+/// Writes `bench.json` and `bench.svg` (the chart, [`super::chart::draw`]) into `dir`
+/// (created if needed).
+///
+/// # Errors
+/// A file error, or the chart's drawing error.
+pub fn write_outputs(report: &Report, dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
+    std::fs::write(dir.join("bench.json"), json)?;
+    super::chart::draw(report, &dir.join("bench.svg")).map_err(std::io::Error::other)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Implementation::{Cub, CudaC, Memcpy, Rust};
+
+    fn entry(workload: &str, imp: Implementation, ms: f64, vs: Option<f64>) -> Entry {
+        Entry::bandwidth(
+            workload,
+            imp,
+            Stats::from_samples(vec![ms, ms * 1.1, ms * 0.9]),
+            1 << 30,
+            None,
+        )
+        .with_reference(vs)
+    }
+
+    impl Entry {
+        fn with_reference(mut self, vs: Option<f64>) -> Self {
+            // Rates are 1000/ms in these reports.
+            self.gb_per_s = Some(1e3 / self.stats.median_ms);
+            self.vs_reference = vs;
+            self
+        }
+    }
+
+    fn report() -> Report {
+        Report {
+            device: "Test GPU".into(),
+            compute_capability: (9, 0),
+            len: 1 << 28,
+            gemm: vec![(4096, 4096, 4096)],
+            warmup: 3,
+            reps: 20,
+            rust_module_load_ms: 12.0,
+            module_source: "cubin sm_90".into(),
+            ptx_jit_load_ms: Some(350.0),
+            cubin_load_ms: Some(4.0),
+            cuda_c_build_ms: None,
+            notes: vec!["a note".into()],
+            entries: vec![
+                entry("memcpy d2d f32", Memcpy, 0.5, None),
+                entry("triad f32", Rust, 0.8, Some(0.93)),
+                entry("triad f32", CudaC, 0.79, Some(0.94)),
+                entry("sum f32", Rust, 0.4, Some(1.25)),
+                entry("sum f32", Cub, 0.45, Some(1.11)),
+                entry("sgemm 4096x4096x4096", Rust, 9.0, Some(0.71)),
+            ],
+        }
+    }
+
+    #[test]
+    fn table_json_and_chart() {
+        let mut r = report();
+        fill_best_peers(&mut r.entries);
+        let t = table(&r);
+        assert!(
+            t.contains("triad f32") && t.contains("93.0%") && t.contains("note: a note"),
+            "{t}"
+        );
+        // triad: the CUDA C twin (1266 GB/s; memcpy's 2000 is a bound, not a substitute);
+        // sum: CUB's 2222 beats the twin's absence. Rates are 1000/ms in this report.
+        assert!(
+            t.contains(&format!("{:.3}x cuda-c", 1250.0 / (1e3 / 0.79))),
+            "{t}"
+        );
+        assert!(
+            t.contains(&format!("{:.3}x cub", 2500.0 / (1e3 / 0.45))),
+            "{t}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        write_outputs(&r, dir.path()).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("bench.json")).unwrap())
+                .unwrap();
+        assert_eq!(json["entries"].as_array().unwrap().len(), 6);
+        assert_eq!(json["entries"][1]["best_peer"], "cuda-c");
+        assert_eq!(json["entries"][0]["implementation"], "memcpy");
+        let svg = std::fs::read_to_string(dir.path().join("bench.svg")).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("sum f32 cub"),
+            "{svg}"
+        );
+        assert!(svg.contains("device-to-device memcpy 2000 GB/s"));
+    }
+
+    /// The committed GPU report still parses, and its chart draws.
+    #[test]
+    fn the_committed_report_redraws() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/bench/bench.json");
+        let mut r: Report = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        fill_best_peers(&mut r.entries);
+        assert!(r.entries.iter().any(|e| e.best_peer.is_some()));
+        let out = std::env::var_os("BENCH_CHART_OUT").map_or_else(
+            || tempfile::tempdir().unwrap().keep(),
+            std::path::PathBuf::from,
+        );
+        super::super::chart::draw(&r, &out.join("bench.svg")).unwrap();
+    }
+}

@@ -1,0 +1,247 @@
+//! The vector workloads, each timed as the Rust kernel of [`crate::vector`] and, where built,
+//! its CUDA C twin ([`super::twins`]): the memcpy reference, the STREAM operations, dot,
+//! reductions and scans, for `f32`, `f64` and `u32`.
+
+use super::{Bench, Implementation, random_f64, report::Entry};
+use crate::gpu::GpuError;
+use crate::vector::{Element, Float, ReduceOp, ScanKind, Scannable, Scratch};
+use cudarc::driver::CudaSlice;
+use rayon::prelude::*;
+
+/// A STREAM-style operation, for launching either implementation with the same shape.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum StreamOp {
+    Copy,
+    Scale,
+    Add,
+    Triad,
+    Axpy,
+}
+
+impl StreamOp {
+    const ALL: [StreamOp; 5] = [Self::Copy, Self::Scale, Self::Add, Self::Triad, Self::Axpy];
+    pub(super) fn index(self) -> usize {
+        self as usize
+    }
+    fn name(self) -> &'static str {
+        ["copy", "scale", "add", "triad", "axpy"][self.index()]
+    }
+    /// Words moved per element (STREAM counting).
+    fn words(self) -> u64 {
+        [2, 2, 3, 3, 3][self.index()]
+    }
+}
+
+/// Device buffers for the vector workloads of one element type.
+pub(super) struct Vectors<T> {
+    pub(super) a: CudaSlice<T>,
+    pub(super) b: CudaSlice<T>,
+    pub(super) c: CudaSlice<T>,
+    pub(super) scratch: Scratch<T>,
+}
+
+fn rust_stream<T: Float>(
+    gpu: &crate::Gpu,
+    op: StreamOp,
+    q: T,
+    v: &mut Vectors<T>,
+) -> Result<(), GpuError> {
+    match op {
+        StreamOp::Copy => crate::vector::copy_dev(gpu, &v.a, &mut v.c),
+        StreamOp::Scale => crate::vector::scale_dev(gpu, &v.c, q, &mut v.b),
+        StreamOp::Add => crate::vector::add_dev(gpu, &v.a, &v.b, &mut v.c),
+        StreamOp::Triad => crate::vector::triad_dev(gpu, &v.b, &v.c, q, &mut v.a),
+        // y = q·x + y grows y by ~1 per run: fine for timing, values stay finite.
+        StreamOp::Axpy => crate::vector::axpy_dev(gpu, q, &v.a, &mut v.b),
+    }
+}
+
+impl Bench<'_> {
+    /// The reference: a device-to-device copy of `len` f32 (reads and writes 4 bytes per
+    /// element); its bandwidth is what the other rows' `vs_reference` divide by.
+    pub(super) fn memcpy(&mut self) -> Result<(), GpuError> {
+        let n = self.len;
+        let gpu = &self.gpu;
+        let host: Vec<f32> = random_f64(1, n).iter().map(|&v| v as f32).collect();
+        let src = crate::vector::upload(gpu, &host)?;
+        let mut dst = crate::vector::poisoned::<f32>(gpu, n)?;
+        let stats = self.time(|| {
+            self.gpu
+                .stream()
+                .memcpy_dtod(&src, &mut dst)
+                .map_err(GpuError::driver("device-to-device copy"))
+        })?;
+        let e = Entry::bandwidth(
+            "memcpy d2d f32",
+            Implementation::Memcpy,
+            stats,
+            8 * n as u64,
+            None,
+        );
+        self.log(&format!("memcpy: {:.1} GB/s", e.gb_per_s.unwrap_or(0.0)));
+        self.memcpy_gb_per_s = e.gb_per_s.unwrap_or(f64::NAN);
+        self.entries.push(e);
+        Ok(())
+    }
+
+    /// All vector workloads: f32 (with scans), then f64 (after the f32 buffers are freed),
+    /// then u32 reductions and scans.
+    pub(super) fn vectors(&mut self) -> Result<(), GpuError> {
+        {
+            let mut v = self.floats::<f32>()?;
+            let (x, out, scratch) = (&v.a, &mut v.c, &mut v.scratch);
+            self.scans(x, out, scratch)?;
+        }
+        drop(self.floats::<f64>()?);
+        let n = self.len;
+        let host: Vec<u32> = random_f64(5, n).iter().map(|&v| (v * 1e6) as u32).collect();
+        let x = crate::vector::upload(&self.gpu, &host)?;
+        let mut out = crate::vector::poisoned::<u32>(&self.gpu, n)?;
+        let mut scratch = crate::vector::scratch::<u32>(&self.gpu, n)?;
+        self.reductions(&x, &mut scratch)?;
+        self.scans(&x, &mut out, &mut scratch)
+    }
+
+    /// A bandwidth row of this run (`vs_reference` over the memcpy row).
+    fn row(
+        &self,
+        workload: &str,
+        imp: Implementation,
+        stats: crate::timing::Stats,
+        bytes: u64,
+    ) -> Entry {
+        Entry::bandwidth(workload, imp, stats, bytes, Some(self.memcpy_gb_per_s))
+    }
+
+    /// STREAM operations and dot of `T`, then its reductions; returns the buffers.
+    fn floats<T: Float>(&mut self) -> Result<Vectors<T>, GpuError> {
+        let n = self.len;
+        let gpu = &self.gpu;
+        let size = std::mem::size_of::<T>() as u64;
+        let mk = |seed| -> Result<CudaSlice<T>, GpuError> {
+            let v: Vec<T> = random_f64(seed, n).into_iter().map(T::from_f64).collect();
+            crate::vector::upload(gpu, &v)
+        };
+        let mut v = Vectors {
+            a: mk(2)?,
+            b: mk(3)?,
+            c: mk(4)?,
+            scratch: crate::vector::scratch::<T>(gpu, n)?,
+        };
+        let q = T::from_f64(0.75);
+        let cfg = crate::vector::stream_config::<T>(n);
+        for op in StreamOp::ALL {
+            let workload = format!("{} {}", op.name(), T::NAME);
+            let bytes = op.words() * size * n as u64;
+            let stats = self.time(|| rust_stream(&self.gpu, op, q, &mut v))?;
+            let rust = self.row(&workload, Implementation::Rust, stats, bytes);
+            let cuda = match &self.cuda_c {
+                Some(cu) => {
+                    let stats = self.time(|| cu.stream_op(&self.gpu, op, q, cfg, &mut v))?;
+                    Some(self.row(&workload, Implementation::CudaC, stats, bytes))
+                }
+                None => None,
+            };
+            self.push_pair(rust, cuda);
+        }
+        // Dot: 2 words per element.
+        {
+            let workload = format!("dot {}", T::NAME);
+            let bytes = 2 * size * n as u64;
+            let stats =
+                self.time(|| crate::vector::dot_dev(&self.gpu, &v.a, &v.b, &mut v.scratch))?;
+            let rust = self.row(&workload, Implementation::Rust, stats, bytes);
+            let cuda = match &self.cuda_c {
+                Some(cu) => {
+                    let stats = self.time(|| cu.dot(&self.gpu, &mut v))?;
+                    Some(self.row(&workload, Implementation::CudaC, stats, bytes))
+                }
+                None => None,
+            };
+            self.push_pair(rust, cuda);
+        }
+        self.reductions(&v.a, &mut v.scratch)?;
+        Ok(v)
+    }
+
+    /// Sum, min and max of `x`; the twin's result is compared with ours in the log.
+    fn reductions<T: Element>(
+        &mut self,
+        x: &CudaSlice<T>,
+        scratch: &mut Scratch<T>,
+    ) -> Result<(), GpuError> {
+        let bytes = (std::mem::size_of::<T>() * self.len) as u64;
+        for op in ReduceOp::ALL {
+            let workload = format!("{} {}", op.name(), T::NAME);
+            let stats = self.time(|| crate::vector::reduce_dev(&self.gpu, op, x, scratch))?;
+            let rust_value = super::download_one(&self.gpu, &scratch.result)?;
+            let rust = self.row(&workload, Implementation::Rust, stats, bytes);
+            let cuda = match &self.cuda_c {
+                Some(cu) => {
+                    let stats = self.time(|| cu.reduce(&self.gpu, op as usize, x, scratch))?;
+                    let cuda_value = super::download_one(&self.gpu, &scratch.result)?;
+                    if cuda_value != rust_value {
+                        (self.log)(&format!(
+                            "{workload}: rust {rust_value:?} vs cuda-c {cuda_value:?} (float sums may differ in the last bits)"
+                        ));
+                    }
+                    Some(self.row(&workload, Implementation::CudaC, stats, bytes))
+                }
+                None => None,
+            };
+            self.push_pair(rust, cuda);
+        }
+        Ok(())
+    }
+
+    /// Inclusive and exclusive scans of `x` into `out`; the twin's output is compared with
+    /// ours in the log.
+    fn scans<T: Scannable>(
+        &mut self,
+        x: &CudaSlice<T>,
+        out: &mut CudaSlice<T>,
+        scratch: &mut Scratch<T>,
+    ) -> Result<(), GpuError> {
+        let n = self.len;
+        let bytes = (2 * std::mem::size_of::<T>() * n) as u64;
+        for (kind, label, idx) in [
+            (ScanKind::Inclusive, "inclusive scan", 0),
+            (ScanKind::Exclusive, "exclusive scan", 1),
+        ] {
+            let workload = format!("{label} {}", T::NAME);
+            let stats = self.time(|| crate::vector::scan_dev(&self.gpu, kind, x, scratch, out))?;
+            let rust = self.row(&workload, Implementation::Rust, stats, bytes);
+            let rust_out = self
+                .gpu
+                .stream()
+                .clone_dtoh(&*out)
+                .map_err(GpuError::driver("copying the scan result back"))?;
+            let cuda = match &self.cuda_c {
+                Some(cu) => {
+                    let stats =
+                        self.time(|| cu.scan(&self.gpu, idx, x, scratch.scan_state(), out))?;
+                    let cuda_out = self
+                        .gpu
+                        .stream()
+                        .clone_dtoh(&*out)
+                        .map_err(GpuError::driver("copying the scan result back"))?;
+                    let differ = rust_out
+                        .par_iter()
+                        .zip(&cuda_out)
+                        .filter(|(a, b)| a != b)
+                        .count();
+                    if differ > 0 {
+                        (self.log)(&format!(
+                            "{workload}: rust and cuda-c differ in {differ} of {n} elements (float \
+                             sums may differ in the last bits; u32 must not)"
+                        ));
+                    }
+                    Some(self.row(&workload, Implementation::CudaC, stats, bytes))
+                }
+                None => None,
+            };
+            self.push_pair(rust, cuda);
+        }
+        Ok(())
+    }
+}
