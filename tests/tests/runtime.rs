@@ -354,7 +354,7 @@ fn buffers_copy_and_refuse_length_mismatches() {
     );
     let mut other = DeviceBuffer::<u32>::zeroed(1000).unwrap();
     other.copy_from(&buf).unwrap();
-    assert_eq!(other.as_host_vec().unwrap(), doubled);
+    assert_eq!(other.as_host_vec().unwrap(), expected);
 
     let mut boxed = DeviceBox::new(&41u64).unwrap();
     assert_eq!(boxed.get().unwrap(), 41);
