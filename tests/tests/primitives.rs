@@ -25,7 +25,8 @@ use probes::primitives::{
 use tests::Probes as Gpu;
 use tests::{PROBES, PROBES_SM80, assert_identical, probes as gpu};
 
-/// Whether the sm_80 variant of the kernels module ([`PROBES_SM80`]) links libdevice (`tests/build.rs` found it).
+/// Whether the sm_80 variant of the kernels module ([`PROBES_SM80`]) links libdevice
+/// (`tests/build.rs` found it).
 const SM80_FAST_MATH: bool = matches!(env!("PROBES_SM80_FAST_MATH").as_bytes(), b"1");
 
 /// Environment variable naming the child-process scenario to run.
