@@ -103,7 +103,8 @@ impl CublasContext {
     /// # Errors
     /// Checked before anything is queued: [`Error::ZeroDimension`] (`m`, `n` or `k` is 0),
     /// [`Error::DimensionTooLarge`] (over `i32::MAX`), [`Error::LeadingDimension`],
-    /// [`Error::BufferTooShort`]. Then [`Error::Cuda`] if the stream's context cannot be
+    /// [`Error::BufferTooShort`], [`Error::ContextMismatch`] (an operand allocated on
+    /// another context than `stream`'s). Then [`Error::Cuda`] if the stream's context cannot be
     /// bound, and [`Error::Cublas`] if cuBLAS rejects the call (`cublasSgemm_v2` /
     /// `cublasDgemm_v2`, `cublasSetStream_v2`).
     #[expect(
@@ -142,6 +143,11 @@ impl CublasContext {
         }
         .check(T::GEMM)?;
         let cu = stream.as_cudarc();
+        same_context(T::GEMM, cu, "alpha", alpha)?;
+        same_context(T::GEMM, cu, "beta", beta)?;
+        same_context(T::GEMM, cu, "A", a)?;
+        same_context(T::GEMM, cu, "B", b)?;
+        same_context(T::GEMM, cu, "C", c)?;
         self.bind(cu)?;
         // Each guard records this use on `cu` when dropped, after the call is queued.
         let (alpha_ptr, _alpha_use) = alpha.device_ptr(cu);
@@ -175,5 +181,26 @@ impl CublasContext {
             )
         }
         .map_err(Error::cublas(T::GEMM))
+    }
+}
+
+/// Checks that `operand` lives on `stream`'s CUDA context: cuBLAS would otherwise read
+/// another context's addresses.
+fn same_context<T>(
+    call: &'static str,
+    stream: &CudaStream,
+    operand: &'static str,
+    buf: &impl DeviceSlice<T>,
+) -> Result<(), Error> {
+    let (want, have) = (stream.context(), buf.stream().context());
+    if want.cu_ctx() == have.cu_ctx() {
+        Ok(())
+    } else {
+        Err(Error::ContextMismatch {
+            call,
+            operand,
+            operand_device: have.ordinal(),
+            stream_device: want.ordinal(),
+        })
     }
 }

@@ -63,6 +63,20 @@ pub enum Error {
         /// Elements in the buffer.
         len: usize,
     },
+    /// An operand lives on another CUDA context than the stream the call is queued on.
+    #[error(
+        "{call}: {operand} was allocated on another CUDA context than the stream's (device {operand_device} vs {stream_device}); allocate it on the stream's context"
+    )]
+    ContextMismatch {
+        /// The cuBLAS routine.
+        call: &'static str,
+        /// `alpha`, `beta`, `A`, `B` or `C`.
+        operand: &'static str,
+        /// The ordinal of the operand's device.
+        operand_device: usize,
+        /// The ordinal of the stream's device.
+        stream_device: usize,
+    },
     /// cuBLAS returned an error status.
     #[error("{call} failed: {status}")]
     Cublas {

@@ -42,13 +42,17 @@
 //!
 //! # Differences from Rust-CUDA's `blastoff`, and why
 //!
-//! - Bad dimensions or buffers too short for them are an [`Error`] naming the call, the
-//!   value and the bound, not a panic.
+//! - Bad dimensions, buffers too short for them, and operands on another context than the
+//!   stream are an [`Error`] naming the call, the value and the bound, not a panic.
 //! - [`GemmDatatype`] is `f32` and `f64`: cust has no `DeviceCopy` for `num_complex` or
 //!   `half` types yet, so the complex and `f16` variants are left out.
-//! - Only the Level 3 `gemm` and the context calls below are provided (the routines
-//!   Rust-CUDA's own samples call); Level 1 routines are not.
+//! - Only `new`, `with_stream`, `version` and the Level 3 `gemm` are provided (Rust-CUDA's
+//!   samples call `new` and `gemm`); the Level 1 routines, the math and atomics modes, the
+//!   logger and the fallible `CublasContext::drop` are not.
 //! - [`CublasContext::version`] returns a `Result` instead of panicking.
+//! - No raw cuBLAS types in the API (Rust-CUDA's `raw` module, `MatrixOp::to_raw`,
+//!   `cublas_sys`): cuBLAS is reached through cudarc, and the handle stays inside
+//!   [`CublasContext`].
 
 mod check;
 mod context;
@@ -73,7 +77,7 @@ pub enum MatrixOp {
 
 impl MatrixOp {
     /// cuBLAS's `cublasOperation_t` for this operation.
-    pub fn to_raw(self) -> cudarc::cublas::sys::cublasOperation_t {
+    pub(crate) fn to_raw(self) -> cudarc::cublas::sys::cublasOperation_t {
         use cudarc::cublas::sys::cublasOperation_t as Op;
         match self {
             MatrixOp::None => Op::CUBLAS_OP_N,
