@@ -1,0 +1,133 @@
+//! Element types ([`GemmDatatype`]) and the buffer kinds cuBLAS calls accept ([`GpuBuffer`],
+//! [`GpuBufferMut`], [`GpuBox`]).
+//!
+//! The buffer traits are sealed: they are implemented for cust's [`DeviceBuffer`],
+//! [`DeviceSlice`] and [`DeviceBox`], which record each use on the stream a call runs on, so a
+//! later reader on another stream or the host waits for the cuBLAS call.
+
+use cudarc::cublas::{result, sys};
+use cudarc::driver::{DevicePtr, DevicePtrMut};
+use cust::memory::{DeviceBox, DeviceBuffer, DeviceCopy, DeviceSlice};
+use std::ffi::c_int;
+
+pub(crate) mod sealed {
+    use super::*;
+
+    /// The typed cuBLAS entry points of one element type.
+    pub trait Gemm: Sized {
+        /// The routine's name, for errors.
+        const GEMM: &'static str;
+
+        /// `cublas<t>gemm_v2` on raw device addresses.
+        ///
+        /// # Safety
+        /// `handle` is a live cuBLAS handle in device pointer mode, bound to a stream of the
+        /// current context; `alpha`, `beta` address one `Self` each and `a`, `b`, `c` hold
+        /// at least the elements their shapes need (checked by `GemmShape::check`), all on
+        /// that context; `c` overlaps none of the others.
+        #[expect(clippy::too_many_arguments, reason = "mirrors cuBLAS's C signature")]
+        unsafe fn gemm(
+            handle: sys::cublasHandle_t,
+            transa: sys::cublasOperation_t,
+            transb: sys::cublasOperation_t,
+            m: c_int,
+            n: c_int,
+            k: c_int,
+            alpha: *const Self,
+            a: *const Self,
+            lda: c_int,
+            b: *const Self,
+            ldb: c_int,
+            beta: *const Self,
+            c: *mut Self,
+            ldc: c_int,
+        ) -> Result<(), result::CublasError>;
+    }
+
+    /// Readable device memory of `T`s.
+    pub trait Read<T>: DevicePtr<T> {}
+    /// Writable device memory of `T`s.
+    pub trait Write<T>: DevicePtrMut<T> + Read<T> {}
+}
+
+/// An element type of [`CublasContext::gemm`](crate::CublasContext::gemm): `f32`
+/// (`cublasSgemm`) or `f64` (`cublasDgemm`). Sealed.
+pub trait GemmDatatype: sealed::Gemm + DeviceCopy {}
+
+impl GemmDatatype for f32 {}
+impl GemmDatatype for f64 {}
+
+impl sealed::Gemm for f32 {
+    const GEMM: &'static str = "cublasSgemm_v2";
+    unsafe fn gemm(
+        handle: sys::cublasHandle_t,
+        transa: sys::cublasOperation_t,
+        transb: sys::cublasOperation_t,
+        m: c_int,
+        n: c_int,
+        k: c_int,
+        alpha: *const Self,
+        a: *const Self,
+        lda: c_int,
+        b: *const Self,
+        ldb: c_int,
+        beta: *const Self,
+        c: *mut Self,
+        ldc: c_int,
+    ) -> Result<(), result::CublasError> {
+        // SAFETY: forwarded to the caller (see `sealed::Gemm::gemm`).
+        unsafe {
+            result::sgemm(
+                handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+            )
+        }
+    }
+}
+
+impl sealed::Gemm for f64 {
+    const GEMM: &'static str = "cublasDgemm_v2";
+    unsafe fn gemm(
+        handle: sys::cublasHandle_t,
+        transa: sys::cublasOperation_t,
+        transb: sys::cublasOperation_t,
+        m: c_int,
+        n: c_int,
+        k: c_int,
+        alpha: *const Self,
+        a: *const Self,
+        lda: c_int,
+        b: *const Self,
+        ldb: c_int,
+        beta: *const Self,
+        c: *mut Self,
+        ldc: c_int,
+    ) -> Result<(), result::CublasError> {
+        // SAFETY: forwarded to the caller (see `sealed::Gemm::gemm`).
+        unsafe {
+            result::dgemm(
+                handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+            )
+        }
+    }
+}
+
+/// A matrix operand cuBLAS reads: [`DeviceBuffer`] or [`DeviceSlice`] (Rust-CUDA's
+/// `GpuBuffer`). Sealed.
+pub trait GpuBuffer<T: DeviceCopy>: sealed::Read<T> {}
+
+/// A matrix operand cuBLAS writes: [`DeviceBuffer`]. Sealed.
+pub trait GpuBufferMut<T: DeviceCopy>: GpuBuffer<T> + sealed::Write<T> {}
+
+/// A scalar operand in device memory: [`DeviceBox`] (Rust-CUDA's `GpuBox`). Sealed.
+pub trait GpuBox<T: DeviceCopy>: sealed::Read<T> {}
+
+impl<T: DeviceCopy> sealed::Read<T> for DeviceBuffer<T> {}
+impl<T: DeviceCopy> sealed::Write<T> for DeviceBuffer<T> {}
+impl<T: DeviceCopy> GpuBuffer<T> for DeviceBuffer<T> {}
+impl<T: DeviceCopy> GpuBufferMut<T> for DeviceBuffer<T> {}
+
+impl<T: DeviceCopy> sealed::Read<T> for DeviceSlice<'_, T> {}
+impl<T: DeviceCopy> GpuBuffer<T> for DeviceSlice<'_, T> {}
+
+impl<T: DeviceCopy> sealed::Read<T> for DeviceBox<T> {}
+impl<T: DeviceCopy> GpuBox<T> for DeviceBox<T> {}

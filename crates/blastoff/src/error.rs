@@ -1,0 +1,103 @@
+//! [`Error`]: what a blastoff call can fail with.
+
+/// A failed blastoff call. Every variant names the cuBLAS routine it guards (`call`, e.g.
+/// `cublasSgemm_v2`).
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A dimension that must be at least 1 is 0.
+    #[error("{call}: {name} is 0; it must be at least 1")]
+    ZeroDimension {
+        /// The cuBLAS routine.
+        call: &'static str,
+        /// `m`, `n` or `k`.
+        name: &'static str,
+    },
+    /// A dimension or leading dimension is larger than cuBLAS's `int` parameters hold.
+    #[error("{call}: {name} = {value} exceeds cuBLAS's 32-bit limit {max}")]
+    DimensionTooLarge {
+        /// The cuBLAS routine.
+        call: &'static str,
+        /// The parameter (`m`, `n`, `k`, `lda`, `ldb` or `ldc`).
+        name: &'static str,
+        /// Its value.
+        value: usize,
+        /// `i32::MAX`.
+        max: usize,
+    },
+    /// A leading dimension is smaller than the number of rows of the matrix as stored.
+    #[error(
+        "{call}: {name} = {value} is less than {min_name} = {min}, the rows of matrix {matrix} as stored"
+    )]
+    LeadingDimension {
+        /// The cuBLAS routine.
+        call: &'static str,
+        /// `lda`, `ldb` or `ldc`.
+        name: &'static str,
+        /// Its value.
+        value: usize,
+        /// The dimension it must reach (`m`, `n` or `k`, depending on the operation).
+        min_name: &'static str,
+        /// That dimension's value.
+        min: usize,
+        /// `A`, `B` or `C`.
+        matrix: &'static str,
+    },
+    /// A buffer holds fewer elements than its matrix needs.
+    #[error(
+        "{call}: matrix {matrix} ({rows}×{cols} as stored, leading dimension {ld}) needs {needed} elements, but its buffer holds {len}"
+    )]
+    BufferTooShort {
+        /// The cuBLAS routine.
+        call: &'static str,
+        /// `A`, `B` or `C`.
+        matrix: &'static str,
+        /// Rows as stored.
+        rows: usize,
+        /// Columns as stored.
+        cols: usize,
+        /// Leading dimension.
+        ld: usize,
+        /// Elements needed: `ld × (cols − 1) + rows`.
+        needed: usize,
+        /// Elements in the buffer.
+        len: usize,
+    },
+    /// An operand lives on another CUDA context than the stream the call is queued on.
+    #[error(
+        "{call}: {operand} was allocated on another CUDA context than the stream's (device {operand_device} vs {stream_device}); allocate it on the stream's context"
+    )]
+    ContextMismatch {
+        /// The cuBLAS routine.
+        call: &'static str,
+        /// `alpha`, `beta`, `A`, `B` or `C`.
+        operand: &'static str,
+        /// The ordinal of the operand's device.
+        operand_device: usize,
+        /// The ordinal of the stream's device.
+        stream_device: usize,
+    },
+    /// cuBLAS returned an error status.
+    #[error("{call} failed: {status}")]
+    Cublas {
+        /// The cuBLAS routine.
+        call: &'static str,
+        /// cuBLAS's status name, e.g. `CUBLAS_STATUS_INVALID_VALUE`.
+        status: String,
+    },
+    /// A CUDA runtime call (context, stream) failed.
+    #[error(transparent)]
+    Cuda(#[from] cust::CudaError),
+}
+
+impl Error {
+    /// Maps cudarc's cuBLAS status error for `call`.
+    pub(crate) fn cublas(
+        call: &'static str,
+    ) -> impl FnOnce(cudarc::cublas::result::CublasError) -> Self {
+        move |e| Error::Cublas {
+            call,
+            status: format!("{:?}", e.0),
+        }
+    }
+}

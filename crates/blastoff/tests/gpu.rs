@@ -1,0 +1,148 @@
+//! `gemm` on the GPU against a CPU reference. The inputs are small integers, so every
+//! product and sum is exact in `f32` and `f64` and the results must match bit for bit.
+
+use blastoff::{CublasContext, Error, GemmDatatype, MatrixOp};
+use cust::memory::{CopyDestination as _, DeviceBox, DeviceBuffer};
+use cust::stream::{Stream, StreamFlags};
+
+/// Column-major `C = alpha · op_a(A) · op_b(B) + beta · C` on the CPU, with `A` stored
+/// `m×k` (or `k×m` when `trans_a`) and `B` stored `k×n` (or `n×k` when `trans_b`), packed.
+fn cpu_gemm(
+    (m, n, k): (usize, usize, usize),
+    (alpha, beta): (f64, f64),
+    (a, trans_a): (&[f64], bool),
+    (b, trans_b): (&[f64], bool),
+    c: &mut [f64],
+) {
+    for j in 0..n {
+        for i in 0..m {
+            let mut sum = 0.0;
+            for p in 0..k {
+                let a_ip = if trans_a { a[p + i * k] } else { a[i + p * m] };
+                let b_pj = if trans_b { b[j + p * n] } else { b[p + j * k] };
+                sum += a_ip * b_pj;
+            }
+            c[i + j * m] = alpha * sum + beta * c[i + j * m];
+        }
+    }
+}
+
+/// Small integer values in -4..=4, varying with the index and a seed.
+fn ints(len: usize, seed: usize) -> Vec<f64> {
+    (0..len)
+        .map(|i| ((i * 7 + seed * 3) % 9) as f64 - 4.0)
+        .collect()
+}
+
+fn check<T: GemmDatatype + PartialEq + std::fmt::Debug>(from_f64: fn(f64) -> T) {
+    let _ctx = cust::quick_init().expect("CUDA context");
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
+    let mut blas = CublasContext::new().expect("cuBLAS handle");
+    let (m, n, k) = (5, 3, 4);
+    for (trans_a, trans_b) in [(false, false), (true, false), (false, true), (true, true)] {
+        let (alpha, beta) = (2.0, -1.0);
+        let a = ints(m * k, 1);
+        let b = ints(k * n, 2);
+        let c0 = ints(m * n, 3);
+        let mut want = c0.clone();
+        cpu_gemm(
+            (m, n, k),
+            (alpha, beta),
+            (&a, trans_a),
+            (&b, trans_b),
+            &mut want,
+        );
+
+        let conv = |v: &[f64]| v.iter().map(|&x| from_f64(x)).collect::<Vec<T>>();
+        let a_gpu = DeviceBuffer::from_slice(&conv(&a)).expect("a");
+        let b_gpu = DeviceBuffer::from_slice(&conv(&b)).expect("b");
+        let mut c_gpu = DeviceBuffer::from_slice(&conv(&c0)).expect("c");
+        let alpha_gpu = DeviceBox::new(&from_f64(alpha)).expect("alpha");
+        let beta_gpu = DeviceBox::new(&from_f64(beta)).expect("beta");
+        let op = |t: bool| {
+            if t {
+                MatrixOp::Transpose
+            } else {
+                MatrixOp::None
+            }
+        };
+        blas.gemm::<T>(
+            &stream,
+            m,
+            n,
+            k,
+            &alpha_gpu,
+            &a_gpu,
+            if trans_a { k } else { m },
+            op(trans_a),
+            &beta_gpu,
+            &b_gpu,
+            if trans_b { n } else { k },
+            op(trans_b),
+            &mut c_gpu,
+            m,
+        )
+        .expect("gemm");
+        stream.synchronize().expect("synchronize");
+        let mut got = conv(&c0);
+        c_gpu.copy_to(&mut got).expect("copy back");
+        assert_eq!(got, conv(&want), "trans_a {trans_a}, trans_b {trans_b}");
+    }
+
+    // A buffer too short for its shape is refused before anything is queued.
+    let a_gpu = DeviceBuffer::from_slice(&vec![from_f64(1.0); m * k - 1]).expect("a");
+    let b_gpu = DeviceBuffer::from_slice(&vec![from_f64(1.0); k * n]).expect("b");
+    let mut c_gpu = DeviceBuffer::from_slice(&vec![from_f64(0.0); m * n]).expect("c");
+    let one = DeviceBox::new(&from_f64(1.0)).expect("alpha");
+    let err = blas
+        .gemm::<T>(
+            &stream,
+            m,
+            n,
+            k,
+            &one,
+            &a_gpu,
+            m,
+            MatrixOp::None,
+            &one,
+            &b_gpu,
+            k,
+            MatrixOp::None,
+            &mut c_gpu,
+            m,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::BufferTooShort {
+                matrix: "A",
+                needed: 20,
+                len: 19,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gemm_f32_matches_cpu_exactly() {
+    check::<f32>(|x| x as f32);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gemm_f64_matches_cpu_exactly() {
+    check::<f64>(|x| x);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn version_is_reported() {
+    let _ctx = cust::quick_init().expect("CUDA context");
+    let blas = CublasContext::new().expect("cuBLAS handle");
+    let (major, _, _) = blas.version().expect("version");
+    assert!(major >= 11, "cuBLAS major version {major}");
+}
