@@ -16,8 +16,11 @@ use common::{
     Band, Palette, Real, RenderJob, Rgb, Viewport,
     palette::{Coloring, Shading},
 };
-use cudarc::driver::{CudaSlice, CudaViewMut, LaunchConfig};
-use cust::memory::LockedBuffer;
+use cust::{
+    error::GpuContext,
+    function::LaunchConfig,
+    memory::{DeviceBuffer, DeviceSlice, LockedBuffer},
+};
 use kernels::mandelbrot::{
     colorize, mandelbrot_f32, mandelbrot_f64, mandelbrot_ss_f32, mandelbrot_ss_f64,
 };
@@ -419,7 +422,7 @@ pub const COLOR_TABLE_LEN: usize = 1 << 16;
 pub(crate) fn color_table(
     gpu: &Gpu,
     job: &RenderJob<f64>,
-    table: &mut CudaSlice<u32>,
+    table: &mut DeviceBuffer<u32>,
     filled_for: &mut Option<(Coloring, u32)>,
 ) -> Result<usize, GpuError> {
     if job.coloring.shading != Shading::Discrete {
@@ -430,9 +433,10 @@ pub(crate) fn color_table(
     if *filled_for != Some((job.coloring, job.max_iter)) {
         let mut host = vec![0u32; len];
         job.coloring.fill_discrete_table(job.max_iter, &mut host);
-        gpu.stream()
-            .memcpy_htod(&host, &mut table.slice_mut(0..len))
-            .map_err(GpuError::driver("copying the colour table"))?;
+        table
+            .index_mut(0..len)?
+            .async_copy_from(&host, gpu.stream())
+            .gpu_context("copying the colour table")?;
         *filled_for = Some((job.coloring, job.max_iter));
     }
     Ok(len)
@@ -446,16 +450,16 @@ pub const BAND_BYTES_PER_PX: usize = 4 + 4 + 3;
 /// for every band and every frame.
 pub struct GpuRenderer<'g> {
     gpu: &'g Gpu,
-    counts: CudaSlice<u32>,
-    norms: CudaSlice<f32>,
-    rgb: CudaSlice<u8>,
+    counts: DeviceBuffer<u32>,
+    norms: DeviceBuffer<f32>,
+    rgb: DeviceBuffer<Rgb>,
     /// The colour table of discrete shading ([`COLOR_TABLE_LEN`] entries), and the colouring
     /// and iteration limit it was filled for.
-    table: CudaSlice<u32>,
+    table: DeviceBuffer<u32>,
     table_for: Option<(Coloring, u32)>,
     /// Page-locked host memory the colours are copied into: a pageable copy of a 100 MB band
     /// ran at about 1 GB/s on an H200 machine while the PNG encoder's threads were busy.
-    staging: LockedBuffer<u8>,
+    staging: LockedBuffer<Rgb>,
     capacity_px: usize,
 }
 
@@ -478,19 +482,15 @@ impl<'g> GpuRenderer<'g> {
         let capacity_px = capacity_px.max(1);
         gpu.check_free("the band buffers", capacity_px * BAND_BYTES_PER_PX)?;
         let stream = gpu.stream();
-        let counts = stream
-            .alloc_zeros::<u32>(capacity_px)
-            .map_err(GpuError::driver("allocating the escape-time buffer"))?;
-        let norms = stream
-            .alloc_zeros::<f32>(capacity_px)
-            .map_err(GpuError::driver("allocating the |z|² buffer"))?;
-        let rgb = stream
-            .alloc_zeros::<u8>(capacity_px * 3)
-            .map_err(GpuError::driver("allocating the colour buffer"))?;
-        let staging = LockedBuffer::new_in(gpu.context(), &0u8, capacity_px * 3)?;
-        let table = stream
-            .alloc_zeros::<u32>(COLOR_TABLE_LEN)
-            .map_err(GpuError::driver("allocating the colour table"))?;
+        let counts = DeviceBuffer::zeroed_async(capacity_px, stream)
+            .gpu_context("allocating the escape-time buffer")?;
+        let norms = DeviceBuffer::zeroed_async(capacity_px, stream)
+            .gpu_context("allocating the |z|² buffer")?;
+        let rgb = DeviceBuffer::zeroed_async(capacity_px, stream)
+            .gpu_context("allocating the colour buffer")?;
+        let staging = LockedBuffer::new_in(gpu.context(), &[0u8; 3], capacity_px)?;
+        let table = DeviceBuffer::zeroed_async(COLOR_TABLE_LEN, stream)
+            .gpu_context("allocating the colour table")?;
         Ok(Self {
             gpu,
             counts,
@@ -542,19 +542,20 @@ impl<'g> GpuRenderer<'g> {
             BandBuffers {
                 counts: &mut self.counts,
                 norms: &mut self.norms,
-                table: self.table.slice(0..table_len),
+                table: self.table.index(0..table_len)?,
                 rgb: &mut self.rgb,
             },
         )?;
         let stream = self.gpu.stream();
         // Only this band's bytes; `as_slice` waits for the copy.
         self.staging
-            .async_copy_prefix_from(&self.rgb.slice(0..3 * len), stream)?;
-        let rgb = self.staging.as_slice()?[..3 * len].to_vec();
+            .async_copy_prefix_from(&self.rgb.index(0..len)?, stream)?;
+        let rgb = self.staging.try_as_slice()?[..len].as_flattened().to_vec();
         let counts = if want_counts {
-            stream
-                .clone_dtoh(&self.counts.slice(0..len))
-                .map_err(GpuError::driver("copying escape times to the host"))?
+            self.counts
+                .index(0..len)?
+                .as_host_vec()
+                .gpu_context("copying escape times to the host")?
         } else {
             Vec::new()
         };
@@ -571,14 +572,14 @@ impl<'g> GpuRenderer<'g> {
 #[derive(Debug)]
 pub struct BandBuffers<'a> {
     /// Escape times: at least the band's pixels.
-    pub counts: &'a mut CudaSlice<u32>,
+    pub counts: &'a mut DeviceBuffer<u32>,
     /// `|z_n|²` at escape: at least the band's pixels for smooth colouring (unused otherwise).
-    pub norms: &'a mut CudaSlice<f32>,
+    pub norms: &'a mut DeviceBuffer<f32>,
     /// Discrete colours by escape time ([`Coloring::fill_discrete_table`]); empty to compute
     /// every colour.
-    pub table: cudarc::driver::CudaView<'a, u32>,
-    /// Colours: at least 3 bytes per band pixel.
-    pub rgb: &'a mut CudaSlice<u8>,
+    pub table: DeviceSlice<'a, u32>,
+    /// Colours: at least one per band pixel.
+    pub rgb: &'a mut DeviceBuffer<Rgb>,
 }
 
 /// Renders `band` of `job` into `bufs` and waits; returns the kernel times from CUDA events.
@@ -610,12 +611,12 @@ pub fn launch_render(
     let len = job.width_px as usize * band.rows as usize;
     let smooth = job.coloring.shading == Shading::Smooth;
     assert!(
-        counts.len() >= len && rgb.len() >= 3 * len && (!smooth || norms.len() >= len),
+        counts.len() >= len && rgb.len() >= len && (!smooth || norms.len() >= len),
         "buffers too small for the band"
     );
     let cfg = for_image(job.width_px, band.rows);
-    let mut counts = counts.slice_mut(0..len);
-    let mut rgb = rgb_view(rgb, len);
+    let mut counts = counts.index_mut(0..len)?;
+    let mut rgb = rgb.index_mut(0..len)?;
     if job.supersample > 1 {
         let escape = match precision {
             Precision::F32 => timed(gpu, mandelbrot_ss_f32.name(), cfg, || {
@@ -633,7 +634,7 @@ pub fn launch_render(
         });
     }
     // Discrete colouring needs no |z_n|²: an empty `norms` takes no writes.
-    let mut norms = norms.slice_mut(0..if smooth { len } else { 0 });
+    let mut norms = norms.index_mut(0..if smooth { len } else { 0 })?;
     let escape = match precision {
         Precision::F32 => timed(gpu, mandelbrot_f32.name(), cfg, || {
             let args = (job.cast::<f32>(), band, &mut counts, &mut norms);
@@ -650,17 +651,6 @@ pub fn launch_render(
         colorize.launch(gpu.module(), gpu.stream(), color_cfg, args)
     })?;
     Ok(RenderTimes { escape, color })
-}
-
-/// The first `len` pixels of a colour buffer of bytes, as [`Rgb`] values (the kernels'
-/// element type).
-///
-/// # Panics
-/// If `rgb` holds fewer than `3 · len` bytes.
-pub(crate) fn rgb_view(rgb: &mut CudaSlice<u8>, len: usize) -> CudaViewMut<'_, Rgb> {
-    // SAFETY: `Rgb` = `[u8; 3]`: alignment 1, size 3, and every byte pattern is a valid value,
-    // so `3 · len` bytes are exactly `len` valid `Rgb`s.
-    unsafe { rgb.transmute_mut::<Rgb>(len) }.expect("colour buffer smaller than 3 bytes per pixel")
 }
 
 /// Runs `launch` between two CUDA events, waits (a failure names `kernel` and `cfg`), and

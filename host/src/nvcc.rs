@@ -4,7 +4,6 @@
 
 use crate::gpu::Gpu;
 use std::path::Path;
-use std::sync::Arc;
 
 /// Runs `nvcc -O3 -arch=sm_XY <extra args> -o <output> <source>` for `gpu`'s architecture.
 /// `what` names the source in messages.
@@ -49,14 +48,13 @@ pub fn module(
     gpu: &Gpu,
     stem: &str,
     source: &str,
-) -> Result<Arc<cudarc::driver::CudaModule>, String> {
+) -> Result<cust::module::Module, String> {
     let dir = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
     let src = dir.path().join(format!("{stem}.cu"));
     let cubin = dir.path().join(format!("{stem}.cubin"));
     std::fs::write(&src, source).map_err(|e| format!("writing {}: {e}", src.display()))?;
     compile(gpu, "", &["-cubin"], &src, &cubin)?;
     let bytes = std::fs::read(&cubin).map_err(|e| format!("reading the cubin: {e}"))?;
-    gpu.context()
-        .load_module(cudarc::nvrtc::Ptx::from_binary(bytes))
+    cust::module::Module::from_cubin_in(gpu.context(), &bytes, &format!("CUDA C module `{stem}`"))
         .map_err(|e| format!("loading the CUDA C cubin: {e}"))
 }

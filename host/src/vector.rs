@@ -18,7 +18,12 @@
 use crate::gpu::{Gpu, GpuError};
 use crate::launch::{Launch, LaunchUnchecked};
 use cuda_std::launch::{Kernel, MutPtr, Out, Safe, Slice, Unsafe, Value};
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, ValidAsZeroBits};
+use cust::{
+    device::DeviceAttribute,
+    error::GpuContext,
+    function::LaunchConfig,
+    memory::{AsyncCopyDestination, DeviceBuffer, ValidAsZeroBits},
+};
 use kernels::gemm::{SGEMM_THREADS, SGEMM_TILE_M, SGEMM_TILE_N};
 use kernels::scan::{MAX_EPOCH, SCAN_THREADS, SCAN_TILE};
 use kernels::vector::BLOCK_THREADS;
@@ -26,8 +31,7 @@ use rayon::prelude::*;
 
 /// An element type the vector kernels exist for.
 pub trait Element:
-    DeviceRepr
-    + ValidAsZeroBits
+    ValidAsZeroBits
     + cuda_std::DeviceCopy
     + Copy
     + Send
@@ -43,9 +47,7 @@ pub trait Element:
     /// A value written to output buffers before a launch, so unwritten elements show up
     /// (a NaN with a recognisable payload for floats).
     const POISON: Self;
-    /// Kernels `reduce_{sum,min,max}_<type>`.
-    const REDUCE: [&'static str; 3];
-    /// Typed handles of the same kernels.
+    /// Typed handles of `reduce_{sum,min,max}_<type>`.
     const REDUCE_KERNELS: [ReduceKernel<Self>; 3];
 }
 
@@ -85,8 +87,6 @@ pub type ScanKernel<T> =
 pub trait Float:
     Element + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + Into<f64>
 {
-    /// `copy`, `scale`, `add`, `triad`, `axpy`, `dot` kernel names.
-    const STREAM: [&'static str; 6];
     /// Typed handles: copy.
     const COPY: Map1Kernel<Self>;
     /// scale.
@@ -107,9 +107,7 @@ pub trait Float:
 
 /// An element type with scan kernels (inclusive, exclusive).
 pub trait Scannable: Element {
-    /// `scan_inclusive_<type>`, `scan_exclusive_<type>`.
-    const SCAN: [&'static str; 2];
-    /// Typed handles of the same kernels.
+    /// Typed handles of `scan_inclusive_<type>`, `scan_exclusive_<type>`.
     const SCAN_KERNELS: [ScanKernel<Self>; 2];
 }
 
@@ -117,7 +115,6 @@ impl Element for f32 {
     const NAME: &'static str = "f32";
     const LANES: usize = 4;
     const POISON: Self = f32::from_bits(0x7fc0_dead);
-    const REDUCE: [&'static str; 3] = ["reduce_sum_f32", "reduce_min_f32", "reduce_max_f32"];
     const REDUCE_KERNELS: [ReduceKernel<Self>; 3] = [
         kernels::reduce::reduce_sum_f32,
         kernels::reduce::reduce_min_f32,
@@ -128,7 +125,6 @@ impl Element for f64 {
     const NAME: &'static str = "f64";
     const LANES: usize = 2;
     const POISON: Self = f64::from_bits(0x7ff8_0000_dead_beef);
-    const REDUCE: [&'static str; 3] = ["reduce_sum_f64", "reduce_min_f64", "reduce_max_f64"];
     const REDUCE_KERNELS: [ReduceKernel<Self>; 3] = [
         kernels::reduce::reduce_sum_f64,
         kernels::reduce::reduce_min_f64,
@@ -139,7 +135,6 @@ impl Element for u32 {
     const NAME: &'static str = "u32";
     const LANES: usize = 4;
     const POISON: Self = 0xdead_beef;
-    const REDUCE: [&'static str; 3] = ["reduce_sum_u32", "reduce_min_u32", "reduce_max_u32"];
     const REDUCE_KERNELS: [ReduceKernel<Self>; 3] = [
         kernels::reduce::reduce_sum_u32,
         kernels::reduce::reduce_min_u32,
@@ -147,14 +142,6 @@ impl Element for u32 {
     ];
 }
 impl Float for f32 {
-    const STREAM: [&'static str; 6] = [
-        "copy_f32",
-        "scale_f32",
-        "add_f32",
-        "triad_f32",
-        "axpy_f32",
-        "dot_f32",
-    ];
     const COPY: Map1Kernel<Self> = kernels::vector::copy_f32;
     const SCALE: ScaleKernel<Self> = kernels::vector::scale_f32;
     const ADD: Map2Kernel<Self> = kernels::vector::add_f32;
@@ -169,14 +156,6 @@ impl Float for f32 {
     }
 }
 impl Float for f64 {
-    const STREAM: [&'static str; 6] = [
-        "copy_f64",
-        "scale_f64",
-        "add_f64",
-        "triad_f64",
-        "axpy_f64",
-        "dot_f64",
-    ];
     const COPY: Map1Kernel<Self> = kernels::vector::copy_f64;
     const SCALE: ScaleKernel<Self> = kernels::vector::scale_f64;
     const ADD: Map2Kernel<Self> = kernels::vector::add_f64;
@@ -191,14 +170,12 @@ impl Float for f64 {
     }
 }
 impl Scannable for f32 {
-    const SCAN: [&'static str; 2] = ["scan_inclusive_f32", "scan_exclusive_f32"];
     const SCAN_KERNELS: [ScanKernel<Self>; 2] = [
         kernels::scan::scan_inclusive_f32,
         kernels::scan::scan_exclusive_f32,
     ];
 }
 impl Scannable for u32 {
-    const SCAN: [&'static str; 2] = ["scan_inclusive_u32", "scan_exclusive_u32"];
     const SCAN_KERNELS: [ScanKernel<Self>; 2] = [
         kernels::scan::scan_inclusive_u32,
         kernels::scan::scan_exclusive_u32,
@@ -272,11 +249,11 @@ impl Split {
 
 /// Device scratch for reductions, dots and scans of one length (allocate once, reuse).
 #[derive(Debug)]
-pub struct Scratch<T> {
+pub struct Scratch<T: Element> {
     split: Split,
-    partials: CudaSlice<T>,
+    partials: DeviceBuffer<T>,
     /// The reduction result (one element).
-    pub result: CudaSlice<T>,
+    pub result: DeviceBuffer<T>,
     scan: ScanState,
 }
 
@@ -285,9 +262,9 @@ pub struct Scratch<T> {
 #[derive(Debug)]
 pub struct ScanState {
     /// One status word per tile, zeroed at allocation (epoch 0 = never written).
-    pub status: CudaSlice<u64>,
+    pub status: DeviceBuffer<u64>,
     /// The tile counter (one `u32`), incremented once by every block of every scan launch.
-    pub counter: CudaSlice<u32>,
+    pub counter: DeviceBuffer<u32>,
     /// Epoch of the last launch (0: none yet).
     epoch: u32,
     /// The counter's value now (wrapping): blocks launched so far.
@@ -319,9 +296,9 @@ impl ScanState {
             "scan: scratch made for a shorter input"
         );
         if self.epoch >= MAX_EPOCH {
-            gpu.stream()
-                .memset_zeros(&mut self.status)
-                .map_err(GpuError::driver("zeroing the scan status words"))?;
+            self.status
+                .set_zero(gpu.stream())
+                .gpu_context("zeroing the scan status words")?;
             self.epoch = 0;
         }
         self.epoch += 1;
@@ -335,14 +312,14 @@ impl ScanState {
     }
 }
 
-impl<T> Scratch<T> {
+impl<T: Element> Scratch<T> {
     /// The split this scratch was made for.
     pub fn split(&self) -> Split {
         self.split
     }
 
     /// `(partials, result)`, for launches outside this module (the bench's CUDA C twins).
-    pub(crate) fn reduce_buffers(&mut self) -> (&mut CudaSlice<T>, &mut CudaSlice<T>) {
+    pub(crate) fn reduce_buffers(&mut self) -> (&mut DeviceBuffer<T>, &mut DeviceBuffer<T>) {
         (&mut self.partials, &mut self.result)
     }
 
@@ -353,11 +330,7 @@ impl<T> Scratch<T> {
 }
 
 fn config_1d(blocks: u32, threads: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (blocks.max(1), 1, 1),
-        block_dim: (threads, 1, 1),
-        shared_mem_bytes: 0,
-    }
+    LaunchConfig::new(blocks.max(1), threads, 0)
 }
 
 /// The second pass of a reduction: one block over `blocks` partials.
@@ -373,10 +346,7 @@ fn second_pass(blocks: u32) -> Split {
 pub fn sm_count(gpu: &Gpu) -> Result<u32, GpuError> {
     let n = gpu
         .context()
-        .attribute(
-            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-        )
-        .map_err(GpuError::driver("reading the multiprocessor count"))?;
+        .attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
     Ok(u32::try_from(n).unwrap_or(1).max(1))
 }
 
@@ -401,18 +371,15 @@ pub fn stream_config<T: Element>(len: usize) -> LaunchConfig {
 pub fn scratch<T: Element>(gpu: &Gpu, len: usize) -> Result<Scratch<T>, GpuError> {
     let split = Split::new(len, sm_count(gpu)?);
     let s = gpu.stream();
-    let alloc_err = || GpuError::driver("allocating reduction and scan scratch");
+    let what = "allocating reduction and scan scratch";
     Ok(Scratch {
         split,
-        partials: s
-            .alloc_zeros::<T>(split.blocks as usize)
-            .map_err(alloc_err())?,
-        result: s.alloc_zeros::<T>(1).map_err(alloc_err())?,
+        partials: DeviceBuffer::zeroed_async(split.blocks as usize, s).gpu_context(what)?,
+        result: DeviceBuffer::zeroed_async(1, s).gpu_context(what)?,
         scan: ScanState {
-            status: s
-                .alloc_zeros::<u64>(len.div_ceil(SCAN_TILE).max(1))
-                .map_err(alloc_err())?,
-            counter: s.alloc_zeros::<u32>(1).map_err(alloc_err())?,
+            status: DeviceBuffer::zeroed_async(len.div_ceil(SCAN_TILE).max(1), s)
+                .gpu_context(what)?,
+            counter: DeviceBuffer::zeroed_async(1, s).gpu_context(what)?,
             epoch: 0,
             issued: 0,
         },
@@ -422,8 +389,8 @@ pub fn scratch<T: Element>(gpu: &Gpu, len: usize) -> Result<Scratch<T>, GpuError
 /// `c = a` (STREAM copy) for the first `min(a.len(), c.len())` elements.
 pub fn copy_dev<T: Float>(
     gpu: &Gpu,
-    a: &CudaSlice<T>,
-    c: &mut CudaSlice<T>,
+    a: &DeviceBuffer<T>,
+    c: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let cfg = stream_config::<T>(a.len().min(c.len()));
     T::COPY.launch(gpu.module(), gpu.stream(), cfg, (a, c))
@@ -432,9 +399,9 @@ pub fn copy_dev<T: Float>(
 /// `b = q · c` (STREAM scale).
 pub fn scale_dev<T: Float>(
     gpu: &Gpu,
-    c: &CudaSlice<T>,
+    c: &DeviceBuffer<T>,
     q: T,
-    b: &mut CudaSlice<T>,
+    b: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let cfg = stream_config::<T>(c.len().min(b.len()));
     T::SCALE.launch(gpu.module(), gpu.stream(), cfg, (c, q, b))
@@ -443,9 +410,9 @@ pub fn scale_dev<T: Float>(
 /// `c = a + b` (STREAM add).
 pub fn add_dev<T: Float>(
     gpu: &Gpu,
-    a: &CudaSlice<T>,
-    b: &CudaSlice<T>,
-    c: &mut CudaSlice<T>,
+    a: &DeviceBuffer<T>,
+    b: &DeviceBuffer<T>,
+    c: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let cfg = stream_config::<T>(a.len().min(b.len()).min(c.len()));
     T::ADD.launch(gpu.module(), gpu.stream(), cfg, (a, b, c))
@@ -454,10 +421,10 @@ pub fn add_dev<T: Float>(
 /// `a = b + q · c` (STREAM triad; product and sum rounded separately).
 pub fn triad_dev<T: Float>(
     gpu: &Gpu,
-    b: &CudaSlice<T>,
-    c: &CudaSlice<T>,
+    b: &DeviceBuffer<T>,
+    c: &DeviceBuffer<T>,
     q: T,
-    a: &mut CudaSlice<T>,
+    a: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let cfg = stream_config::<T>(b.len().min(c.len()).min(a.len()));
     T::TRIAD.launch(gpu.module(), gpu.stream(), cfg, (b, c, q, a))
@@ -467,8 +434,8 @@ pub fn triad_dev<T: Float>(
 pub fn axpy_dev<T: Float>(
     gpu: &Gpu,
     alpha: T,
-    x: &CudaSlice<T>,
-    y: &mut CudaSlice<T>,
+    x: &DeviceBuffer<T>,
+    y: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let cfg = stream_config::<T>(x.len().min(y.len()));
     T::AXPY.launch(gpu.module(), gpu.stream(), cfg, (alpha, x, y))
@@ -478,9 +445,9 @@ pub fn axpy_dev<T: Float>(
 fn reduce_pass<T: Element>(
     gpu: &Gpu,
     kernel: ReduceKernel<T>,
-    x: &CudaSlice<T>,
+    x: &DeviceBuffer<T>,
     split: Split,
-    out: &mut CudaSlice<T>,
+    out: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let cfg = config_1d(split.blocks, BLOCK_THREADS);
     kernel.launch(gpu.module(), gpu.stream(), cfg, (x, split.chunk, out))
@@ -490,7 +457,7 @@ fn reduce_pass<T: Element>(
 pub fn reduce_dev<T: Element>(
     gpu: &Gpu,
     op: ReduceOp,
-    x: &CudaSlice<T>,
+    x: &DeviceBuffer<T>,
     scratch: &mut Scratch<T>,
 ) -> Result<(), GpuError> {
     let kernel = op.kernel::<T>();
@@ -502,8 +469,8 @@ pub fn reduce_dev<T: Element>(
 /// `scratch.result = Σ a[i]·b[i]` in two launches (dot, then a sum of the partials).
 pub fn dot_dev<T: Float>(
     gpu: &Gpu,
-    a: &CudaSlice<T>,
-    b: &CudaSlice<T>,
+    a: &DeviceBuffer<T>,
+    b: &DeviceBuffer<T>,
     scratch: &mut Scratch<T>,
 ) -> Result<(), GpuError> {
     let split = scratch.split;
@@ -531,9 +498,9 @@ pub fn dot_dev<T: Float>(
 pub fn scan_dev<T: Scannable>(
     gpu: &Gpu,
     kind: ScanKind,
-    x: &CudaSlice<T>,
+    x: &DeviceBuffer<T>,
     scratch: &mut Scratch<T>,
-    out: &mut CudaSlice<T>,
+    out: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let len = x.len().min(out.len());
     let st = &mut scratch.scan;
@@ -561,10 +528,10 @@ pub fn sgemm_dev(
     gpu: &Gpu,
     (m, n, k): (u32, u32, u32),
     alpha: f32,
-    a: &CudaSlice<f32>,
-    b: &CudaSlice<f32>,
+    a: &DeviceBuffer<f32>,
+    b: &DeviceBuffer<f32>,
     beta: f32,
-    c: &mut CudaSlice<f32>,
+    c: &mut DeviceBuffer<f32>,
 ) -> Result<(), GpuError> {
     let (mu, nu, ku) = (m as usize, n as usize, k as usize);
     assert!(
@@ -575,11 +542,11 @@ pub fn sgemm_dev(
         a.len() >= mu * ku && b.len() >= ku * nu && c.len() >= mu * nu,
         "sgemm: buffer too short"
     );
-    let cfg = LaunchConfig {
-        grid_dim: (n.div_ceil(SGEMM_TILE_N), m.div_ceil(SGEMM_TILE_M), 1),
-        block_dim: (SGEMM_THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = LaunchConfig::new(
+        (n.div_ceil(SGEMM_TILE_N), m.div_ceil(SGEMM_TILE_M)),
+        SGEMM_THREADS,
+        0,
+    );
     let kernel: SgemmKernel = kernels::gemm::sgemm;
     // SAFETY: buffer sizes checked above, whole allocations (16-byte aligned); the
     // module's launch shape; `c` is borrowed mutably, so nothing else uses it.
@@ -595,29 +562,24 @@ pub fn sgemm_dev(
 
 /// Host-level operations: copy in, poison the output, launch, synchronise, copy back.
 /// A device copy of `x`.
-pub fn upload<T: Element>(gpu: &Gpu, x: &[T]) -> Result<CudaSlice<T>, GpuError> {
-    gpu.stream()
-        .clone_htod(x)
-        .map_err(GpuError::driver("copying to the GPU"))
+pub fn upload<T: Element>(gpu: &Gpu, x: &[T]) -> Result<DeviceBuffer<T>, GpuError> {
+    DeviceBuffer::from_slice_async(x, gpu.stream()).gpu_context("copying to the GPU")
 }
 
 /// A device buffer of `len` elements filled with [`Element::POISON`].
-pub fn poisoned<T: Element>(gpu: &Gpu, len: usize) -> Result<CudaSlice<T>, GpuError> {
+pub fn poisoned<T: Element>(gpu: &Gpu, len: usize) -> Result<DeviceBuffer<T>, GpuError> {
     upload(gpu, &vec![T::POISON; len.max(1)])
 }
 
 fn download<T: Element>(
     gpu: &Gpu,
     what: &'static str,
-    x: &CudaSlice<T>,
+    x: &DeviceBuffer<T>,
     len: usize,
 ) -> Result<Vec<T>, GpuError> {
-    let mut v = gpu
-        .stream()
-        .clone_dtoh(x)
-        .map_err(GpuError::driver(format!(
-            "copying the {what} result to the host"
-        )))?;
+    let mut v = x
+        .as_host_vec()
+        .with_gpu_context(|| format!("copying the {what} result to the host"))?;
     v.truncate(len);
     Ok(v)
 }
@@ -625,9 +587,8 @@ fn download<T: Element>(
 /// Waits for the queued launches; a kernel fault is reported as a failure of `kernel`.
 fn finish(gpu: &Gpu, kernel: &'static str) -> Result<(), GpuError> {
     gpu.stream()
-        .as_cudarc()
         .synchronize()
-        .map_err(GpuError::driver(format!("running `{kernel}`")))
+        .with_gpu_context(|| format!("running `{kernel}`"))
 }
 
 /// STREAM copy on the GPU.
@@ -635,7 +596,7 @@ pub fn copy<T: Float>(gpu: &Gpu, a: &[T]) -> Result<Vec<T>, GpuError> {
     let a_d = upload(gpu, a)?;
     let mut c = poisoned::<T>(gpu, a.len())?;
     copy_dev(gpu, &a_d, &mut c)?;
-    finish(gpu, T::STREAM[0])?;
+    finish(gpu, T::COPY.name())?;
     download(gpu, "copy", &c, a.len())
 }
 
@@ -644,7 +605,7 @@ pub fn scale<T: Float>(gpu: &Gpu, c: &[T], q: T) -> Result<Vec<T>, GpuError> {
     let c_d = upload(gpu, c)?;
     let mut b = poisoned::<T>(gpu, c.len())?;
     scale_dev(gpu, &c_d, q, &mut b)?;
-    finish(gpu, T::STREAM[1])?;
+    finish(gpu, T::SCALE.name())?;
     download(gpu, "scale", &b, c.len())
 }
 
@@ -654,7 +615,7 @@ pub fn add<T: Float>(gpu: &Gpu, a: &[T], b: &[T]) -> Result<Vec<T>, GpuError> {
     let (a_d, b_d) = (upload(gpu, a)?, upload(gpu, b)?);
     let mut c = poisoned::<T>(gpu, len)?;
     add_dev(gpu, &a_d, &b_d, &mut c)?;
-    finish(gpu, T::STREAM[2])?;
+    finish(gpu, T::ADD.name())?;
     download(gpu, "add", &c, len)
 }
 
@@ -664,7 +625,7 @@ pub fn triad<T: Float>(gpu: &Gpu, b: &[T], c: &[T], q: T) -> Result<Vec<T>, GpuE
     let (b_d, c_d) = (upload(gpu, b)?, upload(gpu, c)?);
     let mut a = poisoned::<T>(gpu, len)?;
     triad_dev(gpu, &b_d, &c_d, q, &mut a)?;
-    finish(gpu, T::STREAM[3])?;
+    finish(gpu, T::TRIAD.name())?;
     download(gpu, "triad", &a, len)
 }
 
@@ -674,7 +635,7 @@ pub fn axpy<T: Float>(gpu: &Gpu, alpha: T, x: &[T], y: &[T]) -> Result<Vec<T>, G
     let x_d = upload(gpu, x)?;
     let mut y_d = upload(gpu, y)?;
     axpy_dev(gpu, alpha, &x_d, &mut y_d)?;
-    finish(gpu, T::STREAM[4])?;
+    finish(gpu, T::AXPY.name())?;
     download(gpu, "axpy", &y_d, x.len())
 }
 
@@ -694,7 +655,7 @@ pub fn dot<T: Float>(gpu: &Gpu, a: &[T], b: &[T]) -> Result<T, GpuError> {
     let mut s = scratch::<T>(gpu, a.len().min(b.len()))?;
     upload_into(gpu, &[T::POISON], &mut s.result)?;
     dot_dev(gpu, &a_d, &b_d, &mut s)?;
-    finish(gpu, T::STREAM[5])?;
+    finish(gpu, T::DOT.name())?;
     Ok(download(gpu, "dot", &s.result, 1)?[0])
 }
 
@@ -704,7 +665,7 @@ pub fn scan<T: Scannable>(gpu: &Gpu, kind: ScanKind, x: &[T]) -> Result<Vec<T>, 
     let mut s = scratch::<T>(gpu, x.len())?;
     let mut out = poisoned::<T>(gpu, x.len())?;
     scan_dev(gpu, kind, &x_d, &mut s, &mut out)?;
-    finish(gpu, T::SCAN[0])?;
+    finish(gpu, T::SCAN_KERNELS[kind as usize].name())?;
     download(gpu, "scan", &out, x.len())
 }
 
@@ -725,10 +686,9 @@ pub fn sgemm(
     download(gpu, "sgemm", &c_d, c.len())
 }
 
-fn upload_into<T: Element>(gpu: &Gpu, x: &[T], dst: &mut CudaSlice<T>) -> Result<(), GpuError> {
-    gpu.stream()
-        .memcpy_htod(x, dst)
-        .map_err(GpuError::driver("copying to the GPU"))
+fn upload_into<T: Element>(gpu: &Gpu, x: &[T], dst: &mut DeviceBuffer<T>) -> Result<(), GpuError> {
+    dst.async_copy_from(x, gpu.stream())
+        .gpu_context("copying to the GPU")
 }
 
 /// `a` (the STREAM copy reference).

@@ -182,6 +182,18 @@ impl Module {
         Self::load_ptx(ctx, image.ptx, origin, Some(image))
     }
 
+    /// [`Module::from_cubin`] on a given context, e.g. a cubin that nvcc built at run time;
+    /// `origin` names the module in errors (e.g. "CUDA C module `vector`"). Its kernels'
+    /// parameter sizes come from the driver (`cuFuncGetParamInfo`, CUDA 12.4 and later), so
+    /// typed handles ([`Kernel::external`](cust_core::launch::Kernel::external)) resolved in
+    /// it are checked too.
+    ///
+    /// # Errors
+    /// As [`Module::from_cubin`].
+    pub fn from_cubin_in(ctx: &Context, bytes: &[u8], origin: &str) -> CudaResult<Self> {
+        Self::load_binary(ctx, bytes, origin.to_owned())
+    }
+
     /// [`Module::from_ptx`] on a given context.
     ///
     /// # Errors

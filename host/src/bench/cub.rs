@@ -356,7 +356,7 @@ impl Bench<'_> {
                     continue;
                 }
             };
-            let got = super::download_one(&self.gpu, &out)?;
+            let got = super::download_one(&out)?;
             let want = T::cpu(op, &host);
             if !T::close(op, got, want) {
                 self.notes.push(format!(

@@ -6,11 +6,12 @@ use crate::gpu::{Gpu, GpuError};
 use crate::launch::{Launch, for_image};
 use crate::mandelbrot::{
     BandBuffers, COLOR_TABLE_LEN, Image, Precision, RenderParams, Style, color_table,
-    launch_render, rgb_view, timed,
+    launch_render, timed,
 };
 use crate::timing::{Repeat, Stats};
 use common::{Band, Palette, Real, Viewport};
-use cudarc::driver::CudaSlice;
+use common::Rgb;
+use cust::{error::GpuContext, memory::DeviceBuffer, module::Module};
 use kernels::mandelbrot::{mandelbrot_naive_f32, mandelbrot_naive_f64};
 use rayon::prelude::*;
 use std::time::Duration;
@@ -29,17 +30,17 @@ pub fn launch_naive(
     max_iter: u32,
     palette: Palette,
     precision: Precision,
-    counts: &mut CudaSlice<u32>,
-    rgb: &mut CudaSlice<u8>,
+    counts: &mut DeviceBuffer<u32>,
+    rgb: &mut DeviceBuffer<Rgb>,
 ) -> Result<Duration, GpuError> {
     let len = view.len();
     assert!(
-        counts.len() >= len && rgb.len() >= 3 * len,
+        counts.len() >= len && rgb.len() >= len,
         "buffers too small for the view"
     );
     let cfg = for_image(view.width_px, view.height_px);
-    let mut counts = counts.slice_mut(0..len);
-    let mut rgb = rgb_view(rgb, len);
+    let mut counts = counts.index_mut(0..len)?;
+    let mut rgb = rgb.index_mut(0..len)?;
     match precision {
         Precision::F32 => timed(gpu, mandelbrot_naive_f32.name(), cfg, || {
             let view = view.cast::<f32>();
@@ -56,7 +57,7 @@ pub fn launch_naive(
 /// The CUDA C reference kernels of `bench/cuda/mandelbrot.cu` (the textbook loop, and the
 /// loop after the cardioid/bulb test), built with nvcc for the GPU at hand.
 pub struct CudaCReference {
-    module: std::sync::Arc<cudarc::driver::CudaModule>,
+    module: Module,
 }
 
 impl std::fmt::Debug for CudaCReference {
@@ -101,35 +102,37 @@ impl CudaCReference {
         warmup: u32,
         reps: u32,
     ) -> Result<(Stats, Vec<u32>), GpuError> {
-        let (view, precision) = (&params.view, params.precision);
-        let name = match (kernel, precision) {
-            (CudaCKernel::Naive, Precision::F32) => "cu_mandel_naive_f32",
-            (CudaCKernel::Cardioid, Precision::F32) => "cu_mandel_cardioid_f32",
-            (CudaCKernel::Naive, Precision::F64) => "cu_mandel_naive_f64",
-            (CudaCKernel::Cardioid, Precision::F64) => "cu_mandel_cardioid_f64",
-        };
-        let function = self
-            .module
-            .load_function(name)
-            .map_err(GpuError::driver(format!(
-                "looking up the CUDA C kernel `{name}`"
-            )))?;
+        use super::twins::{MandelTwins, is_f64, mandel_args_f32, mandel_args_f64};
+        let view = &params.view;
         let len = view.len();
         gpu.check_free("the CUDA C reference's counts", 4 * len)?;
-        let mut counts = gpu
-            .stream()
-            .alloc_zeros::<u32>(len)
-            .map_err(GpuError::driver("allocating the CUDA C reference's counts"))?;
+        let mut counts = DeviceBuffer::zeroed_async(len, gpu.stream())
+            .gpu_context("allocating the CUDA C reference's counts")?;
         let cfg = for_image(view.width_px, view.height_px);
-        let times = Repeat::new(warmup, reps).run(|| {
-            timed(gpu, name, cfg, || {
-                super::twins::mandelbrot_reference(gpu, (name, &function), cfg, params, &mut counts)
-            })
-        })?;
-        let counts = gpu
-            .stream()
-            .clone_dtoh(&counts)
-            .map_err(GpuError::driver("copying the CUDA C reference's counts"))?;
+        let which = kernel as usize;
+        let mut run = |counts: &mut DeviceBuffer<u32>| -> Result<Vec<Duration>, GpuError> {
+            if is_f64(params) {
+                let f = self.module.kernel(<f64 as MandelTwins>::CU_MANDEL[which])?;
+                let args = mandel_args_f64(params);
+                Repeat::new(warmup, reps).run(|| {
+                    timed(gpu, f.name(), cfg, || {
+                        super::twins::mandelbrot_reference(gpu, &f, cfg, args, params.max_iter, counts)
+                    })
+                })
+            } else {
+                let f = self.module.kernel(<f32 as MandelTwins>::CU_MANDEL[which])?;
+                let args = mandel_args_f32(params);
+                Repeat::new(warmup, reps).run(|| {
+                    timed(gpu, f.name(), cfg, || {
+                        super::twins::mandelbrot_reference(gpu, &f, cfg, args, params.max_iter, counts)
+                    })
+                })
+            }
+        };
+        let times = run(&mut counts)?;
+        let counts = counts
+            .as_host_vec()
+            .gpu_context("copying the CUDA C reference's counts")?;
         Ok((Stats::from_durations(times), counts))
     }
 }
@@ -244,30 +247,23 @@ pub fn bench_kernels(
     let stream = gpu.stream();
     let alloc = |what: &'static str| {
         Ok::<_, GpuError>((
-            stream
-                .alloc_zeros::<u32>(len)
-                .map_err(GpuError::driver(what))?,
-            stream
-                .alloc_zeros::<u8>(3 * len)
-                .map_err(GpuError::driver(what))?,
+            DeviceBuffer::<u32>::zeroed_async(len, stream).gpu_context(what)?,
+            DeviceBuffer::<Rgb>::zeroed_async(len, stream).gpu_context(what)?,
         ))
     };
     let (mut naive_counts, mut naive_rgb) = alloc("allocating the naive kernel's buffers")?;
     let (mut opt_counts, mut opt_rgb) = alloc("allocating the optimized kernel's buffers")?;
     // Discrete colouring (the default style): the escape pass writes no |z_n|².
-    let mut no_norms = stream.alloc_zeros::<f32>(1).map_err(GpuError::driver(
-        "allocating the optimized kernel's buffers",
-    ))?;
-    let mut table = stream
-        .alloc_zeros::<u32>(COLOR_TABLE_LEN)
-        .map_err(GpuError::driver("allocating the colour table"))?;
+    let mut no_norms = DeviceBuffer::<f32>::zeroed_async(1, stream)
+        .gpu_context("allocating the optimized kernel's buffers")?;
+    let mut table = DeviceBuffer::<u32>::zeroed_async(COLOR_TABLE_LEN, stream)
+        .gpu_context("allocating the colour table")?;
     let job = params.job(&Style::default());
     let band = Band {
         first_row: 0,
         rows: view.height_px,
     };
     let table_len = color_table(gpu, &job, &mut table, &mut None)?;
-    let table = table.slice(0..table_len);
     let times = Repeat::new(warmup, reps).run(|| {
         let t_naive = launch_naive(
             gpu,
@@ -286,22 +282,23 @@ pub fn bench_kernels(
             BandBuffers {
                 counts: &mut opt_counts,
                 norms: &mut no_norms,
-                table: table.slice(..),
+                table: table.index(0..table_len)?,
                 rgb: &mut opt_rgb,
             },
         )?;
         Ok::<_, GpuError>((t_naive, t_opt))
     })?;
-    let image = |counts: &CudaSlice<u32>, rgb: &CudaSlice<u8>| {
+    let image = |counts: &DeviceBuffer<u32>, rgb: &DeviceBuffer<Rgb>| {
         Ok::<_, GpuError>(Image {
             width_px: view.width_px,
             height_px: view.height_px,
-            counts: stream
-                .clone_dtoh(counts)
-                .map_err(GpuError::driver("copying escape times to the host"))?,
-            rgb: stream
-                .clone_dtoh(rgb)
-                .map_err(GpuError::driver("copying colours to the host"))?,
+            counts: counts
+                .as_host_vec()
+                .gpu_context("copying escape times to the host")?,
+            rgb: rgb
+                .as_host_vec()
+                .gpu_context("copying colours to the host")?
+                .into_flattened(),
         })
     };
     Ok(KernelBench {

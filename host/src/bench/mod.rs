@@ -17,7 +17,7 @@
 use crate::gpu::{Gpu, GpuError};
 use crate::timing::{Repeat, Stats};
 use crate::vector::Element;
-use cudarc::driver::CudaSlice;
+use cust::{error::GpuContext, memory::DeviceBuffer, module::Module};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -220,9 +220,9 @@ impl Bench<'_> {
     fn module_load_times(&mut self, cc: (u32, u32)) -> (Option<f64>, Option<f64>) {
         let gpu = &self.gpu;
         let notes = &mut self.notes;
-        let mut time = |what: &str, ptx: cudarc::nvrtc::Ptx| {
+        let mut time = |what: &str, load: &dyn Fn() -> Result<Module, GpuError>| {
             let t = Instant::now();
-            match gpu.context().load_module(ptx) {
+            match load() {
                 Ok(m) => {
                     let ms = t.elapsed().as_secs_f64() * 1e3;
                     drop(m);
@@ -234,12 +234,12 @@ impl Bench<'_> {
                 }
             }
         };
-        let ptx = time("PTX", cudarc::nvrtc::Ptx::from_src(crate::PTX));
-        let cubin = crate::KERNELS
-            .cubins
-            .iter()
-            .find(|c| c.arch == cc)
-            .and_then(|c| time("cubin", cudarc::nvrtc::Ptx::from_binary(c.bytes.to_vec())));
+        let ptx = time("PTX", &|| Module::from_ptx_in(gpu.context(), crate::KERNELS.ptx()));
+        let cubin = crate::KERNELS.cubin_for(cc).and_then(|c| {
+            time("cubin", &|| {
+                Module::from_cubin_in(gpu.context(), c, "the kernels module's cubin")
+            })
+        });
         let line = format!(
             "kernels module: {} ({:.1} ms in Gpu::new); PTX JIT load {}, cubin load {}",
             self.gpu.module_source(),
@@ -289,10 +289,10 @@ fn random_f64(seed: u64, n: usize) -> Vec<f64> {
 }
 
 /// The first element of `x`, copied to the host.
-fn download_one<T: Element>(gpu: &Gpu, x: &CudaSlice<T>) -> Result<T, GpuError> {
-    let v = gpu
-        .stream()
-        .clone_dtoh(x)
-        .map_err(GpuError::driver("copying a result to the host"))?;
+fn download_one<T: Element>(x: &DeviceBuffer<T>) -> Result<T, GpuError> {
+    let v = x
+        .index(0..1)?
+        .as_host_vec()
+        .gpu_context("copying a result to the host")?;
     Ok(v[0])
 }

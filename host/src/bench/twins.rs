@@ -1,81 +1,180 @@
 //! The CUDA C twins of the vector kernels and SGEMM (`bench/cuda/vector.cu`, embedded in the
-//! binary, built at run time by [`crate::nvcc`]) and every launch of them, and the launch of
-//! the CUDA C Mandelbrot references (`bench/cuda/mandelbrot.cu`): every raw launch by name
-//! in `host` is in this file. The twins share
-//! the Rust kernels' launch shapes, tile sizes and scratch, so that the two compare kernel
-//! code, not launch choices.
+//! binary, built at run time by [`crate::nvcc`]) and the CUDA C Mandelbrot references
+//! (`bench/cuda/mandelbrot.cu`), as typed kernel handles
+//! ([`Kernel::external`](cuda_std::launch::Kernel::external)): each handle spells out its
+//! C signature's parameter kinds, and resolving it in the nvcc module checks the parameter
+//! sizes the driver reports. The twins share the Rust kernels' launch shapes, tile sizes and
+//! scratch, so that the two compare kernel code, not launch choices.
 
 use super::vectors::{StreamOp, Vectors};
 use crate::gpu::{Gpu, GpuError};
 use crate::mandelbrot::{Precision, RenderParams};
-use crate::vector::{Element, Float, ScanState, Scannable, Split};
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
-use cust::launch::ByValue;
+use crate::vector::{Element, Float, ScanState, Scannable, Scratch, Split};
+use cuda_std::launch::{ConstPtr, Kernel, MutPtr, Unsafe, Value};
+use cust::{function::LaunchConfig, memory::DeviceBuffer, module::Module};
 use kernels::gemm::{SGEMM_THREADS, SGEMM_TILE_M, SGEMM_TILE_N};
 use kernels::scan::SCAN_THREADS;
 use kernels::vector::BLOCK_THREADS;
-use std::collections::HashMap;
 
 /// The CUDA C twins, compiled by the bench at run time when `nvcc` is available.
 pub const CUDA_C_SOURCE: &str = include_str!("../../../bench/cuda/vector.cu");
 
+/// `cu_copy_*(const T* a, T* c, size_t n)`.
+pub type CuMap1<T> = Kernel<(ConstPtr<T>, MutPtr<T>, Value<usize>), Unsafe>;
+/// `cu_scale_*(const T* c, T q, T* b, size_t n)`.
+pub type CuScale<T> = Kernel<(ConstPtr<T>, Value<T>, MutPtr<T>, Value<usize>), Unsafe>;
+/// `cu_add_*(const T* a, const T* b, T* c, size_t n)`.
+pub type CuMap2<T> = Kernel<(ConstPtr<T>, ConstPtr<T>, MutPtr<T>, Value<usize>), Unsafe>;
+/// `cu_triad_*(const T* b, const T* c, T q, T* a, size_t n)`.
+pub type CuTriad<T> =
+    Kernel<(ConstPtr<T>, ConstPtr<T>, Value<T>, MutPtr<T>, Value<usize>), Unsafe>;
+/// `cu_axpy_*(T alpha, const T* x, T* y, size_t n)`.
+pub type CuAxpy<T> = Kernel<(Value<T>, ConstPtr<T>, MutPtr<T>, Value<usize>), Unsafe>;
+/// `cu_reduce_*(const T* x, size_t n, size_t chunk, T* out)`.
+pub type CuReduce<T> = Kernel<(ConstPtr<T>, Value<usize>, Value<usize>, MutPtr<T>), Unsafe>;
+/// `cu_dot_*(const T* a, const T* b, size_t n, size_t chunk, T* out)`.
+pub type CuDot<T> =
+    Kernel<(ConstPtr<T>, ConstPtr<T>, Value<usize>, Value<usize>, MutPtr<T>), Unsafe>;
+/// `cu_scan_*(const T* x, size_t n, T* out, unsigned long long* status, size_t status_len,
+/// unsigned* counter, unsigned epoch, unsigned base)`.
+pub type CuScan<T> = Kernel<
+    (
+        ConstPtr<T>,
+        Value<usize>,
+        MutPtr<T>,
+        MutPtr<u64>,
+        Value<usize>,
+        MutPtr<u32>,
+        Value<u32>,
+        Value<u32>,
+    ),
+    Unsafe,
+>;
+/// `cu_sgemm(int m, int n, int k, float alpha, const float* A, const float* B, float beta,
+/// float* C)`.
+pub type CuSgemm = Kernel<
+    (
+        Value<i32>,
+        Value<i32>,
+        Value<i32>,
+        Value<f32>,
+        ConstPtr<f32>,
+        ConstPtr<f32>,
+        Value<f32>,
+        MutPtr<f32>,
+    ),
+    Unsafe,
+>;
+/// `cu_mandel_*(unsigned width, unsigned height, T x0, T y0, T dx, T dy, unsigned max_iter,
+/// unsigned* counts)`.
+pub type CuMandel<T> = Kernel<
+    (
+        Value<u32>,
+        Value<u32>,
+        Value<T>,
+        Value<T>,
+        Value<T>,
+        Value<T>,
+        Value<u32>,
+        MutPtr<u32>,
+    ),
+    Unsafe,
+>;
+
+/// `cu_sgemm`.
+pub const CU_SGEMM: CuSgemm = Kernel::external("cu_sgemm");
+
+/// An element type with CUDA C reduction twins.
+pub trait ReduceTwins: Element {
+    /// `cu_reduce_{sum,min,max}_<type>`, in [`crate::vector::ReduceOp`]'s order.
+    const CU_REDUCE: [CuReduce<Self>; 3];
+}
+
+/// A float type with the CUDA C STREAM and dot twins.
+pub trait FloatTwins: Float + ReduceTwins {
+    /// `cu_copy_<type>`.
+    const CU_COPY: CuMap1<Self>;
+    /// `cu_scale_<type>`.
+    const CU_SCALE: CuScale<Self>;
+    /// `cu_add_<type>`.
+    const CU_ADD: CuMap2<Self>;
+    /// `cu_triad_<type>`.
+    const CU_TRIAD: CuTriad<Self>;
+    /// `cu_axpy_<type>`.
+    const CU_AXPY: CuAxpy<Self>;
+    /// `cu_dot_<type>`.
+    const CU_DOT: CuDot<Self>;
+}
+
+/// An element type with the CUDA C scan twins.
+pub trait ScanTwins: Scannable {
+    /// `cu_scan_inclusive_<type>`, `cu_scan_exclusive_<type>`.
+    const CU_SCAN: [CuScan<Self>; 2];
+}
+
+/// A floating-point type of the CUDA C Mandelbrot references.
+pub trait MandelTwins: Copy + cuda_std::DeviceCopy {
+    /// `cu_mandel_naive_<type>`, `cu_mandel_cardioid_<type>`.
+    const CU_MANDEL: [CuMandel<Self>; 2];
+}
+
+macro_rules! reduce_twins {
+    ($t:ty, $s:literal) => {
+        impl ReduceTwins for $t {
+            const CU_REDUCE: [CuReduce<Self>; 3] = [
+                Kernel::external(concat!("cu_reduce_sum_", $s)),
+                Kernel::external(concat!("cu_reduce_min_", $s)),
+                Kernel::external(concat!("cu_reduce_max_", $s)),
+            ];
+        }
+    };
+}
+reduce_twins!(f32, "f32");
+reduce_twins!(f64, "f64");
+reduce_twins!(u32, "u32");
+
+macro_rules! float_twins {
+    ($t:ty, $s:literal) => {
+        impl FloatTwins for $t {
+            const CU_COPY: CuMap1<Self> = Kernel::external(concat!("cu_copy_", $s));
+            const CU_SCALE: CuScale<Self> = Kernel::external(concat!("cu_scale_", $s));
+            const CU_ADD: CuMap2<Self> = Kernel::external(concat!("cu_add_", $s));
+            const CU_TRIAD: CuTriad<Self> = Kernel::external(concat!("cu_triad_", $s));
+            const CU_AXPY: CuAxpy<Self> = Kernel::external(concat!("cu_axpy_", $s));
+            const CU_DOT: CuDot<Self> = Kernel::external(concat!("cu_dot_", $s));
+        }
+        impl MandelTwins for $t {
+            const CU_MANDEL: [CuMandel<Self>; 2] = [
+                Kernel::external(concat!("cu_mandel_naive_", $s)),
+                Kernel::external(concat!("cu_mandel_cardioid_", $s)),
+            ];
+        }
+    };
+}
+float_twins!(f32, "f32");
+float_twins!(f64, "f64");
+
+macro_rules! scan_twins {
+    ($t:ty, $s:literal) => {
+        impl ScanTwins for $t {
+            const CU_SCAN: [CuScan<Self>; 2] = [
+                Kernel::external(concat!("cu_scan_inclusive_", $s)),
+                Kernel::external(concat!("cu_scan_exclusive_", $s)),
+            ];
+        }
+    };
+}
+scan_twins!(f32, "f32");
+scan_twins!(u32, "u32");
+
 /// The CUDA C twins: a module built from [`CUDA_C_SOURCE`] by `nvcc`.
+#[derive(Debug)]
 pub struct CudaC {
-    functions: HashMap<String, CudaFunction>,
-}
-
-impl std::fmt::Debug for CudaC {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CudaC")
-            .field("functions", &self.functions.len())
-            .finish()
-    }
-}
-
-const CUDA_C_KERNELS: &[&str] = &[
-    "cu_copy_f32",
-    "cu_scale_f32",
-    "cu_add_f32",
-    "cu_triad_f32",
-    "cu_axpy_f32",
-    "cu_copy_f64",
-    "cu_scale_f64",
-    "cu_add_f64",
-    "cu_triad_f64",
-    "cu_axpy_f64",
-    "cu_reduce_sum_f32",
-    "cu_reduce_min_f32",
-    "cu_reduce_max_f32",
-    "cu_reduce_sum_f64",
-    "cu_reduce_min_f64",
-    "cu_reduce_max_f64",
-    "cu_reduce_sum_u32",
-    "cu_reduce_min_u32",
-    "cu_reduce_max_u32",
-    "cu_dot_f32",
-    "cu_dot_f64",
-    "cu_scan_inclusive_f32",
-    "cu_scan_exclusive_f32",
-    "cu_scan_inclusive_u32",
-    "cu_scan_exclusive_u32",
-    "cu_sgemm",
-];
-
-/// Static name of a CUDA C twin (for error messages, which need `&'static str`).
-fn cu_name(rust_kernel: &str) -> &'static str {
-    CUDA_C_KERNELS
-        .iter()
-        .find(|n| n.strip_prefix("cu_") == Some(rust_kernel))
-        .copied()
-        .unwrap_or("cu_unknown")
+    module: Module,
 }
 
 fn cfg_1d(blocks: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (blocks.max(1), 1, 1),
-        block_dim: (BLOCK_THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    }
+    LaunchConfig::new(blocks.max(1), BLOCK_THREADS, 0)
 }
 
 /// The second pass of a two-pass reduction: one block over the first pass's partials.
@@ -86,30 +185,47 @@ pub(super) fn second_pass(split: Split) -> Split {
     }
 }
 
+/// Resolves every twin of the vector module in `module`: a missing kernel or a signature
+/// that differs from its handle is an error now, not at the first launch.
+fn check_all(module: &Module) -> Result<(), GpuError> {
+    fn floats<T: FloatTwins>(m: &Module) -> Result<(), GpuError> {
+        m.kernel(T::CU_COPY)?;
+        m.kernel(T::CU_SCALE)?;
+        m.kernel(T::CU_ADD)?;
+        m.kernel(T::CU_TRIAD)?;
+        m.kernel(T::CU_AXPY)?;
+        m.kernel(T::CU_DOT)?;
+        Ok(())
+    }
+    fn reductions<T: ReduceTwins>(m: &Module) -> Result<(), GpuError> {
+        T::CU_REDUCE.iter().try_for_each(|k| m.kernel(*k).map(drop))
+    }
+    fn scans<T: ScanTwins>(m: &Module) -> Result<(), GpuError> {
+        T::CU_SCAN.iter().try_for_each(|k| m.kernel(*k).map(drop))
+    }
+    floats::<f32>(module)?;
+    floats::<f64>(module)?;
+    reductions::<u32>(module)?;
+    scans::<f32>(module)?;
+    scans::<u32>(module)?;
+    module.kernel(CU_SGEMM).map(drop)
+}
+
 impl CudaC {
-    /// Compiles the twins for `gpu`'s architecture with `nvcc -O3 -arch=sm_XY -cubin` and
-    /// loads them.
+    /// Compiles the twins for `gpu`'s architecture with `nvcc -O3 -arch=sm_XY -cubin`, loads
+    /// them and resolves every handle.
     ///
     /// # Errors
-    /// Why not, as a message (no nvcc, compile error, load error).
+    /// Why not, as a message (no nvcc, compile error, load error, a kernel missing or with
+    /// another signature).
     pub fn build(gpu: &Gpu) -> Result<Self, String> {
         let module = crate::nvcc::module(gpu, "vector", CUDA_C_SOURCE)?;
-        let mut functions = HashMap::new();
-        for name in CUDA_C_KERNELS {
-            let f = module
-                .load_function(name)
-                .map_err(|e| format!("CUDA C kernel `{name}`: {e}"))?;
-            functions.insert((*name).to_owned(), f);
-        }
-        Ok(Self { functions })
-    }
-
-    fn args<'a>(&'a self, gpu: &'a Gpu, name: &str) -> LaunchArgs<'a> {
-        gpu.stream().launch_builder(&self.functions[name])
+        check_all(&module).map_err(|e| e.to_string())?;
+        Ok(Self { module })
     }
 
     /// `cu_<op>_<T>` on the bench's vectors, in the Rust kernel's launch shape `cfg`.
-    pub(super) fn stream_op<T: Float>(
+    pub(super) fn stream_op<T: FloatTwins>(
         &self,
         gpu: &Gpu,
         op: StreamOp,
@@ -117,173 +233,225 @@ impl CudaC {
         cfg: LaunchConfig,
         v: &mut Vectors<T>,
     ) -> Result<(), GpuError> {
-        let n = v.a.len();
-        let name = cu_name(T::STREAM[op.index()]);
-        let mut args = self.args(gpu, name);
-        let (q, n) = (ByValue(q), n);
-        match op {
-            StreamOp::Copy => args.arg(&v.a).arg(&mut v.c).arg(&n),
-            StreamOp::Scale => args.arg(&v.c).arg(&q).arg(&mut v.b).arg(&n),
-            StreamOp::Add => args.arg(&v.a).arg(&v.b).arg(&mut v.c).arg(&n),
-            StreamOp::Triad => args.arg(&v.b).arg(&v.c).arg(&q).arg(&mut v.a).arg(&n),
-            StreamOp::Axpy => args.arg(&q).arg(&v.a).arg(&mut v.b).arg(&n),
-        };
-        // SAFETY: matches the `cu_<op>_<T>` signatures in bench/cuda/vector.cu (pointers, the
-        // scalar by value, `size_t n`); every buffer holds n elements.
-        unsafe { cust::launch::launch_built(name, cfg, args) }
+        let (m, s, n) = (&self.module, gpu.stream(), v.a.len());
+        // SAFETY: every buffer holds n elements (Vectors makes them so); the kernels read
+        // and write elements below n only.
+        unsafe {
+            match op {
+                StreamOp::Copy => m.kernel(T::CU_COPY)?.launch_unchecked(s, cfg, (&v.a, &mut v.c, n)),
+                StreamOp::Scale => {
+                    m.kernel(T::CU_SCALE)?
+                        .launch_unchecked(s, cfg, (&v.c, q, &mut v.b, n))
+                }
+                StreamOp::Add => {
+                    m.kernel(T::CU_ADD)?
+                        .launch_unchecked(s, cfg, (&v.a, &v.b, &mut v.c, n))
+                }
+                StreamOp::Triad => {
+                    m.kernel(T::CU_TRIAD)?
+                        .launch_unchecked(s, cfg, (&v.b, &v.c, q, &mut v.a, n))
+                }
+                StreamOp::Axpy => {
+                    m.kernel(T::CU_AXPY)?
+                        .launch_unchecked(s, cfg, (q, &v.a, &mut v.b, n))
+                }
+            }
+        }
     }
 
-    /// One pass of `cu_reduce_<op>_<T>` (`op` as in [`Element::REDUCE`]).
-    fn reduce_pass<T: Element>(
+    /// One pass of `kernel` (a `cu_reduce_*`) over `x` into one value per block of `split`.
+    fn reduce_pass<T: ReduceTwins>(
         &self,
         gpu: &Gpu,
-        name: &'static str,
-        x: &CudaSlice<T>,
+        kernel: CuReduce<T>,
+        x: &DeviceBuffer<T>,
         split: Split,
-        out: &mut CudaSlice<T>,
+        out: &mut DeviceBuffer<T>,
     ) -> Result<(), GpuError> {
-        let (len, chunk) = (x.len(), split.chunk);
-        let mut args = self.args(gpu, name);
-        args.arg(x).arg(&len).arg(&chunk).arg(out);
-        // SAFETY: `cu_reduce_*(const T* x, size_t n, size_t chunk, T* out)`; `out` has an
-        // element per block; chunk a positive multiple of 4.
-        unsafe { cust::launch::launch_built(name, cfg_1d(split.blocks), args) }
+        assert!(out.len() >= split.blocks as usize, "one output per block");
+        let f = self.module.kernel(kernel)?;
+        // SAFETY: `x` holds x.len() elements; `out` has an element per block (checked);
+        // chunk is a positive multiple of 4, as the kernel requires.
+        unsafe {
+            f.launch_unchecked(
+                gpu.stream(),
+                cfg_1d(split.blocks),
+                (x, x.len(), split.chunk, out),
+            )
+        }
     }
 
-    /// The two-pass reduction `op` (index into [`Element::REDUCE`]) of `x` into
+    /// The two-pass reduction `op` (index into [`ReduceTwins::CU_REDUCE`]) of `x` into
     /// `scratch.result`, in the Rust reduction's split.
-    pub(super) fn reduce<T: Element>(
+    pub(super) fn reduce<T: ReduceTwins>(
         &self,
         gpu: &Gpu,
         op: usize,
-        x: &CudaSlice<T>,
-        scratch: &mut crate::vector::Scratch<T>,
+        x: &DeviceBuffer<T>,
+        scratch: &mut Scratch<T>,
     ) -> Result<(), GpuError> {
-        let name = cu_name(T::REDUCE[op]);
+        let kernel = T::CU_REDUCE[op];
         let split = scratch.split();
-        self.reduce_pass(gpu, name, x, split, scratch.reduce_buffers().0)?;
+        self.reduce_pass(gpu, kernel, x, split, scratch.reduce_buffers().0)?;
         let (p, res) = scratch.reduce_buffers();
-        self.reduce_pass(gpu, name, p, second_pass(split), res)
+        self.reduce_pass(gpu, kernel, p, second_pass(split), res)
     }
 
     /// `cu_dot_<T>` then the sum's second pass, into `v.scratch.result`.
-    pub(super) fn dot<T: Float>(&self, gpu: &Gpu, v: &mut Vectors<T>) -> Result<(), GpuError> {
-        let n = v.a.len();
+    pub(super) fn dot<T: FloatTwins>(&self, gpu: &Gpu, v: &mut Vectors<T>) -> Result<(), GpuError> {
+        let n = v.a.len().min(v.b.len());
         let split = v.scratch.split();
-        let name = cu_name(T::STREAM[5]);
-        {
-            let chunk = split.chunk;
-            let mut args = self.args(gpu, name);
-            args.arg(&v.a)
-                .arg(&v.b)
-                .arg(&n)
-                .arg(&chunk)
-                .arg(v.scratch.reduce_buffers().0);
-            // SAFETY: `cu_dot_*(const T* a, const T* b, size_t n, size_t chunk, T* out)`.
-            unsafe { cust::launch::launch_built(name, cfg_1d(split.blocks), args)? };
+        let partials = v.scratch.reduce_buffers().0;
+        assert!(partials.len() >= split.blocks as usize, "one partial per block");
+        let dot = self.module.kernel(T::CU_DOT)?;
+        // SAFETY: `a` and `b` hold at least n elements; one partial per block (checked).
+        unsafe {
+            dot.launch_unchecked(
+                gpu.stream(),
+                cfg_1d(split.blocks),
+                (&v.a, &v.b, n, split.chunk, partials),
+            )?;
         }
-        let sum = cu_name(T::REDUCE[0]);
         let (partials, result) = v.scratch.reduce_buffers();
-        self.reduce_pass(gpu, sum, partials, second_pass(split), result)
+        self.reduce_pass(gpu, T::CU_REDUCE[0], partials, second_pass(split), result)
     }
 
     /// The CUDA C single-pass scan twin (`idx` 0 inclusive, 1 exclusive, as in
-    /// [`Scannable::SCAN`]): the same tile size, look-back protocol and scratch (status words
+    /// [`ScanTwins::CU_SCAN`]): the same tile size, look-back protocol and scratch (status words
     /// and counter, booked like the Rust launch).
-    pub(super) fn scan<T: Scannable>(
+    pub(super) fn scan<T: ScanTwins>(
         &self,
         gpu: &Gpu,
         idx: usize,
-        x: &CudaSlice<T>,
+        x: &DeviceBuffer<T>,
         st: &mut ScanState,
-        out: &mut CudaSlice<T>,
+        out: &mut DeviceBuffer<T>,
     ) -> Result<(), GpuError> {
-        let name = cu_name(T::SCAN[idx]);
+        let f = self.module.kernel(T::CU_SCAN[idx])?;
         let len = x.len().min(out.len());
         let l = st.book(gpu, len)?;
         let status_len = st.status.len();
-        let mut args = self.args(gpu, name);
-        args.arg(x)
-            .arg(&len)
-            .arg(out)
-            .arg(&mut st.status)
-            .arg(&status_len)
-            .arg(&mut st.counter)
-            .arg(&l.epoch)
-            .arg(&l.base);
-        let cfg = LaunchConfig {
-            grid_dim: (l.tiles, 1, 1),
-            block_dim: (SCAN_THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: `cu_scan_*(const T* x, size_t n, T* out, unsigned long long* status,
-        // size_t status_len, unsigned* counter, unsigned epoch, unsigned base)`; `out` holds
-        // `len` elements; a fresh epoch and the counter's value before the launch (`book`).
-        unsafe { cust::launch::launch_built(name, cfg, args) }
+        let cfg = LaunchConfig::new(l.tiles, SCAN_THREADS, 0);
+        // SAFETY: `out` holds `len` elements; `book` gave a fresh epoch and the counter's
+        // value before this launch, the only one using this scratch on the stream (`&mut`);
+        // one block per tile.
+        unsafe {
+            f.launch_unchecked(
+                gpu.stream(),
+                cfg,
+                (x, len, out, &mut st.status, status_len, &mut st.counter, l.epoch, l.base),
+            )
+        }
     }
 
     /// `cu_sgemm`: row-major `C = A·B` (`A` m×k, `B` k×n, `C` m×n), α = 1, β = 0, in the Rust
     /// SGEMM's tiles.
+    ///
+    /// # Panics
+    /// If a buffer is shorter than its matrix.
     pub(super) fn sgemm(
         &self,
         gpu: &Gpu,
         (m, n, k): (u32, u32, u32),
-        a: &CudaSlice<f32>,
-        b: &CudaSlice<f32>,
-        c: &mut CudaSlice<f32>,
+        a: &DeviceBuffer<f32>,
+        b: &DeviceBuffer<f32>,
+        c: &mut DeviceBuffer<f32>,
     ) -> Result<(), GpuError> {
-        let cfg = LaunchConfig {
-            grid_dim: (n.div_ceil(SGEMM_TILE_N), m.div_ceil(SGEMM_TILE_M), 1),
-            block_dim: (SGEMM_THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        let dims = (m as i32, n as i32, k as i32, 1.0f32, 0.0f32);
-        let mut args = self.args(gpu, "cu_sgemm");
-        args.arg(&dims.0)
-            .arg(&dims.1)
-            .arg(&dims.2)
-            .arg(&dims.3)
-            .arg(a)
-            .arg(b)
-            .arg(&dims.4)
-            .arg(c);
-        // SAFETY: `cu_sgemm(int m, int n, int k, float alpha, const float* A,
-        // const float* B, float beta, float* C)`; buffer sizes m·k, k·n, m·n.
-        unsafe { cust::launch::launch_built("cu_sgemm", cfg, args) }
+        let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+        assert!(
+            a.len() >= mu * ku && b.len() >= ku * nu && c.len() >= mu * nu,
+            "cu_sgemm: buffer too short"
+        );
+        let cfg = LaunchConfig::new(
+            (n.div_ceil(SGEMM_TILE_N), m.div_ceil(SGEMM_TILE_M)),
+            SGEMM_THREADS,
+            0,
+        );
+        let dims = (m as i32, n as i32, k as i32);
+        let f = self.module.kernel(CU_SGEMM)?;
+        // SAFETY: buffer sizes m·k, k·n, m·n (checked above); the kernel's launch shape.
+        unsafe {
+            f.launch_unchecked(
+                gpu.stream(),
+                cfg,
+                (dims.0, dims.1, dims.2, 1.0f32, a, b, 0.0f32, c),
+            )
+        }
     }
 }
 
-/// One launch of the CUDA C Mandelbrot reference kernel `name` (`cu_mandel_*` of
-/// `bench/cuda/mandelbrot.cu`, looked up as `function`) over `params`' view, iteration limit
-/// and precision, in the launch shape `cfg` (16×16 blocks over the image), writing the escape
-/// counts (row-major, at least `width·height` elements) into `counts`.
+/// One launch of a CUDA C Mandelbrot reference kernel (`cu_mandel_*` of
+/// `bench/cuda/mandelbrot.cu`, resolved in `module`) over `params`' view and iteration limit,
+/// in precision `T`, in the launch shape `cfg` (16×16 blocks over the image), writing the
+/// escape counts (row-major, at least `width·height` elements) into `counts`.
 ///
 /// # Panics
 /// If `counts` is smaller than the view.
-pub(super) fn mandelbrot_reference(
+pub(super) fn mandelbrot_reference<T: MandelTwins>(
     gpu: &Gpu,
-    (name, function): (&'static str, &CudaFunction),
+    kernel: &cust::launch::TypedFunction<
+        (
+            Value<u32>,
+            Value<u32>,
+            Value<T>,
+            Value<T>,
+            Value<T>,
+            Value<T>,
+            Value<u32>,
+            MutPtr<u32>,
+        ),
+        Unsafe,
+    >,
     cfg: LaunchConfig,
-    params: &RenderParams,
-    counts: &mut CudaSlice<u32>,
+    (w, h, x0, y0, dx, dy): (u32, u32, T, T, T, T),
+    max_iter: u32,
+    counts: &mut DeviceBuffer<u32>,
 ) -> Result<(), GpuError> {
-    let (view, max_iter) = (&params.view, params.max_iter);
-    assert!(counts.len() >= view.len(), "counts smaller than the view");
-    let (w, h) = (view.width_px, view.height_px);
-    let mut args = gpu.stream().launch_builder(function);
-    let v32 = view.cast::<f32>();
-    let (x0, y0, dx, dy) = (v32.origin.re, v32.origin.im, v32.step_re, v32.step_im);
-    let (x0d, y0d, dxd, dyd) = (view.origin.re, view.origin.im, view.step_re, view.step_im);
-    args.arg(&w).arg(&h);
-    match params.precision {
-        Precision::F32 => args.arg(&x0).arg(&y0).arg(&dx).arg(&dy),
-        Precision::F64 => args.arg(&x0d).arg(&y0d).arg(&dxd).arg(&dyd),
-    };
-    args.arg(&max_iter).arg(counts);
-    // SAFETY: `(unsigned width, unsigned height, T x0, T y0, T dx, T dy, unsigned max_iter,
-    // unsigned* counts)` as in bench/cuda/mandelbrot.cu, T by precision; `counts` holds
-    // width·height elements (checked above).
-    unsafe { cust::launch::launch_built(name, cfg, args) }
+    assert!(
+        counts.len() >= w as usize * h as usize,
+        "counts smaller than the view"
+    );
+    // SAFETY: `counts` holds width·height elements (checked above); the kernel writes one
+    // per pixel of the grid that covers the image, guarded by width and height.
+    unsafe {
+        kernel.launch_unchecked(
+            gpu.stream(),
+            cfg,
+            (w, h, x0, y0, dx, dy, max_iter, counts),
+        )
+    }
+}
+
+/// The view of `params` in precision `T`: `(width, height, x0, y0, dx, dy)`.
+pub(super) fn mandel_args_f32(params: &RenderParams) -> (u32, u32, f32, f32, f32, f32) {
+    let view = &params.view;
+    let v = view.cast::<f32>();
+    (
+        view.width_px,
+        view.height_px,
+        v.origin.re,
+        v.origin.im,
+        v.step_re,
+        v.step_im,
+    )
+}
+
+/// The view of `params` in `f64`: `(width, height, x0, y0, dx, dy)`.
+pub(super) fn mandel_args_f64(params: &RenderParams) -> (u32, u32, f64, f64, f64, f64) {
+    let view = &params.view;
+    (
+        view.width_px,
+        view.height_px,
+        view.origin.re,
+        view.origin.im,
+        view.step_re,
+        view.step_im,
+    )
+}
+
+/// Which precision a view renders in, for picking a reference kernel.
+pub(super) fn is_f64(params: &RenderParams) -> bool {
+    matches!(params.precision, Precision::F64)
 }
 
 #[cfg(test)]
@@ -291,16 +459,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_cuda_c_kernel_is_in_the_source() {
-        // Names are spelled out, or made by STREAM_KERNELS from `cu_<op>_##S`.
-        for name in CUDA_C_KERNELS {
+    fn every_cuda_c_kernel_handle_names_a_kernel_of_the_source() {
+        // Names are spelled out, or made by the STREAM macro from `cu_<op>_##S`.
+        let mut names = vec![CU_SGEMM.name()];
+        fn add<T: FloatTwins>(names: &mut Vec<&'static str>) {
+            names.extend([
+                T::CU_COPY.name(),
+                T::CU_SCALE.name(),
+                T::CU_ADD.name(),
+                T::CU_TRIAD.name(),
+                T::CU_AXPY.name(),
+                T::CU_DOT.name(),
+            ]);
+            names.extend(T::CU_REDUCE.iter().map(|k| k.name()));
+        }
+        add::<f32>(&mut names);
+        add::<f64>(&mut names);
+        names.extend(<u32 as ReduceTwins>::CU_REDUCE.iter().map(|k| k.name()));
+        names.extend(<f32 as ScanTwins>::CU_SCAN.iter().map(|k| k.name()));
+        names.extend(<u32 as ScanTwins>::CU_SCAN.iter().map(|k| k.name()));
+        assert_eq!(names.len(), 26);
+        for name in names {
             let by_macro = ["copy", "scale", "add", "triad", "axpy"].iter().any(|op| {
                 name.starts_with(&format!("cu_{op}_"))
                     && CUDA_C_SOURCE.contains(&format!("cu_{op}_##S"))
             });
             assert!(by_macro || CUDA_C_SOURCE.contains(name), "{name}");
         }
-        assert_eq!(cu_name("triad_f32"), "cu_triad_f32");
-        assert_eq!(cu_name("reduce_max_u32"), "cu_reduce_max_u32");
+        // The C signatures' sizes: pointers and size_t 8 bytes, float 4, unsigned 4.
+        assert_eq!(<f32 as FloatTwins>::CU_TRIAD.param_sizes(), &[8, 8, 4, 8, 8]);
+        assert_eq!(
+            <u32 as ScanTwins>::CU_SCAN[0].param_sizes(),
+            &[8, 8, 8, 8, 8, 8, 4, 4]
+        );
     }
 }

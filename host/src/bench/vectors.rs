@@ -5,7 +5,8 @@
 use super::{Bench, Implementation, random_f64, report::Entry};
 use crate::gpu::GpuError;
 use crate::vector::{Element, Float, ReduceOp, ScanKind, Scannable, Scratch};
-use cudarc::driver::CudaSlice;
+use super::twins::{FloatTwins, ReduceTwins, ScanTwins};
+use cust::{error::GpuContext, memory::DeviceBuffer};
 use rayon::prelude::*;
 
 /// A STREAM-style operation, for launching either implementation with the same shape.
@@ -33,10 +34,10 @@ impl StreamOp {
 }
 
 /// Device buffers for the vector workloads of one element type.
-pub(super) struct Vectors<T> {
-    pub(super) a: CudaSlice<T>,
-    pub(super) b: CudaSlice<T>,
-    pub(super) c: CudaSlice<T>,
+pub(super) struct Vectors<T: Element> {
+    pub(super) a: DeviceBuffer<T>,
+    pub(super) b: DeviceBuffer<T>,
+    pub(super) c: DeviceBuffer<T>,
     pub(super) scratch: Scratch<T>,
 }
 
@@ -114,11 +115,11 @@ impl Bench<'_> {
     }
 
     /// STREAM operations and dot of `T`, then its reductions; returns the buffers.
-    fn floats<T: Float>(&mut self) -> Result<Vectors<T>, GpuError> {
+    fn floats<T: FloatTwins>(&mut self) -> Result<Vectors<T>, GpuError> {
         let n = self.len;
         let gpu = &self.gpu;
         let size = std::mem::size_of::<T>() as u64;
-        let mk = |seed| -> Result<CudaSlice<T>, GpuError> {
+        let mk = |seed| -> Result<DeviceBuffer<T>, GpuError> {
             let v: Vec<T> = random_f64(seed, n).into_iter().map(T::from_f64).collect();
             crate::vector::upload(gpu, &v)
         };
@@ -165,21 +166,21 @@ impl Bench<'_> {
     }
 
     /// Sum, min and max of `x`; the twin's result is compared with ours in the log.
-    fn reductions<T: Element>(
+    fn reductions<T: ReduceTwins>(
         &mut self,
-        x: &CudaSlice<T>,
+        x: &DeviceBuffer<T>,
         scratch: &mut Scratch<T>,
     ) -> Result<(), GpuError> {
         let bytes = (std::mem::size_of::<T>() * self.len) as u64;
         for op in ReduceOp::ALL {
             let workload = format!("{} {}", op.name(), T::NAME);
             let stats = self.time(|| crate::vector::reduce_dev(&self.gpu, op, x, scratch))?;
-            let rust_value = super::download_one(&self.gpu, &scratch.result)?;
+            let rust_value = super::download_one(&scratch.result)?;
             let rust = self.row(&workload, Implementation::Rust, stats, bytes);
             let cuda = match &self.cuda_c {
                 Some(cu) => {
                     let stats = self.time(|| cu.reduce(&self.gpu, op as usize, x, scratch))?;
-                    let cuda_value = super::download_one(&self.gpu, &scratch.result)?;
+                    let cuda_value = super::download_one(&scratch.result)?;
                     if cuda_value != rust_value {
                         (self.log)(&format!(
                             "{workload}: rust {rust_value:?} vs cuda-c {cuda_value:?} (float sums may differ in the last bits)"
@@ -196,10 +197,10 @@ impl Bench<'_> {
 
     /// Inclusive and exclusive scans of `x` into `out`; the twin's output is compared with
     /// ours in the log.
-    fn scans<T: Scannable>(
+    fn scans<T: ScanTwins>(
         &mut self,
-        x: &CudaSlice<T>,
-        out: &mut CudaSlice<T>,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T>,
         scratch: &mut Scratch<T>,
     ) -> Result<(), GpuError> {
         let n = self.len;
@@ -211,20 +212,16 @@ impl Bench<'_> {
             let workload = format!("{label} {}", T::NAME);
             let stats = self.time(|| crate::vector::scan_dev(&self.gpu, kind, x, scratch, out))?;
             let rust = self.row(&workload, Implementation::Rust, stats, bytes);
-            let rust_out = self
-                .gpu
-                .stream()
-                .clone_dtoh(&*out)
-                .map_err(GpuError::driver("copying the scan result back"))?;
+            let rust_out = out
+                .as_host_vec()
+                .gpu_context("copying the scan result back")?;
             let cuda = match &self.cuda_c {
                 Some(cu) => {
                     let stats =
                         self.time(|| cu.scan(&self.gpu, idx, x, scratch.scan_state(), out))?;
-                    let cuda_out = self
-                        .gpu
-                        .stream()
-                        .clone_dtoh(&*out)
-                        .map_err(GpuError::driver("copying the scan result back"))?;
+                    let cuda_out = out
+                        .as_host_vec()
+                        .gpu_context("copying the scan result back")?;
                     let differ = rust_out
                         .par_iter()
                         .zip(&cuda_out)
