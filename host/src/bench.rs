@@ -562,7 +562,7 @@ fn module_load_times(
     let cubin = crate::KERNELS
         .cubins
         .iter()
-        .find(|c| c.arch == cc)
+        .find(|c| (c.arch.major, c.arch.minor) == cc)
         .and_then(|c| time("cubin", cudarc::nvrtc::Ptx::from_binary(c.bytes.to_vec())));
     (ptx, cubin)
 }

@@ -42,8 +42,8 @@ impl Probes {
         let ctx = Context::new(Device::get_device(0)?)?;
         let module = Module::from_image_in(&ctx, &PROBES)?;
         let mut functions = HashMap::new();
-        for entry in PROBES.entries {
-            functions.insert(entry.name, module.get_function(entry.name)?);
+        for entry in &PROBES.entries {
+            functions.insert(entry.name.as_str(), module.get_function(&entry.name)?);
         }
         Ok(Self {
             stream: Stream::default_of(&ctx),

@@ -16,8 +16,8 @@ use std::mem::{align_of, size_of};
 use tests::{PROBES, assert_identical, probes as gpu};
 
 /// The parameter sizes the builder's manifest records for `kernel` of `image`.
-fn sizes(image: &ModuleImage, kernel: &str) -> &'static [usize] {
-    image
+fn sizes<'a>(image: &'a ModuleImage, kernel: &str) -> &'a [usize] {
+    &image
         .entry(kernel)
         .unwrap_or_else(|| panic!("{} has no entry `{kernel}`", image.name))
         .param_sizes

@@ -22,11 +22,11 @@ use probes::primitives::{
 };
 use std::sync::Arc;
 use tests::Probes as Gpu;
-use tests::{PROBES, PROBES_SM80, assert_identical, probes as gpu};
+use tests::{PROBES, assert_identical, probes as gpu};
 
 /// The sm_80 variant of the kernels module (built by `tests/build.rs`), with fast math where
 /// libdevice was found at build time.
-const SM80_PTX: &str = PROBES_SM80.ptx;
+const SM80_PTX: &str = include_str!(env!("PROBES_SM80_PTX"));
 
 /// Whether [`SM80_PTX`] links libdevice (`tests/build.rs` found it).
 const SM80_FAST_MATH: bool = matches!(env!("PROBES_SM80_FAST_MATH").as_bytes(), b"1");

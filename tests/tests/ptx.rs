@@ -14,7 +14,7 @@ fn entries(ptx: &str) -> BTreeSet<&str> {
 #[test]
 fn manifest_lists_exactly_the_ptx_entries() {
     for image in [&host::KERNELS, &tests::PROBES, &tests::PROBES_SM80] {
-        let manifest: BTreeSet<&str> = image.entries.iter().map(|e| e.name).collect();
+        let manifest: BTreeSet<&str> = image.entries.iter().map(|e| e.name.as_str()).collect();
         assert_eq!(
             manifest,
             entries(image.ptx),
@@ -26,8 +26,8 @@ fn manifest_lists_exactly_the_ptx_entries() {
 
 #[test]
 fn product_module_holds_product_kernels_only() {
-    let product: BTreeSet<&str> = host::KERNELS.entries.iter().map(|e| e.name).collect();
-    let probes: BTreeSet<&str> = tests::PROBES.entries.iter().map(|e| e.name).collect();
+    let product: BTreeSet<&str> = host::KERNELS.entries.iter().map(|e| e.name.as_str()).collect();
+    let probes: BTreeSet<&str> = tests::PROBES.entries.iter().map(|e| e.name.as_str()).collect();
     let shared: Vec<_> = product.intersection(&probes).collect();
     assert!(
         shared.is_empty(),

@@ -10,7 +10,7 @@ use cust::{
     event::EventStatus,
     launch::{Launch, LaunchUnchecked},
     memory::{AsyncCopyDestination, CopyDestination},
-    module::{Module, ModuleSource},
+    module::{ComputeCapability, Module, ModuleSource},
     prelude::*,
 };
 use probes::{
@@ -80,7 +80,7 @@ fn modules_load_from_ptx_file_cubin_and_image() {
         .get_function("vecadd_raw")
         .unwrap();
     let image = Module::from_image(&PROBES).unwrap();
-    match PROBES.cubins.iter().find(|c| c.arch == (major, minor)) {
+    match PROBES.cubin(ComputeCapability::new(major, minor)) {
         Some(cubin) => {
             assert_eq!(image.source(), ModuleSource::Cubin { major, minor });
             Module::from_cubin(cubin.bytes, &[]).unwrap();
@@ -114,7 +114,7 @@ fn bad_modules_and_kernels_are_clear_errors() {
     assert!(err.to_string().contains("ELF"), "{err}");
     // A cubin for another architecture.
     let cc = ctx.compute_capability().unwrap();
-    if let Some(other) = PROBES.cubins.iter().find(|c| c.arch.0 != cc.0) {
+    if let Some(other) = PROBES.cubins.iter().find(|c| c.arch.major != cc.0) {
         let err = Module::from_cubin(other.bytes, &[]).unwrap_err();
         assert!(matches!(err, CudaError::ModuleLoad { .. }), "{err}");
         let msg = err.to_string();
@@ -145,8 +145,8 @@ fn driver_parameter_sizes_match_the_builders_manifest() {
     // PTX text; the driver reports what it compiled (cuFuncGetParamInfo).
     init();
     let plain = Module::from_ptx(PROBES.ptx, &[]).unwrap(); // no manifest: asks the driver
-    for entry in PROBES.entries {
-        let function = plain.get_function(entry.name).unwrap();
+    for entry in &PROBES.entries {
+        let function = plain.get_function(&entry.name).unwrap();
         let driver = function.param_sizes().unwrap();
         assert_eq!(driver, entry.param_sizes, "kernel `{}`", entry.name);
     }

@@ -419,8 +419,8 @@ fn stream_on_unaligned_views_identical_to_cpu() {
 fn cubins_are_elf_for_their_architecture() {
     // Present only where ptxas was found at build time; each is an ELF file (the CUDA
     // cubin container).
-    for cubin in host::KERNELS.cubins {
-        let ((major, minor), bytes) = (cubin.arch, cubin.bytes);
+    for cubin in &host::KERNELS.cubins {
+        let (major, minor, bytes) = (cubin.arch.major, cubin.arch.minor, cubin.bytes);
         assert!(
             bytes.starts_with(b"\x7fELF"),
             "cubin sm_{major}{minor} is not an ELF file"
