@@ -117,9 +117,12 @@ mod tests {
             "{debug}"
         );
         assert!(!debug.contains("\\n"), "no escaped newlines: {debug}");
-        // What a build script's `.build().unwrap()` panics with.
+        // What a Rust-CUDA build script's `.build().unwrap()` panics with.
+        fn build_script(result: Result<(), BuildError>) {
+            result.unwrap();
+        }
         let unwrapped =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Err::<(), _>(err).unwrap()))
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| build_script(Err(err))))
                 .unwrap_err();
         let text = unwrapped.downcast_ref::<String>().unwrap();
         assert!(text.contains("\n --> src/lib.rs:3:5\n"), "{text}");

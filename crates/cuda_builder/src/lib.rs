@@ -391,8 +391,8 @@ impl CudaBuilder {
     }
 
     /// Compiles the kernels crate to PTX, in these steps (see the crate docs): find the crate
-    /// and the toolchain; the nested cargo ([`cargo_cmd`]); the inputs from its dep-info
-    /// ([`depinfo`]); the final PTX (register caps, copies); ptxas and cubins; the manifest.
+    /// and the toolchain; the nested cargo; the inputs from its dep-info; the final PTX
+    /// (register caps, copies); ptxas and cubins; the manifest; the exported paths.
     ///
     /// # Errors
     /// Every failing step has its [`BuildError`] variant: a missing crate or component, a

@@ -4,7 +4,8 @@
 //! `<crate>_manifest.json`, and writes `<crate>_module.rs`, which a host crate includes
 //! (`include!(env!("<CRATE>_MODULE"))`): a `LazyLock<cust::module::ModuleImage>` static that
 //! embeds the JSON, the PTX and the cubins with `include_str!`/`include_bytes!` and parses
-//! the JSON on first use ([`ModuleImage::embedded`]). Tools read the JSON with [`read`].
+//! the JSON on first use (`ModuleImage::embedded`, feature `json` of `cust_core`). Tools
+//! read the JSON with [`read`].
 
 use crate::{BuildError, ComputeCapability, Cubin, EntryPoint, ModuleImage, Resources};
 use std::{
