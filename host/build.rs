@@ -7,9 +7,9 @@ use cuda_builder::{ComputeCapability, CudaBuilder};
 fn main() {
     let result = CudaBuilder::new("../kernels")
         // Validate for the baseline (sm_70) and for Hopper (sm_90), where we run.
-        .ptxas_archs([ComputeCapability(7, 0), ComputeCapability(9, 0)])
+        .ptxas_archs([ComputeCapability::new(7, 0), ComputeCapability::new(9, 0)])
         // Ahead-of-time SASS for Ampere (A100) and Hopper (H100, H200).
-        .cubin_archs([ComputeCapability(8, 0), ComputeCapability(9, 0)])
+        .cubin_archs([ComputeCapability::new(8, 0), ComputeCapability::new(9, 0)])
         .build();
     if let Err(err) = result {
         eprintln!("{err}");

@@ -1,6 +1,6 @@
 //! Builds the test kernels crate (`probes`, in `kernels/`) twice with `cuda_builder`:
 //! - the baseline module (sm_70 PTX, cubins for sm_80 and sm_90 where ptxas is found):
-//!   `PROBES_MODULE`, a `cust::module::ModuleImage` named `PROBES`;
+//!   `PROBES_MODULE`, a `LazyLock<cust::module::ModuleImage>` named `PROBES`;
 //! - an sm_80 variant for `redux.sync` and `cp.async` (kernels that exist only under
 //!   `cfg(target_feature = "sm_80")`), with fast math (libdevice) where NVIDIA's libdevice is
 //!   found: `PROBES_SM80_MODULE` (`PROBES_SM80`). `PROBES_SM80_FAST_MATH` is `1` when it
@@ -10,8 +10,8 @@ use cuda_builder::{ComputeCapability, CudaBuilder};
 
 fn main() {
     let baseline = CudaBuilder::new("kernels")
-        .ptxas_archs([ComputeCapability(7, 0), ComputeCapability(9, 0)])
-        .cubin_archs([ComputeCapability(8, 0), ComputeCapability(9, 0)])
+        .ptxas_archs([ComputeCapability::new(7, 0), ComputeCapability::new(9, 0)])
+        .cubin_archs([ComputeCapability::new(8, 0), ComputeCapability::new(9, 0)])
         .build();
     if let Err(err) = baseline {
         eprintln!("{err}");
@@ -33,9 +33,9 @@ fn main() {
     );
     let sm80 = CudaBuilder::new("kernels")
         .variant("sm80")
-        .arch(ComputeCapability(8, 0))
+        .arch(ComputeCapability::new(8, 0))
         .fast_math(fast_math)
-        .ptxas_archs([ComputeCapability(8, 0), ComputeCapability(9, 0)])
+        .ptxas_archs([ComputeCapability::new(8, 0), ComputeCapability::new(9, 0)])
         .build();
     if let Err(err) = sm80 {
         eprintln!("{err}");

@@ -24,4 +24,4 @@ pub use gpu::{Gpu, GpuError};
 include!(env!("KERNELS_MODULE"));
 
 /// The kernels module's PTX text (targets sm_70, PTX ISA 7.0: runs on Volta and later).
-pub const PTX: &str = KERNELS.ptx;
+pub const PTX: &str = include_str!(env!("KERNELS_PTX"));

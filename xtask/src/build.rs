@@ -3,13 +3,13 @@
 
 use crate::{cargo, project_root};
 use anyhow::{Context, Result, bail};
-use cuda_builder::manifest::Manifest;
+use cuda_builder::ModuleImage;
 use std::{io::BufRead, path::PathBuf, process::Stdio};
 
 /// Builds the release `ferrocuda` binary and returns the kernels manifest that `host`'s build
-/// script wrote (found from the `KERNELS_MODULE` variable it exported, so no path or
+/// script wrote (found from the `KERNELS_MANIFEST` variable it exported, so no path or
 /// architecture is kept here).
-pub fn run_build() -> Result<Manifest> {
+pub fn run_build() -> Result<ModuleImage> {
     let mut child = cargo()
         .args([
             "build",
@@ -24,7 +24,7 @@ pub fn run_build() -> Result<Manifest> {
         .spawn()
         .context("starting cargo build")?;
     let stdout = child.stdout.take().context("cargo's stdout")?;
-    let mut module: Option<PathBuf> = None;
+    let mut manifest_path: Option<PathBuf> = None;
     for line in std::io::BufReader::new(stdout).lines() {
         let Ok(msg) = serde_json::from_str::<serde_json::Value>(&line?) else {
             continue;
@@ -33,40 +33,42 @@ pub fn run_build() -> Result<Manifest> {
             continue;
         }
         for pair in msg["env"].as_array().into_iter().flatten() {
-            if pair[0] == "KERNELS_MODULE" {
-                module = pair[1].as_str().map(PathBuf::from);
+            if pair[0] == "KERNELS_MANIFEST" {
+                manifest_path = pair[1].as_str().map(PathBuf::from);
             }
         }
     }
     if !child.wait()?.success() {
         bail!("cargo build --release -p host failed");
     }
-    let module = module.context(
-        "host's build script did not report KERNELS_MODULE (the build was fresh: run \
+    let manifest_path = manifest_path.context(
+        "host's build script did not report KERNELS_MANIFEST (the build was fresh: run \
          `touch host/build.rs` and retry)",
     )?;
-    Manifest::read(&module.with_extension("json")).map_err(anyhow::Error::msg)
+    Ok(cuda_builder::manifest::read(&manifest_path)?)
 }
 
 pub fn exec() -> Result<()> {
     let manifest = run_build()?;
-    println!("PTX:    {}", manifest.ptx.display());
+    println!("PTX:    {}", manifest.ptx_file);
     println!(
         "binary: {}",
         project_root().join("target/release/ferrocuda").display()
     );
-    for ((major, minor), path) in &manifest.cubins {
-        println!("cubin:  sm_{major}{minor} {}", path.display());
+    for cubin in &manifest.cubins {
+        println!("cubin:  {} {}", cubin.arch, cubin.file);
     }
     println!("{} kernels", manifest.entries.len());
-    if manifest.resources.is_empty() {
+    if manifest.entries.iter().all(|e| e.resources.is_empty()) {
         println!(
             "no ptxas resource report (ptxas was not found at build time). {}",
             cuda_builder::ptxas::INSTALL_HINT
         );
     }
-    for r in &manifest.resources {
-        println!("  {r}");
+    for entry in &manifest.entries {
+        for r in &entry.resources {
+            println!("  {} on {r}", entry.name);
+        }
     }
     Ok(())
 }

@@ -46,7 +46,7 @@ pub fn exec(args: &Args) -> Result<()> {
     for (name, exe) in example_executables()? {
         copy_stripped(&exe, &out.join("examples").join(name))?;
     }
-    fs::copy(&manifest.ptx, out.join("kernels.ptx")).context("copying the PTX")?;
+    fs::copy(&manifest.ptx_file, out.join("kernels.ptx")).context("copying the PTX")?;
     // Hot reloading: the GPU machine has no cargo, so the edits are made and rebuilt here
     // (printing the edit-to-PTX latency of this machine) and their PTX shipped; run.sh
     // copies them over a watched file there.

@@ -1,7 +1,10 @@
-use std::path::PathBuf;
+use std::{fmt, path::PathBuf};
 
 /// Why [`CudaBuilder::build`](crate::CudaBuilder::build) failed: one variant per step.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Debug` prints the same text as `Display`, the compiler's or ptxas' messages as they are
+/// (several lines), so that a build script's `.build().unwrap()` shows them readably.
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
     /// The kernels crate folder has no `Cargo.toml`.
@@ -82,4 +85,46 @@ pub enum BuildError {
         /// ptxas' messages.
         messages: String,
     },
+    /// A path the manifest must name is not UTF-8.
+    #[error("{0} is not UTF-8; the kernels manifest names its files by UTF-8 paths")]
+    NonUtf8Path(PathBuf),
+    /// A manifest could not be written or read as JSON.
+    #[error("{0} is not a kernels module manifest: {1}")]
+    Manifest(PathBuf, #[source] serde_json::Error),
+}
+
+impl fmt::Debug for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_prints_compiler_messages_as_they_are() {
+        let err = BuildError::Compile {
+            crate_name: "kernels".into(),
+            messages: "error[E0425]: cannot find value `x`\n --> src/lib.rs:3:5\n  |\n3 |     x\n"
+                .into(),
+        };
+        let debug = format!("{err:?}");
+        assert_eq!(debug, err.to_string());
+        assert!(
+            debug.contains("cannot find value `x`\n --> src/lib.rs:3:5\n"),
+            "{debug}"
+        );
+        assert!(!debug.contains("\\n"), "no escaped newlines: {debug}");
+        // What a Rust-CUDA build script's `.build().unwrap()` panics with.
+        fn build_script(result: Result<(), BuildError>) {
+            result.unwrap();
+        }
+        let unwrapped =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| build_script(Err(err))))
+                .unwrap_err();
+        let text = unwrapped.downcast_ref::<String>().unwrap();
+        assert!(text.contains("\n --> src/lib.rs:3:5\n"), "{text}");
+    }
 }

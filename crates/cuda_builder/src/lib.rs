@@ -13,38 +13,48 @@
 //! println!("{}", artifact.ptx_path.display());
 //! ```
 //!
-//! What [`CudaBuilder::build`] does:
-//! 1. Makes sure the toolchain has the `rust-src` and `llvm-bitcode-linker` components,
-//!    installing them with `rustup` if needed (or failing with the exact command to run).
-//! 2. Runs `cargo rustc --crate-type cdylib --target nvptx64-nvidia-cuda -Zbuild-std=core` on
-//!    the kernels crate, in its own target directory, with a scrubbed environment (the outer
-//!    cargo's `RUSTFLAGS`, wrappers and target settings never leak in) and
-//!    `RUSTC_BOOTSTRAP=1`, so a stable toolchain works.
-//! 3. Forwards compiler warnings as `cargo::warning=` lines; on an error, fails with the
-//!    compiler's rendered messages.
-//! 4. Emits `cargo::rerun-if-changed` for every source file the kernels build read (from its
-//!    dep-info file) and `rerun-if-env-changed` for the variables it reads.
-//! 5. Where `ptxas` is found ([`ptxas::find`]), assembles the PTX for each requested
+//! What [`CudaBuilder::build`] does, one function per step:
+//! 0. Finds the kernels crate and makes sure the toolchain has the `rust-src` and
+//!    `llvm-bitcode-linker` components, installing them with `rustup` if needed (or failing
+//!    with the exact command to run).
+//! 1. The nested cargo (`cargo_cmd`): runs `cargo rustc --crate-type cdylib --target
+//!    nvptx64-nvidia-cuda -Zbuild-std=core` on the kernels crate, in its own target
+//!    directory, with a scrubbed environment (the outer cargo's `RUSTFLAGS`, wrappers and
+//!    target settings never leak in) and `RUSTC_BOOTSTRAP=1`, so a stable toolchain works.
+//!    Forwards compiler warnings as `cargo::warning=` lines; on an error, fails with the
+//!    compiler's rendered messages ([`BuildError::Compile`], whose `Debug` prints them as
+//!    they are, for build scripts that `.unwrap()`).
+//! 2. The inputs (`depinfo`): emits `cargo::rerun-if-changed` for every source file the
+//!    kernels build read (from its dep-info file) and `rerun-if-env-changed` for the
+//!    variables it reads.
+//! 3. The final PTX: adds the [`CudaBuilder::max_registers`] caps, copies it to
+//!    [`CudaBuilder::output_path`] and [`CudaBuilder::final_module_path`].
+//! 4. ptxas: where `ptxas` is found ([`ptxas::find`]), assembles the PTX for each requested
 //!    architecture, failing on invalid PTX, and reports registers, spills and shared memory
-//!    per kernel ([`KernelResources`]).
-//! 6. For the architectures of [`CudaBuilder::cubin_archs`], keeps what ptxas assembled as
-//!    cubin files (ahead-of-time SASS, loaded without JIT compilation) and exports their
-//!    paths as `<CRATE>_CUBIN_SM<XY>` (e.g. `KERNELS_CUBIN_SM90`). Without ptxas there are
-//!    no cubins, and the build still succeeds (the host falls back to the PTX).
-//! 7. Writes the module manifest, `<crate>_module.rs` (in the calling build script's
-//!    `OUT_DIR`, else next to the PTX): a `cust::module::ModuleImage` static named after the
-//!    crate (`MY_KERNELS` for `my-kernels`) holding the PTX, the cubins, every entry point
-//!    with its parameter sizes, and the ptxas resources. Its path is exported as
-//!    `<CRATE>_MODULE`, so the host writes
+//!    per kernel ([`Resources`]). For the architectures of [`CudaBuilder::cubin_archs`], keeps
+//!    what ptxas assembled as cubin files (ahead-of-time SASS, loaded without JIT
+//!    compilation). Without ptxas there are no cubins, and the build still succeeds (the
+//!    host falls back to the PTX).
+//! 5. The manifest ([`manifest`]): a [`ModuleImage`] (`cust_core`'s type, shared with the
+//!    host runtime) with every entry point, its parameter sizes and resources, and the
+//!    cubins, written as JSON, `<crate>_manifest.json`, and `<crate>_module.rs` (both in the
+//!    calling build script's `OUT_DIR`, else next to the PTX). The latter defines a
+//!    `LazyLock<cust::module::ModuleImage>` static named after the crate (`MY_KERNELS` for
+//!    `my-kernels`) that embeds the JSON, the PTX and the cubins with
+//!    `include_str!`/`include_bytes!` and parses the JSON on first use.
+//! 6. Exports the paths to the host crate: `<CRATE>_MODULE` (so the host writes
 //!    `include!(env!("MY_KERNELS_MODULE"));` and
-//!    `cust::module::Module::from_image(&MY_KERNELS)`. The same manifest as JSON,
-//!    `<crate>_module.json`, is written beside it for tools ([`manifest::Manifest::read`]).
+//!    `cust::module::Module::from_image(&MY_KERNELS)`), `<CRATE>_MANIFEST` (the JSON, for
+//!    tools: [`manifest::read`]), `<CRATE>_PTX` and `<CRATE>_CUBIN_SM<XY>` (e.g.
+//!    `KERNELS_CUBIN_SM90`).
 //!
 //! A kernels crate written for Rust-CUDA builds as it is: the builder adds `#![no_std]` and
 //! the unstable features kernels need (`abi_ptx`, `asm_experimental_arch`, `stdarch_nvptx`)
 //! to the kernels build when the crate root does not name them, and accepts Rust-CUDA's
 //! builder method names ([`CudaBuilder::copy_to`], [`NvvmArch`]).
 
+mod cargo_cmd;
+mod depinfo;
 mod error;
 pub mod manifest;
 pub mod ptxas;
@@ -52,43 +62,13 @@ mod toolchain;
 #[cfg(feature = "watch")]
 pub mod watch;
 
+pub use cust_core::{ComputeCapability, Cubin, EntryPoint, ModuleImage, Resources};
 pub use error::BuildError;
-pub use manifest::Entry;
-pub use ptxas::KernelResources;
 
-use std::{
-    ffi::OsString,
-    io::{BufRead, BufReader},
-    path::{Path, PathBuf},
-    process::{Command, Stdio},
-};
+use std::path::{Path, PathBuf};
 
 /// The rustc target the kernels are compiled for.
 pub const TARGET: &str = "nvptx64-nvidia-cuda";
-
-/// Environment variables of the outer cargo that must not reach the kernels build (they
-/// carry host flags, wrappers such as clippy-driver, or redirect the output).
-const SCRUBBED_ENV: &[&str] = &[
-    "RUSTFLAGS",
-    "CARGO_ENCODED_RUSTFLAGS",
-    "CARGO_BUILD_RUSTFLAGS",
-    "RUSTC_WRAPPER",
-    "RUSTC_WORKSPACE_WRAPPER",
-    "CARGO_BUILD_RUSTC_WRAPPER",
-    "CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER",
-    "CARGO_TARGET_DIR",
-    "CARGO_BUILD_TARGET_DIR",
-    "CARGO_BUILD_TARGET",
-    "CARGO_PRIMARY_PACKAGE",
-    "CARGO_MANIFEST_DIR",
-    "CARGO_MANIFEST_PATH",
-    "RUSTDOCFLAGS",
-    "CARGO_ENCODED_RUSTDOCFLAGS",
-];
-
-/// A compute capability, e.g. `ComputeCapability(7, 0)` for sm_70.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ComputeCapability(pub u32, pub u32);
 
 /// Rust-CUDA's name for an architecture (`NvvmArch::Compute70` = sm_70), accepted by
 /// [`CudaBuilder::arch`] so Rust-CUDA build scripts port unchanged.
@@ -134,14 +114,7 @@ impl From<NvvmArch> for ComputeCapability {
             Compute89 => (8, 9),
             Compute90 => (9, 0),
         };
-        ComputeCapability(major, minor)
-    }
-}
-
-impl ComputeCapability {
-    /// The `sm_XY` name used by rustc's `-C target-cpu` and by ptxas' `-arch`.
-    pub fn sm_name(self) -> String {
-        format!("sm_{}{}", self.0, self.1)
+        ComputeCapability::new(major, minor)
     }
 }
 
@@ -156,14 +129,14 @@ pub struct Artifact {
     pub ptx_path: PathBuf,
     /// The `ptxas` that validated it, if one was found.
     pub ptxas: Option<PathBuf>,
-    /// Cubins assembled ahead of time ([`CudaBuilder::cubin_archs`]), one per architecture;
-    /// empty when no `ptxas` was found.
-    pub cubins: Vec<(ComputeCapability, PathBuf)>,
-    /// Resource usage per kernel and architecture, as reported by `ptxas -v` (empty when no
-    /// `ptxas` was found).
-    pub resources: Vec<KernelResources>,
-    /// Every kernel entry point of the PTX, with its parameter sizes.
-    pub entries: Vec<Entry>,
+    /// The module manifest, as written to [`manifest_path`](Self::manifest_path): every
+    /// kernel entry point with its parameter sizes and ptxas' resource report per
+    /// architecture (empty without ptxas), and the cubins assembled ahead of time
+    /// ([`CudaBuilder::cubin_archs`]; none without ptxas). Its `ptx` and cubin `bytes` are
+    /// empty here: they are embedded by the generated module file.
+    pub image: ModuleImage,
+    /// The manifest as JSON, `<crate>_manifest.json` (see the crate docs, step 7).
+    pub manifest_path: PathBuf,
     /// The generated `<crate>_module.rs` (see the crate docs, step 7).
     pub module_path: PathBuf,
 }
@@ -223,6 +196,7 @@ pub struct CudaBuilder {
     release: bool,
     target_dir: Option<PathBuf>,
     output_path: Option<PathBuf>,
+    final_module_path: Option<PathBuf>,
     ptxas: PtxasMode,
     ptxas_archs: Vec<ComputeCapability>,
     cubin_archs: Vec<ComputeCapability>,
@@ -242,11 +216,12 @@ impl CudaBuilder {
     pub fn new(crate_path: impl Into<PathBuf>) -> Self {
         Self {
             crate_path: crate_path.into(),
-            arch: ComputeCapability(7, 0),
+            arch: ComputeCapability::new(7, 0),
             ptx_isa: (7, 0),
             release: true,
             target_dir: None,
             output_path: None,
+            final_module_path: None,
             ptxas: PtxasMode::Auto,
             ptxas_archs: Vec::new(),
             cubin_archs: Vec::new(),
@@ -267,12 +242,11 @@ impl CudaBuilder {
     /// to 7.0 with a warning (rustc's PTX for them lacks the `.sync` warp instructions).
     pub fn arch(mut self, cc: impl Into<ComputeCapability>) -> Self {
         let cc = cc.into();
-        if cc < ComputeCapability(7, 0) {
+        if cc < ComputeCapability::new(7, 0) {
             println!(
-                "cargo::warning=cuda_builder: {} is below the supported minimum sm_70; building for sm_70",
-                cc.sm_name()
+                "cargo::warning=cuda_builder: {cc} is below the supported minimum sm_70; building for sm_70"
             );
-            self.arch = ComputeCapability(7, 0);
+            self.arch = ComputeCapability::new(7, 0);
         } else {
             self.arch = cc;
         }
@@ -323,6 +297,16 @@ impl CudaBuilder {
         self.output_path(path)
     }
 
+    /// Also write the final PTX (after [`max_registers`](Self::max_registers)' directives,
+    /// what the driver and ptxas get) to this path, for inspection; the build's outputs
+    /// stay where they are. Rust-CUDA's builder writes the final LLVM IR module it hands to
+    /// libNVVM there; this builder has no such step (rustc's NVPTX backend emits the PTX
+    /// directly), and the PTX is the final module. Default: none.
+    pub fn final_module_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.final_module_path = Some(path.into());
+        self
+    }
+
     /// Whether to validate the PTX with `ptxas`. Default: [`PtxasMode::Auto`].
     pub fn ptxas(mut self, mode: PtxasMode) -> Self {
         self.ptxas = mode;
@@ -339,7 +323,7 @@ impl CudaBuilder {
     /// Architectures to assemble the PTX to cubin for, ahead of time, where `ptxas` is
     /// found (with [`PtxasMode::Off`], or without ptxas in [`PtxasMode::Auto`], none are
     /// made). Each cubin is `<target dir>/nvptx64-nvidia-cuda/<profile>/<crate>.sm_XY.cubin`,
-    /// listed in [`Artifact::cubins`] and exported as `<CRATE>[_<VARIANT>]_CUBIN_SM<XY>`. A
+    /// listed in the manifest ([`Artifact::image`]) and exported as `<CRATE>[_<VARIANT>]_CUBIN_SM<XY>`. A
     /// cubin runs only on GPUs of its major architecture at or above its minor version; a
     /// host normally loads the one matching the device exactly and falls back to the PTX.
     /// These architectures are also validated (as by [`ptxas_archs`](Self::ptxas_archs)).
@@ -391,7 +375,7 @@ impl CudaBuilder {
     }
 
     /// Names this build as a variant of the kernels crate (for example `"sm80"` for a build
-    /// with `.arch(ComputeCapability(8, 0))`), so that it can coexist with the default build
+    /// with `.arch(ComputeCapability::new(8, 0))`), so that it can coexist with the default build
     /// in the same build script: the default target directory becomes
     /// `<default>/<variant>` (builds with different flags in one target directory would
     /// rebuild `core` each time), and the exported variable becomes
@@ -406,342 +390,262 @@ impl CudaBuilder {
         self
     }
 
-    /// Compiles the kernels crate to PTX.
+    /// Compiles the kernels crate to PTX, in these steps (see the crate docs): find the crate
+    /// and the toolchain; the nested cargo; the inputs from its dep-info; the final PTX
+    /// (register caps, copies); ptxas and cubins; the manifest; the exported paths.
     ///
     /// # Errors
     /// Every failing step has its [`BuildError`] variant: a missing crate or component, a
     /// cargo that cannot be started, a compile error (with the compiler's messages), a
-    /// missing PTX file, invalid PTX (with ptxas' messages).
+    /// missing PTX file, invalid PTX (with ptxas' messages), a file that cannot be written.
     pub fn build(self) -> Result<Artifact, BuildError> {
         let emit = self
             .emit_cargo_directives
             .unwrap_or_else(|| std::env::var_os("OUT_DIR").is_some());
-        let manifest = self.crate_path.join("Cargo.toml");
-        if !manifest.is_file() {
-            return Err(BuildError::CrateNotFound(self.crate_path.clone()));
-        }
-        let manifest = manifest
-            .canonicalize()
-            .map_err(|e| BuildError::Io(manifest.clone(), e))?;
-        let crate_dir = manifest.parent().unwrap_or(Path::new(".")).to_path_buf();
-        let crate_name = toolchain::package_name(&manifest)?;
-
+        let krate = KernelsCrate::find(&self.crate_path)?;
         let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         toolchain::ensure_components(&rustc, self.install_components)?;
+        let target_dir = self.resolved_target_dir(&krate.dir);
 
-        let target_dir = match (&self.target_dir, &self.variant) {
-            (Some(dir), _) => dir.clone(),
-            (None, Some(variant)) => default_target_dir(&crate_dir).join(variant),
-            (None, None) => default_target_dir(&crate_dir),
-        };
-        let profile = if self.release { "release" } else { "debug" };
+        let cmd = cargo_cmd::command(&self, &krate, &cargo, &rustc, &target_dir)?;
+        cargo_cmd::run(cmd, &krate.name, emit)?;
 
-        let mut flags = vec![
-            format!("-Ctarget-cpu={}", self.arch.sm_name()),
-            format!("-Ctarget-feature=+ptx{}{}", self.ptx_isa.0, self.ptx_isa.1),
-            "-Zunstable-options".to_owned(),
-            // A panic becomes a `trap`, with no formatting code (BRIEF: verified).
-            "-Cpanic=immediate-abort".to_owned(),
-        ];
-        if self.fast_math {
-            let libdevice = find_libdevice().ok_or(BuildError::LibdeviceNotFound)?;
-            flags.push("--cfg".to_owned());
-            flags.push("cuda_std_fast_math".to_owned());
-            flags.push(format!("-Clink-arg={}", libdevice.display()));
+        let out_dir = target_dir
+            .join(TARGET)
+            .join(if self.release { "release" } else { "debug" });
+        let compiled_ptx = out_dir.join(format!("{}.ptx", krate.file_stem));
+        if !compiled_ptx.is_file() {
+            return Err(BuildError::PtxMissing(compiled_ptx));
         }
-        if let Some(on) = self.debug_info {
-            flags.push(format!("-Cdebuginfo={}", if on { 2 } else { 0 }));
-        }
-        for cfg in &self.cfgs {
-            flags.push("--cfg".to_owned());
-            flags.push(cfg.clone());
-        }
-        // Only for the kernels crate itself (after `--`), not its dependencies or `core`.
-        let crate_attrs: Vec<String> = missing_crate_attrs(&toolchain::crate_root(&manifest)?)
-            .into_iter()
-            .map(|attr| format!("-Zcrate-attr={attr}"))
-            .collect();
-
-        let mut cmd = Command::new(&cargo);
-        cmd.arg("rustc")
-            .arg("--manifest-path")
-            .arg(&manifest)
-            .args(["--crate-type", "cdylib", "--target", TARGET])
-            .args([
-                "-Zbuild-std=core",
-                "--message-format=json-diagnostic-rendered-ansi",
-            ])
-            .arg("--target-dir")
-            .arg(&target_dir)
-            .current_dir(&crate_dir);
-        if self.release {
-            cmd.arg("--release");
-        }
-        if !crate_attrs.is_empty() {
-            cmd.arg("--").args(&crate_attrs);
-        }
-        for var in SCRUBBED_ENV {
-            cmd.env_remove(var);
-        }
-        // Any CARGO_TARGET_<triple>_RUSTFLAGS or _LINKER would also leak in.
-        for (key, _) in std::env::vars_os() {
-            let key = key.to_string_lossy();
-            if key.starts_with("CARGO_TARGET_") || key.starts_with("CARGO_PROFILE_") {
-                cmd.env_remove(key.as_ref());
-            }
-        }
-        cmd.env("RUSTC", &rustc)
-            .env("RUSTC_BOOTSTRAP", "1")
-            .env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
-            .env("CARGO_TERM_COLOR", "never")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| BuildError::CargoNotStarted(PathBuf::from(&cargo), e))?;
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let stderr = child.stderr.take().expect("stderr is piped");
-        // Drain stderr on a thread so a full pipe cannot block cargo.
-        let stderr_thread = std::thread::spawn(move || {
-            let mut text = String::new();
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                text.push_str(&line);
-                text.push('\n');
-            }
-            text
-        });
-        let mut errors = Vec::new();
-        let mut seen_warnings = std::collections::HashSet::new();
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let Ok(msg) = serde_json::from_str::<CargoMessage>(&line) else {
-                continue;
-            };
-            if msg.reason != "compiler-message" {
-                continue;
-            }
-            let Some(diag) = msg.message else { continue };
-            let rendered = strip_ansi(diag.rendered.as_deref().unwrap_or(&diag.message));
-            match diag.level.as_str() {
-                "error" | "error: internal compiler error" => errors.push(rendered),
-                // Our own `+ptxXY` flag is reported as unstable on every crate: expected.
-                "warning"
-                    if diag
-                        .message
-                        .starts_with("unstable feature specified for `-Ctarget-feature`") => {}
-                "warning" if emit && seen_warnings.insert(rendered.clone()) => {
-                    for l in rendered.lines().filter(|l| !l.trim().is_empty()) {
-                        println!("cargo::warning=[kernels] {l}");
-                    }
-                }
-                _ => {}
-            }
-        }
-        let status = child
-            .wait()
-            .map_err(|e| BuildError::CargoNotStarted(PathBuf::from(&cargo), e))?;
-        let stderr_text = stderr_thread.join().unwrap_or_default();
-        if !status.success() {
-            let messages = if errors.is_empty() {
-                stderr_text
-            } else {
-                errors.join("\n")
-            };
-            return Err(BuildError::Compile {
-                crate_name,
-                messages,
-            });
-        }
-
-        let out_dir = target_dir.join(TARGET).join(profile);
-        // rustc names its outputs after the crate, with `-` replaced by `_`.
-        let file_stem = crate_name.replace('-', "_");
-        let mut ptx_path = out_dir.join(format!("{file_stem}.ptx"));
-        if !ptx_path.is_file() {
-            return Err(BuildError::PtxMissing(ptx_path));
-        }
-        let inputs = source_inputs(&out_dir.join(format!("{file_stem}.d")), &manifest, &rustc);
+        let dep_info = out_dir.join(format!("{}.d", krate.file_stem));
+        let inputs = depinfo::source_inputs(&dep_info, &krate.manifest, &rustc);
         if emit {
-            emit_rerun_directives(&inputs);
-        }
-        if !self.max_registers.is_empty() {
-            let ptx = std::fs::read_to_string(&ptx_path)
-                .map_err(|e| BuildError::Io(ptx_path.clone(), e))?;
-            let capped = cap_registers(&ptx, &self.max_registers)?;
-            // A file of its own: rustc's output stays as compiled (cargo may not rebuild it
-            // when only the caps change).
-            let capped_path = out_dir.join(format!("{file_stem}.maxnreg.ptx"));
-            std::fs::write(&capped_path, capped)
-                .map_err(|e| BuildError::Io(capped_path.clone(), e))?;
-            ptx_path = capped_path;
-        }
-        if let Some(dest) = &self.output_path {
-            std::fs::copy(&ptx_path, dest).map_err(|e| BuildError::Io(dest.clone(), e))?;
-            ptx_path = dest.clone();
+            depinfo::emit_rerun_directives(&inputs);
         }
 
-        let mut cubins = Vec::new();
-        let (ptxas, resources) = match self.ptxas {
-            PtxasMode::Off => (None, Vec::new()),
-            mode => match ptxas::find() {
-                Some(path) => {
-                    let mut archs = if self.ptxas_archs.is_empty() {
-                        vec![self.arch]
-                    } else {
-                        self.ptxas_archs.clone()
-                    };
-                    for cc in &self.cubin_archs {
-                        if !archs.contains(cc) {
-                            archs.push(*cc);
-                        }
-                    }
-                    let mut all = Vec::new();
-                    for arch in archs {
-                        let cubin = self
-                            .cubin_archs
-                            .contains(&arch)
-                            .then(|| out_dir.join(format!("{file_stem}.{}.cubin", arch.sm_name())));
-                        all.extend(ptxas::assemble(&path, &ptx_path, arch, cubin.as_deref())?);
-                        if let Some(c) = cubin {
-                            cubins.push((arch, c));
-                        }
-                    }
-                    for r in all.iter().filter(|r| r.spill_store_bytes > 0) {
-                        if emit {
-                            println!("cargo::warning=[kernels] {r} (register spills)");
-                        }
-                    }
-                    (Some(path), all)
-                }
-                None if mode == PtxasMode::Required => return Err(BuildError::PtxasNotFound),
-                None => {
-                    if emit {
-                        println!(
-                            "cargo::warning=ptxas not found: the PTX was not validated{}. {}",
-                            if self.cubin_archs.is_empty() {
-                                ""
-                            } else {
-                                " and no cubins were made (the host will JIT the PTX)"
-                            },
-                            ptxas::INSTALL_HINT
-                        );
-                    }
-                    (None, Vec::new())
-                }
-            },
-        };
+        let ptx_path = self.final_ptx(compiled_ptx, &out_dir, &krate.file_stem)?;
+        let assembled = self.assemble(&ptx_path, &out_dir, &krate.file_stem, emit)?;
+        let ptx_text =
+            std::fs::read_to_string(&ptx_path).map_err(|e| BuildError::Io(ptx_path.clone(), e))?;
+        let image = manifest::image(
+            &krate.name,
+            &ptx_path,
+            self.arch,
+            &ptx_text,
+            assembled.cubins,
+            assembled.resources,
+        )?;
 
+        let prefix = self.env_prefix(&krate.file_stem);
+        let module_dir = std::env::var_os("OUT_DIR").map_or_else(|| out_dir.clone(), PathBuf::from);
+        let written = manifest::write(&image, &prefix, &module_dir)?;
+        if emit {
+            export_paths(&prefix, &ptx_path, &image, &written);
+        }
+        Ok(Artifact {
+            inputs,
+            ptx_path,
+            ptxas: assembled.ptxas,
+            image,
+            manifest_path: written.manifest_path,
+            module_path: written.module_path,
+        })
+    }
+
+    /// The kernels build's target directory: [`target_dir`](Self::target_dir), else the
+    /// default (`<outer target>/cuda_builder[/<variant>]`).
+    fn resolved_target_dir(&self, crate_dir: &Path) -> PathBuf {
+        match (&self.target_dir, &self.variant) {
+            (Some(dir), _) => dir.clone(),
+            (None, Some(variant)) => default_target_dir(crate_dir).join(variant),
+            (None, None) => default_target_dir(crate_dir),
+        }
+    }
+
+    /// `MY_KERNELS` / `MY_KERNELS_SM80`: the generated static's name and the prefix of the
+    /// exported variables, from the crate's file stem and the [`variant`](Self::variant).
+    fn env_prefix(&self, file_stem: &str) -> String {
         let variant = self
             .variant
             .as_deref()
             .map(|v| format!("_{}", v.to_uppercase().replace('-', "_")))
             .unwrap_or_default();
-        // `MY_KERNELS` / `MY_KERNELS_SM80`: the static's name and the prefix of the exported
-        // variables.
-        let prefix = format!("{}{variant}", file_stem.to_uppercase());
-        let ptx_text =
-            std::fs::read_to_string(&ptx_path).map_err(|e| BuildError::Io(ptx_path.clone(), e))?;
-        let entries = manifest::entries(&ptx_text);
-        let module_dir = std::env::var_os("OUT_DIR").map_or_else(|| out_dir.clone(), PathBuf::from);
-        let module_path = module_dir.join(format!("{}_module.rs", prefix.to_lowercase()));
-        let source = manifest::module_source(
-            &prefix,
-            &crate_name,
-            &ptx_path,
-            self.arch,
-            &entries,
-            &cubins,
-            &resources,
-        );
-        std::fs::write(&module_path, source).map_err(|e| BuildError::Io(module_path.clone(), e))?;
-        let json_path = module_path.with_extension("json");
-        let manifest_data = manifest::Manifest {
-            name: crate_name.clone(),
-            ptx: ptx_path.clone(),
-            ptx_arch: (self.arch.0, self.arch.1),
-            cubins: cubins
-                .iter()
-                .map(|(cc, p)| ((cc.0, cc.1), p.clone()))
-                .collect(),
-            entries: entries.clone(),
-            resources: resources.clone(),
-        };
-        let json = serde_json::to_string_pretty(&manifest_data)
-            .map_err(|e| BuildError::Io(json_path.clone(), std::io::Error::other(e)))?;
-        std::fs::write(&json_path, json).map_err(|e| BuildError::Io(json_path.clone(), e))?;
+        format!("{}{variant}", file_stem.to_uppercase())
+    }
 
-        if emit {
-            println!("cargo::rustc-env={prefix}_PTX={}", ptx_path.display());
-            println!("cargo::rustc-env={prefix}_MODULE={}", module_path.display());
-            for (cc, path) in &cubins {
+    /// Step 3: the final PTX from what rustc compiled: with the
+    /// [`max_registers`](Self::max_registers) caps (in a file of its own,
+    /// `<stem>.maxnreg.ptx`: rustc's output stays as compiled, since cargo may not rebuild it
+    /// when only the caps change), copied to [`output_path`](Self::output_path) (which then
+    /// is the PTX's path) and to [`final_module_path`](Self::final_module_path).
+    fn final_ptx(
+        &self,
+        compiled: PathBuf,
+        out_dir: &Path,
+        file_stem: &str,
+    ) -> Result<PathBuf, BuildError> {
+        let mut ptx_path = compiled;
+        if !self.max_registers.is_empty() {
+            let ptx = std::fs::read_to_string(&ptx_path)
+                .map_err(|e| BuildError::Io(ptx_path.clone(), e))?;
+            let capped = cap_registers(&ptx, &self.max_registers)?;
+            let capped_path = out_dir.join(format!("{file_stem}.maxnreg.ptx"));
+            std::fs::write(&capped_path, capped)
+                .map_err(|e| BuildError::Io(capped_path.clone(), e))?;
+            ptx_path = capped_path;
+        }
+        if let Some(dest) = &self.final_module_path {
+            std::fs::copy(&ptx_path, dest).map_err(|e| BuildError::Io(dest.clone(), e))?;
+        }
+        if let Some(dest) = &self.output_path {
+            std::fs::copy(&ptx_path, dest).map_err(|e| BuildError::Io(dest.clone(), e))?;
+            ptx_path = dest.clone();
+        }
+        Ok(ptx_path)
+    }
+
+    /// Step 4: validates the PTX with ptxas for each architecture of
+    /// [`ptxas_archs`](Self::ptxas_archs) and [`cubin_archs`](Self::cubin_archs) (keeping
+    /// the cubins of the latter as `<stem>.sm_XY.cubin`), as [`ptxas`](Self::ptxas) says;
+    /// warns about register spills.
+    ///
+    /// # Errors
+    /// [`BuildError::PtxasNotFound`] in [`PtxasMode::Required`] without ptxas; as
+    /// [`ptxas::assemble`].
+    fn assemble(
+        &self,
+        ptx_path: &Path,
+        out_dir: &Path,
+        file_stem: &str,
+        emit: bool,
+    ) -> Result<Assembled, BuildError> {
+        let mut assembled = Assembled::default();
+        if self.ptxas == PtxasMode::Off {
+            return Ok(assembled);
+        }
+        let Some(ptxas) = ptxas::find() else {
+            if self.ptxas == PtxasMode::Required {
+                return Err(BuildError::PtxasNotFound);
+            }
+            if emit {
                 println!(
-                    "cargo::rustc-env={prefix}_CUBIN_SM{}{}={}",
-                    cc.0,
-                    cc.1,
-                    path.display()
+                    "cargo::warning=ptxas not found: the PTX was not validated{}. {}",
+                    if self.cubin_archs.is_empty() {
+                        ""
+                    } else {
+                        " and no cubins were made (the host will JIT the PTX)"
+                    },
+                    ptxas::INSTALL_HINT
                 );
             }
+            return Ok(assembled);
+        };
+        let mut archs = if self.ptxas_archs.is_empty() {
+            vec![self.arch]
+        } else {
+            self.ptxas_archs.clone()
+        };
+        for cc in &self.cubin_archs {
+            if !archs.contains(cc) {
+                archs.push(*cc);
+            }
         }
-        Ok(Artifact {
-            inputs,
-            ptx_path,
-            ptxas,
-            cubins,
-            resources,
-            entries,
-            module_path,
+        for arch in archs {
+            let cubin = self
+                .cubin_archs
+                .contains(&arch)
+                .then(|| out_dir.join(format!("{file_stem}.{arch}.cubin")));
+            assembled
+                .resources
+                .extend(ptxas::assemble(&ptxas, ptx_path, arch, cubin.as_deref())?);
+            if let Some(c) = cubin {
+                assembled.cubins.push((arch, c));
+            }
+        }
+        if emit {
+            for (kernel, r) in assembled
+                .resources
+                .iter()
+                .filter(|(_, r)| r.spill_store_bytes > 0)
+            {
+                println!("cargo::warning=[kernels] {kernel} on {r} (register spills)");
+            }
+        }
+        assembled.ptxas = Some(ptxas);
+        Ok(assembled)
+    }
+}
+
+/// The kernels crate of a build: where it is and what rustc names its outputs.
+#[derive(Debug)]
+pub(crate) struct KernelsCrate {
+    /// Its `Cargo.toml`, canonical.
+    manifest: PathBuf,
+    /// The folder holding it.
+    dir: PathBuf,
+    /// The package name.
+    name: String,
+    /// rustc's name for its outputs: the package name with `-` replaced by `_`.
+    file_stem: String,
+}
+
+impl KernelsCrate {
+    /// The crate in the folder `crate_path`.
+    ///
+    /// # Errors
+    /// [`BuildError::CrateNotFound`] without a `Cargo.toml` there,
+    /// [`BuildError::NoPackageName`] if it names no package, [`BuildError::Io`].
+    fn find(crate_path: &Path) -> Result<Self, BuildError> {
+        let manifest = crate_path.join("Cargo.toml");
+        if !manifest.is_file() {
+            return Err(BuildError::CrateNotFound(crate_path.to_path_buf()));
+        }
+        let manifest = manifest
+            .canonicalize()
+            .map_err(|e| BuildError::Io(manifest.clone(), e))?;
+        let dir = manifest.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let name = toolchain::package_name(&manifest)?;
+        let file_stem = name.replace('-', "_");
+        Ok(Self {
+            manifest,
+            dir,
+            name,
+            file_stem,
         })
     }
 }
 
-/// The crate attributes a kernels build needs that the crate root at `root` does not name
-/// itself (a crate written for Rust-CUDA has none of them; naming a feature twice is an
-/// error, so those already present are left out).
-fn missing_crate_attrs(root: &Path) -> Vec<&'static str> {
-    let text = inner_attributes(&std::fs::read_to_string(root).unwrap_or_default());
-    let mut attrs = Vec::new();
-    if !text.contains("no_std") {
-        attrs.push("no_std");
-    }
-    for feature in ["abi_ptx", "asm_experimental_arch", "stdarch_nvptx"] {
-        if !text.contains(feature) {
-            attrs.push(match feature {
-                "abi_ptx" => "feature(abi_ptx)",
-                "asm_experimental_arch" => "feature(asm_experimental_arch)",
-                _ => "feature(stdarch_nvptx)",
-            });
-        }
-    }
-    attrs
+/// What ptxas produced (step 4): nothing without ptxas.
+#[derive(Debug, Default)]
+struct Assembled {
+    /// The ptxas that ran.
+    ptxas: Option<PathBuf>,
+    /// `(architecture, file)` of each cubin kept.
+    cubins: Vec<(ComputeCapability, PathBuf)>,
+    /// `(entry name, resources)` for each kernel and architecture assembled.
+    resources: Vec<(String, Resources)>,
 }
 
-/// The text of every inner attribute (`#![...]`, brackets balanced) of a crate root, so that
-/// words in comments or code do not count.
-fn inner_attributes(source: &str) -> String {
-    let mut out = String::new();
-    let mut rest = source;
-    while let Some(start) = rest.find("#![") {
-        let mut depth = 0usize;
-        let mut end = rest.len();
-        for (i, c) in rest[start + 2..].char_indices() {
-            match c {
-                '[' => depth += 1,
-                ']' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = start + 2 + i + 1;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        out.push_str(&rest[start..end]);
-        out.push('\n');
-        rest = &rest[end..];
+/// Step 6: the `cargo::rustc-env` lines that give the host crate the paths of the build's
+/// outputs: `<PREFIX>_PTX`, `<PREFIX>_MODULE` (the generated Rust file),
+/// `<PREFIX>_MANIFEST` (the JSON) and `<PREFIX>_CUBIN_SM<XY>` for each cubin.
+fn export_paths(prefix: &str, ptx_path: &Path, image: &ModuleImage, written: &manifest::Written) {
+    println!("cargo::rustc-env={prefix}_PTX={}", ptx_path.display());
+    println!(
+        "cargo::rustc-env={prefix}_MODULE={}",
+        written.module_path.display()
+    );
+    println!(
+        "cargo::rustc-env={prefix}_MANIFEST={}",
+        written.manifest_path.display()
+    );
+    for cubin in &image.cubins {
+        println!(
+            "cargo::rustc-env={prefix}_CUBIN_SM{}{}={}",
+            cubin.arch.major, cubin.arch.minor, cubin.file
+        );
     }
-    out
 }
 
 /// NVIDIA's libdevice bitcode (`libdevice.10.bc`), looked up in `$CUDA_HOME`, `$CUDA_PATH`,
@@ -784,99 +688,6 @@ fn default_target_dir(crate_dir: &Path) -> PathBuf {
     from_out_dir.unwrap_or_else(|| crate_dir.join("target").join("cuda_builder"))
 }
 
-/// Every input listed in the dep-info file outside the toolchain's sysroot (the kernels
-/// crate's sources and those of its path and registry dependencies), then the kernels
-/// manifest.
-fn source_inputs(dep_info: &Path, manifest: &Path, rustc: &OsString) -> Vec<PathBuf> {
-    let sysroot = toolchain::sysroot(rustc).ok();
-    let mut inputs: Vec<PathBuf> = std::fs::read_to_string(dep_info)
-        .map(|text| parse_dep_info(&text))
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|path| !sysroot.as_ref().is_some_and(|s| path.starts_with(s)))
-        .collect();
-    inputs.push(manifest.to_path_buf());
-    inputs
-}
-
-/// Prints `rerun-if-changed` for every input of the kernels build ([`source_inputs`]) and
-/// `rerun-if-env-changed` for what the builder reads.
-fn emit_rerun_directives(inputs: &[PathBuf]) {
-    for path in inputs {
-        println!("cargo::rerun-if-changed={}", path.display());
-    }
-    // ptxas and libdevice are optional and looked up on every build: notice when they appear
-    // (a pip install of NVIDIA's wheel, a toolkit install) or go away.
-    for path in ptxas::watch_paths() {
-        println!("cargo::rerun-if-changed={}", path.display());
-    }
-    for var in ["PTXAS", "CUDA_HOME", "CUDA_PATH", "PATH"] {
-        println!("cargo::rerun-if-env-changed={var}");
-    }
-}
-
-/// The prerequisites of a Makefile-style dep-info file (`target: dep dep ...`), with `\ `
-/// escapes for spaces.
-fn parse_dep_info(text: &str) -> Vec<PathBuf> {
-    let mut deps = Vec::new();
-    for line in text.lines() {
-        let Some((_, rest)) = line.split_once(": ") else {
-            continue;
-        };
-        let mut current = String::new();
-        let mut chars = rest.chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' if chars.peek() == Some(&' ') => {
-                    current.push(' ');
-                    chars.next();
-                }
-                ' ' => {
-                    if !current.is_empty() {
-                        deps.push(PathBuf::from(std::mem::take(&mut current)));
-                    }
-                }
-                _ => current.push(c),
-            }
-        }
-        if !current.is_empty() {
-            deps.push(PathBuf::from(current));
-        }
-    }
-    deps
-}
-
-fn strip_ansi(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            // Skip `[` ... final byte in 0x40..=0x7e.
-            for c in chars.by_ref() {
-                if ('@'..='~').contains(&c) && c != '[' {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-#[derive(serde::Deserialize)]
-struct CargoMessage {
-    reason: String,
-    message: Option<Diagnostic>,
-}
-
-#[derive(serde::Deserialize)]
-struct Diagnostic {
-    level: String,
-    message: String,
-    rendered: Option<String>,
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
@@ -908,55 +719,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dep_info_parsing_handles_escaped_spaces_and_multiple_lines() {
-        let text = "/t/k.ptx: /a/b.rs /c\\ d/e.rs\n\n/a/b.rs:\n";
-        assert_eq!(
-            parse_dep_info(text),
-            vec![PathBuf::from("/a/b.rs"), PathBuf::from("/c d/e.rs")]
-        );
-    }
-
-    #[test]
-    fn ansi_escapes_are_removed() {
-        assert_eq!(
-            strip_ansi("\u{1b}[0m\u{1b}[1m\u{1b}[33mwarning\u{1b}[0m: x"),
-            "warning: x"
-        );
-    }
-
-    #[test]
-    fn crate_attributes_are_added_only_where_missing() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("lib.rs");
-        std::fs::write(
-            &root,
-            "//! mentions no_std and abi_ptx in prose\nuse x::y;\n",
-        )
-        .unwrap();
-        assert_eq!(
-            missing_crate_attrs(&root),
-            [
-                "no_std",
-                "feature(abi_ptx)",
-                "feature(asm_experimental_arch)",
-                "feature(stdarch_nvptx)"
-            ]
-        );
-        std::fs::write(
-            &root,
-            "#![no_std]\n#![cfg_attr(\n    target_arch = \"nvptx64\",\n    feature(abi_ptx, asm_experimental_arch)\n)]\n",
-        )
-        .unwrap();
-        assert_eq!(missing_crate_attrs(&root), ["feature(stdarch_nvptx)"]);
-    }
-
-    #[test]
-    fn sm_names() {
-        assert_eq!(ComputeCapability(9, 0).sm_name(), "sm_90");
-        assert_eq!(ComputeCapability(7, 5).sm_name(), "sm_75");
-    }
-
-    #[test]
     fn missing_crate_is_reported_with_its_path() {
         let dir = tempfile::tempdir().unwrap();
         let err = CudaBuilder::new(dir.path().join("nope"))
@@ -965,5 +727,50 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, BuildError::CrateNotFound(_)), "{err}");
         assert!(err.to_string().contains("nope"), "{err}");
+    }
+
+    #[test]
+    fn final_module_path_gets_a_copy_of_the_final_ptx() {
+        let dir = tempfile::tempdir().unwrap();
+        let compiled = dir.path().join("k.ptx");
+        std::fs::write(
+            &compiled,
+            ".version 7.0\n.visible .entry k(\n)\n{\n\tret;\n}\n",
+        )
+        .unwrap();
+        let final_module = dir.path().join("final.ptx");
+        let builder = CudaBuilder::new(dir.path())
+            .max_registers("k", 32)
+            .final_module_path(&final_module);
+        let ptx = builder
+            .final_ptx(compiled.clone(), dir.path(), "k")
+            .unwrap();
+        // The PTX stays in the target directory; the copy is the final text, caps included.
+        assert_eq!(ptx, dir.path().join("k.maxnreg.ptx"));
+        let text = std::fs::read_to_string(&final_module).unwrap();
+        assert!(text.contains(".maxnreg 32"), "{text}");
+        assert_eq!(text, std::fs::read_to_string(&ptx).unwrap());
+
+        // With `copy_to` too, both get it and the PTX's path is the copy's.
+        let copy = dir.path().join("copy.ptx");
+        let builder = CudaBuilder::new(dir.path())
+            .final_module_path(&final_module)
+            .copy_to(&copy);
+        assert_eq!(
+            builder
+                .final_ptx(compiled.clone(), dir.path(), "k")
+                .unwrap(),
+            copy
+        );
+        assert_eq!(
+            std::fs::read(&final_module).unwrap(),
+            std::fs::read(&compiled).unwrap()
+        );
+
+        let err = CudaBuilder::new(dir.path())
+            .final_module_path(dir.path().join("no/such/dir.ptx"))
+            .final_ptx(compiled, dir.path(), "k")
+            .unwrap_err();
+        assert!(err.to_string().contains("no/such/dir.ptx"), "{err}");
     }
 }

@@ -1,50 +1,136 @@
-//! The module manifest: the kernel entry points of a PTX module with their parameter sizes,
-//! and the Rust source (`<crate>_module.rs`) that a host crate includes to get a
-//! `cust::module::ModuleImage` — PTX, cubins, entries and ptxas resources in one value, the
-//! single source of truth for kernel names and parameter layouts.
+//! Step 5 of a build: the module manifest, a [`ModuleImage`] (`cust_core`'s type, the one
+//! definition the builder and the host share): the kernel entry points of the PTX with their
+//! parameter sizes and ptxas' resources, and the cubins. The builder writes it as JSON,
+//! `<crate>_manifest.json`, and writes `<crate>_module.rs`, which a host crate includes
+//! (`include!(env!("<CRATE>_MODULE"))`): a `LazyLock<cust::module::ModuleImage>` static that
+//! embeds the JSON, the PTX and the cubins with `include_str!`/`include_bytes!` and parses
+//! the JSON on first use (`ModuleImage::embedded`, feature `json` of `cust_core`). Tools
+//! read the JSON with [`read`].
 
-use crate::{ComputeCapability, KernelResources};
-use std::{fmt::Write, path::Path};
+use crate::{BuildError, ComputeCapability, Cubin, EntryPoint, ModuleImage, Resources};
+use std::{
+    fmt::Write,
+    path::{Path, PathBuf},
+};
 
-/// One `.entry` of a PTX module.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Entry {
-    /// The entry name.
-    pub name: String,
-    /// Size in bytes of each parameter, in declaration order.
-    pub param_sizes: Vec<usize>,
+/// Reads a manifest written by the builder (`<crate>_manifest.json`, whose path a build
+/// script exports as `<CRATE>_MANIFEST`); its `ptx` and cubin `bytes` are empty.
+///
+/// # Errors
+/// [`BuildError::Io`] if it cannot be read, [`BuildError::Manifest`] if it is not a
+/// manifest.
+pub fn read(path: &Path) -> Result<ModuleImage, BuildError> {
+    let text = std::fs::read_to_string(path).map_err(|e| BuildError::Io(path.into(), e))?;
+    serde_json::from_str(&text).map_err(|e| BuildError::Manifest(path.into(), e))
 }
 
-/// The manifest as data, written beside the generated Rust file as `<crate>_module.json`
-/// (for tools such as `cargo xtask build`, which read it instead of keeping paths and
-/// architectures of their own).
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct Manifest {
-    /// The kernels crate's name.
-    pub name: String,
-    /// The PTX file.
-    pub ptx: std::path::PathBuf,
-    /// The PTX's target architecture.
-    pub ptx_arch: (u32, u32),
-    /// `(architecture, file)` of every cubin.
-    pub cubins: Vec<((u32, u32), std::path::PathBuf)>,
-    /// Every entry point with its parameter sizes.
-    pub entries: Vec<Entry>,
-    /// ptxas' resource report per kernel and architecture (empty without ptxas).
-    pub resources: Vec<KernelResources>,
-}
-
-impl Manifest {
-    /// Reads a manifest written by the builder.
-    ///
-    /// # Errors
-    /// A message naming the file, if it cannot be read or parsed.
-    pub fn read(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        serde_json::from_str(&text)
-            .map_err(|e| format!("{} is not a manifest: {e}", path.display()))
+/// The manifest of the kernels crate `name` whose final PTX, targeting `ptx_arch`, is
+/// `ptx_text` at `ptx_path`, with the cubins and ptxas' `(entry name, resources)` of
+/// step 4.
+///
+/// # Errors
+/// [`BuildError::NonUtf8Path`] if a file's path is not UTF-8 (the manifest and the
+/// generated `include_str!` name files by string).
+pub(crate) fn image(
+    name: &str,
+    ptx_path: &Path,
+    ptx_arch: ComputeCapability,
+    ptx_text: &str,
+    cubins: Vec<(ComputeCapability, PathBuf)>,
+    resources: Vec<(String, Resources)>,
+) -> Result<ModuleImage, BuildError> {
+    let mut entries = entries(ptx_text);
+    for (kernel, r) in resources {
+        if let Some(entry) = entries.iter_mut().find(|e| e.name == kernel) {
+            entry.resources.push(r);
+        }
     }
+    let cubins = cubins
+        .into_iter()
+        .map(|(arch, path)| {
+            Ok(Cubin {
+                arch,
+                file: utf8(&path)?,
+                bytes: &[],
+            })
+        })
+        .collect::<Result<_, BuildError>>()?;
+    Ok(ModuleImage {
+        name: name.to_owned(),
+        ptx_file: utf8(ptx_path)?,
+        ptx: "",
+        ptx_arch,
+        cubins,
+        entries,
+    })
+}
+
+fn utf8(path: &Path) -> Result<String, BuildError> {
+    path.to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| BuildError::NonUtf8Path(path.to_path_buf()))
+}
+
+/// The files [`write`] wrote.
+#[derive(Debug)]
+pub(crate) struct Written {
+    /// `<prefix>_manifest.json`.
+    pub(crate) manifest_path: PathBuf,
+    /// `<prefix>_module.rs`.
+    pub(crate) module_path: PathBuf,
+}
+
+/// Writes `image` as `<prefix>_manifest.json` in `dir`, and `<prefix>_module.rs`, which
+/// includes it as a static named `prefix` (e.g. `MY_KERNELS`; the files are named in lower
+/// case).
+///
+/// # Errors
+/// [`BuildError::Io`] if a file cannot be written, [`BuildError::NonUtf8Path`] if `dir` is
+/// not UTF-8.
+pub(crate) fn write(image: &ModuleImage, prefix: &str, dir: &Path) -> Result<Written, BuildError> {
+    let stem = prefix.to_lowercase();
+    let manifest_path = dir.join(format!("{stem}_manifest.json"));
+    let module_path = dir.join(format!("{stem}_module.rs"));
+    let json = serde_json::to_string_pretty(image)
+        .map_err(|e| BuildError::Manifest(manifest_path.clone(), e))?;
+    std::fs::write(&manifest_path, json).map_err(|e| BuildError::Io(manifest_path.clone(), e))?;
+    let source = module_source(prefix, image, &utf8(&manifest_path)?);
+    std::fs::write(&module_path, source).map_err(|e| BuildError::Io(module_path.clone(), e))?;
+    Ok(Written {
+        manifest_path,
+        module_path,
+    })
+}
+
+/// The Rust source of `<prefix>_module.rs`: a `LazyLock<cust::module::ModuleImage>` named
+/// `static_name` that embeds the manifest at `manifest_path` and the files it names.
+fn module_source(static_name: &str, image: &ModuleImage, manifest_path: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "/// The `{}` kernels module, generated by cuda_builder: PTX, ahead-of-time cubins, and \
+         every entry point with its parameter sizes, embedded at compile time and read on first \
+         use. Load it with `cust::module::Module::from_image(&{static_name})`.",
+        image.name
+    );
+    let _ = writeln!(
+        s,
+        "pub static {static_name}: ::std::sync::LazyLock<::cust::module::ModuleImage> =\n    \
+         ::std::sync::LazyLock::new(|| {{\n        \
+         ::cust::module::ModuleImage::embedded(\n            \
+         include_str!({manifest_path:?}),\n            \
+         include_str!({:?}),\n            &[",
+        image.ptx_file
+    );
+    for cubin in &image.cubins {
+        let _ = writeln!(s, "                include_bytes!({:?}),", cubin.file);
+    }
+    let _ = writeln!(
+        s,
+        "            ],\n        )\n        \
+         .unwrap_or_else(|e| panic!(\"the generated kernels module {static_name}: {{e}}\"))\n    }});"
+    );
+    s
 }
 
 /// Every `.entry` in PTX text, in order, with its parameter sizes.
@@ -52,9 +138,9 @@ impl Manifest {
 /// Parameters are declared one per line: `.param .u32 NAME_param_1`, `.param .u64 .ptr ...
 /// NAME_param_3`, or `.param .align 8 .b8 NAME_param_0[16]` (an aggregate of 16 bytes, which
 /// is how rustc passes a `&[T]`: pointer and length).
-pub fn entries(ptx: &str) -> Vec<Entry> {
+pub fn entries(ptx: &str) -> Vec<EntryPoint> {
     let mut entries = Vec::new();
-    let mut current: Option<Entry> = None;
+    let mut current: Option<EntryPoint> = None;
     for line in ptx.lines().map(str::trim) {
         if let Some(rest) = line
             .strip_prefix(".visible .entry ")
@@ -62,9 +148,10 @@ pub fn entries(ptx: &str) -> Vec<Entry> {
         {
             entries.extend(current.take());
             let name = rest.split('(').next().unwrap_or(rest).trim().to_owned();
-            current = Some(Entry {
+            current = Some(EntryPoint {
                 name,
                 param_sizes: Vec::new(),
+                resources: Vec::new(),
             });
         } else if let Some(decl) = line.strip_prefix(".param ") {
             if let Some(entry) = current.as_mut() {
@@ -106,72 +193,6 @@ fn scalar_size(decl: &str) -> usize {
     0
 }
 
-/// The Rust source of a `cust::module::ModuleImage` static named `static_name`.
-pub(crate) fn module_source(
-    static_name: &str,
-    crate_name: &str,
-    ptx_path: &Path,
-    ptx_arch: ComputeCapability,
-    entries: &[Entry],
-    cubins: &[(ComputeCapability, std::path::PathBuf)],
-    resources: &[KernelResources],
-) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "/// The `{crate_name}` kernels module, generated by cuda_builder: PTX, ahead-of-time \
-         cubins, and every entry point with its parameter sizes. Load it with \
-         `cust::module::Module::from_image`."
-    );
-    let _ = writeln!(
-        s,
-        "pub static {static_name}: ::cust::module::ModuleImage = ::cust::module::ModuleImage {{"
-    );
-    let _ = writeln!(s, "    name: {crate_name:?},");
-    let _ = writeln!(
-        s,
-        "    ptx: include_str!({:?}),",
-        ptx_path.display().to_string()
-    );
-    let _ = writeln!(s, "    ptx_arch: ({}, {}),", ptx_arch.0, ptx_arch.1);
-    s.push_str("    cubins: &[\n");
-    for (cc, path) in cubins {
-        let _ = writeln!(
-            s,
-            "        ::cust::module::Cubin {{ arch: ({}, {}), bytes: include_bytes!({:?}) }},",
-            cc.0,
-            cc.1,
-            path.display().to_string()
-        );
-    }
-    s.push_str("    ],\n    entries: &[\n");
-    for e in entries {
-        let _ = writeln!(
-            s,
-            "        ::cust::module::EntryPoint {{ name: {:?}, param_sizes: &{:?}, resources: &[",
-            e.name, e.param_sizes
-        );
-        for r in resources.iter().filter(|r| r.kernel == e.name) {
-            let arch = r.arch.trim_start_matches("sm_");
-            let (major, minor) = arch.split_at(arch.len().saturating_sub(1));
-            let _ = writeln!(
-                s,
-                "            ::cust::module::Resources {{ arch: ({major}, {minor}), registers: {}, \
-                 shared_bytes: {}, stack_frame_bytes: {}, spill_store_bytes: {}, \
-                 spill_load_bytes: {} }},",
-                r.registers,
-                r.shared_bytes,
-                r.stack_frame_bytes,
-                r.spill_store_bytes,
-                r.spill_load_bytes
-            );
-        }
-        s.push_str("        ] },\n");
-    }
-    s.push_str("    ],\n};\n");
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,58 +226,111 @@ mod tests {
 }
 ";
 
+    fn entry(name: &str, param_sizes: Vec<usize>) -> EntryPoint {
+        EntryPoint {
+            name: name.into(),
+            param_sizes,
+            resources: vec![],
+        }
+    }
+
     #[test]
     fn entries_and_parameter_sizes_are_read() {
         assert_eq!(
             entries(PTX),
             vec![
-                Entry {
-                    name: "vecadd".into(),
-                    param_sizes: vec![16, 16, 8]
-                },
-                Entry {
-                    name: "scale".into(),
-                    param_sizes: vec![4, 4, 24]
-                },
-                Entry {
-                    name: "noargs".into(),
-                    param_sizes: vec![]
-                },
+                entry("vecadd", vec![16, 16, 8]),
+                entry("scale", vec![4, 4, 24]),
+                entry("noargs", vec![]),
             ]
         );
     }
 
+    fn sm90_resources(registers: u32) -> Resources {
+        Resources {
+            arch: ComputeCapability::new(9, 0),
+            registers,
+            shared_bytes: 0,
+            stack_frame_bytes: 0,
+            spill_store_bytes: 0,
+            spill_load_bytes: 0,
+        }
+    }
+
     #[test]
-    fn module_source_names_every_entry_and_cubin() {
-        let src = module_source(
-            "MY_KERNELS",
+    fn the_image_attaches_resources_to_their_entries() {
+        let sm90 = ComputeCapability::new(9, 0);
+        let image = image(
             "my-kernels",
             Path::new("/t/my_kernels.ptx"),
-            ComputeCapability(7, 0),
-            &entries(PTX),
-            &[(ComputeCapability(9, 0), "/t/my_kernels.sm_90.cubin".into())],
-            &[KernelResources {
-                kernel: "vecadd".into(),
-                arch: "sm_90".into(),
-                registers: 12,
-                shared_bytes: 0,
-                stack_frame_bytes: 0,
-                spill_store_bytes: 0,
-                spill_load_bytes: 0,
-            }],
+            ComputeCapability::new(7, 0),
+            PTX,
+            vec![(sm90, "/t/my_kernels.sm_90.cubin".into())],
+            vec![
+                ("scale".into(), sm90_resources(20)),
+                ("vecadd".into(), sm90_resources(12)),
+                ("not_in_ptx".into(), sm90_resources(1)),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            image.entry("vecadd").unwrap().resources,
+            [sm90_resources(12)]
         );
-        assert!(
-            src.contains("pub static MY_KERNELS: ::cust::module::ModuleImage"),
-            "{src}"
+        assert_eq!(
+            image.entry("scale").unwrap().resources,
+            [sm90_resources(20)]
         );
-        assert!(
-            src.contains(r#"name: "vecadd", param_sizes: &[16, 16, 8]"#),
-            "{src}"
+        assert!(image.entry("noargs").unwrap().resources.is_empty());
+        assert_eq!(image.cubin(sm90).unwrap().file, "/t/my_kernels.sm_90.cubin");
+        assert_eq!(image.ptx_file, "/t/my_kernels.ptx");
+    }
+
+    #[test]
+    fn the_manifest_is_written_as_json_and_the_module_file_embeds_its_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let sm90 = ComputeCapability::new(9, 0);
+        let sm80 = ComputeCapability::new(8, 0);
+        let image = image(
+            "my-kernels",
+            Path::new("/t/my_kernels.ptx"),
+            ComputeCapability::new(7, 0),
+            PTX,
+            vec![
+                (sm80, "/t/my_kernels.sm_80.cubin".into()),
+                (sm90, "/t/my_kernels.sm_90.cubin".into()),
+            ],
+            vec![("vecadd".into(), sm90_resources(12))],
+        )
+        .unwrap();
+        let written = write(&image, "MY_KERNELS_SM80", dir.path()).unwrap();
+        assert_eq!(
+            written.manifest_path,
+            dir.path().join("my_kernels_sm80_manifest.json")
         );
-        assert!(src.contains("arch: (9, 0), registers: 12"), "{src}");
-        assert!(
-            src.contains(r#"include_bytes!("/t/my_kernels.sm_90.cubin")"#),
-            "{src}"
+        assert_eq!(
+            written.module_path,
+            dir.path().join("my_kernels_sm80_module.rs")
         );
+        assert_eq!(read(&written.manifest_path).unwrap(), image);
+
+        let src = std::fs::read_to_string(&written.module_path).unwrap();
+        let manifest = written.manifest_path.to_str().unwrap();
+        for line in [
+            "pub static MY_KERNELS_SM80: ::std::sync::LazyLock<::cust::module::ModuleImage>",
+            &format!("include_str!({manifest:?})"),
+            r#"include_str!("/t/my_kernels.ptx")"#,
+            r#"include_bytes!("/t/my_kernels.sm_80.cubin"),"#,
+        ] {
+            assert!(src.contains(line), "{line} not in:\n{src}");
+        }
+        // The cubins are embedded in the manifest's order.
+        assert!(src.find("sm_80.cubin") < src.find("sm_90.cubin"), "{src}");
+
+        let err = read(&dir.path().join("nope.json")).unwrap_err();
+        assert!(matches!(err, BuildError::Io(..)), "{err}");
+        std::fs::write(dir.path().join("bad.json"), "{}").unwrap();
+        let err = read(&dir.path().join("bad.json")).unwrap_err();
+        assert!(err.to_string().contains("bad.json"), "{err}");
     }
 }

@@ -2,8 +2,8 @@
 //! resource usage without a GPU.
 
 use crate::{BuildError, ComputeCapability};
+use cust_core::Resources;
 use std::{
-    fmt,
     path::{Path, PathBuf},
     process::Command,
 };
@@ -11,41 +11,6 @@ use std::{
 /// How to get a `ptxas` without a CUDA toolkit.
 pub const INSTALL_HINT: &str = "Install one with `python3 -m pip install nvidia-cuda-nvcc-cu12` \
      (a 40 MB wheel, no GPU needed), or set PTXAS=/path/to/ptxas, or CUDA_HOME to a CUDA toolkit.";
-
-/// Resource usage of one kernel for one architecture, from `ptxas -v`.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct KernelResources {
-    /// The kernel's entry name.
-    pub kernel: String,
-    /// Architecture, e.g. `sm_90`.
-    pub arch: String,
-    /// Registers per thread.
-    pub registers: u32,
-    /// Static shared memory per block, bytes.
-    pub shared_bytes: u32,
-    /// Stack frame per thread, bytes.
-    pub stack_frame_bytes: u32,
-    /// Bytes of registers spilled to local memory (stores).
-    pub spill_store_bytes: u32,
-    /// Bytes reloaded from spills.
-    pub spill_load_bytes: u32,
-}
-
-impl fmt::Display for KernelResources {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} ({}): {} registers, {} bytes shared, {} bytes stack, {} bytes spill stores, {} bytes spill loads",
-            self.kernel,
-            self.arch,
-            self.registers,
-            self.shared_bytes,
-            self.stack_frame_bytes,
-            self.spill_store_bytes,
-            self.spill_load_bytes
-        )
-    }
-}
 
 /// Looks for `ptxas`, in this order: `$PTXAS`; `ptxas` on `PATH`; `$CUDA_HOME/bin`,
 /// `$CUDA_PATH/bin`, `/usr/local/cuda/bin`; the `nvidia-cuda-nvcc-cu12` pip wheel of
@@ -120,7 +85,7 @@ pub fn watch_paths() -> Vec<PathBuf> {
 }
 
 /// Assembles `ptx` for `arch` with `ptxas -v`, writing the cubin to `cubin` (or discarding
-/// it), and returns the resource usage of every kernel.
+/// it), and returns the resource usage of every kernel, as `(entry name, resources)`.
 ///
 /// # Errors
 /// [`BuildError::PtxasNotStarted`] if ptxas cannot run, [`BuildError::InvalidPtx`] with its
@@ -130,8 +95,8 @@ pub fn assemble(
     ptx: &Path,
     arch: ComputeCapability,
     cubin: Option<&Path>,
-) -> Result<Vec<KernelResources>, BuildError> {
-    let sm = arch.sm_name();
+) -> Result<Vec<(String, Resources)>, BuildError> {
+    let sm = arch.to_string();
     let out_path = cubin.map_or_else(|| PathBuf::from("/dev/null"), Path::to_path_buf);
     let out = Command::new(ptxas)
         .arg(format!("-arch={sm}"))
@@ -149,29 +114,31 @@ pub fn assemble(
             messages: text.into_owned(),
         });
     }
-    Ok(parse_verbose(&text, &sm))
+    Ok(parse_verbose(&text, arch))
 }
 
 /// Parses `ptxas -v` output: for each "Compiling entry function 'NAME'" block, the
 /// "N bytes stack frame, N bytes spill stores, N bytes spill loads" and
-/// "Used N registers, ... N bytes smem" lines.
-pub fn parse_verbose(text: &str, arch: &str) -> Vec<KernelResources> {
-    let mut kernels: Vec<KernelResources> = Vec::new();
+/// "Used N registers, ... N bytes smem" lines; returns `(entry name, resources)` per kernel.
+pub fn parse_verbose(text: &str, arch: ComputeCapability) -> Vec<(String, Resources)> {
+    let mut kernels: Vec<(String, Resources)> = Vec::new();
     for line in text.lines() {
         if let Some(rest) = line.split("Compiling entry function '").nth(1) {
             let name = rest.split('\'').next().unwrap_or_default();
-            kernels.push(KernelResources {
-                kernel: name.to_owned(),
-                arch: arch.to_owned(),
-                registers: 0,
-                shared_bytes: 0,
-                stack_frame_bytes: 0,
-                spill_store_bytes: 0,
-                spill_load_bytes: 0,
-            });
+            kernels.push((
+                name.to_owned(),
+                Resources {
+                    arch,
+                    registers: 0,
+                    shared_bytes: 0,
+                    stack_frame_bytes: 0,
+                    spill_store_bytes: 0,
+                    spill_load_bytes: 0,
+                },
+            ));
             continue;
         }
-        let Some(k) = kernels.last_mut() else {
+        let Some((_, k)) = kernels.last_mut() else {
             continue;
         };
         if line.contains("stack frame") {
@@ -214,14 +181,17 @@ ptxas info    : Used 40 registers, used 1 barriers, 8192 bytes smem
 
     #[test]
     fn parses_each_kernel_block() {
-        let k = parse_verbose(SAMPLE, "sm_90");
+        let sm90 = ComputeCapability::new(9, 0);
+        let k = parse_verbose(SAMPLE, sm90);
         assert_eq!(k.len(), 2);
-        assert_eq!(k[0].kernel, "vector_add_f32");
+        assert_eq!(k[0].0, "vector_add_f32");
+        assert_eq!(k[1].0, "tiled");
+        let k: Vec<Resources> = k.into_iter().map(|(_, r)| r).collect();
+        assert!(k.iter().all(|r| r.arch == sm90));
         assert_eq!(
             (k[0].registers, k[0].shared_bytes, k[0].spill_store_bytes),
             (12, 0, 0)
         );
-        assert_eq!(k[1].kernel, "tiled");
         assert_eq!(k[1].registers, 40);
         assert_eq!(k[1].shared_bytes, 8192);
         assert_eq!(k[1].stack_frame_bytes, 16);

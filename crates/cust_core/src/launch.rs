@@ -133,7 +133,7 @@ impl<T: DeviceCopy> ParamKind for Value<T> {
 /// tuples of up to 16 [`ParamKind`]s (and `()` for a kernel without parameters).
 pub trait ParamSizes {
     /// The size in bytes of each parameter, in order; compare with a module manifest's
-    /// [`EntryPoint::param_sizes`](crate::EntryPoint) to check a kernel's layout without
+    /// `EntryPoint::param_sizes` to check a kernel's layout without
     /// allocating.
     const PARAM_SIZES: &'static [usize];
 }
@@ -188,19 +188,20 @@ mod tests {
     // SAFETY: repr(C), primitive fields.
     unsafe impl DeviceCopy for View {}
 
+    /// The kinds of `unsafe fn k(a: &[f32], b: OutSlice<u8>, c: *mut u64, d: *const f32,
+    /// e: u32, f: View)`.
+    type Kinds = (
+        Slice<f32>,
+        Out<u8>,
+        MutPtr<u64>,
+        ConstPtr<f32>,
+        Value<u32>,
+        Value<View>,
+    );
+
     #[test]
     fn parameter_sizes_follow_the_kinds() {
-        const K: Kernel<
-            (
-                Slice<f32>,
-                Out<u8>,
-                MutPtr<u64>,
-                ConstPtr<f32>,
-                Value<u32>,
-                Value<View>,
-            ),
-            Unsafe,
-        > = Kernel::__new("k");
+        const K: Kernel<Kinds, Unsafe> = Kernel::__new("k");
         assert_eq!(K.param_sizes(), [16, 16, 8, 8, 4, 24]);
         assert_eq!(K.name(), "k");
         assert_eq!(<() as ParamSizes>::PARAM_SIZES, [0usize; 0]);

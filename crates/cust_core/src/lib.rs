@@ -6,7 +6,7 @@
 //!   `P` is made of, and [`ParamSizes`](launch::ParamSizes), the parameter layout a kind
 //!   tuple stands for.
 //! - [`ComputeCapability`]: one GPU architecture, `sm_90` when displayed.
-//! - `manifest` (feature `alloc`): the kernels module manifest, [`ModuleImage`] and its parts,
+//! - `manifest` (feature `alloc`): the kernels module manifest, `ModuleImage` and its parts,
 //!   which `cuda_builder` writes as JSON (feature `serde`) and a host crate includes
 //!   (feature `json`).
 //!
