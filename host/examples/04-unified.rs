@@ -74,10 +74,10 @@ fn main() -> Result<()> {
         x_dev.async_copy_from(&x_pinned, &stream)?;
         scale_f32.launch(&module, &stream, cfg, (&x_dev, Q, &mut y_dev))?;
         y_dev.async_copy_to(&mut y_pinned, &stream)?;
-        let _ = y_pinned.as_slice()?; // waits for the copy
+        let _ = y_pinned.try_as_slice()?; // waits for the copy
         Ok(t.elapsed().as_secs_f64() * 1e3)
     })?;
-    check(y_pinned.as_slice()?, &x, "pinned copies")?;
+    check(y_pinned.try_as_slice()?, &x, "pinned copies")?;
     results.push(("explicit copies, pinned LockedBuffer", ms));
     drop((x_dev, y_dev, x_pinned, y_pinned));
 

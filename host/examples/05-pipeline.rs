@@ -17,7 +17,6 @@
 //! `cargo run --release -p host --example 05-pipeline` (needs a CUDA GPU).
 
 use anyhow::{Result, ensure};
-use cudarc::driver::CudaSlice;
 use cust::prelude::*;
 use host::launch::for_num_elems;
 use host::timing::Repeat;
@@ -48,10 +47,15 @@ fn main() -> Result<()> {
         .map(|_| Stream::new(StreamFlags::NON_BLOCKING, None))
         .collect::<CudaResult<_>>()?;
     // Device buffers for the chunks in flight: one input and one output per stream.
-    let mut bufs: Vec<(CudaSlice<f32>, CudaSlice<f32>)> = streams
+    let mut bufs: Vec<(DeviceBuffer<f32>, DeviceBuffer<f32>)> = streams
         .iter()
-        .map(|s| Ok((s.alloc_zeros::<f32>(CHUNK)?, s.alloc_zeros::<f32>(CHUNK)?)))
-        .collect::<Result<_, cudarc::driver::DriverError>>()?;
+        .map(|s| {
+            Ok((
+                DeviceBuffer::zeroed_async(CHUNK, s)?,
+                DeviceBuffer::zeroed_async(CHUNK, s)?,
+            ))
+        })
+        .collect::<CudaResult<_>>()?;
 
     // Queues every chunk, chunk i on stream i mod `lanes`; returns the events.
     let mut run = |lanes: usize,
@@ -64,8 +68,8 @@ fn main() -> Result<()> {
         }
         let t = Instant::now();
         let mut events = Vec::new();
-        let x_all = x_pinned.as_slice()?;
-        let y_all = y_pinned.as_mut_slice()?;
+        let x_all = x_pinned.try_as_slice()?;
+        let y_all = y_pinned.try_as_mut_slice()?;
         for (i, (x_chunk, y_chunk)) in x_all.chunks(CHUNK).zip(y_all.chunks_mut(CHUNK)).enumerate()
         {
             let lane = i % lanes;
@@ -76,11 +80,11 @@ fn main() -> Result<()> {
                 .collect::<CudaResult<Vec<_>>>()?;
             marks[0].record(stream)?;
             // Pinned memory: the copies are truly asynchronous.
-            stream.memcpy_htod(x_chunk, d_in)?;
+            d_in.async_copy_from(x_chunk, stream)?;
             marks[1].record(stream)?;
             scale_f32.launch(&module, stream, cfg, (&*d_in, Q, &mut *d_out))?;
             marks[2].record(stream)?;
-            stream.memcpy_dtoh(&*d_out, y_chunk)?;
+            d_out.async_copy_to(y_chunk, stream)?;
             marks[3].record(stream)?;
             events.push(ChunkEvents {
                 stream: lane,
@@ -100,9 +104,9 @@ fn main() -> Result<()> {
 
     let mut report = Vec::new();
     for lanes in [1, STREAMS, 1, STREAMS] {
-        y_pinned.as_mut_slice()?.fill(0.0);
+        y_pinned.try_as_mut_slice()?.fill(0.0);
         let (ms, events, origin) = run(lanes, &mut y_pinned)?;
-        let y = y_pinned.as_slice()?;
+        let y = y_pinned.try_as_slice()?;
         ensure!(
             y.iter()
                 .zip(&x)
@@ -119,17 +123,17 @@ fn main() -> Result<()> {
     // at once on two streams (no kernel). No schedule of the pipeline can beat the last.
     let mut copies = |up: bool, down: bool| -> Result<f64> {
         let best_of_two = Repeat::new(0, 2).wall(|| {
-            let x_all = x_pinned.as_slice()?;
-            let y_all = y_pinned.as_mut_slice()?;
+            let x_all = x_pinned.try_as_slice()?;
+            let y_all = y_pinned.try_as_mut_slice()?;
             let [(d_up, _), (d_down, _), ..] = &mut bufs[..] else {
                 unreachable!("STREAMS >= 2")
             };
             for (x_chunk, y_chunk) in x_all.chunks(CHUNK).zip(y_all.chunks_mut(CHUNK)) {
                 if up {
-                    streams[0].memcpy_htod(x_chunk, d_up)?;
+                    d_up.async_copy_from(x_chunk, &streams[0])?;
                 }
                 if down {
-                    streams[1].memcpy_dtoh(&*d_down, y_chunk)?;
+                    d_down.async_copy_to(y_chunk, &streams[1])?;
                 }
             }
             streams[0].synchronize()?;

@@ -58,10 +58,9 @@ fn sharded_dot(gpus: &[Gpu], g: usize) -> Result<(f64, Vec<f64>)> {
         }
         Ok::<_, anyhow::Error>(())
     })?;
-    let totals = used
+    let totals = scratch
         .iter()
-        .zip(&scratch)
-        .map(|(gpu, s)| Ok(gpu.stream().clone_dtoh(&s.result)?[0]))
+        .map(|s| Ok(s.result.as_host_vec()?[0]))
         .collect::<Result<Vec<f64>>>()?;
     Ok((times.median_ms, totals))
 }
@@ -90,7 +89,7 @@ fn all_reduce_time(gpus: &[Gpu], g: usize) -> Result<f64> {
     })?;
     let want = (g * (g + 1) / 2) as f32;
     for (gpu, r) in used.iter().zip(&recv) {
-        let got = gpu.stream().clone_dtoh(r)?;
+        let got = r.as_host_vec()?;
         ensure!(
             got.iter().all(|&v| v == want),
             "all_reduce on GPU {} did not give {want} everywhere",

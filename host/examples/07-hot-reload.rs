@@ -112,7 +112,7 @@ impl Check {
     /// Launches the hot module's kernel and checks `out = x · gain` exactly.
     fn run(&mut self, hot: &HotModule, gain: u32) -> Result<()> {
         let module = hot.current();
-        let cfg = cust::function::launch_config((N as u32).div_ceil(256), 256, 0);
+        let cfg = cust::function::LaunchConfig::new((N as u32).div_ceil(256), 256, 0);
         scale_by_gain.launch(&module, &self.stream, cfg, (&self.x_dev, &mut self.out))?;
         self.stream.synchronize()?;
         let got = self.out.as_host_vec()?;

@@ -572,7 +572,6 @@ pub fn poisoned<T: Element>(gpu: &Gpu, len: usize) -> Result<DeviceBuffer<T>, Gp
 }
 
 fn download<T: Element>(
-    gpu: &Gpu,
     what: &'static str,
     x: &DeviceBuffer<T>,
     len: usize,
@@ -597,7 +596,7 @@ pub fn copy<T: Float>(gpu: &Gpu, a: &[T]) -> Result<Vec<T>, GpuError> {
     let mut c = poisoned::<T>(gpu, a.len())?;
     copy_dev(gpu, &a_d, &mut c)?;
     finish(gpu, T::COPY.name())?;
-    download(gpu, "copy", &c, a.len())
+    download("copy", &c, a.len())
 }
 
 /// STREAM scale on the GPU: `q · c`.
@@ -606,7 +605,7 @@ pub fn scale<T: Float>(gpu: &Gpu, c: &[T], q: T) -> Result<Vec<T>, GpuError> {
     let mut b = poisoned::<T>(gpu, c.len())?;
     scale_dev(gpu, &c_d, q, &mut b)?;
     finish(gpu, T::SCALE.name())?;
-    download(gpu, "scale", &b, c.len())
+    download("scale", &b, c.len())
 }
 
 /// STREAM add on the GPU: `a + b`.
@@ -616,7 +615,7 @@ pub fn add<T: Float>(gpu: &Gpu, a: &[T], b: &[T]) -> Result<Vec<T>, GpuError> {
     let mut c = poisoned::<T>(gpu, len)?;
     add_dev(gpu, &a_d, &b_d, &mut c)?;
     finish(gpu, T::ADD.name())?;
-    download(gpu, "add", &c, len)
+    download("add", &c, len)
 }
 
 /// STREAM triad on the GPU: `b + q · c`.
@@ -626,7 +625,7 @@ pub fn triad<T: Float>(gpu: &Gpu, b: &[T], c: &[T], q: T) -> Result<Vec<T>, GpuE
     let mut a = poisoned::<T>(gpu, len)?;
     triad_dev(gpu, &b_d, &c_d, q, &mut a)?;
     finish(gpu, T::TRIAD.name())?;
-    download(gpu, "triad", &a, len)
+    download("triad", &a, len)
 }
 
 /// axpy on the GPU: `fma(alpha, x, y)`.
@@ -636,7 +635,7 @@ pub fn axpy<T: Float>(gpu: &Gpu, alpha: T, x: &[T], y: &[T]) -> Result<Vec<T>, G
     let mut y_d = upload(gpu, y)?;
     axpy_dev(gpu, alpha, &x_d, &mut y_d)?;
     finish(gpu, T::AXPY.name())?;
-    download(gpu, "axpy", &y_d, x.len())
+    download("axpy", &y_d, x.len())
 }
 
 /// `op(x[..])` on the GPU (the identity for an empty `x`).
@@ -646,7 +645,7 @@ pub fn reduce<T: Element>(gpu: &Gpu, op: ReduceOp, x: &[T]) -> Result<T, GpuErro
     upload_into(gpu, &[T::POISON], &mut s.result)?;
     reduce_dev(gpu, op, &x_d, &mut s)?;
     finish(gpu, op.kernel::<T>().name())?;
-    Ok(download(gpu, "reduce", &s.result, 1)?[0])
+    Ok(download("reduce", &s.result, 1)?[0])
 }
 
 /// `Σ a[i]·b[i]` on the GPU.
@@ -656,7 +655,7 @@ pub fn dot<T: Float>(gpu: &Gpu, a: &[T], b: &[T]) -> Result<T, GpuError> {
     upload_into(gpu, &[T::POISON], &mut s.result)?;
     dot_dev(gpu, &a_d, &b_d, &mut s)?;
     finish(gpu, T::DOT.name())?;
-    Ok(download(gpu, "dot", &s.result, 1)?[0])
+    Ok(download("dot", &s.result, 1)?[0])
 }
 
 /// Prefix sum of `x` on the GPU.
@@ -666,7 +665,7 @@ pub fn scan<T: Scannable>(gpu: &Gpu, kind: ScanKind, x: &[T]) -> Result<Vec<T>, 
     let mut out = poisoned::<T>(gpu, x.len())?;
     scan_dev(gpu, kind, &x_d, &mut s, &mut out)?;
     finish(gpu, T::SCAN_KERNELS[kind as usize].name())?;
-    download(gpu, "scan", &out, x.len())
+    download("scan", &out, x.len())
 }
 
 /// `alpha · a·b + beta · c` on the GPU (row-major; `a` m×k, `b` k×n, `c` m×n).
@@ -683,7 +682,7 @@ pub fn sgemm(
     let mut c_d = upload(gpu, c)?;
     sgemm_dev(gpu, dims, alpha, &a_d, &b_d, beta, &mut c_d)?;
     finish(gpu, "sgemm")?;
-    download(gpu, "sgemm", &c_d, c.len())
+    download("sgemm", &c_d, c.len())
 }
 
 fn upload_into<T: Element>(gpu: &Gpu, x: &[T], dst: &mut DeviceBuffer<T>) -> Result<(), GpuError> {

@@ -2,12 +2,12 @@
 //! programmer would call instead of writing these kernels. Built at run time, where `nvcc`
 //! is found, from [`CUB_SOURCE`] into a shared library (`nvcc -shared`), loaded with
 //! `libloading` and called through its C functions on the bench's stream (the CUDA runtime
-//! inside it uses the device's primary context, the one cudarc opened).
+//! inside it uses the device's primary context, the one `cust` opened).
 
 use super::{Bench, BenchError, Entry, Implementation, random_f64};
 use crate::gpu::{Gpu, GpuError};
 use crate::vector::{Element, ReduceOp, ScanKind};
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use cust::{error::GpuContext, memory::DeviceBuffer};
 use std::ffi::{CStr, c_char, c_int, c_void};
 
 /// The CUDA C++ source of the CUB peers.
@@ -23,7 +23,7 @@ type CubFn = unsafe extern "C" fn(
     c_int,
     *mut c_void,
     *mut usize,
-    cudarc::driver::sys::CUstream,
+    cust::sys::CUstream,
 ) -> c_int;
 
 /// An element type CUB is instantiated for in [`CUB_SOURCE`].
@@ -122,13 +122,13 @@ impl Cub {
         gpu: &Gpu,
         (f, selector): (CubFn, c_int),
         what: &str,
-        x: &CudaSlice<T>,
-        out: &mut CudaSlice<T>,
-        temp: &mut CudaSlice<u8>,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T>,
+        temp: &mut DeviceBuffer<u8>,
     ) -> Result<(), BenchError> {
         let n = c_int::try_from(x.len())
             .map_err(|_| BenchError(format!("CUB {what}: {} elements exceed i32", x.len())))?;
-        let stream = gpu.stream().as_cudarc();
+        let stream = gpu.stream();
         let mut bytes = 0usize;
         // SAFETY: the size query reads no memory (`temp` is null).
         let code = unsafe {
@@ -140,22 +140,23 @@ impl Cub {
                 n,
                 std::ptr::null_mut(),
                 &raw mut bytes,
-                stream.cu_stream(),
+                stream.as_inner(),
             )
         };
         self.check(code, what)?;
         if temp.len() < bytes {
-            *temp = stream
-                .alloc_zeros::<u8>(bytes)
+            *temp = DeviceBuffer::zeroed_async(bytes, stream)
                 .map_err(|e| BenchError(format!("CUB {what} scratch: {e}")))?;
         }
         let mut bytes = temp.len();
-        let (xp, _x) = x.device_ptr(stream);
-        let (op, _o) = out.device_ptr_mut(stream);
-        let (tp, _t) = temp.device_ptr_mut(stream);
+        // Raw addresses: CUB's work is queued on `stream`, the stream every use of these
+        // buffers in the bench is queued on, so it is ordered after their writes.
+        let xp = x.as_device_ptr().as_raw();
+        let op = out.as_device_ptr().as_raw();
+        let tp = temp.as_device_ptr().as_raw();
         // SAFETY: `x` holds n elements of T, `out` the result (1 element for a reduction,
         // n for a scan: the caller's buffers), `temp` at least the queried bytes; all on
-        // this stream's device.
+        // this stream's device, kept alive (borrowed) until the bench synchronises.
         let code = unsafe {
             f(
                 selector,
@@ -165,7 +166,7 @@ impl Cub {
                 n,
                 tp as *mut c_void,
                 &raw mut bytes,
-                stream.cu_stream(),
+                stream.as_inner(),
             )
         };
         self.check(code, what)
@@ -179,9 +180,9 @@ impl Cub {
         &self,
         gpu: &Gpu,
         op: ReduceOp,
-        x: &CudaSlice<T>,
-        out: &mut CudaSlice<T>,
-        temp: &mut CudaSlice<u8>,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T>,
+        temp: &mut DeviceBuffer<u8>,
     ) -> Result<(), BenchError> {
         self.call(gpu, (self.reduce, op as c_int), op.name(), x, out, temp)
     }
@@ -194,9 +195,9 @@ impl Cub {
         &self,
         gpu: &Gpu,
         kind: ScanKind,
-        x: &CudaSlice<T>,
-        out: &mut CudaSlice<T>,
-        temp: &mut CudaSlice<u8>,
+        x: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T>,
+        temp: &mut DeviceBuffer<u8>,
     ) -> Result<(), BenchError> {
         let exclusive = c_int::from(kind == ScanKind::Exclusive);
         self.call(gpu, (self.scan, exclusive), "scan", x, out, temp)
@@ -341,10 +342,8 @@ impl Bench<'_> {
         let host = T::inputs(n);
         let x = crate::vector::upload(gpu, &host)?;
         let mut out = crate::vector::poisoned::<T>(gpu, if scans { n } else { 1 })?;
-        let mut temp = gpu
-            .stream()
-            .alloc_zeros::<u8>(1)
-            .map_err(GpuError::driver("allocating CUB scratch"))?;
+        let mut temp = DeviceBuffer::<u8>::zeroed_async(1, gpu.stream())
+            .gpu_context("allocating CUB scratch")?;
         let size = std::mem::size_of::<T>() as u64;
         for op in ReduceOp::ALL {
             let workload = format!("{} {}", op.name(), T::NAME);
@@ -379,11 +378,9 @@ impl Bench<'_> {
                 let workload = format!("{label} {}", T::NAME);
                 match self.time(|| cub.scan(&self.gpu, kind, &x, &mut out, &mut temp)) {
                     Ok(stats) => {
-                        let got = self
-                            .gpu
-                            .stream()
-                            .clone_dtoh(&out)
-                            .map_err(GpuError::driver("copying CUB's scan back"))?;
+                        let got = out
+                            .as_host_vec()
+                            .gpu_context("copying CUB's scan back")?;
                         let bad = T::scan_errors(kind, &host, &got);
                         if bad > 0 {
                             self.notes.push(format!(

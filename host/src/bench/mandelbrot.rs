@@ -110,7 +110,7 @@ impl CudaCReference {
             .gpu_context("allocating the CUDA C reference's counts")?;
         let cfg = for_image(view.width_px, view.height_px);
         let which = kernel as usize;
-        let mut run = |counts: &mut DeviceBuffer<u32>| -> Result<Vec<Duration>, GpuError> {
+        let run = |counts: &mut DeviceBuffer<u32>| -> Result<Vec<Duration>, GpuError> {
             if is_f64(params) {
                 let f = self.module.kernel(<f64 as MandelTwins>::CU_MANDEL[which])?;
                 let args = mandel_args_f64(params);

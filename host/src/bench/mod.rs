@@ -234,8 +234,10 @@ impl Bench<'_> {
                 }
             }
         };
-        let ptx = time("PTX", &|| Module::from_ptx_in(gpu.context(), crate::KERNELS.ptx()));
-        let cubin = crate::KERNELS.cubin_for(cc).and_then(|c| {
+        let ptx = time("PTX", &|| Module::from_ptx_in(gpu.context(), crate::KERNELS.ptx));
+        let cubin = crate::KERNELS
+            .cubin(cust::module::ComputeCapability::new(cc.0, cc.1))
+            .map(|c| c.bytes).and_then(|c| {
             time("cubin", &|| {
                 Module::from_cubin_in(gpu.context(), c, "the kernels module's cubin")
             })

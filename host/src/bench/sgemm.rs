@@ -3,6 +3,7 @@
 
 use super::{Bench, Implementation, random_f64, report::Entry};
 use crate::gpu::GpuError;
+use cust::error::GpuContext;
 use rayon::prelude::*;
 
 impl Bench<'_> {
@@ -29,11 +30,7 @@ impl Bench<'_> {
         let stats =
             self.time(|| crate::vector::sgemm_dev(&self.gpu, (m, n, k), 1.0, &a, &b, 0.0, &mut c))?;
         let mut rust = Entry::flops(&workload, Implementation::Rust, stats, flops);
-        let rust_c = self
-            .gpu
-            .stream()
-            .clone_dtoh(&c)
-            .map_err(GpuError::driver("copying C back"))?;
+        let rust_c = c.as_host_vec().gpu_context("copying C back")?;
 
         let mut cuda = None;
         if let Some(cu) = &self.cuda_c {
@@ -50,11 +47,7 @@ impl Bench<'_> {
             match self.cublas_sgemm((m, n, k), &a, &b, &mut c_blas) {
                 Ok(stats) => {
                     let e = Entry::flops(&workload, Implementation::Cublas, stats, flops);
-                    let blas_c = self
-                        .gpu
-                        .stream()
-                        .clone_dtoh(&c_blas)
-                        .map_err(GpuError::driver("copying C back"))?;
+                    let blas_c = c_blas.as_host_vec().gpu_context("copying C back")?;
                     for line in compare_sgemm(&rust_c, &blas_c, &a_host, &b_host, (mu, nu, ku)) {
                         self.log(&line);
                         self.notes.push(line);

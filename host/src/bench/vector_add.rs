@@ -6,7 +6,11 @@
 use crate::gpu::{Gpu, GpuError};
 use crate::launch::LaunchUnchecked;
 use crate::timing::{Repeat, Stats};
-use cudarc::driver::LaunchConfig;
+use cust::{
+    error::GpuContext,
+    function::LaunchConfig,
+    memory::AsyncCopyDestination,
+};
 
 /// Result of [`vector_add`].
 #[derive(Clone, Debug)]
@@ -61,11 +65,7 @@ pub fn vector_add(gpu: &Gpu, a: &[f32], b: &[f32], reps: u32) -> Result<VectorAd
 
     // The naive kernel first, into a buffer of its own.
     let mut naive_c = crate::vector::poisoned::<f32>(gpu, n)?;
-    let cfg = LaunchConfig {
-        grid_dim: (u32::try_from(n.div_ceil(1024)).unwrap_or(u32::MAX), 1, 1),
-        block_dim: (1024, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = LaunchConfig::for_num_elems(n, 1024)?;
     let naive = repeat.events(ctx, stream, || {
         // SAFETY: `vector_add_f32(a: &[f32], b: &[f32], c: *mut f32)`: `c` holds n
         // elements and is borrowed mutably, so nothing else accesses it.
@@ -87,13 +87,10 @@ pub fn vector_add(gpu: &Gpu, a: &[f32], b: &[f32], reps: u32) -> Result<VectorAd
 
     let mut copy = crate::vector::poisoned::<f32>(gpu, n)?;
     let memcpy = repeat.events(ctx, stream, || {
-        stream
-            .memcpy_dtod(&a_dev, &mut copy)
-            .map_err(GpuError::driver("device-to-device copy"))
+        copy.async_copy_from(&a_dev, stream)
+            .gpu_context("device-to-device copy")
     })?;
-    let c = stream
-        .clone_dtoh(&c_dev)
-        .map_err(GpuError::driver("copying c to the host"))?;
+    let c = c_dev.as_host_vec().gpu_context("copying c to the host")?;
     Ok(VectorAddRun {
         c,
         add,

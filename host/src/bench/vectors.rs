@@ -4,9 +4,12 @@
 
 use super::{Bench, Implementation, random_f64, report::Entry};
 use crate::gpu::GpuError;
-use crate::vector::{Element, Float, ReduceOp, ScanKind, Scannable, Scratch};
+use crate::vector::{Element, Float, ReduceOp, ScanKind, Scratch};
 use super::twins::{FloatTwins, ReduceTwins, ScanTwins};
-use cust::{error::GpuContext, memory::DeviceBuffer};
+use cust::{
+    error::GpuContext,
+    memory::{AsyncCopyDestination, DeviceBuffer},
+};
 use rayon::prelude::*;
 
 /// A STREAM-style operation, for launching either implementation with the same shape.
@@ -67,10 +70,8 @@ impl Bench<'_> {
         let src = crate::vector::upload(gpu, &host)?;
         let mut dst = crate::vector::poisoned::<f32>(gpu, n)?;
         let stats = self.time(|| {
-            self.gpu
-                .stream()
-                .memcpy_dtod(&src, &mut dst)
-                .map_err(GpuError::driver("device-to-device copy"))
+            dst.async_copy_from(&src, self.gpu.stream())
+                .gpu_context("device-to-device copy")
         })?;
         let e = Entry::bandwidth(
             "memcpy d2d f32",

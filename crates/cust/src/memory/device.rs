@@ -360,6 +360,19 @@ impl<T: DeviceCopy, I: AsRef<[T]> + AsMut<[T]> + ?Sized> AsyncCopyDestination<I>
     }
 }
 
+impl<T: DeviceCopy> AsyncCopyDestination<DeviceBuffer<T>> for DeviceBuffer<T> {
+    fn async_copy_from(&mut self, source: &DeviceBuffer<T>, stream: &Stream) -> CudaResult<()> {
+        same_len("DeviceBuffer::async_copy_from", source.len(), self.len())?;
+        stream
+            .as_cudarc()
+            .memcpy_dtod(&source.buf, &mut self.buf)
+            .map_err(CudaError::driver("queueing a device-to-device copy"))
+    }
+    fn async_copy_to(&self, dest: &mut DeviceBuffer<T>, stream: &Stream) -> CudaResult<()> {
+        dest.async_copy_from(self, stream)
+    }
+}
+
 impl<T: DeviceCopy + ValidAsZeroBits> AsyncCopyDestination<LockedBuffer<T>> for DeviceBuffer<T> {
     fn async_copy_from(&mut self, source: &LockedBuffer<T>, stream: &Stream) -> CudaResult<()> {
         same_len("DeviceBuffer::async_copy_from", source.len(), self.len())?;
