@@ -1,4 +1,4 @@
-//! Snapshot tests of `#[kernel]` and `#[derive(DeviceCopy)]` diagnostics (trybuild): each file in `ui/` must fail to
+//! Snapshot tests of `#[kernel]`, `#[derive(DeviceCopy)]` and `#[address_space]` diagnostics (trybuild): each file in `ui/` must fail to
 //! compile with exactly the error in its `.stderr` file. Regenerate after an intended change
 //! with `TRYBUILD=overwrite cargo test -p cuda_std_macros --test ui`.
 
