@@ -36,7 +36,7 @@ pub(crate) fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<Toke
     }
     if !matches!(item.mutability, StaticMutability::Mut(_)) {
         return Err(syn::Error::new_spanned(
-            &item.static_token,
+            item.static_token,
             "a shared-memory static must be `static mut`: the kernel writes it (shared memory \
              is uninitialised at block start)",
         ));
@@ -109,19 +109,21 @@ fn collect_names(tokens: TokenStream2, names: &mut Vec<Ident>) {
     let tokens: Vec<TokenTree> = tokens.into_iter().collect();
     for (i, token) in tokens.iter().enumerate() {
         match token {
-            TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket && is_attr(&tokens, i) => {
-                if is_address_space_attr(g) {
-                    // `#[address_space(..)] [#[other]]* [pub] static [mut] NAME`
-                    let name = tokens[i + 1..]
-                        .iter()
-                        .skip_while(|t| !matches!(t, TokenTree::Ident(id) if id == "static"))
-                        .skip(1)
-                        .find_map(|t| match t {
-                            TokenTree::Ident(id) if id != "mut" => Some(id.clone()),
-                            _ => None,
-                        });
-                    names.extend(name);
-                }
+            TokenTree::Group(g)
+                if g.delimiter() == Delimiter::Bracket
+                    && is_attr(&tokens, i)
+                    && is_address_space_attr(g) =>
+            {
+                // `#[address_space(..)] [#[other]]* [pub] static [mut] NAME`
+                let name = tokens[i + 1..]
+                    .iter()
+                    .skip_while(|t| !matches!(t, TokenTree::Ident(id) if id == "static"))
+                    .skip(1)
+                    .find_map(|t| match t {
+                        TokenTree::Ident(id) if id != "mut" => Some(id.clone()),
+                        _ => None,
+                    });
+                names.extend(name);
             }
             TokenTree::Group(g) => collect_names(g.stream(), names),
             _ => {}
