@@ -7,8 +7,8 @@
 //! - Dynamic shared memory, sized per launch (the launch configuration's
 //!   `shared_mem_bytes`): [`dynamic_shared`].
 //!
-//! Both give a *generic* raw pointer (PTX `cvta.shared.u64`), usable with ordinary loads and
-//! stores. Shared memory is uninitialised at block start. Accesses from different threads
+//! All of them give a *generic* address (PTX `cvta.shared.u64`), usable with ordinary loads
+//! and stores. Shared memory is uninitialised at block start. Accesses from different threads
 //! race unless separated by a barrier ([`crate::thread::sync_threads`], or
 //! [`crate::warp::sync_warp`] within a warp) or done with [`crate::atomic`] operations at
 //! [`Block`](crate::atomic::Block) scope or wider.

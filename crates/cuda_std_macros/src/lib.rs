@@ -32,6 +32,10 @@ use syn::{
 /// parameters (every thread would hold an aliasing `&mut`), references to single values (a
 /// host address), and non-identifier patterns.
 ///
+/// In the body, [`macro@address_space`]`(shared)` statics are supported as Rust-CUDA writes
+/// them: `#[kernel]` rewrites `addr_of!(NAME)`, `addr_of_mut!(NAME)`, `&NAME`, `&mut NAME` and
+/// `&raw const|mut NAME` to the array's address, and allows `unused_unsafe` in such a kernel.
+///
 /// The crate that uses `#[kernel]` must enable `#![cfg_attr(target_arch = "nvptx64",
 /// feature(abi_ptx))]` at its root and depend on `cuda_std` directly.
 #[proc_macro_attribute]

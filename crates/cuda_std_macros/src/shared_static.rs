@@ -212,3 +212,85 @@ fn takes_address(tokens: &[TokenTree], i: usize) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(src: &str) -> Vec<String> {
+        let tokens: TokenStream2 = src.parse().expect("valid tokens");
+        shared_names(&tokens)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    fn rewrite(src: &str, shared: &[&str]) -> String {
+        let tokens: TokenStream2 = src.parse().expect("valid tokens");
+        let shared: Vec<Ident> = shared
+            .iter()
+            .map(|n| Ident::new(n, proc_macro2::Span::call_site()))
+            .collect();
+        // Token spacing aside (`&*` is joint when parsed, alone when inserted).
+        rewrite_address_of(tokens, &shared)
+            .to_string()
+            .replace(' ', "")
+    }
+
+    #[test]
+    fn finds_shared_statics_in_nested_blocks_only() {
+        let body = "{
+            #[address_space(shared)] static mut A: [f32; 4] = [0.0; 4];
+            for i in 0..2 { #[cuda_std::address_space(shared)] #[allow(unused)] static mut B: [u32; 2] = [0; 2]; }
+            static mut C: [u32; 2] = [0; 2];
+            #[allow(dead_code)] static D: u32 = 0;
+        }";
+        assert_eq!(names(body), ["A", "B"]);
+    }
+
+    #[test]
+    fn rewrites_address_taking_of_shared_names_only() {
+        let shared = ["T"];
+        assert_eq!(
+            rewrite("core::ptr::addr_of_mut!(T) as *mut f32", &shared),
+            rewrite("core::ptr::addr_of_mut!(*T) as *mut f32", &[])
+        );
+        assert_eq!(
+            rewrite("addr_of!(T)", &shared),
+            rewrite("addr_of!(*T)", &[])
+        );
+        assert_eq!(rewrite("&raw mut T", &shared), rewrite("&raw mut *T", &[]));
+        assert_eq!(
+            rewrite("&raw const T", &shared),
+            rewrite("&raw const *T", &[])
+        );
+        assert_eq!(
+            rewrite("f(&mut T, &T)", &shared),
+            rewrite("f(&mut *T, &*T)", &[])
+        );
+        // Places through the binding already auto-dereference; other names are untouched.
+        for unchanged in [
+            "&mut T[0]",
+            "&T.len()",
+            "addr_of_mut!(T[1])",
+            "&mut U",
+            "addr_of!(U)",
+            "a && T",
+            "T[0] = 1",
+        ] {
+            assert_eq!(
+                rewrite(unchanged, &shared),
+                rewrite(unchanged, &[]),
+                "{unchanged}"
+            );
+        }
+    }
+
+    #[test]
+    fn symbol_prefix_is_the_name_when_ptx_can_spell_it() {
+        let ident = |s: &str| syn::parse_str::<Ident>(s).expect("an identifier");
+        assert_eq!(symbol_prefix(&ident("TILE_A")), "TILE_A_");
+        assert_eq!(symbol_prefix(&ident("r#type")), "type_");
+        assert_eq!(symbol_prefix(&ident("TUILE_Ä")), "");
+    }
+}
