@@ -302,8 +302,11 @@ fn check_signature(func: &ItemFn) -> syn::Result<()> {
 ///   ignored: shared memory is uninitialised at block start (PTX `.shared` variables cannot
 ///   be initialised). Write every element before reading it, or use `MaybeUninit<T>`.
 /// - One declaration is one array per block; calling the function again gives the same
-///   array, as for a CUDA C `__shared__` variable. Threads race unless separated by
-///   `sync_threads()`.
+///   array, as for a CUDA C `__shared__` variable. Every thread of the block holds the
+///   `&mut` at once, as every thread could reach the `static mut` it replaces: accesses to
+///   the same element from different threads race unless separated by `sync_threads()`.
+/// - Outside a `#[kernel]` (in a device function), `unsafe` blocks that only access the
+///   binding are reported by the `unused_unsafe` lint; allow it there, or drop the `unsafe`.
 /// - At module level (outside a function) it does not compile: the expansion is a `let`.
 ///
 /// Rejected with an error at the offending token: another address space (`global`,
