@@ -34,7 +34,9 @@
 //!   runtime shares, re-exported here at their old paths;
 //! - a [`prelude`].
 //!
-//! The [`kernel`] attribute marks a function as a kernel entry point.
+//! The [`kernel`] attribute marks a function as a kernel entry point;
+//! [`address_space`]`(shared)` puts a function-local `static mut` array in shared memory, as
+//! in Rust-CUDA. [`glam`] is re-exported, as in Rust-CUDA.
 //!
 //! Inline PTX and convergence: the warp- and block-collective functions are `asm!` blocks,
 //! which LLVM does not mark `convergent`. That is sound on sm_70 and later, the only targets
@@ -69,14 +71,19 @@ pub use launch::OutSlice;
 mod panic;
 
 /// Marks a function as a CUDA kernel entry point; see [`cuda_std_macros::kernel`].
-pub use cuda_std_macros::{DeviceCopy, kernel};
+/// [`address_space`] places a function-local `static mut` array in shared memory.
+pub use cuda_std_macros::{DeviceCopy, address_space, kernel};
+
+/// The [`glam`](https://docs.rs/glam) vector types (`Vec3`, `UVec3`, `USizeVec2`...), as
+/// Rust-CUDA re-exports them: `cuda_std::glam::UVec2` in kernels and host code alike. Built
+/// with `libm` (same results on the CPU and the GPU) and the `f32`, `u32` and `usize` types.
+pub use glam;
 
 /// The items most kernels need: `use cuda_std::prelude::*;`.
 pub mod prelude {
     pub use crate::DeviceCopy;
     pub use crate::OutSlice;
     pub use crate::atomic::{self, Block, Device, Ordering, System};
-    pub use crate::kernel;
     pub use crate::shared::{dynamic_shared, dynamic_shared_size_bytes};
     pub use crate::thread;
     pub use crate::thread::{
@@ -85,6 +92,7 @@ pub mod prelude {
         sync_threads_count, sync_threads_or, thread_idx_x, thread_idx_y, thread_idx_z,
     };
     pub use crate::warp::{self, FULL_MASK, WARP_SIZE, lane_id};
+    pub use crate::{address_space, kernel};
     pub use crate::{device_assert, device_assert_eq, device_assert_ne, shared_array};
 }
 

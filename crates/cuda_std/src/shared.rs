@@ -2,12 +2,13 @@
 //! the block's lifetime.
 //!
 //! - Static arrays, sized at compile time: [`shared_array!`](crate::shared_array), one PTX
-//!   `.shared` variable per call site.
+//!   `.shared` variable per call site; or, as Rust-CUDA writes them, a
+//!   [`#[address_space(shared)]`](crate::address_space) `static mut` in a function body.
 //! - Dynamic shared memory, sized per launch (the launch configuration's
 //!   `shared_mem_bytes`): [`dynamic_shared`].
 //!
-//! Both give a *generic* raw pointer (PTX `cvta.shared.u64`), usable with ordinary loads and
-//! stores. Shared memory is uninitialised at block start. Accesses from different threads
+//! All of them give a *generic* address (PTX `cvta.shared.u64`), usable with ordinary loads
+//! and stores. Shared memory is uninitialised at block start. Accesses from different threads
 //! race unless separated by a barrier ([`crate::thread::sync_threads`], or
 //! [`crate::warp::sync_warp`] within a warp) or done with [`crate::atomic`] operations at
 //! [`Block`](crate::atomic::Block) scope or wider.
@@ -25,85 +26,174 @@ core::arch::global_asm!(
     ".extern .shared .align 16 .b8 __cuda_std_dynamic_shared[];",
 );
 
-/// Declares a static shared-memory array of `len` elements of type `ty`, unique to this call
-/// site, and evaluates to a `*mut ty` to its first element (the same address in every thread
-/// of a block; each block has its own copy).
+/// Declares a static shared-memory array, unique to this call site (the same address in
+/// every thread of a block; each block has its own copy).
+///
+/// Two forms:
+/// - `shared_array!(ty, len)` evaluates to a `*mut ty` to the first of `len` elements (safe:
+///   a raw pointer; every access is the caller's `unsafe`);
+/// - `shared_array!([ty; len])` evaluates to a `&mut [ty; len]`, which indexes like an array
+///   (`tile[i] = x`). It must be used inside `unsafe` (see the safety rules below).
+///
+/// Both take an optional `align = A` (bytes, a power of two; at least the type's alignment).
 ///
 /// ```ignore
-/// let tile: *mut f32 = shared_array!(f32, 16 * 16);          // align_of::<f32>()
-/// let buf: *mut f32 = shared_array!(f32, 1024, align = 16);  // for 16-byte vector access
+/// const TILE: usize = 16;                                   // may be local to the function
+/// let tile: *mut f32 = shared_array!(f32, TILE * TILE);     // align_of::<f32>()
+/// let buf: *mut f32 = shared_array!(f32, 1024, align = 16); // for 16-byte vector access
+/// // SAFETY: see "Safety" below.
+/// let sums: &mut [u32; TILE] = unsafe { shared_array!([u32; TILE]) };
+/// sums[thread_idx_x() as usize] = 0;
 /// ```
 ///
 /// Expands to a `global_asm!(".shared .align A .b8 __cuda_std_shared_<id>[bytes];")` and an
-/// inline `cvta.shared.u64`. `<id>` is a 64-bit FNV-1a hash of `module_path!()`, `file!()`,
-/// `line!()` and `column!()`, so two call sites never share an array: two declarations with
-/// the same name would make `ptxas` fail with "Duplicate definition" (the kernels build runs
-/// `ptxas`), never alias silently.
+/// inline `cvta.shared.u64` (the same expansion as
+/// [`#[address_space(shared)]`](crate::address_space)). `<id>` is a 64-bit FNV-1a hash of
+/// `module_path!()`, `file!()`, `line!()` and `column!()`, so two call sites never share an
+/// array: two declarations with the same name would make `ptxas` fail with "Duplicate
+/// definition" (the kernels build runs `ptxas`), never alias silently.
 ///
 /// Rules:
 /// - `ty` and `len` must be concrete (a `global_asm!` item cannot use a generic function's
-///   parameters), and nameable from the enclosing *module* (they are resolved in a module
-///   nested in the expansion, which glob-imports `super::*`): module-level types and
-///   constants work, items declared inside the function body do not.
+///   parameters). They may name items of the enclosing module or of the function body
+///   (e.g. a `const` declared in the kernel), but not local variables.
 /// - One call site is one array: calling a function that contains `shared_array!` twice, or
 ///   in a loop, returns the same array each time (like a `__shared__` variable in a CUDA C
 ///   function). A `macro_rules!` macro that expands `shared_array!` twice at one call site
 ///   gets the same `line!()`/`column!()` for both, hence a `ptxas` error: give each expansion
 ///   its own call site.
 /// - The contents are uninitialised; reading before writing gives unspecified values, which
-///   is only sound for types valid for every bit pattern (integers, floats).
+///   is only sound for types valid for every bit pattern (integers, floats, `MaybeUninit`).
+///
+/// # Safety
+/// For the `[ty; len]` form, which hands out a `&mut` that every thread of the block holds at
+/// once (as a CUDA C `__shared__` array, or Rust-CUDA's `static mut` in shared memory):
+/// - no two threads may access the same element unless separated by a barrier
+///   ([`sync_threads`](crate::thread::sync_threads)) or unless all accesses are reads;
+/// - an element must be written before it is read, unless `ty` is valid for every bit
+///   pattern.
 ///
 /// On the host, evaluating it panics (device-only).
 #[macro_export]
 macro_rules! shared_array {
+    ([$ty:ty; $len:expr] $(,)?) => {
+        $crate::shared_array!([$ty; $len], align = ::core::mem::align_of::<$ty>())
+    };
+    ([$ty:ty; $len:expr], align = $align:expr $(,)?) => {
+        $crate::shared::__array_mut::<[$ty; $len]>($crate::__shared_declare!(
+            "",
+            [$ty; $len],
+            $align
+        ))
+    };
     ($ty:ty, $len:expr $(,)?) => {
         $crate::shared_array!($ty, $len, align = ::core::mem::align_of::<$ty>())
     };
-    ($ty:ty, $len:expr, align = $align:expr $(,)?) => {{
-        // `global_asm!` is only accepted in item position: declare it in a module (one per
-        // expansion; each expansion is its own block, so the module names do not clash).
+    ($ty:ty, $len:expr, align = $align:expr $(,)?) => {
+        $crate::__shared_declare!("", [$ty; $len], $align).cast::<$ty>()
+    };
+}
+
+/// The common expansion of [`shared_array!`](crate::shared_array) and
+/// [`#[address_space(shared)]`](crate::address_space): declares a `.shared` array of type
+/// `$array` (a concrete type nameable in the calling block) with symbol
+/// `__cuda_std_shared_<$prefix><id>` and evaluates to a `*mut $array` (its generic address).
+/// `$prefix` is a string literal (`""`, or a Rust name and `_` for readable PTX).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __shared_declare {
+    ($prefix:literal, $array:ty, $align:expr) => {{
+        // `global_asm!` is accepted in item position only, and a function body is not one:
+        // it goes in a module (one per expansion; each expansion is its own block, so the
+        // module names do not clash). A module does not see the items of the function body
+        // (a `const` length declared in the kernel), so the layout reaches it through a
+        // trait impl written here, in the body, for a marker type of the module.
         #[doc(hidden)]
         mod __cuda_std_shared {
-            #[allow(unused_imports)]
-            use super::*;
+            pub(super) struct Layout;
             pub(super) const ID: u64 =
                 $crate::shared::__symbol_id(module_path!(), file!(), line!(), column!());
-            const BYTES: usize = ::core::mem::size_of::<[$ty; $len]>();
-            const ALIGN: usize = $crate::shared::__align($align, ::core::mem::align_of::<$ty>());
             #[cfg(target_arch = "nvptx64")]
             ::core::arch::global_asm!(
-                ".shared .align {align} .b8 __cuda_std_shared_{id}[{bytes}];",
-                align = const ALIGN,
+                concat!(
+                    ".shared .align {align} .b8 __cuda_std_shared_",
+                    $prefix,
+                    "{id}[{bytes}];"
+                ),
+                align = const <Layout as $crate::shared::__SharedLayout>::ALIGN,
                 id = const ID,
-                bytes = const BYTES,
+                bytes = const <Layout as $crate::shared::__SharedLayout>::BYTES,
             );
         }
+        impl $crate::shared::__SharedLayout for __cuda_std_shared::Layout {
+            const BYTES: usize = $crate::shared::__bytes(::core::mem::size_of::<$array>());
+            const ALIGN: usize =
+                $crate::shared::__align($align, ::core::mem::align_of::<$array>());
+        }
         #[cfg(target_arch = "nvptx64")]
-        let __cuda_std_shared_ptr: *mut $ty = {
+        let __cuda_std_shared_ptr: *mut $array = {
             let p: u64;
             // SAFETY: computes the generic address of the array declared above; no memory
             // access. `pure`: the address is a constant of the block.
             unsafe {
                 ::core::arch::asm!(
-                    "cvta.shared.u64 {p}, __cuda_std_shared_{id};",
+                    concat!("cvta.shared.u64 {p}, __cuda_std_shared_", $prefix, "{id};"),
                     p = out(reg64) p,
                     id = const __cuda_std_shared::ID,
                     options(pure, nomem, nostack),
                 )
             };
-            p as usize as *mut $ty
+            p as usize as *mut $array
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        let __cuda_std_shared_ptr: *mut $ty = {
-            let _ = __cuda_std_shared::ID;
+        let __cuda_std_shared_ptr: *mut $array = {
+            let _ = (
+                __cuda_std_shared::ID,
+                <__cuda_std_shared::Layout as $crate::shared::__SharedLayout>::BYTES,
+                <__cuda_std_shared::Layout as $crate::shared::__SharedLayout>::ALIGN,
+            );
             $crate::shared::__host_stub()
         };
         __cuda_std_shared_ptr
     }};
 }
 
+/// The layout of one shared array, implemented by [`__shared_declare!`] in the function body
+/// (where the array's type can name the body's items) for a marker type of the module that
+/// holds its `global_asm!`.
+#[doc(hidden)]
+pub trait __SharedLayout {
+    /// Bytes of the `.shared` declaration.
+    const BYTES: usize;
+    /// Its `.align`.
+    const ALIGN: usize;
+}
+
+/// The `[ty; len]` form of [`shared_array!`](crate::shared_array): the array behind `ptr`.
+///
+/// # Safety
+/// `ptr` is a shared array declared by `shared_array!`; the caller follows that macro's
+/// safety rules.
+#[doc(hidden)]
+#[inline(always)]
+#[must_use]
+pub unsafe fn __array_mut<'a, A>(ptr: *mut A) -> &'a mut A {
+    // SAFETY: `ptr` is the non-null, aligned generic address of a shared array of type `A`
+    // (by the caller's contract); races and initialisation are the caller's rules.
+    unsafe { &mut *ptr }
+}
+
+/// The byte size of a `.shared` declaration: `size` (of the Rust type), at least 1 (`ptxas`
+/// rejects an array of 0 bytes; a zero-sized type is never read).
+#[doc(hidden)]
+#[must_use]
+pub const fn __bytes(size: usize) -> usize {
+    if size == 0 { 1 } else { size }
+}
+
 /// FNV-1a over the call site's path, file, line and column, masked to 62 bits (a short,
-/// valid PTX identifier suffix). Used by [`shared_array!`](crate::shared_array).
+/// valid PTX identifier suffix). Used by [`shared_array!`](crate::shared_array) and
+/// [`#[address_space(shared)]`](crate::address_space).
 #[doc(hidden)]
 #[must_use]
 pub const fn __symbol_id(module: &str, file: &str, line: u32, column: u32) -> u64 {
@@ -146,7 +236,7 @@ pub const fn __symbol_id(module: &str, file: &str, line: u32, column: u32) -> u6
 pub const fn __align(requested: usize, type_align: usize) -> usize {
     assert!(
         requested.is_power_of_two(),
-        "shared_array!: align must be a power of two"
+        "shared memory: align must be a power of two"
     );
     if requested > type_align {
         requested
@@ -155,12 +245,13 @@ pub const fn __align(requested: usize, type_align: usize) -> usize {
     }
 }
 
-/// The host side of [`shared_array!`](crate::shared_array): panics (device-only).
+/// The host side of [`shared_array!`](crate::shared_array) and
+/// [`#[address_space(shared)]`](crate::address_space): panics (device-only).
 #[doc(hidden)]
 #[cfg(not(target_arch = "nvptx64"))]
 #[track_caller]
 pub fn __host_stub<T>() -> *mut T {
-    crate::gpu_only("shared_array!")
+    crate::gpu_only("shared_array! / #[address_space(shared)]")
 }
 
 /// The launch's dynamic shared memory as a `*mut T`: `shared_mem_bytes` bytes (from the launch

@@ -1,4 +1,7 @@
-//! Procedural macros for `cuda_std`: [`macro@kernel`] and [`macro@DeviceCopy`].
+//! Procedural macros for `cuda_std`: [`macro@kernel`], [`macro@DeviceCopy`] and
+//! [`macro@address_space`].
+
+mod shared_static;
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as TokenStream2;
@@ -28,6 +31,10 @@ use syn::{
 /// receivers, generics, return values, `async`/`const`/explicit ABI, variadics, `&mut`
 /// parameters (every thread would hold an aliasing `&mut`), references to single values (a
 /// host address), and non-identifier patterns.
+///
+/// In the body, [`macro@address_space`]`(shared)` statics are supported as Rust-CUDA writes
+/// them: `#[kernel]` rewrites `addr_of!(NAME)`, `addr_of_mut!(NAME)`, `&NAME`, `&mut NAME` and
+/// `&raw const|mut NAME` to the array's address, and allows `unused_unsafe` in such a kernel.
 ///
 /// The crate that uses `#[kernel]` must enable `#![cfg_attr(target_arch = "nvptx64",
 /// feature(abi_ptx))]` at its root and depend on `cuda_std` directly.
@@ -130,9 +137,22 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
         }
     });
     let docs = attrs.iter().filter(|a| a.path().is_ident("doc"));
+    // `#[address_space(shared)] static mut` items become `&mut` bindings: their address is
+    // taken through the binding, and the `unsafe` blocks around their uses (needed for a
+    // `static mut`) are no longer needed, which must not warn in code ported unchanged.
+    let shared = shared_static::shared_names(&quote!(#block));
+    let (block, allow_unused_unsafe) = if shared.is_empty() {
+        (quote!(#block), None)
+    } else {
+        (
+            shared_static::rewrite_address_of(quote!(#block), &shared),
+            Some(quote!(#[allow(unused_unsafe)])),
+        )
+    };
     Ok(quote! {
         #[cfg(target_arch = "nvptx64")]
         #(#attrs)*
+        #allow_unused_unsafe
         #[unsafe(no_mangle)]
         // Slices cross as (ptr, len) aggregates, matched by the host launch code.
         #[allow(improper_ctypes_definitions)]
@@ -146,6 +166,7 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
 
         #[cfg(not(target_arch = "nvptx64"))]
         #[allow(dead_code, non_snake_case, clippy::missing_safety_doc)]
+        #allow_unused_unsafe
         #[doc(hidden)]
         #unsafety fn #body_ident(#inputs) #block
 
@@ -247,6 +268,58 @@ fn check_signature(func: &ItemFn) -> syn::Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Places a `static mut` array declared in a function body in **shared memory** (CUDA C's
+/// `__shared__`), as Rust-CUDA's `#[address_space(shared)]` does:
+///
+/// ```ignore
+/// use core::mem::MaybeUninit;
+/// use cuda_std::address_space;
+///
+/// const TILE: usize = 16; // module-level or local to the function
+/// #[address_space(shared)]
+/// static mut TILE_A: [[MaybeUninit<f32>; TILE]; TILE] =
+///     [[const { MaybeUninit::uninit() }; TILE]; TILE];
+/// unsafe { TILE_A[ty][tx].write(x) };
+/// ```
+///
+/// Rust has no address-space statics, so the item is rewritten into a binding of the same
+/// name, `let NAME: &mut [T; N]`, to a PTX `.shared .align A .b8
+/// __cuda_std_shared_NAME_<id>[size_of::<[T; N]>()]` array declared with `global_asm!` (its
+/// generic address from `cvta.shared.u64`; `<id>` hashes the module path, file, line and
+/// column). Code written for the static — `NAME[i] = x`, `NAME[i][j].write(x)`,
+/// `NAME.as_mut_ptr()`, inside `unsafe` — compiles unchanged. Inside a `#[kernel]`, the
+/// kernel macro also rewrites `addr_of!(NAME)`, `addr_of_mut!(NAME)`, `&NAME`, `&mut NAME`
+/// and `&raw const|mut NAME` to take the array's address (not the binding's), and allows
+/// `unused_unsafe` (the `unsafe` a `static mut` needs is no longer needed).
+///
+/// Rules:
+/// - `T` and `N` must be concrete (no generic parameters, as for any `static`); they may name
+///   module items or items of the function body (a local `const N`).
+/// - The declaration must come before its uses (it is a `let` now, not an item).
+/// - The initialiser must be a constant of the type (it is type-checked) but is otherwise
+///   ignored: shared memory is uninitialised at block start (PTX `.shared` variables cannot
+///   be initialised). Write every element before reading it, or use `MaybeUninit<T>`.
+/// - One declaration is one array per block; calling the function again gives the same
+///   array, as for a CUDA C `__shared__` variable. Every thread of the block holds the
+///   `&mut` at once, as every thread could reach the `static mut` it replaces: accesses to
+///   the same element from different threads race unless separated by `sync_threads()`.
+/// - Outside a `#[kernel]` (in a device function), `unsafe` blocks that only access the
+///   binding are reported by the `unused_unsafe` lint; allow it there, or drop the `unsafe`.
+/// - At module level (outside a function) it does not compile: the expansion is a `let`.
+///
+/// Rejected with an error at the offending token: another address space (`global`,
+/// `constant`, `local`: a plain `static` or `let` already lives there), a `static` that is
+/// not `mut`, and a type that is not an array.
+///
+/// On the host the binding's initialisation panics (shared memory is device-only).
+#[proc_macro_attribute]
+pub fn address_space(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match shared_static::expand(attr.into(), item.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(err) => err.to_compile_error().into(),
+    }
 }
 
 /// Derives `cuda_std::DeviceCopy` (a type that can be passed to a kernel by value and stored

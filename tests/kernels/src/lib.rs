@@ -8,6 +8,7 @@
     feature(abi_ptx, asm_experimental_arch, core_float_math)
 )]
 
+pub mod compat;
 pub mod launch_checks;
 pub mod primitives;
 pub mod runtime;
