@@ -3,8 +3,8 @@
 //! `shared_array!([T; N])`, and `cuda_std::glam`. The PTX tests need no GPU; the others
 //! compare GPU results with CPU references.
 
-use cudarc::driver::LaunchConfig;
 use cust::launch::LaunchUnchecked;
+use cust::{function::LaunchConfig, memory::DeviceBuffer};
 use probes::compat::{
     COMPAT_REVERSE_BLOCK, COMPAT_SUM_BLOCK, COMPAT_TILE, compat_block_sum, compat_glam_index,
     compat_shared_array_reverse, compat_tiled_matmul,
@@ -117,9 +117,9 @@ fn tiled_matmul_with_address_space_shared_matches_the_cpu() {
     for (m, n, k) in [(16usize, 16usize, 16usize), (37, 53, 29), (64, 48, 100)] {
         let a = values(m * k, 1);
         let b = values(k * n, 2);
-        let d_a = gpu.stream().clone_htod(&a).unwrap();
-        let d_b = gpu.stream().clone_htod(&b).unwrap();
-        let mut d_c = gpu.stream().clone_htod(&vec![f32::NAN; m * n]).unwrap();
+        let d_a = DeviceBuffer::from_slice_async(&a, gpu.stream()).unwrap();
+        let d_b = DeviceBuffer::from_slice_async(&b, gpu.stream()).unwrap();
+        let mut d_c = DeviceBuffer::from_slice_async(&vec![f32::NAN; m * n], gpu.stream()).unwrap();
         let tile = COMPAT_TILE as u32;
         let cfg = LaunchConfig {
             grid_dim: ((n as u32).div_ceil(tile), (m as u32).div_ceil(tile), 1),
@@ -138,9 +138,8 @@ fn tiled_matmul_with_address_space_shared_matches_the_cpu() {
                 .unwrap();
         }
         gpu.synchronize().unwrap();
-        let got: Vec<u32> = gpu
-            .stream()
-            .clone_dtoh(&d_c)
+        let got: Vec<u32> = d_c
+            .as_host_vec()
             .unwrap()
             .iter()
             .map(|x| x.to_bits())
@@ -160,8 +159,8 @@ fn block_sum_with_address_space_shared_matches_the_cpu() {
     let n = 256 * 37 + 100; // a partial last block
     let input: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(0x9E37_79B9)).collect();
     let blocks = (n as u32).div_ceil(COMPAT_SUM_BLOCK);
-    let d_in = gpu.stream().clone_htod(&input).unwrap();
-    let mut d_sums = gpu.stream().alloc_zeros::<u32>(blocks as usize).unwrap();
+    let d_in = DeviceBuffer::from_slice_async(&input, gpu.stream()).unwrap();
+    let mut d_sums = DeviceBuffer::<u32>::zeroed_async(blocks as usize, gpu.stream()).unwrap();
     let cfg = LaunchConfig {
         grid_dim: (blocks, 1, 1),
         block_dim: (COMPAT_SUM_BLOCK, 1, 1),
@@ -178,11 +177,7 @@ fn block_sum_with_address_space_shared_matches_the_cpu() {
         .chunks(COMPAT_SUM_BLOCK as usize)
         .map(|c| c.iter().fold(0u32, |s, &x| s.wrapping_add(x)))
         .collect();
-    assert_identical(
-        "block sums",
-        &expected,
-        &gpu.stream().clone_dtoh(&d_sums).unwrap(),
-    );
+    assert_identical("block sums", &expected, &d_sums.as_host_vec().unwrap());
 }
 
 #[test]
@@ -192,8 +187,8 @@ fn shared_array_with_a_local_const_reverses_blocks() {
     let block = COMPAT_REVERSE_BLOCK as usize;
     let n = block * 9;
     let input: Vec<u32> = (0..n as u32).map(|i| i ^ 0x5A5A).collect();
-    let d_in = gpu.stream().clone_htod(&input).unwrap();
-    let mut d_out = gpu.stream().alloc_zeros::<u32>(n).unwrap();
+    let d_in = DeviceBuffer::from_slice_async(&input, gpu.stream()).unwrap();
+    let mut d_out = DeviceBuffer::<u32>::zeroed_async(n, gpu.stream()).unwrap();
     let cfg = LaunchConfig {
         grid_dim: ((n / block) as u32, 1, 1),
         block_dim: (COMPAT_REVERSE_BLOCK, 1, 1),
@@ -209,11 +204,7 @@ fn shared_array_with_a_local_const_reverses_blocks() {
     let expected: Vec<u32> = (0..n)
         .map(|i| input[i - i % block + block - 1 - i % block])
         .collect();
-    assert_identical(
-        "reversed",
-        &expected,
-        &gpu.stream().clone_dtoh(&d_out).unwrap(),
-    );
+    assert_identical("reversed", &expected, &d_out.as_host_vec().unwrap());
 }
 
 #[test]
@@ -221,10 +212,8 @@ fn shared_array_with_a_local_const_reverses_blocks() {
 fn glam_vectors_index_a_2d_grid() {
     let gpu = gpu();
     let (w, h) = (100u32, 37u32);
-    let mut d_out = gpu
-        .stream()
-        .clone_htod(&vec![u32::MAX; (w * h) as usize])
-        .unwrap();
+    let mut d_out =
+        DeviceBuffer::from_slice_async(&vec![u32::MAX; (w * h) as usize], gpu.stream()).unwrap();
     let cfg = LaunchConfig {
         grid_dim: (w.div_ceil(16), h.div_ceil(16), 1),
         block_dim: (16, 16, 1),
@@ -238,9 +227,5 @@ fn glam_vectors_index_a_2d_grid() {
     }
     gpu.synchronize().unwrap();
     let expected: Vec<u32> = (0..w * h).collect();
-    assert_identical(
-        "glam index",
-        &expected,
-        &gpu.stream().clone_dtoh(&d_out).unwrap(),
-    );
+    assert_identical("glam index", &expected, &d_out.as_host_vec().unwrap());
 }
