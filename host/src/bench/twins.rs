@@ -67,19 +67,18 @@ pub type CuSgemm = Kernel<
 >;
 /// `cu_mandel_*(unsigned width, unsigned height, T x0, T y0, T dx, T dy, unsigned max_iter,
 /// unsigned* counts)`.
-pub type CuMandel<T> = Kernel<
-    (
-        Value<u32>,
-        Value<u32>,
-        Value<T>,
-        Value<T>,
-        Value<T>,
-        Value<T>,
-        Value<u32>,
-        MutPtr<u32>,
-    ),
-    Unsafe,
->;
+pub type CuMandel<T> = Kernel<MandelParams<T>, Unsafe>;
+/// The parameter kinds of [`CuMandel`].
+pub type MandelParams<T> = (
+    Value<u32>,
+    Value<u32>,
+    Value<T>,
+    Value<T>,
+    Value<T>,
+    Value<T>,
+    Value<u32>,
+    MutPtr<u32>,
+);
 
 /// `cu_sgemm`.
 pub const CU_SGEMM: CuSgemm = Kernel::external("cu_sgemm");
@@ -389,19 +388,7 @@ impl CudaC {
 /// If `counts` is smaller than the view.
 pub(super) fn mandelbrot_reference<T: MandelTwins>(
     gpu: &Gpu,
-    kernel: &cust::launch::TypedFunction<
-        (
-            Value<u32>,
-            Value<u32>,
-            Value<T>,
-            Value<T>,
-            Value<T>,
-            Value<T>,
-            Value<u32>,
-            MutPtr<u32>,
-        ),
-        Unsafe,
-    >,
+    kernel: &cust::launch::TypedFunction<MandelParams<T>, Unsafe>,
     cfg: LaunchConfig,
     (w, h, x0, y0, dx, dy): (u32, u32, T, T, T, T),
     max_iter: u32,
