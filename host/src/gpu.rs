@@ -111,12 +111,12 @@ impl Gpu {
     /// calculator, no dynamic shared memory).
     ///
     /// # Errors
-    /// [`GpuError::UnknownKernel`] or a driver error.
-    pub fn occupancy_block_size<P, S>(
+    /// As [`Module::kernel`] (unknown kernel, other parameter sizes), or a driver error.
+    pub fn occupancy_block_size<P: cuda_std::launch::ParamSizes, S>(
         &self,
         kernel: cuda_std::launch::Kernel<P, S>,
     ) -> Result<u32, GpuError> {
-        let f = self.module.get_function(kernel.name())?;
-        Ok(f.suggested_launch_configuration(0, 0.into())?.1)
+        let f = self.module.kernel(kernel)?;
+        Ok(f.function().suggested_launch_configuration(0, 0.into())?.1)
     }
 }

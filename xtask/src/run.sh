@@ -51,7 +51,12 @@ step() {
 
 # cuBLAS for `ferrocuda bench`: cudarc loads libcublas.so by name (and the CUDA 12 sonames);
 # the Python wheels ship libcublas.so.<major> without the unversioned link, so add one.
-CUBLAS_LIB=$(python3 -c "import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], 'lib'))" 2>/dev/null || true)
+# On the H200 image it is the `nvidia.cublas` package; on the H100 image (CUDA 13 wheels)
+# `import nvidia.cublas` fails and the libraries sit in `nvidia/cu13/lib`.
+CUBLAS_LIB=$(python3 -c "import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], 'lib'))" 2>/dev/null ||
+    python3 -c "import nvidia, os, glob; print(next(d for p in nvidia.__path__ for d in sorted(glob.glob(os.path.join(p, 'cu*', 'lib'))) if glob.glob(os.path.join(d, 'libcublas.so*'))))" 2>/dev/null ||
+    true)
+echo "cuBLAS: ${CUBLAS_LIB:-not found (the bench's cuBLAS rows and the gemm example will fail)}"
 if [ -n "$CUBLAS_LIB" ] && [ -d "$CUBLAS_LIB" ]; then
     CUBLAS_LINKS=$(mktemp -d)
     for f in "$CUBLAS_LIB"/libcublas.so.* "$CUBLAS_LIB"/libcublasLt.so.*; do
