@@ -44,11 +44,7 @@ pub fn compile(
 /// # Errors
 /// Why not, as a message: no nvcc on `PATH`, a compile error (with nvcc's messages), a load
 /// error.
-pub fn module(
-    gpu: &Gpu,
-    stem: &str,
-    source: &str,
-) -> Result<cust::module::Module, String> {
+pub fn module(gpu: &Gpu, stem: &str, source: &str) -> Result<cust::module::Module, String> {
     let dir = tempfile::tempdir().map_err(|e| format!("temporary folder: {e}"))?;
     let src = dir.path().join(format!("{stem}.cu"));
     let cubin = dir.path().join(format!("{stem}.cubin"));

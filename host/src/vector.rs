@@ -31,14 +31,7 @@ use rayon::prelude::*;
 
 /// An element type the vector kernels exist for.
 pub trait Element:
-    ValidAsZeroBits
-    + cuda_std::DeviceCopy
-    + Copy
-    + Send
-    + Sync
-    + PartialEq
-    + std::fmt::Debug
-    + 'static
+    ValidAsZeroBits + cuda_std::DeviceCopy + Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static
 {
     /// Type name as in the kernel names (`f32`, `f64`, `u32`).
     const NAME: &'static str;

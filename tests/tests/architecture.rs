@@ -48,7 +48,11 @@ fn only_the_runtime_talks_to_the_driver() {
     let root = root();
     let mut found = Vec::new();
     files(&root, &[".rs", "Cargo.toml"], &mut found);
-    assert!(found.len() > 50, "the tree was not found from {}", root.display());
+    assert!(
+        found.len() > 50,
+        "the tree was not found from {}",
+        root.display()
+    );
     let mut offenders = Vec::new();
     for path in found {
         let rel = relative(&path);

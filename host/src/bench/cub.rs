@@ -378,9 +378,7 @@ impl Bench<'_> {
                 let workload = format!("{label} {}", T::NAME);
                 match self.time(|| cub.scan(&self.gpu, kind, &x, &mut out, &mut temp)) {
                     Ok(stats) => {
-                        let got = out
-                            .as_host_vec()
-                            .gpu_context("copying CUB's scan back")?;
+                        let got = out.as_host_vec().gpu_context("copying CUB's scan back")?;
                         let bad = T::scan_errors(kind, &host, &got);
                         if bad > 0 {
                             self.notes.push(format!(

@@ -9,8 +9,8 @@ use crate::mandelbrot::{
     launch_render, timed,
 };
 use crate::timing::{Repeat, Stats};
-use common::{Band, Palette, Real, Viewport};
 use common::Rgb;
+use common::{Band, Palette, Real, Viewport};
 use cust::{error::GpuContext, memory::DeviceBuffer, module::Module};
 use kernels::mandelbrot::{mandelbrot_naive_f32, mandelbrot_naive_f64};
 use rayon::prelude::*;
@@ -116,7 +116,14 @@ impl CudaCReference {
                 let args = mandel_args_f64(params);
                 Repeat::new(warmup, reps).run(|| {
                     timed(gpu, f.name(), cfg, || {
-                        super::twins::mandelbrot_reference(gpu, &f, cfg, args, params.max_iter, counts)
+                        super::twins::mandelbrot_reference(
+                            gpu,
+                            &f,
+                            cfg,
+                            args,
+                            params.max_iter,
+                            counts,
+                        )
                     })
                 })
             } else {
@@ -124,7 +131,14 @@ impl CudaCReference {
                 let args = mandel_args_f32(params);
                 Repeat::new(warmup, reps).run(|| {
                     timed(gpu, f.name(), cfg, || {
-                        super::twins::mandelbrot_reference(gpu, &f, cfg, args, params.max_iter, counts)
+                        super::twins::mandelbrot_reference(
+                            gpu,
+                            &f,
+                            cfg,
+                            args,
+                            params.max_iter,
+                            counts,
+                        )
                     })
                 })
             }

@@ -234,14 +234,17 @@ impl Bench<'_> {
                 }
             }
         };
-        let ptx = time("PTX", &|| Module::from_ptx_in(gpu.context(), crate::KERNELS.ptx));
+        let ptx = time("PTX", &|| {
+            Module::from_ptx_in(gpu.context(), crate::KERNELS.ptx)
+        });
         let cubin = crate::KERNELS
             .cubin(cust::module::ComputeCapability::new(cc.0, cc.1))
-            .map(|c| c.bytes).and_then(|c| {
-            time("cubin", &|| {
-                Module::from_cubin_in(gpu.context(), c, "the kernels module's cubin")
-            })
-        });
+            .map(|c| c.bytes)
+            .and_then(|c| {
+                time("cubin", &|| {
+                    Module::from_cubin_in(gpu.context(), c, "the kernels module's cubin")
+                })
+            });
         let line = format!(
             "kernels module: {} ({:.1} ms in Gpu::new); PTX JIT load {}, cubin load {}",
             self.gpu.module_source(),

@@ -26,15 +26,22 @@ pub type CuScale<T> = Kernel<(ConstPtr<T>, Value<T>, MutPtr<T>, Value<usize>), U
 /// `cu_add_*(const T* a, const T* b, T* c, size_t n)`.
 pub type CuMap2<T> = Kernel<(ConstPtr<T>, ConstPtr<T>, MutPtr<T>, Value<usize>), Unsafe>;
 /// `cu_triad_*(const T* b, const T* c, T q, T* a, size_t n)`.
-pub type CuTriad<T> =
-    Kernel<(ConstPtr<T>, ConstPtr<T>, Value<T>, MutPtr<T>, Value<usize>), Unsafe>;
+pub type CuTriad<T> = Kernel<(ConstPtr<T>, ConstPtr<T>, Value<T>, MutPtr<T>, Value<usize>), Unsafe>;
 /// `cu_axpy_*(T alpha, const T* x, T* y, size_t n)`.
 pub type CuAxpy<T> = Kernel<(Value<T>, ConstPtr<T>, MutPtr<T>, Value<usize>), Unsafe>;
 /// `cu_reduce_*(const T* x, size_t n, size_t chunk, T* out)`.
 pub type CuReduce<T> = Kernel<(ConstPtr<T>, Value<usize>, Value<usize>, MutPtr<T>), Unsafe>;
 /// `cu_dot_*(const T* a, const T* b, size_t n, size_t chunk, T* out)`.
-pub type CuDot<T> =
-    Kernel<(ConstPtr<T>, ConstPtr<T>, Value<usize>, Value<usize>, MutPtr<T>), Unsafe>;
+pub type CuDot<T> = Kernel<
+    (
+        ConstPtr<T>,
+        ConstPtr<T>,
+        Value<usize>,
+        Value<usize>,
+        MutPtr<T>,
+    ),
+    Unsafe,
+>;
 /// `cu_scan_*(const T* x, size_t n, T* out, unsigned long long* status, size_t status_len,
 /// unsigned* counter, unsigned epoch, unsigned base)`.
 pub type CuScan<T> = Kernel<
@@ -237,7 +244,10 @@ impl CudaC {
         // and write elements below n only.
         unsafe {
             match op {
-                StreamOp::Copy => m.kernel(T::CU_COPY)?.launch_unchecked(s, cfg, (&v.a, &mut v.c, n)),
+                StreamOp::Copy => {
+                    m.kernel(T::CU_COPY)?
+                        .launch_unchecked(s, cfg, (&v.a, &mut v.c, n))
+                }
                 StreamOp::Scale => {
                     m.kernel(T::CU_SCALE)?
                         .launch_unchecked(s, cfg, (&v.c, q, &mut v.b, n))
@@ -301,7 +311,10 @@ impl CudaC {
         let n = v.a.len().min(v.b.len());
         let split = v.scratch.split();
         let partials = v.scratch.reduce_buffers().0;
-        assert!(partials.len() >= split.blocks as usize, "one partial per block");
+        assert!(
+            partials.len() >= split.blocks as usize,
+            "one partial per block"
+        );
         let dot = self.module.kernel(T::CU_DOT)?;
         // SAFETY: `a` and `b` hold at least n elements; one partial per block (checked).
         unsafe {
@@ -338,7 +351,16 @@ impl CudaC {
             f.launch_unchecked(
                 gpu.stream(),
                 cfg,
-                (x, len, out, &mut st.status, status_len, &mut st.counter, l.epoch, l.base),
+                (
+                    x,
+                    len,
+                    out,
+                    &mut st.status,
+                    status_len,
+                    &mut st.counter,
+                    l.epoch,
+                    l.base,
+                ),
             )
         }
     }
@@ -400,13 +422,7 @@ pub(super) fn mandelbrot_reference<T: MandelTwins>(
     );
     // SAFETY: `counts` holds width·height elements (checked above); the kernel writes one
     // per pixel of the grid that covers the image, guarded by width and height.
-    unsafe {
-        kernel.launch_unchecked(
-            gpu.stream(),
-            cfg,
-            (w, h, x0, y0, dx, dy, max_iter, counts),
-        )
-    }
+    unsafe { kernel.launch_unchecked(gpu.stream(), cfg, (w, h, x0, y0, dx, dy, max_iter, counts)) }
 }
 
 /// The view of `params` in precision `T`: `(width, height, x0, y0, dx, dy)`.
@@ -474,7 +490,10 @@ mod tests {
             assert!(by_macro || CUDA_C_SOURCE.contains(name), "{name}");
         }
         // The C signatures' sizes: pointers and size_t 8 bytes, float 4, unsigned 4.
-        assert_eq!(<f32 as FloatTwins>::CU_TRIAD.param_sizes(), &[8, 8, 4, 8, 8]);
+        assert_eq!(
+            <f32 as FloatTwins>::CU_TRIAD.param_sizes(),
+            &[8, 8, 4, 8, 8]
+        );
         assert_eq!(
             <u32 as ScanTwins>::CU_SCAN[0].param_sizes(),
             &[8, 8, 8, 8, 8, 8, 4, 4]

@@ -6,11 +6,7 @@
 use crate::gpu::{Gpu, GpuError};
 use crate::launch::LaunchUnchecked;
 use crate::timing::{Repeat, Stats};
-use cust::{
-    error::GpuContext,
-    function::LaunchConfig,
-    memory::AsyncCopyDestination,
-};
+use cust::{error::GpuContext, function::LaunchConfig, memory::AsyncCopyDestination};
 
 /// Result of [`vector_add`].
 #[derive(Clone, Debug)]

@@ -2,10 +2,10 @@
 //! its CUDA C twin ([`super::twins`]): the memcpy reference, the STREAM operations, dot,
 //! reductions and scans, for `f32`, `f64` and `u32`.
 
+use super::twins::{FloatTwins, ReduceTwins, ScanTwins};
 use super::{Bench, Implementation, random_f64, report::Entry};
 use crate::gpu::GpuError;
 use crate::vector::{Element, Float, ReduceOp, ScanKind, Scratch};
-use super::twins::{FloatTwins, ReduceTwins, ScanTwins};
 use cust::{
     error::GpuContext,
     memory::{AsyncCopyDestination, DeviceBuffer},

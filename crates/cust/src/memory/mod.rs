@@ -24,9 +24,9 @@ use crate::{
     error::{CudaError, CudaResult},
     stream::Stream,
 };
-pub use cust_core::DeviceCopy;
 use cudarc::driver::DeviceRepr;
 pub use cudarc::driver::ValidAsZeroBits;
+pub use cust_core::DeviceCopy;
 
 pub mod device;
 pub mod locked;
