@@ -11,8 +11,8 @@ pub struct DeviceInfo {
     pub ordinal: usize,
     /// Name, e.g. "NVIDIA H200".
     pub name: String,
-    /// Compute capability (major, minor), e.g. (9, 0).
-    pub compute_capability: (u32, u32),
+    /// Compute capability, e.g. `sm_90`.
+    pub compute_capability: cust::module::ComputeCapability,
     /// Total device memory, bytes.
     pub total_mem_bytes: usize,
     /// Number of streaming multiprocessors.
@@ -26,8 +26,8 @@ impl fmt::Display for DeviceInfo {
             "GPU {}: {}, compute capability {}.{}, {:.1} GiB, {} SMs",
             self.ordinal,
             self.name,
-            self.compute_capability.0,
-            self.compute_capability.1,
+            self.compute_capability.major,
+            self.compute_capability.minor,
             self.total_mem_bytes as f64 / (1u64 << 30) as f64,
             self.multiprocessors
         )

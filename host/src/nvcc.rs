@@ -17,12 +17,12 @@ pub fn compile(
     source: &Path,
     output: &Path,
 ) -> Result<(), String> {
-    let (major, minor) = gpu
+    let cc = gpu
         .context()
         .compute_capability()
         .map_err(|e| format!("reading the compute capability: {e}"))?;
     let out = std::process::Command::new("nvcc")
-        .args(["-O3", &format!("-arch=sm_{major}{minor}")])
+        .args(["-O3", &format!("-arch={cc}")])
         .args(args)
         .arg("-o")
         .arg(output)

@@ -70,11 +70,11 @@ macro_rules! launch {
 
 /// The sm_80 variant module, or `None` (with a message) on GPUs older than sm_80.
 fn sm80_module(gpu: &Gpu) -> Option<Module> {
-    let (major, _) = gpu
+    let cc = gpu
         .context()
         .compute_capability()
         .expect("compute capability");
-    if major < 8 {
+    if cc.major < 8 {
         eprintln!("skipped: {} is older than sm_80", gpu.name());
         return None;
     }

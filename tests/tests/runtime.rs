@@ -10,7 +10,7 @@ use cust::{
     event::EventStatus,
     launch::{Launch, LaunchUnchecked},
     memory::{AsyncCopyDestination, CopyDestination},
-    module::{ComputeCapability, Module, ModuleSource},
+    module::{Module, ModuleSource},
     prelude::*,
 };
 use probes::{
@@ -56,7 +56,7 @@ fn devices_report_plausible_properties() {
     assert!(n >= 1);
     let dev = ctx.device().unwrap();
     assert!(!dev.name().unwrap().is_empty());
-    let (major, _) = dev.compute_capability().unwrap();
+    let major = dev.compute_capability().unwrap().major;
     assert!(major >= 7, "sm_{major}x is below the supported sm_70");
     assert!(dev.total_memory().unwrap() >= 1 << 30);
     let err = Device::get_device(n).unwrap_err();
@@ -69,7 +69,7 @@ fn devices_report_plausible_properties() {
 #[ignore = "needs a CUDA GPU"]
 fn modules_load_from_ptx_file_cubin_and_image() {
     let ctx = init();
-    let (major, minor) = ctx.compute_capability().unwrap();
+    let cc = ctx.compute_capability().unwrap();
     let from_ptx = Module::from_ptx(PROBES.ptx, &[]).unwrap();
     assert_eq!(from_ptx.source(), ModuleSource::PtxJit);
     let dir = tempfile::tempdir().unwrap();
@@ -80,15 +80,15 @@ fn modules_load_from_ptx_file_cubin_and_image() {
         .get_function("vecadd_raw")
         .unwrap();
     let image = Module::from_image(&PROBES).unwrap();
-    match PROBES.cubin(ComputeCapability::new(major, minor)) {
+    match PROBES.cubin(cc) {
         Some(cubin) => {
-            assert_eq!(image.source(), ModuleSource::Cubin { major, minor });
+            assert_eq!(image.source(), ModuleSource::Cubin(cc));
             Module::from_cubin(cubin.bytes, &[]).unwrap();
             let cubin_path = dir.path().join("probes.cubin");
             std::fs::write(&cubin_path, cubin.bytes).unwrap();
             Module::from_file(&cubin_path).unwrap();
         }
-        None => eprintln!("no cubin for sm_{major}{minor} in this build: PTX only"),
+        None => eprintln!("no cubin for {cc} in this build: PTX only"),
     }
 }
 
@@ -114,7 +114,7 @@ fn bad_modules_and_kernels_are_clear_errors() {
     assert!(err.to_string().contains("ELF"), "{err}");
     // A cubin for another architecture.
     let cc = ctx.compute_capability().unwrap();
-    if let Some(other) = PROBES.cubins.iter().find(|c| c.arch.major != cc.0) {
+    if let Some(other) = PROBES.cubins.iter().find(|c| c.arch.major != cc.major) {
         let err = Module::from_cubin(other.bytes, &[]).unwrap_err();
         assert!(matches!(err, CudaError::ModuleLoad { .. }), "{err}");
         let msg = err.to_string();

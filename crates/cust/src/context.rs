@@ -107,12 +107,15 @@ impl Context {
     ///
     /// # Errors
     /// [`CudaError::Driver`].
-    pub fn compute_capability(&self) -> CudaResult<(u32, u32)> {
+    pub fn compute_capability(&self) -> CudaResult<crate::module::ComputeCapability> {
         let (major, minor) = self
             .inner
             .compute_capability()
             .map_err(CudaError::driver("reading the compute capability"))?;
-        Ok((major as u32, minor as u32))
+        Ok(crate::module::ComputeCapability::new(
+            major as u32,
+            minor as u32,
+        ))
     }
 
     /// The device's name, e.g. `NVIDIA H200` (`unknown GPU` if the driver cannot say).

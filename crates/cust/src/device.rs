@@ -127,11 +127,14 @@ impl Device {
     ///
     /// # Errors
     /// [`CudaError::Driver`].
-    pub fn compute_capability(&self) -> CudaResult<(u32, u32)> {
+    pub fn compute_capability(&self) -> CudaResult<crate::module::ComputeCapability> {
         let major =
             self.get_attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let minor =
             self.get_attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
-        Ok((major as u32, minor as u32))
+        Ok(crate::module::ComputeCapability::new(
+            major as u32,
+            minor as u32,
+        ))
     }
 }

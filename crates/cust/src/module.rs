@@ -28,12 +28,7 @@ pub use cust_core::{ComputeCapability, Cubin, EntryPoint, ModuleImage, Resources
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ModuleSource {
     /// A cubin for exactly the device's compute capability (no JIT compilation).
-    Cubin {
-        /// Major compute capability.
-        major: u32,
-        /// Minor compute capability.
-        minor: u32,
-    },
+    Cubin(ComputeCapability),
     /// PTX, compiled by the driver when loaded.
     PtxJit,
 }
@@ -41,7 +36,7 @@ pub enum ModuleSource {
 impl fmt::Display for ModuleSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Cubin { major, minor } => write!(f, "cubin sm_{major}{minor}"),
+            Self::Cubin(cc) => write!(f, "cubin {cc}"),
             Self::PtxJit => f.write_str("PTX JIT"),
         }
     }
@@ -166,16 +161,13 @@ impl Module {
     pub fn from_image_in(ctx: &Context, image: &'static ModuleImage) -> CudaResult<Self> {
         let cc = ctx.compute_capability()?;
         let origin = format!("kernels module `{}`", image.name);
-        if let Some(cubin) = image.cubin(ComputeCapability::new(cc.0, cc.1)) {
+        if let Some(cubin) = image.cubin(cc) {
             // A cubin the driver rejects (e.g. from a newer ptxas than it supports) is not
             // fatal: the PTX is the fallback.
             if let Ok(mut m) = Self::load_binary(ctx, cubin.bytes, origin.clone()) {
                 let inner = Arc::get_mut(&mut m.inner).expect("just created");
                 inner.image = Some(image);
-                inner.source = ModuleSource::Cubin {
-                    major: cc.0,
-                    minor: cc.1,
-                };
+                inner.source = ModuleSource::Cubin(cc);
                 return Ok(m);
             }
         }
@@ -239,11 +231,10 @@ impl Module {
             .as_cudarc()
             .load_module(Ptx::from_binary(bytes.to_vec()))
             .map_err(|source| load_error(ctx, &origin, NO_BINARY_HINT, source))?;
-        let cc = ctx.compute_capability().unwrap_or((0, 0));
-        let source = ModuleSource::Cubin {
-            major: cc.0,
-            minor: cc.1,
-        };
+        let cc = ctx
+            .compute_capability()
+            .unwrap_or(ComputeCapability::new(0, 0));
+        let source = ModuleSource::Cubin(cc);
         Ok(Self::new(ctx, module, origin, None, source, t0.elapsed()))
     }
 
@@ -368,7 +359,7 @@ fn load_error(
 ) -> CudaError {
     let cc = ctx
         .compute_capability()
-        .map(|(a, b)| format!(" (sm_{a}{b})"))
+        .map(|cc| format!(" ({cc})"))
         .unwrap_or_default();
     let relevant = matches!(
         source.0,

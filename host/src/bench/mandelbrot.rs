@@ -102,53 +102,44 @@ impl CudaCReference {
         warmup: u32,
         reps: u32,
     ) -> Result<(Stats, Vec<u32>), GpuError> {
-        use super::twins::{MandelTwins, is_f64, mandel_args_f32, mandel_args_f64};
+        use super::twins::is_f64;
         let view = &params.view;
         let len = view.len();
         gpu.check_free("the CUDA C reference's counts", 4 * len)?;
         let mut counts = DeviceBuffer::zeroed_async(len, gpu.stream())
             .gpu_context("allocating the CUDA C reference's counts")?;
-        let cfg = for_image(view.width_px, view.height_px);
         let which = kernel as usize;
-        let run = |counts: &mut DeviceBuffer<u32>| -> Result<Vec<Duration>, GpuError> {
-            if is_f64(params) {
-                let f = self.module.kernel(<f64 as MandelTwins>::CU_MANDEL[which])?;
-                let args = mandel_args_f64(params);
-                Repeat::new(warmup, reps).run(|| {
-                    timed(gpu, f.name(), cfg, || {
-                        super::twins::mandelbrot_reference(
-                            gpu,
-                            &f,
-                            cfg,
-                            args,
-                            params.max_iter,
-                            counts,
-                        )
-                    })
-                })
-            } else {
-                let f = self.module.kernel(<f32 as MandelTwins>::CU_MANDEL[which])?;
-                let args = mandel_args_f32(params);
-                Repeat::new(warmup, reps).run(|| {
-                    timed(gpu, f.name(), cfg, || {
-                        super::twins::mandelbrot_reference(
-                            gpu,
-                            &f,
-                            cfg,
-                            args,
-                            params.max_iter,
-                            counts,
-                        )
-                    })
-                })
-            }
+        let repeat = Repeat::new(warmup, reps);
+        let times = if is_f64(params) {
+            reference_times::<f64>(&self.module, gpu, which, params, repeat, &mut counts)?
+        } else {
+            reference_times::<f32>(&self.module, gpu, which, params, repeat, &mut counts)?
         };
-        let times = run(&mut counts)?;
         let counts = counts
             .as_host_vec()
             .gpu_context("copying the CUDA C reference's counts")?;
         Ok((Stats::from_durations(times), counts))
     }
+}
+
+/// `repeat` timed launches of the CUDA C reference `CU_MANDEL[which]` in precision `T` over
+/// `params`' view, 16×16 blocks, writing escape counts into `counts`; the kernel times.
+fn reference_times<T: super::twins::MandelTwins>(
+    module: &Module,
+    gpu: &Gpu,
+    which: usize,
+    params: &RenderParams,
+    repeat: Repeat,
+    counts: &mut DeviceBuffer<u32>,
+) -> Result<Vec<Duration>, GpuError> {
+    let f = module.kernel(T::CU_MANDEL[which])?;
+    let view = T::view_args(params);
+    let cfg = for_image(params.view.width_px, params.view.height_px);
+    repeat.run(|| {
+        timed(gpu, f.name(), cfg, || {
+            super::twins::mandelbrot_reference(gpu, &f, cfg, view, params.max_iter, counts)
+        })
+    })
 }
 
 /// Escape-time statistics of a view on the CPU: the total of the plain loop's iterations

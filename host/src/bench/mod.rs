@@ -156,7 +156,7 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
         notes: Vec::new(),
         log: &mut log,
     };
-    bench.log(&format!("GPU {} (sm_{}{})", bench.gpu.name(), cc.0, cc.1));
+    bench.log(&format!("GPU {} ({cc})", bench.gpu.name()));
     let (ptx_jit_load_ms, cubin_load_ms) = bench.module_load_times(cc);
     let cuda_c_build_ms = bench.build_twins();
     bench.memcpy()?;
@@ -168,7 +168,7 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
     fill_best_peers(&mut bench.entries);
     Ok(Report {
         device: bench.gpu.name(),
-        compute_capability: cc,
+        compute_capability: (cc.major, cc.minor),
         len: bench.len,
         gemm: opts.gemm.clone(),
         warmup: opts.warmup,
@@ -217,7 +217,10 @@ impl Bench<'_> {
     /// Loads the kernels module once more from the PTX (driver JIT) and, if the binary has
     /// one for this compute capability, from the cubin, timing each load (the modules are
     /// dropped). Failures become notes.
-    fn module_load_times(&mut self, cc: (u32, u32)) -> (Option<f64>, Option<f64>) {
+    fn module_load_times(
+        &mut self,
+        cc: cust::module::ComputeCapability,
+    ) -> (Option<f64>, Option<f64>) {
         let gpu = &self.gpu;
         let notes = &mut self.notes;
         let mut time = |what: &str, load: &dyn Fn() -> Result<Module, GpuError>| {
@@ -237,14 +240,11 @@ impl Bench<'_> {
         let ptx = time("PTX", &|| {
             Module::from_ptx_in(gpu.context(), crate::KERNELS.ptx)
         });
-        let cubin = crate::KERNELS
-            .cubin(cust::module::ComputeCapability::new(cc.0, cc.1))
-            .map(|c| c.bytes)
-            .and_then(|c| {
-                time("cubin", &|| {
-                    Module::from_cubin_in(gpu.context(), c, "the kernels module's cubin")
-                })
-            });
+        let cubin = crate::KERNELS.cubin(cc).map(|c| c.bytes).and_then(|c| {
+            time("cubin", &|| {
+                Module::from_cubin_in(gpu.context(), c, "the kernels module's cubin")
+            })
+        });
         let line = format!(
             "kernels module: {} ({:.1} ms in Gpu::new); PTX JIT load {}, cubin load {}",
             self.gpu.module_source(),

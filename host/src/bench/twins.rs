@@ -122,6 +122,40 @@ pub trait ScanTwins: Scannable {
 pub trait MandelTwins: Copy + cuda_std::DeviceCopy {
     /// `cu_mandel_naive_<type>`, `cu_mandel_cardioid_<type>`.
     const CU_MANDEL: [CuMandel<Self>; 2];
+    /// The view of `params` in this precision: `(width, height, x0, y0, dx, dy)`.
+    fn view_args(params: &RenderParams) -> (u32, u32, Self, Self, Self, Self);
+}
+
+impl MandelTwins for f32 {
+    const CU_MANDEL: [CuMandel<Self>; 2] = [
+        Kernel::external("cu_mandel_naive_f32"),
+        Kernel::external("cu_mandel_cardioid_f32"),
+    ];
+    fn view_args(params: &RenderParams) -> (u32, u32, f32, f32, f32, f32) {
+        let view = &params.view;
+        let v = view.cast::<f32>();
+        let (x0, y0) = (v.origin.re, v.origin.im);
+        (view.width_px, view.height_px, x0, y0, v.step_re, v.step_im)
+    }
+}
+
+impl MandelTwins for f64 {
+    const CU_MANDEL: [CuMandel<Self>; 2] = [
+        Kernel::external("cu_mandel_naive_f64"),
+        Kernel::external("cu_mandel_cardioid_f64"),
+    ];
+    fn view_args(params: &RenderParams) -> (u32, u32, f64, f64, f64, f64) {
+        let view = &params.view;
+        let (x0, y0) = (view.origin.re, view.origin.im);
+        (
+            view.width_px,
+            view.height_px,
+            x0,
+            y0,
+            view.step_re,
+            view.step_im,
+        )
+    }
 }
 
 macro_rules! reduce_twins {
@@ -148,12 +182,6 @@ macro_rules! float_twins {
             const CU_TRIAD: CuTriad<Self> = Kernel::external(concat!("cu_triad_", $s));
             const CU_AXPY: CuAxpy<Self> = Kernel::external(concat!("cu_axpy_", $s));
             const CU_DOT: CuDot<Self> = Kernel::external(concat!("cu_dot_", $s));
-        }
-        impl MandelTwins for $t {
-            const CU_MANDEL: [CuMandel<Self>; 2] = [
-                Kernel::external(concat!("cu_mandel_naive_", $s)),
-                Kernel::external(concat!("cu_mandel_cardioid_", $s)),
-            ];
         }
     };
 }
@@ -423,33 +451,6 @@ pub(super) fn mandelbrot_reference<T: MandelTwins>(
     // SAFETY: `counts` holds width·height elements (checked above); the kernel writes one
     // per pixel of the grid that covers the image, guarded by width and height.
     unsafe { kernel.launch_unchecked(gpu.stream(), cfg, (w, h, x0, y0, dx, dy, max_iter, counts)) }
-}
-
-/// The view of `params` in precision `T`: `(width, height, x0, y0, dx, dy)`.
-pub(super) fn mandel_args_f32(params: &RenderParams) -> (u32, u32, f32, f32, f32, f32) {
-    let view = &params.view;
-    let v = view.cast::<f32>();
-    (
-        view.width_px,
-        view.height_px,
-        v.origin.re,
-        v.origin.im,
-        v.step_re,
-        v.step_im,
-    )
-}
-
-/// The view of `params` in `f64`: `(width, height, x0, y0, dx, dy)`.
-pub(super) fn mandel_args_f64(params: &RenderParams) -> (u32, u32, f64, f64, f64, f64) {
-    let view = &params.view;
-    (
-        view.width_px,
-        view.height_px,
-        view.origin.re,
-        view.origin.im,
-        view.step_re,
-        view.step_im,
-    )
 }
 
 /// Which precision a view renders in, for picking a reference kernel.
