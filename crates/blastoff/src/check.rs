@@ -192,7 +192,7 @@ mod tests {
 
     #[test]
     fn zero_dimension_is_named() {
-        let err = GemmShape { k: 0, ..shape() }.check(CALL).unwrap_err();
+        let err = rejected(GemmShape { k: 0, ..shape() });
         assert!(
             matches!(err, Error::ZeroDimension { name: "k", .. }),
             "{err:?}"
@@ -203,158 +203,99 @@ mod tests {
         );
     }
 
+    /// The error `shape` is rejected with; fails the test if it passes.
+    fn rejected(shape: GemmShape) -> Error {
+        shape.check(CALL).expect_err("the shape should be rejected")
+    }
+
     #[test]
     fn leading_dimensions_are_checked_per_operation() {
-        let err = GemmShape { lda: 1, ..shape() }.check(CALL).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::LeadingDimension {
-                    name: "lda",
-                    value: 1,
-                    min_name: "m",
-                    min: 2,
-                    ..
-                }
+        // (shape, (name, value, min_name, min, matrix)) of the `LeadingDimension` error.
+        let cases = [
+            (GemmShape { lda: 1, ..shape() }, ("lda", 1, "m", 2, "A")),
+            // Transposed A is stored k×m: lda = m = 2 is too small when k = 3.
+            (
+                GemmShape {
+                    op_a: MatrixOp::Transpose,
+                    ..shape()
+                },
+                ("lda", 2, "k", 3, "A"),
             ),
-            "{err:?}"
-        );
-        // Transposed A is stored k×m: lda = m = 2 is too small when k = 3.
-        let err = GemmShape {
-            op_a: MatrixOp::Transpose,
-            ..shape()
+            (GemmShape { ldb: 2, ..shape() }, ("ldb", 2, "k", 3, "B")),
+            // Transposed B is stored n×k: ldb = k = 3 is too small when n = 4.
+            (
+                GemmShape {
+                    op_b: MatrixOp::Transpose,
+                    ..shape()
+                },
+                ("ldb", 3, "n", 4, "B"),
+            ),
+            (GemmShape { ldc: 1, ..shape() }, ("ldc", 1, "m", 2, "C")),
+        ];
+        for (shape, expected) in cases {
+            match rejected(shape) {
+                Error::LeadingDimension {
+                    name,
+                    value,
+                    min_name,
+                    min,
+                    matrix,
+                    ..
+                } => assert_eq!((name, value, min_name, min, matrix), expected),
+                err => panic!("{expected:?}: {err:?}"),
+            }
         }
-        .check(CALL)
-        .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::LeadingDimension {
-                    name: "lda",
-                    min_name: "k",
-                    min: 3,
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
-        let err = GemmShape { ldb: 2, ..shape() }.check(CALL).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::LeadingDimension {
-                    name: "ldb",
-                    min_name: "k",
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
-        let err = GemmShape {
-            op_b: MatrixOp::Transpose,
-            ..shape()
-        }
-        .check(CALL)
-        .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::LeadingDimension {
-                    name: "ldb",
-                    min_name: "n",
-                    min: 4,
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
-        let err = GemmShape { ldc: 1, ..shape() }.check(CALL).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::LeadingDimension {
-                    name: "ldc",
-                    matrix: "C",
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
     }
 
     #[test]
     fn short_buffers_name_the_sizes() {
-        let err = GemmShape {
+        let err = rejected(GemmShape {
             a_len: 5,
             ..shape()
-        }
-        .check(CALL)
-        .unwrap_err();
+        });
         assert_eq!(
             err.to_string(),
             "cublasSgemm_v2: matrix A (2×3 as stored, leading dimension 2) needs 6 elements, but its buffer holds 5"
         );
-        let err = GemmShape {
-            b_len: 11,
-            ..shape()
+        // (shape, (matrix, needed, len)) of the `BufferTooShort` error.
+        let cases = [
+            (
+                GemmShape {
+                    b_len: 11,
+                    ..shape()
+                },
+                ("B", 12, 11),
+            ),
+            (
+                GemmShape {
+                    c_len: 7,
+                    ..shape()
+                },
+                ("C", 8, 7),
+            ),
+            // A padded lda needs the padding in every column but the last.
+            (GemmShape { lda: 5, ..shape() }, ("A", 12, 6)),
+        ];
+        for (shape, expected) in cases {
+            match rejected(shape) {
+                Error::BufferTooShort {
+                    matrix,
+                    needed,
+                    len,
+                    ..
+                } => assert_eq!((matrix, needed, len), expected),
+                err => panic!("{expected:?}: {err:?}"),
+            }
         }
-        .check(CALL)
-        .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::BufferTooShort {
-                    matrix: "B",
-                    needed: 12,
-                    len: 11,
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
-        let err = GemmShape {
-            c_len: 7,
-            ..shape()
-        }
-        .check(CALL)
-        .unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::BufferTooShort {
-                    matrix: "C",
-                    needed: 8,
-                    len: 7,
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
-        // A padded lda needs the padding in every column but the last.
-        let err = GemmShape { lda: 5, ..shape() }.check(CALL).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                Error::BufferTooShort {
-                    matrix: "A",
-                    needed: 12,
-                    len: 6,
-                    ..
-                }
-            ),
-            "{err:?}"
-        );
     }
 
     #[test]
     fn dimensions_beyond_i32_are_rejected() {
         let big = i32::MAX as usize + 1;
-        let err = GemmShape {
+        let err = rejected(GemmShape {
             ldc: big,
             ..shape()
-        }
-        .check(CALL)
-        .unwrap_err();
+        });
         assert!(
             matches!(err, Error::DimensionTooLarge { name: "ldc", value, .. } if value == big),
             "{err:?}"

@@ -57,59 +57,41 @@ pub trait GemmDatatype: sealed::Gemm + DeviceCopy {}
 impl GemmDatatype for f32 {}
 impl GemmDatatype for f64 {}
 
-impl sealed::Gemm for f32 {
-    const GEMM: &'static str = "cublasSgemm_v2";
-    unsafe fn gemm(
-        handle: sys::cublasHandle_t,
-        transa: sys::cublasOperation_t,
-        transb: sys::cublasOperation_t,
-        m: c_int,
-        n: c_int,
-        k: c_int,
-        alpha: *const Self,
-        a: *const Self,
-        lda: c_int,
-        b: *const Self,
-        ldb: c_int,
-        beta: *const Self,
-        c: *mut Self,
-        ldc: c_int,
-    ) -> Result<(), result::CublasError> {
-        // SAFETY: forwarded to the caller (see `sealed::Gemm::gemm`).
-        unsafe {
-            result::sgemm(
-                handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
-            )
+/// Implements [`sealed::Gemm`] for `$t` by forwarding to cudarc's `result::$gemm`, the
+/// cuBLAS routine `$name`.
+macro_rules! impl_gemm {
+    ($t:ty, $name:literal, $gemm:ident) => {
+        impl sealed::Gemm for $t {
+            const GEMM: &'static str = $name;
+            unsafe fn gemm(
+                handle: sys::cublasHandle_t,
+                transa: sys::cublasOperation_t,
+                transb: sys::cublasOperation_t,
+                m: c_int,
+                n: c_int,
+                k: c_int,
+                alpha: *const Self,
+                a: *const Self,
+                lda: c_int,
+                b: *const Self,
+                ldb: c_int,
+                beta: *const Self,
+                c: *mut Self,
+                ldc: c_int,
+            ) -> Result<(), result::CublasError> {
+                // SAFETY: forwarded to the caller (see `sealed::Gemm::gemm`).
+                unsafe {
+                    result::$gemm(
+                        handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                    )
+                }
+            }
         }
-    }
+    };
 }
 
-impl sealed::Gemm for f64 {
-    const GEMM: &'static str = "cublasDgemm_v2";
-    unsafe fn gemm(
-        handle: sys::cublasHandle_t,
-        transa: sys::cublasOperation_t,
-        transb: sys::cublasOperation_t,
-        m: c_int,
-        n: c_int,
-        k: c_int,
-        alpha: *const Self,
-        a: *const Self,
-        lda: c_int,
-        b: *const Self,
-        ldb: c_int,
-        beta: *const Self,
-        c: *mut Self,
-        ldc: c_int,
-    ) -> Result<(), result::CublasError> {
-        // SAFETY: forwarded to the caller (see `sealed::Gemm::gemm`).
-        unsafe {
-            result::dgemm(
-                handle, transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
-            )
-        }
-    }
-}
+impl_gemm!(f32, "cublasSgemm_v2", sgemm);
+impl_gemm!(f64, "cublasDgemm_v2", dgemm);
 
 /// A matrix operand cuBLAS reads: [`DeviceBuffer`] or [`DeviceSlice`] (Rust-CUDA's
 /// `GpuBuffer`). Sealed.

@@ -653,12 +653,7 @@ fn export_paths(prefix: &str, ptx_path: &Path, image: &ModuleImage, written: &ma
 /// pip wheel ([`ptxas::pip_wheel_dir`]).
 pub fn find_libdevice() -> Option<PathBuf> {
     const REL: &str = "nvvm/libdevice/libdevice.10.bc";
-    let mut roots: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
-        .iter()
-        .filter_map(|v| std::env::var_os(v).map(PathBuf::from))
-        .collect();
-    roots.push(PathBuf::from("/usr/local/cuda"));
-    roots
+    ptxas::toolkit_roots()
         .into_iter()
         .map(|r| r.join(REL))
         .find(|p| p.is_file())
@@ -690,12 +685,14 @@ fn default_target_dir(crate_dir: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn register_caps_go_between_parameters_and_body() {
         let ptx = ".version 8.0\n.target sm_70\n\
                    .visible .entry k_a(\n\t.param .u32 k_a_param_0\n)\n{\n\tret;\n}\n\
                    .visible .entry k(\n\t.param .u32 k_param_0\n)  // @k\n{\n\tret;\n}\n";
-        let capped = super::cap_registers(ptx, &[("k".into(), 32)]).expect("k exists");
+        let capped = cap_registers(ptx, &[("k".into(), 32)]).expect("k exists");
         // `k`'s entry only (not `k_a`, whose name `k` begins).
         assert_eq!(
             capped,
@@ -711,12 +708,10 @@ mod tests {
                 "already has",
             ),
         ] {
-            let err = super::cap_registers(ptx, &caps).expect_err(why).to_string();
+            let err = cap_registers(ptx, &caps).expect_err(why).to_string();
             assert!(err.contains(why), "{err}");
         }
     }
-
-    use super::*;
 
     #[test]
     fn missing_crate_is_reported_with_its_path() {

@@ -24,18 +24,24 @@ pub fn find() -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
-    for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Some(home) = std::env::var_os(var) {
-            dirs.push(PathBuf::from(home).join("bin"));
-        }
-    }
-    dirs.push(PathBuf::from("/usr/local/cuda/bin"));
+    dirs.extend(toolkit_roots().into_iter().map(|r| r.join("bin")));
     if let Some(p) = dirs.iter().map(|d| d.join("ptxas")).find(|p| p.is_file()) {
         return Some(p);
     }
     pip_wheel_dir()
         .map(|d| d.join("bin").join("ptxas"))
         .filter(|p| p.is_file())
+}
+
+/// The CUDA toolkit roots to look in, in order: `$CUDA_HOME` and `$CUDA_PATH` where set, then
+/// `/usr/local/cuda`. They need not exist.
+pub(crate) fn toolkit_roots() -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(|v| std::env::var_os(v).map(PathBuf::from))
+        .collect();
+    roots.push(PathBuf::from("/usr/local/cuda"));
+    roots
 }
 
 /// The `nvidia/cuda_nvcc` folder of the `nvidia-cuda-nvcc-cu12` wheel, if `python3` has it.
@@ -59,11 +65,7 @@ pub fn pip_wheel_dir() -> Option<PathBuf> {
 /// rebuild), and each existing CUDA toolkit root (`$CUDA_HOME`, `$CUDA_PATH`,
 /// `/usr/local/cuda`). Cargo scans a watched folder recursively for changed files.
 pub fn watch_paths() -> Vec<PathBuf> {
-    let mut roots: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
-        .iter()
-        .filter_map(|v| std::env::var_os(v).map(PathBuf::from))
-        .collect();
-    roots.push(PathBuf::from("/usr/local/cuda"));
+    let mut roots = toolkit_roots();
     let site = Command::new("python3")
         .args([
             "-c",

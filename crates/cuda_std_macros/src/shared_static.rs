@@ -251,23 +251,18 @@ mod tests {
     #[test]
     fn rewrites_address_taking_of_shared_names_only() {
         let shared = ["T"];
-        assert_eq!(
-            rewrite("core::ptr::addr_of_mut!(T) as *mut f32", &shared),
-            rewrite("core::ptr::addr_of_mut!(*T) as *mut f32", &[])
-        );
-        assert_eq!(
-            rewrite("addr_of!(T)", &shared),
-            rewrite("addr_of!(*T)", &[])
-        );
-        assert_eq!(rewrite("&raw mut T", &shared), rewrite("&raw mut *T", &[]));
-        assert_eq!(
-            rewrite("&raw const T", &shared),
-            rewrite("&raw const *T", &[])
-        );
-        assert_eq!(
-            rewrite("f(&mut T, &T)", &shared),
-            rewrite("f(&mut *T, &*T)", &[])
-        );
+        for (taken, deref) in [
+            (
+                "core::ptr::addr_of_mut!(T) as *mut f32",
+                "core::ptr::addr_of_mut!(*T) as *mut f32",
+            ),
+            ("addr_of!(T)", "addr_of!(*T)"),
+            ("&raw mut T", "&raw mut *T"),
+            ("&raw const T", "&raw const *T"),
+            ("f(&mut T, &T)", "f(&mut *T, &*T)"),
+        ] {
+            assert_eq!(rewrite(taken, &shared), rewrite(deref, &[]), "{taken}");
+        }
         // Places through the binding already auto-dereference; other names are untouched.
         for unchanged in [
             "&mut T[0]",

@@ -97,29 +97,15 @@ unsafe impl<T: ?Sized> DeviceCopy for PhantomData<T> {}
 // SAFETY: `#[repr(transparent)]` over `T`.
 unsafe impl<T: DeviceCopy> DeviceCopy for Wrapping<T> {}
 
-macro_rules! impl_device_copy_tuples {
-    ($(($($t:ident),+))*) => {
-        $(
-            // SAFETY: a tuple of DeviceCopy fields, laid out by rustc alike on both sides.
-            unsafe impl<$($t: DeviceCopy),+> DeviceCopy for ($($t,)+) {}
-        )*
+macro_rules! impl_device_copy_tuple {
+    ($($t:ident),+) => {
+        // SAFETY: a tuple of DeviceCopy fields, laid out by rustc alike on both sides.
+        unsafe impl<$($t: DeviceCopy),+> DeviceCopy for ($($t,)+) {}
     };
 }
 
-impl_device_copy_tuples! {
-    (A)
-    (A, B)
-    (A, B, C)
-    (A, B, C, D)
-    (A, B, C, D, E)
-    (A, B, C, D, E, F)
-    (A, B, C, D, E, F, G)
-    (A, B, C, D, E, F, G, H)
-    (A, B, C, D, E, F, G, H, I)
-    (A, B, C, D, E, F, G, H, I, J)
-    (A, B, C, D, E, F, G, H, I, J, K)
-    (A, B, C, D, E, F, G, H, I, J, K, L)
-}
+// Tuples of up to 12 fields.
+for_each_tuple!(impl_device_copy_tuple; A B C D E F G H I J K L);
 
 #[cfg(feature = "glam")]
 macro_rules! impl_device_copy_glam {
@@ -185,6 +171,10 @@ mod tests {
         device_copy::<Wrapping<u64>>();
         device_copy::<[Pair; 4]>();
         device_copy::<[[u128; 2]; 3]>();
+        // Tuples, from one field up to twelve.
+        device_copy::<(u8,)>();
+        device_copy::<(u8, f32)>();
+        device_copy::<(u8, u8, u8, u8, u8, u8, u8, u8, u8, u8, u8, Pair)>();
     }
 
     #[test]

@@ -143,33 +143,15 @@ impl ParamSizes for () {
 }
 
 macro_rules! impl_param_sizes {
-    ($(($($k:ident),+))*) => {
-        $(
-            impl<$($k: ParamKind),+> ParamSizes for ($($k,)+) {
-                const PARAM_SIZES: &'static [usize] = &[$($k::SIZE_BYTES),+];
-            }
-        )*
+    ($($k:ident),+) => {
+        impl<$($k: ParamKind),+> ParamSizes for ($($k,)+) {
+            const PARAM_SIZES: &'static [usize] = &[$($k::SIZE_BYTES),+];
+        }
     };
 }
 
-impl_param_sizes! {
-    (A)
-    (A, B)
-    (A, B, C)
-    (A, B, C, D)
-    (A, B, C, D, E)
-    (A, B, C, D, E, F)
-    (A, B, C, D, E, F, G)
-    (A, B, C, D, E, F, G, H)
-    (A, B, C, D, E, F, G, H, I)
-    (A, B, C, D, E, F, G, H, I, J)
-    (A, B, C, D, E, F, G, H, I, J, K)
-    (A, B, C, D, E, F, G, H, I, J, K, L)
-    (A, B, C, D, E, F, G, H, I, J, K, L, M)
-    (A, B, C, D, E, F, G, H, I, J, K, L, M, N)
-    (A, B, C, D, E, F, G, H, I, J, K, L, M, N, O)
-    (A, B, C, D, E, F, G, H, I, J, K, L, M, N, O, P)
-}
+// Kernels of up to 16 parameters.
+for_each_tuple!(impl_param_sizes; A B C D E F G H I J K L M N O P);
 
 /// Compile-time check used by `#[kernel]`: a by-value parameter type must be [`DeviceCopy`].
 #[doc(hidden)]
@@ -208,6 +190,12 @@ mod tests {
         assert_eq!(
             <(Value<u128>, Value<bool>) as ParamSizes>::PARAM_SIZES,
             [16, 1]
+        );
+        type V = Value<u8>;
+        assert_eq!(<(V,) as ParamSizes>::PARAM_SIZES, [1]);
+        assert_eq!(
+            <(V, V, V, V, V, V, V, V, V, V, V, V, V, V, V, Value<u64>) as ParamSizes>::PARAM_SIZES,
+            [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 8]
         );
     }
 }

@@ -21,6 +21,20 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
+/// Calls `$m!(A)`, `$m!(A, B)`, … once for each non-empty prefix of the identifiers given,
+/// for trait impls over tuples of every arity up to a maximum:
+/// `for_each_tuple!(impl_x; A B C)` expands to `impl_x!(A); impl_x!(A, B); impl_x!(A, B, C);`.
+macro_rules! for_each_tuple {
+    ($m:ident; $($t:ident)+) => {
+        for_each_tuple!(@prefix $m; []; $($t)+);
+    };
+    (@prefix $m:ident; [$($done:ident)*]; $next:ident $($rest:ident)*) => {
+        $m!($($done,)* $next);
+        for_each_tuple!(@prefix $m; [$($done)* $next]; $($rest)*);
+    };
+    (@prefix $m:ident; [$($done:ident)*];) => {};
+}
+
 mod arch;
 mod copy;
 pub mod launch;

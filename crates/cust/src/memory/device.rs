@@ -1,5 +1,5 @@
 //! Device memory: [`DeviceBuffer`], its views [`DeviceSlice`] and [`DeviceSliceMut`],
-//! [`DeviceBox`], and [`SliceExt::as_dbuf`].
+//! [`DeviceBox`], and [`SliceExt::as_dbuf`](super::SliceExt::as_dbuf).
 
 use super::{
     AsyncCopyDestination, CopyDestination, DeviceCopy, DevicePointer, Elem, LockedBuffer,
@@ -10,10 +10,7 @@ use crate::{
     error::{CudaError, CudaResult},
     stream::Stream,
 };
-use cudarc::driver::{
-    CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, DeviceSlice as _,
-    SyncOnDrop, sys,
-};
+use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr};
 use std::{fmt, ops::RangeBounds, sync::Arc};
 
 /// A buffer of `len` `T`s in device memory, on the context it was made in. (It implements
@@ -96,7 +93,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// The device address of element 0, for cust-style [`launch!`](crate::launch!)
     /// (`buf.as_device_ptr(), buf.len()` for a slice parameter).
     pub fn as_device_ptr(&self) -> DevicePointer<T> {
-        DevicePointer::from_raw(raw_ptr(&self.buf))
+        device_address(self)
     }
 
     /// A read-only view of the whole buffer.
@@ -159,13 +156,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// # Errors
     /// A driver error.
     pub fn as_host_vec(&self) -> CudaResult<Vec<T>> {
-        let mut out = Vec::with_capacity(self.len());
-        let stream = self.buf.stream().clone();
-        let v: Vec<Elem<T>> = stream
-            .clone_dtoh(&self.buf)
-            .map_err(CudaError::driver("copying a device buffer to the host"))?;
-        out.extend(v.into_iter().map(|e| e.0));
-        Ok(out)
+        host_vec(&self.buf, "copying a device buffer to the host")
     }
 }
 
@@ -272,35 +263,41 @@ pub(crate) fn bounds(range: &impl RangeBounds<usize>, len: usize) -> CudaResult<
     }
 }
 
-fn raw_ptr<T>(buf: &CudaSlice<T>) -> sys::CUdeviceptr {
-    let stream = buf.stream().clone();
-    let (ptr, _sync) = buf.device_ptr(&stream);
-    ptr
+/// The device address of `mem`'s first element, read on its own stream.
+fn device_address<E>(mem: &impl DevicePtr<E>) -> DevicePointer<E> {
+    let stream = mem.stream().clone();
+    let (ptr, _sync) = mem.device_ptr(&stream);
+    DevicePointer::from_raw(ptr)
 }
 
-impl<T: DeviceCopy> cudarc::driver::DeviceSlice<T> for DeviceBuffer<T> {
-    fn len(&self) -> usize {
-        self.buf.len()
-    }
-    fn stream(&self) -> &Arc<CudaStream> {
-        self.buf.stream()
-    }
+/// Copies all of `src` into `dest` on `src`'s own stream; returns once done. `call` names the
+/// method in a length error, `what` the copy in a driver error.
+fn copy_to_host<T: DeviceCopy>(
+    src: &impl DevicePtr<Elem<T>>,
+    dest: &mut [T],
+    call: &'static str,
+    what: &'static str,
+) -> CudaResult<()> {
+    same_len(call, src.len(), dest.len())?;
+    let stream = src.stream().clone();
+    stream
+        .memcpy_dtoh(src, elems_mut(dest))
+        .and_then(|()| stream.synchronize())
+        .map_err(CudaError::driver(what))
 }
 
-impl<T: DeviceCopy> DevicePtr<T> for DeviceBuffer<T> {
-    fn device_ptr<'a>(&'a self, stream: &'a CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
-        self.buf.device_ptr(stream)
-    }
+/// `mem`'s contents, copied to a new `Vec` on its own stream; returns once done. `what`
+/// names the copy in an error.
+fn host_vec<T: DeviceCopy>(
+    mem: &impl DevicePtr<Elem<T>>,
+    what: &'static str,
+) -> CudaResult<Vec<T>> {
+    let stream = mem.stream().clone();
+    let v: Vec<Elem<T>> = stream.clone_dtoh(mem).map_err(CudaError::driver(what))?;
+    Ok(v.into_iter().map(|e| e.0).collect())
 }
 
-impl<T: DeviceCopy> DevicePtrMut<T> for DeviceBuffer<T> {
-    fn device_ptr_mut<'a>(
-        &'a mut self,
-        stream: &'a CudaStream,
-    ) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
-        self.buf.device_ptr_mut(stream)
-    }
-}
+forward_cudarc_memory!([T: DeviceCopy] DeviceBuffer<T> => mut buf);
 
 impl<T: DeviceCopy, I: AsRef<[T]> + AsMut<[T]> + ?Sized> CopyDestination<I> for DeviceBuffer<T> {
     fn copy_from(&mut self, source: &I) -> CudaResult<()> {
@@ -315,13 +312,12 @@ impl<T: DeviceCopy, I: AsRef<[T]> + AsMut<[T]> + ?Sized> CopyDestination<I> for 
             ))
     }
     fn copy_to(&self, dest: &mut I) -> CudaResult<()> {
-        let dest = dest.as_mut();
-        same_len("DeviceBuffer::copy_to", self.len(), dest.len())?;
-        let stream = self.buf.stream().clone();
-        stream
-            .memcpy_dtoh(&self.buf, elems_mut(dest))
-            .and_then(|()| stream.synchronize())
-            .map_err(CudaError::driver("copying a device buffer to a host slice"))
+        copy_to_host(
+            &self.buf,
+            dest.as_mut(),
+            "DeviceBuffer::copy_to",
+            "copying a device buffer to a host slice",
+        )
     }
 }
 
@@ -392,72 +388,64 @@ impl<T: DeviceCopy + ValidAsZeroBits> AsyncCopyDestination<LockedBuffer<T>> for 
     }
 }
 
+/// What [`DeviceSlice`] and [`DeviceSliceMut`] share over their `view` field: `Debug`,
+/// `len`, `is_empty`, `as_device_ptr`, `as_host_vec` and cudarc's traits (`DevicePtrMut` too
+/// with `mut`).
+macro_rules! view_common {
+    ($view:ident $(, $mut:tt)?) => {
+        impl<T: DeviceCopy> fmt::Debug for $view<'_, T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($view))
+                    .field("len", &self.view.len())
+                    .finish_non_exhaustive()
+            }
+        }
+
+        impl<T: DeviceCopy> $view<'_, T> {
+            /// Number of elements.
+            pub fn len(&self) -> usize {
+                self.view.len()
+            }
+            /// `true` if the view has no elements.
+            pub fn is_empty(&self) -> bool {
+                self.view.len() == 0
+            }
+            /// The device address of the view's first element.
+            pub fn as_device_ptr(&self) -> DevicePointer<T> {
+                device_address(self)
+            }
+            /// The view's contents, copied to a new `Vec`; returns once done.
+            ///
+            /// # Errors
+            /// A driver error.
+            pub fn as_host_vec(&self) -> CudaResult<Vec<T>> {
+                host_vec(&self.view, "copying a device slice to the host")
+            }
+        }
+
+        forward_cudarc_memory!([T: DeviceCopy] $view<'_, T> => $($mut)? view);
+    };
+}
+
 /// A read-only view of part of a [`DeviceBuffer`].
 pub struct DeviceSlice<'a, T: DeviceCopy> {
     view: CudaView<'a, Elem<T>>,
 }
 
-impl<T: DeviceCopy> fmt::Debug for DeviceSlice<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DeviceSlice")
-            .field("len", &self.view.len())
-            .finish_non_exhaustive()
-    }
-}
+view_common!(DeviceSlice);
 
 impl<T: DeviceCopy> DeviceSlice<'_, T> {
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.view.len()
-    }
-    /// `true` if the view has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.view.len() == 0
-    }
-    /// The device address of the view's first element.
-    pub fn as_device_ptr(&self) -> DevicePointer<T> {
-        let stream = self.view.stream().clone();
-        let (ptr, _sync) = self.view.device_ptr(&stream);
-        DevicePointer::from_raw(ptr)
-    }
-    /// The view's contents, copied to a new `Vec`; returns once done.
-    ///
-    /// # Errors
-    /// A driver error.
-    pub fn as_host_vec(&self) -> CudaResult<Vec<T>> {
-        let stream = self.view.stream().clone();
-        let v: Vec<Elem<T>> = stream
-            .clone_dtoh(&self.view)
-            .map_err(CudaError::driver("copying a device slice to the host"))?;
-        Ok(v.into_iter().map(|e| e.0).collect())
-    }
-
     /// Copies the view into `dest`; returns once done.
     ///
     /// # Errors
     /// [`CudaError::LengthMismatch`] if the lengths differ; a driver error.
     pub fn copy_to(&self, dest: &mut [T]) -> CudaResult<()> {
-        same_len("DeviceSlice::copy_to", self.len(), dest.len())?;
-        let stream = self.view.stream().clone();
-        stream
-            .memcpy_dtoh(&self.view, elems_mut(dest))
-            .and_then(|()| stream.synchronize())
-            .map_err(CudaError::driver("copying a device slice to a host slice"))
-    }
-}
-
-impl<T: DeviceCopy> cudarc::driver::DeviceSlice<T> for DeviceSlice<'_, T> {
-    fn len(&self) -> usize {
-        self.view.len()
-    }
-    fn stream(&self) -> &Arc<CudaStream> {
-        self.view.stream()
-    }
-}
-
-impl<T: DeviceCopy> DevicePtr<T> for DeviceSlice<'_, T> {
-    fn device_ptr<'a>(&'a self, stream: &'a CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
-        self.view.device_ptr(stream)
+        copy_to_host(
+            &self.view,
+            dest,
+            "DeviceSlice::copy_to",
+            "copying a device slice to a host slice",
+        )
     }
 }
 
@@ -467,40 +455,9 @@ pub struct DeviceSliceMut<'a, T: DeviceCopy> {
     view: CudaViewMut<'a, Elem<T>>,
 }
 
-impl<T: DeviceCopy> fmt::Debug for DeviceSliceMut<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DeviceSliceMut")
-            .field("len", &self.view.len())
-            .finish_non_exhaustive()
-    }
-}
+view_common!(DeviceSliceMut, mut);
 
 impl<T: DeviceCopy> DeviceSliceMut<'_, T> {
-    /// Number of elements.
-    pub fn len(&self) -> usize {
-        self.view.len()
-    }
-    /// `true` if the view has no elements.
-    pub fn is_empty(&self) -> bool {
-        self.view.len() == 0
-    }
-    /// The device address of the view's first element.
-    pub fn as_device_ptr(&self) -> DevicePointer<T> {
-        let stream = self.view.stream().clone();
-        let (ptr, _sync) = self.view.device_ptr(&stream);
-        DevicePointer::from_raw(ptr)
-    }
-    /// The view's contents, copied to a new `Vec`; returns once done.
-    ///
-    /// # Errors
-    /// A driver error.
-    pub fn as_host_vec(&self) -> CudaResult<Vec<T>> {
-        let stream = self.view.stream().clone();
-        let v: Vec<Elem<T>> = stream
-            .clone_dtoh(&self.view)
-            .map_err(CudaError::driver("copying a device slice to the host"))?;
-        Ok(v.into_iter().map(|e| e.0).collect())
-    }
     /// Queues on `stream` a copy of `source` into the view.
     ///
     /// # Errors
@@ -511,30 +468,6 @@ impl<T: DeviceCopy> DeviceSliceMut<'_, T> {
             .as_cudarc()
             .memcpy_htod(elems(source), &mut self.view)
             .map_err(CudaError::driver("queueing a host-to-device copy"))
-    }
-}
-
-impl<T: DeviceCopy> cudarc::driver::DeviceSlice<T> for DeviceSliceMut<'_, T> {
-    fn len(&self) -> usize {
-        self.view.len()
-    }
-    fn stream(&self) -> &Arc<CudaStream> {
-        self.view.stream()
-    }
-}
-
-impl<T: DeviceCopy> DevicePtr<T> for DeviceSliceMut<'_, T> {
-    fn device_ptr<'a>(&'a self, stream: &'a CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
-        self.view.device_ptr(stream)
-    }
-}
-
-impl<T: DeviceCopy> DevicePtrMut<T> for DeviceSliceMut<'_, T> {
-    fn device_ptr_mut<'a>(
-        &'a mut self,
-        stream: &'a CudaStream,
-    ) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
-        self.view.device_ptr_mut(stream)
     }
 }
 
@@ -604,29 +537,8 @@ impl<T: DeviceCopy> DeviceBox<T> {
     }
 }
 
-impl<T: DeviceCopy> cudarc::driver::DeviceSlice<T> for DeviceBox<T> {
-    fn len(&self) -> usize {
-        1
-    }
-    fn stream(&self) -> &Arc<CudaStream> {
-        self.buf.buf.stream()
-    }
-}
-
-impl<T: DeviceCopy> DevicePtr<T> for DeviceBox<T> {
-    fn device_ptr<'a>(&'a self, stream: &'a CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
-        self.buf.device_ptr(stream)
-    }
-}
-
-impl<T: DeviceCopy> DevicePtrMut<T> for DeviceBox<T> {
-    fn device_ptr_mut<'a>(
-        &'a mut self,
-        stream: &'a CudaStream,
-    ) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
-        self.buf.device_ptr_mut(stream)
-    }
-}
+// `len` is the inner buffer's, always 1.
+forward_cudarc_memory!([T: DeviceCopy] DeviceBox<T> => mut buf);
 
 #[cfg(test)]
 mod tests {

@@ -16,9 +16,9 @@
 //! - Constructors synchronise before returning, so a new buffer is ready on every stream.
 
 //!
-//! Split as cust 0.3 splits it: [`pointer`] ([`DevicePointer`]), [`device`] ([`DeviceBuffer`],
-//! [`DeviceSlice`], [`DeviceSliceMut`], [`DeviceBox`]), [`locked`] ([`LockedBuffer`]),
-//! [`unified`] ([`UnifiedBuffer`], [`UnifiedBox`], [`MemoryAdvice`]).
+//! Split as cust 0.3 splits it: [`pointer`](mod@pointer) ([`DevicePointer`]), [`device`]
+//! ([`DeviceBuffer`], [`DeviceSlice`], [`DeviceSliceMut`], [`DeviceBox`]), [`locked`]
+//! ([`LockedBuffer`]), [`unified`] ([`UnifiedBuffer`], [`UnifiedBox`], [`MemoryAdvice`]).
 
 use crate::{
     error::{CudaError, CudaResult},
@@ -27,6 +27,50 @@ use crate::{
 use cudarc::driver::DeviceRepr;
 pub use cudarc::driver::ValidAsZeroBits;
 pub use cust_core::DeviceCopy;
+
+/// Implements cudarc's `DeviceSlice` and `DevicePtr` (and, with `mut`, `DevicePtrMut`) of
+/// `T` for a wrapper type by forwarding to its field `$field`, which implements them for
+/// `Elem<T>` or `T`. This is what lets crates built over cudarc (such as `blastoff`) take our
+/// buffers. Usage: `forward_cudarc_memory!([T: DeviceCopy] DeviceBuffer<T> => mut buf);`.
+macro_rules! forward_cudarc_memory {
+    ([$($generics:tt)*] $ty:ty => $field:ident) => {
+        impl<$($generics)*> ::cudarc::driver::DeviceSlice<T> for $ty {
+            fn len(&self) -> usize {
+                ::cudarc::driver::DeviceSlice::len(&self.$field)
+            }
+            fn stream(&self) -> &::std::sync::Arc<::cudarc::driver::CudaStream> {
+                ::cudarc::driver::DeviceSlice::stream(&self.$field)
+            }
+        }
+
+        impl<$($generics)*> ::cudarc::driver::DevicePtr<T> for $ty {
+            fn device_ptr<'a>(
+                &'a self,
+                stream: &'a ::cudarc::driver::CudaStream,
+            ) -> (
+                ::cudarc::driver::sys::CUdeviceptr,
+                ::cudarc::driver::SyncOnDrop<'a>,
+            ) {
+                ::cudarc::driver::DevicePtr::device_ptr(&self.$field, stream)
+            }
+        }
+    };
+    ([$($generics:tt)*] $ty:ty => mut $field:ident) => {
+        forward_cudarc_memory!([$($generics)*] $ty => $field);
+
+        impl<$($generics)*> ::cudarc::driver::DevicePtrMut<T> for $ty {
+            fn device_ptr_mut<'a>(
+                &'a mut self,
+                stream: &'a ::cudarc::driver::CudaStream,
+            ) -> (
+                ::cudarc::driver::sys::CUdeviceptr,
+                ::cudarc::driver::SyncOnDrop<'a>,
+            ) {
+                ::cudarc::driver::DevicePtrMut::device_ptr_mut(&mut self.$field, stream)
+            }
+        }
+    };
+}
 
 pub mod device;
 pub mod locked;

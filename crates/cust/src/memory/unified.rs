@@ -5,8 +5,8 @@ use crate::{
     context::CurrentContext,
     error::{CudaError, CudaResult},
 };
-use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop, UnifiedSlice, sys};
-use std::{fmt, sync::Arc};
+use cudarc::driver::{UnifiedSlice, sys};
+use std::fmt;
 
 /// Managed ("unified") memory: one address valid on the host and the GPU; the driver
 /// migrates pages on demand. The host may read it ([`UnifiedBuffer::as_slice`]) once the GPU
@@ -172,29 +172,7 @@ pub enum MemoryAdvice {
     AccessedByDevice,
 }
 
-impl<T: DeviceCopy + ValidAsZeroBits> cudarc::driver::DeviceSlice<T> for UnifiedBuffer<T> {
-    fn len(&self) -> usize {
-        self.buf.len()
-    }
-    fn stream(&self) -> &Arc<CudaStream> {
-        cudarc::driver::DeviceSlice::stream(&self.buf)
-    }
-}
-
-impl<T: DeviceCopy + ValidAsZeroBits> DevicePtr<T> for UnifiedBuffer<T> {
-    fn device_ptr<'a>(&'a self, stream: &'a CudaStream) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
-        self.buf.device_ptr(stream)
-    }
-}
-
-impl<T: DeviceCopy + ValidAsZeroBits> DevicePtrMut<T> for UnifiedBuffer<T> {
-    fn device_ptr_mut<'a>(
-        &'a mut self,
-        stream: &'a CudaStream,
-    ) -> (sys::CUdeviceptr, SyncOnDrop<'a>) {
-        self.buf.device_ptr_mut(stream)
-    }
-}
+forward_cudarc_memory!([T: DeviceCopy + ValidAsZeroBits] UnifiedBuffer<T> => mut buf);
 
 /// One `T` in managed memory (see [`UnifiedBuffer`]).
 #[derive(Debug)]
