@@ -1,19 +1,10 @@
-use cust::function::LaunchConfig;
 use cust::launch::Launch;
-use cust::memory::DeviceBuffer;
-use cust::module::Module;
-use cust::stream::Stream;
 use probes::launch_checks::scale_offset_f32;
+
+include!("support/buffers.rs");
 
 #[allow(unused_must_use)]
 fn check(module: &Module, stream: &Stream) {
-    let cfg = LaunchConfig::new(1, 32, 0);
-    let x = DeviceBuffer::<f32>::zeroed(4).unwrap();
-    let mut out = DeviceBuffer::<f32>::zeroed(4).unwrap();
-    let ints = DeviceBuffer::<u32>::zeroed(4).unwrap();
-    let mut ints_out = DeviceBuffer::<u32>::zeroed(4).unwrap();
-    let _ = (&x, &mut out, &ints, &mut ints_out, cfg);
-    scale_offset_f32.launch(module, stream, cfg, (&x, &out, 2.0f32, 1.0f32));
+    let Buffers { x, mut out, .. } = buffers();
+    scale_offset_f32.launch(module, stream, cfg(), (&x, &out, 2.0f32, 1.0f32));
 }
-
-fn main() {}

@@ -1,0 +1,34 @@
+// Shared by the compile-fail cases in this folder (`include!`d at the top of each): the
+// imports, buffers and launch configuration around each case's one launch. Each case imports
+// the launch trait and the kernel it calls itself, so the error it snapshots stays its own.
+// Lives in a subfolder so that trybuild's `tests/ui/*.rs` does not compile it as a case.
+
+use cust::function::LaunchConfig;
+use cust::memory::DeviceBuffer;
+use cust::module::Module;
+use cust::stream::Stream;
+
+/// Four zeroed elements of each buffer kind a case passes.
+#[allow(dead_code)]
+struct Buffers {
+    x: DeviceBuffer<f32>,
+    out: DeviceBuffer<f32>,
+    ints: DeviceBuffer<u32>,
+    ints_out: DeviceBuffer<u32>,
+}
+
+fn buffers() -> Buffers {
+    Buffers {
+        x: DeviceBuffer::zeroed(4).unwrap(),
+        out: DeviceBuffer::zeroed(4).unwrap(),
+        ints: DeviceBuffer::zeroed(4).unwrap(),
+        ints_out: DeviceBuffer::zeroed(4).unwrap(),
+    }
+}
+
+/// One block of 32 threads, no dynamic shared memory.
+fn cfg() -> LaunchConfig {
+    LaunchConfig::new(1, 32, 0)
+}
+
+fn main() {}
