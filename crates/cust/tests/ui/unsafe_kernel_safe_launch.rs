@@ -5,8 +5,6 @@ include!("support/buffers.rs");
 
 #[allow(unused_must_use)]
 fn check(module: &Module, stream: &Stream) {
-    let Buffers {
-        ints, mut ints_out, ..
-    } = buffers();
+    let (_, _, ints, mut ints_out) = buffers();
     raw_copy_u32.launch(module, stream, cfg(), (&ints, &mut ints_out, 4u32));
 }

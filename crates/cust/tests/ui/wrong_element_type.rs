@@ -5,6 +5,6 @@ include!("support/buffers.rs");
 
 #[allow(unused_must_use)]
 fn check(module: &Module, stream: &Stream) {
-    let Buffers { ints, mut out, .. } = buffers();
+    let (_, mut out, ints, _) = buffers();
     scale_offset_f32.launch(module, stream, cfg(), (&ints, &mut out, 2.0f32, 1.0f32));
 }

@@ -5,6 +5,6 @@ include!("support/buffers.rs");
 
 #[allow(unused_must_use)]
 fn check(module: &Module, stream: &Stream) {
-    let Buffers { x, mut out, .. } = buffers();
+    let (x, mut out, _, _) = buffers();
     scale_offset_f32.launch(module, stream, cfg(), (&x, &mut out, 2.0f64, 1u32));
 }

@@ -8,22 +8,20 @@ use cust::memory::DeviceBuffer;
 use cust::module::Module;
 use cust::stream::Stream;
 
-/// Four zeroed elements of each buffer kind a case passes.
-#[allow(dead_code)]
-struct Buffers {
-    x: DeviceBuffer<f32>,
-    out: DeviceBuffer<f32>,
-    ints: DeviceBuffer<u32>,
-    ints_out: DeviceBuffer<u32>,
-}
-
-fn buffers() -> Buffers {
-    Buffers {
-        x: DeviceBuffer::zeroed(4).unwrap(),
-        out: DeviceBuffer::zeroed(4).unwrap(),
-        ints: DeviceBuffer::zeroed(4).unwrap(),
-        ints_out: DeviceBuffer::zeroed(4).unwrap(),
-    }
+/// Four zeroed elements of each buffer kind a case passes: `(x, out, ints, ints_out)`, an
+/// `f32` input and output and a `u32` input and output.
+fn buffers() -> (
+    DeviceBuffer<f32>,
+    DeviceBuffer<f32>,
+    DeviceBuffer<u32>,
+    DeviceBuffer<u32>,
+) {
+    (
+        DeviceBuffer::zeroed(4).unwrap(),
+        DeviceBuffer::zeroed(4).unwrap(),
+        DeviceBuffer::zeroed(4).unwrap(),
+        DeviceBuffer::zeroed(4).unwrap(),
+    )
 }
 
 /// One block of 32 threads, no dynamic shared memory.
