@@ -1,5 +1,5 @@
-//! [`Gpu`]: one device with ferrocuda's kernels module loaded and a stream to work on, built
-//! on the `cust` runtime. Launches go through the kernels' typed handles
+//! [`Gpu`]: one device with ferrocuda's kernels module (or another module image, see
+//! [`Gpu::with_image`]) loaded and a stream to work on, built on the `cust` runtime. Launches go through the kernels' typed handles
 //! (`cust::launch::Launch`), with `gpu.module()` and `gpu.stream()`.
 
 pub use cust::CudaError as GpuError;
@@ -8,12 +8,13 @@ use cust::{
     context::Context,
     device::Device,
     function::LaunchConfig,
-    module::{Module, ModuleSource},
+    module::{Module, ModuleImage, ModuleSource},
     stream::Stream,
 };
 use std::{fmt, time::Duration};
 
-/// One GPU with the kernels module ([`crate::KERNELS`]) loaded, and its stream.
+/// One GPU with a module loaded (the kernels module, [`crate::KERNELS`], unless built with
+/// [`Gpu::with_image`]), and its stream.
 pub struct Gpu {
     ctx: Context,
     stream: Stream,
@@ -30,20 +31,29 @@ impl fmt::Debug for Gpu {
 }
 
 impl Gpu {
-    /// Opens GPU `ordinal` (0 = first) and loads the kernels module: the build-time cubin
-    /// whose compute capability equals the device's, if there is one and the driver accepts
-    /// it, else the PTX (JIT-compiled by the driver). [`Gpu::module_source`] and
-    /// [`Gpu::module_load_time`] say which and how long it took. Work is queued on the
-    /// context's default stream.
+    /// Opens GPU `ordinal` (0 = first) and loads the kernels module ([`crate::KERNELS`]):
+    /// [`Gpu::with_image`] with that image.
+    ///
+    /// # Errors
+    /// As [`Gpu::with_image`].
+    pub fn new(ordinal: usize) -> Result<Self, GpuError> {
+        Self::with_image(ordinal, &crate::KERNELS)
+    }
+
+    /// Opens GPU `ordinal` (0 = first) and loads `image` instead of the kernels module (e.g.
+    /// the workspace tests' probe kernels): the build-time cubin whose compute capability
+    /// equals the device's, if there is one and the driver accepts it, else the PTX
+    /// (JIT-compiled by the driver). [`Gpu::module_source`] and [`Gpu::module_load_time`] say
+    /// which and how long it took. Work is queued on the context's default stream.
     ///
     /// # Errors
     /// [`GpuError::NoDriver`] without a CUDA driver, [`GpuError::NoDevice`] or
     /// [`GpuError::BadOrdinal`] without that GPU, [`GpuError::Driver`] /
     /// [`GpuError::ModuleLoad`] if context creation or the module load fails.
-    pub fn new(ordinal: usize) -> Result<Self, GpuError> {
+    pub fn with_image(ordinal: usize, image: &'static ModuleImage) -> Result<Self, GpuError> {
         let device = Device::get_device(u32::try_from(ordinal).unwrap_or(u32::MAX))?;
         let ctx = Context::new(device)?;
-        let module = Module::from_image_in(&ctx, &crate::KERNELS)?;
+        let module = Module::from_image_in(&ctx, image)?;
         let stream = Stream::default_of(&ctx);
         Ok(Self {
             ctx,
@@ -52,12 +62,12 @@ impl Gpu {
         })
     }
 
-    /// What the kernels module was loaded from: `cubin sm_90` or `PTX JIT` when displayed.
+    /// What the module was loaded from: `cubin sm_90` or `PTX JIT` when displayed.
     pub fn module_source(&self) -> ModuleSource {
         self.module.source()
     }
 
-    /// How long [`Gpu::new`] took to load the kernels module (driver JIT included for PTX).
+    /// How long [`Gpu::new`] / [`Gpu::with_image`] took to load the module (driver JIT included for PTX).
     pub fn module_load_time(&self) -> Duration {
         self.module.load_time()
     }
@@ -72,7 +82,7 @@ impl Gpu {
         &self.stream
     }
 
-    /// The loaded kernels module.
+    /// The loaded module: the kernels module, or the image given to [`Gpu::with_image`].
     pub fn module(&self) -> &Module {
         &self.module
     }

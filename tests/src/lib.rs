@@ -4,8 +4,7 @@
 //! `cargo xtask test --gpu` (or `cargo test -- --ignored` on a GPU machine) runs them.
 
 use common::{Complex, Viewport};
-use cust::{context::Context, device::Device, module::Module, stream::Stream};
-use host::{Gpu, GpuError};
+use host::Gpu;
 
 include!(env!("PROBES_MODULE"));
 include!(env!("PROBES_SM80_MODULE"));
@@ -16,62 +15,11 @@ pub fn gpu() -> Gpu {
     Gpu::new(0).unwrap_or_else(|e| panic!("GPU tests need a CUDA GPU: {e}"))
 }
 
-/// GPU 0 with the test kernels module ([`PROBES`]) loaded: the probes' `#[kernel]` handles
-/// are resolved in [`Probes::module`] and launched on [`Probes::stream`].
-#[derive(Debug)]
-pub struct Probes {
-    ctx: Context,
-    stream: Stream,
-    module: Module,
-}
-
-/// Opens GPU 0 with the test kernels, or panics with a message saying why.
-pub fn probes() -> Probes {
-    Probes::new().unwrap_or_else(|e| panic!("GPU tests need a CUDA GPU: {e}"))
-}
-
-impl Probes {
-    /// Opens GPU 0 and loads [`PROBES`].
-    ///
-    /// # Errors
-    /// A runtime error (no driver, no GPU, a module the driver refuses).
-    pub fn new() -> Result<Self, GpuError> {
-        let ctx = Context::new(Device::get_device(0)?)?;
-        let module = Module::from_image_in(&ctx, &PROBES)?;
-        Ok(Self {
-            stream: Stream::default_of(&ctx),
-            ctx,
-            module,
-        })
-    }
-
-    /// The context.
-    pub fn context(&self) -> &Context {
-        &self.ctx
-    }
-
-    /// The stream probes run on (the context's default stream).
-    pub fn stream(&self) -> &Stream {
-        &self.stream
-    }
-
-    /// The probes module.
-    pub fn module(&self) -> &Module {
-        &self.module
-    }
-
-    /// The device's name.
-    pub fn name(&self) -> String {
-        self.ctx.name()
-    }
-
-    /// Waits for the stream.
-    ///
-    /// # Errors
-    /// A driver error: the first asynchronous error of the queued work.
-    pub fn synchronize(&self) -> Result<(), GpuError> {
-        self.stream.synchronize()
-    }
+/// Opens GPU 0 with the test kernels module ([`PROBES`]) loaded, or panics with a message
+/// saying why: the probes' `#[kernel]` handles are resolved in [`Gpu::module`] and launched on
+/// [`Gpu::stream`].
+pub fn probes() -> Gpu {
+    Gpu::with_image(0, &PROBES).unwrap_or_else(|e| panic!("GPU tests need a CUDA GPU: {e}"))
 }
 
 /// A named test view.
@@ -142,6 +90,32 @@ pub fn deep_views() -> Vec<TestView> {
         // lies on the boundary and every zoom around it shows filaments.
         centered("deep zoom 1e-9 at c = i", 256, 256, 0.0, 1.0, 1e-9, 4000),
     ]
+}
+
+/// `C = A·B` for row-major `a` (m×k) and `b` (k×n), in the order the test matmul kernels
+/// use: per element `acc = 0`, then `acc += a[i][e]·b[e][j]` for increasing `e`, multiply and
+/// add rounded separately, so GPU results compare bitwise (see [`f32_bits`]).
+///
+/// # Panics
+/// If `a` holds fewer than m·k or `b` fewer than k·n elements.
+pub fn matmul_f32(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    let mut c = vec![0.0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let mut acc = 0.0f32;
+            for e in 0..k {
+                acc += a[i * k + e] * b[e * n + j];
+            }
+            c[i * n + j] = acc;
+        }
+    }
+    c
+}
+
+/// The bit patterns of `v`: compared with [`assert_identical`], floats must match to the
+/// bit (NaN payloads and the sign of zero included).
+pub fn f32_bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
 }
 
 /// Asserts two equally long slices are identical; on failure reports how many elements

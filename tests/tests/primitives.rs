@@ -18,12 +18,12 @@ use cust::{
     memory::{DeviceBuffer, DeviceCopy, ValidAsZeroBits},
     module::Module,
 };
+use host::Gpu;
 use probes::primitives::{
     self as prim, INDEX_SLOTS, LAYOUT_SLOTS, MATH_F32_FUNCTIONS, MATH_F64_FUNCTIONS, MESSAGE_WORDS,
     TILE, hash32, math_f32, math_f64, shared_layout,
 };
-use tests::Probes as Gpu;
-use tests::{PROBES, PROBES_SM80, assert_identical, probes as gpu};
+use tests::{PROBES, PROBES_SM80, assert_identical, f32_bits, matmul_f32, probes as gpu};
 
 /// Whether the sm_80 variant of the kernels module ([`PROBES_SM80`]) links libdevice
 /// (`tests/build.rs` found it).
@@ -1312,22 +1312,6 @@ fn device_assert_failure_surfaces_as_a_host_error_with_its_message() {
 // ---------------------------------------------------------------------------------------
 // The CUDA C Programming Guide's tiled matrix multiply
 
-/// `C = A·B` in the kernel's order: `acc = 0; acc += a[i][k]·b[k][j]` for increasing `k`,
-/// separate multiply and add.
-fn matmul_cpu(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
-    let mut c = vec![0.0f32; m * n];
-    for i in 0..m {
-        for j in 0..n {
-            let mut acc = 0.0f32;
-            for e in 0..k {
-                acc += a[i * k + e] * b[e * n + j];
-            }
-            c[i * n + j] = acc;
-        }
-    }
-    c
-}
-
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn matmul_tiled_f32_is_bit_identical_to_the_cpu_loop() {
@@ -1368,12 +1352,11 @@ fn matmul_tiled_f32_is_bit_identical_to_the_cpu_loop() {
                 .unwrap_or_else(|e| panic!("{e}"));
         }
         gpu.synchronize().unwrap_or_else(|e| panic!("{e}"));
-        let expected: Vec<u32> = matmul_cpu(&a, &b, m, k, n)
-            .iter()
-            .map(|x| x.to_bits())
-            .collect();
-        let got: Vec<u32> = dtoh(&dc).iter().map(|x| x.to_bits()).collect();
-        assert_identical(&format!("C = A·B, {m}×{k} · {k}×{n}"), &expected, &got);
+        assert_identical(
+            &format!("C = A·B, {m}×{k} · {k}×{n}"),
+            &f32_bits(&matmul_f32(&a, &b, m, k, n)),
+            &f32_bits(&dtoh(&dc)),
+        );
     }
 }
 
