@@ -8,9 +8,10 @@
 //! - host-level (methods without suffix): copy the inputs in, poison the outputs, launch,
 //!   synchronise and copy the results back — what tests and the CLI use.
 //!
-//! CPU references (`*_cpu`) use rayon and the same operation order where the GPU result is
-//! exact (copy, scale, add, triad, axpy, integer reductions and scans); for float reductions,
-//! scans and SGEMM they are computed in `f64` and tests compare with an error bound.
+//! CPU references (`*_cpu`, `*_f64`; in `vector/cpu.rs`, re-exported here) use rayon and the
+//! same operation order where the GPU result is exact (copy, scale, add, triad, axpy, integer
+//! reductions and scans); for float reductions, scans and SGEMM they are computed in `f64` and
+//! tests compare with an error bound.
 //!
 //! Conventions: vectors are whole device allocations (the kernels rely on their 16-byte
 //! alignment); matrices are row-major (`A` m×k, `B` k×n, `C` m×n).
@@ -27,7 +28,13 @@ use cust::{
 use kernels::gemm::{SGEMM_THREADS, SGEMM_TILE_M, SGEMM_TILE_N};
 use kernels::scan::{MAX_EPOCH, SCAN_THREADS, SCAN_TILE};
 use kernels::vector::BLOCK_THREADS;
-use rayon::prelude::*;
+
+mod cpu;
+
+pub use cpu::{
+    add_cpu, axpy_cpu, copy_cpu, dot_f64, min_max_cpu, reduce_u32_cpu, scale_cpu, scan_f64,
+    scan_u32_cpu, sgemm_f64, sum_f64, triad_cpu,
+};
 
 /// An element type the vector kernels exist for.
 pub trait Element:
@@ -683,150 +690,6 @@ fn upload_into<T: Element>(gpu: &Gpu, x: &[T], dst: &mut DeviceBuffer<T>) -> Res
         .gpu_context("copying to the GPU")
 }
 
-/// `a` (the STREAM copy reference).
-pub fn copy_cpu<T: Copy + Send + Sync>(a: &[T]) -> Vec<T> {
-    a.par_iter().copied().collect()
-}
-
-/// `q · c[i]` for every `i` (STREAM scale reference).
-pub fn scale_cpu<T: Float>(c: &[T], q: T) -> Vec<T> {
-    c.par_iter().map(|&x| q * x).collect()
-}
-
-/// `a[i] + b[i]` for every `i` on the CPU (rayon); the reference for the GPU result.
-///
-/// # Panics
-/// If `a` and `b` differ in length.
-pub fn add_cpu<T: Float>(a: &[T], b: &[T]) -> Vec<T> {
-    assert_eq!(
-        a.len(),
-        b.len(),
-        "add_cpu: a and b must have the same length"
-    );
-    a.par_iter().zip(b).map(|(&x, &y)| x + y).collect()
-}
-
-/// `b[i] + q · c[i]`, product and sum rounded separately (STREAM triad reference).
-pub fn triad_cpu<T: Float>(b: &[T], c: &[T], q: T) -> Vec<T> {
-    b.par_iter().zip(c).map(|(&x, &y)| x + q * y).collect()
-}
-
-/// `fma(alpha, x[i], y[i])` (axpy reference, one rounding per element as on the GPU).
-pub fn axpy_cpu<T: Float>(alpha: T, x: &[T], y: &[T]) -> Vec<T> {
-    x.par_iter()
-        .zip(y)
-        .map(|(&xi, &yi)| alpha.mul_add(xi, yi))
-        .collect()
-}
-
-/// `(Σ x[i], Σ |x[i]|)` in `f64` (reference and error-bound scale for float sums).
-pub fn sum_f64<T: Into<f64> + Copy + Send + Sync>(x: &[T]) -> (f64, f64) {
-    x.par_iter()
-        .map(|&v| {
-            let v: f64 = v.into();
-            (v, v.abs())
-        })
-        .reduce(|| (0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1))
-}
-
-/// `(Σ a[i]·b[i], Σ |a[i]·b[i]|)` in `f64`.
-pub fn dot_f64<T: Into<f64> + Copy + Send + Sync>(a: &[T], b: &[T]) -> (f64, f64) {
-    a.par_iter()
-        .zip(b)
-        .map(|(&x, &y)| {
-            let p = x.into() * y.into();
-            (p, p.abs())
-        })
-        .reduce(|| (0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1))
-}
-
-/// Exact reductions of `u32` (wrapping sum, min, max), as the GPU computes them.
-pub fn reduce_u32_cpu(op: ReduceOp, x: &[u32]) -> u32 {
-    let it = x.par_iter().copied();
-    match op {
-        ReduceOp::Sum => it.reduce(|| 0, u32::wrapping_add),
-        ReduceOp::Min => it.min().unwrap_or(u32::MAX),
-        ReduceOp::Max => it.max().unwrap_or(0),
-    }
-}
-
-/// Min or max of floats (exact in any order for NaN-free input); `Sum` is [`sum_f64`]'s job.
-///
-/// # Panics
-/// For [`ReduceOp::Sum`].
-pub fn min_max_cpu<T: Float + PartialOrd>(op: ReduceOp, x: &[T]) -> f64 {
-    let it = x.par_iter().map(|&v| v.into());
-    match op {
-        ReduceOp::Min => it.reduce(|| f64::INFINITY, f64::min),
-        ReduceOp::Max => it.reduce(|| f64::NEG_INFINITY, f64::max),
-        ReduceOp::Sum => panic!("min_max_cpu: use sum_f64 for sums"),
-    }
-}
-
-/// Wrapping prefix sum of `u32` (exact reference).
-pub fn scan_u32_cpu(kind: ScanKind, x: &[u32]) -> Vec<u32> {
-    let mut acc = 0u32;
-    x.iter()
-        .map(|&v| {
-            let before = acc;
-            acc = acc.wrapping_add(v);
-            if kind == ScanKind::Inclusive {
-                acc
-            } else {
-                before
-            }
-        })
-        .collect()
-}
-
-/// Prefix sum of `f32` in `f64`, with the running `Σ |x|` (for error bounds):
-/// `(value, abs_sum)` per element.
-pub fn scan_f64(kind: ScanKind, x: &[f32]) -> Vec<(f64, f64)> {
-    let (mut s, mut a) = (0.0f64, 0.0f64);
-    x.iter()
-        .map(|&v| {
-            let before = (s, a);
-            s += f64::from(v);
-            a += f64::from(v).abs();
-            if kind == ScanKind::Inclusive {
-                (s, a)
-            } else {
-                before
-            }
-        })
-        .collect()
-}
-
-/// SGEMM reference in `f64`: per element of `C`, `(α·Σ_p a_ip·b_pj + β·c_ij,
-/// |α|·Σ_p |a_ip·b_pj| + |β|·|c_ij|)` — the value and the scale of its error bound.
-pub fn sgemm_f64(
-    (m, n, k): (usize, usize, usize),
-    alpha: f32,
-    a: &[f32],
-    b: &[f32],
-    beta: f32,
-    c: &[f32],
-) -> Vec<(f64, f64)> {
-    let (alpha, beta) = (f64::from(alpha), f64::from(beta));
-    (0..m * n)
-        .into_par_iter()
-        .map(|idx| {
-            let (i, j) = (idx / n, idx % n);
-            let (mut s, mut t) = (0.0f64, 0.0f64);
-            for p in 0..k {
-                let prod = f64::from(a[i * k + p]) * f64::from(b[p * n + j]);
-                s += prod;
-                t += prod.abs();
-            }
-            let cij = f64::from(c[idx]);
-            (
-                alpha * s + beta * cij,
-                alpha.abs() * t + beta.abs() * cij.abs(),
-            )
-        })
-        .collect()
-}
-
 /// Re-exported from [`crate::bench::vector_add`], where the vector-add measurement lives,
 /// for the workspace tests that still import it from here.
 pub use crate::bench::vector_add::{VectorAddRun, vector_add};
@@ -849,30 +712,5 @@ mod tests {
                 assert!(len == 0 || (s.blocks as usize - 1) * s.chunk < len, "{s:?}");
             }
         }
-    }
-
-    #[test]
-    fn integer_references() {
-        let x = [3u32, u32::MAX, 5];
-        assert_eq!(reduce_u32_cpu(ReduceOp::Sum, &x), 7);
-        assert_eq!(reduce_u32_cpu(ReduceOp::Min, &x), 3);
-        assert_eq!(reduce_u32_cpu(ReduceOp::Max, &x), u32::MAX);
-        assert_eq!(scan_u32_cpu(ScanKind::Inclusive, &x), [3, 2, 7]);
-        assert_eq!(scan_u32_cpu(ScanKind::Exclusive, &x), [0, 3, 2]);
-    }
-
-    #[test]
-    fn sgemm_reference_small() {
-        // [1 2; 3 4] · [5 6; 7 8] = [19 22; 43 50]; α = 2, β = 1, C = 1.
-        let r = sgemm_f64(
-            (2, 2, 2),
-            2.0,
-            &[1., 2., 3., 4.],
-            &[5., 6., 7., 8.],
-            1.0,
-            &[1.0; 4],
-        );
-        let v: Vec<f64> = r.iter().map(|p| p.0).collect();
-        assert_eq!(v, [39.0, 45.0, 87.0, 101.0]);
     }
 }
