@@ -9,7 +9,7 @@ use probes::compat::{
     COMPAT_REVERSE_BLOCK, COMPAT_SUM_BLOCK, COMPAT_TILE, compat_block_sum, compat_glam_index,
     compat_shared_array_reverse, compat_tiled_matmul,
 };
-use tests::{PROBES, assert_identical, probes as gpu};
+use tests::{PROBES, assert_identical, f32_bits, matmul_f32, probes as gpu};
 
 /// The PTX text of entry `name` of the probes module: from its `.entry` line to the next.
 fn entry_ptx(name: &str) -> &'static str {
@@ -80,21 +80,6 @@ fn shared_array_with_a_local_const_length_declares_its_size() {
     assert_eq!((decl[0].1, decl[0].2), (4, 512), "{}", decl[0].0);
 }
 
-/// `c = a · b` summed in increasing `i`, one rounding per operation: what the kernel does.
-fn matmul_reference(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
-    let mut c = vec![0.0f32; m * n];
-    for row in 0..m {
-        for col in 0..n {
-            let mut sum = 0.0f32;
-            for i in 0..k {
-                sum += a[row * k + i] * b[i * n + col];
-            }
-            c[row * n + col] = sum;
-        }
-    }
-    c
-}
-
 /// Deterministic values in [-1, 1) with short mantissas (so sums are not trivially exact
 /// either way; the comparison is bitwise because the operation order is the same).
 fn values(n: usize, seed: u32) -> Vec<f32> {
@@ -121,11 +106,11 @@ fn tiled_matmul_with_address_space_shared_matches_the_cpu() {
         let d_b = DeviceBuffer::from_slice_async(&b, gpu.stream()).unwrap();
         let mut d_c = DeviceBuffer::from_slice_async(&vec![f32::NAN; m * n], gpu.stream()).unwrap();
         let tile = COMPAT_TILE as u32;
-        let cfg = LaunchConfig {
-            grid_dim: ((n as u32).div_ceil(tile), (m as u32).div_ceil(tile), 1),
-            block_dim: (tile, tile, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = LaunchConfig::new(
+            ((n as u32).div_ceil(tile), (m as u32).div_ceil(tile)),
+            (tile, tile),
+            0,
+        );
         // SAFETY: 16×16 blocks covering n columns and m rows; c holds m·n elements.
         unsafe {
             compat_tiled_matmul
@@ -138,17 +123,11 @@ fn tiled_matmul_with_address_space_shared_matches_the_cpu() {
                 .unwrap();
         }
         gpu.synchronize().unwrap();
-        let got: Vec<u32> = d_c
-            .as_host_vec()
-            .unwrap()
-            .iter()
-            .map(|x| x.to_bits())
-            .collect();
-        let expected: Vec<u32> = matmul_reference(&a, &b, m, n, k)
-            .iter()
-            .map(|x| x.to_bits())
-            .collect();
-        assert_identical(&format!("matmul {m}x{n}x{k}"), &expected, &got);
+        assert_identical(
+            &format!("matmul {m}x{n}x{k}"),
+            &f32_bits(&matmul_f32(&a, &b, m, k, n)),
+            &f32_bits(&d_c.as_host_vec().unwrap()),
+        );
     }
 }
 
@@ -161,11 +140,7 @@ fn block_sum_with_address_space_shared_matches_the_cpu() {
     let blocks = (n as u32).div_ceil(COMPAT_SUM_BLOCK);
     let d_in = DeviceBuffer::from_slice_async(&input, gpu.stream()).unwrap();
     let mut d_sums = DeviceBuffer::<u32>::zeroed_async(blocks as usize, gpu.stream()).unwrap();
-    let cfg = LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (COMPAT_SUM_BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = LaunchConfig::new(blocks, COMPAT_SUM_BLOCK, 0);
     // SAFETY: 256-thread blocks; one sum per block.
     unsafe {
         compat_block_sum
@@ -189,11 +164,7 @@ fn shared_array_with_a_local_const_reverses_blocks() {
     let input: Vec<u32> = (0..n as u32).map(|i| i ^ 0x5A5A).collect();
     let d_in = DeviceBuffer::from_slice_async(&input, gpu.stream()).unwrap();
     let mut d_out = DeviceBuffer::<u32>::zeroed_async(n, gpu.stream()).unwrap();
-    let cfg = LaunchConfig {
-        grid_dim: ((n / block) as u32, 1, 1),
-        block_dim: (COMPAT_REVERSE_BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = LaunchConfig::new((n / block) as u32, COMPAT_REVERSE_BLOCK, 0);
     // SAFETY: 128-thread blocks, exactly n threads; out holds n elements.
     unsafe {
         compat_shared_array_reverse
@@ -214,11 +185,7 @@ fn glam_vectors_index_a_2d_grid() {
     let (w, h) = (100u32, 37u32);
     let mut d_out =
         DeviceBuffer::from_slice_async(&vec![u32::MAX; (w * h) as usize], gpu.stream()).unwrap();
-    let cfg = LaunchConfig {
-        grid_dim: (w.div_ceil(16), h.div_ceil(16), 1),
-        block_dim: (16, 16, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = LaunchConfig::new((w.div_ceil(16), h.div_ceil(16)), (16, 16), 0);
     // SAFETY: out holds w·h elements; the grid covers w × h threads.
     unsafe {
         compat_glam_index

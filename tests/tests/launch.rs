@@ -15,7 +15,7 @@ use host::{
 };
 use probes::launch_checks::{abi_probe, iota_2d_u32, raw_copy_u32, scale_offset_f32};
 use std::mem::{align_of, size_of};
-use tests::{PROBES, assert_identical, probes as gpu};
+use tests::{PROBES, assert_identical, f32_bits, probes as gpu};
 
 /// The parameter sizes the builder's manifest records for `kernel` of `image`.
 fn sizes<'a>(image: &'a ModuleImage, kernel: &str) -> &'a [usize] {
@@ -95,15 +95,13 @@ fn slice_out_slice_and_values() {
             )
             .unwrap();
         gpu.synchronize().unwrap();
-        let got: Vec<u32> = out
-            .as_host_vec()
-            .unwrap()
-            .iter()
-            .map(|v| v.to_bits())
-            .collect();
         // Same two roundings (mul, then add) on the CPU: exact.
-        let expected: Vec<u32> = x.iter().map(|v| (a * v + b).to_bits()).collect();
-        assert_identical(&format!("scale_offset n = {n}"), &expected, &got);
+        let expected: Vec<f32> = x.iter().map(|v| a * v + b).collect();
+        assert_identical(
+            &format!("scale_offset n = {n}"),
+            &f32_bits(&expected),
+            &f32_bits(&out.as_host_vec().unwrap()),
+        );
     }
 }
 
