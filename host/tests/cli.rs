@@ -1408,3 +1408,103 @@ fn png_of_many_compressed_pieces_holds_the_rendered_pixels() {
         "decoded pixels differ from the render"
     );
 }
+
+/// Runs `ferrocuda args` with its current folder on a fresh 64 KiB tmpfs that is already full
+/// (a user and mount namespace of its own: `unshare --user --map-root-user --mount`). Returns
+/// the output and the regular files left on the tmpfs other than the filler (`./NAME`), or
+/// `None` where user namespaces or tmpfs mounts are not available.
+fn on_full_disk(args: &[&str]) -> Option<(Output, Vec<String>)> {
+    let mount = temp_dir();
+    let listing = temp_dir();
+    let list = listing.path().join("left");
+    let script = r#"
+        d=$1; list=$2; shift 2
+        mount -t tmpfs -o size=64k tmpfs "$d" || exit 200
+        cd "$d" || exit 200
+        head -c 1048576 /dev/zero > fill 2>/dev/null
+        "$@"; rc=$?
+        find . -type f ! -name fill | sort > "$list"
+        exit $rc
+    "#;
+    let out = Command::new("unshare")
+        .args([
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
+        .arg(mount.path())
+        .arg(&list)
+        .arg(env!("CARGO_BIN_EXE_ferrocuda"))
+        .args(args)
+        .output();
+    match out {
+        Ok(out) if out.status.code() != Some(200) && list.exists() => {
+            let left = std::fs::read_to_string(&list).expect("reading the listing");
+            Some((out, left.lines().map(str::to_owned).collect()))
+        }
+        Ok(out) => {
+            eprintln!(
+                "skipped the full-disk case: no tmpfs in a user namespace here: {}",
+                stderr(&out)
+            );
+            None
+        }
+        Err(e) => {
+            eprintln!("skipped the full-disk case: `unshare` cannot be run: {e}");
+            None
+        }
+    }
+}
+
+/// N1: on a full disk every file write fails with the path and the OS error, exit status 1,
+/// and leaves no file: the streaming PNG of an f64 render, a deep render's PNG (the image
+/// crate's encoder behind a `BufWriter`, whose last flush used to be lost), zoom frames and
+/// zoom's GIF.
+#[test]
+fn a_full_disk_fails_naming_the_path_and_leaves_no_file() {
+    let deep = [
+        "mandelbrot",
+        "--backend",
+        "cpu",
+        "--width",
+        "32",
+        "--height",
+        "32",
+        "--center-re",
+        "-1.7499984109937408174900248316242839345282",
+        "--center-im",
+        "-0.0000000000000016571246929541869232581096",
+        "--scale",
+        "1e-300",
+        "-o",
+        "x.png",
+    ];
+    let cases: [(&[&str], &str); 5] = [
+        (&SMALL[..], "out.png"),
+        (&deep[..], "x.png"),
+        (&[&ZOOM[..], &["-o", "fr"]].concat(), "frame_00000.png"),
+        (&[&ZOOM[..], &["--gif", "z.gif"]].concat(), "z.gif"),
+        (
+            &[&ZOOM[..], &["-o", "fr", "--gif", "fr/z.gif"]].concat(),
+            "frame_00000.png",
+        ),
+    ];
+    for (args, path) in cases {
+        let Some((out, left)) = on_full_disk(args) else {
+            return;
+        };
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains(path) && err.contains("No space left on device"),
+            "{args:?}: the error names no path or no OS error: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!stdout(&out).contains("wrote"), "{}", stdout(&out));
+        assert_eq!(left, Vec::<String>::new(), "{args:?} left files behind");
+    }
+}

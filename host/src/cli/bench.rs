@@ -93,7 +93,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         cublas: !args.no_cublas,
         cub: !args.no_cub,
     };
-    let report = bench::run(&opts, |line| eprintln!("{line}")).context("bench runs on the GPU")?;
+    let report =
+        bench::run(&opts, |line| super::errln!("{line}")).context("bench runs on the GPU")?;
     finish(&report, args)
 }
 

@@ -108,7 +108,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         (Some(gpu), false) => match CudaCReference::build(gpu) {
             Ok(c) => Some(c),
             Err(why) => {
-                eprintln!("note: no CUDA C reference: {why}");
+                super::errln!("note: no CUDA C reference: {why}");
                 None
             }
         },
