@@ -100,7 +100,7 @@ impl Location {
         let z = Decimal::parse(&zoom)
             .map_err(|e| format!("`Zoom: {zoom}` is not a positive decimal: {e}"))?;
         let (m, k) = z.split();
-        if !(m > 0.0) {
+        if m.is_nan() || m <= 0.0 {
             return Err(format!(
                 "`Zoom: {zoom}` is not allowed: it must be positive"
             ));
