@@ -1778,3 +1778,16 @@ fn zoom_gif_and_frame_folder_are_checked_before_rendering() {
     assert!(dir.path().join("fr/a.gif").is_file());
     assert!(dir.path().join("fr/frame_00002.png").is_file());
 }
+
+/// D12 in the benchmark commands: a negative count reaches the range check.
+#[test]
+fn bench_counts_accept_negative_numbers_into_the_range_check() {
+    for args in [
+        &["mandelbrot-bench", "--backend", "cpu", "--reps", "-1"][..],
+        &["bench", "--warmup", "-1"][..],
+        &["vector-add", "--reps", "-1"][..],
+    ] {
+        assert_rejected(args, &["`-1` is not allowed", "1000"]);
+    }
+    assert_rejected(&["mandelbrot-bench", "--size", "-1"], &["'-1'"]);
+}
