@@ -1726,6 +1726,25 @@ fn views_beyond_f64_name_their_values() {
         &["--corners -1e308,1e308 1e308,-1e308", "beyond f64's range"],
     );
     assert_rejected(
+        &[&SMALL[..], &["--center", "1e400,0", "--scale", "1e-20"]].concat(),
+        &["1e400,0", "f64's range"],
+    );
+    assert_rejected(
+        &[
+            &SMALL[..],
+            &[
+                "--center-re",
+                "0",
+                "--center-im",
+                "-1e1000000",
+                "--scale",
+                "1e-20",
+            ],
+        ]
+        .concat(),
+        &["0,-1e1000000", "f64's range"],
+    );
+    assert_rejected(
         &[&ZOOM[..11], &["--end-scale", "1e400", "--gif", "z.gif"]].concat(),
         &["--end-scale 1e400", "beyond f64's range"],
     );

@@ -228,9 +228,12 @@ pub fn check_size_and_iter(width: u32, height: u32, max_iter: u32) -> Result<()>
 fn deep_location(args: &MandelbrotArgs) -> Result<Option<super::deep::Location>> {
     use super::deep::Location;
     if let Some(path) = &args.kfr {
-        return Ok(Some(Location::from_kfr(path, args.width, args.height)?));
+        let loc = Location::from_kfr(path, args.width, args.height)?;
+        center_within_f64(&loc.re, &loc.im)?;
+        return Ok(Some(loc));
     }
     if let (Some(re), Some(im)) = (&args.center_re, &args.center_im) {
+        center_within_f64(re, im)?;
         return Ok(Some(Location {
             re: re.clone(),
             im: im.clone(),
@@ -240,6 +243,9 @@ fn deep_location(args: &MandelbrotArgs) -> Result<Option<super::deep::Location>>
     }
     if args.corners.is_some() {
         return Ok(None);
+    }
+    if let Some(c) = &args.center {
+        center_within_f64(&c.re.text(), &c.im.text())?;
     }
     let center = center_f64(args);
     let scale = parse_finite(&args.scale).map_err(|e| super::UsageError(format!("--scale {e}")))?;
@@ -258,6 +264,20 @@ fn deep_location(args: &MandelbrotArgs) -> Result<Option<super::deep::Location>>
         scale: args.scale.trim().to_owned(),
         max_iter: None,
     }))
+}
+
+/// Refuses a centre beyond `f64`'s range (any digits are kept, but a centre of 1e400 is no
+/// view of the Mandelbrot set, and would cost the deep path a number of that size).
+fn center_within_f64(re: &str, im: &str) -> Result<()> {
+    let finite = |x: &str| x.parse::<f64>().is_ok_and(f64::is_finite);
+    if !finite(re) || !finite(im) {
+        super::usage!(
+            "centre {re},{im} is not allowed: each part must be within f64's range (at most \
+             {:e} in size)",
+            f64::MAX
+        );
+    }
+    Ok(())
 }
 
 /// The centre as `f64` (the default -0.75,0 when none was given).
