@@ -48,7 +48,7 @@ fn main() -> ExitCode {
         Err(err) => {
             let (status, print) = cli::exit_status(&err);
             if print {
-                eprintln!("error: {err:#}");
+                cli::errln!("error: {err:#}");
             }
             ExitCode::from(status)
         }

@@ -1408,3 +1408,405 @@ fn png_of_many_compressed_pieces_holds_the_rendered_pixels() {
         "decoded pixels differ from the render"
     );
 }
+
+/// Runs `ferrocuda args` with its current folder on a fresh 64 KiB tmpfs that is already full
+/// (a user and mount namespace of its own: `unshare --user --map-root-user --mount`). Returns
+/// the output and the regular files left on the tmpfs other than the filler (`./NAME`), or
+/// `None` where user namespaces or tmpfs mounts are not available.
+fn on_full_disk(args: &[&str]) -> Option<(Output, Vec<String>)> {
+    let mount = temp_dir();
+    let listing = temp_dir();
+    let list = listing.path().join("left");
+    let script = r#"
+        d=$1; list=$2; shift 2
+        mount -t tmpfs -o size=64k tmpfs "$d" || exit 200
+        cd "$d" || exit 200
+        head -c 1048576 /dev/zero > fill 2>/dev/null
+        "$@"; rc=$?
+        find . -type f ! -name fill | sort > "$list"
+        exit $rc
+    "#;
+    let out = Command::new("unshare")
+        .args([
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
+        .arg(mount.path())
+        .arg(&list)
+        .arg(env!("CARGO_BIN_EXE_ferrocuda"))
+        .args(args)
+        .output();
+    match out {
+        Ok(out) if out.status.code() != Some(200) && list.exists() => {
+            let left = std::fs::read_to_string(&list).expect("reading the listing");
+            Some((out, left.lines().map(str::to_owned).collect()))
+        }
+        Ok(out) => {
+            eprintln!(
+                "skipped the full-disk case: no tmpfs in a user namespace here: {}",
+                stderr(&out)
+            );
+            None
+        }
+        Err(e) => {
+            eprintln!("skipped the full-disk case: `unshare` cannot be run: {e}");
+            None
+        }
+    }
+}
+
+/// N1: on a full disk every file write fails with the path and the OS error, exit status 1,
+/// and leaves no file: the streaming PNG of an f64 render, a deep render's PNG (the image
+/// crate's encoder behind a `BufWriter`, whose last flush used to be lost), zoom frames and
+/// zoom's GIF.
+#[test]
+fn a_full_disk_fails_naming_the_path_and_leaves_no_file() {
+    let deep = [
+        "mandelbrot",
+        "--backend",
+        "cpu",
+        "--width",
+        "32",
+        "--height",
+        "32",
+        "--center-re",
+        "-1.7499984109937408174900248316242839345282",
+        "--center-im",
+        "-0.0000000000000016571246929541869232581096",
+        "--scale",
+        "1e-300",
+        "-o",
+        "x.png",
+    ];
+    let cases: [(&[&str], &str); 5] = [
+        (&SMALL[..], "out.png"),
+        (&deep[..], "x.png"),
+        (&[&ZOOM[..], &["-o", "fr"]].concat(), "frame_00000.png"),
+        (&[&ZOOM[..], &["--gif", "z.gif"]].concat(), "z.gif"),
+        (
+            &[&ZOOM[..], &["-o", "fr", "--gif", "fr/z.gif"]].concat(),
+            "frame_00000.png",
+        ),
+    ];
+    for (args, path) in cases {
+        let Some((out, left)) = on_full_disk(args) else {
+            return;
+        };
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains(path) && err.contains("No space left on device"),
+            "{args:?}: the error names no path or no OS error: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!stdout(&out).contains("wrote"), "{}", stdout(&out));
+        assert_eq!(left, Vec::<String>::new(), "{args:?} left files behind");
+    }
+}
+
+/// N10: a full or closed stderr never panics and never costs the image: the notes and
+/// warnings are dropped, the PNG is written, the exit status is 0.
+#[test]
+fn a_full_stderr_does_not_lose_the_image() {
+    let deep = [
+        "--center-re",
+        "-0.75",
+        "--center-im",
+        "0.1",
+        "--scale",
+        "1e-20",
+    ];
+    for extra in [
+        // Notes on stderr: --verify on the CPU, and corners of another aspect ratio.
+        &["--verify", "--corners", "-2,1", "2,-1"][..],
+        &["--verify"][..],
+        &deep[..],
+        &[&deep[..], &["--verify"]].concat()[..],
+    ] {
+        let dir = temp_dir();
+        let full = std::fs::File::create("/dev/full").expect("/dev/full");
+        let out = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
+            .args([&SMALL[..], extra].concat())
+            .current_dir(dir.path())
+            .stderr(full)
+            .output()
+            .expect("running ferrocuda");
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {}", stdout(&out));
+        assert_eq!(read_rgb(&dir.path().join("out.png")).dimensions(), (7, 5));
+    }
+    // A zoom's note (iterations capped) on a full stderr.
+    let dir = temp_dir();
+    let full = std::fs::File::create("/dev/full").expect("/dev/full");
+    let out = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
+        .args(&ZOOM[..9])
+        .args([
+            "--max-iter",
+            "9999999",
+            "--end-scale",
+            "0.01",
+            "--gif",
+            "z.gif",
+        ])
+        .current_dir(dir.path())
+        .stderr(full)
+        .output()
+        .expect("running ferrocuda");
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(dir.path().join("z.gif").is_file());
+}
+
+/// N3, N11, N12: KFR files: `Iterations` in --max-iter's range, at most 1 MiB read, a BOM
+/// and CR-only line ends accepted.
+#[test]
+fn kfr_files_are_bounded_and_any_line_end_is_read() {
+    let dir = temp_dir();
+    std::fs::write(
+        dir.path().join("huge.kfr"),
+        "Re: 0\nIm: 1\nZoom: 2.5E300\nIterations: 4294967295\n",
+    )
+    .unwrap();
+    let big = format!("Re: 0\nIm: 1\nZoom: 1\n{}", "x".repeat(2 << 20));
+    std::fs::write(dir.path().join("big.kfr"), &big).unwrap();
+    let big_size = format!("{} bytes", big.len());
+    for (file, named) in [
+        (
+            "huge.kfr",
+            &["`Iterations: 4294967295`", "1 to 10000000"][..],
+        ),
+        ("big.kfr", &["big.kfr", "1048576 bytes", &big_size][..]),
+        ("/dev/zero", &["/dev/zero", "1048576 bytes"][..]),
+    ] {
+        let out = ferrocuda(dir.path(), &[&SMALL[..], &["--kfr", file]].concat());
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{file}: {err}");
+        for n in named {
+            assert!(err.contains(n), "{file}: no `{n}` in {err}");
+        }
+        assert!(!dir.path().join("out.png").exists());
+    }
+    // A BOM and CR-only line ends (old Mac style), deep below f64.
+    std::fs::write(
+        dir.path().join("cr.kfr"),
+        "\u{feff}Re: 0\rIm: 1\rZoom: 2.5E300\rIterations: 2000\r",
+    )
+    .unwrap();
+    let out = ok(dir.path(), &[&SMALL[..], &["--kfr", "cr.kfr"]].concat());
+    assert!(stdout(&out).contains("max_iter 2000"), "{}", stdout(&out));
+}
+
+/// N4, N14: one strict decimal parser: malformed numbers are refused naming the value and
+/// the rule; the messages say what is wrong (positive, exponent out of range).
+#[test]
+fn decimals_are_strict_and_messages_precise() {
+    let deep = |re: &str, im: &str, scale: &str| {
+        [
+            &SMALL[..],
+            &["--center-re", re, "--center-im", im, "--scale", scale],
+        ]
+        .concat()
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<String>>()
+    };
+    let cases: Vec<(Vec<String>, Vec<&str>)> = vec![
+        (
+            deep("-0.75", "0.1", "1.2.3e-3"),
+            vec!["`1.2.3e-3`", "at most one `.`"],
+        ),
+        (deep("1-2", "0.1", "1e-20"), vec!["`1-2`", "not a decimal"]),
+        (deep("0", "0.1", "1e"), vec!["`1e`", "not a decimal"]),
+        (
+            deep("0", "1e5e5", "1e-20"),
+            vec!["`1e5e5`", "not a decimal"],
+        ),
+        (
+            deep("0", "0", "1e-9223372036854775808"),
+            vec!["1e-9223372036854775808", "exponent out of range"],
+        ),
+        (deep("0", "0", "-1e0"), vec!["-1e0", "must be positive"]),
+        (deep("0", "0", "0e0"), vec!["0e0", "must be positive"]),
+    ];
+    for (args, named) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_rejected(&args, &named);
+    }
+    assert_rejected(
+        &[&SMALL[..], &["--center", "1.2.3,0"]].concat(),
+        &["`1.2.3`", "at most one `.`"],
+    );
+    assert_rejected(
+        &[&ZOOM[..], &["--start-scale", "0e0", "--gif", "z.gif"]].concat(),
+        &["--start-scale", "0e0", "must be positive"],
+    );
+    assert_rejected(
+        &[&ZOOM[..11], &["--end-scale", "1e5e5", "--gif", "z.gif"]].concat(),
+        &["`1e5e5`", "not a decimal"],
+    );
+}
+
+/// N5: `--center` keeps every digit for a deep view: the image equals the one from
+/// --center-re/--center-im with the same digits, and differs from the f64-rounded centre's.
+#[test]
+fn center_keeps_every_digit_on_a_deep_view() {
+    let (re, im) = (
+        "-0.7436438870371587047521915061147746795140173834748",
+        "0.1318259042053119704931320563851394",
+    );
+    let dir = temp_dir();
+    let base = [
+        "mandelbrot",
+        "--backend",
+        "cpu",
+        "--width",
+        "16",
+        "--height",
+        "12",
+        "--scale",
+        "1e-30",
+        "--max-iter",
+        "20000",
+    ];
+    let center = format!("{re},{im}");
+    ok(
+        dir.path(),
+        &[&base[..], &["--center", &center, "-o", "a.png"]].concat(),
+    );
+    ok(
+        dir.path(),
+        &[
+            &base[..],
+            &["--center-re", re, "--center-im", im, "-o", "b.png"],
+        ]
+        .concat(),
+    );
+    let rounded = (
+        re.parse::<f64>().unwrap().to_string(),
+        im.parse::<f64>().unwrap().to_string(),
+    );
+    ok(
+        dir.path(),
+        &[
+            &base[..],
+            &[
+                "--center-re",
+                &rounded.0,
+                "--center-im",
+                &rounded.1,
+                "-o",
+                "c.png",
+            ],
+        ]
+        .concat(),
+    );
+    let (a, b, c) = (
+        read_rgb(&dir.path().join("a.png")),
+        read_rgb(&dir.path().join("b.png")),
+        read_rgb(&dir.path().join("c.png")),
+    );
+    assert!(
+        a == b,
+        "--center and --center-re/--center-im give different images"
+    );
+    assert!(
+        a != c,
+        "the view does not tell the digits apart; choose another"
+    );
+}
+
+/// D13: coordinates beyond f64 name the values that gave them.
+#[test]
+fn views_beyond_f64_name_their_values() {
+    assert_rejected(
+        &[&SMALL[..], &["--corners", "-1e308,1e308", "1e308,-1e308"]].concat(),
+        &["--corners -1e308,1e308 1e308,-1e308", "beyond f64's range"],
+    );
+    assert_rejected(
+        &[&SMALL[..], &["--center", "1e400,0", "--scale", "1e-20"]].concat(),
+        &["1e400,0", "f64's range"],
+    );
+    assert_rejected(
+        &[
+            &SMALL[..],
+            &[
+                "--center-re",
+                "0",
+                "--center-im",
+                "-1e1000000",
+                "--scale",
+                "1e-20",
+            ],
+        ]
+        .concat(),
+        &["0,-1e1000000", "f64's range"],
+    );
+    assert_rejected(
+        &[&ZOOM[..11], &["--end-scale", "1e400", "--gif", "z.gif"]].concat(),
+        &["--end-scale 1e400", "beyond f64's range"],
+    );
+}
+
+/// D12, D17: negative numbers after a space reach the range checks; --max-iter-growth has a
+/// stated range and values outside it are refused.
+#[test]
+fn negative_and_out_of_range_numbers_name_value_and_range() {
+    assert_rejected(
+        &[&SMALL[..], &["--max-iter", "-1"]].concat(),
+        &["`-1` is not allowed", "1 to 10000000"],
+    );
+    assert_rejected(
+        &["mandelbrot", "--backend", "cpu", "--width", "-5"],
+        &["`-5` is not allowed", "1 to 65536"],
+    );
+    assert_rejected(
+        &["zoom", "--frames", "-1", "--gif", "z.gif"],
+        &["--frames -1", "1 to 100000"],
+    );
+    for growth in ["100000000", "-1"] {
+        assert_rejected(
+            &[&ZOOM[..], &["--max-iter-growth", growth, "--gif", "z.gif"]].concat(),
+            &[&format!("`{growth}` is not allowed"), "0 to 1000000"],
+        );
+    }
+    let dir = temp_dir();
+    let help = stdout(&ferrocuda(dir.path(), &["zoom", "--help"]));
+    assert!(help.contains("0 to 1,000,000"), "{help}");
+}
+
+/// N15: a GIF path that is the frame folder is refused before rendering; a GIF inside the
+/// frame folder that -o creates is fine.
+#[test]
+fn zoom_gif_and_frame_folder_are_checked_before_rendering() {
+    assert_rejected(
+        &[&ZOOM[..], &["-o", "x.gif", "--gif", "x.gif"]].concat(),
+        &["x.gif", "frame folder"],
+    );
+    assert_rejected(
+        &[&ZOOM[..], &["-o", "a.gif/fr", "--gif", "./a.gif"]].concat(),
+        &["a.gif", "lies inside"],
+    );
+    let dir = temp_dir();
+    ok(
+        dir.path(),
+        &[&ZOOM[..], &["-o", "fr", "--gif", "fr/a.gif"]].concat(),
+    );
+    assert!(dir.path().join("fr/a.gif").is_file());
+    assert!(dir.path().join("fr/frame_00002.png").is_file());
+}
+
+/// D12 in the benchmark commands: a negative count reaches the range check.
+#[test]
+fn bench_counts_accept_negative_numbers_into_the_range_check() {
+    for args in [
+        &["mandelbrot-bench", "--backend", "cpu", "--reps", "-1"][..],
+        &["bench", "--warmup", "-1"][..],
+        &["vector-add", "--reps", "-1"][..],
+    ] {
+        assert_rejected(args, &["`-1` is not allowed", "1000"]);
+    }
+    assert_rejected(&["mandelbrot-bench", "--size", "-1"], &["'-1'"]);
+}

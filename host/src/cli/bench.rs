@@ -18,7 +18,7 @@ pub struct BenchArgs {
     )]
     pub out: PathBuf,
     /// Elements per vector (default 2^28: 1 GiB per f32 array, far beyond L2).
-    #[arg(long, default_value_t = 1 << 28)]
+    #[arg(long, default_value_t = 1 << 28, allow_negative_numbers = true)]
     pub len: u64,
     /// SGEMM dimensions M,N,K (row-major C = A·B, A M×K, B K×N); repeat for several shapes.
     #[arg(
@@ -28,10 +28,10 @@ pub struct BenchArgs {
     )]
     pub gemm: Vec<(u32, u32, u32)>,
     /// Untimed runs before timing each workload.
-    #[arg(long, default_value_t = 3, value_parser = super::parse_warmup)]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = super::parse_warmup)]
     pub warmup: u32,
     /// Timed runs per workload, 1 to 1000 (median, min, max and quartiles are reported).
-    #[arg(long, default_value_t = 20, value_parser = super::parse_reps)]
+    #[arg(long, default_value_t = 20, allow_negative_numbers = true, value_parser = super::parse_reps)]
     pub reps: u32,
     /// Skip the CUDA C twins (otherwise built with nvcc when it is on PATH).
     #[arg(long)]
@@ -93,7 +93,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         cublas: !args.no_cublas,
         cub: !args.no_cub,
     };
-    let report = bench::run(&opts, |line| eprintln!("{line}")).context("bench runs on the GPU")?;
+    let report =
+        bench::run(&opts, |line| super::errln!("{line}")).context("bench runs on the GPU")?;
     finish(&report, args)
 }
 

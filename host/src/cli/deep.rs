@@ -1,9 +1,10 @@
 //! `ferrocuda mandelbrot` past f64: views given by decimal strings (or a Kalles Fraktaler
 //! location file), rendered by perturbation (`host::deep`) on the GPU or the CPU.
 
+use super::decimal::Decimal;
 use super::mandelbrot::MandelbrotArgs;
 use super::{OutputFile, UsageError, outln};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use host::deep::{DeepView, colorize, render, render_job_cpu};
 use std::{path::Path, time::Instant};
 
@@ -20,70 +21,108 @@ pub struct Location {
     pub max_iter: Option<u32>,
 }
 
+/// Largest Kalles Fraktaler location file read: 1 MiB. A location file is a few lines (KF 2.15
+/// writes about 20); a centre of 100,000 digits still fits.
+pub const MAX_KFR_BYTES: u64 = 1 << 20;
+
 impl Location {
     /// Reads a Kalles Fraktaler location file: `Re: …`, `Im: …`, `Zoom: …` and optionally
     /// `Iterations: …` lines (other lines are ignored). `Zoom: Z` is KF's `2 / radius`, the
     /// radius running from the centre to the top and bottom edges (Kalles Fraktaler 2+'s
     /// `CFraktalSFT`: pixel spacing `= 2·radius / height`), so the view is `4/Z` high and the
-    /// scale (width extent) is `4/Z · width/height`.
+    /// scale (width extent) is `4/Z · width/height`. The file is UTF-8, with or without a
+    /// byte-order mark, lines ending in LF, CRLF or CR alone, at most [`MAX_KFR_BYTES`] long.
     ///
     /// # Errors
-    /// The file cannot be read, or a needed line is missing or not a number (named).
+    /// The file cannot be read or is larger than [`MAX_KFR_BYTES`] (its size named), or a
+    /// needed line is missing, not a decimal (by [`Decimal::parse`]) or out of range (named).
     pub fn from_kfr(path: &Path, width: u32, height: u32) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading --kfr {}", path.display()))?;
+        use std::io::Read as _;
+        let shown = path.display();
+        let file = std::fs::File::open(path).map_err(|e| {
+            anyhow::anyhow!("cannot read --kfr `{shown}`: {}", super::os_message(&e))
+        })?;
+        let mut bytes = Vec::new();
+        file.take(MAX_KFR_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| {
+                anyhow::anyhow!("cannot read --kfr `{shown}`: {}", super::os_message(&e))
+            })?;
+        if bytes.len() as u64 > MAX_KFR_BYTES {
+            let size = std::fs::metadata(path)
+                .ok()
+                .filter(|m| m.is_file())
+                .map_or_else(
+                    || "more than that".to_owned(),
+                    |m| format!("{} bytes", m.len()),
+                );
+            super::usage!(
+                "--kfr `{shown}` is not allowed: location files may be at most {MAX_KFR_BYTES} \
+                 bytes (1 MiB), this one is {size}"
+            );
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            UsageError(format!(
+                "--kfr `{shown}` is not a text file: invalid UTF-8 at byte {}",
+                e.utf8_error().valid_up_to()
+            ))
+        })?;
         Self::parse_kfr(&text, width, height)
-            .map_err(|e| UsageError(format!("--kfr {}: {e}", path.display())).into())
+            .map_err(|e| UsageError(format!("--kfr {shown}: {e}")).into())
     }
 
     fn parse_kfr(text: &str, width: u32, height: u32) -> Result<Self, String> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let field = |name: &str| {
-            text.lines().find_map(|l| {
+            // Any line end: LF, CRLF or CR alone.
+            text.split(['\r', '\n']).find_map(|l| {
                 let (k, v) = l.split_once(':')?;
                 (k.trim().eq_ignore_ascii_case(name)).then(|| v.trim().to_owned())
             })
         };
         let need = |name: &str| field(name).ok_or_else(|| format!("no `{name}:` line"));
         let (re, im, zoom) = (need("Re")?, need("Im")?, need("Zoom")?);
+        let decimal =
+            |name: &str, v: &str| Decimal::parse(v).map_err(|e| format!("`{name}: {v}`: {e}"));
+        let (re, im) = (decimal("Re", &re)?, decimal("Im", &im)?);
         let max_iter = match field("Iterations") {
-            Some(v) => Some(
-                v.parse::<u32>()
-                    .ok()
-                    .filter(|&n| n >= 1)
-                    .ok_or_else(|| format!("`Iterations: {v}` is not a positive integer"))?,
-            ),
+            Some(v) => Some(super::parse_max_iter(&v).map_err(|_| {
+                format!(
+                    "`Iterations: {v}` is not allowed: the iteration limit must be a whole \
+                     number from 1 to {} (as for --max-iter)",
+                    super::MAX_ITER_LIMIT
+                )
+            })?),
             None => None,
         };
         // Scale = 4/Z · w/h, written as a decimal with the zoom's exponent kept apart, so
         // zooms beyond f64 (1e500) work: Z = m·10^k → scale = (4·w/h / m)·10^-k.
-        let (m, k) = split_decimal(&zoom)
-            .ok_or_else(|| format!("`Zoom: {zoom}` is not a positive decimal"))?;
-        if m <= 0.0 {
-            return Err(format!("`Zoom: {zoom}` must be positive"));
+        let z = Decimal::parse(&zoom)
+            .map_err(|e| format!("`Zoom: {zoom}` is not a positive decimal: {e}"))?;
+        let (m, k) = z.split();
+        if m.is_nan() || m <= 0.0 {
+            return Err(format!(
+                "`Zoom: {zoom}` is not allowed: it must be positive"
+            ));
+        }
+        if !m.is_finite() {
+            return Err(format!(
+                "`Zoom: {zoom}` is not allowed: its digits before the exponent must be within \
+                 f64's range (write more of the size as the exponent)"
+            ));
         }
         let factor = 4.0 * f64::from(width) / f64::from(height.max(1)) / m;
         let f = format!("{factor:e}");
         let (digits, e) = f.split_once('e').unwrap_or((&f, "0"));
         let e: i64 = e.parse().unwrap_or(0);
+        // |k| ≤ MAX_EXPONENT and |e| < 400: no wrapping.
         Ok(Self {
-            re,
-            im,
+            re: re.text(),
+            im: im.text(),
             scale: format!("{digits}e{}", e - k),
             max_iter,
         })
     }
-}
-
-/// A positive decimal `m·10^k` split into an `f64` mantissa (its significant digits) and the
-/// exponent `k`, so numbers beyond f64's range keep their exponent exactly.
-pub fn split_decimal(s: &str) -> Option<(f64, i64)> {
-    let s = s.trim();
-    let (mant, exp) = match s.find(['e', 'E']) {
-        Some(i) => (&s[..i], s[i + 1..].parse::<i64>().ok()?),
-        None => (s, 0),
-    };
-    let m: f64 = mant.parse().ok()?;
-    m.is_finite().then_some((m, exp))
 }
 
 /// Renders a deep view and writes the PNG.
@@ -132,7 +171,7 @@ pub fn run(args: &MandelbrotArgs, loc: &Location) -> Result<()> {
                 t.elapsed().as_secs_f64() * 1e3
             );
         } else {
-            eprintln!(
+            super::errln!(
                 "note: --verify compares the GPU with the CPU; rendering on the CPU, nothing to compare"
             );
         }
@@ -171,7 +210,7 @@ mod tests {
         assert!(loc.im.starts_with("-0.0000000000000016571246929541869"));
         assert_eq!(loc.max_iter, Some(1_000_000));
         // 4/Z · 640/360 = 7.1111/1.8788e157 = 3.7849e-157.
-        let (m, k) = split_decimal(&loc.scale).unwrap();
+        let (m, k) = Decimal::parse(&loc.scale).unwrap().split();
         assert_eq!(k, -157);
         assert!(
             (m - 4.0 * 640.0 / 360.0 / 1.878_813_776_506_9).abs() < 1e-12,
@@ -192,11 +231,77 @@ mod tests {
         );
         assert_eq!(
             Location::parse_kfr("Re: 0\nIm: 0\nZoom: abc\n", 4, 4).unwrap_err(),
-            "`Zoom: abc` is not a positive decimal"
+            "`Zoom: abc` is not a positive decimal: `abc` is not a decimal number: write an \
+             optional sign, digits with at most one `.`, and optionally `e` and a whole \
+             exponent, e.g. -0.75, 1.25e-3 or 1e-500"
         );
-        assert_eq!(
-            Location::parse_kfr("Re: 0\nIm: 0\nZoom: 1\nIterations: -3\n", 4, 4).unwrap_err(),
-            "`Iterations: -3` is not a positive integer"
+        assert!(
+            Location::parse_kfr("Re: 0\nIm: 0\nZoom: 1\nIterations: -3\n", 4, 4)
+                .unwrap_err()
+                .contains("`Iterations: -3` is not allowed")
         );
+    }
+
+    /// N3: `Iterations` is range-checked as --max-iter is.
+    #[test]
+    fn kfr_iterations_must_be_in_the_max_iter_range() {
+        for v in ["4294967295", "100000000", "0", "1e6"] {
+            let e = Location::parse_kfr(&format!("Re: 0\nIm: 0\nZoom: 1\nIterations: {v}\n"), 4, 4)
+                .unwrap_err();
+            assert!(
+                e.contains(&format!("`Iterations: {v}`")) && e.contains("1 to 10000000"),
+                "{e}"
+            );
+        }
+        let ok = Location::parse_kfr("Re: 0\nIm: 0\nZoom: 1\nIterations: 10000000\n", 4, 4);
+        assert_eq!(ok.unwrap().max_iter, Some(10_000_000));
+    }
+
+    /// N12: a byte-order mark and every kind of line end.
+    #[test]
+    fn kfr_accepts_a_bom_and_any_line_end() {
+        for text in [
+            "\u{feff}Re: -0.5\nIm: 0.25\nZoom: 4\nIterations: 500\n",
+            "Re: -0.5\rIm: 0.25\rZoom: 4\rIterations: 500\r",
+            "\u{feff}Re: -0.5\r\nIm: 0.25\r\nZoom: 4\r\nIterations: 500",
+        ] {
+            let loc = Location::parse_kfr(text, 100, 100).unwrap();
+            assert_eq!(
+                (loc.re.as_str(), loc.im.as_str()),
+                ("-0.5", "0.25"),
+                "{text:?}"
+            );
+            assert_eq!(
+                (loc.scale.as_str(), loc.max_iter),
+                ("1e0", Some(500)),
+                "{text:?}"
+            );
+        }
+    }
+
+    /// N4, N14: `Re`/`Im`/`Zoom` go through the strict decimal parser; a huge `Zoom` exponent
+    /// is refused, not wrapped.
+    #[test]
+    fn kfr_values_are_strict_decimals() {
+        let e = Location::parse_kfr("Re: 1-2\nIm: 0\nZoom: 1\n", 4, 4).unwrap_err();
+        assert!(
+            e.contains("`Re: 1-2`") && e.contains("not a decimal"),
+            "{e}"
+        );
+        let e = Location::parse_kfr("Re: 0\nIm: 1e5e5\nZoom: 1\n", 4, 4).unwrap_err();
+        assert!(e.contains("`1e5e5`"), "{e}");
+        for zoom in ["1e-9223372036854775808", "1e9223372036854775807"] {
+            let e =
+                Location::parse_kfr(&format!("Re: 0\nIm: 0\nZoom: {zoom}\n"), 4, 4).unwrap_err();
+            assert!(
+                e.contains(zoom) && e.contains("exponent out of range"),
+                "{e}"
+            );
+        }
+        for zoom in ["0", "-2e5"] {
+            let e =
+                Location::parse_kfr(&format!("Re: 0\nIm: 0\nZoom: {zoom}\n"), 4, 4).unwrap_err();
+            assert!(e.contains(zoom) && e.contains("must be positive"), "{e}");
+        }
     }
 }

@@ -6,10 +6,11 @@
 //! bands as it becomes free and the bands are put back in order before encoding. Ctrl-C stops
 //! between bands and removes the temporary file.
 
+use super::decimal::{DecimalPoint, parse_decimal_text, parse_scale_text};
 use super::{OutputFile, check_interrupt, outln, parse_complex, parse_finite, parse_palette};
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
-use common::{Band, Complex, Palette, RenderJob, Viewport, palette::Shading};
+use common::{Band, Complex, Palette, RenderJob, Viewport, ViewportError, palette::Shading};
 use host::{
     Gpu, GpuError,
     mandelbrot::{
@@ -65,13 +66,13 @@ pub struct LookArgs {
     #[arg(long)]
     pub smooth: bool,
     /// Iterations per palette cycle (1 to 1,000,000).
-    #[arg(long, value_name = "ITERS", default_value_t = Palette::CYCLE_ITERS, value_parser = parse_cycle)]
+    #[arg(long, value_name = "ITERS", default_value_t = Palette::CYCLE_ITERS, allow_negative_numbers = true, value_parser = parse_cycle)]
     pub palette_cycle: u32,
     /// Shift of the palette along its cycle, as a fraction of the cycle (0 to below 1).
     #[arg(long, value_name = "FRACTION", default_value_t = 0.0, allow_hyphen_values = true, value_parser = parse_offset)]
     pub palette_offset: f32,
     /// Supersampling (anti-aliasing): 1, 2 (2×2 samples per pixel) or 4 (4×4).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_supersample)]
+    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true, value_parser = parse_supersample)]
     pub supersample: u32,
 }
 
@@ -93,29 +94,33 @@ impl LookArgs {
 #[derive(clap::Args)]
 pub struct MandelbrotArgs {
     /// Image width in pixels (1 to 65536).
-    #[arg(long, default_value_t = 1200, value_parser = super::parse_side)]
+    #[arg(long, default_value_t = 1200, allow_negative_numbers = true, value_parser = super::parse_side)]
     pub width: u32,
     /// Image height in pixels (1 to 65536).
-    #[arg(long, default_value_t = 900, value_parser = super::parse_side)]
+    #[arg(long, default_value_t = 900, allow_negative_numbers = true, value_parser = super::parse_side)]
     pub height: u32,
-    /// Centre of the view as RE,IM (e.g. -0.75,0).
-    #[arg(long, value_name = "RE,IM", allow_hyphen_values = true, value_parser = parse_complex, conflicts_with = "corners")]
-    pub center: Option<Complex<f64>>,
+    /// Centre of the view as RE,IM (e.g. -0.75,0): two decimals (see --scale), every digit
+    /// kept (a deep view gets all of them).
+    #[arg(long, value_name = "RE,IM", allow_hyphen_values = true, value_parser = DecimalPoint::parse, conflicts_with = "corners")]
+    pub center: Option<DecimalPoint>,
     /// Width of the view along the real axis, in complex-plane units (used with --center or
-    /// --center-re/--center-im). Any decimal, e.g. 3.5 or 1e-500: views deeper than f64
-    /// resolves are rendered by perturbation from an arbitrary-precision reference orbit.
+    /// --center-re/--center-im). Any positive decimal, e.g. 3.5 or 1e-500 (an optional sign,
+    /// digits with at most one `.`, optionally `e` and an exponent of at most 1,000,000,000
+    /// in size): views deeper than f64 resolves are rendered by perturbation from an
+    /// arbitrary-precision reference orbit.
     #[arg(
         long,
         default_value = "3.5",
         allow_hyphen_values = true,
+        value_parser = parse_scale_text,
         conflicts_with = "corners"
     )]
     pub scale: String,
     /// Real part of the centre as a decimal of any length (deep zooms; with --center-im).
-    #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, requires = "center_im", conflicts_with_all = ["center", "corners"])]
+    #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, value_parser = parse_decimal_text, requires = "center_im", conflicts_with_all = ["center", "corners"])]
     pub center_re: Option<String>,
     /// Imaginary part of the centre as a decimal of any length (with --center-re).
-    #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, requires = "center_re", conflicts_with_all = ["center", "corners"])]
+    #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, value_parser = parse_decimal_text, requires = "center_re", conflicts_with_all = ["center", "corners"])]
     pub center_im: Option<String>,
     /// Take centre, scale and iteration limit from a Kalles Fraktaler location file (its
     /// `Re`, `Im`, `Zoom` and `Iterations` lines; a --max-iter other than the default 1000
@@ -126,7 +131,7 @@ pub struct MandelbrotArgs {
     #[arg(long, num_args = 2, value_names = ["UL", "LR"], allow_hyphen_values = true, value_parser = parse_complex)]
     pub corners: Option<Vec<Complex<f64>>>,
     /// Iteration limit (1 to 10,000,000).
-    #[arg(long, default_value_t = 1000, value_parser = super::parse_max_iter)]
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = super::parse_max_iter)]
     pub max_iter: u32,
     /// Arithmetic precision.
     #[arg(long, value_enum, default_value_t = PrecisionArg::Auto)]
@@ -137,11 +142,11 @@ pub struct MandelbrotArgs {
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
     /// GPUs to render on: `all`, or N for the first N (each takes the next band when free).
-    #[arg(long, value_name = "all|N", default_value = "all", value_parser = parse_gpus)]
+    #[arg(long, value_name = "all|N", default_value = "all", allow_negative_numbers = true, value_parser = parse_gpus)]
     pub gpus: GpuSelection,
     /// Rows per band (the unit of one launch and of streaming to the PNG); default: as many
     /// as fit in 2^23 pixels, and with several GPUs at most 1/8 of the image per GPU.
-    #[arg(long, value_name = "ROWS", value_parser = parse_band_rows)]
+    #[arg(long, value_name = "ROWS", allow_negative_numbers = true, value_parser = parse_band_rows)]
     pub band_rows: Option<u32>,
     /// Output PNG file.
     #[arg(short, long, default_value = "mandelbrot.png")]
@@ -223,9 +228,12 @@ pub fn check_size_and_iter(width: u32, height: u32, max_iter: u32) -> Result<()>
 fn deep_location(args: &MandelbrotArgs) -> Result<Option<super::deep::Location>> {
     use super::deep::Location;
     if let Some(path) = &args.kfr {
-        return Ok(Some(Location::from_kfr(path, args.width, args.height)?));
+        let loc = Location::from_kfr(path, args.width, args.height)?;
+        center_within_f64(&loc.re, &loc.im)?;
+        return Ok(Some(loc));
     }
     if let (Some(re), Some(im)) = (&args.center_re, &args.center_im) {
+        center_within_f64(re, im)?;
         return Ok(Some(Location {
             re: re.clone(),
             im: im.clone(),
@@ -236,18 +244,62 @@ fn deep_location(args: &MandelbrotArgs) -> Result<Option<super::deep::Location>>
     if args.corners.is_some() {
         return Ok(None);
     }
-    let center = args.center.unwrap_or(Complex::new(-0.75, 0.0));
+    if let Some(c) = &args.center {
+        center_within_f64(&c.re.text(), &c.im.text())?;
+    }
+    let center = center_f64(args);
     let scale = parse_finite(&args.scale).map_err(|e| super::UsageError(format!("--scale {e}")))?;
     let spacing = scale / f64::from(args.width.max(1));
     let magnitude = center.re.abs().max(center.im.abs()).max(1.0);
     // 0 here is a scale that underflowed f64 (or a 0 the deep path rejects by name).
     let deep = scale == 0.0 || (scale > 0.0 && spacing < magnitude * 2f64.powi(-48));
+    // Every digit of --center (not its f64 rounding).
+    let (re, im) = args.center.as_ref().map_or_else(
+        || ("-0.75".to_owned(), "0".to_owned()),
+        |c| (c.re.text(), c.im.text()),
+    );
     Ok(deep.then(|| Location {
-        re: center.re.to_string(),
-        im: center.im.to_string(),
+        re,
+        im,
         scale: args.scale.trim().to_owned(),
         max_iter: None,
     }))
+}
+
+/// Refuses a centre beyond `f64`'s range (any digits are kept, but a centre of 1e400 is no
+/// view of the Mandelbrot set, and would cost the deep path a number of that size).
+fn center_within_f64(re: &str, im: &str) -> Result<()> {
+    let finite = |x: &str| x.parse::<f64>().is_ok_and(f64::is_finite);
+    if !finite(re) || !finite(im) {
+        super::usage!(
+            "centre {re},{im} is not allowed: each part must be within f64's range (at most \
+             {:e} in size)",
+            f64::MAX
+        );
+    }
+    Ok(())
+}
+
+/// The centre as `f64` (the default -0.75,0 when none was given).
+fn center_f64(args: &MandelbrotArgs) -> Complex<f64> {
+    args.center
+        .as_ref()
+        .map_or(Complex::new(-0.75, 0.0), DecimalPoint::to_f64)
+}
+
+/// A viewport error as a usage error; one about coordinates that are not finite names the
+/// values that gave them (`what()`, e.g. "--corners -1e308,1e308 1e308,-1e308").
+pub fn view_error(e: ViewportError, what: impl FnOnce() -> String) -> super::UsageError {
+    match e {
+        ViewportError::NotFinite => super::UsageError(format!(
+            "{} is not allowed: the view's coordinates or its pixel spacing are beyond f64's \
+             range (at most {:e} in size, spacing at least {:e})",
+            what(),
+            f64::MAX,
+            f64::MIN_POSITIVE
+        )),
+        e => super::UsageError(e.to_string()),
+    }
 }
 
 pub fn check_scale(flag: &str, scale: f64, width_px: u32) -> Result<()> {
@@ -279,12 +331,12 @@ pub fn choose_precision(job: &RenderJob<f64>, arg: PrecisionArg, quiet: bool) ->
         return precision;
     }
     if precision == Precision::F32 && auto_precision == Precision::F64 {
-        eprintln!(
+        super::errln!(
             "warning: pixel spacing {:e} is too fine for f32 at this centre; use --precision f64 or auto",
             job.samples.min_step()
         );
     } else if f64_too_coarse {
-        eprintln!(
+        super::errln!(
             "warning: pixel spacing {:e} is below f64 resolution at this centre; the image will be blocky",
             job.samples.min_step()
         );
@@ -301,7 +353,7 @@ pub fn open_gpu(backend: Backend) -> Result<Option<Gpu>> {
         Backend::Auto => match Gpu::new(0) {
             Ok(gpu) => Some(gpu),
             Err(err @ (GpuError::NoDriver | GpuError::NoDevice)) => {
-                eprintln!("note: {err}; rendering on the CPU");
+                super::errln!("note: {err}; rendering on the CPU");
                 None
             }
             Err(err) => return Err(err).context("opening the GPU"),
@@ -317,7 +369,7 @@ pub fn open_pool(backend: Backend, selection: GpuSelection) -> Result<Option<Gpu
         Backend::Auto => match GpuPool::open(selection) {
             Ok(pool) => Some(pool),
             Err(err @ (GpuError::NoDriver | GpuError::NoDevice)) => {
-                eprintln!("note: {err}; rendering on the CPU");
+                super::errln!("note: {err}; rendering on the CPU");
                 None
             }
             Err(err) => return Err(err).context("opening the GPUs"),
@@ -364,16 +416,25 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     if args.corners.is_none() {
         check_scale("--scale", scale, width)?;
     }
+    let center = center_f64(args);
     let view = match &args.corners {
-        Some(c) => Viewport::from_corners(width, height, c[0], c[1]),
-        None => Viewport::from_center_scale(
-            width,
-            height,
-            args.center.unwrap_or(Complex::new(-0.75, 0.0)),
-            scale,
-        ),
-    }
-    .map_err(|e| super::UsageError(e.to_string()))?;
+        Some(c) => Viewport::from_corners(width, height, c[0], c[1]).map_err(|e| {
+            view_error(e, || {
+                format!(
+                    "--corners {:e},{:e} {:e},{:e}",
+                    c[0].re, c[0].im, c[1].re, c[1].im
+                )
+            })
+        }),
+        None => Viewport::from_center_scale(width, height, center, scale).map_err(|e| {
+            view_error(e, || {
+                format!(
+                    "--center {:e},{:e} --scale {}",
+                    center.re, center.im, args.scale
+                )
+            })
+        }),
+    }?;
     Precision::check_view(&view).map_err(super::UsageError)?;
     if let Some(c) = &args.corners {
         // Pixels are as wide as the view divided by the width, as tall as its height by the
@@ -381,7 +442,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
         let (w, h) = ((c[1].re - c[0].re).abs(), (c[0].im - c[1].im).abs());
         let aspect = (w / f64::from(width)) / (h / f64::from(height));
         if (aspect - 1.0).abs() > 0.01 {
-            eprintln!(
+            super::errln!(
                 "note: the corners span {w:e} x {h:e} but the image is {width}x{height}: pixels \
                  are {aspect:.3} times as wide as tall (the picture is stretched)"
             );
@@ -419,7 +480,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
         .unwrap_or_else(|| default_band_rows(&job, pool.as_ref().map_or(1, GpuPool::len)))
         .min(height);
     if args.verify && pool.is_none() {
-        eprintln!(
+        super::errln!(
             "note: --verify compares the GPU with the CPU; rendering on the CPU, nothing to compare"
         );
     }

@@ -36,16 +36,16 @@ pub enum BenchBackend {
 #[derive(clap::Args)]
 pub struct BenchArgs {
     /// Image width and height in pixels (1 to 32768).
-    #[arg(long, default_value_t = 8192)]
+    #[arg(long, default_value_t = 8192, allow_negative_numbers = true)]
     pub size: u32,
     /// Iteration limit (1 to 10,000,000).
-    #[arg(long, default_value_t = 1000, value_parser = super::parse_max_iter)]
+    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = super::parse_max_iter)]
     pub max_iter: u32,
     /// Timed repetitions per kernel (the median is reported), 1 to 1000.
-    #[arg(long, default_value_t = 10, value_parser = super::parse_reps)]
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = super::parse_reps)]
     pub reps: u32,
     /// Untimed warm-up launches per kernel (0 to 1000).
-    #[arg(long, default_value_t = 2, value_parser = super::parse_warmup)]
+    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = super::parse_warmup)]
     pub warmup: u32,
     /// Arithmetic precision.
     #[arg(long, value_enum, default_value_t = BenchPrecision::Both)]
@@ -108,7 +108,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         (Some(gpu), false) => match CudaCReference::build(gpu) {
             Ok(c) => Some(c),
             Err(why) => {
-                eprintln!("note: no CUDA C reference: {why}");
+                super::errln!("note: no CUDA C reference: {why}");
                 None
             }
         },

@@ -2,6 +2,7 @@
 //! output helpers they share.
 
 pub mod bench;
+pub mod decimal;
 pub mod deep;
 pub mod info;
 pub mod mandelbrot;
@@ -17,34 +18,55 @@ use std::{
     path::{Path, PathBuf},
     sync::{
         Arc,
-        atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering},
+        atomic::{AtomicI32, AtomicU64, Ordering},
     },
     time::{Duration, Instant},
 };
 
+/// `eprintln!` that never panics: a line on standard error, where a write error (a closed or
+/// full stderr, `2>/dev/full`) is ignored, so it never costs the output file.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+pub(crate) use errln;
+
 /// Progress of a long run on stderr: in a terminal an indicatif bar redrawn four times a
 /// second (elapsed time, position, ETA); otherwise, for runs longer than 10 s, one line every
 /// 10 s. Work is counted with [`Progress::inc`] or through a counter read by [`Progress::watch`].
+/// Dropping it stops the display at once: the display thread waits on a channel that the drop
+/// closes, never in a fixed sleep.
 pub struct Progress {
     bar: indicatif::ProgressBar,
     done: Arc<AtomicU64>,
-    finished: Arc<AtomicBool>,
+    /// Closed (dropped) to stop the display thread.
+    stop: Option<std::sync::mpsc::Sender<()>>,
     ticker: Option<std::thread::JoinHandle<()>>,
 }
+
+/// How often the progress display is updated.
+const PROGRESS_TICK: Duration = Duration::from_millis(250);
 
 impl Progress {
     /// Progress over `len` `unit`s (e.g. "rows").
     pub fn new(len: u64, unit: &'static str) -> Self {
-        Self::with_counter(len, unit, None)
+        Self::with_counter(len, unit, None, PROGRESS_TICK)
     }
 
     /// Progress whose position is read from `counter` (an absolute count, e.g. the rows a
     /// CPU render has finished), on top of [`Progress::inc`].
     pub fn watch(len: u64, unit: &'static str, counter: &'static AtomicU64) -> Self {
-        Self::with_counter(len, unit, Some(counter))
+        Self::with_counter(len, unit, Some(counter), PROGRESS_TICK)
     }
 
-    fn with_counter(len: u64, unit: &'static str, counter: Option<&'static AtomicU64>) -> Self {
+    fn with_counter(
+        len: u64,
+        unit: &'static str,
+        counter: Option<&'static AtomicU64>,
+        tick: Duration,
+    ) -> Self {
         let terminal = std::io::stderr().is_terminal();
         let bar = if terminal {
             let style = indicatif::ProgressStyle::with_template(&format!(
@@ -56,23 +78,25 @@ impl Progress {
             indicatif::ProgressBar::hidden()
         };
         let done = Arc::new(AtomicU64::new(0));
-        let finished = Arc::new(AtomicBool::new(false));
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let base = counter.map_or(0, |c| c.load(Ordering::Relaxed));
         let ticker = {
-            let (bar, done, finished) = (bar.clone(), done.clone(), finished.clone());
+            let (bar, done) = (bar.clone(), done.clone());
             std::thread::spawn(move || {
                 let start = Instant::now();
                 let mut last_line = start;
-                while !finished.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(250));
+                // Wakes every `tick`, or at once when the sender is dropped.
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(tick)
+                {
                     let pos = done.load(Ordering::Relaxed)
-                        + counter.map_or(0, |c| c.load(Ordering::Relaxed) - base);
+                        + counter.map_or(0, |c| c.load(Ordering::Relaxed).saturating_sub(base));
                     let pos = pos.min(len);
                     if terminal {
                         bar.set_position(pos);
                     } else if last_line.elapsed() >= Duration::from_secs(10) {
                         last_line = Instant::now();
-                        eprintln!(
+                        errln!(
                             "progress: {pos}/{len} {unit} ({:.0}%), {:.0} s",
                             100.0 * pos as f64 / len.max(1) as f64,
                             start.elapsed().as_secs_f64()
@@ -84,7 +108,7 @@ impl Progress {
         Self {
             bar,
             done,
-            finished,
+            stop: Some(stop),
             ticker: Some(ticker),
         }
     }
@@ -97,7 +121,8 @@ impl Progress {
 
 impl Drop for Progress {
     fn drop(&mut self) {
-        self.finished.store(true, Ordering::Relaxed);
+        // Closing the channel wakes the display thread at once.
+        drop(self.stop.take());
         if let Some(t) = self.ticker.take() {
             let _ = t.join();
         }
@@ -187,7 +212,7 @@ pub fn catch_signals() {
                     .is_ok()
                 {
                     CONTROL.stop.store(true, Ordering::SeqCst);
-                    eprintln!("\n{}: stopping", signal_name(signal));
+                    errln!("\n{}: stopping", signal_name(signal));
                 }
             }
         });
@@ -359,32 +384,76 @@ impl OutputFile {
         })
     }
 
+    /// Encodes `rgb` (`width × height` pixels, 3 bytes each, rows top first) as a PNG into
+    /// the temporary file and renames it over the destination ([`OutputFile::persist`]).
+    ///
+    /// # Errors
+    /// Naming the destination and the operating system's error (e.g. "No space left on
+    /// device") when a write, the final flush, the sync or the rename fails; the temporary
+    /// file is removed.
     pub fn write_png(self, width: u32, height: u32, rgb: &[u8]) -> Result<()> {
-        let file = std::io::BufWriter::new(self.temp.as_file());
-        let encoder = image::codecs::png::PngEncoder::new(file);
-        image::ImageEncoder::write_image(
+        let mut file = std::io::BufWriter::new(self.temp.as_file());
+        let encoder = image::codecs::png::PngEncoder::new(&mut file);
+        let encoded = image::ImageEncoder::write_image(
             encoder,
             rgb,
             width,
             height,
             image::ExtendedColorType::Rgb8,
-        )
-        .with_context(|| format!("encoding the PNG for `{}`", self.path.display()))?;
+        );
+        if let Err(e) = encoded {
+            let why = match &e {
+                image::ImageError::IoError(io) => os_message(io),
+                other => other.to_string(),
+            };
+            bail!(
+                "cannot write the output file `{}`: {why}",
+                self.path.display()
+            );
+        }
+        // The last buffered bytes: an error here (a full disk) would be lost at drop.
+        file.into_inner().map_err(|e| {
+            anyhow::anyhow!(
+                "cannot write the output file `{}`: {}",
+                self.path.display(),
+                os_message(e.error())
+            )
+        })?;
         self.persist()
     }
 
-    /// Renames the finished temporary file over the destination.
+    /// Syncs the finished temporary file to disk and renames it over the destination.
+    ///
+    /// # Errors
+    /// Naming the destination and the operating system's error when the sync or the rename
+    /// fails; the temporary file is removed.
     pub fn persist(self) -> Result<()> {
-        let path = self.path;
-        self.temp.persist(&path).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot write the output file `{}`: {}",
-                path.display(),
-                e.error
-            )
-        })?;
-        Ok(())
+        persist_temp(self.temp, &self.path, "output file")
     }
+}
+
+/// Flushes, syncs (`sync_all`: a full disk or an I/O error shows here at the latest) and
+/// renames `temp` over `path`; on any failure the temporary file is removed and the error
+/// names `path` (as "the `what` `path`") and the operating system's error.
+pub fn persist_temp(mut temp: tempfile::NamedTempFile, path: &Path, what: &str) -> Result<()> {
+    let synced = temp.flush().and_then(|()| temp.as_file().sync_all());
+    if let Err(e) = synced {
+        // `temp` is dropped here, which removes the temporary file.
+        bail!(
+            "cannot write the {what} `{}`: {}",
+            path.display(),
+            os_message(&e)
+        );
+    }
+    temp.persist(path).map_err(|e| {
+        // `e.file` is dropped with the error, which removes the temporary file.
+        anyhow::anyhow!(
+            "cannot write the {what} `{}`: {}",
+            path.display(),
+            os_message(&e.error)
+        )
+    })?;
+    Ok(())
 }
 
 /// The operating system's wording of an I/O error (`Permission denied (os error 13)`),
@@ -440,4 +509,25 @@ pub fn check_output_path(path: &Path) -> Result<PathBuf> {
         );
     }
     Ok(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// N17: stopping the progress display is an event, not the end of a sleep: with an
+    /// hour-long tick, dropping it still returns at once (the old display slept a fixed
+    /// 250 ms per tick and was joined, so every render took at least that long).
+    #[test]
+    fn progress_stops_without_waiting_for_a_tick() {
+        let progress = Progress::with_counter(10, "rows", None, Duration::from_secs(3600));
+        progress.inc(3);
+        let t = Instant::now();
+        drop(progress);
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "dropping the progress display waited {:?} (for its tick)",
+            t.elapsed()
+        );
+    }
 }

@@ -9,10 +9,10 @@ use host::Gpu;
 #[derive(clap::Args)]
 pub struct VectorAddArgs {
     /// Number of elements (1 to 2^31).
-    #[arg(long, default_value_t = 1 << 28)]
+    #[arg(long, default_value_t = 1 << 28, allow_negative_numbers = true)]
     pub len: u64,
     /// Timed repetitions after one warm-up, 1 to 1000.
-    #[arg(long, default_value_t = 20, value_parser = super::parse_reps)]
+    #[arg(long, default_value_t = 20, allow_negative_numbers = true, value_parser = super::parse_reps)]
     pub reps: u32,
 }
 

@@ -3,20 +3,21 @@
 //! zoom factor per frame) and `max_iter + growth · log10(start/scale)` iterations. The device
 //! buffers are allocated once and reused for every frame.
 
+use super::decimal::{DecimalPoint, parse_decimal_text};
 use super::{
     OutputFile, check_interrupt_with,
     mandelbrot::{
         Backend, DEFAULT_BAND_PX, LookArgs, PrecisionArg, band_renderer, check_size_and_iter,
-        choose_precision, open_gpu, peak_rss_bytes,
+        choose_precision, open_gpu, peak_rss_bytes, view_error,
     },
-    outln, parse_complex, parse_finite,
+    outln,
 };
 use anyhow::{Context, Result, bail};
 use common::{Band, Complex, Viewport};
 use host::deep::DeepView;
 use host::mandelbrot::{RenderParams, rows_per_band, rows_per_launch};
 use std::{
-    path::PathBuf,
+    path::{Path, PathBuf},
     sync::{Arc, Mutex},
     time::Instant,
 };
@@ -25,25 +26,55 @@ use std::{
 const MAX_FRAME_SIDE_PX: u32 = 8192;
 /// Most frames.
 const MAX_FRAMES: u32 = 100_000;
+/// Largest `--max-iter-growth`: extra iterations per tenfold zoom.
+const MAX_ITER_GROWTH: u32 = 1_000_000;
+
+fn parse_frames(s: &str) -> Result<u32, String> {
+    super::parse_u32_in(s, "the number of frames", 1, MAX_FRAMES).map_err(|_| {
+        format!(
+            "--frames {s} is not allowed: the number of frames must be a whole number from 1 to \
+             {MAX_FRAMES}"
+        )
+    })
+}
+
+fn parse_start_scale(s: &str) -> Result<f64, String> {
+    super::decimal::parse_scale_f64(s, "--start-scale")
+}
+
+fn parse_end_scale(s: &str) -> Result<String, String> {
+    super::decimal::Decimal::parse_positive(s, "--end-scale").map(|d| d.text())
+}
+
+fn parse_growth(s: &str) -> Result<u32, String> {
+    super::parse_u32_in(
+        s,
+        "the extra iterations per tenfold zoom",
+        0,
+        MAX_ITER_GROWTH,
+    )
+}
 
 #[derive(clap::Args)]
 pub struct ZoomArgs {
     /// Frame width in pixels (1 to 8192).
-    #[arg(long, default_value_t = 640, value_parser = super::parse_frame_side)]
+    #[arg(long, default_value_t = 640, allow_negative_numbers = true, value_parser = super::parse_frame_side)]
     pub width: u32,
     /// Frame height in pixels (1 to 8192).
-    #[arg(long, default_value_t = 480, value_parser = super::parse_frame_side)]
+    #[arg(long, default_value_t = 480, allow_negative_numbers = true, value_parser = super::parse_frame_side)]
     pub height: u32,
-    /// The point zoomed into, RE,IM.
-    #[arg(long, value_name = "RE,IM", allow_hyphen_values = true, value_parser = parse_complex,
+    /// The point zoomed into, RE,IM: two decimals (as `mandelbrot --center`), every digit
+    /// kept for deep frames.
+    #[arg(long, value_name = "RE,IM", allow_hyphen_values = true, value_parser = DecimalPoint::parse,
           default_value = "-0.743643887037151,0.13182590420533")]
-    pub center: Complex<f64>,
-    /// Width of the first frame's view along the real axis.
-    #[arg(long, default_value_t = 3.5, allow_hyphen_values = true, value_parser = parse_finite)]
+    pub center: DecimalPoint,
+    /// Width of the first frame's view along the real axis (a positive decimal within f64's
+    /// range).
+    #[arg(long, default_value_t = 3.5, allow_hyphen_values = true, value_parser = parse_start_scale)]
     pub start_scale: f64,
     /// Width of the last frame's view along the real axis: any positive decimal, e.g. 1e-300;
     /// frames deeper than f64 resolves are rendered by perturbation (as `mandelbrot` does).
-    #[arg(long, default_value = "1e-5", allow_hyphen_values = true)]
+    #[arg(long, default_value = "1e-5", allow_hyphen_values = true, value_parser = parse_end_scale)]
     pub end_scale: String,
     /// The point zoomed into, real part as a decimal of any length (with --center-im; instead
     /// of --center, for deep zooms).
@@ -51,6 +82,7 @@ pub struct ZoomArgs {
         long,
         value_name = "DECIMAL",
         allow_hyphen_values = true,
+        value_parser = parse_decimal_text,
         requires = "center_im"
     )]
     pub center_re: Option<String>,
@@ -59,21 +91,23 @@ pub struct ZoomArgs {
         long,
         value_name = "DECIMAL",
         allow_hyphen_values = true,
+        value_parser = parse_decimal_text,
         requires = "center_re"
     )]
     pub center_im: Option<String>,
     /// Number of frames (1 to 100,000).
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = 60, allow_negative_numbers = true, value_parser = parse_frames)]
     pub frames: u32,
     /// Frames per second of the GIF (1 to 50: GIF delays are whole hundredths of a second,
     /// and browsers slow down delays below 2 hundredths).
-    #[arg(long, default_value_t = 15, value_parser = super::parse_fps)]
+    #[arg(long, default_value_t = 15, allow_negative_numbers = true, value_parser = super::parse_fps)]
     pub fps: u32,
     /// Iteration limit of the first frame (1 to 10,000,000).
-    #[arg(long, default_value_t = 300, value_parser = super::parse_max_iter)]
+    #[arg(long, default_value_t = 300, allow_negative_numbers = true, value_parser = super::parse_max_iter)]
     pub max_iter: u32,
-    /// Extra iterations per tenfold zoom (deeper frames need more).
-    #[arg(long, value_name = "ITERS", default_value_t = 250)]
+    /// Extra iterations per tenfold zoom, 0 to 1,000,000 (deeper frames need more); a frame's
+    /// limit is capped at --max-iter's largest value, 10,000,000 (with a note).
+    #[arg(long, value_name = "ITERS", default_value_t = 250, allow_negative_numbers = true, value_parser = parse_growth)]
     pub max_iter_growth: u32,
     /// Arithmetic precision (auto: per frame, from its pixel spacing).
     #[arg(long, value_enum, default_value_t = PrecisionArg::Auto)]
@@ -131,9 +165,12 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         );
     }
     super::mandelbrot::check_scale("--start-scale", args.start_scale, args.width)?;
-    let end_log10 = match super::deep::split_decimal(&args.end_scale) {
-        Some((m, k)) if m > 0.0 => m.log10() + k as f64,
-        _ => super::usage!(
+    let end_log10 = match super::decimal::Decimal::parse(&args.end_scale)
+        .ok()
+        .and_then(|d| d.log10_abs())
+    {
+        Some(log10) => log10,
+        None => super::usage!(
             "--end-scale {} is not allowed: it must be a positive decimal, e.g. 1e-5 or 1e-300",
             args.end_scale
         ),
@@ -143,17 +180,31 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             re.trim().parse().unwrap_or(f64::NAN),
             im.trim().parse().unwrap_or(f64::NAN),
         ),
-        _ => args.center,
+        _ => args.center.to_f64(),
     };
+    // Every digit given (not the f64 rounding), for deep frames.
     let center_text = match (&args.center_re, &args.center_im) {
         (Some(re), Some(im)) => (re.clone(), im.clone()),
-        _ => (args.center.re.to_string(), args.center.im.to_string()),
+        _ => (args.center.re.text(), args.center.im.text()),
     };
     if !center.re.is_finite() || !center.im.is_finite() {
         super::usage!(
-            "--center-re/--center-im `{}`, `{}` are not decimal numbers",
+            "centre `{}`, `{}` is not allowed: it is beyond f64's range (at most {:e} in size)",
             center_text.0,
-            center_text.1
+            center_text.1,
+            f64::MAX
+        );
+    }
+    // D17: say so when deep frames reach the iteration limit, rather than capping silently.
+    let last_depth = (args.start_scale.log10() - end_log10).max(0.0);
+    let last_iter = f64::from(args.max_iter) + f64::from(args.max_iter_growth) * last_depth;
+    if last_iter > f64::from(super::MAX_ITER_LIMIT) {
+        super::errln!(
+            "note: --max-iter {} with --max-iter-growth {} asks for {last_iter:.0} iterations in \
+             the last frame; frames are capped at {} iterations",
+            args.max_iter,
+            args.max_iter_growth,
+            super::MAX_ITER_LIMIT
         );
     }
     let deep_frame = |k: u32| {
@@ -181,20 +232,39 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             continue;
         }
         let view = Viewport::from_center_scale(args.width, args.height, center, 10f64.powf(log10))
-            .map_err(|e| super::UsageError(e.to_string()))?;
+            .map_err(|e| {
+                view_error(e, || {
+                    let scale = if k == 0 {
+                        format!("--start-scale {:e}", args.start_scale)
+                    } else {
+                        format!("--end-scale {}", args.end_scale)
+                    };
+                    format!(
+                        "frame {k}: {scale} (centre {:e},{:e})",
+                        center.re, center.im
+                    )
+                })
+            })?;
         host::mandelbrot::Precision::check_view(&view)
             .map_err(|e| super::UsageError(format!("frame {k}: {e}")))?;
     }
-    let mut gif = match &args.gif {
-        Some(path) => Some(GifOut::create(path, args.fps)?),
-        None => None,
-    };
+    if let (Some(dir), Some(gif)) = (&args.output_dir, &args.gif) {
+        check_gif_beside_frames(dir, gif)?;
+    }
+    if let Some(gif) = &args.gif {
+        check_gif_name(gif)?;
+    }
+    // The frame folder first, so that a GIF inside it (`-o fr --gif fr/a.gif`) has its folder.
+    let mut created_dir = None;
     if let Some(dir) = &args.output_dir {
         if dir.exists() && !dir.is_dir() {
             super::usage!(
                 "frame folder `{}` is not allowed: it is an existing file",
                 dir.display()
             );
+        }
+        if !dir.exists() {
+            created_dir = Some(dir);
         }
         std::fs::create_dir_all(dir).map_err(|e| {
             anyhow::anyhow!(
@@ -204,6 +274,19 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             )
         })?;
     }
+    let mut gif = match &args.gif {
+        Some(path) => match GifOut::create(path, args.fps) {
+            Ok(gif) => Some(gif),
+            Err(e) => {
+                // Leave nothing behind: the frame folder this run created is still empty.
+                if let Some(dir) = created_dir {
+                    let _ = std::fs::remove_dir(dir);
+                }
+                return Err(e);
+            }
+        },
+        None => None,
+    };
 
     let gpu = open_gpu(args.backend)?;
     // Device buffers for the largest band any frame uses (the first frame's bands are the
@@ -329,6 +412,60 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a GIF file name not ending in `.gif`.
+fn check_gif_name(path: &Path) -> Result<()> {
+    let is_gif = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gif"));
+    if !is_gif {
+        super::usage!(
+            "GIF file `{}` is not allowed: it must end in .gif",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Refuses, before any rendering, a GIF path that is the frame folder or a folder above it
+/// (`-o X --gif X`, `-o a.gif/fr --gif a.gif`). A GIF inside the frame folder is fine: frames
+/// are `frame_NNNNN.png`, the GIF ends in `.gif`, so they cannot collide.
+fn check_gif_beside_frames(dir: &Path, gif: &Path) -> Result<()> {
+    let (d, g) = (lexical_absolute(dir), lexical_absolute(gif));
+    if d == g {
+        super::usage!(
+            "--gif `{}` is not allowed: it is the frame folder given by -o `{}`",
+            gif.display(),
+            dir.display()
+        );
+    }
+    if d.starts_with(&g) {
+        super::usage!(
+            "--gif `{}` is not allowed: the frame folder -o `{}` lies inside it",
+            gif.display(),
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// `path` made absolute (from the current folder) with `.` and `..` resolved by name, without
+/// touching the file system (symbolic links are not followed).
+fn lexical_absolute(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = PathBuf::new();
+    for c in absolute.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// Removes `frame_NNNNN.png` files numbered `frames` or more from `dir` (left by an earlier
 /// zoom with more frames, they would be mistaken for this one's); returns how many.
 fn remove_stale_frames(dir: &std::path::Path, frames: u32) -> Result<u32> {
@@ -376,7 +513,7 @@ impl RecordingFile {
     fn record<T>(&self, r: std::io::Result<T>) -> std::io::Result<T> {
         if let Err(e) = &r {
             let mut slot = self.error.lock().unwrap_or_else(|p| p.into_inner());
-            slot.get_or_insert_with(|| e.to_string());
+            slot.get_or_insert_with(|| super::os_message(e));
         }
         r
     }
@@ -395,15 +532,7 @@ impl std::io::Write for RecordingFile {
 
 impl GifOut {
     fn create(path: &std::path::Path, fps: u32) -> Result<Self> {
-        let is_gif = path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("gif"));
-        if !is_gif {
-            super::usage!(
-                "GIF file `{}` is not allowed: it must end in .gif",
-                path.display()
-            );
-        }
+        check_gif_name(path)?;
         let path = &super::check_output_path(path)?;
         let dir = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
@@ -448,26 +577,30 @@ impl GifOut {
         let buffer = image::RgbaImage::from_raw(width, height, rgba)
             .context("frame buffer size does not match the frame")?;
         let frame = image::Frame::from_parts(buffer, 0, 0, self.delay);
-        self.encoder
-            .encode_frame(frame)
-            .context("encoding a GIF frame")
+        if let Err(e) = self.encoder.encode_frame(frame) {
+            // The file's own error (a full disk) where there was one, else the encoder's.
+            let why = self
+                .error
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take()
+                .unwrap_or_else(|| e.to_string());
+            bail!("cannot write the GIF file `{}`: {why}", self.path.display());
+        }
+        Ok(())
     }
 
+    /// Writes the trailer, checks every write and the final flush, syncs and renames the
+    /// temporary file into place; on failure it is removed and the error names the path and
+    /// the operating system's error.
     fn finish(self) -> Result<()> {
-        // Dropping the encoder writes the trailer and flushes the buffer.
+        // Dropping the encoder writes the trailer and flushes the buffer; the write errors
+        // of both are recorded by `RecordingFile`.
         drop(self.encoder);
         if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            bail!("writing the GIF file `{}`: {e}", self.path.display());
+            bail!("cannot write the GIF file `{}`: {e}", self.path.display());
         }
-        let path = self.path;
-        self.temp.persist(&path).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot write the GIF file `{}`: {}",
-                path.display(),
-                e.error
-            )
-        })?;
-        Ok(())
+        super::persist_temp(self.temp, &self.path, "GIF file")
     }
 }
 
