@@ -56,7 +56,7 @@ step() {
 CUBLAS_LIB=$(python3 -c "import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], 'lib'))" 2>/dev/null ||
     python3 -c "import nvidia, os, glob; print(next(d for p in nvidia.__path__ for d in sorted(glob.glob(os.path.join(p, 'cu*', 'lib'))) if glob.glob(os.path.join(d, 'libcublas.so*'))))" 2>/dev/null ||
     true)
-echo "cuBLAS: ${CUBLAS_LIB:-not found (the bench's cuBLAS rows and the gemm example will fail)}"
+echo "cuBLAS: ${CUBLAS_LIB:-not found: the cuBLAS rows of the bench and the gemm example will fail}"
 if [ -n "$CUBLAS_LIB" ] && [ -d "$CUBLAS_LIB" ]; then
     CUBLAS_LINKS=$(mktemp -d)
     for f in "$CUBLAS_LIB"/libcublas.so.* "$CUBLAS_LIB"/libcublasLt.so.*; do
