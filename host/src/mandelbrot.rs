@@ -503,7 +503,7 @@ pub struct GpuRenderer<'g> {
     staging: LockedBuffer<Rgb>,
     capacity_px: usize,
     /// The reference orbit and BLA table of the last perturbed job, on this GPU.
-    deep: Option<crate::deep::render::DeepUpload>,
+    deep: crate::deep::render::DeepUpload,
 }
 
 impl std::fmt::Debug for GpuRenderer<'_> {
@@ -543,7 +543,7 @@ impl<'g> GpuRenderer<'g> {
             table_for: None,
             staging,
             capacity_px,
-            deep: None,
+            deep: crate::deep::render::DeepUpload::default(),
         })
     }
 

@@ -12,7 +12,7 @@ use host::{
 };
 use std::{
     path::Path,
-    sync::Arc,
+    sync::{Arc, atomic::AtomicU64},
     time::{Duration, Instant},
 };
 
@@ -95,6 +95,36 @@ pub fn split_decimal(s: &str) -> Option<(f64, i64)> {
     m.is_finite().then_some((m, exp))
 }
 
+/// Steps of the reference orbit computed so far (for the progress display).
+static ORBIT_STEPS: AtomicU64 = AtomicU64::new(0);
+
+/// The reference orbit of `view`'s centre up to `max_iter` steps, with progress on stderr
+/// if `show` (as the rows of a render: a bar in a terminal, otherwise a line every 10 s;
+/// `zoom` shows its frames instead), stopped within a step by a caught signal.
+///
+/// # Errors
+/// `Interrupted` after a signal.
+pub fn orbit_with_progress(
+    view: &DeepView,
+    max_iter: u32,
+    show: bool,
+) -> Result<Arc<[Complex<f64>]>> {
+    let progress = show.then(|| {
+        super::Progress::watch(u64::from(max_iter), "reference orbit steps", &ORBIT_STEPS)
+    });
+    let orbit = reference_orbit_until(
+        &view.center_re,
+        &view.center_im,
+        view.precision_bits,
+        max_iter,
+        &super::CONTROL.stop,
+        &ORBIT_STEPS,
+    );
+    drop(progress);
+    super::check_interrupt()?;
+    Ok(Arc::from(orbit.context("the reference orbit stopped")?))
+}
+
 /// A deep view made ready for the band renderers: its reference orbit and BLA table
 /// computed (stoppable by a signal), and what it took.
 pub struct DeepPrepared {
@@ -164,17 +194,7 @@ pub fn prepare(
     let t = Instant::now();
     let orbit = match orbit {
         Some(o) => o,
-        None => {
-            let o = reference_orbit_until(
-                &view.center_re,
-                &view.center_im,
-                view.precision_bits,
-                max_iter,
-                stop,
-            );
-            super::check_interrupt()?;
-            Arc::from(o.context("the reference orbit stopped")?)
-        }
+        None => orbit_with_progress(view, max_iter, true)?,
     };
     let orbit_time = t.elapsed();
     let t = Instant::now();

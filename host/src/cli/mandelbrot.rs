@@ -266,9 +266,16 @@ fn deep_location(args: &MandelbrotArgs) -> Result<Option<super::deep::Location>>
         return Ok(None);
     }
     let center = args.center.unwrap_or(Complex::new(-0.75, 0.0));
+    let deep = Location {
+        re: center.re.to_string(),
+        im: center.im.to_string(),
+        scale: args.scale.trim().to_owned(),
+        max_iter: None,
+    };
     let Some(scale_log10) = scale_log10(&args.scale) else {
-        // Not a positive number: the f64 path names the problem.
-        return Ok(None);
+        // A zero the deep path rejects by name; anything else not a positive number, the
+        // f64 path names.
+        return Ok(matches!(parse_finite(&args.scale), Ok(0.0)).then_some(deep));
     };
     let choice = precision::for_center_scale(
         center,
@@ -277,14 +284,7 @@ fn deep_location(args: &MandelbrotArgs) -> Result<Option<super::deep::Location>>
         args.height,
         args.look.supersample,
     );
-    Ok(
-        (choice.arithmetic == Arithmetic::Perturbed).then(|| Location {
-            re: center.re.to_string(),
-            im: center.im.to_string(),
-            scale: args.scale.trim().to_owned(),
-            max_iter: None,
-        }),
-    )
+    Ok((choice.arithmetic == Arithmetic::Perturbed).then_some(deep))
 }
 
 /// `log10` of a positive decimal `scale` (any exponent, beyond f64's range too), or `None`.

@@ -545,15 +545,7 @@ fn deepest_orbit(
         args.height * args.look.supersample,
     )
     .map_err(|e| super::UsageError(e.to_string()))?;
-    let orbit = host::deep::reference_orbit_until(
-        &view.center_re,
-        &view.center_im,
-        view.precision_bits,
-        max_iter,
-        &super::CONTROL.stop,
-    );
-    super::check_interrupt()?;
-    Ok(Arc::from(orbit.context("the reference orbit stopped")?))
+    super::deep::orbit_with_progress(&view, max_iter, false)
 }
 
 /// `e`, or, if a signal stopped the work, the interruption with what was written.

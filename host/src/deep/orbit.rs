@@ -4,7 +4,7 @@
 use super::arith::BigComplex;
 use astro_float::BigFloat;
 use common::Complex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// The reference orbit `Z_0 = 0, Z_{k+1} = Z_k² + C` of `(c_re, c_im)` at `bits` of
 /// precision, rounded to `f64`: `max_iter + 1` values, or fewer if it escapes (`|Z|² > 2¹⁶`;
@@ -15,19 +15,27 @@ pub fn reference_orbit(
     bits: usize,
     max_iter: u32,
 ) -> Vec<Complex<f64>> {
-    reference_orbit_until(c_re, c_im, bits, max_iter, &AtomicBool::new(false))
-        .expect("not stopped: the flag is never set")
+    reference_orbit_until(
+        c_re,
+        c_im,
+        bits,
+        max_iter,
+        &AtomicBool::new(false),
+        &AtomicU64::new(0),
+    )
+    .expect("not stopped: the flag is never set")
 }
 
 /// [`reference_orbit`] that gives up, returning `None`, as soon as `stop` is set (checked
 /// before every step: one step at the bound of [`super::MAX_PRECISION_BITS`] takes well
-/// under a millisecond).
+/// under a millisecond), and adds every step done to `steps_done` (for a progress display).
 pub fn reference_orbit_until(
     c_re: &BigFloat,
     c_im: &BigFloat,
     bits: usize,
     max_iter: u32,
     stop: &AtomicBool,
+    steps_done: &AtomicU64,
 ) -> Option<Vec<Complex<f64>>> {
     let p = bits;
     let c = BigComplex {
@@ -42,6 +50,7 @@ pub fn reference_orbit_until(
             return None;
         }
         z = z.square_add(&c, p);
+        steps_done.fetch_add(1, Ordering::Relaxed);
         let zf = z.to_f64();
         out.push(zf);
         if zf.re * zf.re + zf.im * zf.im > 65_536.0 {
@@ -60,7 +69,9 @@ mod tests {
         let v = super::super::near_i(50, 4, 4).unwrap();
         let stop = AtomicBool::new(true);
         let t = std::time::Instant::now();
-        let got = reference_orbit_until(&v.center_re, &v.center_im, 4096, 10_000_000, &stop);
+        let steps = AtomicU64::new(0);
+        let got =
+            reference_orbit_until(&v.center_re, &v.center_im, 4096, 10_000_000, &stop, &steps);
         assert!(got.is_none());
         assert!(t.elapsed().as_secs_f64() < 0.5);
         // Not stopped: the same orbit as the plain function.
@@ -71,7 +82,9 @@ mod tests {
             v.precision_bits,
             50,
             &AtomicBool::new(false),
+            &steps,
         );
         assert_eq!(Some(a), b);
+        assert_eq!(steps.load(Ordering::Relaxed), 50);
     }
 }

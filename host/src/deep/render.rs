@@ -280,13 +280,40 @@ impl PerturbedJob {
     }
 }
 
-/// The reference orbit and BLA table of a [`PerturbedJob`] on one GPU, uploaded on its first
-/// band and kept while later jobs share them (the same [`Arc`]s).
+/// The reference orbit and BLA table of [`PerturbedJob`]s on one GPU, each uploaded at the
+/// first band that needs it and kept while later jobs share it (the same [`Arc`]): a zoom's
+/// frames share the orbit, each frame has its own table.
+#[derive(Default)]
 pub(crate) struct DeepUpload {
-    orbit: Arc<[Complex<f64>]>,
-    orbit_dev: DeviceBuffer<Complex<f64>>,
-    bla: Arc<[Bla]>,
-    bla_dev: DeviceBuffer<Bla>,
+    orbit: Option<Shared<Complex<f64>>>,
+    bla: Option<Shared<Bla>>,
+}
+
+/// Host data shared by [`Arc`], and its copy on a GPU.
+type Shared<T> = (Arc<[T]>, DeviceBuffer<T>);
+
+/// `host` on the device, unless `slot` holds it already (the same [`Arc`]); the old buffer
+/// is freed first. An empty `host` uploads one `placeholder` element (an empty device buffer
+/// cannot be allocated; the kernel gets an empty view of it).
+fn upload_shared<'s, T: cust::memory::DeviceCopy>(
+    gpu: &Gpu,
+    slot: &'s mut Option<Shared<T>>,
+    host: &Arc<[T]>,
+    placeholder: T,
+    what: &'static str,
+) -> Result<&'s DeviceBuffer<T>, GpuError> {
+    let entry = match slot.take() {
+        Some((h, dev)) if Arc::ptr_eq(&h, host) => (h, dev),
+        old => {
+            drop(old);
+            gpu.check_free(what, std::mem::size_of_val(&host[..]))?;
+            let one = [placeholder];
+            let data: &[T] = if host.is_empty() { &one } else { host };
+            let dev = DeviceBuffer::from_slice_in(gpu.context(), data).gpu_context(what)?;
+            (host.clone(), dev)
+        }
+    };
+    Ok(&slot.insert(entry).1)
 }
 
 /// Launches `kernels::mandelbrot::mandelbrot_perturb` for the samples of image rows `band`
@@ -298,43 +325,27 @@ pub(crate) struct DeepUpload {
 /// [`GpuError`] if an upload, the launch or the wait fails.
 pub(crate) fn launch_perturbed(
     gpu: &Gpu,
-    upload: &mut Option<DeepUpload>,
+    upload: &mut DeepUpload,
     job: &PerturbedJob,
     band: Band,
     counts: &mut DeviceBuffer<u32>,
     norms: &mut DeviceBuffer<f32>,
 ) -> Result<Duration, GpuError> {
     use kernels::mandelbrot::mandelbrot_perturb;
-    let fresh = |u: &DeepUpload| Arc::ptr_eq(&u.orbit, &job.orbit) && Arc::ptr_eq(&u.bla, &job.bla);
-    if !upload.as_ref().is_some_and(fresh) {
-        // Free the old buffers before allocating the new ones.
-        *upload = None;
-        gpu.check_free(
-            "the reference orbit and BLA table",
-            std::mem::size_of_val(&job.orbit[..]) + std::mem::size_of_val(&job.bla[..]),
-        )?;
-        let orbit_dev = DeviceBuffer::from_slice_in(gpu.context(), &job.orbit)
-            .gpu_context("uploading the reference orbit")?;
-        // A one-entry placeholder when there is no table (an empty device buffer cannot be
-        // allocated); the kernel is given an empty slice view of it.
-        let placeholder = [bla::single(0.0, 0.0, 0.0, 4.0)];
-        let table: &[Bla] = if job.bla.is_empty() {
-            &placeholder
-        } else {
-            &job.bla
-        };
-        let bla_dev = DeviceBuffer::from_slice_in(gpu.context(), table)
-            .gpu_context("uploading the BLA table")?;
-        *upload = Some(DeepUpload {
-            orbit: job.orbit.clone(),
-            orbit_dev,
-            bla: job.bla.clone(),
-            bla_dev,
-        });
-    }
-    let Some(up) = upload.as_ref() else {
-        unreachable!("uploaded just above");
-    };
+    let orbit_dev = upload_shared(
+        gpu,
+        &mut upload.orbit,
+        &job.orbit,
+        Complex::new(0.0, 0.0),
+        "the reference orbit",
+    )?;
+    let bla_dev = upload_shared(
+        gpu,
+        &mut upload.bla,
+        &job.bla,
+        bla::single(0.0, 0.0, 0.0, 4.0),
+        "the BLA table",
+    )?;
     let sjob = job.sample_job();
     let sband = job.sample_band(band);
     let len = sjob.width_px as usize * sband.rows as usize;
@@ -342,8 +353,8 @@ pub(crate) fn launch_perturbed(
         counts.len() >= len && norms.len() >= len,
         "buffers too small for the band"
     );
-    let orbit = up.orbit_dev.index(0..job.orbit_len)?;
-    let table = up.bla_dev.index(0..job.bla.len())?;
+    let orbit = orbit_dev.index(0..job.orbit_len)?;
+    let table = bla_dev.index(0..job.bla.len())?;
     let perturb = gpu.module().kernel(mandelbrot_perturb)?;
     let cfg = crate::launch::for_image(sjob.width_px, sband.rows);
     let mut c = counts.index_mut(0..len)?;
