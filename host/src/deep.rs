@@ -1,7 +1,7 @@
 //! Deep zoom past `f64`: a view given by decimal strings of any length ([`view`]), its
 //! reference orbit in arbitrary precision (`astro-float`, pure Rust; [`orbit`]), the
 //! bilinear-approximation table that skips iterations ([`bla`]), and the pixels iterated by
-//! perturbation (`common::perturb`, shared with the GPU) in bands ([`render`]:
+//! perturbation (`common::perturb`, shared with the GPU) in bands ([`mod@render`]:
 //! [`PerturbedJob`], rendered by the same band renderers as the `f32`/`f64` images,
 //! [`crate::mandelbrot::BandJob`]). Also the minibrot search ([`minibrot`]) and the slow
 //! exact check of every pixel in arbitrary precision ([`direct`]). The one arbitrary-
