@@ -109,7 +109,10 @@ pub fn orbit_with_progress(
     max_iter: u32,
     show: bool,
 ) -> Result<Arc<[Complex<f64>]>> {
-    let progress = show.then(|| {
+    // Short orbits (under about a second: fewer than 2^27 step-bits) show nothing: the
+    // display's thread would only add its wake-up interval to the run.
+    let long = u64::from(max_iter).saturating_mul(view.precision_bits as u64) > 1 << 27;
+    let progress = (show && long).then(|| {
         super::Progress::watch(u64::from(max_iter), "reference orbit steps", &ORBIT_STEPS)
     });
     let orbit = reference_orbit_until(
