@@ -31,6 +31,9 @@ use std::{
 };
 
 pub mod pool;
+pub mod precision;
+
+use precision::{Arithmetic, F64_MAX_COORD, center_magnitude, max_coordinate};
 
 /// Floating-point precision of the orbit computation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,24 +54,14 @@ impl Precision {
         }
     }
 
-    /// The precision a view needs: `f32` while the pixel spacing is at least 2^-16 of the
-    /// largest coordinate magnitude (f32 has 24 significand bits: this leaves 8 bits to
-    /// resolve within a pixel), else `f64`. The second value is `true` when even f64 falls
-    /// short by the same rule (spacing below 2^-44 of the magnitude), i.e. the image will
-    /// show blocky artefacts. For a supersampled image pass the sample grid
+    /// The float precision for a view by the one rule ([`precision::for_viewport`]): `f32`
+    /// or `f64`, and `true` when the rule says the view needs perturbation instead (f64
+    /// would show blocky artefacts). For a supersampled image pass the sample grid
     /// ([`RenderJob::samples`]).
     pub fn for_view(view: &Viewport<f64>) -> (Self, bool) {
-        let magnitude = center_magnitude(view);
-        let relative = view.min_step() / magnitude;
-        // f32 also needs the coordinates small enough that their squares stay finite: a c of
-        // 1e20 squared is infinite in f32, and ∞ − ∞ = NaN never escapes (a black pixel where
-        // f64 says "escaped at once").
-        let precision = if relative >= 2f64.powi(-16) && max_coordinate(view) <= F32_MAX_COORD {
-            Self::F32
-        } else {
-            Self::F64
-        };
-        (precision, relative < 2f64.powi(-44))
+        let choice = precision::for_viewport(view);
+        let float = choice.arithmetic.float().unwrap_or(Self::F64);
+        (float, choice.arithmetic == Arithmetic::Perturbed)
     }
 
     /// Whether any precision renders `view` correctly: every coordinate small enough for f64
@@ -87,7 +80,7 @@ impl Precision {
                  scale within that"
             ));
         }
-        let magnitude = center_magnitude(view);
+        let magnitude = center_magnitude(view.center());
         let step = view.min_step();
         let resolved = step / magnitude >= 2f64.powi(-52);
         if !resolved {
@@ -101,32 +94,6 @@ impl Precision {
         }
         Ok(())
     }
-}
-
-/// Largest coordinate magnitude rendered in f32: 2^60, whose square 2^120 is below f32's
-/// largest finite number (about 2^128).
-const F32_MAX_COORD: f64 = 1_152_921_504_606_846_976.0;
-/// Largest coordinate magnitude rendered at all: 2^500, whose square is below f64's largest
-/// finite number (about 2^1024).
-const F64_MAX_COORD: f64 = 3.273_390_607_896_142e150;
-
-/// The magnitude that sets the resolution: the largest of `|re|`, `|im|` at the centre, at
-/// least 1 (near 0, the escape-time arithmetic itself works on values around 1).
-fn center_magnitude(view: &Viewport<f64>) -> f64 {
-    let c = view.center();
-    c.re.abs().max(c.im.abs()).max(1.0)
-}
-
-/// The largest coordinate magnitude of any pixel of `view` (its corners).
-fn max_coordinate(view: &Viewport<f64>) -> f64 {
-    let far_re = view.origin.re + view.step_re * f64::from(view.width_px);
-    let far_im = view.origin.im - view.step_im * f64::from(view.height_px);
-    view.origin
-        .re
-        .abs()
-        .max(view.origin.im.abs())
-        .max(far_re.abs())
-        .max(far_im.abs())
 }
 
 /// What to render.
@@ -208,12 +175,16 @@ pub struct Image {
 }
 
 /// One rendered band of an image: rows `band.first_row ..` of [`Image`]'s layout.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct BandImage {
     /// Which rows.
     pub band: Band,
-    /// Escape times (`width · band.rows` values), or empty when not requested.
+    /// Escape times (`width · band.rows` values), or empty when not requested. For a
+    /// perturbed job ([`BandJob::Perturbed`]) one per sample (`s² · width · band.rows`).
     pub counts: Vec<u32>,
+    /// `|z_n|²` at escape, one per sample, for perturbed jobs when counts were requested
+    /// (for checking the GPU against the CPU bit for bit); otherwise empty.
+    pub norms: Vec<f32>,
     /// Colours (`3 · width · band.rows` bytes).
     pub rgb: Vec<u8>,
     /// Kernel time (GPU: CUDA events around the escape and colour launches; CPU: wall time).
@@ -304,6 +275,75 @@ impl RenderControl {
     }
 }
 
+/// What a band renderer computes: one interface for every arithmetic. Bands of either kind
+/// go through the same renderers ([`BandRenderer`], [`GpuRenderer::render`],
+/// [`pool::GpuPool::render`]) and the same callers (streaming PNG, progress, stop checks).
+#[derive(Clone, Copy, Debug)]
+pub enum BandJob<'a> {
+    /// Escape times in `f32` or `f64` (`mandelbrot_f32`/`_f64`/`_ss_*` on the GPU).
+    Float {
+        /// The image.
+        job: &'a RenderJob<f64>,
+        /// The float format.
+        precision: Precision,
+    },
+    /// Perturbation from a reference orbit (`mandelbrot_perturb` on the GPU).
+    Perturbed(&'a crate::deep::PerturbedJob),
+}
+
+impl BandJob<'_> {
+    /// Image width in pixels.
+    pub fn width_px(&self) -> u32 {
+        match self {
+            Self::Float { job, .. } => job.width_px,
+            Self::Perturbed(p) => p.job.width_px,
+        }
+    }
+
+    /// Image height in pixels.
+    pub fn height_px(&self) -> u32 {
+        match self {
+            Self::Float { job, .. } => job.height_px,
+            Self::Perturbed(p) => p.job.height_px,
+        }
+    }
+
+    /// The arithmetic.
+    pub fn arithmetic(&self) -> Arithmetic {
+        match self {
+            Self::Float { precision, .. } => (*precision).into(),
+            Self::Perturbed(_) => Arithmetic::Perturbed,
+        }
+    }
+
+    /// Device buffer elements per band pixel of a [`GpuRenderer`] for this job: the
+    /// samples per pixel for perturbed jobs (their samples are averaged on the host), one for
+    /// float jobs (their supersampling kernels average on the device).
+    pub fn buffer_px_per_px(&self) -> usize {
+        match self {
+            Self::Float { .. } => 1,
+            Self::Perturbed(p) => (p.supersample * p.supersample) as usize,
+        }
+    }
+
+    /// Renders the rows `band` on the CPU, giving up (`None`) once `control.stop` is set
+    /// (checked before every pixel or sample) and counting finished rows in
+    /// `control.rows_done`.
+    pub fn render_cpu_until(
+        &self,
+        band: Band,
+        want_counts: bool,
+        control: &RenderControl,
+    ) -> Option<BandImage> {
+        match self {
+            Self::Float { job, precision } => {
+                render_band_cpu_until(job, *precision, band, want_counts, control)
+            }
+            Self::Perturbed(p) => p.render_band_cpu_until(band, want_counts, control),
+        }
+    }
+}
+
 /// [`render_band_cpu`] that gives up as soon as `control.stop` is set (checked before every
 /// pixel, so it returns within one pixel's escape-time loop per thread), and counts finished
 /// rows in `control.rows_done`: `None` when stopped.
@@ -325,6 +365,7 @@ pub fn render_band_cpu_until(
     Some(BandImage {
         band,
         counts,
+        norms: Vec::new(),
         rgb,
         kernel: start.elapsed(),
     })
@@ -461,6 +502,8 @@ pub struct GpuRenderer<'g> {
     /// ran at about 1 GB/s on an H200 machine while the PNG encoder's threads were busy.
     staging: LockedBuffer<Rgb>,
     capacity_px: usize,
+    /// The reference orbit and BLA table of the last perturbed job, on this GPU.
+    deep: crate::deep::render::DeepUpload,
 }
 
 impl std::fmt::Debug for GpuRenderer<'_> {
@@ -500,12 +543,69 @@ impl<'g> GpuRenderer<'g> {
             table_for: None,
             staging,
             capacity_px,
+            deep: crate::deep::render::DeepUpload::default(),
         })
     }
 
     /// The GPU.
     pub fn gpu(&self) -> &'g Gpu {
         self.gpu
+    }
+
+    /// Renders the rows `band` of `work` and copies them back (`counts`, and for perturbed
+    /// jobs `norms`, only if `want_counts`).
+    ///
+    /// Perturbed jobs: the reference orbit and BLA table are uploaded at the first band of
+    /// a job and kept for later jobs sharing them; `mandelbrot_perturb` writes each sample's
+    /// escape time and `|z_n|²`, which are copied back and coloured on the host
+    /// ([`crate::deep::PerturbedJob::finish_band`], the CPU's code).
+    ///
+    /// # Panics
+    /// If the band holds more than the capacity's pixels (samples, for perturbed jobs) or
+    /// leaves the image (programming errors).
+    ///
+    /// # Errors
+    /// [`GpuError`] if an upload, a kernel or a copy fails.
+    pub fn render(
+        &mut self,
+        work: BandJob<'_>,
+        band: Band,
+        want_counts: bool,
+    ) -> Result<BandImage, GpuError> {
+        let p = match work {
+            BandJob::Float { job, precision } => {
+                return self.render_band(job, precision, band, want_counts);
+            }
+            BandJob::Perturbed(p) => p,
+        };
+        let len = p.job.width_px as usize * band.rows as usize * work.buffer_px_per_px();
+        assert!(
+            len <= self.capacity_px,
+            "band of {len} samples exceeds the buffers"
+        );
+        assert!(
+            band.first_row + band.rows <= p.job.height_px,
+            "band leaves the image"
+        );
+        let kernel = crate::deep::render::launch_perturbed(
+            self.gpu,
+            &mut self.deep,
+            p,
+            band,
+            &mut self.counts,
+            &mut self.norms,
+        )?;
+        let counts = self
+            .counts
+            .index(0..len)?
+            .as_host_vec()
+            .gpu_context("copying escape times to the host")?;
+        let norms = self
+            .norms
+            .index(0..len)?
+            .as_host_vec()
+            .gpu_context("copying |z|² to the host")?;
+        Ok(p.finish_band(band, counts, norms, want_counts, kernel))
     }
 
     /// Renders the rows `band` of `job` and copies them back (`counts` only if
@@ -562,6 +662,7 @@ impl<'g> GpuRenderer<'g> {
         Ok(BandImage {
             band,
             counts,
+            norms: Vec::new(),
             rgb,
             kernel: times.total(),
         })
@@ -771,15 +872,29 @@ impl BandRenderer<'_> {
         want_counts: bool,
         control: &RenderControl,
     ) -> Result<Option<BandImage>, GpuError> {
+        self.render(
+            BandJob::Float { job, precision },
+            band,
+            want_counts,
+            control,
+        )
+    }
+
+    /// Renders the rows `band` of `work` (any arithmetic), stopping early as
+    /// [`BandRenderer::render_band_until`] does.
+    ///
+    /// # Errors
+    /// As [`GpuRenderer::render`]; the CPU never fails.
+    pub fn render(
+        &mut self,
+        work: BandJob<'_>,
+        band: Band,
+        want_counts: bool,
+        control: &RenderControl,
+    ) -> Result<Option<BandImage>, GpuError> {
         match self {
-            Self::Cpu => Ok(render_band_cpu_until(
-                job,
-                precision,
-                band,
-                want_counts,
-                control,
-            )),
-            Self::Gpu(g) => g.render_band(job, precision, band, want_counts).map(Some),
+            Self::Cpu => Ok(work.render_cpu_until(band, want_counts, control)),
+            Self::Gpu(g) => g.render(work, band, want_counts).map(Some),
         }
     }
 }

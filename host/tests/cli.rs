@@ -1810,3 +1810,292 @@ fn bench_counts_accept_negative_numbers_into_the_range_check() {
     }
     assert_rejected(&["mandelbrot-bench", "--size", "-1"], &["'-1'"]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Deep zoom in the band pipeline (issue 20: N2, N6, N7, N8, N9, N13, N16). Appended as one
+// section; the helpers above are shared.
+// ---------------------------------------------------------------------------------------------
+
+/// A deep CPU view near c = i (pixel spacing about 1e-23, perturbation) whose pixels take
+/// minutes in a debug build: its reference orbit is quick, so a signal lands in the bands.
+const DEEP_SLOW: [&str; 17] = [
+    "mandelbrot",
+    "--backend",
+    "cpu",
+    "--width",
+    "2000",
+    "--height",
+    "2000",
+    "--center-re",
+    "1.4285714285714285714e-21",
+    "--center-im",
+    "1.00000000000000000000014285714285714285714",
+    "--scale",
+    "1e-20",
+    "--max-iter",
+    "200000",
+    "-o",
+    "deep.png",
+];
+
+/// N2: SIGINT, SIGTERM and SIGHUP stop a deep CPU render within about a second, in the
+/// pixels (bands) and in the reference orbit (a view inside the set with 10^7 iterations:
+/// minutes of arbitrary-precision steps), with exit status 128 + signal and no file left.
+#[test]
+fn signals_stop_a_deep_render_within_a_second_and_leave_no_file() {
+    let orbit_bound = [
+        "mandelbrot",
+        "--backend",
+        "cpu",
+        "--width",
+        "64",
+        "--height",
+        "48",
+        "--center-re",
+        "-0.1",
+        "--center-im",
+        "0.1",
+        "--scale",
+        "1e-30",
+        "--max-iter",
+        "10000000",
+        "-o",
+        "deep.png",
+    ];
+    for (args, what, signal, code) in [
+        (&DEEP_SLOW, "pixels", "INT", 130),
+        (&DEEP_SLOW, "pixels", "TERM", 143),
+        (&orbit_bound, "reference orbit", "TERM", 143),
+        (&orbit_bound, "reference orbit", "HUP", 129),
+    ] {
+        let dir = temp_dir();
+        let (status, err, latency) = interrupt(
+            dir.path(),
+            args,
+            signal,
+            std::time::Duration::from_millis(1500),
+        );
+        assert_eq!(status, Some(code), "SIG{signal} in the {what}: {err}");
+        assert!(err.contains(&format!("SIG{signal}")), "{what}: {err}");
+        assert!(err.contains("no output file written"), "{what}: {err}");
+        assert!(
+            latency.as_secs_f64() < 1.5,
+            "SIG{signal} in the {what}: stopped only after {latency:?}"
+        );
+        assert_eq!(entries(dir.path()), Vec::<String>::new(), "{what}");
+    }
+}
+
+/// N6: a deep render shows progress; with stderr not a terminal, a `progress:` line of rows
+/// every 10 s (the render is stopped after the first one).
+#[test]
+fn a_deep_render_prints_progress_lines_when_stderr_is_not_a_terminal() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = temp_dir();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
+        .args(DEEP_SLOW)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting ferrocuda");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let line = rx
+        .iter()
+        .find(|l| l.starts_with("progress:"))
+        .unwrap_or_default();
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let status = child.wait().expect("waiting for ferrocuda");
+    assert!(line.contains("/2000 rows"), "no progress line: {line:?}");
+    assert_eq!(status.code(), Some(143));
+    assert_eq!(entries(dir.path()), Vec::<String>::new());
+}
+
+/// Deep CPU renders in small bands (3 rows) give the same PNG bytes as in one band, plain
+/// and supersampled with smooth colouring; bands also bound the memory (N7).
+#[test]
+fn banded_deep_render_equals_one_band() {
+    let dir = temp_dir();
+    let base = [
+        "mandelbrot",
+        "--backend",
+        "cpu",
+        "--width",
+        "29",
+        "--height",
+        "23",
+        "--center-re",
+        "1.4285714285714285714e-31",
+        "--center-im",
+        "1.000000000000000000000000000000142857142857142857",
+        "--scale",
+        "1e-30",
+        "--max-iter",
+        "3000",
+    ];
+    for look in [
+        &["--palette", "fire"][..],
+        &["--smooth", "--supersample", "2"][..],
+    ] {
+        let one = [&base[..], look, &["--band-rows", "23", "-o", "one.png"]].concat();
+        let out = ok(dir.path(), &one);
+        assert!(stdout(&out).contains("deep zoom"), "{}", stdout(&out));
+        let banded = [&base[..], look, &["--band-rows", "3", "-o", "bands.png"]].concat();
+        let out = ok(dir.path(), &banded);
+        assert!(
+            stdout(&out).contains("8 bands of 3 rows"),
+            "{}",
+            stdout(&out)
+        );
+        let a = std::fs::read(dir.path().join("one.png")).unwrap();
+        let b = std::fs::read(dir.path().join("bands.png")).unwrap();
+        assert!(a == b, "{look:?}: banded deep render differs from one band");
+        let img = read_rgb(&dir.path().join("one.png"));
+        let first = img.get_pixel(0, 0).0;
+        assert!(img.pixels().any(|p| p.0 != first), "{look:?}: flat image");
+    }
+}
+
+/// N9: a scale deeper than the precision bound is refused at once, naming the bound.
+#[test]
+fn too_deep_scales_are_refused_quickly_with_the_bound() {
+    for scale in ["1e-1000000", "1e-100000000"] {
+        let t = std::time::Instant::now();
+        assert_rejected(
+            &[
+                &SMALL[..],
+                &["--center-re", "0", "--center-im", "1", "--scale", scale],
+            ]
+            .concat(),
+            &[&format!("scale `{scale}` is too deep"), "100000 bits"],
+        );
+        assert_rejected(
+            &[&SMALL[..], &["--center", "0,1", "--scale", scale]].concat(),
+            &["100000 bits"],
+        );
+        assert!(t.elapsed().as_secs() < 5, "{scale}: {:?}", t.elapsed());
+    }
+}
+
+/// N13: on deep views, --band-rows, --supersample and --gpus work, and --precision f32/f64
+/// with a decimal centre is refused with the reason, the same way in `mandelbrot` and
+/// `zoom` (zoom frames past f64 supersample too).
+#[test]
+fn options_on_deep_views_work_or_are_refused_alike() {
+    let dir = temp_dir();
+    let deep = ["--center-re", "0", "--center-im", "1", "--scale", "1e-40"];
+    let out = ok(
+        dir.path(),
+        &[
+            &SMALL[..],
+            &deep[..],
+            &["--supersample", "4", "--band-rows", "2", "--gpus", "1"],
+        ]
+        .concat(),
+    );
+    assert!(
+        stdout(&out).contains("3 bands of 2 rows"),
+        "{}",
+        stdout(&out)
+    );
+    let reason = "views are always rendered by perturbation";
+    for p in ["f32", "f64"] {
+        assert_rejected(
+            &[&SMALL[..], &deep[..], &["--precision", p]].concat(),
+            &[&format!("--precision {p} is not allowed"), reason],
+        );
+        assert_rejected(
+            &[
+                "zoom",
+                "--backend",
+                "cpu",
+                "--frames",
+                "2",
+                "--center-re",
+                "0",
+                "--center-im",
+                "1",
+                "--end-scale",
+                "1e-40",
+                "--precision",
+                p,
+                "-o",
+                "frames",
+            ],
+            &[&format!("--precision {p} is not allowed"), "perturbation"],
+        );
+    }
+    // Zoom: the deep frames are supersampled (not silently dropped): the last frame differs
+    // from the same zoom without supersampling.
+    let zoom = [
+        "zoom",
+        "--backend",
+        "cpu",
+        "--width",
+        "16",
+        "--height",
+        "12",
+        "--center",
+        "0,1",
+        "--end-scale",
+        "1e-40",
+        "--frames",
+        "2",
+        "--max-iter",
+        "300",
+    ];
+    ok(dir.path(), &[&zoom[..], &["-o", "plain"]].concat());
+    ok(
+        dir.path(),
+        &[&zoom[..], &["--supersample", "2", "-o", "ss"]].concat(),
+    );
+    let a = read_rgb(&dir.path().join("plain/frame_00001.png"));
+    let b = read_rgb(&dir.path().join("ss/frame_00001.png"));
+    assert!(a != b, "--supersample changed nothing on a deep frame");
+}
+
+/// N16: one rule decides perturbation and the "f64 is too coarse" warning: the view of the
+/// report (spacing 2^-49 of the centre) is rendered by perturbation, without the warning;
+/// forcing f64 there renders blocky, with it.
+#[test]
+fn the_f64_warning_and_perturbation_start_at_the_same_depth() {
+    let dir = temp_dir();
+    let view = [
+        "mandelbrot",
+        "--backend",
+        "cpu",
+        "--width",
+        "64",
+        "--height",
+        "48",
+        "--center",
+        "0.2500000000012,0",
+        "--scale",
+        "2e-12",
+        "-o",
+        "out.png",
+    ];
+    let out = ok(dir.path(), &view);
+    assert!(stdout(&out).contains("deep zoom"), "{}", stdout(&out));
+    assert!(!stderr(&out).contains("blocky"), "{}", stderr(&out));
+    let out = ok(dir.path(), &[&view[..], &["--precision", "f64"]].concat());
+    assert!(stderr(&out).contains("blocky"), "{}", stderr(&out));
+    // Shallower than 2^-44 of the centre: f64, no warning.
+    let out = ok(
+        dir.path(),
+        &[&view[..9], &["--scale", "2e-9", "-o", "out.png"]].concat(),
+    );
+    assert!(stdout(&out).contains("f64"), "{}", stdout(&out));
+    assert!(!stderr(&out).contains("blocky"), "{}", stderr(&out));
+}

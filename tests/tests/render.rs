@@ -401,3 +401,77 @@ fn deep_zoom_perturbation_on_the_gpu_equals_the_cpu() {
         }
     }
 }
+
+/// Deep zoom through the band interface (`BandJob::Perturbed`): the GPU pool and one
+/// `GpuRenderer`, in bands of 5 rows, against the CPU bands: identical escape times, `|z_n|²`
+/// (bit for bit, per sample) and colours, with one sample per pixel and with 2×2
+/// supersampling and smooth colouring; the reference orbit and BLA table are uploaded once
+/// per GPU and shared across bands and across two jobs (a zoom's frames).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn deep_bands_on_the_gpu_pool_equal_the_cpu_bands() {
+    use common::palette::Coloring;
+    use host::{
+        deep::{PerturbedJob, near_i, reference_orbit},
+        mandelbrot::{BandJob, GpuRenderer, RenderControl},
+    };
+    use std::sync::{Arc, atomic::AtomicBool};
+    let pool = GpuPool::open(GpuSelection::All).expect("opening every GPU");
+    let gpu = gpu();
+    let v = near_i(300, 61, 37).unwrap();
+    let max_iter = 4000;
+    let orbit: Arc<[common::Complex<f64>]> =
+        reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter).into();
+    let discrete = Coloring::discrete(Palette::Fire);
+    let smooth = Coloring {
+        shading: Shading::Smooth,
+        ..Coloring::discrete(Palette::Electric)
+    };
+    let mut renderer = GpuRenderer::new(&gpu, 61 * 5 * 4).unwrap();
+    for (s, coloring, iters) in [
+        (1, discrete, max_iter),
+        (2, smooth, max_iter),
+        (1, discrete, 3000),
+    ] {
+        let job = PerturbedJob::prepare(
+            v.job(iters, coloring.bailout_sqr::<f64>()),
+            s,
+            coloring,
+            orbit.clone(),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        let work = BandJob::Perturbed(&job);
+        let bands: Vec<Band> = Band::split(37, 5).collect();
+        let what = format!("1e-300, {s}x{s} samples, max_iter {iters}");
+        let (mut cc, mut cz, mut crgb) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut gc, mut gz, mut grgb) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut pc, mut pz, mut prgb) = (Vec::new(), Vec::new(), Vec::new());
+        for &band in &bands {
+            let c = work
+                .render_cpu_until(band, true, &RenderControl::new())
+                .unwrap();
+            cc.extend(c.counts);
+            cz.extend(c.norms.iter().map(|z| z.to_bits()));
+            crgb.extend(c.rgb);
+            let g = renderer.render(work, band, true).unwrap();
+            gc.extend(g.counts);
+            gz.extend(g.norms.iter().map(|z| z.to_bits()));
+            grgb.extend(g.rgb);
+        }
+        pool.render(work, &bands, true, |b| {
+            pc.extend(b.counts);
+            pz.extend(b.norms.iter().map(|z| z.to_bits()));
+            prgb.extend(b.rgb);
+            Ok::<(), std::convert::Infallible>(())
+        })
+        .unwrap_or_else(|e| panic!("pool render: {e}"));
+        assert!(cc.iter().any(|&n| n < iters), "{what}: nothing escaped");
+        assert_identical(&format!("{what} GPU counts"), &cc, &gc);
+        assert_identical(&format!("{what} GPU |z|²"), &cz, &gz);
+        assert_identical(&format!("{what} GPU colours"), &crgb, &grgb);
+        assert_identical(&format!("{what} pool counts"), &cc, &pc);
+        assert_identical(&format!("{what} pool |z|²"), &cz, &pz);
+        assert_identical(&format!("{what} pool colours"), &crgb, &prgb);
+    }
+}

@@ -1,12 +1,21 @@
-//! `ferrocuda mandelbrot` past f64: views given by decimal strings (or a Kalles Fraktaler
-//! location file), rendered by perturbation (`host::deep`) on the GPU or the CPU.
+//! `ferrocuda mandelbrot` and `zoom` past f64: views given by decimal strings (or a Kalles
+//! Fraktaler location file), prepared for perturbation (`host::deep`: reference orbit, BLA
+//! table) and then rendered in bands like every other view (`cli::mandelbrot`).
 
+use super::UsageError;
 use super::decimal::Decimal;
 use super::mandelbrot::MandelbrotArgs;
-use super::{OutputFile, UsageError, outln};
-use anyhow::Result;
-use host::deep::{DeepView, colorize, render, render_job_cpu};
-use std::{path::Path, time::Instant};
+use anyhow::{Context, Result};
+use common::Complex;
+use host::{
+    deep::{DeepView, PerturbedJob, reference_orbit_until},
+    mandelbrot::Style,
+};
+use std::{
+    path::Path,
+    sync::{Arc, atomic::AtomicU64},
+    time::{Duration, Instant},
+};
 
 /// A deep-zoom location: the centre and the scale as decimal strings.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,77 +134,128 @@ impl Location {
     }
 }
 
-/// Renders a deep view and writes the PNG.
-pub fn run(args: &MandelbrotArgs, loc: &Location) -> Result<()> {
-    let (width, height) = (args.width, args.height);
-    let max_iter = loc
-        .max_iter
-        .filter(|_| args.max_iter == 1000)
-        .unwrap_or(args.max_iter);
-    let view = DeepView::new(&loc.re, &loc.im, &loc.scale, width, height)
-        .map_err(|e| UsageError(e.to_string()))?;
-    let style = args.look.style();
-    if style.supersample > 1 {
-        super::usage!(
-            "--supersample is not available for deep zooms (scale {})",
-            loc.scale
-        );
-    }
-    let output = OutputFile::create(&args.output)?;
-    super::catch_signals();
-    let start = Instant::now();
-    let coloring = style.coloring(args.look.palette);
-    let gpu = super::mandelbrot::open_gpu(args.backend)?;
-    let r = render(&view, max_iter, coloring.bailout_sqr::<f64>(), gpu.as_ref())?;
-    super::check_interrupt()?;
-    // --verify: the same pixels on the CPU (the same common::perturb code) must match bit for
-    // bit, escape times and |z_n|².
-    let mut verified = String::new();
-    if args.verify {
-        if gpu.is_some() {
-            let t = Instant::now();
-            let cpu = render_job_cpu(&r.job, &r.orbit, &r.bla);
-            let differ = cpu
-                .iter()
-                .zip(r.counts.iter().zip(&r.norms))
-                .filter(|(p, (n, z))| p.n != **n || (p.norm_sqr as f32).to_bits() != z.to_bits())
-                .count();
-            if differ > 0 {
-                anyhow::bail!(
-                    "--verify: {differ} of {} pixels differ between the GPU and the CPU",
-                    cpu.len()
-                );
-            }
-            verified = format!(
-                "; identical to the CPU ({:.0} ms)",
-                t.elapsed().as_secs_f64() * 1e3
-            );
-        } else {
-            super::errln!(
-                "note: --verify compares the GPU with the CPU; rendering on the CPU, nothing to compare"
-            );
-        }
-    }
-    let device = gpu
-        .as_ref()
-        .map_or_else(|| "CPU".to_owned(), |g| format!("GPU {}", g.name()));
-    let rgb = colorize(&r.counts, &r.norms, &coloring, max_iter);
-    output.write_png(width, height, &rgb)?;
-    outln!(
-        "{device}: deep zoom {width}x{height}, scale {}, max_iter {max_iter}, {} bits: reference \
-         orbit {} steps in {:.0} ms, BLA table {} entries in {:.0} ms, pixels in {:.0} ms, end to \
-         end {:.0} ms{verified}; wrote {}",
-        loc.scale,
+/// Steps of the reference orbit computed so far (for the progress display).
+static ORBIT_STEPS: AtomicU64 = AtomicU64::new(0);
+
+/// The reference orbit of `view`'s centre up to `max_iter` steps, with progress on stderr
+/// if `show` (as the rows of a render: a bar in a terminal, otherwise a line every 10 s;
+/// `zoom` shows its frames instead), stopped within a step by a caught signal.
+///
+/// # Errors
+/// `Interrupted` after a signal.
+pub fn orbit_with_progress(
+    view: &DeepView,
+    max_iter: u32,
+    show: bool,
+) -> Result<Arc<[Complex<f64>]>> {
+    // Short orbits (under about a second: fewer than 2^27 step-bits) show nothing: the
+    // display's thread would only add its wake-up interval to the run.
+    let long = u64::from(max_iter).saturating_mul(view.precision_bits as u64) > 1 << 27;
+    let progress = (show && long).then(|| {
+        super::Progress::watch(u64::from(max_iter), "reference orbit steps", &ORBIT_STEPS)
+    });
+    let orbit = reference_orbit_until(
+        &view.center_re,
+        &view.center_im,
         view.precision_bits,
-        r.orbit.len() - 1,
-        r.orbit_time.as_secs_f64() * 1e3,
-        r.bla.len(),
-        r.bla_time.as_secs_f64() * 1e3,
-        r.pixels_time.as_secs_f64() * 1e3,
-        start.elapsed().as_secs_f64() * 1e3,
-        args.output.display()
+        max_iter,
+        &super::CONTROL.stop,
+        &ORBIT_STEPS,
     );
-    Ok(())
+    drop(progress);
+    super::check_interrupt()?;
+    Ok(Arc::from(orbit.context("the reference orbit stopped")?))
+}
+
+/// A deep view made ready for the band renderers: its reference orbit and BLA table
+/// computed (stoppable by a signal), and what it took.
+pub struct DeepPrepared {
+    /// The job every band renders.
+    pub job: PerturbedJob,
+    /// Bits of precision of the centre and the reference orbit.
+    pub bits: usize,
+    /// The scale as given.
+    pub scale: String,
+    /// Time to compute the reference orbit.
+    pub orbit_time: Duration,
+    /// Time to build the BLA table.
+    pub bla_time: Duration,
+}
+
+impl DeepPrepared {
+    /// One line on what was prepared, e.g. "perturbation, 1073 bits: reference orbit 3000
+    /// steps in 12 ms, BLA table 5996 entries in 1 ms".
+    pub fn summary(&self) -> String {
+        format!(
+            "perturbation at scale {}, {} bits: reference orbit {} steps in {:.0} ms, BLA table \
+             {} entries in {:.0} ms",
+            self.scale,
+            self.bits,
+            self.job.orbit().len().saturating_sub(1),
+            self.orbit_time.as_secs_f64() * 1e3,
+            self.job.bla().len(),
+            self.bla_time.as_secs_f64() * 1e3
+        )
+    }
+}
+
+/// The iteration limit of a deep `mandelbrot` render: the location file's, unless
+/// `--max-iter` was given a value other than its default.
+pub fn max_iter(args: &MandelbrotArgs, loc: &Location) -> u32 {
+    loc.max_iter
+        .filter(|_| args.max_iter == 1000)
+        .unwrap_or(args.max_iter)
+}
+
+/// The view of `loc` for an image `width × height`.
+///
+/// # Errors
+/// A [`UsageError`] naming the bad value, or the precision bound
+/// ([`host::deep::MAX_PRECISION_BITS`]) a too-deep scale exceeds.
+pub fn view(loc: &Location, width: u32, height: u32) -> Result<DeepView> {
+    DeepView::new(&loc.re, &loc.im, &loc.scale, width, height)
+        .map_err(|e| UsageError(e.to_string()).into())
+}
+
+/// Computes the reference orbit of `view`'s centre (up to `orbit_iter` steps; at least
+/// `max_iter`) and the BLA table for the image of `max_iter` iterations and `style`, both
+/// stopped within a step by a caught signal (then the error is `Interrupted`). `orbit`
+/// reuses an orbit of the same centre and precision computed before (a zoom's frames).
+///
+/// # Errors
+/// `Interrupted` after a signal.
+pub fn prepare(
+    view: &DeepView,
+    max_iter: u32,
+    style: &Style,
+    palette: common::Palette,
+    orbit: Option<Arc<[Complex<f64>]>>,
+) -> Result<DeepPrepared> {
+    let coloring = style.coloring(palette);
+    let stop = &super::CONTROL.stop;
+    let t = Instant::now();
+    let orbit = match orbit {
+        Some(o) => o,
+        None => orbit_with_progress(view, max_iter, true)?,
+    };
+    let orbit_time = t.elapsed();
+    let t = Instant::now();
+    let job = PerturbedJob::prepare(
+        view.job(max_iter, coloring.bailout_sqr::<f64>()),
+        style.supersample,
+        coloring,
+        orbit,
+        stop,
+    );
+    super::check_interrupt()?;
+    let job = job.context("the BLA table stopped")?;
+    Ok(DeepPrepared {
+        job,
+        bits: view.precision_bits,
+        scale: String::new(),
+        orbit_time,
+        bla_time: t.elapsed(),
+    })
 }
 
 #[cfg(test)]

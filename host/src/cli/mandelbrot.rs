@@ -14,9 +14,11 @@ use common::{Band, Complex, Palette, RenderJob, Viewport, ViewportError, palette
 use host::{
     Gpu, GpuError,
     mandelbrot::{
-        BandImage, BandRenderer, GpuRenderer, Precision, RenderParams, Style,
+        BandImage, BandJob, BandRenderer, GpuRenderer, Precision, RenderControl, RenderParams,
+        Style,
         pool::{GpuPool, GpuSelection, PoolError},
-        render_band_cpu, render_band_cpu_until, rows_per_launch,
+        precision::{self, Arithmetic},
+        rows_per_launch,
     },
 };
 use std::{
@@ -50,10 +52,22 @@ pub enum Backend {
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PrecisionArg {
-    /// f32 while the pixel spacing allows it, else f64.
+    /// f32 while the pixel spacing allows it, else f64, else perturbation (one rule:
+    /// `host::mandelbrot::precision`).
     Auto,
     F32,
     F64,
+}
+
+impl PrecisionArg {
+    /// The value as written on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::F32 => "f32",
+            Self::F64 => "f64",
+        }
+    }
 }
 
 /// Options for how the image looks, shared with `ferrocuda zoom`.
@@ -220,50 +234,73 @@ pub fn check_size_and_iter(width: u32, height: u32, max_iter: u32) -> Result<()>
     Ok(())
 }
 
-/// Checks a view width (`--scale`, `--start-scale`, ...) for an image `width_px` wide: positive,
-/// and a pixel spacing that f64 represents as a normal number.
-/// The location when the view needs perturbation: a KFR file, --center-re/--center-im, or
-/// --center/--scale whose pixel spacing f64 cannot resolve at the centre (below 2⁻⁴⁸ of its
-/// magnitude, a margin of 16 over f64's last place; or a scale that underflows f64).
+/// The location when the view needs perturbation: a KFR file or --center-re/--center-im
+/// (always perturbed), or --center/--scale when the one precision rule
+/// (`host::mandelbrot::precision`) says f64 cannot resolve its samples (or its scale
+/// underflows f64), unless --precision forces f32 or f64.
+///
+/// # Errors
+/// A [`super::UsageError`] for --precision f32/f64 with a location that is always perturbed.
 fn deep_location(args: &MandelbrotArgs) -> Result<Option<super::deep::Location>> {
     use super::deep::Location;
-    if let Some(path) = &args.kfr {
+    let explicit = if let Some(path) = &args.kfr {
         let loc = Location::from_kfr(path, args.width, args.height)?;
         center_within_f64(&loc.re, &loc.im)?;
-        return Ok(Some(loc));
-    }
-    if let (Some(re), Some(im)) = (&args.center_re, &args.center_im) {
+        Some(loc)
+    } else if let (Some(re), Some(im)) = (&args.center_re, &args.center_im) {
         center_within_f64(re, im)?;
-        return Ok(Some(Location {
+        Some(Location {
             re: re.clone(),
             im: im.clone(),
             scale: args.scale.clone(),
             max_iter: None,
-        }));
+        })
+    } else {
+        None
+    };
+    if let Some(loc) = explicit {
+        if args.precision != PrecisionArg::Auto {
+            super::usage!(
+                "--precision {} is not allowed with --center-re/--center-im or --kfr: those \
+                 views are always rendered by perturbation from an arbitrary-precision \
+                 reference orbit; leave --precision at auto, or give --center RE,IM to \
+                 choose f32 or f64",
+                args.precision.name()
+            );
+        }
+        return Ok(Some(loc));
     }
-    if args.corners.is_some() {
+    if args.corners.is_some() || args.precision != PrecisionArg::Auto {
         return Ok(None);
     }
     if let Some(c) = &args.center {
         center_within_f64(&c.re.text(), &c.im.text())?;
     }
     let center = center_f64(args);
-    let scale = parse_finite(&args.scale).map_err(|e| super::UsageError(format!("--scale {e}")))?;
-    let spacing = scale / f64::from(args.width.max(1));
-    let magnitude = center.re.abs().max(center.im.abs()).max(1.0);
-    // 0 here is a scale that underflowed f64 (or a 0 the deep path rejects by name).
-    let deep = scale == 0.0 || (scale > 0.0 && spacing < magnitude * 2f64.powi(-48));
     // Every digit of --center (not its f64 rounding).
     let (re, im) = args.center.as_ref().map_or_else(
         || ("-0.75".to_owned(), "0".to_owned()),
         |c| (c.re.text(), c.im.text()),
     );
-    Ok(deep.then(|| Location {
+    let deep = Location {
         re,
         im,
         scale: args.scale.trim().to_owned(),
         max_iter: None,
-    }))
+    };
+    let Some(scale_log10) = scale_log10(&args.scale) else {
+        // A zero the deep path rejects by name; anything else not a positive number, the
+        // f64 path names.
+        return Ok(matches!(parse_finite(&args.scale), Ok(0.0)).then_some(deep));
+    };
+    let choice = precision::for_center_scale(
+        center,
+        scale_log10,
+        args.width,
+        args.height,
+        args.look.supersample,
+    );
+    Ok((choice.arithmetic == Arithmetic::Perturbed).then_some(deep))
 }
 
 /// Refuses a centre beyond `f64`'s range (any digits are kept, but a centre of 1e400 is no
@@ -302,6 +339,16 @@ pub fn view_error(e: ViewportError, what: impl FnOnce() -> String) -> super::Usa
     }
 }
 
+/// `log10` of a positive decimal `scale` (any exponent, beyond f64's range too), or `None`.
+pub fn scale_log10(scale: &str) -> Option<f64> {
+    super::decimal::Decimal::parse(scale)
+        .ok()
+        .filter(|d| !d.is_zero() && d.to_f64().is_sign_positive())
+        .and_then(|d| d.log10_abs())
+}
+
+/// Checks a view width (`--scale`, `--start-scale`, ...) for an image `width_px` wide: positive,
+/// and a pixel spacing that f64 represents as a normal number.
 pub fn check_scale(flag: &str, scale: f64, width_px: u32) -> Result<()> {
     if scale.is_nan() || scale <= 0.0 {
         super::usage!("{flag} {scale:e} is not allowed: it must be a positive number");
@@ -321,7 +368,9 @@ pub fn check_scale(flag: &str, scale: f64, width_px: u32) -> Result<()> {
 /// The precision to use for `job` (whose sample grid decides), with the warnings of the
 /// automatic choice.
 pub fn choose_precision(job: &RenderJob<f64>, arg: PrecisionArg, quiet: bool) -> Precision {
-    let (auto_precision, f64_too_coarse) = Precision::for_view(&job.samples);
+    let choice = precision::for_viewport(&job.samples);
+    let auto_precision = choice.arithmetic.float().unwrap_or(Precision::F64);
+    let f64_too_coarse = !choice.resolves(Arithmetic::F64);
     let precision = match arg {
         PrecisionArg::Auto => auto_precision,
         PrecisionArg::F32 => Precision::F32,
@@ -406,12 +455,31 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
-pub fn run(args: &MandelbrotArgs) -> Result<()> {
-    let (width, height) = (args.width, args.height);
-    check_size_and_iter(width, height, args.max_iter)?;
-    if let Some(deep) = deep_location(args)? {
-        return super::deep::run(args, &deep);
+/// The image a `mandelbrot` run renders: an f32/f64 job or a perturbed one, both rendered
+/// band by band through [`BandJob`].
+enum Work {
+    Float {
+        job: RenderJob<f64>,
+        precision: Precision,
+    },
+    Deep(Box<super::deep::DeepPrepared>),
+}
+
+impl Work {
+    fn band_job(&self) -> BandJob<'_> {
+        match self {
+            Self::Float { job, precision } => BandJob::Float {
+                job,
+                precision: *precision,
+            },
+            Self::Deep(d) => BandJob::Perturbed(&d.job),
+        }
     }
+}
+
+/// The f32/f64 job of `args` (not a deep view): the view checked, the precision chosen.
+fn float_job(args: &MandelbrotArgs, style: &Style) -> Result<(RenderJob<f64>, Precision)> {
+    let (width, height) = (args.width, args.height);
     let scale = parse_finite(&args.scale).map_err(|e| super::UsageError(format!("--scale {e}")))?;
     if args.corners.is_none() {
         check_scale("--scale", scale, width)?;
@@ -448,36 +516,91 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
             );
         }
     }
-    let style = args.look.style();
-    let mut params = RenderParams {
+    let params = RenderParams {
         view,
         max_iter: args.max_iter,
         precision: Precision::F64,
         palette: args.look.palette,
     };
-    let job = params.job(&style);
-    params.precision = choose_precision(&job, args.precision, false);
-    let precision = params.precision;
+    let job = params.job(style);
+    let precision = choose_precision(&job, args.precision, false);
+    Ok((job, precision))
+}
+
+/// Rows per band by default for a perturbed job: as many as fit in [`DEFAULT_BAND_PX`]
+/// pixels and in [`host::deep::MAX_PERTURBED_ITERATIONS_PER_LAUNCH`] worst-case iterations
+/// and, with several GPUs, at most 1/8 of the image per GPU.
+pub fn default_deep_band_rows(job: &host::deep::PerturbedJob, gpus: usize) -> u32 {
+    let rows = job.rows_per_band(DEFAULT_BAND_PX);
+    if gpus <= 1 {
+        return rows;
+    }
+    let per_gpu = u32::try_from(8 * gpus).unwrap_or(u32::MAX);
+    rows.min(job.job.height_px.div_ceil(per_gpu)).max(1)
+}
+
+pub fn run(args: &MandelbrotArgs) -> Result<()> {
+    let (width, height) = (args.width, args.height);
+    check_size_and_iter(width, height, args.max_iter)?;
+    let style = args.look.style();
+    // Every value is checked before the output file is created; a deep view's reference
+    // orbit is computed after (it can take long, and a signal stops it).
+    let location = deep_location(args)?;
+    let mut float = None;
+    let mut deep = None;
+    match &location {
+        Some(loc) => {
+            let view = super::deep::view(loc, width, height)?;
+            deep = Some((view, super::deep::max_iter(args, loc)));
+        }
+        None => float = Some(float_job(args, &style)?),
+    }
+    let samples_per_px = u64::from(style.supersample).pow(2);
     let output = OutputFile::create(&args.output)?;
     super::catch_signals();
 
     if let Some(rows) = args.band_rows {
         let band_px = u64::from(rows.min(height)) * u64::from(width);
+        // Perturbed bands also hold each sample's escape time and |z|² (8 bytes).
+        let band_px = if deep.is_some() {
+            band_px * samples_per_px
+        } else {
+            band_px
+        };
         if band_px > MAX_BAND_PX {
             super::usage!(
                 "--band-rows {rows} is not allowed for a {width}-pixel-wide image: a band of \
-                 {band_px} pixels needs {:.1} GiB of host memory (3 bytes per pixel, two bands \
-                 in flight), more than the {:.1} GiB allowed; use --band-rows {} or less",
+                 {band_px} pixels or samples needs {:.1} GiB of host memory (3 bytes per pixel, \
+                 two bands in flight), more than the {:.1} GiB allowed; use --band-rows {} or \
+                 less",
                 (6 * band_px) as f64 / f64::from(1u32 << 30),
                 (6 * MAX_BAND_PX) as f64 / f64::from(1u32 << 30),
-                MAX_BAND_PX / u64::from(width)
+                (MAX_BAND_PX / u64::from(width) / if deep.is_some() { samples_per_px } else { 1 })
+                    .max(1)
             );
         }
     }
     let pool = open_pool(args.backend, args.gpus)?;
+    let start = Instant::now();
+    let work = match (float, deep) {
+        (Some((job, precision)), _) => Work::Float { job, precision },
+        (None, Some((view, max_iter))) => {
+            let mut d = super::deep::prepare(&view, max_iter, &style, args.look.palette, None)?;
+            if let Some(loc) = &location {
+                d.scale.clone_from(&loc.scale);
+            }
+            Work::Deep(Box::new(d))
+        }
+        (None, None) => unreachable!("a view is either deep or not"),
+    };
+    let band_job = work.band_job();
+    let gpus = pool.as_ref().map_or(1, GpuPool::len);
     let rows = args
         .band_rows
-        .unwrap_or_else(|| default_band_rows(&job, pool.as_ref().map_or(1, GpuPool::len)))
+        .unwrap_or_else(|| match &work {
+            Work::Float { job, .. } => default_band_rows(job, gpus),
+            Work::Deep(d) => default_deep_band_rows(&d.job, gpus),
+        })
         .min(height);
     if args.verify && pool.is_none() {
         super::errln!(
@@ -485,7 +608,6 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
         );
     }
 
-    let start = Instant::now();
     let bands: Vec<Band> = Band::split(height, rows).collect();
     // The GPU path counts finished bands; the CPU path its finished rows.
     let progress = match &pool {
@@ -511,7 +633,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
             kernel += b.kernel;
             if verify {
                 let t = Instant::now();
-                verify_band(&job, precision, &b)?;
+                verify_band(band_job, &b)?;
                 verify_time += t.elapsed();
             }
             tx.send(b.rgb).map_err(|_| EncoderStopped)?;
@@ -521,7 +643,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
             Ok(())
         };
         let rendered = match &pool {
-            Some(pool) => match pool.render_bands(&job, precision, &bands, verify, &mut sink) {
+            Some(pool) => match pool.render(band_job, &bands, verify, &mut sink) {
                 Ok(r) => {
                     report = Some(r);
                     Ok(())
@@ -530,7 +652,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
                 Err(e) => Err(anyhow::Error::new(e)),
             },
             None => bands.iter().try_for_each(|&band| {
-                match render_band_cpu_until(&job, precision, band, false, &super::CONTROL) {
+                match band_job.render_cpu_until(band, false, &super::CONTROL) {
                     Some(b) => sink(b),
                     None => check_interrupt(),
                 }
@@ -550,11 +672,18 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     check_interrupt()?;
     output.persist()?;
 
-    let what = format!(
-        "{width}x{height}, max_iter {}, {}",
-        params.max_iter,
-        precision.name()
-    );
+    let what = match &work {
+        Work::Float { job, precision } => format!(
+            "{width}x{height}, max_iter {}, {}",
+            job.max_iter,
+            precision.name()
+        ),
+        Work::Deep(d) => format!(
+            "deep zoom {width}x{height}, max_iter {}, {}",
+            d.job.job.max_iter,
+            d.summary()
+        ),
+    };
     let bands_note = if bands.len() > 1 {
         format!(", {} bands of {rows} rows", bands.len())
     } else {
@@ -594,7 +723,8 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     }
     if verify {
         outln!(
-            "verify: CPU render ({:.0} ms) is identical (escape times and colours)",
+            "verify: CPU render ({:.0} ms) is identical (escape times, |z|² of perturbed \
+             samples, and colours)",
             verify_time.as_secs_f64() * 1e3
         );
     }
@@ -615,22 +745,39 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
 #[error("the PNG encoder stopped")]
 struct EncoderStopped;
 
-/// Renders `b`'s rows on the CPU and fails unless the escape times and colours are identical.
-fn verify_band(job: &RenderJob<f64>, precision: Precision, b: &BandImage) -> Result<()> {
+/// Renders `b`'s rows on the CPU and fails unless the escape times, the `|z_n|²` of
+/// perturbed samples (bit for bit) and the colours are identical.
+fn verify_band(work: BandJob<'_>, b: &BandImage) -> Result<()> {
     let band = b.band;
-    let cpu = render_band_cpu(job, precision, band, true);
-    if cpu.counts != b.counts || cpu.rgb != b.rgb {
+    let Some(cpu) = work.render_cpu_until(band, true, &RenderControl::new()) else {
+        unreachable!("a fresh control is never stopped");
+    };
+    let norms_differ = cpu.norms.len() != b.norms.len()
+        || cpu
+            .norms
+            .iter()
+            .zip(&b.norms)
+            .any(|(a, b)| a.to_bits() != b.to_bits());
+    if cpu.counts != b.counts || cpu.rgb != b.rgb || norms_differ {
         let differing = cpu
             .counts
             .iter()
             .zip(&b.counts)
             .filter(|(a, b)| a != b)
             .count();
+        let norms = cpu
+            .norms
+            .iter()
+            .zip(&b.norms)
+            .filter(|(a, b)| a.to_bits() != b.to_bits())
+            .count();
         bail!(
-            "GPU and CPU images differ in rows {}..{}: {differing} of {} escape times differ",
+            "GPU and CPU images differ in rows {}..{}: {differing} of {} escape times and \
+             {norms} of {} |z|² differ",
             band.first_row,
             band.first_row + band.rows,
-            cpu.counts.len()
+            cpu.counts.len(),
+            cpu.norms.len()
         );
     }
     Ok(())

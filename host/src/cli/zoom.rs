@@ -15,7 +15,11 @@ use super::{
 use anyhow::{Context, Result, bail};
 use common::{Band, Complex, Viewport};
 use host::deep::DeepView;
-use host::mandelbrot::{RenderParams, rows_per_band, rows_per_launch};
+use host::mandelbrot::{
+    BandJob, RenderParams,
+    precision::{self, Arithmetic},
+    rows_per_band, rows_per_launch,
+};
 use std::{
     path::{Path, PathBuf},
     sync::{Arc, Mutex},
@@ -141,12 +145,20 @@ fn frame_log10(start: f64, end_log10: f64, k: u32, frames: u32) -> f64 {
     start.log10() + t * (end_log10 - start.log10())
 }
 
-/// Whether a frame of scale `10^log10` around `center` needs perturbation: its pixel spacing
-/// is below 2⁻⁴⁸ of the centre's magnitude (as `mandelbrot` decides), or below f64's range.
-fn is_deep(log10: f64, center: Complex<f64>, width: u32) -> bool {
-    let spacing_log10 = log10 - f64::from(width.max(1)).log10();
-    let magnitude = center.re.abs().max(center.im.abs()).max(1.0);
-    spacing_log10 < (magnitude * 2f64.powi(-48)).log10() || spacing_log10 < -300.0
+/// Whether a frame of scale `10^log10` around `center` needs perturbation, by the one
+/// precision rule `mandelbrot` uses (`host::mandelbrot::precision`, on the sample grid);
+/// never when --precision forces f32 or f64.
+fn is_deep(args: &ZoomArgs, log10: f64, center: Complex<f64>) -> bool {
+    args.precision == PrecisionArg::Auto
+        && precision::for_center_scale(
+            center,
+            log10,
+            args.width,
+            args.height,
+            args.look.supersample,
+        )
+        .arithmetic
+            == Arithmetic::Perturbed
 }
 
 pub fn run(args: &ZoomArgs) -> Result<()> {
@@ -207,11 +219,19 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             super::MAX_ITER_LIMIT
         );
     }
+    if args.precision != PrecisionArg::Auto && args.center_re.is_some() {
+        super::usage!(
+            "--precision {} is not allowed with --center-re/--center-im: those centres are \
+             for frames rendered by perturbation from an arbitrary-precision reference orbit; \
+             leave --precision at auto, or give --center RE,IM to choose f32 or f64",
+            args.precision.name()
+        );
+    }
     let deep_frame = |k: u32| {
         is_deep(
+            args,
             frame_log10(args.start_scale, end_log10, k, args.frames),
             center,
-            args.width,
         )
     };
     if args.output_dir.is_none() && args.gif.is_none() {
@@ -292,7 +312,19 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
     // Device buffers for the largest band any frame uses (the first frame's bands are the
     // longest; deeper frames need more iterations and get shorter bands).
     let capacity_rows = rows_per_band(args.width, DEFAULT_BAND_PX).min(args.height);
-    let mut renderer = band_renderer(gpu.as_ref(), args.width as usize * capacity_rows as usize)?;
+    // Perturbed frames keep every sample's escape time and |z|² on the device.
+    let samples = if (0..args.frames).any(deep_frame) {
+        args.look.supersample.pow(2) as usize
+    } else {
+        1
+    };
+    let mut renderer = band_renderer(
+        gpu.as_ref(),
+        args.width as usize * capacity_rows as usize * samples,
+    )?;
+    // The reference orbit of the centre, computed once (at the deepest frame's precision and
+    // iteration limit) for every deep frame: the centre does not change.
+    let mut orbit: Option<Arc<[Complex<f64>]>> = None;
     super::catch_signals();
     let mut frames_written = 0u32;
     let written = |frames: u32| {
@@ -319,14 +351,35 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         let max_iter = (f64::from(args.max_iter) + f64::from(args.max_iter_growth) * depth)
             .min(f64::from(super::mandelbrot::MAX_ITER_LIMIT)) as u32;
         let rgb = if deep_frame(k) {
-            let (rgb, took) = deep_frame_rgb(
-                args,
-                &center_text,
+            let t = Instant::now();
+            if orbit.is_none() {
+                orbit = Some(deepest_orbit(args, &center_text, end_log10)?);
+            }
+            let view = DeepView::new(
+                &center_text.0,
+                &center_text.1,
                 &host::deep::decimal_of_log10(log10, 6),
-                max_iter,
-                gpu.as_ref(),
-            )?;
-            deep = (deep.0 + 1, deep.1 + took);
+                args.width,
+                args.height,
+            )
+            .map_err(|e| super::UsageError(format!("frame {k}: {e}")))?;
+            let prepared =
+                super::deep::prepare(&view, max_iter, &style, args.look.palette, orbit.clone())
+                    .map_err(|e| stopped_or(e, || written(frames_written)))?;
+            let job = BandJob::Perturbed(&prepared.job);
+            let rows = prepared
+                .job
+                .rows_per_band(DEFAULT_BAND_PX)
+                .min((capacity_rows * samples as u32 / job.buffer_px_per_px() as u32).max(1));
+            let mut rgb = Vec::with_capacity(3 * args.width as usize * args.height as usize);
+            for band in Band::split(args.height, rows) {
+                match renderer.render(job, band, false, &super::CONTROL)? {
+                    Some(b) => rgb.extend_from_slice(&b.rgb),
+                    None => check_interrupt_with(|| written(frames_written))?,
+                }
+                check_interrupt_with(|| written(frames_written))?;
+            }
+            deep = (deep.0 + 1, deep.1 + t.elapsed());
             rgb
         } else {
             let view =
@@ -341,8 +394,8 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             let job = params.job(&style);
             // Warn once, at the first frame that needs it.
             let precision = choose_precision(&job, args.precision, warned);
-            let (auto, too_coarse) = host::mandelbrot::Precision::for_view(&job.samples);
-            warned |= too_coarse || (auto != precision && args.precision == PrecisionArg::F32);
+            let choice = precision::for_viewport(&job.samples);
+            warned |= !choice.resolves(precision.into());
             let mut rgb = Vec::with_capacity(3 * view.len());
             let rows = rows_per_launch(&job, DEFAULT_BAND_PX).min(capacity_rows);
             for band in Band::split(args.height, rows) {
@@ -604,19 +657,34 @@ impl GifOut {
     }
 }
 
-/// One frame deeper than f64: perturbation with BLA on the GPU (or the CPU), coloured as the
-/// other frames.
-fn deep_frame_rgb(
+/// The reference orbit for every deep frame of the zoom: the centre at the precision of the
+/// deepest frame (frame 0 or the last), iterated to the largest iteration limit (the
+/// deepest frame's); stopped by a signal. Each frame uses its first `max_iter + 1` entries.
+fn deepest_orbit(
     args: &ZoomArgs,
     center: &(String, String),
-    scale: &str,
-    max_iter: u32,
-    gpu: Option<&host::gpu::Gpu>,
-) -> Result<(Vec<u8>, std::time::Duration)> {
-    let view = DeepView::new(&center.0, &center.1, scale, args.width, args.height)
-        .map_err(|e| super::UsageError(e.to_string()))?;
-    let coloring = args.look.style().coloring(args.look.palette);
-    let r = host::deep::render(&view, max_iter, coloring.bailout_sqr::<f64>(), gpu)?;
-    let rgb = host::deep::colorize(&r.counts, &r.norms, &coloring, max_iter);
-    Ok((rgb, r.orbit_time + r.bla_time + r.pixels_time))
+    end_log10: f64,
+) -> Result<Arc<[Complex<f64>]>> {
+    let first = args.start_scale.log10();
+    let deepest = first.min(end_log10);
+    let depth = (first - deepest).max(0.0);
+    let max_iter = (f64::from(args.max_iter) + f64::from(args.max_iter_growth) * depth)
+        .min(f64::from(super::mandelbrot::MAX_ITER_LIMIT)) as u32;
+    let view = DeepView::new(
+        &center.0,
+        &center.1,
+        &host::deep::decimal_of_log10(deepest, 6),
+        args.width * args.look.supersample,
+        args.height * args.look.supersample,
+    )
+    .map_err(|e| super::UsageError(e.to_string()))?;
+    super::deep::orbit_with_progress(&view, max_iter, false)
+}
+
+/// `e`, or, if a signal stopped the work, the interruption with what was written.
+fn stopped_or(e: anyhow::Error, written: impl FnOnce() -> String) -> anyhow::Error {
+    match check_interrupt_with(written) {
+        Err(stopped) => stopped,
+        Ok(()) => e,
+    }
 }

@@ -15,7 +15,7 @@
 //! Every band is rendered by the same kernel from the same [`RenderJob`], with global pixel
 //! coordinates, so the image is identical to a single-GPU (or CPU) render.
 
-use super::{BandImage, GpuRenderer, Precision};
+use super::{BandImage, BandJob, GpuRenderer, Precision};
 use crate::gpu::{Gpu, GpuError, driver_available};
 use common::{Band, RenderJob};
 use cust::pool::{Lease, Pool};
@@ -200,11 +200,26 @@ impl GpuPool {
         precision: Precision,
         bands: &[Band],
         want_counts: bool,
+        sink: impl FnMut(BandImage) -> Result<(), E>,
+    ) -> Result<PoolReport, PoolError<E>> {
+        self.render(BandJob::Float { job, precision }, bands, want_counts, sink)
+    }
+
+    /// [`GpuPool::render_bands`] for a job of any arithmetic ([`BandJob`]): perturbed jobs
+    /// upload their reference orbit and BLA table once per GPU and share them across bands.
+    ///
+    /// # Errors
+    /// As [`GpuPool::render_bands`].
+    pub fn render<E>(
+        &self,
+        work: BandJob<'_>,
+        bands: &[Band],
+        want_counts: bool,
         mut sink: impl FnMut(BandImage) -> Result<(), E>,
     ) -> Result<PoolReport, PoolError<E>> {
         let start = Instant::now();
         let max_rows = bands.iter().map(|b| b.rows).max().unwrap_or(0);
-        let capacity_px = job.width_px as usize * max_rows as usize;
+        let capacity_px = work.width_px() as usize * max_rows as usize * work.buffer_px_per_px();
         let window = self.reorder_window();
         let next_band = AtomicUsize::new(0);
         let gate = Gate::default();
@@ -215,8 +230,7 @@ impl GpuPool {
                     let tx = tx.clone();
                     let worker = Worker {
                         gpus: &self.gpus,
-                        job,
-                        precision,
+                        work,
                         bands,
                         want_counts,
                         capacity_px,
@@ -381,8 +395,7 @@ struct Tally {
 /// One render thread: it renders while it holds a GPU of the pool.
 struct Worker<'a> {
     gpus: &'a Pool<Gpu>,
-    job: &'a RenderJob<f64>,
-    precision: Precision,
+    work: BandJob<'a>,
     bands: &'a [Band],
     want_counts: bool,
     capacity_px: usize,
@@ -432,7 +445,7 @@ impl<'a> Worker<'a> {
                 break;
             }
             let started = Instant::now();
-            let rendered = renderer.render_band(self.job, self.precision, band, self.want_counts);
+            let rendered = renderer.render(self.work, band, self.want_counts);
             tally.busy += started.elapsed();
             match rendered {
                 Ok(image) => {
@@ -464,6 +477,7 @@ mod tests {
                 rows: 1,
             },
             counts: Vec::new(),
+            norms: Vec::new(),
             rgb: vec![index as u8; 3],
             kernel: Duration::ZERO,
         }

@@ -1,0 +1,781 @@
+//! Pixels by perturbation: [`PerturbedJob`], the deep-zoom job of the band renderers
+//! ([`crate::mandelbrot::BandJob::Perturbed`]: CPU, [`crate::mandelbrot::GpuRenderer`],
+//! [`crate::mandelbrot::pool::GpuPool`]), and whole-image helpers for small views.
+
+use super::{
+    bla::{BLA_EPS, bla_table, bla_table_until},
+    orbit::reference_orbit,
+    view::DeepView,
+};
+use crate::{
+    gpu::{Gpu, GpuError},
+    mandelbrot::{BandImage, BandJob, GpuRenderer, RenderControl},
+};
+use common::{
+    Band, Complex, Escape, Rgb,
+    bla::{self, Bla},
+    floatexp::FloatExp,
+    palette::Coloring,
+    perturb::{DeepJob, Perturbed},
+};
+use cust::{error::GpuContext, memory::DeviceBuffer};
+use rayon::prelude::*;
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+/// Upper bound of perturbation iterations in one band (worst case: every sample reaches
+/// `max_iter` without a BLA skip): 2^36 ≈ 6.9·10^10, a quarter of the float kernels'
+/// [`crate::mandelbrot::MAX_ITERATIONS_PER_LAUNCH`], since a perturbed step (with its
+/// `FloatExp` and rebasing checks) costs several plain `f64` steps. Bands this size end
+/// within about a second on a GPU, so a stop request is noticed between launches.
+pub const MAX_PERTURBED_ITERATIONS_PER_LAUNCH: u64 = 1 << 36;
+
+/// A deep-zoom image for the band renderers: the pixel grid and iteration settings
+/// ([`DeepJob`]), samples per pixel, the colouring, and the reference orbit and BLA table
+/// shared (by [`Arc`]) with every band, every GPU and, in a zoom, every frame with the same
+/// centre.
+///
+/// Every band renderer calls the same `common` function ([`DeepJob::escape`]) for every
+/// sample and colours on the host with [`PerturbedJob::finish_band`], so CPU and GPU bands
+/// are identical, escape times, `|z_n|²` and colours.
+#[derive(Clone, Debug)]
+pub struct PerturbedJob {
+    /// The image: `width_px × height_px` pixels, `max_iter`, bailout.
+    pub job: DeepJob,
+    /// Samples per pixel along each axis: 1, 2 or 4.
+    pub supersample: u32,
+    /// How escape times become colours.
+    pub coloring: Coloring,
+    orbit: Arc<[Complex<f64>]>,
+    orbit_len: usize,
+    bla: Arc<[Bla]>,
+}
+
+impl PerturbedJob {
+    /// The job of `job`'s image with `supersample × supersample` samples per pixel,
+    /// perturbed from `orbit` (the reference orbit of the view's centre, at least `2`
+    /// entries; only its first `job.max_iter + 1` are used, so one orbit of a larger
+    /// `max_iter` serves every frame of a zoom), with a BLA table built here for this job's
+    /// samples. `None` if `stop` was set during the BLA build.
+    pub fn prepare(
+        job: DeepJob,
+        supersample: u32,
+        coloring: Coloring,
+        orbit: Arc<[Complex<f64>]>,
+        stop: &AtomicBool,
+    ) -> Option<Self> {
+        let orbit_len = orbit.len().min(job.max_iter as usize + 1);
+        let mut this = Self {
+            job,
+            supersample: supersample.max(1),
+            coloring,
+            orbit,
+            orbit_len,
+            bla: Arc::from(Vec::new()),
+        };
+        let table = bla_table_until(this.orbit(), &this.sample_job(), BLA_EPS, stop)?;
+        this.bla = Arc::from(table);
+        Some(this)
+    }
+
+    /// [`PerturbedJob::prepare`] with a BLA table given (empty: no skipping; it must be
+    /// [`bla_table`] of [`PerturbedJob::orbit`] for [`PerturbedJob::sample_job`]).
+    pub fn with_table(
+        job: DeepJob,
+        supersample: u32,
+        coloring: Coloring,
+        orbit: Arc<[Complex<f64>]>,
+        bla: Arc<[Bla]>,
+    ) -> Self {
+        let orbit_len = orbit.len().min(job.max_iter as usize + 1);
+        Self {
+            job,
+            supersample: supersample.max(1),
+            coloring,
+            orbit,
+            orbit_len,
+            bla,
+        }
+    }
+
+    /// The reference orbit this job iterates against (at most `max_iter + 1` entries).
+    pub fn orbit(&self) -> &[Complex<f64>] {
+        &self.orbit[..self.orbit_len]
+    }
+
+    /// The whole shared orbit (possibly longer than [`PerturbedJob::orbit`]).
+    pub fn shared_orbit(&self) -> &Arc<[Complex<f64>]> {
+        &self.orbit
+    }
+
+    /// The BLA table.
+    pub fn bla(&self) -> &Arc<[Bla]> {
+        &self.bla
+    }
+
+    /// The sample grid: `(width·s) × (height·s)` samples `spacing / s` apart (`s` =
+    /// [`PerturbedJob::supersample`], a power of two, so the spacing is exact). Sample
+    /// `(x·s + i, y·s + j)` lies at offset `(i + ½)/s − ½` pixels from pixel `(x, y)`'s
+    /// centre. With one sample, the image's job itself.
+    pub fn sample_job(&self) -> DeepJob {
+        let s = self.supersample;
+        if s <= 1 {
+            return self.job;
+        }
+        DeepJob {
+            spacing: self.job.spacing * FloatExp::from_f64(1.0 / f64::from(s)),
+            width_px: self.job.width_px * s,
+            height_px: self.job.height_px * s,
+            ..self.job
+        }
+    }
+
+    /// Image rows per band: at most `max_band_px` pixels, at most
+    /// [`MAX_PERTURBED_ITERATIONS_PER_LAUNCH`] worst-case iterations, at least 1, at most
+    /// the image height.
+    pub fn rows_per_band(&self, max_band_px: u64) -> u32 {
+        let s = u64::from(self.supersample);
+        let w = u64::from(self.job.width_px.max(1));
+        let per_row = w * s * s * u64::from(self.job.max_iter.max(1));
+        let by_work = (MAX_PERTURBED_ITERATIONS_PER_LAUNCH / per_row).max(1);
+        let by_px = (max_band_px / w).max(1);
+        u32::try_from(by_work.min(by_px))
+            .unwrap_or(u32::MAX)
+            .min(self.job.height_px.max(1))
+    }
+
+    /// The sample rows of image rows `band`.
+    pub fn sample_band(&self, band: Band) -> Band {
+        Band {
+            first_row: band.first_row * self.supersample,
+            rows: band.rows * self.supersample,
+        }
+    }
+
+    /// Samples `(x, y)` of the sample grid ([`PerturbedJob::sample_job`]).
+    pub fn escape_sample(&self, x: u32, y: u32) -> Perturbed {
+        self.sample_job().escape(self.orbit(), &self.bla, x, y)
+    }
+
+    /// Renders image rows `band` on the CPU (rayon, one task per sample row), giving up as
+    /// soon as `control.stop` is set (checked before every sample) and counting finished
+    /// image rows in `control.rows_done`: `None` when stopped. Counts and `|z_n|²` (one per
+    /// sample) are kept only if `want_counts`.
+    pub fn render_band_cpu_until(
+        &self,
+        band: Band,
+        want_counts: bool,
+        control: &RenderControl,
+    ) -> Option<BandImage> {
+        let start = Instant::now();
+        let sjob = self.sample_job();
+        let sband = self.sample_band(band);
+        let sw = sjob.width_px as usize;
+        let len = sw * sband.rows as usize;
+        let mut counts = vec![0u32; len];
+        let mut norms = vec![0f32; len];
+        let s = self.supersample as usize;
+        counts
+            .par_chunks_mut(sw)
+            .zip(norms.par_chunks_mut(sw))
+            .enumerate()
+            .for_each(|(r, (count_row, norm_row))| {
+                let y = sband.first_row + r as u32;
+                for (x, (n, z)) in count_row.iter_mut().zip(norm_row).enumerate() {
+                    if control.stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let p = sjob.escape(self.orbit(), &self.bla, x as u32, y);
+                    *n = p.n;
+                    *z = p.norm_sqr as f32;
+                }
+                if (r + 1) % s == 0 {
+                    control.rows_done.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        if control.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        Some(self.finish_band(band, counts, norms, want_counts, start.elapsed()))
+    }
+
+    /// Image rows `band` from its samples' escape times and `|z_n|²` (row-major over the
+    /// sample rows of [`PerturbedJob::sample_band`]): each pixel's count is the sum over its
+    /// samples, its colour the rounded average `(Σ channel + s²/2) / s²` of their colours
+    /// (as `common::RenderJob::pixel_supersampled`); with one sample, the count and the
+    /// colour of [`Coloring::color`]. `counts` and `norms` of the result are the samples'
+    /// if `want_counts`, else empty.
+    ///
+    /// # Panics
+    /// If the sample arrays do not hold the band's samples (a programming error).
+    pub fn finish_band(
+        &self,
+        band: Band,
+        sample_counts: Vec<u32>,
+        sample_norms: Vec<f32>,
+        want_counts: bool,
+        kernel: Duration,
+    ) -> BandImage {
+        let w = self.job.width_px as usize;
+        let s = self.supersample as usize;
+        let len = w * band.rows as usize;
+        assert!(
+            sample_counts.len() == len * s * s && sample_norms.len() == len * s * s,
+            "samples do not match the band"
+        );
+        let max_iter = self.job.max_iter;
+        let color = |i: usize| -> Rgb {
+            self.coloring.color(
+                Escape {
+                    n: sample_counts[i],
+                    norm_sqr: sample_norms[i],
+                },
+                max_iter,
+            )
+        };
+        let mut rgb = vec![0u8; 3 * len];
+        if s == 1 {
+            rgb.par_chunks_mut(3 * w).enumerate().for_each(|(r, row)| {
+                for (x, px) in row.chunks_exact_mut(3).enumerate() {
+                    px.copy_from_slice(&color(r * w + x));
+                }
+            });
+        } else {
+            let sw = w * s;
+            let count = (s * s) as u32;
+            rgb.par_chunks_mut(3 * w).enumerate().for_each(|(r, row)| {
+                for (x, px) in row.chunks_exact_mut(3).enumerate() {
+                    let mut sum = [0u32; 3];
+                    for j in 0..s {
+                        for i in 0..s {
+                            let c = color((r * s + j) * sw + x * s + i);
+                            for k in 0..3 {
+                                sum[k] += u32::from(c[k]);
+                            }
+                        }
+                    }
+                    for k in 0..3 {
+                        px[k] = ((sum[k] + count / 2) / count) as u8;
+                    }
+                }
+            });
+        }
+        let (counts, norms) = if want_counts {
+            (sample_counts, sample_norms)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        BandImage {
+            band,
+            counts,
+            norms,
+            rgb,
+            kernel,
+        }
+    }
+}
+
+/// The reference orbit and BLA table of [`PerturbedJob`]s on one GPU, each uploaded at the
+/// first band that needs it and kept while later jobs share it (the same [`Arc`]): a zoom's
+/// frames share the orbit, each frame has its own table.
+#[derive(Default)]
+pub(crate) struct DeepUpload {
+    orbit: Option<Shared<Complex<f64>>>,
+    bla: Option<Shared<Bla>>,
+}
+
+/// Host data shared by [`Arc`], and its copy on a GPU.
+type Shared<T> = (Arc<[T]>, DeviceBuffer<T>);
+
+/// `host` on the device, unless `slot` holds it already (the same [`Arc`]); the old buffer
+/// is freed first. An empty `host` uploads one `placeholder` element (an empty device buffer
+/// cannot be allocated; the kernel gets an empty view of it).
+fn upload_shared<'s, T: cust::memory::DeviceCopy>(
+    gpu: &Gpu,
+    slot: &'s mut Option<Shared<T>>,
+    host: &Arc<[T]>,
+    placeholder: T,
+    what: &'static str,
+) -> Result<&'s DeviceBuffer<T>, GpuError> {
+    let entry = match slot.take() {
+        Some((h, dev)) if Arc::ptr_eq(&h, host) => (h, dev),
+        old => {
+            drop(old);
+            gpu.check_free(what, std::mem::size_of_val(&host[..]))?;
+            let one = [placeholder];
+            let data: &[T] = if host.is_empty() { &one } else { host };
+            let dev = DeviceBuffer::from_slice_in(gpu.context(), data).gpu_context(what)?;
+            (host.clone(), dev)
+        }
+    };
+    Ok(&slot.insert(entry).1)
+}
+
+/// Launches `kernels::mandelbrot::mandelbrot_perturb` for the samples of image rows `band`
+/// of `job` into the first samples of `counts` and `norms`, uploading the orbit and BLA
+/// table into `upload` unless they are there already, and waits; returns the kernel time
+/// (CUDA events).
+///
+/// # Errors
+/// [`GpuError`] if an upload, the launch or the wait fails.
+pub(crate) fn launch_perturbed(
+    gpu: &Gpu,
+    upload: &mut DeepUpload,
+    job: &PerturbedJob,
+    band: Band,
+    counts: &mut DeviceBuffer<u32>,
+    norms: &mut DeviceBuffer<f32>,
+) -> Result<Duration, GpuError> {
+    use kernels::mandelbrot::mandelbrot_perturb;
+    let orbit_dev = upload_shared(
+        gpu,
+        &mut upload.orbit,
+        &job.orbit,
+        Complex::new(0.0, 0.0),
+        "the reference orbit",
+    )?;
+    let bla_dev = upload_shared(
+        gpu,
+        &mut upload.bla,
+        &job.bla,
+        bla::single(0.0, 0.0, 0.0, 4.0),
+        "the BLA table",
+    )?;
+    let sjob = job.sample_job();
+    let sband = job.sample_band(band);
+    let len = sjob.width_px as usize * sband.rows as usize;
+    assert!(
+        counts.len() >= len && norms.len() >= len,
+        "buffers too small for the band"
+    );
+    let orbit = orbit_dev.index(0..job.orbit_len)?;
+    let table = bla_dev.index(0..job.bla.len())?;
+    let perturb = gpu.module().kernel(mandelbrot_perturb)?;
+    let cfg = crate::launch::for_image(sjob.width_px, sband.rows);
+    let mut c = counts.index_mut(0..len)?;
+    let mut z = norms.index_mut(0..len)?;
+    crate::mandelbrot::timed(gpu, mandelbrot_perturb.name(), cfg, || {
+        perturb.launch(
+            gpu.stream(),
+            cfg,
+            (sjob, sband, &orbit, &table, &mut c, &mut z),
+        )
+    })
+}
+
+/// Escape times and `|z_n|²` of every pixel of `job` (row-major) by perturbation on `gpu`
+/// (`kernels::mandelbrot::mandelbrot_perturb`, the function [`render_job_cpu`] runs) with
+/// the BLA table `bla` (empty: no skipping), launched in bands of `band_rows` rows through a
+/// [`GpuRenderer`] (the orbit and table are uploaded once).
+///
+/// # Errors
+/// [`GpuError`] if an allocation, a launch or a copy fails.
+pub fn render_gpu(
+    gpu: &Gpu,
+    job: &DeepJob,
+    orbit: &[Complex<f64>],
+    bla: &[Bla],
+    band_rows: u32,
+) -> Result<(Vec<u32>, Vec<f32>), GpuError> {
+    let pjob = PerturbedJob::with_table(
+        *job,
+        1,
+        Coloring::discrete(common::Palette::Gray),
+        Arc::from(orbit),
+        Arc::from(bla),
+    );
+    let rows = band_rows.max(1).min(job.height_px.max(1));
+    let mut renderer = GpuRenderer::new(gpu, job.width_px as usize * rows as usize)?;
+    let n = job.width_px as usize * job.height_px as usize;
+    let (mut counts, mut norms) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for band in Band::split(job.height_px, rows) {
+        let b = renderer.render(BandJob::Perturbed(&pjob), band, true)?;
+        counts.extend_from_slice(&b.counts);
+        norms.extend_from_slice(&b.norms);
+    }
+    Ok((counts, norms))
+}
+
+/// Escape times of every pixel (row-major) by perturbation from `orbit` (the reference
+/// orbit of the view's centre), on all CPU cores.
+pub fn render_perturbed(view: &DeepView, orbit: &[Complex<f64>], max_iter: u32) -> Vec<Perturbed> {
+    render_job_cpu(&view.job(max_iter, 4.0), orbit, &[])
+}
+
+/// Every pixel of `job` (row-major) by perturbation from `orbit`, skipping iterations with
+/// `bla` ([`bla_table`]; empty: none), on all CPU cores. For small images: it holds every
+/// pixel (the CLI renders in bands, [`PerturbedJob`]).
+pub fn render_job_cpu(job: &DeepJob, orbit: &[Complex<f64>], bla: &[Bla]) -> Vec<Perturbed> {
+    let w = u64::from(job.width_px);
+    (0..w * u64::from(job.height_px))
+        .into_par_iter()
+        .map(|i| job.escape(orbit, bla, (i % w) as u32, (i / w) as u32))
+        .collect()
+}
+
+/// A deep view rendered ([`render`]): what every pixel gave, and what it took.
+#[derive(Clone, Debug)]
+pub struct DeepRender {
+    /// The job the pixels ran (grid, `max_iter`, bailout).
+    pub job: DeepJob,
+    /// The reference orbit of the view's centre.
+    pub orbit: Vec<Complex<f64>>,
+    /// The BLA table of `orbit` ([`bla_table`] at [`BLA_EPS`]).
+    pub bla: Vec<Bla>,
+    /// Escape time of each pixel, row-major.
+    pub counts: Vec<u32>,
+    /// `|z_n|²` at escape of each pixel (`0` inside), row-major.
+    pub norms: Vec<f32>,
+    /// Iterations skipped by BLA, summed over the pixels (CPU renders only: the kernel
+    /// reports counts and norms).
+    pub skipped: Option<u64>,
+    /// Time to compute the reference orbit.
+    pub orbit_time: Duration,
+    /// Time to build the BLA table.
+    pub bla_time: Duration,
+    /// Time to iterate the pixels (and copy them back from the GPU).
+    pub pixels_time: Duration,
+}
+
+/// Renders `view` whole by perturbation: reference orbit, BLA table, then every pixel on
+/// `gpu` (in bands of 64 rows) or, without one, on all CPU cores; escape at
+/// `|z|² > bailout_sqr`. For small images and the examples: it holds every pixel, and it
+/// cannot be stopped (the CLI uses [`PerturbedJob`] bands).
+///
+/// # Errors
+/// [`GpuError`] from the GPU render.
+pub fn render(
+    view: &DeepView,
+    max_iter: u32,
+    bailout_sqr: f64,
+    gpu: Option<&Gpu>,
+) -> Result<DeepRender, GpuError> {
+    let t = Instant::now();
+    let orbit = reference_orbit(
+        &view.center_re,
+        &view.center_im,
+        view.precision_bits,
+        max_iter,
+    );
+    let orbit_time = t.elapsed();
+    let job = view.job(max_iter, bailout_sqr);
+    let t = Instant::now();
+    let bla = bla_table(&orbit, &job, BLA_EPS);
+    let bla_time = t.elapsed();
+    let t = Instant::now();
+    let (counts, norms, skipped) = match gpu {
+        Some(g) => {
+            let (c, n) = render_gpu(g, &job, &orbit, &bla, 64)?;
+            (c, n, None)
+        }
+        None => {
+            let p = render_job_cpu(&job, &orbit, &bla);
+            let skipped = p.iter().map(|p| u64::from(p.skipped)).sum();
+            (
+                p.iter().map(|p| p.n).collect(),
+                p.iter().map(|p| p.norm_sqr as f32).collect(),
+                Some(skipped),
+            )
+        }
+    };
+    Ok(DeepRender {
+        job,
+        orbit,
+        bla,
+        counts,
+        norms,
+        skipped,
+        orbit_time,
+        bla_time,
+        pixels_time: t.elapsed(),
+    })
+}
+
+/// The colours of escape times `counts` and `|z_n|²` `norms` (row-major, as [`render`] gives
+/// them) with `coloring`, as `[r, g, b, ...]` (3 bytes per pixel).
+pub fn colorize(counts: &[u32], norms: &[f32], coloring: &Coloring, max_iter: u32) -> Vec<u8> {
+    let mut rgb = Vec::with_capacity(3 * counts.len());
+    for (&n, &norm_sqr) in counts.iter().zip(norms) {
+        rgb.extend_from_slice(&coloring.color(Escape { n, norm_sqr }, max_iter));
+    }
+    rgb
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::deep::{find_minibrot, near_i, render_direct};
+
+    /// Perturbation against the direct arbitrary-precision iteration, at a shallow depth
+    /// that runs quickly; the deep scales are checked by the `deep-accuracy` example.
+    #[test]
+    fn perturbation_matches_direct_iteration_near_a_misiurewicz_point() {
+        let v = DeepView::new(
+            "-0.0000000000000000003",
+            "1.0000000000000000002",
+            "1e-18",
+            16,
+            12,
+        )
+        .unwrap();
+        let max_iter = 400;
+        let orbit = reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter);
+        let perturbed: Vec<u32> = render_perturbed(&v, &orbit, max_iter)
+            .iter()
+            .map(|p| p.n)
+            .collect();
+        let direct = render_direct(&v, max_iter);
+        let same = perturbed
+            .iter()
+            .zip(&direct)
+            .filter(|(a, b)| a == b)
+            .count();
+        assert!(
+            same * 100 >= direct.len() * 99,
+            "{same} of {}",
+            direct.len()
+        );
+        // Structure, not a flat image: several different counts.
+        let mut counts = direct.clone();
+        counts.sort_unstable();
+        counts.dedup();
+        assert!(counts.len() > 5, "{counts:?}");
+    }
+
+    /// With the BLA table, a minibrot view at 1e-300 (period 401, where `|δz|²` underflows
+    /// f64 for most of the orbit) gives the escape times of plain perturbation, and skips
+    /// most iterations.
+    #[test]
+    fn bla_keeps_escape_times_and_skips_most_iterations_at_1e_300() {
+        let near = near_i(150, 24, 16).unwrap();
+        let m = find_minibrot(
+            &near.center_re,
+            &near.center_im,
+            FloatExp::new(0.5, -498),
+            2 * near.precision_bits + 64,
+            10_000,
+        )
+        .expect("a minibrot near i");
+        let v = m.view(24, 16).unwrap();
+        let max_iter = 30 * m.period;
+        let orbit = reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter);
+        let job = v.job(max_iter, 4.0);
+        let table = bla_table(&orbit, &job, BLA_EPS);
+        let plain = render_job_cpu(&job, &orbit, &[]);
+        let skipping = render_job_cpu(&job, &orbit, &table);
+        let same = plain
+            .iter()
+            .zip(&skipping)
+            .filter(|(a, b)| a.n == b.n)
+            .count();
+        assert_eq!(same, plain.len(), "BLA changed escape times");
+        assert!(plain.iter().any(|p| p.n < max_iter), "nothing escaped");
+        let skipped: u64 = skipping.iter().map(|p| u64::from(p.skipped)).sum();
+        let total: u64 = skipping.iter().map(|p| u64::from(p.n)).sum();
+        assert!(skipped * 10 > total * 9, "skipped {skipped} of {total}");
+    }
+
+    /// Beyond f64's range (a minibrot view at about 6e-401, pixel spacing 2^-1333): the
+    /// escape times by perturbation, with and without BLA, equal the direct iteration's. An
+    /// odd size puts a row and a column at δc.im = 0 and δc.re = 0 exactly. Two faults this
+    /// caught: a zero part of δc counted as exponent 0 (so δc "fitted" f64 and entered as
+    /// 0), and f64 steps whose result fell far below f64's range at once (near the
+    /// minibrot, Z passes close to 0 and 2·Z·δz and δz² underflow while δc matters again):
+    /// every pixel then reached max_iter.
+    #[test]
+    fn perturbation_matches_direct_iteration_beyond_f64_at_a_minibrot() {
+        let (w, h) = (7, 5);
+        let near = near_i(200, w, h).unwrap();
+        let m = find_minibrot(
+            &near.center_re,
+            &near.center_im,
+            FloatExp::new(0.5, -664),
+            2 * near.precision_bits + 64,
+            100_000,
+        )
+        .expect("a minibrot near i");
+        let v = m.view(w, h).unwrap();
+        assert!(
+            v.spacing().exponent() < Some(-1100),
+            "not beyond f64's range"
+        );
+        let max_iter = 20 * m.period;
+        let orbit = reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter);
+        let job = v.job(max_iter, 4.0);
+        let table = bla_table(&orbit, &job, BLA_EPS);
+        let direct = render_direct(&v, max_iter);
+        assert!(direct.iter().any(|&n| n < max_iter), "nothing escaped");
+        for (what, bla) in [("perturbation", &[][..]), ("with BLA", &table[..])] {
+            let got: Vec<u32> = render_job_cpu(&job, &orbit, bla)
+                .iter()
+                .map(|p| p.n)
+                .collect();
+            assert_eq!(got, direct, "{what} against the direct iteration");
+        }
+    }
+
+    /// Bands of any height give the pixels of one band, and the CPU band renderer gives
+    /// the escape times and `|z_n|²` of [`render_job_cpu`] and the colours of [`colorize`].
+    #[test]
+    fn bands_equal_the_whole_image() {
+        let v = near_i(30, 13, 11).unwrap();
+        let max_iter = 2000;
+        let orbit: Arc<[Complex<f64>]> =
+            reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter).into();
+        let coloring = Coloring::discrete(common::Palette::Fire);
+        let job = v.job(max_iter, coloring.bailout_sqr::<f64>());
+        let p = PerturbedJob::prepare(job, 1, coloring, orbit.clone(), &AtomicBool::new(false))
+            .unwrap();
+        let whole = render_job_cpu(&job, &orbit, p.bla());
+        let counts: Vec<u32> = whole.iter().map(|p| p.n).collect();
+        let norms: Vec<f32> = whole.iter().map(|p| p.norm_sqr as f32).collect();
+        let rgb = colorize(&counts, &norms, &coloring, max_iter);
+        assert!(counts.iter().any(|&n| n < max_iter) && counts.iter().any(|&n| n > 10));
+        for rows in [1, 4, 11] {
+            let (mut c, mut z, mut col) = (Vec::new(), Vec::new(), Vec::new());
+            for band in Band::split(11, rows) {
+                let b = p
+                    .render_band_cpu_until(band, true, &RenderControl::new())
+                    .unwrap();
+                c.extend(b.counts);
+                z.extend(b.norms);
+                col.extend(b.rgb);
+            }
+            assert_eq!(c, counts, "{rows} rows");
+            assert_eq!(z, norms, "{rows} rows");
+            assert_eq!(col, rgb, "{rows} rows");
+        }
+    }
+
+    /// Supersampling: each pixel's count is the sum of its samples' and its colour their
+    /// rounded average, the samples being the pixels of the image `s` times as large.
+    #[test]
+    fn supersampled_pixels_average_their_samples() {
+        let coloring = Coloring::discrete(common::Palette::Classic);
+        let big = near_i(25, 12, 8).unwrap();
+        let max_iter = 800;
+        let orbit: Arc<[Complex<f64>]> =
+            reference_orbit(&big.center_re, &big.center_im, big.precision_bits, max_iter).into();
+        let small_job = DeepJob {
+            spacing: big.job(max_iter, 4.0).spacing * FloatExp::from_f64(2.0),
+            width_px: 6,
+            height_px: 4,
+            ..big.job(max_iter, 4.0)
+        };
+        let ss = PerturbedJob::prepare(
+            small_job,
+            2,
+            coloring,
+            orbit.clone(),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert_eq!(ss.sample_job(), big.job(max_iter, 4.0));
+        let samples = render_job_cpu(&ss.sample_job(), &orbit, ss.bla());
+        let b = ss
+            .render_band_cpu_until(
+                Band {
+                    first_row: 0,
+                    rows: 4,
+                },
+                false,
+                &RenderControl::new(),
+            )
+            .unwrap();
+        for y in 0..4usize {
+            for x in 0..6usize {
+                let mut sum = [0u32; 3];
+                for (j, i) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+                    let p = samples[(2 * y + j) * 12 + 2 * x + i];
+                    let c = coloring.color(
+                        Escape {
+                            n: p.n,
+                            norm_sqr: p.norm_sqr as f32,
+                        },
+                        max_iter,
+                    );
+                    for k in 0..3 {
+                        sum[k] += u32::from(c[k]);
+                    }
+                }
+                let want = sum.map(|v| ((v + 2) / 4) as u8);
+                assert_eq!(b.rgb[3 * (y * 6 + x)..][..3], want, "({x}, {y})");
+            }
+        }
+    }
+
+    /// N8: the largest image (65536²) has 2^32 pixels, one more than `u32` counts: its last
+    /// row renders (band arithmetic in `u64`/`usize`), and its bands are bounded.
+    #[test]
+    fn the_largest_image_renders_in_bounded_bands() {
+        let v = near_i(20, 65_536, 65_536).unwrap();
+        let job = v.job(8, 4.0);
+        let orbit: Arc<[Complex<f64>]> =
+            reference_orbit(&v.center_re, &v.center_im, v.precision_bits, 8).into();
+        let p = PerturbedJob::prepare(
+            job,
+            1,
+            Coloring::discrete(common::Palette::Gray),
+            orbit,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        let rows = p.rows_per_band(1 << 23);
+        assert_eq!(rows, 128, "2^23 pixels per band");
+        let bands = Band::split(65_536, rows).count();
+        assert_eq!(bands, 512);
+        let last = Band {
+            first_row: 65_535,
+            rows: 1,
+        };
+        let b = p
+            .render_band_cpu_until(last, true, &RenderControl::new())
+            .unwrap();
+        assert_eq!(b.rgb.len(), 3 * 65_536);
+        assert_eq!(b.counts.len(), 65_536);
+        // A deep job of 10^7 iterations gets one-row bands of at most 2^36 iterations.
+        let deep = PerturbedJob {
+            job: DeepJob {
+                max_iter: 10_000_000,
+                ..job
+            },
+            ..p
+        };
+        assert_eq!(deep.rows_per_band(1 << 23), 1);
+    }
+
+    /// A stop request ends a CPU band within a sample and returns `None`.
+    #[test]
+    fn a_stopped_band_returns_nothing() {
+        let v = near_i(30, 64, 64).unwrap();
+        let orbit: Arc<[Complex<f64>]> =
+            reference_orbit(&v.center_re, &v.center_im, v.precision_bits, 100).into();
+        let control = RenderControl::new();
+        let p = PerturbedJob::prepare(
+            v.job(100, 4.0),
+            1,
+            Coloring::discrete(common::Palette::Gray),
+            orbit,
+            &control.stop,
+        )
+        .unwrap();
+        control.stop.store(true, Ordering::SeqCst);
+        assert!(
+            p.render_band_cpu_until(
+                Band {
+                    first_row: 0,
+                    rows: 64
+                },
+                false,
+                &control
+            )
+            .is_none()
+        );
+        assert_eq!(control.rows_done.load(Ordering::SeqCst), 0);
+    }
+}

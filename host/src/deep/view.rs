@@ -1,0 +1,392 @@
+//! A deep-zoom view: centre and scale as decimal strings of any length, the pixel grid, and
+//! the precision they need (bounded by [`MAX_PRECISION_BITS`]).
+
+use super::arith::RM;
+use astro_float::{BigFloat, Consts, Radix, Sign};
+use common::{
+    floatexp::FloatExp,
+    perturb::{self, DeepJob},
+};
+
+/// Most bits of precision a deep view may need: 100,000 (about 30,000 decimal digits, a
+/// pixel spacing down to about `10^-30000`). Each reference-orbit step at this precision
+/// costs three multiplications of 100,000-bit numbers (about 0.1 ms each with
+/// `astro-float`), so a million-iteration orbit would already take minutes; deeper views
+/// are refused ([`DeepError::TooDeep`]) before anything is parsed at that precision.
+pub const MAX_PRECISION_BITS: usize = 100_000;
+
+/// Why a deep view could not be set up. Each variant names the bad value.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DeepError {
+    /// A coordinate is not a decimal number.
+    #[error("{what} `{value}` is not a decimal number (e.g. -0.75, 1.25e-3)")]
+    NotANumber {
+        /// Which input.
+        what: &'static str,
+        /// The text given.
+        value: String,
+    },
+    /// The scale is not a positive decimal number.
+    #[error("scale `{0}` must be a positive decimal number, e.g. 3, 0.01 or 1e-500")]
+    BadScale(String),
+    /// An image dimension is zero.
+    #[error("image size {0}×{1}: both must be at least 1")]
+    EmptyImage(u32, u32),
+    /// The view needs more than [`MAX_PRECISION_BITS`] bits.
+    #[error(
+        "scale `{scale}` is too deep: its pixel spacing needs about {bits} bits of precision, \
+         more than the {max} bits allowed (pixel spacing down to about 1e-{max_digits})",
+        max = MAX_PRECISION_BITS,
+        max_digits = MAX_PRECISION_BITS * 3 / 10
+    )]
+    TooDeep {
+        /// The scale given.
+        scale: String,
+        /// The bits it would need (at least; saturated for absurd exponents).
+        bits: u64,
+    },
+}
+
+/// A deep-zoom view: centre as decimal strings, the scale, the pixel grid.
+#[derive(Clone, Debug)]
+pub struct DeepView {
+    /// Real part of the centre.
+    pub center_re: BigFloat,
+    /// Imaginary part of the centre.
+    pub center_im: BigFloat,
+    /// Real-axis extent of the image width.
+    pub scale: BigFloat,
+    /// Image width in pixels.
+    pub width_px: u32,
+    /// Image height in pixels.
+    pub height_px: u32,
+    /// Bits of precision of the coordinates and of the reference orbit.
+    pub precision_bits: usize,
+}
+
+/// `x` as [`FloatExp`] (its leading 53 bits, truncated).
+pub fn to_floatexp(x: &BigFloat) -> FloatExp {
+    let Some((words, _, sign, exponent, _)) = x.as_raw_parts() else {
+        return FloatExp { m: f64::NAN, e: 0 };
+    };
+    let Some(&top) = words.last() else {
+        return FloatExp::ZERO;
+    };
+    if top == 0 {
+        return FloatExp::ZERO;
+    }
+    // The value is 0.top… · 2^exponent with the top bit of `top` set: the mantissa's leading
+    // 53 bits as an integer over 2^53 lie in [0.5, 1).
+    let m = (top >> 11) as f64 / (1u64 << 53) as f64;
+    let m = if sign == Sign::Neg { -m } else { m };
+    FloatExp::new(m, exponent)
+}
+
+/// The bits a view of `scale` (decimal text) on an image `width_px` wide needs, estimated
+/// from the text alone (its decimal exponent and the position of its first significant
+/// digit), without parsing it at any precision: `None` if the text is not of the form
+/// `[+-]digits[.digits][(e|E)[+-]digits]`. Used to refuse views deeper than
+/// [`MAX_PRECISION_BITS`] before an arbitrary-precision parse of a huge exponent.
+pub fn estimated_bits(scale: &str, width_px: u32) -> Option<u64> {
+    let t = scale.trim();
+    let (mant, exp) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], Some(&t[i + 1..])),
+        None => (t, None),
+    };
+    let exp: i128 = match exp {
+        // An exponent with more digits than i128 holds is absurd either way: saturate.
+        Some(e) => {
+            let digits = e.strip_prefix(['+', '-']).unwrap_or(e);
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            e.parse().unwrap_or(if e.starts_with('-') {
+                i128::MIN / 2
+            } else {
+                i128::MAX / 2
+            })
+        }
+        None => 0,
+    };
+    let mant = mant.strip_prefix(['+', '-']).unwrap_or(mant);
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    if int.is_empty() && frac.is_empty()
+        || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    // Decimal position of the first significant digit: 10^lead ≤ |scale| < 10^(lead+1).
+    let lead = match int.trim_start_matches('0') {
+        s if !s.is_empty() => s.len() as i128 - 1,
+        _ => match frac.find(|c| c != '0') {
+            Some(i) => -(i as i128) - 1,
+            None => 0,
+        },
+    };
+    let log10 = lead.saturating_add(exp);
+    // bits ≈ −log2(spacing) + 64, spacing = scale / width.
+    let spacing_log2 =
+        (log10 as f64) * std::f64::consts::LOG2_10 - f64::from(width_px.max(1)).log2();
+    let bits = (-spacing_log2).max(0.0) + 64.0;
+    Some(if bits >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        bits as u64
+    })
+}
+
+impl DeepView {
+    /// Parses the centre and scale (decimal strings of any length, e.g. `"1e-500"`) and
+    /// chooses the precision: enough bits for the pixel spacing (`scale / width`) plus 64,
+    /// at least 128, at most [`MAX_PRECISION_BITS`].
+    ///
+    /// # Errors
+    /// [`DeepError`] naming the bad value; [`DeepError::TooDeep`] (decided from the text,
+    /// before any arbitrary-precision parsing) for a scale needing more than
+    /// [`MAX_PRECISION_BITS`] bits.
+    pub fn new(
+        center_re: &str,
+        center_im: &str,
+        scale: &str,
+        width_px: u32,
+        height_px: u32,
+    ) -> Result<Self, DeepError> {
+        if width_px == 0 || height_px == 0 {
+            return Err(DeepError::EmptyImage(width_px, height_px));
+        }
+        match estimated_bits(scale, width_px) {
+            None => return Err(DeepError::BadScale(scale.into())),
+            // A margin over the estimate's rounding: the exact figure is checked below.
+            Some(bits) if bits > MAX_PRECISION_BITS as u64 + 8 => {
+                return Err(DeepError::TooDeep {
+                    scale: scale.into(),
+                    bits,
+                });
+            }
+            Some(_) => {}
+        }
+        let mut cc = Consts::new().expect("astro-float constants cache");
+        // The scale first, at a modest precision, to learn its magnitude.
+        let s = parse(scale, 128, &mut cc).ok_or_else(|| DeepError::BadScale(scale.into()))?;
+        if s.is_zero() || s.sign() != Some(Sign::Pos) {
+            return Err(DeepError::BadScale(scale.into()));
+        }
+        let spacing_exp = i64::from(s.exponent().unwrap_or(0)) - i64::from(width_px.ilog2());
+        let bits = usize::try_from((-spacing_exp).max(0) + 64).unwrap_or(usize::MAX / 2);
+        let bits = bits.max(128);
+        if bits > MAX_PRECISION_BITS {
+            return Err(DeepError::TooDeep {
+                scale: scale.into(),
+                bits: bits as u64,
+            });
+        }
+        let number = |what, text: &str, cc: &mut Consts| {
+            parse(text, bits, cc).ok_or_else(|| DeepError::NotANumber {
+                what,
+                value: text.into(),
+            })
+        };
+        Ok(Self {
+            center_re: number("centre real part", center_re, &mut cc)?,
+            center_im: number("centre imaginary part", center_im, &mut cc)?,
+            scale: number("scale", scale, &mut cc)?,
+            width_px,
+            height_px,
+            precision_bits: bits,
+        })
+    }
+
+    /// A view centred on `(re, im)` (any precision; rounded or extended to the view's).
+    ///
+    /// # Errors
+    /// As [`DeepView::new`] for the scale and size.
+    pub fn at(
+        re: &BigFloat,
+        im: &BigFloat,
+        scale: &str,
+        width_px: u32,
+        height_px: u32,
+    ) -> Result<Self, DeepError> {
+        let mut v = Self::new("0", "0", scale, width_px, height_px)?;
+        let bits = v.precision_bits;
+        let set = |x: &BigFloat| {
+            let mut x = x.clone();
+            // Only fails for NaN/Inf, which a nucleus never is.
+            let _ = x.set_precision(bits, RM);
+            x
+        };
+        v.center_re = set(re);
+        v.center_im = set(im);
+        Ok(v)
+    }
+
+    /// Distance between adjacent pixel centres, `scale / width_px`.
+    pub fn spacing(&self) -> BigFloat {
+        self.scale.div(
+            &BigFloat::from_u32(self.width_px, self.precision_bits),
+            self.precision_bits,
+            RM,
+        )
+    }
+
+    /// The job the perturbation kernels and the CPU renderer run: this view's grid at
+    /// `max_iter`, escaping at `|z|² > bailout_sqr` (pixel `δc` as [`DeepJob::delta`], the
+    /// same offsets as [`DeepView::pixel`]).
+    pub fn job(&self, max_iter: u32, bailout_sqr: f64) -> DeepJob {
+        DeepJob {
+            spacing: to_floatexp(&self.spacing()),
+            width_px: self.width_px,
+            height_px: self.height_px,
+            max_iter,
+            bailout_sqr,
+        }
+    }
+
+    /// Pixel `(x, y)`'s `c` in full precision.
+    pub fn pixel(&self, spacing: &BigFloat, x: u32, y: u32) -> (BigFloat, BigFloat) {
+        let p = self.precision_bits;
+        let (ox, oy) = perturb::pixel_offset(self.width_px, self.height_px, x, y);
+        let re = self
+            .center_re
+            .add(&spacing.mul(&BigFloat::from_f64(ox, p), p, RM), p, RM);
+        let im = self
+            .center_im
+            .add(&spacing.mul(&BigFloat::from_f64(oy, p), p, RM), p, RM);
+        (re, im)
+    }
+}
+
+pub(crate) fn parse(text: &str, bits: usize, cc: &mut Consts) -> Option<BigFloat> {
+    let t = text.trim();
+    let ok = !t.is_empty()
+        && t.chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E'));
+    if !ok {
+        return None;
+    }
+    let v = BigFloat::parse(t, Radix::Dec, bits, RM, cc);
+    (!v.is_nan() && !v.is_inf()).then_some(v)
+}
+
+/// The view used by the examples and tests: `width_px × height_px` at scale `10^-exp`
+/// around the Misiurewicz point `c = i`, offset by `(1 + i)·10^-exp/7` off its symmetry. The
+/// set has detail at every depth there, and minibrots about `10^-2·exp` across lie within
+/// `10^-exp` of the centre ([`super::find_minibrot`]).
+///
+/// # Errors
+/// [`DeepError::EmptyImage`] for a zero size.
+pub fn near_i(exp: u32, width_px: u32, height_px: u32) -> Result<DeepView, DeepError> {
+    DeepView::new(
+        &format!("1.4285714285714285714e-{}", exp + 1),
+        &format!("1.{}14285714285714285714", "0".repeat(exp as usize)),
+        &format!("1e-{exp}"),
+        width_px,
+        height_px,
+    )
+}
+
+/// `x` in decimal scientific notation with 4 significant digits, e.g. `"6.906e-41"` (any
+/// exponent, beyond `f64`'s range too).
+pub fn decimal(x: FloatExp) -> String {
+    if x.m == 0.0 {
+        return "0".into();
+    }
+    let log10 = (f64::from(x.e) + x.m.abs().log2()) * std::f64::consts::LOG10_2;
+    let sign = if x.m < 0.0 { "-" } else { "" };
+    format!("{sign}{}", decimal_of_log10(log10, 3))
+}
+
+/// `10^log10` in decimal scientific notation with `decimals` digits after the point, e.g.
+/// `"3.162278e-301"` for `(-300.5, 6)` (any exponent, beyond `f64`'s range too).
+pub fn decimal_of_log10(log10: f64, decimals: usize) -> String {
+    let exp = log10.floor();
+    let mant = 10f64.powf(log10 - exp);
+    format!("{mant:.decimals$}e{exp}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversion_to_floatexp_is_exact_for_f64_values() {
+        for x in [0.75, -3.0, 1e-300, 2.5e10] {
+            let b = BigFloat::from_f64(x, 128);
+            assert_eq!(to_floatexp(&b).to_f64(), x, "{x}");
+        }
+        let mut cc = Consts::new().unwrap();
+        let tiny = parse("1e-500", 2048, &mut cc).unwrap();
+        let f = to_floatexp(&tiny);
+        // 1e-500 = 2^(-500·log2 10) = 2^-1660.964047…: exponent -1660 and mantissa
+        // 2^-0.964047… = 0.51261676… (computed separately).
+        assert_eq!(f.e, -1660);
+        let want = (-(500.0 * std::f64::consts::LOG2_10 - 1660.0)).exp2();
+        assert!((f.m - want).abs() < 1e-12, "{f:?} vs {want}");
+    }
+
+    #[test]
+    fn bad_views_name_the_value() {
+        let e = DeepView::new("0.1x", "0", "1e-3", 4, 4).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "centre real part `0.1x` is not a decimal number (e.g. -0.75, 1.25e-3)"
+        );
+        for s in ["0", "-1e-5", "abc", ""] {
+            assert_eq!(
+                DeepView::new("0", "0", s, 4, 4).unwrap_err(),
+                DeepError::BadScale(s.into())
+            );
+        }
+        assert_eq!(
+            DeepView::new("0", "0", "1", 0, 4).unwrap_err(),
+            DeepError::EmptyImage(0, 4)
+        );
+        let v = DeepView::new("0", "1", "1e-300", 64, 64).unwrap();
+        // 1e-300/64 ≈ 2^-1003: 1003 + 64 bits.
+        assert!(
+            (1060..1080).contains(&v.precision_bits),
+            "{}",
+            v.precision_bits
+        );
+    }
+
+    /// N9: views deeper than the bound are refused at once, from the text, with the figure;
+    /// the estimate agrees with the parsed precision.
+    #[test]
+    fn views_beyond_the_precision_bound_are_refused_quickly() {
+        for scale in [
+            "1e-1000000",
+            "1e-100000000",
+            "0.0001e-99999999999999999999999999",
+        ] {
+            let t = std::time::Instant::now();
+            let e = DeepView::new("0", "1", scale, 1920, 1080).unwrap_err();
+            assert!(
+                t.elapsed().as_secs_f64() < 0.5,
+                "{scale}: {:?}",
+                t.elapsed()
+            );
+            assert!(matches!(e, DeepError::TooDeep { .. }), "{scale}: {e:?}");
+            let text = e.to_string();
+            assert!(text.contains("100000 bits allowed"), "{text}");
+        }
+        // Just inside the bound: about 29,000 decimal digits.
+        let inside = estimated_bits("1e-29000", 64).unwrap();
+        assert!(
+            (96_000..=MAX_PRECISION_BITS as u64).contains(&inside),
+            "{inside}"
+        );
+        for (scale, w) in [("1e-300", 64), ("0.00123", 1000), ("12.5e-40", 7), ("3", 1)] {
+            let est = estimated_bits(scale, w).unwrap();
+            let v = DeepView::new("0", "0", scale, w, 1).unwrap();
+            let exact = v.precision_bits as u64;
+            assert!(
+                exact == 128 || est.abs_diff(exact) <= 4,
+                "{scale}: estimate {est}, parsed {exact}"
+            );
+        }
+        assert_eq!(estimated_bits("1.2.3", 4), None);
+        assert_eq!(estimated_bits("1e", 4), None);
+    }
+}
