@@ -129,6 +129,9 @@ fn example_executables() -> Result<Vec<(String, PathBuf)>> {
             projects.push(path);
         }
     }
+    // Each project is a workspace of its own; one target folder lets them share the
+    // compiled crates (cust, cudarc, ...) instead of building them once per project.
+    let target = root.join("target/examples");
     for project in projects {
         let name = project
             .file_name()
@@ -137,10 +140,11 @@ fn example_executables() -> Result<Vec<(String, PathBuf)>> {
             .to_owned();
         crate::run(
             cargo()
+                .env("CARGO_TARGET_DIR", &target)
                 .args(["build", "--release", "--manifest-path"])
                 .arg(project.join("Cargo.toml")),
         )?;
-        found.push((name.clone(), project.join("target/release").join(&name)));
+        found.push((name.clone(), target.join("release").join(&name)));
     }
     Ok(found)
 }
