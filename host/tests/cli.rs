@@ -2099,3 +2099,53 @@ fn the_f64_warning_and_perturbation_start_at_the_same_depth() {
     assert!(stdout(&out).contains("f64"), "{}", stdout(&out));
     assert!(!stderr(&out).contains("blocky"), "{}", stderr(&out));
 }
+
+/// N13: options that would be silently ignored are refused by name, in `mandelbrot` and in
+/// `zoom` alike: `--scale` beside `--kfr` (the file gives the zoom), and a `--center` beside
+/// `--center-re/--center-im` (each gives the centre).
+#[test]
+fn options_a_view_would_ignore_are_refused_by_name() {
+    let dir = temp_dir();
+    std::fs::write(dir.path().join("l.kfr"), "Re: 0\nIm: 1\nZoom: 1e20\n").unwrap();
+    for args in [
+        &[
+            "mandelbrot",
+            "--kfr",
+            "l.kfr",
+            "--scale",
+            "1e-5",
+            "-o",
+            "k.png",
+        ][..],
+        &[
+            "mandelbrot",
+            "--center",
+            "0,1",
+            "--center-re",
+            "0",
+            "--center-im",
+            "1",
+            "-o",
+            "c.png",
+        ],
+        &[
+            "zoom",
+            "--center",
+            "0,1",
+            "--center-re",
+            "0.1",
+            "--center-im",
+            "1",
+            "--frames",
+            "2",
+            "-o",
+            "z",
+        ],
+    ] {
+        let out = ferrocuda(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("cannot be used with"), "{args:?}: {err}");
+        assert_eq!(entries(dir.path()), ["l.kfr"], "{args:?} left files");
+    }
+}

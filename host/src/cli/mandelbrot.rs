@@ -139,7 +139,7 @@ pub struct MandelbrotArgs {
     /// Take centre, scale and iteration limit from a Kalles Fraktaler location file (its
     /// `Re`, `Im`, `Zoom` and `Iterations` lines; a --max-iter other than the default 1000
     /// overrides `Iterations`).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["center", "corners", "center_re", "center_im"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["center", "corners", "center_re", "center_im", "scale"])]
     pub kfr: Option<PathBuf>,
     /// The view's upper-left and lower-right corners, each RE,IM (instead of --center/--scale).
     #[arg(long, num_args = 2, value_names = ["UL", "LR"], allow_hyphen_values = true, value_parser = parse_complex)]

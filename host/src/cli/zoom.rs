@@ -87,7 +87,8 @@ pub struct ZoomArgs {
         value_name = "DECIMAL",
         allow_hyphen_values = true,
         value_parser = parse_decimal_text,
-        requires = "center_im"
+        requires = "center_im",
+        conflicts_with = "center"
     )]
     pub center_re: Option<String>,
     /// The point zoomed into, imaginary part as a decimal of any length (with --center-re).
@@ -96,7 +97,8 @@ pub struct ZoomArgs {
         value_name = "DECIMAL",
         allow_hyphen_values = true,
         value_parser = parse_decimal_text,
-        requires = "center_re"
+        requires = "center_re",
+        conflicts_with = "center"
     )]
     pub center_im: Option<String>,
     /// Number of frames (1 to 100,000).
