@@ -60,6 +60,7 @@ pub mod io;
 pub mod launch;
 pub mod math;
 pub mod mem;
+pub mod mma;
 pub mod shared;
 pub mod thread;
 pub mod warp;

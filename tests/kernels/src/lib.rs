@@ -10,5 +10,6 @@
 
 pub mod compat;
 pub mod launch_checks;
+pub mod mma;
 pub mod primitives;
 pub mod runtime;
