@@ -3,12 +3,22 @@
 //! Rust-CUDA does, the packed pairs [`F16x2`] and [`Bf16x2`] with the GPU's packed
 //! arithmetic, and scalar conversions from and to `f32`.
 //!
+//! ```
+//! use cuda_std::half::{F16x2, f16, f16_from_f32};
+//! // Element 0 is the low half of the packed bits.
+//! let a = F16x2::new(f16_from_f32(1.5), f16_from_f32(-2.0));
+//! assert_eq!(a.to_bits() & 0xffff, u32::from(f16_from_f32(1.5).to_bits()));
+//! // a·4 + 1, per element: the same code runs in a kernel (`fma.rn.f16x2`) and on the host.
+//! let d = a.mul_add(F16x2::splat(f16_from_f32(4.0)), F16x2::splat(f16::ONE));
+//! assert_eq!(d.to_array(), [f16_from_f32(7.0), f16_from_f32(-7.0)]);
+//! ```
+//!
 //! # Packing
-//! A packed pair is one 32-bit register holding two 16-bit values, as PTX's `.f16x2` and
-//! `.bf16x2` types do (PTX ISA §5.2.5, "Packed Data Types"): **element 0 in the low 16 bits,
-//! element 1 in the high 16 bits**, the order of `mov.b32 d, {a, b}`, whose semantics are
-//! `d = a | (b << 16)` (PTX ISA §9.7.9, "mov"). In memory (little-endian) element 0 comes
-//! first, so a `&[f16]` of even length reads as a `&[F16x2]` of pairs `(v[2i], v[2i+1])`.
+//! A packed pair is one 32-bit register holding two 16-bit values, as PTX's `.f16x2` and `.bf16x2`
+//! types do (PTX ISA §5.2.5, "Packed Data Types"): **element 0 in the low 16 bits, element 1 in the
+//! high 16 bits**, the order of `mov.b32 d, {a, b}`, whose semantics are `d = a | (b << 16)` (PTX
+//! ISA §9.7, "Data Movement and Conversion Instructions: mov"). In memory (little-endian) element 0
+//! comes first, so a `&[f16]` of even length reads as a `&[F16x2]` of pairs `(v[2i], v[2i+1])`.
 //! Note that `cvt.rn.f16x2.f32 d, a, b` puts `a` in the *high* half; we do not use it.
 //!
 //! # Same bits on the CPU and the GPU
@@ -36,15 +46,15 @@
 //! crate keeps (part of) the payload. Subnormal halves are kept on both sides (no `.ftz`).
 //!
 //! # Architectures
-//! `f16` arithmetic (`fma.rn.f16x2`, `add.rn.f16x2`, `mul.rn.f16x2`) and the `f16`
-//! conversions need sm_53 (below our sm_70 baseline). `bf16` arithmetic (`fma.rn.bf16x2`) and
-//! `cvt.rn.bf16.f32` need **sm_80** and PTX ISA 7.0 (PTX ISA §9.7.4.4 "fma", §9.7.9.21
-//! "cvt"): on the GPU those items exist only when the kernels are built for sm_80 or later
-//! (`cfg(target_feature = "sm_80")`); on the host they always exist and compute.
-//! `add.bf16x2`/`mul.bf16x2` need sm_90 (PTX ISA 7.8), so the `bf16` sum and product use
-//! `fma.rn.bf16x2` with `1.0` and `−0.0` (exactly the same results), as CUDA's `__hadd2` and
-//! `__hmul2` do on sm_80. `bf16` → `f32` is a 16-bit shift (exact, every architecture), not
-//! `cvt.f32.bf16`, which needs PTX ISA 7.1+.
+//! `f16` arithmetic (`fma.rn.f16x2`, `add.rn.f16x2`, `mul.rn.f16x2`) and the `f16` conversions need
+//! sm_53 (below our sm_70 baseline). `bf16` arithmetic (`fma.rn.bf16x2`) and `cvt.rn.bf16.f32` need
+//! **sm_80** and PTX ISA 7.0 (PTX ISA §9.7, "Half Precision Floating-Point Instructions: fma" and
+//! "Data Movement and Conversion Instructions: cvt"): on the GPU those items exist only when the
+//! kernels are built for sm_80 or later (`cfg(target_feature = "sm_80")`); on the host they always
+//! exist and compute. `add.bf16x2`/`mul.bf16x2` need sm_90 (PTX ISA 7.8), so the `bf16` sum and
+//! product use `fma.rn.bf16x2` with `1.0` and `−0.0` (exactly the same results), as CUDA's
+//! `__hadd2` and `__hmul2` do on sm_80. `bf16` → `f32` is a 16-bit shift (exact, every
+//! architecture), not `cvt.f32.bf16`, which needs PTX ISA 7.1+.
 
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
@@ -132,9 +142,10 @@ packed_common!(F16x2, f16);
 packed_common!(Bf16x2, bf16);
 
 impl F16x2 {
-    /// `self · b + c` per element, rounded once to nearest-even (`fma.rn.f16x2`, PTX ISA
-    /// §9.7.4.4 "fma"; sm_53+, so every architecture we build). On the host: the same bits
-    /// for non-NaN inputs (see the [module docs](self#same-bits-on-the-cpu-and-the-gpu)).
+    /// `self · b + c` per element, rounded once to nearest-even (`fma.rn.f16x2`, PTX ISA §9.7,
+    /// "Half Precision Floating-Point Instructions: fma"; sm_53+, so every architecture we build).
+    /// On the host: the same bits for non-NaN inputs (see the [module
+    /// docs](self#same-bits-on-the-cpu-and-the-gpu)).
     #[inline(always)]
     #[must_use]
     pub fn mul_add(self, b: Self, c: Self) -> Self {
@@ -159,8 +170,8 @@ impl F16x2 {
     }
 }
 
-/// Per element `a + b`, rounded to nearest-even: `add.rn.f16x2` (PTX ISA §9.7.4.1 "add";
-/// sm_53+). On the host: the same bits for non-NaN inputs.
+/// Per element `a + b`, rounded to nearest-even: `add.rn.f16x2` (PTX ISA §9.7, "Half Precision
+/// Floating-Point Instructions: add"; sm_53+). On the host: the same bits for non-NaN inputs.
 impl core::ops::Add for F16x2 {
     type Output = Self;
 
@@ -184,8 +195,8 @@ impl core::ops::Add for F16x2 {
     }
 }
 
-/// Per element `a · b`, rounded to nearest-even: `mul.rn.f16x2` (PTX ISA §9.7.4.3 "mul";
-/// sm_53+). On the host: the same bits for non-NaN inputs.
+/// Per element `a · b`, rounded to nearest-even: `mul.rn.f16x2` (PTX ISA §9.7, "Half Precision
+/// Floating-Point Instructions: mul"; sm_53+). On the host: the same bits for non-NaN inputs.
 impl core::ops::Mul for F16x2 {
     type Output = Self;
 
@@ -224,11 +235,11 @@ fn fma_bf16x2(a: u32, b: u32, c: u32) -> u32 {
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 impl Bf16x2 {
-    /// `self · b + c` per element, rounded once to nearest-even (`fma.rn.bf16x2`, PTX ISA
-    /// §9.7.4.4 "fma"). **sm_80+**, PTX ISA 7.0: on the GPU this exists only when the
-    /// kernels are built for sm_80 or later (`cfg(target_feature = "sm_80")`). On the host:
-    /// the same bits for non-NaN inputs (see the
-    /// [module docs](self#same-bits-on-the-cpu-and-the-gpu)).
+    /// `self · b + c` per element, rounded once to nearest-even (`fma.rn.bf16x2`, PTX ISA §9.7,
+    /// "Half Precision Floating-Point Instructions: fma"). **sm_80+**, PTX ISA 7.0: on the GPU this
+    /// exists only when the kernels are built for sm_80 or later (`cfg(target_feature = "sm_80")`).
+    /// On the host: the same bits for non-NaN inputs (see the [module
+    /// docs](self#same-bits-on-the-cpu-and-the-gpu)).
     #[inline(always)]
     #[must_use]
     pub fn mul_add(self, b: Self, c: Self) -> Self {
@@ -274,9 +285,9 @@ impl core::ops::Mul for Bf16x2 {
     }
 }
 
-/// `x` rounded to the nearest `f16` (ties to even; beyond ±65520 to ±∞):
-/// `cvt.rn.f16.f32` (PTX ISA §9.7.9.21 "cvt"; every architecture we build). On the host:
-/// `half::f16::from_f32`, the same bits for non-NaN `x`.
+/// `x` rounded to the nearest `f16` (ties to even; beyond ±65520 to ±∞): `cvt.rn.f16.f32` (PTX ISA
+/// §9.7, "Data Movement and Conversion Instructions: cvt"; every architecture we build). On the
+/// host: `half::f16::from_f32`, the same bits for non-NaN `x`.
 #[inline(always)]
 #[must_use]
 pub fn f16_from_f32(x: f32) -> f16 {
@@ -296,8 +307,8 @@ pub fn f16_from_f32(x: f32) -> f16 {
     }
 }
 
-/// `x` as an `f32` (exact): `cvt.f32.f16` (PTX ISA §9.7.9.21 "cvt"; every architecture we
-/// build). On the host: `half::f16::to_f32`.
+/// `x` as an `f32` (exact): `cvt.f32.f16` (PTX ISA §9.7, "Data Movement and Conversion
+/// Instructions: cvt"; every architecture we build). On the host: `half::f16::to_f32`.
 #[inline(always)]
 #[must_use]
 pub fn f16_to_f32(x: f16) -> f32 {
@@ -317,10 +328,10 @@ pub fn f16_to_f32(x: f16) -> f32 {
     }
 }
 
-/// `x` rounded to the nearest `bf16` (ties to even): `cvt.rn.bf16.f32` (PTX ISA §9.7.9.21
-/// "cvt"). **sm_80+**, PTX ISA 7.0: on the GPU this exists only when the kernels are built
-/// for sm_80 or later (`cfg(target_feature = "sm_80")`). On the host:
-/// `half::bf16::from_f32`, the same bits for non-NaN `x`.
+/// `x` rounded to the nearest `bf16` (ties to even): `cvt.rn.bf16.f32` (PTX ISA §9.7, "Data
+/// Movement and Conversion Instructions: cvt"). **sm_80+**, PTX ISA 7.0: on the GPU this exists
+/// only when the kernels are built for sm_80 or later (`cfg(target_feature = "sm_80")`). On the
+/// host: `half::bf16::from_f32`, the same bits for non-NaN `x`.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 #[inline(always)]
 #[must_use]
