@@ -578,6 +578,65 @@ mod tests {
     }
 
     #[test]
+    fn bf16_fma_add_mul_match_an_exact_reference() {
+        // bf16s with exponents in [-20, 20]: times 2^27 they are integers, so products and
+        // sums times 2^54 are exact in i128; no overflow or underflow in that range.
+        let scaled_at = |x: bf16, k: i32| {
+            let v = f64::from(x.to_f32()) * 2f64.powi(k);
+            (v.fract() == 0.0).then_some(v as i128)
+        };
+        let scaled = |x: bf16| scaled_at(x, 27).expect("an input in [2^-20, 2^21)");
+        // The nearest-even bf16 to `num / 2^54`, by comparing the neighbours of a guess. A
+        // non-zero result is at least 2^-54, so the answer's last bit is at least 2^-62:
+        // candidates are compared at 2^62, and finer ones (subnormals next to 0) cannot win.
+        let round = |num: i128| {
+            let bits = bf16::from_f64(num as f64 / 2f64.powi(54)).to_bits();
+            let mut best: Option<(i128, bf16)> = None;
+            for cand in [
+                bits.wrapping_sub(1),
+                bits,
+                bits.wrapping_add(1),
+                bits ^ 0x8000,
+            ] {
+                let c = bf16::from_bits(cand);
+                let Some(c62) = scaled_at(c, 62).filter(|_| c.is_finite()) else {
+                    continue;
+                };
+                let dist = (c62 - (num << 8)).abs();
+                best = match best {
+                    Some((d, b)) if d < dist || (d == dist && b.to_bits() & 1 == 0) => Some((d, b)),
+                    _ => Some((dist, c)),
+                };
+            }
+            let (_, b) = best.expect("a finite candidate");
+            if b.to_f32() == 0.0 { bf16::ZERO } else { b }
+        };
+        let nonzero = |x: bf16| if x.to_f32() == 0.0 { bf16::ZERO } else { x };
+        let mut rng = Rng(0x0123_4567_89ab_cdef);
+        let mut draw = || {
+            let r = rng.next();
+            let exp = 107 + (r >> 20) % 41; // biased exponent: 2^-20 ..= 2^20
+            bf16::from_bits((r as u16 & 0x807f) | (exp as u16) << 7)
+        };
+        for _ in 0..200_000 {
+            let (a, b, c) = (draw(), draw(), draw());
+            let (pa, pb, pc) = (Bf16x2::splat(a), Bf16x2::splat(b), Bf16x2::splat(c));
+            let fma = nonzero(pa.mul_add(pb, pc).to_array()[0]);
+            let want = round(scaled(a) * scaled(b) + scaled(c) * (1 << 27));
+            assert_eq!(fma.to_bits(), want.to_bits(), "fma({a}, {b}, {c})");
+            let sum = nonzero((pa + pc).to_array()[1]);
+            let want = round((scaled(a) + scaled(c)) * (1 << 27));
+            assert_eq!(sum.to_bits(), want.to_bits(), "{a} + {c}");
+            let prod = (pa * pb).to_array()[0];
+            assert_eq!(
+                prod.to_bits(),
+                round(scaled(a) * scaled(b)).to_bits(),
+                "{a} * {b}"
+            );
+        }
+    }
+
+    #[test]
     fn signed_zeros_follow_ieee() {
         let z = F16x2::new(f16::ZERO, f16::NEG_ZERO);
         assert_eq!((z + z).to_bits(), z.to_bits());
