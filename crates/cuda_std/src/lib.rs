@@ -56,6 +56,7 @@ extern crate std;
 
 pub mod atomic;
 pub mod copy;
+pub mod half;
 pub mod io;
 pub mod launch;
 pub mod math;

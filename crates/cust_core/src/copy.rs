@@ -20,7 +20,8 @@ use core::{
 /// device addresses to be dereferenced on the GPU), and, where their parts are
 /// `DeviceCopy`: arrays `[T; N]`, tuples of up to 12 elements, `MaybeUninit<T>`,
 /// `Option<T>`, `Result<T, E>`, `Wrapping<T>`; `PhantomData<T>` for any `T`. With the `glam`
-/// feature, glam's `f32`/`u32` vectors, matrices and `Quat` too.
+/// feature, glam's `f32`/`u32` vectors, matrices and `Quat` too; with the `half` feature, the
+/// `half` crate's `f16` and `bf16`.
 ///
 /// Host and device agree on the layout of these types because both are laid out by rustc
 /// for 64-bit targets; `#[repr(C)]` types are the portable choice for your own structs.
@@ -125,6 +126,15 @@ impl_device_copy_glam!(
     Vec2, Vec3, Vec4, UVec2, UVec3, UVec4, BVec2, BVec3, BVec4, Mat2, Mat3, Mat4, Quat,
 );
 
+// SAFETY: `half::f16` is `#[repr(transparent)]` over a `u16` (its IEEE 754 binary16 bits),
+// and every `u16` is a valid `f16` (NaNs included), laid out alike on both sides.
+#[cfg(feature = "half")]
+unsafe impl DeviceCopy for half::f16 {}
+// SAFETY: as for `f16`: `half::bf16` is `#[repr(transparent)]` over a `u16` (its bfloat16
+// bits), valid for every bit pattern.
+#[cfg(feature = "half")]
+unsafe impl DeviceCopy for half::bf16 {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,5 +206,15 @@ mod tests {
         device_copy::<glam::BVec3>();
         device_copy::<glam::Mat4>();
         device_copy::<glam::Quat>();
+    }
+
+    #[cfg(feature = "half")]
+    #[test]
+    fn half_types_are_device_copy() {
+        device_copy::<half::f16>();
+        device_copy::<half::bf16>();
+        device_copy::<[half::bf16; 8]>();
+        assert_eq!(core::mem::size_of::<half::f16>(), 2);
+        assert_eq!(core::mem::align_of::<half::bf16>(), 2);
     }
 }

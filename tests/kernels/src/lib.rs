@@ -9,6 +9,7 @@
 )]
 
 pub mod compat;
+pub mod half;
 pub mod launch_checks;
 pub mod mma;
 pub mod primitives;
