@@ -29,6 +29,11 @@
 //! - [`math`]: `f32`/`f64` functions, exact (`libm`, same bits as on the CPU) or fast
 //!   (libdevice, with `cuda_builder`'s `fast_math(true)`);
 //! - [`io`]: device [`printf!`] / [`println!`] and [`device_assert!`];
+//! - [`half`]: `f16` / `bf16` (the `half` crate's types) and packed `F16x2` / `Bf16x2`
+//!   arithmetic (`fma.rn.f16x2`, `fma.rn.bf16x2` on sm_80), with host versions that give the
+//!   same bits;
+//! - [`mma`]: warp-level tensor-core matrix multiply (`mma.sync` m16n8k16 f16/bf16,
+//!   m16n8k8 tf32, `ldmatrix`; sm_80) on typed fragments, and each fragment's lane map;
 //! - [`launch`]: typed kernel handles and parameter kinds (`OutSlice`), used by `#[kernel]`;
 //!   the handle, the kinds and [`DeviceCopy`] are `cust_core`'s, the contract crate the host
 //!   runtime shares, re-exported here at their old paths;
