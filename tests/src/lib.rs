@@ -136,3 +136,44 @@ pub fn assert_identical<T: PartialEq + std::fmt::Debug>(what: &str, expected: &[
         diffs.iter().take(5).collect::<Vec<_>>()
     );
 }
+
+/// A device copy of `data`, queued on `gpu`'s stream; panics on failure (test helper).
+pub fn htod<T: cust::memory::DeviceCopy>(gpu: &Gpu, data: &[T]) -> cust::memory::DeviceBuffer<T> {
+    cust::memory::DeviceBuffer::from_slice_async(data, gpu.stream()).expect("copy to device")
+}
+
+/// `n` zeroed device elements, allocated on `gpu`'s stream; panics on failure.
+pub fn zeros<T: cust::memory::DeviceCopy + cust::memory::ValidAsZeroBits>(
+    gpu: &Gpu,
+    n: usize,
+) -> cust::memory::DeviceBuffer<T> {
+    cust::memory::DeviceBuffer::zeroed_async(n, gpu.stream()).expect("device allocation")
+}
+
+/// The buffer's contents on the host; panics on failure.
+pub fn dtoh<T: cust::memory::DeviceCopy>(buf: &cust::memory::DeviceBuffer<T>) -> Vec<T> {
+    buf.as_host_vec().expect("copy to host")
+}
+
+/// `launch_probe!(gpu, module, kernel, cfg, (args...))`: resolves the probe handle `kernel`
+/// in `module` (its parameter sizes checked against the module's), launches it on `gpu`'s
+/// stream with `cfg` and the arguments (one per kernel parameter: `&DeviceBuffer` for `&[T]`
+/// and `*const T`, `&mut DeviceBuffer` for `*mut T` and `OutSlice<T>`, values by value), then
+/// synchronises; panics with the kernel's error. The caller's test checks the buffer sizes
+/// the probe's `# Safety` section asks for.
+#[macro_export]
+macro_rules! launch_probe {
+    ($gpu:expr, $module:expr, $kernel:expr, $cfg:expr, ($($arg:expr),* $(,)?)) => {{
+        let gpu: &::host::Gpu = $gpu;
+        let module: &::cust::module::Module = $module;
+        let cfg: ::cust::function::LaunchConfig = $cfg;
+        let kernel = module.kernel($kernel).unwrap_or_else(|e| panic!("{e}"));
+        // SAFETY: the buffers have the sizes the kernel's `# Safety` section asks for
+        // (checked by each test); kinds and sizes are checked by the handle.
+        unsafe { kernel.launch_unchecked(gpu.stream(), cfg, ($($arg,)*)) }
+            .unwrap_or_else(|e| panic!("{e}"));
+        gpu.stream()
+            .synchronize_after(kernel.name(), cfg)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }};
+}

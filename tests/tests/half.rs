@@ -10,46 +10,16 @@
 use cuda_std::half::{
     Bf16x2, F16x2, bf16, bf16_from_f32, bf16_to_f32, f16, f16_from_f32, f16_to_f32,
 };
-use cust::{
-    function::LaunchConfig,
-    memory::{DeviceBuffer, DeviceCopy},
-    module::Module,
-};
-use host::Gpu;
+use cust::{function::LaunchConfig, module::Module};
 use probes::half::{self as probe, OPS_SLOTS};
 use tests::{PROBES_SM80, assert_identical, probes as gpu};
+use tests::{dtoh, htod, launch_probe as launch};
 
 /// Elements per test array: several blocks, the last one partial.
 const N: usize = 1000;
 
 fn cfg_1d(n: usize) -> LaunchConfig {
     LaunchConfig::new((n as u32).div_ceil(128), 128, 0)
-}
-
-fn htod<T: DeviceCopy>(gpu: &Gpu, data: &[T]) -> DeviceBuffer<T> {
-    DeviceBuffer::from_slice_async(data, gpu.stream()).expect("copy to device")
-}
-
-fn dtoh<T: DeviceCopy>(buf: &DeviceBuffer<T>) -> Vec<T> {
-    buf.as_host_vec().expect("copy to host")
-}
-
-/// Resolves `$kernel` in `$module`, launches it with the arguments, synchronises; panics
-/// with the kernel's error.
-macro_rules! launch {
-    ($gpu:expr, $module:expr, $kernel:expr, $cfg:expr, ($($arg:expr),* $(,)?)) => {{
-        let gpu: &Gpu = $gpu;
-        let module: &Module = $module;
-        let cfg: LaunchConfig = $cfg;
-        let kernel = module.kernel($kernel).unwrap_or_else(|e| panic!("{e}"));
-        // SAFETY: every buffer has the length the probe's `# Safety` section asks for (N
-        // inputs, OPS_SLOTS · N or N outputs); kinds and sizes are checked by the handle.
-        unsafe { kernel.launch_unchecked(gpu.stream(), cfg, ($($arg,)*)) }
-            .unwrap_or_else(|e| panic!("{e}"));
-        gpu.stream()
-            .synchronize_after(kernel.name(), cfg)
-            .unwrap_or_else(|e| panic!("{e}"));
-    }};
 }
 
 /// A small deterministic generator (xorshift64*).

@@ -13,42 +13,13 @@ use cuda_std::mma::{
 };
 use cust::{
     function::LaunchConfig,
-    memory::{DeviceBuffer, DeviceCopy, ValidAsZeroBits},
+    memory::{DeviceBuffer, DeviceCopy},
     module::Module,
 };
 use host::Gpu;
 use probes::mma::{self as probe, LDMATRIX_RAW_WORDS};
 use tests::{PROBES_SM80, probes as gpu};
-
-/// Resolves the probe handle `$kernel` in `$module`, launches it on `$gpu`'s stream with
-/// `$cfg` and the arguments, then synchronises; panics with the kernel's error.
-macro_rules! launch {
-    ($gpu:expr, $module:expr, $kernel:expr, $cfg:expr, ($($arg:expr),* $(,)?)) => {{
-        let gpu: &Gpu = $gpu;
-        let module: &Module = $module;
-        let cfg: LaunchConfig = $cfg;
-        let kernel = module.kernel($kernel).unwrap_or_else(|e| panic!("{e}"));
-        // SAFETY: the buffers have the sizes the kernel's `# Safety` section asks for
-        // (checked by each test); kinds and sizes are checked by the handle.
-        unsafe { kernel.launch_unchecked(gpu.stream(), cfg, ($($arg,)*)) }
-            .unwrap_or_else(|e| panic!("{e}"));
-        gpu.stream()
-            .synchronize_after(kernel.name(), cfg)
-            .unwrap_or_else(|e| panic!("{e}"));
-    }};
-}
-
-fn htod<T: DeviceCopy>(gpu: &Gpu, data: &[T]) -> DeviceBuffer<T> {
-    DeviceBuffer::from_slice_async(data, gpu.stream()).expect("copy to device")
-}
-
-fn zeros<T: DeviceCopy + ValidAsZeroBits>(gpu: &Gpu, n: usize) -> DeviceBuffer<T> {
-    DeviceBuffer::zeroed_async(n, gpu.stream()).expect("device allocation")
-}
-
-fn dtoh<T: DeviceCopy>(buf: &DeviceBuffer<T>) -> Vec<T> {
-    buf.as_host_vec().expect("copy to host")
-}
+use tests::{dtoh, htod, launch_probe as launch, zeros};
 
 /// The sm_80 variant module, or `None` (with a message) on GPUs older than sm_80.
 fn sm80_module(gpu: &Gpu) -> Option<Module> {

@@ -24,6 +24,7 @@ use probes::primitives::{
     TILE, hash32, math_f32, math_f64, shared_layout,
 };
 use tests::{PROBES, PROBES_SM80, assert_identical, f32_bits, matmul_f32, probes as gpu};
+use tests::{dtoh, htod, launch_probe as launch, zeros};
 
 /// Whether the sm_80 variant of the kernels module ([`PROBES_SM80`]) links libdevice
 /// (`tests/build.rs` found it).
@@ -34,38 +35,6 @@ const CHILD_ENV: &str = "FERROCUDA_PRIMITIVES_CHILD";
 
 fn cfg_1d(threads: u32, block: u32) -> LaunchConfig {
     LaunchConfig::new(threads.div_ceil(block), block, 0)
-}
-
-fn htod<T: DeviceCopy>(gpu: &Gpu, data: &[T]) -> DeviceBuffer<T> {
-    DeviceBuffer::from_slice_async(data, gpu.stream()).expect("copy to device")
-}
-
-fn zeros<T: DeviceCopy + ValidAsZeroBits>(gpu: &Gpu, n: usize) -> DeviceBuffer<T> {
-    DeviceBuffer::zeroed_async(n, gpu.stream()).expect("device allocation")
-}
-
-fn dtoh<T: DeviceCopy>(buf: &DeviceBuffer<T>) -> Vec<T> {
-    buf.as_host_vec().expect("copy to host")
-}
-
-/// Resolves the probe handle `$kernel` in `$module` (the parameter sizes checked against
-/// the module's), launches it on `$gpu`'s stream with `$cfg` and the arguments (one per
-/// kernel parameter: `&DeviceBuffer` for `&[T]`, `&mut DeviceBuffer` for `*mut T`, values
-/// by value), then synchronises; panics with the kernel's error.
-macro_rules! launch {
-    ($gpu:expr, $module:expr, $kernel:expr, $cfg:expr, ($($arg:expr),* $(,)?)) => {{
-        let gpu: &Gpu = $gpu;
-        let module: &Module = $module;
-        let cfg: LaunchConfig = $cfg;
-        let kernel = module.kernel($kernel).unwrap_or_else(|e| panic!("{e}"));
-        // SAFETY: the buffers have the sizes the kernel's `# Safety` section asks for
-        // (checked by each test); kinds and sizes are checked by the handle.
-        unsafe { kernel.launch_unchecked(gpu.stream(), cfg, ($($arg,)*)) }
-            .unwrap_or_else(|e| panic!("{e}"));
-        gpu.stream()
-            .synchronize_after(kernel.name(), cfg)
-            .unwrap_or_else(|e| panic!("{e}"));
-    }};
 }
 
 /// The sm_80 variant module, or `None` (with a message) on GPUs older than sm_80.
