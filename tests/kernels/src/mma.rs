@@ -46,30 +46,30 @@ unsafe fn mma_global<S: MmaShape<E>, E: Element>(
     }
 }
 
-/// [`mma_global`] for `m16n8k16` `.f16` (`a`, `b`: `u16` bit patterns).
+/// `mma_global` for `m16n8k16` `.f16` (`a`, `b`: `u16` bit patterns).
 ///
 /// # Safety
-/// As [`mma_global`].
+/// As `mma_global`.
 #[kernel]
 pub unsafe fn mma_global_f16(a: &[u16], b: &[u16], c: &[f32], d: *mut f32, b_col_major: u32) {
     // SAFETY: forwarded.
     unsafe { mma_global::<M16N8K16, F16>(a, b, c, d, b_col_major) }
 }
 
-/// [`mma_global`] for `m16n8k16` `.bf16` (`a`, `b`: `u16` bit patterns).
+/// `mma_global` for `m16n8k16` `.bf16` (`a`, `b`: `u16` bit patterns).
 ///
 /// # Safety
-/// As [`mma_global`].
+/// As `mma_global`.
 #[kernel]
 pub unsafe fn mma_global_bf16(a: &[u16], b: &[u16], c: &[f32], d: *mut f32, b_col_major: u32) {
     // SAFETY: forwarded.
     unsafe { mma_global::<M16N8K16, Bf16>(a, b, c, d, b_col_major) }
 }
 
-/// [`mma_global`] for `m16n8k8` `.tf32` (`a`, `b`: `f32`).
+/// `mma_global` for `m16n8k8` `.tf32` (`a`, `b`: `f32`).
 ///
 /// # Safety
-/// As [`mma_global`].
+/// As `mma_global`.
 #[kernel]
 pub unsafe fn mma_global_tf32(a: &[f32], b: &[f32], c: &[f32], d: *mut f32, b_col_major: u32) {
     // SAFETY: forwarded.
@@ -127,10 +127,10 @@ unsafe fn mma_ldmatrix_16<E: Element<Storage = u16>>(
     }
 }
 
-/// [`mma_ldmatrix_16`] for `.f16`.
+/// `mma_ldmatrix_16` for `.f16`.
 ///
 /// # Safety
-/// As [`mma_ldmatrix_16`] (32-thread blocks, buffers for `grid` problems).
+/// As `mma_ldmatrix_16` (32-thread blocks, buffers for `grid` problems).
 #[kernel]
 pub unsafe fn mma_ldmatrix_f16(a: &[u16], b: &[u16], c: &[f32], d: *mut f32) {
     let tiles = [
@@ -142,10 +142,10 @@ pub unsafe fn mma_ldmatrix_f16(a: &[u16], b: &[u16], c: &[f32], d: *mut f32) {
     unsafe { mma_ldmatrix_16::<F16>(a, b, c, d, tiles) }
 }
 
-/// [`mma_ldmatrix_16`] for `.bf16`.
+/// `mma_ldmatrix_16` for `.bf16`.
 ///
 /// # Safety
-/// As [`mma_ldmatrix_16`] (32-thread blocks, buffers for `grid` problems).
+/// As `mma_ldmatrix_16` (32-thread blocks, buffers for `grid` problems).
 #[kernel]
 pub unsafe fn mma_ldmatrix_bf16(a: &[u16], b: &[u16], c: &[f32], d: *mut f32) {
     let tiles = [
