@@ -7,6 +7,10 @@ use std::{
     path::{Path, PathBuf},
 };
 
+/// A path into cudarc, spelled so that this file does not contain it (a plain grep of the
+/// tree for it finds the offenders only).
+const CUDARC_PATH: &str = concat!("cudarc", "::");
+
 /// The crates allowed to use cudarc: the runtime, and the cuBLAS crate built over it.
 const DRIVER_CRATES: &[&str] = &["crates/cust", "crates/blastoff"];
 
@@ -65,7 +69,7 @@ fn only_the_runtime_talks_to_the_driver() {
         }
         let text = fs::read_to_string(&path).unwrap_or_default();
         for (i, line) in text.lines().enumerate() {
-            let uses_cudarc = line.contains("cudarc::")
+            let uses_cudarc = line.contains(CUDARC_PATH)
                 || line.contains("as_cudarc")
                 || (rel.ends_with("Cargo.toml") && line.trim_start().starts_with("cudarc"));
             if uses_cudarc && !line.trim_start().starts_with("//") {
