@@ -177,3 +177,23 @@ macro_rules! launch_probe {
             .unwrap_or_else(|e| panic!("{e}"));
     }};
 }
+
+/// The sm_80 variant of the test kernels ([`PROBES_SM80`]) loaded on `gpu`, or `None` (with
+/// a message) on GPUs older than sm_80, where its instructions do not exist.
+///
+/// # Panics
+/// If the compute capability cannot be read or the module does not load (a test failure).
+pub fn sm80_module(gpu: &Gpu) -> Option<cust::module::Module> {
+    let cc = gpu
+        .context()
+        .compute_capability()
+        .expect("compute capability");
+    if cc.major < 8 {
+        eprintln!("skipped: {} is older than sm_80", gpu.name());
+        return None;
+    }
+    Some(
+        cust::module::Module::from_image_in(gpu.context(), &PROBES_SM80)
+            .expect("loading the sm_80 kernels variant"),
+    )
+}

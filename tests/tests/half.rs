@@ -10,10 +10,10 @@
 use cuda_std::half::{
     Bf16x2, F16x2, bf16, bf16_from_f32, bf16_to_f32, f16, f16_from_f32, f16_to_f32,
 };
-use cust::{function::LaunchConfig, module::Module};
+use cust::function::LaunchConfig;
 use probes::half::{self as probe, OPS_SLOTS};
 use tests::{PROBES_SM80, assert_identical, probes as gpu};
-use tests::{dtoh, htod, launch_probe as launch};
+use tests::{dtoh, htod, launch_probe as launch, sm80_module};
 
 /// Elements per test array: several blocks, the last one partial.
 const N: usize = 1000;
@@ -179,16 +179,9 @@ fn f16_conversions_match_the_host_bit_for_bit() {
 #[ignore = "needs a CUDA GPU"]
 fn bf16x2_ops_and_conversions_match_the_host_bit_for_bit() {
     let gpu = gpu();
-    let cc = gpu
-        .context()
-        .compute_capability()
-        .expect("compute capability");
-    if cc.major < 8 {
-        eprintln!("skipped: {} is older than sm_80", gpu.name());
+    let Some(module) = sm80_module(&gpu) else {
         return;
-    }
-    let module = Module::from_image_in(gpu.context(), &PROBES_SM80)
-        .expect("loading the sm_80 kernels variant");
+    };
     let is_nan = |h: u16| bf16::from_bits(h).is_nan();
     let mut rng = Rng(0xa409_3822_299f_31d0);
     for random in [false, true] {

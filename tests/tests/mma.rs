@@ -14,28 +14,11 @@ use cuda_std::mma::{
 use cust::{
     function::LaunchConfig,
     memory::{DeviceBuffer, DeviceCopy},
-    module::Module,
 };
 use host::Gpu;
 use probes::mma::{self as probe, LDMATRIX_RAW_WORDS};
 use tests::{PROBES_SM80, probes as gpu};
-use tests::{dtoh, htod, launch_probe as launch, zeros};
-
-/// The sm_80 variant module, or `None` (with a message) on GPUs older than sm_80.
-fn sm80_module(gpu: &Gpu) -> Option<Module> {
-    let cc = gpu
-        .context()
-        .compute_capability()
-        .expect("compute capability");
-    if cc.major < 8 {
-        eprintln!("skipped: {} is older than sm_80", gpu.name());
-        return None;
-    }
-    Some(
-        Module::from_image_in(gpu.context(), &PROBES_SM80)
-            .expect("loading the sm_80 kernels variant"),
-    )
-}
+use tests::{dtoh, htod, launch_probe as launch, sm80_module, zeros};
 
 // ---------------------------------------------------------------------------------------
 // CPU model

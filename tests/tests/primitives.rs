@@ -16,7 +16,6 @@ use cust::{
     function::LaunchConfig,
     launch::{Launch, LaunchUnchecked},
     memory::{DeviceBuffer, DeviceCopy, ValidAsZeroBits},
-    module::Module,
 };
 use host::Gpu;
 use probes::primitives::{
@@ -24,7 +23,7 @@ use probes::primitives::{
     TILE, hash32, math_f32, math_f64, shared_layout,
 };
 use tests::{PROBES, PROBES_SM80, assert_identical, f32_bits, matmul_f32, probes as gpu};
-use tests::{dtoh, htod, launch_probe as launch, zeros};
+use tests::{dtoh, htod, launch_probe as launch, sm80_module, zeros};
 
 /// Whether the sm_80 variant of the kernels module ([`PROBES_SM80`]) links libdevice
 /// (`tests/build.rs` found it).
@@ -35,22 +34,6 @@ const CHILD_ENV: &str = "FERROCUDA_PRIMITIVES_CHILD";
 
 fn cfg_1d(threads: u32, block: u32) -> LaunchConfig {
     LaunchConfig::new(threads.div_ceil(block), block, 0)
-}
-
-/// The sm_80 variant module, or `None` (with a message) on GPUs older than sm_80.
-fn sm80_module(gpu: &Gpu) -> Option<Module> {
-    let cc = gpu
-        .context()
-        .compute_capability()
-        .expect("compute capability");
-    if cc.major < 8 {
-        eprintln!("skipped: {} is older than sm_80", gpu.name());
-        return None;
-    }
-    Some(
-        Module::from_image_in(gpu.context(), &PROBES_SM80)
-            .expect("loading the sm_80 kernels variant"),
-    )
 }
 
 // ---------------------------------------------------------------------------------------
