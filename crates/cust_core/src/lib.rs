@@ -47,6 +47,10 @@ mod tma;
 
 pub use arch::{ComputeCapability, ParseComputeCapabilityError};
 pub use copy::DeviceCopy;
+/// The `half` crate (feature `half`), whose `f16` and `bf16` are [`DeviceCopy`] here: for
+/// crates that name them through `cust_core` (`cust`'s TMA element types).
+#[cfg(feature = "half")]
+pub use half;
 #[cfg(feature = "alloc")]
 pub use manifest::{
     ArchVariant, Cubin, EntryPoint, EntryUnavailable, ManifestError, ModuleImage, ModuleTarget,
