@@ -17,9 +17,9 @@
 //! 1. **Load**, warp-striped: warp `w` owns `32·ITEMS` consecutive elements; its lane `l`
 //!    loads items `i·32 + l` (`ld.global.nc`, one scalar per lane: every load instruction of
 //!    the warp reads 128 or 256 consecutive bytes), then the warp transposes them through
-//!    shared memory to a blocked layout (lane `l` holds items `l·ITEMS + i`). The shared
-//!    index is padded by one slot per 32 so that both sides are (at most 2-way) free of bank
-//!    conflicts.
+//!    shared memory to a blocked layout (lane `l` holds items `l·ITEMS + i`): scalar
+//!    striped accesses (conflict-free), 16-byte vector blocked accesses (each lane's 96
+//!    bytes in 6; at most 2-way bank conflicts per quarter-warp phase).
 //! 2. **Thread reduction**: each thread combines its `ITEMS` values serially in registers.
 //! 3. **Warp scan** of the thread totals with `shfl.sync.up` (Hillis–Steele), then the 4
 //!    warp totals through shared memory: every thread combines the totals of the warps
@@ -90,8 +90,8 @@
 use crate::reduce::{Op, Sum, require_whole_warps};
 use cuda_std::atomic::{self, Device, Ordering};
 use cuda_std::mem;
-use cuda_std::thread::nanosleep;
 use cuda_std::prelude::*;
+use cuda_std::thread::nanosleep;
 
 /// Threads per block of every scan kernel (4 warps).
 pub const SCAN_THREADS: u32 = 128;
@@ -108,8 +108,8 @@ pub const SCAN_TILE_WIDE: usize = SCAN_THREADS as usize * SCAN_ITEMS_WIDE;
 /// Status slots before tile 0's in each third of the status buffer (one look-back window),
 /// so the window's loads never leave the buffer.
 pub const STATUS_PAD: usize = 32;
-/// Words of the transpose buffer (`u32` units): a tile of 12 KiB plus one pad slot per 32.
-const EXCHANGE_WORDS: usize = SCAN_TILE + SCAN_TILE / 32;
+/// Words of the transpose buffer (`u32` units): a tile of 12 KiB.
+const EXCHANGE_WORDS: usize = SCAN_TILE;
 
 /// The largest epoch a status word can carry (31 bits); the host starts again at 1 after
 /// zeroing the status words.
@@ -240,11 +240,39 @@ unsafe fn warp_reduce_back<T: ScanValue, O: Op<T>>(mut v: T) -> T {
     v
 }
 
-/// The shared-memory index of tile item `i` of warp `w`'s segment (padded: one slot per 32).
+/// 16 bytes of a thread's blocked items, for the vector shared-memory accesses of the
+/// transpose (`ld.v4` / `st.v4`: a thread's 96 bytes move in 6 accesses).
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct Quad([u32; 4]);
+
+/// Quads per thread: `ITEMS · size_of::<T>() / 16` = 96 / 16 for both widths.
+const QUADS: usize = 6;
+
+/// Copies this thread's `ITEMS` blocked values between registers and shared memory as
+/// [`QUADS`] 16-byte accesses: `to_shared` writes `v` to `blk`, otherwise reads `blk` into `v`.
+///
+/// # Safety
+/// `blk` is 16-byte aligned and valid for `QUADS · 16` bytes of shared memory that no other
+/// thread accesses until the next barrier; `ITEMS · size_of::<T>() == QUADS · 16`.
 #[inline(always)]
-fn exchange_index<const ITEMS: usize>(warp: usize, i: usize) -> usize {
-    let a = warp * 32 * ITEMS + i;
-    a + a / 32
+unsafe fn blocked_copy<T: ScanValue, const ITEMS: usize>(
+    v: &mut [T; ITEMS],
+    blk: *mut Quad,
+    to_shared: bool,
+) {
+    let regs = v.as_mut_ptr().cast::<Quad>();
+    for k in 0..QUADS {
+        // SAFETY: caller contract; `v` holds QUADS quads (read and written unaligned: a
+        // register array has only T's alignment).
+        unsafe {
+            if to_shared {
+                blk.add(k).write(regs.add(k).read_unaligned());
+            } else {
+                regs.add(k).write_unaligned(blk.add(k).read());
+            }
+        }
+    }
 }
 
 /// Publishes tile `tile`'s value (aggregate or inclusive prefix) for `epoch`.
@@ -391,6 +419,12 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
     let sh_warp: *mut u64 = shared_array!(u64, WARPS);
     let sh_prefix: *mut u64 = shared_array!(u64, 1);
     let exchange: *mut T = shared_array!(u32, EXCHANGE_WORDS, align = 16).cast::<T>();
+    // Warp w's segment: items w·32·ITEMS .. (w + 1)·32·ITEMS; lane l's blocked items start
+    // at l·ITEMS (96 bytes per lane: 16-byte aligned).
+    // SAFETY: inside the buffer (WARPS·32·ITEMS·size_of::<T>() = 12 KiB).
+    let seg_sh = unsafe { exchange.add(warp * 32 * ITEMS) };
+    // SAFETY: as above.
+    let blk = unsafe { seg_sh.add(lane * ITEMS) }.cast::<Quad>();
 
     if tid == 0 {
         let t = if counter.is_empty() {
@@ -439,22 +473,13 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
     for (i, &vi) in v.iter().enumerate() {
         // SAFETY: index < EXCHANGE_WORDS · 4 / size_of::<T>() (the buffer's length in T);
         // slots of this warp's segment only.
-        unsafe {
-            exchange
-                .add(exchange_index::<ITEMS>(warp, i * 32 + lane))
-                .write(vi)
-        };
+        unsafe { seg_sh.add(i * 32 + lane).write(vi) };
     }
     // SAFETY: the whole warp (no divergence: the branches above are block-uniform).
     unsafe { warp::sync_warp(FULL_MASK) };
-    for (i, vi) in v.iter_mut().enumerate() {
-        // SAFETY: as above; written by this warp before the warp barrier.
-        *vi = unsafe {
-            exchange
-                .add(exchange_index::<ITEMS>(warp, lane * ITEMS + i))
-                .read()
-        };
-    }
+    // SAFETY: this lane's 96 blocked bytes (16-byte aligned), written by this warp before
+    // the warp barrier; ITEMS · size_of::<T>() = 96 (the kernels' ITEMS per width).
+    unsafe { blocked_copy(&mut v, blk, false) };
 
     // 2. Serial reduction of the thread's items.
     let mut total = v[0];
@@ -525,25 +550,15 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
         *vi = if INCLUSIVE { next } else { run };
         run = next;
     }
-    for (i, &vi) in v.iter().enumerate() {
-        // SAFETY: this thread's own blocked slots, which only it read above.
-        unsafe {
-            exchange
-                .add(exchange_index::<ITEMS>(warp, lane * ITEMS + i))
-                .write(vi)
-        };
-    }
+    // SAFETY: this thread's own blocked bytes, which only it read above (as above).
+    unsafe { blocked_copy(&mut v, blk, true) };
     // SAFETY: whole warp.
     unsafe { warp::sync_warp(FULL_MASK) };
     let op = out.as_mut_ptr();
     for i in 0..ITEMS {
         let e = seg + i * 32 + lane;
         // SAFETY: written by this warp before the warp barrier.
-        let o = unsafe {
-            exchange
-                .add(exchange_index::<ITEMS>(warp, i * 32 + lane))
-                .read()
-        };
+        let o = unsafe { seg_sh.add(i * 32 + lane).read() };
         if full {
             // SAFETY: e < len (full tile); tile indices are unique (atomic counter), so no
             // other thread writes this element.
@@ -690,11 +705,11 @@ mod tests {
 
     #[test]
     fn exchange_buffer_holds_a_tile_of_either_width() {
-        // The largest index either width uses, in u32 words, fits the buffer.
-        let last4 = exchange_index::<SCAN_ITEMS>(WARPS - 1, 32 * SCAN_ITEMS - 1);
-        let last8 = exchange_index::<SCAN_ITEMS_WIDE>(WARPS - 1, 32 * SCAN_ITEMS_WIDE - 1);
-        assert!(last4 < EXCHANGE_WORDS);
-        assert!(2 * (last8 + 1) <= EXCHANGE_WORDS);
+        // A tile is 12 KiB for both widths; a thread's items are QUADS 16-byte quads.
+        assert_eq!(4 * SCAN_TILE, 4 * EXCHANGE_WORDS);
+        assert_eq!(8 * SCAN_TILE_WIDE, 4 * EXCHANGE_WORDS);
+        assert_eq!(4 * SCAN_ITEMS, 16 * QUADS);
+        assert_eq!(8 * SCAN_ITEMS_WIDE, 16 * QUADS);
     }
 
     #[test]
