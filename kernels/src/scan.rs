@@ -291,18 +291,20 @@ unsafe fn publish<T: ScanValue>(
 ) {
     let s = STATUS_PAD + tile;
     let bits = T::bits_u64(v.to_bits());
-    // SAFETY (all blocks below): in bounds by the caller contract; atomic accesses only.
     if T::WIDE {
         let third = if inclusive { 2 } else { 1 };
+        // SAFETY: third·slots + s < 3·slots (caller contract); atomic accesses only.
         unsafe {
             atomic::store::<Device, u64>(st.add(third * slots + s), bits, Ordering::Relaxed);
         }
         // Release pattern: the value is visible before the flag (module docs).
         atomic::fence::<Device>(Ordering::Release);
         let flag = u64::from((epoch << 1) | inclusive as u32);
+        // SAFETY: s < slots (caller contract); atomic accesses only.
         unsafe { atomic::store::<Device, u64>(st.add(s), flag, Ordering::Relaxed) };
     } else {
         let w = status_word(epoch, inclusive, bits as u32);
+        // SAFETY: as above.
         unsafe { atomic::store::<Device, u64>(st.add(s), w, Ordering::Relaxed) };
     }
 }
