@@ -226,14 +226,16 @@ extern "C" __global__ void cu_dot_f64(const double* __restrict__ a, const double
 
 // ---- scans: single pass with decoupled look-back (Merrill & Garland 2016) -------------
 //
-// The same algorithm as kernels/src/scan.rs: one tile of 256 threads x 16 elements per
-// block, tiles handed out by an atomic counter (tile = counter - base), warp-striped 16-byte
-// loads (lane l of warp w holds packs p*32 + l of the warp's 512 elements), per-pack scans
+// The previous design of kernels/src/scan.rs (before its CUB-shaped rewrite): one tile of
+// blockDim.x threads x SCAN_ITEMS elements per block (the host launches 128 x 24 = 3072,
+// the Rust kernels' 4-byte tile, so both book the same scratch), tiles handed out by an
+// atomic counter (tile = counter - base), warp-striped 16-byte
+// loads (lane l of warp w holds packs p*32 + l of the warp's 32*SCAN_ITEMS elements), per-pack scans
 // in registers and across the warp with shuffles, warp totals through shared memory, and
 // warp 0 looking back over the status words of 32 tiles at a time. A status word is
 // ((epoch << 1 | inclusive) << 32) | value bits; epoch is fresh per launch.
 
-#define SCAN_ITEMS 16
+#define SCAN_ITEMS 24
 #define SCAN_PACKS (SCAN_ITEMS / 4)
 
 __device__ __forceinline__ unsigned bits32(float v) { return __float_as_uint(v); }

@@ -26,14 +26,14 @@ use cust::{
     memory::{AsyncCopyDestination, DeviceBuffer, ValidAsZeroBits},
 };
 use kernels::gemm::{SGEMM_THREADS, SGEMM_TILE_M, SGEMM_TILE_N};
-use kernels::scan::{MAX_EPOCH, SCAN_THREADS, SCAN_TILE};
+use kernels::scan::{MAX_EPOCH, SCAN_THREADS, SCAN_TILE, SCAN_TILE_WIDE, status_words};
 use kernels::vector::BLOCK_THREADS;
 
 mod cpu;
 
 pub use cpu::{
-    add_cpu, axpy_cpu, copy_cpu, dot_f64, min_max_cpu, reduce_u32_cpu, scale_cpu, scan_f64,
-    scan_u32_cpu, sgemm_f64, sum_f64, triad_cpu,
+    add_cpu, affine_scan_cpu, axpy_cpu, copy_cpu, dot_f64, min_max_cpu, reduce_u32_cpu, scale_cpu,
+    scan_f64, scan_u32_cpu, sgemm_f64, sum_f64, triad_cpu,
 };
 
 /// An element type the vector kernels exist for.
@@ -105,11 +105,22 @@ pub trait Float:
     fn from_f64(v: f64) -> Self;
 }
 
-/// An element type with scan kernels (inclusive, exclusive).
+/// An element type with prefix-sum kernels (inclusive, exclusive).
 pub trait Scannable: Element {
     /// Typed handles of `scan_inclusive_<type>`, `scan_exclusive_<type>`.
     const SCAN_KERNELS: [ScanKernel<Self>; 2];
+    /// Elements per tile (one block) of these kernels: `kernels::scan::SCAN_TILE` for
+    /// 4-byte types, `SCAN_TILE_WIDE` for 8-byte ones.
+    const SCAN_TILE: usize;
 }
+
+/// Typed handles of the user-operator example, `scan_{inclusive,exclusive}_affine`: affine
+/// maps `x ↦ a·x + b` (mod 2^32) packed as `a | b << 32` (`kernels::scan::affine`), composed
+/// in order.
+pub const AFFINE_SCAN_KERNELS: [ScanKernel<u64>; 2] = [
+    kernels::scan::scan_inclusive_affine,
+    kernels::scan::scan_exclusive_affine,
+];
 
 impl Element for f32 {
     const NAME: &'static str = "f32";
@@ -174,12 +185,21 @@ impl Scannable for f32 {
         kernels::scan::scan_inclusive_f32,
         kernels::scan::scan_exclusive_f32,
     ];
+    const SCAN_TILE: usize = SCAN_TILE;
 }
 impl Scannable for u32 {
     const SCAN_KERNELS: [ScanKernel<Self>; 2] = [
         kernels::scan::scan_inclusive_u32,
         kernels::scan::scan_exclusive_u32,
     ];
+    const SCAN_TILE: usize = SCAN_TILE;
+}
+impl Scannable for f64 {
+    const SCAN_KERNELS: [ScanKernel<Self>; 2] = [
+        kernels::scan::scan_inclusive_f64,
+        kernels::scan::scan_exclusive_f64,
+    ];
+    const SCAN_TILE: usize = SCAN_TILE_WIDE;
 }
 
 /// A reduction operator.
@@ -257,11 +277,14 @@ pub struct Scratch<T: Element> {
     scan: ScanState,
 }
 
-/// The look-back state of the single-pass scan (`kernels::scan`): one status word per tile,
-/// the tile counter, and the host's copy of what the next launch must pass.
+/// The look-back state of the single-pass scan (`kernels::scan`): the status words, the tile
+/// counter, and the host's copy of what the next launch must pass. One state serves scans
+/// of any element type up to the length it was made for.
 #[derive(Debug)]
 pub struct ScanState {
-    /// One status word per tile, zeroed at allocation (epoch 0 = never written).
+    /// `kernels::scan::status_words(tiles)` words for the most tiles a scan of the length
+    /// can have (8-byte elements: `len / SCAN_TILE_WIDE`), zeroed at allocation (epoch 0 =
+    /// never written).
     pub status: DeviceBuffer<u64>,
     /// The tile counter (one `u32`), incremented once by every block of every scan launch.
     pub counter: DeviceBuffer<u32>,
@@ -283,16 +306,44 @@ pub struct ScanLaunch {
 }
 
 impl ScanState {
-    /// Books a scan launch over `len` elements: a fresh epoch and the counter base. When
-    /// the epochs run out, the status words are zeroed first (on `gpu`'s stream, so before
-    /// the launch) and epochs start again at 1.
+    /// A zeroed state for scans of up to `len` elements of any type, allocated on `gpu`'s
+    /// stream.
+    pub fn new(gpu: &Gpu, len: usize) -> Result<Self, GpuError> {
+        let s = gpu.stream();
+        let what = "allocating the scan status words";
+        let words = status_words(len.div_ceil(SCAN_TILE_WIDE).max(1));
+        Ok(Self {
+            status: DeviceBuffer::zeroed_async(words, s).gpu_context(what)?,
+            counter: DeviceBuffer::zeroed_async(1, s).gpu_context(what)?,
+            epoch: 0,
+            issued: 0,
+        })
+    }
+
+    /// Books a scan launch over `len` elements of a 4-byte type (tiles of
+    /// `kernels::scan::SCAN_TILE`); see [`ScanState::book_tiles`].
+    pub fn book(&mut self, gpu: &Gpu, len: usize) -> Result<ScanLaunch, GpuError> {
+        self.book_tiles(gpu, len, SCAN_TILE)
+    }
+
+    /// Books a scan launch over `len` elements in tiles of `tile` elements: a fresh epoch
+    /// and the counter base. When the epochs run out, the status words are zeroed first (on
+    /// `gpu`'s stream, so before the launch) and epochs start again at 1.
     ///
     /// The caller must then queue exactly one scan launch with these values on the same
     /// stream: every block increments the counter once, and the next booking counts on it.
-    pub fn book(&mut self, gpu: &Gpu, len: usize) -> Result<ScanLaunch, GpuError> {
-        let tiles = u32::try_from(len.div_ceil(SCAN_TILE).max(1)).unwrap_or(u32::MAX);
+    ///
+    /// # Panics
+    /// If the state was made for a shorter input (or `tile` is 0).
+    pub fn book_tiles(
+        &mut self,
+        gpu: &Gpu,
+        len: usize,
+        tile: usize,
+    ) -> Result<ScanLaunch, GpuError> {
+        let tiles = u32::try_from(len.div_ceil(tile).max(1)).unwrap_or(u32::MAX);
         assert!(
-            tiles as usize <= self.status.len(),
+            status_words(tiles as usize) <= self.status.len(),
             "scan: scratch made for a shorter input"
         );
         if self.epoch >= MAX_EPOCH {
@@ -323,8 +374,8 @@ impl<T: Element> Scratch<T> {
         (&mut self.partials, &mut self.result)
     }
 
-    /// The scan state, for launches outside this module (the bench's CUDA C twins).
-    pub(crate) fn scan_state(&mut self) -> &mut ScanState {
+    /// The scan state, for [`scan_dev`] and the bench's CUDA C twins.
+    pub fn scan_state(&mut self) -> &mut ScanState {
         &mut self.scan
     }
 }
@@ -376,13 +427,7 @@ pub fn scratch<T: Element>(gpu: &Gpu, len: usize) -> Result<Scratch<T>, GpuError
         split,
         partials: DeviceBuffer::zeroed_async(split.blocks as usize, s).gpu_context(what)?,
         result: DeviceBuffer::zeroed_async(1, s).gpu_context(what)?,
-        scan: ScanState {
-            status: DeviceBuffer::zeroed_async(len.div_ceil(SCAN_TILE).max(1), s)
-                .gpu_context(what)?,
-            counter: DeviceBuffer::zeroed_async(1, s).gpu_context(what)?,
-            epoch: 0,
-            issued: 0,
-        },
+        scan: ScanState::new(gpu, len)?,
     })
 }
 
@@ -494,22 +539,57 @@ pub fn dot_dev<T: Float>(
 /// single-pass scan with decoupled look-back (`kernels::scan`), one block per tile.
 ///
 /// # Panics
-/// If `scratch` was made for a shorter input.
+/// If `state` was made for a shorter input.
 pub fn scan_dev<T: Scannable>(
     gpu: &Gpu,
     kind: ScanKind,
     x: &DeviceBuffer<T>,
-    scratch: &mut Scratch<T>,
+    state: &mut ScanState,
+    out: &mut DeviceBuffer<T>,
+) -> Result<(), GpuError> {
+    scan_with_dev(
+        gpu,
+        T::SCAN_KERNELS[kind as usize],
+        T::SCAN_TILE,
+        x,
+        state,
+        out,
+    )
+}
+
+/// The user-operator scan: `out[i]` = the composition, in order, of the affine maps `x[0]`
+/// … `x[i]` (inclusive) or `x[0]` … `x[i-1]` (exclusive; `out[0]` is the identity), each
+/// packed as `a | b << 32` (`kernels::scan::affine`), arithmetic modulo 2^32.
+///
+/// # Panics
+/// If `state` was made for a shorter input.
+pub fn affine_scan_dev(
+    gpu: &Gpu,
+    kind: ScanKind,
+    x: &DeviceBuffer<u64>,
+    state: &mut ScanState,
+    out: &mut DeviceBuffer<u64>,
+) -> Result<(), GpuError> {
+    let kernel = AFFINE_SCAN_KERNELS[kind as usize];
+    scan_with_dev(gpu, kernel, SCAN_TILE_WIDE, x, state, out)
+}
+
+/// One launch of a `kernels::scan` kernel whose tiles hold `tile` elements.
+fn scan_with_dev<T: cuda_std::DeviceCopy>(
+    gpu: &Gpu,
+    kernel: ScanKernel<T>,
+    tile: usize,
+    x: &DeviceBuffer<T>,
+    st: &mut ScanState,
     out: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let len = x.len().min(out.len());
-    let st = &mut scratch.scan;
-    let l = st.book(gpu, len)?;
-    let kernel = T::SCAN_KERNELS[kind as usize];
+    let l = st.book_tiles(gpu, len, tile)?;
     let cfg = config_1d(l.tiles, SCAN_THREADS);
-    // SAFETY: `book` gave a fresh epoch (no status word carries it) and the counter's
-    // value before this launch, which is the only one using this scratch on the stream
-    // (`&mut`); the grid has one block per tile.
+    // SAFETY: `book_tiles` gave a fresh epoch (no status word carries it) and the counter's
+    // value before this launch, which is the only one using this state on the stream
+    // (`&mut`); the grid has one block of SCAN_THREADS per tile of `tile` elements, the
+    // kernel's tile.
     unsafe {
         kernel.launch_unchecked(
             gpu.module(),
@@ -661,11 +741,27 @@ pub fn dot<T: Float>(gpu: &Gpu, a: &[T], b: &[T]) -> Result<T, GpuError> {
 /// Prefix sum of `x` on the GPU.
 pub fn scan<T: Scannable>(gpu: &Gpu, kind: ScanKind, x: &[T]) -> Result<Vec<T>, GpuError> {
     let x_d = upload(gpu, x)?;
-    let mut s = scratch::<T>(gpu, x.len())?;
+    let mut st = ScanState::new(gpu, x.len())?;
     let mut out = poisoned::<T>(gpu, x.len())?;
-    scan_dev(gpu, kind, &x_d, &mut s, &mut out)?;
+    scan_dev(gpu, kind, &x_d, &mut st, &mut out)?;
     finish(gpu, T::SCAN_KERNELS[kind as usize].name())?;
     download("scan", &out, x.len())
+}
+
+/// The affine-map scan ([`affine_scan_dev`]) of `x` on the GPU.
+pub fn affine_scan(gpu: &Gpu, kind: ScanKind, x: &[u64]) -> Result<Vec<u64>, GpuError> {
+    let what = "copying to the GPU";
+    let x_d = DeviceBuffer::from_slice_async(x, gpu.stream()).gpu_context(what)?;
+    let poison = vec![0xdead_beef_dead_beef_u64; x.len().max(1)];
+    let mut out = DeviceBuffer::from_slice_async(&poison, gpu.stream()).gpu_context(what)?;
+    let mut st = ScanState::new(gpu, x.len())?;
+    affine_scan_dev(gpu, kind, &x_d, &mut st, &mut out)?;
+    finish(gpu, AFFINE_SCAN_KERNELS[kind as usize].name())?;
+    let mut v = out
+        .as_host_vec()
+        .gpu_context("copying the affine scan result to the host")?;
+    v.truncate(x.len());
+    Ok(v)
 }
 
 /// `alpha · a·b + beta · c` on the GPU (row-major; `a` m×k, `b` k×n, `c` m×n).

@@ -1,145 +1,432 @@
-//! Inclusive and exclusive prefix sums (scans) of `f32` and `u32` in **one pass** with
-//! decoupled look-back (Merrill & Garland, "Single-pass Parallel Prefix Scan with Decoupled
-//! Look-back", NVIDIA NVR-2016-002).
+//! Inclusive and exclusive scans (prefix sums, or prefix combinations under any associative
+//! [`Op`]) in **one pass** with decoupled look-back (Merrill & Garland, "Single-pass Parallel
+//! Prefix Scan with Decoupled Look-back", NVIDIA NVR-2016-002), shaped as CUB's sm_90 scan
+//! (CCCL `agent_scan.cuh`, `single_pass_scan_operators.cuh`, `tuning_scan.cuh`).
 //!
-//! Each block scans one tile of [`SCAN_TILE`] elements ([`SCAN_THREADS`] threads ×
-//! [`SCAN_ITEMS`]). Tiles are handed out in launch order by an atomic counter (so every tile a
-//! block waits for belongs to a block that is already running: no deadlock whatever order the
-//! hardware starts blocks in). Per tile:
+//! Kernels: `scan_{inclusive,exclusive}_{f32,f64,u32}` (sums) and
+//! `scan_{inclusive,exclusive}_affine` (the user-operator example: composition of affine maps
+//! modulo 2^32, [`Affine`], which is associative but not commutative).
 //!
-//! 1. each warp loads 512 consecutive elements, lane `l` the 16-byte packs `p·32 + l`
-//!    (`p < 4`: fully coalesced `ld.global.nc.v4`), scans each pack in registers, and scans
-//!    the pack totals across the warp with `shfl.sync.up` ([`cuda_std::warp`]);
-//! 2. the warp totals go through shared memory and warp 0 scans them: the tile aggregate;
-//! 3. warp 0 publishes the aggregate in the tile's status word, then looks back over the
-//!    status words of the 32 previous tiles at a time (one per lane, device-scope atomic
-//!    loads), summing aggregates until it meets a tile whose inclusive prefix is published;
-//!    it then publishes this tile's inclusive prefix;
-//! 4. every thread adds the tile's exclusive prefix, the warp's and the pack's, and stores
-//!    its packs (coalesced `st.v4`).
+//! # Tiles
+//! Each block scans one tile of [`SCAN_THREADS`] (128) threads × `ITEMS` elements: 24 for
+//! 4-byte types ([`SCAN_TILE`] = 3072), 12 for 8-byte types ([`SCAN_TILE_WIDE`] = 1536), so a
+//! tile is 12 KiB either way (CUB's sm_90 tuning: 128 threads × 24 items for 4-byte types;
+//! for 8-byte types its item count is scaled by 4 / size, here at the same 128 threads). Per
+//! tile:
 //!
-//! Traffic: each element is read once and written once (2 words per element), against 3 for
-//! reduce-then-scan. The status words are tiny (8 bytes per 4,096 elements).
+//! 1. **Load**, warp-striped: warp `w` owns `32·ITEMS` consecutive elements; its lane `l`
+//!    loads items `i·32 + l` (`ld.global.nc`, one scalar per lane: every load instruction of
+//!    the warp reads 128 or 256 consecutive bytes), then the warp transposes them through
+//!    shared memory to a blocked layout (lane `l` holds items `l·ITEMS + i`): scalar
+//!    striped accesses (conflict-free), 16-byte vector blocked accesses (each lane's 96
+//!    bytes in 6; at most 2-way bank conflicts per quarter-warp phase).
+//! 2. **Thread reduction**: each thread combines its `ITEMS` values serially in registers.
+//! 3. **Warp scan** of the thread totals with `shfl.sync.up` (Hillis–Steele), then the 4
+//!    warp totals through shared memory: every thread combines the totals of the warps
+//!    before its own (3 at most), which also gives the tile aggregate.
+//! 4. **Look-back** (warp 0, tiles > 0): publish the aggregate, then read the status of the
+//!    32 previous tiles at once (one per lane), waiting (`nanosleep` back-off) until all 32
+//!    are published in this launch; combine, in tile order, the values from the nearest
+//!    predecessor back to the first one that carries an inclusive prefix (a segmented
+//!    reduction over `shfl.sync.down`); repeat with the next 32 if none did. Publish the
+//!    tile's inclusive prefix.
+//! 5. **Output**: each thread rescans its items serially from its exclusive prefix (tile
+//!    prefix, warp prefix, lane prefix), the warp transposes back to striped through the same
+//!    shared memory, and stores coalesced scalars.
 //!
-//! A status word is `(epoch << 1 | inclusive) << 32 | value bits` ([`status_word`]). The host
-//! passes a fresh `epoch` per launch, so words left by earlier launches are never mistaken
-//! for this one's, and no reset is needed between launches; the counter is never reset
-//! either: the host passes the value it had before the launch (`base`), and tile =
-//! `counter - base` (wrapping).
+//! Only the last tile checks bounds (a block-uniform branch picks the full-tile or the
+//! partial-tile load and store); the look-back window reads status slots `tile − 32 ..
+//! tile − 1` with no bounds check, because [`STATUS_PAD`] slots precede tile 0's (a slot
+//! before tile 0 reads as "inclusive prefix = identity" by a select on its index).
 //!
-//! Integer scans wrap modulo 2^32 and are exact in any order; every float output is a sum of
-//! exactly its input terms over some tree of additions (no subtraction), so its error is
-//! within the bound of any summation order, and exact when every partial sum is.
+//! # Status slots and publication
+//! The host gives one `u64` buffer `status` of `3 · slots` words (`slots = STATUS_PAD +
+//! tiles`); tile `t` owns slot `STATUS_PAD + t` of each third.
+//!
+//! - 4-byte types use the first third only: one word per tile, `(epoch << 1 | inclusive) <<
+//!   32 | value bits` ([`status_word`]). Value and flag are published by one 8-byte
+//!   `st.relaxed.gpu` and read by one `ld.relaxed.gpu`: aligned 64-bit scalar accesses are
+//!   single-copy atomic (PTX ISA §8 "Memory Consistency Model", §8.2 "Memory operations":
+//!   naturally aligned scalar accesses up to 64 bits), so a reader sees either the old word
+//!   or the new one, never a mix, and needs no fence.
+//! - 8-byte types cannot share one atomic word with a flag. A 16-byte `st.v2.u64` would not
+//!   do: the PTX memory model treats a vector access as one access per element, performed in
+//!   an unspecified order (PTX ISA §8.2.2 "Vector Data-types"), so a reader could see the new
+//!   flag with the old value. They use CUB's approach for values that do not fit: the
+//!   aggregate goes to the second third, the inclusive prefix to the third, each written
+//!   once per launch; the writer stores the value, then `fence.acq_rel.gpu`, then the flag
+//!   word `epoch << 1 | inclusive` in the first third (a *release pattern*); the reader
+//!   loads the flags until all 32 are ready, then `fence.acq_rel.gpu`, then the value from
+//!   the third its flag names (an *acquire pattern*). By the memory model the value store
+//!   happens before the value load, and no other store to that slot happens in the launch,
+//!   so the reader gets the published value.
+//!
+//! # Epochs: no reset between launches
+//! The host passes a fresh `epoch` per launch, so words left by earlier launches are never
+//! mistaken for this one's, and the status buffer is never cleared between launches (the
+//! host zeroes it only when the 31-bit epochs run out, [`MAX_EPOCH`]). The tile counter is
+//! never reset either: the host passes its value before the launch (`base`), and a block's
+//! tile is `counter − base` (wrapping).
+//!
+//! # Deadlock freedom
+//! A block's tile index is taken from a device-wide atomic counter when the block starts
+//! running, not from `blockIdx`. So tiles are handed out in the order blocks *start*, and
+//! when block B holds tile t, tiles 0 .. t − 1 were taken earlier by blocks that are already
+//! resident. A block waits only for the status of smaller tiles; such a block never waits
+//! for a larger tile, so by induction on the tile index every wait ends: tile 0 publishes
+//! without waiting, and a tile whose predecessors have all published (at least their
+//! aggregates) finishes its look-back. This holds whatever order, and however few at a time,
+//! the hardware starts blocks in; `blockIdx`-ordered tiles would deadlock if a later block
+//! filled the GPU while an earlier one was not yet started.
+//!
+//! # Results
+//! Integer scans wrap modulo 2^32 and are exact in any order, as is [`Affine`] composition
+//! (modulo 2^32). Every float output is the sum of exactly its input terms over some tree of
+//! additions (no subtraction), so its error is within the bound of any summation order:
+//! `|out − exact| ≤ (k − 1)·u·Σ|x|` for `k` terms and unit roundoff `u`, and in practice
+//! about `log2(k)·u·Σ|x|` (the tree is: serial over a thread's items, then a warp and block
+//! tree, then tile by tile); it is exact when every partial sum is representable.
 
-use crate::reduce::{Op, Sum, require_whole_warps, warp_reduce};
-use crate::vector::{Elem, Pack, aligned16};
+use crate::reduce::{Op, Sum, require_whole_warps};
 use cuda_std::atomic::{self, Device, Ordering};
+use cuda_std::mem;
 use cuda_std::prelude::*;
+use cuda_std::thread::nanosleep;
 
-/// Threads per block the host launches the scan kernels with (any multiple of 32 up to 1024
-/// works; the tile is `block size × SCAN_ITEMS` elements).
-pub const SCAN_THREADS: u32 = 256;
-/// Elements per thread per tile: four 16-byte packs of 32-bit elements.
-pub const SCAN_ITEMS: usize = 16;
-/// Elements per tile (one block) at [`SCAN_THREADS`].
+/// Threads per block of every scan kernel (4 warps).
+pub const SCAN_THREADS: u32 = 128;
+/// Warps per block.
+const WARPS: usize = SCAN_THREADS as usize / 32;
+/// Items per thread for 4-byte elements (CUB's sm_90 tuning for 4-byte sums).
+pub const SCAN_ITEMS: usize = 24;
+/// Items per thread for 8-byte elements (the same 12 KiB tile).
+pub const SCAN_ITEMS_WIDE: usize = 12;
+/// Elements per tile (one block) of a 4-byte type.
 pub const SCAN_TILE: usize = SCAN_THREADS as usize * SCAN_ITEMS;
-/// Packs per thread.
-const PACKS: usize = SCAN_ITEMS / 4;
+/// Elements per tile of an 8-byte type.
+pub const SCAN_TILE_WIDE: usize = SCAN_THREADS as usize * SCAN_ITEMS_WIDE;
+/// Status slots before tile 0's in each third of the status buffer (one look-back window),
+/// so the window's loads never leave the buffer.
+pub const STATUS_PAD: usize = 32;
+/// Words of the transpose buffer (`u32` units): a tile of 12 KiB.
+const EXCHANGE_WORDS: usize = SCAN_TILE;
 
 /// The largest epoch a status word can carry (31 bits); the host starts again at 1 after
 /// zeroing the status words.
 pub const MAX_EPOCH: u32 = (1 << 31) - 1;
 
-/// The status word of a tile for `epoch`: its aggregate (`inclusive == false`) or its
-/// inclusive prefix (`true`), as 32 value bits.
+/// Launches of at least this many blocks sleep in the look-back (CUB's `delay<>` threshold,
+/// `GridThreshold = 500` in `single_pass_scan_operators.cuh`); smaller ones spin.
+const SLEEP_GRID_BLOCKS: u32 = 500;
+
+/// The status word of a 4-byte type's tile for `epoch`: its aggregate (`inclusive ==
+/// false`) or its inclusive prefix (`true`), as 32 value bits.
 #[inline(always)]
 pub const fn status_word(epoch: u32, inclusive: bool, bits: u32) -> u64 {
     (((epoch << 1) | inclusive as u32) as u64) << 32 | bits as u64
 }
 
-/// A 32-bit element type with scan kernels.
-pub trait ScanElem: Elem<Array = [Self; 4]>
-where
-    Sum: Op<Self>,
-{
+/// Status words needed for `tiles` tiles: three thirds of [`STATUS_PAD`]` + tiles` slots.
+pub const fn status_words(tiles: usize) -> usize {
+    3 * (STATUS_PAD + tiles)
+}
+
+/// An element type of the scan kernels: 4 or 8 bytes, moved (loaded, shuffled, published)
+/// as its bits.
+pub trait ScanValue: Copy + DeviceCopy {
+    /// `u32` for 4-byte types, `u64` for 8-byte ones.
+    type Bits: Copy + warp::Shuffle + mem::NcValue;
+    /// Whether the type is 8 bytes (the three-slot publication of the [module docs](self)).
+    const WIDE: bool;
     /// The value's bits.
-    fn to_bits32(self) -> u32;
+    fn to_bits(self) -> Self::Bits;
     /// The value with these bits.
-    fn from_bits32(bits: u32) -> Self;
+    fn from_bits(bits: Self::Bits) -> Self;
+    /// The bits as a `u64` (zero-extended).
+    fn bits_u64(bits: Self::Bits) -> u64;
+    /// The low `size` bits of `w` as bits.
+    fn bits_from_u64(w: u64) -> Self::Bits;
 }
 
-impl ScanElem for f32 {
+macro_rules! scan_value {
+    ($t:ty, $bits:ty, $wide:literal, $to:expr, $from:expr) => {
+        impl ScanValue for $t {
+            type Bits = $bits;
+            const WIDE: bool = $wide;
+            #[inline(always)]
+            fn to_bits(self) -> $bits {
+                $to(self)
+            }
+            #[inline(always)]
+            fn from_bits(bits: $bits) -> Self {
+                $from(bits)
+            }
+            #[inline(always)]
+            fn bits_u64(bits: $bits) -> u64 {
+                bits as u64
+            }
+            #[inline(always)]
+            fn bits_from_u64(w: u64) -> $bits {
+                w as $bits
+            }
+        }
+    };
+}
+scan_value!(f32, u32, false, f32::to_bits, f32::from_bits);
+scan_value!(u32, u32, false, |x| x, |x| x);
+scan_value!(f64, u64, true, f64::to_bits, f64::from_bits);
+scan_value!(u64, u64, true, |x| x, |x| x);
+
+/// The user-operator example: affine maps `x ↦ a·x + b` modulo 2^32, packed in a `u64` as
+/// `a | b << 32` (see [`affine`]). Composition in scan order: `combine(f, g)` is "`f`, then
+/// `g`", `x ↦ g(f(x))` = `(g.a·f.a, g.a·f.b + g.b)`. Associative (exactly, in wrapping
+/// arithmetic), not commutative; identity `(1, 0)`.
+#[derive(Debug)]
+pub struct Affine;
+
+/// The packed affine map `x ↦ a·x + b` (mod 2^32) for [`Affine`].
+#[inline(always)]
+pub const fn affine(a: u32, b: u32) -> u64 {
+    a as u64 | (b as u64) << 32
+}
+
+impl Op<u64> for Affine {
+    const IDENTITY: u64 = affine(1, 0);
     #[inline(always)]
-    fn to_bits32(self) -> u32 {
-        self.to_bits()
-    }
-    #[inline(always)]
-    fn from_bits32(bits: u32) -> Self {
-        f32::from_bits(bits)
+    fn combine(f: u64, g: u64) -> u64 {
+        let (fa, fb) = (f as u32, (f >> 32) as u32);
+        let (ga, gb) = (g as u32, (g >> 32) as u32);
+        affine(ga.wrapping_mul(fa), ga.wrapping_mul(fb).wrapping_add(gb))
     }
 }
 
-impl ScanElem for u32 {
-    #[inline(always)]
-    fn to_bits32(self) -> u32 {
-        self
-    }
-    #[inline(always)]
-    fn from_bits32(bits: u32) -> Self {
-        bits
-    }
-}
-
-/// Inclusive scan of `v` over the warp (Hillis–Steele over `shfl.sync.up`).
+/// Inclusive scan of `v` over the warp in lane order (Hillis–Steele over `shfl.sync.up`;
+/// the lower lane's value on the left, so any associative `O` works).
 ///
 /// # Safety
 /// All 32 lanes of the warp call it together.
 #[inline(always)]
-unsafe fn warp_scan<T: ScanElem>(mut v: T) -> T
-where
-    Sum: Op<T>,
-{
+unsafe fn warp_scan<T: ScanValue, O: Op<T>>(mut v: T) -> T {
     let lane = lane_id();
     let mut d = 1;
     while d < 32 {
         // SAFETY: caller contract (whole warp, same mask and width).
-        let y = unsafe { warp::shfl_up_sync(FULL_MASK, v, d, 32) };
+        let y = T::from_bits(unsafe { warp::shfl_up_sync(FULL_MASK, v.to_bits(), d, 32) });
         if lane >= d {
-            v = <Sum as Op<T>>::combine(y, v);
+            v = O::combine(y, v);
         }
         d <<= 1;
     }
     v
 }
 
+/// Lane 0 gets `combine(v[31], …, v[1], v[0])` (higher lanes on the left: lane `l` holds the
+/// `l`-th tile back); other lanes get partial values.
+///
+/// # Safety
+/// All 32 lanes of the warp call it together.
+#[inline(always)]
+unsafe fn warp_reduce_back<T: ScanValue, O: Op<T>>(mut v: T) -> T {
+    let lane = lane_id();
+    let mut d = 1;
+    while d < 32 {
+        // SAFETY: caller contract.
+        let y = T::from_bits(unsafe { warp::shfl_down_sync(FULL_MASK, v.to_bits(), d, 32) });
+        if lane + d < 32 {
+            v = O::combine(y, v);
+        }
+        d <<= 1;
+    }
+    v
+}
+
+/// 16 bytes of a thread's blocked items, for the vector shared-memory accesses of the
+/// transpose (`ld.v4` / `st.v4`: a thread's 96 bytes move in 6 accesses).
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct Quad([u32; 4]);
+
+/// Quads per thread: `ITEMS · size_of::<T>() / 16` = 96 / 16 for both widths.
+const QUADS: usize = 6;
+
+/// Copies this thread's `ITEMS` blocked values between registers and shared memory as
+/// [`QUADS`] 16-byte accesses: `to_shared` writes `v` to `blk`, otherwise reads `blk` into `v`.
+///
+/// # Safety
+/// `blk` is 16-byte aligned and valid for `QUADS · 16` bytes of shared memory that no other
+/// thread accesses until the next barrier; `ITEMS · size_of::<T>() == QUADS · 16`.
+#[inline(always)]
+unsafe fn blocked_copy<T: ScanValue, const ITEMS: usize>(
+    v: &mut [T; ITEMS],
+    blk: *mut Quad,
+    to_shared: bool,
+) {
+    let regs = v.as_mut_ptr().cast::<Quad>();
+    for k in 0..QUADS {
+        // SAFETY: caller contract; `v` holds QUADS quads (read and written unaligned: a
+        // register array has only T's alignment).
+        unsafe {
+            if to_shared {
+                blk.add(k).write(regs.add(k).read_unaligned());
+            } else {
+                regs.add(k).write_unaligned(blk.add(k).read());
+            }
+        }
+    }
+}
+
+/// Publishes tile `tile`'s value (aggregate or inclusive prefix) for `epoch`.
+///
+/// # Safety
+/// `st` points to `3 · slots` status words, `STATUS_PAD + tile < slots`; status words are
+/// only accessed atomically.
+#[inline(always)]
+unsafe fn publish<T: ScanValue>(
+    st: *mut u64,
+    slots: usize,
+    tile: usize,
+    epoch: u32,
+    inclusive: bool,
+    v: T,
+) {
+    let s = STATUS_PAD + tile;
+    let bits = T::bits_u64(v.to_bits());
+    if T::WIDE {
+        let third = if inclusive { 2 } else { 1 };
+        // SAFETY: third·slots + s < 3·slots (caller contract); atomic accesses only.
+        unsafe {
+            atomic::store::<Device, u64>(st.add(third * slots + s), bits, Ordering::Relaxed);
+        }
+        // Release pattern: the value is visible before the flag (module docs).
+        atomic::fence::<Device>(Ordering::Release);
+        let flag = u64::from((epoch << 1) | inclusive as u32);
+        // SAFETY: s < slots (caller contract); atomic accesses only.
+        unsafe { atomic::store::<Device, u64>(st.add(s), flag, Ordering::Relaxed) };
+    } else {
+        let w = status_word(epoch, inclusive, bits as u32);
+        // SAFETY: as above.
+        unsafe { atomic::store::<Device, u64>(st.add(s), w, Ordering::Relaxed) };
+    }
+}
+
+/// Warp 0's look-back for tile `tile > 0`: the combination of all earlier tiles' elements
+/// (every lane gets it).
+///
+/// # Safety
+/// All of warp 0 calls it; `st` as for [`publish`], `tile < slots − STATUS_PAD`.
+#[inline(always)]
+unsafe fn look_back<T: ScanValue, O: Op<T>>(
+    st: *mut u64,
+    slots: usize,
+    tile: usize,
+    epoch: u32,
+    sleep: bool,
+    delay_ns: u32,
+    l2_write_ns: u32,
+) -> T {
+    let lane = lane_id() as usize;
+    let mut prefix = O::IDENTITY;
+    let mut end = tile; // this window: tiles end − 32 .. end − 1, lane l = tile end − 1 − l
+    if sleep {
+        // Give the predecessors' stores time to reach L2 before the first poll (CUB's
+        // `L2WriteLatency` delay).
+        nanosleep(l2_write_ns);
+    }
+    loop {
+        let before_first = end < lane + 1;
+        // Slot STATUS_PAD + end − 1 − lane ≥ 1: inside the buffer (end ≥ 1, lane ≤ 31).
+        let slot = STATUS_PAD + end - 1 - lane;
+        let flags = loop {
+            // SAFETY: slot < slots (caller contract); atomic access only.
+            let w = unsafe { atomic::load::<Device, u64>(st.add(slot), Ordering::Relaxed) };
+            let f = (w >> if T::WIDE { 0 } else { 32 }) as u32;
+            // A slot before tile 0: the inclusive prefix of nothing.
+            let f = if before_first { (epoch << 1) | 1 } else { f };
+            let ready = f >> 1 == epoch;
+            // SAFETY: all of warp 0 runs this loop together (the exit is warp-uniform).
+            if unsafe { warp::vote_all_sync(FULL_MASK, ready) } {
+                break (f, w);
+            }
+            if sleep {
+                nanosleep(delay_ns);
+            }
+        };
+        let (f, w) = flags;
+        let inclusive = f & 1 == 1;
+        let value = if before_first {
+            O::IDENTITY
+        } else if T::WIDE {
+            // Acquire pattern: the value is read after its flag (module docs).
+            atomic::fence::<Device>(Ordering::Acquire);
+            let third = if inclusive { 2 } else { 1 };
+            // SAFETY: as above.
+            let b = unsafe {
+                atomic::load::<Device, u64>(st.add(third * slots + slot), Ordering::Relaxed)
+            };
+            T::from_bits(T::bits_from_u64(b))
+        } else {
+            T::from_bits(T::bits_from_u64(w))
+        };
+        // SAFETY: all of warp 0.
+        let incl_lanes = unsafe { warp::vote_ballot_sync(FULL_MASK, inclusive) };
+        // The nearest predecessor is lane 0: lanes up to the first inclusive one count.
+        let counts = incl_lanes == 0 || lane as u32 <= incl_lanes.trailing_zeros();
+        let v = if counts { value } else { O::IDENTITY };
+        // SAFETY: all of warp 0.
+        let window = unsafe { warp_reduce_back::<T, O>(v) };
+        // SAFETY: all of warp 0.
+        let window =
+            T::from_bits(unsafe { warp::shfl_idx_sync(FULL_MASK, window.to_bits(), 0, 32) });
+        prefix = O::combine(window, prefix);
+        if incl_lanes != 0 {
+            return prefix;
+        }
+        end -= 32;
+    }
+}
+
 /// The scan kernels' body; see the [module docs](self).
 ///
 /// # Safety
-/// As for the kernels (liveness only: memory safety holds for any arguments).
+/// As for the kernels (liveness and correctness only: memory safety holds for any
+/// arguments).
 #[inline(always)]
-unsafe fn scan_tile<T: ScanElem, const INCLUSIVE: bool>(
+#[allow(clippy::too_many_arguments)]
+unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE: bool>(
     x: &[T],
     out: &OutSlice<T>,
     status: &OutSlice<u64>,
     counter: &OutSlice<u32>,
     epoch: u32,
     base: u32,
-) where
-    Sum: Op<T>,
-{
+    (delay_ns, l2_write_ns): (u32, u32),
+) {
     require_whole_warps();
-    let id = <Sum as Op<T>>::IDENTITY;
-    let add = <Sum as Op<T>>::combine;
-    let tid = thread_idx_x();
-    let (lane, warp, warps) = (tid % 32, tid / 32, block_dim_x() / 32);
-    let tile_elems = block_dim_x() as usize * SCAN_ITEMS;
+    if block_dim_x() != SCAN_THREADS {
+        panic!("scan kernels run with SCAN_THREADS threads per block");
+    }
+    let id = O::IDENTITY;
+    let tid = thread_idx_x() as usize;
+    let (lane, warp) = (tid % 32, tid / 32);
+    let tile_elems = SCAN_THREADS as usize * ITEMS;
     let len = x.len().min(out.len());
-    let tiles = len.div_ceil(tile_elems).min(status.len());
+    let slots = status.len() / 3;
+    let tiles = len
+        .div_ceil(tile_elems)
+        .min(slots.saturating_sub(STATUS_PAD));
 
-    // Shared memory: the tile index, one slot per warp, the tile's exclusive prefix.
+    // Shared memory: the tile index; the warp totals; the tile's exclusive prefix; the
+    // transpose buffer (12 KiB + padding, 16-byte aligned, viewed as `T`).
     let sh_tile: *mut u32 = shared_array!(u32, 1);
-    let sh_warp: *mut u32 = shared_array!(u32, 32);
-    let sh_prefix: *mut u32 = shared_array!(u32, 1);
+    let sh_warp: *mut u64 = shared_array!(u64, WARPS);
+    let sh_prefix: *mut u64 = shared_array!(u64, 1);
+    let exchange: *mut T = shared_array!(u32, EXCHANGE_WORDS, align = 16).cast::<T>();
+    // Warp w's segment: items w·32·ITEMS .. (w + 1)·32·ITEMS; lane l's blocked items start
+    // at l·ITEMS (96 bytes per lane: 16-byte aligned).
+    // SAFETY: inside the buffer (WARPS·32·ITEMS·size_of::<T>() = 12 KiB).
+    let seg_sh = unsafe { exchange.add(warp * 32 * ITEMS) };
+    // SAFETY: as above.
+    let blk = unsafe { seg_sh.add(lane * ITEMS) }.cast::<Quad>();
 
     if tid == 0 {
         let t = if counter.is_empty() {
@@ -162,205 +449,137 @@ unsafe fn scan_tile<T: ScanElem, const INCLUSIVE: bool>(
         return;
     }
 
-    // 1. Load: warp `w` owns elements [tile_start + w·512, +512); lane `l` pack `p` holds
-    //    elements `warp_start + (p·32 + l)·4 + j`, j < 4.
-    let tile_start = tile * tile_elems;
-    let warp_start = tile_start + warp as usize * 32 * SCAN_ITEMS;
-    let (xp, op) = (x.as_ptr(), out.as_mut_ptr());
-    let full = tile_start + tile_elems <= len && aligned16(&[xp as usize, op as usize]);
-    let elem = |p: usize, j: usize| warp_start + (p * 32 + lane as usize) * 4 + j;
-    let mut v = [[id; 4]; PACKS];
+    // 1. Load, warp-striped, then transpose to blocked. `T` has the size of `T::Bits` (4
+    //    or 8 bytes, by the ScanValue impls), so the shared buffer holds 32·ITEMS·WARPS
+    //    values of `T` (12 KiB) plus the padding.
+    let seg = tile * tile_elems + warp * 32 * ITEMS;
+    let full = (tile + 1) * tile_elems <= len;
+    let xp = x.as_ptr();
+    let mut v = [id; ITEMS];
     if full {
-        for (p, vp) in v.iter_mut().enumerate() {
-            // SAFETY: the pack lies inside x[..len] (full tile), 16-byte aligned (elem(p, 0)
-            // is a multiple of 4, x aligned); `x` is read-only.
-            *vp = unsafe { T::load_pack_nc(xp.add(elem(p, 0)) as *const Pack<T>) }.0;
+        for (i, vi) in v.iter_mut().enumerate() {
+            // SAFETY: seg + i·32 + lane < (tile + 1)·tile_elems ≤ len: inside `x`, aligned
+            // (a `&[T]`); `x` is read-only during the launch.
+            *vi = T::from_bits(unsafe {
+                mem::load_global_nc(xp.add(seg + i * 32 + lane) as *const T::Bits)
+            });
         }
     } else {
-        for (p, vp) in v.iter_mut().enumerate() {
-            for (j, vj) in vp.iter_mut().enumerate() {
-                if elem(p, j) < len {
-                    *vj = x[elem(p, j)];
-                }
+        for (i, vi) in v.iter_mut().enumerate() {
+            let e = seg + i * 32 + lane;
+            if e < len {
+                *vi = x[e];
             }
         }
     }
-
-    // Per pack: inclusive scan in registers, then across the warp.
-    let mut incl = [id; PACKS];
-    for p in 0..PACKS {
-        for j in 1..4 {
-            v[p][j] = add(v[p][j - 1], v[p][j]);
-        }
-        // SAFETY: the whole block runs this (no divergence so far).
-        incl[p] = unsafe { warp_scan(v[p][3]) };
+    for (i, &vi) in v.iter().enumerate() {
+        // SAFETY: index < EXCHANGE_WORDS · 4 / size_of::<T>() (the buffer's length in T);
+        // slots of this warp's segment only.
+        unsafe { seg_sh.add(i * 32 + lane).write(vi) };
     }
-    // Pack p's prefix within the warp: the totals of packs < p, plus lanes < l of pack p.
-    let mut pre = [id; PACKS];
-    let mut carry = id;
-    for p in 0..PACKS {
-        // SAFETY: whole warps (as above).
-        let (excl, total) = unsafe {
-            (
-                warp::shfl_up_sync(FULL_MASK, incl[p], 1, 32),
-                warp::shfl_idx_sync(FULL_MASK, incl[p], 31, 32),
-            )
-        };
-        pre[p] = if lane == 0 { carry } else { add(carry, excl) };
-        carry = add(carry, total);
-    }
+    // SAFETY: the whole warp (no divergence: the branches above are block-uniform).
+    unsafe { warp::sync_warp(FULL_MASK) };
+    // SAFETY: this lane's 96 blocked bytes (16-byte aligned), written by this warp before
+    // the warp barrier; ITEMS · size_of::<T>() = 96 (the kernels' ITEMS per width).
+    unsafe { blocked_copy(&mut v, blk, false) };
 
-    // 2. Warp totals → shared; warp 0 scans them.
-    if lane == 0 {
-        // SAFETY: warp < 32.
-        unsafe { sh_warp.add(warp as usize).write(carry.to_bits32()) };
+    // 2. Serial reduction of the thread's items.
+    let mut total = v[0];
+    for &vi in &v[1..] {
+        total = O::combine(total, vi);
+    }
+    // 3. Warp scan; warp totals through shared memory.
+    // SAFETY: whole warps.
+    let incl = unsafe { warp_scan::<T, O>(total) };
+    // SAFETY: whole warps.
+    let excl_bits = unsafe { warp::shfl_up_sync(FULL_MASK, incl.to_bits(), 1, 32) };
+    let lane_prefix = if lane == 0 {
+        id
+    } else {
+        T::from_bits(excl_bits)
+    };
+    if lane == 31 {
+        // SAFETY: warp < WARPS.
+        unsafe { sh_warp.add(warp).cast::<T>().write(incl) };
     }
     sync_threads();
-    if warp == 0 {
-        let s = if lane < warps {
-            // SAFETY: written before the barrier.
-            T::from_bits32(unsafe { sh_warp.add(lane as usize).read() })
-        } else {
-            id
-        };
-        // SAFETY: all of warp 0 (warp-uniform branch).
-        let s = unsafe { warp_scan(s) };
-        // SAFETY: as above.
-        let aggregate = unsafe { warp::shfl_idx_sync(FULL_MASK, s, warps - 1, 32) };
-        // 3. Look-back.
-        let st = status.as_mut_ptr();
-        let mut prefix = id;
-        if tile == 0 {
+    let mut warp_prefix = id;
+    let mut aggregate = id;
+    for w in 0..WARPS {
+        // SAFETY: written before the barrier.
+        let t = unsafe { sh_warp.add(w).cast::<T>().read() };
+        if w == warp {
+            warp_prefix = aggregate;
+        }
+        aggregate = O::combine(aggregate, t);
+    }
+
+    // 4. Look-back.
+    let tile_prefix = if tile == 0 {
+        if tid == 0 {
+            // SAFETY: STATUS_PAD + tile < slots (tile < tiles).
+            unsafe { publish::<T>(status.as_mut_ptr(), slots, 0, epoch, true, aggregate) };
+        }
+        id
+    } else {
+        if warp == 0 {
+            let st = status.as_mut_ptr();
             if lane == 0 {
-                // SAFETY: tile < status.len(); status words are only accessed atomically.
-                unsafe {
-                    atomic::store::<Device, u64>(
-                        st,
-                        status_word(epoch, true, aggregate.to_bits32()),
-                        Ordering::Relaxed,
-                    )
-                };
+                // SAFETY: as above.
+                unsafe { publish::<T>(st, slots, tile, epoch, false, aggregate) };
             }
-        } else {
-            if lane == 0 {
-                // SAFETY: as above. Relaxed suffices: value and flag travel in one word.
-                unsafe {
-                    atomic::store::<Device, u64>(
-                        st.add(tile),
-                        status_word(epoch, false, aggregate.to_bits32()),
-                        Ordering::Relaxed,
-                    )
-                };
-            }
-            let mut end = tile; // this window covers tiles end-32 .. end-1
-            loop {
-                let pred = end as isize - 1 - lane as isize;
-                let word = loop {
-                    let w = if pred < 0 {
-                        // Before tile 0: an inclusive prefix of nothing.
-                        status_word(epoch, true, id.to_bits32())
-                    } else {
-                        // SAFETY: pred < tile < status.len(); atomic access only.
-                        unsafe {
-                            atomic::load::<Device, u64>(st.add(pred as usize), Ordering::Relaxed)
-                        }
-                    };
-                    let ready = (w >> 33) as u32 == epoch;
-                    // SAFETY: all of warp 0 runs this loop together (the exit is uniform).
-                    if unsafe { warp::vote_all_sync(FULL_MASK, ready) } {
-                        break w;
-                    }
-                };
-                let inclusive = (word >> 32) & 1 == 1;
-                // SAFETY: all of warp 0.
-                let incl_lanes = unsafe { warp::vote_ballot_sync(FULL_MASK, inclusive) };
-                // The nearest predecessor is lane 0: lanes up to the first inclusive one count.
-                let counts = incl_lanes == 0 || lane <= incl_lanes.trailing_zeros();
-                let val = if counts {
-                    T::from_bits32(word as u32)
-                } else {
-                    id
-                };
-                // SAFETY: all of warp 0.
-                prefix = add(unsafe { warp_reduce::<T, Sum>(val) }, prefix);
-                if incl_lanes != 0 {
-                    break;
-                }
-                end -= 32;
-            }
+            let sleep = grid_dim_x() >= SLEEP_GRID_BLOCKS;
+            // SAFETY: all of warp 0 (warp-uniform branch); tile < slots − STATUS_PAD.
+            let prefix =
+                unsafe { look_back::<T, O>(st, slots, tile, epoch, sleep, delay_ns, l2_write_ns) };
             if lane == 0 {
                 // SAFETY: as above.
                 unsafe {
-                    atomic::store::<Device, u64>(
-                        st.add(tile),
-                        status_word(epoch, true, add(prefix, aggregate).to_bits32()),
-                        Ordering::Relaxed,
-                    )
-                };
-            }
-        }
-        // Each lane < warps keeps the inclusive scan of the warp totals; lane 0 the prefix.
-        if lane < warps {
-            // SAFETY: slot `lane` < 32; read after the barrier below.
-            unsafe { sh_warp.add(lane as usize).write(s.to_bits32()) };
-        }
-        if lane == 0 {
-            // SAFETY: a 1-element shared array.
-            unsafe { sh_prefix.write(prefix.to_bits32()) };
-        }
-    }
-    sync_threads();
-
-    // 4. Outputs.
-    // SAFETY: written by warp 0 before the barrier.
-    let (tile_prefix, warp_prefix) = unsafe {
-        (
-            T::from_bits32(sh_prefix.read()),
-            if warp > 0 {
-                T::from_bits32(sh_warp.add(warp as usize - 1).read())
-            } else {
-                id
-            },
-        )
-    };
-    let base_prefix = add(tile_prefix, warp_prefix);
-    for p in 0..PACKS {
-        let pp = add(base_prefix, pre[p]);
-        let mut o = [id; 4];
-        for j in 0..4 {
-            o[j] = if INCLUSIVE {
-                add(pp, v[p][j])
-            } else if j == 0 {
-                pp
-            } else {
-                add(pp, v[p][j - 1])
-            };
-        }
-        if full {
-            // SAFETY: the pack lies inside out[..len], 16-byte aligned; tile indices are
-            // unique (atomic counter), so no other thread writes these elements.
-            unsafe { (op.add(elem(p, 0)) as *mut Pack<T>).write(Pack(o)) };
-        } else {
-            for (j, &oj) in o.iter().enumerate() {
-                if elem(p, j) < len {
-                    // SAFETY: element unique to this thread (as above); `write` checks bounds.
-                    unsafe { out.write(elem(p, j), oj) };
+                    publish::<T>(st, slots, tile, epoch, true, O::combine(prefix, aggregate));
+                    sh_prefix.cast::<T>().write(prefix);
                 }
             }
+        }
+        sync_threads();
+        // SAFETY: written by warp 0 before the barrier.
+        unsafe { sh_prefix.cast::<T>().read() }
+    };
+
+    // 5. Rescan the items from the thread's exclusive prefix, transpose back, store.
+    let mut run = O::combine(O::combine(tile_prefix, warp_prefix), lane_prefix);
+    for vi in v.iter_mut() {
+        let next = O::combine(run, *vi);
+        *vi = if INCLUSIVE { next } else { run };
+        run = next;
+    }
+    // SAFETY: this thread's own blocked bytes, which only it read above (as above).
+    unsafe { blocked_copy(&mut v, blk, true) };
+    // SAFETY: whole warp.
+    unsafe { warp::sync_warp(FULL_MASK) };
+    let op = out.as_mut_ptr();
+    for i in 0..ITEMS {
+        let e = seg + i * 32 + lane;
+        // SAFETY: written by this warp before the warp barrier.
+        let o = unsafe { seg_sh.add(i * 32 + lane).read() };
+        if full {
+            // SAFETY: e < len (full tile); tile indices are unique (atomic counter), so no
+            // other thread writes this element.
+            unsafe { op.add(e).write(o) };
+        } else if e < len {
+            // SAFETY: unique element (as above); `write` checks the bound.
+            unsafe { out.write(e, o) };
         }
     }
 }
 
 macro_rules! scan_kernel {
-    ($name:ident, $t:ty, $inclusive:literal, $what:literal) => {
-        #[doc = concat!($what, " prefix sum of `x` into `out` (the first `min(x.len(), \
-            out.len())` elements), in one pass with decoupled look-back: see the \
-            [module docs](self).")]
+    ($name:ident, $t:ty, $op:ty, $items:expr, $inclusive:literal, $delays:expr, $what:literal) => {
+        #[doc = concat!($what, " of `x` into `out` (the first `min(x.len(), out.len())` \
+            elements), in one pass with decoupled look-back: see the [module docs](self).")]
         ///
-        /// Launch: 1D grid of at least `ceil(len / tile)` blocks of a multiple of 32 threads
-        /// (tile = block size × [`SCAN_ITEMS`]; [`SCAN_THREADS`] is what the host uses);
-        /// `status` holds one word per tile (tiles past `status.len()` are not scanned),
-        /// `counter` one `u32`.
+        /// Launch: 1D grid of at least `ceil(len / tile)` blocks of [`SCAN_THREADS`] threads
+        /// (another block size traps); `status` holds [`status_words`]`(tiles)` words
+        /// (tiles past what it holds are not scanned), `counter` one `u32`.
         ///
         /// # Safety
         /// Memory safety holds for any arguments (every output element is written by one
@@ -369,8 +588,8 @@ macro_rules! scan_kernel {
         /// - `base` is the value of `counter[0]` when the launch starts, and no other launch
         ///   uses `counter` or `status` concurrently (otherwise a block can wait forever for
         ///   a tile that no block claims: the launch hangs);
-        /// - `epoch` is in `1..=MAX_EPOCH` and no word of `status[..tiles]` already carries
-        ///   it (zeroed words carry epoch 0), otherwise stale words give wrong sums.
+        /// - `epoch` is in `1..=MAX_EPOCH` and no word of `status` already carries it
+        ///   (zeroed words carry epoch 0), otherwise stale words give wrong results.
         #[kernel]
         pub unsafe fn $name(
             x: &[$t],
@@ -381,27 +600,129 @@ macro_rules! scan_kernel {
             base: u32,
         ) {
             // SAFETY: caller contract.
-            unsafe { scan_tile::<$t, $inclusive>(x, &out, &status, &counter, epoch, base) }
+            unsafe {
+                scan_tile::<$t, $op, { $items }, $inclusive>(
+                    x, &out, &status, &counter, epoch, base, $delays,
+                )
+            }
         }
     };
 }
 
-scan_kernel!(scan_inclusive_f32, f32, true, "Inclusive");
-scan_kernel!(scan_exclusive_f32, f32, false, "Exclusive");
-scan_kernel!(scan_inclusive_u32, u32, true, "Inclusive");
-scan_kernel!(scan_exclusive_u32, u32, false, "Exclusive");
+// Look-back delays (ns) between polls and before the first poll, from CUB's sm_90 tuning
+// (`tuning_scan.cuh`, `sm90_tuning_vals<T, threads, items, L2B, L2W>`): float 688 / 1140,
+// other 4-byte types 648 / 1245, double 576 / 1215, other 8-byte types 632 / 1290.
+const F32_DELAYS: (u32, u32) = (688, 1140);
+const U32_DELAYS: (u32, u32) = (648, 1245);
+const F64_DELAYS: (u32, u32) = (576, 1215);
+const U64_DELAYS: (u32, u32) = (632, 1290);
+
+scan_kernel!(
+    scan_inclusive_f32,
+    f32,
+    Sum,
+    SCAN_ITEMS,
+    true,
+    F32_DELAYS,
+    "Inclusive prefix sum"
+);
+scan_kernel!(
+    scan_exclusive_f32,
+    f32,
+    Sum,
+    SCAN_ITEMS,
+    false,
+    F32_DELAYS,
+    "Exclusive prefix sum"
+);
+scan_kernel!(
+    scan_inclusive_u32,
+    u32,
+    Sum,
+    SCAN_ITEMS,
+    true,
+    U32_DELAYS,
+    "Inclusive wrapping prefix sum"
+);
+scan_kernel!(
+    scan_exclusive_u32,
+    u32,
+    Sum,
+    SCAN_ITEMS,
+    false,
+    U32_DELAYS,
+    "Exclusive wrapping prefix sum"
+);
+scan_kernel!(
+    scan_inclusive_f64,
+    f64,
+    Sum,
+    SCAN_ITEMS_WIDE,
+    true,
+    F64_DELAYS,
+    "Inclusive prefix sum"
+);
+scan_kernel!(
+    scan_exclusive_f64,
+    f64,
+    Sum,
+    SCAN_ITEMS_WIDE,
+    false,
+    F64_DELAYS,
+    "Exclusive prefix sum"
+);
+scan_kernel!(
+    scan_inclusive_affine,
+    u64,
+    Affine,
+    SCAN_ITEMS_WIDE,
+    true,
+    U64_DELAYS,
+    "Inclusive scan under [`Affine`] composition (`out[i]` = the map `x[0]`, then … `x[i]`)"
+);
+scan_kernel!(
+    scan_exclusive_affine,
+    u64,
+    Affine,
+    SCAN_ITEMS_WIDE,
+    false,
+    U64_DELAYS,
+    "Exclusive scan under [`Affine`] composition (`out[0]` = the identity map)"
+);
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn status_words() {
+    fn status_words_pack_epoch_flag_and_value() {
         let w = status_word(5, true, 0xdead_beef);
         assert_eq!((w >> 33) as u32, 5);
         assert_eq!((w >> 32) & 1, 1);
         assert_eq!(w as u32, 0xdead_beef);
         assert_eq!(status_word(MAX_EPOCH, false, 0) >> 33, u64::from(MAX_EPOCH));
-        assert_eq!(SCAN_TILE, 4096);
+        assert_eq!((SCAN_TILE, SCAN_TILE_WIDE), (3072, 1536));
+        assert_eq!(status_words(10), 126);
+    }
+
+    #[test]
+    fn exchange_buffer_holds_a_tile_of_either_width() {
+        // A tile is 12 KiB for both widths; a thread's items are QUADS 16-byte quads.
+        assert_eq!(4 * SCAN_TILE, 4 * EXCHANGE_WORDS);
+        assert_eq!(8 * SCAN_TILE_WIDE, 4 * EXCHANGE_WORDS);
+        assert_eq!(4 * SCAN_ITEMS, 16 * QUADS);
+        assert_eq!(8 * SCAN_ITEMS_WIDE, 16 * QUADS);
+    }
+
+    #[test]
+    fn affine_composition_is_associative_not_commutative() {
+        let (f, g, h) = (affine(3, 5), affine(7, 11), affine(0xffff_fff1, 2));
+        let c = <Affine as Op<u64>>::combine;
+        assert_eq!(c(c(f, g), h), c(f, c(g, h)));
+        assert_ne!(c(f, g), c(g, f));
+        assert_eq!(c(<Affine as Op<u64>>::IDENTITY, f), f);
+        assert_eq!(c(f, <Affine as Op<u64>>::IDENTITY), f);
+        // f then g at x = 1: g(f(1)) = 7·(3 + 5) + 11 = 67.
+        assert_eq!(c(f, g), affine(21, 46));
     }
 }

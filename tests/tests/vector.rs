@@ -311,6 +311,53 @@ fn scan_f32_within_bound_and_exact_on_dyadic_input() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn scan_f64_within_bound() {
+    let gpu = gpu();
+    let mut rng = Rng(14);
+    for &n in LENS.iter().chain(&[(1 << 21) + 3]) {
+        let x = rng.f64s(n);
+        for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+            let what = format!("{kind:?} scan f64 n = {n}");
+            let got = host::vector::scan(&gpu, kind, &x).unwrap_or_else(|e| panic!("{what}: {e}"));
+            let reference = vector::scan_f64(kind, &x);
+            for (i, (&g, &(v, abs))) in got.iter().zip(&reference).enumerate() {
+                // The GPU's tree order and the reference's sequential order each err by at
+                // most γ_{i+1}·Σ|x| (both round in f64).
+                let bound = 2.0 * gamma(i + 1, U64) * abs;
+                assert_within(&format!("{what}, element {i}"), v, g, bound);
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn affine_scan_identical_to_cpu() {
+    // The user-operator scan: composition of affine maps mod 2^32 is exact and not
+    // commutative, so any reordering of the look-back or the warp scans shows up.
+    let gpu = gpu();
+    let mut rng = Rng(15);
+    for &n in LENS.iter().chain(&[(1 << 22) + 3]) {
+        let x: Vec<u64> = (0..n)
+            .map(|_| {
+                let r = rng.next_u64();
+                kernels::scan::affine(r as u32 | 1, (r >> 32) as u32)
+            })
+            .collect();
+        for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+            let got = host::vector::affine_scan(&gpu, kind, &x)
+                .unwrap_or_else(|e| panic!("n = {n}: {e}"));
+            assert_identical(
+                &format!("{kind:?} affine scan n = {n}"),
+                &vector::affine_scan_cpu(kind, &x),
+                &got,
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn sgemm_within_bound() {
     let gpu = gpu();
     let mut rng = Rng(11);
@@ -372,7 +419,7 @@ fn scan_u32_repeated_on_one_scratch() {
         for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
             let x_d = host::vector::upload(&gpu, &x).expect("upload");
             let mut out = host::vector::poisoned::<u32>(&gpu, len).expect("alloc");
-            host::vector::scan_dev(&gpu, kind, &x_d, &mut scratch, &mut out)
+            host::vector::scan_dev(&gpu, kind, &x_d, scratch.scan_state(), &mut out)
                 .and_then(|()| gpu.synchronize())
                 .unwrap_or_else(|e| panic!("round {round}: {e}"));
             let got = out.as_host_vec().expect("download");

@@ -310,7 +310,7 @@ fn fold(op: ReduceOp, x: impl Iterator<Item = f64>) -> f64 {
 
 impl Bench<'_> {
     /// Builds CUB (unless skipped) and times its reductions of f32, f64 and u32 and its
-    /// scans of f32 and u32; failures become notes.
+    /// scans of f32, f64 and u32; failures become notes.
     pub(super) fn cub(&mut self) -> Result<(), GpuError> {
         if !self.opts.cub {
             self.notes.push("CUB skipped (--no-cub)".into());
@@ -323,7 +323,7 @@ impl Bench<'_> {
                 self.notes
                     .push(format!("CUB {v0}.{v1}.{v2} (built with nvcc at run time)"));
                 self.cub_rows::<f32>(&peers, true)?;
-                self.cub_rows::<f64>(&peers, false)?;
+                self.cub_rows::<f64>(&peers, true)?;
                 self.cub_rows::<u32>(&peers, true)?;
             }
             Err(e) => {

@@ -5,7 +5,7 @@
 use super::twins::{FloatTwins, ReduceTwins, ScanTwins};
 use super::{Bench, Implementation, random_f64, report::Entry};
 use crate::gpu::GpuError;
-use crate::vector::{Element, Float, ReduceOp, ScanKind, Scratch};
+use crate::vector::{Element, Float, ReduceOp, ScanKind, ScanState, Scannable, Scratch};
 use cust::{
     error::GpuContext,
     memory::{AsyncCopyDestination, DeviceBuffer},
@@ -86,22 +86,84 @@ impl Bench<'_> {
         Ok(())
     }
 
-    /// All vector workloads: f32 (with scans), then f64 (after the f32 buffers are freed),
-    /// then u32 reductions and scans.
+    /// All vector workloads: f32 (with scans), then f64 (with scans; after the f32 buffers
+    /// are freed), then u32 reductions and scans, then the user-operator (affine map) scans.
     pub(super) fn vectors(&mut self) -> Result<(), GpuError> {
         {
             let mut v = self.floats::<f32>()?;
             let (x, out, scratch) = (&v.a, &mut v.c, &mut v.scratch);
             self.scans(x, out, scratch)?;
         }
-        drop(self.floats::<f64>()?);
+        {
+            let mut v = self.floats::<f64>()?;
+            let (x, out, scratch) = (&v.a, &mut v.c, &mut v.scratch);
+            for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+                let (rust, _) = self.rust_scan(kind, x, scratch.scan_state(), out)?;
+                self.push_pair(rust, None);
+            }
+        }
         let n = self.len;
         let host: Vec<u32> = random_f64(5, n).iter().map(|&v| (v * 1e6) as u32).collect();
         let x = crate::vector::upload(&self.gpu, &host)?;
         let mut out = crate::vector::poisoned::<u32>(&self.gpu, n)?;
         let mut scratch = crate::vector::scratch::<u32>(&self.gpu, n)?;
         self.reductions(&x, &mut scratch)?;
-        self.scans(&x, &mut out, &mut scratch)
+        self.scans(&x, &mut out, &mut scratch)?;
+        drop((x, out, scratch));
+        self.affine_scans()
+    }
+
+    /// Times our scan of `kind` (`x` → `out`); returns its row and our output.
+    fn rust_scan<T: Scannable>(
+        &mut self,
+        kind: ScanKind,
+        x: &DeviceBuffer<T>,
+        st: &mut ScanState,
+        out: &mut DeviceBuffer<T>,
+    ) -> Result<(Entry, Vec<T>), GpuError> {
+        let bytes = (2 * std::mem::size_of::<T>() * self.len) as u64;
+        let workload = format!("{} {}", scan_label(kind), T::NAME);
+        let stats = self.time(|| crate::vector::scan_dev(&self.gpu, kind, x, st, out))?;
+        let rust = self.row(&workload, Implementation::Rust, stats, bytes);
+        let rust_out = out
+            .as_host_vec()
+            .gpu_context("copying the scan result back")?;
+        Ok((rust, rust_out))
+    }
+
+    /// The user-operator scans (`affine`: composition of affine maps mod 2^32 packed in a
+    /// `u64`, [`crate::vector::affine_scan_dev`]), checked against the CPU (exact).
+    fn affine_scans(&mut self) -> Result<(), GpuError> {
+        let n = self.len;
+        let host: Vec<u64> = random_f64(6, n)
+            .iter()
+            .map(|&v| {
+                let bits = (v * 4e9) as u32;
+                kernels::scan::affine(bits | 1, bits.rotate_left(16))
+            })
+            .collect();
+        let what = "copying the affine scan input";
+        let x = DeviceBuffer::from_slice_async(&host, self.gpu.stream()).gpu_context(what)?;
+        let mut out = DeviceBuffer::<u64>::zeroed_async(n, self.gpu.stream()).gpu_context(what)?;
+        let mut st = ScanState::new(&self.gpu, n)?;
+        for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+            let workload = format!("{} affine", scan_label(kind));
+            let stats = self
+                .time(|| crate::vector::affine_scan_dev(&self.gpu, kind, &x, &mut st, &mut out))?;
+            let got = out
+                .as_host_vec()
+                .gpu_context("copying the affine scan result back")?;
+            let want = crate::vector::affine_scan_cpu(kind, &host);
+            let bad = got.par_iter().zip(&want).filter(|(a, b)| a != b).count();
+            if bad > 0 {
+                self.notes.push(format!(
+                    "{workload}: ours differs from the CPU in {bad} of {n} elements"
+                ));
+            }
+            let row = self.row(&workload, Implementation::Rust, stats, 16 * n as u64);
+            self.push_pair(row, None);
+        }
+        Ok(())
     }
 
     /// A bandwidth row of this run (`vs_reference` over the memcpy row).
@@ -206,16 +268,9 @@ impl Bench<'_> {
     ) -> Result<(), GpuError> {
         let n = self.len;
         let bytes = (2 * std::mem::size_of::<T>() * n) as u64;
-        for (kind, label, idx) in [
-            (ScanKind::Inclusive, "inclusive scan", 0),
-            (ScanKind::Exclusive, "exclusive scan", 1),
-        ] {
-            let workload = format!("{label} {}", T::NAME);
-            let stats = self.time(|| crate::vector::scan_dev(&self.gpu, kind, x, scratch, out))?;
-            let rust = self.row(&workload, Implementation::Rust, stats, bytes);
-            let rust_out = out
-                .as_host_vec()
-                .gpu_context("copying the scan result back")?;
+        for (kind, idx) in [(ScanKind::Inclusive, 0), (ScanKind::Exclusive, 1)] {
+            let workload = format!("{} {}", scan_label(kind), T::NAME);
+            let (rust, rust_out) = self.rust_scan(kind, x, scratch.scan_state(), out)?;
             let cuda = match &self.cuda_c {
                 Some(cu) => {
                     let stats =
@@ -241,5 +296,13 @@ impl Bench<'_> {
             self.push_pair(rust, cuda);
         }
         Ok(())
+    }
+}
+
+/// The workload label of a scan kind, as in the rows (`inclusive scan f32`).
+fn scan_label(kind: ScanKind) -> &'static str {
+    match kind {
+        ScanKind::Inclusive => "inclusive scan",
+        ScanKind::Exclusive => "exclusive scan",
     }
 }

@@ -102,17 +102,39 @@ pub fn scan_u32_cpu(kind: ScanKind, x: &[u32]) -> Vec<u32> {
         .collect()
 }
 
-/// Prefix sum of `f32` in `f64`, with the running `Σ |x|` (for error bounds):
-/// `(value, abs_sum)` per element.
-pub fn scan_f64(kind: ScanKind, x: &[f32]) -> Vec<(f64, f64)> {
+/// Prefix sum of `f32` or `f64` in `f64`, with the running `Σ |x|` (for error bounds):
+/// `(value, abs_sum)` per element. For `f64` input the reference itself rounds (sequential
+/// order), within `(i − 1)·u·Σ|x|` at element `i`.
+pub fn scan_f64<T: Into<f64> + Copy>(kind: ScanKind, x: &[T]) -> Vec<(f64, f64)> {
     let (mut s, mut a) = (0.0f64, 0.0f64);
     x.iter()
         .map(|&v| {
+            let v: f64 = v.into();
             let before = (s, a);
-            s += f64::from(v);
-            a += f64::from(v).abs();
+            s += v;
+            a += v.abs();
             if kind == ScanKind::Inclusive {
                 (s, a)
+            } else {
+                before
+            }
+        })
+        .collect()
+}
+
+/// The affine-map scan reference (`kernels::scan::Affine`): maps `x ↦ a·x + b` (mod 2^32)
+/// packed as `a | b << 32`, composed in order ("`x[0]`, then `x[1]`, …"); exclusive scans
+/// start from the identity `(1, 0)`. Exact (wrapping arithmetic), so the GPU must equal it.
+pub fn affine_scan_cpu(kind: ScanKind, x: &[u64]) -> Vec<u64> {
+    use kernels::reduce::Op;
+    use kernels::scan::Affine;
+    let mut acc = <Affine as Op<u64>>::IDENTITY;
+    x.iter()
+        .map(|&f| {
+            let before = acc;
+            acc = <Affine as Op<u64>>::combine(acc, f);
+            if kind == ScanKind::Inclusive {
+                acc
             } else {
                 before
             }
@@ -162,6 +184,24 @@ mod tests {
         assert_eq!(reduce_u32_cpu(ReduceOp::Max, &x), u32::MAX);
         assert_eq!(scan_u32_cpu(ScanKind::Inclusive, &x), [3, 2, 7]);
         assert_eq!(scan_u32_cpu(ScanKind::Exclusive, &x), [0, 3, 2]);
+    }
+
+    #[test]
+    fn affine_reference_composes_in_order() {
+        use kernels::scan::affine;
+        // (2x + 1), then (3x + 5): 3(2x + 1) + 5 = 6x + 8; then (x + 7): 6x + 15.
+        let x = [affine(2, 1), affine(3, 5), affine(1, 7)];
+        assert_eq!(
+            affine_scan_cpu(ScanKind::Inclusive, &x),
+            [affine(2, 1), affine(6, 8), affine(6, 15)]
+        );
+        assert_eq!(
+            affine_scan_cpu(ScanKind::Exclusive, &x),
+            [affine(1, 0), affine(2, 1), affine(6, 8)]
+        );
+        // Wrapping: 2^31 · 2 = 0 mod 2^32.
+        let w = affine_scan_cpu(ScanKind::Inclusive, &[affine(1 << 31, 0), affine(2, 0)]);
+        assert_eq!(w[1], affine(0, 0));
     }
 
     #[test]
