@@ -389,6 +389,52 @@ mod tests {
         assert!(svg.contains("device-to-device memcpy 2000 GB/s"));
     }
 
+    /// GEMM rows by precision: two of our kernels of one workload, each compared with
+    /// cuBLAS, named in the table and in their own chart panel, with their errors.
+    #[test]
+    fn precision_gemm_rows() {
+        use super::super::Implementation::Cublas;
+        let flops = 2.0 * 4096f64.powi(3);
+        let row = |imp, ms: f64, variant: Option<&str>, err: f64| {
+            let mut e = Entry::flops(
+                "gemm bf16 4096x4096x4096",
+                imp,
+                Stats::from_samples(vec![ms]),
+                flops,
+            );
+            e.variant = variant.map(str::to_owned);
+            e.max_rel_error = Some(err);
+            e
+        };
+        let mut r = report();
+        r.entries = vec![
+            row(Rust, 0.2, Some("wgmma"), 1.5e-3),
+            row(Rust, 0.3, Some("mma.sync"), 1.4e-3),
+            row(Cublas, 0.19, None, 1.5e-3),
+        ];
+        fill_best_peers(&mut r.entries);
+        assert_eq!(r.entries[0].best_peer, Some(Cublas));
+        assert_eq!(r.entries[1].vs_best_peer, Some(0.19 / 0.3));
+        let t = table(&r);
+        assert!(
+            t.contains("rust wgmma") && t.contains("rust mma.sync") && t.contains("1.50e-3"),
+            "{t}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        write_outputs(&r, dir.path()).unwrap();
+        let svg = std::fs::read_to_string(dir.path().join("bench.svg")).unwrap();
+        assert!(
+            svg.contains("GEMM by precision")
+                && svg.contains("gemm bf16 4096x4096x4096 rust wgmma"),
+            "{svg}"
+        );
+        let json: Report =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("bench.json")).unwrap())
+                .unwrap();
+        assert_eq!(json.entries[1].variant.as_deref(), Some("mma.sync"));
+        assert_eq!(json.entries[2].max_rel_error, Some(1.5e-3));
+    }
+
     /// The committed GPU report still parses, and its chart draws.
     #[test]
     fn the_committed_report_redraws() {

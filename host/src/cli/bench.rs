@@ -50,7 +50,7 @@ pub struct BenchArgs {
     /// than 2x cuBLAS's, over the standard bound, or not finite). Layout: row-major
     /// C = A·Bᵀ, A M×K, B N×K. Adds about a minute on an H100.
     #[arg(long, value_name = "PRECISIONS", value_parser = parse_precisions)]
-    pub precision_gemm: Option<Vec<GemmPrecision>>,
+    pub precision_gemm: Option<Precisions>,
     /// Shapes M,N,K of the --precision-gemm rows; repeat for several (default: 2048³,
     /// 4096³, 8192³ and the transformer shapes 8192,8192,2048 and 4096,14336,4096).
     #[arg(long, value_name = "M,N,K", value_parser = parse_dims)]
@@ -81,10 +81,15 @@ fn parse_dims(s: &str) -> Result<(u32, u32, u32), String> {
     Ok((p(m)?, p(n)?, p(k)?))
 }
 
+/// The value of `--precision-gemm`: one list (a newtype, so that clap takes the whole
+/// comma-separated value as one argument).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Precisions(pub Vec<GemmPrecision>);
+
 /// `bf16,fp16,tf32,fp32` (any subset, any order, no repeats) or `all`.
-fn parse_precisions(s: &str) -> Result<Vec<GemmPrecision>, String> {
+fn parse_precisions(s: &str) -> Result<Precisions, String> {
     if s.trim().eq_ignore_ascii_case("all") {
-        return Ok(GemmPrecision::ALL.to_vec());
+        return Ok(Precisions(GemmPrecision::ALL.to_vec()));
     }
     let mut out = Vec::new();
     for name in s.split(',').map(str::trim) {
@@ -96,7 +101,7 @@ fn parse_precisions(s: &str) -> Result<Vec<GemmPrecision>, String> {
         }
         out.push(p);
     }
-    Ok(out)
+    Ok(Precisions(out))
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
@@ -127,7 +132,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         cuda_c: !args.no_cuda_c,
         cublas: !args.no_cublas,
         cub: !args.no_cub,
-        precision_gemm: args.precision_gemm.clone().unwrap_or_default(),
+        precision_gemm: args.precision_gemm.clone().map(|p| p.0).unwrap_or_default(),
         precision_gemm_shapes: if args.precision_gemm_shape.is_empty() {
             bench::DEFAULT_PRECISION_GEMM_SHAPES.to_vec()
         } else {
@@ -156,18 +161,55 @@ fn finish(report: &bench::Report, args: &BenchArgs) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{GemmPrecision, parse_dims, parse_precisions};
+    use super::{BenchArgs, GemmPrecision, Precisions, parse_dims, parse_precisions};
+    use clap::Parser;
 
     #[test]
     fn precisions() {
-        assert_eq!(parse_precisions("all"), Ok(GemmPrecision::ALL.to_vec()));
+        assert_eq!(
+            parse_precisions("all"),
+            Ok(Precisions(GemmPrecision::ALL.to_vec()))
+        );
         assert_eq!(
             parse_precisions("tf32, bf16"),
-            Ok(vec![GemmPrecision::Tf32, GemmPrecision::Bf16])
+            Ok(Precisions(vec![GemmPrecision::Tf32, GemmPrecision::Bf16]))
         );
         let err = parse_precisions("bf16,fp8").unwrap_err();
         assert!(err.contains("`fp8`"), "{err}");
         assert!(parse_precisions("fp16,fp16").is_err());
+    }
+
+    /// The flags parse as the bench takes them (clap checks the field types at run time).
+    #[test]
+    fn precision_flags_parse() {
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            bench: BenchArgs,
+        }
+        let cli = Cli::try_parse_from([
+            "bench",
+            "--precision-gemm",
+            "bf16,fp32",
+            "--precision-gemm-shape",
+            "8192,8192,2048",
+            "--precision-gemm-shape",
+            "4096,14336,4096",
+            "--gemm-only",
+        ])
+        .expect("flags parse");
+        assert_eq!(
+            cli.bench.precision_gemm,
+            Some(Precisions(vec![GemmPrecision::Bf16, GemmPrecision::Fp32]))
+        );
+        assert_eq!(
+            cli.bench.precision_gemm_shape,
+            vec![(8192, 8192, 2048), (4096, 14336, 4096)]
+        );
+        assert!(cli.bench.gemm_only);
+        let none = Cli::try_parse_from(["bench"]).expect("defaults parse");
+        assert_eq!(none.bench.precision_gemm, None);
+        assert!(!none.bench.gemm_only);
     }
 
     #[test]
