@@ -1,5 +1,5 @@
-//! Element types ([`GemmDatatype`]) and the buffer kinds cuBLAS calls accept ([`GpuBuffer`],
-//! [`GpuBufferMut`], [`GpuBox`]).
+//! Element types ([`GemmDatatype`] for `gemm`, [`GemmExDatatype`] for `gemm_ex`) and the
+//! buffer kinds cuBLAS calls accept ([`GpuBuffer`], [`GpuBufferMut`], [`GpuBox`]).
 //!
 //! The buffer traits are sealed: they are implemented for cust's [`DeviceBuffer`],
 //! [`DeviceSlice`] and [`DeviceBox`], which record each use on the stream a call runs on, so a
@@ -42,6 +42,12 @@ pub(crate) mod sealed {
             c: *mut Self,
             ldc: c_int,
         ) -> Result<(), result::CublasError>;
+    }
+
+    /// The `cudaDataType` of one element type of `cublasGemmEx`.
+    pub trait GemmEx {
+        /// cuBLAS's name for the type (`CUDA_R_16BF`, `CUDA_R_16F`, `CUDA_R_32F`).
+        const DATA_TYPE: sys::cudaDataType;
     }
 
     /// Readable device memory of `T`s.
@@ -88,6 +94,39 @@ macro_rules! impl_gemm {
             }
         }
     };
+}
+
+/// An element type of [`CublasContext::gemm_ex`](crate::CublasContext::gemm_ex): the type of
+/// `A`, `B` and `C` alike, with the [`ComputeType`](crate::ComputeType) picking how products
+/// are summed. Sealed.
+///
+/// | type | cuBLAS | storage |
+/// |---|---|---|
+/// | [`half::bf16`] | `CUDA_R_16BF` | bfloat16: 8-bit exponent, 8-bit significand |
+/// | [`half::f16`] | `CUDA_R_16F` | IEEE 754 binary16 |
+/// | `f32` | `CUDA_R_32F` | IEEE 754 binary32 |
+pub trait GemmExDatatype: sealed::GemmEx + DeviceCopy {
+    /// The type's name in errors and tables: `bf16`, `f16`, `f32`.
+    const NAME: &'static str;
+}
+
+impl sealed::GemmEx for half::bf16 {
+    const DATA_TYPE: sys::cudaDataType = sys::cudaDataType::CUDA_R_16BF;
+}
+impl GemmExDatatype for half::bf16 {
+    const NAME: &'static str = "bf16";
+}
+impl sealed::GemmEx for half::f16 {
+    const DATA_TYPE: sys::cudaDataType = sys::cudaDataType::CUDA_R_16F;
+}
+impl GemmExDatatype for half::f16 {
+    const NAME: &'static str = "f16";
+}
+impl sealed::GemmEx for f32 {
+    const DATA_TYPE: sys::cudaDataType = sys::cudaDataType::CUDA_R_32F;
+}
+impl GemmExDatatype for f32 {
+    const NAME: &'static str = "f32";
 }
 
 impl_gemm!(f32, "cublasSgemm_v2", sgemm);

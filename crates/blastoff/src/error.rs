@@ -77,6 +77,26 @@ pub enum Error {
         /// The ordinal of the stream's device.
         stream_device: usize,
     },
+    /// `gemm_ex` was asked for a compute type cuBLAS does not offer for the operands' type.
+    #[error(
+        "{call}: compute type {compute} does not take {datatype} operands; use ComputeType::F32 (or F32FastTf32 for f32 only)"
+    )]
+    UnsupportedCompute {
+        /// The cuBLAS routine.
+        call: &'static str,
+        /// The compute type asked for.
+        compute: crate::ComputeType,
+        /// The operands' type (`bf16`, `f16`, `f32`).
+        datatype: &'static str,
+    },
+    /// A workspace of zero bytes was asked for.
+    #[error(
+        "{call}: a workspace of 0 bytes is not allowed; ask for at least 1 byte (cuBLAS recommends 32 MiB on Hopper, 4 MiB before)"
+    )]
+    EmptyWorkspace {
+        /// The cuBLAS routine (`cublasSetWorkspace_v2`).
+        call: &'static str,
+    },
     /// cuBLAS returned an error status.
     #[error("{call} failed: {status}")]
     Cublas {

@@ -1,7 +1,7 @@
 //! `gemm` on the GPU against a CPU reference. The inputs are small integers, so every
 //! product and sum is exact in `f32` and `f64` and the results must match bit for bit.
 
-use blastoff::{CublasContext, Error, GemmDatatype, MatrixOp};
+use blastoff::{ComputeType, CublasContext, Error, GemmDatatype, GemmExDatatype, MatrixOp};
 use cust::memory::{CopyDestination as _, DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
 
@@ -145,4 +145,214 @@ fn version_is_reported() {
     let blas = CublasContext::new().expect("cuBLAS handle");
     let (major, _, _) = blas.version().expect("version");
     assert!(major >= 11, "cuBLAS major version {major}");
+}
+
+/// `gemm_ex` on `T` operands with `compute`, every transpose combination, against the CPU.
+/// The values stay within ±132, integers: exact in `bf16` (8 significant bits), `f16`,
+/// TF32 and `f32`, so every product, sum and the rounded output are exact.
+fn check_ex<T: GemmExDatatype + PartialEq + std::fmt::Debug>(
+    from_f64: fn(f64) -> T,
+    compute: ComputeType,
+) {
+    let _ctx = cust::quick_init().expect("CUDA context");
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
+    let mut blas = CublasContext::new().expect("cuBLAS handle");
+    blas.set_workspace(CublasContext::HOPPER_WORKSPACE_BYTES)
+        .expect("workspace");
+    let (m, n, k) = (5, 3, 4);
+    let (alpha, beta) = (2.0, -1.0);
+    let alpha_gpu = DeviceBox::new(&(alpha as f32)).expect("alpha");
+    let beta_gpu = DeviceBox::new(&(beta as f32)).expect("beta");
+    let conv = |v: &[f64]| v.iter().map(|&x| from_f64(x)).collect::<Vec<T>>();
+    for (trans_a, trans_b) in [(false, false), (true, false), (false, true), (true, true)] {
+        let a = ints(m * k, 1);
+        let b = ints(k * n, 2);
+        let c0 = ints(m * n, 3);
+        let mut want = c0.clone();
+        cpu_gemm(
+            (m, n, k),
+            (alpha, beta),
+            (&a, trans_a),
+            (&b, trans_b),
+            &mut want,
+        );
+        let a_gpu = DeviceBuffer::from_slice(&conv(&a)).expect("a");
+        let b_gpu = DeviceBuffer::from_slice(&conv(&b)).expect("b");
+        let mut c_gpu = DeviceBuffer::from_slice(&conv(&c0)).expect("c");
+        let op = |t: bool| {
+            if t {
+                MatrixOp::Transpose
+            } else {
+                MatrixOp::None
+            }
+        };
+        blas.gemm_ex::<T>(
+            &stream,
+            m,
+            n,
+            k,
+            &alpha_gpu,
+            &a_gpu,
+            if trans_a { k } else { m },
+            op(trans_a),
+            &beta_gpu,
+            &b_gpu,
+            if trans_b { n } else { k },
+            op(trans_b),
+            &mut c_gpu,
+            m,
+            compute,
+        )
+        .expect("gemm_ex");
+        stream.synchronize().expect("synchronize");
+        let mut got = conv(&c0);
+        c_gpu.copy_to(&mut got).expect("copy back");
+        assert_eq!(
+            got,
+            conv(&want),
+            "{compute}, trans_a {trans_a}, trans_b {trans_b}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gemm_ex_bf16_matches_cpu_exactly() {
+    check_ex::<half::bf16>(half::bf16::from_f64, ComputeType::F32);
+    check_ex::<half::bf16>(half::bf16::from_f64, ComputeType::F32Pedantic);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gemm_ex_f16_matches_cpu_exactly() {
+    check_ex::<half::f16>(half::f16::from_f64, ComputeType::F32);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gemm_ex_f32_matches_cpu_exactly_with_and_without_tf32() {
+    check_ex::<f32>(|x| x as f32, ComputeType::F32);
+    check_ex::<f32>(|x| x as f32, ComputeType::F32Pedantic);
+    check_ex::<f32>(|x| x as f32, ComputeType::F32FastTf32);
+}
+
+/// The row-major product `C = A·Bᵀ` (`A` m×k, `B` n×k, `C` m×n, all row-major), as the
+/// `gemm_ex` docs spell it: column-major `Cᵀ = B·Aᵀ`, `b` first with `Transpose`.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gemm_ex_row_major_a_times_b_transposed() {
+    let _ctx = cust::quick_init().expect("CUDA context");
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
+    let mut blas = CublasContext::new().expect("cuBLAS handle");
+    let (m, n, k) = (3, 5, 4);
+    let a = ints(m * k, 4);
+    let b = ints(n * k, 5);
+    let mut want = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            want[i * n + j] = (0..k).map(|p| a[i * k + p] * b[j * k + p]).sum();
+        }
+    }
+    let bf = |v: &[f64]| {
+        v.iter()
+            .map(|&x| half::bf16::from_f64(x))
+            .collect::<Vec<_>>()
+    };
+    let a_gpu = DeviceBuffer::from_slice(&bf(&a)).expect("a");
+    let b_gpu = DeviceBuffer::from_slice(&bf(&b)).expect("b");
+    let mut c_gpu = DeviceBuffer::from_slice(&vec![half::bf16::NAN; m * n]).expect("c");
+    let one = DeviceBox::new(&1.0f32).expect("alpha");
+    let zero = DeviceBox::new(&0.0f32).expect("beta");
+    blas.gemm_ex(
+        &stream,
+        n,
+        m,
+        k,
+        &one,
+        &b_gpu,
+        k,
+        MatrixOp::Transpose,
+        &zero,
+        &a_gpu,
+        k,
+        MatrixOp::None,
+        &mut c_gpu,
+        n,
+        ComputeType::F32,
+    )
+    .expect("gemm_ex");
+    stream.synchronize().expect("synchronize");
+    let mut got = vec![half::bf16::ZERO; m * n];
+    c_gpu.copy_to(&mut got).expect("copy back");
+    assert_eq!(got, bf(&want));
+}
+
+/// TF32 on `bf16` operands, a zero workspace and a short buffer are refused before any
+/// work is queued, naming the value.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gemm_ex_bad_arguments_are_named() {
+    let _ctx = cust::quick_init().expect("CUDA context");
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
+    let mut blas = CublasContext::new().expect("cuBLAS handle");
+    assert_eq!(blas.workspace_bytes(), None);
+    assert!(matches!(
+        blas.set_workspace(0),
+        Err(Error::EmptyWorkspace { .. })
+    ));
+    blas.set_workspace(1 << 20).expect("workspace");
+    assert_eq!(blas.workspace_bytes(), Some(1 << 20));
+    let x = DeviceBuffer::from_slice(&[half::bf16::ONE; 4]).expect("x");
+    let mut c = DeviceBuffer::from_slice(&[half::bf16::ZERO; 4]).expect("c");
+    let one = DeviceBox::new(&1.0f32).expect("scalar");
+    let mut call = |a_len: usize, compute: ComputeType| {
+        let a = DeviceBuffer::from_slice(&vec![half::bf16::ONE; a_len]).expect("a");
+        blas.gemm_ex(
+            &stream,
+            2,
+            2,
+            2,
+            &one,
+            &a,
+            2,
+            MatrixOp::None,
+            &one,
+            &x,
+            2,
+            MatrixOp::None,
+            &mut c,
+            2,
+            compute,
+        )
+    };
+    let err = call(4, ComputeType::F32FastTf32).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::UnsupportedCompute {
+                call: "cublasGemmEx",
+                compute: ComputeType::F32FastTf32,
+                datatype: "bf16"
+            }
+        ),
+        "{err}"
+    );
+    let err = call(3, ComputeType::F32).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::BufferTooShort {
+                matrix: "A",
+                needed: 4,
+                len: 3,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    call(4, ComputeType::F32).expect("a valid call");
+    stream.synchronize().expect("synchronize");
+    let mut got = [half::bf16::ZERO; 4];
+    c.copy_to(&mut got).expect("copy back");
+    assert_eq!(got, [half::bf16::from_f32(2.0); 4]);
 }

@@ -1,6 +1,7 @@
 //! The bench chart, drawn with plotters as SVG: horizontal bars, one per implementation of
 //! each workload, so that every peer (CUDA C twin, CUB, cuBLAS) sits beside ours; bandwidth
-//! workloads in GB/s with the memcpy rate as a vertical line, SGEMM in TFLOP/s below.
+//! workloads in GB/s with the memcpy rate as a vertical line, SGEMM in TFLOP/s below, and the
+//! GEMM rows by precision (BF16, FP16, TF32, FP32 against cuBLAS) in a third panel.
 
 use super::{Entry, Implementation, Report};
 use plotters::prelude::*;
@@ -22,7 +23,8 @@ fn color(implementation: Implementation) -> RGBColor {
     }
 }
 
-/// Draws `report` as an SVG at `path`.
+/// Draws `report` as an SVG at `path`: up to three panels, each drawn only if it has rows —
+/// bandwidth, SGEMM (`sgemm …` rows), and the GEMM rows by precision (`gemm …`).
 ///
 /// # Errors
 /// A drawing or file error, as text.
@@ -32,44 +34,67 @@ pub fn draw(report: &Report, path: &Path) -> Result<(), String> {
         .iter()
         .filter(|e| e.gb_per_s.is_some() && e.implementation != Implementation::Memcpy)
         .collect();
-    let flops: Vec<&Entry> = report
-        .entries
-        .iter()
-        .filter(|e| e.tflop_per_s.is_some())
-        .collect();
+    let flops = |precision: bool| -> Vec<&Entry> {
+        report
+            .entries
+            .iter()
+            .filter(|e| e.tflop_per_s.is_some() && e.workload.starts_with("gemm ") == precision)
+            .collect()
+    };
+    let (sgemm, by_precision) = (flops(false), flops(true));
     let memcpy = report
         .entries
         .iter()
         .find(|e| e.implementation == Implementation::Memcpy)
         .and_then(|e| e.gb_per_s);
-    let panel_px = |rows: usize| 90 + ROW_PX * rows as u32;
-    let height = panel_px(bandwidth.len())
-        + if flops.is_empty() {
+    let panel_px = |rows: usize| {
+        if rows == 0 {
             0
         } else {
-            panel_px(flops.len())
-        };
+            90 + ROW_PX * rows as u32
+        }
+    };
+    let height = (panel_px(bandwidth.len()) + panel_px(sgemm.len()) + panel_px(by_precision.len()))
+        .max(ROW_PX);
     let root = SVGBackend::new(path, (WIDTH_PX, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let (top, bottom) = root.split_vertically(panel_px(bandwidth.len()));
-    let title = format!(
-        "ferrocuda bench on {} ({} elements per vector)",
-        report.device, report.len
-    );
-    panel(
-        &top,
-        &title,
-        "GB/s (10^9 bytes/s, STREAM counting)",
-        &bandwidth,
-        |e| e.gb_per_s,
-        memcpy,
-    )?;
-    if !flops.is_empty() {
+    let (top, rest) = root.split_vertically(panel_px(bandwidth.len()));
+    let (middle, bottom) = rest.split_vertically(panel_px(sgemm.len()));
+    if !bandwidth.is_empty() {
         let title = format!(
-            "SGEMM {}, FP32 (cuBLAS with TF32 off)",
-            super::shapes(&report.gemm)
+            "ferrocuda bench on {} ({} elements per vector)",
+            report.device, report.len
         );
-        panel(&bottom, &title, "TFLOP/s", &flops, |e| e.tflop_per_s, None)?;
+        panel(
+            &top,
+            &title,
+            "GB/s (10^9 bytes/s, STREAM counting)",
+            &bandwidth,
+            |e| e.gb_per_s,
+            memcpy,
+        )?;
+    }
+    if !sgemm.is_empty() {
+        let title = format!(
+            "SGEMM {}, FP32 (cuBLAS with TF32 off), on {}",
+            super::shapes(&report.gemm),
+            report.device
+        );
+        panel(&middle, &title, "TFLOP/s", &sgemm, |e| e.tflop_per_s, None)?;
+    }
+    if !by_precision.is_empty() {
+        let title = format!(
+            "GEMM by precision, C = A·Bᵀ row-major, f32 accumulation, on {} (cuBLAS: cublasGemmEx)",
+            report.device
+        );
+        panel(
+            &bottom,
+            &title,
+            "TFLOP/s (2·m·n·k / median time)",
+            &by_precision,
+            |e| e.tflop_per_s,
+            None,
+        )?;
     }
     root.present().map_err(|e| e.to_string())
 }
@@ -93,13 +118,13 @@ fn panel<DB: DrawingBackend>(
     let n = rows.len();
     let labels: Vec<String> = rows
         .iter()
-        .map(|e| format!("{} {}", e.workload, e.implementation))
+        .map(|e| format!("{} {}", e.workload, e.who()))
         .collect();
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 16))
         .margin(8)
         .x_label_area_size(32)
-        .y_label_area_size(190)
+        .y_label_area_size(260)
         .build_cartesian_2d(0f64..max.max(1e-9), 0f64..n as f64)
         .map_err(err)?;
     chart

@@ -12,7 +12,9 @@
 //!
 //! A run ([`run`]) builds a [`Bench`] and walks the jobs in order: the memcpy reference,
 //! the vector workloads (`vectors.rs`), SGEMM (`sgemm.rs`, with `cublas.rs`), CUB ([`cub`]),
-//! then the best peers and the [`Report`] ([`report`], drawn by [`chart`]).
+//! the GEMM rows by precision if asked for (`gemm.rs`: BF16, FP16, TF32, FP32 against
+//! cuBLAS's `cublasGemmEx`, see [`GemmPrecision`]), then the best peers and the [`Report`]
+//! ([`report`], drawn by [`chart`]).
 
 use crate::gpu::{Gpu, GpuError};
 use crate::timing::{Repeat, Stats};
@@ -20,11 +22,13 @@ use crate::vector::Element;
 use cust::{error::GpuContext, memory::DeviceBuffer, module::Module};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 pub mod chart;
 pub mod cub;
 mod cublas;
+mod gemm;
 pub mod mandelbrot;
 pub mod report;
 mod sgemm;
@@ -32,6 +36,7 @@ pub mod twins;
 pub mod vector_add;
 mod vectors;
 
+pub use gemm::{DEFAULT_PRECISION_GEMM_SHAPES, GemmPrecision};
 pub use report::{Entry, Report, fill_best_peers, shapes, table, write_outputs};
 
 /// What to run.
@@ -52,6 +57,14 @@ pub struct BenchOptions {
     /// Build and time CUB's reductions and scans (needs `nvcc` with CUB, as in the CUDA
     /// toolkit).
     pub cub: bool,
+    /// The precisions of the GEMM rows by precision (`gemm.rs`); empty: none (the default).
+    pub precision_gemm: Vec<GemmPrecision>,
+    /// Their shapes `(m, n, k)` (row-major `C = A·Bᵀ`, `A` m×k, `B` n×k), each timed for
+    /// every precision; usually [`DEFAULT_PRECISION_GEMM_SHAPES`].
+    pub precision_gemm_shapes: Vec<(u32, u32, u32)>,
+    /// Skip the memcpy reference, the vector workloads and CUB: only the SGEMM rows and
+    /// the GEMM rows by precision.
+    pub gemm_only: bool,
 }
 
 /// Who implemented a timed row. In the JSON as `rust`, `cuda-c`, `cub`, `cublas`, `memcpy`.
@@ -123,6 +136,9 @@ pub struct Bench<'a> {
     cuda_c: Option<twins::CudaC>,
     entries: Vec<Entry>,
     notes: Vec<String>,
+    /// Set when a GEMM row by precision wanted our tensor-core kernels and this build has
+    /// none (`gemm.rs`'s stub); becomes one note.
+    tensor_core_missing: Cell<bool>,
     log: &'a mut dyn FnMut(&str),
 }
 
@@ -154,17 +170,38 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
         cuda_c: None,
         entries: Vec::new(),
         notes: Vec::new(),
+        tensor_core_missing: Cell::new(false),
         log: &mut log,
     };
     bench.log(&format!("GPU {} ({cc})", bench.gpu.name()));
     let (ptx_jit_load_ms, cubin_load_ms) = bench.module_load_times(cc);
     let cuda_c_build_ms = bench.build_twins();
-    bench.memcpy()?;
-    bench.vectors()?;
+    if opts.gemm_only {
+        bench
+            .notes
+            .push("memcpy, vector workloads and CUB skipped (--gemm-only)".into());
+    } else {
+        bench.memcpy()?;
+        bench.vectors()?;
+    }
     for shape in opts.gemm.clone() {
         bench.sgemm(shape)?;
     }
-    bench.cub()?;
+    if !opts.gemm_only {
+        bench.cub()?;
+    }
+    for &precision in &opts.precision_gemm {
+        for &shape in &opts.precision_gemm_shapes {
+            bench.precision_gemm(precision, shape)?;
+        }
+    }
+    if bench.tensor_core_missing.get() {
+        bench.notes.push(
+            "tensor-core GEMM kernels (host::matmul) are not in this build: the bf16, fp16 \
+             and tf32 rows have cuBLAS only"
+                .into(),
+        );
+    }
     fill_best_peers(&mut bench.entries);
     Ok(Report {
         device: bench.gpu.name(),

@@ -37,6 +37,14 @@ pub struct Entry {
     /// Rust rate over the best peer's rate (Rust rows only).
     #[serde(default)]
     pub vs_best_peer: Option<f64>,
+    /// Which of our kernels, where a workload has several (the GEMM rows by precision:
+    /// `wgmma`, `mma.sync`, `sgemm`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// The largest error of the result against an `f64` CPU reference on sampled elements,
+    /// relative to `Σ_p |a_ip·b_pj|` (the GEMM rows by precision); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rel_error: Option<f64>,
 }
 
 impl Entry {
@@ -62,6 +70,8 @@ impl Entry {
             vs_cuda_c: None,
             best_peer: None,
             vs_best_peer: None,
+            variant: None,
+            max_rel_error: None,
         }
     }
 
@@ -80,6 +90,17 @@ impl Entry {
             vs_cuda_c: None,
             best_peer: None,
             vs_best_peer: None,
+            variant: None,
+            max_rel_error: None,
+        }
+    }
+
+    /// Who ran the row, for the table and the chart: the implementation, and our kernel's
+    /// name where the workload has several (`rust wgmma`).
+    pub fn who(&self) -> String {
+        match &self.variant {
+            Some(v) => format!("{} {v}", self.implementation),
+            None => self.implementation.name().to_owned(),
         }
     }
 
@@ -210,8 +231,16 @@ pub fn table(report: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<24} {:<7} {:>9} {:>9} {:>9} {:>12} {:>8} {:>9}  best peer",
-        "workload", "impl", "median ms", "min ms", "max ms", "rate", "vs ref", "vs CUDA C"
+        "{:<26} {:<14} {:>9} {:>9} {:>9} {:>12} {:>8} {:>9} {:>9}  best peer",
+        "workload",
+        "impl",
+        "median ms",
+        "min ms",
+        "max ms",
+        "rate",
+        "vs ref",
+        "vs CUDA C",
+        "max err"
     );
     for e in &report.entries {
         let rate = e
@@ -224,11 +253,15 @@ pub fn table(report: &Report) -> String {
             (Some(p), Some(r)) => format!("  {r:.3}x {p}"),
             _ => String::new(),
         };
+        let err = e
+            .max_rel_error
+            .map(|x| format!("{x:.2e}"))
+            .unwrap_or_default();
         let _ = writeln!(
             s,
-            "{:<24} {:<7} {:>9.3} {:>9.3} {:>9.3} {:>12} {:>8} {:>9}{best}",
+            "{:<26} {:<14} {:>9.3} {:>9.3} {:>9.3} {:>12} {:>8} {:>9} {err:>9}{best}",
             e.workload,
-            e.implementation.name(),
+            e.who(),
             e.stats.median_ms,
             e.stats.min_ms,
             e.stats.max_ms,
@@ -239,9 +272,11 @@ pub fn table(report: &Report) -> String {
     }
     let _ = writeln!(
         s,
-        "vs ref: bandwidth over device-to-device memcpy, or TFLOP/s over cuBLAS (TF32 off); \
-         best peer: ours over the fastest other implementation in this run (the CUDA C twin, \
-         CUB, cuBLAS; memcpy for copies)"
+        "vs ref: bandwidth over device-to-device memcpy, or TFLOP/s over cuBLAS (TF32 off for \
+         sgemm and gemm fp32; gemm bf16/fp16/tf32: cublasGemmEx at that precision); best peer: \
+         ours over the fastest other implementation in this run (the CUDA C twin, CUB, cuBLAS; \
+         memcpy for copies); max err: largest error on sampled elements against an f64 \
+         reference, relative to Σ|a·b| (gemm rows)"
     );
     let _ = writeln!(
         s,
@@ -352,6 +387,52 @@ mod tests {
             "{svg}"
         );
         assert!(svg.contains("device-to-device memcpy 2000 GB/s"));
+    }
+
+    /// GEMM rows by precision: two of our kernels of one workload, each compared with
+    /// cuBLAS, named in the table and in their own chart panel, with their errors.
+    #[test]
+    fn precision_gemm_rows() {
+        use super::super::Implementation::Cublas;
+        let flops = 2.0 * 4096f64.powi(3);
+        let row = |imp, ms: f64, variant: Option<&str>, err: f64| {
+            let mut e = Entry::flops(
+                "gemm bf16 4096x4096x4096",
+                imp,
+                Stats::from_samples(vec![ms]),
+                flops,
+            );
+            e.variant = variant.map(str::to_owned);
+            e.max_rel_error = Some(err);
+            e
+        };
+        let mut r = report();
+        r.entries = vec![
+            row(Rust, 0.2, Some("wgmma"), 1.5e-3),
+            row(Rust, 0.3, Some("mma.sync"), 1.4e-3),
+            row(Cublas, 0.19, None, 1.5e-3),
+        ];
+        fill_best_peers(&mut r.entries);
+        assert_eq!(r.entries[0].best_peer, Some(Cublas));
+        assert_eq!(r.entries[1].vs_best_peer, Some(0.19 / 0.3));
+        let t = table(&r);
+        assert!(
+            t.contains("rust wgmma") && t.contains("rust mma.sync") && t.contains("1.50e-3"),
+            "{t}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        write_outputs(&r, dir.path()).unwrap();
+        let svg = std::fs::read_to_string(dir.path().join("bench.svg")).unwrap();
+        assert!(
+            svg.contains("GEMM by precision")
+                && svg.contains("gemm bf16 4096x4096x4096 rust wgmma"),
+            "{svg}"
+        );
+        let json: Report =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("bench.json")).unwrap())
+                .unwrap();
+        assert_eq!(json.entries[1].variant.as_deref(), Some("mma.sync"));
+        assert_eq!(json.entries[2].max_rel_error, Some(1.5e-3));
     }
 
     /// The committed GPU report still parses, and its chart draws.

@@ -3,7 +3,7 @@
 
 use super::outln;
 use anyhow::{Context, Result};
-use host::bench::{self, BenchOptions};
+use host::bench::{self, BenchOptions, GemmPrecision};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -42,6 +42,23 @@ pub struct BenchArgs {
     /// Skip CUB (otherwise built with nvcc when it is on PATH).
     #[arg(long)]
     pub no_cub: bool,
+    /// Add GEMM rows by precision (off by default): comma-separated bf16, fp16, tf32, fp32,
+    /// or `all`. Each precision is timed at every --precision-gemm-shape against cuBLAS's
+    /// cublasGemmEx at that precision (f32 accumulation; fp32 with TF32 off), as TFLOP/s
+    /// with the ratio to cuBLAS, and the result is checked against an f64 reference on
+    /// sampled elements (max relative error of ours and cuBLAS's; flagged when ours is worse
+    /// than 2x cuBLAS's, over the standard bound, or not finite). Layout: row-major
+    /// C = A·Bᵀ, A M×K, B N×K. Adds about a minute on an H100.
+    #[arg(long, value_name = "PRECISIONS", value_parser = parse_precisions)]
+    pub precision_gemm: Option<Precisions>,
+    /// Shapes M,N,K of the --precision-gemm rows; repeat for several (default: 2048³,
+    /// 4096³, 8192³ and the transformer shapes 8192,8192,2048 and 4096,14336,4096).
+    #[arg(long, value_name = "M,N,K", value_parser = parse_dims)]
+    pub precision_gemm_shape: Vec<(u32, u32, u32)>,
+    /// Only the GEMM rows: skip the memcpy reference, the vector workloads and CUB (the
+    /// SGEMM rows of --gemm and the --precision-gemm rows still run).
+    #[arg(long)]
+    pub gemm_only: bool,
     /// Run nothing: read a bench.json written earlier (e.g. on a GPU machine) and print its
     /// table and write bench.json and bench.svg again, with the best-peer ratios filled in.
     #[arg(long, value_name = "FILE")]
@@ -62,6 +79,29 @@ fn parse_dims(s: &str) -> Result<(u32, u32, u32), String> {
         }
     };
     Ok((p(m)?, p(n)?, p(k)?))
+}
+
+/// The value of `--precision-gemm`: one list (a newtype, so that clap takes the whole
+/// comma-separated value as one argument).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Precisions(pub Vec<GemmPrecision>);
+
+/// `bf16,fp16,tf32,fp32` (any subset, any order, no repeats) or `all`.
+fn parse_precisions(s: &str) -> Result<Precisions, String> {
+    if s.trim().eq_ignore_ascii_case("all") {
+        return Ok(Precisions(GemmPrecision::ALL.to_vec()));
+    }
+    let mut out = Vec::new();
+    for name in s.split(',').map(str::trim) {
+        let p = GemmPrecision::from_name(name).ok_or_else(|| {
+            format!("`{name}` in `{s}` is not a precision: use bf16, fp16, tf32, fp32 or all")
+        })?;
+        if out.contains(&p) {
+            return Err(format!("`{name}` appears twice in `{s}`"));
+        }
+        out.push(p);
+    }
+    Ok(Precisions(out))
 }
 
 pub fn run(args: &BenchArgs) -> Result<()> {
@@ -92,6 +132,13 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         cuda_c: !args.no_cuda_c,
         cublas: !args.no_cublas,
         cub: !args.no_cub,
+        precision_gemm: args.precision_gemm.clone().map(|p| p.0).unwrap_or_default(),
+        precision_gemm_shapes: if args.precision_gemm_shape.is_empty() {
+            bench::DEFAULT_PRECISION_GEMM_SHAPES.to_vec()
+        } else {
+            args.precision_gemm_shape.clone()
+        },
+        gemm_only: args.gemm_only,
     };
     let report =
         bench::run(&opts, |line| super::errln!("{line}")).context("bench runs on the GPU")?;
@@ -114,7 +161,56 @@ fn finish(report: &bench::Report, args: &BenchArgs) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_dims;
+    use super::{BenchArgs, GemmPrecision, Precisions, parse_dims, parse_precisions};
+    use clap::Parser;
+
+    #[test]
+    fn precisions() {
+        assert_eq!(
+            parse_precisions("all"),
+            Ok(Precisions(GemmPrecision::ALL.to_vec()))
+        );
+        assert_eq!(
+            parse_precisions("tf32, bf16"),
+            Ok(Precisions(vec![GemmPrecision::Tf32, GemmPrecision::Bf16]))
+        );
+        let err = parse_precisions("bf16,fp8").unwrap_err();
+        assert!(err.contains("`fp8`"), "{err}");
+        assert!(parse_precisions("fp16,fp16").is_err());
+    }
+
+    /// The flags parse as the bench takes them (clap checks the field types at run time).
+    #[test]
+    fn precision_flags_parse() {
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            bench: BenchArgs,
+        }
+        let cli = Cli::try_parse_from([
+            "bench",
+            "--precision-gemm",
+            "bf16,fp32",
+            "--precision-gemm-shape",
+            "8192,8192,2048",
+            "--precision-gemm-shape",
+            "4096,14336,4096",
+            "--gemm-only",
+        ])
+        .expect("flags parse");
+        assert_eq!(
+            cli.bench.precision_gemm,
+            Some(Precisions(vec![GemmPrecision::Bf16, GemmPrecision::Fp32]))
+        );
+        assert_eq!(
+            cli.bench.precision_gemm_shape,
+            vec![(8192, 8192, 2048), (4096, 14336, 4096)]
+        );
+        assert!(cli.bench.gemm_only);
+        let none = Cli::try_parse_from(["bench"]).expect("defaults parse");
+        assert_eq!(none.bench.precision_gemm, None);
+        assert!(!none.bench.gemm_only);
+    }
 
     #[test]
     fn dims() {

@@ -1,0 +1,732 @@
+//! The GEMM rows by precision (`--precision-gemm`): BF16, FP16, TF32 and FP32 against
+//! cuBLAS's `cublasGemmEx` at the same precision, in the same run, with an accuracy check.
+//!
+//! Layout, for every row: `A` is m×k row-major, `B` is n×k row-major (so each output element
+//! reads a row of `A` and a row of `B`), `C = A·Bᵀ` is m×n row-major, all of the precision's
+//! storage type (`bf16`, `f16`, `f32` for TF32 and FP32), accumulated in `f32`. cuBLAS is
+//! column-major, where these buffers read as `Aᵀ` (k×m), `Bᵀ` (k×n) and `Cᵀ` (n×m); so cuBLAS
+//! computes `Cᵀ = B·Aᵀ`: its first operand is `B`'s buffer with `op = T`, its second is
+//! `A`'s with `op = N`, `(m, n, k) = (n, m, k)` and every leading dimension `k`, except
+//! `ldc = n` ([`cublas_call`], tested on the CPU below and on the GPU in blastoff's tests).
+//!
+//! Inputs are random in [-1, 1) from fixed seeds, rounded to the storage type; the same
+//! values go to every implementation and to the reference.
+//!
+//! Our kernels: the tensor-core GEMMs of `host::matmul` (`wgmma` and `mma.sync`, for BF16,
+//! FP16 and TF32, hooked in by [`tensor_core_kernels`]) and, for FP32, the SGEMM kernel of
+//! [`crate::vector::sgemm_dev`] (which takes `B` as k×n row-major: it gets `Bᵀ`, transposed
+//! on the host, so it multiplies the same matrices).
+//!
+//! Timing: each sample is `inner` back-to-back launches between two CUDA events
+//! ([`crate::timing::Repeat::events`]), divided by `inner` ([`launches_per_sample`]): at
+//! 2048³ a BF16 GEMM takes about 25 µs, where one launch's host-side gap would weigh.
+//! TFLOP/s = 2·m·n·k / median time.
+//!
+//! Accuracy: on 256 sampled elements and the four corners of `C`, the error against an
+//! `f64` reference computed from the same (rounded) inputs, relative to `Σ_p |a_ip·b_jp|`;
+//! the largest is reported for ours and for cuBLAS, with the standard bound for the
+//! precision and `k` ([`GemmPrecision::error_bound`]). A row is flagged (a note starting
+//! `FLAG`) when ours is more than 2× cuBLAS's error, above the bound, or has a non-finite
+//! element anywhere in `C`.
+
+use super::{Bench, BenchError, Implementation, random_f64, report::Entry};
+use crate::gpu::GpuError;
+use crate::timing::Stats;
+use blastoff::{ComputeType, CublasContext, GemmExDatatype, MatrixOp};
+use cuda_std::half::{bf16, f16};
+use cust::error::GpuContext;
+use cust::memory::{DeviceBox, DeviceBuffer, DeviceCopy};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// The shapes `(m, n, k)` of the GEMM rows by precision when none are given: three cubes
+/// and two transformer shapes (M=N=8192, K=2048; M=4096, N=14336, K=4096).
+pub const DEFAULT_PRECISION_GEMM_SHAPES: [(u32, u32, u32); 5] = [
+    (2048, 2048, 2048),
+    (4096, 4096, 4096),
+    (8192, 8192, 8192),
+    (8192, 8192, 2048),
+    (4096, 14336, 4096),
+];
+
+/// Elements of `C` whose error is checked (plus the four corners).
+const SAMPLES: u64 = 256;
+
+/// The precision of a GEMM row: storage type of `A`, `B`, `C` and how products are summed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GemmPrecision {
+    /// `bf16` operands and result, `f32` accumulation (tensor cores).
+    Bf16,
+    /// `f16` operands and result, `f32` accumulation (tensor cores).
+    Fp16,
+    /// `f32` operands and result, products of TF32-rounded operands, `f32` accumulation
+    /// (tensor cores; cuBLAS `CUBLAS_COMPUTE_32F_FAST_TF32`).
+    Tf32,
+    /// `f32` throughout, TF32 off (cuBLAS `CUBLAS_COMPUTE_32F`, default math mode).
+    Fp32,
+}
+
+impl GemmPrecision {
+    /// Every precision, in table order.
+    pub const ALL: [Self; 4] = [Self::Bf16, Self::Fp16, Self::Tf32, Self::Fp32];
+
+    /// The name in workloads and on the command line: `bf16`, `fp16`, `tf32`, `fp32`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Bf16 => "bf16",
+            Self::Fp16 => "fp16",
+            Self::Tf32 => "tf32",
+            Self::Fp32 => "fp32",
+        }
+    }
+
+    /// The precision named `name` (as [`GemmPrecision::name`], ASCII case ignored).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(name))
+    }
+
+    /// cuBLAS's compute type for this precision.
+    pub const fn compute(self) -> ComputeType {
+        match self {
+            Self::Tf32 => ComputeType::F32FastTf32,
+            Self::Bf16 | Self::Fp16 | Self::Fp32 => ComputeType::F32,
+        }
+    }
+
+    /// The standard worst-case bound on `|ĉ_ij − c_ij| / Σ_p |a_ip·b_jp|` for a length-`k`
+    /// dot product whose inputs are exact in the storage type (Higham, *Accuracy and
+    /// Stability of Numerical Algorithms*, 2nd ed., §3.1: `γ_k = k·u / (1 − k·u)`):
+    /// `u_products + u_output + γ_k(u_accumulate)`, where
+    /// - `u_accumulate` = 2⁻²⁴ for FP32 (FFMA, round to nearest), 2⁻²³ on tensor cores
+    ///   (their `f32` adder need not round to nearest: truncation doubles `u`);
+    /// - `u_output` = 2⁻⁸ for `bf16` (8 significand bits), 2⁻¹¹ for `f16` (11), 0 for `f32`
+    ///   (the accumulator's own rounding);
+    /// - `u_products` = 2·2⁻¹⁰ for TF32 (each operand cut to 11 significand bits, by
+    ///   truncation at worst), 0 otherwise (products of `bf16`/`f16` are exact in `f32`).
+    ///
+    /// Typical errors are far smaller (√k rather than k growth, and rounding errors
+    /// cancel); the bound is what no correct kernel can exceed.
+    pub fn error_bound(self, k: usize) -> f64 {
+        let u_acc = match self {
+            Self::Fp32 => 2f64.powi(-24),
+            Self::Bf16 | Self::Fp16 | Self::Tf32 => 2f64.powi(-23),
+        };
+        let gamma = k as f64 * u_acc / (1.0 - k as f64 * u_acc);
+        let (u_products, u_output) = match self {
+            Self::Bf16 => (0.0, 2f64.powi(-8)),
+            Self::Fp16 => (0.0, 2f64.powi(-11)),
+            Self::Tf32 => (2.0 * 2f64.powi(-10), 0.0),
+            Self::Fp32 => (0.0, 0.0),
+        };
+        u_products + u_output + gamma
+    }
+}
+
+impl std::fmt::Display for GemmPrecision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A storage type of the GEMM rows: `bf16`, `f16` or `f32`.
+pub(super) trait Operand:
+    GemmExDatatype + DeviceCopy + Copy + Send + Sync + 'static
+{
+    /// A quiet NaN: `C` starts as this, so an unwritten element cannot pass for a result.
+    const NAN: Self;
+    /// `x` rounded to this type (to nearest).
+    fn from_f64(x: f64) -> Self;
+    /// The value, exactly.
+    fn to_f64(self) -> f64;
+}
+
+impl Operand for bf16 {
+    const NAN: Self = bf16::NAN;
+    fn from_f64(x: f64) -> Self {
+        bf16::from_f64(x)
+    }
+    fn to_f64(self) -> f64 {
+        bf16::to_f64(self)
+    }
+}
+
+impl Operand for f16 {
+    const NAN: Self = f16::NAN;
+    fn from_f64(x: f64) -> Self {
+        f16::from_f64(x)
+    }
+    fn to_f64(self) -> f64 {
+        f16::to_f64(self)
+    }
+}
+
+impl Operand for f32 {
+    const NAN: Self = f32::NAN;
+    fn from_f64(x: f64) -> Self {
+        x as f32
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+/// The column-major cuBLAS call that computes the row-major `C = A·Bᵀ` (`A` m×k, `B` n×k,
+/// `C` m×n): `Cᵀ (n×m) = B (n×k) · Aᵀ (k×m)`, with `B`'s buffer (column-major `Bᵀ`, k×n) as
+/// the first operand, transposed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct CublasCall {
+    /// cuBLAS's `(m, n, k)`: ours `(n, m, k)`.
+    mnk: (usize, usize, usize),
+    /// The first operand (`B`'s buffer): transposed, leading dimension `k`.
+    op_first: MatrixOp,
+    ld_first: usize,
+    /// The second operand (`A`'s buffer): as stored, leading dimension `k`.
+    op_second: MatrixOp,
+    ld_second: usize,
+    /// `C`'s leading dimension: `n`.
+    ldc: usize,
+}
+
+/// See [`CublasCall`].
+fn cublas_call((m, n, k): (usize, usize, usize)) -> CublasCall {
+    CublasCall {
+        mnk: (n, m, k),
+        op_first: MatrixOp::Transpose,
+        ld_first: k,
+        op_second: MatrixOp::None,
+        ld_second: k,
+        ldc: n,
+    }
+}
+
+/// Back-to-back launches per timed sample: enough for about 2·10¹¹ flops (0.3 ms at
+/// 700 TFLOP/s), 1 to 64.
+fn launches_per_sample(flops: f64) -> u32 {
+    (2e11 / flops).ceil().clamp(1.0, 64.0) as u32
+}
+
+/// `stats` of samples of `inner` launches, as per-launch times.
+fn per_launch(stats: Stats, inner: u32) -> Stats {
+    let d = f64::from(inner.max(1));
+    Stats {
+        median_ms: stats.median_ms / d,
+        min_ms: stats.min_ms / d,
+        max_ms: stats.max_ms / d,
+        q1_ms: stats.q1_ms / d,
+        q3_ms: stats.q3_ms / d,
+        samples: stats.samples,
+    }
+}
+
+/// The inputs of one (precision, shape): dimensions, host copies, device buffers.
+pub(super) struct Operands<'a, T: DeviceCopy> {
+    /// `(m, n, k)`.
+    pub dims: (usize, usize, usize),
+    /// Launches per timed sample ([`launches_per_sample`]).
+    pub inner: u32,
+    /// `B`, n×k row-major, on the host.
+    pub b_host: &'a [T],
+    /// `A` on the GPU.
+    pub a: &'a DeviceBuffer<T>,
+    /// `B` on the GPU.
+    pub b: &'a DeviceBuffer<T>,
+}
+
+/// One of our kernels on one (precision, shape): its name and its per-launch timing with
+/// `C` on the host, or why it did not run (e.g. a `wgmma` kernel on a GPU before sm_90).
+pub(super) struct Ours<T> {
+    /// `wgmma`, `mma.sync`, `sgemm`.
+    pub kernel: &'static str,
+    /// Timing and `C` (m×n row-major), or the error.
+    pub outcome: Result<(Stats, Vec<T>), GpuError>,
+}
+
+/// Our kernels for one precision: given the bench, the inputs and a NaN-filled `C` to
+/// write (m×n row-major), each kernel's [`Ours`].
+type OurKernels<T> =
+    fn(&Bench<'_>, &Operands<'_, T>, &mut DeviceBuffer<T>) -> Result<Vec<Ours<T>>, GpuError>;
+
+/// The error check of one result: the largest sampled relative error and how many
+/// elements of `C` are not finite.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Accuracy {
+    max_rel: f64,
+    non_finite: usize,
+}
+
+/// Checks row-major `c` (m×n) = `a`·`b`ᵀ (`a` m×k, `b` n×k, row-major) on [`SAMPLES`]
+/// pseudo-random elements and the four corners, against an `f64` reference from the same
+/// inputs; relative errors are to `Σ_p |a_ip·b_jp|`. Non-finite elements are counted over
+/// all of `c`.
+fn accuracy<T: Operand>(c: &[T], a: &[T], b: &[T], (m, n, k): (usize, usize, usize)) -> Accuracy {
+    let non_finite = c.par_iter().filter(|x| !x.to_f64().is_finite()).count();
+    let corners = [0, n - 1, (m - 1) * n, m * n - 1];
+    let max_rel = (0..SAMPLES)
+        .map(|s| (s.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 20) as usize % (m * n))
+        .chain(corners)
+        .map(|idx| {
+            let (i, j) = (idx / n, idx % n);
+            let (row_a, row_b) = (&a[i * k..(i + 1) * k], &b[j * k..(j + 1) * k]);
+            let (mut v, mut scale) = (0.0f64, 0.0f64);
+            for (&x, &y) in row_a.iter().zip(row_b) {
+                let prod = x.to_f64() * y.to_f64();
+                v += prod;
+                scale += prod.abs();
+            }
+            let err = (c[idx].to_f64() - v).abs() / scale.max(f64::MIN_POSITIVE);
+            // A NaN must not vanish in `max`.
+            if err.is_nan() { f64::INFINITY } else { err }
+        })
+        .fold(0.0f64, f64::max);
+    Accuracy {
+        max_rel,
+        non_finite,
+    }
+}
+
+/// A device buffer holding `x`, copied on the bench's stream.
+fn upload<T: DeviceCopy>(bench: &Bench<'_>, x: &[T]) -> Result<DeviceBuffer<T>, GpuError> {
+    DeviceBuffer::from_slice_async(x, bench.gpu.stream()).gpu_context("copying to the GPU")
+}
+
+/// `n` values in [-1, 1) from `seed`, rounded to `T`.
+fn random_operand<T: Operand>(seed: u64, n: usize) -> Vec<T> {
+    random_f64(seed, n)
+        .into_par_iter()
+        .map(|v| T::from_f64(2.0 * (v - 1.0)))
+        .collect()
+}
+
+impl Bench<'_> {
+    /// The GEMM rows of one precision at one shape: cuBLAS, then each of our kernels, with
+    /// ratios to cuBLAS and the accuracy check (see the [module docs](self)).
+    ///
+    /// # Errors
+    /// A GPU error outside a peer (allocation, copy); cuBLAS's and our kernels' own failures
+    /// become notes.
+    pub(super) fn precision_gemm(
+        &mut self,
+        precision: GemmPrecision,
+        dims: (u32, u32, u32),
+    ) -> Result<(), GpuError> {
+        match precision {
+            GemmPrecision::Bf16 => {
+                self.precision_rows::<bf16>(precision, dims, tensor_core_kernels)
+            }
+            GemmPrecision::Fp16 => self.precision_rows::<f16>(precision, dims, tensor_core_kernels),
+            GemmPrecision::Tf32 => self.precision_rows::<f32>(precision, dims, tensor_core_kernels),
+            GemmPrecision::Fp32 => self.precision_rows::<f32>(precision, dims, sgemm_kernel),
+        }
+    }
+
+    /// [`Bench::precision_gemm`] for storage type `T`, with `ours` giving our kernels.
+    fn precision_rows<T: Operand>(
+        &mut self,
+        precision: GemmPrecision,
+        (m, n, k): (u32, u32, u32),
+        ours: OurKernels<T>,
+    ) -> Result<(), GpuError> {
+        let dims = (m as usize, n as usize, k as usize);
+        let (mu, nu, ku) = dims;
+        let workload = format!("gemm {precision} {m}x{n}x{k}");
+        self.log(&format!("{workload}: preparing inputs"));
+        let a_host: Vec<T> = random_operand(21, mu * ku);
+        let b_host: Vec<T> = random_operand(22, nu * ku);
+        let a = upload(self, &a_host)?;
+        let b = upload(self, &b_host)?;
+        let flops = 2.0 * mu as f64 * nu as f64 * ku as f64;
+        let inner = launches_per_sample(flops);
+        let operands = Operands {
+            dims,
+            inner,
+            b_host: &b_host,
+            a: &a,
+            b: &b,
+        };
+        let bound = precision.error_bound(ku);
+
+        let mut reference: Option<(Entry, Accuracy)> = None;
+        if self.opts.cublas {
+            match self.cublas_gemm_ex(precision, &operands) {
+                Ok((stats, c)) => {
+                    let acc = accuracy(&c, &a_host, &b_host, dims);
+                    let mut e = Entry::flops(&workload, Implementation::Cublas, stats, flops);
+                    e.max_rel_error = Some(acc.max_rel);
+                    reference = Some((e, acc));
+                }
+                Err(why) => {
+                    let line = format!("{workload}: cuBLAS skipped: {why}");
+                    self.log(&line);
+                    self.notes.push(line);
+                }
+            }
+        }
+
+        let mut c = upload(self, &vec![T::NAN; mu * nu])?;
+        let mut rows = Vec::new();
+        for our in ours(self, &operands, &mut c)? {
+            let (stats, c_host) = match our.outcome {
+                Ok(x) => x,
+                Err(e) => {
+                    let line = format!("{workload}: rust {} did not run: {e}", our.kernel);
+                    self.log(&line);
+                    self.notes.push(line);
+                    continue;
+                }
+            };
+            let acc = accuracy(&c_host, &a_host, &b_host, dims);
+            let mut e = Entry::flops(&workload, Implementation::Rust, stats, flops);
+            e.variant = Some(our.kernel.to_owned());
+            e.max_rel_error = Some(acc.max_rel);
+            let blas = reference.as_ref();
+            if let Some((r, _)) = blas {
+                e.vs_reference = e.tflop_per_s.zip(r.tflop_per_s).map(|(x, y)| x / y);
+            }
+            for flag in flags(&acc, blas.map(|(_, a)| a), bound) {
+                let line = format!("FLAG {workload} rust {}: {flag}", our.kernel);
+                self.log(&line);
+                self.notes.push(line);
+            }
+            rows.push(e);
+        }
+
+        let blas_text = reference.as_ref().map_or_else(
+            || "cublas -".to_owned(),
+            |(r, _)| {
+                format!(
+                    "cublas {} (max err {:.2e})",
+                    r.rate_text(),
+                    r.max_rel_error.unwrap_or(f64::NAN)
+                )
+            },
+        );
+        let ours_text: Vec<String> = rows
+            .iter()
+            .map(|e| {
+                format!(
+                    "rust {} {} ({:.3}x, max err {:.2e})",
+                    e.variant.as_deref().unwrap_or(""),
+                    e.rate_text(),
+                    e.vs_reference.unwrap_or(f64::NAN),
+                    e.max_rel_error.unwrap_or(f64::NAN)
+                )
+            })
+            .collect();
+        let line = format!(
+            "{workload}: {}{blas_text}; error bound {bound:.2e}",
+            ours_text
+                .iter()
+                .map(|t| format!("{t}, "))
+                .collect::<String>()
+        );
+        self.log(&line);
+        if let Some((_, acc)) = &reference
+            && (acc.non_finite > 0 || acc.max_rel > bound)
+        {
+            let line = format!(
+                "FLAG {workload} cublas: max err {:.2e} (bound {bound:.2e}), {} non-finite",
+                acc.max_rel, acc.non_finite
+            );
+            self.log(&line);
+            self.notes.push(line);
+        }
+        self.entries.extend(rows);
+        self.entries.extend(reference.map(|(e, _)| e));
+        Ok(())
+    }
+
+    /// Times cuBLAS (`cublasGemmEx` at `precision`, through [`blastoff`], with a 32 MiB
+    /// workspace) on the row-major `C = A·Bᵀ` of `operands` ([`cublas_call`]); returns the
+    /// per-launch timing and `C` on the host.
+    ///
+    /// # Errors
+    /// Why not, as text: no `libcublas.so`, a cuBLAS error, a GPU error.
+    fn cublas_gemm_ex<T: Operand>(
+        &self,
+        precision: GemmPrecision,
+        operands: &Operands<'_, T>,
+    ) -> Result<(Stats, Vec<T>), String> {
+        let text = |e: blastoff::Error| e.to_string();
+        let mut blas = CublasContext::new().map_err(text)?;
+        blas.set_workspace(CublasContext::HOPPER_WORKSPACE_BYTES)
+            .map_err(text)?;
+        let alpha = DeviceBox::new(&1.0f32).map_err(|e| e.to_string())?;
+        let beta = DeviceBox::new(&0.0f32).map_err(|e| e.to_string())?;
+        let (m, n, _) = operands.dims;
+        let mut c = upload(self, &vec![T::NAN; m * n]).map_err(|e| e.to_string())?;
+        let call = cublas_call(operands.dims);
+        let (cm, cn, ck) = call.mnk;
+        let stream = self.gpu.stream();
+        let stats = self
+            .time(|| {
+                for _ in 0..operands.inner {
+                    blas.gemm_ex::<T>(
+                        stream,
+                        cm,
+                        cn,
+                        ck,
+                        &alpha,
+                        operands.b,
+                        call.ld_first,
+                        call.op_first,
+                        &beta,
+                        operands.a,
+                        call.ld_second,
+                        call.op_second,
+                        &mut c,
+                        call.ldc,
+                        precision.compute(),
+                    )
+                    .map_err(|e| BenchError(e.to_string()))?;
+                }
+                Ok::<(), BenchError>(())
+            })
+            .map_err(|e| e.0)?;
+        let c_host = c
+            .as_host_vec()
+            .gpu_context("copying C back")
+            .map_err(|e| e.to_string())?;
+        Ok((per_launch(stats, operands.inner), c_host))
+    }
+}
+
+/// What is wrong with our result `ours`, given cuBLAS's (`blas`, if it ran) and the
+/// standard `bound`: non-finite elements, an error above 2× cuBLAS's, an error above the
+/// bound. Empty when nothing is. (`max_rel` is never NaN: [`accuracy`] makes it infinite.)
+fn flags(ours: &Accuracy, blas: Option<&Accuracy>, bound: f64) -> Vec<String> {
+    let mut out = Vec::new();
+    if ours.non_finite > 0 {
+        out.push(format!("{} non-finite elements in C", ours.non_finite));
+    }
+    if let Some(b) = blas
+        && ours.max_rel > 2.0 * b.max_rel
+    {
+        out.push(format!(
+            "max err {:.2e} is worse than 2x cuBLAS's {:.2e}",
+            ours.max_rel, b.max_rel
+        ));
+    }
+    if ours.max_rel > bound {
+        out.push(format!(
+            "max err {:.2e} exceeds the standard bound {bound:.2e}",
+            ours.max_rel
+        ));
+    }
+    out
+}
+
+/// FP32's kernel: the SGEMM of [`crate::vector::sgemm_dev`], which reads `B` as k×n
+/// row-major, so it gets `Bᵀ` (transposed on the host): the same product `A·Bᵀ`.
+fn sgemm_kernel(
+    bench: &Bench<'_>,
+    operands: &Operands<'_, f32>,
+    c: &mut DeviceBuffer<f32>,
+) -> Result<Vec<Ours<f32>>, GpuError> {
+    let (m, n, k) = operands.dims;
+    let b = operands.b_host;
+    // Row p of Bᵀ (k×n) is column p of B (n×k).
+    let b_t: Vec<f32> = (0..k * n)
+        .into_par_iter()
+        .map(|idx| b[(idx % n) * k + idx / n])
+        .collect();
+    let b_t = upload(bench, &b_t)?;
+    let dims = (m as u32, n as u32, k as u32);
+    let outcome = bench
+        .time(|| {
+            for _ in 0..operands.inner {
+                crate::vector::sgemm_dev(&bench.gpu, dims, 1.0, operands.a, &b_t, 0.0, c)?;
+            }
+            Ok::<(), GpuError>(())
+        })
+        .and_then(|stats| {
+            let c_host = c.as_host_vec().gpu_context("copying C back")?;
+            Ok((per_launch(stats, operands.inner), c_host))
+        });
+    Ok(vec![Ours {
+        kernel: "sgemm",
+        outcome,
+    }])
+}
+
+// enabled by the lead when host::matmul lands: change `any()` to `all()` here and
+// `not(any())` to `not(all())` on the stub below (the `TENSOR_CORE_KERNELS` switch).
+/// Our tensor-core kernels (`host::matmul`'s `GemmPlan`, `wgmma` and `mma.sync`) for
+/// storage type `T` (`bf16`, `f16`, or `f32` as TF32): each planned once on `operands`
+/// and `c`, timed, and `C` copied back. A kernel that cannot be planned (e.g. `wgmma`
+/// before sm_90) is reported in its [`Ours`], and the other still runs.
+///
+/// # Errors
+/// None of its own beyond the kernels' (which go into [`Ours`]); the `Result` matches the
+/// stub's.
+#[cfg(any())]
+fn tensor_core_kernels<T: Operand + crate::matmul::TcElem>(
+    bench: &Bench<'_>,
+    operands: &Operands<'_, T>,
+    c: &mut DeviceBuffer<T>,
+) -> Result<Vec<Ours<T>>, GpuError> {
+    use crate::matmul::{GemmPlan, TcKernel};
+    let (m, n, k) = operands.dims;
+    let mut out = Vec::new();
+    for (kernel, name) in [(TcKernel::Wgmma, "wgmma"), (TcKernel::MmaSync, "mma.sync")] {
+        let outcome = (|| -> Result<(Stats, Vec<T>), GpuError> {
+            // A fresh NaN-filled C for each kernel: one that writes nothing cannot pass
+            // with the previous kernel's result.
+            *c = upload(bench, &vec![T::NAN; m * n])?;
+            let stats = {
+                let mut plan =
+                    GemmPlan::<T>::new(&bench.gpu, kernel, m, n, k, operands.a, operands.b, c)?;
+                bench.time(|| {
+                    for _ in 0..operands.inner {
+                        plan.launch(&bench.gpu)?;
+                    }
+                    Ok::<(), GpuError>(())
+                })?
+            };
+            let c_host = c.as_host_vec().gpu_context("copying C back")?;
+            Ok((per_launch(stats, operands.inner), c_host))
+        })();
+        out.push(Ours {
+            kernel: name,
+            outcome,
+        });
+    }
+    Ok(out)
+}
+
+/// Stands in for [`tensor_core_kernels`] until `host::matmul` is merged: no kernels, and a
+/// note says so once per run (see the switch above).
+#[cfg(not(any()))]
+fn tensor_core_kernels<T: Operand>(
+    bench: &Bench<'_>,
+    _operands: &Operands<'_, T>,
+    _c: &mut DeviceBuffer<T>,
+) -> Result<Vec<Ours<T>>, GpuError> {
+    bench.tensor_core_missing.set(true);
+    Ok(Vec::new())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A column-major GEMM on the CPU, interpreting buffers as cuBLAS does:
+    /// `C = op(X)·op(Y)`, `C` m×n with leading dimension `ldc`.
+    fn column_major(call: &CublasCall, x: &[f64], y: &[f64]) -> Vec<f64> {
+        let (m, n, k) = call.mnk;
+        let mut c = vec![f64::NAN; call.ldc * n];
+        for j in 0..n {
+            for i in 0..m {
+                let mut sum = 0.0;
+                for p in 0..k {
+                    // op(X) is m×k: X stored k×m when transposed.
+                    let x_ip = if call.op_first.transposes() {
+                        x[p + i * call.ld_first]
+                    } else {
+                        x[i + p * call.ld_first]
+                    };
+                    let y_pj = if call.op_second.transposes() {
+                        y[j + p * call.ld_second]
+                    } else {
+                        y[p + j * call.ld_second]
+                    };
+                    sum += x_ip * y_pj;
+                }
+                c[i + j * call.ldc] = sum;
+            }
+        }
+        c
+    }
+
+    /// The cuBLAS call on `B`'s and `A`'s row-major buffers writes the row-major
+    /// `C = A·Bᵀ`, exactly, on a small non-square case.
+    #[test]
+    fn cublas_call_computes_row_major_a_times_b_transposed() {
+        let (m, n, k) = (3, 5, 4);
+        let a: Vec<f64> = (0..m * k).map(|i| (i * 7 % 9) as f64 - 4.0).collect();
+        let b: Vec<f64> = (0..n * k).map(|i| (i * 5 % 11) as f64 - 5.0).collect();
+        let call = cublas_call((m, n, k));
+        let got = column_major(&call, &b, &a);
+        let mut want = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                want[i * n + j] = (0..k).map(|p| a[i * k + p] * b[j * k + p]).sum();
+            }
+        }
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn accuracy_finds_errors_and_non_finite_elements() {
+        let (m, n, k) = (4, 6, 5);
+        let a: Vec<f32> = random_operand(1, m * k);
+        let b: Vec<f32> = random_operand(2, n * k);
+        let mut c: Vec<f32> = (0..m * n)
+            .map(|idx| {
+                let (i, j) = (idx / n, idx % n);
+                (0..k)
+                    .map(|p| f64::from(a[i * k + p]) * f64::from(b[j * k + p]))
+                    .sum::<f64>() as f32
+            })
+            .collect();
+        let exact = accuracy(&c, &a, &b, (m, n, k));
+        assert_eq!(exact.non_finite, 0);
+        assert!(exact.max_rel < 1e-7, "{exact:?}");
+        // A corner is always sampled: spoil it.
+        c[m * n - 1] += 0.5;
+        let spoiled = accuracy(&c, &a, &b, (m, n, k));
+        assert!(spoiled.max_rel > 1e-3, "{spoiled:?}");
+        c[0] = f32::NAN;
+        let nan = accuracy(&c, &a, &b, (m, n, k));
+        assert_eq!(nan.non_finite, 1);
+        assert_eq!(nan.max_rel, f64::INFINITY);
+    }
+
+    #[test]
+    fn flags_name_what_is_wrong() {
+        let good = Accuracy {
+            max_rel: 1e-3,
+            non_finite: 0,
+        };
+        assert!(flags(&good, Some(&good), 4e-3).is_empty());
+        let worse = Accuracy {
+            max_rel: 2.5e-3,
+            ..good
+        };
+        let f = flags(&worse, Some(&good), 4e-3);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(f[0].contains("worse than 2x cuBLAS"), "{f:?}");
+        let nan = Accuracy {
+            max_rel: f64::INFINITY,
+            non_finite: 3,
+        };
+        assert_eq!(flags(&nan, None, 4e-3).len(), 2);
+    }
+
+    #[test]
+    fn bounds_and_names() {
+        // bf16 output rounding dominates at k = 4096: 2^-8 + γ_4096 with u = 2^-23, where
+        // γ_k = k·u / (1 − k·u) ≈ 4.88e-4; ≈ 4.4e-3 in all.
+        let b = GemmPrecision::Bf16.error_bound(4096);
+        let ku = 4096.0 * 2f64.powi(-23);
+        assert!((b - (2f64.powi(-8) + ku / (1.0 - ku))).abs() < 1e-15, "{b}");
+        assert!(GemmPrecision::Fp32.error_bound(4096) < GemmPrecision::Tf32.error_bound(4096));
+        assert!(GemmPrecision::Fp16.error_bound(4096) < b);
+        for p in GemmPrecision::ALL {
+            assert_eq!(GemmPrecision::from_name(p.name()), Some(p));
+        }
+        assert_eq!(GemmPrecision::from_name("BF16"), Some(GemmPrecision::Bf16));
+        assert_eq!(GemmPrecision::from_name("fp64"), None);
+        assert_eq!(GemmPrecision::Tf32.compute(), ComputeType::F32FastTf32);
+    }
+
+    #[test]
+    fn launches_and_per_launch_stats() {
+        assert_eq!(launches_per_sample(2.0 * 2048f64.powi(3)), 12);
+        assert_eq!(launches_per_sample(2.0 * 8192f64.powi(3)), 1);
+        let s = per_launch(Stats::from_samples(vec![4.0, 8.0, 6.0]), 4);
+        assert_eq!((s.min_ms, s.median_ms, s.max_ms), (1.0, 1.5, 2.0));
+    }
+}
