@@ -15,6 +15,7 @@
 )]
 
 pub mod gemm;
+pub mod gemm_tc;
 pub mod mandelbrot;
 pub mod reduce;
 pub mod scan;

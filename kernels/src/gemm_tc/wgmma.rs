@@ -1,0 +1,1 @@
+//! The sm_90a GEMM on `wgmma` + TMA (in progress).
