@@ -34,6 +34,10 @@
 //!   same bits;
 //! - [`mma`]: warp-level tensor-core matrix multiply (`mma.sync` m16n8k16 f16/bf16,
 //!   m16n8k8 tf32, `ldmatrix`; sm_80) on typed fragments, and each fragment's lane map;
+//! - Hopper (sm_90 / sm_90a, PTX ISA 8.0): [`wgmma`] (warpgroup `wgmma.mma_async` from
+//!   shared-memory descriptors, `setmaxnreg`), [`barrier`] (`mbarrier` with transaction
+//!   counts), [`tma`] (`cp.async.bulk.tensor` loads/stores through a `TensorMap`),
+//!   [`cluster`] (cluster ranks, barriers, distributed shared memory); `stmatrix` in [`mma`];
 //! - [`launch`]: typed kernel handles and parameter kinds (`OutSlice`), used by `#[kernel]`;
 //!   the handle, the kinds and [`DeviceCopy`] are `cust_core`'s, the contract crate the host
 //!   runtime shares, re-exported here at their old paths;
@@ -60,6 +64,8 @@
 extern crate std;
 
 pub mod atomic;
+pub mod barrier;
+pub mod cluster;
 pub mod copy;
 pub mod half;
 pub mod io;
@@ -69,7 +75,9 @@ pub mod mem;
 pub mod mma;
 pub mod shared;
 pub mod thread;
+pub mod tma;
 pub mod warp;
+pub mod wgmma;
 
 pub use copy::DeviceCopy;
 pub use launch::OutSlice;

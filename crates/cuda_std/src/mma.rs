@@ -1,5 +1,5 @@
 //! Warp-level matrix multiply-accumulate on the tensor cores: `mma.sync` and `ldmatrix`
-//! (**sm_80+**, PTX ISA 7.0+).
+//! (**sm_80+**, PTX ISA 7.0+), and `stmatrix` (**sm_90+**, PTX ISA 7.8).
 //!
 //! One warp computes `D = A·B + C` with
 //! - [`M16N8K16`]: `A` 16×16 (M×K), `B` 16×8 (K×N), `C`/`D` 16×8 (M×N), with `A` and `B` in
@@ -610,6 +610,78 @@ ldmatrix_fn!(
 ldmatrix_fn!(
     /// [`ldmatrix_x4`], transposed (PTX `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`).
     ldmatrix_x4_trans, 4, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", [r0, r1, r2, r3]
+);
+
+/// Emits `stmatrix` with `$n` source registers.
+macro_rules! stmatrix_fn {
+    ($(#[$doc:meta])* $name:ident, $n:literal, $ptx:literal, [$($r:literal),+]) => {
+        $(#[$doc])*
+        ///
+        /// PTX ISA §9.7.14.5, "Collectively store a matrix: stmatrix"; **sm_90+**, PTX ISA
+        /// 7.8 (items gated with `cfg(target_feature = "sm_90")`). Register `i` holds matrix
+        /// `i`, two 16-bit elements per register placed as [`layout::ldmatrix_b16`] says
+        /// (the inverse of `ldmatrix`: `stmatrix` then `ldmatrix` of the same addresses
+        /// gives the registers back).
+        ///
+        /// # Safety
+        /// - `.aligned`: all 32 lanes of the warp execute this same call convergently;
+        /// - `dst` is a generic address of **shared** memory, 16-byte aligned, valid for
+        ///   writing 16 bytes (one row of 8 elements), in the lanes whose address the
+        ///   instruction uses (lanes `0..8·n` for `n` matrices; the others are ignored);
+        /// - no other thread accesses those bytes concurrently.
+        #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+        #[inline(always)]
+        pub unsafe fn $name(dst: *mut u16, regs: [u32; $n]) {
+            #[cfg(target_arch = "nvptx64")]
+            // SAFETY: caller contract (shared, aligned, converged). Writes memory.
+            unsafe {
+                asm!(
+                    concat!("{{ .reg .b64 s; cvta.to.shared.u64 s, {p}; ", $ptx, " [s], {{",
+                        stmatrix_fn!(@list $($r),+), "}}; }}"),
+                    $(in(reg32) regs[$r],)+
+                    p = in(reg64) dst as u64,
+                    options(nostack),
+                )
+            };
+            #[cfg(not(target_arch = "nvptx64"))]
+            crate::host_stub!(concat!("mma::", stringify!($name)), dst, regs)
+        }
+    };
+    (@list $r0:literal) => { concat!("{", stringify!($r0), "}") };
+    (@list $r0:literal, $($r:literal),+) => {
+        concat!("{", stringify!($r0), "}, ", stmatrix_fn!(@list $($r),+))
+    };
+}
+
+stmatrix_fn!(
+    /// Stores one 8×8 matrix of 16-bit elements to shared memory (PTX
+    /// `stmatrix.sync.aligned.m8n8.x1.shared.b16`): lanes 0..8 give the addresses of its
+    /// rows (`dst` points at 8 contiguous elements).
+    stmatrix_x1, 1, "stmatrix.sync.aligned.m8n8.x1.shared.b16", [0]
+);
+stmatrix_fn!(
+    /// Stores two 8×8 matrices (PTX `stmatrix.sync.aligned.m8n8.x2.shared.b16`): lanes
+    /// `8i..8i+8` give the row addresses of matrix `i`.
+    stmatrix_x2, 2, "stmatrix.sync.aligned.m8n8.x2.shared.b16", [0, 1]
+);
+stmatrix_fn!(
+    /// Stores four 8×8 matrices (PTX `stmatrix.sync.aligned.m8n8.x4.shared.b16`): lanes
+    /// `8i..8i+8` give the row addresses of matrix `i`.
+    stmatrix_x4, 4, "stmatrix.sync.aligned.m8n8.x4.shared.b16", [0, 1, 2, 3]
+);
+stmatrix_fn!(
+    /// [`stmatrix_x1`], transposed (PTX `stmatrix.sync.aligned.m8n8.x1.trans.shared.b16`):
+    /// the register's element at `(row, col)` of [`layout::ldmatrix_b16`] is stored at
+    /// `(col, row)`.
+    stmatrix_x1_trans, 1, "stmatrix.sync.aligned.m8n8.x1.trans.shared.b16", [0]
+);
+stmatrix_fn!(
+    /// [`stmatrix_x2`], transposed (PTX `stmatrix.sync.aligned.m8n8.x2.trans.shared.b16`).
+    stmatrix_x2_trans, 2, "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16", [0, 1]
+);
+stmatrix_fn!(
+    /// [`stmatrix_x4`], transposed (PTX `stmatrix.sync.aligned.m8n8.x4.trans.shared.b16`).
+    stmatrix_x4_trans, 4, "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16", [0, 1, 2, 3]
 );
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]

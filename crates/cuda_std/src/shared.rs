@@ -331,6 +331,36 @@ pub fn total_shared_size_bytes() -> u32 {
     crate::gpu_only("shared::total_shared_size_bytes")
 }
 
+/// The 32-bit `.shared` state-space address of `p`, a generic pointer into this block's
+/// shared memory, for instructions that take a shared address (`mbarrier`, TMA, `wgmma`
+/// matrix descriptors, `stmatrix`).
+///
+/// PTX: `cvta.to.shared.u64` then `cvt.u32.u64` (PTX ISA §9.7.9.18 "cvta"; shared
+/// addresses fit 32 bits, §5.1.5 "Shared State Space"); all compute capabilities. Computes
+/// an address only: no memory is accessed, and it is safe to call with any pointer, but the
+/// result is meaningful only when `p` points into shared memory (otherwise it is
+/// unspecified).
+#[inline(always)]
+#[must_use]
+pub fn shared_addr<T>(p: *const T) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let a: u32;
+        // SAFETY: address arithmetic only; no memory access.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .b64 s; cvta.to.shared.u64 s, {p}; cvt.u32.u64 {a}, s; }}",
+                p = in(reg64) p as u64,
+                a = out(reg32) a,
+                options(pure, nomem, nostack),
+            )
+        };
+        a
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::host_stub!("shared::shared_addr", p)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,8 +5,14 @@ use core::{fmt, str::FromStr};
 /// A compute capability (a GPU architecture), e.g. 9.0 for the H100 and H200.
 ///
 /// Displays as `sm_90`, the name rustc's `-C target-cpu` and ptxas' `-arch` take; parses from
-/// that form (`sm_90`, `sm_100`, also `compute_90`) or from `9.0`. Ordered by `(major,
-/// minor)`, so `cc >= ComputeCapability::new(8, 0)` asks for Ampere or later.
+/// that form (`sm_90`, `sm_100`, also `compute_90`, each optionally with the `a` suffix) or
+/// from `9.0`. Ordered by `(major, minor, arch_specific)`, so `cc >=
+/// ComputeCapability::new(8, 0)` asks for Ampere or later.
+///
+/// An *architecture-specific* target (`sm_90a`, [`ComputeCapability::new_arch_specific`])
+/// enables instructions that exist on that architecture only (Hopper's `wgmma`,
+/// `setmaxnreg`, TMA multicast); its PTX and cubins run on exactly that compute capability,
+/// not on later ones (PTX ISA "Module Directives: .target", `sm_90a`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ComputeCapability {
     /// The major version: 7 for Volta/Turing, 8 for Ampere/Ada, 9 for Hopper, 10 and 12 for
@@ -14,19 +20,38 @@ pub struct ComputeCapability {
     pub major: u32,
     /// The minor version, 0 to 9.
     pub minor: u32,
+    /// Whether this is the architecture-specific variant (`sm_90a`): its features exist on
+    /// this exact compute capability only.
+    pub arch_specific: bool,
 }
 
 impl ComputeCapability {
     /// The compute capability `major.minor`.
     pub const fn new(major: u32, minor: u32) -> Self {
-        Self { major, minor }
+        Self {
+            major,
+            minor,
+            arch_specific: false,
+        }
+    }
+
+    /// The architecture-specific compute capability `major.minor` with the `a` suffix, e.g.
+    /// `new_arch_specific(9, 0)` is `sm_90a` (the only target with `wgmma`).
+    pub const fn new_arch_specific(major: u32, minor: u32) -> Self {
+        Self {
+            major,
+            minor,
+            arch_specific: true,
+        }
     }
 }
 
 impl fmt::Display for ComputeCapability {
-    /// `sm_<major><minor>`, e.g. `sm_90`, `sm_120`.
+    /// `sm_<major><minor>`, e.g. `sm_90`, `sm_120`, with an `a` suffix when architecture
+    /// specific (`sm_90a`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sm_{}{}", self.major, self.minor)
+        let suffix = if self.arch_specific { "a" } else { "" };
+        write!(f, "sm_{}{}{suffix}", self.major, self.minor)
     }
 }
 
@@ -86,14 +111,22 @@ impl core::error::Error for ParseComputeCapabilityError {}
 impl FromStr for ComputeCapability {
     type Err = ParseComputeCapabilityError;
 
-    /// Parses `sm_XY` / `compute_XY` (the last digit is the minor version: `sm_100` is 10.0)
-    /// or `X.Y`.
+    /// Parses `sm_XY` / `compute_XY` (the last digit is the minor version: `sm_100` is 10.0),
+    /// optionally with the `a` suffix (`sm_90a`, architecture specific), or `X.Y`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = || ParseComputeCapabilityError::new(s);
         let digits =
             |t: &str| !t.is_empty() && t.len() <= 4 && t.bytes().all(|b| b.is_ascii_digit());
+        let mut arch_specific = false;
         let (major, minor) =
             if let Some(rest) = s.strip_prefix("sm_").or_else(|| s.strip_prefix("compute_")) {
+                let rest = match rest.strip_suffix('a') {
+                    Some(r) => {
+                        arch_specific = true;
+                        r
+                    }
+                    None => rest,
+                };
                 if rest.len() < 2 || !digits(rest) {
                     return Err(err());
                 }
@@ -105,10 +138,11 @@ impl FromStr for ComputeCapability {
                 }
                 (major, minor)
             };
-        Ok(Self::new(
-            major.parse().map_err(|_| err())?,
-            minor.parse().map_err(|_| err())?,
-        ))
+        Ok(Self {
+            major: major.parse().map_err(|_| err())?,
+            minor: minor.parse().map_err(|_| err())?,
+            arch_specific,
+        })
     }
 }
 
@@ -158,6 +192,22 @@ mod tests {
         assert_eq!("compute_80".parse(), Ok(ComputeCapability::new(8, 0)));
         assert_eq!("9.0".parse(), Ok(ComputeCapability::new(9, 0)));
         assert_eq!("10.3".parse(), Ok(ComputeCapability::new(10, 3)));
+    }
+
+    #[test]
+    fn arch_specific_names_carry_the_a_suffix() {
+        let cc = ComputeCapability::new_arch_specific(9, 0);
+        assert_eq!(cc.to_string(), "sm_90a");
+        assert_eq!("sm_90a".parse(), Ok(cc));
+        assert_eq!(
+            "compute_100a".parse(),
+            Ok(ComputeCapability::new_arch_specific(10, 0))
+        );
+        assert_ne!(cc, ComputeCapability::new(9, 0));
+        assert!(cc > ComputeCapability::new(9, 0) && cc < ComputeCapability::new(10, 0));
+        for bad in ["sm_a", "sm_9a", "sm_90aa", "9.0a"] {
+            assert!(bad.parse::<ComputeCapability>().is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //!   `P` is made of, and [`ParamSizes`](launch::ParamSizes), the parameter layout a kind
 //!   tuple stands for.
 //! - [`ComputeCapability`]: one GPU architecture, `sm_90` when displayed.
+//! - [`TensorMap`]: a TMA tensor descriptor (`CUtensorMap`), encoded by the host, read by
+//!   kernels.
 //! - `manifest` (feature `alloc`): the kernels module manifest, `ModuleImage` and its parts,
 //!   which `cuda_builder` writes as JSON (feature `serde`) and a host crate includes
 //!   (feature `json`).
@@ -40,8 +42,10 @@ mod copy;
 pub mod launch;
 #[cfg(feature = "alloc")]
 pub mod manifest;
+mod tma;
 
 pub use arch::{ComputeCapability, ParseComputeCapabilityError};
 pub use copy::DeviceCopy;
 #[cfg(feature = "alloc")]
 pub use manifest::{Cubin, EntryPoint, ManifestError, ModuleImage, Resources};
+pub use tma::TensorMap;

@@ -1,0 +1,242 @@
+//! Shared-memory transaction barriers: `mbarrier` (PTX ISA §9.7.13.15 "Parallel
+//! Synchronization and Communication Instructions: mbarrier"), with the transaction counts
+//! that TMA loads complete (**sm_90**, PTX ISA 8.0).
+//!
+//! An [`MBarrier`] is 8 bytes of shared memory tracking one *phase* at a time: a phase
+//! completes when its pending arrival count reaches zero **and** its pending transaction
+//! count (bytes expected from asynchronous copies, [`MBarrier::expect_tx`]) reaches zero;
+//! the barrier then starts the next phase with the arrival count it was initialised with.
+//! Waiters name the phase they wait for by its parity, as a [`Phase`] value they carry and
+//! [`Phase::flip`] after each completed wait (a pipeline stage's barrier completes phases
+//! 0, 1, 0, 1, …).
+//!
+//! Typical TMA use: one thread [`MBarrier::init`]s with count 1, [`fence_init`], block
+//! barrier; then per stage the producer thread calls [`MBarrier::arrive_expect_tx`] with the
+//! tile's bytes and issues [`tma::load_2d`](crate::tma::load_2d), and consumers
+//! [`MBarrier::wait`] for the stage's phase.
+//!
+//! The functions are not `cfg`-gated: inline PTX is only assembled when a kernel calls it
+//! (build kernels using them for sm_90 or later); on the host they are stubs that panic.
+
+use core::cell::UnsafeCell;
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::asm;
+
+/// An `mbarrier` object: 8 bytes, 8-byte aligned, living in **shared memory** (PTX ISA
+/// §9.7.13.15.1 "Size and alignment of mbarrier object"). Obtain one by casting a
+/// shared-memory pointer (e.g. from [`shared_array!`](crate::shared_array)`(MBarrier, 4)`)
+/// and initialise it with [`MBarrier::init`]; its contents are opaque and only changed by
+/// `mbarrier` instructions.
+#[repr(C, align(8))]
+pub struct MBarrier(UnsafeCell<u64>);
+
+impl core::fmt::Debug for MBarrier {
+    /// `MBarrier { .. }`: the state is opaque (and in GPU shared memory).
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("MBarrier").finish_non_exhaustive()
+    }
+}
+
+/// The parity of a barrier phase that a waiter waits for: [`Phase::ZERO`] for a barrier's
+/// first phase, then [`Phase::flip`] after each completed wait on that barrier.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Phase(u32);
+
+impl Phase {
+    /// The phase of a freshly initialised barrier (parity 0).
+    pub const ZERO: Self = Self(0);
+
+    /// The next phase (the other parity).
+    #[must_use]
+    pub const fn flip(self) -> Self {
+        Self(self.0 ^ 1)
+    }
+
+    /// The parity, 0 or 1, as `mbarrier.try_wait.parity` takes it.
+    #[must_use]
+    pub const fn parity(self) -> u32 {
+        self.0
+    }
+}
+
+/// Makes prior [`MBarrier::init`]s visible to other threads of the cluster and to the async
+/// proxy (TMA) (PTX `fence.mbarrier_init.release.cluster`, PTX ISA §9.7.13.4 "membar/fence";
+/// sm_90, PTX ISA 8.0). Call it in the initialising thread after the inits, then a block
+/// (or cluster) barrier before anyone uses the barriers.
+#[inline(always)]
+pub fn fence_init() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: no operands; a fence (not `nomem`).
+    unsafe {
+        asm!("fence.mbarrier_init.release.cluster;", options(nostack))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::gpu_only("barrier::fence_init")
+}
+
+impl MBarrier {
+    /// The 32-bit shared address of this barrier.
+    #[inline(always)]
+    fn addr(&self) -> u32 {
+        crate::shared::shared_addr(self.0.get())
+    }
+
+    /// Initialises the barrier for `arrival_count` arrivals per phase (1..=2²⁰−1), phase 0,
+    /// no pending transactions (PTX `mbarrier.init.shared::cta.b64`, PTX ISA §9.7.13.15.9;
+    /// sm_80).
+    ///
+    /// # Safety
+    /// - `self` is in this CTA's shared memory (8-byte aligned by its type);
+    /// - exactly one thread initialises it, and no thread uses it until that thread ran
+    ///   [`fence_init`] and a barrier ([`sync_threads`](crate::thread::sync_threads), or a
+    ///   cluster barrier when other CTAs use it) separated the init from the uses;
+    /// - it is not re-initialised while a phase is in progress (no pending arrivals, no
+    ///   copies in flight on it).
+    #[inline(always)]
+    pub unsafe fn init(&self, arrival_count: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: caller contract. Writes shared memory: not `nomem`.
+        unsafe {
+            asm!("mbarrier.init.shared::cta.b64 [{a}], {n};", a = in(reg32) self.addr(),
+                n = in(reg32) arrival_count, options(nostack))
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host_stub!("barrier::MBarrier::init", arrival_count)
+    }
+
+    /// Arrives on the barrier: one of the current phase's arrivals, with release semantics
+    /// at CTA scope (PTX `mbarrier.arrive.shared::cta.b64 _, [addr]`, PTX ISA
+    /// §9.7.13.15.13; sm_80, PTX ISA 7.1 for the `_` sink).
+    ///
+    /// # Safety
+    /// - `self` is an initialised barrier in this CTA's shared memory;
+    /// - the current phase still expects an arrival from this thread (arriving more often
+    ///   than `arrival_count` times per phase is undefined behaviour).
+    #[inline(always)]
+    pub unsafe fn arrive(&self) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: caller contract.
+        unsafe {
+            asm!("mbarrier.arrive.shared::cta.b64 _, [{a}];", a = in(reg32) self.addr(),
+                options(nostack))
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::gpu_only("barrier::MBarrier::arrive")
+    }
+
+    /// [`expect_tx`](Self::expect_tx)`(tx_bytes)` then [`arrive`](Self::arrive), as one
+    /// instruction (PTX `mbarrier.arrive.expect_tx.shared::cta.b64 _, [addr], tx`, PTX ISA
+    /// §9.7.13.15.13; sm_90, PTX ISA 8.0): the usual call of the thread issuing a TMA load
+    /// of `tx_bytes` bytes.
+    ///
+    /// # Safety
+    /// As [`arrive`](Self::arrive), and `tx_bytes` (< 2²⁰) is exactly the number of bytes
+    /// that asynchronous copies completing on this barrier will deliver in this phase
+    /// (fewer and the phase never completes: waiters hang; more is undefined behaviour).
+    #[inline(always)]
+    pub unsafe fn arrive_expect_tx(&self, tx_bytes: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: caller contract.
+        unsafe {
+            asm!("mbarrier.arrive.expect_tx.shared::cta.b64 _, [{a}], {tx};",
+                a = in(reg32) self.addr(), tx = in(reg32) tx_bytes, options(nostack))
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host_stub!("barrier::MBarrier::arrive_expect_tx", tx_bytes)
+    }
+
+    /// Adds `tx_bytes` to the current phase's pending transaction count without arriving
+    /// (PTX `mbarrier.expect_tx.relaxed.cta.shared::cta.b64`, PTX ISA §9.7.13.15.11; sm_90,
+    /// PTX ISA 8.0).
+    ///
+    /// # Safety
+    /// - `self` is an initialised barrier in this CTA's shared memory whose current phase
+    ///   has not completed (it still expects an arrival);
+    /// - copies completing on this barrier deliver exactly the expected bytes in this phase
+    ///   (see [`arrive_expect_tx`](Self::arrive_expect_tx)).
+    #[inline(always)]
+    pub unsafe fn expect_tx(&self, tx_bytes: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: caller contract.
+        unsafe {
+            asm!("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{a}], {tx};",
+                a = in(reg32) self.addr(), tx = in(reg32) tx_bytes, options(nostack))
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host_stub!("barrier::MBarrier::expect_tx", tx_bytes)
+    }
+
+    /// Whether the phase of parity `phase` has completed, waiting a hardware-chosen time
+    /// for it first (PTX `mbarrier.try_wait.parity.shared::cta.b64`, PTX ISA §9.7.13.15.16;
+    /// sm_90, PTX ISA 7.8). Acquire semantics at CTA scope when it returns `true`: the
+    /// arrivers' writes and the completed copies' bytes are visible.
+    ///
+    /// # Safety
+    /// - `self` is an initialised barrier in this CTA's shared memory;
+    /// - `phase` is the current phase or the one just before it (the barrier cannot tell
+    ///   older phases apart from newer ones of the same parity).
+    #[inline(always)]
+    #[must_use]
+    pub unsafe fn try_wait(&self, phase: Phase) -> bool {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let done: u32;
+            // SAFETY: caller contract. An acquire: not `nomem`, not `pure`.
+            unsafe {
+                asm!(
+                    "{{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [{a}], {ph}; \
+                     selp.u32 {d}, 1, 0, p; }}",
+                    a = in(reg32) self.addr(), ph = in(reg32) phase.parity(),
+                    d = out(reg32) done, options(nostack))
+            };
+            done != 0
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host_stub!("barrier::MBarrier::try_wait", phase)
+    }
+
+    /// Waits until the phase of parity `phase` has completed: [`try_wait`](Self::try_wait)
+    /// in a loop.
+    ///
+    /// # Safety
+    /// As [`try_wait`](Self::try_wait); and the phase must eventually complete (enough
+    /// arrivals and transaction bytes), or the thread hangs.
+    #[inline(always)]
+    pub unsafe fn wait(&self, phase: Phase) {
+        // SAFETY: forwarded to the caller.
+        while !unsafe { self.try_wait(phase) } {}
+    }
+
+    /// Arrives on the barrier at the same shared-memory offset in the CTA of rank
+    /// `cta_rank` of this cluster, with release semantics at cluster scope (PTX
+    /// `mapa.shared::cluster.u32` + `mbarrier.arrive.release.cluster.shared::cluster.b64 _,
+    /// [remote]`, PTX ISA §9.7.9.21 "mapa" and §9.7.13.15.13; sm_90, PTX ISA 8.0). Used to
+    /// tell a producer in another CTA that a multicast buffer may be refilled.
+    ///
+    /// # Safety
+    /// - the kernel runs with clusters and `cta_rank` < [`nctarank`](crate::cluster::nctarank);
+    /// - the barrier at this offset in CTA `cta_rank` is initialised (the init was ordered
+    ///   before this call by [`fence_init`] and a cluster barrier), that CTA has not exited,
+    ///   and its current phase still expects this arrival.
+    #[inline(always)]
+    pub unsafe fn arrive_cluster(&self, cta_rank: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: caller contract.
+        unsafe {
+            asm!(
+                "{{ .reg .b32 r; mapa.shared::cluster.u32 r, {a}, {rank}; \
+                 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r]; }}",
+                a = in(reg32) self.addr(), rank = in(reg32) cta_rank, options(nostack))
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host_stub!("barrier::MBarrier::arrive_cluster", cta_rank)
+    }
+
+    /// The 32-bit shared address of this barrier, for PTX that takes it (TMA's `[mbar]`).
+    #[inline(always)]
+    #[must_use]
+    pub fn shared_addr(&self) -> u32 {
+        self.addr()
+    }
+}

@@ -1,0 +1,193 @@
+//! The Tensor Memory Accelerator: bulk tensor copies between global and shared memory
+//! described by a [`TensorMap`] (PTX `cp.async.bulk.tensor`, PTX ISA §9.7.9.25
+//! "Data Movement and Conversion Instructions: cp.async.bulk.tensor"; **sm_90**, PTX ISA
+//! 8.0; the multicast form **sm_90a**).
+//!
+//! A load copies one box (the tile the map's `box_dims` name, innermost dimension first) at
+//! element coordinates `(x, y)` into shared memory, in the map's swizzle layout, and
+//! completes `box bytes` transactions on an [`MBarrier`]: the issuing thread calls
+//! [`MBarrier::arrive_expect_tx`] with the box's bytes, consumers
+//! [`MBarrier::wait`]. Parts of the box outside the tensor are filled with zeros.
+//!
+//! A store copies a box from shared memory to global memory; completion is tracked with bulk
+//! groups ([`commit_group`], [`wait_group_read`]). Before a store, generic writes to the
+//! shared source must be made visible to the async proxy with
+//! [`fence_proxy_async_shared`] (by every writing thread) and a barrier.
+//!
+//! The map is read through a generic address: a 64-byte-aligned [`TensorMap`] in global
+//! memory (a `DeviceBox<TensorMap>`), written before the launch. The functions are not
+//! `cfg`-gated: inline PTX is only assembled when a kernel calls it; on the host they are
+//! stubs that panic.
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::asm;
+
+use crate::barrier::MBarrier;
+
+/// A TMA tensor descriptor (CUDA `CUtensorMap`), re-exported from `cust_core`, where the host
+/// encodes it.
+pub use cust_core::TensorMap;
+
+/// Loads the box at element coordinates `(x, y)` (`x` innermost) of the tensor `map`
+/// describes into shared memory at `dst`, completing the box's byte count on `bar` (PTX
+/// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`,
+/// PTX ISA §9.7.9.25; sm_90, PTX ISA 8.0). Issued by one thread; asynchronous.
+///
+/// # Safety
+/// - the kernel is built for sm_90 or later;
+/// - `map` is a generic address of a valid 2-D [`TensorMap`] (64-byte aligned, in global,
+///   const or param memory, written before the launch or fenced), whose element type has the
+///   size of `T`;
+/// - `dst` points into this CTA's shared memory, aligned to 128 bytes (1024 bytes for a
+///   128-byte swizzle, so the swizzle pattern starts at the tile), with room for the whole
+///   box, and nobody reads or writes it until `bar`'s phase completes;
+/// - `bar` is an initialised [`MBarrier`] in this CTA's shared memory whose current phase
+///   expects these bytes ([`MBarrier::arrive_expect_tx`] or [`MBarrier::expect_tx`]).
+#[inline(always)]
+pub unsafe fn load_2d<T>(dst: *mut T, map: *const TensorMap, x: i32, y: i32, bar: &MBarrier) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: caller contract. Writes shared memory asynchronously: not `nomem`.
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes \
+             [{d}], [{m}, {{{x}, {y}}}], [{b}];",
+            d = in(reg32) crate::shared::shared_addr(dst),
+            m = in(reg64) map as u64,
+            x = in(reg32) x,
+            y = in(reg32) y,
+            b = in(reg32) bar.shared_addr(),
+            options(nostack),
+        )
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::host_stub!("tma::load_2d", dst, map, x, y, bar)
+}
+
+/// [`load_2d`] multicast: the box is written at the same shared-memory offset as `dst`, and
+/// completes on the barrier at the same offset as `bar`, in every CTA of the cluster whose
+/// rank's bit is set in `cta_mask` (PTX `cp.async.bulk.tensor.2d.shared::cluster.global.
+/// tile.mbarrier::complete_tx::bytes.multicast::cluster`, PTX ISA §9.7.9.25; **sm_90a**).
+///
+/// # Safety
+/// As [`load_2d`], for each CTA named in `cta_mask`: the kernel is built for sm_90a and
+/// launched with clusters, every rank in `cta_mask` is < the cluster size, and in each of
+/// those CTAs the buffer at `dst`'s offset is free and the barrier at `bar`'s offset
+/// expects the box's bytes in its current phase.
+#[inline(always)]
+pub unsafe fn load_2d_multicast<T>(
+    dst: *mut T,
+    map: *const TensorMap,
+    x: i32,
+    y: i32,
+    bar: &MBarrier,
+    cta_mask: u16,
+) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: caller contract.
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes\
+             .multicast::cluster [{d}], [{m}, {{{x}, {y}}}], [{b}], {mask};",
+            d = in(reg32) crate::shared::shared_addr(dst),
+            m = in(reg64) map as u64,
+            x = in(reg32) x,
+            y = in(reg32) y,
+            b = in(reg32) bar.shared_addr(),
+            mask = in(reg16) cta_mask,
+            options(nostack),
+        )
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::host_stub!("tma::load_2d_multicast", dst, map, x, y, bar, cta_mask)
+}
+
+/// Stores the box at `src` (this CTA's shared memory, in the map's swizzle layout) to
+/// element coordinates `(x, y)` of the tensor `map` describes; parts outside the tensor are
+/// not written (PTX `cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group`, PTX ISA
+/// §9.7.9.25; sm_90, PTX ISA 8.0). Issued by one thread; asynchronous: [`commit_group`]
+/// then [`wait_group_read`] before `src` is overwritten.
+///
+/// # Safety
+/// - the kernel is built for sm_90 or later; `map` as in [`load_2d`];
+/// - `src` points into this CTA's shared memory, 128-byte aligned (1024 for a 128-byte
+///   swizzle), holding the whole box, written before and made visible to the async proxy
+///   ([`fence_proxy_async_shared`] by the writing threads, then a barrier);
+/// - `src` is not written until a [`wait_group_read`] covering this store returned, and the
+///   CTA does not exit before the store has read it (a final `wait_group_read::<0>()`).
+#[inline(always)]
+pub unsafe fn store_2d<T>(map: *const TensorMap, x: i32, y: i32, src: *const T) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: caller contract. Reads shared and writes global memory: not `nomem`.
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [{m}, {{{x}, {y}}}], [{s}];",
+            m = in(reg64) map as u64,
+            x = in(reg32) x,
+            y = in(reg32) y,
+            s = in(reg32) crate::shared::shared_addr(src),
+            options(nostack),
+        )
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::host_stub!("tma::store_2d", map, x, y, src)
+}
+
+/// Closes this thread's bulk copies issued since the last commit ([`store_2d`]) into one
+/// bulk async-group (PTX `cp.async.bulk.commit_group`, PTX ISA §9.7.9.27; sm_90).
+#[inline(always)]
+pub fn commit_group() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: no operands.
+    unsafe {
+        asm!("cp.async.bulk.commit_group;", options(nostack))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::gpu_only("tma::commit_group")
+}
+
+/// Waits until at most `N` of this thread's bulk async-groups still have to *read* their
+/// shared-memory source (PTX `cp.async.bulk.wait_group.read N`, PTX ISA §9.7.9.28; sm_90):
+/// afterwards the sources of the older groups may be overwritten. (The global writes may
+/// still be in flight; they are visible to later kernels.)
+#[inline(always)]
+pub fn wait_group_read<const N: u32>() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: an immediate operand. Not `nomem`: later writes to the source must stay below.
+    unsafe {
+        asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::gpu_only("tma::wait_group_read")
+}
+
+/// Orders this thread's prior generic-proxy accesses to shared memory (ordinary stores)
+/// before later async-proxy accesses (TMA stores, `wgmma` operand reads) (PTX
+/// `fence.proxy.async.shared::cta`, PTX ISA §9.7.13.4 "membar/fence"; sm_90). Each writing
+/// thread calls it, then a barrier, then the TMA store or `wgmma` is issued.
+#[inline(always)]
+pub fn fence_proxy_async_shared() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: no operands; a fence.
+    unsafe {
+        asm!("fence.proxy.async.shared::cta;", options(nostack))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::gpu_only("tma::fence_proxy_async_shared")
+}
+
+/// Prefetches the tensor map into the descriptor cache (PTX `prefetch.tensormap [map]`,
+/// PTX ISA §9.7.9.15 "prefetch"; sm_90). A hint: it has no effect on results.
+///
+/// # Safety
+/// `map` is a generic address of a [`TensorMap`] in global, const or param memory,
+/// 64-byte aligned.
+#[inline(always)]
+pub unsafe fn prefetch_descriptor(map: *const TensorMap) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: caller contract.
+    unsafe {
+        asm!("prefetch.tensormap [{m}];", m = in(reg64) map as u64, options(readonly, nostack))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::host_stub!("tma::prefetch_descriptor", map)
+}
