@@ -88,6 +88,24 @@ pub enum BuildError {
     /// A path the manifest must name is not UTF-8.
     #[error("{0} is not UTF-8; the kernels manifest names its files by UTF-8 paths")]
     NonUtf8Path(PathBuf),
+    /// An arch-specific variant ([`CudaBuilder::arch_variant`](crate::CudaBuilder::arch_variant))
+    /// declares a kernel's parameters differently from the baseline or an earlier variant
+    /// (a `#[cfg]` that changes a signature): one typed handle cannot launch both.
+    #[error(
+        "kernel `{kernel}` has parameters of {variant:?} bytes in the {arch} variant but \
+         {earlier:?} in an earlier target; gate whole kernels by architecture, not their \
+         parameters"
+    )]
+    VariantParams {
+        /// The kernel.
+        kernel: String,
+        /// The variant's target, e.g. `sm_90a`.
+        arch: cust_core::ComputeCapability,
+        /// The sizes in the earlier target, bytes.
+        earlier: Vec<usize>,
+        /// The sizes in this variant, bytes.
+        variant: Vec<usize>,
+    },
     /// A manifest could not be written or read as JSON.
     #[error("{0} is not a kernels module manifest: {1}")]
     Manifest(PathBuf, #[source] serde_json::Error),

@@ -48,6 +48,11 @@
 //!    tools: [`manifest::read`]), `<CRATE>_PTX` and `<CRATE>_CUBIN_SM<XY>` (e.g.
 //!    `KERNELS_CUBIN_SM90`).
 //!
+//! With [`CudaBuilder::arch_variant`] (e.g. `ComputeCapability::sm_90a()`), steps 1 to 4
+//! also run for each arch-specific target, in a target directory of its own, and the
+//! manifest lists the variants and, per entry point, the targets that define it; `cust`
+//! loads the variants the device can run and picks each kernel's best one.
+//!
 //! A kernels crate written for Rust-CUDA builds as it is: the builder adds `#![no_std]` and
 //! the unstable features kernels need (`abi_ptx`, `asm_experimental_arch`, `stdarch_nvptx`)
 //! to the kernels build when the crate root does not name them, and accepts Rust-CUDA's
@@ -62,7 +67,7 @@ mod toolchain;
 #[cfg(feature = "watch")]
 pub mod watch;
 
-pub use cust_core::{ComputeCapability, Cubin, EntryPoint, ModuleImage, Resources};
+pub use cust_core::{ArchVariant, ComputeCapability, Cubin, EntryPoint, ModuleImage, Resources};
 pub use error::BuildError;
 
 use std::path::{Path, PathBuf};
@@ -207,6 +212,7 @@ pub struct CudaBuilder {
     cfgs: Vec<String>,
     variant: Option<String>,
     max_registers: Vec<(String, u32)>,
+    arch_variants: Vec<ComputeCapability>,
 }
 
 impl CudaBuilder {
@@ -232,6 +238,7 @@ impl CudaBuilder {
             cfgs: Vec::new(),
             variant: None,
             max_registers: Vec::new(),
+            arch_variants: Vec::new(),
         }
     }
 
@@ -390,6 +397,33 @@ impl CudaBuilder {
         self
     }
 
+    /// Also builds the kernels crate for the arch-specific target `arch` (e.g.
+    /// [`ComputeCapability::sm_90a`]), in the same [`build`](Self::build), beside the
+    /// baseline [`arch`](Self::arch): one more nested cargo (`-C target-cpu=sm_90a`, in
+    /// `<target dir>/sm_90a`), with the PTX ISA version the target needs
+    /// ([`min_ptx_isa`]: 8.0 for sm_90a) or [`ptx_isa`](Self::ptx_isa) if that is newer.
+    /// Each variant adds one PTX and, where ptxas is found, one cubin for `arch`
+    /// (`<target dir>/sm_90a/nvptx64-nvidia-cuda/<profile>/<crate>.sm_90a.cubin`), listed in
+    /// the manifest's [`ModuleImage::variants`]; every entry point lists the targets whose
+    /// PTX defines it ([`EntryPoint::archs`]), which is how `cust` picks, per kernel, the
+    /// variant a device can run. The paths are exported as `<CRATE>_PTX_SM90A` and
+    /// `<CRATE>_CUBIN_SM90A`. [`max_registers`](Self::max_registers) caps apply in every
+    /// PTX that defines the kernel; [`output_path`](Self::output_path) and
+    /// [`final_module_path`](Self::final_module_path) receive the baseline only.
+    ///
+    /// Kernels that need the target gate themselves with
+    /// `#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]`: the host
+    /// (where `target_arch` is not nvptx64) always has their typed handle, and only the
+    /// variant's PTX defines them. A variant that declares a kernel's parameters differently
+    /// from the baseline fails the build ([`BuildError::VariantParams`]). Default: none.
+    pub fn arch_variant(mut self, arch: impl Into<ComputeCapability>) -> Self {
+        let arch = arch.into();
+        if !self.arch_variants.contains(&arch) {
+            self.arch_variants.push(arch);
+        }
+        self
+    }
+
     /// Compiles the kernels crate to PTX, in these steps (see the crate docs): find the crate
     /// and the toolchain; the nested cargo; the inputs from its dep-info; the final PTX
     /// (register caps, copies); ptxas and cubins; the manifest; the exported paths.
@@ -408,34 +442,84 @@ impl CudaBuilder {
         toolchain::ensure_components(&rustc, self.install_components)?;
         let target_dir = self.resolved_target_dir(&krate.dir);
 
-        let cmd = cargo_cmd::command(&self, &krate, &cargo, &rustc, &target_dir)?;
-        cargo_cmd::run(cmd, &krate.name, emit)?;
+        let profile = if self.release { "release" } else { "debug" };
 
-        let out_dir = target_dir
-            .join(TARGET)
-            .join(if self.release { "release" } else { "debug" });
-        let compiled_ptx = out_dir.join(format!("{}.ptx", krate.file_stem));
-        if !compiled_ptx.is_file() {
-            return Err(BuildError::PtxMissing(compiled_ptx));
+        // Step 1 and 2 for the baseline and each arch-specific variant.
+        let compiled = |builder: &Self, target_dir: &Path| -> Result<_, BuildError> {
+            let cmd = cargo_cmd::command(builder, &krate, &cargo, &rustc, target_dir)?;
+            cargo_cmd::run(cmd, &krate.name, emit)?;
+            let out_dir = target_dir.join(TARGET).join(profile);
+            let compiled_ptx = out_dir.join(format!("{}.ptx", krate.file_stem));
+            if !compiled_ptx.is_file() {
+                return Err(BuildError::PtxMissing(compiled_ptx));
+            }
+            let dep_info = out_dir.join(format!("{}.d", krate.file_stem));
+            let inputs = depinfo::source_inputs(&dep_info, &krate.manifest, &rustc);
+            Ok((out_dir, compiled_ptx, inputs))
+        };
+        let (out_dir, compiled_ptx, mut inputs) = compiled(&self, &target_dir)?;
+        let mut variants = Vec::new();
+        for &arch in &self.arch_variants {
+            let builder = self.variant_builder(arch);
+            let (v_out, v_ptx, v_inputs) = compiled(&builder, &target_dir.join(arch.to_string()))?;
+            for input in v_inputs {
+                if !inputs.contains(&input) {
+                    inputs.push(input);
+                }
+            }
+            variants.push((builder, v_out, v_ptx));
         }
-        let dep_info = out_dir.join(format!("{}.d", krate.file_stem));
-        let inputs = depinfo::source_inputs(&dep_info, &krate.manifest, &rustc);
         if emit {
             depinfo::emit_rerun_directives(&inputs);
         }
 
-        let ptx_path = self.final_ptx(compiled_ptx, &out_dir, &krate.file_stem)?;
-        let assembled = self.assemble(&ptx_path, &out_dir, &krate.file_stem, emit)?;
-        let ptx_text =
-            std::fs::read_to_string(&ptx_path).map_err(|e| BuildError::Io(ptx_path.clone(), e))?;
-        let image = manifest::image(
-            &krate.name,
-            &ptx_path,
-            self.arch,
-            &ptx_text,
-            assembled.cubins,
-            assembled.resources,
-        )?;
+        // Register caps apply where a kernel is defined: check each is defined somewhere.
+        let baseline = if variants.is_empty() {
+            self.clone()
+        } else {
+            let mut texts = vec![read(&compiled_ptx)?];
+            for (_, _, ptx) in &variants {
+                texts.push(read(ptx)?);
+            }
+            if let Some((kernel, _)) = self
+                .max_registers
+                .iter()
+                .find(|(k, _)| !texts.iter().any(|t| defines(t, k)))
+            {
+                return Err(BuildError::MaxRegisters {
+                    kernel: kernel.clone(),
+                    reason: "no PTX of the build (the baseline or an arch-specific variant) \
+                             defines a kernel of that name"
+                        .into(),
+                });
+            }
+            self.caps_defined_in(&texts[0])
+        };
+
+        // Steps 3 and 4 for the baseline, then for each variant.
+        let ptx_path = baseline.final_ptx(compiled_ptx, &out_dir, &krate.file_stem)?;
+        let assembled = baseline.assemble(&ptx_path, &out_dir, &krate.file_stem, emit)?;
+        let base_target = manifest::Target {
+            arch: self.arch,
+            ptx_text: read(&ptx_path)?,
+            ptx_path: ptx_path.clone(),
+            cubins: assembled.cubins,
+            resources: assembled.resources,
+        };
+        let mut variant_targets = Vec::new();
+        for (builder, v_out, v_ptx) in variants {
+            let builder = builder.caps_defined_in(&read(&v_ptx)?);
+            let v_ptx = builder.final_ptx(v_ptx, &v_out, &krate.file_stem)?;
+            let v_assembled = builder.assemble(&v_ptx, &v_out, &krate.file_stem, emit)?;
+            variant_targets.push(manifest::Target {
+                arch: builder.arch,
+                ptx_text: read(&v_ptx)?,
+                ptx_path: v_ptx,
+                cubins: v_assembled.cubins,
+                resources: v_assembled.resources,
+            });
+        }
+        let image = manifest::image(&krate.name, base_target, variant_targets)?;
 
         let prefix = self.env_prefix(&krate.file_stem);
         let module_dir = std::env::var_os("OUT_DIR").map_or_else(|| out_dir.clone(), PathBuf::from);
@@ -451,6 +535,35 @@ impl CudaBuilder {
             manifest_path: written.manifest_path,
             module_path: written.module_path,
         })
+    }
+
+    /// The builder of the arch-specific variant `arch`: this one's settings with `arch` as
+    /// the target, the PTX ISA it needs ([`min_ptx_isa`]), ptxas run for `arch` alone with
+    /// its cubin kept, and no copies of the PTX (those are the baseline's).
+    fn variant_builder(&self, arch: ComputeCapability) -> Self {
+        Self {
+            arch,
+            ptx_isa: self.ptx_isa.max(min_ptx_isa(arch)),
+            ptxas_archs: vec![arch],
+            cubin_archs: vec![arch],
+            output_path: None,
+            final_module_path: None,
+            arch_variants: Vec::new(),
+            ..self.clone()
+        }
+    }
+
+    /// This builder with only the register caps of kernels that `ptx` defines.
+    fn caps_defined_in(&self, ptx: &str) -> Self {
+        Self {
+            max_registers: self
+                .max_registers
+                .iter()
+                .filter(|(k, _)| defines(ptx, k))
+                .cloned()
+                .collect(),
+            ..self.clone()
+        }
     }
 
     /// The kernels build's target directory: [`target_dir`](Self::target_dir), else the
@@ -577,6 +690,43 @@ impl CudaBuilder {
     }
 }
 
+/// The PTX ISA version (major, minor) that rustc must emit for code targeting `arch`: the
+/// first version that knows the target (PTX ISA, "PTX ISA Notes" / "Target ISA Notes":
+/// sm_80 7.0, sm_86 7.1, sm_87 7.4, sm_89 and sm_90 7.8, sm_90a 8.0, sm_100(a) and
+/// sm_101(a) 8.6, sm_120(a) 8.7). Older targets need nothing beyond the builder's default
+/// 7.0; targets missing from the table get 8.7, the newest this toolchain emits.
+pub fn min_ptx_isa(arch: ComputeCapability) -> (u32, u32) {
+    match (arch.major, arch.minor, arch.arch_specific) {
+        (..=7, _, _) | (8, 0, _) => (7, 0),
+        (8, 6, _) => (7, 1),
+        (8, 7, _) => (7, 4),
+        (8, 9, _) | (9, 0, false) => (7, 8),
+        (9, 0, true) => (8, 0),
+        (10, 0 | 1, _) => (8, 6),
+        _ => (8, 7),
+    }
+}
+
+/// Whether `ptx` defines the kernel entry `kernel`.
+fn defines(ptx: &str, kernel: &str) -> bool {
+    ptx.contains(&format!(".entry {kernel}("))
+}
+
+/// The text of the PTX file `path`.
+fn read(path: &Path) -> Result<String, BuildError> {
+    std::fs::read_to_string(path).map_err(|e| BuildError::Io(path.to_path_buf(), e))
+}
+
+/// `SM90` / `SM90A`: an architecture as it appears in exported variable names.
+fn env_arch(arch: ComputeCapability) -> String {
+    format!(
+        "SM{}{}{}",
+        arch.major,
+        arch.minor,
+        if arch.arch_specific { "A" } else { "" }
+    )
+}
+
 /// The kernels crate of a build: where it is and what rustc names its outputs.
 #[derive(Debug)]
 pub(crate) struct KernelsCrate {
@@ -629,7 +779,8 @@ struct Assembled {
 
 /// Step 6: the `cargo::rustc-env` lines that give the host crate the paths of the build's
 /// outputs: `<PREFIX>_PTX`, `<PREFIX>_MODULE` (the generated Rust file),
-/// `<PREFIX>_MANIFEST` (the JSON) and `<PREFIX>_CUBIN_SM<XY>` for each cubin.
+/// `<PREFIX>_MANIFEST` (the JSON), `<PREFIX>_CUBIN_SM<XY>` for each cubin, and for each
+/// arch-specific variant `<PREFIX>_PTX_SM<XY>A` and `<PREFIX>_CUBIN_SM<XY>A`.
 fn export_paths(prefix: &str, ptx_path: &Path, image: &ModuleImage, written: &manifest::Written) {
     println!("cargo::rustc-env={prefix}_PTX={}", ptx_path.display());
     println!(
@@ -640,10 +791,19 @@ fn export_paths(prefix: &str, ptx_path: &Path, image: &ModuleImage, written: &ma
         "cargo::rustc-env={prefix}_MANIFEST={}",
         written.manifest_path.display()
     );
-    for cubin in &image.cubins {
+    let variant_cubins = image.variants.iter().flat_map(|v| &v.cubins);
+    for cubin in image.cubins.iter().chain(variant_cubins) {
         println!(
-            "cargo::rustc-env={prefix}_CUBIN_SM{}{}={}",
-            cubin.arch.major, cubin.arch.minor, cubin.file
+            "cargo::rustc-env={prefix}_CUBIN_{}={}",
+            env_arch(cubin.arch),
+            cubin.file
+        );
+    }
+    for variant in &image.variants {
+        println!(
+            "cargo::rustc-env={prefix}_PTX_{}={}",
+            env_arch(variant.arch),
+            variant.ptx_file
         );
     }
 }
@@ -711,6 +871,56 @@ mod tests {
             let err = cap_registers(ptx, &caps).expect_err(why).to_string();
             assert!(err.contains(why), "{err}");
         }
+    }
+
+    #[test]
+    fn arch_variants_get_the_ptx_isa_they_need_and_their_own_settings() {
+        let sm90a = ComputeCapability::sm_90a();
+        assert_eq!(min_ptx_isa(sm90a), (8, 0));
+        assert_eq!(min_ptx_isa(ComputeCapability::new(9, 0)), (7, 8));
+        assert_eq!(min_ptx_isa(ComputeCapability::new(7, 0)), (7, 0));
+        assert_eq!(
+            min_ptx_isa(ComputeCapability::new_arch_specific(10, 0)),
+            (8, 6)
+        );
+        assert_eq!(env_arch(sm90a), "SM90A");
+        assert_eq!(env_arch(ComputeCapability::new(8, 0)), "SM80");
+
+        let builder = CudaBuilder::new("k")
+            .arch_variant(sm90a)
+            .arch_variant(sm90a)
+            .copy_to("/t/out.ptx")
+            .max_registers("k", 32)
+            .max_registers("only_90a", 64);
+        assert_eq!(builder.arch_variants, [sm90a], "asked twice, built once");
+        let v = builder.variant_builder(sm90a);
+        assert_eq!((v.arch, v.ptx_isa), (sm90a, (8, 0)));
+        assert_eq!(
+            (v.ptxas_archs.as_slice(), v.cubin_archs.as_slice()),
+            (&[sm90a][..], &[sm90a][..])
+        );
+        assert!(v.output_path.is_none() && v.arch_variants.is_empty());
+        // A newer ISA asked for the baseline is kept for the variant.
+        assert_eq!(
+            builder.clone().ptx_isa(8, 5).variant_builder(sm90a).ptx_isa,
+            (8, 5)
+        );
+        // The rustflags name the target and its ISA.
+        let flags = cargo_cmd::rustflags(&v).unwrap();
+        assert!(
+            flags.contains(&"-Ctarget-cpu=sm_90a".to_owned()),
+            "{flags:?}"
+        );
+        assert!(
+            flags.contains(&"-Ctarget-feature=+ptx80".to_owned()),
+            "{flags:?}"
+        );
+        // Caps go only where the kernel is defined.
+        let ptx = ".visible .entry k(\n)\n{\n}\n";
+        assert_eq!(
+            builder.caps_defined_in(ptx).max_registers,
+            [("k".to_owned(), 32)]
+        );
     }
 
     #[test]

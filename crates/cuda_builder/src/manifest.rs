@@ -7,7 +7,9 @@
 //! the JSON on first use (`ModuleImage::embedded`, feature `json` of `cust_core`). Tools
 //! read the JSON with [`read`].
 
-use crate::{BuildError, ComputeCapability, Cubin, EntryPoint, ModuleImage, Resources};
+use crate::{
+    ArchVariant, BuildError, ComputeCapability, Cubin, EntryPoint, ModuleImage, Resources,
+};
 use std::{
     fmt::Write,
     path::{Path, PathBuf},
@@ -24,45 +26,94 @@ pub fn read(path: &Path) -> Result<ModuleImage, BuildError> {
     serde_json::from_str(&text).map_err(|e| BuildError::Manifest(path.into(), e))
 }
 
-/// The manifest of the kernels crate `name` whose final PTX, targeting `ptx_arch`, is
-/// `ptx_text` at `ptx_path`, with the cubins and ptxas' `(entry name, resources)` of
-/// step 4.
+/// One PTX a build produced (the baseline, or an arch-specific variant) and what ptxas made
+/// of it in step 4.
+#[derive(Debug)]
+pub(crate) struct Target {
+    /// The PTX's target architecture (`sm_70`, `sm_90a`).
+    pub(crate) arch: ComputeCapability,
+    /// The final PTX file.
+    pub(crate) ptx_path: PathBuf,
+    /// Its text.
+    pub(crate) ptx_text: String,
+    /// The cubins kept, `(architecture, file)`.
+    pub(crate) cubins: Vec<(ComputeCapability, PathBuf)>,
+    /// ptxas' `(entry name, resources)`.
+    pub(crate) resources: Vec<(String, Resources)>,
+}
+
+/// The manifest of the kernels crate `name` built as `baseline` and the arch-specific
+/// `variants`: the baseline's entries, then those only variants define, each with the
+/// targets that define it ([`EntryPoint::archs`]) and ptxas' resources.
 ///
 /// # Errors
 /// [`BuildError::NonUtf8Path`] if a file's path is not UTF-8 (the manifest and the
-/// generated `include_str!` name files by string).
+/// generated `include_str!` name files by string); [`BuildError::VariantParams`] if a
+/// variant declares an entry's parameters differently from an earlier target.
 pub(crate) fn image(
     name: &str,
-    ptx_path: &Path,
-    ptx_arch: ComputeCapability,
-    ptx_text: &str,
-    cubins: Vec<(ComputeCapability, PathBuf)>,
-    resources: Vec<(String, Resources)>,
+    baseline: Target,
+    variants: Vec<Target>,
 ) -> Result<ModuleImage, BuildError> {
-    let mut entries = entries(ptx_text);
-    for (kernel, r) in resources {
-        if let Some(entry) = entries.iter_mut().find(|e| e.name == kernel) {
-            entry.resources.push(r);
+    let mut entries: Vec<EntryPoint> = Vec::new();
+    let mut image_variants = Vec::new();
+    let ptx_arch = baseline.arch;
+    let ptx_file = utf8(&baseline.ptx_path)?;
+    let cubins = cubin_list(&baseline.cubins)?;
+    for (index, target) in std::iter::once(baseline).chain(variants).enumerate() {
+        for found in self::entries(&target.ptx_text) {
+            match entries.iter_mut().find(|e| e.name == found.name) {
+                Some(entry) if entry.param_sizes != found.param_sizes => {
+                    return Err(BuildError::VariantParams {
+                        kernel: found.name,
+                        arch: target.arch,
+                        earlier: entry.param_sizes.clone(),
+                        variant: found.param_sizes,
+                    });
+                }
+                Some(entry) => entry.archs.push(target.arch),
+                None => entries.push(EntryPoint {
+                    archs: vec![target.arch],
+                    ..found
+                }),
+            }
+        }
+        for (kernel, r) in target.resources {
+            if let Some(entry) = entries.iter_mut().find(|e| e.name == kernel) {
+                entry.resources.push(r);
+            }
+        }
+        if index > 0 {
+            image_variants.push(ArchVariant {
+                arch: target.arch,
+                ptx_file: utf8(&target.ptx_path)?,
+                ptx: "",
+                cubins: cubin_list(&target.cubins)?,
+            });
         }
     }
-    let cubins = cubins
-        .into_iter()
-        .map(|(arch, path)| {
-            Ok(Cubin {
-                arch,
-                file: utf8(&path)?,
-                bytes: &[],
-            })
-        })
-        .collect::<Result<_, BuildError>>()?;
     Ok(ModuleImage {
         name: name.to_owned(),
-        ptx_file: utf8(ptx_path)?,
+        ptx_file,
         ptx: "",
         ptx_arch,
         cubins,
         entries,
+        variants: image_variants,
     })
+}
+
+fn cubin_list(cubins: &[(ComputeCapability, PathBuf)]) -> Result<Vec<Cubin>, BuildError> {
+    cubins
+        .iter()
+        .map(|(arch, path)| {
+            Ok(Cubin {
+                arch: *arch,
+                file: utf8(path)?,
+                bytes: &[],
+            })
+        })
+        .collect()
 }
 
 fn utf8(path: &Path) -> Result<String, BuildError> {
@@ -127,13 +178,25 @@ fn module_source(static_name: &str, image: &ModuleImage, manifest_path: &str) ->
     }
     let _ = writeln!(
         s,
-        "            ],\n        )\n        \
+        "            ],\n        )\n        .and_then(|image| image.embed_variants(&["
+    );
+    for variant in &image.variants {
+        let _ = writeln!(s, "            (include_str!({:?}), &[", variant.ptx_file);
+        for cubin in &variant.cubins {
+            let _ = writeln!(s, "                include_bytes!({:?}),", cubin.file);
+        }
+        let _ = writeln!(s, "            ]),");
+    }
+    let _ = writeln!(
+        s,
+        "        ]))\n        \
          .unwrap_or_else(|e| panic!(\"the generated kernels module {static_name}: {{e}}\"))\n    }});"
     );
     s
 }
 
-/// Every `.entry` in PTX text, in order, with its parameter sizes.
+/// Every `.entry` in PTX text, in order, with its parameter sizes (their `resources` and
+/// `archs` empty).
 ///
 /// Parameters are declared one per line: `.param .u32 NAME_param_1`, `.param .u64 .ptr ...
 /// NAME_param_3`, or `.param .align 8 .b8 NAME_param_0[16]` (an aggregate of 16 bytes, which
@@ -152,6 +215,7 @@ pub fn entries(ptx: &str) -> Vec<EntryPoint> {
                 name,
                 param_sizes: Vec::new(),
                 resources: Vec::new(),
+                archs: Vec::new(),
             });
         } else if let Some(decl) = line.strip_prefix(".param ") {
             if let Some(entry) = current.as_mut() {
@@ -231,7 +295,104 @@ mod tests {
             name: name.into(),
             param_sizes,
             resources: vec![],
+            archs: vec![],
         }
+    }
+
+    fn target(
+        arch: ComputeCapability,
+        ptx_path: &str,
+        ptx_text: &str,
+        cubins: Vec<(ComputeCapability, PathBuf)>,
+        resources: Vec<(String, Resources)>,
+    ) -> Target {
+        Target {
+            arch,
+            ptx_path: ptx_path.into(),
+            ptx_text: ptx_text.into(),
+            cubins,
+            resources,
+        }
+    }
+
+    /// The variant PTX: `vecadd` as in the baseline, plus the sm_90a-only `wgmma`.
+    const PTX_90A: &str = "\
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry vecadd(
+\t.param .align 8 .b8 vecadd_param_0[16],
+\t.param .align 8 .b8 vecadd_param_1[16],
+\t.param .u64 .ptr .global .align 4 vecadd_param_2
+)
+{
+\tret;
+}
+.visible .entry wgmma(
+\t.param .u64 wgmma_param_0
+)
+{
+\tret;
+}
+";
+
+    #[test]
+    fn variants_add_their_entries_and_each_entry_lists_its_targets() {
+        let (sm70, sm90a) = (ComputeCapability::new(7, 0), ComputeCapability::sm_90a());
+        let mut r = sm90_resources(90);
+        r.arch = sm90a;
+        let image = image(
+            "k",
+            target(sm70, "/t/k.ptx", PTX, vec![], vec![]),
+            vec![target(
+                sm90a,
+                "/t/sm_90a/k.ptx",
+                PTX_90A,
+                vec![(sm90a, "/t/sm_90a/k.sm_90a.cubin".into())],
+                vec![("wgmma".into(), r)],
+            )],
+        )
+        .unwrap();
+        let names: Vec<_> = image.entries.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["vecadd", "scale", "noargs", "wgmma"]);
+        assert_eq!(image.entry("vecadd").unwrap().archs, [sm70, sm90a]);
+        assert_eq!(image.entry("scale").unwrap().archs, [sm70]);
+        assert_eq!(image.entry("wgmma").unwrap().archs, [sm90a]);
+        assert_eq!(image.entry("wgmma").unwrap().param_sizes, [8]);
+        assert_eq!(image.entry("wgmma").unwrap().resources, [r]);
+        assert_eq!(image.variants.len(), 1);
+        assert_eq!(image.variants[0].arch, sm90a);
+        assert_eq!(image.variants[0].ptx_file, "/t/sm_90a/k.ptx");
+        assert_eq!(image.variants[0].cubins[0].file, "/t/sm_90a/k.sm_90a.cubin");
+        assert!(image.cubins.is_empty());
+
+        // The module file embeds the variant's PTX and cubin, in order.
+        let dir = tempfile::tempdir().unwrap();
+        let written = write(&image, "K", dir.path()).unwrap();
+        let src = std::fs::read_to_string(&written.module_path).unwrap();
+        assert!(
+            src.contains(
+                ".and_then(|image| image.embed_variants(&[\n            \
+                 (include_str!(\"/t/sm_90a/k.ptx\"), &[\n                \
+                 include_bytes!(\"/t/sm_90a/k.sm_90a.cubin\"),\n            ]),\n        ]))"
+            ),
+            "{src}"
+        );
+        assert_eq!(read(&written.manifest_path).unwrap(), image);
+
+        // A variant that declares a kernel's parameters differently is refused.
+        let other = PTX_90A.replace("vecadd_param_2\n", "vecadd_param_2,\n\t.param .u32 x\n");
+        let err = super::image(
+            "k",
+            target(sm70, "/t/k.ptx", PTX, vec![], vec![]),
+            vec![target(sm90a, "/t/v.ptx", &other, vec![], vec![])],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("`vecadd`") && err.contains("sm_90a") && err.contains("[16, 16, 8, 4]"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -262,15 +423,18 @@ mod tests {
         let sm90 = ComputeCapability::new(9, 0);
         let image = image(
             "my-kernels",
-            Path::new("/t/my_kernels.ptx"),
-            ComputeCapability::new(7, 0),
-            PTX,
-            vec![(sm90, "/t/my_kernels.sm_90.cubin".into())],
-            vec![
-                ("scale".into(), sm90_resources(20)),
-                ("vecadd".into(), sm90_resources(12)),
-                ("not_in_ptx".into(), sm90_resources(1)),
-            ],
+            target(
+                ComputeCapability::new(7, 0),
+                "/t/my_kernels.ptx",
+                PTX,
+                vec![(sm90, "/t/my_kernels.sm_90.cubin".into())],
+                vec![
+                    ("scale".into(), sm90_resources(20)),
+                    ("vecadd".into(), sm90_resources(12)),
+                    ("not_in_ptx".into(), sm90_resources(1)),
+                ],
+            ),
+            vec![],
         )
         .unwrap();
         assert_eq!(
@@ -293,14 +457,17 @@ mod tests {
         let sm80 = ComputeCapability::new(8, 0);
         let image = image(
             "my-kernels",
-            Path::new("/t/my_kernels.ptx"),
-            ComputeCapability::new(7, 0),
-            PTX,
-            vec![
-                (sm80, "/t/my_kernels.sm_80.cubin".into()),
-                (sm90, "/t/my_kernels.sm_90.cubin".into()),
-            ],
-            vec![("vecadd".into(), sm90_resources(12))],
+            target(
+                ComputeCapability::new(7, 0),
+                "/t/my_kernels.ptx",
+                PTX,
+                vec![
+                    (sm80, "/t/my_kernels.sm_80.cubin".into()),
+                    (sm90, "/t/my_kernels.sm_90.cubin".into()),
+                ],
+                vec![("vecadd".into(), sm90_resources(12))],
+            ),
+            vec![],
         )
         .unwrap();
         let written = write(&image, "MY_KERNELS_SM80", dir.path()).unwrap();

@@ -104,6 +104,41 @@ pub enum CudaError {
         /// The kernels it has, where known (`"; it has: a, b"`), else a hint.
         available: String,
     },
+    /// The module's kernel exists only in arch-specific variants the device cannot run (e.g.
+    /// a `wgmma` kernel only in the `sm_90a` PTX, on an sm_80 GPU).
+    #[error("kernel `{kernel}` needs {needs}; this device is {device} ({origin})")]
+    KernelArchitecture {
+        /// Kernel name.
+        kernel: String,
+        /// The module.
+        origin: String,
+        /// The targets whose PTX defines it, e.g. `sm_90a` (`sm_90a or sm_100a` for several).
+        needs: String,
+        /// The device's compute capability.
+        device: cust_core::ComputeCapability,
+    },
+    /// More dynamic shared memory than the device allows a block
+    /// ([`Function::set_max_dynamic_shared_bytes`](crate::function::Function::set_max_dynamic_shared_bytes)).
+    #[error(
+        "kernel `{kernel}` asks for {requested_bytes} bytes of dynamic shared memory per block \
+         (plus {static_bytes} bytes static); this device allows {limit_bytes} bytes per block \
+         in all (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)"
+    )]
+    SharedMemory {
+        /// Kernel name.
+        kernel: String,
+        /// Dynamic shared memory asked for, bytes.
+        requested_bytes: u32,
+        /// The kernel's static shared memory, bytes.
+        static_bytes: u32,
+        /// The device's opt-in limit per block, bytes.
+        limit_bytes: u32,
+    },
+    /// A tensor map that breaks one of the hardware's rules
+    /// ([`cust::tma`](crate::tma)), found before any driver call: the message names the
+    /// rule and the value.
+    #[error("invalid tensor map: {0}")]
+    TensorMap(String),
     /// The host arguments' sizes differ from the kernel's parameters.
     #[error(
         "kernel `{kernel}` of {origin}: parameter layout mismatch: the host passes parameters \

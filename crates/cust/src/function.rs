@@ -8,8 +8,16 @@ use crate::{
 use cudarc::driver::{CudaFunction, sys};
 use std::{
     fmt,
-    sync::{Arc, OnceLock},
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicBool, AtomicU32, Ordering},
+    },
 };
+
+/// Dynamic shared memory a block may use without opting in, bytes: 48 KB on every GPU
+/// (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability": above
+/// 48 KB "kernels must use dynamic shared memory and require an explicit opt-in").
+pub const DEFAULT_MAX_DYNAMIC_SHARED_BYTES: u32 = 48 * 1024;
 
 /// Grid dimensions, in blocks (x, y, z). Converts from `u32`, `(u32, u32)` and
 /// `(u32, u32, u32)`.
@@ -96,6 +104,12 @@ pub(crate) struct Kernel {
     /// [`Function::param_sizes`], resolved at the first launch and shared by every
     /// `Function` of this kernel.
     param_sizes: OnceLock<Vec<usize>>,
+    /// The dynamic shared memory limit set with [`Function::set_max_dynamic_shared_bytes`]
+    /// (0 until then: the default 48 KB).
+    max_dynamic_shared_bytes: AtomicU32,
+    /// Whether [`Function::set_non_portable_cluster_size_allowed`] allowed clusters of up
+    /// to 16 blocks.
+    non_portable_cluster: AtomicBool,
 }
 
 impl Kernel {
@@ -104,8 +118,32 @@ impl Kernel {
             inner,
             name: name.into(),
             param_sizes: OnceLock::new(),
+            max_dynamic_shared_bytes: AtomicU32::new(0),
+            non_portable_cluster: AtomicBool::new(false),
         })
     }
+}
+
+/// Whether `requested` bytes of dynamic shared memory fit beside `static_bytes` of static
+/// shared memory under the device's opt-in limit `limit` (bytes per block).
+///
+/// # Errors
+/// [`CudaError::SharedMemory`] naming the kernel, the request and the limit.
+pub(crate) fn check_dynamic_shared(
+    kernel: &str,
+    requested: u32,
+    static_bytes: u32,
+    limit: u32,
+) -> CudaResult<()> {
+    if u64::from(requested) + u64::from(static_bytes) > u64::from(limit) {
+        return Err(CudaError::SharedMemory {
+            kernel: kernel.to_owned(),
+            requested_bytes: requested,
+            static_bytes,
+            limit_bytes: limit,
+        });
+    }
+    Ok(())
 }
 
 impl fmt::Debug for Function {
@@ -188,6 +226,125 @@ impl Function {
         Ok(sizes)
     }
 
+    /// Allows launches of this kernel with up to `bytes` of dynamic shared memory per block
+    /// (`cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)`): above 48 KB
+    /// ([`DEFAULT_MAX_DYNAMIC_SHARED_BYTES`]) the driver refuses a launch unless the kernel
+    /// opted in, up to the device's `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`
+    /// (227 KB on sm_90, 163 KB on sm_80) less the kernel's static shared memory.
+    ///
+    /// Typed launches ([`TypedFunction`](crate::launch::TypedFunction)) call this themselves,
+    /// once per kernel, the first time a launch asks for more than 48 KB (or more than the
+    /// limit set so far); call it yourself to get the error before the first launch, or for
+    /// [`launch!`](crate::launch!). The setting belongs to the kernel in its module: every
+    /// `Function` of it shares it.
+    ///
+    /// # Errors
+    /// [`CudaError::SharedMemory`] naming the request, the kernel's static shared memory and
+    /// the device's limit if `bytes` does not fit (checked before the attribute is set);
+    /// [`CudaError::Driver`] if a query or the setting fails.
+    pub fn set_max_dynamic_shared_bytes(&self, bytes: u32) -> CudaResult<()> {
+        let ctx = self.module.context();
+        let limit = ctx.attribute(
+            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )?;
+        let static_bytes = self
+            .function_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+        check_dynamic_shared(
+            &self.kernel.name,
+            bytes,
+            u32::try_from(static_bytes).unwrap_or(0),
+            u32::try_from(limit).unwrap_or(0),
+        )?;
+        self.set_function_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            i32::try_from(bytes).unwrap_or(i32::MAX),
+        )?;
+        self.kernel
+            .max_dynamic_shared_bytes
+            .store(bytes, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The dynamic shared memory per block launches may use, bytes: what
+    /// [`set_max_dynamic_shared_bytes`](Self::set_max_dynamic_shared_bytes) set, else 48 KB.
+    pub fn max_dynamic_shared_bytes(&self) -> u32 {
+        match self.kernel.max_dynamic_shared_bytes.load(Ordering::Relaxed) {
+            0 => DEFAULT_MAX_DYNAMIC_SHARED_BYTES,
+            set => set,
+        }
+    }
+
+    /// Makes sure a launch with `bytes` of dynamic shared memory is allowed: sets the limit
+    /// ([`set_max_dynamic_shared_bytes`](Self::set_max_dynamic_shared_bytes)) when `bytes` is
+    /// above it; one atomic load otherwise.
+    pub(crate) fn ensure_dynamic_shared(&self, bytes: u32) -> CudaResult<()> {
+        if bytes > self.max_dynamic_shared_bytes() {
+            self.set_max_dynamic_shared_bytes(bytes)?;
+        }
+        Ok(())
+    }
+
+    /// Allows (or forbids) cluster launches of this kernel with more than 8 blocks per
+    /// cluster, up to 16 (`CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`; CUDA C++
+    /// Programming Guide, "Thread Block Clusters": 8 is the portable maximum, H100 and H200
+    /// allow 16 with this opt-in). Used by
+    /// [`TypedFunction::launch_ex`](crate::launch::TypedFunction::launch_ex)'s check.
+    ///
+    /// # Errors
+    /// [`CudaError::Driver`] if the driver refuses (e.g. a GPU without clusters).
+    pub fn set_non_portable_cluster_size_allowed(&self, allowed: bool) -> CudaResult<()> {
+        self.set_function_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+            i32::from(allowed),
+        )?;
+        self.kernel
+            .non_portable_cluster
+            .store(allowed, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The most blocks a cluster of this kernel may have: 16 after
+    /// [`set_non_portable_cluster_size_allowed(true)`](Self::set_non_portable_cluster_size_allowed),
+    /// else 8.
+    pub fn max_cluster_blocks(&self) -> u32 {
+        if self.kernel.non_portable_cluster.load(Ordering::Relaxed) {
+            MAX_NON_PORTABLE_CLUSTER_BLOCKS
+        } else {
+            MAX_PORTABLE_CLUSTER_BLOCKS
+        }
+    }
+
+    /// `cuFuncGetAttribute`.
+    fn function_attribute(&self, attribute: sys::CUfunction_attribute) -> CudaResult<i32> {
+        let mut value = 0;
+        self.module.context().bind_to_thread()?;
+        // SAFETY: a live function of a loaded module (we hold the module); the driver writes
+        // one int.
+        unsafe { sys::cuFuncGetAttribute(&mut value, attribute, self.cu_function()) }
+            .result()
+            .map_err(CudaError::driver(format!(
+                "reading {attribute:?} of kernel `{}`",
+                self.kernel.name
+            )))?;
+        Ok(value)
+    }
+
+    /// `cuFuncSetAttribute`.
+    fn set_function_attribute(
+        &self,
+        attribute: sys::CUfunction_attribute,
+        value: i32,
+    ) -> CudaResult<()> {
+        self.module.context().bind_to_thread()?;
+        // SAFETY: a live function of a loaded module (we hold the module); a plain value.
+        unsafe { sys::cuFuncSetAttribute(self.cu_function(), attribute, value) }
+            .result()
+            .map_err(CudaError::driver(format!(
+                "setting {attribute:?} = {value} on kernel `{}`",
+                self.kernel.name
+            )))
+    }
+
     /// The occupancy calculator's launch configuration (`cuOccupancyMaxPotentialBlockSize`):
     /// `(minimum grid size for full occupancy, block size)`, for `dynamic_shared_bytes` of
     /// dynamic shared memory per block and blocks of at most `block_size_limit` threads
@@ -265,6 +422,13 @@ pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
 pub const MAX_GRID_X: u32 = i32::MAX as u32;
 /// Grid y and z dimensions at most, in blocks (same table).
 pub const MAX_GRID_YZ: u32 = 65_535;
+/// Blocks per thread block cluster at most, portably (CUDA C++ Programming Guide, "Thread
+/// Block Clusters": "a maximum of 8 thread blocks in a cluster is supported as a portable
+/// cluster size").
+pub const MAX_PORTABLE_CLUSTER_BLOCKS: u32 = 8;
+/// Blocks per cluster at most with the non-portable opt-in
+/// ([`Function::set_non_portable_cluster_size_allowed`]; 16 on H100/H200, same section).
+pub const MAX_NON_PORTABLE_CLUSTER_BLOCKS: u32 = 16;
 
 impl LaunchConfig {
     /// A configuration from cust-style dimensions (anything that converts into
@@ -342,6 +506,23 @@ impl LaunchConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dynamic_shared_memory_over_the_limit_is_refused_naming_both() {
+        // sm_90: 227 KB opt-in limit (232448 bytes).
+        assert!(check_dynamic_shared("k", 200 * 1024, 0, 232_448).is_ok());
+        assert!(check_dynamic_shared("k", 232_448, 0, 232_448).is_ok());
+        let err = check_dynamic_shared("gemm", 232_448, 16, 232_448).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("`gemm`")
+                && text.contains("232448 bytes of dynamic")
+                && text.contains("plus 16 bytes static")
+                && text.contains("allows 232448 bytes"),
+            "{text}"
+        );
+        assert!(check_dynamic_shared("k", u32::MAX, u32::MAX, u32::MAX).is_err());
+    }
 
     #[test]
     fn one_dimensional_configurations_cover_every_element() {

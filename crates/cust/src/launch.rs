@@ -241,7 +241,8 @@ impl Module {
     ///
     /// # Errors
     /// [`CudaError::UnknownKernel`] if the module has no such entry (naming the kernels it
-    /// has, where known), [`CudaError::ParamMismatch`] naming the kernel, the module and
+    /// has, where known), [`CudaError::KernelArchitecture`] if only arch-specific variants
+    /// the device cannot run define it (naming both architectures), [`CudaError::ParamMismatch`] naming the kernel, the module and
     /// both layouts if the sizes differ, [`CudaError::ParamInfoUnavailable`] if the module's
     /// layout cannot be read.
     pub fn kernel<P: ParamSizes, S>(
@@ -296,6 +297,7 @@ impl<P, S> TypedFunction<P, S> {
         cfg: LaunchConfig,
         args: A,
     ) -> CudaResult<()> {
+        self.function.ensure_dynamic_shared(cfg.shared_mem_bytes)?;
         let mut params = args.into_params(stream);
         let mut pointers = A::pointers(&mut params);
         let queued = stream.bind_to_thread().and_then(|()| {
@@ -319,12 +321,149 @@ impl<P, S> TypedFunction<P, S> {
     }
 }
 
+impl<P, S> TypedFunction<P, S> {
+    /// Queues the kernel on `stream` as a grid of thread block clusters
+    /// (`cuLaunchKernelEx` with `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`; sm_90 and later),
+    /// for any kernel, including `unsafe fn` kernels: `config`'s grid (in blocks) and block
+    /// (in threads), `cluster` blocks per cluster in (x, y, z), and `shared_bytes` of dynamic
+    /// shared memory per block (which replaces `config.shared_mem_bytes`). A `cluster` of
+    /// `[1, 1, 1]` launches without the attribute (any GPU). Above 48 KB of dynamic shared
+    /// memory the kernel's limit is raised first, once
+    /// ([`Function::set_max_dynamic_shared_bytes`]). The arguments go through the same
+    /// stack array as [`launch_unchecked`](Self::launch_unchecked): no allocation.
+    ///
+    /// # Errors
+    /// Before anything is queued, [`CudaError::LaunchConfig`] naming the values if a
+    /// `cluster` dimension is 0, a grid dimension is not a multiple of the cluster's, or the
+    /// cluster has more than 8 blocks (16 after
+    /// [`Function::set_non_portable_cluster_size_allowed`]); [`CudaError::SharedMemory`] if
+    /// `shared_bytes` exceeds the device's limit. Then as [`TypedFunction::launch`].
+    ///
+    /// # Safety
+    /// As [`launch_unchecked`](Self::launch_unchecked); besides, a kernel that uses cluster
+    /// features (distributed shared memory, `barrier.cluster`, multicast) assumes the
+    /// cluster shape it is launched with.
+    pub unsafe fn launch_ex_unchecked<'a, A: KernelArgs<'a, P>>(
+        &self,
+        stream: &'a Stream,
+        config: LaunchConfig,
+        cluster: [u32; 3],
+        shared_bytes: u32,
+        args: A,
+    ) -> CudaResult<()> {
+        let cfg = config.with_shared_mem_bytes(shared_bytes);
+        check_cluster(cfg.grid_dim, cluster, self.function.max_cluster_blocks())?;
+        self.function.ensure_dynamic_shared(shared_bytes)?;
+        let mut params = args.into_params(stream);
+        let mut pointers = A::pointers(&mut params);
+        let mut attribute = sys::CUlaunchAttribute {
+            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+            pad: [0; 4],
+            value: sys::CUlaunchAttributeValue {
+                clusterDim: sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
+                    x: cluster[0],
+                    y: cluster[1],
+                    z: cluster[2],
+                },
+            },
+        };
+        let launch_config = sys::CUlaunchConfig {
+            gridDimX: cfg.grid_dim.0,
+            gridDimY: cfg.grid_dim.1,
+            gridDimZ: cfg.grid_dim.2,
+            blockDimX: cfg.block_dim.0,
+            blockDimY: cfg.block_dim.1,
+            blockDimZ: cfg.block_dim.2,
+            sharedMemBytes: cfg.shared_mem_bytes,
+            hStream: stream.cu_stream(),
+            attrs: &raw mut attribute,
+            numAttrs: u32::from(cluster != [1, 1, 1]),
+        };
+        let queued = stream.bind_to_thread().and_then(|()| {
+            // SAFETY: one pointer per parameter, each to a value of the size the module
+            // declares (checked when this handle was resolved; kinds checked by the
+            // types); `params` and `attribute` outlive the call; no `extra`. The rest is the
+            // caller's contract.
+            unsafe {
+                sys::cuLaunchKernelEx(
+                    &raw const launch_config,
+                    self.function.cu_function(),
+                    pointers.as_mut().as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            }
+            .result()
+        });
+        // The buffers' guards record their use on `stream` once the launch is queued.
+        drop(params);
+        queued.map_err(|source| launch_error(self.function.name(), cfg, source))
+    }
+}
+
+/// Checks a cluster shape against a grid (both in blocks) before a cluster launch.
+///
+/// # Errors
+/// [`CudaError::LaunchConfig`] naming the values: a cluster dimension of 0, a grid dimension
+/// that is not a multiple of the cluster's, more than `max_blocks` blocks in the cluster.
+pub(crate) fn check_cluster(
+    grid: (u32, u32, u32),
+    cluster: [u32; 3],
+    max_blocks: u32,
+) -> CudaResult<()> {
+    let grid_dims = [grid.0, grid.1, grid.2];
+    if cluster.contains(&0) {
+        return Err(CudaError::LaunchConfig(format!(
+            "cluster {cluster:?}: every dimension must be at least 1"
+        )));
+    }
+    for ((axis, g), c) in ["x", "y", "z"].into_iter().zip(grid_dims).zip(cluster) {
+        if !g.is_multiple_of(c) {
+            return Err(CudaError::LaunchConfig(format!(
+                "grid {grid_dims:?} is not divisible by cluster {cluster:?}: in {axis}, {g} \
+                 blocks is not a multiple of {c}"
+            )));
+        }
+    }
+    let blocks = cluster.iter().map(|&c| u64::from(c)).product::<u64>();
+    if blocks > u64::from(max_blocks) {
+        return Err(CudaError::LaunchConfig(format!(
+            "cluster {cluster:?} has {blocks} blocks, more than the {max_blocks} allowed (8 \
+             portably; up to 16 after `Function::set_non_portable_cluster_size_allowed(true)`)"
+        )));
+    }
+    Ok(())
+}
+
 impl<P> TypedFunction<P, Safe> {
+    /// [`launch_ex_unchecked`](TypedFunction::launch_ex_unchecked) for kernels whose launch
+    /// is safe: a cluster launch with `cluster` blocks per cluster and `shared_bytes` of
+    /// dynamic shared memory per block.
+    ///
+    /// # Errors
+    /// As [`launch_ex_unchecked`](TypedFunction::launch_ex_unchecked).
+    pub fn launch_ex<'a, A: KernelArgs<'a, P>>(
+        &self,
+        stream: &'a Stream,
+        config: LaunchConfig,
+        cluster: [u32; 3],
+        shared_bytes: u32,
+        args: A,
+    ) -> CudaResult<()> {
+        // SAFETY: as in `launch`.
+        unsafe { self.launch_ex_unchecked(stream, config, cluster, shared_bytes, args) }
+    }
+
     /// Queues the kernel on `stream` with `cfg` and `args` (one per parameter, see the
     /// [module table](self)). Returns once queued; execution errors surface at the next
     /// synchronisation ([`Stream::synchronize`]).
     ///
+    /// Dynamic shared memory above 48 KB (`cfg.shared_mem_bytes`) needs the kernel's opt-in:
+    /// the first launch that asks for more than the limit set so far sets it
+    /// ([`Function::set_max_dynamic_shared_bytes`]); later launches only compare (the limit
+    /// is cached per kernel).
+    ///
     /// # Errors
+    /// [`CudaError::SharedMemory`] if `cfg.shared_mem_bytes` exceeds the device's limit;
     /// [`CudaError::Launch`] if the driver rejects the launch (e.g. too many threads per
     /// block or too much shared memory), naming the kernel and the configuration.
     pub fn launch<'a, A: KernelArgs<'a, P>>(
@@ -515,6 +654,7 @@ pub unsafe fn __launch_raw(
     args: &[RawArg],
 ) -> CudaResult<()> {
     let cfg = LaunchConfig::new(grid, block, shared_mem_bytes);
+    function.ensure_dynamic_shared(shared_mem_bytes)?;
     let params = function.param_sizes()?;
     let mut packed = pack(function.name(), function.module().origin(), params, args)?;
     // The driver reads `params[i]` bytes starting at each address: the whole vector.
@@ -584,6 +724,40 @@ macro_rules! launch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cluster_shapes_are_checked_before_the_launch_naming_the_values() {
+        assert!(check_cluster((132, 1, 1), [2, 1, 1], 8).is_ok());
+        assert!(check_cluster((16, 8, 2), [4, 2, 1], 8).is_ok());
+        assert!(check_cluster((16, 1, 1), [16, 1, 1], 16).is_ok());
+        let err = check_cluster((133, 1, 1), [2, 1, 1], 8)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("grid [133, 1, 1] is not divisible by cluster [2, 1, 1]")
+                && err.contains("in x, 133 blocks is not a multiple of 2"),
+            "{err}"
+        );
+        let err = check_cluster((4, 6, 1), [1, 4, 1], 8)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("in y, 6 blocks"), "{err}");
+        let err = check_cluster((32, 1, 1), [16, 1, 1], 8)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("cluster [16, 1, 1] has 16 blocks, more than the 8 allowed"),
+            "{err}"
+        );
+        let err = check_cluster((64, 2, 1), [16, 2, 1], 16)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("32 blocks, more than the 16"), "{err}");
+        let err = check_cluster((8, 1, 1), [0, 1, 1], 8)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cluster [0, 1, 1]: every dimension"), "{err}");
+    }
 
     fn ptr() -> RawArg {
         RawArg::new(&DevicePointer::<f32>::from_raw(0x1000))

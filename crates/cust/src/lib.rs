@@ -36,7 +36,8 @@
 //!
 //! Modules: [`device`] ([`Device`](device::Device)), [`context`]
 //! ([`Context`](context::Context), [`quick_init`]), [`module`], [`function`], [`stream`],
-//! [`event`], [`graph`], [`memory`], [`util`], [`pool`], [`nccl`], [`mod@launch`], [`error`] ([`CudaError`]), [`prelude`].
+//! [`event`], [`graph`], [`memory`], [`util`], [`pool`], [`nccl`], [`mod@launch`], [`tma`]
+//! (TMA tensor maps), [`error`] ([`CudaError`]), [`prelude`].
 //!
 //! Conventions: sizes are in elements unless a name says `bytes`; times are milliseconds
 //! where a name says `ms` or `f32`; grid dimensions are in blocks, block dimensions in
@@ -54,6 +55,7 @@ pub mod module;
 pub mod nccl;
 pub mod pool;
 pub mod stream;
+pub mod tma;
 pub mod util;
 
 pub use context::quick_init;
@@ -78,5 +80,6 @@ pub mod prelude {
     };
     pub use crate::module::Module;
     pub use crate::stream::{Stream, StreamFlags, StreamFuture};
+    pub use crate::tma::{TensorMap, TensorMapExt, TmaSwizzle};
     pub use crate::util::{DeviceCopyExt, SliceExt};
 }

@@ -22,7 +22,10 @@ use std::{
 /// The kernels module manifest that `cuda_builder` generates (the one source of truth for
 /// entry names, parameter layouts and cubins), defined in `cust_core`. Include it with
 /// `include!(env!("<CRATE>_MODULE"))` and load it with [`Module::from_image`].
-pub use cust_core::{ComputeCapability, Cubin, EntryPoint, ModuleImage, Resources};
+pub use cust_core::{
+    ArchVariant, ComputeCapability, Cubin, EntryPoint, EntryUnavailable, ModuleImage, ModuleTarget,
+    Resources,
+};
 
 /// What a module was loaded from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +65,24 @@ pub(crate) struct ModuleInner {
     source: ModuleSource,
     load_time: Duration,
     functions: Mutex<HashMap<String, Arc<Kernel>>>,
+    /// For a module from an image: the device's compute capability and the arch-specific
+    /// variants loaded beside the baseline (those the device runs).
+    arch: Option<ArchState>,
+}
+
+/// The device and the loaded variants of a module from a [`ModuleImage`].
+struct ArchState {
+    device: ComputeCapability,
+    variants: Vec<LoadedVariant>,
+}
+
+/// One arch-specific variant of a [`ModuleImage`], loaded.
+struct LoadedVariant {
+    /// Its index in [`ModuleImage::variants`].
+    index: usize,
+    arch: ComputeCapability,
+    module: Arc<CudaModule>,
+    source: ModuleSource,
 }
 
 /// A loaded module. Cheap to clone (shared). Kernels are looked up by name with
@@ -148,8 +169,16 @@ impl Module {
     /// architecture equals the device's compute capability, if the image has one and the
     /// driver accepts it, else the PTX (JIT-compiled). [`Module::source`] says which.
     ///
+    /// Beside that baseline, it loads each arch-specific variant of the image
+    /// ([`ModuleImage::variants`], e.g. `sm_90a`) that the device runs
+    /// ([`ComputeCapability::runs_on`]: exactly 9.0 for sm_90a): its cubin where the image
+    /// has one for the device's architecture and the driver accepts it, else its PTX.
+    /// [`Module::get_function`] and [`Module::kernel`] then take each kernel from the best
+    /// loaded target that defines it ([`ModuleImage::target_for`]: a variant before the
+    /// baseline); [`Module::variant_sources`] says what was loaded.
+    ///
     /// # Errors
-    /// As [`Module::from_ptx`].
+    /// As [`Module::from_ptx`], for the baseline or a variant the device runs.
     pub fn from_image(image: &'static ModuleImage) -> CudaResult<Self> {
         Self::from_image_in(&CurrentContext::get_current()?, image)
     }
@@ -161,17 +190,34 @@ impl Module {
     pub fn from_image_in(ctx: &Context, image: &'static ModuleImage) -> CudaResult<Self> {
         let cc = ctx.compute_capability()?;
         let origin = format!("kernels module `{}`", image.name);
-        if let Some(cubin) = image.cubin(cc) {
-            // A cubin the driver rejects (e.g. from a newer ptxas than it supports) is not
-            // fatal: the PTX is the fallback.
-            if let Ok(mut m) = Self::load_binary(ctx, cubin.bytes, origin.clone()) {
-                let inner = Arc::get_mut(&mut m.inner).expect("just created");
-                inner.image = Some(image);
-                inner.source = ModuleSource::Cubin(cc);
-                return Ok(m);
-            }
+        let mut variants = Vec::new();
+        for (index, variant) in image.variants_for(cc) {
+            let v_origin = format!("{origin} ({} variant)", variant.arch);
+            let (module, source, _) = load_image_target(
+                ctx,
+                variant.ptx,
+                &variant.cubins,
+                variant.arch,
+                cc,
+                &v_origin,
+            )?;
+            variants.push(LoadedVariant {
+                index,
+                arch: variant.arch,
+                module,
+                source,
+            });
         }
-        Self::load_ptx(ctx, image.ptx, origin, Some(image))
+        let (module, source, load_time) =
+            load_image_target(ctx, image.ptx, &image.cubins, cc, cc, &origin)?;
+        let mut m = Self::new(ctx, module, origin, Some(image), source, load_time);
+        if let Some(inner) = Arc::get_mut(&mut m.inner) {
+            inner.arch = Some(ArchState {
+                device: cc,
+                variants,
+            });
+        }
+        Ok(m)
     }
 
     /// [`Module::from_cubin`] on a given context, e.g. a cubin that nvcc built at run time;
@@ -205,10 +251,7 @@ impl Module {
             reason,
         })?;
         let t0 = Instant::now();
-        let module = ctx
-            .as_cudarc()
-            .load_module(Ptx::from_src(ptx))
-            .map_err(|source| load_error(ctx, &origin, PTX_HINT, source))?;
+        let module = load_cudarc_ptx(ctx, ptx, &origin)?;
         Ok(Self::new(
             ctx,
             module,
@@ -220,17 +263,8 @@ impl Module {
     }
 
     fn load_binary(ctx: &Context, bytes: &[u8], origin: String) -> CudaResult<Self> {
-        if !is_binary(bytes) {
-            return Err(CudaError::InvalidModule {
-                origin,
-                reason: "expected an ELF cubin (starts with 0x7f 'ELF') or a fatbin".into(),
-            });
-        }
         let t0 = Instant::now();
-        let module = ctx
-            .as_cudarc()
-            .load_module(Ptx::from_binary(bytes.to_vec()))
-            .map_err(|source| load_error(ctx, &origin, NO_BINARY_HINT, source))?;
+        let module = load_cudarc_binary(ctx, bytes, &origin)?;
         let cc = ctx
             .compute_capability()
             .unwrap_or(ComputeCapability::new(0, 0));
@@ -255,15 +289,21 @@ impl Module {
                 source,
                 load_time,
                 functions: Mutex::new(HashMap::new()),
+                arch: None,
             }),
         }
     }
 
-    /// The kernel `name` (looked up once, then cached).
+    /// The kernel `name` (looked up once, then cached). In a module from a [`ModuleImage`]
+    /// with arch-specific variants, from the best loaded target that defines it (see
+    /// [`Module::from_image`]).
     ///
     /// # Errors
     /// [`CudaError::UnknownKernel`] naming the module and, where it is known (modules from a
-    /// [`ModuleImage`]), the kernels it has.
+    /// [`ModuleImage`]), the kernels it has; [`CudaError::KernelArchitecture`] naming the
+    /// kernel, the targets that define it and the device's architecture when only variants
+    /// the device cannot run define it (e.g. "kernel `gemm_bf16_wgmma` needs sm_90a; this
+    /// device is sm_80").
     pub fn get_function(&self, name: &str) -> CudaResult<Function> {
         let mut cache = self
             .inner
@@ -292,12 +332,21 @@ impl Module {
         if name.contains('\0') {
             return Err(unknown());
         }
-        if let Some(image) = self.inner.image
-            && image.entry(name).is_none()
-        {
-            return Err(unknown());
+        let mut module = &self.inner.module;
+        if let Some(image) = self.inner.image {
+            if image.entry(name).is_none() {
+                return Err(unknown());
+            }
+            if let Some(arch) = &self.inner.arch {
+                let target = image
+                    .target_for(name, arch.device)
+                    .map_err(|e| unavailable(name, &self.inner.origin, e))?;
+                if let Some(variant) = arch.module(target) {
+                    module = variant;
+                }
+            }
         }
-        let function = self.inner.module.load_function(name).map_err(|e| {
+        let function = module.load_function(name).map_err(|e| {
             if e.0 == sys::CUresult::CUDA_ERROR_NOT_FOUND {
                 unknown()
             } else {
@@ -309,9 +358,19 @@ impl Module {
         Ok(Function::new(kernel, self.clone()))
     }
 
-    /// What the module was loaded from (`cubin sm_90` or `PTX JIT` when displayed).
+    /// What the module (its baseline, for a module from an image) was loaded from (`cubin
+    /// sm_90` or `PTX JIT` when displayed).
     pub fn source(&self) -> ModuleSource {
         self.inner.source
+    }
+
+    /// The arch-specific variants of the image loaded beside the baseline (those the device
+    /// runs, see [`Module::from_image`]), each with what it was loaded from (`cubin sm_90a`
+    /// or `PTX JIT`); empty for other modules.
+    pub fn variant_sources(&self) -> Vec<(ComputeCapability, ModuleSource)> {
+        self.inner.arch.as_ref().map_or_else(Vec::new, |a| {
+            a.variants.iter().map(|v| (v.arch, v.source)).collect()
+        })
     }
 
     /// How long loading took (driver JIT included for PTX).
@@ -339,6 +398,90 @@ impl Module {
     pub fn as_cudarc(&self) -> &Arc<CudaModule> {
         &self.inner.module
     }
+}
+
+impl ArchState {
+    /// The loaded module of `target` (`None` for a variant that was not loaded, which
+    /// [`ModuleImage::target_for`] never picks on this device).
+    fn module(&self, target: ModuleTarget) -> Option<&Arc<CudaModule>> {
+        match target {
+            ModuleTarget::Baseline => None,
+            ModuleTarget::Variant(index) => self
+                .variants
+                .iter()
+                .find(|v| v.index == index)
+                .map(|v| &v.module),
+        }
+    }
+}
+
+/// The error for a kernel `name` of `origin` that [`ModuleImage::target_for`] found no
+/// target for.
+fn unavailable(name: &str, origin: &str, why: EntryUnavailable) -> CudaError {
+    match why {
+        EntryUnavailable::Architecture { needs, device } => CudaError::KernelArchitecture {
+            kernel: name.to_owned(),
+            origin: origin.to_owned(),
+            needs: needs
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" or "),
+            device,
+        },
+        other => CudaError::UnknownKernel {
+            kernel: name.to_owned(),
+            origin: origin.to_owned(),
+            available: format!(" ({other})"),
+        },
+    }
+}
+
+/// Loads one target of an image (the baseline or a variant for `arch`) on a device of
+/// capability `device`: the cubin for the device's architecture where `cubins` has one
+/// and the driver accepts it (a rejected cubin, e.g. from a newer ptxas than the driver
+/// supports, is not fatal), else the PTX.
+fn load_image_target(
+    ctx: &Context,
+    ptx: &str,
+    cubins: &[Cubin],
+    arch: ComputeCapability,
+    device: ComputeCapability,
+    origin: &str,
+) -> CudaResult<(Arc<CudaModule>, ModuleSource, Duration)> {
+    let t0 = Instant::now();
+    let cubin = cubins
+        .iter()
+        .find(|c| c.arch.base() == device.base() && c.arch.arch_specific == arch.arch_specific);
+    if let Some(cubin) = cubin
+        && let Ok(module) = load_cudarc_binary(ctx, cubin.bytes, origin)
+    {
+        return Ok((module, ModuleSource::Cubin(cubin.arch), t0.elapsed()));
+    }
+    check_ptx(ptx).map_err(|reason| CudaError::InvalidModule {
+        origin: origin.to_owned(),
+        reason,
+    })?;
+    let module = load_cudarc_ptx(ctx, ptx, origin)?;
+    Ok((module, ModuleSource::PtxJit, t0.elapsed()))
+}
+
+fn load_cudarc_ptx(ctx: &Context, ptx: &str, origin: &str) -> CudaResult<Arc<CudaModule>> {
+    ctx.as_cudarc()
+        .load_module(Ptx::from_src(ptx))
+        .map_err(|source| load_error(ctx, origin, PTX_HINT, source))
+}
+
+fn load_cudarc_binary(ctx: &Context, bytes: &[u8], origin: &str) -> CudaResult<Arc<CudaModule>> {
+    if !is_binary(bytes) {
+        return Err(CudaError::InvalidModule {
+            origin: origin.to_owned(),
+            reason: "expected an ELF cubin (starts with 0x7f 'ELF') or a fatbin".into(),
+        });
+    }
+    ctx.as_cudarc()
+        .load_module(Ptx::from_binary(bytes.to_vec()))
+        .map_err(|source| load_error(ctx, origin, NO_BINARY_HINT, source))
 }
 
 fn no_options(options: &[ModuleJitOption]) -> CudaResult<()> {
@@ -543,6 +686,41 @@ mod tests {
         assert!(is_binary(b"\x7fELF\x02\x01"));
         assert!(is_binary(&[0x50, 0xED, 0x55, 0xBA, 1, 0]));
         assert!(!is_binary(b".version 7.0"));
+    }
+
+    #[test]
+    fn a_kernel_no_loadable_target_defines_names_both_architectures() {
+        let err = unavailable(
+            "gemm_bf16_wgmma",
+            "kernels module `kernels`",
+            EntryUnavailable::Architecture {
+                needs: vec![ComputeCapability::sm_90a()],
+                device: ComputeCapability::new(8, 0),
+            },
+        );
+        assert_eq!(
+            err.to_string(),
+            "kernel `gemm_bf16_wgmma` needs sm_90a; this device is sm_80 (kernels module \
+             `kernels`)"
+        );
+        let err = unavailable(
+            "k",
+            "m",
+            EntryUnavailable::Architecture {
+                needs: vec![
+                    ComputeCapability::sm_90a(),
+                    ComputeCapability::new_arch_specific(10, 0),
+                ],
+                device: ComputeCapability::new(12, 0),
+            },
+        );
+        assert!(
+            err.to_string()
+                .contains("needs sm_90a or sm_100a; this device is sm_120"),
+            "{err}"
+        );
+        let err = unavailable("k", "m", EntryUnavailable::Unknown);
+        assert!(matches!(err, CudaError::UnknownKernel { .. }), "{err}");
     }
 
     #[test]

@@ -2,17 +2,18 @@
 
 use core::{fmt, str::FromStr};
 
-/// A compute capability (a GPU architecture), e.g. 9.0 for the H100 and H200.
+/// A compute capability (a GPU architecture), e.g. 9.0 for the H100 and H200, or a code
+/// target for one: `sm_90` (runs on 9.0 and every later GPU, as PTX) or the arch-specific
+/// `sm_90a` (uses features of exactly 9.0, such as `wgmma` and `setmaxnreg`, and runs only
+/// there; PTX ISA, "Architecture-Specific Features").
 ///
-/// Displays as `sm_90`, the name rustc's `-C target-cpu` and ptxas' `-arch` take; parses from
-/// that form (`sm_90`, `sm_100`, also `compute_90`, each optionally with the `a` suffix) or
-/// from `9.0`. Ordered by `(major, minor, arch_specific)`, so `cc >=
-/// ComputeCapability::new(8, 0)` asks for Ampere or later.
+/// Displays as `sm_90` / `sm_90a`, the names rustc's `-C target-cpu` and ptxas' `-arch` take;
+/// parses from that form (`sm_90`, `sm_90a`, `sm_100`, also `compute_90[a]`) or from `9.0` /
+/// `9.0a`. A device always reports a plain capability (`arch_specific == false`).
 ///
-/// An *architecture-specific* target (`sm_90a`, [`ComputeCapability::new_arch_specific`])
-/// enables instructions that exist on that architecture only (Hopper's `wgmma`,
-/// `setmaxnreg`, TMA multicast); its PTX and cubins run on exactly that compute capability,
-/// not on later ones (PTX ISA "Module Directives: .target", `sm_90a`).
+/// Ordered by `(major, minor, arch_specific)`, so `cc >= ComputeCapability::new(8, 0)` asks
+/// for Ampere or later and `sm_90 < sm_90a < sm_100`. Order is not "runs on": whether code
+/// built for one target runs on a device is [`ComputeCapability::runs_on`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ComputeCapability {
     /// The major version: 7 for Volta/Turing, 8 for Ampere/Ada, 9 for Hopper, 10 and 12 for
@@ -20,13 +21,13 @@ pub struct ComputeCapability {
     pub major: u32,
     /// The minor version, 0 to 9.
     pub minor: u32,
-    /// Whether this is the architecture-specific variant (`sm_90a`): its features exist on
-    /// this exact compute capability only.
+    /// An arch-specific target (`sm_90a`): code for it runs only on exactly
+    /// `major.minor`. Always `false` for a device's own capability.
     pub arch_specific: bool,
 }
 
 impl ComputeCapability {
-    /// The compute capability `major.minor`.
+    /// The compute capability `major.minor` (not arch-specific).
     pub const fn new(major: u32, minor: u32) -> Self {
         Self {
             major,
@@ -35,8 +36,8 @@ impl ComputeCapability {
         }
     }
 
-    /// The architecture-specific compute capability `major.minor` with the `a` suffix, e.g.
-    /// `new_arch_specific(9, 0)` is `sm_90a` (the only target with `wgmma`).
+    /// The arch-specific target `sm_<major><minor>a`: code that runs only on exactly
+    /// `major.minor`.
     pub const fn new_arch_specific(major: u32, minor: u32) -> Self {
         Self {
             major,
@@ -44,14 +45,39 @@ impl ComputeCapability {
             arch_specific: true,
         }
     }
+
+    /// `sm_90a`: Hopper's arch-specific target (`wgmma`, `setmaxnreg`; PTX ISA 8.0 or later).
+    pub const fn sm_90a() -> Self {
+        Self::new_arch_specific(9, 0)
+    }
+
+    /// The same `major.minor` without the arch-specific suffix (`sm_90a` → `sm_90`).
+    pub const fn base(self) -> Self {
+        Self::new(self.major, self.minor)
+    }
+
+    /// Whether code built for this target runs on a device of capability `device` (whose
+    /// own `arch_specific` is ignored): an arch-specific target (`sm_90a`) only on exactly
+    /// its `major.minor`; a plain target (PTX for `sm_80`) on it and every later device.
+    pub const fn runs_on(self, device: Self) -> bool {
+        if self.arch_specific {
+            device.major == self.major && device.minor == self.minor
+        } else {
+            device.major > self.major || (device.major == self.major && device.minor >= self.minor)
+        }
+    }
 }
 
 impl fmt::Display for ComputeCapability {
-    /// `sm_<major><minor>`, e.g. `sm_90`, `sm_120`, with an `a` suffix when architecture
-    /// specific (`sm_90a`).
+    /// `sm_<major><minor>[a]`, e.g. `sm_90`, `sm_90a`, `sm_120`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let suffix = if self.arch_specific { "a" } else { "" };
-        write!(f, "sm_{}{}{suffix}", self.major, self.minor)
+        write!(
+            f,
+            "sm_{}{}{}",
+            self.major,
+            self.minor,
+            if self.arch_specific { "a" } else { "" }
+        )
     }
 }
 
@@ -98,8 +124,8 @@ impl fmt::Display for ParseComputeCapabilityError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "`{}{}` is not a compute capability: expected `sm_XY` (e.g. `sm_90`), `compute_XY` \
-             or `X.Y`",
+            "`{}{}` is not a compute capability: expected `sm_XY` (e.g. `sm_90`), `sm_XYa` \
+             (e.g. `sm_90a`), `compute_XY[a]` or `X.Y[a]`",
             self.text(),
             if self.truncated { "…" } else { "" }
         )
@@ -111,22 +137,19 @@ impl core::error::Error for ParseComputeCapabilityError {}
 impl FromStr for ComputeCapability {
     type Err = ParseComputeCapabilityError;
 
-    /// Parses `sm_XY` / `compute_XY` (the last digit is the minor version: `sm_100` is 10.0),
-    /// optionally with the `a` suffix (`sm_90a`, architecture specific), or `X.Y`.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let err = || ParseComputeCapabilityError::new(s);
+    /// Parses `sm_XY` / `compute_XY` (the last digit is the minor version: `sm_100` is 10.0)
+    /// or `X.Y`, each with an optional `a` suffix for an arch-specific target (`sm_90a`,
+    /// `9.0a`).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let err = || ParseComputeCapabilityError::new(text);
+        let (s, arch_specific) = match text.strip_suffix('a') {
+            Some(rest) => (rest, true),
+            None => (text, false),
+        };
         let digits =
             |t: &str| !t.is_empty() && t.len() <= 4 && t.bytes().all(|b| b.is_ascii_digit());
-        let mut arch_specific = false;
         let (major, minor) =
             if let Some(rest) = s.strip_prefix("sm_").or_else(|| s.strip_prefix("compute_")) {
-                let rest = match rest.strip_suffix('a') {
-                    Some(r) => {
-                        arch_specific = true;
-                        r
-                    }
-                    None => rest,
-                };
                 if rest.len() < 2 || !digits(rest) {
                     return Err(err());
                 }
@@ -148,7 +171,7 @@ impl FromStr for ComputeCapability {
 
 #[cfg(feature = "serde")]
 impl serde::Serialize for ComputeCapability {
-    /// As its display form, `"sm_90"`.
+    /// As its display form, `"sm_90"` / `"sm_90a"`.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
     }
@@ -195,25 +218,10 @@ mod tests {
     }
 
     #[test]
-    fn arch_specific_names_carry_the_a_suffix() {
-        let cc = ComputeCapability::new_arch_specific(9, 0);
-        assert_eq!(cc.to_string(), "sm_90a");
-        assert_eq!("sm_90a".parse(), Ok(cc));
-        assert_eq!(
-            "compute_100a".parse(),
-            Ok(ComputeCapability::new_arch_specific(10, 0))
-        );
-        assert_ne!(cc, ComputeCapability::new(9, 0));
-        assert!(cc > ComputeCapability::new(9, 0) && cc < ComputeCapability::new(10, 0));
-        for bad in ["sm_a", "sm_9a", "sm_90aa", "9.0a"] {
-            assert!(bad.parse::<ComputeCapability>().is_err(), "{bad}");
-        }
-    }
-
-    #[test]
     fn rejects_other_text_naming_it() {
         for bad in [
-            "", "sm_", "sm_9", "sm_9x", "90", "9.", "9.10", "x.0", "sm_-90", "SM_90",
+            "", "sm_", "sm_9", "sm_9x", "90", "9.", "9.10", "x.0", "sm_-90", "SM_90", "sm_90aa",
+            "sm_90A", "a", "sm_a", "9.a", "sm_9a",
         ] {
             let err = bad.parse::<ComputeCapability>().unwrap_err();
             assert_eq!(err.text(), bad);
@@ -226,5 +234,49 @@ mod tests {
     fn orders_by_major_then_minor() {
         assert!(ComputeCapability::new(8, 9) < ComputeCapability::new(9, 0));
         assert!(ComputeCapability::new(7, 5) > ComputeCapability::new(7, 0));
+        assert!(ComputeCapability::new(9, 0) < ComputeCapability::sm_90a());
+        assert!(ComputeCapability::sm_90a() < ComputeCapability::new(10, 0));
+    }
+
+    #[test]
+    fn arch_specific_targets_display_parse_and_round_trip() {
+        let sm90a = ComputeCapability::sm_90a();
+        assert_eq!(
+            (sm90a.major, sm90a.minor, sm90a.arch_specific),
+            (9, 0, true)
+        );
+        assert_eq!(sm90a.to_string(), "sm_90a");
+        for text in ["sm_90a", "compute_90a", "9.0a"] {
+            assert_eq!(text.parse(), Ok(sm90a), "{text}");
+        }
+        assert_eq!(
+            "sm_100a".parse(),
+            Ok(ComputeCapability::new_arch_specific(10, 0))
+        );
+        assert_eq!(sm90a.base(), ComputeCapability::new(9, 0));
+        assert_ne!(sm90a, ComputeCapability::new(9, 0));
+        let json = serde_json::to_string(&sm90a).unwrap();
+        assert_eq!(json, r#""sm_90a""#);
+        assert_eq!(
+            serde_json::from_str::<ComputeCapability>(&json).unwrap(),
+            sm90a
+        );
+    }
+
+    #[test]
+    fn an_arch_specific_target_runs_only_on_its_exact_architecture() {
+        let sm90a = ComputeCapability::sm_90a();
+        let dev = ComputeCapability::new;
+        assert!(sm90a.runs_on(dev(9, 0)));
+        for other in [dev(8, 0), dev(8, 9), dev(10, 0), dev(12, 0), dev(9, 1)] {
+            assert!(!sm90a.runs_on(other), "{other}");
+        }
+        // Plain PTX runs on its architecture and every later one.
+        let sm80 = dev(8, 0);
+        assert!(sm80.runs_on(dev(8, 0)) && sm80.runs_on(dev(8, 6)) && sm80.runs_on(dev(12, 0)));
+        assert!(!sm80.runs_on(dev(7, 5)));
+        assert!(!dev(8, 6).runs_on(dev(8, 0)));
+        // A device's own flag is ignored.
+        assert!(sm90a.runs_on(sm90a));
     }
 }

@@ -5,9 +5,10 @@
 //! - [`launch`]: typed kernel handles, [`Kernel<P, S>`](launch::Kernel), the parameter kinds
 //!   `P` is made of, and [`ParamSizes`](launch::ParamSizes), the parameter layout a kind
 //!   tuple stands for.
-//! - [`ComputeCapability`]: one GPU architecture, `sm_90` when displayed.
-//! - [`TensorMap`]: a TMA tensor descriptor (`CUtensorMap`), encoded by the host, read by
-//!   kernels.
+//! - [`ComputeCapability`]: one GPU architecture, `sm_90` when displayed, or an
+//!   arch-specific code target (`sm_90a`, which runs only on exactly 9.0).
+//! - [`TensorMap`]: a TMA tensor map (CUDA's `CUtensorMap`), encoded by `cust::tma` and
+//!   read by `cuda_std::tma`.
 //! - `manifest` (feature `alloc`): the kernels module manifest, `ModuleImage` and its parts,
 //!   which `cuda_builder` writes as JSON (feature `serde`) and a host crate includes
 //!   (feature `json`).
@@ -46,6 +47,13 @@ mod tma;
 
 pub use arch::{ComputeCapability, ParseComputeCapabilityError};
 pub use copy::DeviceCopy;
+/// The `half` crate (feature `half`), whose `f16` and `bf16` are [`DeviceCopy`] here: for
+/// crates that name them through `cust_core` (`cust`'s TMA element types).
+#[cfg(feature = "half")]
+pub use half;
 #[cfg(feature = "alloc")]
-pub use manifest::{Cubin, EntryPoint, ManifestError, ModuleImage, Resources};
+pub use manifest::{
+    ArchVariant, Cubin, EntryPoint, EntryUnavailable, ManifestError, ModuleImage, ModuleTarget,
+    Resources,
+};
 pub use tma::TensorMap;

@@ -1,34 +1,33 @@
-//! [`TensorMap`]: a TMA tensor descriptor (CUDA's `CUtensorMap`), shared by the host, which
-//! encodes it (`cust::tma`), and the kernels, which read it (`cuda_std::tma`).
+//! [`TensorMap`]: a TMA tensor map (CUDA's `CUtensorMap`), the descriptor that Hopper's
+//! tensor memory accelerator reads to copy tiles between global and shared memory
+//! (`cp.async.bulk.tensor`, PTX ISA 9.7.9.25).
+//!
+//! The host encodes one (`cust::tma::TensorMap::tiled_2d`, over the driver's
+//! `cuTensorMapEncodeTiled`), copies it to device memory (a `DeviceBox<TensorMap>`) and
+//! passes the kernel its pointer; the kernel hands that pointer to `cuda_std::tma`'s copies.
+//! The bytes are opaque: only the driver writes them and only the hardware reads them.
 
 use crate::DeviceCopy;
 
-/// A TMA tensor descriptor: the 128 opaque bytes of CUDA's `CUtensorMap`, 64-byte aligned
-/// (CUDA Driver API, "Tensor Map Object Management": `CU_TENSOR_MAP_NUM_QWORDS` = 16).
+/// A TMA tensor map: 128 opaque bytes, 64-byte aligned, with the size and alignment of the
+/// driver's `CUtensorMap` (CUDA Driver API, "Tensor Map Object Management").
 ///
-/// Encoded on the host (`cuTensorMapEncodeTiled`); kernels take it as `*const TensorMap`
-/// pointing to a 64-byte-aligned copy in global memory (a by-value kernel parameter of
-/// alignment 64 is not supported by rustc's nvptx backend).
+/// Made on the host by `cust::tma::TensorMap::tiled_2d`; read on the device through a
+/// `*const TensorMap` into global memory (a kernel parameter of this type by value cannot
+/// be aligned to 64 bytes by rustc, and TMA cannot read a copy in local memory).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(C, align(64))]
 pub struct TensorMap {
-    /// The descriptor's bytes, as the driver wrote them.
+    /// The driver's encoding (`CUtensorMap::opaque`).
     pub opaque: [u64; 16],
 }
 
-// SAFETY: plain bytes, no pointers into host memory (the global address the descriptor
-// holds is a device address).
+// SAFETY: `#[repr(C)]`, 16 `u64`s and no pointers the device dereferences as host
+// addresses (the global address it encodes is a device address); every bit pattern is a
+// valid value of the type (the hardware checks the encoding when it uses it).
 unsafe impl DeviceCopy for TensorMap {}
 
-#[cfg(test)]
-mod tests {
-    use super::TensorMap;
-
-    #[test]
-    fn layout_matches_cutensormap() {
-        // CUDA's cuda.h: `typedef struct CUtensorMap_st { alignas(64) cuuint64_t
-        // opaque[CU_TENSOR_MAP_NUM_QWORDS]; }` with CU_TENSOR_MAP_NUM_QWORDS = 16.
-        assert_eq!(core::mem::size_of::<TensorMap>(), 128);
-        assert_eq!(core::mem::align_of::<TensorMap>(), 64);
-    }
-}
+// The driver's `CUtensorMap` is 128 bytes, 64-byte aligned (cuda.h: `CU_TENSOR_MAP_NUM_QWORDS`
+// = 16, `alignas(64)`).
+const _: () = assert!(core::mem::size_of::<TensorMap>() == 128);
+const _: () = assert!(core::mem::align_of::<TensorMap>() == 64);
