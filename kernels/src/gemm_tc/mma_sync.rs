@@ -46,8 +46,8 @@ pub const MMA_SHARED_BYTES: u32 = MMA_STAGES * MMA_STAGE_BYTES;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 mod kernels_sm80 {
     use super::{MMA_BK_BYTES, MMA_BM, MMA_BN, MMA_STAGE_BYTES, MMA_STAGES, MMA_THREADS};
-    use crate::gemm_tc::tile_coords;
-    use cuda_std::half::{bf16, bf16_from_f32, f16, f16_from_f32};
+    use crate::gemm_tc::{OutElem, tile_coords};
+    use cuda_std::half::{bf16, f16};
     use cuda_std::mem::{self, async_copy};
     use cuda_std::mma::{
         Bf16, F16, FragA, FragAcc, FragB, M16N8K8, M16N8K16, Tf32, ldmatrix_x4, mma_sync,
@@ -67,21 +67,16 @@ mod kernels_sm80 {
 
     /// An element type of the `mma.sync` GEMM: how one warp MMA is issued on raw fragment
     /// registers, and how results are written.
-    pub trait MmaElem: Copy + DeviceCopy {
-        /// Bytes per element.
-        const BYTES: u32;
+    pub trait MmaElem: OutElem {
         /// `acc += A·B` for one `m16n8` tile and one 16-byte-per-row K slice: `a`, `b` the
         /// `ldmatrix` registers (one `m16n8k16`, or one `m16n8k8` for TF32).
         ///
         /// # Safety
         /// All 32 lanes of the warp call it convergently.
         unsafe fn mma(acc: &mut [f32; 4], a: [u32; 4], b: [u32; 2]);
-        /// `x` rounded to `Self`.
-        fn from_f32(x: f32) -> Self;
     }
 
     impl MmaElem for bf16 {
-        const BYTES: u32 = 2;
         #[inline(always)]
         unsafe fn mma(acc: &mut [f32; 4], a: [u32; 4], b: [u32; 2]) {
             let (a, b) = (
@@ -91,14 +86,9 @@ mod kernels_sm80 {
             // SAFETY: converged warp (caller contract).
             *acc = unsafe { mma_sync(&a, &b, &FragAcc::from_regs(*acc)) }.regs();
         }
-        #[inline(always)]
-        fn from_f32(x: f32) -> Self {
-            bf16_from_f32(x)
-        }
     }
 
     impl MmaElem for f16 {
-        const BYTES: u32 = 2;
         #[inline(always)]
         unsafe fn mma(acc: &mut [f32; 4], a: [u32; 4], b: [u32; 2]) {
             let (a, b) = (
@@ -108,14 +98,9 @@ mod kernels_sm80 {
             // SAFETY: converged warp (caller contract).
             *acc = unsafe { mma_sync(&a, &b, &FragAcc::from_regs(*acc)) }.regs();
         }
-        #[inline(always)]
-        fn from_f32(x: f32) -> Self {
-            f16_from_f32(x)
-        }
     }
 
     impl MmaElem for f32 {
-        const BYTES: u32 = 4;
         #[inline(always)]
         unsafe fn mma(acc: &mut [f32; 4], a: [u32; 4], b: [u32; 2]) {
             let (a, b) = (
@@ -124,10 +109,6 @@ mod kernels_sm80 {
             );
             // SAFETY: converged warp (caller contract).
             *acc = unsafe { mma_sync(&a, &b, &FragAcc::from_regs(*acc)) }.regs();
-        }
-        #[inline(always)]
-        fn from_f32(x: f32) -> Self {
-            x
         }
     }
 
@@ -278,11 +259,11 @@ mod kernels_sm80 {
                     let v = [acc[i][j][2 * h], acc[i][j][2 * h + 1]];
                     if row < m && col < n {
                         // SAFETY: (row, col) inside C; with `pairs`, col + 1 < n too (col
-                        // and n even) and the pair is aligned to its size.
+                        // and n even) and the pair is aligned to its size (C's allocation is).
                         unsafe {
                             let p = c.add(row as usize * n as usize + col as usize);
                             if pairs {
-                                *p.cast::<[T; 2]>() = [T::from_f32(v[0]), T::from_f32(v[1])];
+                                T::store_pair(p, v[0], v[1]);
                             } else {
                                 *p = T::from_f32(v[0]);
                                 if col + 1 < n {

@@ -76,18 +76,16 @@ pub const fn b_box(elem_bytes: u32) -> [u32; 2] {
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 mod kernels_sm90a {
     use super::{WG_A_STAGE_BYTES, WG_BK_BYTES, WG_BM, WG_BN, WG_STAGE_BYTES, WG_STAGES};
-    use crate::gemm_tc::tile_coords;
+    use crate::gemm_tc::{OutElem, tile_coords};
     use cuda_std::barrier::{MBarrier, Phase, fence_init};
-    use cuda_std::half::{bf16, bf16_from_f32, f16, f16_from_f32};
+    use cuda_std::half::{bf16, f16};
     use cuda_std::prelude::*;
     use cuda_std::shared::shared_addr;
     use cuda_std::tma::{self, TensorMap};
     use cuda_std::wgmma::{self, MatrixDescriptor, Swizzle};
 
     /// An element type of the `wgmma` GEMM: which instruction one 32-byte K slice takes.
-    pub trait WgmmaElem: Copy + DeviceCopy {
-        /// Bytes per element.
-        const BYTES: u32;
+    pub trait WgmmaElem: OutElem {
         /// `acc (+)= A·B` for a 64×256 tile and 32 bytes of K (16 bf16/f16 elements: one
         /// `m64n256k16`; 8 f32: one `m64n256k8` TF32).
         ///
@@ -99,12 +97,9 @@ mod kernels_sm90a {
             b: MatrixDescriptor,
             accumulate: bool,
         );
-        /// `x` rounded to `Self`.
-        fn from_f32(x: f32) -> Self;
     }
 
     impl WgmmaElem for bf16 {
-        const BYTES: u32 = 2;
         #[inline(always)]
         unsafe fn mma(
             acc: &mut [f32; 128],
@@ -115,14 +110,9 @@ mod kernels_sm90a {
             // SAFETY: forwarded.
             unsafe { wgmma::mma_m64n256k16_f32_bf16::<false, false>(acc, a, b, accumulate) }
         }
-        #[inline(always)]
-        fn from_f32(x: f32) -> Self {
-            bf16_from_f32(x)
-        }
     }
 
     impl WgmmaElem for f16 {
-        const BYTES: u32 = 2;
         #[inline(always)]
         unsafe fn mma(
             acc: &mut [f32; 128],
@@ -133,14 +123,9 @@ mod kernels_sm90a {
             // SAFETY: forwarded.
             unsafe { wgmma::mma_m64n256k16_f32_f16::<false, false>(acc, a, b, accumulate) }
         }
-        #[inline(always)]
-        fn from_f32(x: f32) -> Self {
-            f16_from_f32(x)
-        }
     }
 
     impl WgmmaElem for f32 {
-        const BYTES: u32 = 4;
         #[inline(always)]
         unsafe fn mma(
             acc: &mut [f32; 128],
@@ -150,10 +135,6 @@ mod kernels_sm90a {
         ) {
             // SAFETY: forwarded.
             unsafe { wgmma::mma_m64n256k8_f32_tf32(acc, a, b, accumulate) }
-        }
-        #[inline(always)]
-        fn from_f32(x: f32) -> Self {
-            x
         }
     }
 
@@ -408,17 +389,16 @@ mod kernels_sm90a {
                     let (r, col) = wgmma::layout::acc_row_col(t, $i);
                     let (row, col) = (row_base + r, col_base + col);
                     if row < m && col < n {
-                        let (x, y) = (T::from_f32(acc[$i]), T::from_f32(acc[$i + 1]));
                         // SAFETY: (row, col) inside C; with `pairs`, col + 1 < n too (both
                         // even) and the pair is aligned to its size.
                         unsafe {
                             let p = c.add(row as usize * n as usize + col as usize);
                             if pairs {
-                                *p.cast::<[T; 2]>() = [x, y];
+                                T::store_pair(p, acc[$i], acc[$i + 1]);
                             } else {
-                                *p = x;
+                                *p = T::from_f32(acc[$i]);
                                 if col + 1 < n {
-                                    *p.add(1) = y;
+                                    *p.add(1) = T::from_f32(acc[$i + 1]);
                                 }
                             }
                         }
@@ -441,7 +421,7 @@ mod kernels_sm90a {
             ///   and `B` (dims `[k, n]`) with this element type, boxes `a_box` / `b_box`
             ///   of the element size, and the 128-byte swizzle;
             /// - `c` points to an allocation of at least m·n elements that nothing else
-            ///   accesses during the launch, aligned to 4 bytes;
+            ///   accesses during the launch, 16-byte aligned (whole device allocations are);
             /// - `m`, `n`, `k` ≥ 1, `k` a multiple of 8 (bf16/f16) or 4 (f32);
             /// - launched with the [module's launch shape](super): `WG_THREADS` threads,
             ///   a 1-D grid, `WG_SHARED_BYTES` of dynamic shared memory, on an sm_90a build
