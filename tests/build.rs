@@ -4,7 +4,10 @@
 //! - an sm_80 variant for `redux.sync` and `cp.async` (kernels that exist only under
 //!   `cfg(target_feature = "sm_80")`), with fast math (libdevice) where NVIDIA's libdevice is
 //!   found: `PROBES_SM80_MODULE` (`PROBES_SM80`). `PROBES_SM80_FAST_MATH` is `1` when it
-//!   links libdevice, `0` otherwise (the fast-math GPU test then says it was skipped).
+//!   links libdevice, `0` otherwise (the fast-math GPU test then says it was skipped);
+//! - an sm_90a variant (PTX ISA 8.0) for the Hopper probes (`wgmma`, TMA, clusters,
+//!   `stmatrix`: kernels under `cfg(target_feature = "sm_90a")`), checked by ptxas for
+//!   sm_90a: `PROBES_SM90A_MODULE` (`PROBES_SM90A`).
 
 use cuda_builder::{ComputeCapability, CudaBuilder};
 
@@ -38,6 +41,16 @@ fn main() {
         .ptxas_archs([ComputeCapability::new(8, 0), ComputeCapability::new(9, 0)])
         .build();
     if let Err(err) = sm80 {
+        eprintln!("{err}");
+        std::process::exit(1);
+    }
+    let sm90a = CudaBuilder::new("kernels")
+        .variant("sm90a")
+        .arch(ComputeCapability::new_arch_specific(9, 0))
+        .ptx_isa(8, 0)
+        .ptxas_archs([ComputeCapability::new_arch_specific(9, 0)])
+        .build();
+    if let Err(err) = sm90a {
         eprintln!("{err}");
         std::process::exit(1);
     }

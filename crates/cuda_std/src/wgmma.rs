@@ -177,7 +177,7 @@ pub fn wait_group<const N: u32>() {
 /// §9.7.17.1 "setmaxnreg") at compile time.
 const fn check_reg_count(n: u32) {
     assert!(
-        n >= 24 && n <= 256 && n % 8 == 0,
+        n >= 24 && n <= 256 && n.is_multiple_of(8),
         "setmaxnreg: the register count must be a multiple of 8 in 24..=256"
     );
 }

@@ -10,6 +10,7 @@
 
 pub mod compat;
 pub mod half;
+pub mod hopper;
 pub mod launch_checks;
 pub mod mma;
 pub mod primitives;

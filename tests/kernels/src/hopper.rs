@@ -1,0 +1,353 @@
+//! Probes of the Hopper modules of `cuda_std` (`wgmma`, `barrier`, `tma`, `cluster`, and
+//! `mma::stmatrix_*`): they exist only in the PTX built for sm_90a
+//! (`cfg(target_feature = "sm_90a")`, the `PROBES_SM90A` module of `tests/build.rs`);
+//! `tests/tests/hopper.rs` compares their output with CPU models, bit for bit.
+//!
+//! Matrices are row-major. The `wgmma` probes run one warpgroup (128 threads, one block) on
+//! `A` 64×KT and `B` given as `Bᵀ` N×KT (K-major, as `wgmma` reads it without transpose),
+//! where a row of KT elements is 128 bytes (KT = 64 for 16-bit types, 32 for tf32), in four
+//! `wgmma` k-steps of 32 bytes each; `C`/`D` 64×N.
+#![cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+
+use cuda_std::barrier::{self, MBarrier, Phase};
+use cuda_std::prelude::*;
+use cuda_std::shared::shared_addr;
+use cuda_std::tma::{self, TensorMap};
+use cuda_std::wgmma::{self, MatrixDescriptor, Swizzle, layout};
+use cuda_std::{cluster, mma};
+
+/// Bytes per operand row (the K extent of the probes' tiles): one 128-byte swizzle span.
+pub const ROW_BYTES: u32 = 128;
+/// Byte offset between core matrices adjacent in K in the no-swizzle layout of the probes.
+pub const NO_SWIZZLE_LBO: u32 = 128;
+/// Byte offset between 8-row groups, both layouts (8 rows × 128 bytes).
+pub const SBO: u32 = 1024;
+
+/// Byte offset of byte `k_bytes` of row `row` of an operand tile staged in `mode` (0: no
+/// swizzle with [`NO_SWIZZLE_LBO`] / [`SBO`], 1: 128-byte swizzle).
+#[must_use]
+pub const fn staged_offset(mode: u32, row: u32, k_bytes: u32) -> u32 {
+    if mode == 0 {
+        layout::offset_no_swizzle(row, k_bytes, NO_SWIZZLE_LBO, SBO)
+    } else {
+        layout::offset_swizzle_128b(row, k_bytes)
+    }
+}
+
+/// The descriptor of a tile staged at `tile` in `mode`, advanced to k-step `step` (32 bytes
+/// of K per step: two core matrices in the no-swizzle layout, 32 bytes inside the swizzled
+/// rows).
+fn descriptor(tile: *const u8, mode: u32, step: u32) -> MatrixDescriptor {
+    let addr = shared_addr(tile);
+    if mode == 0 {
+        MatrixDescriptor::new(addr, NO_SWIZZLE_LBO, SBO, Swizzle::None).add_bytes(step * 2 * 128)
+    } else {
+        MatrixDescriptor::new(addr, 16, SBO, Swizzle::B128).add_bytes(step * 32)
+    }
+}
+
+/// Copies `rows` × 128 bytes of the row-major matrix `src` (elements of `T`) into the shared
+/// tile at `dst` in `mode`'s layout, all 128 threads sharing the work.
+///
+/// # Safety
+/// `dst` is shared memory with room for `rows · 128` bytes; `src` holds `rows · 128` bytes.
+unsafe fn stage<T: Copy>(dst: *mut u8, src: &[T], rows: u32, mode: u32) {
+    let size = core::mem::size_of::<T>() as u32;
+    let per_row = ROW_BYTES / size;
+    let mut e = thread_idx_x();
+    while e < rows * per_row {
+        let (row, k) = (e / per_row, e % per_row);
+        let off = staged_offset(mode, row, k * size) as usize;
+        // SAFETY: in bounds (caller contract); `off` is a multiple of `size`.
+        unsafe { dst.add(off).cast::<T>().write(src[e as usize]) };
+        e += 128;
+    }
+}
+
+/// The shared tiles of the `wgmma` probes, 1024-byte aligned: `A` (64 rows × 128 bytes) and
+/// `Bᵀ` (up to 256 rows × 128 bytes). One function, so one pair of `.shared` arrays for all
+/// the probe kernels (a `shared_array!` inside `macro_rules!` would be one call site).
+fn wgmma_tiles() -> (*mut u8, *mut u8) {
+    (
+        shared_array!(u8, 64 * 128, align = 1024),
+        shared_array!(u8, 256 * 128, align = 1024),
+    )
+}
+
+/// Generates one `wgmma` probe kernel: stages `A` (64 rows) and `Bᵀ` (`$n` rows) into 1024-byte
+/// aligned shared tiles, loads `C` into the accumulators by `acc_row_col`, runs four k-steps
+/// (the first with `accumulate = scale_d != 0`), stores `D` by `acc_row_col`.
+macro_rules! wgmma_probe {
+    ($(#[$doc:meta])* $name:ident, $t:ty, $n:literal, $call:expr) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// One block of 128 threads; `a`: 64·KT elements, `b`: N·KT, `c` and `d`: 64·N `f32`.
+        #[kernel]
+        pub unsafe fn $name(a: &[$t], b: &[$t], c: &[f32], d: *mut f32, mode: u32, scale_d: u32) {
+            let (a_s, b_s) = wgmma_tiles();
+            let t = thread_idx_x();
+            // SAFETY: tile sizes as declared; inputs sized by the caller.
+            unsafe {
+                stage(a_s, a, 64, mode);
+                stage(b_s, b, $n, mode);
+            }
+            tma::fence_proxy_async_shared();
+            sync_threads();
+            let mut acc = [0.0f32; $n / 2];
+            for (i, v) in acc.iter_mut().enumerate() {
+                let (row, col) = layout::acc_row_col(t, i as u32);
+                *v = c[(row * $n + col) as usize];
+            }
+            wgmma::fence();
+            for step in 0..4 {
+                let (da, db) = (descriptor(a_s, mode, step), descriptor(b_s, mode, step));
+                let accumulate = step > 0 || scale_d != 0;
+                // SAFETY: the whole warpgroup is here; tiles staged and fenced above, not
+                // written again.
+                unsafe { $call(&mut acc, da, db, accumulate) };
+            }
+            wgmma::commit_group();
+            wgmma::wait_group::<0>();
+            for (i, v) in acc.iter().enumerate() {
+                let (row, col) = layout::acc_row_col(t, i as u32);
+                // SAFETY: `d` holds 64·N elements (caller contract).
+                unsafe { d.add((row * $n + col) as usize).write(*v) };
+            }
+        }
+    };
+}
+
+wgmma_probe!(
+    /// `wgmma` m64n64k16 `.bf16` (`a`, `b`: bit patterns).
+    wgmma_bf16_n64, u16, 64, wgmma::mma_m64n64k16_f32_bf16::<false, false>
+);
+wgmma_probe!(
+    /// `wgmma` m64n128k16 `.bf16`.
+    wgmma_bf16_n128, u16, 128, wgmma::mma_m64n128k16_f32_bf16::<false, false>
+);
+wgmma_probe!(
+    /// `wgmma` m64n256k16 `.bf16`.
+    wgmma_bf16_n256, u16, 256, wgmma::mma_m64n256k16_f32_bf16::<false, false>
+);
+wgmma_probe!(
+    /// `wgmma` m64n64k16 `.f16`.
+    wgmma_f16_n64, u16, 64, wgmma::mma_m64n64k16_f32_f16::<false, false>
+);
+wgmma_probe!(
+    /// `wgmma` m64n128k16 `.f16`.
+    wgmma_f16_n128, u16, 128, wgmma::mma_m64n128k16_f32_f16::<false, false>
+);
+wgmma_probe!(
+    /// `wgmma` m64n256k16 `.f16`.
+    wgmma_f16_n256, u16, 256, wgmma::mma_m64n256k16_f32_f16::<false, false>
+);
+wgmma_probe!(
+    /// `wgmma` m64n64k8 `.tf32` (`a`, `b`: `f32`).
+    wgmma_tf32_n64, f32, 64, wgmma::mma_m64n64k8_f32_tf32
+);
+wgmma_probe!(
+    /// `wgmma` m64n128k8 `.tf32`.
+    wgmma_tf32_n128, f32, 128, wgmma::mma_m64n128k8_f32_tf32
+);
+wgmma_probe!(
+    /// `wgmma` m64n256k8 `.tf32`.
+    wgmma_tf32_n256, f32, 256, wgmma::mma_m64n256k8_f32_tf32
+);
+
+/// Largest TMA box of the probe, bytes (the shared tile's size).
+pub const TMA_TILE_BYTES: u32 = 16384;
+
+/// Loads the box at `(x, y)` of `map_in` with TMA into a 1024-byte aligned shared tile
+/// (completion on an `MBarrier` with `box_bytes` transaction bytes), copies the tile's raw
+/// bytes to `raw` (so the test sees the swizzled layout), and stores the tile back with TMA to
+/// `(x, y)` of `map_out`. Also runs `prefetch_descriptor`, `try_wait` and a second phase
+/// (a plain `arrive` by every thread, waited for with the flipped phase).
+///
+/// # Safety
+/// One block of 128 threads; `map_in`, `map_out`: valid 2-D maps of 4-byte elements in
+/// global memory with the same box of `box_bytes` ≤ [`TMA_TILE_BYTES`] bytes; `raw` holds
+/// `box_bytes / 4` `u32`.
+#[kernel]
+pub unsafe fn tma_roundtrip(
+    map_in: *const TensorMap,
+    map_out: *const TensorMap,
+    x: i32,
+    y: i32,
+    box_bytes: u32,
+    raw: *mut u32,
+) {
+    let tile = shared_array!(u32, 4096, align = 1024);
+    let bar_p = shared_array!(MBarrier, 1);
+    let t = thread_idx_x();
+    // SAFETY: `bar_p` is this block's shared memory; one initialising thread, fenced and
+    // followed by a block barrier before any use.
+    let bar = unsafe { &*bar_p };
+    if t == 0 {
+        // SAFETY: as above; `map_in` is a valid map (caller contract).
+        unsafe {
+            tma::prefetch_descriptor(map_in);
+            bar.init(1);
+        }
+        barrier::fence_init();
+    }
+    sync_threads();
+    if t == 0 {
+        // SAFETY: the tile has room for the box; the phase expects exactly its bytes.
+        unsafe {
+            bar.arrive_expect_tx(box_bytes);
+            tma::load_2d(tile, map_in, x, y, bar);
+        }
+    }
+    let mut phase = Phase::ZERO;
+    // SAFETY: initialised; phase 0 is the current one.
+    unsafe { bar.wait(phase) };
+    phase = phase.flip();
+    let mut i = t;
+    while i < box_bytes / 4 {
+        // SAFETY: in bounds of the tile and of `raw`.
+        unsafe { raw.add(i as usize).write(tile.add(i as usize).read()) };
+        i += 128;
+    }
+    sync_threads();
+    // Phase 1 with plain arrivals: re-init to 128 arrivals is not allowed mid-use, so thread
+    // 0 arrives alone (the count is 1).
+    if t == 0 {
+        // SAFETY: phase 1 expects one arrival.
+        unsafe { bar.arrive() };
+    }
+    // SAFETY: phase 1 completes with thread 0's arrival.
+    unsafe { bar.wait(phase) };
+    // SAFETY: phase 1 has completed, so `try_wait` on it returns true at once.
+    let done = unsafe { bar.try_wait(phase) };
+    tma::fence_proxy_async_shared();
+    sync_threads();
+    if t == 0 && done {
+        // SAFETY: the tile holds the box, fenced for the async proxy above; waited for below.
+        unsafe { tma::store_2d(map_out, x, y, tile) };
+        tma::commit_group();
+        tma::wait_group_read::<0>();
+    }
+}
+
+/// Words per block of [`cluster_probe`]'s `info`.
+pub const CLUSTER_INFO_WORDS: usize = 10;
+
+/// Cluster probe (blocks of 128 threads, launched with clusters): each block writes
+/// `1000 · rank + tid` to a shared array, and after a cluster barrier each thread reads
+/// element `tid` of the next rank's array (`(rank + 1) % n`) through distributed shared
+/// memory into `out[block · 128 + tid]`. Thread 0 also arrives on the next rank's
+/// `MBarrier` and waits on its own (initialised to one arrival), then writes to
+/// `info[block · 10 ..]`: `ctarank, nctarank, cluster_idx (3), cluster_dim (3), 1 if its
+/// barrier completed, cluster_id().x`. `block` is the linear block index.
+///
+/// # Safety
+/// Blocks of 128 threads, 1-D grid; `out`: 128 · blocks, `info`: 10 · blocks `u32`.
+#[kernel]
+pub unsafe fn cluster_probe(out: *mut u32, info: *mut u32) {
+    let mine = shared_array!(u32, 128);
+    let bar_p = shared_array!(MBarrier, 1);
+    let t = thread_idx_x();
+    let (rank, n) = (cluster::ctarank(), cluster::nctarank());
+    let next = (rank + 1) % n;
+    // SAFETY: own shared memory, one initialising thread, fenced, then a cluster barrier
+    // before any (remote) use.
+    let bar = unsafe { &*bar_p };
+    if t == 0 {
+        // SAFETY: as above.
+        unsafe { bar.init(1) };
+        barrier::fence_init();
+    }
+    // SAFETY: `t` < 128.
+    unsafe { mine.add(t as usize).write(1000 * rank + t) };
+    cluster::sync();
+    // SAFETY: `next` < n; the neighbour wrote its array before the cluster barrier and
+    // does not exit before the final one.
+    let remote = unsafe { cluster::map_shared_rank(mine.cast_const(), next) };
+    let block = block_idx_x() as usize;
+    // SAFETY: in bounds of the neighbour's array and of `out`.
+    unsafe {
+        out.add(block * 128 + t as usize)
+            .write(remote.add(t as usize).read())
+    };
+    if t == 0 {
+        // SAFETY: the neighbour's barrier is initialised (before the cluster barrier) and
+        // expects one arrival, ours.
+        unsafe { bar.arrive_cluster(next) };
+        // SAFETY: our barrier's phase 0 completes with the previous rank's arrival.
+        unsafe { bar.wait(Phase::ZERO) };
+        let (idx, dim) = (cluster::cluster_idx(), cluster::cluster_dim());
+        let words = [
+            rank,
+            n,
+            idx.x,
+            idx.y,
+            idx.z,
+            dim.x,
+            dim.y,
+            dim.z,
+            1,
+            cluster::cluster_id().x,
+        ];
+        for (k, w) in words.iter().enumerate() {
+            // SAFETY: in bounds of `info`.
+            unsafe { info.add(block * CLUSTER_INFO_WORDS + k).write(*w) };
+        }
+    }
+    cluster::sync();
+}
+
+/// `u16` written per lane-pattern by [`stmatrix_probe`]: four 8×8 matrices stored plainly,
+/// then the same four transposed.
+pub const STMATRIX_WORDS: usize = 512;
+
+/// The value lane `lane` puts in half `half` of register `m` for [`stmatrix_probe`].
+#[must_use]
+pub const fn stmatrix_value(m: u32, lane: u32, half: u32) -> u16 {
+    (m * 64 + lane * 2 + half) as u16
+}
+
+/// One warp: register `m` of lane `l` holds [`stmatrix_value`]`(m, l, 0..2)`; `stmatrix_x4`
+/// stores four 8×8 matrices to a shared tile (matrix `m` at elements `64m..64m+64`,
+/// row-major), copied to `out[0..256]`; `stmatrix_x4_trans` the same to `out[256..512]`;
+/// `stmatrix_x1` and `_x2` (and their transposes) are exercised on the first matrices of
+/// a second tile, copied to nothing (they must assemble and not fault).
+///
+/// # Safety
+/// One block of 32 threads; `out` holds [`STMATRIX_WORDS`] `u16`.
+#[kernel]
+pub unsafe fn stmatrix_probe(out: *mut u16) {
+    let tile = shared_array!(u16, 256, align = 16);
+    let l = lane_id();
+    let regs = [0, 1, 2, 3]
+        .map(|m| u32::from(stmatrix_value(m, l, 0)) | (u32::from(stmatrix_value(m, l, 1)) << 16));
+    // Lane l gives row l % 8 of matrix l / 8.
+    // SAFETY: in bounds, 16-byte aligned rows; the whole warp runs each call.
+    let row = unsafe { tile.add((l / 8 * 64 + l % 8 * 8) as usize) };
+    for (pass, trans) in [false, true].into_iter().enumerate() {
+        // SAFETY: as above.
+        unsafe {
+            if trans {
+                mma::stmatrix_x4_trans(row, regs);
+            } else {
+                mma::stmatrix_x4(row, regs);
+            }
+        }
+        // SAFETY: the whole warp runs the probe.
+        unsafe { warp::sync_warp(FULL_MASK) };
+        for k in 0..8 {
+            let i = (l * 8 + k) as usize;
+            // SAFETY: in bounds of the tile and `out`.
+            unsafe { out.add(pass * 256 + i).write(tile.add(i).read()) };
+        }
+        // SAFETY: the whole warp runs the probe.
+        unsafe { warp::sync_warp(FULL_MASK) };
+    }
+    // SAFETY: as above (lanes 0..16 give addresses inside the tile).
+    unsafe {
+        mma::stmatrix_x1(row, [regs[0]]);
+        mma::stmatrix_x2(row, [regs[0], regs[1]]);
+        mma::stmatrix_x1_trans(row, [regs[0]]);
+        mma::stmatrix_x2_trans(row, [regs[0], regs[1]]);
+    }
+}
