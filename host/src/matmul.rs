@@ -321,18 +321,24 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
             Launcher::Mma(f) => unsafe {
                 f.launch_unchecked(gpu.stream(), cfg, (m, n, k, self.a, self.b, &mut *self.c))
             },
-            // SAFETY: as above; the maps describe `a` and `b` (borrowed for the plan's life)
-            // with this element type, the module's boxes and the 128-byte swizzle, and were
-            // written before this launch (a synchronous upload); the launch shape is the
-            // module's (`WG_THREADS`, `WG_SHARED_BYTES`, a 1-D grid), and the sm_90a build
-            // caps the kernel at `WG_MAX_REGISTERS` (host/build.rs).
             Launcher::Wgmma {
                 function,
                 map_a,
                 map_b,
-            } => unsafe {
-                function.launch_unchecked(gpu.stream(), cfg, (m, n, k, map_a, map_b, &mut *self.c))
-            },
+            } => {
+                // SAFETY: as above; the maps describe `a` and `b` (borrowed for the plan's
+                // life) with this element type, the module's boxes and the 128-byte swizzle,
+                // and were written before this launch (a synchronous upload); the launch
+                // shape is the module's (`WG_THREADS`, `WG_SHARED_BYTES`, a 1-D grid), and
+                // the sm_90a build caps the kernel at `WG_MAX_REGISTERS` (host/build.rs).
+                unsafe {
+                    function.launch_unchecked(
+                        gpu.stream(),
+                        cfg,
+                        (m, n, k, map_a, map_b, &mut *self.c),
+                    )
+                }
+            }
         }
     }
 

@@ -249,7 +249,7 @@ mod kernels_sm80 {
         async_copy::wait_all();
 
         // Epilogue: fragment element r of tile (i, j) is C[row0 + 8·(r / 2)][col + r % 2].
-        let pairs = n % 2 == 0;
+        let pairs = n.is_multiple_of(2);
         unroll!(i in [0, 1, 2, 3] {
             unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7] {
                 let row0 = m0 + wm * 64 + i as u32 * 16 + lane / 4;

@@ -331,7 +331,7 @@ mod kernels_sm90a {
             phase: Phase::ZERO,
         };
         let mut acc = [0.0f32; 128];
-        let pairs = n % 2 == 0;
+        let pairs = n.is_multiple_of(2);
         let mut tile = block_idx_x();
         while tile < tiles {
             let (tm, tn) = tile_coords(tile, tiles_m, tiles_n);
