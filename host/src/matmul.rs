@@ -84,7 +84,7 @@ mod sealed {
     impl Sealed for f32 {}
 }
 
-/// An element type of the tensor-core products: [`bf16`], [`f16`] (f32 accumulation, result
+/// An element type of the tensor-core products: [`bf16`], [`f16`](struct@f16) (f32 accumulation, result
 /// rounded to the type), `f32` (TF32 kernels: the tensor cores read the top 10 mantissa bits
 /// of each input; result in f32). Sealed.
 pub trait TcElem: DeviceCopy + TmaElement + Copy + Send + Sync + 'static + sealed::Sealed {
