@@ -36,6 +36,9 @@ use cust::{
 use kernels::gemm_tc::mma_sync::{MMA_BM, MMA_BN, MMA_SHARED_BYTES, MMA_THREADS};
 use kernels::gemm_tc::wgmma::{WG_BM, WG_BN, WG_SHARED_BYTES, WG_THREADS, a_box, b_box};
 
+// `check_shape` counts the tiles of both families with one tile shape.
+const _: () = assert!(WG_BM == MMA_BM && WG_BN == MMA_BN);
+
 /// Which tensor-core kernel family runs a product.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TcKernel {
@@ -157,7 +160,9 @@ impl TcElem for f32 {
     }
 }
 
-/// Checks a product's shape and buffer lengths, naming the value that breaks a rule.
+/// Checks a product's shape and buffer lengths, naming the value that breaks a rule: the
+/// rules of the [module docs](self), the buffers at least m·k, n·k and m·n elements (in
+/// `lens`, for `A`, `B`, `C`), and fewer than 2³¹ output tiles.
 ///
 /// # Errors
 /// [`GpuError::LaunchConfig`] naming the dimension or buffer.
@@ -178,6 +183,14 @@ pub fn check_shape<T: TcElem>(
             "k = {k} must be a multiple of {} (rows of A and B must be whole 16-byte chunks \
              for cp.async and TMA); pad k with zeros",
             T::K_MULTIPLE
+        ));
+    }
+    // Both families tile C in 128×256 blocks, counted in 32 bits (and a grid holds fewer
+    // than 2³¹ blocks).
+    let tiles = m.div_ceil(MMA_BM as usize) * n.div_ceil(MMA_BN as usize);
+    if tiles >= 1 << 31 {
+        return fail(format!(
+            "m = {m} and n = {n} make {tiles} tiles of 128×256, more than a grid holds (2^31 - 1)"
         ));
     }
     for ((name, len), need) in ["A", "B", "C"]
