@@ -43,8 +43,59 @@ pub const MMA_STAGE_BYTES: u32 = (MMA_BM + MMA_BN) * MMA_BK_BYTES;
 /// Dynamic shared memory per block, bytes: [`MMA_STAGES`] · [`MMA_STAGE_BYTES`] (96 KiB).
 pub const MMA_SHARED_BYTES: u32 = MMA_STAGES * MMA_STAGE_BYTES;
 
+/// Where the kernel puts and reads each byte of a pipeline stage: pure functions, the model
+/// the unit tests check against `cuda_std::mma::layout`'s fragment maps (and the kernel's
+/// address arithmetic, which computes the same offsets incrementally).
+///
+/// A stage is [`MMA_BM`] rows of `A` then [`MMA_BN`] rows of `B` ("stage rows"), each
+/// [`MMA_BK_BYTES`] = 4 chunks of 16 bytes of one matrix row's K slice.
+pub mod layout {
+    use super::{MMA_BK_BYTES, MMA_BM};
+
+    /// Byte offset in a stage of 16-byte chunk `chunk` (0..4) of stage row `row`: stored at
+    /// chunk `chunk ^ ((row / 2) % 4)` (the 8 rows one `ldmatrix` phase reads, 8
+    /// consecutive rows at one logical chunk, land in 8 different 16-byte bank groups).
+    #[must_use]
+    pub const fn swizzled(row: u32, chunk: u32) -> u32 {
+        row * MMA_BK_BYTES + ((chunk ^ ((row >> 1) & 3)) << 4)
+    }
+
+    /// `(stage row, chunk)` that thread `tid` (0..256) copies in its copy `j` of `A` (j < 2)
+    /// or, with `b`, of `B` (j < 4; `B`'s rows follow `A`'s): matrix row `tid / 4 + 64·j`
+    /// of the tile, chunk `tid % 4`.
+    #[must_use]
+    pub const fn copy(tid: u32, j: u32, b: bool) -> (u32, u32) {
+        let first = if b { MMA_BM } else { 0 };
+        (first + tid / 4 + 64 * j, tid % 4)
+    }
+
+    /// Byte offset of the row that lane `lane` addresses in the `ldmatrix.x4` of `A`'s
+    /// 16-row tile `i` (0..4) of warp row `wm` (0..2), K half `ks` (0..2: bytes
+    /// `32·ks..32·ks + 32` of the slice): row `64·wm + 16·i + lane % 16`, chunk
+    /// `2·ks + lane / 16`. The registers are then an `A` fragment of `m16n8k16` (16-bit
+    /// types) or `m16n8k8` (TF32).
+    #[must_use]
+    pub const fn ldmatrix_a(wm: u32, i: u32, lane: u32, ks: u32) -> u32 {
+        swizzled(64 * wm + 16 * i + lane % 16, 2 * ks + lane / 16)
+    }
+
+    /// Byte offset of the row that lane `lane` addresses in the `ldmatrix.x4` of `B`'s
+    /// 16-row tile `j` (0..4, i.e. `n` columns `16·j..16·j + 16` of the warp's 64) of warp
+    /// column `wn` (0..4), K half `ks`: stage row `MMA_BM + 64·wn + 16·j + lane % 8 +
+    /// 8·(lane / 16)`, chunk `2·ks + (lane / 8) % 2`. Registers 0, 1 are the `B` fragment of
+    /// columns `16·j..16·j + 8`, registers 2, 3 that of the next 8.
+    #[must_use]
+    pub const fn ldmatrix_b(wn: u32, j: u32, lane: u32, ks: u32) -> u32 {
+        swizzled(
+            MMA_BM + 64 * wn + 16 * j + lane % 8 + 8 * (lane / 16),
+            2 * ks + (lane / 8) % 2,
+        )
+    }
+}
+
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 mod kernels_sm80 {
+    use super::layout::{ldmatrix_a, ldmatrix_b, swizzled};
     use super::{MMA_BK_BYTES, MMA_BM, MMA_BN, MMA_STAGE_BYTES, MMA_STAGES, MMA_THREADS};
     use crate::gemm_tc::{OutElem, tile_coords};
     use cuda_std::half::{bf16, f16};
@@ -110,13 +161,6 @@ mod kernels_sm80 {
             // SAFETY: converged warp (caller contract).
             *acc = unsafe { mma_sync(&a, &b, &FragAcc::from_regs(*acc)) }.regs();
         }
-    }
-
-    /// Byte offset in a stage slice of 16-byte chunk `chunk` (0..4) of row `row`: the
-    /// swizzle of the [module docs](super).
-    #[inline(always)]
-    const fn swizzled(row: u32, chunk: u32) -> u32 {
-        row * MMA_BK_BYTES + ((chunk ^ ((row >> 1) & 3)) << 4)
     }
 
     /// Rows of `A` (then of `B`) each thread copies per stage: 128 (256) rows × 4 chunks
@@ -187,17 +231,10 @@ mod kernels_sm80 {
             });
         };
 
-        // ldmatrix addresses. A: lane l reads row `l % 16` of a 16-row tile, chunk
-        // `2·ks + l / 16` of K slice half `ks`; B (two n8 fragments per x4): row
-        // `l % 8 + 8·(l / 16)` of a 16-row tile, chunk `2·ks + (l / 8) % 2`. Tiles 16 rows
-        // apart keep the swizzle, so these offsets are per lane and `ks` only.
-        let a_row = wm * 64 + lane % 16;
-        let b_row = MMA_BM + wn * 64 + lane % 8 + 8 * (lane / 16);
-        let a_off = [swizzled(a_row, lane / 16), swizzled(a_row, 2 + lane / 16)];
-        let b_off = [
-            swizzled(b_row, (lane / 8) % 2),
-            swizzled(b_row, 2 + (lane / 8) % 2),
-        ];
+        // ldmatrix addresses (`layout::ldmatrix_a`/`_b`): tiles 16 rows apart keep the
+        // swizzle, so the offsets of tile 0 plus 16 rows per tile serve every tile.
+        let a_off = [ldmatrix_a(wm, 0, lane, 0), ldmatrix_a(wm, 0, lane, 1)];
+        let b_off = [ldmatrix_b(wn, 0, lane, 0), ldmatrix_b(wn, 0, lane, 1)];
 
         let mut acc = [[[0.0f32; 4]; 8]; 4];
 
@@ -301,4 +338,170 @@ mod kernels_sm80 {
     entry!(gemm_mma_bf16, bf16, "bf16 (f32 accumulation, bf16 out)");
     entry!(gemm_mma_f16, f16, "f16 (f32 accumulation, f16 out)");
     entry!(gemm_mma_tf32, f32, "TF32 (f32 in and out)");
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::layout::{copy, ldmatrix_a, ldmatrix_b, swizzled};
+    use super::{MMA_BK_BYTES, MMA_BM, MMA_BN, MMA_STAGE_BYTES, MMA_THREADS};
+    use cuda_std::mma::layout as frag;
+    use std::vec;
+    use std::vec::Vec;
+
+    /// A stage as the copies leave it, for a K slice whose byte `kb` of stage row `r` holds
+    /// `value(r, kb)`: every thread's copies placed at their swizzled offsets.
+    fn stage_image(value: impl Fn(u32, u32) -> u8) -> Vec<u8> {
+        let mut img = vec![0u8; MMA_STAGE_BYTES as usize];
+        let mut written = vec![0u32; MMA_STAGE_BYTES as usize];
+        for tid in 0..MMA_THREADS {
+            for (b, copies) in [
+                (false, MMA_BM * 4 / MMA_THREADS),
+                (true, MMA_BN * 4 / MMA_THREADS),
+            ] {
+                for j in 0..copies {
+                    let (row, chunk) = copy(tid, j, b);
+                    let dst = swizzled(row, chunk);
+                    // The kernel's incremental form: tile row tid / 4, then 64 rows per copy.
+                    let first = if b { MMA_BM } else { 0 };
+                    assert_eq!(
+                        dst,
+                        (first + 64 * j) * MMA_BK_BYTES + swizzled(tid / 4, tid % 4)
+                    );
+                    for byte in 0..16 {
+                        img[(dst + byte) as usize] = value(row, chunk * 16 + byte);
+                        written[(dst + byte) as usize] += 1;
+                    }
+                }
+            }
+        }
+        assert!(
+            written.iter().all(|&w| w == 1),
+            "every stage byte written once"
+        );
+        img
+    }
+
+    /// `ldmatrix.x4` on `img`: register `q` of lane `l` is the 4 bytes at
+    /// `addr[8q + l / 4] + 4·(l % 4)` (PTX ISA "ldmatrix": thread `l` holds row `l / 4`,
+    /// elements `2·(l % 4)`, `+1` of each 8×8 matrix of 16-bit elements).
+    fn ldmatrix_x4(img: &[u8], addr: impl Fn(u32) -> u32) -> [[u32; 4]; 32] {
+        core::array::from_fn(|l| {
+            core::array::from_fn(|q| {
+                let at = (addr(8 * q as u32 + l as u32 / 4) + 4 * (l as u32 % 4)) as usize;
+                u32::from_le_bytes([img[at], img[at + 1], img[at + 2], img[at + 3]])
+            })
+        })
+    }
+
+    /// Element `(row, k)` of a K slice of 16-bit (`bytes == 2`) or 32-bit elements, as
+    /// stored: a code of the stage row and the element's index in the slice, so any
+    /// misplaced element shows.
+    fn code(row: u32, k: u32) -> u32 {
+        (row << 8) | k
+    }
+
+    #[test]
+    fn the_shared_layout_is_free_of_bank_conflicts() {
+        // The 8 rows of an ldmatrix phase (8 consecutive lanes' addresses) hit 8 distinct
+        // 16-byte bank groups (bytes mod 128).
+        for ks in 0..2 {
+            for lane0 in [0, 8, 16, 24] {
+                let groups: std::collections::BTreeSet<u32> = (lane0..lane0 + 8)
+                    .map(|l| (ldmatrix_a(1, 2, l, ks) % 128) / 16)
+                    .collect();
+                assert_eq!(groups.len(), 8, "A ks {ks} lanes {lane0}..");
+                let groups: std::collections::BTreeSet<u32> = (lane0..lane0 + 8)
+                    .map(|l| (ldmatrix_b(3, 1, l, ks) % 128) / 16)
+                    .collect();
+                assert_eq!(groups.len(), 8, "B ks {ks} lanes {lane0}..");
+            }
+        }
+    }
+
+    #[test]
+    fn ldmatrix_reads_the_mma_fragments_of_16_bit_elements() {
+        // 16-bit elements: element k of stage row r is bytes 2k, 2k+1 (32 per row).
+        let img = stage_image(|r, kb| (code(r, kb / 2) >> (8 * (kb % 2))) as u8);
+        let half = |reg: u32, h: u32| (reg >> (16 * h)) & 0xffff;
+        for ks in 0..2 {
+            for wm in 0..2 {
+                for i in 0..4 {
+                    // The kernel adds 16 rows per tile to tile 0's offsets.
+                    for l in 0..32 {
+                        assert_eq!(
+                            ldmatrix_a(wm, i, l, ks),
+                            ldmatrix_a(wm, 0, l, ks) + i * 1024
+                        );
+                    }
+                    let regs = ldmatrix_x4(&img, |l| ldmatrix_a(wm, i, l, ks));
+                    for l in 0..32 {
+                        for q in 0..4 {
+                            for h in 0..2 {
+                                let (row, col) = frag::a_m16n8k16(l, q, h);
+                                let want = code(64 * wm + 16 * i + row, 16 * ks + col) & 0xffff;
+                                assert_eq!(half(regs[l as usize][q as usize], h), want);
+                            }
+                        }
+                    }
+                }
+            }
+            for wn in 0..4 {
+                for j in 0..4 {
+                    for l in 0..32 {
+                        assert_eq!(
+                            ldmatrix_b(wn, j, l, ks),
+                            ldmatrix_b(wn, 0, l, ks) + j * 1024
+                        );
+                    }
+                    let regs = ldmatrix_x4(&img, |l| ldmatrix_b(wn, j, l, ks));
+                    for l in 0..32 {
+                        for q in 0..4 {
+                            // Registers 2q', 2q'+1 are the fragment of n block 2j + q'.
+                            let (nb, reg) = (2 * j + q / 2, q % 2);
+                            for h in 0..2 {
+                                let (k, n) = frag::b_m16n8k16(l, reg, h);
+                                let row = MMA_BM + 64 * wn + 8 * nb + n;
+                                let want = code(row, 16 * ks + k) & 0xffff;
+                                assert_eq!(half(regs[l as usize][q as usize], h), want);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ldmatrix_reads_the_mma_fragments_of_tf32_elements() {
+        // 32-bit elements: element k of stage row r is bytes 4k..4k+4 (16 per row).
+        let img = stage_image(|r, kb| (code(r, kb / 4) >> (8 * (kb % 4))) as u8);
+        for ks in 0..2 {
+            for wm in 0..2 {
+                for i in 0..4 {
+                    let regs = ldmatrix_x4(&img, |l| ldmatrix_a(wm, i, l, ks));
+                    for l in 0..32 {
+                        for q in 0..4 {
+                            let (row, col) = frag::a_m16n8k8_tf32(l, q);
+                            let want = code(64 * wm + 16 * i + row, 8 * ks + col);
+                            assert_eq!(regs[l as usize][q as usize], want);
+                        }
+                    }
+                }
+            }
+            for wn in 0..4 {
+                for j in 0..4 {
+                    let regs = ldmatrix_x4(&img, |l| ldmatrix_b(wn, j, l, ks));
+                    for l in 0..32 {
+                        for q in 0..4 {
+                            let (nb, reg) = (2 * j + q / 2, q % 2);
+                            let (k, n) = frag::b_m16n8k8_tf32(l, reg);
+                            let row = MMA_BM + 64 * wn + 8 * nb + n;
+                            assert_eq!(regs[l as usize][q as usize], code(row, 8 * ks + k));
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
