@@ -1,6 +1,9 @@
 //! Compiles the `kernels` crate with `cuda_builder`: PTX for sm_70, and where ptxas is found,
-//! cubins for sm_80 and sm_90 (ahead-of-time SASS for A100 and H100/H200). The builder's
-//! manifest, `KERNELS_MODULE`, is included by `src/lib.rs` as `host::KERNELS`.
+//! cubins for sm_80 and sm_90 (ahead-of-time SASS for A100 and H100/H200); beside it two
+//! variants for the tensor-core GEMMs (`kernels::gemm_tc`): sm_80 (`mma.sync`, `cp.async`)
+//! and sm_90a (`wgmma`, TMA, `setmaxnreg`), from which `cust` resolves the kernels the
+//! device runs. The builder's manifest, `KERNELS_MODULE`, is included by `src/lib.rs` as
+//! `host::KERNELS`.
 
 use cuda_builder::{ComputeCapability, CudaBuilder};
 
@@ -10,6 +13,13 @@ fn main() {
         .ptxas_archs([ComputeCapability::new(7, 0), ComputeCapability::new(9, 0)])
         // Ahead-of-time SASS for Ampere (A100) and Hopper (H100, H200).
         .cubin_archs([ComputeCapability::new(8, 0), ComputeCapability::new(9, 0)])
+        .arch_variant(ComputeCapability::new(8, 0))
+        .arch_variant(ComputeCapability::sm_90a())
+        // 384 threads × 168 registers fit the 64 K register file; the warpgroups then
+        // rebalance with `setmaxnreg` (kernels::gemm_tc::wgmma::WG_MAX_REGISTERS).
+        .max_registers("gemm_wgmma_bf16", 168)
+        .max_registers("gemm_wgmma_f16", 168)
+        .max_registers("gemm_wgmma_tf32", 168)
         .build();
     if let Err(err) = result {
         eprintln!("{err}");

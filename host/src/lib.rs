@@ -1,6 +1,7 @@
 //! ferrocuda's host application library, on top of the `cust` runtime: the GPU handle with
 //! ferrocuda's kernels ([`gpu`]), launch configurations ([`launch`]), the Mandelbrot
-//! renderer on GPU and CPU ([`mandelbrot`]), vector workloads ([`vector`]), benchmarks
+//! renderer on GPU and CPU ([`mandelbrot`]), vector workloads ([`vector`]), tensor-core
+//! matrix products ([`matmul`]), benchmarks
 //! ([`mod@bench`], timed by [`timing`], CUDA C peers built by [`nvcc`]) and device
 //! information ([`info`]).
 //!
@@ -15,6 +16,7 @@ pub mod gpu;
 pub mod info;
 pub mod launch;
 pub mod mandelbrot;
+pub mod matmul;
 pub mod nvcc;
 pub mod timing;
 pub mod vector;

@@ -3,7 +3,8 @@
 //! reference uses.
 //!
 //! Modules: [`mandelbrot`] (escape time and colour per pixel), [`vector`] (STREAM kernels, axpy),
-//! [`reduce`] (sum/min/max, dot), [`scan`] (prefix sums), [`gemm`] (SGEMM). Test kernels live
+//! [`reduce`] (sum/min/max, dot), [`scan`] (prefix sums), [`gemm`] (SGEMM), [`gemm_tc`]
+//! (tensor-core GEMM: `mma.sync` in the sm_80 variant, `wgmma` in the sm_90a one). Test kernels live
 //! in the `probes` crate (`tests/kernels`), so this module holds product kernels only; the
 //! list of entry points is `cuda_builder`'s manifest (`host::KERNELS`), not kept by hand.
 //! Conventions: images are row-major, pixel `(0, 0)` is top-left; 1D kernels expect a 1D
@@ -15,6 +16,7 @@
 )]
 
 pub mod gemm;
+pub mod gemm_tc;
 pub mod mandelbrot;
 pub mod reduce;
 pub mod scan;

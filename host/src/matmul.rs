@@ -1,0 +1,472 @@
+//! Tensor-core matrix products on the GPU: `C = A·Bᵀ` in bf16, f16 (f32 accumulation, the
+//! result rounded to the input type) or TF32 (f32 in and out), with the kernels of
+//! `kernels::gemm_tc`.
+//!
+//! Layout ("TN", both operands K-major): `A` is m×k row-major (`a[i·k + p]`), `B` is n×k
+//! row-major (`b[j·k + p]`), `C` is m×n row-major (`c[i·n + j]`), so
+//! `c[i·n + j] = Σ_p a[i·k + p] · b[j·k + p]`.
+//!
+//! Two kernel families ([`TcKernel`]):
+//! - [`TcKernel::Wgmma`]: `wgmma` + TMA + mbarriers, warp specialised and persistent
+//!   (sm_90a only: H100, H200);
+//! - [`TcKernel::MmaSync`]: warp-level `mma.sync` with a `cp.async` pipeline (sm_80 and
+//!   later).
+//!
+//! Shapes: `m`, `n`, `k` ≥ 1 and below 2³¹; `k` a multiple of 8 for bf16/f16 and of 4 for
+//! f32 (every row of `A` and `B` a whole number of 16-byte chunks, which `cp.async` and TMA
+//! move); other `m` and `n` are fine (edge tiles are clipped). A shape outside these rules is
+//! an error naming the value, before any launch.
+//!
+//! Two levels, as in [`crate::vector`]: [`GemmPlan`] (made once per shape and buffers,
+//! launched many times, no synchronisation: what a benchmark times) and [`gemm`] (upload,
+//! run, download). [`reference_f64`] and [`error_bound`] are the CPU side the tests compare
+//! with.
+
+use crate::gpu::{Gpu, GpuError};
+use crate::vector::sm_count;
+use cuda_std::half::{bf16, f16};
+use cuda_std::launch::{ConstPtr, Kernel, MutPtr, Slice, Unsafe, Value};
+use cust::{
+    error::GpuContext,
+    function::LaunchConfig,
+    launch::TypedFunction,
+    memory::{DeviceBox, DeviceBuffer, DeviceCopy},
+    tma::{TensorMap, TensorMapExt, TmaElement, TmaSwizzle},
+};
+use kernels::gemm_tc::mma_sync::{MMA_BM, MMA_BN, MMA_SHARED_BYTES, MMA_THREADS};
+use kernels::gemm_tc::wgmma::{WG_BM, WG_BN, WG_SHARED_BYTES, WG_THREADS, a_box, b_box};
+
+// `check_shape` counts the tiles of both families with one tile shape.
+const _: () = assert!(WG_BM == MMA_BM && WG_BN == MMA_BN);
+
+/// Which tensor-core kernel family runs a product.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TcKernel {
+    /// `wgmma.mma_async` fed by TMA (sm_90a: H100, H200), `kernels::gemm_tc::wgmma`.
+    Wgmma,
+    /// Warp-level `mma.sync` (sm_80 and later), `kernels::gemm_tc::mma_sync`.
+    MmaSync,
+}
+
+impl std::fmt::Display for TcKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Wgmma => "wgmma",
+            Self::MmaSync => "mma.sync",
+        })
+    }
+}
+
+/// The parameter kinds of the `mma.sync` kernels: `(m, n, k, a: &[T], b: &[T], c: *mut T)`.
+pub type MmaParams<T> = (
+    Value<u32>,
+    Value<u32>,
+    Value<u32>,
+    Slice<T>,
+    Slice<T>,
+    MutPtr<T>,
+);
+/// The `mma.sync` kernels' handle type.
+pub type MmaKernel<T> = Kernel<MmaParams<T>, Unsafe>;
+/// The parameter kinds of the `wgmma` kernels: `(m, n, k, map_a, map_b, c: *mut T)`.
+pub type WgmmaParams<T> = (
+    Value<u32>,
+    Value<u32>,
+    Value<u32>,
+    ConstPtr<TensorMap>,
+    ConstPtr<TensorMap>,
+    MutPtr<T>,
+);
+/// The `wgmma` kernels' handle type.
+pub type WgmmaKernel<T> = Kernel<WgmmaParams<T>, Unsafe>;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::bf16 {}
+    impl Sealed for super::f16 {}
+    impl Sealed for f32 {}
+}
+
+/// An element type of the tensor-core products: [`bf16`], [`f16`](struct@f16) (f32 accumulation, result
+/// rounded to the type), `f32` (TF32 kernels: the tensor cores read the top 10 mantissa bits
+/// of each input; result in f32). Sealed.
+pub trait TcElem: DeviceCopy + TmaElement + Copy + Send + Sync + 'static + sealed::Sealed {
+    /// `bf16`, `f16` or `tf32`.
+    const NAME: &'static str;
+    /// `k` must be a multiple of this (16 bytes of a row).
+    const K_MULTIPLE: usize;
+    /// The `mma.sync` kernel.
+    const MMA: MmaKernel<Self>;
+    /// The `wgmma` kernel.
+    const WGMMA: WgmmaKernel<Self>;
+    /// A NaN the host writes to outputs before a launch, so unwritten elements show.
+    const POISON: Self;
+    /// Unit roundoff of the output (2⁻⁸ bf16, 2⁻¹¹ f16, 2⁻²⁴ f32).
+    const OUTPUT_UNIT: f64;
+    /// Relative error of reading one input into the tensor core: 0 for bf16/f16 (exact),
+    /// 2⁻¹⁰ for TF32 (the 13 low mantissa bits are dropped, i.e. truncated).
+    const INPUT_UNIT: f64;
+    /// The value as `f64` (exact).
+    fn to_f64(self) -> f64;
+    /// `x` rounded to the type (to nearest, ties to even: the GPU's `cvt.rn`).
+    fn from_f32(x: f32) -> Self;
+}
+
+impl TcElem for bf16 {
+    const NAME: &'static str = "bf16";
+    const K_MULTIPLE: usize = 8;
+    const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_bf16;
+    const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_bf16;
+    const POISON: Self = bf16::from_bits(0x7fc1);
+    const OUTPUT_UNIT: f64 = 1.0 / 256.0;
+    const INPUT_UNIT: f64 = 0.0;
+    fn to_f64(self) -> f64 {
+        f64::from(self.to_f32())
+    }
+    fn from_f32(x: f32) -> Self {
+        bf16::from_f32(x)
+    }
+}
+
+impl TcElem for f16 {
+    const NAME: &'static str = "f16";
+    const K_MULTIPLE: usize = 8;
+    const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_f16;
+    const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_f16;
+    const POISON: Self = f16::from_bits(0x7e01);
+    const OUTPUT_UNIT: f64 = 1.0 / 2048.0;
+    const INPUT_UNIT: f64 = 0.0;
+    fn to_f64(self) -> f64 {
+        f64::from(self.to_f32())
+    }
+    fn from_f32(x: f32) -> Self {
+        f16::from_f32(x)
+    }
+}
+
+impl TcElem for f32 {
+    const NAME: &'static str = "tf32";
+    const K_MULTIPLE: usize = 4;
+    const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_tf32;
+    const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32;
+    const POISON: Self = f32::from_bits(0x7fc0_0dad);
+    const OUTPUT_UNIT: f64 = 1.0 / 16_777_216.0;
+    const INPUT_UNIT: f64 = 1.0 / 1024.0;
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    fn from_f32(x: f32) -> Self {
+        x
+    }
+}
+
+/// Checks a product's shape and buffer lengths, naming the value that breaks a rule: the
+/// rules of the [module docs](self), the buffers at least m·k, n·k and m·n elements (in
+/// `lens`, for `A`, `B`, `C`), and fewer than 2³¹ output tiles.
+///
+/// # Errors
+/// [`GpuError::LaunchConfig`] naming the dimension or buffer.
+pub fn check_shape<T: TcElem>(
+    m: usize,
+    n: usize,
+    k: usize,
+    lens: [usize; 3],
+) -> Result<(), GpuError> {
+    let fail = |what: String| Err(GpuError::LaunchConfig(format!("{} GEMM: {what}", T::NAME)));
+    for (name, v) in [("m", m), ("n", n), ("k", k)] {
+        if v == 0 || v >= 1 << 31 {
+            return fail(format!("{name} = {v} must be in 1..2^31"));
+        }
+    }
+    if !k.is_multiple_of(T::K_MULTIPLE) {
+        return fail(format!(
+            "k = {k} must be a multiple of {} (rows of A and B must be whole 16-byte chunks \
+             for cp.async and TMA); pad k with zeros",
+            T::K_MULTIPLE
+        ));
+    }
+    // Both families tile C in 128×256 blocks, counted in 32 bits (and a grid holds fewer
+    // than 2³¹ blocks).
+    let tiles = m.div_ceil(MMA_BM as usize) * n.div_ceil(MMA_BN as usize);
+    if tiles >= 1 << 31 {
+        return fail(format!(
+            "m = {m} and n = {n} make {tiles} tiles of 128×256, more than a grid holds (2^31 - 1)"
+        ));
+    }
+    for ((name, len), need) in ["A", "B", "C"]
+        .into_iter()
+        .zip(lens)
+        .zip([m * k, n * k, m * n])
+    {
+        if len < need {
+            return fail(format!(
+                "{name} has {len} elements, fewer than the {need} its shape (m = {m}, n = \
+                 {n}, k = {k}) needs"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The launch of one family, resolved once.
+enum Launcher<T: TcElem> {
+    Mma(TypedFunction<MmaParams<T>, Unsafe>),
+    Wgmma {
+        function: TypedFunction<WgmmaParams<T>, Unsafe>,
+        map_a: DeviceBox<TensorMap>,
+        map_b: DeviceBox<TensorMap>,
+    },
+}
+
+/// One product `C = A·Bᵀ` on fixed buffers, ready to launch: the kernel resolved (in the
+/// module variant the device runs), its launch configuration computed and, for
+/// [`TcKernel::Wgmma`], the tensor maps of `A` and `B` encoded and uploaded. Borrows the
+/// buffers for as long as it lives (the tensor maps hold their addresses).
+pub struct GemmPlan<'a, T: TcElem> {
+    m: u32,
+    n: u32,
+    k: u32,
+    a: &'a DeviceBuffer<T>,
+    b: &'a DeviceBuffer<T>,
+    c: &'a mut DeviceBuffer<T>,
+    cfg: LaunchConfig,
+    launcher: Launcher<T>,
+}
+
+impl<T: TcElem> std::fmt::Debug for GemmPlan<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GemmPlan")
+            .field("type", &T::NAME)
+            .field("m", &self.m)
+            .field("n", &self.n)
+            .field("k", &self.k)
+            .field("cfg", &self.cfg)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, T: TcElem> GemmPlan<'a, T> {
+    /// Plans `C = A·Bᵀ` with `kernel` on `gpu` for `a` (m×k), `b` (n×k) and `c` (m×n), all
+    /// row-major (see the [module docs](self)).
+    ///
+    /// # Errors
+    /// [`GpuError::LaunchConfig`] naming the value if the shape breaks a rule
+    /// ([`check_shape`]); [`GpuError::KernelArchitecture`] naming the kernel and both
+    /// architectures if the device cannot run the family (below sm_80 for
+    /// [`TcKernel::MmaSync`], anything but sm_90 for [`TcKernel::Wgmma`]);
+    /// [`GpuError::TensorMap`] or a driver error from encoding or uploading the tensor maps.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        gpu: &Gpu,
+        kernel: TcKernel,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &'a DeviceBuffer<T>,
+        b: &'a DeviceBuffer<T>,
+        c: &'a mut DeviceBuffer<T>,
+    ) -> Result<Self, GpuError> {
+        check_shape::<T>(m, n, k, [a.len(), b.len(), c.len()])?;
+        // In range: checked above.
+        let (m32, n32, k32) = (m as u32, n as u32, k as u32);
+        let (cfg, launcher) = match kernel {
+            TcKernel::MmaSync => {
+                let function = gpu.module().kernel(T::MMA)?;
+                let tiles = m32.div_ceil(MMA_BM) * n32.div_ceil(MMA_BN);
+                let cfg = LaunchConfig::new((tiles, 1), MMA_THREADS, MMA_SHARED_BYTES);
+                (cfg, Launcher::Mma(function))
+            }
+            TcKernel::Wgmma => {
+                let function = gpu.module().kernel(T::WGMMA)?;
+                let elem_bytes = size_of::<T>() as u32;
+                let row_bytes = (k * size_of::<T>()) as u64;
+                let map = |buf: &DeviceBuffer<T>, rows: usize, bx: [u32; 2], what: &str| {
+                    let map = TensorMap::tiled_2d(
+                        buf.as_device_ptr(),
+                        [k as u64, rows as u64],
+                        row_bytes,
+                        bx,
+                        TmaSwizzle::B128,
+                    )
+                    .with_gpu_context(|| format!("the tensor map of {what}"))?;
+                    DeviceBox::new(&map)
+                        .with_gpu_context(|| format!("uploading the tensor map of {what}"))
+                };
+                let map_a = map(a, m, a_box(elem_bytes), "A")?;
+                let map_b = map(b, n, b_box(elem_bytes), "B")?;
+                let tiles = m32.div_ceil(WG_BM) * n32.div_ceil(WG_BN);
+                let blocks = tiles.min(sm_count(gpu)?);
+                let cfg = LaunchConfig::new((blocks, 1), WG_THREADS, WG_SHARED_BYTES);
+                (
+                    cfg,
+                    Launcher::Wgmma {
+                        function,
+                        map_a,
+                        map_b,
+                    },
+                )
+            }
+        };
+        Ok(Self {
+            m: m32,
+            n: n32,
+            k: k32,
+            a,
+            b,
+            c,
+            cfg,
+            launcher,
+        })
+    }
+
+    /// Queues the product on `gpu`'s stream (no synchronisation). `gpu` must be the one the
+    /// plan was made on.
+    ///
+    /// # Errors
+    /// [`GpuError::Launch`] naming the kernel and its configuration if the launch fails.
+    pub fn launch(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
+        let (m, n, k, cfg) = (self.m, self.n, self.k, self.cfg);
+        match &self.launcher {
+            // SAFETY: `check_shape` checked the shape rules and the buffer lengths; device
+            // buffers are whole allocations (256-byte aligned); `c` is borrowed mutably for
+            // the plan's life, so nothing else touches it; the launch shape is the module's
+            // (grid of every tile, `MMA_THREADS`, `MMA_SHARED_BYTES`).
+            Launcher::Mma(f) => unsafe {
+                f.launch_unchecked(gpu.stream(), cfg, (m, n, k, self.a, self.b, &mut *self.c))
+            },
+            Launcher::Wgmma {
+                function,
+                map_a,
+                map_b,
+            } => {
+                // SAFETY: as above; the maps describe `a` and `b` (borrowed for the plan's
+                // life) with this element type, the module's boxes and the 128-byte swizzle,
+                // and were written before this launch (a synchronous upload); the launch
+                // shape is the module's (`WG_THREADS`, `WG_SHARED_BYTES`, a 1-D grid), and
+                // the sm_90a build caps the kernel at `WG_MAX_REGISTERS` (host/build.rs).
+                unsafe {
+                    function.launch_unchecked(
+                        gpu.stream(),
+                        cfg,
+                        (m, n, k, map_a, map_b, &mut *self.c),
+                    )
+                }
+            }
+        }
+    }
+
+    /// The launch configuration (grid, block, dynamic shared memory).
+    pub fn config(&self) -> LaunchConfig {
+        self.cfg
+    }
+}
+
+/// `C = A·Bᵀ` on the GPU (`a` m×k, `b` n×k, result m×n, row-major): uploads `a` and `b`,
+/// runs `kernel`, waits and downloads `C`.
+///
+/// # Errors
+/// As [`GemmPlan::new`]; [`GpuError::Launch`] (or a driver error) naming the kernel if it
+/// fails; errors of the copies.
+pub fn gemm<T: TcElem>(
+    gpu: &Gpu,
+    kernel: TcKernel,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[T],
+    b: &[T],
+) -> Result<Vec<T>, GpuError> {
+    check_shape::<T>(m, n, k, [a.len(), b.len(), m * n])?;
+    let a_d = DeviceBuffer::from_slice_async(&a[..m * k], gpu.stream())
+        .gpu_context("copying A to the GPU")?;
+    let b_d = DeviceBuffer::from_slice_async(&b[..n * k], gpu.stream())
+        .gpu_context("copying B to the GPU")?;
+    let mut c_d = DeviceBuffer::from_slice_async(&vec![T::POISON; m * n], gpu.stream())
+        .gpu_context("allocating C")?;
+    let mut plan = GemmPlan::new(gpu, kernel, m, n, k, &a_d, &b_d, &mut c_d)?;
+    plan.launch(gpu)?;
+    let cfg = plan.config();
+    drop(plan);
+    gpu.sync_after(&format!("{} GEMM ({kernel})", T::NAME), cfg)?;
+    c_d.as_host_vec().gpu_context("copying C to the host")
+}
+
+/// `C[i][j] = Σ_p A[i][p]·B[j][p]` in `f64` (exact for the products; the sum rounded in
+/// `f64`) for the elements `(i, j)` in `at` (`a` m×k, `b` n×k, row-major). TF32's
+/// truncation of the inputs is not modelled: the f32 values are used as given, and
+/// [`error_bound`] covers the difference.
+pub fn reference_f64<T: TcElem>(k: usize, a: &[T], b: &[T], at: &[(usize, usize)]) -> Vec<f64> {
+    at.iter()
+        .map(|&(i, j)| {
+            let (ra, rb) = (&a[i * k..(i + 1) * k], &b[j * k..(j + 1) * k]);
+            ra.iter()
+                .zip(rb)
+                .map(|(x, y)| x.to_f64() * y.to_f64())
+                .sum()
+        })
+        .collect()
+}
+
+/// The error bound of one output element against the exact product: with
+/// `s = Σ_p |a_ip|·|b_jp|` and `c` the exact value,
+/// `|ĉ − c| ≤ (2·u_in + u_in² + γ_k)·s + u_out·(|c| + (2·u_in + u_in² + γ_k)·s)`,
+/// where `u_in` is [`TcElem::INPUT_UNIT`] (each input's relative error on its way into the
+/// tensor core), `γ_k = k·u/(1 − k·u)` with `u = 2⁻²³` (the standard bound of a `k`-term
+/// f32 sum, Higham, "Accuracy and Stability of Numerical Algorithms", §3.1, with `u` doubled
+/// because the tensor cores' f32 accumulation may truncate instead of rounding to nearest)
+/// and `u_out` is [`TcElem::OUTPUT_UNIT`] (the final rounding to the output type).
+#[must_use]
+pub fn error_bound<T: TcElem>(k: usize, abs_sum: f64, exact: f64) -> f64 {
+    let u = 2f64.powi(-23);
+    let ku = k as f64 * u;
+    let gamma = ku / (1.0 - ku);
+    let inputs = 2.0 * T::INPUT_UNIT + T::INPUT_UNIT * T::INPUT_UNIT;
+    let accumulate = (inputs + gamma) * abs_sum;
+    accumulate + T::OUTPUT_UNIT * (exact.abs() + accumulate)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_outside_the_rules_are_refused_by_value() {
+        let err = check_shape::<bf16>(200, 328, 100, [200 * 100, 328 * 100, 200 * 328])
+            .expect_err("k = 100 is not a multiple of 8")
+            .to_string();
+        assert!(
+            err.contains("k = 100") && err.contains("multiple of 8"),
+            "{err}"
+        );
+        let err = check_shape::<f32>(4, 4, 0, [0, 0, 16])
+            .expect_err("k = 0")
+            .to_string();
+        assert!(err.contains("k = 0"), "{err}");
+        let err = check_shape::<f16>(16, 16, 16, [256, 255, 256])
+            .expect_err("B too short")
+            .to_string();
+        assert!(err.contains("B has 255 elements"), "{err}");
+        check_shape::<f32>(3, 5, 4, [12, 20, 15]).expect("tf32 needs k % 4 only");
+    }
+
+    #[test]
+    fn the_bound_grows_with_k_and_the_output_unit() {
+        let small = error_bound::<bf16>(64, 100.0, 10.0);
+        assert!(
+            small > 10.0 / 256.0 && small < 10.0 / 256.0 + 0.01,
+            "{small}"
+        );
+        assert!(error_bound::<f32>(4096, 100.0, 10.0) > error_bound::<f32>(64, 100.0, 10.0));
+        // TF32 inputs dominate: about 2⁻⁹ of Σ|a||b|.
+        let tf = error_bound::<f32>(64, 1000.0, 0.0);
+        assert!((1.9..2.1).contains(&tf), "{tf}");
+    }
+
+    #[test]
+    fn the_reference_sums_rows_of_a_and_b() {
+        let a: Vec<f32> = vec![1.0, 2.0, 3.0, 4.0];
+        let b: Vec<f32> = vec![5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0];
+        // m = 1, n = 2, k = 4.
+        assert_eq!(reference_f64(4, &a, &b, &[(0, 0), (0, 1)]), [70.0, 110.0]);
+    }
+}

@@ -1,0 +1,148 @@
+//! Tensor-core GEMM: `C = A·Bᵀ` with `A` m×k row-major, `B` n×k row-major ("TN": both
+//! operands K-major, element `(i, p)` of `A` at `a[i·k + p]`, element `(j, p)` of `B` at
+//! `b[j·k + p]`) and `C` m×n row-major (`c[i·n + j]`), accumulated in `f32`.
+//!
+//! Precisions (the element type `T` of `A`, `B` and `C`):
+//! - [`bf16`](cuda_std::half::bf16) and [`f16`](cuda_std::half::f16): products exact, sums
+//!   in `f32`, the result rounded once to `T` (round to nearest even);
+//! - `f32` as TF32: the tensor cores read the sign, exponent and top 10 mantissa bits of
+//!   each input (the low 13 bits are ignored, i.e. truncated), products and sums in `f32`,
+//!   `C` in `f32`.
+//!
+//! Two kernel families:
+//! - [`mma_sync`]: warp-level `mma.sync` (sm_80+, built into the sm_80 variant of the
+//!   module): `cp.async` multi-stage pipeline, swizzled shared memory read by `ldmatrix`;
+//! - [`wgmma`]: Hopper's `wgmma.mma_async` fed by TMA through an mbarrier ring, warp
+//!   specialised, persistent (sm_90a variant).
+//!
+//! Shape rules, shared by both: `k` is a multiple of 8 (bf16/f16) or 4 (f32), so that every
+//! row of `A` and `B` is a whole number of 16-byte chunks (`cp.async` and TMA move 16-byte
+//! units; TMA also needs 16-byte row strides); `m`, `n` are any positive values (the tiles at
+//! the edges are clipped: rows of `A`/`B` past the matrix are read clamped or zero-filled and
+//! never stored). The host wrappers (`host::matmul`) check these rules before a launch.
+//!
+//! The tile order ([`tile_coords`]) is plain Rust shared with the host and its tests.
+
+pub mod mma_sync;
+pub mod wgmma;
+
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub use out::OutElem;
+
+/// The output side shared by both kernel families (sm_80+: `cvt.rn.bf16.f32`).
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+mod out {
+    use cuda_std::DeviceCopy;
+    use cuda_std::half::{bf16, bf16_from_f32, f16, f16_from_f32};
+
+    /// An output element type of the tensor-core GEMMs: `f32` accumulators rounded to it
+    /// (to nearest, ties to even) and stored.
+    pub trait OutElem: Copy + DeviceCopy {
+        /// Bytes per element.
+        const BYTES: u32;
+        /// `x` rounded to `Self`.
+        fn from_f32(x: f32) -> Self;
+        /// Stores `x` and `y`, rounded to `Self`, at `p[0]` and `p[1]` with one access.
+        ///
+        /// # Safety
+        /// `p` is valid for writing two elements and aligned to their size (`2·BYTES`).
+        #[inline(always)]
+        unsafe fn store_pair(p: *mut Self, x: f32, y: f32) {
+            // SAFETY: caller contract.
+            unsafe { *p.cast::<[Self; 2]>() = [Self::from_f32(x), Self::from_f32(y)] };
+        }
+    }
+
+    impl OutElem for bf16 {
+        const BYTES: u32 = 2;
+        #[inline(always)]
+        fn from_f32(x: f32) -> Self {
+            bf16_from_f32(x)
+        }
+        #[inline(always)]
+        unsafe fn store_pair(p: *mut Self, x: f32, y: f32) {
+            let bits = u32::from(bf16_from_f32(x).to_bits())
+                | (u32::from(bf16_from_f32(y).to_bits()) << 16);
+            // SAFETY: caller contract (4-byte aligned): one 32-bit store, low half first.
+            unsafe { *p.cast::<u32>() = bits };
+        }
+    }
+
+    impl OutElem for f16 {
+        const BYTES: u32 = 2;
+        #[inline(always)]
+        fn from_f32(x: f32) -> Self {
+            f16_from_f32(x)
+        }
+        #[inline(always)]
+        unsafe fn store_pair(p: *mut Self, x: f32, y: f32) {
+            let bits =
+                u32::from(f16_from_f32(x).to_bits()) | (u32::from(f16_from_f32(y).to_bits()) << 16);
+            // SAFETY: caller contract (4-byte aligned).
+            unsafe { *p.cast::<u32>() = bits };
+        }
+    }
+
+    impl OutElem for f32 {
+        const BYTES: u32 = 4;
+        #[inline(always)]
+        fn from_f32(x: f32) -> Self {
+            x
+        }
+        #[inline(always)]
+        unsafe fn store_pair(p: *mut Self, x: f32, y: f32) {
+            // SAFETY: caller contract (8-byte aligned): one `st.v2.f32`.
+            unsafe { cuda_std::mem::store_v2_f32(p, [x, y]) };
+        }
+    }
+}
+
+/// Output tiles of `GROUP_M` consecutive tile rows are walked column by column, so that a
+/// wave of blocks reuses the same `A` rows and `B` columns from L2 (the "grouped" order).
+pub const GROUP_M: u32 = 8;
+
+/// `(tile_row, tile_col)` of the output tile number `index` (0-based) in a
+/// `tiles_m`×`tiles_n` grid of tiles, in grouped order: tile rows are taken [`GROUP_M`] at a
+/// time, and within such a band the tiles are numbered column-major. Every tile is hit
+/// exactly once for `index` in `0..tiles_m·tiles_n`.
+///
+/// ```
+/// use kernels::gemm_tc::tile_coords;
+/// // 3×2 tiles: one band of 3 rows, walked column by column.
+/// let order: Vec<_> = (0..6).map(|i| tile_coords(i, 3, 2)).collect();
+/// assert_eq!(order, [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (2, 1)]);
+/// ```
+#[inline(always)]
+#[must_use]
+pub const fn tile_coords(index: u32, tiles_m: u32, tiles_n: u32) -> (u32, u32) {
+    let band_tiles = GROUP_M * tiles_n;
+    let band = index / band_tiles;
+    let first_row = band * GROUP_M;
+    let rows = if tiles_m - first_row < GROUP_M {
+        tiles_m - first_row
+    } else {
+        GROUP_M
+    };
+    let within = index % band_tiles;
+    (first_row + within % rows, within / rows)
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::vec;
+
+    #[test]
+    fn grouped_order_visits_every_tile_once() {
+        for (tm, tn) in [(1, 1), (7, 3), (8, 8), (9, 5), (32, 16), (17, 1), (1, 17)] {
+            let mut seen = vec![0u32; (tm * tn) as usize];
+            for i in 0..tm * tn {
+                let (r, c) = tile_coords(i, tm, tn);
+                assert!(r < tm && c < tn, "{tm}x{tn}: tile {i} -> ({r}, {c})");
+                seen[(r * tn + c) as usize] += 1;
+            }
+            assert!(seen.iter().all(|&s| s == 1), "{tm}x{tn}: {seen:?}");
+        }
+    }
+}

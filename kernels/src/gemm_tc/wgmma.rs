@@ -1,0 +1,447 @@
+//! The Hopper GEMM (**sm_90a**): `C = A·Bᵀ` on `wgmma.mma_async`, fed by TMA through a ring of
+//! shared-memory stages guarded by mbarriers, warp specialised and persistent. bf16 and f16
+//! (`m64n256k16`) and TF32 (`m64n256k8`); layouts and precisions: [the parent
+//! module](super).
+//!
+//! Design. A block of [`WG_THREADS`] threads is three warpgroups:
+//! - warpgroup 0, the *producer*, lowers its register limit to 40 (`setmaxnreg.dec`); one
+//!   of its threads issues, per K step, two TMA loads (the [`WG_BM`] rows of `A` and the
+//!   [`WG_BN`] rows of `B`, [`WG_BK_BYTES`] of each) into the next free stage, after waiting
+//!   on that stage's *empty* barrier, having announced the stage's bytes on its *full*
+//!   barrier (`mbarrier.arrive.expect_tx`);
+//! - warpgroups 1 and 2, the *consumers*, raise their limit to 232 (`setmaxnreg.inc`); each
+//!   owns 64 rows of the 128×256 block tile (128 `f32` accumulators per thread), waits on a
+//!   stage's full barrier, issues 4 `wgmma` of K = 32 bytes each on it, commits, and with
+//!   `wgmma.wait_group 1` releases the *previous* stage (one arrival per warp on its empty
+//!   barrier), so one group of `wgmma` is always in flight.
+//!
+//! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16 or 32 f32 elements:
+//! [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of row `r` at
+//! chunk `c ^ (r % 8)`), which is also the layout the `wgmma` descriptors name (stride byte
+//! offset 1024: 8 rows of 128 bytes); every stage and operand starts 1024-byte aligned. The
+//! ring has [`WG_STAGES`] stages of 48 KiB. Rows past `m` or `n` and columns past `k` are
+//! zero-filled by TMA (the tensor maps hold the true extents).
+//!
+//! The grid has one block per multiprocessor (or fewer when there are fewer tiles); block
+//! `b` computes tiles `b`, `b + gridDim`, … in the grouped order of
+//! [`super::tile_coords`]. Producer and consumers walk the same tile sequence, and the ring's
+//! stage index and phases carry on from tile to tile, so the producer fetches the next
+//! tile's first stages while the consumers store the previous tile. The epilogue converts
+//! the accumulators to `T` and stores pairs of adjacent elements straight from registers
+//! (the `wgmma` accumulator layout: [`cuda_std::wgmma::layout::acc_row_col`]), skipping
+//! elements outside `C`.
+//!
+//! Launch: grid `(min(#SMs, tiles), 1, 1)`, block `(WG_THREADS, 1, 1)`,
+//! [`WG_SHARED_BYTES`] of dynamic shared memory (the kernel's limit raised first), built with
+//! at most 168 registers per thread (`.maxnreg 168`, so that 384 threads fit the 64 K
+//! register file before the warpgroups rebalance).
+
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+pub use kernels_sm90a::*;
+
+/// Rows of `C` per block tile (two consumer warpgroups of 64 rows).
+pub const WG_BM: u32 = 128;
+/// Columns of `C` per block tile (`wgmma` N = 256).
+pub const WG_BN: u32 = 256;
+/// Bytes of each row of `A` and `B` per stage: one 128-byte swizzle row (64 bf16/f16 or 32
+/// f32 elements).
+pub const WG_BK_BYTES: u32 = 128;
+/// Stages of the TMA ring.
+pub const WG_STAGES: u32 = 4;
+/// Threads per block: one producer and two consumer warpgroups.
+pub const WG_THREADS: u32 = 384;
+/// Registers per thread the kernel is built with (`.maxnreg`): 384 × 168 ≤ 65,536.
+pub const WG_MAX_REGISTERS: u32 = 168;
+/// Bytes of `A` per stage.
+pub const WG_A_STAGE_BYTES: u32 = WG_BM * WG_BK_BYTES;
+/// Bytes of `B` per stage.
+pub const WG_B_STAGE_BYTES: u32 = WG_BN * WG_BK_BYTES;
+/// Bytes of one stage (`A` then `B`).
+pub const WG_STAGE_BYTES: u32 = WG_A_STAGE_BYTES + WG_B_STAGE_BYTES;
+/// Dynamic shared memory per block, bytes: the stages, 1024 bytes of alignment slack (the
+/// dynamic shared window is only 16-byte aligned) and the 2 × [`WG_STAGES`] barriers.
+pub const WG_SHARED_BYTES: u32 = WG_STAGES * WG_STAGE_BYTES + 1024 + 16 * WG_STAGES;
+/// The TMA box of `A`, innermost first, in elements of `bytes` bytes: `WG_BK_BYTES` of a
+/// row × [`WG_BM`] rows.
+#[must_use]
+pub const fn a_box(elem_bytes: u32) -> [u32; 2] {
+    [WG_BK_BYTES / elem_bytes, WG_BM]
+}
+/// The TMA box of `B`, innermost first: `WG_BK_BYTES` of a row × [`WG_BN`] rows.
+#[must_use]
+pub const fn b_box(elem_bytes: u32) -> [u32; 2] {
+    [WG_BK_BYTES / elem_bytes, WG_BN]
+}
+
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+mod kernels_sm90a {
+    use super::{WG_A_STAGE_BYTES, WG_BK_BYTES, WG_BM, WG_BN, WG_STAGE_BYTES, WG_STAGES};
+    use crate::gemm_tc::{OutElem, tile_coords};
+    use cuda_std::barrier::{MBarrier, Phase, fence_init};
+    use cuda_std::half::{bf16, f16};
+    use cuda_std::prelude::*;
+    use cuda_std::shared::shared_addr;
+    use cuda_std::tma::{self, TensorMap};
+    use cuda_std::wgmma::{self, MatrixDescriptor, Swizzle};
+
+    /// An element type of the `wgmma` GEMM: which instruction one 32-byte K slice takes.
+    pub trait WgmmaElem: OutElem {
+        /// `acc (+)= A·B` for a 64×256 tile and 32 bytes of K (16 bf16/f16 elements: one
+        /// `m64n256k16`; 8 f32: one `m64n256k8` TF32).
+        ///
+        /// # Safety
+        /// As `cuda_std::wgmma::mma_m64n256k16_f32_bf16`.
+        unsafe fn mma(
+            acc: &mut [f32; 128],
+            a: MatrixDescriptor,
+            b: MatrixDescriptor,
+            accumulate: bool,
+        );
+    }
+
+    impl WgmmaElem for bf16 {
+        #[inline(always)]
+        unsafe fn mma(
+            acc: &mut [f32; 128],
+            a: MatrixDescriptor,
+            b: MatrixDescriptor,
+            accumulate: bool,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { wgmma::mma_m64n256k16_f32_bf16::<false, false>(acc, a, b, accumulate) }
+        }
+    }
+
+    impl WgmmaElem for f16 {
+        #[inline(always)]
+        unsafe fn mma(
+            acc: &mut [f32; 128],
+            a: MatrixDescriptor,
+            b: MatrixDescriptor,
+            accumulate: bool,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { wgmma::mma_m64n256k16_f32_f16::<false, false>(acc, a, b, accumulate) }
+        }
+    }
+
+    impl WgmmaElem for f32 {
+        #[inline(always)]
+        unsafe fn mma(
+            acc: &mut [f32; 128],
+            a: MatrixDescriptor,
+            b: MatrixDescriptor,
+            accumulate: bool,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { wgmma::mma_m64n256k8_f32_tf32(acc, a, b, accumulate) }
+        }
+    }
+
+    /// Calls `$m!(i)` for every even accumulator index 0, 2, …, 126 (constant indices).
+    macro_rules! for_even_acc {
+        ($m:ident) => {
+            $m!(0);
+            $m!(2);
+            $m!(4);
+            $m!(6);
+            $m!(8);
+            $m!(10);
+            $m!(12);
+            $m!(14);
+            $m!(16);
+            $m!(18);
+            $m!(20);
+            $m!(22);
+            $m!(24);
+            $m!(26);
+            $m!(28);
+            $m!(30);
+            $m!(32);
+            $m!(34);
+            $m!(36);
+            $m!(38);
+            $m!(40);
+            $m!(42);
+            $m!(44);
+            $m!(46);
+            $m!(48);
+            $m!(50);
+            $m!(52);
+            $m!(54);
+            $m!(56);
+            $m!(58);
+            $m!(60);
+            $m!(62);
+            $m!(64);
+            $m!(66);
+            $m!(68);
+            $m!(70);
+            $m!(72);
+            $m!(74);
+            $m!(76);
+            $m!(78);
+            $m!(80);
+            $m!(82);
+            $m!(84);
+            $m!(86);
+            $m!(88);
+            $m!(90);
+            $m!(92);
+            $m!(94);
+            $m!(96);
+            $m!(98);
+            $m!(100);
+            $m!(102);
+            $m!(104);
+            $m!(106);
+            $m!(108);
+            $m!(110);
+            $m!(112);
+            $m!(114);
+            $m!(116);
+            $m!(118);
+            $m!(120);
+            $m!(122);
+            $m!(124);
+            $m!(126);
+        };
+    }
+
+    /// The ring position: stage index and the parity its next wait is for.
+    #[derive(Clone, Copy)]
+    struct Ring {
+        slot: u32,
+        phase: Phase,
+    }
+
+    impl Ring {
+        #[inline(always)]
+        fn advance(&mut self) {
+            self.slot += 1;
+            if self.slot == WG_STAGES {
+                self.slot = 0;
+                self.phase = self.phase.flip();
+            }
+        }
+    }
+
+    /// The kernel body for element type `T`; see the [module docs](super).
+    ///
+    /// # Safety
+    /// As the entry points' `# Safety` sections.
+    #[inline(always)]
+    unsafe fn gemm<T: WgmmaElem>(
+        m: u32,
+        n: u32,
+        k: u32,
+        map_a: *const TensorMap,
+        map_b: *const TensorMap,
+        c: *mut T,
+    ) {
+        let tid = thread_idx_x();
+        let warpgroup = tid / 128;
+        let tiles_m = m.div_ceil(WG_BM);
+        let tiles_n = n.div_ceil(WG_BN);
+        let tiles = tiles_m * tiles_n;
+        let k_tiles = (k * T::BYTES).div_ceil(WG_BK_BYTES);
+        let k_elems = WG_BK_BYTES / T::BYTES;
+
+        // The stages start at the first 1024-byte boundary of the dynamic shared memory
+        // (the 128-byte swizzle pattern repeats every 1024 bytes and TMA and `wgmma` both
+        // take it from address bits 7..10); the barriers follow the stages.
+        let raw: *mut u8 = dynamic_shared::<u8>();
+        let pad = (1024 - (shared_addr(raw) & 1023)) & 1023;
+        // SAFETY: `WG_SHARED_BYTES` reserves 1024 bytes of slack for `pad`.
+        let smem = unsafe { raw.add(pad as usize) };
+        let smem_addr = shared_addr(smem);
+        // SAFETY: the barriers are after the stages, inside `WG_SHARED_BYTES`, 8-aligned.
+        let full = unsafe { smem.add((WG_STAGES * WG_STAGE_BYTES) as usize) }.cast::<MBarrier>();
+        // SAFETY: as above.
+        let empty = unsafe { full.add(WG_STAGES as usize) };
+
+        if tid == 0 {
+            for s in 0..WG_STAGES as usize {
+                // SAFETY: one thread initialises, fence + barrier below before any use.
+                unsafe {
+                    (*full.add(s)).init(1);
+                    // One arrival per consumer warp (2 warpgroups × 4 warps).
+                    (*empty.add(s)).init(8);
+                }
+            }
+            fence_init();
+        }
+        sync_threads();
+
+        if warpgroup == 0 {
+            // Producer.
+            wgmma::reg_dealloc::<40>();
+            if tid == 0 {
+                // SAFETY: maps in global memory (the launch contract).
+                unsafe {
+                    tma::prefetch_descriptor(map_a);
+                    tma::prefetch_descriptor(map_b);
+                }
+                // The empty barriers' first waits are for the phase before their first
+                // (parity 1), which counts as completed: every stage starts free.
+                let mut ring = Ring {
+                    slot: 0,
+                    phase: Phase::ZERO.flip(),
+                };
+                let mut tile = block_idx_x();
+                while tile < tiles {
+                    let (tm, tn) = tile_coords(tile, tiles_m, tiles_n);
+                    let (row_a, row_b) = ((tm * WG_BM) as i32, (tn * WG_BN) as i32);
+                    for kt in 0..k_tiles {
+                        let s = ring.slot as usize;
+                        // SAFETY: initialised barriers; the stage's phase is the current
+                        // or the previous one (the ring walks all stages in order); the
+                        // stage is free once its empty phase completed; the boxes are
+                        // `WG_STAGE_BYTES` in total, 1024-aligned destinations.
+                        unsafe {
+                            let (f, e) = (&*full.add(s), &*empty.add(s));
+                            e.wait(ring.phase);
+                            f.arrive_expect_tx(WG_STAGE_BYTES);
+                            let stage = smem.add(s * WG_STAGE_BYTES as usize);
+                            let x = (kt * k_elems) as i32;
+                            tma::load_2d(stage.cast::<T>(), map_a, x, row_a, f);
+                            tma::load_2d(
+                                stage.add(WG_A_STAGE_BYTES as usize).cast::<T>(),
+                                map_b,
+                                x,
+                                row_b,
+                                f,
+                            );
+                        }
+                        ring.advance();
+                    }
+                    tile += grid_dim_x();
+                }
+            }
+            return;
+        }
+
+        // Consumers.
+        wgmma::reg_alloc::<232>();
+        let consumer = warpgroup - 1;
+        let t = tid % 128;
+        let lane = tid % 32;
+        let mut ring = Ring {
+            slot: 0,
+            phase: Phase::ZERO,
+        };
+        let mut acc = [0.0f32; 128];
+        let pairs = n.is_multiple_of(2);
+        let mut tile = block_idx_x();
+        while tile < tiles {
+            let (tm, tn) = tile_coords(tile, tiles_m, tiles_n);
+            let mut prev = 0u32;
+            for kt in 0..k_tiles {
+                let s = ring.slot;
+                // SAFETY: initialised barrier, current or previous phase.
+                unsafe { (*full.add(s as usize)).wait(ring.phase) };
+                let stage = smem_addr + s * WG_STAGE_BYTES;
+                let a = MatrixDescriptor::new(
+                    stage + consumer * 64 * WG_BK_BYTES,
+                    16,
+                    8 * WG_BK_BYTES,
+                    Swizzle::B128,
+                );
+                let b = MatrixDescriptor::new(
+                    stage + WG_A_STAGE_BYTES,
+                    16,
+                    8 * WG_BK_BYTES,
+                    Swizzle::B128,
+                );
+                wgmma::fence();
+                // SAFETY: the whole warpgroup runs this convergently with equal arguments;
+                // the stage was written by TMA (async proxy) and its full phase completed;
+                // it is not overwritten before this warpgroup releases it below, after the
+                // wait that covers these operations.
+                unsafe {
+                    T::mma(&mut acc, a, b, kt != 0);
+                    T::mma(&mut acc, a.add_bytes(32), b.add_bytes(32), true);
+                    T::mma(&mut acc, a.add_bytes(64), b.add_bytes(64), true);
+                    T::mma(&mut acc, a.add_bytes(96), b.add_bytes(96), true);
+                }
+                wgmma::commit_group();
+                wgmma::wait_group::<1>();
+                if kt != 0 && lane == 0 {
+                    // SAFETY: the wgmma group reading stage `prev` has completed; this
+                    // warp's one arrival of the phase.
+                    unsafe { (*empty.add(prev as usize)).arrive() };
+                }
+                prev = s;
+                ring.advance();
+            }
+            wgmma::wait_group::<0>();
+            if lane == 0 {
+                // SAFETY: as above, for the last stage of the tile.
+                unsafe { (*empty.add(prev as usize)).arrive() };
+            }
+
+            // Epilogue: element i of thread t is at acc_row_col(t, i) of this warpgroup's
+            // 64×256 part; (i, i + 1) are adjacent columns.
+            let row_base = tm * WG_BM + consumer * 64;
+            let col_base = tn * WG_BN;
+            macro_rules! store_pair {
+                ($i:literal) => {{
+                    let (r, col) = wgmma::layout::acc_row_col(t, $i);
+                    let (row, col) = (row_base + r, col_base + col);
+                    if row < m && col < n {
+                        // SAFETY: (row, col) inside C; with `pairs`, col + 1 < n too (both
+                        // even) and the pair is aligned to its size.
+                        unsafe {
+                            let p = c.add(row as usize * n as usize + col as usize);
+                            if pairs {
+                                T::store_pair(p, acc[$i], acc[$i + 1]);
+                            } else {
+                                *p = T::from_f32(acc[$i]);
+                                if col + 1 < n {
+                                    *p.add(1) = T::from_f32(acc[$i + 1]);
+                                }
+                            }
+                        }
+                    }
+                }};
+            }
+            for_even_acc!(store_pair);
+            tile += grid_dim_x();
+        }
+    }
+
+    macro_rules! entry {
+        ($name:ident, $t:ty, $what:literal) => {
+            #[doc = concat!("`C = A·Bᵀ` in ", $what, " on `wgmma` + TMA (sm_90a); see the ",
+                            "[module docs](super) for the design and the launch shape.")]
+            ///
+            /// # Safety
+            /// - `map_a` and `map_b` point to 64-byte-aligned [`TensorMap`]s in global memory,
+            ///   written before the launch, describing `A` (dims `[k, m]`, innermost first)
+            ///   and `B` (dims `[k, n]`) with this element type, boxes `a_box` / `b_box`
+            ///   of the element size, and the 128-byte swizzle;
+            /// - `c` points to an allocation of at least m·n elements that nothing else
+            ///   accesses during the launch, 16-byte aligned (whole device allocations are);
+            /// - `m`, `n`, `k` ≥ 1, `k` a multiple of 8 (bf16/f16) or 4 (f32);
+            /// - launched with the [module's launch shape](super): `WG_THREADS` threads,
+            ///   a 1-D grid, `WG_SHARED_BYTES` of dynamic shared memory, on an sm_90a build
+            ///   capped at `WG_MAX_REGISTERS` registers.
+            #[kernel]
+            pub unsafe fn $name(
+                m: u32,
+                n: u32,
+                k: u32,
+                map_a: *const TensorMap,
+                map_b: *const TensorMap,
+                c: *mut $t,
+            ) {
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe { gemm::<$t>(m, n, k, map_a, map_b, c) }
+            }
+        };
+    }
+
+    entry!(gemm_wgmma_bf16, bf16, "bf16 (f32 accumulation, bf16 out)");
+    entry!(gemm_wgmma_f16, f16, "f16 (f32 accumulation, f16 out)");
+    entry!(gemm_wgmma_tf32, f32, "TF32 (f32 in and out)");
+}

@@ -1,0 +1,280 @@
+//! Tensor-core GEMM (`host::matmul`, kernels `kernels::gemm_tc`): `C = A·Bᵀ` with `A` m×k,
+//! `B` n×k and `C` m×n row-major, on both kernel families (`wgmma` on sm_90, `mma.sync` on
+//! sm_80+) and the three precisions (bf16, f16, TF32), against CPU references.
+//!
+//! - Exact: inputs are small integers (−3..=3), so every product and every partial sum
+//!   (|sum| ≤ 9·k < 2²⁴) is exact in `f32` whatever the order or rounding mode of the
+//!   tensor cores' additions, and TF32 holds them exactly; the one rounding left is the
+//!   final conversion to the output type, which the CPU does the same way (to nearest, ties
+//!   to even). So the GPU's result must equal the CPU's bit for bit (a zero is compared by
+//!   value: its sign depends on the order of the additions). Shapes include ragged ones
+//!   (m, n not multiples of the 128×256 tiles, k not a multiple of the K steps).
+//! - Random: inputs uniform in [−1, 1) at 1024×1536×2048; on 4096 sampled elements the
+//!   error against an `f64` reference stays within `host::matmul::error_bound` (stated
+//!   there: `(2·u_in + u_in² + γ_k)·Σ|a||b|` for the accumulation, `γ_k = k·u/(1 − k·u)`
+//!   with `u = 2⁻²³`, plus `u_out·|c|` for the output rounding, `u_out` = 2⁻⁸ bf16, 2⁻¹¹
+//!   f16, 2⁻²⁴ f32; `u_in` = 2⁻¹⁰ for TF32's truncated inputs, 0 otherwise), and every
+//!   element is finite.
+//!
+//! GPU tests skip, with a message, on GPUs that cannot run a family (`wgmma` needs exactly
+//! sm_90, `mma.sync` sm_80 or later).
+
+use cuda_std::half::{bf16, f16};
+use host::Gpu;
+use host::matmul::{TcElem, TcKernel, error_bound, gemm, reference_f64};
+use tests::gpu;
+
+/// Whether `gpu` runs `kernel`'s family; prints why not.
+fn runs(gpu: &Gpu, kernel: TcKernel) -> bool {
+    let cc = gpu
+        .context()
+        .compute_capability()
+        .expect("compute capability");
+    let ok = match kernel {
+        TcKernel::Wgmma => cc.major == 9 && cc.minor == 0,
+        TcKernel::MmaSync => cc.major >= 8,
+    };
+    if !ok {
+        eprintln!(
+            "skipped: {} ({cc}) cannot run the {kernel} GEMM (wgmma: sm_90 only; mma.sync: sm_80+)",
+            gpu.name()
+        );
+    }
+    ok
+}
+
+/// A deterministic pseudo-random `u64` for index `i` of stream `seed` (splitmix64).
+fn mix(seed: u64, i: usize) -> u64 {
+    let mut z = seed
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        .wrapping_add(i as u64)
+        .wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// `len` small integers in −3..=3.
+fn small_ints<T: TcElem>(seed: u64, len: usize) -> Vec<T> {
+    (0..len)
+        .map(|i| T::from_f32((mix(seed, i) % 7) as f32 - 3.0))
+        .collect()
+}
+
+/// `len` values uniform in [−1, 1), rounded to `T`.
+fn uniform<T: TcElem>(seed: u64, len: usize) -> Vec<T> {
+    (0..len)
+        .map(|i| T::from_f32(((mix(seed, i) >> 40) as f32 / (1u64 << 23) as f32) - 1.0))
+        .collect()
+}
+
+/// The exact test for one family, type and shape: GPU result equals the CPU's bit for bit.
+fn exact_case<T: TcElem + PartialEq + std::fmt::Debug>(
+    gpu: &Gpu,
+    kernel: TcKernel,
+    (m, n, k): (usize, usize, usize),
+) {
+    let a = small_ints::<T>(1 + m as u64, m * k);
+    let b = small_ints::<T>(2 + n as u64, n * k);
+    let c = gemm(gpu, kernel, m, n, k, &a, &b)
+        .unwrap_or_else(|e| panic!("{} {kernel} {m}×{n}×{k}: {e}", T::NAME));
+    assert_eq!(c.len(), m * n);
+    let mut wrong = 0usize;
+    for i in 0..m {
+        for j in 0..n {
+            // Exact in f32 (|sum| < 2²⁴), rounded once to T.
+            let sum: f32 = (0..k)
+                .map(|p| (a[i * k + p].to_f64() * b[j * k + p].to_f64()) as f32)
+                .sum();
+            let want = T::from_f32(sum);
+            let got = c[i * n + j];
+            let same = got == want || (got.to_f64() == 0.0 && want.to_f64() == 0.0);
+            if !same {
+                if wrong < 5 {
+                    eprintln!(
+                        "{} {kernel} {m}×{n}×{k}: C[{i}][{j}] = {got:?}, expected {want:?}",
+                        T::NAME
+                    );
+                }
+                wrong += 1;
+            }
+        }
+    }
+    assert_eq!(
+        wrong,
+        0,
+        "{} {kernel} {m}×{n}×{k}: {wrong} of {} elements differ from the CPU",
+        T::NAME,
+        m * n
+    );
+}
+
+/// Shapes of the exact tests: whole tiles, ragged m and n (200×328, 257×513), a single
+/// element, k not a multiple of any K step (136 = 2·64 + 8, 520), a long k.
+const EXACT_SHAPES: [(usize, usize, usize); 6] = [
+    (128, 256, 64),
+    (200, 328, 64),
+    (1, 1, 8),
+    (257, 513, 136),
+    (300, 260, 520),
+    (64, 24, 2056),
+];
+
+fn exact_all_types(kernel: TcKernel) {
+    let gpu = gpu();
+    if !runs(&gpu, kernel) {
+        return;
+    }
+    for shape in EXACT_SHAPES {
+        exact_case::<bf16>(&gpu, kernel, shape);
+        exact_case::<f16>(&gpu, kernel, shape);
+        exact_case::<f32>(&gpu, kernel, shape);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn wgmma_integer_inputs_equal_the_cpu_bit_for_bit() {
+    exact_all_types(TcKernel::Wgmma);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mma_sync_integer_inputs_equal_the_cpu_bit_for_bit() {
+    exact_all_types(TcKernel::MmaSync);
+}
+
+/// The random test for one family and type (see the module docs for the bound).
+fn random_case<T: TcElem + std::fmt::Debug>(gpu: &Gpu, kernel: TcKernel) {
+    let (m, n, k) = (1024, 1536, 2048);
+    let a = uniform::<T>(11, m * k);
+    let b = uniform::<T>(12, n * k);
+    let c =
+        gemm(gpu, kernel, m, n, k, &a, &b).unwrap_or_else(|e| panic!("{} {kernel}: {e}", T::NAME));
+    if let Some(i) = c.iter().position(|x| !x.to_f64().is_finite()) {
+        panic!(
+            "{} {kernel}: C[{}][{}] = {:?} is not finite",
+            T::NAME,
+            i / n,
+            i % n,
+            c[i]
+        );
+    }
+    let at: Vec<(usize, usize)> = (0..4096)
+        .map(|s| {
+            (
+                (mix(13, s) % m as u64) as usize,
+                (mix(14, s) % n as u64) as usize,
+            )
+        })
+        .collect();
+    let exact = reference_f64(k, &a, &b, &at);
+    let mut worst = 0.0f64;
+    for (&(i, j), &want) in at.iter().zip(&exact) {
+        let abs_sum: f64 = (0..k)
+            .map(|p| (a[i * k + p].to_f64() * b[j * k + p].to_f64()).abs())
+            .sum();
+        let bound = error_bound::<T>(k, abs_sum, want);
+        let got = c[i * n + j].to_f64();
+        let err = (got - want).abs();
+        assert!(
+            err <= bound,
+            "{} {kernel}: C[{i}][{j}] = {got}, expected {want} (f64): error {err:e} > bound {bound:e}",
+            T::NAME
+        );
+        worst = worst.max(err / bound);
+    }
+    eprintln!(
+        "{} {kernel} {m}×{n}×{k}: largest error {worst:.3} of the bound",
+        T::NAME
+    );
+}
+
+fn random_all_types(kernel: TcKernel) {
+    let gpu = gpu();
+    if !runs(&gpu, kernel) {
+        return;
+    }
+    random_case::<bf16>(&gpu, kernel);
+    random_case::<f16>(&gpu, kernel);
+    random_case::<f32>(&gpu, kernel);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn wgmma_random_inputs_are_within_the_error_bound() {
+    random_all_types(TcKernel::Wgmma);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn mma_sync_random_inputs_are_within_the_error_bound() {
+    random_all_types(TcKernel::MmaSync);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn shapes_the_kernels_cannot_run_are_errors_naming_the_value() {
+    let gpu = gpu();
+    let (a, b) = (vec![bf16::ZERO; 64 * 100], vec![bf16::ZERO; 64 * 100]);
+    for kernel in [TcKernel::Wgmma, TcKernel::MmaSync] {
+        let err = gemm(&gpu, kernel, 64, 64, 100, &a, &b)
+            .expect_err("k = 100 is not a multiple of 8")
+            .to_string();
+        assert!(err.contains("k = 100"), "{err}");
+    }
+}
+
+/// The tensor-core kernels exist only in their variants, and ptxas (where the build found
+/// it) assembled them without spills or stack frames, the wgmma ones within the 168
+/// registers that 384 threads allow.
+#[test]
+fn gemm_kernels_live_in_their_variants_without_spills() {
+    let image = &*host::KERNELS;
+    let mut checked = 0;
+    for entry in image.entries.iter().filter(|e| e.name.starts_with("gemm_")) {
+        let tensor = entry.name.starts_with("gemm_mma_") || entry.name.starts_with("gemm_wgmma_");
+        if !tensor {
+            continue;
+        }
+        assert!(
+            !entry.archs.contains(&image.ptx_arch),
+            "{} must not be in the baseline PTX ({})",
+            entry.name,
+            image.ptx_arch
+        );
+        for r in &entry.resources {
+            assert_eq!(
+                (r.spill_store_bytes, r.spill_load_bytes, r.stack_frame_bytes),
+                (0, 0, 0),
+                "{} on {}: spills or stack",
+                entry.name,
+                r.arch
+            );
+            if entry.name.starts_with("gemm_wgmma_") {
+                assert!(
+                    r.registers <= 168,
+                    "{}: {} registers",
+                    entry.name,
+                    r.registers
+                );
+            }
+            checked += 1;
+        }
+    }
+    if checked == 0 {
+        eprintln!("skipped the resource checks: the build found no ptxas");
+    }
+    let sm90a = image
+        .variants
+        .iter()
+        .find(|v| v.arch.arch_specific)
+        .expect("an sm_90a variant");
+    assert!(
+        sm90a
+            .ptx
+            .contains("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16")
+    );
+    assert!(sm90a.ptx.contains("cp.async.bulk.tensor.2d"));
+    assert!(sm90a.ptx.contains("setmaxnreg.inc.sync.aligned.u32 232"));
+}
