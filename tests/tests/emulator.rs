@@ -67,18 +67,28 @@ fn opts() -> EmuOptions {
     EmuOptions::default()
 }
 
-/// The line of the first occurrence of `needle` in the probes' source, for asserting
-/// reported locations without hard-coding line numbers.
-fn probe_line(needle: &str, nth: usize) -> u32 {
+/// The line of the `nth` occurrence of `needle` after the line holding `kernel` in the
+/// probes' source, for asserting reported locations without hard-coding line numbers.
+fn probe_line_in(kernel: &str, needle: &str, nth: usize) -> u32 {
     let src = include_str!("../kernels/src/emulator.rs");
+    let start = src
+        .lines()
+        .position(|l| l.contains(kernel))
+        .unwrap_or_else(|| panic!("{kernel:?} not in the probes"));
     let line = src
         .lines()
         .enumerate()
+        .skip(start)
         .filter(|(_, l)| l.contains(needle))
         .nth(nth)
         .unwrap_or_else(|| panic!("{needle:?} not in the probes"))
         .0;
     line as u32 + 1
+}
+
+/// [`probe_line_in`] from the top of the file.
+fn probe_line(needle: &str, nth: usize) -> u32 {
+    probe_line_in("//!", needle, nth)
 }
 
 const PROBES_FILE: &str = "tests/kernels/src/emulator.rs";
@@ -151,11 +161,15 @@ fn divergent_barriers_are_reported_with_both_sites() {
         ([0, 0, 0], "sync_threads")
     );
     assert_eq!((other.thread, other.waits_at), ([16, 0, 0], "sync_threads"));
-    let first = probe_line("sync_threads();", 0);
+    let first = probe_line_in("fn emu_divergent_barrier", "sync_threads();", 0);
     assert_eq!(waiting.location.map(|l| l.line), Some(first));
     assert_eq!(
         other.location.map(|l| l.line),
-        Some(probe_line("sync_threads();", 1))
+        Some(probe_line_in(
+            "fn emu_divergent_barrier",
+            "sync_threads();",
+            1
+        ))
     );
     println!("planted divergent barrier: {err}");
 

@@ -292,10 +292,11 @@ impl Launch {
             let err = sched.deadlock();
             block.record(err);
         }
-        // Unwind every thread still suspended, and recycle the stacks.
+        // Unwind every thread still suspended (a thread never started returns at once on
+        // `Cancel`), and recycle the stacks.
         for (t, coro) in coros.iter_mut().enumerate() {
             if let Some(c) = coro.as_mut() {
-                if c.started() && !c.done() {
+                if !c.done() {
                     set_current(&threads[t]);
                     let _ = c.resume(Resume::Cancel);
                     set_current(core::ptr::null());
@@ -304,7 +305,7 @@ impl Launch {
         }
         for coro in coros.iter_mut() {
             if let Some(c) = coro.take() {
-                if c.done() || !c.started() {
+                if c.done() {
                     give_stack(self.options.stack_bytes, c.into_stack());
                 }
             }

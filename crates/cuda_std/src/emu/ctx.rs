@@ -446,7 +446,6 @@ pub(crate) fn check_access(
         }
         return;
     }
-    drop(mem);
     if !checks.bounds {
         return;
     }
@@ -461,19 +460,28 @@ pub(crate) fn check_access(
     if addr >= t.stack.0 && addr + size <= t.stack.1 {
         return;
     }
-    // The nearest buffer: the one before or after the address.
+    // The nearest allocation: a shared one of the block, or the buffer before or after.
+    let distance = |s: usize, l: usize| {
+        if addr < s {
+            s - addr
+        } else {
+            addr.saturating_sub(s + l)
+        }
+    };
     let nearest = [i.checked_sub(1), Some(i)]
         .into_iter()
         .flatten()
         .filter_map(|j| buffers.get(j))
-        .min_by_key(|(s, l, _)| {
-            if addr < *s {
-                s - addr
-            } else {
-                addr.saturating_sub(s + l)
-            }
-        })
-        .map(|(s, l, n)| (n.clone(), *s, *l));
+        .map(|(s, l, n)| (n.clone(), *s, *l))
+        .chain(
+            mem.statics
+                .iter()
+                .map(|(_, a)| a)
+                .chain(core::iter::once(&mem.dynamic))
+                .map(|a| (a.name.clone(), a.ptr as usize, a.bytes)),
+        )
+        .min_by_key(|(_, s, l)| distance(*s, *l));
+    drop(mem);
     out_of_bounds(t, addr, size, kind, loc, nearest);
 }
 
