@@ -263,7 +263,7 @@ fn out_of_bounds_accesses_name_the_nearest_allocation() {
     else {
         panic!("expected out of bounds, got {err}")
     };
-    let (what, start, len) = nearest.clone().expect("the dynamic allocation");
+    let (what, start, len) = *nearest.clone().expect("the dynamic allocation");
     assert_eq!((*thread, *size, *kind), ([0, 0, 0], 4, AccessKind::Read));
     assert_eq!(
         (what.as_str(), len, *address),

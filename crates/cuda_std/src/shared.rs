@@ -13,7 +13,7 @@
 //! [`crate::warp::sync_warp`] within a warp) or done with [`crate::atomic`] operations at
 //! [`Block`](crate::atomic::Block) scope or wider.
 //!
-//! On the CPU emulator (`cuda_std::emu`), [`read`] and [`write`] are the accesses its race,
+//! On the CPU emulator (`cuda_std::emu`), [`read`](fn@read) and [`write`](fn@write) are the accesses its race,
 //! initialisation and bounds checks see; plain loads and stores through the pointers work
 //! but are not checked.
 //!
@@ -264,7 +264,7 @@ pub fn __host_shared<T>(id: u64, bytes: usize, align: usize) -> *mut T {
 /// On the GPU this is exactly `ptr.read()`. On the emulator (`cuda_std::emu`) the access is
 /// also checked, with this call's source location in the report: that `ptr..ptr+size_of::<T>()`
 /// lies in one shared allocation of the block, that every byte was written (through
-/// [`write`] or another checked access), and that no other thread wrote it since the last
+/// [`write`](fn@write) or another checked access), and that no other thread wrote it since the last
 /// barrier. Plain `*ptr` / `ptr.read()` are not checked: use `read`/`write` where the checks
 /// should see the accesses.
 ///

@@ -295,19 +295,19 @@ impl Launch {
         // Unwind every thread still suspended (a thread never started returns at once on
         // `Cancel`), and recycle the stacks.
         for (t, coro) in coros.iter_mut().enumerate() {
-            if let Some(c) = coro.as_mut() {
-                if !c.done() {
-                    set_current(&threads[t]);
-                    let _ = c.resume(Resume::Cancel);
-                    set_current(core::ptr::null());
-                }
+            if let Some(c) = coro.as_mut()
+                && !c.done()
+            {
+                set_current(&threads[t]);
+                let _ = c.resume(Resume::Cancel);
+                set_current(core::ptr::null());
             }
         }
         for coro in coros.iter_mut() {
-            if let Some(c) = coro.take() {
-                if c.done() {
-                    give_stack(self.options.stack_bytes, c.into_stack());
-                }
+            if let Some(c) = coro.take()
+                && c.done()
+            {
+                give_stack(self.options.stack_bytes, c.into_stack());
             }
         }
         drop(threads);
@@ -462,8 +462,8 @@ impl Sched<'_> {
                                 let err = EmuError::BarrierDivergence {
                                     kernel: self.kernel(),
                                     block: self.block.idx,
-                                    waiting: self.site(f),
-                                    other: self.site(t),
+                                    waiting: Box::new(self.site(f)),
+                                    other: Box::new(self.site(t)),
                                 };
                                 self.block.record(err);
                                 return;
@@ -482,8 +482,8 @@ impl Sched<'_> {
             let err = EmuError::BarrierDivergence {
                 kernel: self.kernel(),
                 block: self.block.idx,
-                waiting: self.site(f),
-                other: self.site(e),
+                waiting: Box::new(self.site(f)),
+                other: Box::new(self.site(e)),
             };
             self.block.record(err);
             return;
@@ -621,8 +621,8 @@ impl Sched<'_> {
         EmuError::BarrierDivergence {
             kernel: self.kernel(),
             block: self.block.idx,
-            waiting: self.site(waiting),
-            other: self.site(other),
+            waiting: Box::new(self.site(waiting)),
+            other: Box::new(self.site(other)),
         }
     }
 }

@@ -504,7 +504,7 @@ fn out_of_bounds(
             size,
             kind,
             location: SourceLocation::from_std(loc),
-            nearest,
+            nearest: nearest.map(Box::new),
         },
     )
 }
@@ -535,16 +535,16 @@ fn shadow_access(
             address: a.ptr as usize + offset + i,
             allocation: a.name.clone(),
             offset: offset + i,
-            first: Access {
+            first: Box::new(Access {
                 thread: b.tid_of(first_thread),
                 kind: first_kind,
                 location: first_loc.map_or(SourceLocation::from_std(loc), SourceLocation::from_std),
-            },
-            second: Access {
+            }),
+            second: Box::new(Access {
                 thread: t.tid,
                 kind,
                 location: SourceLocation::from_std(loc),
-            },
+            }),
         }
     };
     for i in 0..size {

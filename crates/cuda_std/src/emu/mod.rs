@@ -85,6 +85,7 @@ mod printf;
 
 use core::ffi::c_void;
 use core::fmt;
+use std::boxed::Box;
 use std::string::String;
 use std::vec::Vec;
 
@@ -356,10 +357,10 @@ pub enum EmuError {
         allocation: String,
         /// Byte offset in it.
         offset: usize,
-        /// The earlier access.
-        first: Access,
+        /// The earlier access (boxed: keeps `EmuError` small).
+        first: Box<Access>,
         /// The access that raced with it.
-        second: Access,
+        second: Box<Access>,
     },
     /// A thread read shared memory that no thread has written.
     #[error(
@@ -398,8 +399,9 @@ pub enum EmuError {
         kind: AccessKind,
         /// The accessing call.
         location: SourceLocation,
-        /// The allocation closest to the address: its description, start and length.
-        nearest: Option<(String, usize, usize)>,
+        /// The allocation closest to the address: its description, start and length in
+        /// bytes (boxed: keeps `EmuError` small).
+        nearest: Option<Box<(String, usize, usize)>>,
     },
     /// Threads of a block wait at different barriers, or at a barrier that others never
     /// reach (they exited, or wait at a warp collective).
@@ -409,10 +411,11 @@ pub enum EmuError {
         kernel: &'static str,
         /// Block index `(x, y, z)`.
         block: Dim3,
-        /// The first thread (in linear order) waiting at a barrier.
-        waiting: ThreadSite,
+        /// The first thread (in linear order) waiting at a barrier (boxed: keeps `EmuError`
+        /// small).
+        waiting: Box<ThreadSite>,
         /// A thread that is elsewhere.
-        other: ThreadSite,
+        other: Box<ThreadSite>,
     },
     /// A warp collective whose mask names lanes that did not arrive (exited, or waiting
     /// elsewhere when nothing else can run), or that does not name the caller.
@@ -445,8 +448,8 @@ fn at(location: &Option<SourceLocation>) -> String {
         .unwrap_or_default()
 }
 
-fn nearest_text(nearest: &Option<(String, usize, usize)>) -> String {
-    match nearest {
+fn nearest_text(nearest: &Option<Box<(String, usize, usize)>>) -> String {
+    match nearest.as_deref() {
         Some((what, start, len)) => {
             std::format!(" (nearest allocation: {what}, {len} bytes at {start:#x})")
         }
