@@ -29,6 +29,10 @@
 //! integers natively, floats by a compare-exchange loop) and [`AtomicBits`] (`and`/`or`/`xor`:
 //! integers).
 //!
+//! On the CPU emulator (`cuda_std::emu`) every operation is a host atomic with `SeqCst`
+//! ordering, whatever the scope and ordering asked for (at least as strong), and is checked
+//! against the known allocations; atomics are exempt from the shared-memory race check.
+//!
 //! Instructions: `atom{.sem}{.scope}.op.type`, `ld{.sem}{.scope}`, `st{.sem}{.scope}`,
 //! `fence{.sem}{.scope}` (PTX ISA §9.7 "Parallel Synchronization and Communication
 //! Instructions: atom", "Data Movement and Conversion Instructions: ld, st", "membar/fence").
@@ -221,6 +225,7 @@ macro_rules! st_asm {
 macro_rules! raw_rmw {
     ($name:ident, $t:ty, $op:literal, $ty:literal, $rc:ident) => {
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         unsafe fn $name(ptr: *mut $t, val: $t, scope: ScopeKind, order: Ordering) -> $t {
             #[cfg(target_arch = "nvptx64")]
             {
@@ -230,7 +235,23 @@ macro_rules! raw_rmw {
                 old
             }
             #[cfg(not(target_arch = "nvptx64"))]
-            crate::host_stub!("atomic::*", ptr, val, scope, order)
+            {
+                let _ = (scope, order, crate::emu::thread("atomic::*"));
+                crate::emu::check_access(
+                    ptr as usize,
+                    core::mem::size_of::<$t>(),
+                    crate::emu::AccessKind::Atomic,
+                    core::panic::Location::caller(),
+                );
+                // SAFETY: forwarded to the caller (module docs); checked above on the emulator.
+                unsafe {
+                    <$t as crate::emu::atomics::HostAtomic>::rmw(
+                        ptr,
+                        crate::emu::atomics::Op::from_ptx($op),
+                        val,
+                    )
+                }
+            }
         }
     };
 }
@@ -259,6 +280,7 @@ raw_rmw!(exch_b64, u64, "exch", "b64", reg64);
 macro_rules! raw_bits {
     ($cas:ident, $ld:ident, $st:ident, $t:ty, $ty:literal, $rc:ident) => {
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         unsafe fn $cas(ptr: *mut $t, cmp: $t, new: $t, scope: ScopeKind, order: Ordering) -> $t {
             #[cfg(target_arch = "nvptx64")]
             {
@@ -268,10 +290,21 @@ macro_rules! raw_bits {
                 old
             }
             #[cfg(not(target_arch = "nvptx64"))]
-            crate::host_stub!("atomic::compare_exchange", ptr, cmp, new, scope, order)
+            {
+                let _ = (scope, order, crate::emu::thread("atomic::compare_exchange"));
+                crate::emu::check_access(
+                    ptr as usize,
+                    core::mem::size_of::<$t>(),
+                    crate::emu::AccessKind::Atomic,
+                    core::panic::Location::caller(),
+                );
+                // SAFETY: as in `raw_rmw`.
+                unsafe { <$t as crate::emu::atomics::HostAtomic>::cas(ptr, cmp, new) }
+            }
         }
 
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         unsafe fn $ld(ptr: *const $t, scope: ScopeKind, order: Ordering) -> $t {
             #[cfg(target_arch = "nvptx64")]
             {
@@ -281,10 +314,21 @@ macro_rules! raw_bits {
                 val
             }
             #[cfg(not(target_arch = "nvptx64"))]
-            crate::host_stub!("atomic::load", ptr, scope, order)
+            {
+                let _ = (scope, order, crate::emu::thread("atomic::load"));
+                crate::emu::check_access(
+                    ptr as usize,
+                    core::mem::size_of::<$t>(),
+                    crate::emu::AccessKind::Atomic,
+                    core::panic::Location::caller(),
+                );
+                // SAFETY: as in `raw_rmw`.
+                unsafe { <$t as crate::emu::atomics::HostAtomic>::load(ptr) }
+            }
         }
 
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         unsafe fn $st(ptr: *mut $t, val: $t, scope: ScopeKind, order: Ordering) {
             #[cfg(target_arch = "nvptx64")]
             {
@@ -292,7 +336,17 @@ macro_rules! raw_bits {
                 store_dispatch!(scope, order, st_asm!($ty, $rc, ptr, val));
             }
             #[cfg(not(target_arch = "nvptx64"))]
-            crate::host_stub!("atomic::store", ptr, val, scope, order)
+            {
+                let _ = (scope, order, crate::emu::thread("atomic::store"));
+                crate::emu::check_access(
+                    ptr as usize,
+                    core::mem::size_of::<$t>(),
+                    crate::emu::AccessKind::Atomic,
+                    core::panic::Location::caller(),
+                );
+                // SAFETY: as in `raw_rmw`.
+                unsafe { <$t as crate::emu::atomics::HostAtomic>::store(ptr, val) }
+            }
         }
     };
 }
@@ -305,13 +359,17 @@ raw_bits!(cas_b64, ld_b64, st_b64, u64, "b64", reg64);
 /// 0.0` and a NaN matches itself).
 pub trait Atomic: Copy + sealed::Sealed {
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn atomic_load(ptr: *const Self, scope: ScopeKind, order: Ordering) -> Self;
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn atomic_store(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering);
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn atomic_exchange(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering)
     -> Self;
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn atomic_cas(
         ptr: *mut Self,
         current: Self,
@@ -326,6 +384,7 @@ pub trait Atomic: Copy + sealed::Sealed {
 /// A type with atomic `fetch_add` (and `fetch_sub`, as the addition of the negation).
 pub trait AtomicAdd: Atomic {
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn atomic_add(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
     #[doc(hidden)]
     fn negate(self) -> Self;
@@ -336,18 +395,23 @@ pub trait AtomicAdd: Atomic {
 /// semantics of `f32::min` (a NaN operand is ignored unless both are NaN).
 pub trait AtomicMinMax: Atomic {
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn atomic_min(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn atomic_max(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
 }
 
 /// An integer with atomic `fetch_and` / `fetch_or` / `fetch_xor`.
 pub trait AtomicBits: Atomic {
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn atomic_and(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn atomic_or(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn atomic_xor(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
 }
 
@@ -357,16 +421,19 @@ macro_rules! impl_atomic {
         impl sealed::Sealed for $t {}
         impl Atomic for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_load(ptr: *const Self, scope: ScopeKind, order: Ordering) -> Self {
                 // SAFETY: forwarded; same size and alignment as `$b`.
                 $from(unsafe { $ld(ptr.cast::<$b>(), scope, order) })
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_store(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) {
                 // SAFETY: forwarded; same size and alignment as `$b`.
                 unsafe { $st(ptr.cast::<$b>(), $to(val), scope, order) }
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_exchange(
                 ptr: *mut Self,
                 val: Self,
@@ -377,6 +444,7 @@ macro_rules! impl_atomic {
                 $from(unsafe { $exch(ptr.cast::<$b>(), $to(val), scope, order) })
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_cas(
                 ptr: *mut Self,
                 current: Self,
@@ -388,6 +456,7 @@ macro_rules! impl_atomic {
                 $from(unsafe { $cas(ptr.cast::<$b>(), $to(current), $to(new), scope, order) })
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             fn bits_eq(a: Self, b: Self) -> bool {
                 $to(a) == $to(b)
             }
@@ -460,6 +529,7 @@ macro_rules! impl_add {
     ($t:ty, $raw:ident, $rt:ty, $neg:expr) => {
         impl AtomicAdd for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_add(
                 ptr: *mut Self,
                 val: Self,
@@ -471,6 +541,7 @@ macro_rules! impl_add {
                 unsafe { $raw(ptr.cast::<$rt>(), val as $rt, scope, order) as $t }
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             fn negate(self) -> Self {
                 $neg(self)
             }
@@ -488,6 +559,7 @@ macro_rules! impl_minmax_int {
     ($t:ty, $min:ident, $max:ident) => {
         impl AtomicMinMax for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_min(
                 ptr: *mut Self,
                 val: Self,
@@ -498,6 +570,7 @@ macro_rules! impl_minmax_int {
                 unsafe { $min(ptr, val, scope, order) }
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_max(
                 ptr: *mut Self,
                 val: Self,
@@ -518,6 +591,7 @@ impl_minmax_int!(i64, min_s64, max_s64);
 /// Compare-exchange loop applying `f(old, val)`; returns the previous value. The loop's
 /// loads and failed attempts are relaxed; the successful CAS uses `order`.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 unsafe fn cas_loop<T: Atomic>(
     ptr: *mut T,
     val: T,
@@ -546,6 +620,7 @@ macro_rules! impl_minmax_float {
     ($t:ty) => {
         impl AtomicMinMax for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_min(
                 ptr: *mut Self,
                 val: Self,
@@ -556,6 +631,7 @@ macro_rules! impl_minmax_float {
                 unsafe { cas_loop(ptr, val, scope, order, <$t>::min) }
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_max(
                 ptr: *mut Self,
                 val: Self,
@@ -575,6 +651,7 @@ macro_rules! impl_bits {
     ($t:ty, $rt:ty, $and:ident, $or:ident, $xor:ident) => {
         impl AtomicBits for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_and(
                 ptr: *mut Self,
                 val: Self,
@@ -585,6 +662,7 @@ macro_rules! impl_bits {
                 unsafe { $and(ptr.cast::<$rt>(), val as $rt, scope, order) as $t }
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_or(
                 ptr: *mut Self,
                 val: Self,
@@ -595,6 +673,7 @@ macro_rules! impl_bits {
                 unsafe { $or(ptr.cast::<$rt>(), val as $rt, scope, order) as $t }
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn atomic_xor(
                 ptr: *mut Self,
                 val: Self,
@@ -620,6 +699,7 @@ impl_bits!(i64, u64, and_b64, or_b64, xor_b64);
 /// The module's rules: `ptr` is aligned, valid for reads of a `T`, in global or shared
 /// memory, and concurrent writers use atomics of a scope including this thread.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 #[must_use]
 pub unsafe fn load<S: Scope, T: Atomic>(ptr: *const T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
@@ -634,6 +714,7 @@ pub unsafe fn load<S: Scope, T: Atomic>(ptr: *const T, order: Ordering) -> T {
 /// The module's rules: `ptr` is aligned, valid for writes of a `T`, in global or shared
 /// memory, and concurrent accessors use atomics of a scope including this thread.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn store<S: Scope, T: Atomic>(ptr: *mut T, val: T, order: Ordering) {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_store(ptr, val, S::KIND, order) }
@@ -645,6 +726,7 @@ pub unsafe fn store<S: Scope, T: Atomic>(ptr: *mut T, val: T, order: Ordering) {
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn exchange<S: Scope, T: Atomic>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_exchange(ptr, val, S::KIND, order) }
@@ -658,6 +740,7 @@ pub unsafe fn exchange<S: Scope, T: Atomic>(ptr: *mut T, val: T, order: Ordering
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn compare_exchange<S: Scope, T: Atomic>(
     ptr: *mut T,
     current: T,
@@ -680,6 +763,7 @@ pub unsafe fn compare_exchange<S: Scope, T: Atomic>(
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn fetch_add<S: Scope, T: AtomicAdd>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_add(ptr, val, S::KIND, order) }
@@ -691,6 +775,7 @@ pub unsafe fn fetch_add<S: Scope, T: AtomicAdd>(ptr: *mut T, val: T, order: Orde
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn fetch_sub<S: Scope, T: AtomicAdd>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_add(ptr, val.negate(), S::KIND, order) }
@@ -702,6 +787,7 @@ pub unsafe fn fetch_sub<S: Scope, T: AtomicAdd>(ptr: *mut T, val: T, order: Orde
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn fetch_min<S: Scope, T: AtomicMinMax>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_min(ptr, val, S::KIND, order) }
@@ -713,6 +799,7 @@ pub unsafe fn fetch_min<S: Scope, T: AtomicMinMax>(ptr: *mut T, val: T, order: O
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn fetch_max<S: Scope, T: AtomicMinMax>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_max(ptr, val, S::KIND, order) }
@@ -723,6 +810,7 @@ pub unsafe fn fetch_max<S: Scope, T: AtomicMinMax>(ptr: *mut T, val: T, order: O
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn fetch_and<S: Scope, T: AtomicBits>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_and(ptr, val, S::KIND, order) }
@@ -733,6 +821,7 @@ pub unsafe fn fetch_and<S: Scope, T: AtomicBits>(ptr: *mut T, val: T, order: Ord
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn fetch_or<S: Scope, T: AtomicBits>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_or(ptr, val, S::KIND, order) }
@@ -743,6 +832,7 @@ pub unsafe fn fetch_or<S: Scope, T: AtomicBits>(ptr: *mut T, val: T, order: Orde
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn fetch_xor<S: Scope, T: AtomicBits>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_xor(ptr, val, S::KIND, order) }
@@ -757,6 +847,7 @@ pub unsafe fn fetch_xor<S: Scope, T: AtomicBits>(ptr: *mut T, val: T, order: Ord
 /// load::<Device>(flag, Relaxed) == 0 {} fence::<Device>(Acquire); ... = data` (PTX ISA §8,
 /// "Memory Consistency Model": fence-SC / release and acquire patterns). sm_70+.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn fence<S: Scope>(order: Ordering) {
     #[cfg(target_arch = "nvptx64")]
     {
@@ -777,7 +868,10 @@ pub fn fence<S: Scope>(order: Ordering) {
         }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("atomic::fence", order)
+    {
+        let _ = (order, crate::emu::thread("atomic::fence"));
+        core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// A reference-like handle to an atomic location with a fixed scope, for code that touches
@@ -806,6 +900,7 @@ impl<'a, S: Scope, T: Atomic> AtomicRef<'a, S, T> {
     /// global or shared memory), and every concurrent access to it is atomic with a scope
     /// that includes this thread.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn new(ptr: *mut T) -> Self {
         Self {
             ptr,
@@ -815,12 +910,14 @@ impl<'a, S: Scope, T: Atomic> AtomicRef<'a, S, T> {
 
     /// The wrapped pointer.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn as_ptr(self) -> *mut T {
         self.ptr
     }
 
     /// [`load`] (`Relaxed`, `Acquire`, `SeqCst`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     #[must_use]
     pub fn load(self, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
@@ -829,6 +926,7 @@ impl<'a, S: Scope, T: Atomic> AtomicRef<'a, S, T> {
 
     /// [`store`] (`Relaxed`, `Release`, `SeqCst`).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn store(self, val: T, order: Ordering) {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { store::<S, T>(self.ptr, val, order) }
@@ -836,6 +934,7 @@ impl<'a, S: Scope, T: Atomic> AtomicRef<'a, S, T> {
 
     /// [`exchange`].
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn exchange(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { exchange::<S, T>(self.ptr, val, order) }
@@ -843,6 +942,7 @@ impl<'a, S: Scope, T: Atomic> AtomicRef<'a, S, T> {
 
     /// [`compare_exchange`].
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn compare_exchange(self, current: T, new: T, order: Ordering) -> Result<T, T> {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { compare_exchange::<S, T>(self.ptr, current, new, order) }
@@ -852,6 +952,7 @@ impl<'a, S: Scope, T: Atomic> AtomicRef<'a, S, T> {
 impl<S: Scope, T: AtomicAdd> AtomicRef<'_, S, T> {
     /// [`fetch_add`].
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn fetch_add(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { fetch_add::<S, T>(self.ptr, val, order) }
@@ -859,6 +960,7 @@ impl<S: Scope, T: AtomicAdd> AtomicRef<'_, S, T> {
 
     /// [`fetch_sub`].
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn fetch_sub(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { fetch_sub::<S, T>(self.ptr, val, order) }
@@ -868,6 +970,7 @@ impl<S: Scope, T: AtomicAdd> AtomicRef<'_, S, T> {
 impl<S: Scope, T: AtomicMinMax> AtomicRef<'_, S, T> {
     /// [`fetch_min`].
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn fetch_min(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { fetch_min::<S, T>(self.ptr, val, order) }
@@ -875,6 +978,7 @@ impl<S: Scope, T: AtomicMinMax> AtomicRef<'_, S, T> {
 
     /// [`fetch_max`].
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn fetch_max(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { fetch_max::<S, T>(self.ptr, val, order) }
@@ -884,6 +988,7 @@ impl<S: Scope, T: AtomicMinMax> AtomicRef<'_, S, T> {
 impl<S: Scope, T: AtomicBits> AtomicRef<'_, S, T> {
     /// [`fetch_and`].
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn fetch_and(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { fetch_and::<S, T>(self.ptr, val, order) }
@@ -891,6 +996,7 @@ impl<S: Scope, T: AtomicBits> AtomicRef<'_, S, T> {
 
     /// [`fetch_or`].
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn fetch_or(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { fetch_or::<S, T>(self.ptr, val, order) }
@@ -898,6 +1004,7 @@ impl<S: Scope, T: AtomicBits> AtomicRef<'_, S, T> {
 
     /// [`fetch_xor`].
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub fn fetch_xor(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { fetch_xor::<S, T>(self.ptr, val, order) }

@@ -170,7 +170,11 @@ pub unsafe fn vprintf(format: *const u8, args: *const u8) -> i32 {
         core::arch::nvptx::vprintf(format, args.cast())
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("io::vprintf (printf!, println!)", format, args)
+    {
+        let t = crate::emu::thread("io::vprintf (printf!, println!)");
+        // SAFETY: forwarded to the caller.
+        unsafe { crate::emu::printf(t, format, args) }
+    }
 }
 
 /// Ends the kernel with CUDA's assertion failure: the driver prints
@@ -198,13 +202,12 @@ pub unsafe fn assert_fail(
         core::arch::nvptx::trap()
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!(
-        "io::assert_fail (device_assert!)",
-        message,
-        file,
-        line,
-        function
-    )
+    {
+        let _ = function;
+        let t = crate::emu::thread("io::assert_fail (device_assert!)");
+        // SAFETY: forwarded to the caller.
+        unsafe { crate::emu::assert_fail(t, message, file, line) }
+    }
 }
 
 /// Device `printf` with a C format string (see the [`io`](crate::io) module docs for the

@@ -1,8 +1,9 @@
 //! `cuda_std`: the device library for CUDA kernels written in `no_std` Rust.
 //!
 //! Kernels are compiled for the `nvptx64-nvidia-cuda` target by `cuda_builder`; the same
-//! sources also compile for the host, where every device-only function is a stub that panics
-//! with a clear message (so IDEs, docs and host builds work, and host code can share types).
+//! sources also compile for the host, where every device-only function runs on the CPU
+//! emulator (`emu`) inside an emulated launch, and outside one is a stub that panics with a
+//! clear message (so IDEs, docs and host builds work, and host code can share types).
 //! The [`math`] functions are the exception: they run on both sides, with identical results
 //! by default.
 //!
@@ -38,6 +39,9 @@
 //!   shared-memory descriptors, `setmaxnreg`), [`barrier`] (`mbarrier` with transaction
 //!   counts), [`tma`] (`cp.async.bulk.tensor` loads/stores through a `TensorMap`),
 //!   [`cluster`] (cluster ranks, barriers, distributed shared memory); `stmatrix` in [`mma`];
+//! - `emu` (host only): the CPU emulator, which runs a `#[kernel]` with real warps,
+//!   barriers and shared memory and checks for races, divergence, uninitialised shared reads
+//!   and out-of-bounds accesses;
 //! - [`launch`]: typed kernel handles and parameter kinds (`OutSlice`), used by `#[kernel]`;
 //!   the handle, the kinds and [`DeviceCopy`] are `cust_core`'s, the contract crate the host
 //!   runtime shares, re-exported here at their old paths;
@@ -60,13 +64,15 @@
     feature(stdarch_nvptx, asm_experimental_arch, core_float_math)
 )]
 
-#[cfg(all(feature = "std", not(target_arch = "nvptx64")))]
+#[cfg(not(target_arch = "nvptx64"))]
 extern crate std;
 
 pub mod atomic;
 pub mod barrier;
 pub mod cluster;
 pub mod copy;
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod emu;
 pub mod half;
 pub mod io;
 pub mod launch;

@@ -31,6 +31,7 @@ macro_rules! vec_load {
         /// it, no racing writes.
         #[inline(always)]
         #[must_use]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name(ptr: *const $t) -> [$t; $n] {
             #[cfg(target_arch = "nvptx64")]
             {
@@ -43,7 +44,13 @@ macro_rules! vec_load {
                 [$($r),+]
             }
             #[cfg(not(target_arch = "nvptx64"))]
-            crate::host_stub!(concat!("mem::", stringify!($name)), ptr)
+            {
+                let _ = crate::emu::thread(concat!("mem::", stringify!($name)));
+                crate::emu::check_access(ptr as usize, core::mem::size_of::<[$t; $n]>(),
+                    crate::emu::AccessKind::Read, core::panic::Location::caller());
+                // SAFETY: caller contract.
+                unsafe { ptr.cast::<[$t; $n]>().read() }
+            }
         }
     };
 }
@@ -56,6 +63,7 @@ macro_rules! vec_store {
         /// The [module's rules](self): `ptr` aligned to the vector's size, valid for writing
         /// it, no racing accesses.
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name(ptr: *mut $t, value: [$t; $n]) {
             #[cfg(target_arch = "nvptx64")]
             {
@@ -67,7 +75,13 @@ macro_rules! vec_store {
                 };
             }
             #[cfg(not(target_arch = "nvptx64"))]
-            crate::host_stub!(concat!("mem::", stringify!($name)), ptr, value)
+            {
+                let _ = crate::emu::thread(concat!("mem::", stringify!($name)));
+                crate::emu::check_access(ptr as usize, core::mem::size_of::<[$t; $n]>(),
+                    crate::emu::AccessKind::Write, core::panic::Location::caller());
+                // SAFETY: caller contract.
+                unsafe { ptr.cast::<[$t; $n]>().write(value) }
+            }
         }
     };
 }
@@ -129,6 +143,7 @@ vec_store!(
 /// A 4- or 8-byte value for [`load_global_nc`]: `u32`, `i32`, `f32`, `u64`, `i64`, `f64`.
 pub trait NcValue: Copy {
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn load_nc(ptr: *const Self) -> Self;
 }
 
@@ -136,6 +151,7 @@ macro_rules! nc_value {
     ($ty:literal, $rc:ident, $($t:ty),*) => {$(
         impl NcValue for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn load_nc(ptr: *const Self) -> Self {
                 #[cfg(target_arch = "nvptx64")]
                 {
@@ -150,7 +166,13 @@ macro_rules! nc_value {
                     v
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
-                crate::host_stub!("mem::load_global_nc", ptr)
+                {
+                    let _ = crate::emu::thread("mem::load_global_nc");
+                    crate::emu::check_access(ptr as usize, core::mem::size_of::<$t>(),
+                        crate::emu::AccessKind::Read, core::panic::Location::caller());
+                    // SAFETY: forwarded to the caller.
+                    unsafe { ptr.read() }
+                }
             }
         }
     )*};
@@ -166,6 +188,7 @@ nc_value!("b64", reg64, u64, i64, f64);
 /// location during the kernel (the non-coherent cache may return stale values otherwise).
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_global_nc<T: NcValue>(ptr: *const T) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::load_nc(ptr) }
@@ -189,7 +212,10 @@ pub unsafe fn prefetch_l2<T>(ptr: *const T) {
         )
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("mem::prefetch_l2", ptr)
+    {
+        // A hint: nothing to do on the emulator.
+        let _ = (ptr, crate::emu::thread("mem::prefetch_l2"));
+    }
 }
 
 /// Hints the memory system to bring the line holding `ptr` into the L1 cache (PTX
@@ -209,13 +235,17 @@ pub unsafe fn prefetch_l1<T>(ptr: *const T) {
         )
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("mem::prefetch_l1", ptr)
+    {
+        // A hint: nothing to do on the emulator.
+        let _ = (ptr, crate::emu::thread("mem::prefetch_l1"));
+    }
 }
 
 /// Asynchronous global-to-shared copies (`cp.async`, **sm_80+**, PTX ISA 7.0+; PTX ISA §9.7
 /// "Data Movement and Conversion Instructions: cp.async, cp.async.commit_group,
 /// cp.async.wait_group"). On the GPU this module exists only when the kernels are built for
-/// sm_80 or later (`cfg(target_feature = "sm_80")`); on the host its functions are stubs.
+/// sm_80 or later (`cfg(target_feature = "sm_80")`); on the CPU emulator a copy happens at
+/// once and the waits do nothing.
 ///
 /// Pattern (double buffering): issue copies for the next tile, [`commit_group`](crate::mem::async_copy::commit_group), compute on
 /// the current tile, [`wait_group::<1>`](crate::mem::async_copy::wait_group) (all but the newest group done), then
@@ -236,6 +266,7 @@ pub mod async_copy {
             /// - neither range is accessed by other code until the copy has completed
             ///   ([`wait_all`] / [`wait_group`], plus a barrier for other threads).
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             pub unsafe fn $name(dst: *mut u8, src: *const u8) {
                 #[cfg(target_arch = "nvptx64")]
                 // SAFETY: caller contract.
@@ -248,7 +279,17 @@ pub mod async_copy {
                     )
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
-                crate::host_stub!("mem::async_copy::copy_*", dst, src)
+                {
+                    // The emulator copies at once (the waits are then no-ops).
+                    let _ = crate::emu::thread("mem::async_copy::copy_*");
+                    let bytes: usize = $bytes.parse().unwrap_or(0);
+                    let loc = core::panic::Location::caller();
+                    crate::emu::check_access(src as usize, bytes, crate::emu::AccessKind::Read, loc);
+                    crate::emu::check_access(dst as usize, bytes, crate::emu::AccessKind::Write, loc);
+                    // SAFETY: caller contract: both ranges valid, not overlapping (shared
+                    // and global memory).
+                    unsafe { core::ptr::copy_nonoverlapping(src, dst, bytes) }
+                }
             }
         };
     }
@@ -279,7 +320,9 @@ pub mod async_copy {
             asm!("cp.async.commit_group;", options(nostack))
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::gpu_only("mem::async_copy::commit_group")
+        {
+            let _ = crate::emu::thread("mem::async_copy::commit_group");
+        }
     }
 
     /// Waits until at most `N` of this thread's committed groups are still pending (PTX
@@ -293,7 +336,9 @@ pub mod async_copy {
             asm!("cp.async.wait_group {n};", n = const N, options(nostack))
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::gpu_only("mem::async_copy::wait_group")
+        {
+            let _ = crate::emu::thread("mem::async_copy::wait_group");
+        }
     }
 
     /// Waits for all of this thread's copies, committed or not (PTX `cp.async.wait_all`).
@@ -305,6 +350,8 @@ pub mod async_copy {
             asm!("cp.async.wait_all;", options(nostack))
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::gpu_only("mem::async_copy::wait_all")
+        {
+            let _ = crate::emu::thread("mem::async_copy::wait_all");
+        }
     }
 }

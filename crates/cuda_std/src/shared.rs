@@ -13,6 +13,10 @@
 //! [`crate::warp::sync_warp`] within a warp) or done with [`crate::atomic`] operations at
 //! [`Block`](crate::atomic::Block) scope or wider.
 //!
+//! On the CPU emulator (`cuda_std::emu`), [`read`](fn@read) and [`write`](fn@write) are the accesses its race,
+//! initialisation and bounds checks see; plain loads and stores through the pointers work
+//! but are not checked.
+//!
 //! Rust `core` has no address-space statics, so the declarations are PTX text emitted with
 //! `global_asm!` (PTX ISA §5.1.5 "Shared State Space", §11.4 "Variable declarations").
 //! Capacity: 48 KiB of static shared memory per block on every architecture; more (up to
@@ -73,7 +77,8 @@ core::arch::global_asm!(
 /// - an element must be written before it is read, unless `ty` is valid for every bit
 ///   pattern.
 ///
-/// On the host, evaluating it panics (device-only).
+/// On the host it gives the emulated block's array (`cuda_std::emu`), allocated on first use
+/// and zero-filled; outside an emulated launch it panics (device-only).
 #[macro_export]
 macro_rules! shared_array {
     ([$ty:ty; $len:expr] $(,)?) => {
@@ -146,14 +151,11 @@ macro_rules! __shared_declare {
             p as usize as *mut $array
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        let __cuda_std_shared_ptr: *mut $array = {
-            let _ = (
-                __cuda_std_shared::ID,
-                <__cuda_std_shared::Layout as $crate::shared::__SharedLayout>::BYTES,
-                <__cuda_std_shared::Layout as $crate::shared::__SharedLayout>::ALIGN,
-            );
-            $crate::shared::__host_stub()
-        };
+        let __cuda_std_shared_ptr: *mut $array = $crate::shared::__host_shared(
+            __cuda_std_shared::ID,
+            <__cuda_std_shared::Layout as $crate::shared::__SharedLayout>::BYTES,
+            <__cuda_std_shared::Layout as $crate::shared::__SharedLayout>::ALIGN,
+        );
         __cuda_std_shared_ptr
     }};
 }
@@ -246,12 +248,62 @@ pub const fn __align(requested: usize, type_align: usize) -> usize {
 }
 
 /// The host side of [`shared_array!`](crate::shared_array) and
-/// [`#[address_space(shared)]`](crate::address_space): panics (device-only).
+/// [`#[address_space(shared)]`](crate::address_space): the emulated block's array for the
+/// declaration `id` (`bytes`, aligned to `align`); outside an emulated launch, panics
+/// (device-only).
 #[doc(hidden)]
 #[cfg(not(target_arch = "nvptx64"))]
 #[track_caller]
-pub fn __host_stub<T>() -> *mut T {
-    crate::gpu_only("shared_array! / #[address_space(shared)]")
+#[must_use]
+pub fn __host_shared<T>(id: u64, bytes: usize, align: usize) -> *mut T {
+    crate::emu::shared_static(id, bytes, align).cast()
+}
+
+/// Reads a `T` from shared memory: `ptr.read()`, checked on the CPU emulator.
+///
+/// On the GPU this is exactly `ptr.read()`. On the emulator (`cuda_std::emu`) the access is
+/// also checked, with this call's source location in the report: that `ptr..ptr+size_of::<T>()`
+/// lies in one shared allocation of the block, that every byte was written (through
+/// [`write`](fn@write) or another checked access), and that no other thread wrote it since the last
+/// barrier. Plain `*ptr` / `ptr.read()` are not checked: use `read`/`write` where the checks
+/// should see the accesses.
+///
+/// # Safety
+/// `ptr` is aligned and valid for reads of a `T` (shared memory of this block), and the
+/// read does not race (see the [module docs](self)).
+#[inline(always)]
+#[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn read<T: Copy>(ptr: *const T) -> T {
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::emu::check_access(
+        ptr as usize,
+        core::mem::size_of::<T>(),
+        crate::emu::AccessKind::Read,
+        core::panic::Location::caller(),
+    );
+    // SAFETY: the caller's contract.
+    unsafe { ptr.read() }
+}
+
+/// Writes a `T` to shared memory: `ptr.write(value)`, checked on the CPU emulator (bounds
+/// and races, as [`read`]; the bytes count as written afterwards).
+///
+/// # Safety
+/// `ptr` is aligned and valid for writes of a `T` (shared memory of this block), and the
+/// write does not race (see the [module docs](self)).
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn write<T: Copy>(ptr: *mut T, value: T) {
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::emu::check_access(
+        ptr as usize,
+        core::mem::size_of::<T>(),
+        crate::emu::AccessKind::Write,
+        core::panic::Location::caller(),
+    );
+    // SAFETY: the caller's contract.
+    unsafe { ptr.write(value) }
 }
 
 /// The launch's dynamic shared memory as a `*mut T`: `shared_mem_bytes` bytes (from the launch
@@ -281,7 +333,9 @@ pub fn dynamic_shared<T>() -> *mut T {
         p as usize as *mut T
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("shared::dynamic_shared")
+    crate::emu::dynamic_shared("shared::dynamic_shared")
+        .0
+        .cast()
 }
 
 /// Bytes of dynamic shared memory of this launch (`shared_mem_bytes` of the launch
@@ -306,7 +360,9 @@ pub fn dynamic_shared_size_bytes() -> u32 {
         n
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("shared::dynamic_shared_size_bytes")
+    {
+        crate::emu::dynamic_shared("shared::dynamic_shared_size_bytes").1 as u32
+    }
 }
 
 /// Total bytes of shared memory (static and dynamic) of this block (`%total_smem_size`,
@@ -328,7 +384,9 @@ pub fn total_shared_size_bytes() -> u32 {
         n
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("shared::total_shared_size_bytes")
+    {
+        crate::emu::total_shared_bytes("shared::total_shared_size_bytes") as u32
+    }
 }
 
 /// The 32-bit `.shared` state-space address of `p`, a generic pointer into this block's

@@ -6,10 +6,11 @@
 //! Barriers are `bar.sync`/`bar.red` (PTX ISA §9.7 "Parallel Synchronization and
 //! Communication Instructions: bar, barrier"), fences `fence.sc.{cta,gpu,sys}` (§9.7
 //! "membar/fence"; for release/acquire fences see [`crate::atomic::fence`]).
-//! On the host these functions panic: they only have meaning inside a kernel.
+//! On the host they read the CPU emulator's context (`cuda_std::emu`); outside an emulated
+//! launch they panic: they only have meaning inside a kernel.
 
 macro_rules! special_register {
-    ($(#[$doc:meta])* $name:ident => $intrinsic:ident, $reg:literal) => {
+    ($(#[$doc:meta])* $name:ident => $intrinsic:ident, $reg:literal, |$t:ident| $host:expr) => {
         $(#[$doc])*
         #[doc = concat!("\n\nReads the PTX special register `", $reg, "`.")]
         #[inline(always)]
@@ -23,36 +24,37 @@ macro_rules! special_register {
             }
             #[cfg(not(target_arch = "nvptx64"))]
             {
-                crate::gpu_only(concat!("thread::", stringify!($name)))
+                let $t = crate::emu::thread(concat!("thread::", stringify!($name)));
+                $host
             }
         }
     };
 }
 
 special_register!(/// Index of this thread within its block, x coordinate.
-    thread_idx_x => _thread_idx_x, "%tid.x");
+    thread_idx_x => _thread_idx_x, "%tid.x", |t| t.tid[0]);
 special_register!(/// Index of this thread within its block, y coordinate.
-    thread_idx_y => _thread_idx_y, "%tid.y");
+    thread_idx_y => _thread_idx_y, "%tid.y", |t| t.tid[1]);
 special_register!(/// Index of this thread within its block, z coordinate.
-    thread_idx_z => _thread_idx_z, "%tid.z");
+    thread_idx_z => _thread_idx_z, "%tid.z", |t| t.tid[2]);
 special_register!(/// Number of threads per block, x dimension.
-    block_dim_x => _block_dim_x, "%ntid.x");
+    block_dim_x => _block_dim_x, "%ntid.x", |t| t.block().launch().block[0]);
 special_register!(/// Number of threads per block, y dimension.
-    block_dim_y => _block_dim_y, "%ntid.y");
+    block_dim_y => _block_dim_y, "%ntid.y", |t| t.block().launch().block[1]);
 special_register!(/// Number of threads per block, z dimension.
-    block_dim_z => _block_dim_z, "%ntid.z");
+    block_dim_z => _block_dim_z, "%ntid.z", |t| t.block().launch().block[2]);
 special_register!(/// Index of this block within the grid, x coordinate.
-    block_idx_x => _block_idx_x, "%ctaid.x");
+    block_idx_x => _block_idx_x, "%ctaid.x", |t| t.block().idx[0]);
 special_register!(/// Index of this block within the grid, y coordinate.
-    block_idx_y => _block_idx_y, "%ctaid.y");
+    block_idx_y => _block_idx_y, "%ctaid.y", |t| t.block().idx[1]);
 special_register!(/// Index of this block within the grid, z coordinate.
-    block_idx_z => _block_idx_z, "%ctaid.z");
+    block_idx_z => _block_idx_z, "%ctaid.z", |t| t.block().idx[2]);
 special_register!(/// Number of blocks in the grid, x dimension.
-    grid_dim_x => _grid_dim_x, "%nctaid.x");
+    grid_dim_x => _grid_dim_x, "%nctaid.x", |t| t.block().launch().grid[0]);
 special_register!(/// Number of blocks in the grid, y dimension.
-    grid_dim_y => _grid_dim_y, "%nctaid.y");
+    grid_dim_y => _grid_dim_y, "%nctaid.y", |t| t.block().launch().grid[1]);
 special_register!(/// Number of blocks in the grid, z dimension.
-    grid_dim_z => _grid_dim_z, "%nctaid.z");
+    grid_dim_z => _grid_dim_z, "%nctaid.z", |t| t.block().launch().grid[2]);
 
 /// This thread's index within its block as a vector `(x, y, z)`.
 #[inline(always)]
@@ -110,6 +112,7 @@ pub fn index_2d() -> (u32, u32) {
 /// Every non-exited thread of the block must reach the *same* call: calling it in divergent
 /// code (where some threads of the block skip it) deadlocks or gives undefined results.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn sync_threads() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: `bar.sync 0` has no memory-safety preconditions; misuse (divergence) can hang
@@ -118,7 +121,9 @@ pub fn sync_threads() {
         core::arch::nvptx::_syncthreads()
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("thread::sync_threads")
+    {
+        crate::emu::barrier("thread::sync_threads", crate::emu::BarrierKind::Sync, false);
+    }
 }
 
 /// Global 3D index `(x, y, z)` of this thread in a 3D grid of 3D blocks:
@@ -152,6 +157,7 @@ pub fn thread_idx_linear() -> u32 {
 /// call, else the kernel hangs or the result is undefined (it cannot corrupt memory).
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn sync_threads_count(predicate: bool) -> u32 {
     #[cfg(target_arch = "nvptx64")]
     {
@@ -169,7 +175,13 @@ pub fn sync_threads_count(predicate: bool) -> u32 {
         count
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("thread::sync_threads_count", predicate)
+    {
+        crate::emu::barrier(
+            "thread::sync_threads_count",
+            crate::emu::BarrierKind::Count,
+            predicate,
+        ) as u32
+    }
 }
 
 /// Block-wide barrier that returns `true` to every thread iff `predicate` was `true` for all
@@ -179,6 +191,7 @@ pub fn sync_threads_count(predicate: bool) -> u32 {
 /// [`sync_threads`].
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn sync_threads_and(predicate: bool) -> bool {
     #[cfg(target_arch = "nvptx64")]
     {
@@ -195,7 +208,13 @@ pub fn sync_threads_and(predicate: bool) -> bool {
         all != 0
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("thread::sync_threads_and", predicate)
+    {
+        crate::emu::barrier(
+            "thread::sync_threads_and",
+            crate::emu::BarrierKind::And,
+            predicate,
+        ) != 0
+    }
 }
 
 /// Block-wide barrier that returns `true` to every thread iff `predicate` was `true` for at
@@ -205,6 +224,7 @@ pub fn sync_threads_and(predicate: bool) -> bool {
 /// [`sync_threads`].
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn sync_threads_or(predicate: bool) -> bool {
     #[cfg(target_arch = "nvptx64")]
     {
@@ -221,7 +241,13 @@ pub fn sync_threads_or(predicate: bool) -> bool {
         any != 0
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("thread::sync_threads_or", predicate)
+    {
+        crate::emu::barrier(
+            "thread::sync_threads_or",
+            crate::emu::BarrierKind::Or,
+            predicate,
+        ) != 0
+    }
 }
 
 macro_rules! fence_fn {
@@ -238,7 +264,11 @@ macro_rules! fence_fn {
                 core::arch::asm!($ptx, options(nostack))
             }
             #[cfg(not(target_arch = "nvptx64"))]
-            crate::gpu_only(concat!("thread::", stringify!($name)))
+            {
+                // The emulator's threads share the host's memory: a host fence orders them.
+                let _ = crate::emu::thread(concat!("thread::", stringify!($name)));
+                core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
+            }
         }
     };
 }
@@ -272,6 +302,7 @@ fence_fn!(
 /// PTX: `nanosleep.u32` (PTX ISA §9.7, "Miscellaneous Instructions: nanosleep"); sm_70+,
 /// PTX ISA 6.3+.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn nanosleep(ns: u32) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no memory access, no preconditions.
@@ -279,7 +310,11 @@ pub fn nanosleep(ns: u32) {
         core::arch::asm!("nanosleep.u32 {ns};", ns = in(reg32) ns, options(nomem, nostack))
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("thread::nanosleep", ns)
+    {
+        // The emulator yields to the block's other threads (spin loops make progress).
+        let _ = ns;
+        crate::emu::spin("thread::nanosleep");
+    }
 }
 
 /// The SM's 64-bit cycle counter (CUDA C `clock64()`), in SM clock cycles. Counters of
@@ -300,7 +335,11 @@ pub fn clock64() -> u64 {
         t
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("thread::clock64")
+    {
+        // The emulator counts nanoseconds of host time (monotonic within the process).
+        let _ = crate::emu::thread("thread::clock64");
+        crate::emu::host_nanos()
+    }
 }
 
 /// A global nanosecond timer, the same on every SM (CUDA C `%globaltimer`); its resolution
@@ -321,7 +360,10 @@ pub fn global_timer_ns() -> u64 {
         t
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("thread::global_timer_ns")
+    {
+        let _ = crate::emu::thread("thread::global_timer_ns");
+        crate::emu::host_nanos()
+    }
 }
 
 /// The index of the SM this thread runs on, in `0..number of SMs` (may change only for
@@ -342,5 +384,9 @@ pub fn sm_id() -> u32 {
         id
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("thread::sm_id")
+    {
+        // The emulator: the rayon worker running the block.
+        let _ = crate::emu::thread("thread::sm_id");
+        rayon::current_thread_index().unwrap_or(0) as u32
+    }
 }

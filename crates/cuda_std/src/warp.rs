@@ -34,7 +34,7 @@ pub const WARP_SIZE: u32 = 32;
 pub const FULL_MASK: u32 = 0xffff_ffff;
 
 macro_rules! lane_register {
-    ($(#[$doc:meta])* $name:ident, $reg:literal) => {
+    ($(#[$doc:meta])* $name:ident, $reg:literal, |$lane:ident| $host:expr) => {
         $(#[$doc])*
         #[doc = concat!("\n\nPTX: `mov.u32 d, ", $reg, "` (PTX ISA §10, \"Special Registers\"); \
             all compute capabilities.")]
@@ -52,7 +52,10 @@ macro_rules! lane_register {
                 r
             }
             #[cfg(not(target_arch = "nvptx64"))]
-            crate::gpu_only(concat!("warp::", stringify!($name)))
+            {
+                let $lane = crate::emu::thread(concat!("warp::", stringify!($name))).lane();
+                $host
+            }
         }
     };
 }
@@ -60,34 +63,40 @@ macro_rules! lane_register {
 lane_register!(
     /// This thread's lane within its warp, `0..32`.
     lane_id,
-    "%laneid"
+    "%laneid",
+    |lane| lane
 );
 lane_register!(
     /// Mask of the lanes below this one (`(1 << lane_id) - 1`): with a ballot, the number of
     /// lower lanes with a property is `(ballot & lanemask_lt()).count_ones()` (stream
     /// compaction).
     lanemask_lt,
-    "%lanemask_lt"
+    "%lanemask_lt",
+    |lane| (1u32 << lane) - 1
 );
 lane_register!(
     /// Mask of this lane and the lanes below it.
     lanemask_le,
-    "%lanemask_le"
+    "%lanemask_le",
+    |lane| u32::MAX >> (31 - lane)
 );
 lane_register!(
     /// Mask of this lane only (`1 << lane_id`).
     lanemask_eq,
-    "%lanemask_eq"
+    "%lanemask_eq",
+    |lane| 1u32 << lane
 );
 lane_register!(
     /// Mask of this lane and the lanes above it.
     lanemask_ge,
-    "%lanemask_ge"
+    "%lanemask_ge",
+    |lane| u32::MAX << lane
 );
 lane_register!(
     /// Mask of the lanes above this one.
     lanemask_gt,
-    "%lanemask_gt"
+    "%lanemask_gt",
+    |lane| (u32::MAX << lane) << 1
 );
 
 /// Index of this thread's warp within its block: `thread_idx_linear() / 32`.
@@ -116,8 +125,9 @@ pub fn active_mask() -> u32 {
         unsafe { asm!("activemask.b32 {m};", m = out(reg32) m, options(nomem, nostack)) };
         m
     }
+    // The emulator: the lanes of the warp that have not exited.
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("warp::active_mask")
+    crate::emu::live_lanes("warp::active_mask")
 }
 
 /// Warp barrier: waits until every lane in `mask` has reached a `sync_warp` with the same
@@ -130,6 +140,7 @@ pub fn active_mask() -> u32 {
 /// The calling lane is in `mask`, and every non-exited lane in `mask` calls `sync_warp` with
 /// the same `mask` (module docs, rules 1–3). Otherwise the behaviour is undefined.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn sync_warp(mask: u32) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: caller contract. Not `nomem`: it orders memory accesses.
@@ -137,7 +148,15 @@ pub unsafe fn sync_warp(mask: u32) {
         asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack))
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("warp::sync_warp", mask)
+    {
+        crate::emu::warp_op(
+            "warp::sync_warp",
+            crate::emu::WarpKind::SyncWarp,
+            mask,
+            0,
+            0,
+        );
+    }
 }
 
 mod sealed {
@@ -146,7 +165,6 @@ mod sealed {
 
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
-#[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
 pub enum ShflMode {
     Idx,
     Up,
@@ -185,6 +203,7 @@ unsafe fn shfl_b32(mode: ShflMode, mask: u32, a: u32, b: u32, c: u32) -> u32 {
 /// `u64`, `i64`, `f64` (two `shfl.sync`, low and high halves, with the same lane mapping).
 pub trait Shuffle: Copy + sealed::Sealed {
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn shuffle(self, mode: ShflMode, mask: u32, b: u32, c: u32) -> Self;
 }
 
@@ -193,12 +212,19 @@ macro_rules! shuffle_32 {
         impl sealed::Sealed for $t {}
         impl Shuffle for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn shuffle(self, mode: ShflMode, mask: u32, b: u32, c: u32) -> Self {
                 #[cfg(target_arch = "nvptx64")]
                 // SAFETY: forwarded to the caller.
                 unsafe { <$t>::from_bits_compat(shfl_b32(mode, mask, self.to_bits_compat(), b, c)) }
                 #[cfg(not(target_arch = "nvptx64"))]
-                crate::host_stub!("warp::shfl_*_sync", mode as u8, mask, b, c)
+                <$t>::from_bits_compat(crate::emu::warp_op(
+                    "warp::shfl_*_sync",
+                    crate::emu::WarpKind::Shfl { mode: mode as u8, c },
+                    mask,
+                    u64::from(self.to_bits_compat()),
+                    b,
+                ) as u32)
             }
         }
     )*};
@@ -209,6 +235,7 @@ macro_rules! shuffle_64 {
         impl sealed::Sealed for $t {}
         impl Shuffle for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn shuffle(self, mode: ShflMode, mask: u32, b: u32, c: u32) -> Self {
                 #[cfg(target_arch = "nvptx64")]
                 {
@@ -223,14 +250,19 @@ macro_rules! shuffle_64 {
                     <$t>::from_bits_compat(u64::from(lo) | (u64::from(hi) << 32))
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
-                crate::host_stub!("warp::shfl_*_sync", mode as u8, mask, b, c)
+                <$t>::from_bits_compat(crate::emu::warp_op(
+                    "warp::shfl_*_sync",
+                    crate::emu::WarpKind::Shfl { mode: mode as u8, c },
+                    mask,
+                    self.to_bits_compat(),
+                    b,
+                ))
             }
         }
     )*};
 }
 
 /// Bit conversions used by the generic collectives (`to_bits` exists only for floats).
-#[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
 trait Bits: Copy {
     type Bits;
     fn to_bits_compat(self) -> Self::Bits;
@@ -286,6 +318,7 @@ fn shfl_c(width: u32, clamp: u32) -> u32 {
 /// `mask` (or exited) yields an unspecified value.
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_idx_sync<T: Shuffle>(mask: u32, value: T, src_lane: u32, width: u32) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { value.shuffle(ShflMode::Idx, mask, src_lane, shfl_c(width, 0x1f)) }
@@ -301,6 +334,7 @@ pub unsafe fn shfl_idx_sync<T: Shuffle>(mask: u32, value: T, src_lane: u32, widt
 /// As for [`shfl_idx_sync`] (same `mask` and `width` across the participating lanes).
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_up_sync<T: Shuffle>(mask: u32, value: T, delta: u32, width: u32) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { value.shuffle(ShflMode::Up, mask, delta, shfl_c(width, 0)) }
@@ -317,6 +351,7 @@ pub unsafe fn shfl_up_sync<T: Shuffle>(mask: u32, value: T, delta: u32, width: u
 /// As for [`shfl_idx_sync`].
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_down_sync<T: Shuffle>(mask: u32, value: T, delta: u32, width: u32) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { value.shuffle(ShflMode::Down, mask, delta, shfl_c(width, 0x1f)) }
@@ -334,6 +369,7 @@ pub unsafe fn shfl_down_sync<T: Shuffle>(mask: u32, value: T, delta: u32, width:
 /// As for [`shfl_idx_sync`].
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn shfl_xor_sync<T: Shuffle>(mask: u32, value: T, lane_mask: u32, width: u32) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { value.shuffle(ShflMode::Xor, mask, lane_mask, shfl_c(width, 0x1f)) }
@@ -348,6 +384,7 @@ macro_rules! vote_pred {
         /// in `mask` executes the same kind of vote with the same `mask`.
         #[inline(always)]
         #[must_use]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name(mask: u32, predicate: bool) -> bool {
             #[cfg(target_arch = "nvptx64")]
             {
@@ -364,7 +401,15 @@ macro_rules! vote_pred {
                 r != 0
             }
             #[cfg(not(target_arch = "nvptx64"))]
-            crate::host_stub!("warp::vote_*_sync", mask, predicate)
+            {
+                let kind = match $mode.as_bytes() {
+                    b"all" => crate::emu::WarpKind::VoteAll,
+                    b"any" => crate::emu::WarpKind::VoteAny,
+                    _ => crate::emu::WarpKind::VoteUni,
+                };
+                crate::emu::warp_op(concat!("warp::", stringify!($name)), kind, mask,
+                    u64::from(predicate), 0) != 0
+            }
         }
     };
 }
@@ -399,6 +444,7 @@ vote_pred!(
 /// `mask` executes a ballot with the same `mask`.
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn vote_ballot_sync(mask: u32, predicate: bool) -> u32 {
     #[cfg(target_arch = "nvptx64")]
     {
@@ -414,15 +460,25 @@ pub unsafe fn vote_ballot_sync(mask: u32, predicate: bool) -> u32 {
         r
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("warp::vote_ballot_sync", mask, predicate)
+    {
+        crate::emu::warp_op(
+            "warp::vote_ballot_sync",
+            crate::emu::WarpKind::Ballot,
+            mask,
+            u64::from(predicate),
+            0,
+        ) as u32
+    }
 }
 
 /// A value `match.sync` can compare: `u32`, `i32`, `f32` (as `.b32` bits) and `u64`, `i64`,
 /// `f64` (as `.b64` bits). Floats compare by bits: `0.0` and `-0.0` differ, equal NaNs match.
 pub trait MatchValue: Copy + sealed::Sealed {
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn match_any(self, mask: u32) -> u32;
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn match_all(self, mask: u32) -> Option<u32>;
 }
 
@@ -430,6 +486,7 @@ macro_rules! match_value {
     ($rc:ident, $ty:literal, $($t:ty),*) => {$(
         impl MatchValue for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn match_any(self, mask: u32) -> u32 {
                 #[cfg(target_arch = "nvptx64")]
                 {
@@ -443,9 +500,13 @@ macro_rules! match_value {
                     d
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
-                crate::host_stub!("warp::match_any_sync", mask)
+                {
+                    crate::emu::warp_op("warp::match_any_sync", crate::emu::WarpKind::MatchAny,
+                        mask, u64::from(self.to_bits_compat()), 0) as u32
+                }
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn match_all(self, mask: u32) -> Option<u32> {
                 #[cfg(target_arch = "nvptx64")]
                 {
@@ -460,7 +521,11 @@ macro_rules! match_value {
                     if ok != 0 { Some(d) } else { None }
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
-                crate::host_stub!("warp::match_all_sync", mask)
+                {
+                    let r = crate::emu::warp_op("warp::match_all_sync",
+                        crate::emu::WarpKind::MatchAll, mask, u64::from(self.to_bits_compat()), 0);
+                    if r >> 32 != 0 { Some(r as u32) } else { None }
+                }
             }
         }
     )*};
@@ -478,6 +543,7 @@ match_value!(reg64, "b64", u64, i64, f64);
 /// `mask` executes a `match.any.sync` of the same width with the same `mask`.
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn match_any_sync<T: MatchValue>(mask: u32, value: T) -> u32 {
     // SAFETY: forwarded to the caller.
     unsafe { value.match_any(mask) }
@@ -492,6 +558,7 @@ pub unsafe fn match_any_sync<T: MatchValue>(mask: u32, value: T) -> u32 {
 /// As for [`match_any_sync`], with `match.all.sync`.
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn match_all_sync<T: MatchValue>(mask: u32, value: T) -> Option<u32> {
     // SAFETY: forwarded to the caller.
     unsafe { value.match_all(mask) }
@@ -501,12 +568,12 @@ pub unsafe fn match_all_sync<T: MatchValue>(mask: u32, value: T) -> Option<u32> 
 /// sm_80: see [`redux_sync_add`].
 pub trait ReduxInt: Copy + sealed::Sealed {
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn redux(self, op: ReduxOp, mask: u32) -> Self;
 }
 
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
-#[cfg_attr(not(target_arch = "nvptx64"), allow(dead_code))]
 pub enum ReduxOp {
     Add,
     Min,
@@ -520,6 +587,7 @@ macro_rules! redux_int {
     ($t:ty, $arith:literal) => {
         impl ReduxInt for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn redux(self, op: ReduxOp, mask: u32) -> Self {
                 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
                 {
@@ -553,7 +621,11 @@ macro_rules! redux_int {
                     unsafe { core::arch::nvptx::trap() }
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
-                crate::host_stub!("warp::redux_sync_*", op as u8, mask)
+                {
+                    crate::emu::warp_op("warp::redux_sync_*",
+                        crate::emu::WarpKind::Redux { op: op as u8, signed: $arith == "s32" },
+                        mask, u64::from(self as u32), 0) as $t
+                }
             }
         }
     };
@@ -575,6 +647,7 @@ macro_rules! redux_fn {
         #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
         #[inline(always)]
         #[must_use]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name<T: ReduxInt>(mask: u32, value: T) -> T {
             // SAFETY: forwarded to the caller.
             unsafe { value.redux(ReduxOp::$op, mask) }

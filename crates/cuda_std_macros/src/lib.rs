@@ -19,7 +19,10 @@ use syn::{
 /// On the host it becomes a **typed handle**: a constant of the same name, of type
 /// `cuda_std::launch::Kernel<(kinds...), Safe | Unsafe>`, that the host crate launches with
 /// matching arguments (a wrong argument type or count is a compile error). The body is also
-/// compiled on the host (as a hidden function), so host builds and IDEs type-check it.
+/// compiled on the host (as a hidden function), so host builds and IDEs type-check it, and
+/// the handle carries a host shim (`Kernel::host_entry`) that reads the parameters from the
+/// same argument-pointer array `cuLaunchKernel` takes and runs the body: the CPU emulator,
+/// `cuda_std::emu::launch`, runs it once per emulated thread.
 ///
 /// Parameters may be:
 /// - `&[T]`: a read-only device buffer (passed as `(pointer, length)`);
@@ -124,6 +127,19 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
     let ident = &sig.ident;
     let inputs = &sig.inputs;
     let body_ident = format_ident!("__kernel_body_{}", ident);
+    let host_ident = format_ident!("__kernel_host_{}", ident);
+    // The host shim: one read per parameter from the argument-pointer array, as the driver
+    // reads `cuLaunchKernel`'s `kernelParams`.
+    let arg_reads = kinds.iter().enumerate().map(|(i, kind)| {
+        let read = match kind {
+            Kind::Slice(t) => quote!(::cuda_std::emu::__arg_slice::<#t>),
+            Kind::Out(t) => quote!(::cuda_std::emu::__arg_out::<#t>),
+            Kind::MutPtr(_) | Kind::ConstPtr(_) | Kind::Value(_) => {
+                quote!(::cuda_std::emu::__arg_value)
+            }
+        };
+        quote!(#read(*args.add(#i)))
+    });
     let markers = kinds.iter().map(Kind::marker);
     let safety = if unsafety.is_some() {
         quote!(::cuda_std::launch::Unsafe)
@@ -162,7 +178,18 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
         #(#docs)*
         #[allow(non_upper_case_globals)]
         #vis const #ident: ::cuda_std::launch::Kernel<(#(#markers,)*), #safety> =
-            ::cuda_std::launch::Kernel::__new(stringify!(#ident));
+            ::cuda_std::launch::Kernel::__new_with_host(stringify!(#ident), #host_ident);
+
+        /// The host shim of the kernel for `cuda_std::emu` (see `cust_core`'s `HostEntry`).
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[allow(non_snake_case, unused_variables, clippy::missing_safety_doc)]
+        #[doc(hidden)]
+        unsafe fn #host_ident(args: *const *mut ::core::ffi::c_void) {
+            // SAFETY: forwarded to the caller (`HostEntry`'s contract: one pointer per
+            // parameter, to bytes of its kind; and the kernel's own `# Safety` section for an
+            // `unsafe fn` kernel).
+            unsafe { #body_ident(#(#arg_reads),*) }
+        }
 
         #[cfg(not(target_arch = "nvptx64"))]
         #[allow(dead_code, non_snake_case, clippy::missing_safety_doc)]

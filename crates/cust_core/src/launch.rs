@@ -16,8 +16,24 @@ use core::marker::PhantomData;
 /// (`S` = [`Safe`] or [`Unsafe`]).
 pub struct Kernel<P, S> {
     name: &'static str,
+    host: Option<HostEntry>,
     _marker: PhantomData<fn(P, S)>,
 }
+
+/// The host entry of a `#[kernel]`: runs the kernel body, compiled for the host, for one
+/// thread, reading the parameters from `args` exactly as `cuLaunchKernel` does.
+///
+/// `args` points to one pointer per parameter, each pointing at the parameter's bytes as
+/// laid out for the device: a `&[T]` or `OutSlice<T>` is a 16-byte `(pointer, length)` pair,
+/// a raw pointer 8 bytes, a value its own (`repr(C)`) bytes. Used by `cuda_std::emu`, which
+/// sets up the thread's indices, shared memory and warp before calling it.
+///
+/// # Safety
+/// `args` holds one valid, readable pointer per parameter, in order, each to bytes of the
+/// parameter's kind ([`ParamKind`]); pointers inside them point to host memory valid for the
+/// kernel's accesses; the call happens inside an emulated launch (`cuda_std::emu::launch`),
+/// and the kernel's own `# Safety` contract (for an `unsafe fn` kernel) holds.
+pub type HostEntry = unsafe fn(args: *const *mut core::ffi::c_void);
 
 impl<P, S> Kernel<P, S> {
     /// Used by `#[kernel]`; `name` must be the kernel's entry name.
@@ -25,8 +41,27 @@ impl<P, S> Kernel<P, S> {
     pub const fn __new(name: &'static str) -> Self {
         Self {
             name,
+            host: None,
             _marker: PhantomData,
         }
+    }
+
+    /// Used by `#[kernel]` on the host: `name` is the kernel's entry name and `host` the
+    /// generated shim that unpacks the argument pointers and runs the body.
+    #[doc(hidden)]
+    pub const fn __new_with_host(name: &'static str, host: HostEntry) -> Self {
+        Self {
+            name,
+            host: Some(host),
+            _marker: PhantomData,
+        }
+    }
+
+    /// The kernel body compiled for the host, for the CPU emulator (`cuda_std::emu`):
+    /// `Some` for a `#[kernel]` built for the host, `None` for [`Kernel::external`] handles
+    /// (CUDA C kernels have no Rust body).
+    pub const fn host_entry(&self) -> Option<HostEntry> {
+        self.host
     }
 
     /// The PTX entry name (the Rust function's name).
@@ -111,13 +146,19 @@ pub trait ParamKind {
     /// 16-byte aggregate rustc passes for `&[T]`), 8 for [`MutPtr`] and [`ConstPtr`],
     /// `size_of::<T>()` for [`Value<T>`].
     const SIZE_BYTES: usize;
+    /// For [`Slice<T>`] and [`Out<T>`]: `Some(size_of::<T>())`, the bytes of one element
+    /// (the buffer is `length × element` bytes); `None` for pointers and values. The CPU
+    /// emulator uses it to learn the buffers a launch passes.
+    const ELEMENT_BYTES: Option<usize> = None;
 }
 
 impl<T> ParamKind for Slice<T> {
     const SIZE_BYTES: usize = 16;
+    const ELEMENT_BYTES: Option<usize> = Some(size_of::<T>());
 }
 impl<T> ParamKind for Out<T> {
     const SIZE_BYTES: usize = 16;
+    const ELEMENT_BYTES: Option<usize> = Some(size_of::<T>());
 }
 impl<T> ParamKind for MutPtr<T> {
     const SIZE_BYTES: usize = 8;
@@ -136,16 +177,21 @@ pub trait ParamSizes {
     /// `EntryPoint::param_sizes` to check a kernel's layout without
     /// allocating.
     const PARAM_SIZES: &'static [usize];
+    /// [`ParamKind::ELEMENT_BYTES`] of each parameter, in order: which parameters are
+    /// `(pointer, length)` buffers, and their element size.
+    const ELEMENT_BYTES: &'static [Option<usize>];
 }
 
 impl ParamSizes for () {
     const PARAM_SIZES: &'static [usize] = &[];
+    const ELEMENT_BYTES: &'static [Option<usize>] = &[];
 }
 
 macro_rules! impl_param_sizes {
     ($($k:ident),+) => {
         impl<$($k: ParamKind),+> ParamSizes for ($($k,)+) {
             const PARAM_SIZES: &'static [usize] = &[$($k::SIZE_BYTES),+];
+            const ELEMENT_BYTES: &'static [Option<usize>] = &[$($k::ELEMENT_BYTES),+];
         }
     };
 }
@@ -186,6 +232,11 @@ mod tests {
         const K: Kernel<Kinds, Unsafe> = Kernel::__new("k");
         assert_eq!(K.param_sizes(), [16, 16, 8, 8, 4, 24]);
         assert_eq!(K.name(), "k");
+        assert!(K.host_entry().is_none());
+        assert_eq!(
+            <Kinds as ParamSizes>::ELEMENT_BYTES,
+            [Some(4), Some(1), None, None, None, None]
+        );
         assert_eq!(<() as ParamSizes>::PARAM_SIZES, [0usize; 0]);
         assert_eq!(
             <(Value<u128>, Value<bool>) as ParamSizes>::PARAM_SIZES,

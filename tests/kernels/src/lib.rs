@@ -1,7 +1,7 @@
 //! ferrocuda's test kernels ("probes"), kept out of the product kernels module: one kernel
 //! per `cuda_std` primitive with CPU models of the PTX instructions ([`primitives`]), kernels
 //! that exercise the launch layer and parameter ABI ([`launch_checks`]), and runtime probes
-//! for `cust` ([`runtime`]).
+//! for `cust` ([`runtime`]), and probes with planted bugs for the CPU emulator ([`emulator`]).
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -9,6 +9,7 @@
 )]
 
 pub mod compat;
+pub mod emulator;
 pub mod half;
 pub mod hopper;
 pub mod launch_checks;

@@ -1,0 +1,719 @@
+//! The block scheduler: one coroutine per thread, resumed in a deterministic order; block
+//! barriers and warp collectives complete when every thread they name has arrived.
+
+use core::cell::{Cell, RefCell};
+use core::ffi::c_void;
+use std::boxed::Box;
+use std::collections::VecDeque;
+use std::string::String;
+use std::vec::Vec;
+
+use corosensei::stack::{DefaultStack, Stack};
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use rayon::prelude::*;
+
+use super::ctx::{
+    BarrierKind, BlockState, LAST_PANIC, Resume, SharedAlloc, SharedMem, Suspend, ThreadState,
+    Unwind, WarpKind, WarpWait, set_current,
+};
+use super::{Dim3, EmuError, EmuOptions, EmuReport, Printed, SourceLocation, ThreadSite};
+use cust_core::launch::HostEntry;
+
+/// One launch: what every block needs.
+pub(crate) struct Launch {
+    pub(crate) kernel: &'static str,
+    pub(crate) entry: HostEntry,
+    pub(crate) args: *const *mut c_void,
+    pub(crate) grid: Dim3,
+    pub(crate) block: Dim3,
+    pub(crate) dynamic_shared_bytes: u32,
+    pub(crate) options: EmuOptions,
+    /// Known device buffers `(start, bytes, description)`, sorted by start.
+    pub(crate) buffers: Vec<(usize, usize, String)>,
+}
+
+// SAFETY: `args` is only read (by every block's threads), and `launch`'s caller keeps what
+// it points to alive and unchanged for the launch; the rest is plain data.
+unsafe impl Sync for Launch {}
+
+type Coro = Coroutine<Resume, Suspend, (), DefaultStack>;
+
+std::thread_local! {
+    /// Stacks kept for reuse by this worker: (size, stacks).
+    static STACKS: RefCell<(usize, Vec<DefaultStack>)> = const { RefCell::new((0, Vec::new())) };
+}
+
+fn take_stack(bytes: usize) -> std::io::Result<DefaultStack> {
+    let reused = STACKS.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.0 != bytes {
+            *s = (bytes, Vec::new());
+        }
+        s.1.pop()
+    });
+    match reused {
+        Some(stack) => Ok(stack),
+        None => DefaultStack::new(bytes),
+    }
+}
+
+fn give_stack(bytes: usize, stack: DefaultStack) {
+    STACKS.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.0 == bytes && s.1.len() < 1024 {
+            s.1.push(stack);
+        }
+    });
+}
+
+/// Where a thread is.
+#[derive(Clone, Copy, Debug)]
+enum St {
+    Ready(u64),
+    Wait(Suspend),
+    Done,
+}
+
+/// Installs (once) a panic hook that, in an emulated thread, records the panic's message and
+/// location for the launch's error instead of printing it.
+fn install_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if super::ctx::current().is_some() {
+                let message = payload_text(info.payload());
+                let location = info.location().map(|l| SourceLocation {
+                    file: leak_file(l.file()),
+                    line: l.line(),
+                    column: l.column(),
+                });
+                if let Some(location) = location {
+                    LAST_PANIC.with(|p| *p.borrow_mut() = Some((message, location)));
+                    return;
+                }
+            }
+            previous(info);
+        }));
+    });
+}
+
+/// A panic location's file as `'static` (locations of panics in `'static` code are
+/// `'static` already; the hook only sees a borrowed `&str`). Interned, so each file leaks
+/// once.
+fn leak_file(file: &str) -> &'static str {
+    static FILES: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let Ok(mut files) = FILES.lock() else {
+        return "<unknown>";
+    };
+    if let Some(f) = files.iter().find(|f| **f == file) {
+        return f;
+    }
+    let leaked: &'static str = Box::leak(String::from(file).into_boxed_str());
+    files.push(leaked);
+    leaked
+}
+
+fn payload_text(payload: &(dyn core::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        String::from(*s)
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        String::from("<non-string panic payload>")
+    }
+}
+
+/// splitmix64: the seed's permutation of a block's threads.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+struct BlockOutcome {
+    steps: u64,
+    printed: Vec<Printed>,
+}
+
+impl Launch {
+    pub(crate) fn run(&self) -> Result<EmuReport, EmuError> {
+        install_hook();
+        let [gx, gy, gz] = self.grid.map(u64::from);
+        let blocks = gx * gy * gz;
+        let outcomes: Vec<Result<BlockOutcome, EmuError>> = (0..blocks)
+            .into_par_iter()
+            .map(|b| self.run_block(b))
+            .collect();
+        let mut report = EmuReport {
+            kernel: self.kernel,
+            blocks,
+            threads: blocks * self.block.iter().map(|&d| u64::from(d)).product::<u64>(),
+            thread_steps: 0,
+            printed: Vec::new(),
+        };
+        for outcome in outcomes {
+            let outcome = outcome?;
+            report.thread_steps += outcome.steps;
+            report.printed.extend(outcome.printed);
+        }
+        Ok(report)
+    }
+
+    fn run_block(&self, linear_block: u64) -> Result<BlockOutcome, EmuError> {
+        let [gx, gy, _] = self.grid.map(u64::from);
+        let idx = [
+            (linear_block % gx) as u32,
+            ((linear_block / gx) % gy) as u32,
+            (linear_block / (gx * gy)) as u32,
+        ];
+        let n = self.block[0] * self.block[1] * self.block[2];
+        let warps = n.div_ceil(32);
+        let checks = self.options.checks;
+        let shadow = checks.races || checks.uninit_reads;
+        let stack_error = |e: std::io::Error| EmuError::Stack {
+            kernel: self.kernel,
+            bytes: self.options.stack_bytes,
+            message: std::format!("{e}"),
+        };
+        let dynamic = SharedAlloc::new(
+            self.dynamic_shared_bytes as usize,
+            16,
+            String::from("dynamic shared memory"),
+            shadow,
+        )
+        .ok_or_else(|| stack_error(std::io::Error::other("out of memory (shared memory)")))?;
+        let live: Vec<u32> = (0..warps)
+            .map(|w| {
+                let lanes = (n - w * 32).min(32);
+                if lanes == 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << lanes) - 1
+                }
+            })
+            .collect();
+        let block = BlockState {
+            launch: self,
+            idx,
+            mem: RefCell::new(SharedMem {
+                statics: Vec::new(),
+                dynamic,
+            }),
+            epoch: Cell::new(0),
+            warp_epochs: RefCell::new(std::vec![0; warps as usize]),
+            live: RefCell::new(live.clone()),
+            error: RefCell::new(None),
+            printed: RefCell::new(Vec::new()),
+            steps: Cell::new(0),
+        };
+        let mut stacks = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            stacks.push(take_stack(self.options.stack_bytes).map_err(stack_error)?);
+        }
+        let threads: Vec<ThreadState> = stacks
+            .iter()
+            .enumerate()
+            .map(|(l, stack)| ThreadState {
+                tid: block.tid_of(l as u32),
+                linear: l as u32,
+                block: &block,
+                yielder: Cell::new(core::ptr::null()),
+                stack: (stack.limit().get(), stack.base().get()),
+            })
+            .collect();
+        let entry = self.entry;
+        let args = self.args as usize;
+        let mut coros: Vec<Option<Coro>> = stacks
+            .into_iter()
+            .zip(&threads)
+            .map(|(stack, t)| {
+                let t = t as *const ThreadState as usize;
+                Some(Coroutine::with_stack(
+                    stack,
+                    move |y: &Yielder<Resume, Suspend>, first| {
+                        thread_main(
+                            t as *const ThreadState,
+                            y,
+                            first,
+                            entry,
+                            args as *const *mut c_void,
+                        )
+                    },
+                ))
+            })
+            .collect();
+        let mut order: Vec<u32> = (0..n).collect();
+        if self.options.seed != 0 {
+            let mut state = self.options.seed ^ linear_block.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            for i in (1..order.len()).rev() {
+                let j = (splitmix(&mut state) % (i as u64 + 1)) as usize;
+                order.swap(i, j);
+            }
+        }
+        let mut rank = std::vec![0u32; n as usize];
+        for (r, &t) in order.iter().enumerate() {
+            rank[t as usize] = r as u32;
+        }
+        let mut sched = Sched {
+            block: &block,
+            n,
+            states: std::vec![St::Ready(0); n as usize],
+            ready: order.iter().copied().collect(),
+            rank,
+            at_barrier: 0,
+            done: 0,
+            waiting: std::vec![0; warps as usize],
+            done_lanes: std::vec![0; warps as usize],
+            exist: live,
+        };
+        let mut steps = 0u64;
+        while let Some(t) = sched.ready.pop_front() {
+            let St::Ready(v) = sched.states[t as usize] else {
+                continue;
+            };
+            steps += 1;
+            set_current(&threads[t as usize]);
+            let result = coros[t as usize]
+                .as_mut()
+                .map(|c| c.resume(Resume::Value(v)));
+            set_current(core::ptr::null());
+            match result {
+                Some(CoroutineResult::Yield(s)) => sched.arrive(t, s),
+                Some(CoroutineResult::Return(())) | None => sched.exit(t),
+            }
+            if block.error.borrow().is_some() {
+                break;
+            }
+        }
+        if block.error.borrow().is_none() && sched.done < n {
+            let err = sched.deadlock();
+            block.record(err);
+        }
+        // Unwind every thread still suspended (a thread never started returns at once on
+        // `Cancel`), and recycle the stacks.
+        for (t, coro) in coros.iter_mut().enumerate() {
+            if let Some(c) = coro.as_mut()
+                && !c.done()
+            {
+                set_current(&threads[t]);
+                let _ = c.resume(Resume::Cancel);
+                set_current(core::ptr::null());
+            }
+        }
+        for coro in coros.iter_mut() {
+            if let Some(c) = coro.take()
+                && c.done()
+            {
+                give_stack(self.options.stack_bytes, c.into_stack());
+            }
+        }
+        drop(threads);
+        if let Some(err) = block.error.take() {
+            return Err(err);
+        }
+        Ok(BlockOutcome {
+            steps: steps + block.steps.get(),
+            printed: block.printed.take(),
+        })
+    }
+}
+
+/// A thread's coroutine body: runs the kernel's host entry, turning panics into errors.
+fn thread_main(
+    t: *const ThreadState,
+    y: &Yielder<Resume, Suspend>,
+    first: Resume,
+    entry: HostEntry,
+    args: *const *mut c_void,
+) {
+    // SAFETY: the thread state outlives its coroutine (the block unwinds every coroutine
+    // before dropping the states).
+    let t = unsafe { &*t };
+    t.yielder.set(y);
+    if let Resume::Cancel = first {
+        return;
+    }
+    // SAFETY: `launch`'s contract: `args` matches the kernel's parameters.
+    let result = std::panic::catch_unwind(|| unsafe { entry(args) });
+    let Err(payload) = result else { return };
+    if payload.downcast_ref::<Unwind>().is_some() {
+        return;
+    }
+    let (message, location) = LAST_PANIC
+        .with(|p| p.borrow_mut().take())
+        .map_or_else(|| (payload_text(&*payload), None), |(m, l)| (m, Some(l)));
+    let b = t.block();
+    b.record(EmuError::Panic {
+        kernel: b.launch().kernel,
+        block: b.idx,
+        thread: t.tid,
+        message,
+        location,
+    });
+}
+
+/// The scheduling state of one block.
+struct Sched<'a> {
+    block: &'a BlockState,
+    n: u32,
+    states: Vec<St>,
+    ready: VecDeque<u32>,
+    rank: Vec<u32>,
+    at_barrier: u32,
+    done: u32,
+    /// Lanes waiting at a warp collective, per warp.
+    waiting: Vec<u32>,
+    /// Lanes exited, per warp.
+    done_lanes: Vec<u32>,
+    /// Lanes that exist, per warp.
+    exist: Vec<u32>,
+}
+
+impl Sched<'_> {
+    fn kernel(&self) -> &'static str {
+        self.block.launch().kernel
+    }
+
+    fn arrive(&mut self, t: u32, s: Suspend) {
+        self.states[t as usize] = St::Wait(s);
+        match s {
+            Suspend::Spin => {
+                self.states[t as usize] = St::Ready(0);
+                self.ready.push_back(t);
+            }
+            Suspend::Barrier(_) => {
+                self.at_barrier += 1;
+                self.try_barrier();
+            }
+            Suspend::Warp(op) => {
+                let w = t / 32;
+                self.waiting[w as usize] |= 1 << (t % 32);
+                self.try_warp_op(t, op);
+            }
+        }
+    }
+
+    fn exit(&mut self, t: u32) {
+        self.states[t as usize] = St::Done;
+        self.done += 1;
+        let w = (t / 32) as usize;
+        self.done_lanes[w] |= 1 << (t % 32);
+        self.block.live.borrow_mut()[w] &= !(1 << (t % 32));
+        // An exit may complete (or doom) the warp's pending collectives and the barrier.
+        let mut pending = self.waiting[w];
+        while pending != 0 {
+            let lane = pending.trailing_zeros();
+            pending &= pending - 1;
+            let u = w as u32 * 32 + lane;
+            if let St::Wait(Suspend::Warp(op)) = self.states[u as usize] {
+                self.try_warp_op(u, op);
+                if self.block.error.borrow().is_some() {
+                    return;
+                }
+            }
+        }
+        self.try_barrier();
+    }
+
+    fn site(&self, t: u32) -> ThreadSite {
+        let thread = self.block.tid_of(t);
+        match self.states[t as usize] {
+            St::Wait(Suspend::Barrier(b)) => ThreadSite {
+                thread,
+                waits_at: b.kind.name(),
+                location: Some(SourceLocation::from_std(b.location)),
+            },
+            St::Wait(Suspend::Warp(op)) => ThreadSite {
+                thread,
+                waits_at: op.kind.name(),
+                location: Some(SourceLocation::from_std(op.location)),
+            },
+            St::Done => ThreadSite {
+                thread,
+                waits_at: "exited",
+                location: None,
+            },
+            St::Ready(_) | St::Wait(Suspend::Spin) => ThreadSite {
+                thread,
+                waits_at: "running",
+                location: None,
+            },
+        }
+    }
+
+    fn try_barrier(&mut self) {
+        if self.at_barrier == 0 || self.at_barrier + self.done < self.n {
+            return;
+        }
+        let checks = self.block.launch().options.checks;
+        let mut first: Option<(u32, BarrierKind, &'static core::panic::Location<'static>)> = None;
+        let (mut count, mut exited) = (0u64, None);
+        for t in 0..self.n {
+            match self.states[t as usize] {
+                St::Wait(Suspend::Barrier(b)) => {
+                    count += u64::from(b.predicate);
+                    match first {
+                        None => first = Some((t, b.kind, b.location)),
+                        Some((f, kind, loc)) => {
+                            if checks.divergence && (kind != b.kind || loc != b.location) {
+                                let err = EmuError::BarrierDivergence {
+                                    kernel: self.kernel(),
+                                    block: self.block.idx,
+                                    waiting: Box::new(self.site(f)),
+                                    other: Box::new(self.site(t)),
+                                };
+                                self.block.record(err);
+                                return;
+                            }
+                        }
+                    }
+                }
+                St::Done => {
+                    exited.get_or_insert(t);
+                }
+                _ => {}
+            }
+        }
+        let Some((f, kind, _)) = first else { return };
+        if let (Some(e), true) = (exited, checks.divergence) {
+            let err = EmuError::BarrierDivergence {
+                kernel: self.kernel(),
+                block: self.block.idx,
+                waiting: Box::new(self.site(f)),
+                other: Box::new(self.site(e)),
+            };
+            self.block.record(err);
+            return;
+        }
+        let live = u64::from(self.n - self.done);
+        let value = match kind {
+            BarrierKind::Sync => 0,
+            BarrierKind::Count => count,
+            BarrierKind::And => u64::from(count == live),
+            BarrierKind::Or => u64::from(count > 0),
+        };
+        self.block.epoch.set(self.block.epoch.get() + 1);
+        self.at_barrier = 0;
+        let mut released: Vec<u32> = (0..self.n)
+            .filter(|&t| matches!(self.states[t as usize], St::Wait(Suspend::Barrier(_))))
+            .collect();
+        released.sort_by_key(|&t| self.rank[t as usize]);
+        for t in released {
+            self.states[t as usize] = St::Ready(value);
+            self.ready.push_back(t);
+        }
+    }
+
+    fn warp_mask_error(&self, t: u32, op: WarpWait, lanes: u32, reason: &'static str) -> EmuError {
+        EmuError::WarpMask {
+            kernel: self.kernel(),
+            block: self.block.idx,
+            thread: self.block.tid_of(t),
+            op: op.kind.name(),
+            mask: op.mask,
+            lanes,
+            reason,
+            location: SourceLocation::from_std(op.location),
+        }
+    }
+
+    /// Completes `op` (the collective lane `t` waits at) if every lane it names has arrived.
+    fn try_warp_op(&mut self, t: u32, op: WarpWait) {
+        let w = (t / 32) as usize;
+        let base = w as u32 * 32;
+        let lane_bit = 1u32 << (t % 32);
+        let checks = self.block.launch().options.checks;
+        let mut parts = op.mask & self.exist[w];
+        if op.mask & lane_bit == 0 {
+            if checks.divergence {
+                let err = self.warp_mask_error(
+                    t,
+                    op,
+                    lane_bit,
+                    "the mask does not name the calling lane",
+                );
+                self.block.record(err);
+                return;
+            }
+            parts |= lane_bit;
+        }
+        let exited = parts & self.done_lanes[w];
+        if exited != 0 && checks.divergence {
+            let err = self.warp_mask_error(t, op, exited, "lanes named by the mask have exited");
+            self.block.record(err);
+            return;
+        }
+        let parts = parts & !exited;
+        if parts & !self.waiting[w] != 0 {
+            return;
+        }
+        let mut values = [0u64; 32];
+        let mut bs = [0u32; 32];
+        let mut rest = parts;
+        while rest != 0 {
+            let lane = rest.trailing_zeros();
+            rest &= rest - 1;
+            match self.states[(base + lane) as usize] {
+                St::Wait(Suspend::Warp(o)) if o.kind == op.kind && o.mask == op.mask => {
+                    values[lane as usize] = o.value;
+                    bs[lane as usize] = o.b;
+                }
+                _ => return,
+            }
+        }
+        let results = collective(op.kind, parts, &values, &bs);
+        if op.kind == WarpKind::SyncWarp {
+            self.block.warp_epochs.borrow_mut()[w] += 1;
+        }
+        self.waiting[w] &= !parts;
+        let mut released: Vec<u32> = Vec::with_capacity(32);
+        let mut rest = parts;
+        while rest != 0 {
+            let lane = rest.trailing_zeros();
+            rest &= rest - 1;
+            self.states[(base + lane) as usize] = St::Ready(results[lane as usize]);
+            released.push(base + lane);
+        }
+        released.sort_by_key(|&u| self.rank[u as usize]);
+        self.ready.extend(released);
+    }
+
+    /// Nothing can run but some threads have not exited: the error that explains it.
+    fn deadlock(&self) -> EmuError {
+        // A collective first: the lanes it names that are elsewhere.
+        for t in 0..self.n {
+            if let St::Wait(Suspend::Warp(op)) = self.states[t as usize] {
+                let w = (t / 32) as usize;
+                let base = w as u32 * 32;
+                let mut missing = 0;
+                let mut rest = op.mask & self.exist[w];
+                while rest != 0 {
+                    let lane = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    let same = matches!(self.states[(base + lane) as usize],
+                        St::Wait(Suspend::Warp(o)) if o.kind == op.kind && o.mask == op.mask);
+                    if !same {
+                        missing |= 1 << lane;
+                    }
+                }
+                return self.warp_mask_error(
+                    t,
+                    op,
+                    missing,
+                    "lanes named by the mask never arrive",
+                );
+            }
+        }
+        // Otherwise threads wait at different barriers.
+        let waiting = (0..self.n)
+            .find(|&t| matches!(self.states[t as usize], St::Wait(Suspend::Barrier(_))))
+            .unwrap_or(0);
+        let key = |t: u32| match self.states[t as usize] {
+            St::Wait(Suspend::Barrier(b)) => Some((b.kind, b.location)),
+            _ => None,
+        };
+        let other = (0..self.n)
+            .find(|&t| key(t) != key(waiting))
+            .unwrap_or(waiting);
+        EmuError::BarrierDivergence {
+            kernel: self.kernel(),
+            block: self.block.idx,
+            waiting: Box::new(self.site(waiting)),
+            other: Box::new(self.site(other)),
+        }
+    }
+}
+
+/// The result of a collective for each lane of `parts` (PTX ISA §9.7: `shfl.sync`'s
+/// pseudo-code, `vote.sync`, `match.sync`, `redux.sync`).
+fn collective(kind: WarpKind, parts: u32, values: &[u64; 32], bs: &[u32; 32]) -> [u64; 32] {
+    let mut out = [0u64; 32];
+    let lanes = || (0..32u32).filter(move |l| parts & (1 << l) != 0);
+    match kind {
+        WarpKind::Shfl { mode, c } => {
+            let clamp = c & 0x1f;
+            let segmask = (c >> 8) & 0x1f;
+            for lane in lanes() {
+                let b = bs[lane as usize];
+                let max_lane = (lane & segmask) | (clamp & !segmask);
+                let min_lane = lane & segmask;
+                let (j, ok) = match mode {
+                    0 => {
+                        let j = min_lane | (b & !segmask);
+                        (j as i64, j <= max_lane)
+                    }
+                    1 => {
+                        let j = i64::from(lane) - i64::from(b);
+                        (j, j >= i64::from(max_lane))
+                    }
+                    2 => {
+                        let j = i64::from(lane) + i64::from(b);
+                        (j, j <= i64::from(max_lane))
+                    }
+                    _ => {
+                        let j = lane ^ b;
+                        (i64::from(j), j <= max_lane)
+                    }
+                };
+                let src = if ok && (0..32).contains(&j) && parts & (1 << j) != 0 {
+                    j as usize
+                } else {
+                    lane as usize
+                };
+                out[lane as usize] = values[src];
+            }
+        }
+        WarpKind::VoteAll | WarpKind::VoteAny | WarpKind::VoteUni | WarpKind::Ballot => {
+            let ballot = lanes()
+                .filter(|&l| values[l as usize] != 0)
+                .fold(0u32, |m, l| m | (1 << l));
+            let r = match kind {
+                WarpKind::VoteAll => u64::from(ballot == parts),
+                WarpKind::VoteAny => u64::from(ballot != 0),
+                WarpKind::VoteUni => u64::from(ballot == parts || ballot == 0),
+                _ => u64::from(ballot),
+            };
+            for lane in lanes() {
+                out[lane as usize] = r;
+            }
+        }
+        WarpKind::MatchAny => {
+            for lane in lanes() {
+                let v = values[lane as usize];
+                out[lane as usize] = u64::from(
+                    lanes()
+                        .filter(|&l| values[l as usize] == v)
+                        .fold(0u32, |m, l| m | (1 << l)),
+                );
+            }
+        }
+        WarpKind::MatchAll => {
+            let first = lanes().next().map(|l| values[l as usize]);
+            let all = lanes().all(|l| Some(values[l as usize]) == first);
+            for lane in lanes() {
+                out[lane as usize] = if all { (1 << 32) | u64::from(parts) } else { 0 };
+            }
+        }
+        WarpKind::Redux { op, signed } => {
+            let vals = lanes().map(|l| values[l as usize] as u32);
+            let r = match (op, signed) {
+                (0, _) => vals.fold(0u32, u32::wrapping_add),
+                (1, false) => vals.min().unwrap_or(0),
+                (1, true) => vals.map(|v| v as i32).min().unwrap_or(0) as u32,
+                (2, false) => vals.max().unwrap_or(0),
+                (2, true) => vals.map(|v| v as i32).max().unwrap_or(0) as u32,
+                (3, _) => vals.fold(u32::MAX, |a, v| a & v),
+                (4, _) => vals.fold(0, |a, v| a | v),
+                _ => vals.fold(0, |a, v| a ^ v),
+            };
+            for lane in lanes() {
+                out[lane as usize] = u64::from(r);
+            }
+        }
+        WarpKind::SyncWarp => {}
+    }
+    out
+}

@@ -1,0 +1,190 @@
+//! Probes for the CPU emulator (`cuda_std::emu`): one kernel per bug class the emulator
+//! reports, each with the bug planted on purpose (so a test can assert the report), and a
+//! correct block reduction that uses shuffles, shared memory through the checked accessors
+//! and atomics across blocks.
+//!
+//! These kernels also build for the GPU (they are valid PTX), but the planted bugs make
+//! their results undefined there: they are for the emulator's tests only.
+
+use cuda_std::atomic::{self, Device, Ordering};
+use cuda_std::prelude::*;
+use cuda_std::shared;
+
+/// Shared-memory race: every thread writes the same shared word with no barrier (threads
+/// 0 and 1 of block 0 are the first pair the emulator reports).
+#[kernel]
+pub fn emu_race(out: OutSlice<u32>) {
+    let s = shared_array!(u32, 32);
+    // SAFETY: in bounds; the race is the planted bug.
+    unsafe { shared::write(s, thread_idx_x()) };
+    sync_threads();
+    // SAFETY: written before the barrier.
+    out.write_at_thread(unsafe { shared::read(s) });
+}
+
+/// Uninitialised shared read: every thread but 5 writes its word; after the barrier each
+/// reads its neighbour's, so thread 4 reads word 5, which nobody wrote.
+#[kernel]
+pub fn emu_uninit(out: OutSlice<u32>) {
+    let s = shared_array!(u32, 32);
+    let t = thread_idx_x();
+    if t != 5 {
+        // SAFETY: t < 32, own word.
+        unsafe { shared::write(s.add(t as usize), t) };
+    }
+    sync_threads();
+    // SAFETY: in bounds; written before the barrier (except word 5: the planted bug).
+    let v = unsafe { shared::read(s.add(((t + 1) % 32) as usize)) };
+    out.write_at_thread(v);
+}
+
+/// Barrier divergence: the two halves of the block wait at different barriers.
+#[kernel]
+pub fn emu_divergent_barrier(out: OutSlice<u32>) {
+    // The two arms are the same code at two places: the planted bug.
+    #[allow(clippy::if_same_then_else)]
+    if thread_idx_x() < 16 {
+        sync_threads();
+    } else {
+        sync_threads();
+    }
+    out.write_at_thread(1);
+}
+
+/// Barrier divergence: threads from 8 up exit; the others wait at a barrier.
+#[kernel]
+pub fn emu_exited_at_barrier(out: OutSlice<u32>) {
+    if thread_idx_x() >= 8 {
+        return;
+    }
+    sync_threads();
+    out.write_at_thread(1);
+}
+
+/// Warp mask naming an exited lane: lane 31 exits before a full-mask shuffle.
+#[kernel]
+pub fn emu_shuffle_exited_lane(out: OutSlice<u32>) {
+    if lane_id() == 31 {
+        return;
+    }
+    // SAFETY: the planted bug (lane 31 of FULL_MASK has exited).
+    let v = unsafe { warp::shfl_down_sync(FULL_MASK, thread_idx_x(), 1, 32) };
+    out.write_at_thread(v);
+}
+
+/// Warp mask naming lanes that never arrive: lanes 0–15 vote with the full mask, lanes
+/// 16–31 wait at a block barrier.
+#[kernel]
+pub fn emu_vote_missing_lanes(out: OutSlice<u32>) {
+    if lane_id() < 16 {
+        // SAFETY: the planted bug (lanes 16–31 never vote).
+        let v = unsafe { warp::vote_any_sync(FULL_MASK, true) };
+        out.write_at_thread(u32::from(v));
+    } else {
+        sync_threads();
+    }
+}
+
+/// Out of bounds in shared memory: launched with 64 bytes of dynamic shared memory, thread
+/// 0 reads the word at byte 64.
+#[kernel]
+pub fn emu_shared_oob(out: OutSlice<u32>) {
+    let d = dynamic_shared::<u32>();
+    if thread_idx_x() == 0 {
+        // SAFETY: the planted bug: one past the end.
+        let v = unsafe { shared::read(d.add(16)) };
+        out.write_at_thread(v);
+    }
+}
+
+/// Out of bounds in global memory: the last thread adds atomically one past the end of
+/// `counts`.
+#[kernel]
+pub fn emu_atomic_oob(counts: OutSlice<u32>) {
+    let i = index_1d();
+    // SAFETY: in bounds for i < len; the planted bug at i == len.
+    unsafe { atomic::fetch_add::<Device, u32>(counts.as_mut_ptr().add(i), 1, Ordering::Relaxed) };
+}
+
+/// A Rust panic: the last thread indexes one past the end of `input`.
+#[kernel]
+pub fn emu_index_panic(input: &[u32], out: OutSlice<u32>) {
+    let i = index_1d();
+    out.write_at_thread(input[i + 1]);
+}
+
+/// `device_assert!` fails in thread 3 of every block; thread 0 of each block prints first.
+#[kernel]
+pub fn emu_assert(out: OutSlice<u32>) {
+    let t = thread_idx_x();
+    if t == 0 {
+        cuda_std::println!("block %u says hello", block_idx_x());
+    }
+    device_assert!(t != 3);
+    out.write_at_thread(t);
+}
+
+/// `device_assert!` that never fails, and a print from thread 0 of each block.
+#[kernel]
+pub fn emu_print(out: OutSlice<u32>) {
+    let t = thread_idx_x();
+    if t == 0 {
+        cuda_std::println!(
+            "block %u of %u: %d %.3f",
+            block_idx_x(),
+            grid_dim_x(),
+            -7i32,
+            2.5f64
+        );
+    }
+    device_assert!(t < 1024);
+    out.write_at_thread(t);
+}
+
+/// A correct reduction: each block sums its elements (shuffles within warps, warp sums
+/// through shared memory, a last warp), then thread 0 adds the block's sum to `total[0]`
+/// atomically and records `sync_threads_count` of odd inputs in `odd[0]`.
+///
+/// Launch with blocks of a multiple of 32 threads, at most 1024.
+#[kernel]
+pub fn emu_block_sum(input: &[u32], total: OutSlice<u64>, odd: OutSlice<u32>) {
+    let i = index_1d();
+    let v = if i < input.len() { input[i] } else { 0 };
+    let odd_count = sync_threads_count(v % 2 == 1);
+    let mut sum = u64::from(v);
+    let mut offset = 16;
+    while offset > 0 {
+        // SAFETY: whole warps, no lane has exited.
+        sum += unsafe { warp::shfl_down_sync(FULL_MASK, sum, offset, 32) };
+        offset /= 2;
+    }
+    let warp_sums = shared_array!(u64, 32);
+    let (lane, warp_id) = (lane_id(), thread_idx_x() / 32);
+    if lane == 0 {
+        // SAFETY: warp_id < 32: one word per warp.
+        unsafe { shared::write(warp_sums.add(warp_id as usize), sum) };
+    }
+    sync_threads();
+    if warp_id == 0 {
+        let warps = block_dim_x() / 32;
+        let mut s = if lane < warps {
+            // SAFETY: written before the barrier by warp `lane`.
+            unsafe { shared::read(warp_sums.add(lane as usize)) }
+        } else {
+            0
+        };
+        let mut offset = 16;
+        while offset > 0 {
+            // SAFETY: the whole first warp.
+            s += unsafe { warp::shfl_xor_sync(FULL_MASK, s, offset, 32) };
+            offset /= 2;
+        }
+        if lane == 0 {
+            // SAFETY: `total` and `odd` hold one element.
+            unsafe {
+                atomic::fetch_add::<Device, u64>(total.as_mut_ptr(), s, Ordering::Relaxed);
+                atomic::fetch_add::<Device, u32>(odd.as_mut_ptr(), odd_count, Ordering::Relaxed);
+            }
+        }
+    }
+}

@@ -1,0 +1,549 @@
+//! The CPU emulator (`cuda_std::emu`) without a GPU: each planted bug of the `emulator`
+//! probes and the exact report, kernels of the GPU tests against their CPU references, and
+//! the emulator's speed (printed, not asserted).
+
+use std::ffi::c_void;
+use std::time::Instant;
+
+use common::palette::Coloring;
+use common::{Band, Complex, Palette, RenderJob, Viewport};
+use cuda_std::emu::{self, AccessKind, Dim3, EmuError, EmuOptions, EmuReport, HostBuffer};
+use cuda_std::launch::{Kernel, ParamSizes};
+use probes::emulator as probe;
+use probes::primitives as prim;
+
+/// The bytes of a slice parameter: (pointer, length).
+fn slice<T>(v: &[T]) -> (usize, usize) {
+    (v.as_ptr() as usize, v.len())
+}
+
+/// The bytes of a writable slice parameter: (pointer, length).
+fn slice_mut<T>(v: &mut [T]) -> (usize, usize) {
+    (v.as_mut_ptr() as usize, v.len())
+}
+
+/// Launches on the emulator with `args` (each an owned parameter value) and `options`.
+macro_rules! emulate {
+    ($kernel:expr, $grid:expr, $block:expr, $shared:expr, $options:expr; $($arg:expr),* $(,)?) => {{
+        #[allow(unused_mut)]
+        let mut params = ($($arg,)*);
+        let args = emulate!(@ptrs params; $($arg),*);
+        // SAFETY: each test passes its kernel's parameters, in order, pointing to live
+        // vectors of the lengths the kernel's contract asks for.
+        unsafe { run(&$kernel, $grid, $block, $shared, &args, $options) }
+    }};
+    (@ptrs $p:ident; $a0:expr) => { [(&raw mut $p.0).cast::<c_void>()] };
+    (@ptrs $p:ident; $a0:expr, $a1:expr) => {
+        [(&raw mut $p.0).cast::<c_void>(), (&raw mut $p.1).cast()]
+    };
+    (@ptrs $p:ident; $a0:expr, $a1:expr, $a2:expr) => {
+        [(&raw mut $p.0).cast::<c_void>(), (&raw mut $p.1).cast(), (&raw mut $p.2).cast()]
+    };
+    (@ptrs $p:ident; $a0:expr, $a1:expr, $a2:expr, $a3:expr) => {
+        [(&raw mut $p.0).cast::<c_void>(), (&raw mut $p.1).cast(), (&raw mut $p.2).cast(),
+         (&raw mut $p.3).cast()]
+    };
+    (@ptrs $p:ident; $a0:expr, $a1:expr, $a2:expr, $a3:expr, $a4:expr, $a5:expr) => {
+        [(&raw mut $p.0).cast::<c_void>(), (&raw mut $p.1).cast(), (&raw mut $p.2).cast(),
+         (&raw mut $p.3).cast(), (&raw mut $p.4).cast(), (&raw mut $p.5).cast()]
+    };
+}
+
+/// # Safety
+/// As `emu::launch`.
+unsafe fn run<P: ParamSizes, S>(
+    kernel: &Kernel<P, S>,
+    grid: Dim3,
+    block: Dim3,
+    shared: u32,
+    args: &[*mut c_void],
+    options: &EmuOptions,
+) -> Result<EmuReport, EmuError> {
+    // SAFETY: forwarded.
+    unsafe { emu::launch(kernel, grid, block, shared, args, options) }
+}
+
+fn opts() -> EmuOptions {
+    EmuOptions::default()
+}
+
+/// The line of the `nth` occurrence of `needle` after the line holding `kernel` in the
+/// probes' source, for asserting reported locations without hard-coding line numbers.
+fn probe_line_in(kernel: &str, needle: &str, nth: usize) -> u32 {
+    let src = include_str!("../kernels/src/emulator.rs");
+    let start = src
+        .lines()
+        .position(|l| l.contains(kernel))
+        .unwrap_or_else(|| panic!("{kernel:?} not in the probes"));
+    let line = src
+        .lines()
+        .enumerate()
+        .skip(start)
+        .filter(|(_, l)| l.contains(needle))
+        .nth(nth)
+        .unwrap_or_else(|| panic!("{needle:?} not in the probes"))
+        .0;
+    line as u32 + 1
+}
+
+/// [`probe_line_in`] from the top of the file.
+fn probe_line(needle: &str, nth: usize) -> u32 {
+    probe_line_in("//!", needle, nth)
+}
+
+const PROBES_FILE: &str = "tests/kernels/src/emulator.rs";
+
+// ---------------------------------------------------------------------------------------
+// Planted bugs
+
+#[test]
+fn shared_race_names_both_threads_and_the_write() {
+    let mut out = vec![0u32; 32];
+    let err = emulate!(probe::emu_race, [1, 1, 1], [32, 1, 1], 0, &opts(); slice_mut(&mut out))
+        .expect_err("the race is reported");
+    let EmuError::SharedRace {
+        kernel,
+        block,
+        offset,
+        first,
+        second,
+        allocation,
+        ..
+    } = &err
+    else {
+        panic!("expected a race, got {err}")
+    };
+    assert_eq!((*kernel, *block, *offset), ("emu_race", [0, 0, 0], 0));
+    assert!(allocation.starts_with("shared array #"), "{allocation}");
+    let line = probe_line("shared::write(s, thread_idx_x())", 0);
+    assert_eq!((first.thread, first.kind), ([0, 0, 0], AccessKind::Write));
+    assert_eq!((second.thread, second.kind), ([1, 0, 0], AccessKind::Write));
+    for access in [first, second] {
+        assert_eq!(
+            (access.location.file, access.location.line),
+            (PROBES_FILE, line)
+        );
+    }
+    println!("planted race: {err}");
+}
+
+#[test]
+fn uninitialised_shared_read_names_the_reader_and_the_byte() {
+    let mut out = vec![0u32; 32];
+    let err = emulate!(probe::emu_uninit, [1, 1, 1], [32, 1, 1], 0, &opts(); slice_mut(&mut out))
+        .expect_err("reported");
+    let EmuError::UninitRead {
+        kernel,
+        thread,
+        offset,
+        location,
+        ..
+    } = &err
+    else {
+        panic!("expected an uninitialised read, got {err}")
+    };
+    assert_eq!((*kernel, *thread, *offset), ("emu_uninit", [4, 0, 0], 20));
+    assert_eq!(location.line, probe_line("shared::read(s.add(((t + 1)", 0));
+    println!("planted uninitialised read: {err}");
+}
+
+#[test]
+fn divergent_barriers_are_reported_with_both_sites() {
+    let mut out = vec![0u32; 32];
+    let err = emulate!(probe::emu_divergent_barrier, [1, 1, 1], [32, 1, 1], 0, &opts();
+        slice_mut(&mut out))
+    .expect_err("reported");
+    let EmuError::BarrierDivergence { waiting, other, .. } = &err else {
+        panic!("expected barrier divergence, got {err}")
+    };
+    assert_eq!(
+        (waiting.thread, waiting.waits_at),
+        ([0, 0, 0], "sync_threads")
+    );
+    assert_eq!((other.thread, other.waits_at), ([16, 0, 0], "sync_threads"));
+    let first = probe_line_in("fn emu_divergent_barrier", "sync_threads();", 0);
+    assert_eq!(waiting.location.map(|l| l.line), Some(first));
+    assert_eq!(
+        other.location.map(|l| l.line),
+        Some(probe_line_in(
+            "fn emu_divergent_barrier",
+            "sync_threads();",
+            1
+        ))
+    );
+    println!("planted divergent barrier: {err}");
+
+    let err = emulate!(probe::emu_exited_at_barrier, [1, 1, 1], [32, 1, 1], 0, &opts();
+        slice_mut(&mut out))
+    .expect_err("reported");
+    let EmuError::BarrierDivergence { waiting, other, .. } = &err else {
+        panic!("expected barrier divergence, got {err}")
+    };
+    assert_eq!(
+        (waiting.thread, other.thread, other.waits_at),
+        ([0, 0, 0], [8, 0, 0], "exited")
+    );
+    println!("planted barrier after exit: {err}");
+}
+
+#[test]
+fn warp_masks_naming_exited_or_absent_lanes_are_reported() {
+    let mut out = vec![0u32; 32];
+    let err = emulate!(probe::emu_shuffle_exited_lane, [1, 1, 1], [32, 1, 1], 0, &opts();
+        slice_mut(&mut out))
+    .expect_err("reported");
+    let EmuError::WarpMask {
+        thread,
+        op,
+        mask,
+        lanes,
+        reason,
+        location,
+        ..
+    } = &err
+    else {
+        panic!("expected a warp mask error, got {err}")
+    };
+    assert_eq!(
+        (*thread, *op, *mask, *lanes, *reason),
+        (
+            [0, 0, 0],
+            "shfl_down_sync",
+            u32::MAX,
+            1 << 31,
+            "lanes named by the mask have exited"
+        )
+    );
+    assert_eq!(
+        location.line,
+        probe_line("warp::shfl_down_sync(FULL_MASK", 0)
+    );
+    println!("planted shuffle with an exited lane: {err}");
+
+    let err = emulate!(probe::emu_vote_missing_lanes, [1, 1, 1], [32, 1, 1], 0, &opts();
+        slice_mut(&mut out))
+    .expect_err("reported");
+    let EmuError::WarpMask {
+        thread,
+        op,
+        lanes,
+        reason,
+        ..
+    } = &err
+    else {
+        panic!("expected a warp mask error, got {err}")
+    };
+    assert_eq!(
+        (*thread, *op, *lanes, *reason),
+        (
+            [0, 0, 0],
+            "vote_any_sync",
+            0xffff_0000,
+            "lanes named by the mask never arrive"
+        )
+    );
+    println!("planted vote with missing lanes: {err}");
+}
+
+#[test]
+fn out_of_bounds_accesses_name_the_nearest_allocation() {
+    let mut out = vec![0u32; 32];
+    let err =
+        emulate!(probe::emu_shared_oob, [1, 1, 1], [32, 1, 1], 64, &opts(); slice_mut(&mut out))
+            .expect_err("reported");
+    let EmuError::OutOfBounds {
+        thread,
+        size,
+        kind,
+        nearest,
+        location,
+        address,
+        ..
+    } = &err
+    else {
+        panic!("expected out of bounds, got {err}")
+    };
+    let (what, start, len) = *nearest.clone().expect("the dynamic allocation");
+    assert_eq!((*thread, *size, *kind), ([0, 0, 0], 4, AccessKind::Read));
+    assert_eq!(
+        (what.as_str(), len, *address),
+        ("dynamic shared memory", 64, start + 64)
+    );
+    assert_eq!(location.line, probe_line("shared::read(d.add(16))", 0));
+    println!("planted shared out-of-bounds read: {err}");
+
+    let mut counts = vec![0u32; 63];
+    let err = emulate!(probe::emu_atomic_oob, [2, 1, 1], [32, 1, 1], 0, &opts();
+        slice_mut(&mut counts))
+    .expect_err("reported");
+    let EmuError::OutOfBounds {
+        block,
+        thread,
+        kind,
+        nearest,
+        address,
+        ..
+    } = &err
+    else {
+        panic!("expected out of bounds, got {err}")
+    };
+    assert_eq!(
+        (*block, *thread, *kind),
+        ([1, 0, 0], [31, 0, 0], AccessKind::Atomic)
+    );
+    assert_eq!(*address, counts.as_ptr() as usize + 63 * 4);
+    assert_eq!(nearest.as_ref().map(|n| n.0.as_str()), Some("parameter 0"));
+    assert!(
+        counts.iter().all(|&c| c == 1),
+        "the in-bounds adds happened"
+    );
+    println!("planted global out-of-bounds atomic: {err}");
+}
+
+#[test]
+fn panics_and_assertions_name_kernel_block_and_thread() {
+    let input = vec![7u32; 64];
+    let mut out = vec![0u32; 64];
+    let err = emulate!(probe::emu_index_panic, [2, 1, 1], [32, 1, 1], 0, &opts();
+        slice(&input), slice_mut(&mut out))
+    .expect_err("reported");
+    let EmuError::Panic {
+        kernel,
+        block,
+        thread,
+        message,
+        location,
+    } = &err
+    else {
+        panic!("expected a panic, got {err}")
+    };
+    assert_eq!(
+        (*kernel, *block, *thread),
+        ("emu_index_panic", [1, 0, 0], [31, 0, 0])
+    );
+    assert_eq!(
+        message,
+        "index out of bounds: the len is 64 but the index is 64"
+    );
+    assert_eq!(
+        location.map(|l| l.line),
+        Some(probe_line("input[i + 1]", 0))
+    );
+    println!("planted index panic: {err}");
+
+    let err = emulate!(probe::emu_assert, [3, 1, 1], [32, 1, 1], 0, &opts(); slice_mut(&mut out))
+        .expect_err("reported");
+    let EmuError::Assert {
+        kernel,
+        block,
+        thread,
+        condition,
+        line,
+        ..
+    } = &err
+    else {
+        panic!("expected an assertion, got {err}")
+    };
+    assert_eq!(
+        (*kernel, *block, *thread),
+        ("emu_assert", [0, 0, 0], [3, 0, 0])
+    );
+    assert_eq!(
+        (condition.as_str(), *line),
+        ("t != 3", probe_line("device_assert!(t != 3)", 0))
+    );
+    println!("planted assertion: {err}");
+}
+
+#[test]
+fn println_output_is_collected_in_block_order() {
+    let mut out = vec![0u32; 96];
+    let report = emulate!(probe::emu_print, [3, 1, 1], [32, 1, 1], 0, &opts(); slice_mut(&mut out))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let texts: Vec<(Dim3, &str)> = report
+        .printed
+        .iter()
+        .map(|p| (p.block, p.text.as_str()))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ([0, 0, 0], "block 0 of 3: -7 2.500\n"),
+            ([1, 0, 0], "block 1 of 3: -7 2.500\n"),
+            ([2, 0, 0], "block 2 of 3: -7 2.500\n"),
+        ]
+    );
+}
+
+#[test]
+fn kernels_outside_a_launch_still_panic_as_gpu_only() {
+    let err = std::panic::catch_unwind(cuda_std::thread::thread_idx_x).expect_err("panics");
+    let text = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(text.contains("can only be called in GPU code"), "{text}");
+}
+
+#[test]
+fn external_handles_and_bad_configurations_are_refused() {
+    const EXT: Kernel<(cuda_std::launch::Value<u32>,), cuda_std::launch::Unsafe> =
+        Kernel::external("cu_thing");
+    let err = emulate!(EXT, [1, 1, 1], [1, 1, 1], 0, &opts(); 0u32).expect_err("refused");
+    assert_eq!(err, EmuError::NoHostEntry { kernel: "cu_thing" });
+    let mut out = vec![0u32; 4];
+    let err = emulate!(probe::emu_print, [1, 1, 1], [2048, 1, 1], 0, &opts(); slice_mut(&mut out))
+        .expect_err("refused");
+    assert!(matches!(err, EmuError::InvalidConfig { .. }), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Correct kernels against CPU references
+
+#[test]
+fn block_sum_with_shuffles_shared_memory_and_atomics_matches_the_cpu() {
+    let n = 100_000usize;
+    let input: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 7)
+        .collect();
+    let expected: u64 = input.iter().map(|&v| u64::from(v)).sum();
+    let odd = input.iter().filter(|&&v| v % 2 == 1).count() as u32;
+    for seed in [0, 1, 0xdead_beef] {
+        let (mut total, mut odd_out) = (vec![0u64], vec![0u32]);
+        let options = EmuOptions { seed, ..opts() };
+        let blocks = n.div_ceil(256) as u32;
+        emulate!(probe::emu_block_sum, [blocks, 1, 1], [256, 1, 1], 0, &options;
+            slice(&input), slice_mut(&mut total), slice_mut(&mut odd_out))
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((total[0], odd_out[0]), (expected, odd), "seed {seed}");
+    }
+}
+
+#[test]
+fn the_gpu_tests_vote_probe_matches_its_cpu_model() {
+    let (n, block) = (256usize, 128u32);
+    let input: Vec<u32> = (0..n as u32).map(|i| prim::hash32(i) & 1).collect();
+    for mask in [u32::MAX, 0xffff_0000, 0x0f0f_0f0f] {
+        let mut out = vec![0u32; 4 * n];
+        emulate!(prim::prim_vote, [2, 1, 1], [block, 1, 1], 0, &opts();
+            slice(&input), out.as_mut_ptr(), mask)
+        .unwrap_or_else(|e| panic!("{e}"));
+        for base in (0..n).step_by(32) {
+            let ballot = (0..32)
+                .filter(|l| mask & (1 << l) != 0 && input[base + l] != 0)
+                .fold(0u32, |b, l| b | 1 << l);
+            for l in (0..32).filter(|l| mask & (1 << l) != 0) {
+                let i = base + l;
+                let expected = [
+                    u32::from(ballot == mask),
+                    u32::from(ballot != 0),
+                    ballot,
+                    u32::from(ballot == mask || ballot == 0),
+                ];
+                assert_eq!(
+                    out[4 * i..4 * i + 4],
+                    expected,
+                    "mask {mask:#010x}, thread {i}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_gpu_tests_tiled_matmul_is_bit_identical_to_the_cpu_loop() {
+    let (m, k, n) = (37usize, 53usize, 29usize);
+    let a: Vec<f32> = (0..m * k).map(|i| (i % 17) as f32 * 0.25 - 2.0).collect();
+    let b: Vec<f32> = (0..k * n).map(|i| (i % 13) as f32 * 0.5 - 3.0).collect();
+    let expected = tests::matmul_f32(&a, &b, m, k, n);
+    let mut c = vec![0f32; m * n];
+    let options = EmuOptions {
+        buffers: vec![HostBuffer {
+            address: c.as_ptr() as usize,
+            bytes: 4 * c.len(),
+        }],
+        ..opts()
+    };
+    let grid = [n.div_ceil(16) as u32, m.div_ceil(16) as u32, 1];
+    emulate!(prim::matmul_tiled_f32, grid, [16, 16, 1], 0, &options;
+        slice(&a), slice(&b), c.as_mut_ptr(), m as u32, k as u32, n as u32)
+    .unwrap_or_else(|e| panic!("{e}"));
+    tests::assert_identical(
+        "tiled matmul on the emulator",
+        &tests::f32_bits(&expected),
+        &tests::f32_bits(&c),
+    );
+}
+
+#[test]
+fn the_gpu_tests_shared_reverse_probe_reverses_each_block() {
+    let n = 1024usize;
+    let input: Vec<f32> = (0..n).map(|i| i as f32 * 1.5).collect();
+    let (mut out_f, mut out_u) = (vec![0f32; n], vec![0u32; n]);
+    emulate!(prim::prim_shared_reverse, [4, 1, 1], [256, 1, 1], 0, &opts();
+        slice(&input), out_f.as_mut_ptr(), out_u.as_mut_ptr())
+    .unwrap_or_else(|e| panic!("{e}"));
+    for i in 0..n {
+        let (b, t) = (i / 256, i % 256);
+        assert_eq!(out_f[i], input[b * 256 + 255 - t], "f32 at {i}");
+        assert_eq!(out_u[i], 3 * (255 - t) as u32 + b as u32, "u32 at {i}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Speed (printed)
+
+#[test]
+fn speed_of_a_reduction_and_a_mandelbrot_tile() {
+    // Sum of 2^20 u32 with the product kernel: 256 blocks of 256 threads, 4096 per block.
+    let n = 1usize << 20;
+    let input: Vec<u32> = (0..n as u32).map(|i| i % 1000).collect();
+    let mut partial = vec![0u32; 256];
+    for (name, checks) in [
+        ("all checks", emu::EmuChecks::ALL),
+        ("no checks", emu::EmuChecks::NONE),
+    ] {
+        let options = EmuOptions { checks, ..opts() };
+        let start = Instant::now();
+        let report =
+            emulate!(kernels::reduce::reduce_sum_u32, [256, 1, 1], [256, 1, 1], 0, &options;
+            slice(&input), n / 256, slice_mut(&mut partial))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let s = start.elapsed().as_secs_f64();
+        let expected = input.iter().fold(0u32, |a, &v| a.wrapping_add(v));
+        assert_eq!(
+            partial.iter().fold(0u32, |a, &v| a.wrapping_add(v)),
+            expected
+        );
+        println!(
+            "reduce_sum_u32 over 2^20 ({name}): {s:.3} s, {:.2e} elements/s, {} thread steps, \
+             {:.2e} thread-steps/s",
+            n as f64 / s,
+            report.thread_steps,
+            report.thread_steps as f64 / s
+        );
+    }
+
+    // A 512×512 Mandelbrot tile, f32, with the product escape kernel.
+    let view = Viewport::from_center_scale(512, 512, Complex::new(-0.75, 0.0), 3.0)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let job = RenderJob::new(&view, 1, 256, Coloring::discrete(Palette::Gray)).cast::<f32>();
+    let band = Band {
+        first_row: 0,
+        rows: 512,
+    };
+    let mut counts = vec![0u32; 512 * 512];
+    let norms: Vec<f32> = Vec::new();
+    let start = Instant::now();
+    let report = emulate!(kernels::mandelbrot::mandelbrot_f32, [32, 32, 1], [16, 16, 1], 0,
+        &EmuOptions { checks: emu::EmuChecks::NONE, ..opts() };
+        job, band, slice_mut(&mut counts), slice(&norms))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let s = start.elapsed().as_secs_f64();
+    for (i, &c) in counts.iter().enumerate().step_by(997) {
+        let (x, y) = ((i % 512) as u32, (i / 512) as u32);
+        assert_eq!(c, job.escape_single(x, y).n, "pixel ({x}, {y})");
+    }
+    println!(
+        "mandelbrot_f32 512x512, 256 iterations: {s:.3} s, {:.2e} pixels/s, {} thread steps",
+        (512.0 * 512.0) / s,
+        report.thread_steps
+    );
+}
