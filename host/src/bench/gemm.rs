@@ -551,8 +551,6 @@ fn sgemm_kernel(
     }])
 }
 
-// enabled by the lead when host::matmul lands: change `any()` to `all()` here and
-// `not(any())` to `not(all())` on the stub below (the `TENSOR_CORE_KERNELS` switch).
 /// Our tensor-core kernels (`host::matmul`'s `GemmPlan`, `wgmma` and `mma.sync`) for
 /// storage type `T` (`bf16`, `f16`, or `f32` as TF32): each planned once on `operands`
 /// and `c`, timed, and `C` copied back. A kernel that cannot be planned (e.g. `wgmma`
@@ -561,7 +559,6 @@ fn sgemm_kernel(
 /// # Errors
 /// None of its own beyond the kernels' (which go into [`Ours`]); the `Result` matches the
 /// stub's.
-#[cfg(any())]
 fn tensor_core_kernels<T: Operand + crate::matmul::TcElem>(
     bench: &Bench<'_>,
     operands: &Operands<'_, T>,
@@ -594,18 +591,6 @@ fn tensor_core_kernels<T: Operand + crate::matmul::TcElem>(
         });
     }
     Ok(out)
-}
-
-/// Stands in for [`tensor_core_kernels`] until `host::matmul` is merged: no kernels, and a
-/// note says so once per run (see the switch above).
-#[cfg(not(any()))]
-fn tensor_core_kernels<T: Operand>(
-    bench: &Bench<'_>,
-    _operands: &Operands<'_, T>,
-    _c: &mut DeviceBuffer<T>,
-) -> Result<Vec<Ours<T>>, GpuError> {
-    bench.tensor_core_missing.set(true);
-    Ok(Vec::new())
 }
 
 #[cfg(test)]

@@ -22,7 +22,6 @@ use crate::vector::Element;
 use cust::{error::GpuContext, memory::DeviceBuffer, module::Module};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 pub mod chart;
@@ -136,9 +135,6 @@ pub struct Bench<'a> {
     cuda_c: Option<twins::CudaC>,
     entries: Vec<Entry>,
     notes: Vec<String>,
-    /// Set when a GEMM row by precision wanted our tensor-core kernels and this build has
-    /// none (`gemm.rs`'s stub); becomes one note.
-    tensor_core_missing: Cell<bool>,
     log: &'a mut dyn FnMut(&str),
 }
 
@@ -170,7 +166,6 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
         cuda_c: None,
         entries: Vec::new(),
         notes: Vec::new(),
-        tensor_core_missing: Cell::new(false),
         log: &mut log,
     };
     bench.log(&format!("GPU {} ({cc})", bench.gpu.name()));
@@ -194,13 +189,6 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
         for &shape in &opts.precision_gemm_shapes {
             bench.precision_gemm(precision, shape)?;
         }
-    }
-    if bench.tensor_core_missing.get() {
-        bench.notes.push(
-            "tensor-core GEMM kernels (host::matmul) are not in this build: the bf16, fp16 \
-             and tf32 rows have cuBLAS only"
-                .into(),
-        );
     }
     fill_best_peers(&mut bench.entries);
     Ok(Report {
