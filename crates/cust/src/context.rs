@@ -271,9 +271,23 @@ impl Context {
     /// A device attribute of the context's device (`cuDeviceGetAttribute`), e.g.
     /// [`DeviceAttribute::MultiprocessorCount`](crate::device::DeviceAttribute).
     ///
+    /// On the emulator only `MULTIPROCESSOR_COUNT` is answered: the host's cores.
+    ///
     /// # Errors
-    /// A driver error; [`CudaError::NotOnEmulator`] on the emulator.
+    /// A driver error; [`CudaError::NotOnEmulator`] on the emulator for other attributes.
     pub fn attribute(&self, attribute: crate::device::DeviceAttribute) -> CudaResult<i32> {
+        if self.is_emulator() {
+            // The emulator's "multiprocessors" are the host's cores (blocks run in parallel
+            // on rayon's pool); no other property is modelled.
+            if attribute == crate::device::DeviceAttribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+            {
+                let cores = std::thread::available_parallelism().map_or(1, usize::from);
+                return Ok(i32::try_from(cores).unwrap_or(i32::MAX));
+            }
+            return Err(CudaError::NotOnEmulator {
+                operation: "device attributes other than the multiprocessor count",
+            });
+        }
         self.device()?.get_attribute(attribute)
     }
 
