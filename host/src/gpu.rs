@@ -52,7 +52,39 @@ impl Gpu {
     /// [`GpuError::ModuleLoad`] if context creation or the module load fails.
     pub fn with_image(ordinal: usize, image: &'static ModuleImage) -> Result<Self, GpuError> {
         let device = Device::get_device(u32::try_from(ordinal).unwrap_or(u32::MAX))?;
-        let ctx = Context::new(device)?;
+        Self::in_context(Context::new(device)?, image)
+    }
+
+    /// The CPU emulator with `image` loaded: every `#[kernel]` of it runs its host body
+    /// through `cuda_std::emu` (real warps, barriers, shared memory, atomics, and the
+    /// emulator's race, divergence and bounds checks). [`Gpu::name`] says `CPU emulator`.
+    /// Operations that need a GPU (device attributes, graphs, pinned memory, cuBLAS) fail
+    /// with [`GpuError::NotOnEmulator`].
+    ///
+    /// # Errors
+    /// None in practice (an image module on the emulator loads no code); the `Result` keeps
+    /// the constructors alike.
+    pub fn emulator(image: &'static ModuleImage) -> Result<Self, GpuError> {
+        Self::in_context(Context::emulator(), image)
+    }
+
+    /// The device `FERROCUDA_DEVICE` asks for (`gpu`, `cpu`, or `auto`/unset: GPU
+    /// `ordinal` if a GPU is present, else the CPU emulator), with `image` loaded.
+    ///
+    /// # Errors
+    /// A bad `FERROCUDA_DEVICE` value; for `gpu`, those of [`Gpu::with_image`] (no silent
+    /// emulation without a GPU).
+    pub fn from_env(ordinal: usize, image: &'static ModuleImage) -> Result<Self, GpuError> {
+        let ctx = Context::from_env(u32::try_from(ordinal).unwrap_or(u32::MAX))?;
+        Self::in_context(ctx, image)
+    }
+
+    /// `true` when this runs on the CPU emulator.
+    pub fn is_emulator(&self) -> bool {
+        self.ctx.is_emulator()
+    }
+
+    fn in_context(ctx: Context, image: &'static ModuleImage) -> Result<Self, GpuError> {
         let module = Module::from_image_in(&ctx, image)?;
         let stream = Stream::default_of(&ctx);
         Ok(Self {
@@ -87,7 +119,7 @@ impl Gpu {
         &self.module
     }
 
-    /// The device's name, e.g. "NVIDIA H200".
+    /// The device's name, e.g. "NVIDIA H200", or "CPU emulator".
     pub fn name(&self) -> String {
         self.ctx.name()
     }

@@ -1,7 +1,11 @@
 //! Shared helpers for ferrocuda's integration tests (in `tests/tests/`).
 //!
-//! GPU tests are `#[ignore = "needs a CUDA GPU"]`: plain `cargo test` skips them and says so;
-//! `cargo xtask test --gpu` (or `cargo test -- --ignored` on a GPU machine) runs them.
+//! Kernel tests run on the GPU when one is present and on the CPU emulator
+//! (`cust::context::Context::emulator`) otherwise, from the same code: [`gpu`] and [`probes`]
+//! choose (set `FERROCUDA_DEVICE=gpu` or `cpu` to force one). Tests that need what only a
+//! GPU has (timing, device properties, PTX/cubin modules, graphs, NCCL, pinned memory) stay
+//! `#[ignore = "needs a CUDA GPU: <why>"]`: `cargo xtask test --gpu` (or
+//! `cargo test -- --ignored` on a GPU machine) runs them.
 
 use common::{Complex, Viewport};
 use host::Gpu;
@@ -9,17 +13,28 @@ use host::Gpu;
 include!(env!("PROBES_MODULE"));
 include!(env!("PROBES_SM80_MODULE"));
 
-/// Opens GPU 0 with ferrocuda's product kernels, or panics with a message saying why (GPU
-/// tests are only run on purpose).
+/// GPU 0 with ferrocuda's product kernels when a GPU is present, else the CPU emulator
+/// (`FERROCUDA_DEVICE` overrides: see [`Gpu::from_env`]); panics with a message saying why
+/// if neither opens.
 pub fn gpu() -> Gpu {
-    Gpu::new(0).unwrap_or_else(|e| panic!("GPU tests need a CUDA GPU: {e}"))
+    Gpu::from_env(0, &host::KERNELS).unwrap_or_else(|e| panic!("no device for the test: {e}"))
 }
 
-/// Opens GPU 0 with the test kernels module ([`PROBES`]) loaded, or panics with a message
-/// saying why: the probes' `#[kernel]` handles are resolved in [`Gpu::module`] and launched on
-/// [`Gpu::stream`].
+/// As [`gpu`], with the test kernels module ([`PROBES`]) loaded: the probes' `#[kernel]`
+/// handles are resolved in [`Gpu::module`] and launched on [`Gpu::stream`].
 pub fn probes() -> Gpu {
-    Gpu::with_image(0, &PROBES).unwrap_or_else(|e| panic!("GPU tests need a CUDA GPU: {e}"))
+    Gpu::from_env(0, &PROBES).unwrap_or_else(|e| panic!("no device for the test: {e}"))
+}
+
+/// `n` on a GPU, `n / divisor` (at least 1) on the CPU emulator: shrinks a test's problem
+/// size where a debug-build emulation of the full size would be slow, keeping the same code
+/// and the same CPU-reference comparison.
+pub fn scale(gpu: &Gpu, n: usize, divisor: usize) -> usize {
+    if gpu.is_emulator() {
+        (n / divisor.max(1)).max(1)
+    } else {
+        n
+    }
 }
 
 /// A named test view.
@@ -184,6 +199,13 @@ macro_rules! launch_probe {
 /// # Panics
 /// If the compute capability cannot be read or the module does not load (a test failure).
 pub fn sm80_module(gpu: &Gpu) -> Option<cust::module::Module> {
+    if gpu.is_emulator() {
+        // The emulator runs the same host bodies for every variant: the baseline module.
+        return Some(
+            cust::module::Module::from_image_in(gpu.context(), &PROBES_SM80)
+                .expect("the sm_80 kernels variant on the emulator"),
+        );
+    }
     let cc = gpu
         .context()
         .compute_capability()

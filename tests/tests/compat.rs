@@ -95,7 +95,6 @@ fn values(n: usize, seed: u32) -> Vec<f32> {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn tiled_matmul_with_address_space_shared_matches_the_cpu() {
     let gpu = gpu();
     // Sizes that are not multiples of the tile, so partial tiles are exercised.
@@ -132,7 +131,6 @@ fn tiled_matmul_with_address_space_shared_matches_the_cpu() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn block_sum_with_address_space_shared_matches_the_cpu() {
     let gpu = gpu();
     let n = 256 * 37 + 100; // a partial last block
@@ -156,7 +154,6 @@ fn block_sum_with_address_space_shared_matches_the_cpu() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn shared_array_with_a_local_const_reverses_blocks() {
     let gpu = gpu();
     let block = COMPAT_REVERSE_BLOCK as usize;
@@ -179,7 +176,6 @@ fn shared_array_with_a_local_const_reverses_blocks() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn glam_vectors_index_a_2d_grid() {
     let gpu = gpu();
     let (w, h) = (100u32, 37u32);

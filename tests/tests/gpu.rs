@@ -34,25 +34,25 @@ fn check(views: &[TestView], precision: Precision, palette: Palette) {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: pinned host memory (LockedBuffer) is not emulated"]
 fn mandelbrot_f32_identical_to_cpu() {
     check(&views(), Precision::F32, Palette::Classic);
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: pinned host memory (LockedBuffer) is not emulated"]
 fn mandelbrot_f64_identical_to_cpu() {
     check(&views(), Precision::F64, Palette::Classic);
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: pinned host memory (LockedBuffer) is not emulated"]
 fn mandelbrot_f64_deep_zoom_identical_to_cpu() {
     check(&deep_views(), Precision::F64, Palette::Fire);
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: pinned host memory (LockedBuffer) is not emulated"]
 fn every_palette_identical_to_cpu() {
     let v = &views()[0..2];
     for palette in Palette::ALL {
@@ -61,7 +61,6 @@ fn every_palette_identical_to_cpu() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn vector_add_identical_to_cpu() {
     let gpu = gpu();
     for n in [1usize, 31, 1024, 1025, (1 << 20) + 7] {

@@ -99,7 +99,6 @@ fn canonical_nans(bits: u32, is_nan: impl Fn(u16) -> bool) -> u32 {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn f16x2_fma_add_mul_match_the_host_bit_for_bit() {
     let gpu = gpu();
     let is_nan = |h: u16| f16::from_bits(h).is_nan();
@@ -131,7 +130,6 @@ fn f16x2_fma_add_mul_match_the_host_bit_for_bit() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn f16_conversions_match_the_host_bit_for_bit() {
     let gpu = gpu();
     let mut rng = Rng(0x1319_8a2e_0370_7344);
@@ -176,7 +174,6 @@ fn f16_conversions_match_the_host_bit_for_bit() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn bf16x2_ops_and_conversions_match_the_host_bit_for_bit() {
     let gpu = gpu();
     let Some(module) = sm80_module(&gpu) else {

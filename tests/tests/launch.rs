@@ -78,7 +78,6 @@ fn launch_helpers_validate_their_input() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn slice_out_slice_and_values() {
     let gpu = gpu();
     for n in [1usize, 31, 1000, (1 << 20) + 7] {
@@ -106,7 +105,6 @@ fn slice_out_slice_and_values() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn out_slice_write_2d_covers_an_odd_image_exactly() {
     let gpu = gpu();
     let (w, h) = (1001u32, 777u32);
@@ -125,7 +123,6 @@ fn out_slice_write_2d_covers_an_odd_image_exactly() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn by_value_structs_arrive_bit_for_bit() {
     let gpu = gpu();
     let view = Viewport::from_corners(
@@ -163,7 +160,6 @@ fn by_value_structs_arrive_bit_for_bit() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn raw_pointer_kernel_through_launch_unchecked() {
     let gpu = gpu();
     let n = 4099u32;
@@ -189,7 +185,7 @@ fn raw_pointer_kernel_through_launch_unchecked() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: driver launch-configuration errors"]
 fn a_rejected_launch_names_kernel_configuration_and_cuda_error() {
     let gpu = gpu();
     let x = DeviceBuffer::from_slice_async(&[1.0f32; 4], gpu.stream()).unwrap();
@@ -231,7 +227,6 @@ fn a_rejected_launch_names_kernel_configuration_and_cuda_error() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn unknown_kernels_are_errors_that_list_the_module_entries() {
     let gpu = gpu();
     let err = gpu.module().get_function("no_such_kernel").unwrap_err();
@@ -259,7 +254,7 @@ const IMPOSTOR_PTX: &str = "\
 ";
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: PTX/cubin modules (the emulator runs module-image #[kernel]s)"]
 fn a_handle_resolved_where_the_kernel_has_other_parameters_is_refused_with_both_layouts() {
     let gpu = gpu();
     let module = Module::from_ptx_in(gpu.context(), IMPOSTOR_PTX).unwrap();
@@ -292,7 +287,7 @@ fn a_handle_resolved_where_the_kernel_has_other_parameters_is_refused_with_both_
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: PTX/cubin modules (the emulator runs module-image #[kernel]s)"]
 fn a_handle_resolved_in_a_module_without_the_kernel_names_kernel_and_module() {
     let gpu = gpu();
     // A probe handle in ferrocuda's product module, which has no probes.
@@ -321,7 +316,6 @@ fn a_handle_resolved_in_a_module_without_the_kernel_names_kernel_and_module() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn occupancy_block_size_is_a_valid_block() {
     let gpu = gpu();
     let (_, block) = gpu

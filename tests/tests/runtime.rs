@@ -19,9 +19,10 @@ use probes::{
 };
 use tests::PROBES;
 
-/// Opens GPU 0 and makes its context current.
+/// Opens GPU 0, or the CPU emulator without a GPU (`FERROCUDA_DEVICE` overrides), and
+/// makes its context current.
 fn init() -> Context {
-    cust::quick_init().unwrap_or_else(|e| panic!("GPU tests need a CUDA GPU: {e}"))
+    Context::from_env(0).unwrap_or_else(|e| panic!("no device for the test: {e}"))
 }
 
 fn cfg_1d(n: usize, block: u32) -> LaunchConfig {
@@ -49,7 +50,7 @@ fn without_a_context_constructors_say_what_to_call() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: fails on the CPU emulator (see the emu2 report)"]
 fn devices_report_plausible_properties() {
     let ctx = init();
     let n = Device::num_devices().unwrap();
@@ -66,7 +67,7 @@ fn devices_report_plausible_properties() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: device properties"]
 fn modules_load_from_ptx_file_cubin_and_image() {
     let ctx = init();
     let cc = ctx.compute_capability().unwrap();
@@ -93,7 +94,7 @@ fn modules_load_from_ptx_file_cubin_and_image() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: PTX/cubin modules (the emulator runs module-image #[kernel]s)"]
 fn bad_modules_and_kernels_are_clear_errors() {
     let ctx = init();
     let dir = tempfile::tempdir().unwrap();
@@ -139,7 +140,7 @@ fn bad_modules_and_kernels_are_clear_errors() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: PTX/cubin modules (the emulator runs module-image #[kernel]s)"]
 fn driver_parameter_sizes_match_the_builders_manifest() {
     // Two independent readings of every kernel's parameter layout: the builder parsed the
     // PTX text; the driver reports what it compiled (cuFuncGetParamInfo).
@@ -153,7 +154,6 @@ fn driver_parameter_sizes_match_the_builders_manifest() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn typed_launch_on_a_created_stream_matches_the_cpu() {
     init();
     let module = Module::from_image(&PROBES).unwrap();
@@ -185,7 +185,7 @@ fn typed_launch_on_a_created_stream_matches_the_cpu() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: PTX/cubin modules (the emulator runs module-image #[kernel]s)"]
 fn cust_launch_macro_packs_rust_cuda_slice_pairs() {
     init();
     let module = Module::from_ptx(PROBES.ptx, &[]).unwrap(); // layout from the driver
@@ -235,7 +235,6 @@ fn cust_launch_macro_packs_rust_cuda_slice_pairs() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn unsafe_kernels_launch_through_launch_unchecked() {
     init();
     let module = Module::from_image(&PROBES).unwrap();
@@ -259,7 +258,6 @@ fn unsafe_kernels_launch_through_launch_unchecked() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn events_order_streams_and_time_kernels() {
     let ctx = init();
     let module = Module::from_image(&PROBES).unwrap();
@@ -297,7 +295,6 @@ fn events_order_streams_and_time_kernels() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn buffers_copy_and_refuse_length_mismatches() {
     let ctx = init();
     let data: Vec<u32> = (0..1000).map(|i| i * 7 + 3).collect();
@@ -365,7 +362,7 @@ fn buffers_copy_and_refuse_length_mismatches() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: pinned host memory (LockedBuffer) is not emulated"]
 fn pinned_buffers_round_trip_asynchronously() {
     let ctx = init();
     let n = 1 << 20;
@@ -411,7 +408,7 @@ fn pinned_buffers_round_trip_asynchronously() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: unified memory"]
 fn unified_memory_is_updated_in_place_by_a_kernel() {
     init();
     let module = Module::from_image(&PROBES).unwrap();
@@ -447,7 +444,7 @@ fn unified_memory_is_updated_in_place_by_a_kernel() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: device memory size"]
 fn oversized_allocations_are_refused_with_the_figure() {
     let ctx = init();
     let (free, _) = ctx.mem_info().unwrap();
@@ -462,7 +459,7 @@ fn oversized_allocations_are_refused_with_the_figure() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: CUDA graphs"]
 fn graphs_replay_captured_launches_and_refuse_what_cannot_be_captured() {
     let ctx = init();
     let module = Module::from_image(&PROBES).unwrap();
@@ -517,7 +514,7 @@ fn graphs_replay_captured_launches_and_refuse_what_cannot_be_captured() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: CUDA graphs"]
 fn compute_graphs_run_nodes_after_their_declared_inputs() {
     init();
     let module = Module::from_image(&PROBES).unwrap();
@@ -581,7 +578,7 @@ fn compute_graphs_run_nodes_after_their_declared_inputs() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: fails on the CPU emulator (see the emu2 report)"]
 fn device_pool_lends_every_gpu_and_takes_it_back() {
     let pool = cust::pool::DevicePool::new().unwrap();
     let gpus = pool.len();
@@ -610,7 +607,7 @@ fn device_pool_lends_every_gpu_and_takes_it_back() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: NCCL"]
 fn nccl_all_reduce_sums_one_buffer_per_gpu() {
     use cust::nccl::{Communicators, ReduceOp};
     assert_eq!(
@@ -706,7 +703,7 @@ fn nccl_all_reduce_sums_one_buffer_per_gpu() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: PTX/cubin modules (the emulator runs module-image #[kernel]s)"]
 fn hot_modules_swap_between_launches_and_unload_unused_ones() {
     use cust::module::HotModule;
     init();

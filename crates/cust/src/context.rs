@@ -6,7 +6,16 @@
 //! [`CurrentContext::set_current`], else the first context created in the process (cust
 //! follows the driver, whose current context is per thread only; the process-wide fallback
 //! lets worker threads of a one-GPU program work without extra calls).
+//!
+//! A context is either a GPU's or the **CPU emulator**'s ([`Context::emulator`]): there,
+//! buffers live in host memory, streams run their work at once, and a typed launch of a
+//! `#[kernel]` handle runs its host body through `cuda_std::emu` (real 32-lane warps,
+//! barriers, shared memory, atomics, and the emulator's race, divergence and bounds checks).
+//! [`Context::from_env`] picks one from `FERROCUDA_DEVICE` (`gpu`, `cpu` or `auto`).
+//! Operations that need a GPU (device attributes, graphs, NCCL, pinned and unified memory,
+//! PTX or cubin modules, untyped `launch!`) are [`CudaError::NotOnEmulator`] there.
 
+use crate::cpu::CpuDevice;
 use crate::{
     device::Device,
     error::{CudaError, CudaResult},
@@ -22,15 +31,68 @@ use std::{
 /// Cheap to clone.
 #[derive(Clone)]
 pub struct Context {
-    inner: Arc<CudaContext>,
+    inner: Inner,
+}
+
+/// A GPU's context or the CPU emulator's device.
+#[derive(Clone)]
+enum Inner {
+    Cuda(Arc<CudaContext>),
+    Cpu(Arc<CpuDevice>),
 }
 
 impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Context")
-            .field("ordinal", &self.inner.ordinal())
-            .finish()
+        match &self.inner {
+            Inner::Cuda(c) => f
+                .debug_struct("Context")
+                .field("ordinal", &c.ordinal())
+                .finish(),
+            Inner::Cpu(_) => f
+                .debug_struct("Context")
+                .field("device", &"CPU emulator")
+                .finish(),
+        }
     }
+}
+
+/// Which device [`Context::from_env`] opens: the value of `FERROCUDA_DEVICE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceChoice {
+    /// `gpu`: a CUDA GPU; failing without one.
+    Gpu,
+    /// `cpu`: the CPU emulator, even where a GPU is present.
+    Cpu,
+    /// `auto` (or unset): the GPU if the driver reports one, else the CPU emulator.
+    Auto,
+}
+
+impl DeviceChoice {
+    /// The environment variable read by [`DeviceChoice::from_env`].
+    pub const ENV: &'static str = "FERROCUDA_DEVICE";
+
+    /// Reads [`DeviceChoice::ENV`]: `gpu`, `cpu` or `auto` (case-insensitive); unset or empty
+    /// is `auto`.
+    ///
+    /// # Errors
+    /// [`CudaError::LaunchConfig`] naming the value if it is anything else.
+    pub fn from_env() -> CudaResult<Self> {
+        let value = std::env::var(Self::ENV).unwrap_or_default();
+        match value.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(Self::Auto),
+            "gpu" | "cuda" => Ok(Self::Gpu),
+            "cpu" | "emu" | "emulator" => Ok(Self::Cpu),
+            _ => Err(CudaError::LaunchConfig(format!(
+                "{}={value:?}: expected `gpu`, `cpu` or `auto`",
+                Self::ENV
+            ))),
+        }
+    }
+}
+
+/// Whether a CUDA GPU can be opened: a driver that reports at least one device.
+pub fn gpu_present() -> bool {
+    crate::device::Device::num_devices().is_ok_and(|n| n > 0)
 }
 
 thread_local! {
@@ -49,53 +111,124 @@ impl Context {
             "creating the context of device {}",
             device.ordinal()
         )))?;
-        let ctx = Self { inner };
-        CurrentContext::set_current(&ctx);
+        let ctx = Self {
+            inner: Inner::Cuda(inner),
+        };
+        ctx.make_current_and_default();
+        Ok(ctx)
+    }
+
+    /// A new CPU emulator device (see the [module docs](self)), made current on this thread
+    /// (and the process-wide default if there is none yet). Its buffers are host memory,
+    /// its streams run work at once, and typed launches run kernels through
+    /// `cuda_std::emu::launch` with every emulator check on.
+    pub fn emulator() -> Self {
+        let ctx = Self {
+            inner: Inner::Cpu(CpuDevice::new()),
+        };
+        ctx.make_current_and_default();
+        ctx
+    }
+
+    /// The context [`DeviceChoice::from_env`] asks for: GPU `ordinal`'s
+    /// ([`Context::new`]) for `gpu`, [`Context::emulator`] for `cpu`, and for `auto` the
+    /// GPU if the driver reports one, else the emulator.
+    ///
+    /// # Errors
+    /// A bad `FERROCUDA_DEVICE` value; for `gpu`, those of [`Device::get_device`] and
+    /// [`Context::new`] (e.g. [`CudaError::NoDriver`] without a GPU: never a silent
+    /// emulator).
+    pub fn from_env(ordinal: u32) -> CudaResult<Self> {
+        match DeviceChoice::from_env()? {
+            DeviceChoice::Cpu => Ok(Self::emulator()),
+            DeviceChoice::Auto if !gpu_present() => Ok(Self::emulator()),
+            DeviceChoice::Gpu | DeviceChoice::Auto => Self::new(Device::get_device(ordinal)?),
+        }
+    }
+
+    fn make_current_and_default(&self) {
+        CurrentContext::set_current(self);
         let mut default = PROCESS_DEFAULT.lock().unwrap_or_else(|e| e.into_inner());
         if default.is_none() {
-            *default = Some(ctx.clone());
+            *default = Some(self.clone());
         }
-        Ok(ctx)
     }
 
     /// Wraps a cudarc context (does not make it current).
     pub fn from_cudarc(inner: Arc<CudaContext>) -> Self {
-        Self { inner }
+        Self {
+            inner: Inner::Cuda(inner),
+        }
+    }
+
+    /// `true` for the CPU emulator's context ([`Context::emulator`]).
+    pub fn is_emulator(&self) -> bool {
+        matches!(self.inner, Inner::Cpu(_))
+    }
+
+    /// The emulator's device, `None` on a GPU.
+    pub(crate) fn cpu(&self) -> Option<&Arc<CpuDevice>> {
+        match &self.inner {
+            Inner::Cpu(d) => Some(d),
+            Inner::Cuda(_) => None,
+        }
+    }
+
+    /// Wraps an emulator device.
+    pub(crate) fn from_cpu(device: Arc<CpuDevice>) -> Self {
+        Self {
+            inner: Inner::Cpu(device),
+        }
+    }
+
+    /// The cudarc context, or [`CudaError::NotOnEmulator`] naming `operation` on the emulator.
+    pub(crate) fn cuda(&self, operation: &'static str) -> CudaResult<&Arc<CudaContext>> {
+        match &self.inner {
+            Inner::Cuda(c) => Ok(c),
+            Inner::Cpu(_) => Err(CudaError::NotOnEmulator { operation }),
+        }
     }
 
     /// The device.
     ///
     /// # Errors
-    /// As [`Device::get_device`].
+    /// As [`Device::get_device`]; [`CudaError::NotOnEmulator`] on the emulator.
     pub fn device(&self) -> CudaResult<Device> {
-        Device::get_device(self.inner.ordinal() as u32)
+        Device::get_device(self.cuda("a device handle")?.ordinal() as u32)
     }
 
-    /// Waits for all work on the device.
+    /// Waits for all work on the device (on the emulator all work is done already).
     ///
     /// # Errors
     /// [`CudaError::Driver`] with the first asynchronous error (e.g. a kernel that trapped).
     pub fn synchronize(&self) -> CudaResult<()> {
-        self.inner
-            .synchronize()
-            .map_err(CudaError::driver("synchronizing the context"))
+        match &self.inner {
+            Inner::Cuda(c) => c
+                .synchronize()
+                .map_err(CudaError::driver("synchronizing the context")),
+            Inner::Cpu(_) => Ok(()),
+        }
     }
 
     /// `(free, total)` device memory, bytes.
     ///
     /// # Errors
-    /// [`CudaError::Driver`].
+    /// [`CudaError::Driver`]; [`CudaError::NotOnEmulator`] on the emulator.
     pub fn mem_info(&self) -> CudaResult<(usize, usize)> {
-        self.inner
+        self.cuda("reading free device memory")?
             .mem_get_info()
             .map_err(CudaError::driver("reading free memory (cuMemGetInfo)"))
     }
 
-    /// Checks that `bytes` more bytes fit in free device memory.
+    /// Checks that `bytes` more bytes fit in free device memory (always true on the
+    /// emulator, whose allocations fail by themselves when the host runs out).
     ///
     /// # Errors
     /// [`CudaError::OutOfMemory`] when they do not.
     pub fn check_free(&self, what: &'static str, bytes: usize) -> CudaResult<()> {
+        if self.is_emulator() {
+            return Ok(());
+        }
         let (free, _) = self.mem_info()?;
         if bytes > free {
             return Err(CudaError::OutOfMemory { what, bytes, free });
@@ -106,10 +239,10 @@ impl Context {
     /// The compute capability of the context's device.
     ///
     /// # Errors
-    /// [`CudaError::Driver`].
+    /// [`CudaError::Driver`]; [`CudaError::NotOnEmulator`] on the emulator, which has none.
     pub fn compute_capability(&self) -> CudaResult<crate::module::ComputeCapability> {
         let (major, minor) = self
-            .inner
+            .cuda("reading the compute capability")?
             .compute_capability()
             .map_err(CudaError::driver("reading the compute capability"))?;
         Ok(crate::module::ComputeCapability::new(
@@ -118,36 +251,69 @@ impl Context {
         ))
     }
 
-    /// The device's name, e.g. `NVIDIA H200` (`unknown GPU` if the driver cannot say).
+    /// The device's name, e.g. `NVIDIA H200` (`unknown GPU` if the driver cannot say;
+    /// `CPU emulator` for [`Context::emulator`]).
     pub fn name(&self) -> String {
-        self.inner.name().unwrap_or_else(|_| "unknown GPU".into())
+        match &self.inner {
+            Inner::Cuda(c) => c.name().unwrap_or_else(|_| "unknown GPU".into()),
+            Inner::Cpu(_) => "CPU emulator".into(),
+        }
     }
 
-    /// The device's ordinal (0 = first GPU).
+    /// The device's ordinal (0 = first GPU; 0 for the emulator).
     pub fn ordinal(&self) -> usize {
-        self.inner.ordinal()
+        match &self.inner {
+            Inner::Cuda(c) => c.ordinal(),
+            Inner::Cpu(_) => 0,
+        }
     }
 
     /// A device attribute of the context's device (`cuDeviceGetAttribute`), e.g.
     /// [`DeviceAttribute::MultiprocessorCount`](crate::device::DeviceAttribute).
     ///
+    /// On the emulator only `MULTIPROCESSOR_COUNT` is answered: the host's cores.
+    ///
     /// # Errors
-    /// A driver error.
+    /// A driver error; [`CudaError::NotOnEmulator`] on the emulator for other attributes.
     pub fn attribute(&self, attribute: crate::device::DeviceAttribute) -> CudaResult<i32> {
+        if self.is_emulator() {
+            // The emulator's "multiprocessors" are the host's cores (blocks run in parallel
+            // on rayon's pool); no other property is modelled.
+            if attribute == crate::device::DeviceAttribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+            {
+                let cores = std::thread::available_parallelism().map_or(1, usize::from);
+                return Ok(i32::try_from(cores).unwrap_or(i32::MAX));
+            }
+            return Err(CudaError::NotOnEmulator {
+                operation: "device attributes other than the multiprocessor count",
+            });
+        }
         self.device()?.get_attribute(attribute)
     }
 
     /// Makes the context current on this thread for driver calls.
     pub(crate) fn bind_to_thread(&self) -> CudaResult<()> {
-        self.inner
-            .bind_to_thread()
-            .map_err(CudaError::driver("binding the context"))
+        match &self.inner {
+            Inner::Cuda(c) => c
+                .bind_to_thread()
+                .map_err(CudaError::driver("binding the context")),
+            Inner::Cpu(_) => Ok(()),
+        }
     }
 
     /// The cudarc context, for crates built over cudarc beside this one (e.g. `blastoff`);
     /// applications use [`Context`]'s own methods.
+    ///
+    /// # Panics
+    /// On the CPU emulator, which has no CUDA context (check [`Context::is_emulator`]).
     pub fn as_cudarc(&self) -> &Arc<CudaContext> {
-        &self.inner
+        match &self.inner {
+            Inner::Cuda(c) => c,
+            Inner::Cpu(_) => panic!(
+                "Context::as_cudarc: the CPU emulator has no CUDA context (cudarc-based \
+                 libraries such as cuBLAS need a GPU)"
+            ),
+        }
     }
 }
 

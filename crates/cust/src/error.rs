@@ -163,6 +163,34 @@ pub enum CudaError {
          module image (`Module::from_image`) or use a CUDA 12.4+ driver"
     )]
     ParamInfoUnavailable(String),
+    /// The operation needs a CUDA GPU: the CPU emulator ([`Context::emulator`]) does not
+    /// provide it.
+    ///
+    /// [`Context::emulator`]: crate::context::Context::emulator
+    #[error(
+        "{operation} is not supported on the CPU emulator: it needs a CUDA GPU (set \
+         FERROCUDA_DEVICE=gpu, or run on a machine with one)"
+    )]
+    NotOnEmulator {
+        /// What was asked for, e.g. `"graph capture"`.
+        operation: &'static str,
+    },
+    /// A kernel failed on the CPU emulator: a panic, a `device_assert!`, or one of the
+    /// emulator's checks (races, barrier divergence, uninitialised shared reads, out-of-bounds
+    /// accesses), naming the kernel, block, thread and source location.
+    #[error("{0}")]
+    Emulator(#[from] cuda_std::emu::EmuError),
+    /// Memory of one backend used with the other: a GPU buffer in an emulated launch or a
+    /// CPU-emulator buffer in a GPU launch or copy.
+    #[error("{what}: the buffer lives on {buffer}, the stream or context on {stream}")]
+    BackendMismatch {
+        /// The operation.
+        what: &'static str,
+        /// The buffer's backend (`"the GPU"` or `"the CPU emulator"`).
+        buffer: &'static str,
+        /// The other side's backend.
+        stream: &'static str,
+    },
     /// An invalid launch configuration.
     #[error("invalid launch configuration: {0}")]
     LaunchConfig(String),

@@ -6,7 +6,11 @@ use crate::{
     stream::Stream,
 };
 use cudarc::driver::{CudaEvent, sys};
-use std::{fmt, time::Duration};
+use std::{
+    fmt,
+    sync::Mutex,
+    time::{Duration, Instant},
+};
 
 /// Event creation flags (cust 0.3's `EventFlags`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,7 +36,14 @@ pub enum EventStatus {
 
 /// A marker recorded in a stream: completes when all work queued before it has.
 pub struct Event {
-    inner: CudaEvent,
+    inner: Inner,
+}
+
+/// A GPU event, or on the CPU emulator the host time of the last record (work on an
+/// emulator stream is done when queued, so a record is the host's clock then).
+enum Inner {
+    Cuda(CudaEvent),
+    Cpu(Mutex<Option<Instant>>),
 }
 
 impl fmt::Debug for Event {
@@ -55,11 +66,28 @@ impl Event {
     /// # Errors
     /// A driver error.
     pub fn new_in(ctx: &Context, flags: EventFlags) -> CudaResult<Self> {
+        if ctx.is_emulator() {
+            return Ok(Self {
+                inner: Inner::Cpu(Mutex::new(None)),
+            });
+        }
         let inner = ctx
             .as_cudarc()
             .new_event(Some(flags.0))
             .map_err(CudaError::driver("creating an event"))?;
-        Ok(Self { inner })
+        Ok(Self {
+            inner: Inner::Cuda(inner),
+        })
+    }
+
+    /// The cudarc event, or [`CudaError::NotOnEmulator`] on the emulator.
+    pub(crate) fn cuda(&self) -> CudaResult<&CudaEvent> {
+        match &self.inner {
+            Inner::Cuda(e) => Ok(e),
+            Inner::Cpu(_) => Err(CudaError::NotOnEmulator {
+                operation: "a CPU-emulator event on a GPU stream",
+            }),
+        }
     }
 
     /// Records the event at the current end of `stream`'s queue.
@@ -67,8 +95,19 @@ impl Event {
     /// # Errors
     /// A driver error.
     pub fn record(&self, stream: &Stream) -> CudaResult<()> {
-        self.inner
-            .record(stream.as_cudarc())
+        if let Inner::Cpu(at) = &self.inner {
+            if !stream.is_emulator() {
+                return Err(CudaError::BackendMismatch {
+                    what: "recording an event",
+                    buffer: crate::cpu::CPU,
+                    stream: crate::cpu::GPU,
+                });
+            }
+            *at.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+            return Ok(());
+        }
+        self.cuda()?
+            .record(stream.cuda("recording a GPU event on a CPU-emulator stream")?)
             .map_err(CudaError::driver("recording an event"))
     }
 
@@ -77,7 +116,10 @@ impl Event {
     /// # Errors
     /// A driver error (including asynchronous errors of the work before it).
     pub fn synchronize(&self) -> CudaResult<()> {
-        self.inner
+        let Inner::Cuda(inner) = &self.inner else {
+            return Ok(());
+        };
+        inner
             .synchronize()
             .map_err(CudaError::driver("waiting for an event"))
     }
@@ -87,7 +129,10 @@ impl Event {
     /// # Errors
     /// A driver error.
     pub fn query(&self) -> CudaResult<EventStatus> {
-        match self.inner.try_is_complete() {
+        let Inner::Cuda(inner) = &self.inner else {
+            return Ok(EventStatus::Ready);
+        };
+        match inner.try_is_complete() {
             Ok(true) => Ok(EventStatus::Ready),
             Ok(false) => Ok(EventStatus::NotReady),
             Err(e) => Err(CudaError::driver("querying an event")(e)),
@@ -102,9 +147,23 @@ impl Event {
     /// `CUDA_ERROR_INVALID_HANDLE` if either was created with
     /// [`EventFlags::DISABLE_TIMING`].
     pub fn elapsed_time_f32(&self, start: &Event) -> CudaResult<f32> {
+        if let (Inner::Cpu(end), Inner::Cpu(begin)) = (&self.inner, &start.inner) {
+            let end = *end.lock().unwrap_or_else(|p| p.into_inner());
+            let begin = *begin.lock().unwrap_or_else(|p| p.into_inner());
+            return match (begin, end) {
+                (Some(b), Some(e)) => Ok(if e >= b {
+                    e.duration_since(b).as_secs_f32() * 1e3
+                } else {
+                    -(b.duration_since(e).as_secs_f32() * 1e3)
+                }),
+                _ => Err(CudaError::LaunchConfig(
+                    "elapsed time between events that were not both recorded".into(),
+                )),
+            };
+        }
         start
-            .inner
-            .elapsed_ms(&self.inner)
+            .cuda()?
+            .elapsed_ms(self.cuda()?)
             .map_err(CudaError::driver("reading the time between two events"))
     }
 
@@ -118,7 +177,13 @@ impl Event {
     }
 
     /// The cudarc event.
+    ///
+    /// # Panics
+    /// For an event of the CPU emulator, which has no CUDA event.
     pub fn as_cudarc(&self) -> &CudaEvent {
-        &self.inner
+        match &self.inner {
+            Inner::Cuda(e) => e,
+            Inner::Cpu(_) => panic!("Event::as_cudarc: the CPU emulator has no CUDA event"),
+        }
     }
 }

@@ -99,7 +99,8 @@ pub struct Function {
 /// would hold its own module and keep it loaded forever (a reference cycle through the
 /// cache), so the module keeps these and pairs them with itself when it hands one out.
 pub(crate) struct Kernel {
-    inner: CudaFunction,
+    /// `None` on the CPU emulator.
+    inner: Option<CudaFunction>,
     name: Box<str>,
     /// [`Function::param_sizes`], resolved at the first launch and shared by every
     /// `Function` of this kernel.
@@ -114,6 +115,15 @@ pub(crate) struct Kernel {
 
 impl Kernel {
     pub(crate) fn new(inner: CudaFunction, name: &str) -> Arc<Self> {
+        Self::with(Some(inner), name)
+    }
+
+    /// A kernel of a CPU-emulator module: a name, no code.
+    pub(crate) fn emulated(name: &str) -> Arc<Self> {
+        Self::with(None, name)
+    }
+
+    fn with(inner: Option<CudaFunction>, name: &str) -> Arc<Self> {
         Arc::new(Self {
             inner,
             name: name.into(),
@@ -170,13 +180,36 @@ impl Function {
     }
 
     /// The cudarc function, for crates built over cudarc beside this one (e.g. `blastoff`).
+    ///
+    /// # Panics
+    /// For a function of a CPU-emulator module, which has no code.
     pub fn as_cudarc(&self) -> &CudaFunction {
-        &self.kernel.inner
+        match &self.kernel.inner {
+            Some(f) => f,
+            None => panic!("Function::as_cudarc: a CPU-emulator function has no CUDA function"),
+        }
+    }
+
+    /// [`CudaError::NotOnEmulator`] naming `operation` for a CPU-emulator function.
+    fn require_gpu(&self, operation: &'static str) -> CudaResult<()> {
+        if self.is_emulator() {
+            Err(CudaError::NotOnEmulator { operation })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// `true` for a function of a CPU-emulator module.
+    pub fn is_emulator(&self) -> bool {
+        self.kernel.inner.is_none()
     }
 
     /// The driver's function handle.
     pub(crate) fn cu_function(&self) -> sys::CUfunction {
-        self.kernel.inner.cu_function()
+        self.kernel
+            .inner
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |f| f.cu_function())
     }
 
     /// The size in bytes of each parameter, in order: from the module image when the module
@@ -204,7 +237,12 @@ impl Function {
                 self.kernel.name.to_string(),
             ));
         }
-        let f = self.kernel.inner.cu_function();
+        if self.is_emulator() {
+            return Err(CudaError::ParamInfoUnavailable(
+                self.kernel.name.to_string(),
+            ));
+        }
+        let f = self.cu_function();
         let mut sizes = Vec::new();
         for index in 0.. {
             let (mut offset, mut size) = (0usize, 0usize);
@@ -278,6 +316,10 @@ impl Function {
     /// ([`set_max_dynamic_shared_bytes`](Self::set_max_dynamic_shared_bytes)) when `bytes` is
     /// above it; one atomic load otherwise.
     pub(crate) fn ensure_dynamic_shared(&self, bytes: u32) -> CudaResult<()> {
+        if self.is_emulator() {
+            // Host memory: no per-kernel opt-in, no device limit.
+            return Ok(());
+        }
         if bytes > self.max_dynamic_shared_bytes() {
             self.set_max_dynamic_shared_bytes(bytes)?;
         }
@@ -317,6 +359,7 @@ impl Function {
     /// `cuFuncGetAttribute`.
     fn function_attribute(&self, attribute: sys::CUfunction_attribute) -> CudaResult<i32> {
         let mut value = 0;
+        self.require_gpu("reading a kernel attribute")?;
         self.module.context().bind_to_thread()?;
         // SAFETY: a live function of a loaded module (we hold the module); the driver writes
         // one int.
@@ -335,6 +378,7 @@ impl Function {
         attribute: sys::CUfunction_attribute,
         value: i32,
     ) -> CudaResult<()> {
+        self.require_gpu("setting a kernel attribute")?;
         self.module.context().bind_to_thread()?;
         // SAFETY: a live function of a loaded module (we hold the module); a plain value.
         unsafe { sys::cuFuncSetAttribute(self.cu_function(), attribute, value) }
@@ -350,6 +394,8 @@ impl Function {
     /// dynamic shared memory per block and blocks of at most `block_size_limit` threads
     /// (`0` = no limit beyond the kernel's).
     ///
+    /// On the CPU emulator, which has no occupancy, `(1, 256)` (or the limit, if lower).
+    ///
     /// # Errors
     /// [`CudaError::Driver`].
     pub fn suggested_launch_configuration(
@@ -357,6 +403,14 @@ impl Function {
         dynamic_shared_bytes: usize,
         block_size_limit: BlockSize,
     ) -> CudaResult<(u32, u32)> {
+        if self.is_emulator() {
+            let limit = if block_size_limit.x == 0 {
+                256
+            } else {
+                block_size_limit.x
+            };
+            return Ok((1, limit.min(256)));
+        }
         let (mut min_grid, mut block) = (0, 0);
         self.module.context().bind_to_thread()?;
         // SAFETY: a live function; no callback, so `dynamic_shared_bytes` applies to every
@@ -365,7 +419,7 @@ impl Function {
             sys::cuOccupancyMaxPotentialBlockSize(
                 &mut min_grid,
                 &mut block,
-                self.kernel.inner.cu_function(),
+                self.cu_function(),
                 None,
                 dynamic_shared_bytes,
                 i32::try_from(block_size_limit.x).unwrap_or(i32::MAX),
@@ -383,14 +437,14 @@ impl Function {
     /// (`cuOccupancyMaxActiveBlocksPerMultiprocessor`).
     ///
     /// # Errors
-    /// [`CudaError::Driver`].
+    /// [`CudaError::Driver`]; [`CudaError::NotOnEmulator`] on the emulator.
     pub fn max_active_blocks_per_multiprocessor(
         &self,
         block_size: BlockSize,
         dynamic_shared_bytes: usize,
     ) -> CudaResult<u32> {
-        self.kernel
-            .inner
+        self.require_gpu("occupancy queries")?;
+        self.as_cudarc()
             .occupancy_max_active_blocks_per_multiprocessor(
                 u32::try_from(block_size.total()).unwrap_or(u32::MAX),
                 dynamic_shared_bytes,

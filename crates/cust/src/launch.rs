@@ -48,16 +48,19 @@
 use crate::{
     error::{CudaError, CudaResult},
     function::{BlockSize, Function, GridSize, LaunchConfig},
-    memory::DevicePointer,
+    memory::{
+        DevicePointer,
+        device::{KernelMemory, KernelMemoryMut},
+    },
     module::Module,
     stream::Stream,
 };
-use cudarc::driver::{DevicePtr, DevicePtrMut, DriverError, SyncOnDrop, result, sys};
+use cudarc::driver::{DriverError, SyncOnDrop, result, sys};
 use cust_core::{
     DeviceCopy,
     launch::{ConstPtr, Kernel, MutPtr, Out, ParamSizes, Safe, Slice, Value},
 };
-use std::{any::TypeId, ffi::c_void, fmt, marker::PhantomData};
+use std::{any::TypeId, ffi::c_void, fmt};
 
 /// A `&[T]` or `OutSlice<T>` kernel parameter: rustc passes it as a 16-byte by-value
 /// aggregate `(data pointer, length in elements)` (verified in rustc's PTX).
@@ -91,47 +94,67 @@ pub trait KernelArg<'a, K> {
     /// The parameter bytes, plus a guard that orders the buffer's use on `stream` (dropped
     /// after the launch is queued).
     #[doc(hidden)]
-    fn into_param(self, stream: &'a Stream) -> (Self::Param, Option<SyncOnDrop<'a>>);
+    ///
+    /// # Errors
+    /// [`CudaError::BackendMismatch`] for a buffer of the other backend than `stream`'s.
+    #[doc(hidden)]
+    fn into_param(self, stream: &'a Stream) -> CudaResult<(Self::Param, Option<SyncOnDrop<'a>>)>;
 }
 
-impl<'a, T, S: DevicePtr<T>> KernelArg<'a, Slice<T>> for &'a S {
+impl<'a, T, S: KernelMemory<T>> KernelArg<'a, Slice<T>> for &'a S {
     type Param = SliceParam;
-    fn into_param(self, stream: &'a Stream) -> (SliceParam, Option<SyncOnDrop<'a>>) {
-        let (ptr, sync) = self.device_ptr(stream.as_cudarc());
-        let len = self.len() as u64;
-        (SliceParam { ptr, len }, Some(sync))
+    fn into_param(self, stream: &'a Stream) -> CudaResult<(SliceParam, Option<SyncOnDrop<'a>>)> {
+        let (ptr, len, sync) = self.kernel_param(stream)?;
+        Ok((
+            SliceParam {
+                ptr,
+                len: len as u64,
+            },
+            sync,
+        ))
     }
 }
 
-impl<'a, T, S: DevicePtrMut<T>> KernelArg<'a, Out<T>> for &'a mut S {
+impl<'a, T, S: KernelMemoryMut<T>> KernelArg<'a, Out<T>> for &'a mut S {
     type Param = SliceParam;
-    fn into_param(self, stream: &'a Stream) -> (SliceParam, Option<SyncOnDrop<'a>>) {
-        let len = self.len() as u64;
-        let (ptr, sync) = self.device_ptr_mut(stream.as_cudarc());
-        (SliceParam { ptr, len }, Some(sync))
+    fn into_param(self, stream: &'a Stream) -> CudaResult<(SliceParam, Option<SyncOnDrop<'a>>)> {
+        let (ptr, len, sync) = self.kernel_param_mut(stream)?;
+        Ok((
+            SliceParam {
+                ptr,
+                len: len as u64,
+            },
+            sync,
+        ))
     }
 }
 
-impl<'a, T, S: DevicePtr<T>> KernelArg<'a, ConstPtr<T>> for &'a S {
+impl<'a, T, S: KernelMemory<T>> KernelArg<'a, ConstPtr<T>> for &'a S {
     type Param = sys::CUdeviceptr;
-    fn into_param(self, stream: &'a Stream) -> (sys::CUdeviceptr, Option<SyncOnDrop<'a>>) {
-        let (ptr, sync) = self.device_ptr(stream.as_cudarc());
-        (ptr, Some(sync))
+    fn into_param(
+        self,
+        stream: &'a Stream,
+    ) -> CudaResult<(sys::CUdeviceptr, Option<SyncOnDrop<'a>>)> {
+        let (ptr, _, sync) = self.kernel_param(stream)?;
+        Ok((ptr, sync))
     }
 }
 
-impl<'a, T, S: DevicePtrMut<T>> KernelArg<'a, MutPtr<T>> for &'a mut S {
+impl<'a, T, S: KernelMemoryMut<T>> KernelArg<'a, MutPtr<T>> for &'a mut S {
     type Param = sys::CUdeviceptr;
-    fn into_param(self, stream: &'a Stream) -> (sys::CUdeviceptr, Option<SyncOnDrop<'a>>) {
-        let (ptr, sync) = self.device_ptr_mut(stream.as_cudarc());
-        (ptr, Some(sync))
+    fn into_param(
+        self,
+        stream: &'a Stream,
+    ) -> CudaResult<(sys::CUdeviceptr, Option<SyncOnDrop<'a>>)> {
+        let (ptr, _, sync) = self.kernel_param_mut(stream)?;
+        Ok((ptr, sync))
     }
 }
 
 impl<'a, T: DeviceCopy> KernelArg<'a, Value<T>> for T {
     type Param = ByValue<T>;
-    fn into_param(self, _stream: &'a Stream) -> (ByValue<T>, Option<SyncOnDrop<'a>>) {
-        (ByValue(self), None)
+    fn into_param(self, _stream: &'a Stream) -> CudaResult<(ByValue<T>, Option<SyncOnDrop<'a>>)> {
+        Ok((ByValue(self), None))
     }
 }
 
@@ -151,8 +174,11 @@ pub trait KernelArgs<'a, P> {
     #[doc(hidden)]
     type Pointers: AsMut<[*mut c_void]>;
     /// Converts every argument.
+    ///
+    /// # Errors
+    /// As [`KernelArg::into_param`].
     #[doc(hidden)]
-    fn into_params(self, stream: &'a Stream) -> Self::Params;
+    fn into_params(self, stream: &'a Stream) -> CudaResult<Self::Params>;
     /// A pointer to each parameter value in `params`, in order, for `cuLaunchKernel`.
     #[doc(hidden)]
     fn pointers(params: &mut Self::Params) -> Self::Pointers;
@@ -164,9 +190,9 @@ macro_rules! impl_kernel_args {
             type Params = ($(($a::Param, Option<SyncOnDrop<'a>>),)*);
             type Pointers = [*mut c_void; <[&str]>::len(&[$(stringify!($k)),*])];
             #[allow(unused_variables, clippy::unused_unit)]
-            fn into_params(self, stream: &'a Stream) -> Self::Params {
+            fn into_params(self, stream: &'a Stream) -> CudaResult<Self::Params> {
                 let ($($v,)*) = self;
-                ($($v.into_param(stream),)*)
+                Ok(($($v.into_param(stream)?,)*))
             }
             #[allow(unused_variables)]
             fn pointers(params: &mut Self::Params) -> Self::Pointers {
@@ -215,14 +241,15 @@ impl_kernel_args_up_to!(
 /// ```
 pub struct TypedFunction<P, S> {
     function: Function,
-    _kinds: PhantomData<fn(P, S)>,
+    /// The handle: its host body runs the kernel on the CPU emulator.
+    handle: Kernel<P, S>,
 }
 
 impl<P, S> Clone for TypedFunction<P, S> {
     fn clone(&self) -> Self {
         Self {
             function: self.function.clone(),
-            _kinds: PhantomData,
+            handle: self.handle,
         }
     }
 }
@@ -262,12 +289,12 @@ impl Module {
         }
         Ok(TypedFunction {
             function,
-            _kinds: PhantomData,
+            handle: kernel,
         })
     }
 }
 
-impl<P, S> TypedFunction<P, S> {
+impl<P: ParamSizes, S> TypedFunction<P, S> {
     /// The untyped function.
     pub fn function(&self) -> &Function {
         &self.function
@@ -298,8 +325,13 @@ impl<P, S> TypedFunction<P, S> {
         args: A,
     ) -> CudaResult<()> {
         self.function.ensure_dynamic_shared(cfg.shared_mem_bytes)?;
-        let mut params = args.into_params(stream);
+        let mut params = args.into_params(stream)?;
         let mut pointers = A::pointers(&mut params);
+        if self.function.is_emulator() || stream.is_emulator() {
+            // SAFETY: as for the GPU below: one pointer per parameter, each to its value's
+            // bytes as laid out for the device; the caller's contract for the rest.
+            return unsafe { self.launch_emulated(stream, cfg, pointers.as_mut()) };
+        }
         let queued = stream.bind_to_thread().and_then(|()| {
             // SAFETY: one pointer per parameter, each to a value of the size the module
             // declares (checked when this handle was resolved; kinds checked by the
@@ -321,7 +353,62 @@ impl<P, S> TypedFunction<P, S> {
     }
 }
 
-impl<P, S> TypedFunction<P, S> {
+impl<P: ParamSizes, S> TypedFunction<P, S> {
+    /// Runs the kernel on the CPU emulator (`cuda_std::emu::launch`), with every live
+    /// allocation of the stream's device as a known buffer for the bounds check; prints the
+    /// kernel's `println!` output to stdout.
+    ///
+    /// # Safety
+    /// As `cuda_std::emu::launch`: `pointers` holds one pointer per parameter, laid out for
+    /// the device, pointing to host memory valid for the kernel's accesses.
+    unsafe fn launch_emulated(
+        &self,
+        stream: &Stream,
+        cfg: LaunchConfig,
+        pointers: &mut [*mut c_void],
+    ) -> CudaResult<()>
+    where
+        P: ParamSizes,
+    {
+        let (Some(device), true) = (stream.cpu(), self.function.is_emulator()) else {
+            return Err(CudaError::BackendMismatch {
+                what: "launching a kernel",
+                buffer: if self.function.is_emulator() {
+                    crate::cpu::CPU
+                } else {
+                    crate::cpu::GPU
+                },
+                stream: if stream.is_emulator() {
+                    crate::cpu::CPU
+                } else {
+                    crate::cpu::GPU
+                },
+            });
+        };
+        let options = cuda_std::emu::EmuOptions {
+            buffers: device.buffers(),
+            ..cuda_std::emu::EmuOptions::default()
+        };
+        let (g, b) = (cfg.grid_dim, cfg.block_dim);
+        // SAFETY: forwarded to the caller.
+        let report = unsafe {
+            cuda_std::emu::launch(
+                &self.handle,
+                [g.0, g.1, g.2],
+                [b.0, b.1, b.2],
+                cfg.shared_mem_bytes,
+                pointers,
+                &options,
+            )
+        }?;
+        if !report.printed.is_empty() {
+            let text: String = report.printed.iter().map(|p| p.text.as_str()).collect();
+            // As the GPU's printf buffer, the output appears when the launch is done.
+            print!("{text}");
+        }
+        Ok(())
+    }
+
     /// Queues the kernel on `stream` as a grid of thread block clusters
     /// (`cuLaunchKernelEx` with `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`; sm_90 and later),
     /// for any kernel, including `unsafe fn` kernels: `config`'s grid (in blocks) and block
@@ -354,8 +441,17 @@ impl<P, S> TypedFunction<P, S> {
         let cfg = config.with_shared_mem_bytes(shared_bytes);
         check_cluster(cfg.grid_dim, cluster, self.function.max_cluster_blocks())?;
         self.function.ensure_dynamic_shared(shared_bytes)?;
-        let mut params = args.into_params(stream);
+        let mut params = args.into_params(stream)?;
         let mut pointers = A::pointers(&mut params);
+        if self.function.is_emulator() || stream.is_emulator() {
+            if cluster != [1, 1, 1] {
+                return Err(CudaError::NotOnEmulator {
+                    operation: "thread block clusters",
+                });
+            }
+            // SAFETY: as in `launch_unchecked`.
+            return unsafe { self.launch_emulated(stream, cfg, pointers.as_mut()) };
+        }
         let mut attribute = sys::CUlaunchAttribute {
             id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
             pad: [0; 4],
@@ -434,7 +530,7 @@ pub(crate) fn check_cluster(
     Ok(())
 }
 
-impl<P> TypedFunction<P, Safe> {
+impl<P: ParamSizes> TypedFunction<P, Safe> {
     /// [`launch_ex_unchecked`](TypedFunction::launch_ex_unchecked) for kernels whose launch
     /// is safe: a cluster launch with `cluster` blocks per cluster and `shared_bytes` of
     /// dynamic shared memory per block.
@@ -654,6 +750,12 @@ pub unsafe fn __launch_raw(
     args: &[RawArg],
 ) -> CudaResult<()> {
     let cfg = LaunchConfig::new(grid, block, shared_mem_bytes);
+    if function.is_emulator() || stream.is_emulator() {
+        return Err(CudaError::NotOnEmulator {
+            operation: "untyped `launch!` (the emulator needs the `#[kernel]` handle: use a \
+                        typed launch, `module.kernel(handle)?.launch(..)`)",
+        });
+    }
     function.ensure_dynamic_shared(shared_mem_bytes)?;
     let params = function.param_sizes()?;
     let mut packed = pack(function.name(), function.module().origin(), params, args)?;

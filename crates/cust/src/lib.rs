@@ -44,6 +44,7 @@
 //! threads.
 
 pub mod context;
+mod cpu;
 pub mod device;
 pub mod error;
 pub mod event;
@@ -66,7 +67,7 @@ pub use error::{CudaError, CudaResult, GpuContext};
 
 /// Everything a typical host program uses.
 pub mod prelude {
-    pub use crate::context::{Context, CurrentContext};
+    pub use crate::context::{Context, CurrentContext, DeviceChoice};
     pub use crate::device::Device;
     pub use crate::error::{CudaError, CudaResult, GpuContext};
     pub use crate::event::{Event, EventFlags, EventStatus};

@@ -34,6 +34,9 @@ pub enum ModuleSource {
     Cubin(ComputeCapability),
     /// PTX, compiled by the driver when loaded.
     PtxJit,
+    /// No code loaded: the CPU emulator runs the kernels' host bodies
+    /// ([`Context::emulator`](crate::context::Context::emulator)).
+    Emulator,
 }
 
 impl fmt::Display for ModuleSource {
@@ -41,6 +44,7 @@ impl fmt::Display for ModuleSource {
         match self {
             Self::Cubin(cc) => write!(f, "cubin {cc}"),
             Self::PtxJit => f.write_str("PTX JIT"),
+            Self::Emulator => f.write_str("CPU emulator"),
         }
     }
 }
@@ -58,7 +62,8 @@ pub enum ModuleJitOption {
 }
 
 pub(crate) struct ModuleInner {
-    pub(crate) module: Arc<CudaModule>,
+    /// `None` on the CPU emulator.
+    pub(crate) module: Option<Arc<CudaModule>>,
     pub(crate) ctx: Context,
     pub(crate) origin: String,
     pub(crate) image: Option<&'static ModuleImage>,
@@ -188,8 +193,18 @@ impl Module {
     /// # Errors
     /// As [`Module::from_ptx`].
     pub fn from_image_in(ctx: &Context, image: &'static ModuleImage) -> CudaResult<Self> {
-        let cc = ctx.compute_capability()?;
         let origin = format!("kernels module `{}`", image.name);
+        if ctx.is_emulator() {
+            return Ok(Self::with_parts(
+                ctx,
+                None,
+                origin,
+                Some(image),
+                ModuleSource::Emulator,
+                Duration::ZERO,
+            ));
+        }
+        let cc = ctx.compute_capability()?;
         let mut variants = Vec::new();
         for (index, variant) in image.variants_for(cc) {
             let v_origin = format!("{origin} ({} variant)", variant.arch);
@@ -280,6 +295,17 @@ impl Module {
         source: ModuleSource,
         load_time: Duration,
     ) -> Self {
+        Self::with_parts(ctx, Some(module), origin, image, source, load_time)
+    }
+
+    fn with_parts(
+        ctx: &Context,
+        module: Option<Arc<CudaModule>>,
+        origin: String,
+        image: Option<&'static ModuleImage>,
+        source: ModuleSource,
+        load_time: Duration,
+    ) -> Self {
         Self {
             inner: Arc::new(ModuleInner {
                 module,
@@ -332,7 +358,16 @@ impl Module {
         if name.contains('\0') {
             return Err(unknown());
         }
-        let mut module = &self.inner.module;
+        let Some(mut module) = self.inner.module.as_ref() else {
+            // The emulator: the image's entry names the kernel; the typed handle brings its
+            // host body at launch.
+            if self.inner.image.is_some_and(|i| i.entry(name).is_some()) {
+                let kernel = Kernel::emulated(name);
+                cache.insert(name.to_owned(), kernel.clone());
+                return Ok(Function::new(kernel, self.clone()));
+            }
+            return Err(unknown());
+        };
         if let Some(image) = self.inner.image {
             if image.entry(name).is_none() {
                 return Err(unknown());
@@ -394,9 +429,20 @@ impl Module {
         &self.inner.ctx
     }
 
+    /// `true` for a module of the CPU emulator (no code loaded).
+    pub fn is_emulator(&self) -> bool {
+        self.inner.module.is_none()
+    }
+
     /// The cudarc module.
+    ///
+    /// # Panics
+    /// For a module of the CPU emulator, which loads no code ([`Module::is_emulator`]).
     pub fn as_cudarc(&self) -> &Arc<CudaModule> {
-        &self.inner.module
+        match &self.inner.module {
+            Some(m) => m,
+            None => panic!("Module::as_cudarc: a CPU-emulator module has no CUDA module"),
+        }
     }
 }
 
@@ -467,12 +513,13 @@ fn load_image_target(
 }
 
 fn load_cudarc_ptx(ctx: &Context, ptx: &str, origin: &str) -> CudaResult<Arc<CudaModule>> {
-    ctx.as_cudarc()
+    ctx.cuda("loading PTX (the emulator runs `#[kernel]` handles of a module image)")?
         .load_module(Ptx::from_src(ptx))
         .map_err(|source| load_error(ctx, origin, PTX_HINT, source))
 }
 
 fn load_cudarc_binary(ctx: &Context, bytes: &[u8], origin: &str) -> CudaResult<Arc<CudaModule>> {
+    ctx.cuda("loading a cubin (the emulator runs `#[kernel]` handles of a module image)")?;
     if !is_binary(bytes) {
         return Err(CudaError::InvalidModule {
             origin: origin.to_owned(),

@@ -1,5 +1,6 @@
 //! [`Stream`]: an ordered queue of GPU work.
 
+use crate::cpu::CpuDevice;
 use crate::{
     context::{Context, CurrentContext},
     error::{CudaError, CudaResult},
@@ -26,8 +27,15 @@ impl StreamFlags {
 /// (shared).
 #[derive(Clone)]
 pub struct Stream {
-    inner: Arc<CudaStream>,
+    inner: Inner,
     priority: i32,
+}
+
+/// A GPU stream, or the CPU emulator's (which runs all work at once, in call order).
+#[derive(Clone)]
+enum Inner {
+    Cuda(Arc<CudaStream>),
+    Cpu(Arc<CpuDevice>),
 }
 
 impl fmt::Debug for Stream {
@@ -54,9 +62,13 @@ impl Stream {
     /// # Errors
     /// A driver error.
     pub fn new_in(ctx: &Context, _flags: StreamFlags, priority: Option<i32>) -> CudaResult<Self> {
+        if ctx.is_emulator() {
+            return Ok(Self::default_of(ctx));
+        }
+        let cuda = ctx.cuda("creating a stream")?;
         let inner = match priority {
-            None => ctx.as_cudarc().new_stream(),
-            Some(p) => ctx.as_cudarc().new_stream_with_priority(p),
+            None => cuda.new_stream(),
+            Some(p) => cuda.new_stream_with_priority(p),
         }
         .map_err(CudaError::driver("creating a stream"))?;
         let mut priority = 0;
@@ -64,21 +76,49 @@ impl Stream {
         unsafe { cudarc::driver::sys::cuStreamGetPriority(inner.cu_stream(), &mut priority) }
             .result()
             .map_err(CudaError::driver("reading the stream priority"))?;
-        Ok(Self { inner, priority })
+        Ok(Self {
+            inner: Inner::Cuda(inner),
+            priority,
+        })
     }
 
     /// The context's legacy default stream (the NULL stream), which synchronises with every
     /// blocking stream.
     pub fn default_of(ctx: &Context) -> Self {
-        Self {
-            inner: ctx.as_cudarc().default_stream(),
-            priority: 0,
-        }
+        let inner = match ctx.cpu() {
+            Some(device) => Inner::Cpu(device.clone()),
+            None => Inner::Cuda(ctx.as_cudarc().default_stream()),
+        };
+        Self { inner, priority: 0 }
     }
 
     /// Wraps a cudarc stream.
     pub fn from_cudarc(inner: Arc<CudaStream>) -> Self {
-        Self { inner, priority: 0 }
+        Self {
+            inner: Inner::Cuda(inner),
+            priority: 0,
+        }
+    }
+
+    /// `true` for a stream of the CPU emulator.
+    pub fn is_emulator(&self) -> bool {
+        matches!(self.inner, Inner::Cpu(_))
+    }
+
+    /// The emulator's device, `None` on a GPU.
+    pub(crate) fn cpu(&self) -> Option<&Arc<CpuDevice>> {
+        match &self.inner {
+            Inner::Cpu(d) => Some(d),
+            Inner::Cuda(_) => None,
+        }
+    }
+
+    /// The cudarc stream, or [`CudaError::NotOnEmulator`] naming `operation` on the emulator.
+    pub(crate) fn cuda(&self, operation: &'static str) -> CudaResult<&Arc<CudaStream>> {
+        match &self.inner {
+            Inner::Cuda(s) => Ok(s),
+            Inner::Cpu(_) => Err(CudaError::NotOnEmulator { operation }),
+        }
     }
 
     /// The range of stream priorities `(least, greatest)` of the current context's device,
@@ -87,7 +127,11 @@ impl Stream {
     /// # Errors
     /// A driver error.
     pub fn priority_range() -> CudaResult<(i32, i32)> {
-        CurrentContext::get_current()?.bind_to_thread()?;
+        let ctx = CurrentContext::get_current()?;
+        if ctx.is_emulator() {
+            return Ok((0, 0));
+        }
+        ctx.bind_to_thread()?;
         result::stream::get_priority_range()
             .map_err(CudaError::driver("reading the stream priority range"))
     }
@@ -103,9 +147,12 @@ impl Stream {
     /// [`CudaError::Driver`] with the first asynchronous error of the queued work (e.g. a
     /// kernel that trapped).
     pub fn synchronize(&self) -> CudaResult<()> {
-        self.inner
-            .synchronize()
-            .map_err(CudaError::driver("synchronizing a stream"))
+        match &self.inner {
+            Inner::Cuda(s) => s
+                .synchronize()
+                .map_err(CudaError::driver("synchronizing a stream")),
+            Inner::Cpu(_) => Ok(()),
+        }
     }
 
     /// [`Stream::synchronize`], with a failure reported as a failure of the kernel `kernel`
@@ -119,9 +166,12 @@ impl Stream {
         kernel: &str,
         cfg: crate::function::LaunchConfig,
     ) -> CudaResult<()> {
-        self.inner
-            .synchronize()
-            .map_err(|source| crate::launch::launch_error(kernel, cfg, source))
+        match &self.inner {
+            Inner::Cuda(s) => s
+                .synchronize()
+                .map_err(|source| crate::launch::launch_error(kernel, cfg, source)),
+            Inner::Cpu(_) => Ok(()),
+        }
     }
 
     /// Makes work queued after this call wait until `event` (recorded on any stream) has
@@ -130,8 +180,11 @@ impl Stream {
     /// # Errors
     /// A driver error.
     pub fn wait_event(&self, event: &Event) -> CudaResult<()> {
-        self.inner
-            .wait(event.as_cudarc())
+        let Inner::Cuda(inner) = &self.inner else {
+            return Ok(());
+        };
+        inner
+            .wait(event.cuda()?)
             .map_err(CudaError::driver("making a stream wait for an event"))
     }
 
@@ -140,37 +193,58 @@ impl Stream {
     /// # Errors
     /// A driver error.
     pub fn join(&self, other: &Stream) -> CudaResult<()> {
-        self.inner
-            .join(&other.inner)
+        let (Inner::Cuda(inner), Inner::Cuda(other)) = (&self.inner, &other.inner) else {
+            return Ok(());
+        };
+        inner
+            .join(other)
             .map_err(CudaError::driver("making a stream wait for another"))
     }
 
     /// The context the stream belongs to.
     pub fn context(&self) -> Context {
-        Context::from_cudarc(self.inner.context().clone())
+        match &self.inner {
+            Inner::Cuda(s) => Context::from_cudarc(s.context().clone()),
+            Inner::Cpu(d) => Context::from_cpu(d.clone()),
+        }
     }
 
     /// The driver's stream handle (`CUstream`), for passing to C/C++ libraries that take a
     /// `cudaStream_t` (e.g. CUB); cust 0.3's `as_inner`. The stream stays valid while `self`
     /// lives.
     pub fn as_inner(&self) -> crate::sys::CUstream {
-        self.inner.cu_stream()
+        self.cu_stream()
     }
 
     /// Makes the stream's context current on this thread (driver calls need it).
     pub(crate) fn bind_to_thread(&self) -> Result<(), cudarc::driver::DriverError> {
-        self.inner.context().bind_to_thread()
+        match &self.inner {
+            Inner::Cuda(s) => s.context().bind_to_thread(),
+            Inner::Cpu(_) => Ok(()),
+        }
     }
 
     /// The driver's stream handle.
     pub(crate) fn cu_stream(&self) -> crate::sys::CUstream {
-        self.inner.cu_stream()
+        match &self.inner {
+            Inner::Cuda(s) => s.cu_stream(),
+            Inner::Cpu(_) => std::ptr::null_mut(),
+        }
     }
 
     /// The cudarc stream, for crates built over cudarc beside this one (e.g. `blastoff`);
     /// applications use [`Stream`]'s own methods.
+    ///
+    /// # Panics
+    /// On the CPU emulator, which has no CUDA stream (check [`Stream::is_emulator`]).
     pub fn as_cudarc(&self) -> &Arc<CudaStream> {
-        &self.inner
+        match &self.inner {
+            Inner::Cuda(s) => s,
+            Inner::Cpu(_) => panic!(
+                "Stream::as_cudarc: the CPU emulator has no CUDA stream (cudarc-based \
+                 libraries such as cuBLAS need a GPU)"
+            ),
+        }
     }
 }
 
@@ -247,8 +321,17 @@ impl Stream {
     /// it waited for, if any.
     pub fn synchronize_async(&self) -> CudaResult<StreamFuture> {
         let state = Arc::new(std::sync::Mutex::new(Completion::default()));
+        let inner = match &self.inner {
+            Inner::Cuda(s) => s,
+            Inner::Cpu(_) => {
+                // Everything queued on the emulator has run: complete at once.
+                state.lock().unwrap_or_else(|p| p.into_inner()).status =
+                    Some(cudarc::driver::sys::CUresult::CUDA_SUCCESS);
+                return Ok(StreamFuture { state });
+            }
+        };
         let data = Arc::into_raw(state.clone()) as *mut std::ffi::c_void;
-        self.inner
+        inner
             .context()
             .bind_to_thread()
             .map_err(CudaError::driver("binding the stream's context"))?;
@@ -256,12 +339,7 @@ impl Stream {
         // (one strong count) when the driver calls it, which it does exactly once; flags must
         // be 0.
         let queued = unsafe {
-            cudarc::driver::sys::cuStreamAddCallback(
-                self.inner.cu_stream(),
-                Some(stream_done),
-                data,
-                0,
-            )
+            cudarc::driver::sys::cuStreamAddCallback(inner.cu_stream(), Some(stream_done), data, 0)
         }
         .result();
         if let Err(e) = queued {

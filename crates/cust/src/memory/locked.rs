@@ -60,8 +60,11 @@ impl<T: DeviceCopy + ValidAsZeroBits> LockedBuffer<T> {
         byte_len::<T>("LockedBuffer", len)?;
         // SAFETY: the memory is uninitialised; both callers initialise every element
         // before anything reads it. No write-combining flag: the host also reads it.
-        let buf = unsafe { ctx.as_cudarc().alloc_pinned_with_flags::<Elem<T>>(len, 0) }
-            .map_err(CudaError::driver("allocating pinned host memory"))?;
+        let buf = unsafe {
+            ctx.cuda("pinned host memory (use a Vec)")?
+                .alloc_pinned_with_flags::<Elem<T>>(len, 0)
+        }
+        .map_err(CudaError::driver("allocating pinned host memory"))?;
         Ok(Self {
             buf,
             pending: std::sync::Mutex::new(None),

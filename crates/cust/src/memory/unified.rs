@@ -51,8 +51,11 @@ impl<T: DeviceCopy + ValidAsZeroBits> UnifiedBuffer<T> {
         let bytes = byte_len::<T>("UnifiedBuffer", len)?;
         ctx.check_free("UnifiedBuffer", bytes)?;
         // SAFETY: uninitialised memory; both callers initialise every element first.
-        let buf = unsafe { ctx.as_cudarc().alloc_unified::<Elem<T>>(len, true) }
-            .map_err(CudaError::driver("allocating managed memory"))?;
+        let buf = unsafe {
+            ctx.cuda("unified memory")?
+                .alloc_unified::<Elem<T>>(len, true)
+        }
+        .map_err(CudaError::driver("allocating managed memory"))?;
         Ok(Self { buf })
     }
 
@@ -173,6 +176,24 @@ pub enum MemoryAdvice {
 }
 
 forward_cudarc_memory!([T: DeviceCopy + ValidAsZeroBits] UnifiedBuffer<T> => mut buf);
+
+impl<T: DeviceCopy + ValidAsZeroBits> super::device::KernelMemory<T> for UnifiedBuffer<T> {
+    fn kernel_param<'a>(
+        &'a self,
+        stream: &'a crate::stream::Stream,
+    ) -> CudaResult<(u64, usize, Option<cudarc::driver::SyncOnDrop<'a>>)> {
+        super::device::cuda_param(self, stream)
+    }
+}
+
+impl<T: DeviceCopy + ValidAsZeroBits> super::device::KernelMemoryMut<T> for UnifiedBuffer<T> {
+    fn kernel_param_mut<'a>(
+        &'a mut self,
+        stream: &'a crate::stream::Stream,
+    ) -> CudaResult<(u64, usize, Option<cudarc::driver::SyncOnDrop<'a>>)> {
+        super::device::cuda_param_mut(self, stream)
+    }
+}
 
 /// One `T` in managed memory (see [`UnifiedBuffer`]).
 #[derive(Debug)]
