@@ -72,7 +72,7 @@ pub fn fence_init() {
         asm!("fence.mbarrier_init.release.cluster;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("barrier::fence_init")
+    crate::emu::not_emulated_fail("barrier::fence_init")
 }
 
 impl MBarrier {
@@ -102,7 +102,7 @@ impl MBarrier {
                 n = in(reg32) arrival_count, options(nostack))
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::host_stub!("barrier::MBarrier::init", arrival_count)
+        crate::emu::not_emulated!("barrier::MBarrier::init", arrival_count)
     }
 
     /// Arrives on the barrier: one of the current phase's arrivals, with release semantics
@@ -122,7 +122,7 @@ impl MBarrier {
                 options(nostack))
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::gpu_only("barrier::MBarrier::arrive")
+        crate::emu::not_emulated_fail("barrier::MBarrier::arrive")
     }
 
     /// [`expect_tx`](Self::expect_tx)`(tx_bytes)` then [`arrive`](Self::arrive), as one
@@ -143,7 +143,7 @@ impl MBarrier {
                 a = in(reg32) self.addr(), tx = in(reg32) tx_bytes, options(nostack))
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::host_stub!("barrier::MBarrier::arrive_expect_tx", tx_bytes)
+        crate::emu::not_emulated!("barrier::MBarrier::arrive_expect_tx", tx_bytes)
     }
 
     /// Adds `tx_bytes` to the current phase's pending transaction count without arriving
@@ -164,7 +164,7 @@ impl MBarrier {
                 a = in(reg32) self.addr(), tx = in(reg32) tx_bytes, options(nostack))
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::host_stub!("barrier::MBarrier::expect_tx", tx_bytes)
+        crate::emu::not_emulated!("barrier::MBarrier::expect_tx", tx_bytes)
     }
 
     /// Whether the phase of parity `phase` has completed, waiting a hardware-chosen time
@@ -193,7 +193,7 @@ impl MBarrier {
             done != 0
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::host_stub!("barrier::MBarrier::try_wait", phase)
+        crate::emu::not_emulated!("barrier::MBarrier::try_wait", phase)
     }
 
     /// Waits until the phase of parity `phase` has completed: [`try_wait`](Self::try_wait)
@@ -230,7 +230,7 @@ impl MBarrier {
                 a = in(reg32) self.addr(), rank = in(reg32) cta_rank, options(nostack))
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::host_stub!("barrier::MBarrier::arrive_cluster", cta_rank)
+        crate::emu::not_emulated!("barrier::MBarrier::arrive_cluster", cta_rank)
     }
 
     /// The 32-bit shared address of this barrier, for PTX that takes it (TMA's `[mbar]`).

@@ -36,7 +36,7 @@ macro_rules! device {
             $body
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::gpu_only($what)
+        crate::emu::not_emulated_fail($what)
     }};
 }
 
@@ -128,7 +128,7 @@ pub fn arrive() {
         asm!("barrier.cluster.arrive.release.aligned;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("cluster::arrive")
+    crate::emu::not_emulated_fail("cluster::arrive")
 }
 
 /// Waits until every non-exited thread of the cluster has [`arrive`]d, with acquire semantics
@@ -142,7 +142,7 @@ pub fn wait() {
         asm!("barrier.cluster.wait.acquire.aligned;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("cluster::wait")
+    crate::emu::not_emulated_fail("cluster::wait")
 }
 
 /// A cluster-wide barrier: [`arrive`] then [`wait`]. Orders shared-memory accesses across
@@ -179,7 +179,7 @@ pub unsafe fn map_shared_rank<T>(p: *const T, rank: u32) -> *const T {
         q as usize as *const T
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("cluster::map_shared_rank", p, rank)
+    crate::emu::not_emulated!("cluster::map_shared_rank", p, rank)
 }
 
 /// [`map_shared_rank`] for a mutable pointer.

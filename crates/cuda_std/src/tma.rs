@@ -60,7 +60,7 @@ pub unsafe fn load_2d<T>(dst: *mut T, map: *const TensorMap, x: i32, y: i32, bar
         )
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("tma::load_2d", dst, map, x, y, bar)
+    crate::emu::not_emulated!("tma::load_2d", dst, map, x, y, bar)
 }
 
 /// [`load_2d`] multicast: the box is written at the same shared-memory offset as `dst`, and
@@ -98,7 +98,7 @@ pub unsafe fn load_2d_multicast<T>(
         )
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("tma::load_2d_multicast", dst, map, x, y, bar, cta_mask)
+    crate::emu::not_emulated!("tma::load_2d_multicast", dst, map, x, y, bar, cta_mask)
 }
 
 /// Stores the box at `src` (this CTA's shared memory, in the map's swizzle layout) to
@@ -129,7 +129,7 @@ pub unsafe fn store_2d<T>(map: *const TensorMap, x: i32, y: i32, src: *const T) 
         )
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("tma::store_2d", map, x, y, src)
+    crate::emu::not_emulated!("tma::store_2d", map, x, y, src)
 }
 
 /// Closes this thread's bulk copies issued since the last commit ([`store_2d`]) into one
@@ -142,7 +142,7 @@ pub fn commit_group() {
         asm!("cp.async.bulk.commit_group;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("tma::commit_group")
+    crate::emu::not_emulated_fail("tma::commit_group")
 }
 
 /// Waits until at most `N` of this thread's bulk async-groups still have to *read* their
@@ -157,7 +157,7 @@ pub fn wait_group_read<const N: u32>() {
         asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("tma::wait_group_read")
+    crate::emu::not_emulated_fail("tma::wait_group_read")
 }
 
 /// Orders this thread's prior generic-proxy accesses to shared memory (ordinary stores)
@@ -172,7 +172,7 @@ pub fn fence_proxy_async_shared() {
         asm!("fence.proxy.async.shared::cta;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("tma::fence_proxy_async_shared")
+    crate::emu::not_emulated_fail("tma::fence_proxy_async_shared")
 }
 
 /// Prefetches the tensor map into the descriptor cache (PTX `prefetch.tensormap [map]`,
@@ -189,5 +189,5 @@ pub unsafe fn prefetch_descriptor(map: *const TensorMap) {
         asm!("prefetch.tensormap [{m}];", m = in(reg64) map as u64, options(readonly, nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("tma::prefetch_descriptor", map)
+    crate::emu::not_emulated!("tma::prefetch_descriptor", map)
 }

@@ -140,7 +140,7 @@ pub fn fence() {
         asm!("wgmma.fence.sync.aligned;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("wgmma::fence")
+    crate::emu::not_emulated_fail("wgmma::fence")
 }
 
 /// Closes the batch of `wgmma` operations issued since the last commit into one *wgmma
@@ -154,7 +154,7 @@ pub fn commit_group() {
         asm!("wgmma.commit_group.sync.aligned;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("wgmma::commit_group")
+    crate::emu::not_emulated_fail("wgmma::commit_group")
 }
 
 /// Waits until at most `N` wgmma groups of this thread are pending (PTX
@@ -170,7 +170,7 @@ pub fn wait_group<const N: u32>() {
         asm!("wgmma.wait_group.sync.aligned {n};", n = const N, options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("wgmma::wait_group")
+    crate::emu::not_emulated_fail("wgmma::wait_group")
 }
 
 /// Rejects a `setmaxnreg` count outside `24..=256` or not a multiple of 8 (PTX ISA
@@ -201,7 +201,7 @@ pub fn reg_alloc<const N: u32>() {
         asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nomem, nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("wgmma::reg_alloc")
+    crate::emu::not_emulated_fail("wgmma::reg_alloc")
 }
 
 /// Lowers this warp's per-thread register limit to `N`, releasing registers to the CTA's
@@ -218,7 +218,7 @@ pub fn reg_dealloc<const N: u32>() {
         asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nomem, nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("wgmma::reg_dealloc")
+    crate::emu::not_emulated_fail("wgmma::reg_dealloc")
 }
 
 /// Calls `$m!($($args)* [0 1 … n-1])` with the accumulator indices of an `m64nN` shape
@@ -298,7 +298,7 @@ macro_rules! wgmma_16bit {
                 )
             };
             #[cfg(not(target_arch = "nvptx64"))]
-            crate::host_stub!(concat!("wgmma::", stringify!($name)), acc, a, b, accumulate)
+            crate::emu::not_emulated!(concat!("wgmma::", stringify!($name)), acc, a, b, accumulate)
         }
     };
 }
@@ -340,7 +340,7 @@ macro_rules! wgmma_tf32 {
                 )
             };
             #[cfg(not(target_arch = "nvptx64"))]
-            crate::host_stub!(concat!("wgmma::", stringify!($name)), acc, a, b, accumulate)
+            crate::emu::not_emulated!(concat!("wgmma::", stringify!($name)), acc, a, b, accumulate)
         }
     };
 }
