@@ -44,6 +44,7 @@ pub use cust_core::TensorMap;
 /// - `bar` is an initialised [`MBarrier`] in this CTA's shared memory whose current phase
 ///   expects these bytes ([`MBarrier::arrive_expect_tx`] or [`MBarrier::expect_tx`]).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_2d<T>(dst: *mut T, map: *const TensorMap, x: i32, y: i32, bar: &MBarrier) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: caller contract. Writes shared memory asynchronously: not `nomem`.
@@ -74,6 +75,7 @@ pub unsafe fn load_2d<T>(dst: *mut T, map: *const TensorMap, x: i32, y: i32, bar
 /// those CTAs the buffer at `dst`'s offset is free and the barrier at `bar`'s offset
 /// expects the box's bytes in its current phase.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_2d_multicast<T>(
     dst: *mut T,
     map: *const TensorMap,
@@ -115,6 +117,7 @@ pub unsafe fn load_2d_multicast<T>(
 /// - `src` is not written until a [`wait_group_read`] covering this store returned, and the
 ///   CTA does not exit before the store has read it (a final `wait_group_read::<0>()`).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn store_2d<T>(map: *const TensorMap, x: i32, y: i32, src: *const T) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: caller contract. Reads shared and writes global memory: not `nomem`.
@@ -135,6 +138,7 @@ pub unsafe fn store_2d<T>(map: *const TensorMap, x: i32, y: i32, src: *const T) 
 /// Closes this thread's bulk copies issued since the last commit ([`store_2d`]) into one
 /// bulk async-group (PTX `cp.async.bulk.commit_group`, PTX ISA §9.7.9.27; sm_90).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn commit_group() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no operands.
@@ -150,6 +154,7 @@ pub fn commit_group() {
 /// afterwards the sources of the older groups may be overwritten. (The global writes may
 /// still be in flight; they are visible to later kernels.)
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn wait_group_read<const N: u32>() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: an immediate operand. Not `nomem`: later writes to the source must stay below.
@@ -165,6 +170,7 @@ pub fn wait_group_read<const N: u32>() {
 /// `fence.proxy.async.shared::cta`, PTX ISA §9.7.13.4 "membar/fence"; sm_90). Each writing
 /// thread calls it, then a barrier, then the TMA store or `wgmma` is issued.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn fence_proxy_async_shared() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no operands; a fence.
@@ -182,6 +188,7 @@ pub fn fence_proxy_async_shared() {
 /// `map` is a generic address of a [`TensorMap`] in global, const or param memory,
 /// 64-byte aligned.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn prefetch_descriptor(map: *const TensorMap) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: caller contract.

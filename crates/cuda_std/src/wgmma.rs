@@ -133,6 +133,7 @@ impl MatrixDescriptor {
 /// `.sync.aligned`: all threads of the warpgroup must execute the same call, convergently
 /// (otherwise the behaviour is undefined at the hardware level).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn fence() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no operands. Not `nomem`: orders memory accesses.
@@ -147,6 +148,7 @@ pub fn fence() {
 /// group* (PTX `wgmma.commit_group.sync.aligned`, PTX ISA §9.7.15.7.2; sm_90a). Warpgroup
 /// collective, like [`fence`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn commit_group() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no operands.
@@ -162,6 +164,7 @@ pub fn commit_group() {
 /// after which the accumulators may be read and the operands' shared memory reused.
 /// Warpgroup collective, like [`fence`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn wait_group<const N: u32>() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: an immediate operand. Not `nomem`: later shared-memory writes must not move
@@ -193,6 +196,7 @@ const fn check_reg_count(n: u32) {
 /// (`.sync.aligned`), and the kernel should be built with a register cap
 /// (`CudaBuilder::max_registers`) that the warpgroups' limits add up to.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn reg_alloc<const N: u32>() {
     const { check_reg_count(N) };
     #[cfg(target_arch = "nvptx64")]
@@ -210,6 +214,7 @@ pub fn reg_alloc<const N: u32>() {
 /// above `N` are lost, so call it before the warp holds live values in them (at kernel
 /// start, in the producer warpgroup).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn reg_dealloc<const N: u32>() {
     const { check_reg_count(N) };
     #[cfg(target_arch = "nvptx64")]
@@ -276,6 +281,7 @@ macro_rules! wgmma_16bit {
         ///   barrier), and is not written until a [`wait_group`] covering this operation
         ///   returned.
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name<const TRANS_A: bool, const TRANS_B: bool>(
             acc: &mut [f32; $n],
             a: MatrixDescriptor,
@@ -320,6 +326,7 @@ macro_rules! wgmma_tf32 {
         /// arguments; `a`, `b` describe this CTA's shared memory in the named layout, written
         /// and fenced for the async proxy before, not overwritten before the [`wait_group`].
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name(
             acc: &mut [f32; $n],
             a: MatrixDescriptor,

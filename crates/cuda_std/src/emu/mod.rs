@@ -54,8 +54,8 @@
 //! and may differ in the last bits elsewhere. A tensor-core call in a warp that is not
 //! whole is an [`EmuError::WarpMask`].
 //!
-//! What is not: timing (`clock64`, `global_timer_ns` count emulator steps and host
-//! nanoseconds; `nanosleep` only yields), `sm_id` (the rayon worker), memory orderings weaker
+//! What is not: timing (`clock64` and `global_timer_ns` read host nanoseconds;
+//! `nanosleep` only yields), `sm_id` (the rayon worker), memory orderings weaker
 //! than the CPU's (every atomic is `SeqCst`, plain accesses are host accesses), texture
 //! units, the Hopper asynchronous engines (`wgmma`, `tma`, `barrier`'s `mbarrier`,
 //! `cluster`: [`EmuError::NotEmulated`]), and spin-waits on another block (a block waiting
