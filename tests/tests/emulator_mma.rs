@@ -336,7 +336,7 @@ fn hopper_intrinsics_are_reported_as_not_emulated() {
         block,
         thread,
         intrinsic,
-        ..
+        location,
     } = &err
     else {
         panic!("expected NotEmulated, got {err}")
@@ -345,6 +345,8 @@ fn hopper_intrinsics_are_reported_as_not_emulated() {
         (*kernel, *block, *thread, *intrinsic),
         ("cluster_probe", [0, 0, 0], [0, 0, 0], "cluster::ctarank")
     );
+    // The kernel's call, not cuda_std's (`#[track_caller]` on the host branches).
+    assert_eq!(location.file, "tests/kernels/src/hopper.rs");
     assert!(
         err.to_string().contains("not emulated: cluster::ctarank"),
         "{err}"
