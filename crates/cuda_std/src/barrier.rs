@@ -65,6 +65,7 @@ impl Phase {
 /// sm_90, PTX ISA 8.0). Call it in the initialising thread after the inits, then a block
 /// (or cluster) barrier before anyone uses the barriers.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn fence_init() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no operands; a fence (not `nomem`).
@@ -72,7 +73,7 @@ pub fn fence_init() {
         asm!("fence.mbarrier_init.release.cluster;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("barrier::fence_init")
+    crate::emu::not_emulated_fail("barrier::fence_init")
 }
 
 impl MBarrier {
@@ -94,6 +95,7 @@ impl MBarrier {
     /// - it is not re-initialised while a phase is in progress (no pending arrivals, no
     ///   copies in flight on it).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn init(&self, arrival_count: u32) {
         #[cfg(target_arch = "nvptx64")]
         // SAFETY: caller contract. Writes shared memory: not `nomem`.
@@ -102,7 +104,7 @@ impl MBarrier {
                 n = in(reg32) arrival_count, options(nostack))
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::host_stub!("barrier::MBarrier::init", arrival_count)
+        crate::emu::not_emulated!("barrier::MBarrier::init", arrival_count)
     }
 
     /// Arrives on the barrier: one of the current phase's arrivals, with release semantics
@@ -114,6 +116,7 @@ impl MBarrier {
     /// - the current phase still expects an arrival from this thread (arriving more often
     ///   than `arrival_count` times per phase is undefined behaviour).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn arrive(&self) {
         #[cfg(target_arch = "nvptx64")]
         // SAFETY: caller contract.
@@ -122,7 +125,7 @@ impl MBarrier {
                 options(nostack))
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::gpu_only("barrier::MBarrier::arrive")
+        crate::emu::not_emulated_fail("barrier::MBarrier::arrive")
     }
 
     /// [`expect_tx`](Self::expect_tx)`(tx_bytes)` then [`arrive`](Self::arrive), as one
@@ -135,6 +138,7 @@ impl MBarrier {
     /// that asynchronous copies completing on this barrier will deliver in this phase
     /// (fewer and the phase never completes: waiters hang; more is undefined behaviour).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn arrive_expect_tx(&self, tx_bytes: u32) {
         #[cfg(target_arch = "nvptx64")]
         // SAFETY: caller contract.
@@ -143,7 +147,7 @@ impl MBarrier {
                 a = in(reg32) self.addr(), tx = in(reg32) tx_bytes, options(nostack))
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::host_stub!("barrier::MBarrier::arrive_expect_tx", tx_bytes)
+        crate::emu::not_emulated!("barrier::MBarrier::arrive_expect_tx", tx_bytes)
     }
 
     /// Adds `tx_bytes` to the current phase's pending transaction count without arriving
@@ -156,6 +160,7 @@ impl MBarrier {
     /// - copies completing on this barrier deliver exactly the expected bytes in this phase
     ///   (see [`arrive_expect_tx`](Self::arrive_expect_tx)).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn expect_tx(&self, tx_bytes: u32) {
         #[cfg(target_arch = "nvptx64")]
         // SAFETY: caller contract.
@@ -164,7 +169,7 @@ impl MBarrier {
                 a = in(reg32) self.addr(), tx = in(reg32) tx_bytes, options(nostack))
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::host_stub!("barrier::MBarrier::expect_tx", tx_bytes)
+        crate::emu::not_emulated!("barrier::MBarrier::expect_tx", tx_bytes)
     }
 
     /// Whether the phase of parity `phase` has completed, waiting a hardware-chosen time
@@ -178,6 +183,7 @@ impl MBarrier {
     ///   older phases apart from newer ones of the same parity).
     #[inline(always)]
     #[must_use]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn try_wait(&self, phase: Phase) -> bool {
         #[cfg(target_arch = "nvptx64")]
         {
@@ -193,7 +199,7 @@ impl MBarrier {
             done != 0
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::host_stub!("barrier::MBarrier::try_wait", phase)
+        crate::emu::not_emulated!("barrier::MBarrier::try_wait", phase)
     }
 
     /// Waits until the phase of parity `phase` has completed: [`try_wait`](Self::try_wait)
@@ -203,6 +209,7 @@ impl MBarrier {
     /// As [`try_wait`](Self::try_wait); and the phase must eventually complete (enough
     /// arrivals and transaction bytes), or the thread hangs.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn wait(&self, phase: Phase) {
         // SAFETY: forwarded to the caller.
         while !unsafe { self.try_wait(phase) } {}
@@ -220,6 +227,7 @@ impl MBarrier {
     ///   before this call by [`fence_init`] and a cluster barrier), that CTA has not exited,
     ///   and its current phase still expects this arrival.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn arrive_cluster(&self, cta_rank: u32) {
         #[cfg(target_arch = "nvptx64")]
         // SAFETY: caller contract.
@@ -230,7 +238,7 @@ impl MBarrier {
                 a = in(reg32) self.addr(), rank = in(reg32) cta_rank, options(nostack))
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::host_stub!("barrier::MBarrier::arrive_cluster", cta_rank)
+        crate::emu::not_emulated!("barrier::MBarrier::arrive_cluster", cta_rank)
     }
 
     /// The 32-bit shared address of this barrier, for PTX that takes it (TMA's `[mbar]`).

@@ -36,7 +36,7 @@ macro_rules! device {
             $body
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        crate::gpu_only($what)
+        crate::emu::not_emulated_fail($what)
     }};
 }
 
@@ -44,6 +44,7 @@ macro_rules! device {
 /// "Special Registers"; sm_90, PTX ISA 7.8).
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn ctarank() -> u32 {
     device!("cluster::ctarank", sreg!("%cluster_ctarank"))
 }
@@ -51,6 +52,7 @@ pub fn ctarank() -> u32 {
 /// The number of blocks in this cluster (PTX `%cluster_nctarank`; sm_90, PTX ISA 7.8).
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn nctarank() -> u32 {
     device!("cluster::nctarank", sreg!("%cluster_nctarank"))
 }
@@ -59,6 +61,7 @@ pub fn nctarank() -> u32 {
 /// ISA 7.8); each component is below [`cluster_dim`]'s.
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn cluster_idx() -> UVec3 {
     device!(
         "cluster::cluster_idx",
@@ -73,6 +76,7 @@ pub fn cluster_idx() -> UVec3 {
 /// The cluster's shape in blocks, `(x, y, z)` (PTX `%cluster_nctaid`; sm_90, PTX ISA 7.8).
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn cluster_dim() -> UVec3 {
     device!(
         "cluster::cluster_dim",
@@ -88,6 +92,7 @@ pub fn cluster_dim() -> UVec3 {
 /// ISA 7.8).
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn cluster_id() -> UVec3 {
     device!(
         "cluster::cluster_id",
@@ -102,6 +107,7 @@ pub fn cluster_id() -> UVec3 {
 /// The grid's shape in clusters, `(x, y, z)` (PTX `%nclusterid`; sm_90, PTX ISA 7.8).
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn grid_clusters() -> UVec3 {
     device!(
         "cluster::grid_clusters",
@@ -121,6 +127,7 @@ pub fn grid_clusters() -> UVec3 {
 /// the cluster arrives exactly once per barrier phase. A thread that exits counts as
 /// arrived.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn arrive() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no operands; a release (not `nomem`).
@@ -128,13 +135,14 @@ pub fn arrive() {
         asm!("barrier.cluster.arrive.release.aligned;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("cluster::arrive")
+    crate::emu::not_emulated_fail("cluster::arrive")
 }
 
 /// Waits until every non-exited thread of the cluster has [`arrive`]d, with acquire semantics
 /// (PTX `barrier.cluster.wait.acquire.aligned`, PTX ISA §9.7.13.3; sm_90, PTX ISA 8.0).
 /// Same convergence rules as [`arrive`]; call it once after each arrive.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn wait() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no operands; an acquire (not `nomem`).
@@ -142,7 +150,7 @@ pub fn wait() {
         asm!("barrier.cluster.wait.acquire.aligned;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("cluster::wait")
+    crate::emu::not_emulated_fail("cluster::wait")
 }
 
 /// A cluster-wide barrier: [`arrive`] then [`wait`]. Orders shared-memory accesses across
@@ -150,6 +158,7 @@ pub fn wait() {
 /// the cluster counterpart of [`sync_threads`](crate::thread::sync_threads). Same
 /// convergence rules as [`arrive`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn sync() {
     arrive();
     wait();
@@ -167,6 +176,7 @@ pub fn sync() {
 ///   exited while they happen (a final [`sync`] before exiting keeps its memory alive).
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn map_shared_rank<T>(p: *const T, rank: u32) -> *const T {
     #[cfg(target_arch = "nvptx64")]
     {
@@ -179,7 +189,7 @@ pub unsafe fn map_shared_rank<T>(p: *const T, rank: u32) -> *const T {
         q as usize as *const T
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("cluster::map_shared_rank", p, rank)
+    crate::emu::not_emulated!("cluster::map_shared_rank", p, rank)
 }
 
 /// [`map_shared_rank`] for a mutable pointer.
@@ -189,6 +199,7 @@ pub unsafe fn map_shared_rank<T>(p: *const T, rank: u32) -> *const T {
 /// that location in any block.
 #[inline(always)]
 #[must_use]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn map_shared_rank_mut<T>(p: *mut T, rank: u32) -> *mut T {
     // SAFETY: forwarded to the caller.
     unsafe { map_shared_rank(p.cast_const(), rank) }.cast_mut()

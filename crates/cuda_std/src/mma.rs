@@ -47,8 +47,9 @@
 //!
 //! On the GPU the instructions exist only when the kernels are built for sm_80 or later
 //! (`cfg(target_feature = "sm_80")`, e.g. `CudaBuilder::arch(ComputeCapability::new(8, 0))`),
-//! as [`redux_sync_add`](crate::warp::redux_sync_add); on the host they are stubs that
-//! panic. The types and [`layout`] exist everywhere.
+//! as [`redux_sync_add`](crate::warp::redux_sync_add). On the host they run on the CPU
+//! emulator ([`emu`](crate::emu)) as warp collectives, and panic outside an emulated
+//! launch. The types and [`layout`] exist everywhere.
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
 use core::arch::asm;
@@ -190,7 +191,7 @@ macro_rules! mma_asm {
 }
 
 macro_rules! mma_shape {
-    ($shape:ty, $elem:ty, $a:path, $b:path, $ptx:literal) => {
+    ($shape:ty, $elem:ty, $a:path, $b:path, $ptx:literal, $emu:ident) => {
         impl MmaShape<$elem> for $shape {
             #[inline(always)]
             fn a_coord(lane: u32, reg: u32, half: u32) -> (u32, u32) {
@@ -201,6 +202,7 @@ macro_rules! mma_shape {
                 $b(lane, reg, half)
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn mma(a: &[u32; 4], b: &[u32; 2], c: &[f32; 4]) -> [f32; 4] {
                 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
                 {
@@ -213,8 +215,11 @@ macro_rules! mma_shape {
                     // SAFETY: `trap` has no preconditions.
                     unsafe { core::arch::nvptx::trap() }
                 }
+                // The emulator's warp collective (a panic outside an emulated launch).
                 #[cfg(not(target_arch = "nvptx64"))]
-                crate::host_stub!("mma::mma_sync", a, b, c)
+                {
+                    crate::emu::tensor::mma(crate::emu::tensor::MmaType::$emu, a, b, c)
+                }
             }
         }
     };
@@ -225,21 +230,24 @@ mma_shape!(
     F16,
     layout::a_m16n8k16,
     layout::b_m16n8k16,
-    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"
+    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+    F16
 );
 mma_shape!(
     M16N8K16,
     Bf16,
     layout::a_m16n8k16,
     layout::b_m16n8k16,
-    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+    Bf16
 );
 mma_shape!(
     M16N8K8,
     Tf32,
     tf32_a,
     tf32_b,
-    "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+    "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+    Tf32
 );
 
 /// [`layout::a_m16n8k8_tf32`] with the (always 0) element index of a one-element register.
@@ -516,7 +524,9 @@ impl<S: Shape> FragAcc<S> {
 /// `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32` or
 /// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` (PTX ISA §9.7.14.5, "mma"),
 /// chosen by the fragments' types. **sm_80+**; on the GPU this function exists only when
-/// the kernels are built for sm_80 or later; on the host it is a stub that panics.
+/// the kernels are built for sm_80 or later; on the host it runs on the CPU emulator (see
+/// [`emu`](crate::emu): products exact, summed in `f64`, rounded once to `f32`) and panics
+/// outside an emulated launch.
 ///
 /// Products are exact and the sum is accumulated in `f32` (its rounding order is the
 /// hardware's); inputs that are small integers give exactly `A·B + C`.
@@ -526,6 +536,7 @@ impl<S: Shape> FragAcc<S> {
 /// convergently: none has exited, none is in a branch the others skip.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 #[must_use]
 pub unsafe fn mma_sync<S: MmaShape<E>, E: Element>(
     a: &FragA<S, E>,
@@ -538,7 +549,7 @@ pub unsafe fn mma_sync<S: MmaShape<E>, E: Element>(
 
 /// Emits `ldmatrix` with `$n` destination registers.
 macro_rules! ldmatrix_fn {
-    ($(#[$doc:meta])* $name:ident, $n:literal, $ptx:literal, [$($r:ident),+]) => {
+    ($(#[$doc:meta])* $name:ident, $n:literal, $trans:literal, $ptx:literal, [$($r:ident),+]) => {
         $(#[$doc])*
         ///
         /// PTX ISA §9.7.14.5, "Warp-level matrix load instruction: ldmatrix"; **sm_75+**
@@ -554,6 +565,7 @@ macro_rules! ldmatrix_fn {
         /// - no other thread writes those bytes concurrently.
         #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         #[must_use]
         pub unsafe fn $name(row: *const u16) -> [u32; $n] {
             #[cfg(target_arch = "nvptx64")]
@@ -572,8 +584,12 @@ macro_rules! ldmatrix_fn {
                 }
                 [$($r),+]
             }
+            // The emulator's warp collective (a panic outside an emulated launch).
             #[cfg(not(target_arch = "nvptx64"))]
-            crate::host_stub!(concat!("mma::", stringify!($name)), row)
+            {
+                // SAFETY: forwarded to the caller.
+                unsafe { crate::emu::tensor::ldmatrix::<$n>(row, $trans) }
+            }
         }
     };
     (@list $r0:ident) => { concat!("{", stringify!($r0), "}") };
@@ -586,35 +602,35 @@ ldmatrix_fn!(
     /// Loads one 8×8 matrix of 16-bit elements from shared memory (PTX
     /// `ldmatrix.sync.aligned.m8n8.x1.shared.b16`): lanes 0..8 give the addresses of its
     /// rows (`row` points at 8 contiguous elements).
-    ldmatrix_x1, 1, "ldmatrix.sync.aligned.m8n8.x1.shared.b16", [r0]
+    ldmatrix_x1, 1, false, "ldmatrix.sync.aligned.m8n8.x1.shared.b16", [r0]
 );
 ldmatrix_fn!(
     /// Loads two 8×8 matrices (PTX `ldmatrix.sync.aligned.m8n8.x2.shared.b16`): lanes
     /// `8i..8i+8` give the row addresses of matrix `i`.
-    ldmatrix_x2, 2, "ldmatrix.sync.aligned.m8n8.x2.shared.b16", [r0, r1]
+    ldmatrix_x2, 2, false, "ldmatrix.sync.aligned.m8n8.x2.shared.b16", [r0, r1]
 );
 ldmatrix_fn!(
     /// Loads four 8×8 matrices (PTX `ldmatrix.sync.aligned.m8n8.x4.shared.b16`): lanes
     /// `8i..8i+8` give the row addresses of matrix `i`.
-    ldmatrix_x4, 4, "ldmatrix.sync.aligned.m8n8.x4.shared.b16", [r0, r1, r2, r3]
+    ldmatrix_x4, 4, false, "ldmatrix.sync.aligned.m8n8.x4.shared.b16", [r0, r1, r2, r3]
 );
 ldmatrix_fn!(
     /// [`ldmatrix_x1`], transposed (PTX `ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16`):
     /// the register holds the element at `(col, row)` of [`layout::ldmatrix_b16`].
-    ldmatrix_x1_trans, 1, "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16", [r0]
+    ldmatrix_x1_trans, 1, true, "ldmatrix.sync.aligned.m8n8.x1.trans.shared.b16", [r0]
 );
 ldmatrix_fn!(
     /// [`ldmatrix_x2`], transposed (PTX `ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16`).
-    ldmatrix_x2_trans, 2, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", [r0, r1]
+    ldmatrix_x2_trans, 2, true, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16", [r0, r1]
 );
 ldmatrix_fn!(
     /// [`ldmatrix_x4`], transposed (PTX `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`).
-    ldmatrix_x4_trans, 4, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", [r0, r1, r2, r3]
+    ldmatrix_x4_trans, 4, true, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", [r0, r1, r2, r3]
 );
 
 /// Emits `stmatrix` with `$n` source registers.
 macro_rules! stmatrix_fn {
-    ($(#[$doc:meta])* $name:ident, $n:literal, $ptx:literal, [$($r:literal),+]) => {
+    ($(#[$doc:meta])* $name:ident, $n:literal, $trans:literal, $ptx:literal, [$($r:literal),+]) => {
         $(#[$doc])*
         ///
         /// PTX ISA §9.7.14.5, "Collectively store a matrix: stmatrix"; **sm_90+**, PTX ISA
@@ -631,6 +647,7 @@ macro_rules! stmatrix_fn {
         /// - no other thread accesses those bytes concurrently.
         #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name(dst: *mut u16, regs: [u32; $n]) {
             #[cfg(target_arch = "nvptx64")]
             // SAFETY: caller contract (shared, aligned, converged). Writes memory.
@@ -643,8 +660,12 @@ macro_rules! stmatrix_fn {
                     options(nostack),
                 )
             };
+            // The emulator's warp collective (a panic outside an emulated launch).
             #[cfg(not(target_arch = "nvptx64"))]
-            crate::host_stub!(concat!("mma::", stringify!($name)), dst, regs)
+            {
+                // SAFETY: forwarded to the caller.
+                unsafe { crate::emu::tensor::stmatrix::<$n>(dst, regs, $trans) }
+            }
         }
     };
     (@list $r0:literal) => { concat!("{", stringify!($r0), "}") };
@@ -657,31 +678,31 @@ stmatrix_fn!(
     /// Stores one 8×8 matrix of 16-bit elements to shared memory (PTX
     /// `stmatrix.sync.aligned.m8n8.x1.shared.b16`): lanes 0..8 give the addresses of its
     /// rows (`dst` points at 8 contiguous elements).
-    stmatrix_x1, 1, "stmatrix.sync.aligned.m8n8.x1.shared.b16", [0]
+    stmatrix_x1, 1, false, "stmatrix.sync.aligned.m8n8.x1.shared.b16", [0]
 );
 stmatrix_fn!(
     /// Stores two 8×8 matrices (PTX `stmatrix.sync.aligned.m8n8.x2.shared.b16`): lanes
     /// `8i..8i+8` give the row addresses of matrix `i`.
-    stmatrix_x2, 2, "stmatrix.sync.aligned.m8n8.x2.shared.b16", [0, 1]
+    stmatrix_x2, 2, false, "stmatrix.sync.aligned.m8n8.x2.shared.b16", [0, 1]
 );
 stmatrix_fn!(
     /// Stores four 8×8 matrices (PTX `stmatrix.sync.aligned.m8n8.x4.shared.b16`): lanes
     /// `8i..8i+8` give the row addresses of matrix `i`.
-    stmatrix_x4, 4, "stmatrix.sync.aligned.m8n8.x4.shared.b16", [0, 1, 2, 3]
+    stmatrix_x4, 4, false, "stmatrix.sync.aligned.m8n8.x4.shared.b16", [0, 1, 2, 3]
 );
 stmatrix_fn!(
     /// [`stmatrix_x1`], transposed (PTX `stmatrix.sync.aligned.m8n8.x1.trans.shared.b16`):
     /// the register's element at `(row, col)` of [`layout::ldmatrix_b16`] is stored at
     /// `(col, row)`.
-    stmatrix_x1_trans, 1, "stmatrix.sync.aligned.m8n8.x1.trans.shared.b16", [0]
+    stmatrix_x1_trans, 1, true, "stmatrix.sync.aligned.m8n8.x1.trans.shared.b16", [0]
 );
 stmatrix_fn!(
     /// [`stmatrix_x2`], transposed (PTX `stmatrix.sync.aligned.m8n8.x2.trans.shared.b16`).
-    stmatrix_x2_trans, 2, "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16", [0, 1]
+    stmatrix_x2_trans, 2, true, "stmatrix.sync.aligned.m8n8.x2.trans.shared.b16", [0, 1]
 );
 stmatrix_fn!(
     /// [`stmatrix_x4`], transposed (PTX `stmatrix.sync.aligned.m8n8.x4.trans.shared.b16`).
-    stmatrix_x4_trans, 4, "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16", [0, 1, 2, 3]
+    stmatrix_x4_trans, 4, true, "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16", [0, 1, 2, 3]
 );
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
@@ -697,6 +718,7 @@ impl<S: MmaShape<E>, E: Element> FragA<S, E> {
     /// - every row start `tile + row · lda` is 16-byte aligned (`lda` in bytes a multiple
     ///   of 16, `tile` 16-byte aligned).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     #[must_use]
     pub unsafe fn ldmatrix(tile: *const E::Storage, lda: usize) -> Self {
         let l = lane() as usize;
@@ -716,6 +738,7 @@ impl<S: MmaShape<E>, E: Element> FragB<S, E> {
     /// # Safety
     /// As [`FragA::ldmatrix`], for the 8×K tile of `Bᵀ`.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     #[must_use]
     pub unsafe fn ldmatrix_col_major(tile: *const E::Storage, ldb: usize) -> Self {
         let l = lane() as usize % 16;
@@ -738,6 +761,7 @@ where
     /// # Safety
     /// As [`FragA::ldmatrix`], for the 16×8 tile of `B`.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     #[must_use]
     pub unsafe fn ldmatrix_row_major(tile: *const u16, ldb: usize) -> Self {
         let l = lane() as usize % 16;

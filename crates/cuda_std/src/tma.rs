@@ -44,6 +44,7 @@ pub use cust_core::TensorMap;
 /// - `bar` is an initialised [`MBarrier`] in this CTA's shared memory whose current phase
 ///   expects these bytes ([`MBarrier::arrive_expect_tx`] or [`MBarrier::expect_tx`]).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_2d<T>(dst: *mut T, map: *const TensorMap, x: i32, y: i32, bar: &MBarrier) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: caller contract. Writes shared memory asynchronously: not `nomem`.
@@ -60,7 +61,7 @@ pub unsafe fn load_2d<T>(dst: *mut T, map: *const TensorMap, x: i32, y: i32, bar
         )
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("tma::load_2d", dst, map, x, y, bar)
+    crate::emu::not_emulated!("tma::load_2d", dst, map, x, y, bar)
 }
 
 /// [`load_2d`] multicast: the box is written at the same shared-memory offset as `dst`, and
@@ -74,6 +75,7 @@ pub unsafe fn load_2d<T>(dst: *mut T, map: *const TensorMap, x: i32, y: i32, bar
 /// those CTAs the buffer at `dst`'s offset is free and the barrier at `bar`'s offset
 /// expects the box's bytes in its current phase.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_2d_multicast<T>(
     dst: *mut T,
     map: *const TensorMap,
@@ -98,7 +100,7 @@ pub unsafe fn load_2d_multicast<T>(
         )
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("tma::load_2d_multicast", dst, map, x, y, bar, cta_mask)
+    crate::emu::not_emulated!("tma::load_2d_multicast", dst, map, x, y, bar, cta_mask)
 }
 
 /// Stores the box at `src` (this CTA's shared memory, in the map's swizzle layout) to
@@ -115,6 +117,7 @@ pub unsafe fn load_2d_multicast<T>(
 /// - `src` is not written until a [`wait_group_read`] covering this store returned, and the
 ///   CTA does not exit before the store has read it (a final `wait_group_read::<0>()`).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn store_2d<T>(map: *const TensorMap, x: i32, y: i32, src: *const T) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: caller contract. Reads shared and writes global memory: not `nomem`.
@@ -129,12 +132,13 @@ pub unsafe fn store_2d<T>(map: *const TensorMap, x: i32, y: i32, src: *const T) 
         )
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("tma::store_2d", map, x, y, src)
+    crate::emu::not_emulated!("tma::store_2d", map, x, y, src)
 }
 
 /// Closes this thread's bulk copies issued since the last commit ([`store_2d`]) into one
 /// bulk async-group (PTX `cp.async.bulk.commit_group`, PTX ISA §9.7.9.27; sm_90).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn commit_group() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no operands.
@@ -142,7 +146,7 @@ pub fn commit_group() {
         asm!("cp.async.bulk.commit_group;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("tma::commit_group")
+    crate::emu::not_emulated_fail("tma::commit_group")
 }
 
 /// Waits until at most `N` of this thread's bulk async-groups still have to *read* their
@@ -150,6 +154,7 @@ pub fn commit_group() {
 /// afterwards the sources of the older groups may be overwritten. (The global writes may
 /// still be in flight; they are visible to later kernels.)
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn wait_group_read<const N: u32>() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: an immediate operand. Not `nomem`: later writes to the source must stay below.
@@ -157,7 +162,7 @@ pub fn wait_group_read<const N: u32>() {
         asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("tma::wait_group_read")
+    crate::emu::not_emulated_fail("tma::wait_group_read")
 }
 
 /// Orders this thread's prior generic-proxy accesses to shared memory (ordinary stores)
@@ -165,6 +170,7 @@ pub fn wait_group_read<const N: u32>() {
 /// `fence.proxy.async.shared::cta`, PTX ISA §9.7.13.4 "membar/fence"; sm_90). Each writing
 /// thread calls it, then a barrier, then the TMA store or `wgmma` is issued.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn fence_proxy_async_shared() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no operands; a fence.
@@ -172,7 +178,7 @@ pub fn fence_proxy_async_shared() {
         asm!("fence.proxy.async.shared::cta;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("tma::fence_proxy_async_shared")
+    crate::emu::not_emulated_fail("tma::fence_proxy_async_shared")
 }
 
 /// Prefetches the tensor map into the descriptor cache (PTX `prefetch.tensormap [map]`,
@@ -182,6 +188,7 @@ pub fn fence_proxy_async_shared() {
 /// `map` is a generic address of a [`TensorMap`] in global, const or param memory,
 /// 64-byte aligned.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn prefetch_descriptor(map: *const TensorMap) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: caller contract.
@@ -189,5 +196,5 @@ pub unsafe fn prefetch_descriptor(map: *const TensorMap) {
         asm!("prefetch.tensormap [{m}];", m = in(reg64) map as u64, options(readonly, nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("tma::prefetch_descriptor", map)
+    crate::emu::not_emulated!("tma::prefetch_descriptor", map)
 }

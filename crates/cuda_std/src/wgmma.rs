@@ -133,6 +133,7 @@ impl MatrixDescriptor {
 /// `.sync.aligned`: all threads of the warpgroup must execute the same call, convergently
 /// (otherwise the behaviour is undefined at the hardware level).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn fence() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no operands. Not `nomem`: orders memory accesses.
@@ -140,13 +141,14 @@ pub fn fence() {
         asm!("wgmma.fence.sync.aligned;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("wgmma::fence")
+    crate::emu::not_emulated_fail("wgmma::fence")
 }
 
 /// Closes the batch of `wgmma` operations issued since the last commit into one *wgmma
 /// group* (PTX `wgmma.commit_group.sync.aligned`, PTX ISA §9.7.15.7.2; sm_90a). Warpgroup
 /// collective, like [`fence`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn commit_group() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no operands.
@@ -154,7 +156,7 @@ pub fn commit_group() {
         asm!("wgmma.commit_group.sync.aligned;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("wgmma::commit_group")
+    crate::emu::not_emulated_fail("wgmma::commit_group")
 }
 
 /// Waits until at most `N` wgmma groups of this thread are pending (PTX
@@ -162,6 +164,7 @@ pub fn commit_group() {
 /// after which the accumulators may be read and the operands' shared memory reused.
 /// Warpgroup collective, like [`fence`].
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn wait_group<const N: u32>() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: an immediate operand. Not `nomem`: later shared-memory writes must not move
@@ -170,7 +173,7 @@ pub fn wait_group<const N: u32>() {
         asm!("wgmma.wait_group.sync.aligned {n};", n = const N, options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("wgmma::wait_group")
+    crate::emu::not_emulated_fail("wgmma::wait_group")
 }
 
 /// Rejects a `setmaxnreg` count outside `24..=256` or not a multiple of 8 (PTX ISA
@@ -193,6 +196,7 @@ const fn check_reg_count(n: u32) {
 /// (`.sync.aligned`), and the kernel should be built with a register cap
 /// (`CudaBuilder::max_registers`) that the warpgroups' limits add up to.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn reg_alloc<const N: u32>() {
     const { check_reg_count(N) };
     #[cfg(target_arch = "nvptx64")]
@@ -201,7 +205,7 @@ pub fn reg_alloc<const N: u32>() {
         asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nomem, nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("wgmma::reg_alloc")
+    crate::emu::not_emulated_fail("wgmma::reg_alloc")
 }
 
 /// Lowers this warp's per-thread register limit to `N`, releasing registers to the CTA's
@@ -210,6 +214,7 @@ pub fn reg_alloc<const N: u32>() {
 /// above `N` are lost, so call it before the warp holds live values in them (at kernel
 /// start, in the producer warpgroup).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn reg_dealloc<const N: u32>() {
     const { check_reg_count(N) };
     #[cfg(target_arch = "nvptx64")]
@@ -218,7 +223,7 @@ pub fn reg_dealloc<const N: u32>() {
         asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nomem, nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::gpu_only("wgmma::reg_dealloc")
+    crate::emu::not_emulated_fail("wgmma::reg_dealloc")
 }
 
 /// Calls `$m!($($args)* [0 1 … n-1])` with the accumulator indices of an `m64nN` shape
@@ -276,6 +281,7 @@ macro_rules! wgmma_16bit {
         ///   barrier), and is not written until a [`wait_group`] covering this operation
         ///   returned.
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name<const TRANS_A: bool, const TRANS_B: bool>(
             acc: &mut [f32; $n],
             a: MatrixDescriptor,
@@ -298,7 +304,7 @@ macro_rules! wgmma_16bit {
                 )
             };
             #[cfg(not(target_arch = "nvptx64"))]
-            crate::host_stub!(concat!("wgmma::", stringify!($name)), acc, a, b, accumulate)
+            crate::emu::not_emulated!(concat!("wgmma::", stringify!($name)), acc, a, b, accumulate)
         }
     };
 }
@@ -320,6 +326,7 @@ macro_rules! wgmma_tf32 {
         /// arguments; `a`, `b` describe this CTA's shared memory in the named layout, written
         /// and fenced for the async proxy before, not overwritten before the [`wait_group`].
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name(
             acc: &mut [f32; $n],
             a: MatrixDescriptor,
@@ -340,7 +347,7 @@ macro_rules! wgmma_tf32 {
                 )
             };
             #[cfg(not(target_arch = "nvptx64"))]
-            crate::host_stub!(concat!("wgmma::", stringify!($name)), acc, a, b, accumulate)
+            crate::emu::not_emulated!(concat!("wgmma::", stringify!($name)), acc, a, b, accumulate)
         }
     };
 }

@@ -714,6 +714,9 @@ fn collective(kind: WarpKind, parts: u32, values: &[u64; 32], bs: &[u32; 32]) ->
             }
         }
         WarpKind::SyncWarp => {}
+        // SAFETY: every lane of `parts` is suspended in `tensor::rendezvous` with its
+        // record's address as its value.
+        WarpKind::Tensor(op) => unsafe { super::tensor::complete(op, parts, values) },
     }
     out
 }

@@ -79,6 +79,9 @@ pub(crate) enum WarpKind {
         signed: bool,
     },
     SyncWarp,
+    /// A tensor-core collective (`mma.sync`, `ldmatrix`, `stmatrix`): each lane's value is
+    /// the address of its record (`tensor::complete`).
+    Tensor(super::tensor::TensorOp),
 }
 
 impl WarpKind {
@@ -96,6 +99,7 @@ impl WarpKind {
             Self::MatchAll => "match_all_sync",
             Self::Redux { .. } => "redux_sync",
             Self::SyncWarp => "sync_warp",
+            Self::Tensor(op) => op.name(),
         }
     }
 }
@@ -412,6 +416,32 @@ pub(crate) fn check_access(
     kind: AccessKind,
     loc: &'static Location<'static>,
 ) {
+    check_access_with(addr, size, kind, loc, true);
+}
+
+/// Whether `size` bytes at `addr` lie inside one of `t`'s block's shared allocations.
+pub(crate) fn in_shared(t: &ThreadState, addr: usize, size: usize) -> bool {
+    let mem = t.block().mem.borrow();
+    mem.statics
+        .iter()
+        .map(|(_, a)| a)
+        .chain(core::iter::once(&mem.dynamic))
+        .any(|a| {
+            let start = a.ptr as usize;
+            addr >= start && addr + size <= start + a.bytes
+        })
+}
+
+/// [`check_access`], with the uninitialised-read check only when `uninit` is true (reads
+/// of data usually written by plain stores, which the shadow does not see, pass `false`).
+#[inline]
+pub(crate) fn check_access_with(
+    addr: usize,
+    size: usize,
+    kind: AccessKind,
+    loc: &'static Location<'static>,
+    uninit: bool,
+) {
     let Some(t) = current() else { return };
     let b = t.block();
     let launch = b.launch();
@@ -440,7 +470,7 @@ pub(crate) fn check_access(
             return;
         }
         let offset = addr - start;
-        if let Some(err) = shadow_access(t, a, offset, size, kind, loc) {
+        if let Some(err) = shadow_access(t, a, offset, size, kind, loc, uninit) {
             drop(mem);
             fail(t, err);
         }
@@ -517,6 +547,7 @@ fn shadow_access(
     size: usize,
     kind: AccessKind,
     loc: &'static Location<'static>,
+    uninit: bool,
 ) -> Option<EmuError> {
     let b = t.block();
     let launch = b.launch();
@@ -551,7 +582,7 @@ fn shadow_access(
         let s = a.shadow[offset + i];
         match kind {
             AccessKind::Read => {
-                if checks.uninit_reads && !s.init {
+                if uninit && checks.uninit_reads && !s.init {
                     return Some(EmuError::UninitRead {
                         kernel: launch.kernel,
                         block: b.idx,

@@ -44,11 +44,22 @@
 //! - `printf!`/`println!` (C formats, collected in [`EmuReport::printed`]),
 //!   `device_assert!` ([`EmuError::Assert`]) and panics ([`EmuError::Panic`]).
 //!
-//! What is not: timing (`clock64`, `global_timer_ns` count emulator steps and host
-//! nanoseconds; `nanosleep` only yields), `sm_id` (the rayon worker), memory orderings weaker
-//! than the CPU's (every atomic is `SeqCst`, plain accesses are host accesses), tensor-core
-//! `mma` and `ldmatrix` (they panic: [`EmuError::Panic`]), and spin-waits on another block
-//! (a block waiting for a block that runs later on the same worker never finishes).
+//! Tensor cores (`mma`'s `mma_sync`, `ldmatrix`, `stmatrix`) are warp collectives of all
+//! 32 lanes: the lanes meet, then each lane's result is computed from every lane's
+//! fragment registers by the PTX ISA's maps ([`mma::layout`](crate::mma::layout)).
+//! `ldmatrix`/`stmatrix` move bits exactly; `mma_sync` forms every product exactly and
+//! sums them in `f64` (ascending `k`, then `C`), rounding once to `f32`. NVIDIA does not
+//! specify the tensor cores' internal accumulation order, width or rounding, so `D` equals
+//! the GPU's bit for bit where every partial sum is exact in `f32` (e.g. small integers)
+//! and may differ in the last bits elsewhere. A tensor-core call in a warp that is not
+//! whole is an [`EmuError::WarpMask`].
+//!
+//! What is not: timing (`clock64` and `global_timer_ns` read host nanoseconds;
+//! `nanosleep` only yields), `sm_id` (the rayon worker), memory orderings weaker
+//! than the CPU's (every atomic is `SeqCst`, plain accesses are host accesses), texture
+//! units, the Hopper asynchronous engines (`wgmma`, `tma`, `barrier`'s `mbarrier`,
+//! `cluster`: [`EmuError::NotEmulated`]), and spin-waits on another block (a block waiting
+//! for a block that runs later on the same worker never finishes).
 //!
 //! # Checks
 //! Each is on by default ([`EmuChecks`]); the first finding of a block stops that block
@@ -82,6 +93,7 @@
 mod block;
 mod ctx;
 mod printf;
+pub(crate) mod tensor;
 
 use core::ffi::c_void;
 use core::fmt;
@@ -440,7 +452,58 @@ pub enum EmuError {
         /// The call.
         location: SourceLocation,
     },
+    /// The kernel called an intrinsic the emulator does not model: the Hopper
+    /// asynchronous engines and their synchronisation (`wgmma`, TMA, `mbarrier`, clusters
+    /// and distributed shared memory). Such a kernel runs on a GPU only.
+    #[error(
+        "kernel `{kernel}`: block {block:?}, thread {thread:?} at {location}: not emulated: {intrinsic} (the CPU emulator has no Hopper asynchronous engines: wgmma, TMA, mbarrier, clusters; run this kernel on a GPU)"
+    )]
+    NotEmulated {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Block index `(x, y, z)`.
+        block: Dim3,
+        /// Thread index in the block `(x, y, z)`.
+        thread: Dim3,
+        /// The intrinsic, as `cuda_std` names it (`"wgmma::fence"`, `"tma::load_2d"`, ...).
+        intrinsic: &'static str,
+        /// The call.
+        location: SourceLocation,
+    },
 }
+
+/// The host branch of an intrinsic the emulator does not model: in an emulated launch the
+/// thread fails with [`EmuError::NotEmulated`]; elsewhere the host stub's panic.
+#[cold]
+#[track_caller]
+pub(crate) fn not_emulated_fail(intrinsic: &'static str) -> ! {
+    match ctx::current() {
+        Some(t) => {
+            let b = t.block();
+            ctx::fail(
+                t,
+                EmuError::NotEmulated {
+                    kernel: b.launch().kernel,
+                    block: b.idx,
+                    thread: t.tid,
+                    intrinsic,
+                    location: SourceLocation::from_std(core::panic::Location::caller()),
+                },
+            )
+        }
+        None => crate::gpu_only(intrinsic),
+    }
+}
+
+/// The host branch of an intrinsic the emulator does not model: marks the arguments used
+/// and calls [`not_emulated_fail`].
+macro_rules! not_emulated {
+    ($what:expr $(, $arg:expr)* $(,)?) => {{
+        $( let _ = &$arg; )*
+        $crate::emu::not_emulated_fail($what)
+    }};
+}
+pub(crate) use not_emulated;
 
 fn at(location: &Option<SourceLocation>) -> String {
     location
