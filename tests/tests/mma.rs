@@ -5,8 +5,9 @@
 //! Inputs are small integers (`A`, `B` in -3..=3) and `C` is an integer plus one half, so
 //! every product and partial sum is exact in `f32` (|sum| < 2⁸), whatever the order of the
 //! hardware's additions, and no `D` element is zero (no signed-zero question): the GPU's `D`
-//! must equal the CPU's exactly. GPU tests are skipped, with a message, on GPUs older than
-//! sm_80.
+//! must equal the CPU's exactly. The launches run on the GPU where there is one (skipped,
+//! with a message, on GPUs older than sm_80) and otherwise on the CPU emulator
+//! (`cuda_std::emu`), whose tensor-core model is exact on these inputs.
 
 use cuda_std::mma::{
     Bf16, Element, F16, FragA, FragB, M16N8K8, M16N8K16, MmaShape, Shape, Tf32, layout,
@@ -282,7 +283,6 @@ fn check_global<S: MmaShape<E>, E: HostElement>(
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn mma_from_global_memory_matches_the_cpu_bit_for_bit() {
     let gpu = gpu();
     let Some(module) = sm80_module(&gpu) else {
@@ -313,7 +313,6 @@ fn mma_from_global_memory_matches_the_cpu_bit_for_bit() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn mma_through_ldmatrix_matches_the_cpu_bit_for_bit() {
     let gpu = gpu();
     let Some(module) = sm80_module(&gpu) else {
@@ -364,7 +363,6 @@ fn mma_through_ldmatrix_matches_the_cpu_bit_for_bit() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn ldmatrix_registers_follow_the_ptx_layout() {
     let gpu = gpu();
     let Some(module) = sm80_module(&gpu) else {
