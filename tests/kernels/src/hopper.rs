@@ -185,6 +185,29 @@ unsafe fn flag(status: *mut u32, bits: u32) {
     };
 }
 
+/// Whether this is thread 0 of the block, read from `%tid.x` by an `asm!` block that is not
+/// `pure`: opaque to MIR and LLVM, so a test of it after a block or cluster barrier cannot
+/// be correlated with a `t == 0` test before the barrier. Jump threading would otherwise
+/// copy the barrier into both arms of the first test, and thread 0 and the rest of its warp
+/// would reach different instances of an `.aligned` barrier (undefined behaviour; on an
+/// H100 the first version of [`tma_roundtrip`] hung there). On the host: `thread_idx_x()`.
+#[inline(always)]
+fn is_thread_0() -> bool {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let t: u32;
+        // SAFETY: reads a special register; no memory access. Not `pure`, on purpose.
+        unsafe {
+            core::arch::asm!("mov.u32 {t}, %tid.x;", t = out(reg32) t, options(nomem, nostack))
+        };
+        t == 0
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        thread_idx_x() == 0
+    }
+}
+
 /// Loads the box at `(x, y)` of `map_in` with TMA into a 1024-byte aligned shared tile
 /// (completion on an `MBarrier` with `box_bytes` transaction bytes), copies the tile's raw
 /// bytes to `raw` (so the test sees the swizzled layout), and stores the tile back with TMA to
@@ -194,10 +217,11 @@ unsafe fn flag(status: *mut u32, bits: u32) {
 /// ([`TMA_LOAD_TIMEOUT`], …) and the threads return.
 ///
 /// The issuing thread initialises the barrier, fences the init and issues the load in one
-/// branch, before the block barrier that publishes the init to the other threads: no
-/// `if t == 0` on both sides of a `sync_threads`. (That shape let MIR jump threading copy
-/// the `bar.sync` into both arms, so thread 0 and the rest of warp 0 hit different
-/// instances of an `.aligned` barrier: the first version of this probe hung.)
+/// branch, before the block barrier that publishes the init to the other threads, and the
+/// thread-0 tests after barriers use [`is_thread_0`]. (The first version had `if t == 0`
+/// on both sides of a `sync_threads`; MIR jump threading copied the `bar.sync` into both
+/// arms, so thread 0 and the rest of warp 0 reached different instances of an `.aligned`
+/// barrier, and it hung.)
 ///
 /// # Safety
 /// One block of 128 threads; `map_in`, `map_out`: valid 2-D maps of 4-byte elements in
@@ -248,7 +272,7 @@ pub unsafe fn tma_roundtrip(
     }
     // Phase 1 with a plain arrival: the count is 1, so thread 0 arrives alone. Every thread
     // has seen phase 0 complete (above), so none can mistake phase 1 for it.
-    if t == 0 {
+    if is_thread_0() {
         // SAFETY: phase 1 expects one arrival.
         unsafe { bar.arrive() };
     }
@@ -267,7 +291,7 @@ pub unsafe fn tma_roundtrip(
     // order before the store, but the fence is what a real kernel needs after writing it.
     tma::fence_proxy_async_shared();
     sync_threads();
-    if t == 0 {
+    if is_thread_0() {
         // SAFETY: the tile holds the box, fenced for the async proxy above; waited for below.
         unsafe { tma::store_2d(map_out, x, y, tile) };
         tma::commit_group();
@@ -311,7 +335,7 @@ pub unsafe fn tma_multicast(
         }
     }
     cluster::sync();
-    if t == 0 && rank == 0 {
+    if is_thread_0() && rank == 0 {
         // SAFETY: both CTAs' barriers are initialised and expect the box (cluster barrier
         // above); the tiles are at the same offset in both and free.
         unsafe { tma::load_2d_multicast(tile, map, x, y, bar, 0b11) };
