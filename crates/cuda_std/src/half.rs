@@ -958,12 +958,16 @@ mod tests {
         if x.is_nan() {
             return 0x7f;
         }
-        // ±∞ is farther than any finite value: saturates like a huge finite input.
-        let x = if x.is_infinite() {
-            f64::from(x.signum()) * 1e300
-        } else {
-            f64::from(x)
-        };
+        // Saturation (a rule of `.satfinite`, not a rounding): at or beyond the largest
+        // finite magnitude, that magnitude. Below it every difference is exact in f64.
+        let (max_code, max) = (0..=127u8)
+            .map(|c| (c, decode(c)))
+            .filter(|(_, v)| v.is_finite())
+            .fold((0, 0.0f32), |a, b| if b.1 > a.1 { b } else { a });
+        if x.abs() >= max {
+            return if x < 0.0 { 0x80 | max_code } else { max_code };
+        }
+        let x = f64::from(x);
         let mut best: Option<(f64, u8)> = None;
         for code in 0..=255u8 {
             let v = decode(code);
