@@ -15,6 +15,17 @@
 //! tile's bytes and issues [`tma::load_2d`](crate::tma::load_2d), and consumers
 //! [`MBarrier::wait`] for the stage's phase.
 //!
+//! **Pitfall** (the hang of the first TMA probe): do not test the same thread condition on
+//! both sides of a block barrier, as in `if t == 0 { init } sync_threads(); if t == 0 {
+//! issue }`. MIR jump threading (which knows nothing of convergence) may copy the barrier
+//! into both arms of the first test; thread 0 and the rest of its warp then reach different
+//! instances of `bar.sync`, which is `barrier.sync.aligned` (PTX ISA §9.7.13.1: all threads
+//! must execute the *same* aligned barrier instruction), and the block deadlocks. Either let
+//! the initialising thread also issue its first copy before the barrier (its own init is
+//! ordered before its own use; [`fence_init`] covers the async proxy), or compute the second
+//! condition from a value the optimisers cannot relate to the first. For tests that must
+//! fail rather than hang, [`MBarrier::wait_bounded`] gives up after a number of polls.
+//!
 //! The functions are not `cfg`-gated: inline PTX is only assembled when a kernel calls it
 //! (build kernels using them for sm_90 or later); on the host they are stubs that panic.
 
