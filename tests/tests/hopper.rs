@@ -335,13 +335,28 @@ mod tma_and_cluster {
             };
             let (map_in, map_out) = (map(&src), map(&dst));
             let mut raw = zeros::<u32>(&gpu, bw * bh);
+            let mut status = zeros::<u32>(&gpu, 1);
             let box_bytes = (bw * bh * 4) as u32;
             launch!(
                 &gpu,
                 &module,
                 probe::tma_roundtrip,
                 LaunchConfig::new(1, 128, 0),
-                (&map_in, &map_out, x as i32, y as i32, box_bytes, &mut raw)
+                (
+                    &map_in,
+                    &map_out,
+                    x as i32,
+                    y as i32,
+                    box_bytes,
+                    &mut raw,
+                    &mut status
+                )
+            );
+            assert_eq!(
+                dtoh(&status)[0],
+                0,
+                "{name}: status bits (1: the TMA load's phase never completed, 2: the arrival's \
+                 phase never completed, 4: try_wait false on a completed phase)"
             );
             let raw = dtoh(&raw);
             for r in 0..bh {
@@ -364,6 +379,59 @@ mod tma_and_cluster {
                     let inside = (y..y + bh).contains(&r) && (x..x + bw).contains(&c);
                     let want = if inside { input[r * w + c] } else { 0 };
                     assert_eq!(out[r * w + c], want, "{name}: stored ({r}, {c})");
+                }
+            }
+        }
+    }
+
+    /// TMA multicast in clusters of 2 (4 blocks): rank 0 loads one 32 × 16 box of a
+    /// 96 × 80 `u32` tensor to both CTAs of its cluster; every block's tile must equal the
+    /// box (no swizzle: plain rows).
+    #[test]
+    #[ignore = "needs a CUDA GPU"]
+    fn tma_multicast_fills_every_cta_of_the_cluster() {
+        let Some((gpu, module)) = sm90a() else { return };
+        let (w, h, bw, bh, x, y) = (96usize, 80usize, 32usize, 16usize, 64usize, 8usize);
+        let blocks = 4usize;
+        let input: Vec<u32> = (0..(w * h) as u32).map(|i| i * 3 + 5).collect();
+        let src = htod(&gpu, &input);
+        let map = TensorMap::tiled_2d::<u32>(
+            src.as_device_ptr(),
+            [w as u64, h as u64],
+            (w * 4) as u64,
+            [bw as u32, bh as u32],
+            TmaSwizzle::None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let map = DeviceBox::new(&map).expect("tensor map copy");
+        let mut out = zeros::<u32>(&gpu, blocks * bw * bh);
+        let mut status = zeros::<u32>(&gpu, 1);
+        let box_bytes = (bw * bh * 4) as u32;
+        let kernel = module
+            .kernel(probe::tma_multicast)
+            .unwrap_or_else(|e| panic!("{e}"));
+        // SAFETY: buffers sized as the probe's `# Safety` asks; clusters of 2.
+        unsafe {
+            kernel.launch_ex_unchecked(
+                gpu.stream(),
+                LaunchConfig::new(blocks as u32, 128, 0),
+                [2, 1, 1],
+                0,
+                (&map, x as i32, y as i32, box_bytes, &mut out, &mut status),
+            )
+        }
+        .unwrap_or_else(|e| panic!("{e}"));
+        gpu.stream().synchronize().expect("multicast probe");
+        assert_eq!(dtoh(&status)[0], 0, "a CTA's TMA phase never completed");
+        let out = dtoh(&out);
+        for b in 0..blocks {
+            for r in 0..bh {
+                for c in 0..bw {
+                    assert_eq!(
+                        out[(b * bh + r) * bw + c],
+                        input[(y + r) * w + x + c],
+                        "block {b}: ({r}, {c})"
+                    );
                 }
             }
         }

@@ -15,6 +15,17 @@
 //! tile's bytes and issues [`tma::load_2d`](crate::tma::load_2d), and consumers
 //! [`MBarrier::wait`] for the stage's phase.
 //!
+//! **Pitfall** (the hang of the first TMA probe): do not test the same thread condition on
+//! both sides of a block barrier, as in `if t == 0 { init } sync_threads(); if t == 0 {
+//! issue }`. MIR jump threading (which knows nothing of convergence) may copy the barrier
+//! into both arms of the first test; thread 0 and the rest of its warp then reach different
+//! instances of `bar.sync`, which is `barrier.sync.aligned` (PTX ISA §9.7.13.1: all threads
+//! must execute the *same* aligned barrier instruction), and the block deadlocks. Either let
+//! the initialising thread also issue its first copy before the barrier (its own init is
+//! ordered before its own use; [`fence_init`] covers the async proxy), or compute the second
+//! condition from a value the optimisers cannot relate to the first. For tests that must
+//! fail rather than hang, [`MBarrier::wait_bounded`] gives up after a number of polls.
+//!
 //! The functions are not `cfg`-gated: inline PTX is only assembled when a kernel calls it
 //! (build kernels using them for sm_90 or later); on the host they are stubs that panic.
 
@@ -213,6 +224,58 @@ impl MBarrier {
     pub unsafe fn wait(&self, phase: Phase) {
         // SAFETY: forwarded to the caller.
         while !unsafe { self.try_wait(phase) } {}
+    }
+
+    /// Whether the phase of parity `phase` has completed, without waiting (PTX
+    /// `mbarrier.test_wait.parity.shared::cta.b64`, PTX ISA §9.7.13.15.16; sm_80, PTX ISA
+    /// 7.1). Acquire semantics at CTA scope when it returns `true`, as
+    /// [`try_wait`](Self::try_wait). One poll costs about one shared-memory access, so a
+    /// loop of them is bounded in time by its count ([`wait_bounded`](Self::wait_bounded)).
+    ///
+    /// # Safety
+    /// As [`try_wait`](Self::try_wait).
+    #[inline(always)]
+    #[must_use]
+    pub unsafe fn test_wait(&self, phase: Phase) -> bool {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let done: u32;
+            // SAFETY: caller contract. An acquire: not `nomem`, not `pure`.
+            unsafe {
+                asm!(
+                    "{{ .reg .pred p; mbarrier.test_wait.parity.shared::cta.b64 p, [{a}], {ph}; \
+                     selp.u32 {d}, 1, 0, p; }}",
+                    a = in(reg32) self.addr(), ph = in(reg32) phase.parity(),
+                    d = out(reg32) done, options(nostack))
+            };
+            done != 0
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::host_stub!("barrier::MBarrier::test_wait", phase)
+    }
+
+    /// Waits until the phase of parity `phase` has completed, polling it at most
+    /// `max_polls` times with [`test_wait`](Self::test_wait); returns whether it completed.
+    /// For code that must fail rather than hang when a phase never completes (tests,
+    /// watchdogs): `false` means the expected arrivals or transaction bytes did not come
+    /// within the polls (about `max_polls` shared-memory accesses: 10⁸ polls take of the
+    /// order of a second). After `false` the phase may still complete later (copies in
+    /// flight keep writing); the caller decides how to report it.
+    ///
+    /// # Safety
+    /// As [`try_wait`](Self::try_wait).
+    #[inline(always)]
+    #[must_use]
+    pub unsafe fn wait_bounded(&self, phase: Phase, max_polls: u32) -> bool {
+        let mut polls = 0u32;
+        while polls < max_polls {
+            // SAFETY: forwarded to the caller.
+            if unsafe { self.test_wait(phase) } {
+                return true;
+            }
+            polls += 1;
+        }
+        false
     }
 
     /// Arrives on the barrier at the same shared-memory offset in the CTA of rank

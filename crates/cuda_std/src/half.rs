@@ -1,7 +1,8 @@
 //! Half-precision floats: the scalar types [`f16`](struct@f16) (IEEE 754 binary16) and
 //! [`bf16`] (bfloat16), re-exported from the [`half`](https://docs.rs/half) crate as
 //! Rust-CUDA does, the packed pairs [`F16x2`] and [`Bf16x2`] with the GPU's packed
-//! arithmetic, and scalar conversions from and to `f32`.
+//! arithmetic, scalar conversions from and to `f32`, and the 8-bit floats [`F8E4M3`] and
+//! [`F8E5M2`] (see [FP8](self#fp8)).
 //!
 //! ```
 //! use cuda_std::half::{F16x2, f16, f16_from_f32};
@@ -55,6 +56,19 @@
 //! product use `fma.rn.bf16x2` with `1.0` and `−0.0` (exactly the same results), as CUDA's
 //! `__hadd2` and `__hmul2` do on sm_80. `bf16` → `f32` is a 16-bit shift (exact, every
 //! architecture), not `cvt.f32.bf16`, which needs PTX ISA 7.1+.
+
+//!
+//! # FP8
+//! [`F8E4M3`] and [`F8E5M2`] are the OCP FP8 formats ("OCP 8-bit Floating Point
+//! Specification (OFP8)", rev. 1.0) that sm_89+ tensor cores read, as bytes. `from_f32`
+//! rounds to nearest-even and **saturates** as `cvt.rn.satfinite.{e4m3,e5m2}x2.f32` does:
+//! finite values beyond the largest magnitude (448 for E4M3, 57344 for E5M2) and ±∞ become
+//! ± that magnitude, NaN becomes `0x7f`; it needs **sm_89** and PTX ISA 7.8 on the GPU
+//! (`cfg(target_feature = "sm_89")`), and computes in software on the host
+//! (`from_f32_soft`, also usable in `const` and on any GPU). `to_f32` is exact, through
+//! `cvt.rn.f16x2.{e4m3,e5m2}x2` on sm_89+ and in software elsewhere. The host's software
+//! and the GPU's `cvt` give the same bits for every input (up to NaN payloads), which
+//! `tests/tests/fp8.rs` checks on an H100.
 
 #[cfg(target_arch = "nvptx64")]
 use core::arch::asm;
@@ -361,6 +375,256 @@ pub fn bf16_from_f32(x: f32) -> bf16 {
 pub const fn bf16_to_f32(x: bf16) -> f32 {
     f32::from_bits((x.to_bits() as u32) << 16)
 }
+
+/// An 8-bit float in the OCP FP8 **E4M3** format ("OCP 8-bit Floating Point Specification
+/// (OFP8)", rev. 1.0, 2023; NVIDIA's `__nv_fp8_e4m3`, PTX's `.e4m3`): 1 sign, 4 exponent
+/// bits (bias 7), 3 mantissa bits. No infinities; `S.1111.111` (`0x7f`, `0xff`) is NaN, so
+/// the largest finite value is `S.1111.110` = ±448; the smallest normal 2⁻⁶, the smallest
+/// subnormal 2⁻⁹. `#[repr(transparent)]` over its bits, [`DeviceCopy`].
+///
+/// Equality (`==`) compares the bits (so `+0 != -0` and a NaN equals itself).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct F8E4M3(u8);
+
+/// An 8-bit float in the OCP FP8 **E5M2** format (same specification; `__nv_fp8_e5m2`,
+/// PTX's `.e5m2`): 1 sign, 5 exponent bits (bias 15), 2 mantissa bits, IEEE-like:
+/// `S.11111.00` is ±∞, `S.11111.{01,10,11}` NaN; the largest finite value ±57344, the
+/// smallest normal 2⁻¹⁴, the smallest subnormal 2⁻¹⁶. `#[repr(transparent)]` over its
+/// bits, [`DeviceCopy`].
+///
+/// Equality (`==`) compares the bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct F8E5M2(u8);
+
+// SAFETY: plain bytes, no pointers; every bit pattern is a valid value.
+unsafe impl DeviceCopy for F8E4M3 {}
+// SAFETY: as above.
+unsafe impl DeviceCopy for F8E5M2 {}
+
+/// The parameters of an FP8 format for the software conversions.
+struct F8Format {
+    /// Mantissa bits.
+    mant: u32,
+    /// Exponent bias.
+    bias: i32,
+    /// The largest finite magnitude's code (`0x7e` E4M3, `0x7b` E5M2).
+    max_code: u8,
+    /// The largest finite magnitude.
+    max: f32,
+    /// Whether the all-ones exponent holds finite values (E4M3: only `.111` is NaN).
+    no_inf: bool,
+}
+
+const E4M3: F8Format = F8Format {
+    mant: 3,
+    bias: 7,
+    max_code: 0x7e,
+    max: 448.0,
+    no_inf: true,
+};
+
+const E5M2: F8Format = F8Format {
+    mant: 2,
+    bias: 15,
+    max_code: 0x7b,
+    max: 57344.0,
+    no_inf: false,
+};
+
+/// The canonical FP8 NaN `cvt` produces, both formats: `0x7f`.
+const F8_NAN: u8 = 0x7f;
+
+/// `x` rounded to nearest-even in format `f`, saturating: NaN → [`F8_NAN`], ±∞ and finite
+/// values beyond the largest finite magnitude → ± that magnitude (`cvt.rn.satfinite`).
+/// Integer arithmetic on the `f32` bits, so the same on the host and the GPU.
+const fn f8_from_f32_soft(x: f32, f: &F8Format) -> u8 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 31) as u8) << 7;
+    let abs = bits & 0x7fff_ffff;
+    if abs > 0x7f80_0000 {
+        return F8_NAN;
+    }
+    if f32::from_bits(abs) >= f.max {
+        return sign | f.max_code;
+    }
+    let e = (abs >> 23) as i32;
+    // Significand with its implicit bit: |x| = m · 2^(ee − 23).
+    let m = if e > 0 {
+        (abs & 0x7f_ffff) | 0x80_0000
+    } else {
+        abs
+    };
+    let ee = if e > 0 { e } else { 1 } - 127;
+    // The binade whose quantum applies: |x|'s own, or the subnormal one (1 − bias).
+    let min_exp = 1 - f.bias;
+    let binade = if e > 0 && e - 127 > min_exp {
+        e - 127
+    } else {
+        min_exp
+    };
+    // |x| / quantum = m · 2^-shift, quantum = 2^(binade − mant); shift ≥ 23 − mant > 0.
+    let shift = (binade - f.mant as i32) - (ee - 23);
+    let q = if shift >= 32 {
+        // m < 2^24 ≤ 2^(shift − 8): far below half a quantum.
+        0
+    } else {
+        let (q, r) = (m >> shift, m & ((1u32 << shift) - 1));
+        let half = 1u32 << (shift - 1);
+        if r > half || (r == half && q & 1 == 1) {
+            q + 1
+        } else {
+            q
+        }
+    };
+    // q quanta of the binade: code (binade + bias − 1) · 2^mant + q covers subnormals
+    // (binade field 0, q < 2^mant), normals (q in 2^mant..2^(mant+1)) and the carry of a
+    // rounding up to the next binade (q = 2^(mant+1)).
+    let code = (((binade + f.bias - 1) as u32) << f.mant) + q;
+    let code = if code > f.max_code as u32 {
+        f.max_code
+    } else {
+        code as u8
+    };
+    sign | code
+}
+
+/// The value of `code` in format `f`, exactly (every FP8 value is an `f32`).
+const fn f8_to_f32_soft(code: u8, f: &F8Format) -> f32 {
+    let sign = ((code >> 7) as u32) << 31;
+    let exp = ((code & 0x7f) >> f.mant) as i32;
+    let man = (code & ((1 << f.mant) - 1)) as u32;
+    let all_ones = (1i32 << (7 - f.mant)) - 1;
+    if exp == all_ones && (!f.no_inf || man == (1 << f.mant) - 1) {
+        return if f.no_inf || man != 0 {
+            f32::from_bits(sign | 0x7fc0_0000)
+        } else {
+            f32::from_bits(sign | 0x7f80_0000)
+        };
+    }
+    let bits = if exp == 0 {
+        if man == 0 {
+            0
+        } else {
+            // man · 2^(1 − bias − mant), man's top bit at mant − 1 − lz: 2^(−bias − lz)
+            // times 1.frac (a normal f32).
+            let lz = man.leading_zeros() - (32 - f.mant);
+            let e32 = 127 - f.bias - lz as i32;
+            let frac = (man << (lz + 1)) & ((1 << f.mant) - 1);
+            ((e32 as u32) << 23) | (frac << (23 - f.mant))
+        }
+    } else {
+        (((exp - f.bias + 127) as u32) << 23) | (man << (23 - f.mant))
+    };
+    f32::from_bits(sign | bits)
+}
+
+macro_rules! fp8_common {
+    ($t:ident, $fmt:ident, $name:literal) => {
+        impl $t {
+            /// The value with these bits.
+            #[must_use]
+            pub const fn from_bits(bits: u8) -> Self {
+                Self(bits)
+            }
+
+            /// The bits.
+            #[must_use]
+            pub const fn to_bits(self) -> u8 {
+                self.0
+            }
+
+            /// Whether this is a NaN.
+            #[must_use]
+            pub const fn is_nan(self) -> bool {
+                f8_to_f32_soft(self.0, &$fmt).is_nan()
+            }
+
+            #[doc = concat!("`x` rounded to the nearest ", $name, " (ties to even), saturating: ")]
+            /// values beyond the largest finite magnitude and infinities become ± that
+            /// magnitude, NaN the canonical NaN `0x7f` (the sign of a NaN is not kept). In
+            /// software (integer operations on the bits), identical to [`Self::from_f32`]
+            /// on every input; usable in `const` and on any architecture.
+            #[must_use]
+            pub const fn from_f32_soft(x: f32) -> Self {
+                Self(f8_from_f32_soft(x, &$fmt))
+            }
+
+            /// The value as an `f32` (exact; NaN stays NaN with its sign). In software, the
+            /// same bits as [`Self::to_f32`] (up to the NaN payload).
+            #[must_use]
+            pub const fn to_f32_soft(self) -> f32 {
+                f8_to_f32_soft(self.0, &$fmt)
+            }
+
+            /// The value as an `f32`, exactly. On sm_89+ GPUs through
+            /// `cvt.rn.f16x2.` + the format + `x2` then `cvt.f32.f16` (PTX ISA §9.7,
+            /// "Data Movement and Conversion Instructions: cvt"; PTX ISA 7.8), elsewhere
+            /// (host, older GPUs) [`Self::to_f32_soft`].
+            #[inline(always)]
+            #[must_use]
+            pub fn to_f32(self) -> f32 {
+                #[cfg(all(target_arch = "nvptx64", target_feature = "sm_89"))]
+                {
+                    let pair = u16::from(self.0) * 0x101;
+                    let f: f32;
+                    // SAFETY: register operands only; sm_89 builds only, where the
+                    // instruction exists. Both bytes hold the value, so either half of the
+                    // f16x2 result is it.
+                    unsafe {
+                        asm!(
+                            concat!("{{ .reg .b32 h2; .reg .b16 lo, hi; cvt.rn.f16x2.",
+                                $name, "x2 h2, {p}; mov.b32 {{lo, hi}}, h2; \
+                                cvt.f32.f16 {f}, lo; }}"),
+                            p = in(reg16) pair, f = out(reg32) f,
+                            options(pure, nomem, nostack))
+                    };
+                    f
+                }
+                #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_89")))]
+                {
+                    self.to_f32_soft()
+                }
+            }
+        }
+
+        #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_89"))]
+        impl $t {
+            #[doc = concat!("`x` rounded to the nearest ", $name, " (ties to even), saturating: ")]
+            /// values beyond the largest finite magnitude and infinities become ± that
+            /// magnitude, NaN the canonical NaN `0x7f`. On the GPU `cvt.rn.satfinite.`
+            /// + the format + `x2.f32` (PTX ISA §9.7, "cvt"; **sm_89+**, PTX ISA 7.8: on
+            /// the GPU this exists only when the kernels are built for sm_89 or later,
+            /// `cfg(target_feature = "sm_89")`); on the host [`Self::from_f32_soft`], the
+            /// same bits.
+            #[inline(always)]
+            #[must_use]
+            pub fn from_f32(x: f32) -> Self {
+                #[cfg(target_arch = "nvptx64")]
+                {
+                    let d: u16;
+                    // SAFETY: register operands only; sm_89 builds only. `x` is operand
+                    // `b`, converted into the low byte.
+                    unsafe {
+                        asm!(
+                            concat!("cvt.rn.satfinite.", $name, "x2.f32 {d}, {z}, {x};"),
+                            d = out(reg16) d, z = in(reg32) 0.0f32, x = in(reg32) x,
+                            options(pure, nomem, nostack))
+                    };
+                    Self(d as u8)
+                }
+                #[cfg(not(target_arch = "nvptx64"))]
+                {
+                    Self::from_f32_soft(x)
+                }
+            }
+        }
+    };
+}
+
+fp8_common!(F8E4M3, E4M3, "e4m3");
+fp8_common!(F8E5M2, E5M2, "e5m2");
 
 /// The host's software versions of the GPU's half arithmetic.
 #[cfg(not(target_arch = "nvptx64"))]
@@ -681,5 +945,196 @@ mod tests {
             .to_array()[1];
         assert_eq!(twice.to_f32(), 194.0 / 128.0);
         assert_eq!(once.to_f32(), 193.0 / 128.0);
+    }
+
+    // FP8. The expected values below are derived from the OCP FP8 specification's tables
+    // by hand (value = 2^(e − bias) · 1.m for e ≥ 1, 2^(1 − bias) · 0.m for e = 0), and the
+    // rounding oracle is an independent algorithm: decode all 256 codes to f64 and pick the
+    // nearest finite one (ties: the even code, i.e. the even mantissa), which shares nothing
+    // with the bit-shifting conversion under test.
+
+    /// The nearest-even, saturating FP8 code of `x` by exhaustive search over `decode`.
+    fn nearest(x: f32, decode: impl Fn(u8) -> f32) -> u8 {
+        if x.is_nan() {
+            return 0x7f;
+        }
+        // Saturation (a rule of `.satfinite`, not a rounding): at or beyond the largest
+        // finite magnitude, that magnitude. Below it every difference is exact in f64.
+        let (max_code, max) = (0..=127u8)
+            .map(|c| (c, decode(c)))
+            .filter(|(_, v)| v.is_finite())
+            .fold((0, 0.0f32), |a, b| if b.1 > a.1 { b } else { a });
+        if x.abs() >= max {
+            return if x < 0.0 { 0x80 | max_code } else { max_code };
+        }
+        let x = f64::from(x);
+        let mut best: Option<(f64, u8)> = None;
+        for code in 0..=255u8 {
+            let v = decode(code);
+            if !v.is_finite() {
+                continue;
+            }
+            // A zero result keeps x's sign: consider only the zero of x's sign.
+            if v == 0.0 && v.is_sign_negative() != x.is_sign_negative() {
+                continue;
+            }
+            let d = (f64::from(v) - x).abs();
+            let better = match best {
+                None => true,
+                Some((bd, bc)) => d < bd || (d == bd && code & 1 == 0 && bc & 1 == 1),
+            };
+            if better {
+                best = Some((d, code));
+            }
+        }
+        best.map_or(0, |(_, c)| c)
+    }
+
+    #[test]
+    fn fp8_decodes_the_spec_values() {
+        let e4 = |b| F8E4M3::from_bits(b).to_f32();
+        assert_eq!(e4(0x00), 0.0);
+        assert!(e4(0x80) == 0.0 && e4(0x80).is_sign_negative());
+        assert_eq!(e4(0x38), 1.0); // 0.0111.000: 2^(7 − 7)
+        assert_eq!(e4(0x3a), 1.25); // 0.0111.010
+        assert_eq!(e4(0xc0), -2.0); // 1.1000.000
+        assert_eq!(e4(0x01), 2f32.powi(-9)); // smallest subnormal: 2^-6 · 1/8
+        assert_eq!(e4(0x03), 3.0 * 2f32.powi(-9));
+        assert_eq!(e4(0x07), 7.0 * 2f32.powi(-9)); // largest subnormal
+        assert_eq!(e4(0x08), 2f32.powi(-6)); // smallest normal
+        assert_eq!(e4(0x7e), 448.0); // 0.1111.110: 2^8 · 1.75
+        assert_eq!(e4(0x78), 256.0); // 0.1111.000: finite in E4M3
+        assert!(e4(0x7f).is_nan() && e4(0xff).is_nan());
+        assert!(F8E4M3::from_bits(0xff).is_nan() && !F8E4M3::from_bits(0x7e).is_nan());
+        let e5 = |b| F8E5M2::from_bits(b).to_f32();
+        assert_eq!(e5(0x3c), 1.0); // 0.01111.00
+        assert_eq!(e5(0x3e), 1.5);
+        assert_eq!(e5(0x01), 2f32.powi(-16)); // 2^-14 · 1/4
+        assert_eq!(e5(0x02), 2f32.powi(-15));
+        assert_eq!(e5(0x03), 3.0 * 2f32.powi(-16));
+        assert_eq!(e5(0x04), 2f32.powi(-14));
+        assert_eq!(e5(0x7b), 57344.0); // 0.11110.11: 2^15 · 1.75
+        assert_eq!(e5(0x7c), f32::INFINITY);
+        assert_eq!(e5(0xfc), f32::NEG_INFINITY);
+        assert!(e5(0x7d).is_nan() && e5(0x7e).is_nan() && e5(0xff).is_nan());
+    }
+
+    #[test]
+    fn fp8_rounds_hand_picked_inputs() {
+        let e4 = |x: f32| F8E4M3::from_f32(x).to_bits();
+        assert_eq!(e4(1.0), 0x38);
+        assert_eq!(e4(-0.0), 0x80);
+        // 1 + 1/16 is the midpoint of 1.0 (m = 0) and 1.125 (m = 1): even, 1.0.
+        assert_eq!(e4(1.0625), 0x38);
+        // 1 + 3/16: midpoint of m = 1 and m = 2: even, m = 2.
+        assert_eq!(e4(1.1875), 0x3a);
+        assert_eq!(e4(1.0626), 0x39);
+        // 2^-10 is half the smallest subnormal: ties to even, zero (signed).
+        assert_eq!(e4(2f32.powi(-10)), 0x00);
+        assert_eq!(e4(-(2f32.powi(-10))), 0x80);
+        assert_eq!(e4(1.5 * 2f32.powi(-10)), 0x01);
+        // 7.5 · 2^-9: midpoint of the largest subnormal and the smallest normal: 0x08.
+        assert_eq!(e4(7.5 * 2f32.powi(-9)), 0x08);
+        // Saturation: 464 (midpoint of 448 and the non-existent 480), beyond, ∞.
+        assert_eq!(e4(448.0), 0x7e);
+        assert_eq!(e4(464.0), 0x7e);
+        assert_eq!(e4(1e30), 0x7e);
+        assert_eq!(e4(f32::INFINITY), 0x7e);
+        assert_eq!(e4(f32::NEG_INFINITY), 0xfe);
+        assert_eq!(e4(f32::NAN), 0x7f);
+        assert_eq!(e4(f32::from_bits(1)), 0x00); // an f32 subnormal
+        let e5 = |x: f32| F8E5M2::from_f32(x).to_bits();
+        assert_eq!(e5(1.0), 0x3c);
+        assert_eq!(e5(1.125), 0x3c); // midpoint of m = 0 and 1: even
+        assert_eq!(e5(1.375), 0x3e); // midpoint of m = 1 and 2: even
+        assert_eq!(e5(-2.0), 0xc0);
+        assert_eq!(e5(2f32.powi(-16)), 0x01);
+        assert_eq!(e5(2f32.powi(-17)), 0x00);
+        assert_eq!(e5(57344.0), 0x7b);
+        assert_eq!(e5(61440.0), 0x7b); // midpoint of 57344 and 2^16: saturates
+        assert_eq!(e5(f32::INFINITY), 0x7b);
+        assert_eq!(e5(f32::NEG_INFINITY), 0xfb);
+        assert_eq!(e5(f32::NAN), 0x7f);
+    }
+
+    #[test]
+    fn fp8_round_trips_every_code() {
+        for b in 0..=255u8 {
+            let x = F8E4M3::from_bits(b);
+            let back = F8E4M3::from_f32(x.to_f32()).to_bits();
+            if b & 0x7f == 0x7f {
+                assert_eq!(back, 0x7f, "e4m3 NaN {b:#04x}");
+            } else {
+                assert_eq!(back, b, "e4m3 {b:#04x} ({})", x.to_f32());
+            }
+            let y = F8E5M2::from_bits(b);
+            let back = F8E5M2::from_f32(y.to_f32()).to_bits();
+            match b & 0x7f {
+                0x7c => assert_eq!(back, (b & 0x80) | 0x7b, "e5m2 ∞ saturates"),
+                0x7d..=0x7f => assert_eq!(back, 0x7f, "e5m2 NaN {b:#04x}"),
+                _ => assert_eq!(back, b, "e5m2 {b:#04x} ({})", y.to_f32()),
+            }
+        }
+    }
+
+    #[test]
+    fn fp8_codes_are_ordered_like_their_values() {
+        // An independent check of the decoder: positive finite codes increase strictly.
+        for (max, decode) in [
+            (0x7e, (|b| F8E4M3::from_bits(b).to_f32()) as fn(u8) -> f32),
+            (0x7b, |b| F8E5M2::from_bits(b).to_f32()),
+        ] {
+            for b in 0..max {
+                assert!(decode(b) < decode(b + 1), "{b:#04x}");
+                assert_eq!(decode(b | 0x80), -decode(b));
+            }
+        }
+    }
+
+    #[test]
+    fn fp8_from_f32_matches_the_nearest_code() {
+        let d4 = |b| F8E4M3::from_bits(b).to_f32();
+        let d5 = |b| F8E5M2::from_bits(b).to_f32();
+        let check = |x: f32| {
+            assert_eq!(F8E4M3::from_f32(x).to_bits(), nearest(x, d4), "e4m3 {x:e}");
+            assert_eq!(F8E5M2::from_f32(x).to_bits(), nearest(x, d5), "e5m2 {x:e}");
+        };
+        // Every code's value, the midpoints between neighbours and their f32 neighbours.
+        for b in 0..=255u8 {
+            for v in [d4(b), d5(b)] {
+                if v.is_finite() {
+                    for x in [
+                        v,
+                        f32::from_bits(v.to_bits() + 1),
+                        f32::from_bits(v.to_bits().wrapping_sub(1)),
+                    ] {
+                        check(x);
+                    }
+                }
+            }
+            for (lo, hi) in [
+                (d4(b), d4(b.wrapping_add(1))),
+                (d5(b), d5(b.wrapping_add(1))),
+            ] {
+                if lo.is_finite() && hi.is_finite() {
+                    let mid = ((f64::from(lo) + f64::from(hi)) / 2.0) as f32;
+                    for x in [
+                        mid,
+                        f32::from_bits(mid.to_bits() + 1),
+                        f32::from_bits(mid.to_bits().saturating_sub(1)),
+                    ] {
+                        check(x);
+                    }
+                }
+            }
+        }
+        // Random f32 bit patterns, biased to FP8's range.
+        let mut rng = Rng(0x0f8_5eed);
+        for _ in 0..20_000 {
+            let r = rng.next();
+            let bits = ((r >> 32) as u32 & 0x807f_ffff) | ((100 + (r % 60) as u32) << 23);
+            check(f32::from_bits(bits));
+            check(f32::from_bits(r as u32));
+        }
     }
 }

@@ -158,16 +158,75 @@ wgmma_probe!(
 /// Largest TMA box of the probe, bytes (the shared tile's size).
 pub const TMA_TILE_BYTES: u32 = 16384;
 
+/// Polls of [`MBarrier::wait_bounded`] before the TMA probes give up on a phase (about a
+/// second): a phase that never completes fails the test instead of hanging it.
+pub const TMA_MAX_POLLS: u32 = 100_000_000;
+
+/// [`tma_roundtrip`]'s `status` bits: phase 0 (the TMA load) did not complete in
+/// [`TMA_MAX_POLLS`] polls.
+pub const TMA_LOAD_TIMEOUT: u32 = 1;
+/// Phase 1 (a plain arrival) did not complete in [`TMA_MAX_POLLS`] polls.
+pub const TMA_ARRIVE_TIMEOUT: u32 = 2;
+/// `try_wait` on the completed phase 1 returned `false`.
+pub const TMA_TRY_WAIT_FALSE: u32 = 4;
+
+/// Sets `bits` in `*status` (device-scope atomic OR).
+///
+/// # Safety
+/// `status` is a valid `u32` in global memory.
+unsafe fn flag(status: *mut u32, bits: u32) {
+    // SAFETY: caller contract.
+    unsafe {
+        cuda_std::atomic::fetch_or::<cuda_std::atomic::Device, u32>(
+            status,
+            bits,
+            cuda_std::atomic::Ordering::Relaxed,
+        )
+    };
+}
+
+/// Whether this is thread 0 of the block, read from `%tid.x` by an `asm!` block that is not
+/// `pure`: opaque to MIR and LLVM, so a test of it after a block or cluster barrier cannot
+/// be correlated with a `t == 0` test before the barrier. Jump threading would otherwise
+/// copy the barrier into both arms of the first test, and thread 0 and the rest of its warp
+/// would reach different instances of an `.aligned` barrier (undefined behaviour; on an
+/// H100 the first version of [`tma_roundtrip`] hung there). On the host: `thread_idx_x()`.
+#[inline(always)]
+fn is_thread_0() -> bool {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let t: u32;
+        // SAFETY: reads a special register; no memory access. Not `pure`, on purpose.
+        unsafe {
+            core::arch::asm!("mov.u32 {t}, %tid.x;", t = out(reg32) t, options(nomem, nostack))
+        };
+        t == 0
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        thread_idx_x() == 0
+    }
+}
+
 /// Loads the box at `(x, y)` of `map_in` with TMA into a 1024-byte aligned shared tile
 /// (completion on an `MBarrier` with `box_bytes` transaction bytes), copies the tile's raw
 /// bytes to `raw` (so the test sees the swizzled layout), and stores the tile back with TMA to
 /// `(x, y)` of `map_out`. Also runs `prefetch_descriptor`, `try_wait` and a second phase
-/// (a plain `arrive` by every thread, waited for with the flipped phase).
+/// (a plain `arrive` by thread 0, waited for with the flipped phase). Waits are bounded
+/// ([`TMA_MAX_POLLS`]): a phase that does not complete sets a bit of `status`
+/// ([`TMA_LOAD_TIMEOUT`], …) and the threads return.
+///
+/// The issuing thread initialises the barrier, fences the init and issues the load in one
+/// branch, before the block barrier that publishes the init to the other threads, and the
+/// thread-0 tests after barriers use [`is_thread_0`]. (The first version had `if t == 0`
+/// on both sides of a `sync_threads`; MIR jump threading copied the `bar.sync` into both
+/// arms, so thread 0 and the rest of warp 0 reached different instances of an `.aligned`
+/// barrier, and it hung.)
 ///
 /// # Safety
 /// One block of 128 threads; `map_in`, `map_out`: valid 2-D maps of 4-byte elements in
 /// global memory with the same box of `box_bytes` ≤ [`TMA_TILE_BYTES`] bytes; `raw` holds
-/// `box_bytes / 4` `u32`.
+/// `box_bytes / 4` `u32`; `status` one `u32`, zeroed.
 #[kernel]
 pub unsafe fn tma_roundtrip(
     map_in: *const TensorMap,
@@ -176,32 +235,34 @@ pub unsafe fn tma_roundtrip(
     y: i32,
     box_bytes: u32,
     raw: *mut u32,
+    status: *mut u32,
 ) {
     let tile = shared_array!(u32, 4096, align = 1024);
     let bar_p = shared_array!(MBarrier, 1);
     let t = thread_idx_x();
-    // SAFETY: `bar_p` is this block's shared memory; one initialising thread, fenced and
-    // followed by a block barrier before any use.
+    // SAFETY: `bar_p` is this block's shared memory; one initialising thread, which fences
+    // the init before its own (async-proxy) use; the block barrier below orders it before
+    // the other threads' uses.
     let bar = unsafe { &*bar_p };
     if t == 0 {
-        // SAFETY: as above; `map_in` is a valid map (caller contract).
+        // SAFETY: as above; `map_in` is a valid map (caller contract); the tile has room for
+        // the box; phase 0 expects exactly its bytes.
         unsafe {
             tma::prefetch_descriptor(map_in);
             bar.init(1);
-        }
-        barrier::fence_init();
-    }
-    sync_threads();
-    if t == 0 {
-        // SAFETY: the tile has room for the box; the phase expects exactly its bytes.
-        unsafe {
+            barrier::fence_init();
             bar.arrive_expect_tx(box_bytes);
             tma::load_2d(tile, map_in, x, y, bar);
         }
     }
+    sync_threads();
     let mut phase = Phase::ZERO;
     // SAFETY: initialised; phase 0 is the current one.
-    unsafe { bar.wait(phase) };
+    if !unsafe { bar.wait_bounded(phase, TMA_MAX_POLLS) } {
+        // SAFETY: `status` is valid (caller contract).
+        unsafe { flag(status, TMA_LOAD_TIMEOUT) };
+        return;
+    }
     phase = phase.flip();
     let mut i = t;
     while i < box_bytes / 4 {
@@ -209,25 +270,95 @@ pub unsafe fn tma_roundtrip(
         unsafe { raw.add(i as usize).write(tile.add(i as usize).read()) };
         i += 128;
     }
-    sync_threads();
-    // Phase 1 with plain arrivals: re-init to 128 arrivals is not allowed mid-use, so thread
-    // 0 arrives alone (the count is 1).
-    if t == 0 {
+    // Phase 1 with a plain arrival: the count is 1, so thread 0 arrives alone. Every thread
+    // has seen phase 0 complete (above), so none can mistake phase 1 for it.
+    if is_thread_0() {
         // SAFETY: phase 1 expects one arrival.
         unsafe { bar.arrive() };
     }
-    // SAFETY: phase 1 completes with thread 0's arrival.
-    unsafe { bar.wait(phase) };
+    // SAFETY: phase 1 is the current phase or has just completed.
+    if !unsafe { bar.wait_bounded(phase, TMA_MAX_POLLS) } {
+        // SAFETY: `status` is valid (caller contract).
+        unsafe { flag(status, TMA_ARRIVE_TIMEOUT) };
+        return;
+    }
     // SAFETY: phase 1 has completed, so `try_wait` on it returns true at once.
-    let done = unsafe { bar.try_wait(phase) };
+    if !unsafe { bar.try_wait(phase) } {
+        // SAFETY: `status` is valid (caller contract).
+        unsafe { flag(status, TMA_TRY_WAIT_FALSE) };
+    }
+    // The tile was written by the async proxy and only read since: no generic writes to
+    // order before the store, but the fence is what a real kernel needs after writing it.
     tma::fence_proxy_async_shared();
     sync_threads();
-    if t == 0 && done {
+    if is_thread_0() {
         // SAFETY: the tile holds the box, fenced for the async proxy above; waited for below.
         unsafe { tma::store_2d(map_out, x, y, tile) };
         tma::commit_group();
         tma::wait_group_read::<0>();
     }
+}
+
+/// TMA multicast (blocks of 128 threads in clusters of 2): rank 0's thread 0 loads the box
+/// at `(x, y)` of `map` once with `load_2d_multicast` to both CTAs of its cluster (mask
+/// `0b11`); each CTA's thread 0 expects the box's bytes on its own barrier; each CTA then
+/// copies its tile to `out[block · box_bytes / 4 ..]`. Waits are bounded as in
+/// [`tma_roundtrip`] (a timeout sets [`TMA_LOAD_TIMEOUT`] in `status`).
+///
+/// # Safety
+/// Blocks of 128 threads in clusters of 2, 1-D grid; `map`: a valid 2-D map of 4-byte
+/// elements in global memory with a box of `box_bytes` ≤ [`TMA_TILE_BYTES`] bytes; `out`
+/// holds `blocks · box_bytes / 4` `u32`; `status` one `u32`, zeroed.
+#[kernel]
+pub unsafe fn tma_multicast(
+    map: *const TensorMap,
+    x: i32,
+    y: i32,
+    box_bytes: u32,
+    out: *mut u32,
+    status: *mut u32,
+) {
+    let tile = shared_array!(u32, 4096, align = 1024);
+    let bar_p = shared_array!(MBarrier, 1);
+    let t = thread_idx_x();
+    let rank = cluster::ctarank();
+    // SAFETY: own shared memory; one initialising thread per CTA, fenced; the cluster
+    // barrier below orders every CTA's init before rank 0's multicast completes on it.
+    let bar = unsafe { &*bar_p };
+    if t == 0 {
+        // SAFETY: as above; phase 0 expects the box's bytes (the multicast may complete
+        // bytes before or after this: the transaction count may go negative in a phase).
+        unsafe {
+            bar.init(1);
+            barrier::fence_init();
+            bar.arrive_expect_tx(box_bytes);
+        }
+    }
+    cluster::sync();
+    if is_thread_0() && rank == 0 {
+        // SAFETY: both CTAs' barriers are initialised and expect the box (cluster barrier
+        // above); the tiles are at the same offset in both and free.
+        unsafe { tma::load_2d_multicast(tile, map, x, y, bar, 0b11) };
+    }
+    // SAFETY: initialised; phase 0 is the current one.
+    let done = unsafe { bar.wait_bounded(Phase::ZERO, TMA_MAX_POLLS) };
+    if done {
+        let base = block_idx_x() * (box_bytes / 4);
+        let mut i = t;
+        while i < box_bytes / 4 {
+            // SAFETY: in bounds of the tile and of `out`.
+            unsafe {
+                out.add((base + i) as usize)
+                    .write(tile.add(i as usize).read())
+            };
+            i += 128;
+        }
+    } else {
+        // SAFETY: `status` is valid (caller contract).
+        unsafe { flag(status, TMA_LOAD_TIMEOUT) };
+    }
+    // No CTA leaves while the other's copy may still target the cluster.
+    cluster::sync();
 }
 
 /// Words per block of [`cluster_probe`]'s `info`.

@@ -10,6 +10,7 @@
 
 pub mod compat;
 pub mod emulator;
+pub mod fp8;
 pub mod half;
 pub mod hopper;
 pub mod launch_checks;
