@@ -120,26 +120,26 @@ pub fn grid_clusters() -> UVec3 {
 }
 
 /// Arrives at the cluster barrier with release semantics (PTX
-/// `barrier.cluster.arrive.release.aligned`, PTX ISA §9.7.13.3 "barrier.cluster"; sm_90,
-/// PTX ISA 8.0). Pair with [`wait`]; between the two the thread may do independent work.
+/// `barrier.cluster.arrive.release`, PTX ISA §9.7.13.3 "barrier.cluster"; sm_90, PTX ISA
+/// 8.0). Pair with [`wait`]; between the two the thread may do independent work.
 ///
-/// `.aligned`: every thread of the block executes the same call convergently; each thread of
-/// the cluster arrives exactly once per barrier phase. A thread that exits counts as
-/// arrived.
+/// Each thread of the cluster arrives exactly once per barrier phase; a thread that exits
+/// counts as arrived. The non-`.aligned` form on purpose, as `thread::sync_threads`: rustc
+/// may duplicate a call into two branches, so threads may execute different copies of it.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn arrive() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no operands; a release (not `nomem`).
     unsafe {
-        asm!("barrier.cluster.arrive.release.aligned;", options(nostack))
+        asm!("barrier.cluster.arrive.release;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
     crate::emu::not_emulated_fail("cluster::arrive")
 }
 
 /// Waits until every non-exited thread of the cluster has [`arrive`]d, with acquire semantics
-/// (PTX `barrier.cluster.wait.acquire.aligned`, PTX ISA §9.7.13.3; sm_90, PTX ISA 8.0).
+/// (PTX `barrier.cluster.wait.acquire`, PTX ISA §9.7.13.3; sm_90, PTX ISA 8.0).
 /// Same convergence rules as [`arrive`]; call it once after each arrive.
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
@@ -147,7 +147,7 @@ pub fn wait() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: no operands; an acquire (not `nomem`).
     unsafe {
-        asm!("barrier.cluster.wait.acquire.aligned;", options(nostack))
+        asm!("barrier.cluster.wait.acquire;", options(nostack))
     };
     #[cfg(not(target_arch = "nvptx64"))]
     crate::emu::not_emulated_fail("cluster::wait")

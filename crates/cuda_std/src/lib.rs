@@ -53,11 +53,15 @@
 //!
 //! Inline PTX and convergence: the warp- and block-collective functions are `asm!` blocks,
 //! which LLVM does not mark `convergent`. That is sound on sm_70 and later, the only targets
-//! we build: there, `bar.sync`, `bar.warp.sync`, `shfl.sync`, `vote.sync`, `match.sync` and
-//! `redux.sync` synchronise the threads named by their mask (or the block) regardless of
+//! we build: there, `barrier.sync`, `bar.warp.sync`, `shfl.sync`, `vote.sync`, `match.sync`
+//! and `redux.sync` synchronise the threads named by their mask (or the block) regardless of
 //! which instruction instance each thread executes (PTX ISA §9.7, the "For .target sm_6x or
 //! below" notes of each instruction); they are never marked `pure`, so LLVM neither removes,
-//! merges nor speculates them.
+//! merges nor speculates them. The block barriers use the non-`.aligned` forms
+//! (`barrier.sync`, `barrier.red`, `barrier.cluster.*` without `.aligned`): `bar.sync` is
+//! `barrier.sync.aligned`, which requires every thread to execute the *same* instruction,
+//! and rustc's MIR jump threading can duplicate a barrier into the two arms of an earlier
+//! `if` on the thread index (rust-lang/rust#137086) — that hung a TMA probe on an H100.
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",

@@ -106,8 +106,8 @@ pub fn index_2d() -> (u32, u32) {
 }
 
 /// Block-wide barrier: waits until every thread of the block has reached this call, and makes
-/// their earlier shared- and global-memory writes visible to each other (PTX `bar.sync 0`,
-/// CUDA C `__syncthreads()`).
+/// their earlier shared- and global-memory writes visible to each other (PTX `barrier.sync 0`,
+/// the non-`.aligned` form; CUDA C `__syncthreads()`).
 ///
 /// Every non-exited thread of the block must reach the *same* call: calling it in divergent
 /// code (where some threads of the block skip it) deadlocks or gives undefined results.
@@ -115,10 +115,15 @@ pub fn index_2d() -> (u32, u32) {
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn sync_threads() {
     #[cfg(target_arch = "nvptx64")]
-    // SAFETY: `bar.sync 0` has no memory-safety preconditions; misuse (divergence) can hang
-    // the kernel but cannot corrupt memory.
+    // SAFETY: `barrier.sync 0` has no memory-safety preconditions; misuse (divergence) can
+    // hang the kernel but cannot corrupt memory. The non-`.aligned` form on purpose: rustc's
+    // MIR jump threading may duplicate a barrier into both arms of an earlier `if` on the
+    // thread index (rust-lang/rust#137086), so threads can reach *different copies* of one
+    // source-level barrier; `bar.sync` (= `barrier.sync.aligned`) requires every thread to
+    // execute the same instruction and hung a probe that way, while `barrier.sync` (sm_70+)
+    // only counts arrivals at barrier 0. No `nomem`: the asm is a compiler memory barrier.
     unsafe {
-        core::arch::nvptx::_syncthreads()
+        core::arch::asm!("barrier.sync 0;", options(nostack))
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
@@ -150,7 +155,7 @@ pub fn thread_idx_linear() -> u32 {
 /// thread, the number of threads of the block whose `predicate` was `true`
 /// (CUDA C `__syncthreads_count`).
 ///
-/// PTX: `bar.red.popc.u32 d, 0, p` (PTX ISA §9.7, "Parallel Synchronization and
+/// PTX: `barrier.red.popc.u32 d, 0, p` (the non-`.aligned` form, as [`sync_threads`]) (PTX ISA §9.7, "Parallel Synchronization and
 /// Communication Instructions: bar, barrier"); all compute capabilities (sm_20+).
 ///
 /// Same rule as [`sync_threads`]: every non-exited thread of the block must reach the same
@@ -166,7 +171,7 @@ pub fn sync_threads_count(predicate: bool) -> u32 {
         // it orders the block's memory accesses like `bar.sync`.
         unsafe {
             core::arch::asm!(
-                "{{ .reg .pred p; setp.ne.u32 p, {x}, 0; bar.red.popc.u32 {c}, 0, p; }}",
+                "{{ .reg .pred p; setp.ne.u32 p, {x}, 0; barrier.red.popc.u32 {c}, 0, p; }}",
                 x = in(reg32) predicate as u32,
                 c = out(reg32) count,
                 options(nostack),
@@ -187,7 +192,7 @@ pub fn sync_threads_count(predicate: bool) -> u32 {
 /// Block-wide barrier that returns `true` to every thread iff `predicate` was `true` for all
 /// threads of the block (CUDA C `__syncthreads_and`).
 ///
-/// PTX: `bar.red.and.pred` (PTX ISA §9.7, "bar, barrier"); sm_20+. Same rule as
+/// PTX: `barrier.red.and.pred` (PTX ISA §9.7, "bar, barrier"); sm_20+. Same rule as
 /// [`sync_threads`].
 #[inline(always)]
 #[must_use]
@@ -199,7 +204,7 @@ pub fn sync_threads_and(predicate: bool) -> bool {
         // SAFETY: as in `sync_threads_count`.
         unsafe {
             core::arch::asm!(
-                "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; bar.red.and.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}",
+                "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; barrier.red.and.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}",
                 x = in(reg32) predicate as u32,
                 r = out(reg32) all,
                 options(nostack),
@@ -220,7 +225,7 @@ pub fn sync_threads_and(predicate: bool) -> bool {
 /// Block-wide barrier that returns `true` to every thread iff `predicate` was `true` for at
 /// least one thread of the block (CUDA C `__syncthreads_or`).
 ///
-/// PTX: `bar.red.or.pred` (PTX ISA §9.7, "bar, barrier"); sm_20+. Same rule as
+/// PTX: `barrier.red.or.pred` (PTX ISA §9.7, "bar, barrier"); sm_20+. Same rule as
 /// [`sync_threads`].
 #[inline(always)]
 #[must_use]
@@ -232,7 +237,7 @@ pub fn sync_threads_or(predicate: bool) -> bool {
         // SAFETY: as in `sync_threads_count`.
         unsafe {
             core::arch::asm!(
-                "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; bar.red.or.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}",
+                "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; barrier.red.or.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}",
                 x = in(reg32) predicate as u32,
                 r = out(reg32) any,
                 options(nostack),
