@@ -27,9 +27,14 @@
 //! [`super::tile_coords`]. Producer and consumers walk the same tile sequence, and the ring's
 //! stage index and phases carry on from tile to tile, so the producer fetches the next
 //! tile's first stages while the consumers store the previous tile. The epilogue converts
-//! the accumulators to `T` and stores pairs of adjacent elements straight from registers
-//! (the `wgmma` accumulator layout: [`cuda_std::wgmma::layout::acc_row_col`]), skipping
-//! elements outside `C`.
+//! the accumulators to `T` (the `wgmma` accumulator layout:
+//! [`cuda_std::wgmma::layout::acc_row_col`]) and, where `C`'s rows are a multiple of 16
+//! bytes (`c_by_tma`), writes each consumer's 64×256 part into shared memory in boxes of 64
+//! rows × 128 bytes (128-byte swizzle, conflict-free) that TMA stores to `C`
+//! (`cp.async.bulk.tensor` store, clipped at `C`'s edges), double buffered per consumer in
+//! a [`WG_C_BYTES`] buffer after the stages, so the stores drain while the consumer goes on
+//! to the next tile and the writes to `C` are whole 128-byte lines; otherwise it stores
+//! pairs of adjacent elements straight from registers, skipping elements outside `C`.
 //!
 //! Launch: grid `(min(#SMs, tiles), 1, 1)`, block `(WG_THREADS, 1, 1)`,
 //! [`WG_SHARED_BYTES`] of dynamic shared memory (the kernel's limit raised first), built with
@@ -58,9 +63,18 @@ pub const WG_A_STAGE_BYTES: u32 = WG_BM * WG_BK_BYTES;
 pub const WG_B_STAGE_BYTES: u32 = WG_BN * WG_BK_BYTES;
 /// Bytes of one stage (`A` then `B`).
 pub const WG_STAGE_BYTES: u32 = WG_A_STAGE_BYTES + WG_B_STAGE_BYTES;
-/// Dynamic shared memory per block, bytes: the stages, 1024 bytes of alignment slack (the
-/// dynamic shared window is only 16-byte aligned) and the 2 × [`WG_STAGES`] barriers.
-pub const WG_SHARED_BYTES: u32 = WG_STAGES * WG_STAGE_BYTES + 1024 + 16 * WG_STAGES;
+/// Rows of one TMA store box of `C` (a consumer warpgroup's 64 rows).
+pub const WG_C_BOX_ROWS: u32 = 64;
+/// Bytes of one TMA store box of `C`: [`WG_C_BOX_ROWS`] rows of 128 bytes (64 bf16/f16 or
+/// 32 f32 columns), in the 128-byte swizzle.
+pub const WG_C_BOX_BYTES: u32 = WG_C_BOX_ROWS * 128;
+/// Bytes of the epilogue buffer: two boxes (double buffered) per consumer warpgroup.
+pub const WG_C_BYTES: u32 = 2 * 2 * WG_C_BOX_BYTES;
+/// Dynamic shared memory per block, bytes: the stages, the epilogue buffer, 1024 bytes of
+/// alignment slack (the dynamic shared window is only 16-byte aligned) and the
+/// 2 × [`WG_STAGES`] barriers: 230,464 of the 232,448 (227 KiB) a block may have.
+pub const WG_SHARED_BYTES: u32 = WG_STAGES * WG_STAGE_BYTES + WG_C_BYTES + 1024 + 16 * WG_STAGES;
+const _: () = assert!(WG_SHARED_BYTES <= 227 * 1024);
 /// The TMA box of `A`, innermost first, in elements of `bytes` bytes: `WG_BK_BYTES` of a
 /// row × [`WG_BM`] rows.
 #[must_use]
@@ -72,10 +86,19 @@ pub const fn a_box(elem_bytes: u32) -> [u32; 2] {
 pub const fn b_box(elem_bytes: u32) -> [u32; 2] {
     [WG_BK_BYTES / elem_bytes, WG_BN]
 }
+/// The TMA store box of `C`, innermost first: 128 bytes of a row × [`WG_C_BOX_ROWS`] rows
+/// (128-byte swizzle).
+#[must_use]
+pub const fn c_box(elem_bytes: u32) -> [u32; 2] {
+    [128 / elem_bytes, WG_C_BOX_ROWS]
+}
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 mod kernels_sm90a {
-    use super::{WG_A_STAGE_BYTES, WG_BK_BYTES, WG_BM, WG_BN, WG_STAGE_BYTES, WG_STAGES};
+    use super::{
+        WG_A_STAGE_BYTES, WG_BK_BYTES, WG_BM, WG_BN, WG_C_BOX_BYTES, WG_C_BYTES, WG_STAGE_BYTES,
+        WG_STAGES,
+    };
     use crate::gemm_tc::{OutElem, tile_coords};
     use cuda_std::barrier::{MBarrier, Phase, fence_init};
     use cuda_std::half::{bf16, f16};
@@ -226,18 +249,38 @@ mod kernels_sm90a {
         }
     }
 
+    /// Waits until the 128 threads of the calling warpgroup arrive at named barrier `id`
+    /// (PTX `bar.sync id, 128`; ids 1 and 2 are the consumers', 0 is `sync_threads`').
+    /// Orders their shared-memory accesses like `sync_threads` does the block's.
+    #[inline(always)]
+    fn warpgroup_sync(id: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: a barrier; every thread of the warpgroup calls it with the same `id`.
+        unsafe {
+            core::arch::asm!("bar.sync {id}, 128;", id = in(reg32) id, options(nostack))
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = id;
+            panic!("kernels::gemm_tc::wgmma runs on sm_90a GPUs only")
+        }
+    }
+
     /// The kernel body for element type `T`; see the [module docs](super).
     ///
     /// # Safety
     /// As the entry points' `# Safety` sections.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     unsafe fn gemm<T: WgmmaElem>(
         m: u32,
         n: u32,
         k: u32,
         map_a: *const TensorMap,
         map_b: *const TensorMap,
+        map_c: *const TensorMap,
         c: *mut T,
+        c_by_tma: bool,
     ) {
         let tid = thread_idx_x();
         let warpgroup = tid / 128;
@@ -256,7 +299,10 @@ mod kernels_sm90a {
         let smem = unsafe { raw.add(pad as usize) };
         let smem_addr = shared_addr(smem);
         // SAFETY: the barriers are after the stages, inside `WG_SHARED_BYTES`, 8-aligned.
-        let full = unsafe { smem.add((WG_STAGES * WG_STAGE_BYTES) as usize) }.cast::<MBarrier>();
+        let full = unsafe { smem.add((WG_STAGES * WG_STAGE_BYTES + WG_C_BYTES) as usize) }
+            .cast::<MBarrier>();
+        // The epilogue buffer, 1024-aligned (the stages are whole KiB).
+        let c_smem = smem_addr + WG_STAGES * WG_STAGE_BYTES;
         // SAFETY: as above.
         let empty = unsafe { full.add(WG_STAGES as usize) };
 
@@ -332,6 +378,10 @@ mod kernels_sm90a {
         };
         let mut acc = [0.0f32; 128];
         let pairs = n.is_multiple_of(2);
+        if c_by_tma && t == 0 {
+            // SAFETY: a global-memory map (the launch contract).
+            unsafe { tma::prefetch_descriptor(map_c) };
+        }
         let mut tile = block_idx_x();
         while tile < tiles {
             let (tm, tn) = tile_coords(tile, tiles_m, tiles_n);
@@ -384,6 +434,69 @@ mod kernels_sm90a {
             // 64×256 part; (i, i + 1) are adjacent columns.
             let row_base = tm * WG_BM + consumer * 64;
             let col_base = tn * WG_BN;
+            if c_by_tma {
+                // Through shared memory: the 64×256 part goes out in boxes of 64 rows × 128
+                // bytes (64 bf16/f16 or 32 f32 columns: accumulators `per_box·b ..
+                // per_box·(b + 1)` of every thread), alternating between this warpgroup's
+                // two box buffers. Each box is written in the 128-byte swizzle (16-byte
+                // chunk `q` of row `r` at chunk `q ^ (r % 8)`: the 8 rows a warp's store
+                // touches fall in 8 different chunks, so the stores are free of bank
+                // conflicts) and stored by one TMA store, which clips at the edges of `C`
+                // and runs on while the warpgroup goes on to the next box and tile; a
+                // buffer is rewritten only after `wait_group_read` says the store two boxes
+                // back has read it.
+                let box_cols = 128 / T::BYTES;
+                let per_box = box_cols / 2;
+                let buf = c_smem + consumer * 2 * WG_C_BOX_BYTES;
+                let bar = 1 + consumer;
+                macro_rules! stage_pair {
+                    ($i:literal) => {{
+                        // Constant after inlining: `T::BYTES` is.
+                        let bx = $i / per_box;
+                        let slot = buf + (bx % 2) * WG_C_BOX_BYTES;
+                        if $i % per_box == 0 {
+                            if t == 0 {
+                                // The store that last read this buffer (two boxes back, in
+                                // this or the previous tile) has read it.
+                                tma::wait_group_read::<1>();
+                            }
+                            warpgroup_sync(bar);
+                        }
+                        let (r, col) = wgmma::layout::acc_row_col(t, $i);
+                        let x = (col % box_cols) * T::BYTES;
+                        let addr = slot + r * 128 + (((x / 16) ^ (r % 8)) * 16) + x % 16;
+                        // SAFETY: inside this warpgroup's box buffer, aligned to the pair;
+                        // each (r, col) belongs to one thread; the buffer's previous store
+                        // has read it (above).
+                        unsafe { T::store_pair_shared(addr, acc[$i], acc[$i + 1]) };
+                        if ($i + 2) % per_box == 0 {
+                            tma::fence_proxy_async_shared();
+                            warpgroup_sync(bar);
+                            // Boxes wholly outside C (ragged edges) are not stored.
+                            let x0 = col_base + bx * box_cols;
+                            if t == 0 && x0 < n && row_base < m {
+                                // SAFETY: the map describes C (the launch contract) with this
+                                // box; the box is written and fenced by all 128 threads; it
+                                // is not rewritten before a `wait_group_read` covers this
+                                // store, and the thread waits for all its stores before it
+                                // exits.
+                                unsafe {
+                                    tma::store_2d(
+                                        map_c,
+                                        x0 as i32,
+                                        row_base as i32,
+                                        smem.add((slot - smem_addr) as usize).cast::<T>(),
+                                    )
+                                };
+                                tma::commit_group();
+                            }
+                        }
+                    }};
+                }
+                for_even_acc!(stage_pair);
+                tile += grid_dim_x();
+                continue;
+            }
             macro_rules! store_pair {
                 ($i:literal) => {{
                     let (r, col) = wgmma::layout::acc_row_col(t, $i);
@@ -408,6 +521,10 @@ mod kernels_sm90a {
             for_even_acc!(store_pair);
             tile += grid_dim_x();
         }
+        if c_by_tma && t == 0 {
+            // The shared memory must outlive the stores' reads of it.
+            tma::wait_group_read::<0>();
+        }
     }
 
     macro_rules! entry {
@@ -420,6 +537,9 @@ mod kernels_sm90a {
             ///   written before the launch, describing `A` (dims `[k, m]`, innermost first)
             ///   and `B` (dims `[k, n]`) with this element type, boxes `a_box` / `b_box`
             ///   of the element size, and the 128-byte swizzle;
+            /// - if `c_by_tma`, `map_c` points to such a map describing `C` (dims `[n, m]`,
+            ///   row stride `n` elements, a multiple of 16 bytes) at `c`, box `c_box`, the
+            ///   128-byte swizzle (else it is not read: `C` is stored from registers);
             /// - `c` points to an allocation of at least m·n elements that nothing else
             ///   accesses during the launch, 16-byte aligned (whole device allocations are);
             /// - `m`, `n`, `k` ≥ 1, `k` a multiple of 8 (bf16/f16) or 4 (f32);
@@ -427,16 +547,19 @@ mod kernels_sm90a {
             ///   a 1-D grid, `WG_SHARED_BYTES` of dynamic shared memory, on an sm_90a build
             ///   capped at `WG_MAX_REGISTERS` registers.
             #[kernel]
+            #[allow(clippy::too_many_arguments)]
             pub unsafe fn $name(
                 m: u32,
                 n: u32,
                 k: u32,
                 map_a: *const TensorMap,
                 map_b: *const TensorMap,
+                map_c: *const TensorMap,
                 c: *mut $t,
+                c_by_tma: u32,
             ) {
                 // SAFETY: forwarded from the kernel's contract.
-                unsafe { gemm::<$t>(m, n, k, map_a, map_b, c) }
+                unsafe { gemm::<$t>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0) }
             }
         };
     }
