@@ -94,6 +94,9 @@ pub const fn c_box(elem_bytes: u32) -> [u32; 2] {
 }
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+// The entry points take 8 parameters (m, n, k, three tensor maps' pointers, C, a flag);
+// `#[kernel]` does not pass an `allow` on the function through to what it generates.
+#[allow(clippy::too_many_arguments)]
 mod kernels_sm90a {
     use super::{
         WG_A_STAGE_BYTES, WG_BK_BYTES, WG_BM, WG_BN, WG_C_BOX_BYTES, WG_C_BYTES, WG_STAGE_BYTES,
@@ -271,7 +274,6 @@ mod kernels_sm90a {
     /// # Safety
     /// As the entry points' `# Safety` sections.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     unsafe fn gemm<T: WgmmaElem>(
         m: u32,
         n: u32,
@@ -547,7 +549,6 @@ mod kernels_sm90a {
             ///   a 1-D grid, `WG_SHARED_BYTES` of dynamic shared memory, on an sm_90a build
             ///   capped at `WG_MAX_REGISTERS` registers.
             #[kernel]
-            #[allow(clippy::too_many_arguments)]
             pub unsafe fn $name(
                 m: u32,
                 n: u32,
