@@ -34,7 +34,9 @@ use cust::{
     tma::{TensorMap, TensorMapExt, TmaElement, TmaSwizzle},
 };
 use kernels::gemm_tc::mma_sync::{MMA_BM, MMA_BN, MMA_SHARED_BYTES, MMA_THREADS};
-use kernels::gemm_tc::wgmma::{WG_BM, WG_BN, WG_SHARED_BYTES, WG_THREADS, a_box, b_box};
+use kernels::gemm_tc::wgmma::{
+    WG_BM, WG_BN, WG_CLUSTER, WG_SHARED_BYTES, WG_THREADS, a_box, b_box, c_box,
+};
 
 // `check_shape` counts the tiles of both families with one tile shape.
 const _: () = assert!(WG_BM == MMA_BM && WG_BN == MMA_BN);
@@ -68,14 +70,18 @@ pub type MmaParams<T> = (
 );
 /// The `mma.sync` kernels' handle type.
 pub type MmaKernel<T> = Kernel<MmaParams<T>, Unsafe>;
-/// The parameter kinds of the `wgmma` kernels: `(m, n, k, map_a, map_b, c: *mut T)`.
+/// The parameter kinds of the `wgmma` kernels: `(m, n, k, map_a, map_b, map_c, c: *mut T,
+/// c_by_tma: u32)` (`c_by_tma` nonzero: `C` is stored by TMA through `map_c`; zero: from
+/// registers, `map_c` unread).
 pub type WgmmaParams<T> = (
     Value<u32>,
     Value<u32>,
     Value<u32>,
     ConstPtr<TensorMap>,
     ConstPtr<TensorMap>,
+    ConstPtr<TensorMap>,
     MutPtr<T>,
+    Value<u32>,
 );
 /// The `wgmma` kernels' handle type.
 pub type WgmmaKernel<T> = Kernel<WgmmaParams<T>, Unsafe>;
@@ -215,12 +221,15 @@ enum Launcher<T: TcElem> {
         function: TypedFunction<WgmmaParams<T>, Unsafe>,
         map_a: DeviceBox<TensorMap>,
         map_b: DeviceBox<TensorMap>,
+        /// The store map of `C`, where its rows are a multiple of 16 bytes (TMA's rule).
+        map_c: Option<DeviceBox<TensorMap>>,
     },
 }
 
 /// One product `C = A·Bᵀ` on fixed buffers, ready to launch: the kernel resolved (in the
 /// module variant the device runs), its launch configuration computed and, for
-/// [`TcKernel::Wgmma`], the tensor maps of `A` and `B` encoded and uploaded. Borrows the
+/// [`TcKernel::Wgmma`], the tensor maps of `A`, `B` and (where its rows are a multiple of
+/// 16 bytes, so that TMA can store it) `C` encoded and uploaded. Borrows the
 /// buffers for as long as it lives (the tensor maps hold their addresses).
 pub struct GemmPlan<'a, T: TcElem> {
     m: u32,
@@ -294,8 +303,27 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 };
                 let map_a = map(a, m, a_box(elem_bytes), "A")?;
                 let map_b = map(b, n, b_box(elem_bytes), "B")?;
-                let tiles = m32.div_ceil(WG_BM) * n32.div_ceil(WG_BN);
-                let blocks = tiles.min(sm_count(gpu)?);
+                // C goes out through TMA where its row stride is a multiple of 16 bytes
+                // (TMA's rule); otherwise the kernel stores it from registers.
+                let c_row_bytes = (n * size_of::<T>()) as u64;
+                let map_c = if c_row_bytes.is_multiple_of(16) {
+                    let map = TensorMap::tiled_2d(
+                        c.as_device_ptr(),
+                        [n as u64, m as u64],
+                        c_row_bytes,
+                        c_box(elem_bytes),
+                        TmaSwizzle::B128,
+                    )
+                    .gpu_context("the tensor map of C")?;
+                    Some(DeviceBox::new(&map).gpu_context("uploading the tensor map of C")?)
+                } else {
+                    None
+                };
+                // Clusters of two blocks along M, each on a pair of tile rows; at most one
+                // block per multiprocessor.
+                let pairs = m32.div_ceil(WG_BM).div_ceil(WG_CLUSTER) * n32.div_ceil(WG_BN);
+                let clusters = pairs.min((sm_count(gpu)? / WG_CLUSTER).max(1));
+                let blocks = clusters * WG_CLUSTER;
                 let cfg = LaunchConfig::new((blocks, 1), WG_THREADS, WG_SHARED_BYTES);
                 (
                     cfg,
@@ -303,6 +331,7 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                         function,
                         map_a,
                         map_b,
+                        map_c,
                     },
                 )
             }
@@ -338,17 +367,24 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 function,
                 map_a,
                 map_b,
+                map_c,
             } => {
-                // SAFETY: as above; the maps describe `a` and `b` (borrowed for the plan's
-                // life) with this element type, the module's boxes and the 128-byte swizzle,
-                // and were written before this launch (a synchronous upload); the launch
-                // shape is the module's (`WG_THREADS`, `WG_SHARED_BYTES`, a 1-D grid), and
+                // Without a map of C the kernel does not read `map_c`: pass A's.
+                let (map_c, c_by_tma) = map_c.as_ref().map_or((map_a, 0u32), |m| (m, 1));
+                // SAFETY: as above; the maps describe `a`, `b` and, with `c_by_tma`, `c`
+                // (all borrowed for the plan's life; C's rows a multiple of 16 bytes) with
+                // this element type, the module's boxes and the 128-byte swizzle, and were
+                // written before this launch (a synchronous upload); the launch
+                // shape is the module's (`WG_THREADS`, `WG_SHARED_BYTES`, a 1-D grid of
+                // clusters of `WG_CLUSTER` blocks: the grid is a multiple of it), and
                 // the sm_90a build caps the kernel at `WG_MAX_REGISTERS` (host/build.rs).
                 unsafe {
-                    function.launch_unchecked(
+                    function.launch_ex_unchecked(
                         gpu.stream(),
                         cfg,
-                        (m, n, k, map_a, map_b, &mut *self.c),
+                        [WG_CLUSTER, 1, 1],
+                        WG_SHARED_BYTES,
+                        (m, n, k, map_a, map_b, map_c, &mut *self.c, c_by_tma),
                     )
                 }
             }

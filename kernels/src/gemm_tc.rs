@@ -51,6 +51,52 @@ mod out {
             // SAFETY: caller contract.
             unsafe { *p.cast::<[Self; 2]>() = [Self::from_f32(x), Self::from_f32(y)] };
         }
+        /// Stores `x` and `y`, rounded to `Self`, at the shared-window address `addr` and the
+        /// next element with one `st.shared` (32 bits for bf16/f16, 64 for f32).
+        ///
+        /// # Safety
+        /// `addr` is a shared-window address (`cvta.to.shared`) of two elements inside this
+        /// CTA's shared memory, aligned to `2·BYTES`, that no other thread accesses
+        /// concurrently.
+        unsafe fn store_pair_shared(addr: u32, x: f32, y: f32);
+    }
+
+    /// `st.shared.b32 [addr], bits` (GPU only).
+    ///
+    /// # Safety
+    /// As [`OutElem::store_pair_shared`], for 4 bytes.
+    #[inline(always)]
+    unsafe fn st_shared_b32(addr: u32, bits: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: caller contract. Writes shared memory: not `nomem`.
+        unsafe {
+            core::arch::asm!("st.shared.b32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) bits,
+                options(nostack, preserves_flags));
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = (addr, bits);
+            panic!("kernels::gemm_tc: st.shared can only run on the GPU")
+        }
+    }
+
+    /// `st.shared.v2.f32 [addr], {x, y}` (GPU only).
+    ///
+    /// # Safety
+    /// As [`OutElem::store_pair_shared`], for 8 bytes.
+    #[inline(always)]
+    unsafe fn st_shared_v2_f32(addr: u32, x: f32, y: f32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: caller contract. Writes shared memory: not `nomem`.
+        unsafe {
+            core::arch::asm!("st.shared.v2.f32 [{a}], {{{x}, {y}}};", a = in(reg32) addr,
+                x = in(reg32) x, y = in(reg32) y, options(nostack, preserves_flags));
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = (addr, x, y);
+            panic!("kernels::gemm_tc: st.shared can only run on the GPU")
+        }
     }
 
     impl OutElem for bf16 {
@@ -65,6 +111,13 @@ mod out {
                 | (u32::from(bf16_from_f32(y).to_bits()) << 16);
             // SAFETY: caller contract (4-byte aligned): one 32-bit store, low half first.
             unsafe { *p.cast::<u32>() = bits };
+        }
+        #[inline(always)]
+        unsafe fn store_pair_shared(addr: u32, x: f32, y: f32) {
+            let bits = u32::from(bf16_from_f32(x).to_bits())
+                | (u32::from(bf16_from_f32(y).to_bits()) << 16);
+            // SAFETY: caller contract (4-byte aligned), low half first.
+            unsafe { st_shared_b32(addr, bits) };
         }
     }
 
@@ -81,6 +134,13 @@ mod out {
             // SAFETY: caller contract (4-byte aligned).
             unsafe { *p.cast::<u32>() = bits };
         }
+        #[inline(always)]
+        unsafe fn store_pair_shared(addr: u32, x: f32, y: f32) {
+            let bits =
+                u32::from(f16_from_f32(x).to_bits()) | (u32::from(f16_from_f32(y).to_bits()) << 16);
+            // SAFETY: caller contract (4-byte aligned), low half first.
+            unsafe { st_shared_b32(addr, bits) };
+        }
     }
 
     impl OutElem for f32 {
@@ -93,6 +153,11 @@ mod out {
         unsafe fn store_pair(p: *mut Self, x: f32, y: f32) {
             // SAFETY: caller contract (8-byte aligned): one `st.v2.f32`.
             unsafe { cuda_std::mem::store_v2_f32(p, [x, y]) };
+        }
+        #[inline(always)]
+        unsafe fn store_pair_shared(addr: u32, x: f32, y: f32) {
+            // SAFETY: caller contract (8-byte aligned).
+            unsafe { st_shared_v2_f32(addr, x, y) };
         }
     }
 }

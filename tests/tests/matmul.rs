@@ -110,7 +110,10 @@ fn exact_case<T: TcElem + PartialEq + std::fmt::Debug>(
 }
 
 /// Shapes of the exact tests: whole tiles, ragged m and n (200×328, 257×513), a single
-/// element, k not a multiple of any K step (136 = 2·64 + 8, 520), a long k.
+/// element, k not a multiple of any K step (136 = 2·64 + 8, 520), a long k. The `wgmma`
+/// kernels store C by TMA where its rows are a multiple of 16 bytes (n = 256, 328, 24; and
+/// 260 for f32) and from registers otherwise (n = 1, 513; 260 for bf16/f16): both paths,
+/// clipped tiles and boxes wholly outside C (200×328) are covered.
 const EXACT_SHAPES: [(usize, usize, usize); 6] = [
     (128, 256, 64),
     (200, 328, 64),
@@ -276,5 +279,11 @@ fn gemm_kernels_live_in_their_variants_without_spills() {
             .contains("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16")
     );
     assert!(sm90a.ptx.contains("cp.async.bulk.tensor.2d"));
+    // The epilogue stores C through shared memory with TMA.
+    assert!(
+        sm90a
+            .ptx
+            .contains("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group")
+    );
     assert!(sm90a.ptx.contains("setmaxnreg.inc.sync.aligned.u32 232"));
 }

@@ -5,15 +5,23 @@
 //!
 //! Design. A block of [`WG_THREADS`] threads is three warpgroups:
 //! - warpgroup 0, the *producer*, lowers its register limit to 40 (`setmaxnreg.dec`); one
-//!   of its threads issues, per K step, two TMA loads (the [`WG_BM`] rows of `A` and the
-//!   [`WG_BN`] rows of `B`, [`WG_BK_BYTES`] of each) into the next free stage, after waiting
-//!   on that stage's *empty* barrier, having announced the stage's bytes on its *full*
-//!   barrier (`mbarrier.arrive.expect_tx`);
+//!   of its threads issues, per K step, two TMA loads (the [`WG_BM`] rows of `A`, and half
+//!   of the [`WG_BN`] rows of `B` multicast to both blocks of the cluster, [`WG_BK_BYTES`]
+//!   of each) into the next free stage, after waiting on that stage's *empty* barrier,
+//!   having announced the stage's bytes on its *full* barrier (`mbarrier.arrive.expect_tx`);
 //! - warpgroups 1 and 2, the *consumers*, raise their limit to 232 (`setmaxnreg.inc`); each
 //!   owns 64 rows of the 128×256 block tile (128 `f32` accumulators per thread), waits on a
 //!   stage's full barrier, issues 4 `wgmma` of K = 32 bytes each on it, commits, and with
 //!   `wgmma.wait_group 1` releases the *previous* stage (one arrival per warp on its empty
-//!   barrier), so one group of `wgmma` is always in flight.
+//!   barrier in both blocks of the cluster), so one group of `wgmma` is always in flight.
+//!
+//! Clusters: [`WG_CLUSTER`] = 2 blocks along M compute vertically adjacent tiles with the
+//! same `B` tile; each block's producer loads 128 of its 256 rows and multicasts them into
+//! both blocks' stages (`cp.async.bulk.tensor … multicast::cluster`), which halves the
+//! L2→SM traffic of `B`. A stage of a block is written by both producers, so its empty
+//! barrier counts the consumer warps of both blocks (16 arrivals), and each consumer warp
+//! arrives on both (`mbarrier.arrive.release.cluster`). A cluster barrier after the barrier
+//! inits and another before exit keep each block's barriers alive while the other uses them.
 //!
 //! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16 or 32 f32 elements:
 //! [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of row `r` at
@@ -22,16 +30,22 @@
 //! ring has [`WG_STAGES`] stages of 48 KiB. Rows past `m` or `n` and columns past `k` are
 //! zero-filled by TMA (the tensor maps hold the true extents).
 //!
-//! The grid has one block per multiprocessor (or fewer when there are fewer tiles); block
-//! `b` computes tiles `b`, `b + gridDim`, … in the grouped order of
-//! [`super::tile_coords`]. Producer and consumers walk the same tile sequence, and the ring's
+//! The grid has one block per multiprocessor (an even number; fewer when there are fewer
+//! tiles); cluster `q` computes the tile pairs `q`, `q + gridDim/2`, … in the grouped order
+//! of [`super::tile_coords`] over pairs of tile rows. Producer and consumers walk the same tile sequence, and the ring's
 //! stage index and phases carry on from tile to tile, so the producer fetches the next
 //! tile's first stages while the consumers store the previous tile. The epilogue converts
-//! the accumulators to `T` and stores pairs of adjacent elements straight from registers
-//! (the `wgmma` accumulator layout: [`cuda_std::wgmma::layout::acc_row_col`]), skipping
-//! elements outside `C`.
+//! the accumulators to `T` (the `wgmma` accumulator layout:
+//! [`cuda_std::wgmma::layout::acc_row_col`]) and, where `C`'s rows are a multiple of 16
+//! bytes (`c_by_tma`), writes each consumer's 64×256 part into shared memory in boxes of 64
+//! rows × 128 bytes (128-byte swizzle, conflict-free) that TMA stores to `C`
+//! (`cp.async.bulk.tensor` store, clipped at `C`'s edges), double buffered per consumer in
+//! a [`WG_C_BYTES`] buffer after the stages, so the stores drain while the consumer goes on
+//! to the next tile and the writes to `C` are whole 128-byte lines; otherwise it stores
+//! pairs of adjacent elements straight from registers, skipping elements outside `C`.
 //!
-//! Launch: grid `(min(#SMs, tiles), 1, 1)`, block `(WG_THREADS, 1, 1)`,
+//! Launch: grid `(2·min(#SMs / 2, pairs), 1, 1)` with clusters of `(WG_CLUSTER, 1, 1)`
+//! (`pairs` = ⌈tile rows / 2⌉ × tile columns), block `(WG_THREADS, 1, 1)`,
 //! [`WG_SHARED_BYTES`] of dynamic shared memory (the kernel's limit raised first), built with
 //! at most 168 registers per thread (`.maxnreg 168`, so that 384 threads fit the 64 K
 //! register file before the warpgroups rebalance).
@@ -48,6 +62,13 @@ pub const WG_BN: u32 = 256;
 pub const WG_BK_BYTES: u32 = 128;
 /// Stages of the TMA ring.
 pub const WG_STAGES: u32 = 4;
+/// Blocks per cluster, along M: the two blocks of a cluster compute vertically adjacent
+/// tiles and share the `B` tile (each loads half and multicasts it to both).
+pub const WG_CLUSTER: u32 = 2;
+/// Rows of `B` each block of a cluster loads per stage.
+pub const WG_B_HALF_ROWS: u32 = WG_BN / WG_CLUSTER;
+/// Bytes of `B` each block of a cluster loads per stage.
+pub const WG_B_HALF_BYTES: u32 = WG_B_HALF_ROWS * WG_BK_BYTES;
 /// Threads per block: one producer and two consumer warpgroups.
 pub const WG_THREADS: u32 = 384;
 /// Registers per thread the kernel is built with (`.maxnreg`): 384 × 168 ≤ 65,536.
@@ -58,26 +79,49 @@ pub const WG_A_STAGE_BYTES: u32 = WG_BM * WG_BK_BYTES;
 pub const WG_B_STAGE_BYTES: u32 = WG_BN * WG_BK_BYTES;
 /// Bytes of one stage (`A` then `B`).
 pub const WG_STAGE_BYTES: u32 = WG_A_STAGE_BYTES + WG_B_STAGE_BYTES;
-/// Dynamic shared memory per block, bytes: the stages, 1024 bytes of alignment slack (the
-/// dynamic shared window is only 16-byte aligned) and the 2 × [`WG_STAGES`] barriers.
-pub const WG_SHARED_BYTES: u32 = WG_STAGES * WG_STAGE_BYTES + 1024 + 16 * WG_STAGES;
+/// Rows of one TMA store box of `C` (a consumer warpgroup's 64 rows).
+pub const WG_C_BOX_ROWS: u32 = 64;
+/// Bytes of one TMA store box of `C`: [`WG_C_BOX_ROWS`] rows of 128 bytes (64 bf16/f16 or
+/// 32 f32 columns), in the 128-byte swizzle.
+pub const WG_C_BOX_BYTES: u32 = WG_C_BOX_ROWS * 128;
+/// Bytes of the epilogue buffer: two boxes (double buffered) per consumer warpgroup.
+pub const WG_C_BYTES: u32 = 2 * 2 * WG_C_BOX_BYTES;
+/// Dynamic shared memory per block, bytes: the stages, the epilogue buffer, 1024 bytes of
+/// alignment slack (the dynamic shared window is only 16-byte aligned) and the
+/// 2 × [`WG_STAGES`] barriers: 230,464 of the 232,448 (227 KiB) a block may have.
+pub const WG_SHARED_BYTES: u32 = WG_STAGES * WG_STAGE_BYTES + WG_C_BYTES + 1024 + 16 * WG_STAGES;
+const _: () = assert!(WG_SHARED_BYTES <= 227 * 1024);
 /// The TMA box of `A`, innermost first, in elements of `bytes` bytes: `WG_BK_BYTES` of a
 /// row × [`WG_BM`] rows.
 #[must_use]
 pub const fn a_box(elem_bytes: u32) -> [u32; 2] {
     [WG_BK_BYTES / elem_bytes, WG_BM]
 }
-/// The TMA box of `B`, innermost first: `WG_BK_BYTES` of a row × [`WG_BN`] rows.
+/// The TMA box of `B`, innermost first: `WG_BK_BYTES` of a row × [`WG_B_HALF_ROWS`] rows
+/// (each block of a cluster loads half of the [`WG_BN`] rows and multicasts them).
 #[must_use]
 pub const fn b_box(elem_bytes: u32) -> [u32; 2] {
-    [WG_BK_BYTES / elem_bytes, WG_BN]
+    [WG_BK_BYTES / elem_bytes, WG_B_HALF_ROWS]
+}
+/// The TMA store box of `C`, innermost first: 128 bytes of a row × [`WG_C_BOX_ROWS`] rows
+/// (128-byte swizzle).
+#[must_use]
+pub const fn c_box(elem_bytes: u32) -> [u32; 2] {
+    [128 / elem_bytes, WG_C_BOX_ROWS]
 }
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+// The entry points take 8 parameters (m, n, k, three tensor maps' pointers, C, a flag);
+// `#[kernel]` does not pass an `allow` on the function through to what it generates.
+#[allow(clippy::too_many_arguments)]
 mod kernels_sm90a {
-    use super::{WG_A_STAGE_BYTES, WG_BK_BYTES, WG_BM, WG_BN, WG_STAGE_BYTES, WG_STAGES};
+    use super::{
+        WG_A_STAGE_BYTES, WG_B_HALF_BYTES, WG_B_HALF_ROWS, WG_BK_BYTES, WG_BM, WG_BN,
+        WG_C_BOX_BYTES, WG_C_BYTES, WG_CLUSTER, WG_STAGE_BYTES, WG_STAGES,
+    };
     use crate::gemm_tc::{OutElem, tile_coords};
     use cuda_std::barrier::{MBarrier, Phase, fence_init};
+    use cuda_std::cluster;
     use cuda_std::half::{bf16, f16};
     use cuda_std::prelude::*;
     use cuda_std::shared::shared_addr;
@@ -226,6 +270,23 @@ mod kernels_sm90a {
         }
     }
 
+    /// Waits until the 128 threads of the calling warpgroup arrive at named barrier `id`
+    /// (PTX `bar.sync id, 128`; ids 1 and 2 are the consumers', 0 is `sync_threads`').
+    /// Orders their shared-memory accesses like `sync_threads` does the block's.
+    #[inline(always)]
+    fn warpgroup_sync(id: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: a barrier; every thread of the warpgroup calls it with the same `id`.
+        unsafe {
+            core::arch::asm!("bar.sync {id}, 128;", id = in(reg32) id, options(nostack))
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = id;
+            panic!("kernels::gemm_tc::wgmma runs on sm_90a GPUs only")
+        }
+    }
+
     /// The kernel body for element type `T`; see the [module docs](super).
     ///
     /// # Safety
@@ -237,13 +298,23 @@ mod kernels_sm90a {
         k: u32,
         map_a: *const TensorMap,
         map_b: *const TensorMap,
+        map_c: *const TensorMap,
         c: *mut T,
+        c_by_tma: bool,
     ) {
         let tid = thread_idx_x();
         let warpgroup = tid / 128;
+        // Clusters of two blocks along M: block `rank` of a cluster computes tile row
+        // `2·pm + rank` of the cluster's tile `(pm, tn)` (a row past the last one, when
+        // there is an odd number, reads zeros and stores nothing), and both blocks share the
+        // 256 rows of `B`: each loads 128 of them and multicasts them to both.
+        let rank = cluster::ctarank();
         let tiles_m = m.div_ceil(WG_BM);
         let tiles_n = n.div_ceil(WG_BN);
-        let tiles = tiles_m * tiles_n;
+        let pairs_m = tiles_m.div_ceil(WG_CLUSTER);
+        let tiles = pairs_m * tiles_n;
+        let first_tile = block_idx_x() / WG_CLUSTER;
+        let tile_step = grid_dim_x() / WG_CLUSTER;
         let k_tiles = (k * T::BYTES).div_ceil(WG_BK_BYTES);
         let k_elems = WG_BK_BYTES / T::BYTES;
 
@@ -256,7 +327,10 @@ mod kernels_sm90a {
         let smem = unsafe { raw.add(pad as usize) };
         let smem_addr = shared_addr(smem);
         // SAFETY: the barriers are after the stages, inside `WG_SHARED_BYTES`, 8-aligned.
-        let full = unsafe { smem.add((WG_STAGES * WG_STAGE_BYTES) as usize) }.cast::<MBarrier>();
+        let full = unsafe { smem.add((WG_STAGES * WG_STAGE_BYTES + WG_C_BYTES) as usize) }
+            .cast::<MBarrier>();
+        // The epilogue buffer, 1024-aligned (the stages are whole KiB).
+        let c_smem = smem_addr + WG_STAGES * WG_STAGE_BYTES;
         // SAFETY: as above.
         let empty = unsafe { full.add(WG_STAGES as usize) };
 
@@ -265,13 +339,17 @@ mod kernels_sm90a {
                 // SAFETY: one thread initialises, fence + barrier below before any use.
                 unsafe {
                     (*full.add(s)).init(1);
-                    // One arrival per consumer warp (2 warpgroups × 4 warps).
-                    (*empty.add(s)).init(8);
+                    // One arrival per consumer warp (2 warpgroups × 4 warps) of both
+                    // blocks of the cluster: the stage's `B` half is also the other
+                    // block's.
+                    (*empty.add(s)).init(8 * WG_CLUSTER);
                 }
             }
             fence_init();
         }
-        sync_threads();
+        // Both blocks' barriers are initialised before either block's TMA or arrivals
+        // reach them.
+        cluster::sync();
 
         if warpgroup == 0 {
             // Producer.
@@ -288,16 +366,23 @@ mod kernels_sm90a {
                     slot: 0,
                     phase: Phase::ZERO.flip(),
                 };
-                let mut tile = block_idx_x();
+                let mut tile = first_tile;
                 while tile < tiles {
-                    let (tm, tn) = tile_coords(tile, tiles_m, tiles_n);
-                    let (row_a, row_b) = ((tm * WG_BM) as i32, (tn * WG_BN) as i32);
+                    let (pm, tn) = tile_coords(tile, pairs_m, tiles_n);
+                    let tm = pm * WG_CLUSTER + rank;
+                    let row_a = (tm * WG_BM) as i32;
+                    let row_b = (tn * WG_BN + rank * WG_B_HALF_ROWS) as i32;
                     for kt in 0..k_tiles {
                         let s = ring.slot as usize;
                         // SAFETY: initialised barriers; the stage's phase is the current
                         // or the previous one (the ring walks all stages in order); the
-                        // stage is free once its empty phase completed; the boxes are
-                        // `WG_STAGE_BYTES` in total, 1024-aligned destinations.
+                        // stage is free in both blocks once its empty phase (counting both
+                        // blocks' consumers) completed; this block's full barrier receives
+                        // `A`, this block's half of `B` and the other block's half
+                        // (multicast): `WG_STAGE_BYTES` in total, 1024-aligned
+                        // destinations; the other block's full barrier of this stage is in
+                        // the same phase (its consumers released the stage's previous use,
+                        // after that phase's bytes arrived).
                         unsafe {
                             let (f, e) = (&*full.add(s), &*empty.add(s));
                             e.wait(ring.phase);
@@ -305,19 +390,23 @@ mod kernels_sm90a {
                             let stage = smem.add(s * WG_STAGE_BYTES as usize);
                             let x = (kt * k_elems) as i32;
                             tma::load_2d(stage.cast::<T>(), map_a, x, row_a, f);
-                            tma::load_2d(
-                                stage.add(WG_A_STAGE_BYTES as usize).cast::<T>(),
+                            tma::load_2d_multicast(
+                                stage
+                                    .add((WG_A_STAGE_BYTES + rank * WG_B_HALF_BYTES) as usize)
+                                    .cast::<T>(),
                                 map_b,
                                 x,
                                 row_b,
                                 f,
+                                (1 << WG_CLUSTER) - 1,
                             );
                         }
                         ring.advance();
                     }
-                    tile += grid_dim_x();
+                    tile += tile_step;
                 }
             }
+            // An exited thread counts as arrived at the final cluster barrier.
             return;
         }
 
@@ -332,9 +421,14 @@ mod kernels_sm90a {
         };
         let mut acc = [0.0f32; 128];
         let pairs = n.is_multiple_of(2);
-        let mut tile = block_idx_x();
+        if c_by_tma && t == 0 {
+            // SAFETY: a global-memory map (the launch contract).
+            unsafe { tma::prefetch_descriptor(map_c) };
+        }
+        let mut tile = first_tile;
         while tile < tiles {
-            let (tm, tn) = tile_coords(tile, tiles_m, tiles_n);
+            let (pm, tn) = tile_coords(tile, pairs_m, tiles_n);
+            let tm = pm * WG_CLUSTER + rank;
             let mut prev = 0u32;
             for kt in 0..k_tiles {
                 let s = ring.slot;
@@ -368,8 +462,10 @@ mod kernels_sm90a {
                 wgmma::wait_group::<1>();
                 if kt != 0 && lane == 0 {
                     // SAFETY: the wgmma group reading stage `prev` has completed; this
-                    // warp's one arrival of the phase.
-                    unsafe { (*empty.add(prev as usize)).arrive() };
+                    // warp's one arrival of the phase, in both blocks of the cluster (both
+                    // producers wrote into this block's stage); the other block has not
+                    // exited (the final cluster barrier).
+                    unsafe { release(&*empty.add(prev as usize)) };
                 }
                 prev = s;
                 ring.advance();
@@ -377,13 +473,76 @@ mod kernels_sm90a {
             wgmma::wait_group::<0>();
             if lane == 0 {
                 // SAFETY: as above, for the last stage of the tile.
-                unsafe { (*empty.add(prev as usize)).arrive() };
+                unsafe { release(&*empty.add(prev as usize)) };
             }
 
             // Epilogue: element i of thread t is at acc_row_col(t, i) of this warpgroup's
             // 64×256 part; (i, i + 1) are adjacent columns.
             let row_base = tm * WG_BM + consumer * 64;
             let col_base = tn * WG_BN;
+            if c_by_tma {
+                // Through shared memory: the 64×256 part goes out in boxes of 64 rows × 128
+                // bytes (64 bf16/f16 or 32 f32 columns: accumulators `per_box·b ..
+                // per_box·(b + 1)` of every thread), alternating between this warpgroup's
+                // two box buffers. Each box is written in the 128-byte swizzle (16-byte
+                // chunk `q` of row `r` at chunk `q ^ (r % 8)`: the 8 rows a warp's store
+                // touches fall in 8 different chunks, so the stores are free of bank
+                // conflicts) and stored by one TMA store, which clips at the edges of `C`
+                // and runs on while the warpgroup goes on to the next box and tile; a
+                // buffer is rewritten only after `wait_group_read` says the store two boxes
+                // back has read it.
+                let box_cols = 128 / T::BYTES;
+                let per_box = box_cols / 2;
+                let buf = c_smem + consumer * 2 * WG_C_BOX_BYTES;
+                let bar = 1 + consumer;
+                macro_rules! stage_pair {
+                    ($i:literal) => {{
+                        // Constant after inlining: `T::BYTES` is.
+                        let bx = $i / per_box;
+                        let slot = buf + (bx % 2) * WG_C_BOX_BYTES;
+                        if $i % per_box == 0 {
+                            if t == 0 {
+                                // The store that last read this buffer (two boxes back, in
+                                // this or the previous tile) has read it.
+                                tma::wait_group_read::<1>();
+                            }
+                            warpgroup_sync(bar);
+                        }
+                        let (r, col) = wgmma::layout::acc_row_col(t, $i);
+                        let x = (col % box_cols) * T::BYTES;
+                        let addr = slot + r * 128 + (((x / 16) ^ (r % 8)) * 16) + x % 16;
+                        // SAFETY: inside this warpgroup's box buffer, aligned to the pair;
+                        // each (r, col) belongs to one thread; the buffer's previous store
+                        // has read it (above).
+                        unsafe { T::store_pair_shared(addr, acc[$i], acc[$i + 1]) };
+                        if ($i + 2) % per_box == 0 {
+                            tma::fence_proxy_async_shared();
+                            warpgroup_sync(bar);
+                            // Boxes wholly outside C (ragged edges) are not stored.
+                            let x0 = col_base + bx * box_cols;
+                            if t == 0 && x0 < n && row_base < m {
+                                // SAFETY: the map describes C (the launch contract) with this
+                                // box; the box is written and fenced by all 128 threads; it
+                                // is not rewritten before a `wait_group_read` covers this
+                                // store, and the thread waits for all its stores before it
+                                // exits.
+                                unsafe {
+                                    tma::store_2d(
+                                        map_c,
+                                        x0 as i32,
+                                        row_base as i32,
+                                        smem.add((slot - smem_addr) as usize).cast::<T>(),
+                                    )
+                                };
+                                tma::commit_group();
+                            }
+                        }
+                    }};
+                }
+                for_even_acc!(stage_pair);
+                tile += tile_step;
+                continue;
+            }
             macro_rules! store_pair {
                 ($i:literal) => {{
                     let (r, col) = wgmma::layout::acc_row_col(t, $i);
@@ -406,7 +565,25 @@ mod kernels_sm90a {
                 }};
             }
             for_even_acc!(store_pair);
-            tile += grid_dim_x();
+            tile += tile_step;
+        }
+        if c_by_tma && t == 0 {
+            // The shared memory must outlive the stores' reads of it.
+            tma::wait_group_read::<0>();
+        }
+        // Neither block exits while the other may still arrive on its empty barriers.
+        cluster::sync();
+    }
+
+    /// Releases a stage: one arrival on its empty barrier in every block of the cluster.
+    ///
+    /// # Safety
+    /// As [`MBarrier::arrive_cluster`] for each rank below [`WG_CLUSTER`].
+    #[inline(always)]
+    unsafe fn release(empty: &MBarrier) {
+        for r in 0..WG_CLUSTER {
+            // SAFETY: forwarded.
+            unsafe { empty.arrive_cluster(r) };
         }
     }
 
@@ -420,11 +597,15 @@ mod kernels_sm90a {
             ///   written before the launch, describing `A` (dims `[k, m]`, innermost first)
             ///   and `B` (dims `[k, n]`) with this element type, boxes `a_box` / `b_box`
             ///   of the element size, and the 128-byte swizzle;
+            /// - if `c_by_tma`, `map_c` points to such a map describing `C` (dims `[n, m]`,
+            ///   row stride `n` elements, a multiple of 16 bytes) at `c`, box `c_box`, the
+            ///   128-byte swizzle (else it is not read: `C` is stored from registers);
             /// - `c` points to an allocation of at least m·n elements that nothing else
             ///   accesses during the launch, 16-byte aligned (whole device allocations are);
             /// - `m`, `n`, `k` ≥ 1, `k` a multiple of 8 (bf16/f16) or 4 (f32);
             /// - launched with the [module's launch shape](super): `WG_THREADS` threads,
-            ///   a 1-D grid, `WG_SHARED_BYTES` of dynamic shared memory, on an sm_90a build
+            ///   a 1-D grid of clusters of `WG_CLUSTER` blocks along x, `WG_SHARED_BYTES`
+            ///   of dynamic shared memory, on an sm_90a build
             ///   capped at `WG_MAX_REGISTERS` registers.
             #[kernel]
             pub unsafe fn $name(
@@ -433,10 +614,12 @@ mod kernels_sm90a {
                 k: u32,
                 map_a: *const TensorMap,
                 map_b: *const TensorMap,
+                map_c: *const TensorMap,
                 c: *mut $t,
+                c_by_tma: u32,
             ) {
                 // SAFETY: forwarded from the kernel's contract.
-                unsafe { gemm::<$t>(m, n, k, map_a, map_b, c) }
+                unsafe { gemm::<$t>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0) }
             }
         };
     }
