@@ -424,13 +424,14 @@ fn sgemm_fma_in_order(
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: fails on the CPU emulator (see the emu2 report)"]
 fn sgemm_bit_identical_to_in_order_fma() {
     // Both kernels (the `cp.async` one when k and n are multiples of 4 on sm_80+, the
     // baseline otherwise) must give exactly the in-order FMA sums: the bits cuBLAS gives.
+    // The CPU emulator runs the `cp.async` kernel only (the baseline's shared-window loads
+    // have no host version), so there the other shapes are skipped.
     let gpu = gpu();
     let mut rng = Rng(13);
-    let shapes = [
+    let shapes: [(usize, usize, usize); 7] = [
         (128, 256, 16),
         (129, 260, 20),
         (300, 516, 36),
@@ -440,6 +441,9 @@ fn sgemm_bit_identical_to_in_order_fma() {
         (64, 130, 64),
     ];
     for &(m, n, k) in &shapes {
+        if gpu.is_emulator() && !(n.is_multiple_of(4) && k.is_multiple_of(4)) {
+            continue;
+        }
         for (alpha, beta) in [(1.0f32, 0.0f32), (-0.75, 1.5)] {
             let what = format!("sgemm m={m} n={n} k={k} alpha={alpha} beta={beta}");
             let a = rng.f32s(m * k);
