@@ -26,6 +26,7 @@ use cust::{
     memory::{AsyncCopyDestination, DeviceBuffer, ValidAsZeroBits},
 };
 use kernels::gemm::{SGEMM_THREADS, SGEMM_TILE_M, SGEMM_TILE_N};
+use kernels::gemm_sm80::{SGEMM80_SHARED_BYTES, SGEMM80_THREADS, SGEMM80_TILE_M, SGEMM80_TILE_N};
 use kernels::scan::{MAX_EPOCH, SCAN_THREADS, SCAN_TILE, SCAN_TILE_WIDE, status_words};
 use kernels::vector::BLOCK_THREADS;
 
@@ -602,6 +603,11 @@ fn scan_with_dev<T: cuda_std::DeviceCopy>(
 
 /// `c = alpha · a·b + beta · c` (row-major; `a` m×k, `b` k×n, `c` m×n).
 ///
+/// Kernel choice: `kernels::gemm_sm80::sgemm_cp_async` (the `cp.async` pipeline) when the
+/// module has it for this device (sm_80 and later) and `k` and `n` are multiples of 4, else
+/// `kernels::gemm::sgemm`. Both accumulate each output over k in increasing order with
+/// fused multiply-adds, so they give the same bits.
+///
 /// # Panics
 /// If a buffer is shorter than its matrix or a dimension is 0.
 pub fn sgemm_dev(
@@ -622,6 +628,28 @@ pub fn sgemm_dev(
         a.len() >= mu * ku && b.len() >= ku * nu && c.len() >= mu * nu,
         "sgemm: buffer too short"
     );
+    let cp_async: SgemmKernel = kernels::gemm_sm80::sgemm_cp_async;
+    // The sm_80 variant is picked when the device can run it; on older devices (or a module
+    // without the variant) the lookup fails and the baseline kernel runs.
+    if k.is_multiple_of(4) && n.is_multiple_of(4) && gpu.module().kernel(cp_async).is_ok() {
+        let cfg = LaunchConfig::new(
+            (n.div_ceil(SGEMM80_TILE_N), m.div_ceil(SGEMM80_TILE_M)),
+            SGEMM80_THREADS,
+            SGEMM80_SHARED_BYTES,
+        );
+        // SAFETY: k and n multiples of 4 (checked), dimensions positive, buffer sizes
+        // checked above, whole allocations (16-byte aligned); the module's launch shape
+        // (grid, 256 threads, `SGEMM80_SHARED_BYTES`); `c` is borrowed mutably, so nothing
+        // else uses it.
+        return unsafe {
+            cp_async.launch_unchecked(
+                gpu.module(),
+                gpu.stream(),
+                cfg,
+                (m, n, k, alpha, a, b, beta, c),
+            )
+        };
+    }
     let cfg = LaunchConfig::new(
         (n.div_ceil(SGEMM_TILE_N), m.div_ceil(SGEMM_TILE_M)),
         SGEMM_THREADS,

@@ -357,6 +357,11 @@ fn sgemm_within_bound() {
         (64, 4, 8),
         (257, 511, 100),
         (300, 260, 517),
+        // k and n multiples of 4: the sm_80 `cp.async` kernel on sm_80+ devices (partial
+        // tiles in m, n and k, k below one stage).
+        (257, 516, 100),
+        (300, 260, 516),
+        (5, 8, 4),
     ];
     for &(m, n, k) in &shapes {
         for (alpha, beta) in [(1.0f32, 0.0f32), (-0.75, 1.5)] {
@@ -388,6 +393,72 @@ fn sgemm_within_bound() {
                     gamma(k + 2, U32) * scale,
                 );
             }
+        }
+    }
+}
+
+/// `alpha · a·b + beta · c` in `f32` as both SGEMM kernels compute it: each output
+/// accumulated over k in increasing order with fused multiply-adds from 0, then `alpha · acc`
+/// and, when `beta != 0`, `fma(beta, c, alpha · acc)`.
+fn sgemm_fma_in_order(
+    (m, n, k): (usize, usize, usize),
+    alpha: f32,
+    a: &[f32],
+    b: &[f32],
+    beta: f32,
+    c: &[f32],
+) -> Vec<f32> {
+    let mut out = vec![0.0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let acc = (0..k).fold(0.0f32, |acc, p| a[i * k + p].mul_add(b[p * n + j], acc));
+            let ab = alpha * acc;
+            out[i * n + j] = if beta == 0.0 {
+                ab
+            } else {
+                beta.mul_add(c[i * n + j], ab)
+            };
+        }
+    }
+    out
+}
+
+#[test]
+fn sgemm_bit_identical_to_in_order_fma() {
+    // Both kernels (the `cp.async` one when k and n are multiples of 4 on sm_80+, the
+    // baseline otherwise) must give exactly the in-order FMA sums: the bits cuBLAS gives.
+    // The CPU emulator runs the `cp.async` kernel only (the baseline's shared-window loads
+    // have no host version), so there the other shapes are skipped.
+    let gpu = gpu();
+    let mut rng = Rng(13);
+    let shapes: [(usize, usize, usize); 7] = [
+        (128, 256, 16),
+        (129, 260, 20),
+        (300, 516, 36),
+        (1, 4, 4),
+        (257, 512, 1028),
+        (129, 67, 33),
+        (64, 130, 64),
+    ];
+    for &(m, n, k) in &shapes {
+        if gpu.is_emulator() && !(n.is_multiple_of(4) && k.is_multiple_of(4)) {
+            continue;
+        }
+        for (alpha, beta) in [(1.0f32, 0.0f32), (-0.75, 1.5)] {
+            let what = format!("sgemm m={m} n={n} k={k} alpha={alpha} beta={beta}");
+            let a = rng.f32s(m * k);
+            let b = rng.f32s(k * n);
+            let c: Vec<f32> = if beta == 0.0 {
+                vec![<f32 as Element>::POISON; m * n]
+            } else {
+                rng.f32s(m * n)
+            };
+            let dims = (m as u32, n as u32, k as u32);
+            let got = host::vector::sgemm(&gpu, dims, alpha, &a, &b, beta, &c)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let want = sgemm_fma_in_order((m, n, k), alpha, &a, &b, beta, &c);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+            assert_identical(&what, &bits(&want), &bits(&got));
         }
     }
 }

@@ -1,0 +1,386 @@
+//! SGEMM for sm_80 and later: `C = α·A·B + β·C` in `f32` with a `cp.async` pipeline.
+//!
+//! Same layouts and semantics as [`crate::gemm::sgemm`]: `A` is m×k row-major
+//! (`a[i·k + p]`), `B` is k×n (`b[p·n + j]`), `C` is m×n (`c[i·n + j]`); with `beta == 0`,
+//! `C` is not read. Restricted to `k % 4 == 0` and `n % 4 == 0` (every 16-byte chunk of a
+//! row of `A` or `B` is then aligned and either wholly inside the matrix or wholly outside);
+//! the host falls back to [`crate::gemm::sgemm`] otherwise.
+//!
+//! Design. A block of [`SGEMM80_THREADS`] threads computes a
+//! [`SGEMM80_TILE_M`]×[`SGEMM80_TILE_N`] tile of `C`; each thread an 8×16 sub-tile in 128
+//! registers: rows `4·ty..4·ty + 4` and `64 + 4·ty..` (`ty = tid / 16`), columns
+//! `4·tx + 64·q..4·tx + 64·q + 4` for `q` in 0..4 (`tx = tid % 16`). K is walked in steps of
+//! [`SGEMM80_BK`] = 16: per step, `A`'s 128×16 slice (row-major, rows padded to 20 floats)
+//! and `B`'s 16×256 slice are copied with 16-byte `cp.async.cg` into a ring of
+//! [`SGEMM80_STAGES`] stages of dynamic shared memory ([`SGEMM80_SHARED_BYTES`]). Each step
+//! waits for its oldest stage, issues the copies of the stage `SGEMM80_STAGES - 1` ahead, and
+//! computes on the oldest, with one barrier per step.
+//!
+//! Shared-memory reads: `A` is read along k, four k values of one row per 16-byte load (a
+//! warp reads two rows, 4 apart: 320 bytes apart, different banks, the other 15 lanes of
+//! each half broadcast); `B` along n, 16-byte loads of 16 consecutive lanes covering 256
+//! contiguous bytes. Per 4 k values a thread loads 8 `A` quads and 16 `B` quads for 512 FMAs.
+//! Every output is accumulated over k in increasing order with `fma.rn.f32`, from 0 (the
+//! first FMA is the rounded product), so results equal [`crate::gemm::sgemm`]'s bit for bit.
+//!
+//! Edges: chunks of `A` rows past `m` or past `k`, and of `B` rows past `k` or columns past
+//! `n`, are zero-filled in shared memory with plain stores (they add exact zeros).
+//!
+//! Launch: grid `(ceil(n / 256), ceil(m / 128), 1)`, block `(256, 1, 1)`,
+//! [`SGEMM80_SHARED_BYTES`] of dynamic shared memory (above the default 48 KiB: the host's
+//! launch raises the kernel's limit). About 200 registers per thread: one block per
+//! multiprocessor.
+
+/// Rows of `C` per block.
+pub const SGEMM80_TILE_M: u32 = 128;
+/// Columns of `C` per block.
+pub const SGEMM80_TILE_N: u32 = 256;
+/// Threads per block.
+pub const SGEMM80_THREADS: u32 = 256;
+/// k values per pipeline stage.
+pub const SGEMM80_BK: u32 = 16;
+/// Pipeline stages (the `cp.async` ring).
+pub const SGEMM80_STAGES: u32 = 4;
+/// Row stride of the `A` slice in shared memory, floats (16 + 4 padding: the two rows a
+/// warp reads at once, 4 rows apart, fall in different banks).
+pub const SGEMM80_A_STRIDE: u32 = SGEMM80_BK + 4;
+/// Floats of one stage: the `A` slice (128 × 20) then the `B` slice (16 × 256).
+pub const SGEMM80_STAGE_FLOATS: u32 =
+    SGEMM80_TILE_M * SGEMM80_A_STRIDE + SGEMM80_BK * SGEMM80_TILE_N;
+/// Dynamic shared memory per block, bytes: [`SGEMM80_STAGES`] · 4 · [`SGEMM80_STAGE_FLOATS`]
+/// (104 KiB).
+pub const SGEMM80_SHARED_BYTES: u32 = SGEMM80_STAGES * SGEMM80_STAGE_FLOATS * 4;
+
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+pub use kernel_sm80::*;
+
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+mod kernel_sm80 {
+    // The BLAS-style SGEMM signature has 8 parameters.
+    #![allow(clippy::too_many_arguments)]
+
+    use super::{
+        SGEMM80_A_STRIDE, SGEMM80_BK, SGEMM80_STAGE_FLOATS, SGEMM80_STAGES, SGEMM80_TILE_M,
+        SGEMM80_TILE_N,
+    };
+    use cuda_std::math::fmaf as fma_f32;
+    use cuda_std::mem::{self, async_copy};
+    use cuda_std::prelude::*;
+
+    /// Expands `$body` once per listed value, with `$v` bound to it (a constant for the
+    /// optimiser): a guaranteed full unroll, so arrays are indexed by constants only.
+    macro_rules! unroll {
+        ($v:ident in [$($n:literal),*] $body:block) => {
+            $({
+                let $v: usize = $n;
+                $body
+            })*
+        };
+    }
+
+    /// Floats of the `A` slice of a stage.
+    const A_FLOATS: u32 = SGEMM80_TILE_M * SGEMM80_A_STRIDE;
+
+    #[repr(C, align(16))]
+    #[derive(Clone, Copy)]
+    struct F4([f32; 4]);
+
+    /// `C = α·A·B + β·C` (row-major) on a `cp.async` pipeline, sm_80+; see the
+    /// [module docs](super) for the design and the launch shape. With `beta == 0`, `C` is
+    /// not read (it may hold NaNs), as in BLAS.
+    ///
+    /// # Safety
+    /// - `k % 4 == 0`, `n % 4 == 0`, all dimensions ≥ 1;
+    /// - `a` holds at least m·k and `b` at least k·n elements; both are whole device
+    ///   allocations (16-byte aligned);
+    /// - `c` points to an allocation of at least m·n `f32`s (16-byte aligned) that nobody
+    ///   else accesses during the launch;
+    /// - launched with the module's launch shape: 256 threads per block, a grid of
+    ///   `ceil(n / 256)` × `ceil(m / 128)` blocks, `SGEMM80_SHARED_BYTES` of dynamic shared
+    ///   memory.
+    #[kernel]
+    pub unsafe fn sgemm_cp_async(
+        m: u32,
+        n: u32,
+        k: u32,
+        alpha: f32,
+        a: &[f32],
+        b: &[f32],
+        beta: f32,
+        c: *mut f32,
+    ) {
+        let tid = thread_idx_x();
+        let tx = tid % 16;
+        let ty = tid / 16;
+        let row0 = block_idx_y() * SGEMM80_TILE_M;
+        let col0 = block_idx_x() * SGEMM80_TILE_N;
+        let smem: *mut f32 = dynamic_shared::<f32>();
+        let base = smem::window(smem);
+        let (ap, bp) = (a.as_ptr().cast::<u8>(), b.as_ptr().cast::<u8>());
+        let (nu, ku) = (n as usize, k as usize);
+
+        // Copy duty per stage. A: chunk `tid % 4` (4 floats) of tile rows `tid / 4 + 64·j`
+        // (j < 2). B: chunk `tid % 64` of slice rows `tid / 64 + 4·j` (j < 4).
+        let a_chunk = tid % 4;
+        let a_row = tid / 4;
+        let b_chunk = tid % 64;
+        let b_row = tid / 64;
+        let a_dst = a_row * SGEMM80_A_STRIDE + a_chunk * 4;
+        let b_dst = A_FLOATS + b_row * SGEMM80_TILE_N + b_chunk * 4;
+        let a_in = [row0 + a_row < m, row0 + a_row + 64 < m];
+        let a_src = [
+            ((row0 + a_row) as usize * ku + (a_chunk * 4) as usize) * 4,
+            ((row0 + a_row + 64) as usize * ku + (a_chunk * 4) as usize) * 4,
+        ];
+        let b_col = col0 + b_chunk * 4;
+        let b_col_in = b_col < n;
+
+        // Issues the copies of k slice `kt` (k values `16·kt..16·kt + 16`) into stage `slot`.
+        let load = |kt: u32, slot: u32| {
+            let k0 = kt * SGEMM80_BK;
+            // SAFETY: `slot < SGEMM80_STAGES`: inside the dynamic shared memory.
+            let stage = unsafe { smem.add((slot * SGEMM80_STAGE_FLOATS) as usize) };
+            let a_k_in = k0 + a_chunk * 4 < k;
+            unroll!(j in [0, 1] {
+                // SAFETY: row `a_row + 64·j` of the A slice, 16-byte aligned (stride and
+                // chunk multiples of 4 floats). When copied, the source row is < m and its
+                // chunk lies inside the row (k % 4 == 0), 16-byte aligned.
+                unsafe {
+                    let dst = stage.add((a_dst + 64 * j as u32 * SGEMM80_A_STRIDE) as usize);
+                    if a_in[j] && a_k_in {
+                        async_copy::copy_16(dst.cast(), ap.add(a_src[j] + k0 as usize * 4));
+                    } else {
+                        mem::store_v4_u32(dst.cast(), [0; 4]);
+                    }
+                }
+            });
+            unroll!(j in [0, 1, 2, 3] {
+                let kr = k0 + b_row + 4 * j as u32;
+                // SAFETY: row `b_row + 4·j` of the B slice, 16-byte aligned. When copied,
+                // row kr < k and columns b_col..b_col + 4 < n (n % 4 == 0), aligned.
+                unsafe {
+                    let dst = stage.add((b_dst + 4 * j as u32 * SGEMM80_TILE_N) as usize);
+                    if b_col_in && kr < k {
+                        let at = (kr as usize * nu + b_col as usize) * 4;
+                        async_copy::copy_16(dst.cast(), bp.add(at));
+                    } else {
+                        mem::store_v4_u32(dst.cast(), [0; 4]);
+                    }
+                }
+            });
+        };
+
+        // Per-thread read offsets (floats) inside a stage: A rows 4·ty and 64 + 4·ty, B
+        // columns 4·tx (+ 64·q).
+        let a_rd = ty * 4 * SGEMM80_A_STRIDE;
+        let b_rd = A_FLOATS + tx * 4;
+
+        let mut acc = [[0.0f32; 16]; 8];
+        let k_tiles = k.div_ceil(SGEMM80_BK);
+
+        for s in 0..SGEMM80_STAGES - 1 {
+            if s < k_tiles {
+                load(s, s);
+            }
+            async_copy::commit_group();
+        }
+
+        let mut slot = 0;
+        let mut kt = 0;
+        while kt < k_tiles {
+            async_copy::wait_group::<{ SGEMM80_STAGES - 2 }>();
+            sync_threads();
+            let next = kt + SGEMM80_STAGES - 1;
+            if next < k_tiles {
+                let ns = if slot == 0 {
+                    SGEMM80_STAGES - 1
+                } else {
+                    slot - 1
+                };
+                load(next, ns);
+            }
+            async_copy::commit_group();
+
+            let st = slot * SGEMM80_STAGE_FLOATS * 4;
+            let sa = st + a_rd * 4;
+            let sb = st + b_rd * 4;
+            // Four groups of four k values: 8 A quads (one per row, along k), then per k
+            // value 4 B quads and 128 FMAs. Constant offsets only, so ptxas can issue the
+            // loads of the next k during the FMAs of this one.
+            unroll!(kq in [0, 1, 2, 3] {
+                let mut af = [[0.0f32; 4]; 8];
+                unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7] {
+                    let r = (i % 4 + 64 * (i / 4)) as u32;
+                    // SAFETY: 16-byte aligned, inside this stage's A slice (rows < 128,
+                    // k offset 4·kq + 4 <= 16); written before the barrier above.
+                    af[i] = unsafe {
+                        smem::ld_v4_f32(base, sa + (r * SGEMM80_A_STRIDE + 4 * kq as u32) * 4)
+                    };
+                });
+                unroll!(s in [0, 1, 2, 3] {
+                    let kk = (4 * kq + s) as u32;
+                    let mut bf = [0.0f32; 16];
+                    unroll!(q in [0, 1, 2, 3] {
+                        // SAFETY: 16-byte aligned, inside this stage's B slice (row kk < 16,
+                        // columns 4·tx + 64·q + 4 <= 256); written before the barrier.
+                        let v = unsafe {
+                            smem::ld_v4_f32(base, sb + (kk * SGEMM80_TILE_N + 64 * q as u32) * 4)
+                        };
+                        bf[4 * q] = v[0];
+                        bf[4 * q + 1] = v[1];
+                        bf[4 * q + 2] = v[2];
+                        bf[4 * q + 3] = v[3];
+                    });
+                    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7] {
+                        let ai = af[i][s];
+                        unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                            acc[i][j] = fma_f32(ai, bf[j], acc[i][j]);
+                        });
+                    });
+                });
+            });
+            slot = if slot + 1 == SGEMM80_STAGES {
+                0
+            } else {
+                slot + 1
+            };
+            kt += 1;
+        }
+        async_copy::wait_all();
+
+        let out = Epilogue {
+            m,
+            n,
+            alpha,
+            beta,
+            c,
+        };
+        let col = col0 + tx * 4;
+        // SAFETY: `c` holds m·n elements (caller contract); the epilogue checks the bounds.
+        unsafe {
+            unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7] {
+                let r = row0 + ty * 4 + (i % 4 + 64 * (i / 4)) as u32;
+                out.row(r, col, &acc[i]);
+            });
+        }
+    }
+
+    /// Writes `C = α·acc + β·C` for one row of a thread's sub-tile.
+    struct Epilogue {
+        m: u32,
+        n: u32,
+        alpha: f32,
+        beta: f32,
+        c: *mut f32,
+    }
+
+    impl Epilogue {
+        /// Row `r`, columns `col + 64·q..col + 64·q + 4` from `vals[4·q..4·q + 4]` (q < 4),
+        /// skipping what lies outside the matrix.
+        ///
+        /// # Safety
+        /// `c` holds m·n elements, 16-byte aligned; `n % 4 == 0`; `col % 4 == 0`.
+        #[inline(always)]
+        unsafe fn row(&self, r: u32, col: u32, vals: &[f32; 16]) {
+            if r >= self.m {
+                return;
+            }
+            unroll!(q in [0, 1, 2, 3] {
+                let c0 = col + 64 * q as u32;
+                if c0 < self.n {
+                    let v = [vals[4 * q], vals[4 * q + 1], vals[4 * q + 2], vals[4 * q + 3]];
+                    // SAFETY: forwarded; c0 < n with both multiples of 4.
+                    unsafe { self.quad(r, c0, v) };
+                }
+            });
+        }
+
+        /// # Safety
+        /// As for [`Epilogue::row`]; `r < m`, `c0 + 4 <= n`, `c0 % 4 == 0`.
+        #[inline(always)]
+        unsafe fn quad(&self, r: u32, c0: u32, v: [f32; 4]) {
+            let (alpha, beta) = (self.alpha, self.beta);
+            let at = r as usize * self.n as usize + c0 as usize;
+            // SAFETY: columns c0..c0 + 4 of row r < m, 16-byte aligned (n, c0 multiples of 4).
+            let cp = unsafe { self.c.add(at) as *mut F4 };
+            let o = if beta == 0.0 {
+                [alpha * v[0], alpha * v[1], alpha * v[2], alpha * v[3]]
+            } else {
+                // SAFETY: as above.
+                let old = unsafe { cp.read().0 };
+                [
+                    fma_f32(beta, old[0], alpha * v[0]),
+                    fma_f32(beta, old[1], alpha * v[1]),
+                    fma_f32(beta, old[2], alpha * v[2]),
+                    fma_f32(beta, old[3], alpha * v[3]),
+                ]
+            };
+            // SAFETY: as above.
+            unsafe { cp.write(F4(o)) };
+        }
+    }
+
+    /// Shared-memory loads by shared-window address (`ld.shared.v4.f32`), as in
+    /// `crate::gemm`'s private helpers (generic loads from `dynamic_shared` compile to
+    /// 64-bit generic `LD.E` in the inner loop). On the host (the CPU emulator), the
+    /// address is the generic pointer itself, carried as `usize`.
+    mod smem {
+        #[cfg(target_arch = "nvptx64")]
+        use core::arch::asm;
+
+        /// A shared-memory address: the 32-bit shared-window address on the GPU, the
+        /// generic address on the host.
+        #[cfg(target_arch = "nvptx64")]
+        pub type Addr = u32;
+        /// A shared-memory address: the 32-bit shared-window address on the GPU, the
+        /// generic address on the host.
+        #[cfg(not(target_arch = "nvptx64"))]
+        pub type Addr = usize;
+
+        /// The [`Addr`] of a generic pointer to shared memory (PTX `cvta.to.shared`).
+        #[inline(always)]
+        pub fn window(p: *mut f32) -> Addr {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let r: u32;
+                // SAFETY: address arithmetic only.
+                unsafe {
+                    asm!("{{ .reg .u64 t; cvta.to.shared.u64 t, {p}; cvt.u32.u64 {r}, t; }}",
+                        p = in(reg64) p as u64, r = out(reg32) r,
+                        options(pure, nomem, nostack, preserves_flags));
+                }
+                r
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                p as usize
+            }
+        }
+
+        /// `ld.shared.v4.f32 [base + off]` (`off` in bytes).
+        ///
+        /// # Safety
+        /// `base + off` is a 16-byte aligned address inside a shared array, written before
+        /// the last barrier and not written concurrently.
+        #[inline(always)]
+        pub unsafe fn ld_v4_f32(base: Addr, off: u32) -> [f32; 4] {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let addr = base + off;
+                let (x, y, z, w): (f32, f32, f32, f32);
+                // SAFETY: caller contract.
+                unsafe {
+                    asm!("ld.shared.v4.f32 {{{x}, {y}, {z}, {w}}}, [{a}];", a = in(reg32) addr,
+                        x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
+                        options(pure, readonly, nostack, preserves_flags));
+                }
+                [x, y, z, w]
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            // SAFETY: caller contract (a valid, aligned host address of 4 floats).
+            unsafe {
+                ((base + off as usize) as *const [f32; 4]).read()
+            }
+        }
+    }
+}
