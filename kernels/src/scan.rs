@@ -41,25 +41,32 @@
 //!
 //! # Status slots and publication
 //! The host gives one `u64` buffer `status` of `3 · slots` words (`slots = STATUS_PAD +
-//! tiles`); tile `t` owns slot `STATUS_PAD + t` of each third.
+//! tiles`); tile `t` owns slot `STATUS_PAD + t` of each third (the last third is spare: the
+//! size is kept so that one buffer also serves the bench's CUDA C twin).
 //!
-//! - 4-byte types use the first third only: one word per tile, `(epoch << 1 | inclusive) <<
-//!   32 | value bits` ([`status_word`]). Value and flag are published by one 8-byte
-//!   `st.relaxed.gpu` and read by one `ld.relaxed.gpu`: aligned 64-bit scalar accesses are
-//!   single-copy atomic (PTX ISA §8 "Memory Consistency Model", §8.2 "Memory operations":
-//!   naturally aligned scalar accesses up to 64 bits), so a reader sees either the old word
-//!   or the new one, never a mix, and needs no fence.
-//! - 8-byte types cannot share one atomic word with a flag. A 16-byte `st.v2.u64` would not
-//!   do: the PTX memory model treats a vector access as one access per element, performed in
-//!   an unspecified order (PTX ISA §8.2.2 "Vector Data-types"), so a reader could see the new
-//!   flag with the old value. They use CUB's approach for values that do not fit: the
-//!   aggregate goes to the second third, the inclusive prefix to the third, each written
-//!   once per launch; the writer stores the value, then `fence.acq_rel.gpu`, then the flag
-//!   word `epoch << 1 | inclusive` in the first third (a *release pattern*); the reader
-//!   loads the flags until all 32 are ready, then `fence.acq_rel.gpu`, then the value from
-//!   the third its flag names (an *acquire pattern*). By the memory model the value store
-//!   happens before the value load, and no other store to that slot happens in the launch,
-//!   so the reader gets the published value.
+//! A status word is `(epoch << 1 | inclusive) << 32 | 32 value bits` ([`status_word`]),
+//! written by one 8-byte `st.relaxed.gpu` and read by one `ld.relaxed.gpu`. Aligned 64-bit
+//! scalar accesses are single-copy atomic (PTX ISA, "Memory Consistency Model", "Memory
+//! operations": naturally aligned scalar accesses up to 64 bits), so a reader sees either
+//! the old word or the new one, never a mix: the tag and the value bits it carries come from
+//! the same store. No fence is needed anywhere.
+//!
+//! - 4-byte types: one word per tile, in the first third.
+//! - 8-byte types: the value's low half in the first third's word, its high half in the
+//!   second third's, *each word tagged*. The reader loads both words (two independent loads,
+//!   issued back to back: one round trip) and takes the slot as published only when both
+//!   carry this launch's epoch *and the same inclusive flag*. In one launch a tile writes
+//!   each tag at most once (its aggregate once, then its inclusive prefix once), so two words
+//!   with the same tag are the two halves of the same value. A reader that catches the
+//!   change from aggregate to inclusive prefix half-way sees two different tags and polls
+//!   again; by coherence it then sees the newer word in both, so the wait ends.
+//!   Why not a 16-byte `{flag, value}` store, as CUB does: the PTX memory model treats a
+//!   vector access as one access per element in an unspecified order (PTX ISA, "Vector
+//!   Data-types"), so a reader could see the new flag with the old value; and why not a
+//!   value store, a `fence.acq_rel.gpu` and a flag store (a release pattern) with the
+//!   matching acquire on the reader: the writer's fence waits for the value store to reach
+//!   L2, and the reader needs a second round trip (flag, then value), all on the look-back's
+//!   critical path (that version ran the f64 scan at 0.35× CUB).
 //!
 //! # Epochs: no reset between launches
 //! The host passes a fresh `epoch` per launch, so words left by earlier launches are never
@@ -126,7 +133,24 @@ pub const fn status_word(epoch: u32, inclusive: bool, bits: u32) -> u64 {
     (((epoch << 1) | inclusive as u32) as u64) << 32 | bits as u64
 }
 
-/// Status words needed for `tiles` tiles: three thirds of [`STATUS_PAD`]` + tiles` slots.
+/// What a look-back reads from a slot: `(tag, value bits)` of its word `lo` (4-byte types)
+/// or of its two words `lo`, `hi` (8-byte types: low and high halves). Tag 0 (epoch 0:
+/// never ready) when the two halves carry different tags, i.e. come from different
+/// publications.
+#[inline(always)]
+pub const fn slot_value(wide: bool, lo: u64, hi: u64) -> (u32, u64) {
+    let tag = (lo >> 32) as u32;
+    if !wide {
+        (tag, lo & 0xffff_ffff)
+    } else if (hi >> 32) as u32 == tag {
+        (tag, hi << 32 | lo & 0xffff_ffff)
+    } else {
+        (0, 0)
+    }
+}
+
+/// Status words needed for `tiles` tiles: three thirds of [`STATUS_PAD`]` + tiles` slots
+/// (the kernels use the first two; see the [module docs](self)).
 pub const fn status_words(tiles: usize) -> usize {
     3 * (STATUS_PAD + tiles)
 }
@@ -136,7 +160,7 @@ pub const fn status_words(tiles: usize) -> usize {
 pub trait ScanValue: Copy + DeviceCopy {
     /// `u32` for 4-byte types, `u64` for 8-byte ones.
     type Bits: Copy + warp::Shuffle + mem::NcValue;
-    /// Whether the type is 8 bytes (the three-slot publication of the [module docs](self)).
+    /// Whether the type is 8 bytes (published as two tagged halves: [module docs](self)).
     const WIDE: bool;
     /// The value's bits.
     fn to_bits(self) -> Self::Bits;
@@ -275,7 +299,8 @@ unsafe fn blocked_copy<T: ScanValue, const ITEMS: usize>(
     }
 }
 
-/// Publishes tile `tile`'s value (aggregate or inclusive prefix) for `epoch`.
+/// Publishes tile `tile`'s value (aggregate or inclusive prefix) for `epoch`: one relaxed
+/// 8-byte store for 4-byte types, two (one per 32-bit half) for 8-byte types.
 ///
 /// # Safety
 /// `st` points to `3 · slots` status words, `STATUS_PAD + tile < slots`; status words are
@@ -291,21 +316,20 @@ unsafe fn publish<T: ScanValue>(
 ) {
     let s = STATUS_PAD + tile;
     let bits = T::bits_u64(v.to_bits());
-    if T::WIDE {
-        let third = if inclusive { 2 } else { 1 };
-        // SAFETY: third·slots + s < 3·slots (caller contract); atomic accesses only.
-        unsafe {
-            atomic::store::<Device, u64>(st.add(third * slots + s), bits, Ordering::Relaxed);
+    // SAFETY: s < slots and slots + s < 3·slots (caller contract); atomic accesses only.
+    unsafe {
+        atomic::store::<Device, u64>(
+            st.add(s),
+            status_word(epoch, inclusive, bits as u32),
+            Ordering::Relaxed,
+        );
+        if T::WIDE {
+            atomic::store::<Device, u64>(
+                st.add(slots + s),
+                status_word(epoch, inclusive, (bits >> 32) as u32),
+                Ordering::Relaxed,
+            );
         }
-        // Release pattern: the value is visible before the flag (module docs).
-        atomic::fence::<Device>(Ordering::Release);
-        let flag = u64::from((epoch << 1) | inclusive as u32);
-        // SAFETY: s < slots (caller contract); atomic accesses only.
-        unsafe { atomic::store::<Device, u64>(st.add(s), flag, Ordering::Relaxed) };
-    } else {
-        let w = status_word(epoch, inclusive, bits as u32);
-        // SAFETY: as above.
-        unsafe { atomic::store::<Device, u64>(st.add(s), w, Ordering::Relaxed) };
     }
 }
 
@@ -336,37 +360,33 @@ unsafe fn look_back<T: ScanValue, O: Op<T>>(
         let before_first = end < lane + 1;
         // Slot STATUS_PAD + end − 1 − lane ≥ 1: inside the buffer (end ≥ 1, lane ≤ 31).
         let slot = STATUS_PAD + end - 1 - lane;
-        let flags = loop {
+        let (f, value) = loop {
             // SAFETY: slot < slots (caller contract); atomic access only.
             let w = unsafe { atomic::load::<Device, u64>(st.add(slot), Ordering::Relaxed) };
-            let f = (w >> if T::WIDE { 0 } else { 32 }) as u32;
+            let h = if T::WIDE {
+                // SAFETY: slots + slot < 2·slots (caller contract); atomic access only.
+                unsafe { atomic::load::<Device, u64>(st.add(slots + slot), Ordering::Relaxed) }
+            } else {
+                0
+            };
+            let (f, bits) = slot_value(T::WIDE, w, h);
             // A slot before tile 0: the inclusive prefix of nothing.
             let f = if before_first { (epoch << 1) | 1 } else { f };
             let ready = f >> 1 == epoch;
             // SAFETY: all of warp 0 runs this loop together (the exit is warp-uniform).
             if unsafe { warp::vote_all_sync(FULL_MASK, ready) } {
-                break (f, w);
+                let value = if before_first {
+                    O::IDENTITY
+                } else {
+                    T::from_bits(T::bits_from_u64(bits))
+                };
+                break (f, value);
             }
             if sleep {
                 nanosleep(delay_ns);
             }
         };
-        let (f, w) = flags;
         let inclusive = f & 1 == 1;
-        let value = if before_first {
-            O::IDENTITY
-        } else if T::WIDE {
-            // Acquire pattern: the value is read after its flag (module docs).
-            atomic::fence::<Device>(Ordering::Acquire);
-            let third = if inclusive { 2 } else { 1 };
-            // SAFETY: as above.
-            let b = unsafe {
-                atomic::load::<Device, u64>(st.add(third * slots + slot), Ordering::Relaxed)
-            };
-            T::from_bits(T::bits_from_u64(b))
-        } else {
-            T::from_bits(T::bits_from_u64(w))
-        };
         // SAFETY: all of warp 0.
         let incl_lanes = unsafe { warp::vote_ballot_sync(FULL_MASK, inclusive) };
         // The nearest predecessor is lane 0: lanes up to the first inclusive one count.
@@ -703,6 +723,23 @@ mod tests {
         assert_eq!(status_word(MAX_EPOCH, false, 0) >> 33, u64::from(MAX_EPOCH));
         assert_eq!((SCAN_TILE, SCAN_TILE_WIDE), (3072, 1536));
         assert_eq!(status_words(10), 126);
+    }
+
+    #[test]
+    fn wide_slots_need_both_halves_of_one_publication() {
+        let v: u64 = 0x0123_4567_89ab_cdef;
+        let half = |e, inc, w: u64| status_word(e, inc, w as u32);
+        // Both halves of the aggregate, then of the inclusive prefix: whole values.
+        let (agg_lo, agg_hi) = (half(7, false, v), half(7, false, v >> 32));
+        let (inc_lo, inc_hi) = (half(7, true, !v), half(7, true, !v >> 32));
+        assert_eq!(slot_value(true, agg_lo, agg_hi), (7 << 1, v));
+        assert_eq!(slot_value(true, inc_lo, inc_hi), (7 << 1 | 1, !v));
+        // Caught half-way (either order), or a half from an earlier epoch: not ready.
+        assert_eq!(slot_value(true, inc_lo, agg_hi), (0, 0));
+        assert_eq!(slot_value(true, agg_lo, inc_hi), (0, 0));
+        assert_eq!(slot_value(true, agg_lo, half(6, false, v >> 32)), (0, 0));
+        // 4-byte types: one word, the second ignored.
+        assert_eq!(slot_value(false, half(3, true, 9), 0), (3 << 1 | 1, 9));
     }
 
     #[test]
