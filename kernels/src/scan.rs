@@ -8,7 +8,7 @@
 //! modulo 2^32, [`Affine`], which is associative but not commutative).
 //!
 //! # Tiles
-//! Each block scans one tile of [`SCAN_THREADS`] (128) threads × `ITEMS` elements: 24 for
+//! A block of [`SCAN_THREADS`] (128) threads scans tiles of 128 × `ITEMS` elements: 24 for
 //! 4-byte types ([`SCAN_TILE`] = 3072), 12 for 8-byte types ([`SCAN_TILE_WIDE`] = 1536), so a
 //! tile is 12 KiB either way (CUB's sm_90 tuning: 128 threads × 24 items for 4-byte types;
 //! for 8-byte types its item count is scaled by 4 / size, here at the same 128 threads). Per
@@ -34,6 +34,15 @@
 //!    prefix, warp prefix, lane prefix), the warp transposes back to striped through the same
 //!    shared memory, and stores coalesced scalars.
 //!
+//! # Tiles and blocks
+//! A block loops: it claims a tile (the tile counter, below), scans it, and goes on with the
+//! next tile it claims until it claims one past the end. Thread 0 claims the next tile
+//! right after issuing the current tile's loads, so the claim's round trip to L2 overlaps
+//! the tile's work instead of delaying the first loads (with one block per tile, every
+//! block started with an atomic, a barrier and only then its loads). The host launches at
+//! most 16 blocks per multiprocessor (the most 128-thread blocks one holds), so blocks stay
+//! resident and no time goes to starting a block per tile; any grid size is correct.
+//!
 //! Only the last tile checks bounds (a block-uniform branch picks the full-tile or the
 //! partial-tile load and store); the look-back window reads status slots `tile − 32 ..
 //! tile − 1` with no bounds check, because [`STATUS_PAD`] slots precede tile 0's (a slot
@@ -41,43 +50,54 @@
 //!
 //! # Status slots and publication
 //! The host gives one `u64` buffer `status` of `3 · slots` words (`slots = STATUS_PAD +
-//! tiles`); tile `t` owns slot `STATUS_PAD + t` of each third.
+//! tiles`); tile `t` owns slot `STATUS_PAD + t` of each third (the last third is spare: the
+//! size is kept so that one buffer also serves the bench's CUDA C twin).
 //!
-//! - 4-byte types use the first third only: one word per tile, `(epoch << 1 | inclusive) <<
-//!   32 | value bits` ([`status_word`]). Value and flag are published by one 8-byte
-//!   `st.relaxed.gpu` and read by one `ld.relaxed.gpu`: aligned 64-bit scalar accesses are
-//!   single-copy atomic (PTX ISA §8 "Memory Consistency Model", §8.2 "Memory operations":
-//!   naturally aligned scalar accesses up to 64 bits), so a reader sees either the old word
-//!   or the new one, never a mix, and needs no fence.
-//! - 8-byte types cannot share one atomic word with a flag. A 16-byte `st.v2.u64` would not
-//!   do: the PTX memory model treats a vector access as one access per element, performed in
-//!   an unspecified order (PTX ISA §8.2.2 "Vector Data-types"), so a reader could see the new
-//!   flag with the old value. They use CUB's approach for values that do not fit: the
-//!   aggregate goes to the second third, the inclusive prefix to the third, each written
-//!   once per launch; the writer stores the value, then `fence.acq_rel.gpu`, then the flag
-//!   word `epoch << 1 | inclusive` in the first third (a *release pattern*); the reader
-//!   loads the flags until all 32 are ready, then `fence.acq_rel.gpu`, then the value from
-//!   the third its flag names (an *acquire pattern*). By the memory model the value store
-//!   happens before the value load, and no other store to that slot happens in the launch,
-//!   so the reader gets the published value.
+//! A status word is `(epoch << 1 | inclusive) << 32 | 32 value bits` ([`status_word`]),
+//! written by one 8-byte `st.relaxed.gpu` and read by one `ld.relaxed.gpu`. Aligned 64-bit
+//! scalar accesses are single-copy atomic (PTX ISA, "Memory Consistency Model", "Memory
+//! operations": naturally aligned scalar accesses up to 64 bits), so a reader sees either
+//! the old word or the new one, never a mix: the tag and the value bits it carries come from
+//! the same store. No fence is needed anywhere.
+//!
+//! - 4-byte types: one word per tile, in the first third.
+//! - 8-byte types: the value's low half in the first third's word, its high half in the
+//!   second third's, *each word tagged*. The reader loads both words (two independent loads,
+//!   issued back to back: one round trip) and takes the slot as published only when both
+//!   carry this launch's epoch *and the same inclusive flag*. In one launch a tile writes
+//!   each tag at most once (its aggregate once, then its inclusive prefix once), so two words
+//!   with the same tag are the two halves of the same value. A reader that catches the
+//!   change from aggregate to inclusive prefix half-way sees two different tags and polls
+//!   again; by coherence it then sees the newer word in both, so the wait ends.
+//!   Why not a 16-byte `{flag, value}` store, as CUB does: the PTX memory model treats a
+//!   vector access as one access per element in an unspecified order (PTX ISA, "Vector
+//!   Data-types"), so a reader could see the new flag with the old value; and why not a
+//!   value store, a `fence.acq_rel.gpu` and a flag store (a release pattern) with the
+//!   matching acquire on the reader: the writer's fence waits for the value store to reach
+//!   L2, and the reader needs a second round trip (flag, then value), all on the look-back's
+//!   critical path (that version ran the f64 scan at 0.35× CUB).
 //!
 //! # Epochs: no reset between launches
 //! The host passes a fresh `epoch` per launch, so words left by earlier launches are never
 //! mistaken for this one's, and the status buffer is never cleared between launches (the
 //! host zeroes it only when the 31-bit epochs run out, [`MAX_EPOCH`]). The tile counter is
-//! never reset either: the host passes its value before the launch (`base`), and a block's
-//! tile is `counter − base` (wrapping).
+//! never reset either: the host passes its value before the launch (`base`), and a claimed
+//! tile is `counter − base` (wrapping). A launch of `blocks` blocks over `tiles` tiles
+//! increments the counter exactly `tiles + blocks` times: each tile is claimed once, and
+//! each block ends with one claim past the end.
 //!
 //! # Deadlock freedom
-//! A block's tile index is taken from a device-wide atomic counter when the block starts
-//! running, not from `blockIdx`. So tiles are handed out in the order blocks *start*, and
-//! when block B holds tile t, tiles 0 .. t − 1 were taken earlier by blocks that are already
-//! resident. A block waits only for the status of smaller tiles; such a block never waits
-//! for a larger tile, so by induction on the tile index every wait ends: tile 0 publishes
-//! without waiting, and a tile whose predecessors have all published (at least their
-//! aggregates) finishes its look-back. This holds whatever order, and however few at a time,
-//! the hardware starts blocks in; `blockIdx`-ordered tiles would deadlock if a later block
-//! filled the GPU while an earlier one was not yet started.
+//! Tile indices are taken from a device-wide atomic counter, not from `blockIdx`: a block
+//! *claims* a tile by incrementing the counter. A block claims its tiles in increasing order
+//! (the counter only grows) and scans each one it claimed before it leaves; a tile is
+//! claimed only by a block that is running. A block waits only for the status of smaller
+//! tiles. By induction on the tile index every tile gets scanned: tile 0 publishes without
+//! waiting; the block holding tile t first finishes its own earlier tiles (smaller than t:
+//! scanned by the induction hypothesis), then scans t, whose look-back waits only for
+//! smaller tiles, which all publish. This holds whatever order, and however few at a time,
+//! the hardware starts blocks in, and however many blocks the grid has; `blockIdx`-ordered
+//! tiles would deadlock if a later block filled the GPU while an earlier one was not yet
+//! started (CUDA promises no block order).
 //!
 //! # Results
 //! Integer scans wrap modulo 2^32 and are exact in any order, as is [`Affine`] composition
@@ -126,7 +146,24 @@ pub const fn status_word(epoch: u32, inclusive: bool, bits: u32) -> u64 {
     (((epoch << 1) | inclusive as u32) as u64) << 32 | bits as u64
 }
 
-/// Status words needed for `tiles` tiles: three thirds of [`STATUS_PAD`]` + tiles` slots.
+/// What a look-back reads from a slot: `(tag, value bits)` of its word `lo` (4-byte types)
+/// or of its two words `lo`, `hi` (8-byte types: low and high halves). Tag 0 (epoch 0:
+/// never ready) when the two halves carry different tags, i.e. come from different
+/// publications.
+#[inline(always)]
+pub const fn slot_value(wide: bool, lo: u64, hi: u64) -> (u32, u64) {
+    let tag = (lo >> 32) as u32;
+    if !wide {
+        (tag, lo & 0xffff_ffff)
+    } else if (hi >> 32) as u32 == tag {
+        (tag, hi << 32 | lo & 0xffff_ffff)
+    } else {
+        (0, 0)
+    }
+}
+
+/// Status words needed for `tiles` tiles: three thirds of [`STATUS_PAD`]` + tiles` slots
+/// (the kernels use the first two; see the [module docs](self)).
 pub const fn status_words(tiles: usize) -> usize {
     3 * (STATUS_PAD + tiles)
 }
@@ -136,7 +173,7 @@ pub const fn status_words(tiles: usize) -> usize {
 pub trait ScanValue: Copy + DeviceCopy {
     /// `u32` for 4-byte types, `u64` for 8-byte ones.
     type Bits: Copy + warp::Shuffle + mem::NcValue;
-    /// Whether the type is 8 bytes (the three-slot publication of the [module docs](self)).
+    /// Whether the type is 8 bytes (published as two tagged halves: [module docs](self)).
     const WIDE: bool;
     /// The value's bits.
     fn to_bits(self) -> Self::Bits;
@@ -275,7 +312,8 @@ unsafe fn blocked_copy<T: ScanValue, const ITEMS: usize>(
     }
 }
 
-/// Publishes tile `tile`'s value (aggregate or inclusive prefix) for `epoch`.
+/// Publishes tile `tile`'s value (aggregate or inclusive prefix) for `epoch`: one relaxed
+/// 8-byte store for 4-byte types, two (one per 32-bit half) for 8-byte types.
 ///
 /// # Safety
 /// `st` points to `3 · slots` status words, `STATUS_PAD + tile < slots`; status words are
@@ -291,21 +329,20 @@ unsafe fn publish<T: ScanValue>(
 ) {
     let s = STATUS_PAD + tile;
     let bits = T::bits_u64(v.to_bits());
-    if T::WIDE {
-        let third = if inclusive { 2 } else { 1 };
-        // SAFETY: third·slots + s < 3·slots (caller contract); atomic accesses only.
-        unsafe {
-            atomic::store::<Device, u64>(st.add(third * slots + s), bits, Ordering::Relaxed);
+    // SAFETY: s < slots and slots + s < 3·slots (caller contract); atomic accesses only.
+    unsafe {
+        atomic::store::<Device, u64>(
+            st.add(s),
+            status_word(epoch, inclusive, bits as u32),
+            Ordering::Relaxed,
+        );
+        if T::WIDE {
+            atomic::store::<Device, u64>(
+                st.add(slots + s),
+                status_word(epoch, inclusive, (bits >> 32) as u32),
+                Ordering::Relaxed,
+            );
         }
-        // Release pattern: the value is visible before the flag (module docs).
-        atomic::fence::<Device>(Ordering::Release);
-        let flag = u64::from((epoch << 1) | inclusive as u32);
-        // SAFETY: s < slots (caller contract); atomic accesses only.
-        unsafe { atomic::store::<Device, u64>(st.add(s), flag, Ordering::Relaxed) };
-    } else {
-        let w = status_word(epoch, inclusive, bits as u32);
-        // SAFETY: as above.
-        unsafe { atomic::store::<Device, u64>(st.add(s), w, Ordering::Relaxed) };
     }
 }
 
@@ -336,37 +373,33 @@ unsafe fn look_back<T: ScanValue, O: Op<T>>(
         let before_first = end < lane + 1;
         // Slot STATUS_PAD + end − 1 − lane ≥ 1: inside the buffer (end ≥ 1, lane ≤ 31).
         let slot = STATUS_PAD + end - 1 - lane;
-        let flags = loop {
+        let (f, value) = loop {
             // SAFETY: slot < slots (caller contract); atomic access only.
             let w = unsafe { atomic::load::<Device, u64>(st.add(slot), Ordering::Relaxed) };
-            let f = (w >> if T::WIDE { 0 } else { 32 }) as u32;
+            let h = if T::WIDE {
+                // SAFETY: slots + slot < 2·slots (caller contract); atomic access only.
+                unsafe { atomic::load::<Device, u64>(st.add(slots + slot), Ordering::Relaxed) }
+            } else {
+                0
+            };
+            let (f, bits) = slot_value(T::WIDE, w, h);
             // A slot before tile 0: the inclusive prefix of nothing.
             let f = if before_first { (epoch << 1) | 1 } else { f };
             let ready = f >> 1 == epoch;
             // SAFETY: all of warp 0 runs this loop together (the exit is warp-uniform).
             if unsafe { warp::vote_all_sync(FULL_MASK, ready) } {
-                break (f, w);
+                let value = if before_first {
+                    O::IDENTITY
+                } else {
+                    T::from_bits(T::bits_from_u64(bits))
+                };
+                break (f, value);
             }
             if sleep {
                 nanosleep(delay_ns);
             }
         };
-        let (f, w) = flags;
         let inclusive = f & 1 == 1;
-        let value = if before_first {
-            O::IDENTITY
-        } else if T::WIDE {
-            // Acquire pattern: the value is read after its flag (module docs).
-            atomic::fence::<Device>(Ordering::Acquire);
-            let third = if inclusive { 2 } else { 1 };
-            // SAFETY: as above.
-            let b = unsafe {
-                atomic::load::<Device, u64>(st.add(third * slots + slot), Ordering::Relaxed)
-            };
-            T::from_bits(T::bits_from_u64(b))
-        } else {
-            T::from_bits(T::bits_from_u64(w))
-        };
         // SAFETY: all of warp 0.
         let incl_lanes = unsafe { warp::vote_ballot_sync(FULL_MASK, inclusive) };
         // The nearest predecessor is lane 0: lanes up to the first inclusive one count.
@@ -405,9 +438,7 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
     if block_dim_x() != SCAN_THREADS {
         panic!("scan kernels run with SCAN_THREADS threads per block");
     }
-    let id = O::IDENTITY;
     let tid = thread_idx_x() as usize;
-    let (lane, warp) = (tid % 32, tid / 32);
     let tile_elems = SCAN_THREADS as usize * ITEMS;
     let len = x.len().min(out.len());
     let slots = status.len() / 3;
@@ -421,33 +452,110 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
     let sh_warp: *mut u64 = shared_array!(u64, WARPS);
     let sh_prefix: *mut u64 = shared_array!(u64, 1);
     let exchange: *mut T = shared_array!(u32, EXCHANGE_WORDS, align = 16).cast::<T>();
+
+    // Thread 0 claims the block's first tile; the block then loops, claiming its next tile
+    // while it works on this one (module docs, "Tiles and blocks").
+    if tid == 0 {
+        // SAFETY: a 1-element shared array; read by the block after the barrier.
+        unsafe { sh_tile.write(claim(counter, base)) };
+    }
+    sync_threads();
+    // SAFETY: written by thread 0 before the barrier; rewritten only after the next barrier
+    // that follows every thread's read (step 3's).
+    let mut tile = unsafe { sh_tile.read() } as usize;
+    // The loop condition is block-uniform (one shared value): a block leaves once it claims
+    // a tile past the end, having published every tile it claimed before.
+    while tile < tiles {
+        // SAFETY: caller contract (forwarded).
+        let next = unsafe {
+            scan_one::<T, O, ITEMS, INCLUSIVE>(
+                x,
+                out,
+                status,
+                (counter, base),
+                tile,
+                epoch,
+                (delay_ns, l2_write_ns),
+                (sh_warp, sh_prefix, exchange),
+            )
+        };
+        if tid == 0 {
+            // SAFETY: every thread read `sh_tile` before step 3's barrier of this tile.
+            unsafe { sh_tile.write(next) };
+        }
+        // Also separates this tile's reads of the shared buffers from the next tile's
+        // writes.
+        sync_threads();
+        // SAFETY: written by thread 0 before the barrier.
+        tile = unsafe { sh_tile.read() } as usize;
+    }
+}
+
+/// The thread's index in the block, read afresh at every call (an opaque read of `%tid.x`:
+/// inline assembly not marked pure), so that the compiler recomputes the thread's addresses
+/// in every iteration of the tile loop instead of hoisting them and keeping them live
+/// across it (fewer registers, more resident blocks).
+#[inline(always)]
+fn tid_fresh() -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let t: u32;
+        // SAFETY: reads a special register; no memory access.
+        unsafe {
+            core::arch::asm!("mov.u32 {t}, %tid.x;", t = out(reg32) t, options(nomem, nostack))
+        };
+        t
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        thread_idx_x()
+    }
+}
+
+/// Claims a tile for the calling thread's block: the tile counter's old value minus `base`
+/// (`u32::MAX`, past every end, with no counter).
+#[inline(always)]
+fn claim(counter: &OutSlice<u32>, base: u32) -> u32 {
+    if counter.is_empty() {
+        u32::MAX
+    } else {
+        // SAFETY: element 0 exists; every access to it is a device-scope atomic.
+        let c =
+            unsafe { atomic::fetch_add::<Device, u32>(counter.as_mut_ptr(), 1, Ordering::Relaxed) };
+        c.wrapping_sub(base)
+    }
+}
+
+/// Scans tile `tile < tiles` (steps 1–5 of the module docs) and returns the block's next
+/// tile, claimed by thread 0 while the tile's loads are in flight (other threads: 0).
+///
+/// # Safety
+/// The whole block calls it together, with the shared buffers of [`scan_tile`]; the
+/// kernels' contract.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn scan_one<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE: bool>(
+    x: &[T],
+    out: &OutSlice<T>,
+    status: &OutSlice<u64>,
+    (counter, base): (&OutSlice<u32>, u32),
+    tile: usize,
+    epoch: u32,
+    (delay_ns, l2_write_ns): (u32, u32),
+    (sh_warp, sh_prefix, exchange): (*mut u64, *mut u64, *mut T),
+) -> u32 {
+    let id = O::IDENTITY;
+    let tid = tid_fresh() as usize;
+    let (lane, warp) = (tid % 32, tid / 32);
+    let tile_elems = SCAN_THREADS as usize * ITEMS;
+    let len = x.len().min(out.len());
+    let slots = status.len() / 3;
     // Warp w's segment: items w·32·ITEMS .. (w + 1)·32·ITEMS; lane l's blocked items start
     // at l·ITEMS (96 bytes per lane: 16-byte aligned).
     // SAFETY: inside the buffer (WARPS·32·ITEMS·size_of::<T>() = 12 KiB).
     let seg_sh = unsafe { exchange.add(warp * 32 * ITEMS) };
     // SAFETY: as above.
     let blk = unsafe { seg_sh.add(lane * ITEMS) }.cast::<Quad>();
-
-    if tid == 0 {
-        let t = if counter.is_empty() {
-            u32::MAX
-        } else {
-            // SAFETY: element 0 exists; every access to it is a device-scope atomic.
-            let c = unsafe {
-                atomic::fetch_add::<Device, u32>(counter.as_mut_ptr(), 1, Ordering::Relaxed)
-            };
-            c.wrapping_sub(base)
-        };
-        // SAFETY: a 1-element shared array; read by the block after the barrier.
-        unsafe { sh_tile.write(t) };
-    }
-    sync_threads();
-    // SAFETY: written by thread 0 before the barrier, never written again.
-    let tile = unsafe { sh_tile.read() } as usize;
-    if tile >= tiles {
-        // The whole block leaves (block-uniform): nothing to scan, nothing published.
-        return;
-    }
 
     // 1. Load, warp-striped, then transpose to blocked. `T` has the size of `T::Bits` (4
     //    or 8 bytes, by the ScanValue impls), so the shared buffer holds 32·ITEMS·WARPS
@@ -472,6 +580,8 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
             }
         }
     }
+    // The next tile's claim: issued now, its answer needed only after the tile.
+    let next = if tid == 0 { claim(counter, base) } else { 0 };
     for (i, &vi) in v.iter().enumerate() {
         // SAFETY: index < EXCHANGE_WORDS · 4 / size_of::<T>() (the buffer's length in T);
         // slots of this warp's segment only.
@@ -570,6 +680,7 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
             unsafe { out.write(e, o) };
         }
     }
+    next
 }
 
 macro_rules! scan_kernel {
@@ -577,9 +688,11 @@ macro_rules! scan_kernel {
         #[doc = concat!($what, " of `x` into `out` (the first `min(x.len(), out.len())` \
             elements), in one pass with decoupled look-back: see the [module docs](self).")]
         ///
-        /// Launch: 1D grid of at least `ceil(len / tile)` blocks of [`SCAN_THREADS`] threads
-        /// (another block size traps); `status` holds [`status_words`]`(tiles)` words
-        /// (tiles past what it holds are not scanned), `counter` one `u32`.
+        /// Launch: 1D grid of any number of blocks of [`SCAN_THREADS`] threads (another block
+        /// size traps; each block loops over the tiles it claims, see the module docs);
+        /// `status` holds [`status_words`]`(tiles)` words (tiles past what it holds are not
+        /// scanned), `counter` one `u32`; the launch increments `counter[0]` by `tiles +
+        /// blocks`.
         ///
         /// # Safety
         /// Memory safety holds for any arguments (every output element is written by one
@@ -703,6 +816,23 @@ mod tests {
         assert_eq!(status_word(MAX_EPOCH, false, 0) >> 33, u64::from(MAX_EPOCH));
         assert_eq!((SCAN_TILE, SCAN_TILE_WIDE), (3072, 1536));
         assert_eq!(status_words(10), 126);
+    }
+
+    #[test]
+    fn wide_slots_need_both_halves_of_one_publication() {
+        let v: u64 = 0x0123_4567_89ab_cdef;
+        let half = |e, inc, w: u64| status_word(e, inc, w as u32);
+        // Both halves of the aggregate, then of the inclusive prefix: whole values.
+        let (agg_lo, agg_hi) = (half(7, false, v), half(7, false, v >> 32));
+        let (inc_lo, inc_hi) = (half(7, true, !v), half(7, true, !v >> 32));
+        assert_eq!(slot_value(true, agg_lo, agg_hi), (7 << 1, v));
+        assert_eq!(slot_value(true, inc_lo, inc_hi), (7 << 1 | 1, !v));
+        // Caught half-way (either order), or a half from an earlier epoch: not ready.
+        assert_eq!(slot_value(true, inc_lo, agg_hi), (0, 0));
+        assert_eq!(slot_value(true, agg_lo, inc_hi), (0, 0));
+        assert_eq!(slot_value(true, agg_lo, half(6, false, v >> 32)), (0, 0));
+        // 4-byte types: one word, the second ignored.
+        assert_eq!(slot_value(false, half(3, true, 9), 0), (3 << 1 | 1, 9));
     }
 
     #[test]
