@@ -126,12 +126,9 @@ mod tests {
         let dev = CpuDevice::new();
         let a = CpuMem::zeroed(&dev, "test", 100).unwrap();
         assert_eq!(a.as_ptr() as usize % ALIGN_BYTES, 0);
-        // SAFETY: 100 bytes were allocated.
-        assert!(
-            unsafe { std::slice::from_raw_parts(a.as_ptr(), 100) }
-                .iter()
-                .all(|&b| b == 0)
-        );
+        // SAFETY: 100 bytes were allocated (and zeroed) and `a` is alive.
+        let bytes = unsafe { std::slice::from_raw_parts(a.as_ptr(), 100) };
+        assert!(bytes.iter().all(|&b| b == 0));
         let b = CpuMem::zeroed(&dev, "test", 0).unwrap();
         let buffers = dev.buffers();
         assert_eq!(buffers.len(), 2);

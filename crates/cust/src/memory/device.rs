@@ -3,7 +3,7 @@
 
 use super::{
     AsyncCopyDestination, CopyDestination, DeviceCopy, DevicePointer, Elem, LockedBuffer,
-    ValidAsZeroBits, byte_len, elems, elems_mut, same_len,
+    ValidAsZeroBits, byte_len, elems, elems_mut, locked::Pinned, same_len,
 };
 use crate::cpu::{self, CpuDevice, CpuMem};
 use crate::{
@@ -700,26 +700,38 @@ impl<T: DeviceCopy> AsyncCopyDestination<DeviceBuffer<T>> for DeviceBuffer<T> {
 impl<T: DeviceCopy + ValidAsZeroBits> AsyncCopyDestination<LockedBuffer<T>> for DeviceBuffer<T> {
     fn async_copy_from(&mut self, source: &LockedBuffer<T>, stream: &Stream) -> CudaResult<()> {
         same_len("DeviceBuffer::async_copy_from", source.len(), self.len())?;
-        if self.is_emulator() {
-            return Err(mismatch("copying from pinned host memory", true));
+        match (&source.buf, self.host()) {
+            (Pinned::Host(v), Some(h)) => {
+                host_copy(v, h.ptr);
+                return Ok(());
+            }
+            (Pinned::Cuda(pinned), None) => {
+                stream
+                    .cuda("")
+                    .map_err(|_| mismatch("queueing a pinned host-to-device copy", false))?
+                    .memcpy_htod(pinned, self.cuda_mut())
+                    .map_err(CudaError::driver("queueing a pinned host-to-device copy"))?;
+            }
+            (_, h) => return Err(mismatch("copying from pinned host memory", h.is_some())),
         }
-        stream
-            .cuda("")
-            .map_err(|_| mismatch("queueing a pinned host-to-device copy", false))?
-            .memcpy_htod(&source.buf, self.cuda_mut())
-            .map_err(CudaError::driver("queueing a pinned host-to-device copy"))?;
         source.copy_queued(stream)
     }
     fn async_copy_to(&self, dest: &mut LockedBuffer<T>, stream: &Stream) -> CudaResult<()> {
         same_len("DeviceBuffer::async_copy_to", self.len(), dest.len())?;
-        if self.is_emulator() {
-            return Err(mismatch("copying to pinned host memory", true));
+        match (&mut dest.buf, self.host()) {
+            (Pinned::Host(v), Some(h)) => {
+                v.copy_from_slice(h.as_slice());
+                return Ok(());
+            }
+            (Pinned::Cuda(pinned), None) => {
+                stream
+                    .cuda("")
+                    .map_err(|_| mismatch("queueing a device-to-pinned-host copy", false))?
+                    .memcpy_dtoh(self.cuda(), pinned)
+                    .map_err(CudaError::driver("queueing a device-to-pinned-host copy"))?;
+            }
+            (_, h) => return Err(mismatch("copying to pinned host memory", h.is_some())),
         }
-        stream
-            .cuda("")
-            .map_err(|_| mismatch("queueing a device-to-pinned-host copy", false))?
-            .memcpy_dtoh(self.cuda(), &mut dest.buf)
-            .map_err(CudaError::driver("queueing a device-to-pinned-host copy"))?;
         dest.copy_queued(stream)
     }
 }
