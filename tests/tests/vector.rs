@@ -345,7 +345,6 @@ fn affine_scan_identical_to_cpu() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: fails on the CPU emulator (see the emu2 report)"]
 fn sgemm_within_bound() {
     let gpu = gpu();
     let mut rng = Rng(11);

@@ -204,7 +204,9 @@ pub trait TensorMapExt: Sized {
     /// # Errors
     /// [`CudaError::TensorMap`] naming the rule and the value if the arguments break one of
     /// the hardware's rules ([`check_tiled_2d`]), checked before the driver is called;
-    /// [`CudaError::Driver`] if the driver refuses the encoding.
+    /// [`CudaError::Driver`] if the driver refuses the encoding;
+    /// [`CudaError::NotOnEmulator`] when the current context is the CPU emulator (no TMA
+    /// unit is modelled).
     fn tiled_2d<T: TmaElement>(
         base: DevicePointer<T>,
         dims: [u64; 2],
@@ -222,6 +224,11 @@ impl TensorMapExt for TensorMap {
         box_dims: [u32; 2],
         swizzle: TmaSwizzle,
     ) -> CudaResult<Self> {
+        if crate::context::CurrentContext::get_current().is_ok_and(|c| c.is_emulator()) {
+            return Err(CudaError::NotOnEmulator {
+                operation: "TMA tensor maps",
+            });
+        }
         let elem_bytes = u32::try_from(size_of::<T>()).unwrap_or(u32::MAX);
         check_tiled_2d(
             base.as_raw(),

@@ -85,7 +85,8 @@ fn cpu_from_slice<T: DeviceCopy>(
     Ok(buf)
 }
 
-fn mismatch(what: &'static str, buffer_on_cpu: bool) -> CudaError {
+/// A [`CudaError::BackendMismatch`] for `what`, the buffer on the CPU emulator or not.
+pub(super) fn mismatch(what: &'static str, buffer_on_cpu: bool) -> CudaError {
     let (buffer, stream) = if buffer_on_cpu {
         (cpu::CPU, cpu::GPU)
     } else {
@@ -457,7 +458,7 @@ fn host_vec<T: DeviceCopy>(
 }
 
 /// The panic message of cudarc's traits on emulator memory.
-const NO_CUDARC: &str = "cudarc's DevicePtr/DeviceSlice traits need GPU memory: this buffer \
+pub(super) const NO_CUDARC: &str = "cudarc's DevicePtr/DeviceSlice traits need GPU memory: this buffer \
                          lives on the CPU emulator (cudarc-based libraries such as cuBLAS need \
                          a GPU)";
 
