@@ -119,11 +119,12 @@ impl<T: DeviceCopy + ValidAsZeroBits> UnifiedBuffer<T> {
                 .as_slice()
                 .map(unelems)
                 .map_err(CudaError::driver("reading managed memory on the host")),
-            // SAFETY: `len` initialised `T`s (zeroed, valid as zero bits, or written since)
-            // of a live allocation that `&self` borrows; emulated launches that wrote it
-            // have returned.
             Managed::Cpu { mem, len } => {
-                Ok(unsafe { std::slice::from_raw_parts(mem.as_ptr().cast(), *len) })
+                // SAFETY: `len` initialised `T`s (zeroed, valid as zero bits, or written
+                // since) of a live allocation that `&self` borrows; emulated launches that
+                // wrote it have returned.
+                let s = unsafe { std::slice::from_raw_parts(mem.as_ptr().cast(), *len) };
+                Ok(s)
             }
         }
     }
@@ -138,9 +139,10 @@ impl<T: DeviceCopy + ValidAsZeroBits> UnifiedBuffer<T> {
                 .as_mut_slice()
                 .map(unelems_mut)
                 .map_err(CudaError::driver("writing managed memory on the host")),
-            // SAFETY: as in `as_slice`, borrowed exclusively through `&mut self`.
             Managed::Cpu { mem, len } => {
-                Ok(unsafe { std::slice::from_raw_parts_mut(mem.as_ptr().cast(), *len) })
+                // SAFETY: as in `as_slice`, borrowed exclusively through `&mut self`.
+                let s = unsafe { std::slice::from_raw_parts_mut(mem.as_ptr().cast(), *len) };
+                Ok(s)
             }
         }
     }
