@@ -224,11 +224,6 @@ impl TensorMapExt for TensorMap {
         box_dims: [u32; 2],
         swizzle: TmaSwizzle,
     ) -> CudaResult<Self> {
-        if crate::context::CurrentContext::get_current().is_ok_and(|c| c.is_emulator()) {
-            return Err(CudaError::NotOnEmulator {
-                operation: "TMA tensor maps",
-            });
-        }
         let elem_bytes = u32::try_from(size_of::<T>()).unwrap_or(u32::MAX);
         check_tiled_2d(
             base.as_raw(),
@@ -238,6 +233,12 @@ impl TensorMapExt for TensorMap {
             box_dims,
             swizzle,
         )?;
+        // The rules above are checked on the emulator too.
+        if crate::context::CurrentContext::get_current().is_ok_and(|c| c.is_emulator()) {
+            return Err(CudaError::NotOnEmulator {
+                operation: "TMA tensor maps",
+            });
+        }
         crate::device::init()?;
         let mut map = sys::CUtensorMap { opaque: [0; 16] };
         // Strides of the dimensions above the innermost, in bytes (rank − 1 of them).
