@@ -37,6 +37,32 @@ pub fn scale(gpu: &Gpu, n: usize, divisor: usize) -> usize {
     }
 }
 
+/// `true` when the tests run on the CPU emulator: what [`gpu`] and [`probes`] open
+/// (`FERROCUDA_DEVICE=cpu`, or `auto`/unset without a GPU).
+pub fn emulated() -> bool {
+    use cust::context::{DeviceChoice, gpu_present};
+    match DeviceChoice::from_env() {
+        Ok(DeviceChoice::Cpu) => true,
+        Ok(DeviceChoice::Auto) => !gpu_present(),
+        _ => false,
+    }
+}
+
+/// How much [`views`] and [`deep_views`] shrink each side on the emulator: the same regions
+/// and iteration limits at 1/7 of the resolution (1/49 of the pixels), so a debug build
+/// emulates them in seconds, not minutes; 7 keeps most sides odd (partial blocks and
+/// bands).
+const EMULATOR_VIEW_DIVISOR: u32 = 7;
+
+/// `side` pixels on a GPU, `side / EMULATOR_VIEW_DIVISOR` (at least 1) on the emulator.
+fn view_side(side: u32) -> u32 {
+    if emulated() {
+        (side / EMULATOR_VIEW_DIVISOR).max(1)
+    } else {
+        side
+    }
+}
+
 /// A named test view.
 #[derive(Clone, Copy, Debug)]
 pub struct TestView {
@@ -57,6 +83,7 @@ fn centered(
     scale: f64,
     max_iter: u32,
 ) -> TestView {
+    let (w, h) = (view_side(w), view_side(h));
     TestView {
         name,
         view: Viewport::from_center_scale(w, h, Complex::new(re, im), scale)
@@ -66,7 +93,8 @@ fn centered(
 }
 
 /// Views for f32 and f64 comparisons: the whole set at odd sizes, boundary-rich zooms, a
-/// one-pixel image and a one-row image.
+/// one-pixel image and a one-row image. On the emulator each side is 1/7 as long (see
+/// `EMULATOR_VIEW_DIVISOR`): same regions, same iteration limits.
 pub fn views() -> Vec<TestView> {
     vec![
         centered("full view 1001x777", 1001, 777, -0.75, 0.0, 3.5, 500),
@@ -78,8 +106,8 @@ pub fn views() -> Vec<TestView> {
         TestView {
             name: "corners, non-square pixels",
             view: Viewport::from_corners(
-                301,
-                203,
+                view_side(301),
+                view_side(203),
                 Complex::new(-2.0, 1.25),
                 Complex::new(0.6, -1.25),
             )
@@ -89,7 +117,8 @@ pub fn views() -> Vec<TestView> {
     ]
 }
 
-/// Deep zooms where only f64 resolves the pixels.
+/// Deep zooms where only f64 resolves the pixels (1/7 of the sides on the emulator, as
+/// [`views`]).
 pub fn deep_views() -> Vec<TestView> {
     vec![
         centered(

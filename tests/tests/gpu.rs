@@ -34,25 +34,21 @@ fn check(views: &[TestView], precision: Precision, palette: Palette) {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: pinned host memory (LockedBuffer) is not emulated"]
 fn mandelbrot_f32_identical_to_cpu() {
     check(&views(), Precision::F32, Palette::Classic);
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: pinned host memory (LockedBuffer) is not emulated"]
 fn mandelbrot_f64_identical_to_cpu() {
     check(&views(), Precision::F64, Palette::Classic);
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: pinned host memory (LockedBuffer) is not emulated"]
 fn mandelbrot_f64_deep_zoom_identical_to_cpu() {
     check(&deep_views(), Precision::F64, Palette::Fire);
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: pinned host memory (LockedBuffer) is not emulated"]
 fn every_palette_identical_to_cpu() {
     let v = &views()[0..2];
     for palette in Palette::ALL {

@@ -79,7 +79,6 @@ fn optimized_kernel_counts_equal_naive_kernel_counts() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: pinned host memory (LockedBuffer) is not emulated"]
 fn smooth_coloring_identical_to_cpu() {
     let style = Style {
         shading: Shading::Smooth,
@@ -90,7 +89,6 @@ fn smooth_coloring_identical_to_cpu() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: pinned host memory (LockedBuffer) is not emulated"]
 fn palette_cycle_and_offset_identical_to_cpu() {
     for palette in Palette::ALL {
         for shading in [Shading::Discrete, Shading::Smooth] {
@@ -106,7 +104,6 @@ fn palette_cycle_and_offset_identical_to_cpu() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: pinned host memory (LockedBuffer) is not emulated"]
 fn supersampling_identical_to_cpu() {
     for supersample in [2, 4] {
         for shading in [Shading::Discrete, Shading::Smooth] {
@@ -121,7 +118,6 @@ fn supersampling_identical_to_cpu() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: pinned host memory (LockedBuffer) is not emulated"]
 fn tiled_render_equals_one_shot_render() {
     let gpu = gpu();
     let style = Style {
@@ -202,9 +198,8 @@ fn pool_render(pool: &GpuPool, p: &RenderParams, style: &Style, rows: u32) -> Im
 /// The pool of every visible GPU against one GPU and the CPU: identical escape times and
 /// colours (works with one GPU: then the pool has one worker).
 #[test]
-#[ignore = "needs a CUDA GPU: fails on the CPU emulator (see the emu2 report)"]
 fn gpu_pool_render_equals_single_gpu_and_cpu() {
-    let pool = GpuPool::open(GpuSelection::All).expect("opening every GPU");
+    let pool = GpuPool::from_env(GpuSelection::All).expect("opening every GPU (or the emulator)");
     let gpu = gpu();
     let style = Style {
         shading: Shading::Smooth,
@@ -247,11 +242,8 @@ fn gpu_pool_render_equals_single_gpu_and_cpu() {
 /// buffers of their own) on device 0 take bands concurrently; the reorder buffer must still
 /// deliver the bands in order, and the image must equal the CPU's.
 #[test]
-#[ignore = "needs a CUDA GPU: fails on the CPU emulator (see the emu2 report)"]
 fn gpu_pool_with_several_workers_per_device_equals_cpu() {
-    let gpus: Vec<Gpu> = (0..4)
-        .map(|_| Gpu::new(0).expect("opening GPU 0"))
-        .collect();
+    let gpus: Vec<Gpu> = (0..4).map(|_| gpu()).collect();
     let pool = GpuPool::from_gpus(gpus);
     assert_eq!(pool.len(), 4);
     for v in &views()[0..4] {
@@ -276,11 +268,8 @@ fn gpu_pool_with_several_workers_per_device_equals_cpu() {
 /// the render runs on the other two and leaves the lent one alone; the image still equals the
 /// CPU's.
 #[test]
-#[ignore = "needs a CUDA GPU: fails on the CPU emulator (see the emu2 report)"]
 fn gpu_pool_renders_around_a_gpu_on_loan() {
-    let gpus: Vec<Gpu> = (0..3)
-        .map(|_| Gpu::new(0).expect("opening GPU 0"))
-        .collect();
+    let gpus: Vec<Gpu> = (0..3).map(|_| gpu()).collect();
     let pool = GpuPool::from_gpus(gpus);
     let held = pool.acquire();
     assert_eq!(held.index(), 0, "the lowest-numbered GPU is lent first");
@@ -318,11 +307,8 @@ fn gpu_pool_renders_around_a_gpu_on_loan() {
 /// A sink error stops the pool: no band after the failing one reaches the sink, and the error
 /// comes back as `PoolError::Sink`.
 #[test]
-#[ignore = "needs a CUDA GPU: fails on the CPU emulator (see the emu2 report)"]
 fn gpu_pool_stops_on_a_sink_error() {
-    let gpus: Vec<Gpu> = (0..2)
-        .map(|_| Gpu::new(0).expect("opening GPU 0"))
-        .collect();
+    let gpus: Vec<Gpu> = (0..2).map(|_| gpu()).collect();
     let pool = GpuPool::from_gpus(gpus);
     let v = &views()[1];
     let p = params(v, Precision::F32, Palette::Classic);
@@ -349,7 +335,6 @@ fn gpu_pool_stops_on_a_sink_error() {
 /// 1e-300 found near it (`FloatExp` differences, rebasing), without and with the BLA table;
 /// escape times and `|z_n|²`.
 #[test]
-#[ignore = "needs a CUDA GPU: pinned host memory (LockedBuffer) is not emulated"]
 fn deep_zoom_perturbation_on_the_gpu_equals_the_cpu() {
     use common::floatexp::FloatExp;
     use host::deep::{
@@ -407,7 +392,6 @@ fn deep_zoom_perturbation_on_the_gpu_equals_the_cpu() {
 /// supersampling and smooth colouring; the reference orbit and BLA table are uploaded once
 /// per GPU and shared across bands and across two jobs (a zoom's frames).
 #[test]
-#[ignore = "needs a CUDA GPU: fails on the CPU emulator (see the emu2 report)"]
 fn deep_bands_on_the_gpu_pool_equal_the_cpu_bands() {
     use common::palette::Coloring;
     use host::{
@@ -415,7 +399,7 @@ fn deep_bands_on_the_gpu_pool_equal_the_cpu_bands() {
         mandelbrot::{BandJob, GpuRenderer, RenderControl},
     };
     use std::sync::{Arc, atomic::AtomicBool};
-    let pool = GpuPool::open(GpuSelection::All).expect("opening every GPU");
+    let pool = GpuPool::from_env(GpuSelection::All).expect("opening every GPU (or the emulator)");
     let gpu = gpu();
     let v = near_i(300, 61, 37).unwrap();
     let max_iter = 4000;

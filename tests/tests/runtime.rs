@@ -42,15 +42,23 @@ fn without_a_context_constructors_say_what_to_call() {
     if cust::device::driver_available() {
         return;
     }
-    let err = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap_err();
-    assert!(matches!(err, CudaError::NoContext), "{err}");
-    assert!(err.to_string().contains("cust::quick_init()"), "{err}");
+    // The other tests of this process open the CPU emulator, which becomes the process
+    // default: then a constructor finds it. Otherwise it must say what to call.
+    match Stream::new(StreamFlags::NON_BLOCKING, None) {
+        Err(err) => {
+            assert!(matches!(err, CudaError::NoContext), "{err}");
+            assert!(err.to_string().contains("cust::quick_init()"), "{err}");
+        }
+        Ok(stream) => assert!(stream.is_emulator(), "a GPU stream without a driver"),
+    }
+    // `quick_init` opens a GPU: refused without a driver, whatever else is open.
     let err = cust::quick_init().unwrap_err();
     assert!(matches!(err, CudaError::NoDriver), "{err}");
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: fails on the CPU emulator (see the emu2 report)"]
+#[ignore = "needs a CUDA GPU: device properties (name, compute capability, memory size, driver \
+            version) of a CUDA device, which the emulator does not have"]
 fn devices_report_plausible_properties() {
     let ctx = init();
     let n = Device::num_devices().unwrap();
@@ -67,7 +75,8 @@ fn devices_report_plausible_properties() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: device properties"]
+#[ignore = "needs a CUDA GPU: loads PTX/cubin modules (the emulator has no PTX interpreter; it \
+            runs module-image #[kernel]s)"]
 fn modules_load_from_ptx_file_cubin_and_image() {
     let ctx = init();
     let cc = ctx.compute_capability().unwrap();
@@ -94,7 +103,8 @@ fn modules_load_from_ptx_file_cubin_and_image() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: PTX/cubin modules (the emulator runs module-image #[kernel]s)"]
+#[ignore = "needs a CUDA GPU: loads PTX/cubin modules (the emulator has no PTX interpreter; it \
+            runs module-image #[kernel]s)"]
 fn bad_modules_and_kernels_are_clear_errors() {
     let ctx = init();
     let dir = tempfile::tempdir().unwrap();
@@ -140,7 +150,8 @@ fn bad_modules_and_kernels_are_clear_errors() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: PTX/cubin modules (the emulator runs module-image #[kernel]s)"]
+#[ignore = "needs a CUDA GPU: loads PTX/cubin modules (the emulator has no PTX interpreter; it \
+            runs module-image #[kernel]s)"]
 fn driver_parameter_sizes_match_the_builders_manifest() {
     // Two independent readings of every kernel's parameter layout: the builder parsed the
     // PTX text; the driver reports what it compiled (cuFuncGetParamInfo).
@@ -185,7 +196,8 @@ fn typed_launch_on_a_created_stream_matches_the_cpu() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: PTX/cubin modules (the emulator runs module-image #[kernel]s)"]
+#[ignore = "needs a CUDA GPU: loads PTX/cubin modules (the emulator has no PTX interpreter; it \
+            runs module-image #[kernel]s)"]
 fn cust_launch_macro_packs_rust_cuda_slice_pairs() {
     init();
     let module = Module::from_ptx(PROBES.ptx, &[]).unwrap(); // layout from the driver
@@ -362,7 +374,6 @@ fn buffers_copy_and_refuse_length_mismatches() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: pinned host memory (LockedBuffer) is not emulated"]
 fn pinned_buffers_round_trip_asynchronously() {
     let ctx = init();
     let n = 1 << 20;
@@ -370,8 +381,14 @@ fn pinned_buffers_round_trip_asynchronously() {
     // On the context's default stream too, where the runtime records no events of its own
     // (while no other stream exists): `as_slice` must still wait for the copy. 256 MiB, so that
     // reading early would see the copy unfinished.
+    // On the emulator copies are done when they return: 2^16 elements are enough there.
+    let big_len = if ctx.is_emulator() {
+        1u32 << 16
+    } else {
+        1u32 << 26
+    };
     {
-        let big: Vec<u32> = (0..1u32 << 26)
+        let big: Vec<u32> = (0..big_len)
             .map(|i| i.wrapping_mul(2_654_435_761))
             .collect();
         let dev = DeviceBuffer::from_slice(&big).unwrap();
@@ -408,7 +425,6 @@ fn pinned_buffers_round_trip_asynchronously() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: unified memory"]
 fn unified_memory_is_updated_in_place_by_a_kernel() {
     init();
     let module = Module::from_image(&PROBES).unwrap();
@@ -444,7 +460,8 @@ fn unified_memory_is_updated_in_place_by_a_kernel() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: device memory size"]
+#[ignore = "needs a CUDA GPU: free device memory (cuMemGetInfo); the emulator allocates host \
+            memory and has no device memory size to refuse against"]
 fn oversized_allocations_are_refused_with_the_figure() {
     let ctx = init();
     let (free, _) = ctx.mem_info().unwrap();
@@ -459,7 +476,8 @@ fn oversized_allocations_are_refused_with_the_figure() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: CUDA graphs"]
+#[ignore = "needs a CUDA GPU: CUDA graphs (on the emulator, capture is \
+            CudaError::NotOnEmulator)"]
 fn graphs_replay_captured_launches_and_refuse_what_cannot_be_captured() {
     let ctx = init();
     let module = Module::from_image(&PROBES).unwrap();
@@ -514,7 +532,8 @@ fn graphs_replay_captured_launches_and_refuse_what_cannot_be_captured() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: CUDA graphs"]
+#[ignore = "needs a CUDA GPU: CUDA graphs (on the emulator, capture is \
+            CudaError::NotOnEmulator)"]
 fn compute_graphs_run_nodes_after_their_declared_inputs() {
     init();
     let module = Module::from_image(&PROBES).unwrap();
@@ -578,9 +597,9 @@ fn compute_graphs_run_nodes_after_their_declared_inputs() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: fails on the CPU emulator (see the emu2 report)"]
 fn device_pool_lends_every_gpu_and_takes_it_back() {
-    let pool = cust::pool::DevicePool::new().unwrap();
+    // Every GPU, or one emulated device without a GPU.
+    let pool = cust::pool::DevicePool::from_env().unwrap();
     let gpus = pool.len();
     assert!(gpus >= 1);
     std::thread::scope(|s| {
@@ -607,7 +626,8 @@ fn device_pool_lends_every_gpu_and_takes_it_back() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: NCCL"]
+#[ignore = "needs a CUDA GPU: NCCL communicators between GPUs (on the emulator, \
+            CudaError::NotOnEmulator)"]
 fn nccl_all_reduce_sums_one_buffer_per_gpu() {
     use cust::nccl::{Communicators, ReduceOp};
     assert_eq!(
@@ -703,7 +723,8 @@ fn nccl_all_reduce_sums_one_buffer_per_gpu() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: PTX/cubin modules (the emulator runs module-image #[kernel]s)"]
+#[ignore = "needs a CUDA GPU: loads PTX/cubin modules (the emulator has no PTX interpreter; it \
+            runs module-image #[kernel]s)"]
 fn hot_modules_swap_between_launches_and_unload_unused_ones() {
     use cust::module::HotModule;
     init();

@@ -126,12 +126,9 @@ mod tests {
         let dev = CpuDevice::new();
         let a = CpuMem::zeroed(&dev, "test", 100).unwrap();
         assert_eq!(a.as_ptr() as usize % ALIGN_BYTES, 0);
-        // SAFETY: 100 bytes were allocated.
-        assert!(
-            unsafe { std::slice::from_raw_parts(a.as_ptr(), 100) }
-                .iter()
-                .all(|&b| b == 0)
-        );
+        // SAFETY: 100 bytes were allocated (and zeroed) and `a` is alive.
+        let bytes = unsafe { std::slice::from_raw_parts(a.as_ptr(), 100) };
+        assert!(bytes.iter().all(|&b| b == 0));
         let b = CpuMem::zeroed(&dev, "test", 0).unwrap();
         let buffers = dev.buffers();
         assert_eq!(buffers.len(), 2);
@@ -142,5 +139,63 @@ mod tests {
         drop(a);
         drop(b);
         assert!(dev.buffers().is_empty());
+    }
+
+    /// What the emulator cannot do is a `NotOnEmulator` error naming it, never a panic;
+    /// pinned and unified memory work in host memory.
+    #[test]
+    fn gpu_only_operations_are_errors_and_host_memory_kinds_work_on_the_emulator() {
+        use crate::{
+            context::Context,
+            graph::ComputeGraph,
+            memory::{AsyncCopyDestination, DeviceBuffer, LockedBuffer, UnifiedBuffer},
+            nccl::Communicators,
+            stream::Stream,
+            tma::{TensorMap, TensorMapExt, TmaSwizzle},
+        };
+        let ctx = Context::emulator();
+        let stream = Stream::default_of(&ctx);
+        let not_here = |r: CudaResult<()>, what: &str| match r {
+            Err(CudaError::NotOnEmulator { operation }) => {
+                assert!(operation.contains(what), "{operation}");
+            }
+            other => panic!("{what}: expected NotOnEmulator, got {other:?}"),
+        };
+        not_here(stream.capture(|_| Ok(())).map(drop), "graph");
+        let mut g = ComputeGraph::new();
+        g.node("a", &[]).unwrap();
+        not_here(g.build(&stream, |_, _| Ok(())).map(drop), "graph");
+        not_here(
+            Communicators::new(std::slice::from_ref(&stream)).map(drop),
+            "NCCL",
+        );
+        let buf = DeviceBuffer::<f32>::zeroed_in(&ctx, 1024).unwrap();
+        let map = TensorMap::tiled_2d(
+            buf.as_device_ptr(),
+            [32, 32],
+            128,
+            [32, 8],
+            TmaSwizzle::None,
+        );
+        not_here(map.map(drop), "TMA");
+
+        let src: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+        let pinned = LockedBuffer::from_slice(&src).unwrap();
+        assert!(pinned.is_emulator());
+        let mut dev = DeviceBuffer::<f32>::zeroed_in(&ctx, 1000).unwrap();
+        dev.async_copy_from(&pinned, &stream).unwrap();
+        let mut back = LockedBuffer::new_in(&ctx, &-1.0, 1500).unwrap();
+        back.async_copy_prefix_from(&dev, &stream).unwrap();
+        assert_eq!(&back[..1000], &src[..]);
+        assert!(back[1000..].iter().all(|&v| v == -1.0));
+
+        let mut unified = UnifiedBuffer::from_slice(&src).unwrap();
+        assert!(unified.is_emulator());
+        unified.prefetch_to_device().unwrap();
+        unified.prefetch_to_host(&stream).unwrap();
+        unified.as_mut_slice().unwrap()[3] = 7.5;
+        assert_eq!(unified.as_slice().unwrap()[..4], [0.0, 1.0, 2.0, 7.5]);
+        // Registered with the device, so emulated launches may use it.
+        assert!(ctx.cpu().unwrap().buffers().iter().any(|b| b.bytes == 4000));
     }
 }

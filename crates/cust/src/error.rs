@@ -177,9 +177,10 @@ pub enum CudaError {
     },
     /// A kernel failed on the CPU emulator: a panic, a `device_assert!`, or one of the
     /// emulator's checks (races, barrier divergence, uninitialised shared reads, out-of-bounds
-    /// accesses), naming the kernel, block, thread and source location.
+    /// accesses), naming the kernel, block, thread and source location. (Boxed: the report
+    /// is large, and every `CudaResult` would carry its size.)
     #[error("{0}")]
-    Emulator(#[from] cuda_std::emu::EmuError),
+    Emulator(Box<cuda_std::emu::EmuError>),
     /// Memory of one backend used with the other: a GPU buffer in an emulated launch or a
     /// CPU-emulator buffer in a GPU launch or copy.
     #[error("{what}: the buffer lives on {buffer}, the stream or context on {stream}")]
@@ -403,6 +404,12 @@ pub fn describe(err: &DriverError) -> String {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     format!("{name} ({}): {text}", err.0 as u32)
+}
+
+impl From<cuda_std::emu::EmuError> for CudaError {
+    fn from(e: cuda_std::emu::EmuError) -> Self {
+        Self::Emulator(Box::new(e))
+    }
 }
 
 #[cfg(test)]

@@ -95,7 +95,8 @@ impl Stream {
     /// - [`CudaError::NoGraph`] if the driver ended the capture without a graph (a capture
     ///   of nothing gives a graph that does nothing);
     /// - a driver error: e.g. `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` on a context's
-    ///   default stream, which cannot be captured (use [`Stream::new`]).
+    ///   default stream, which cannot be captured (use [`Stream::new`]);
+    /// - [`CudaError::NotOnEmulator`] for a stream of the CPU emulator.
     pub fn capture<'a>(
         &self,
         record: impl FnOnce(&Stream) -> CudaResult<()> + 'a,
@@ -106,7 +107,8 @@ impl Stream {
         // context, then pause the event bookkeeping while the capture is open. The graph's
         // own uses of the buffers are ordered on this stream, and dropping the graph waits
         // for its replays, before the borrows of the buffers end.
-        let ctx = self.as_cudarc().context().clone();
+        let cuda = self.cuda("CUDA graph capture")?;
+        let ctx = cuda.context().clone();
         ctx.synchronize().map_err(CudaError::driver(
             "finishing queued work before a graph capture",
         ))?;
@@ -116,8 +118,7 @@ impl Stream {
             // off get no events (allocating inside a capture is not supported here).
             unsafe { ctx.disable_event_tracking() };
         }
-        let begun = self
-            .as_cudarc()
+        let begun = cuda
             .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
             .map_err(CudaError::driver(
                 "starting a graph capture (the default stream cannot be captured: use \
@@ -126,11 +127,7 @@ impl Stream {
         let (recorded, ended) = match begun {
             Ok(()) => {
                 let recorded = record(self);
-                (
-                    recorded,
-                    self.as_cudarc()
-                        .end_capture(sys::CUgraphInstantiate_flags(0)),
-                )
+                (recorded, cuda.end_capture(sys::CUgraphInstantiate_flags(0)))
             }
             Err(e) => (Err(e), Ok(None)),
         };
@@ -378,12 +375,14 @@ impl ComputeGraph {
     ///
     /// # Errors
     /// [`CudaError::GraphSpec`] (see [`order`](Self::order)); `record`'s error; a driver
-    /// error (e.g. `stream` is a context's default stream, which cannot be captured).
+    /// error (e.g. `stream` is a context's default stream, which cannot be captured);
+    /// [`CudaError::NotOnEmulator`] for a stream of the CPU emulator.
     pub fn build<'a>(
         &self,
         stream: &Stream,
         mut record: impl FnMut(&str, &Stream) -> CudaResult<()> + 'a,
     ) -> CudaResult<Graph<'a>> {
+        stream.cuda("CUDA graphs (compute graph capture)")?;
         let steps = self.plan(MAX_BRANCH_STREAMS)?;
         let lanes = steps.iter().map(|s| s.lane + 1).max().unwrap_or(1);
         let names: Vec<String> = steps
@@ -396,9 +395,13 @@ impl ComputeGraph {
         let ctx = stream.context();
         let mut streams = vec![stream.clone()];
         for _ in 1..lanes {
-            streams.push(Stream::from_cudarc(ctx.as_cudarc().new_stream().map_err(
-                CudaError::driver("creating a compute graph's branch stream"),
-            )?));
+            streams.push(Stream::from_cudarc(
+                ctx.cuda("CUDA graphs")?
+                    .new_stream()
+                    .map_err(CudaError::driver(
+                        "creating a compute graph's branch stream",
+                    ))?,
+            ));
         }
         let new_event = || Event::new_in(&ctx, EventFlags::DISABLE_TIMING);
         let fork = new_event()?;

@@ -114,12 +114,18 @@ impl Communicators {
     /// - [`CudaError::LaunchConfig`] if `streams` is empty or two streams share a GPU;
     /// - [`CudaError::Unsupported`] if `NCCL_NVLS_ENABLE` is not set;
     /// - [`CudaError::NoNccl`] if the library cannot be loaded;
-    /// - [`CudaError::Nccl`] if NCCL fails.
+    /// - [`CudaError::Nccl`] if NCCL fails;
+    /// - [`CudaError::NotOnEmulator`] for a stream of the CPU emulator.
     pub fn new(streams: &[Stream]) -> CudaResult<Self> {
         if streams.is_empty() {
             return Err(CudaError::LaunchConfig(
                 "NCCL communicators need at least one stream (one per GPU)".into(),
             ));
+        }
+        if streams.iter().any(Stream::is_emulator) {
+            return Err(CudaError::NotOnEmulator {
+                operation: "NCCL communicators",
+            });
         }
         if std::env::var_os(NVLS_ENV).is_none() {
             return Err(CudaError::Unsupported(

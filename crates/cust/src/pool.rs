@@ -17,7 +17,7 @@
 //! ```
 
 use crate::{
-    context::{Context, CurrentContext},
+    context::{Context, CurrentContext, DeviceChoice, gpu_present},
     device::Device,
     error::{CudaError, CudaResult},
 };
@@ -181,6 +181,27 @@ impl DevicePool {
         Self::with_ordinals(0..n)
     }
 
+    /// The pool [`DeviceChoice::from_env`] asks for: every GPU ([`DevicePool::new`]) for
+    /// `gpu`, and for `auto` when the driver reports a GPU; otherwise one CPU emulator
+    /// device ([`Context::emulator`]), so code written for a pool runs without a GPU.
+    ///
+    /// # Errors
+    /// A bad `FERROCUDA_DEVICE` value; for a GPU pool, those of [`DevicePool::new`].
+    pub fn from_env() -> CudaResult<Self> {
+        match DeviceChoice::from_env()? {
+            DeviceChoice::Cpu => Ok(Self::emulator()),
+            DeviceChoice::Auto if !gpu_present() => Ok(Self::emulator()),
+            DeviceChoice::Gpu | DeviceChoice::Auto => Self::new(),
+        }
+    }
+
+    /// A pool of one CPU emulator device ([`Context::emulator`]).
+    pub fn emulator() -> Self {
+        Self {
+            pool: Pool::new(vec![Context::emulator()]),
+        }
+    }
+
     /// A pool over the GPUs `ordinals`.
     ///
     /// # Errors
@@ -199,7 +220,7 @@ impl DevicePool {
         })
     }
 
-    /// Number of GPUs.
+    /// Number of GPUs (1 for the emulator's pool).
     pub fn len(&self) -> usize {
         self.pool.len()
     }
@@ -259,6 +280,24 @@ mod tests {
             "an item was lent twice at once"
         );
         assert_eq!(pool.free_count(), 3);
+    }
+
+    #[test]
+    fn the_emulator_pool_lends_its_one_device_with_its_context_current() {
+        let pool = DevicePool::emulator();
+        assert_eq!(pool.len(), 1);
+        let lease = pool.acquire();
+        assert!(lease.context().is_emulator());
+        assert!(CurrentContext::get_current().unwrap().is_emulator());
+        assert!(pool.try_acquire_for_test().is_none());
+        drop(lease);
+        assert_eq!(pool.free_count(), 1);
+    }
+
+    impl DevicePool {
+        fn try_acquire_for_test(&self) -> Option<DeviceLease<'_>> {
+            self.pool.try_acquire()
+        }
     }
 
     #[test]

@@ -204,7 +204,9 @@ pub trait TensorMapExt: Sized {
     /// # Errors
     /// [`CudaError::TensorMap`] naming the rule and the value if the arguments break one of
     /// the hardware's rules ([`check_tiled_2d`]), checked before the driver is called;
-    /// [`CudaError::Driver`] if the driver refuses the encoding.
+    /// [`CudaError::Driver`] if the driver refuses the encoding;
+    /// [`CudaError::NotOnEmulator`] when the current context is the CPU emulator (no TMA
+    /// unit is modelled).
     fn tiled_2d<T: TmaElement>(
         base: DevicePointer<T>,
         dims: [u64; 2],
@@ -231,6 +233,12 @@ impl TensorMapExt for TensorMap {
             box_dims,
             swizzle,
         )?;
+        // The rules above are checked on the emulator too.
+        if crate::context::CurrentContext::get_current().is_ok_and(|c| c.is_emulator()) {
+            return Err(CudaError::NotOnEmulator {
+                operation: "TMA tensor maps",
+            });
+        }
         crate::device::init()?;
         let mut map = sys::CUtensorMap { opaque: [0; 16] };
         // Strides of the dimensions above the innermost, in bytes (rank − 1 of them).

@@ -138,6 +138,37 @@ impl GpuPool {
         ))
     }
 
+    /// The pool `FERROCUDA_DEVICE` asks for (see `cust::context::DeviceChoice`): the GPUs of
+    /// `selection` ([`GpuPool::open`]) for `gpu`, and for `auto` when the driver reports a
+    /// GPU; otherwise one CPU emulator device ([`Gpu::emulator`] with [`crate::KERNELS`]),
+    /// which renders the same images.
+    ///
+    /// # Errors
+    /// A bad `FERROCUDA_DEVICE` value; [`GpuError::BadOrdinal`] for the emulator when
+    /// `selection` is [`GpuSelection::First`] of other than one device; those of
+    /// [`GpuPool::open`].
+    pub fn from_env(selection: GpuSelection) -> Result<Self, GpuError> {
+        use cust::context::{DeviceChoice, gpu_present};
+        match DeviceChoice::from_env()? {
+            DeviceChoice::Cpu => Self::emulator(selection),
+            DeviceChoice::Auto if !gpu_present() => Self::emulator(selection),
+            DeviceChoice::Gpu | DeviceChoice::Auto => Self::open(selection),
+        }
+    }
+
+    /// One emulated device, for [`GpuPool::from_env`].
+    fn emulator(selection: GpuSelection) -> Result<Self, GpuError> {
+        match selection {
+            GpuSelection::All | GpuSelection::First(1) => {
+                Ok(Self::from_gpus(vec![Gpu::emulator(&crate::KERNELS)?]))
+            }
+            GpuSelection::First(n) => Err(GpuError::BadOrdinal {
+                ordinal: n.saturating_sub(1),
+                count: 1,
+            }),
+        }
+    }
+
     /// A pool of GPUs opened by the caller (at least one).
     ///
     /// # Panics

@@ -136,6 +136,8 @@ fn splitmix(state: &mut u64) -> u64 {
 struct BlockOutcome {
     steps: u64,
     printed: Vec<Printed>,
+    /// The block's finding, if it failed (its output up to then is in `printed`).
+    error: Option<EmuError>,
 }
 
 impl Launch {
@@ -154,10 +156,23 @@ impl Launch {
             thread_steps: 0,
             printed: Vec::new(),
         };
+        let mut first_error = None;
         for outcome in outcomes {
-            let outcome = outcome?;
-            report.thread_steps += outcome.steps;
-            report.printed.extend(outcome.printed);
+            match outcome {
+                Ok(o) => {
+                    report.thread_steps += o.steps;
+                    report.printed.extend(o.printed);
+                    first_error = first_error.or(o.error);
+                }
+                Err(e) => first_error = first_error.or(Some(e)),
+            }
+        }
+        if let Some(err) = first_error {
+            // A GPU's printf buffer reaches the host even when the launch traps: print the
+            // output of a failing launch (there is no report to carry it) before its error.
+            let text: String = report.printed.iter().map(|p| p.text.as_str()).collect();
+            std::print!("{text}");
+            return Err(err);
         }
         Ok(report)
     }
@@ -311,12 +326,10 @@ impl Launch {
             }
         }
         drop(threads);
-        if let Some(err) = block.error.take() {
-            return Err(err);
-        }
         Ok(BlockOutcome {
             steps: steps + block.steps.get(),
             printed: block.printed.take(),
+            error: block.error.take(),
         })
     }
 }
@@ -637,7 +650,9 @@ fn collective(kind: WarpKind, parts: u32, values: &[u64; 32], bs: &[u32; 32]) ->
             let clamp = c & 0x1f;
             let segmask = (c >> 8) & 0x1f;
             for lane in lanes() {
-                let b = bs[lane as usize];
+                // `bval[4:0] = b[4:0]`: only the low five bits of the lane operand count
+                // (PTX ISA §9.7.9.6, `shfl.sync`), so lane 37 reads lane 5.
+                let b = bs[lane as usize] & 0x1f;
                 let max_lane = (lane & segmask) | (clamp & !segmask);
                 let min_lane = lane & segmask;
                 let (j, ok) = match mode {

@@ -348,11 +348,17 @@ pub(crate) fn spin(what: &str) {
     suspend(t, Suspend::Spin);
 }
 
-/// The lanes of the running thread's warp that have not exited.
+/// `activemask`'s answer: the calling lane alone. The emulator runs a warp's lanes one
+/// after another, so it cannot tell which lanes would execute this instruction together on
+/// a GPU (on a GPU only the lanes converged here, e.g. those inside the same branch, are
+/// set). One lane is always a correct answer (CUDA C Programming Guide, "Warp Vote
+/// Functions": `__activemask` does not make lanes converge) and never names a lane that
+/// took another branch or has exited; code that uses it as a collective's mask, which the
+/// guide warns against, sees the smallest mask here.
 #[track_caller]
 pub(crate) fn live_lanes(what: &str) -> u32 {
     let t = thread(what);
-    t.block().live.borrow()[t.warp() as usize]
+    1 << t.lane()
 }
 
 /// The block's array for the shared declaration `id` (`bytes`, aligned to `align`),

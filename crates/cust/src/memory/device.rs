@@ -3,7 +3,7 @@
 
 use super::{
     AsyncCopyDestination, CopyDestination, DeviceCopy, DevicePointer, Elem, LockedBuffer,
-    ValidAsZeroBits, byte_len, elems, elems_mut, same_len,
+    ValidAsZeroBits, byte_len, elems, elems_mut, locked::Pinned, same_len,
 };
 use crate::cpu::{self, CpuDevice, CpuMem};
 use crate::{
@@ -85,7 +85,8 @@ fn cpu_from_slice<T: DeviceCopy>(
     Ok(buf)
 }
 
-fn mismatch(what: &'static str, buffer_on_cpu: bool) -> CudaError {
+/// A [`CudaError::BackendMismatch`] for `what`, the buffer on the CPU emulator or not.
+pub(super) fn mismatch(what: &'static str, buffer_on_cpu: bool) -> CudaError {
     let (buffer, stream) = if buffer_on_cpu {
         (cpu::CPU, cpu::GPU)
     } else {
@@ -457,7 +458,7 @@ fn host_vec<T: DeviceCopy>(
 }
 
 /// The panic message of cudarc's traits on emulator memory.
-const NO_CUDARC: &str = "cudarc's DevicePtr/DeviceSlice traits need GPU memory: this buffer \
+pub(super) const NO_CUDARC: &str = "cudarc's DevicePtr/DeviceSlice traits need GPU memory: this buffer \
                          lives on the CPU emulator (cudarc-based libraries such as cuBLAS need \
                          a GPU)";
 
@@ -700,26 +701,38 @@ impl<T: DeviceCopy> AsyncCopyDestination<DeviceBuffer<T>> for DeviceBuffer<T> {
 impl<T: DeviceCopy + ValidAsZeroBits> AsyncCopyDestination<LockedBuffer<T>> for DeviceBuffer<T> {
     fn async_copy_from(&mut self, source: &LockedBuffer<T>, stream: &Stream) -> CudaResult<()> {
         same_len("DeviceBuffer::async_copy_from", source.len(), self.len())?;
-        if self.is_emulator() {
-            return Err(mismatch("copying from pinned host memory", true));
+        match (&source.buf, self.host()) {
+            (Pinned::Host(v), Some(h)) => {
+                host_copy(v, h.ptr);
+                return Ok(());
+            }
+            (Pinned::Cuda(pinned), None) => {
+                stream
+                    .cuda("")
+                    .map_err(|_| mismatch("queueing a pinned host-to-device copy", false))?
+                    .memcpy_htod(pinned, self.cuda_mut())
+                    .map_err(CudaError::driver("queueing a pinned host-to-device copy"))?;
+            }
+            (_, h) => return Err(mismatch("copying from pinned host memory", h.is_some())),
         }
-        stream
-            .cuda("")
-            .map_err(|_| mismatch("queueing a pinned host-to-device copy", false))?
-            .memcpy_htod(&source.buf, self.cuda_mut())
-            .map_err(CudaError::driver("queueing a pinned host-to-device copy"))?;
         source.copy_queued(stream)
     }
     fn async_copy_to(&self, dest: &mut LockedBuffer<T>, stream: &Stream) -> CudaResult<()> {
         same_len("DeviceBuffer::async_copy_to", self.len(), dest.len())?;
-        if self.is_emulator() {
-            return Err(mismatch("copying to pinned host memory", true));
+        match (&mut dest.buf, self.host()) {
+            (Pinned::Host(v), Some(h)) => {
+                v.copy_from_slice(h.as_slice());
+                return Ok(());
+            }
+            (Pinned::Cuda(pinned), None) => {
+                stream
+                    .cuda("")
+                    .map_err(|_| mismatch("queueing a device-to-pinned-host copy", false))?
+                    .memcpy_dtoh(self.cuda(), pinned)
+                    .map_err(CudaError::driver("queueing a device-to-pinned-host copy"))?;
+            }
+            (_, h) => return Err(mismatch("copying to pinned host memory", h.is_some())),
         }
-        stream
-            .cuda("")
-            .map_err(|_| mismatch("queueing a device-to-pinned-host copy", false))?
-            .memcpy_dtoh(self.cuda(), &mut dest.buf)
-            .map_err(CudaError::driver("queueing a device-to-pinned-host copy"))?;
         dest.copy_queued(stream)
     }
 }

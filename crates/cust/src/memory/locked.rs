@@ -1,27 +1,41 @@
 //! [`LockedBuffer`]: page-locked (pinned) host memory.
 
-use super::{DeviceCopy, Elem, ValidAsZeroBits, byte_len, unelems, unelems_mut};
+use super::{
+    DeviceCopy, Elem, ValidAsZeroBits, byte_len, device::KernelMemory, unelems, unelems_mut,
+};
 use crate::{
     context::{Context, CurrentContext},
     error::{CudaError, CudaResult},
     stream::Stream,
 };
-use cudarc::driver::{DevicePtr, PinnedHostSlice};
+use cudarc::driver::PinnedHostSlice;
 use std::fmt;
 
 /// Page-locked (pinned) host memory: the GPU's copy engines read and write it directly, so
 /// copies to and from it run at full bus speed and truly asynchronously.
+///
+/// On the CPU emulator ([`Context::emulator`]) it is ordinary host memory and every copy
+/// from or into it is done when the call returns.
 pub struct LockedBuffer<T: DeviceCopy + ValidAsZeroBits> {
-    pub(super) buf: PinnedHostSlice<Elem<T>>,
+    pub(super) buf: Pinned<T>,
     /// An event after the last asynchronous copy from or into this buffer. (cudarc records
     /// its own only while the context has streams besides the default one.)
     pending: std::sync::Mutex<Option<cudarc::driver::CudaEvent>>,
 }
 
+/// Where a [`LockedBuffer`] lives.
+pub(super) enum Pinned<T> {
+    /// Page-locked memory of a GPU context.
+    Cuda(PinnedHostSlice<Elem<T>>),
+    /// Host memory of the emulator (no copy engine to pin it for).
+    Host(Vec<T>),
+}
+
 impl<T: DeviceCopy + ValidAsZeroBits> fmt::Debug for LockedBuffer<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LockedBuffer")
-            .field("len", &self.buf.len())
+            .field("len", &self.len())
+            .field("emulator", &self.is_emulator())
             .finish_non_exhaustive()
     }
 }
@@ -41,6 +55,10 @@ impl<T: DeviceCopy + ValidAsZeroBits> LockedBuffer<T> {
     /// # Errors
     /// As [`LockedBuffer::new`].
     pub fn new_in(ctx: &Context, value: &T, len: usize) -> CudaResult<Self> {
+        if ctx.is_emulator() {
+            byte_len::<T>("LockedBuffer", len)?;
+            return Ok(Self::host(vec![*value; len]));
+        }
         let mut b = Self::alloc(ctx, len)?;
         b.try_as_mut_slice()?.fill(*value);
         Ok(b)
@@ -51,7 +69,11 @@ impl<T: DeviceCopy + ValidAsZeroBits> LockedBuffer<T> {
     /// # Errors
     /// As [`LockedBuffer::new`].
     pub fn from_slice(slice: &[T]) -> CudaResult<Self> {
-        let mut b = Self::alloc(&CurrentContext::get_current()?, slice.len())?;
+        let ctx = CurrentContext::get_current()?;
+        if ctx.is_emulator() {
+            return Ok(Self::host(slice.to_vec()));
+        }
+        let mut b = Self::alloc(&ctx, slice.len())?;
         b.try_as_mut_slice()?.copy_from_slice(slice);
         Ok(b)
     }
@@ -66,15 +88,29 @@ impl<T: DeviceCopy + ValidAsZeroBits> LockedBuffer<T> {
         }
         .map_err(CudaError::driver("allocating pinned host memory"))?;
         Ok(Self {
-            buf,
+            buf: Pinned::Cuda(buf),
             pending: std::sync::Mutex::new(None),
         })
     }
 
-    /// Records that a copy from or into this buffer was just queued on `stream`.
+    /// An emulator buffer holding `v`.
+    fn host(v: Vec<T>) -> Self {
+        Self {
+            buf: Pinned::Host(v),
+            pending: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// `true` for a buffer of the CPU emulator (plain host memory).
+    pub fn is_emulator(&self) -> bool {
+        matches!(self.buf, Pinned::Host(_))
+    }
+
+    /// Records that a copy from or into this buffer was just queued on `stream` (a GPU
+    /// stream: emulator copies are done before they return).
     pub(super) fn copy_queued(&self, stream: &Stream) -> CudaResult<()> {
         let event = stream
-            .as_cudarc()
+            .cuda("recording an event after a pinned copy")?
             .record_event(None)
             .map_err(CudaError::driver("recording an event after a pinned copy"))?;
         *self.pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(event);
@@ -94,27 +130,35 @@ impl<T: DeviceCopy + ValidAsZeroBits> LockedBuffer<T> {
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.buf.len()
+        match &self.buf {
+            Pinned::Cuda(b) => b.len(),
+            Pinned::Host(v) => v.len(),
+        }
     }
 
     /// `true` if the buffer has no elements.
     pub fn is_empty(&self) -> bool {
-        self.buf.len() == 0
+        self.len() == 0
     }
 
-    /// Queues on `stream` a copy of the device memory `src` (a cust or cudarc buffer or
-    /// view of at most [`len`](Self::len) elements) into the first `src.len()` elements of
-    /// this buffer; the rest is left as it is. The host accessors wait for it. For a buffer
-    /// reused for pieces of different sizes (e.g. bands of an image).
+    /// Queues on `stream` a copy of the device memory `src` (a cust buffer or view:
+    /// [`DeviceBuffer`](super::DeviceBuffer), [`DeviceSlice`](super::DeviceSlice),
+    /// [`DeviceBox`](super::DeviceBox), [`UnifiedBuffer`](super::UnifiedBuffer)) of at most
+    /// [`len`](Self::len) elements into the first `src.len()` elements of this buffer; the
+    /// rest is left as it is. The host accessors wait for it. For a buffer reused for pieces
+    /// of different sizes (e.g. bands of an image). On the emulator the copy is done when
+    /// this returns.
     ///
     /// # Errors
-    /// [`CudaError::LengthMismatch`] if `src` is longer than this buffer; a driver error.
-    pub fn async_copy_prefix_from<S: DevicePtr<T>>(
+    /// [`CudaError::LengthMismatch`] if `src` is longer than this buffer;
+    /// [`CudaError::BackendMismatch`] if `src`, `stream` and this buffer are not all of the
+    /// GPU or all of the emulator; a driver error.
+    pub fn async_copy_prefix_from<S: KernelMemory<T>>(
         &mut self,
         src: &S,
         stream: &Stream,
     ) -> CudaResult<()> {
-        let n = src.len();
+        let (src_ptr, n, guard) = src.kernel_param(stream)?;
         if n > self.len() {
             return Err(CudaError::LengthMismatch {
                 what: "LockedBuffer::async_copy_prefix_from (at most the buffer's length)",
@@ -122,16 +166,43 @@ impl<T: DeviceCopy + ValidAsZeroBits> LockedBuffer<T> {
                 dst: self.len(),
             });
         }
+        let pinned = match &mut self.buf {
+            Pinned::Host(v) => {
+                if !stream.is_emulator() {
+                    return Err(CudaError::BackendMismatch {
+                        what: "copying into pinned host memory",
+                        buffer: crate::cpu::CPU,
+                        stream: crate::cpu::GPU,
+                    });
+                }
+                // SAFETY: on the emulator `src_ptr` is the host address of `n` initialised
+                // `T`s of a live allocation that `src` borrows; `v` holds at least `n`
+                // (checked above) and is a distinct allocation (`&mut self`).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(src_ptr as usize as *const T, v.as_mut_ptr(), n)
+                };
+                return Ok(());
+            }
+            Pinned::Cuda(_) if stream.is_emulator() => {
+                return Err(CudaError::BackendMismatch {
+                    what: "copying into pinned host memory",
+                    buffer: crate::cpu::GPU,
+                    stream: crate::cpu::CPU,
+                });
+            }
+            Pinned::Cuda(b) => b,
+        };
         stream
             .bind_to_thread()
             .map_err(CudaError::driver("binding the context"))?;
-        let dst = self.buf.as_mut_ptr().map_err(CudaError::driver(
+        let dst = pinned.as_mut_ptr().map_err(CudaError::driver(
             "waiting for earlier uses of pinned memory",
         ))?;
-        let (src_ptr, _record) = src.device_ptr(stream.as_cudarc());
         // SAFETY: `dst` is page-locked memory of `self.len() >= n` elements, which `&mut
-        // self` keeps from the host until the accessors wait for this copy; `src` holds `n`
-        // elements of T.
+        // self` keeps from the host until the accessors wait for this copy; `src_ptr` is
+        // the device address of `n` elements of T on `stream` (a GPU stream:
+        // `kernel_param` checked that `src` and `stream` are of the same backend), ordered
+        // on it by `guard`.
         unsafe {
             cudarc::driver::sys::cuMemcpyDtoHAsync_v2(
                 dst.cast(),
@@ -142,6 +213,7 @@ impl<T: DeviceCopy + ValidAsZeroBits> LockedBuffer<T> {
         }
         .result()
         .map_err(CudaError::driver("queueing a device-to-pinned-host copy"))?;
+        drop(guard);
         self.copy_queued(stream)
     }
 
@@ -151,10 +223,13 @@ impl<T: DeviceCopy + ValidAsZeroBits> LockedBuffer<T> {
     /// A driver error of that copy.
     pub fn try_as_slice(&self) -> CudaResult<&[T]> {
         self.wait_for_copies()?;
-        self.buf
-            .as_slice()
-            .map(unelems)
-            .map_err(CudaError::driver("waiting for a copy into pinned memory"))
+        match &self.buf {
+            Pinned::Cuda(b) => b
+                .as_slice()
+                .map(unelems)
+                .map_err(CudaError::driver("waiting for a copy into pinned memory")),
+            Pinned::Host(v) => Ok(v),
+        }
     }
 
     /// The contents, writable; waits first for any copy from or into this buffer.
@@ -163,10 +238,13 @@ impl<T: DeviceCopy + ValidAsZeroBits> LockedBuffer<T> {
     /// A driver error of that copy.
     pub fn try_as_mut_slice(&mut self) -> CudaResult<&mut [T]> {
         self.wait_for_copies()?;
-        self.buf
-            .as_mut_slice()
-            .map(unelems_mut)
-            .map_err(CudaError::driver("waiting for a copy from pinned memory"))
+        match &mut self.buf {
+            Pinned::Cuda(b) => b
+                .as_mut_slice()
+                .map(unelems_mut)
+                .map_err(CudaError::driver("waiting for a copy from pinned memory")),
+            Pinned::Host(v) => Ok(v),
+        }
     }
 
     /// The contents, as cust 0.3's `as_slice`; waits first for any copy into this buffer
