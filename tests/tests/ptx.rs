@@ -15,12 +15,25 @@ fn entries(ptx: &str) -> BTreeSet<&str> {
 fn manifest_lists_exactly_the_ptx_entries() {
     for image in [&host::KERNELS, &tests::PROBES, &tests::PROBES_SM80] {
         let manifest: BTreeSet<&str> = image.entries.iter().map(|e| e.name.as_str()).collect();
-        assert_eq!(
-            manifest,
-            entries(image.ptx),
-            "{}: manifest vs PTX",
-            image.name
-        );
+        // The baseline PTX and every arch-specific variant's (`CudaBuilder::arch_variant`).
+        let mut in_ptx = entries(image.ptx);
+        for variant in &image.variants {
+            in_ptx.extend(entries(variant.ptx));
+        }
+        assert_eq!(manifest, in_ptx, "{}: manifest vs PTX", image.name);
+        // Each entry names exactly the targets whose PTX defines it.
+        for entry in &image.entries {
+            let mut expected = Vec::new();
+            if entries(image.ptx).contains(entry.name.as_str()) {
+                expected.push(image.ptx_arch);
+            }
+            for variant in &image.variants {
+                if entries(variant.ptx).contains(entry.name.as_str()) {
+                    expected.push(variant.arch);
+                }
+            }
+            assert_eq!(entry.archs, expected, "{}: targets of `{}`", image.name, entry.name);
+        }
     }
 }
 

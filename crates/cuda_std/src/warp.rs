@@ -125,7 +125,8 @@ pub fn active_mask() -> u32 {
         unsafe { asm!("activemask.b32 {m};", m = out(reg32) m, options(nomem, nostack)) };
         m
     }
-    // The emulator: the lanes of the warp that have not exited.
+    // The emulator: the calling lane alone (it cannot tell which lanes would run together in
+    // a branch; one lane is always a legal answer).
     #[cfg(not(target_arch = "nvptx64"))]
     crate::emu::live_lanes("warp::active_mask")
 }
