@@ -372,9 +372,10 @@ fn hopper_intrinsics_are_reported_as_not_emulated() {
 
     // TMA with an mbarrier: thread 0 prefetches the descriptor first.
     let mut raw = vec![0u32; 16];
+    let mut status = vec![0u32; 1];
     let map = std::ptr::null::<cuda_std::tma::TensorMap>();
     let err = emulate!(sm90::tma_roundtrip, [2, 1, 1], [128, 1, 1], &opts();
-        map, map, 0i32, 0i32, 64u32, raw.as_mut_ptr())
+        map, map, 0i32, 0i32, 64u32, raw.as_mut_ptr(), status.as_mut_ptr())
     .expect_err("reported");
     assert!(
         matches!(&err, EmuError::NotEmulated { intrinsic, block, thread, .. }

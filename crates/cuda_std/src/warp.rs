@@ -128,7 +128,7 @@ pub fn active_mask() -> u32 {
     // The emulator: the calling lane alone (it cannot tell which lanes would run together in
     // a branch; one lane is always a legal answer).
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::live_lanes("warp::active_mask")
+    crate::emu::active_mask("warp::active_mask")
 }
 
 /// Warp barrier: waits until every lane in `mask` has reached a `sync_warp` with the same

@@ -356,9 +356,17 @@ pub(crate) fn spin(what: &str) {
 /// took another branch or has exited; code that uses it as a collective's mask, which the
 /// guide warns against, sees the smallest mask here.
 #[track_caller]
-pub(crate) fn live_lanes(what: &str) -> u32 {
+pub(crate) fn active_mask(what: &str) -> u32 {
     let t = thread(what);
     1 << t.lane()
+}
+
+/// The lanes of the running thread's warp that have not exited (what an `.aligned` warp
+/// instruction needs: all 32).
+#[track_caller]
+pub(crate) fn live_lanes(what: &str) -> u32 {
+    let t = thread(what);
+    t.block().live.borrow()[t.warp() as usize]
 }
 
 /// The block's array for the shared declaration `id` (`bytes`, aligned to `align`),
