@@ -34,9 +34,7 @@ use cust::{
     tma::{TensorMap, TensorMapExt, TmaElement, TmaSwizzle},
 };
 use kernels::gemm_tc::mma_sync::{MMA_BM, MMA_BN, MMA_SHARED_BYTES, MMA_THREADS};
-use kernels::gemm_tc::wgmma::{
-    WG_BM, WG_BN, WG_CLUSTER, WG_SHARED_BYTES, WG_THREADS, a_box, b_box, c_box,
-};
+use kernels::gemm_tc::wgmma::{WG_BM, WG_BN, WG_SHARED_BYTES, WG_THREADS, a_box, b_box, c_box};
 
 // `check_shape` counts the tiles of both families with one tile shape.
 const _: () = assert!(WG_BM == MMA_BM && WG_BN == MMA_BN);
@@ -319,11 +317,8 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 } else {
                     None
                 };
-                // Clusters of two blocks along M, each on a pair of tile rows; at most one
-                // block per multiprocessor.
-                let pairs = m32.div_ceil(WG_BM).div_ceil(WG_CLUSTER) * n32.div_ceil(WG_BN);
-                let clusters = pairs.min((sm_count(gpu)? / WG_CLUSTER).max(1));
-                let blocks = clusters * WG_CLUSTER;
+                let tiles = m32.div_ceil(WG_BM) * n32.div_ceil(WG_BN);
+                let blocks = tiles.min(sm_count(gpu)?);
                 let cfg = LaunchConfig::new((blocks, 1), WG_THREADS, WG_SHARED_BYTES);
                 (
                     cfg,
@@ -375,15 +370,12 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 // (all borrowed for the plan's life; C's rows a multiple of 16 bytes) with
                 // this element type, the module's boxes and the 128-byte swizzle, and were
                 // written before this launch (a synchronous upload); the launch
-                // shape is the module's (`WG_THREADS`, `WG_SHARED_BYTES`, a 1-D grid of
-                // clusters of `WG_CLUSTER` blocks: the grid is a multiple of it), and
+                // shape is the module's (`WG_THREADS`, `WG_SHARED_BYTES`, a 1-D grid), and
                 // the sm_90a build caps the kernel at `WG_MAX_REGISTERS` (host/build.rs).
                 unsafe {
-                    function.launch_ex_unchecked(
+                    function.launch_unchecked(
                         gpu.stream(),
                         cfg,
-                        [WG_CLUSTER, 1, 1],
-                        WG_SHARED_BYTES,
                         (m, n, k, map_a, map_b, map_c, &mut *self.c, c_by_tma),
                     )
                 }

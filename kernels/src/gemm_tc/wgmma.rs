@@ -5,23 +5,15 @@
 //!
 //! Design. A block of [`WG_THREADS`] threads is three warpgroups:
 //! - warpgroup 0, the *producer*, lowers its register limit to 40 (`setmaxnreg.dec`); one
-//!   of its threads issues, per K step, two TMA loads (the [`WG_BM`] rows of `A`, and half
-//!   of the [`WG_BN`] rows of `B` multicast to both blocks of the cluster, [`WG_BK_BYTES`]
-//!   of each) into the next free stage, after waiting on that stage's *empty* barrier,
-//!   having announced the stage's bytes on its *full* barrier (`mbarrier.arrive.expect_tx`);
+//!   of its threads issues, per K step, two TMA loads (the [`WG_BM`] rows of `A` and the
+//!   [`WG_BN`] rows of `B`, [`WG_BK_BYTES`] of each) into the next free stage, after waiting
+//!   on that stage's *empty* barrier, having announced the stage's bytes on its *full*
+//!   barrier (`mbarrier.arrive.expect_tx`);
 //! - warpgroups 1 and 2, the *consumers*, raise their limit to 232 (`setmaxnreg.inc`); each
 //!   owns 64 rows of the 128×256 block tile (128 `f32` accumulators per thread), waits on a
 //!   stage's full barrier, issues 4 `wgmma` of K = 32 bytes each on it, commits, and with
 //!   `wgmma.wait_group 1` releases the *previous* stage (one arrival per warp on its empty
-//!   barrier in both blocks of the cluster), so one group of `wgmma` is always in flight.
-//!
-//! Clusters: [`WG_CLUSTER`] = 2 blocks along M compute vertically adjacent tiles with the
-//! same `B` tile; each block's producer loads 128 of its 256 rows and multicasts them into
-//! both blocks' stages (`cp.async.bulk.tensor … multicast::cluster`), which halves the
-//! L2→SM traffic of `B`. A stage of a block is written by both producers, so its empty
-//! barrier counts the consumer warps of both blocks (16 arrivals), and each consumer warp
-//! arrives on both (`mbarrier.arrive.release.cluster`). A cluster barrier after the barrier
-//! inits and another before exit keep each block's barriers alive while the other uses them.
+//!   barrier), so one group of `wgmma` is always in flight.
 //!
 //! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16 or 32 f32 elements:
 //! [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of row `r` at
@@ -30,9 +22,9 @@
 //! ring has [`WG_STAGES`] stages of 48 KiB. Rows past `m` or `n` and columns past `k` are
 //! zero-filled by TMA (the tensor maps hold the true extents).
 //!
-//! The grid has one block per multiprocessor (an even number; fewer when there are fewer
-//! tiles); cluster `q` computes the tile pairs `q`, `q + gridDim/2`, … in the grouped order
-//! of [`super::tile_coords`] over pairs of tile rows. Producer and consumers walk the same tile sequence, and the ring's
+//! The grid has one block per multiprocessor (or fewer when there are fewer tiles); block
+//! `b` computes tiles `b`, `b + gridDim`, … in the grouped order of
+//! [`super::tile_coords`]. Producer and consumers walk the same tile sequence, and the ring's
 //! stage index and phases carry on from tile to tile, so the producer fetches the next
 //! tile's first stages while the consumers store the previous tile. The epilogue converts
 //! the accumulators to `T` (the `wgmma` accumulator layout:
@@ -44,8 +36,7 @@
 //! to the next tile and the writes to `C` are whole 128-byte lines; otherwise it stores
 //! pairs of adjacent elements straight from registers, skipping elements outside `C`.
 //!
-//! Launch: grid `(2·min(#SMs / 2, pairs), 1, 1)` with clusters of `(WG_CLUSTER, 1, 1)`
-//! (`pairs` = ⌈tile rows / 2⌉ × tile columns), block `(WG_THREADS, 1, 1)`,
+//! Launch: grid `(min(#SMs, tiles), 1, 1)`, block `(WG_THREADS, 1, 1)`,
 //! [`WG_SHARED_BYTES`] of dynamic shared memory (the kernel's limit raised first), built with
 //! at most 168 registers per thread (`.maxnreg 168`, so that 384 threads fit the 64 K
 //! register file before the warpgroups rebalance).
@@ -62,13 +53,6 @@ pub const WG_BN: u32 = 256;
 pub const WG_BK_BYTES: u32 = 128;
 /// Stages of the TMA ring.
 pub const WG_STAGES: u32 = 4;
-/// Blocks per cluster, along M: the two blocks of a cluster compute vertically adjacent
-/// tiles and share the `B` tile (each loads half and multicasts it to both).
-pub const WG_CLUSTER: u32 = 2;
-/// Rows of `B` each block of a cluster loads per stage.
-pub const WG_B_HALF_ROWS: u32 = WG_BN / WG_CLUSTER;
-/// Bytes of `B` each block of a cluster loads per stage.
-pub const WG_B_HALF_BYTES: u32 = WG_B_HALF_ROWS * WG_BK_BYTES;
 /// Threads per block: one producer and two consumer warpgroups.
 pub const WG_THREADS: u32 = 384;
 /// Registers per thread the kernel is built with (`.maxnreg`): 384 × 168 ≤ 65,536.
@@ -97,11 +81,10 @@ const _: () = assert!(WG_SHARED_BYTES <= 227 * 1024);
 pub const fn a_box(elem_bytes: u32) -> [u32; 2] {
     [WG_BK_BYTES / elem_bytes, WG_BM]
 }
-/// The TMA box of `B`, innermost first: `WG_BK_BYTES` of a row × [`WG_B_HALF_ROWS`] rows
-/// (each block of a cluster loads half of the [`WG_BN`] rows and multicasts them).
+/// The TMA box of `B`, innermost first: `WG_BK_BYTES` of a row × [`WG_BN`] rows.
 #[must_use]
 pub const fn b_box(elem_bytes: u32) -> [u32; 2] {
-    [WG_BK_BYTES / elem_bytes, WG_B_HALF_ROWS]
+    [WG_BK_BYTES / elem_bytes, WG_BN]
 }
 /// The TMA store box of `C`, innermost first: 128 bytes of a row × [`WG_C_BOX_ROWS`] rows
 /// (128-byte swizzle).
@@ -116,12 +99,11 @@ pub const fn c_box(elem_bytes: u32) -> [u32; 2] {
 #[allow(clippy::too_many_arguments)]
 mod kernels_sm90a {
     use super::{
-        WG_A_STAGE_BYTES, WG_B_HALF_BYTES, WG_B_HALF_ROWS, WG_BK_BYTES, WG_BM, WG_BN,
-        WG_C_BOX_BYTES, WG_C_BYTES, WG_CLUSTER, WG_STAGE_BYTES, WG_STAGES,
+        WG_A_STAGE_BYTES, WG_BK_BYTES, WG_BM, WG_BN, WG_C_BOX_BYTES, WG_C_BYTES, WG_STAGE_BYTES,
+        WG_STAGES,
     };
     use crate::gemm_tc::{OutElem, tile_coords};
     use cuda_std::barrier::{MBarrier, Phase, fence_init};
-    use cuda_std::cluster;
     use cuda_std::half::{bf16, f16};
     use cuda_std::prelude::*;
     use cuda_std::shared::shared_addr;
@@ -304,17 +286,9 @@ mod kernels_sm90a {
     ) {
         let tid = thread_idx_x();
         let warpgroup = tid / 128;
-        // Clusters of two blocks along M: block `rank` of a cluster computes tile row
-        // `2·pm + rank` of the cluster's tile `(pm, tn)` (a row past the last one, when
-        // there is an odd number, reads zeros and stores nothing), and both blocks share the
-        // 256 rows of `B`: each loads 128 of them and multicasts them to both.
-        let rank = cluster::ctarank();
         let tiles_m = m.div_ceil(WG_BM);
         let tiles_n = n.div_ceil(WG_BN);
-        let pairs_m = tiles_m.div_ceil(WG_CLUSTER);
-        let tiles = pairs_m * tiles_n;
-        let first_tile = block_idx_x() / WG_CLUSTER;
-        let tile_step = grid_dim_x() / WG_CLUSTER;
+        let tiles = tiles_m * tiles_n;
         let k_tiles = (k * T::BYTES).div_ceil(WG_BK_BYTES);
         let k_elems = WG_BK_BYTES / T::BYTES;
 
@@ -339,17 +313,13 @@ mod kernels_sm90a {
                 // SAFETY: one thread initialises, fence + barrier below before any use.
                 unsafe {
                     (*full.add(s)).init(1);
-                    // One arrival per consumer warp (2 warpgroups × 4 warps) of both
-                    // blocks of the cluster: the stage's `B` half is also the other
-                    // block's.
-                    (*empty.add(s)).init(8 * WG_CLUSTER);
+                    // One arrival per consumer warp (2 warpgroups × 4 warps).
+                    (*empty.add(s)).init(8);
                 }
             }
             fence_init();
         }
-        // Both blocks' barriers are initialised before either block's TMA or arrivals
-        // reach them.
-        cluster::sync();
+        sync_threads();
 
         if warpgroup == 0 {
             // Producer.
@@ -366,23 +336,16 @@ mod kernels_sm90a {
                     slot: 0,
                     phase: Phase::ZERO.flip(),
                 };
-                let mut tile = first_tile;
+                let mut tile = block_idx_x();
                 while tile < tiles {
-                    let (pm, tn) = tile_coords(tile, pairs_m, tiles_n);
-                    let tm = pm * WG_CLUSTER + rank;
-                    let row_a = (tm * WG_BM) as i32;
-                    let row_b = (tn * WG_BN + rank * WG_B_HALF_ROWS) as i32;
+                    let (tm, tn) = tile_coords(tile, tiles_m, tiles_n);
+                    let (row_a, row_b) = ((tm * WG_BM) as i32, (tn * WG_BN) as i32);
                     for kt in 0..k_tiles {
                         let s = ring.slot as usize;
                         // SAFETY: initialised barriers; the stage's phase is the current
                         // or the previous one (the ring walks all stages in order); the
-                        // stage is free in both blocks once its empty phase (counting both
-                        // blocks' consumers) completed; this block's full barrier receives
-                        // `A`, this block's half of `B` and the other block's half
-                        // (multicast): `WG_STAGE_BYTES` in total, 1024-aligned
-                        // destinations; the other block's full barrier of this stage is in
-                        // the same phase (its consumers released the stage's previous use,
-                        // after that phase's bytes arrived).
+                        // stage is free once its empty phase completed; the boxes are
+                        // `WG_STAGE_BYTES` in total, 1024-aligned destinations.
                         unsafe {
                             let (f, e) = (&*full.add(s), &*empty.add(s));
                             e.wait(ring.phase);
@@ -390,23 +353,19 @@ mod kernels_sm90a {
                             let stage = smem.add(s * WG_STAGE_BYTES as usize);
                             let x = (kt * k_elems) as i32;
                             tma::load_2d(stage.cast::<T>(), map_a, x, row_a, f);
-                            tma::load_2d_multicast(
-                                stage
-                                    .add((WG_A_STAGE_BYTES + rank * WG_B_HALF_BYTES) as usize)
-                                    .cast::<T>(),
+                            tma::load_2d(
+                                stage.add(WG_A_STAGE_BYTES as usize).cast::<T>(),
                                 map_b,
                                 x,
                                 row_b,
                                 f,
-                                (1 << WG_CLUSTER) - 1,
                             );
                         }
                         ring.advance();
                     }
-                    tile += tile_step;
+                    tile += grid_dim_x();
                 }
             }
-            // An exited thread counts as arrived at the final cluster barrier.
             return;
         }
 
@@ -425,10 +384,9 @@ mod kernels_sm90a {
             // SAFETY: a global-memory map (the launch contract).
             unsafe { tma::prefetch_descriptor(map_c) };
         }
-        let mut tile = first_tile;
+        let mut tile = block_idx_x();
         while tile < tiles {
-            let (pm, tn) = tile_coords(tile, pairs_m, tiles_n);
-            let tm = pm * WG_CLUSTER + rank;
+            let (tm, tn) = tile_coords(tile, tiles_m, tiles_n);
             let mut prev = 0u32;
             for kt in 0..k_tiles {
                 let s = ring.slot;
@@ -462,10 +420,8 @@ mod kernels_sm90a {
                 wgmma::wait_group::<1>();
                 if kt != 0 && lane == 0 {
                     // SAFETY: the wgmma group reading stage `prev` has completed; this
-                    // warp's one arrival of the phase, in both blocks of the cluster (both
-                    // producers wrote into this block's stage); the other block has not
-                    // exited (the final cluster barrier).
-                    unsafe { release(&*empty.add(prev as usize)) };
+                    // warp's one arrival of the phase.
+                    unsafe { (*empty.add(prev as usize)).arrive() };
                 }
                 prev = s;
                 ring.advance();
@@ -473,7 +429,7 @@ mod kernels_sm90a {
             wgmma::wait_group::<0>();
             if lane == 0 {
                 // SAFETY: as above, for the last stage of the tile.
-                unsafe { release(&*empty.add(prev as usize)) };
+                unsafe { (*empty.add(prev as usize)).arrive() };
             }
 
             // Epilogue: element i of thread t is at acc_row_col(t, i) of this warpgroup's
@@ -540,7 +496,7 @@ mod kernels_sm90a {
                     }};
                 }
                 for_even_acc!(stage_pair);
-                tile += tile_step;
+                tile += grid_dim_x();
                 continue;
             }
             macro_rules! store_pair {
@@ -565,25 +521,11 @@ mod kernels_sm90a {
                 }};
             }
             for_even_acc!(store_pair);
-            tile += tile_step;
+            tile += grid_dim_x();
         }
         if c_by_tma && t == 0 {
             // The shared memory must outlive the stores' reads of it.
             tma::wait_group_read::<0>();
-        }
-        // Neither block exits while the other may still arrive on its empty barriers.
-        cluster::sync();
-    }
-
-    /// Releases a stage: one arrival on its empty barrier in every block of the cluster.
-    ///
-    /// # Safety
-    /// As [`MBarrier::arrive_cluster`] for each rank below [`WG_CLUSTER`].
-    #[inline(always)]
-    unsafe fn release(empty: &MBarrier) {
-        for r in 0..WG_CLUSTER {
-            // SAFETY: forwarded.
-            unsafe { empty.arrive_cluster(r) };
         }
     }
 
@@ -604,8 +546,7 @@ mod kernels_sm90a {
             ///   accesses during the launch, 16-byte aligned (whole device allocations are);
             /// - `m`, `n`, `k` ≥ 1, `k` a multiple of 8 (bf16/f16) or 4 (f32);
             /// - launched with the [module's launch shape](super): `WG_THREADS` threads,
-            ///   a 1-D grid of clusters of `WG_CLUSTER` blocks along x, `WG_SHARED_BYTES`
-            ///   of dynamic shared memory, on an sm_90a build
+            ///   a 1-D grid, `WG_SHARED_BYTES` of dynamic shared memory, on an sm_90a build
             ///   capped at `WG_MAX_REGISTERS` registers.
             #[kernel]
             pub unsafe fn $name(
