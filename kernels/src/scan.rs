@@ -439,6 +439,7 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
         panic!("scan kernels run with SCAN_THREADS threads per block");
     }
     let tid = thread_idx_x() as usize;
+    let (lane, warp) = (tid % 32, tid / 32);
     let tile_elems = SCAN_THREADS as usize * ITEMS;
     let len = x.len().min(out.len());
     let slots = status.len() / 3;
@@ -452,6 +453,12 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
     let sh_warp: *mut u64 = shared_array!(u64, WARPS);
     let sh_prefix: *mut u64 = shared_array!(u64, 1);
     let exchange: *mut T = shared_array!(u32, EXCHANGE_WORDS, align = 16).cast::<T>();
+    // Warp w's segment: items w·32·ITEMS .. (w + 1)·32·ITEMS; lane l's blocked items start
+    // at l·ITEMS (96 bytes per lane: 16-byte aligned).
+    // SAFETY: inside the buffer (WARPS·32·ITEMS·size_of::<T>() = 12 KiB).
+    let seg_sh = unsafe { exchange.add(warp * 32 * ITEMS) };
+    // SAFETY: as above.
+    let blk = unsafe { seg_sh.add(lane * ITEMS) }.cast::<Quad>();
 
     // Thread 0 claims the block's first tile; the block then loops, claiming its next tile
     // while it works on this one (module docs, "Tiles and blocks").
@@ -476,7 +483,7 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
                 tile,
                 epoch,
                 (delay_ns, l2_write_ns),
-                (sh_warp, sh_prefix, exchange),
+                (sh_warp, sh_prefix, seg_sh, blk),
             )
         };
         if tid == 0 {
@@ -488,27 +495,6 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
         sync_threads();
         // SAFETY: written by thread 0 before the barrier.
         tile = unsafe { sh_tile.read() } as usize;
-    }
-}
-
-/// The thread's index in the block, read afresh at every call (an opaque read of `%tid.x`:
-/// inline assembly not marked pure), so that the compiler recomputes the thread's addresses
-/// in every iteration of the tile loop instead of hoisting them and keeping them live
-/// across it (fewer registers, more resident blocks).
-#[inline(always)]
-fn tid_fresh() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let t: u32;
-        // SAFETY: reads a special register; no memory access.
-        unsafe {
-            core::arch::asm!("mov.u32 {t}, %tid.x;", t = out(reg32) t, options(nomem, nostack))
-        };
-        t
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        thread_idx_x()
     }
 }
 
@@ -542,21 +528,14 @@ unsafe fn scan_one<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE: 
     tile: usize,
     epoch: u32,
     (delay_ns, l2_write_ns): (u32, u32),
-    (sh_warp, sh_prefix, exchange): (*mut u64, *mut u64, *mut T),
+    (sh_warp, sh_prefix, seg_sh, blk): (*mut u64, *mut u64, *mut T, *mut Quad),
 ) -> u32 {
     let id = O::IDENTITY;
-    let tid = tid_fresh() as usize;
+    let tid = thread_idx_x() as usize;
     let (lane, warp) = (tid % 32, tid / 32);
     let tile_elems = SCAN_THREADS as usize * ITEMS;
     let len = x.len().min(out.len());
     let slots = status.len() / 3;
-    // Warp w's segment: items w·32·ITEMS .. (w + 1)·32·ITEMS; lane l's blocked items start
-    // at l·ITEMS (96 bytes per lane: 16-byte aligned).
-    // SAFETY: inside the buffer (WARPS·32·ITEMS·size_of::<T>() = 12 KiB).
-    let seg_sh = unsafe { exchange.add(warp * 32 * ITEMS) };
-    // SAFETY: as above.
-    let blk = unsafe { seg_sh.add(lane * ITEMS) }.cast::<Quad>();
-
     // 1. Load, warp-striped, then transpose to blocked. `T` has the size of `T::Bits` (4
     //    or 8 bytes, by the ScanValue impls), so the shared buffer holds 32·ITEMS·WARPS
     //    values of `T` (12 KiB) plus the padding.
