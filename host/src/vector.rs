@@ -287,30 +287,19 @@ pub struct ScanState {
     /// can have (8-byte elements: `len / SCAN_TILE_WIDE`), zeroed at allocation (epoch 0 =
     /// never written).
     pub status: DeviceBuffer<u64>,
-    /// The tile counter (one `u32`): every block of a scan launch increments it once per tile
-    /// it claims, plus once for the claim past the end that ends it.
+    /// The tile counter (one `u32`), incremented once by every block of every scan launch.
     pub counter: DeviceBuffer<u32>,
     /// Epoch of the last launch (0: none yet).
     epoch: u32,
-    /// The counter's value now (wrapping): claims booked so far.
+    /// The counter's value now (wrapping): blocks launched so far.
     issued: u32,
-    /// Multiprocessors of the state's GPU (the emulator: host cores), for the grid size.
-    sm_count: u32,
 }
-
-/// Resident blocks per multiprocessor a scan grid is sized for: the most 128-thread blocks
-/// an sm_80/sm_90 multiprocessor holds (64 warps). Blocks that do not fit start when the
-/// resident ones leave, at the end, claim a tile past the end and leave at once.
-pub const SCAN_BLOCKS_PER_SM: u32 = 16;
 
 /// What one scan launch passes besides the buffers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScanLaunch {
-    /// Tiles of the launch.
+    /// Blocks of the launch: one per tile.
     pub tiles: u32,
-    /// Blocks of the launch: one per tile ([`ScanState::book_tiles`]), or fewer, each
-    /// looping over the tiles it claims ([`ScanState::book_looping`]).
-    pub blocks: u32,
     /// A fresh epoch, in `1..=MAX_EPOCH`.
     pub epoch: u32,
     /// The counter's value before the launch.
@@ -329,7 +318,6 @@ impl ScanState {
             counter: DeviceBuffer::zeroed_async(1, s).gpu_context(what)?,
             epoch: 0,
             issued: 0,
-            sm_count: sm_count(gpu)?,
         })
     }
 
@@ -343,9 +331,8 @@ impl ScanState {
     /// and the counter base. When the epochs run out, the status words are zeroed first (on
     /// `gpu`'s stream, so before the launch) and epochs start again at 1.
     ///
-    /// The caller must then queue exactly one launch of `blocks` = `tiles` blocks with these
-    /// values on the same stream, of a kernel whose every block increments the counter once
-    /// (the bench's CUDA C twin), and the next booking counts on it.
+    /// The caller must then queue exactly one scan launch with these values on the same
+    /// stream: every block increments the counter once, and the next booking counts on it.
     ///
     /// # Panics
     /// If the state was made for a shorter input (or `tile` is 0).
@@ -354,35 +341,6 @@ impl ScanState {
         gpu: &Gpu,
         len: usize,
         tile: usize,
-    ) -> Result<ScanLaunch, GpuError> {
-        self.book_with(gpu, len, tile, None)
-    }
-
-    /// Books a launch of the `kernels::scan` kernels over `len` elements in tiles of `tile`
-    /// elements: as [`ScanState::book_tiles`], but `blocks` is at most
-    /// [`SCAN_BLOCKS_PER_SM`] per multiprocessor, each block looping over the tiles it
-    /// claims; the launch increments the counter `tiles + blocks` times.
-    ///
-    /// # Panics
-    /// As [`ScanState::book_tiles`].
-    pub fn book_looping(
-        &mut self,
-        gpu: &Gpu,
-        len: usize,
-        tile: usize,
-    ) -> Result<ScanLaunch, GpuError> {
-        let resident = self.sm_count.saturating_mul(SCAN_BLOCKS_PER_SM).max(1);
-        self.book_with(gpu, len, tile, Some(resident))
-    }
-
-    /// [`ScanState::book_tiles`] (`looping` = `None`) or [`ScanState::book_looping`] with
-    /// at most `looping` blocks.
-    fn book_with(
-        &mut self,
-        gpu: &Gpu,
-        len: usize,
-        tile: usize,
-        looping: Option<u32>,
     ) -> Result<ScanLaunch, GpuError> {
         let tiles = u32::try_from(len.div_ceil(tile).max(1)).unwrap_or(u32::MAX);
         assert!(
@@ -396,20 +354,12 @@ impl ScanState {
             self.epoch = 0;
         }
         self.epoch += 1;
-        let (blocks, claims) = match looping {
-            None => (tiles, tiles),
-            Some(most) => {
-                let blocks = tiles.min(most);
-                (blocks, tiles.wrapping_add(blocks))
-            }
-        };
         let launch = ScanLaunch {
             tiles,
-            blocks,
             epoch: self.epoch,
             base: self.issued,
         };
-        self.issued = self.issued.wrapping_add(claims);
+        self.issued = self.issued.wrapping_add(tiles);
         Ok(launch)
     }
 }
@@ -587,8 +537,7 @@ pub fn dot_dev<T: Float>(
 }
 
 /// `out = scan(x)` (the first `min(x.len(), out.len())` elements) in one launch: the
-/// single-pass scan with decoupled look-back (`kernels::scan`), at most
-/// [`SCAN_BLOCKS_PER_SM`] blocks per multiprocessor, each looping over the tiles it claims.
+/// single-pass scan with decoupled look-back (`kernels::scan`), one block per tile.
 ///
 /// # Panics
 /// If `state` was made for a shorter input.
@@ -636,12 +585,12 @@ fn scan_with_dev<T: cuda_std::DeviceCopy>(
     out: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let len = x.len().min(out.len());
-    let l = st.book_looping(gpu, len, tile)?;
-    let cfg = config_1d(l.blocks, SCAN_THREADS);
-    // SAFETY: `book_looping` gave a fresh epoch (no status word carries it) and the
-    // counter's value before this launch, which is the only one using this state on the
-    // stream (`&mut`), and counts the claims of `l.blocks` looping blocks of SCAN_THREADS
-    // over tiles of `tile` elements, the kernel's tile.
+    let l = st.book_tiles(gpu, len, tile)?;
+    let cfg = config_1d(l.tiles, SCAN_THREADS);
+    // SAFETY: `book_tiles` gave a fresh epoch (no status word carries it) and the counter's
+    // value before this launch, which is the only one using this state on the stream
+    // (`&mut`); the grid has one block of SCAN_THREADS per tile of `tile` elements, the
+    // kernel's tile.
     unsafe {
         kernel.launch_unchecked(
             gpu.module(),

@@ -8,7 +8,7 @@
 //! modulo 2^32, [`Affine`], which is associative but not commutative).
 //!
 //! # Tiles
-//! A block of [`SCAN_THREADS`] (128) threads scans tiles of 128 × `ITEMS` elements: 24 for
+//! Each block scans one tile of [`SCAN_THREADS`] (128) threads × `ITEMS` elements: 24 for
 //! 4-byte types ([`SCAN_TILE`] = 3072), 12 for 8-byte types ([`SCAN_TILE_WIDE`] = 1536), so a
 //! tile is 12 KiB either way (CUB's sm_90 tuning: 128 threads × 24 items for 4-byte types;
 //! for 8-byte types its item count is scaled by 4 / size, here at the same 128 threads). Per
@@ -33,15 +33,6 @@
 //! 5. **Output**: each thread rescans its items serially from its exclusive prefix (tile
 //!    prefix, warp prefix, lane prefix), the warp transposes back to striped through the same
 //!    shared memory, and stores coalesced scalars.
-//!
-//! # Tiles and blocks
-//! A block loops: it claims a tile (the tile counter, below), scans it, and goes on with the
-//! next tile it claims until it claims one past the end. Thread 0 claims the next tile
-//! right after issuing the current tile's loads, so the claim's round trip to L2 overlaps
-//! the tile's work instead of delaying the first loads (with one block per tile, every
-//! block started with an atomic, a barrier and only then its loads). The host launches at
-//! most 16 blocks per multiprocessor (the most 128-thread blocks one holds), so blocks stay
-//! resident and no time goes to starting a block per tile; any grid size is correct.
 //!
 //! Only the last tile checks bounds (a block-uniform branch picks the full-tile or the
 //! partial-tile load and store); the look-back window reads status slots `tile − 32 ..
@@ -81,23 +72,19 @@
 //! The host passes a fresh `epoch` per launch, so words left by earlier launches are never
 //! mistaken for this one's, and the status buffer is never cleared between launches (the
 //! host zeroes it only when the 31-bit epochs run out, [`MAX_EPOCH`]). The tile counter is
-//! never reset either: the host passes its value before the launch (`base`), and a claimed
-//! tile is `counter − base` (wrapping). A launch of `blocks` blocks over `tiles` tiles
-//! increments the counter exactly `tiles + blocks` times: each tile is claimed once, and
-//! each block ends with one claim past the end.
+//! never reset either: the host passes its value before the launch (`base`), and a block's
+//! tile is `counter − base` (wrapping).
 //!
 //! # Deadlock freedom
-//! Tile indices are taken from a device-wide atomic counter, not from `blockIdx`: a block
-//! *claims* a tile by incrementing the counter. A block claims its tiles in increasing order
-//! (the counter only grows) and scans each one it claimed before it leaves; a tile is
-//! claimed only by a block that is running. A block waits only for the status of smaller
-//! tiles. By induction on the tile index every tile gets scanned: tile 0 publishes without
-//! waiting; the block holding tile t first finishes its own earlier tiles (smaller than t:
-//! scanned by the induction hypothesis), then scans t, whose look-back waits only for
-//! smaller tiles, which all publish. This holds whatever order, and however few at a time,
-//! the hardware starts blocks in, and however many blocks the grid has; `blockIdx`-ordered
-//! tiles would deadlock if a later block filled the GPU while an earlier one was not yet
-//! started (CUDA promises no block order).
+//! A block's tile index is taken from a device-wide atomic counter when the block starts
+//! running, not from `blockIdx`. So tiles are handed out in the order blocks *start*, and
+//! when block B holds tile t, tiles 0 .. t − 1 were taken earlier by blocks that are already
+//! resident. A block waits only for the status of smaller tiles; such a block never waits
+//! for a larger tile, so by induction on the tile index every wait ends: tile 0 publishes
+//! without waiting, and a tile whose predecessors have all published (at least their
+//! aggregates) finishes its look-back. This holds whatever order, and however few at a time,
+//! the hardware starts blocks in; `blockIdx`-ordered tiles would deadlock if a later block
+//! filled the GPU while an earlier one was not yet started.
 //!
 //! # Results
 //! Integer scans wrap modulo 2^32 and are exact in any order, as is [`Affine`] composition
@@ -438,6 +425,7 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
     if block_dim_x() != SCAN_THREADS {
         panic!("scan kernels run with SCAN_THREADS threads per block");
     }
+    let id = O::IDENTITY;
     let tid = thread_idx_x() as usize;
     let (lane, warp) = (tid % 32, tid / 32);
     let tile_elems = SCAN_THREADS as usize * ITEMS;
@@ -460,82 +448,27 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
     // SAFETY: as above.
     let blk = unsafe { seg_sh.add(lane * ITEMS) }.cast::<Quad>();
 
-    // Thread 0 claims the block's first tile; the block then loops, claiming its next tile
-    // while it works on this one (module docs, "Tiles and blocks").
     if tid == 0 {
+        let t = if counter.is_empty() {
+            u32::MAX
+        } else {
+            // SAFETY: element 0 exists; every access to it is a device-scope atomic.
+            let c = unsafe {
+                atomic::fetch_add::<Device, u32>(counter.as_mut_ptr(), 1, Ordering::Relaxed)
+            };
+            c.wrapping_sub(base)
+        };
         // SAFETY: a 1-element shared array; read by the block after the barrier.
-        unsafe { sh_tile.write(claim(counter, base)) };
+        unsafe { sh_tile.write(t) };
     }
     sync_threads();
-    // SAFETY: written by thread 0 before the barrier; rewritten only after the next barrier
-    // that follows every thread's read (step 3's).
-    let mut tile = unsafe { sh_tile.read() } as usize;
-    // The loop condition is block-uniform (one shared value): a block leaves once it claims
-    // a tile past the end, having published every tile it claimed before.
-    while tile < tiles {
-        // SAFETY: caller contract (forwarded).
-        let next = unsafe {
-            scan_one::<T, O, ITEMS, INCLUSIVE>(
-                x,
-                out,
-                status,
-                (counter, base),
-                tile,
-                epoch,
-                (delay_ns, l2_write_ns),
-                (sh_warp, sh_prefix, seg_sh, blk),
-            )
-        };
-        if tid == 0 {
-            // SAFETY: every thread read `sh_tile` before step 3's barrier of this tile.
-            unsafe { sh_tile.write(next) };
-        }
-        // Also separates this tile's reads of the shared buffers from the next tile's
-        // writes.
-        sync_threads();
-        // SAFETY: written by thread 0 before the barrier.
-        tile = unsafe { sh_tile.read() } as usize;
+    // SAFETY: written by thread 0 before the barrier, never written again.
+    let tile = unsafe { sh_tile.read() } as usize;
+    if tile >= tiles {
+        // The whole block leaves (block-uniform): nothing to scan, nothing published.
+        return;
     }
-}
 
-/// Claims a tile for the calling thread's block: the tile counter's old value minus `base`
-/// (`u32::MAX`, past every end, with no counter).
-#[inline(always)]
-fn claim(counter: &OutSlice<u32>, base: u32) -> u32 {
-    if counter.is_empty() {
-        u32::MAX
-    } else {
-        // SAFETY: element 0 exists; every access to it is a device-scope atomic.
-        let c =
-            unsafe { atomic::fetch_add::<Device, u32>(counter.as_mut_ptr(), 1, Ordering::Relaxed) };
-        c.wrapping_sub(base)
-    }
-}
-
-/// Scans tile `tile < tiles` (steps 1–5 of the module docs) and returns the block's next
-/// tile, claimed by thread 0 while the tile's loads are in flight (other threads: 0).
-///
-/// # Safety
-/// The whole block calls it together, with the shared buffers of [`scan_tile`]; the
-/// kernels' contract.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn scan_one<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE: bool>(
-    x: &[T],
-    out: &OutSlice<T>,
-    status: &OutSlice<u64>,
-    (counter, base): (&OutSlice<u32>, u32),
-    tile: usize,
-    epoch: u32,
-    (delay_ns, l2_write_ns): (u32, u32),
-    (sh_warp, sh_prefix, seg_sh, blk): (*mut u64, *mut u64, *mut T, *mut Quad),
-) -> u32 {
-    let id = O::IDENTITY;
-    let tid = thread_idx_x() as usize;
-    let (lane, warp) = (tid % 32, tid / 32);
-    let tile_elems = SCAN_THREADS as usize * ITEMS;
-    let len = x.len().min(out.len());
-    let slots = status.len() / 3;
     // 1. Load, warp-striped, then transpose to blocked. `T` has the size of `T::Bits` (4
     //    or 8 bytes, by the ScanValue impls), so the shared buffer holds 32·ITEMS·WARPS
     //    values of `T` (12 KiB) plus the padding.
@@ -559,8 +492,6 @@ unsafe fn scan_one<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE: 
             }
         }
     }
-    // The next tile's claim: issued now, its answer needed only after the tile.
-    let next = if tid == 0 { claim(counter, base) } else { 0 };
     for (i, &vi) in v.iter().enumerate() {
         // SAFETY: index < EXCHANGE_WORDS · 4 / size_of::<T>() (the buffer's length in T);
         // slots of this warp's segment only.
@@ -659,7 +590,6 @@ unsafe fn scan_one<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE: 
             unsafe { out.write(e, o) };
         }
     }
-    next
 }
 
 macro_rules! scan_kernel {
@@ -667,11 +597,9 @@ macro_rules! scan_kernel {
         #[doc = concat!($what, " of `x` into `out` (the first `min(x.len(), out.len())` \
             elements), in one pass with decoupled look-back: see the [module docs](self).")]
         ///
-        /// Launch: 1D grid of any number of blocks of [`SCAN_THREADS`] threads (another block
-        /// size traps; each block loops over the tiles it claims, see the module docs);
-        /// `status` holds [`status_words`]`(tiles)` words (tiles past what it holds are not
-        /// scanned), `counter` one `u32`; the launch increments `counter[0]` by `tiles +
-        /// blocks`.
+        /// Launch: 1D grid of at least `ceil(len / tile)` blocks of [`SCAN_THREADS`] threads
+        /// (another block size traps); `status` holds [`status_words`]`(tiles)` words
+        /// (tiles past what it holds are not scanned), `counter` one `u32`.
         ///
         /// # Safety
         /// Memory safety holds for any arguments (every output element is written by one
