@@ -32,7 +32,11 @@ fn manifest_lists_exactly_the_ptx_entries() {
                     expected.push(variant.arch);
                 }
             }
-            assert_eq!(entry.archs, expected, "{}: targets of `{}`", image.name, entry.name);
+            assert_eq!(
+                entry.archs, expected,
+                "{}: targets of `{}`",
+                image.name, entry.name
+            );
         }
     }
 }
