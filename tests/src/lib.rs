@@ -1,9 +1,9 @@
 //! Shared helpers for ferrocuda's integration tests (in `tests/tests/`).
 //!
 //! Kernel tests run on the GPU when one is present and on the CPU emulator
-//! (`cust::context::Context::emulator`) otherwise, from the same code: [`gpu`] and [`probes`]
+//! (`cust::context::Context::emulator`) otherwise, from the same code: [`gpu`] and [`probes()`]
 //! choose (set `FERROCUDA_DEVICE=gpu` or `cpu` to force one). Tests that need what only a
-//! GPU has (timing, device properties, PTX/cubin modules, graphs, NCCL, pinned memory) stay
+//! GPU has (device properties, PTX/cubin modules, graphs, NCCL) stay
 //! `#[ignore = "needs a CUDA GPU: <why>"]`: `cargo xtask test --gpu` (or
 //! `cargo test -- --ignored` on a GPU machine) runs them.
 
@@ -37,7 +37,7 @@ pub fn scale(gpu: &Gpu, n: usize, divisor: usize) -> usize {
     }
 }
 
-/// `true` when the tests run on the CPU emulator: what [`gpu`] and [`probes`] open
+/// `true` when the tests run on the CPU emulator: what [`gpu`] and [`probes()`] open
 /// (`FERROCUDA_DEVICE=cpu`, or `auto`/unset without a GPU).
 pub fn emulated() -> bool {
     use cust::context::{DeviceChoice, gpu_present};

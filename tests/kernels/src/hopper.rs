@@ -218,7 +218,7 @@ fn is_thread_0() -> bool {
 ///
 /// The issuing thread initialises the barrier, fences the init and issues the load in one
 /// branch, before the block barrier that publishes the init to the other threads, and the
-/// thread-0 tests after barriers use [`is_thread_0`]. (The first version had `if t == 0`
+/// thread-0 tests after barriers use `is_thread_0` (an opaque `%tid.x` read). (The first version had `if t == 0`
 /// on both sides of a `sync_threads`; MIR jump threading copied the `bar.sync` into both
 /// arms, so thread 0 and the rest of warp 0 reached different instances of an `.aligned`
 /// barrier, and it hung.)
