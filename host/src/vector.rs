@@ -27,7 +27,9 @@ use cust::{
 };
 use kernels::gemm::{SGEMM_THREADS, SGEMM_TILE_M, SGEMM_TILE_N};
 use kernels::gemm_sm80::{SGEMM80_SHARED_BYTES, SGEMM80_THREADS, SGEMM80_TILE_M, SGEMM80_TILE_N};
-use kernels::scan::{MAX_EPOCH, SCAN_THREADS, SCAN_TILE, SCAN_TILE_WIDE, status_words};
+use kernels::scan::{
+    MAX_EPOCH, SCAN_THREADS, SCAN_THREADS_WIDE, SCAN_TILE, SCAN_TILE_WIDE, status_words,
+};
 use kernels::vector::BLOCK_THREADS;
 
 mod cpu;
@@ -110,9 +112,10 @@ pub trait Float:
 pub trait Scannable: Element {
     /// Typed handles of `scan_inclusive_<type>`, `scan_exclusive_<type>`.
     const SCAN_KERNELS: [ScanKernel<Self>; 2];
-    /// Elements per tile (one block) of these kernels: `kernels::scan::SCAN_TILE` for
-    /// 4-byte types, `SCAN_TILE_WIDE` for 8-byte ones.
-    const SCAN_TILE: usize;
+    /// Threads per block and elements per tile (one block) of these kernels:
+    /// `kernels::scan::{SCAN_THREADS, SCAN_TILE}` for 4-byte types,
+    /// `{SCAN_THREADS_WIDE, SCAN_TILE_WIDE}` for 8-byte ones.
+    const SCAN_SHAPE: (u32, usize);
 }
 
 /// Typed handles of the user-operator example, `scan_{inclusive,exclusive}_affine`: affine
@@ -186,21 +189,21 @@ impl Scannable for f32 {
         kernels::scan::scan_inclusive_f32,
         kernels::scan::scan_exclusive_f32,
     ];
-    const SCAN_TILE: usize = SCAN_TILE;
+    const SCAN_SHAPE: (u32, usize) = (SCAN_THREADS, SCAN_TILE);
 }
 impl Scannable for u32 {
     const SCAN_KERNELS: [ScanKernel<Self>; 2] = [
         kernels::scan::scan_inclusive_u32,
         kernels::scan::scan_exclusive_u32,
     ];
-    const SCAN_TILE: usize = SCAN_TILE;
+    const SCAN_SHAPE: (u32, usize) = (SCAN_THREADS, SCAN_TILE);
 }
 impl Scannable for f64 {
     const SCAN_KERNELS: [ScanKernel<Self>; 2] = [
         kernels::scan::scan_inclusive_f64,
         kernels::scan::scan_exclusive_f64,
     ];
-    const SCAN_TILE: usize = SCAN_TILE_WIDE;
+    const SCAN_SHAPE: (u32, usize) = (SCAN_THREADS_WIDE, SCAN_TILE_WIDE);
 }
 
 /// A reduction operator.
@@ -284,7 +287,7 @@ pub struct Scratch<T: Element> {
 #[derive(Debug)]
 pub struct ScanState {
     /// `kernels::scan::status_words(tiles)` words for the most tiles a scan of the length
-    /// can have (8-byte elements: `len / SCAN_TILE_WIDE`), zeroed at allocation (epoch 0 =
+    /// can have (the smaller tile: `len / SCAN_TILE`), zeroed at allocation (epoch 0 =
     /// never written).
     pub status: DeviceBuffer<u64>,
     /// The tile counter (one `u32`), incremented once by every block of every scan launch.
@@ -312,7 +315,7 @@ impl ScanState {
     pub fn new(gpu: &Gpu, len: usize) -> Result<Self, GpuError> {
         let s = gpu.stream();
         let what = "allocating the scan status words";
-        let words = status_words(len.div_ceil(SCAN_TILE_WIDE).max(1));
+        let words = status_words(len.div_ceil(SCAN_TILE.min(SCAN_TILE_WIDE)).max(1));
         Ok(Self {
             status: DeviceBuffer::zeroed_async(words, s).gpu_context(what)?,
             counter: DeviceBuffer::zeroed_async(1, s).gpu_context(what)?,
@@ -551,7 +554,7 @@ pub fn scan_dev<T: Scannable>(
     scan_with_dev(
         gpu,
         T::SCAN_KERNELS[kind as usize],
-        T::SCAN_TILE,
+        T::SCAN_SHAPE,
         x,
         state,
         out,
@@ -572,25 +575,26 @@ pub fn affine_scan_dev(
     out: &mut DeviceBuffer<u64>,
 ) -> Result<(), GpuError> {
     let kernel = AFFINE_SCAN_KERNELS[kind as usize];
-    scan_with_dev(gpu, kernel, SCAN_TILE_WIDE, x, state, out)
+    scan_with_dev(gpu, kernel, (SCAN_THREADS_WIDE, SCAN_TILE_WIDE), x, state, out)
 }
 
-/// One launch of a `kernels::scan` kernel whose tiles hold `tile` elements.
+/// One launch of a `kernels::scan` kernel whose blocks have `threads` threads and whose
+/// tiles hold `tile` elements.
 fn scan_with_dev<T: cuda_std::DeviceCopy>(
     gpu: &Gpu,
     kernel: ScanKernel<T>,
-    tile: usize,
+    (threads, tile): (u32, usize),
     x: &DeviceBuffer<T>,
     st: &mut ScanState,
     out: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let len = x.len().min(out.len());
     let l = st.book_tiles(gpu, len, tile)?;
-    let cfg = config_1d(l.tiles, SCAN_THREADS);
+    let cfg = config_1d(l.tiles, threads);
     // SAFETY: `book_tiles` gave a fresh epoch (no status word carries it) and the counter's
     // value before this launch, which is the only one using this state on the stream
-    // (`&mut`); the grid has one block of SCAN_THREADS per tile of `tile` elements, the
-    // kernel's tile.
+    // (`&mut`); the grid has one block of `threads` per tile of `tile` elements, the
+    // kernel's shape.
     unsafe {
         kernel.launch_unchecked(
             gpu.module(),

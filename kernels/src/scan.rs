@@ -8,24 +8,26 @@
 //! modulo 2^32, [`Affine`], which is associative but not commutative).
 //!
 //! # Tiles
-//! Each block scans one tile of [`SCAN_THREADS`] (128) threads × `ITEMS` elements: 24 for
-//! 4-byte types ([`SCAN_TILE`] = 3072), 12 for 8-byte types ([`SCAN_TILE_WIDE`] = 1536), so a
-//! tile is 12 KiB either way (CUB's sm_90 tuning: 128 threads × 24 items for 4-byte types;
-//! for 8-byte types its item count is scaled by 4 / size, here at the same 128 threads). Per
-//! tile:
+//! Each block scans one tile of `THREADS` threads × `ITEMS` elements, CUB's sm_90 tuning
+//! (`tuning_scan.cuh`): [`SCAN_THREADS`] (128) × [`SCAN_ITEMS`] (24) for 4-byte types
+//! ([`SCAN_TILE`] = 3072 elements, 12 KiB), [`SCAN_THREADS_WIDE`] (224) ×
+//! [`SCAN_ITEMS_WIDE`] (24) for 8-byte types ([`SCAN_TILE_WIDE`] = 5376 elements, 42 KiB).
+//! Per tile:
 //!
 //! 1. **Load**, warp-striped: warp `w` owns `32·ITEMS` consecutive elements; its lane `l`
 //!    loads items `i·32 + l` (`ld.global.nc`, one scalar per lane: every load instruction of
 //!    the warp reads 128 or 256 consecutive bytes), then the warp transposes them through
 //!    shared memory to a blocked layout (lane `l` holds items `l·ITEMS + i`): scalar
 //!    striped accesses (conflict-free), 16-byte vector blocked accesses (each lane's 96
-//!    bytes in 6; at most 2-way bank conflicts per quarter-warp phase).
+//!    bytes in 6, at most 2-way bank conflicts per quarter-warp phase; or 192 bytes in 12,
+//!    at most 4-way).
 //! 2. **Thread reduction**: each thread combines its `ITEMS` values serially in registers.
 //! 3. **Warp scan** of the thread totals with `shfl.sync.up` (Hillis–Steele), then the 4
-//!    warp totals through shared memory: every thread combines the totals of the warps
-//!    before its own (3 at most), which also gives the tile aggregate.
+//!    or 7 warp totals through shared memory: every thread combines the totals of the warps
+//!    before its own, which also gives the tile aggregate.
 //! 4. **Look-back** (warp 0, tiles > 0): publish the aggregate, then read the status of the
-//!    32 previous tiles at once (one per lane), waiting (`nanosleep` back-off) until all 32
+//!    32 previous tiles at once (one per lane; the first poll at once, as CUB does on sm_90),
+//!    waiting (`nanosleep` back-off between polls, in launches of 500 blocks or more) until all 32
 //!    are published in this launch; combine, in tile order, the values from the nearest
 //!    predecessor back to the first one that carries an inclusive prefix (a segmented
 //!    reduction over `shfl.sync.down`); repeat with the next 32 if none did. Publish the
@@ -100,23 +102,29 @@ use cuda_std::mem;
 use cuda_std::prelude::*;
 use cuda_std::thread::nanosleep;
 
-/// Threads per block of every scan kernel (4 warps).
+/// Threads per block of the 4-byte scan kernels (4 warps).
 pub const SCAN_THREADS: u32 = 128;
-/// Warps per block.
-const WARPS: usize = SCAN_THREADS as usize / 32;
 /// Items per thread for 4-byte elements (CUB's sm_90 tuning for 4-byte sums).
 pub const SCAN_ITEMS: usize = 24;
-/// Items per thread for 8-byte elements (the same 12 KiB tile).
-pub const SCAN_ITEMS_WIDE: usize = 12;
-/// Elements per tile (one block) of a 4-byte type.
+/// Threads per block of the 8-byte scan kernels (7 warps; CUB's sm_90 tuning for 8-byte
+/// sums).
+pub const SCAN_THREADS_WIDE: u32 = 224;
+/// Items per thread for 8-byte elements (CUB's sm_90 tuning for 8-byte sums).
+pub const SCAN_ITEMS_WIDE: usize = 24;
+/// Elements per tile (one block) of a 4-byte type: 12 KiB.
 pub const SCAN_TILE: usize = SCAN_THREADS as usize * SCAN_ITEMS;
-/// Elements per tile of an 8-byte type.
-pub const SCAN_TILE_WIDE: usize = SCAN_THREADS as usize * SCAN_ITEMS_WIDE;
+/// Elements per tile of an 8-byte type: 42 KiB.
+pub const SCAN_TILE_WIDE: usize = SCAN_THREADS_WIDE as usize * SCAN_ITEMS_WIDE;
+/// The most warps a scan block has (the warp-totals array's length).
+const MAX_WARPS: usize = 8;
+const _: () = assert!(SCAN_THREADS_WIDE as usize / 32 <= MAX_WARPS);
 /// Status slots before tile 0's in each third of the status buffer (one look-back window),
 /// so the window's loads never leave the buffer.
 pub const STATUS_PAD: usize = 32;
-/// Words of the transpose buffer (`u32` units): a tile of 12 KiB.
+/// Words of the transpose buffer (`u32` units) of a 4-byte kernel: its tile, 12 KiB.
 const EXCHANGE_WORDS: usize = SCAN_TILE;
+/// Words of the transpose buffer of an 8-byte kernel: its tile, 42 KiB.
+const EXCHANGE_WORDS_WIDE: usize = 2 * SCAN_TILE_WIDE;
 
 /// The largest epoch a status word can carry (31 bits); the host starts again at 1 after
 /// zeroing the status words.
@@ -265,20 +273,18 @@ unsafe fn warp_reduce_back<T: ScanValue, O: Op<T>>(mut v: T) -> T {
 }
 
 /// 16 bytes of a thread's blocked items, for the vector shared-memory accesses of the
-/// transpose (`ld.v4` / `st.v4`: a thread's 96 bytes move in 6 accesses).
+/// transpose (`ld.v4` / `st.v4`: a thread's 96 or 192 bytes move in 6 or 12 accesses).
 #[repr(C, align(16))]
 #[derive(Clone, Copy)]
 struct Quad([u32; 4]);
 
-/// Quads per thread: `ITEMS · size_of::<T>() / 16` = 96 / 16 for both widths.
-const QUADS: usize = 6;
-
 /// Copies this thread's `ITEMS` blocked values between registers and shared memory as
-/// [`QUADS`] 16-byte accesses: `to_shared` writes `v` to `blk`, otherwise reads `blk` into `v`.
+/// `ITEMS · size_of::<T>() / 16` 16-byte accesses: `to_shared` writes `v` to `blk`,
+/// otherwise reads `blk` into `v`.
 ///
 /// # Safety
-/// `blk` is 16-byte aligned and valid for `QUADS · 16` bytes of shared memory that no other
-/// thread accesses until the next barrier; `ITEMS · size_of::<T>() == QUADS · 16`.
+/// `blk` is 16-byte aligned and valid for `ITEMS · size_of::<T>()` bytes of shared memory
+/// that no other thread accesses until the next barrier; that size is a multiple of 16.
 #[inline(always)]
 unsafe fn blocked_copy<T: ScanValue, const ITEMS: usize>(
     v: &mut [T; ITEMS],
@@ -286,8 +292,8 @@ unsafe fn blocked_copy<T: ScanValue, const ITEMS: usize>(
     to_shared: bool,
 ) {
     let regs = v.as_mut_ptr().cast::<Quad>();
-    for k in 0..QUADS {
-        // SAFETY: caller contract; `v` holds QUADS quads (read and written unaligned: a
+    for k in 0..ITEMS * size_of::<T>() / 16 {
+        // SAFETY: caller contract; `v` holds that many quads (read and written unaligned: a
         // register array has only T's alignment).
         unsafe {
             if to_shared {
@@ -346,16 +352,13 @@ unsafe fn look_back<T: ScanValue, O: Op<T>>(
     epoch: u32,
     sleep: bool,
     delay_ns: u32,
-    l2_write_ns: u32,
 ) -> T {
     let lane = lane_id() as usize;
     let mut prefix = O::IDENTITY;
     let mut end = tile; // this window: tiles end − 32 .. end − 1, lane l = tile end − 1 − l
-    if sleep {
-        // Give the predecessors' stores time to reach L2 before the first poll (CUB's
-        // `L2WriteLatency` delay).
-        nanosleep(l2_write_ns);
-    }
+    // The first poll is immediate: CUB sleeps its `L2WriteLatency` before it only on sm_80
+    // (`delay_on_dc_gpu_or_prevent_hoisting` in `single_pass_scan_operators.cuh`), and on
+    // sm_90 that sleep cost about a fifth of the scan's throughput.
     loop {
         let before_first = end < lane + 1;
         // Slot STATUS_PAD + end − 1 − lane ≥ 1: inside the buffer (end ≥ 1, lane ≤ 31).
@@ -412,38 +415,45 @@ unsafe fn look_back<T: ScanValue, O: Op<T>>(
 /// arguments).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE: bool>(
+unsafe fn scan_tile<
+    T: ScanValue,
+    O: Op<T>,
+    const THREADS: u32,
+    const ITEMS: usize,
+    const INCLUSIVE: bool,
+>(
+    exchange: *mut T,
     x: &[T],
     out: &OutSlice<T>,
     status: &OutSlice<u64>,
     counter: &OutSlice<u32>,
     epoch: u32,
     base: u32,
-    (delay_ns, l2_write_ns): (u32, u32),
+    delay_ns: u32,
 ) {
     require_whole_warps();
-    if block_dim_x() != SCAN_THREADS {
-        panic!("scan kernels run with SCAN_THREADS threads per block");
+    if block_dim_x() != THREADS {
+        panic!("a scan kernel runs with its own block size (SCAN_THREADS or SCAN_THREADS_WIDE)");
     }
+    let warps = THREADS as usize / 32;
     let id = O::IDENTITY;
     let tid = thread_idx_x() as usize;
     let (lane, warp) = (tid % 32, tid / 32);
-    let tile_elems = SCAN_THREADS as usize * ITEMS;
+    let tile_elems = THREADS as usize * ITEMS;
     let len = x.len().min(out.len());
     let slots = status.len() / 3;
     let tiles = len
         .div_ceil(tile_elems)
         .min(slots.saturating_sub(STATUS_PAD));
 
-    // Shared memory: the tile index; the warp totals; the tile's exclusive prefix; the
-    // transpose buffer (12 KiB + padding, 16-byte aligned, viewed as `T`).
+    // Shared memory: the tile index; the warp totals; the tile's exclusive prefix; and the
+    // caller's transpose buffer (one tile, 16-byte aligned).
     let sh_tile: *mut u32 = shared_array!(u32, 1);
-    let sh_warp: *mut u64 = shared_array!(u64, WARPS);
+    let sh_warp: *mut u64 = shared_array!(u64, MAX_WARPS);
     let sh_prefix: *mut u64 = shared_array!(u64, 1);
-    let exchange: *mut T = shared_array!(u32, EXCHANGE_WORDS, align = 16).cast::<T>();
     // Warp w's segment: items w·32·ITEMS .. (w + 1)·32·ITEMS; lane l's blocked items start
-    // at l·ITEMS (96 bytes per lane: 16-byte aligned).
-    // SAFETY: inside the buffer (WARPS·32·ITEMS·size_of::<T>() = 12 KiB).
+    // at l·ITEMS (96 or 192 bytes per lane: 16-byte aligned).
+    // SAFETY: inside the buffer (warps·32·ITEMS elements: one tile).
     let seg_sh = unsafe { exchange.add(warp * 32 * ITEMS) };
     // SAFETY: as above.
     let blk = unsafe { seg_sh.add(lane * ITEMS) }.cast::<Quad>();
@@ -470,7 +480,7 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
     }
 
     // 1. Load, warp-striped, then transpose to blocked. `T` has the size of `T::Bits` (4
-    //    or 8 bytes, by the ScanValue impls), so the shared buffer holds 32·ITEMS·WARPS
+    //    or 8 bytes, by the ScanValue impls), so the shared buffer holds 32·ITEMS·warps
     //    values of `T` (12 KiB) plus the padding.
     let seg = tile * tile_elems + warp * 32 * ITEMS;
     let full = (tile + 1) * tile_elems <= len;
@@ -493,14 +503,14 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
         }
     }
     for (i, &vi) in v.iter().enumerate() {
-        // SAFETY: index < EXCHANGE_WORDS · 4 / size_of::<T>() (the buffer's length in T);
+        // SAFETY: index < the tile's length (the buffer's length in T);
         // slots of this warp's segment only.
         unsafe { seg_sh.add(i * 32 + lane).write(vi) };
     }
     // SAFETY: the whole warp (no divergence: the branches above are block-uniform).
     unsafe { warp::sync_warp(FULL_MASK) };
-    // SAFETY: this lane's 96 blocked bytes (16-byte aligned), written by this warp before
-    // the warp barrier; ITEMS · size_of::<T>() = 96 (the kernels' ITEMS per width).
+    // SAFETY: this lane's ITEMS · size_of::<T>() blocked bytes (96 or 192: 16-byte aligned
+    // and a multiple of 16), written by this warp before the warp barrier.
     unsafe { blocked_copy(&mut v, blk, false) };
 
     // 2. Serial reduction of the thread's items.
@@ -519,13 +529,13 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
         T::from_bits(excl_bits)
     };
     if lane == 31 {
-        // SAFETY: warp < WARPS.
+        // SAFETY: warp < warps ≤ MAX_WARPS.
         unsafe { sh_warp.add(warp).cast::<T>().write(incl) };
     }
     sync_threads();
     let mut warp_prefix = id;
     let mut aggregate = id;
-    for w in 0..WARPS {
+    for w in 0..warps {
         // SAFETY: written before the barrier.
         let t = unsafe { sh_warp.add(w).cast::<T>().read() };
         if w == warp {
@@ -551,7 +561,7 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
             let sleep = grid_dim_x() >= SLEEP_GRID_BLOCKS;
             // SAFETY: all of warp 0 (warp-uniform branch); tile < slots − STATUS_PAD.
             let prefix =
-                unsafe { look_back::<T, O>(st, slots, tile, epoch, sleep, delay_ns, l2_write_ns) };
+                unsafe { look_back::<T, O>(st, slots, tile, epoch, sleep, delay_ns) };
             if lane == 0 {
                 // SAFETY: as above.
                 unsafe {
@@ -593,11 +603,19 @@ unsafe fn scan_tile<T: ScanValue, O: Op<T>, const ITEMS: usize, const INCLUSIVE:
 }
 
 macro_rules! scan_kernel {
-    ($name:ident, $t:ty, $op:ty, $items:expr, $inclusive:literal, $delays:expr, $what:literal) => {
+    (
+        $name:ident,
+        $t:ty,
+        $op:ty,
+        ($threads:expr, $items:expr, $words:expr),
+        $inclusive:literal,
+        $delay:expr,
+        $what:literal
+    ) => {
         #[doc = concat!($what, " of `x` into `out` (the first `min(x.len(), out.len())` \
             elements), in one pass with decoupled look-back: see the [module docs](self).")]
         ///
-        /// Launch: 1D grid of at least `ceil(len / tile)` blocks of [`SCAN_THREADS`] threads
+        #[doc = concat!("Launch: 1D grid of at least `ceil(len / tile)` blocks of `",             stringify!($threads), "` threads")]
         /// (another block size traps); `status` holds [`status_words`]`(tiles)` words
         /// (tiles past what it holds are not scanned), `counter` one `u32`.
         ///
@@ -619,29 +637,31 @@ macro_rules! scan_kernel {
             epoch: u32,
             base: u32,
         ) {
-            // SAFETY: caller contract.
+            // The transpose buffer: one tile, 16-byte aligned.
+            let exchange = shared_array!(u32, $words, align = 16).cast::<$t>();
+            // SAFETY: caller contract; `exchange` holds $threads · $items values of $t.
             unsafe {
-                scan_tile::<$t, $op, { $items }, $inclusive>(
-                    x, &out, &status, &counter, epoch, base, $delays,
+                scan_tile::<$t, $op, { $threads }, { $items }, $inclusive>(
+                    exchange, x, &out, &status, &counter, epoch, base, $delay,
                 )
             }
         }
     };
 }
 
-// Look-back delays (ns) between polls and before the first poll, from CUB's sm_90 tuning
-// (`tuning_scan.cuh`, `sm90_tuning_vals<T, threads, items, L2B, L2W>`): float 688 / 1140,
-// other 4-byte types 648 / 1245, double 576 / 1215, other 8-byte types 632 / 1290.
-const F32_DELAYS: (u32, u32) = (688, 1140);
-const U32_DELAYS: (u32, u32) = (648, 1245);
-const F64_DELAYS: (u32, u32) = (576, 1215);
-const U64_DELAYS: (u32, u32) = (632, 1290);
-
+// Look-back delays (ns) between polls, from CUB's sm_90 tuning (`tuning_scan.cuh`,
+// `sm90_tuning_vals<T, threads, items, L2B, L2W>`, the `L2B` values): float 688, other 4-byte
+// types 648, double 576, other 8-byte types 632. (`L2W` is slept before the first poll on
+// sm_80 only; see `look_back`.)
+const F32_DELAYS: u32 = 688;
+const U32_DELAYS: u32 = 648;
+const F64_DELAYS: u32 = 576;
+const U64_DELAYS: u32 = 632;
 scan_kernel!(
     scan_inclusive_f32,
     f32,
     Sum,
-    SCAN_ITEMS,
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS),
     true,
     F32_DELAYS,
     "Inclusive prefix sum"
@@ -650,7 +670,7 @@ scan_kernel!(
     scan_exclusive_f32,
     f32,
     Sum,
-    SCAN_ITEMS,
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS),
     false,
     F32_DELAYS,
     "Exclusive prefix sum"
@@ -659,7 +679,7 @@ scan_kernel!(
     scan_inclusive_u32,
     u32,
     Sum,
-    SCAN_ITEMS,
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS),
     true,
     U32_DELAYS,
     "Inclusive wrapping prefix sum"
@@ -668,7 +688,7 @@ scan_kernel!(
     scan_exclusive_u32,
     u32,
     Sum,
-    SCAN_ITEMS,
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS),
     false,
     U32_DELAYS,
     "Exclusive wrapping prefix sum"
@@ -677,7 +697,7 @@ scan_kernel!(
     scan_inclusive_f64,
     f64,
     Sum,
-    SCAN_ITEMS_WIDE,
+    (SCAN_THREADS_WIDE, SCAN_ITEMS_WIDE, EXCHANGE_WORDS_WIDE),
     true,
     F64_DELAYS,
     "Inclusive prefix sum"
@@ -686,7 +706,7 @@ scan_kernel!(
     scan_exclusive_f64,
     f64,
     Sum,
-    SCAN_ITEMS_WIDE,
+    (SCAN_THREADS_WIDE, SCAN_ITEMS_WIDE, EXCHANGE_WORDS_WIDE),
     false,
     F64_DELAYS,
     "Exclusive prefix sum"
@@ -695,7 +715,7 @@ scan_kernel!(
     scan_inclusive_affine,
     u64,
     Affine,
-    SCAN_ITEMS_WIDE,
+    (SCAN_THREADS_WIDE, SCAN_ITEMS_WIDE, EXCHANGE_WORDS_WIDE),
     true,
     U64_DELAYS,
     "Inclusive scan under [`Affine`] composition (`out[i]` = the map `x[0]`, then … `x[i]`)"
@@ -704,7 +724,7 @@ scan_kernel!(
     scan_exclusive_affine,
     u64,
     Affine,
-    SCAN_ITEMS_WIDE,
+    (SCAN_THREADS_WIDE, SCAN_ITEMS_WIDE, EXCHANGE_WORDS_WIDE),
     false,
     U64_DELAYS,
     "Exclusive scan under [`Affine`] composition (`out[0]` = the identity map)"
@@ -721,7 +741,7 @@ mod tests {
         assert_eq!((w >> 32) & 1, 1);
         assert_eq!(w as u32, 0xdead_beef);
         assert_eq!(status_word(MAX_EPOCH, false, 0) >> 33, u64::from(MAX_EPOCH));
-        assert_eq!((SCAN_TILE, SCAN_TILE_WIDE), (3072, 1536));
+        assert_eq!((SCAN_TILE, SCAN_TILE_WIDE), (3072, 5376));
         assert_eq!(status_words(10), 126);
     }
 
@@ -744,11 +764,13 @@ mod tests {
 
     #[test]
     fn exchange_buffer_holds_a_tile_of_either_width() {
-        // A tile is 12 KiB for both widths; a thread's items are QUADS 16-byte quads.
+        // The buffer is one tile; a thread's items are whole 16-byte quads; the shared
+        // memory of a block stays under the 48 KiB of static shared memory.
         assert_eq!(4 * SCAN_TILE, 4 * EXCHANGE_WORDS);
-        assert_eq!(8 * SCAN_TILE_WIDE, 4 * EXCHANGE_WORDS);
-        assert_eq!(4 * SCAN_ITEMS, 16 * QUADS);
-        assert_eq!(8 * SCAN_ITEMS_WIDE, 16 * QUADS);
+        assert_eq!(8 * SCAN_TILE_WIDE, 4 * EXCHANGE_WORDS_WIDE);
+        assert_eq!((4 * SCAN_ITEMS) % 16, 0);
+        assert_eq!((8 * SCAN_ITEMS_WIDE) % 16, 0);
+        assert!(4 * EXCHANGE_WORDS_WIDE + 8 * MAX_WARPS + 16 <= 48 * 1024);
     }
 
     #[test]
