@@ -575,7 +575,14 @@ pub fn affine_scan_dev(
     out: &mut DeviceBuffer<u64>,
 ) -> Result<(), GpuError> {
     let kernel = AFFINE_SCAN_KERNELS[kind as usize];
-    scan_with_dev(gpu, kernel, (SCAN_THREADS_WIDE, SCAN_TILE_WIDE), x, state, out)
+    scan_with_dev(
+        gpu,
+        kernel,
+        (SCAN_THREADS_WIDE, SCAN_TILE_WIDE),
+        x,
+        state,
+        out,
+    )
 }
 
 /// One launch of a `kernels::scan` kernel whose blocks have `threads` threads and whose

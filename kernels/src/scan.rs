@@ -560,8 +560,7 @@ unsafe fn scan_tile<
             }
             let sleep = grid_dim_x() >= SLEEP_GRID_BLOCKS;
             // SAFETY: all of warp 0 (warp-uniform branch); tile < slots − STATUS_PAD.
-            let prefix =
-                unsafe { look_back::<T, O>(st, slots, tile, epoch, sleep, delay_ns) };
+            let prefix = unsafe { look_back::<T, O>(st, slots, tile, epoch, sleep, delay_ns) };
             if lane == 0 {
                 // SAFETY: as above.
                 unsafe {
