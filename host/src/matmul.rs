@@ -250,6 +250,28 @@ pub fn check_shape<T: TcElem>(
     Ok(())
 }
 
+/// The persistent grid, in blocks, of the `wgmma` kernel with clusters of `cluster_m` blocks
+/// along M on an m×n `C`, when `fit` such clusters are resident at once
+/// (`cuOccupancyMaxActiveClusters`): the kernel walks groups of `cluster_m` tile rows × one
+/// tile column, a cluster per group at a time, so the grid is `cluster_m · min(fit,
+/// groups)` (a whole number of clusters, at least one); more clusters than fit would run as
+/// a second wave. `what` names the kernel in the error.
+///
+/// # Errors
+/// [`GpuError::LaunchConfig`] naming `what` and the configuration if `fit` is 0 (not one
+/// cluster fits on the device).
+fn cluster_grid(what: &str, m: u32, n: u32, cluster_m: u32, fit: u32) -> Result<u32, GpuError> {
+    if fit == 0 {
+        return Err(GpuError::LaunchConfig(format!(
+            "{what}: no cluster of {cluster_m} blocks of {WG_THREADS} threads with \
+             {WG_SHARED_BYTES} bytes of dynamic shared memory each fits on this device \
+             (cuOccupancyMaxActiveClusters = 0)"
+        )));
+    }
+    let groups = m.div_ceil(WG_BM).div_ceil(cluster_m) * n.div_ceil(WG_BN);
+    Ok(cluster_m * fit.min(groups))
+}
+
 /// The launch of one family, resolved once.
 enum Launcher<T: TcElem> {
     Mma(TypedFunction<MmaParams<T>, Unsafe>),
@@ -372,26 +394,13 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                     let tiles = m32.div_ceil(WG_BM) * n32.div_ceil(WG_BN);
                     (tiles.min(sm_count(gpu)?), None)
                 } else {
-                    // The kernel walks groups of `cluster_m` tile rows × tile columns, one
-                    // cluster per group at a time; the grid holds only the clusters that
-                    // are resident at once (a larger one would run as a second wave).
-                    let groups = m32.div_ceil(WG_BM).div_ceil(cluster_m) * n32.div_ceil(WG_BN);
                     let fit = function.function().max_active_clusters(
                         WG_THREADS.into(),
                         WG_SHARED_BYTES,
                         [cluster_m, 1, 1],
                     )?;
-                    if fit == 0 {
-                        return Err(GpuError::LaunchConfig(format!(
-                            "{} GEMM ({kernel}): kernel `{}` fits no cluster of {cluster_m} \
-                             blocks of {WG_THREADS} threads with {WG_SHARED_BYTES} bytes of \
-                             dynamic shared memory each on this device \
-                             (cuOccupancyMaxActiveClusters = 0)",
-                            T::NAME,
-                            function.function().name()
-                        )));
-                    }
-                    (cluster_m * fit.min(groups), Some(fit))
+                    let what = format!("{} GEMM ({kernel}), kernel `{}`", T::NAME, function.name());
+                    (cluster_grid(&what, m32, n32, cluster_m, fit)?, Some(fit))
                 };
                 let cfg = LaunchConfig::new((blocks, 1), WG_THREADS, WG_SHARED_BYTES);
                 (
@@ -588,6 +597,42 @@ mod tests {
         // TF32 inputs dominate: about 2⁻⁹ of Σ|a||b|.
         let tf = error_bound::<f32>(64, 1000.0, 0.0);
         assert!((1.9..2.1).contains(&tf), "{tf}");
+    }
+
+    #[test]
+    fn cluster_grids_hold_whole_clusters_no_more_than_fit_or_have_work() {
+        // 1 tile: one cluster (its second block computes a row past m).
+        assert_eq!(cluster_grid("k", 1, 1, 2, 66).unwrap(), 2);
+        // 3 tile rows (odd) × 2 tile columns: 2 groups of rows × 2 columns.
+        assert_eq!(cluster_grid("k", 257, 512, 2, 66).unwrap(), 8);
+        // 8192²: 64 × 32 tiles, 32 × 32 groups; 60 clusters fit (H100 figures vary).
+        assert_eq!(cluster_grid("k", 8192, 8192, 2, 60).unwrap(), 120);
+        // Odd tile rows × many columns: 17 rows → 9 groups × 9 columns = 81 > 66.
+        assert_eq!(cluster_grid("k", 2176, 2056, 2, 66).unwrap(), 132);
+        let err = cluster_grid(
+            "bf16 GEMM (wgmma c2), kernel `gemm_wgmma_bf16_c2`",
+            64,
+            64,
+            2,
+            0,
+        )
+        .expect_err("no cluster fits")
+        .to_string();
+        assert!(
+            err.contains("gemm_wgmma_bf16_c2")
+                && err.contains("cluster of 2 blocks of 384 threads")
+                && err.contains("cuOccupancyMaxActiveClusters = 0"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn kernel_names_and_cluster_sizes() {
+        let names: Vec<String> = TcKernel::ALL.iter().map(ToString::to_string).collect();
+        assert_eq!(names, ["wgmma", "wgmma c2", "mma.sync"]);
+        assert_eq!(TcKernel::WgmmaCluster2.cluster_m(), 2);
+        assert_eq!(TcKernel::Wgmma.cluster_m(), 1);
+        assert_eq!(TcKernel::MmaSync.cluster_m(), 1);
     }
 
     #[test]

@@ -456,14 +456,15 @@ impl Function {
             )))
     }
 
-    /// How many clusters of `cluster` blocks (x, y, z; the shape
-    /// [`TypedFunction::launch_ex`](crate::launch::TypedFunction::launch_ex) takes), each block of `block_size` threads
-    /// with `dynamic_shared_bytes` of dynamic shared memory, can be resident on the device
-    /// at once (`cuOccupancyMaxActiveClusters`; sm_90 and later). A persistent kernel
-    /// launched with clusters sizes its grid with this: on H100 and H200 the
-    /// multiprocessors of a GPC (which holds a cluster) come in uneven numbers, so fewer
-    /// than ⌊#SMs / cluster blocks⌋ clusters may fit, and a grid of more runs as a second
-    /// wave.
+    /// How many clusters of `cluster` blocks (x, y, z: the shape
+    /// [`TypedFunction::launch_ex`](crate::launch::TypedFunction::launch_ex) takes), each
+    /// block of `block_size` threads with `dynamic_shared_bytes` of dynamic shared memory,
+    /// can be resident on the device at once (`cuOccupancyMaxActiveClusters`; sm_90 and
+    /// later). A persistent kernel launched with clusters sizes its grid with this: the
+    /// blocks of a cluster are co-scheduled on one GPC (CUDA C++ Programming Guide, "Thread
+    /// Block Clusters"), so where a GPC's free multiprocessors do not divide into whole
+    /// clusters fewer than ⌊multiprocessors / blocks per cluster⌋ clusters fit, and a grid of
+    /// more runs as a second wave.
     ///
     /// Above 48 KB of dynamic shared memory the kernel's limit is raised first
     /// ([`set_max_dynamic_shared_bytes`](Self::set_max_dynamic_shared_bytes)), as a launch

@@ -16,18 +16,19 @@
 //!   barrier), so one group of `wgmma` is always in flight.
 //!
 //! Clusters. The body takes the cluster size along M as a parameter: the entry points
-//! `gemm_wgmma_*` run without clusters (one block per tile), the `gemm_wgmma_*_c2` ones with
-//! clusters of [`WG_CLUSTER_M`] = 2 blocks that compute vertically adjacent tiles with the
-//! same `B` tile. There each block's producer loads its `A` tile and 128 of the 256 rows of
-//! `B` ([`b_box_for_cluster`]) and multicasts the `B` half into the same stage of both
-//! blocks (`cp.async.bulk.tensor … multicast::cluster`), which halves the L2→SM traffic of
-//! `B` (two thirds of a stage). A stage of a block is then written by both producers, so
-//! its empty barrier counts the consumer warps of both blocks (16 arrivals) and each
-//! consumer warp arrives on both (`mbarrier.arrive.release.cluster`); a producer refills a
-//! stage only after both blocks' consumers released it, which they do after the stage's
-//! full phase completed in both, so no multicast lands in a phase that does not expect it.
-//! A cluster barrier after the barrier inits and another before exit keep each block's
-//! barriers alive while the other uses them (exited producer threads count as arrived).
+//! `gemm_wgmma_*` run without clusters (every block on its own), the `gemm_wgmma_*_c2`
+//! ones with clusters of [`WG_CLUSTER_M`] = 2 blocks that compute vertically adjacent
+//! tiles with the same `B` tile. There each block's producer loads its `A` tile and 128 of
+//! the 256 rows of `B` ([`b_box_for_cluster`]) and multicasts the `B` half into the same
+//! stage of both blocks (`cp.async.bulk.tensor … multicast::cluster`), which halves the
+//! L2→SM traffic of `B` (two thirds of a stage). A stage of a block is then written by both
+//! producers, so its empty barrier counts the consumer warps of both blocks (16 arrivals)
+//! and each consumer warp arrives on both (`mbarrier.arrive.release.cluster`); a producer
+//! refills a stage only after both blocks' consumers released it, which they do after the
+//! stage's full phase completed in both, so no multicast lands in a phase that does not
+//! expect it. A cluster barrier after the barrier inits and another before exit keep each
+//! block's barriers alive while the other uses them (exited producer threads count as
+//! arrived).
 //!
 //! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16 or 32 f32 elements:
 //! [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of row `r` at
@@ -42,9 +43,10 @@
 //! `c` tile rows (⌈tile rows / c⌉ × tile columns): cluster `q = b / c` takes groups `q`,
 //! `q + gridDim / c`, … and its block of rank `r` computes tile row `c·g + r` of group `g`;
 //! where the tile rows do not divide by `c`, the blocks past the last row read zeros (TMA's
-//! out-of-bounds fill), still multicast their part of `B`, and store nothing. Producer and consumers walk the same tile sequence, and the ring's
-//! stage index and phases carry on from tile to tile, so the producer fetches the next
-//! tile's first stages while the consumers store the previous tile. The epilogue converts
+//! out-of-bounds fill), still multicast their part of `B`, and store nothing. Producer and
+//! consumers walk the same tile sequence, and the ring's stage index and phases carry on
+//! from tile to tile, so the producer fetches the next tile's first stages while the
+//! consumers store the previous tile. The epilogue converts
 //! the accumulators to `T` (the `wgmma` accumulator layout:
 //! [`cuda_std::wgmma::layout::acc_row_col`]) and, where `C`'s rows are a multiple of 16
 //! bytes (`c_by_tma`), writes each consumer's 64×256 part into shared memory in boxes of 64
@@ -350,6 +352,8 @@ mod kernels_sm90a {
         let b_rows = WG_BN / CLUSTER;
         let tiles_m = m.div_ceil(WG_BM);
         let tiles_n = n.div_ceil(WG_BN);
+        // What the persistent loop walks: groups of `CLUSTER` tile rows × one tile column
+        // (single tiles without clusters).
         let groups_m = tiles_m.div_ceil(CLUSTER);
         let tiles = groups_m * tiles_n;
         let first_tile = block_idx_x() / CLUSTER;
