@@ -52,8 +52,8 @@ pub enum TcKernel {
     /// The `wgmma` kernel with clusters of [`WG_CLUSTER_M`] = 2 blocks along M that share
     /// each `B` tile (each block loads half and multicasts it to both; the `_c2` entry
     /// points of `kernels::gemm_tc::wgmma`; sm_90a). Its persistent grid is two blocks per
-    /// cluster that fits on the device at once (`cuOccupancyMaxActiveClusters`), at most
-    /// two per pair of tile rows and tile column.
+    /// cluster that fits on the device at once (`cuOccupancyMaxActiveClusters`), and no
+    /// more clusters than there are (pair of tile rows, tile column) groups.
     WgmmaCluster2,
     /// Warp-level `mma.sync` (sm_80 and later), `kernels::gemm_tc::mma_sync`.
     MmaSync,
