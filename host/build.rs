@@ -20,6 +20,9 @@ fn main() {
         .max_registers("gemm_wgmma_bf16", 168)
         .max_registers("gemm_wgmma_f16", 168)
         .max_registers("gemm_wgmma_tf32", 168)
+        .max_registers("gemm_wgmma_bf16_c2", 168)
+        .max_registers("gemm_wgmma_f16_c2", 168)
+        .max_registers("gemm_wgmma_tf32_c2", 168)
         .build();
     if let Err(err) = result {
         eprintln!("{err}");

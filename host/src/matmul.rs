@@ -8,7 +8,9 @@
 //!
 //! Two kernel families ([`TcKernel`]):
 //! - [`TcKernel::Wgmma`]: `wgmma` + TMA + mbarriers, warp specialised and persistent
-//!   (sm_90a only: H100, H200);
+//!   (sm_90a only: H100, H200); [`TcKernel::WgmmaCluster2`] is the same kernel with
+//!   clusters of two blocks along M that share the `B` tile (TMA multicast), its persistent
+//!   grid sized by the cluster occupancy query;
 //! - [`TcKernel::MmaSync`]: warp-level `mma.sync` with a `cp.async` pipeline (sm_80 and
 //!   later).
 //!
@@ -34,7 +36,9 @@ use cust::{
     tma::{TensorMap, TensorMapExt, TmaElement, TmaSwizzle},
 };
 use kernels::gemm_tc::mma_sync::{MMA_BM, MMA_BN, MMA_SHARED_BYTES, MMA_THREADS};
-use kernels::gemm_tc::wgmma::{WG_BM, WG_BN, WG_SHARED_BYTES, WG_THREADS, a_box, b_box, c_box};
+use kernels::gemm_tc::wgmma::{
+    WG_BM, WG_BN, WG_CLUSTER_M, WG_SHARED_BYTES, WG_THREADS, a_box, b_box_for_cluster, c_box,
+};
 
 // `check_shape` counts the tiles of both families with one tile shape.
 const _: () = assert!(WG_BM == MMA_BM && WG_BN == MMA_BN);
@@ -42,18 +46,47 @@ const _: () = assert!(WG_BM == MMA_BM && WG_BN == MMA_BN);
 /// Which tensor-core kernel family runs a product.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TcKernel {
-    /// `wgmma.mma_async` fed by TMA (sm_90a: H100, H200), `kernels::gemm_tc::wgmma`.
+    /// `wgmma.mma_async` fed by TMA (sm_90a: H100, H200), `kernels::gemm_tc::wgmma`,
+    /// without clusters: a persistent grid of one block per multiprocessor.
     Wgmma,
+    /// The `wgmma` kernel with clusters of [`WG_CLUSTER_M`] = 2 blocks along M that share
+    /// each `B` tile (each block loads half and multicasts it to both; the `_c2` entry
+    /// points of `kernels::gemm_tc::wgmma`; sm_90a). Its persistent grid is two blocks per
+    /// cluster that fits on the device at once (`cuOccupancyMaxActiveClusters`), and no
+    /// more clusters than there are (pair of tile rows, tile column) groups.
+    WgmmaCluster2,
     /// Warp-level `mma.sync` (sm_80 and later), `kernels::gemm_tc::mma_sync`.
     MmaSync,
 }
 
+impl TcKernel {
+    /// Every kernel, in the order of the benchmark's rows.
+    pub const ALL: [Self; 3] = [Self::Wgmma, Self::WgmmaCluster2, Self::MmaSync];
+
+    /// The name in logs and benchmark rows: `wgmma`, `wgmma c2`, `mma.sync`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Wgmma => "wgmma",
+            Self::WgmmaCluster2 => "wgmma c2",
+            Self::MmaSync => "mma.sync",
+        }
+    }
+
+    /// Blocks per cluster along M: 2 for [`TcKernel::WgmmaCluster2`], else 1 (no
+    /// clusters).
+    #[must_use]
+    pub const fn cluster_m(self) -> u32 {
+        match self {
+            Self::WgmmaCluster2 => WG_CLUSTER_M,
+            Self::Wgmma | Self::MmaSync => 1,
+        }
+    }
+}
+
 impl std::fmt::Display for TcKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Wgmma => "wgmma",
-            Self::MmaSync => "mma.sync",
-        })
+        f.write_str(self.name())
     }
 }
 
@@ -103,6 +136,8 @@ pub trait TcElem: DeviceCopy + TmaElement + Copy + Send + Sync + 'static + seale
     const MMA: MmaKernel<Self>;
     /// The `wgmma` kernel.
     const WGMMA: WgmmaKernel<Self>;
+    /// The `wgmma` kernel for clusters of [`WG_CLUSTER_M`] blocks along M.
+    const WGMMA_C2: WgmmaKernel<Self>;
     /// A NaN the host writes to outputs before a launch, so unwritten elements show.
     const POISON: Self;
     /// Unit roundoff of the output (2⁻⁸ bf16, 2⁻¹¹ f16, 2⁻²⁴ f32).
@@ -121,6 +156,7 @@ impl TcElem for bf16 {
     const K_MULTIPLE: usize = 8;
     const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_bf16;
     const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_bf16;
+    const WGMMA_C2: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_bf16_c2;
     const POISON: Self = bf16::from_bits(0x7fc1);
     const OUTPUT_UNIT: f64 = 1.0 / 256.0;
     const INPUT_UNIT: f64 = 0.0;
@@ -137,6 +173,7 @@ impl TcElem for f16 {
     const K_MULTIPLE: usize = 8;
     const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_f16;
     const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_f16;
+    const WGMMA_C2: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_f16_c2;
     const POISON: Self = f16::from_bits(0x7e01);
     const OUTPUT_UNIT: f64 = 1.0 / 2048.0;
     const INPUT_UNIT: f64 = 0.0;
@@ -153,6 +190,7 @@ impl TcElem for f32 {
     const K_MULTIPLE: usize = 4;
     const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_tf32;
     const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32;
+    const WGMMA_C2: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32_c2;
     const POISON: Self = f32::from_bits(0x7fc0_0dad);
     const OUTPUT_UNIT: f64 = 1.0 / 16_777_216.0;
     const INPUT_UNIT: f64 = 1.0 / 1024.0;
@@ -212,6 +250,28 @@ pub fn check_shape<T: TcElem>(
     Ok(())
 }
 
+/// The persistent grid, in blocks, of the `wgmma` kernel with clusters of `cluster_m` blocks
+/// along M on an m×n `C`, when `fit` such clusters are resident at once
+/// (`cuOccupancyMaxActiveClusters`): the kernel walks groups of `cluster_m` tile rows × one
+/// tile column, a cluster per group at a time, so the grid is `cluster_m · min(fit,
+/// groups)` (a whole number of clusters, at least one); more clusters than fit would run as
+/// a second wave. `what` names the kernel in the error.
+///
+/// # Errors
+/// [`GpuError::LaunchConfig`] naming `what` and the configuration if `fit` is 0 (not one
+/// cluster fits on the device).
+fn cluster_grid(what: &str, m: u32, n: u32, cluster_m: u32, fit: u32) -> Result<u32, GpuError> {
+    if fit == 0 {
+        return Err(GpuError::LaunchConfig(format!(
+            "{what}: no cluster of {cluster_m} blocks of {WG_THREADS} threads with \
+             {WG_SHARED_BYTES} bytes of dynamic shared memory each fits on this device \
+             (cuOccupancyMaxActiveClusters = 0)"
+        )));
+    }
+    let groups = m.div_ceil(WG_BM).div_ceil(cluster_m) * n.div_ceil(WG_BN);
+    Ok(cluster_m * fit.min(groups))
+}
+
 /// The launch of one family, resolved once.
 enum Launcher<T: TcElem> {
     Mma(TypedFunction<MmaParams<T>, Unsafe>),
@@ -221,13 +281,18 @@ enum Launcher<T: TcElem> {
         map_b: DeviceBox<TensorMap>,
         /// The store map of `C`, where its rows are a multiple of 16 bytes (TMA's rule).
         map_c: Option<DeviceBox<TensorMap>>,
+        /// Blocks per cluster along M (1: launched without clusters).
+        cluster_m: u32,
+        /// With clusters, how many fit on the device at once (the grid's bound).
+        max_active_clusters: Option<u32>,
     },
 }
 
 /// One product `C = A·Bᵀ` on fixed buffers, ready to launch: the kernel resolved (in the
 /// module variant the device runs), its launch configuration computed and, for
-/// [`TcKernel::Wgmma`], the tensor maps of `A`, `B` and (where its rows are a multiple of
-/// 16 bytes, so that TMA can store it) `C` encoded and uploaded. Borrows the
+/// [`TcKernel::Wgmma`] and [`TcKernel::WgmmaCluster2`], the tensor maps of `A`, `B` and
+/// (where its rows are a multiple of 16 bytes, so that TMA can store it) `C` encoded and
+/// uploaded, and for the latter the clusters that fit at once queried. Borrows the
 /// buffers for as long as it lives (the tensor maps hold their addresses).
 pub struct GemmPlan<'a, T: TcElem> {
     m: u32,
@@ -260,8 +325,11 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
     /// [`GpuError::LaunchConfig`] naming the value if the shape breaks a rule
     /// ([`check_shape`]); [`GpuError::KernelArchitecture`] naming the kernel and both
     /// architectures if the device cannot run the family (below sm_80 for
-    /// [`TcKernel::MmaSync`], anything but sm_90 for [`TcKernel::Wgmma`]);
-    /// [`GpuError::TensorMap`] or a driver error from encoding or uploading the tensor maps.
+    /// [`TcKernel::MmaSync`], anything but sm_90 for [`TcKernel::Wgmma`] and
+    /// [`TcKernel::WgmmaCluster2`]); [`GpuError::TensorMap`] or a driver error from encoding
+    /// or uploading the tensor maps; for [`TcKernel::WgmmaCluster2`], a driver error from the
+    /// cluster occupancy query, or [`GpuError::LaunchConfig`] naming the kernel and its
+    /// configuration if not one cluster fits.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         gpu: &Gpu,
@@ -283,8 +351,13 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 let cfg = LaunchConfig::new((tiles, 1), MMA_THREADS, MMA_SHARED_BYTES);
                 (cfg, Launcher::Mma(function))
             }
-            TcKernel::Wgmma => {
-                let function = gpu.module().kernel(T::WGMMA)?;
+            TcKernel::Wgmma | TcKernel::WgmmaCluster2 => {
+                let cluster_m = kernel.cluster_m();
+                let function = gpu.module().kernel(if cluster_m == 1 {
+                    T::WGMMA
+                } else {
+                    T::WGMMA_C2
+                })?;
                 let elem_bytes = size_of::<T>() as u32;
                 let row_bytes = (k * size_of::<T>()) as u64;
                 let map = |buf: &DeviceBuffer<T>, rows: usize, bx: [u32; 2], what: &str| {
@@ -300,7 +373,7 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                         .with_gpu_context(|| format!("uploading the tensor map of {what}"))
                 };
                 let map_a = map(a, m, a_box(elem_bytes), "A")?;
-                let map_b = map(b, n, b_box(elem_bytes), "B")?;
+                let map_b = map(b, n, b_box_for_cluster(elem_bytes, cluster_m), "B")?;
                 // C goes out through TMA where its row stride is a multiple of 16 bytes
                 // (TMA's rule); otherwise the kernel stores it from registers.
                 let c_row_bytes = (n * size_of::<T>()) as u64;
@@ -317,8 +390,18 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 } else {
                     None
                 };
-                let tiles = m32.div_ceil(WG_BM) * n32.div_ceil(WG_BN);
-                let blocks = tiles.min(sm_count(gpu)?);
+                let (blocks, max_active_clusters) = if cluster_m == 1 {
+                    let tiles = m32.div_ceil(WG_BM) * n32.div_ceil(WG_BN);
+                    (tiles.min(sm_count(gpu)?), None)
+                } else {
+                    let fit = function.function().max_active_clusters(
+                        WG_THREADS.into(),
+                        WG_SHARED_BYTES,
+                        [cluster_m, 1, 1],
+                    )?;
+                    let what = format!("{} GEMM ({kernel}), kernel `{}`", T::NAME, function.name());
+                    (cluster_grid(&what, m32, n32, cluster_m, fit)?, Some(fit))
+                };
                 let cfg = LaunchConfig::new((blocks, 1), WG_THREADS, WG_SHARED_BYTES);
                 (
                     cfg,
@@ -327,6 +410,8 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                         map_a,
                         map_b,
                         map_c,
+                        cluster_m,
+                        max_active_clusters,
                     },
                 )
             }
@@ -363,21 +448,32 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 map_a,
                 map_b,
                 map_c,
+                cluster_m,
+                ..
             } => {
                 // Without a map of C the kernel does not read `map_c`: pass A's.
                 let (map_c, c_by_tma) = map_c.as_ref().map_or((map_a, 0u32), |m| (m, 1));
+                let args = (m, n, k, map_a, map_b, map_c, &mut *self.c, c_by_tma);
                 // SAFETY: as above; the maps describe `a`, `b` and, with `c_by_tma`, `c`
                 // (all borrowed for the plan's life; C's rows a multiple of 16 bytes) with
-                // this element type, the module's boxes and the 128-byte swizzle, and were
-                // written before this launch (a synchronous upload); the launch
-                // shape is the module's (`WG_THREADS`, `WG_SHARED_BYTES`, a 1-D grid), and
-                // the sm_90a build caps the kernel at `WG_MAX_REGISTERS` (host/build.rs).
+                // this element type, the module's boxes (`B`'s for this cluster size) and
+                // the 128-byte swizzle, and were written before this launch (a synchronous
+                // upload); the launch shape is the module's (`WG_THREADS`,
+                // `WG_SHARED_BYTES`, a 1-D grid; for the `_c2` kernels clusters of
+                // `[WG_CLUSTER_M, 1, 1]` and a grid that is a multiple of it), and the
+                // sm_90a build caps the kernel at `WG_MAX_REGISTERS` (host/build.rs).
                 unsafe {
-                    function.launch_unchecked(
-                        gpu.stream(),
-                        cfg,
-                        (m, n, k, map_a, map_b, map_c, &mut *self.c, c_by_tma),
-                    )
+                    if *cluster_m == 1 {
+                        function.launch_unchecked(gpu.stream(), cfg, args)
+                    } else {
+                        function.launch_ex_unchecked(
+                            gpu.stream(),
+                            cfg,
+                            [*cluster_m, 1, 1],
+                            WG_SHARED_BYTES,
+                            args,
+                        )
+                    }
                 }
             }
         }
@@ -386,6 +482,19 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
     /// The launch configuration (grid, block, dynamic shared memory).
     pub fn config(&self) -> LaunchConfig {
         self.cfg
+    }
+
+    /// For a kernel with clusters ([`TcKernel::WgmmaCluster2`]), how many of its clusters
+    /// the device holds at once (`cuOccupancyMaxActiveClusters`, queried when the plan was
+    /// made; the grid is at most that many clusters); `None` for the others.
+    pub fn max_active_clusters(&self) -> Option<u32> {
+        match &self.launcher {
+            Launcher::Wgmma {
+                max_active_clusters,
+                ..
+            } => *max_active_clusters,
+            Launcher::Mma(_) => None,
+        }
     }
 }
 
@@ -488,6 +597,42 @@ mod tests {
         // TF32 inputs dominate: about 2⁻⁹ of Σ|a||b|.
         let tf = error_bound::<f32>(64, 1000.0, 0.0);
         assert!((1.9..2.1).contains(&tf), "{tf}");
+    }
+
+    #[test]
+    fn cluster_grids_hold_whole_clusters_no_more_than_fit_or_have_work() {
+        // 1 tile: one cluster (its second block computes a row past m).
+        assert_eq!(cluster_grid("k", 1, 1, 2, 66).unwrap(), 2);
+        // 3 tile rows (odd) × 2 tile columns: 2 groups of rows × 2 columns.
+        assert_eq!(cluster_grid("k", 257, 512, 2, 66).unwrap(), 8);
+        // 8192²: 64 × 32 tiles, 32 × 32 groups; 60 clusters fit (H100 figures vary).
+        assert_eq!(cluster_grid("k", 8192, 8192, 2, 60).unwrap(), 120);
+        // Odd tile rows × many columns: 17 rows → 9 groups × 9 columns = 81 > 66.
+        assert_eq!(cluster_grid("k", 2176, 2056, 2, 66).unwrap(), 132);
+        let err = cluster_grid(
+            "bf16 GEMM (wgmma c2), kernel `gemm_wgmma_bf16_c2`",
+            64,
+            64,
+            2,
+            0,
+        )
+        .expect_err("no cluster fits")
+        .to_string();
+        assert!(
+            err.contains("gemm_wgmma_bf16_c2")
+                && err.contains("cluster of 2 blocks of 384 threads")
+                && err.contains("cuOccupancyMaxActiveClusters = 0"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn kernel_names_and_cluster_sizes() {
+        let names: Vec<String> = TcKernel::ALL.iter().map(ToString::to_string).collect();
+        assert_eq!(names, ["wgmma", "wgmma c2", "mma.sync"]);
+        assert_eq!(TcKernel::WgmmaCluster2.cluster_m(), 2);
+        assert_eq!(TcKernel::Wgmma.cluster_m(), 1);
+        assert_eq!(TcKernel::MmaSync.cluster_m(), 1);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Tensor-core GEMM (`host::matmul`, kernels `kernels::gemm_tc`): `C = A·Bᵀ` with `A` m×k,
-//! `B` n×k and `C` m×n row-major, on both kernel families (`wgmma` on sm_90, `mma.sync` on
-//! sm_80+) and the three precisions (bf16, f16, TF32), against CPU references.
+//! `B` n×k and `C` m×n row-major, on both kernel families (`wgmma` on sm_90, without and
+//! with clusters of two sharing `B`; `mma.sync` on sm_80+) and the three precisions (bf16,
+//! f16, TF32), against CPU references.
 //!
 //! - Exact: inputs are small integers (−3..=3), so every product and every partial sum
 //!   (|sum| ≤ 9·k < 2²⁴) is exact in `f32` whatever the order or rounding mode of the
@@ -31,7 +32,7 @@ fn runs(gpu: &Gpu, kernel: TcKernel) -> bool {
         .compute_capability()
         .expect("compute capability");
     let ok = match kernel {
-        TcKernel::Wgmma => cc.major == 9 && cc.minor == 0,
+        TcKernel::Wgmma | TcKernel::WgmmaCluster2 => cc.major == 9 && cc.minor == 0,
         TcKernel::MmaSync => cc.major >= 8,
     };
     if !ok {
@@ -111,16 +112,22 @@ fn exact_case<T: TcElem + PartialEq + std::fmt::Debug>(
 
 /// Shapes of the exact tests: whole tiles, ragged m and n (200×328, 257×513), a single
 /// element, k not a multiple of any K step (136 = 2·64 + 8, 520), a long k. The `wgmma`
-/// kernels store C by TMA where its rows are a multiple of 16 bytes (n = 256, 328, 24; and
-/// 260 for f32) and from registers otherwise (n = 1, 513; 260 for bf16/f16): both paths,
-/// clipped tiles and boxes wholly outside C (200×328) are covered.
-const EXACT_SHAPES: [(usize, usize, usize); 6] = [
+/// kernels store C by TMA where its rows are a multiple of 16 bytes (n = 256, 328, 24,
+/// 2056; and 260 for f32) and from registers otherwise (n = 1, 513; 260 for bf16/f16): both
+/// paths, clipped tiles and boxes wholly outside C (200×328) are covered. For the clusters
+/// of two along M, an odd number of tile rows (1, 3, 17: a block past the last row that
+/// reads zeros and stores nothing) and an even one (2). The last shape has more tiles (17 ×
+/// 9 = 153) than an H100 or H200 has multiprocessors and more pairs of tile rows × tile
+/// columns (9 × 9 = 81) than clusters of two fit at once, so the persistent blocks and
+/// clusters each compute several tiles.
+const EXACT_SHAPES: [(usize, usize, usize); 7] = [
     (128, 256, 64),
     (200, 328, 64),
     (1, 1, 8),
     (257, 513, 136),
     (300, 260, 520),
     (64, 24, 2056),
+    (2176, 2056, 8),
 ];
 
 fn exact_all_types(kernel: TcKernel) {
@@ -139,6 +146,12 @@ fn exact_all_types(kernel: TcKernel) {
 #[ignore = "needs a CUDA GPU"]
 fn wgmma_integer_inputs_equal_the_cpu_bit_for_bit() {
     exact_all_types(TcKernel::Wgmma);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn wgmma_cluster2_integer_inputs_equal_the_cpu_bit_for_bit() {
+    exact_all_types(TcKernel::WgmmaCluster2);
 }
 
 #[test]
@@ -211,6 +224,12 @@ fn wgmma_random_inputs_are_within_the_error_bound() {
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
+fn wgmma_cluster2_random_inputs_are_within_the_error_bound() {
+    random_all_types(TcKernel::WgmmaCluster2);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
 fn mma_sync_random_inputs_are_within_the_error_bound() {
     random_all_types(TcKernel::MmaSync);
 }
@@ -220,7 +239,7 @@ fn mma_sync_random_inputs_are_within_the_error_bound() {
 fn shapes_the_kernels_cannot_run_are_errors_naming_the_value() {
     let gpu = gpu();
     let (a, b) = (vec![bf16::ZERO; 64 * 100], vec![bf16::ZERO; 64 * 100]);
-    for kernel in [TcKernel::Wgmma, TcKernel::MmaSync] {
+    for kernel in TcKernel::ALL {
         let err = gemm(&gpu, kernel, 64, 64, 100, &a, &b)
             .expect_err("k = 100 is not a multiple of 8")
             .to_string();
@@ -286,4 +305,59 @@ fn gemm_kernels_live_in_their_variants_without_spills() {
             .contains("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group")
     );
     assert!(sm90a.ptx.contains("setmaxnreg.inc.sync.aligned.u32 232"));
+    // The cluster kernels: B multicast to both blocks, releases on both blocks' barriers,
+    // and the non-.aligned cluster barrier (rustc may duplicate a barrier into both arms
+    // of a branch on the thread index).
+    for name in [
+        "gemm_wgmma_bf16_c2",
+        "gemm_wgmma_f16_c2",
+        "gemm_wgmma_tf32_c2",
+    ] {
+        assert!(
+            image.entries.iter().any(|e| e.name == name),
+            "{name} is missing from the manifest"
+        );
+    }
+    assert!(sm90a.ptx.contains(".multicast::cluster"));
+    assert!(
+        sm90a
+            .ptx
+            .contains("mbarrier.arrive.release.cluster.shared::cluster.b64")
+    );
+    assert!(sm90a.ptx.contains("barrier.cluster.arrive.release;"));
+    assert!(!sm90a.ptx.contains("barrier.cluster.arrive.aligned"));
+    assert!(!sm90a.ptx.contains("barrier.cluster.wait.aligned"));
+}
+
+/// The cluster variant launches with an even grid of clusters of two (a whole number of
+/// clusters), no larger than the clusters the device holds at once, and no larger than
+/// the pairs of tile rows × tile columns need.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn wgmma_cluster2_grid_is_bounded_by_the_clusters_that_fit() {
+    use cust::memory::DeviceBuffer;
+    use host::matmul::GemmPlan;
+    let gpu = gpu();
+    if !runs(&gpu, TcKernel::WgmmaCluster2) {
+        return;
+    }
+    // (m, n, pairs of tile rows × tile columns): 1, 2·3 = 6, 9·9 = 81.
+    for (m, n, groups) in [(1, 1, 1), (257, 700, 6), (2176, 2056, 81)] {
+        let k = 8;
+        let a = DeviceBuffer::from_slice_async(&vec![bf16::ZERO; m * k], gpu.stream()).expect("A");
+        let b = DeviceBuffer::from_slice_async(&vec![bf16::ZERO; n * k], gpu.stream()).expect("B");
+        let mut c =
+            DeviceBuffer::from_slice_async(&vec![bf16::ZERO; m * n], gpu.stream()).expect("C");
+        let plan = GemmPlan::new(&gpu, TcKernel::WgmmaCluster2, m, n, k, &a, &b, &mut c)
+            .unwrap_or_else(|e| panic!("{m}×{n}: {e}"));
+        let fit = plan.max_active_clusters().expect("a cluster kernel");
+        assert!(fit >= 1);
+        let grid = plan.config().grid_dim;
+        assert_eq!(
+            grid,
+            (2 * fit.min(groups), 1, 1),
+            "{m}×{n}, {fit} clusters fit"
+        );
+        eprintln!("{m}×{n}: {fit} clusters of 2 fit; grid {grid:?}");
+    }
 }

@@ -455,6 +455,78 @@ impl Function {
                 self.kernel.name
             )))
     }
+
+    /// How many clusters of `cluster` blocks (x, y, z: the shape
+    /// [`TypedFunction::launch_ex`](crate::launch::TypedFunction::launch_ex) takes), each
+    /// block of `block_size` threads with `dynamic_shared_bytes` of dynamic shared memory,
+    /// can be resident on the device at once (`cuOccupancyMaxActiveClusters`; sm_90 and
+    /// later). A persistent kernel launched with clusters sizes its grid with this: the
+    /// blocks of a cluster are co-scheduled on one GPC (CUDA C++ Programming Guide, "Thread
+    /// Block Clusters"), so where a GPC's free multiprocessors do not divide into whole
+    /// clusters fewer than ⌊multiprocessors / blocks per cluster⌋ clusters fit, and a grid of
+    /// more runs as a second wave.
+    ///
+    /// Above 48 KB of dynamic shared memory the kernel's limit is raised first
+    /// ([`set_max_dynamic_shared_bytes`](Self::set_max_dynamic_shared_bytes)), as a launch
+    /// would, so that the answer is for the launch that follows. The cluster size must be
+    /// allowed for the kernel (at most 8 blocks, 16 after
+    /// [`set_non_portable_cluster_size_allowed`](Self::set_non_portable_cluster_size_allowed)).
+    /// A result of 0 means such a cluster cannot be resident at all (too much shared
+    /// memory, registers or threads for the multiprocessors of one GPC).
+    ///
+    /// # Errors
+    /// [`CudaError::NotOnEmulator`] on the CPU emulator (it has no clusters);
+    /// [`CudaError::LaunchConfig`] naming the shape if a `cluster` dimension is 0 or it has
+    /// more blocks than the kernel allows; [`CudaError::SharedMemory`] if
+    /// `dynamic_shared_bytes` exceeds the device's limit; [`CudaError::Driver`] naming the
+    /// kernel and the configuration if the query fails (e.g. a GPU before sm_90).
+    pub fn max_active_clusters(
+        &self,
+        block_size: BlockSize,
+        dynamic_shared_bytes: u32,
+        cluster: [u32; 3],
+    ) -> CudaResult<u32> {
+        self.require_gpu("cluster occupancy queries")?;
+        let [x, y, z] = cluster;
+        // The query's grid is one cluster.
+        crate::launch::check_cluster((x, y, z), cluster, self.max_cluster_blocks())?;
+        self.ensure_dynamic_shared(dynamic_shared_bytes)?;
+        let mut attribute = sys::CUlaunchAttribute {
+            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+            pad: [0; 4],
+            value: sys::CUlaunchAttributeValue {
+                clusterDim: sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x, y, z },
+            },
+        };
+        let config = sys::CUlaunchConfig {
+            gridDimX: x,
+            gridDimY: y,
+            gridDimZ: z,
+            blockDimX: block_size.x,
+            blockDimY: block_size.y,
+            blockDimZ: block_size.z,
+            sharedMemBytes: dynamic_shared_bytes,
+            // Ignored by the query.
+            hStream: std::ptr::null_mut(),
+            attrs: &raw mut attribute,
+            numAttrs: 1,
+        };
+        let mut clusters = 0;
+        self.module.context().bind_to_thread()?;
+        // SAFETY: a live function of a loaded module (we hold the module); `config` and the
+        // attribute it points to outlive the call, which only reads them; the driver writes
+        // one int.
+        unsafe {
+            sys::cuOccupancyMaxActiveClusters(&mut clusters, self.cu_function(), &raw const config)
+        }
+        .result()
+        .map_err(CudaError::driver(format!(
+            "cluster occupancy query for kernel `{}` (clusters of {cluster:?} blocks of \
+             {block_size:?} threads, {dynamic_shared_bytes} bytes of dynamic shared memory)",
+            self.kernel.name
+        )))?;
+        Ok(u32::try_from(clusters).unwrap_or(0))
+    }
 }
 
 /// A launch configuration: grid and block dimensions and dynamic shared memory (the
@@ -576,6 +648,39 @@ mod tests {
             "{text}"
         );
         assert!(check_dynamic_shared("k", u32::MAX, u32::MAX, u32::MAX).is_err());
+    }
+
+    /// The cluster occupancy query is GPU-only: on the emulator it is a `NotOnEmulator`
+    /// error naming it, before any shape check or driver call.
+    #[test]
+    fn cluster_occupancy_is_refused_on_the_emulator() {
+        use crate::{
+            context::Context,
+            module::{ComputeCapability, EntryPoint, ModuleImage},
+        };
+        let image: &'static ModuleImage = Box::leak(Box::new(ModuleImage {
+            name: "test-kernels".into(),
+            ptx_file: String::new(),
+            ptx: "",
+            ptx_arch: ComputeCapability::new(7, 0),
+            cubins: vec![],
+            entries: vec![EntryPoint {
+                name: "clustered".into(),
+                param_sizes: vec![8],
+                resources: vec![],
+                archs: vec![ComputeCapability::new(7, 0)],
+            }],
+            variants: vec![],
+        }));
+        let module = Module::from_image_in(&Context::emulator(), image).unwrap();
+        let f = module.get_function("clustered").unwrap();
+        assert!(f.is_emulator());
+        match f.max_active_clusters(BlockSize::x(384), 200 * 1024, [2, 1, 1]) {
+            Err(CudaError::NotOnEmulator { operation }) => {
+                assert!(operation.contains("cluster occupancy"), "{operation}");
+            }
+            other => panic!("expected NotOnEmulator, got {other:?}"),
+        }
     }
 
     #[test]

@@ -12,8 +12,9 @@
 //! Inputs are random in [-1, 1) from fixed seeds, rounded to the storage type; the same
 //! values go to every implementation and to the reference.
 //!
-//! Our kernels: the tensor-core GEMMs of `host::matmul` (`wgmma` and `mma.sync`, for BF16,
-//! FP16 and TF32, hooked in by [`tensor_core_kernels`]) and, for FP32, the SGEMM kernel of
+//! Our kernels: the tensor-core GEMMs of `host::matmul` (`wgmma`, `wgmma c2` — the same
+//! kernel with clusters of two sharing `B` — and `mma.sync`, for BF16, FP16 and TF32, hooked
+//! in by [`tensor_core_kernels`]; each its own row) and, for FP32, the SGEMM kernel of
 //! [`crate::vector::sgemm_dev`] (which takes `B` as k×n row-major: it gets `Bᵀ`, transposed
 //! on the host, so it multiplies the same matrices).
 //!
@@ -38,6 +39,11 @@ use cust::error::GpuContext;
 use cust::memory::{DeviceBox, DeviceBuffer, DeviceCopy};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether this process's bench log has the cluster kernel's launch line
+/// ([`Ours::launch_note`]): it is printed once per run.
+static CLUSTER_LAUNCH_LOGGED: AtomicBool = AtomicBool::new(false);
 
 /// The shapes `(m, n, k)` of the GEMM rows by precision when none are given: three cubes
 /// and two transformer shapes (M=N=8192, K=2048; M=4096, N=14336, K=4096).
@@ -238,10 +244,13 @@ pub(super) struct Operands<'a, T: DeviceCopy> {
 /// One of our kernels on one (precision, shape): its name and its per-launch timing with
 /// `C` on the host, or why it did not run (e.g. a `wgmma` kernel on a GPU before sm_90).
 pub(super) struct Ours<T> {
-    /// `wgmma`, `mma.sync`, `sgemm`.
+    /// `wgmma`, `wgmma c2`, `mma.sync`, `sgemm`.
     pub kernel: &'static str,
     /// Timing and `C` (m×n row-major), or the error.
     pub outcome: Result<(Stats, Vec<T>), GpuError>,
+    /// How a kernel with clusters launched (the clusters that fit at once and the grid),
+    /// for the bench log, which prints the first such line of the run.
+    pub launch_note: Option<String>,
 }
 
 /// Our kernels for one precision: given the bench, the inputs and a NaN-filled `C` to
@@ -368,6 +377,11 @@ impl Bench<'_> {
         let mut c = upload(self, &vec![T::NAN; mu * nu])?;
         let mut rows = Vec::new();
         for our in ours(self, &operands, &mut c)? {
+            if let Some(note) = &our.launch_note
+                && !CLUSTER_LAUNCH_LOGGED.swap(true, Ordering::Relaxed)
+            {
+                self.log(&format!("{workload}: rust {}: {note}", our.kernel));
+            }
             let (stats, c_host) = match our.outcome {
                 Ok(x) => x,
                 Err(e) => {
@@ -548,13 +562,16 @@ fn sgemm_kernel(
     Ok(vec![Ours {
         kernel: "sgemm",
         outcome,
+        launch_note: None,
     }])
 }
 
-/// Our tensor-core kernels (`host::matmul`'s `GemmPlan`, `wgmma` and `mma.sync`) for
-/// storage type `T` (`bf16`, `f16`, or `f32` as TF32): each planned once on `operands`
-/// and `c`, timed, and `C` copied back. A kernel that cannot be planned (e.g. `wgmma`
-/// before sm_90) is reported in its [`Ours`], and the other still runs.
+/// Our tensor-core kernels (`host::matmul`'s `GemmPlan` for every `TcKernel`: `wgmma`,
+/// `wgmma c2`, `mma.sync`) for storage type `T` (`bf16`, `f16`, or `f32` as TF32): each
+/// planned once on `operands` and `c`, timed, and `C` copied back. A kernel that cannot be
+/// planned (e.g. `wgmma` before sm_90) is reported in its [`Ours`], and the others still
+/// run. For a kernel with clusters, [`Ours::launch_note`] says how many clusters fit at
+/// once and the grid.
 ///
 /// # Errors
 /// None of its own beyond the kernels' (which go into [`Ours`]); the `Result` matches the
@@ -567,7 +584,8 @@ fn tensor_core_kernels<T: Operand + crate::matmul::TcElem>(
     use crate::matmul::{GemmPlan, TcKernel};
     let (m, n, k) = operands.dims;
     let mut out = Vec::new();
-    for (kernel, name) in [(TcKernel::Wgmma, "wgmma"), (TcKernel::MmaSync, "mma.sync")] {
+    for kernel in TcKernel::ALL {
+        let mut launch_note = None;
         let outcome = (|| -> Result<(Stats, Vec<T>), GpuError> {
             // A fresh NaN-filled C for each kernel: one that writes nothing cannot pass
             // with the previous kernel's result.
@@ -575,6 +593,19 @@ fn tensor_core_kernels<T: Operand + crate::matmul::TcElem>(
             let stats = {
                 let mut plan =
                     GemmPlan::<T>::new(&bench.gpu, kernel, m, n, k, operands.a, operands.b, c)?;
+                if let Some(fit) = plan.max_active_clusters() {
+                    let cfg = plan.config();
+                    launch_note = Some(format!(
+                        "cuOccupancyMaxActiveClusters = {fit} clusters of {} blocks \
+                         ({} threads, {} bytes of dynamic shared memory each); grid {:?} \
+                         blocks, block {:?}",
+                        kernel.cluster_m(),
+                        cfg.block_dim.0,
+                        cfg.shared_mem_bytes,
+                        cfg.grid_dim,
+                        cfg.block_dim
+                    ));
+                }
                 bench.time(|| {
                     for _ in 0..operands.inner {
                         plan.launch(&bench.gpu)?;
@@ -586,8 +617,9 @@ fn tensor_core_kernels<T: Operand + crate::matmul::TcElem>(
             Ok((per_launch(stats, operands.inner), c_host))
         })();
         out.push(Ours {
-            kernel: name,
+            kernel: kernel.name(),
             outcome,
+            launch_note,
         });
     }
     Ok(out)

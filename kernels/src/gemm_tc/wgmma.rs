@@ -15,6 +15,21 @@
 //!   `wgmma.wait_group 1` releases the *previous* stage (one arrival per warp on its empty
 //!   barrier), so one group of `wgmma` is always in flight.
 //!
+//! Clusters. The body takes the cluster size along M as a parameter: the entry points
+//! `gemm_wgmma_*` run without clusters (every block on its own), the `gemm_wgmma_*_c2`
+//! ones with clusters of [`WG_CLUSTER_M`] = 2 blocks that compute vertically adjacent
+//! tiles with the same `B` tile. There each block's producer loads its `A` tile and 128 of
+//! the 256 rows of `B` ([`b_box_for_cluster`]) and multicasts the `B` half into the same
+//! stage of both blocks (`cp.async.bulk.tensor … multicast::cluster`), which halves the
+//! L2→SM traffic of `B` (two thirds of a stage). A stage of a block is then written by both
+//! producers, so its empty barrier counts the consumer warps of both blocks (16 arrivals)
+//! and each consumer warp arrives on both (`mbarrier.arrive.release.cluster`); a producer
+//! refills a stage only after both blocks' consumers released it, which they do after the
+//! stage's full phase completed in both, so no multicast lands in a phase that does not
+//! expect it. A cluster barrier after the barrier inits and another before exit keep each
+//! block's barriers alive while the other uses them (exited producer threads count as
+//! arrived).
+//!
 //! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16 or 32 f32 elements:
 //! [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of row `r` at
 //! chunk `c ^ (r % 8)`), which is also the layout the `wgmma` descriptors name (stride byte
@@ -24,9 +39,14 @@
 //!
 //! The grid has one block per multiprocessor (or fewer when there are fewer tiles); block
 //! `b` computes tiles `b`, `b + gridDim`, … in the grouped order of
-//! [`super::tile_coords`]. Producer and consumers walk the same tile sequence, and the ring's
-//! stage index and phases carry on from tile to tile, so the producer fetches the next
-//! tile's first stages while the consumers store the previous tile. The epilogue converts
+//! [`super::tile_coords`]. With clusters of `c` blocks along M the walk is over groups of
+//! `c` tile rows (⌈tile rows / c⌉ × tile columns): cluster `q = b / c` takes groups `q`,
+//! `q + gridDim / c`, … and its block of rank `r` computes tile row `c·g + r` of group `g`;
+//! where the tile rows do not divide by `c`, the blocks past the last row read zeros (TMA's
+//! out-of-bounds fill), still multicast their part of `B`, and store nothing. Producer and
+//! consumers walk the same tile sequence, and the ring's stage index and phases carry on
+//! from tile to tile, so the producer fetches the next tile's first stages while the
+//! consumers store the previous tile. The epilogue converts
 //! the accumulators to `T` (the `wgmma` accumulator layout:
 //! [`cuda_std::wgmma::layout::acc_row_col`]) and, where `C`'s rows are a multiple of 16
 //! bytes (`c_by_tma`), writes each consumer's 64×256 part into shared memory in boxes of 64
@@ -36,7 +56,11 @@
 //! to the next tile and the writes to `C` are whole 128-byte lines; otherwise it stores
 //! pairs of adjacent elements straight from registers, skipping elements outside `C`.
 //!
-//! Launch: grid `(min(#SMs, tiles), 1, 1)`, block `(WG_THREADS, 1, 1)`,
+//! Launch: grid `(min(#SMs, tiles), 1, 1)` without clusters; for the `_c2` entry points,
+//! clusters of `(WG_CLUSTER_M, 1, 1)` and a grid of `WG_CLUSTER_M · min(clusters that fit
+//! at once, groups)` blocks (`cuOccupancyMaxActiveClusters`: on H100 not every pair of
+//! multiprocessors can hold a cluster, and a larger grid runs as a second wave); block
+//! `(WG_THREADS, 1, 1)`,
 //! [`WG_SHARED_BYTES`] of dynamic shared memory (the kernel's limit raised first), built with
 //! at most 168 registers per thread (`.maxnreg 168`, so that 384 threads fit the 64 K
 //! register file before the warpgroups rebalance).
@@ -53,6 +77,10 @@ pub const WG_BN: u32 = 256;
 pub const WG_BK_BYTES: u32 = 128;
 /// Stages of the TMA ring.
 pub const WG_STAGES: u32 = 4;
+/// Blocks per cluster, along M, of the `gemm_wgmma_*_c2` entry points: the blocks of a
+/// cluster compute vertically adjacent tiles and share the `B` tile (each loads
+/// `WG_BN / WG_CLUSTER_M` of its rows and multicasts them to all).
+pub const WG_CLUSTER_M: u32 = 2;
 /// Threads per block: one producer and two consumer warpgroups.
 pub const WG_THREADS: u32 = 384;
 /// Registers per thread the kernel is built with (`.maxnreg`): 384 × 168 ≤ 65,536.
@@ -81,10 +109,18 @@ const _: () = assert!(WG_SHARED_BYTES <= 227 * 1024);
 pub const fn a_box(elem_bytes: u32) -> [u32; 2] {
     [WG_BK_BYTES / elem_bytes, WG_BM]
 }
-/// The TMA box of `B`, innermost first: `WG_BK_BYTES` of a row × [`WG_BN`] rows.
+/// The TMA box of `B` for the entry points without clusters, innermost first:
+/// `WG_BK_BYTES` of a row × [`WG_BN`] rows.
 #[must_use]
 pub const fn b_box(elem_bytes: u32) -> [u32; 2] {
-    [WG_BK_BYTES / elem_bytes, WG_BN]
+    b_box_for_cluster(elem_bytes, 1)
+}
+/// The TMA box of `B` for clusters of `cluster_m` blocks along M (1: no clusters), innermost
+/// first: `WG_BK_BYTES` of a row × `WG_BN / cluster_m` rows (each block of a cluster loads
+/// that share of the tile's [`WG_BN`] rows and multicasts it). `cluster_m` divides `WG_BN`.
+#[must_use]
+pub const fn b_box_for_cluster(elem_bytes: u32, cluster_m: u32) -> [u32; 2] {
+    [WG_BK_BYTES / elem_bytes, WG_BN / cluster_m]
 }
 /// The TMA store box of `C`, innermost first: 128 bytes of a row × [`WG_C_BOX_ROWS`] rows
 /// (128-byte swizzle).
@@ -104,6 +140,7 @@ mod kernels_sm90a {
     };
     use crate::gemm_tc::{OutElem, tile_coords};
     use cuda_std::barrier::{MBarrier, Phase, fence_init};
+    use cuda_std::cluster;
     use cuda_std::half::{bf16, f16};
     use cuda_std::prelude::*;
     use cuda_std::shared::shared_addr;
@@ -269,12 +306,34 @@ mod kernels_sm90a {
         }
     }
 
-    /// The kernel body for element type `T`; see the [module docs](super).
+    /// Releases a stage: one arrival on its empty barrier in every block of the cluster of
+    /// `CLUSTER` blocks (both producers wrote into it); a plain local arrival without
+    /// clusters.
     ///
     /// # Safety
-    /// As the entry points' `# Safety` sections.
+    /// As [`MBarrier::arrive`] for `CLUSTER` = 1, else [`MBarrier::arrive_cluster`] for each
+    /// rank below `CLUSTER` (the kernel launched with clusters of `CLUSTER` blocks).
     #[inline(always)]
-    unsafe fn gemm<T: WgmmaElem>(
+    unsafe fn release<const CLUSTER: u32>(empty: &MBarrier) {
+        if CLUSTER == 1 {
+            // SAFETY: forwarded.
+            unsafe { empty.arrive() };
+        } else {
+            for r in 0..CLUSTER {
+                // SAFETY: forwarded.
+                unsafe { empty.arrive_cluster(r) };
+            }
+        }
+    }
+
+    /// The kernel body for element type `T` and clusters of `CLUSTER` blocks along M (1: no
+    /// clusters; 2: the `_c2` entry points); see the [module docs](super).
+    ///
+    /// # Safety
+    /// As the entry points' `# Safety` sections; with `CLUSTER` > 1 the launch has clusters
+    /// of `(CLUSTER, 1, 1)` and the map of `B` the box `b_box_for_cluster(_, CLUSTER)`.
+    #[inline(always)]
+    unsafe fn gemm<T: WgmmaElem, const CLUSTER: u32>(
         m: u32,
         n: u32,
         k: u32,
@@ -286,9 +345,19 @@ mod kernels_sm90a {
     ) {
         let tid = thread_idx_x();
         let warpgroup = tid / 128;
+        // Block `rank` of a cluster computes tile row `CLUSTER·g + rank` of the cluster's
+        // group `g` of tile rows; the blocks share the `B` tile, each loading `b_rows` of
+        // its rows and multicasting them to all (see the module docs).
+        let rank = if CLUSTER == 1 { 0 } else { cluster::ctarank() };
+        let b_rows = WG_BN / CLUSTER;
         let tiles_m = m.div_ceil(WG_BM);
         let tiles_n = n.div_ceil(WG_BN);
-        let tiles = tiles_m * tiles_n;
+        // What the persistent loop walks: groups of `CLUSTER` tile rows × one tile column
+        // (single tiles without clusters).
+        let groups_m = tiles_m.div_ceil(CLUSTER);
+        let tiles = groups_m * tiles_n;
+        let first_tile = block_idx_x() / CLUSTER;
+        let tile_step = grid_dim_x() / CLUSTER;
         let k_tiles = (k * T::BYTES).div_ceil(WG_BK_BYTES);
         let k_elems = WG_BK_BYTES / T::BYTES;
 
@@ -313,13 +382,20 @@ mod kernels_sm90a {
                 // SAFETY: one thread initialises, fence + barrier below before any use.
                 unsafe {
                     (*full.add(s)).init(1);
-                    // One arrival per consumer warp (2 warpgroups × 4 warps).
-                    (*empty.add(s)).init(8);
+                    // One arrival per consumer warp (2 warpgroups × 4 warps) of every block
+                    // of the cluster: the stage's `B` part of each is also the others'.
+                    (*empty.add(s)).init(8 * CLUSTER);
                 }
             }
             fence_init();
         }
-        sync_threads();
+        if CLUSTER == 1 {
+            sync_threads();
+        } else {
+            // Every block's barriers are initialised before any block's TMA or arrivals
+            // reach them.
+            cluster::sync();
+        }
 
         if warpgroup == 0 {
             // Producer.
@@ -336,16 +412,24 @@ mod kernels_sm90a {
                     slot: 0,
                     phase: Phase::ZERO.flip(),
                 };
-                let mut tile = block_idx_x();
+                let mut tile = first_tile;
                 while tile < tiles {
-                    let (tm, tn) = tile_coords(tile, tiles_m, tiles_n);
-                    let (row_a, row_b) = ((tm * WG_BM) as i32, (tn * WG_BN) as i32);
+                    let (gm, tn) = tile_coords(tile, groups_m, tiles_n);
+                    let tm = gm * CLUSTER + rank;
+                    let row_a = (tm * WG_BM) as i32;
+                    let row_b = (tn * WG_BN + rank * b_rows) as i32;
                     for kt in 0..k_tiles {
                         let s = ring.slot as usize;
                         // SAFETY: initialised barriers; the stage's phase is the current
                         // or the previous one (the ring walks all stages in order); the
-                        // stage is free once its empty phase completed; the boxes are
-                        // `WG_STAGE_BYTES` in total, 1024-aligned destinations.
+                        // stage is free (in every block of the cluster) once its empty
+                        // phase, which counts every block's consumers, completed; this
+                        // block's full barrier receives `A` and every block's part of `B`:
+                        // `WG_STAGE_BYTES` in total, 1024-aligned destinations (the `B`
+                        // part at `rank · b_rows` rows, a multiple of 8 rows of 128
+                        // bytes); the other blocks' full barriers of this stage are in the
+                        // same phase (their consumers released the stage's previous use
+                        // after that phase completed).
                         unsafe {
                             let (f, e) = (&*full.add(s), &*empty.add(s));
                             e.wait(ring.phase);
@@ -353,19 +437,29 @@ mod kernels_sm90a {
                             let stage = smem.add(s * WG_STAGE_BYTES as usize);
                             let x = (kt * k_elems) as i32;
                             tma::load_2d(stage.cast::<T>(), map_a, x, row_a, f);
-                            tma::load_2d(
-                                stage.add(WG_A_STAGE_BYTES as usize).cast::<T>(),
-                                map_b,
-                                x,
-                                row_b,
-                                f,
-                            );
+                            let stage_b = stage
+                                .add((WG_A_STAGE_BYTES + rank * b_rows * WG_BK_BYTES) as usize)
+                                .cast::<T>();
+                            if CLUSTER == 1 {
+                                tma::load_2d(stage_b, map_b, x, row_b, f);
+                            } else {
+                                tma::load_2d_multicast(
+                                    stage_b,
+                                    map_b,
+                                    x,
+                                    row_b,
+                                    f,
+                                    ((1u32 << CLUSTER) - 1) as u16,
+                                );
+                            }
                         }
                         ring.advance();
                     }
-                    tile += grid_dim_x();
+                    tile += tile_step;
                 }
             }
+            // With clusters, an exited thread counts as arrived at the final cluster
+            // barrier.
             return;
         }
 
@@ -384,9 +478,10 @@ mod kernels_sm90a {
             // SAFETY: a global-memory map (the launch contract).
             unsafe { tma::prefetch_descriptor(map_c) };
         }
-        let mut tile = block_idx_x();
+        let mut tile = first_tile;
         while tile < tiles {
-            let (tm, tn) = tile_coords(tile, tiles_m, tiles_n);
+            let (gm, tn) = tile_coords(tile, groups_m, tiles_n);
+            let tm = gm * CLUSTER + rank;
             let mut prev = 0u32;
             for kt in 0..k_tiles {
                 let s = ring.slot;
@@ -420,8 +515,10 @@ mod kernels_sm90a {
                 wgmma::wait_group::<1>();
                 if kt != 0 && lane == 0 {
                     // SAFETY: the wgmma group reading stage `prev` has completed; this
-                    // warp's one arrival of the phase.
-                    unsafe { (*empty.add(prev as usize)).arrive() };
+                    // warp's one arrival of the phase, in every block of the cluster (every
+                    // producer wrote into this block's stage); no block has exited (the
+                    // final cluster barrier).
+                    unsafe { release::<CLUSTER>(&*empty.add(prev as usize)) };
                 }
                 prev = s;
                 ring.advance();
@@ -429,7 +526,7 @@ mod kernels_sm90a {
             wgmma::wait_group::<0>();
             if lane == 0 {
                 // SAFETY: as above, for the last stage of the tile.
-                unsafe { (*empty.add(prev as usize)).arrive() };
+                unsafe { release::<CLUSTER>(&*empty.add(prev as usize)) };
             }
 
             // Epilogue: element i of thread t is at acc_row_col(t, i) of this warpgroup's
@@ -496,7 +593,7 @@ mod kernels_sm90a {
                     }};
                 }
                 for_even_acc!(stage_pair);
-                tile += grid_dim_x();
+                tile += tile_step;
                 continue;
             }
             macro_rules! store_pair {
@@ -521,24 +618,29 @@ mod kernels_sm90a {
                 }};
             }
             for_even_acc!(store_pair);
-            tile += grid_dim_x();
+            tile += tile_step;
         }
         if c_by_tma && t == 0 {
             // The shared memory must outlive the stores' reads of it.
             tma::wait_group_read::<0>();
         }
+        if CLUSTER > 1 {
+            // No block exits while another may still arrive on its empty barriers or
+            // multicast into its stages.
+            cluster::sync();
+        }
     }
 
     macro_rules! entry {
-        ($name:ident, $t:ty, $what:literal) => {
+        ($name:ident, $t:ty, $cluster:literal, $what:literal, $b_box:literal, $grid:literal) => {
             #[doc = concat!("`C = A·Bᵀ` in ", $what, " on `wgmma` + TMA (sm_90a); see the ",
                             "[module docs](super) for the design and the launch shape.")]
             ///
             /// # Safety
             /// - `map_a` and `map_b` point to 64-byte-aligned [`TensorMap`]s in global memory,
             ///   written before the launch, describing `A` (dims `[k, m]`, innermost first)
-            ///   and `B` (dims `[k, n]`) with this element type, boxes `a_box` / `b_box`
-            ///   of the element size, and the 128-byte swizzle;
+            ///   and `B` (dims `[k, n]`) with this element type, the 128-byte swizzle, and
+            #[doc = concat!("  boxes `a_box` / ", $b_box, " of the element size;")]
             /// - if `c_by_tma`, `map_c` points to such a map describing `C` (dims `[n, m]`,
             ///   row stride `n` elements, a multiple of 16 bytes) at `c`, box `c_box`, the
             ///   128-byte swizzle (else it is not read: `C` is stored from registers);
@@ -546,8 +648,8 @@ mod kernels_sm90a {
             ///   accesses during the launch, 16-byte aligned (whole device allocations are);
             /// - `m`, `n`, `k` ≥ 1, `k` a multiple of 8 (bf16/f16) or 4 (f32);
             /// - launched with the [module's launch shape](super): `WG_THREADS` threads,
-            ///   a 1-D grid, `WG_SHARED_BYTES` of dynamic shared memory, on an sm_90a build
-            ///   capped at `WG_MAX_REGISTERS` registers.
+            #[doc = concat!("  ", $grid, ", `WG_SHARED_BYTES` of dynamic shared memory, on an")]
+            ///   sm_90a build capped at `WG_MAX_REGISTERS` registers.
             #[kernel]
             pub unsafe fn $name(
                 m: u32,
@@ -560,12 +662,56 @@ mod kernels_sm90a {
                 c_by_tma: u32,
             ) {
                 // SAFETY: forwarded from the kernel's contract.
-                unsafe { gemm::<$t>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0) }
+                unsafe {
+                    gemm::<$t, $cluster>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0)
+                }
             }
         };
     }
 
-    entry!(gemm_wgmma_bf16, bf16, "bf16 (f32 accumulation, bf16 out)");
-    entry!(gemm_wgmma_f16, f16, "f16 (f32 accumulation, f16 out)");
-    entry!(gemm_wgmma_tf32, f32, "TF32 (f32 in and out)");
+    /// The `# Safety` texts of the entry points without clusters.
+    macro_rules! plain {
+        ($name:ident, $t:ty, $what:literal) => {
+            entry!(
+                $name,
+                $t,
+                1,
+                $what,
+                "`b_box`",
+                "a 1-D grid without clusters"
+            );
+        };
+    }
+    /// The `# Safety` texts of the entry points with clusters of two.
+    macro_rules! clustered {
+        ($name:ident, $t:ty, $what:literal) => {
+            entry!(
+                $name,
+                $t,
+                2,
+                $what,
+                "`b_box_for_cluster(_, WG_CLUSTER_M)`",
+                "a 1-D grid of clusters of `(WG_CLUSTER_M, 1, 1)` blocks (an even grid)"
+            );
+        };
+    }
+
+    plain!(gemm_wgmma_bf16, bf16, "bf16 (f32 accumulation, bf16 out)");
+    plain!(gemm_wgmma_f16, f16, "f16 (f32 accumulation, f16 out)");
+    plain!(gemm_wgmma_tf32, f32, "TF32 (f32 in and out)");
+    clustered!(
+        gemm_wgmma_bf16_c2,
+        bf16,
+        "bf16 (f32 accumulation, bf16 out), clusters of 2 along M sharing `B`"
+    );
+    clustered!(
+        gemm_wgmma_f16_c2,
+        f16,
+        "f16 (f32 accumulation, f16 out), clusters of 2 along M sharing `B`"
+    );
+    clustered!(
+        gemm_wgmma_tf32_c2,
+        f32,
+        "TF32 (f32 in and out), clusters of 2 along M sharing `B`"
+    );
 }
