@@ -436,8 +436,19 @@ mod kernels_sm80 {
 mod tests {
     extern crate std;
     use super::layout::{copy, ldmatrix_a, ldmatrix_b, swizzled};
-    use super::{CHUNKS, MMA_BK_BYTES, MMA_BM, MMA_BN, MMA_STAGE_BYTES, MMA_THREADS};
+    use super::{
+        CHUNKS, MMA_BK_BYTES, MMA_BM, MMA_BN, MMA_SHARED_BYTES, MMA_STAGE_BYTES, MMA_THREADS,
+        gemm_mma_bf16, gemm_mma_f16, gemm_mma_tf32,
+    };
+    use crate::gemm_tc::OutElem;
+    use core::any::Any;
+    use core::ffi::c_void;
+    use cuda_std::emu::{self, EmuOptions, HostBuffer};
+    use cuda_std::half::{bf16, f16};
+    use cuda_std::launch::{Kernel, ParamSizes};
     use cuda_std::mma::layout as frag;
+    use cuda_std::mma::tf32_from_f32;
+    use std::boxed::Box;
     use std::collections::BTreeSet;
     use std::vec;
     use std::vec::Vec;
@@ -638,5 +649,185 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A 16-byte aligned copy of `v` (the kernels' `cp.async` sources and paired stores
+    /// need it, as device allocations give it).
+    fn aligned<T: Copy>(v: &[T]) -> Vec<u128> {
+        let mut out = vec![0u128; (size_of_val(v)).div_ceil(16)];
+        // SAFETY: `out` holds at least `size_of_val(v)` bytes; plain data.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                v.as_ptr().cast::<u8>(),
+                out.as_mut_ptr().cast(),
+                size_of_val(v),
+            );
+        }
+        out
+    }
+
+    /// `C = A·Bᵀ` (`a` m×k, `b` n×k, row-major) by `kernel` on the CPU emulator with every
+    /// check on (races between the copies and `ldmatrix`, barrier divergence, bounds), and
+    /// with `seed` ordering the threads; `C` starts as NaN so unwritten elements show.
+    fn emulate<T: OutElem, P: ParamSizes, S>(
+        kernel: &Kernel<P, S>,
+        (m, n, k): (usize, usize, usize),
+        a: &[T],
+        b: &[T],
+        seed: u64,
+    ) -> Vec<T> {
+        let (a_dev, b_dev) = (aligned(a), aligned(b));
+        let mut c_dev = aligned(&vec![T::from_f32(f32::NAN); m * n]);
+        let c_ptr = c_dev.as_mut_ptr().cast::<T>();
+        let mut params: Vec<Box<dyn Any>> = vec![
+            Box::new(m as u32),
+            Box::new(n as u32),
+            Box::new(k as u32),
+            Box::new((a_dev.as_ptr() as usize, a.len())),
+            Box::new((b_dev.as_ptr() as usize, b.len())),
+            Box::new(c_ptr as usize),
+        ];
+        let args: Vec<*mut c_void> = params
+            .iter_mut()
+            .map(|p| (&raw mut **p).cast::<c_void>())
+            .collect();
+        let options = EmuOptions {
+            seed,
+            buffers: vec![HostBuffer {
+                address: c_ptr as usize,
+                bytes: m * n * size_of::<T>(),
+            }],
+            ..EmuOptions::default()
+        };
+        let tiles = (m.div_ceil(MMA_BM as usize) * n.div_ceil(MMA_BN as usize)) as u32;
+        // SAFETY: the kernel's parameters in order; `a`, `b` hold m·k and n·k elements, `c`
+        // m·n, all 16-byte aligned; k is a multiple of 8 (4 for f32); the module's launch
+        // shape.
+        let report = unsafe {
+            emu::launch(
+                kernel,
+                [tiles, 1, 1],
+                [MMA_THREADS, 1, 1],
+                MMA_SHARED_BYTES,
+                &args,
+                &options,
+            )
+        };
+        if let Err(e) = report {
+            panic!("{} {m}×{n}×{k}: {e}", kernel.name());
+        }
+        // SAFETY: `c_dev` holds m·n elements of `T` from `c_ptr`.
+        unsafe { core::slice::from_raw_parts(c_ptr, m * n) }.to_vec()
+    }
+
+    /// A deterministic integer in -3..=3 for index `i` of stream `seed`.
+    fn small_int(seed: u32, i: usize) -> f32 {
+        let mut x = (i as u32).wrapping_mul(0x9e37_79b9) ^ seed.wrapping_mul(0x85eb_ca6b);
+        x ^= x >> 15;
+        x = x.wrapping_mul(0x2c1b_3c6d);
+        x ^= x >> 12;
+        (x % 7) as f32 - 3.0
+    }
+
+    /// Checks `c` (m×n) against `Σ_p a(i, p)·b(j, p)`, summed in `f64` and rounded once to
+    /// `T` (exact for the inputs of these tests: every partial sum fits `f32`).
+    fn check<T: OutElem + PartialEq + core::fmt::Debug>(
+        what: &str,
+        (m, n, k): (usize, usize, usize),
+        c: &[T],
+        a: impl Fn(usize, usize) -> f64,
+        b: impl Fn(usize, usize) -> f64,
+    ) {
+        for i in 0..m {
+            for j in 0..n {
+                let sum: f64 = (0..k).map(|p| a(i, p) * b(j, p)).sum();
+                let want = T::from_f32(sum as f32);
+                let got = c[i * n + j];
+                // `==` on floats: NaN (an unwritten element) never matches, ±0 do.
+                assert!(
+                    got == want,
+                    "{what} {m}×{n}×{k}: C[{i}][{j}] = {got:?}, expected {want:?}"
+                );
+            }
+        }
+    }
+
+    /// Shapes of the emulated tests: ragged m and n (two tiles each way, the second
+    /// partial), k with a partial last step (136 bf16 = 2 steps + 16 bytes; 136 f32 = 4
+    /// steps + 32 bytes), one element, and one step exactly.
+    const SHAPES: [(usize, usize, usize); 3] = [(136, 264, 136), (1, 1, 8), (40, 24, 64)];
+
+    fn integer_case<T: OutElem + PartialEq + core::fmt::Debug, P: ParamSizes, S>(
+        kernel: &Kernel<P, S>,
+        seed: u64,
+    ) {
+        for (s, (m, n, k)) in SHAPES.into_iter().enumerate() {
+            let a: Vec<T> = (0..m * k)
+                .map(|i| T::from_f32(small_int(s as u32, i)))
+                .collect();
+            let b: Vec<T> = (0..n * k)
+                .map(|i| T::from_f32(small_int(100 + s as u32, i)))
+                .collect();
+            let c = emulate(kernel, (m, n, k), &a, &b, seed);
+            let (fa, fb) = (
+                |i: usize, p: usize| f64::from(small_int(s as u32, i * k + p)),
+                |j: usize, p: usize| f64::from(small_int(100 + s as u32, j * k + p)),
+            );
+            check(kernel.name(), (m, n, k), &c, fa, fb);
+        }
+    }
+
+    #[test]
+    fn the_kernels_equal_the_cpu_on_integer_inputs_on_the_emulator() {
+        // Integers in -3..=3: every product and partial sum is exact in f32 (|sum| ≤ 9·k),
+        // and TF32 holds the inputs exactly; the one rounding is the output's, as the CPU's.
+        integer_case::<bf16, _, _>(&gemm_mma_bf16, 0);
+        integer_case::<f16, _, _>(&gemm_mma_f16, 0);
+        // Another thread order, to shake out ordering bugs in the pipeline.
+        integer_case::<f32, _, _>(&gemm_mma_tf32, 7);
+    }
+
+    #[test]
+    fn tf32_operands_are_rounded_to_nearest_on_the_emulator() {
+        // One operand an integer in -3..=3 plus h·2⁻¹² (h < 16), which TF32 cannot hold from
+        // 1 upward (its unit there is 2⁻¹⁰ or 2⁻⁹, so many are ties), the other an integer.
+        // Rounded, every product is a multiple of 2⁻¹² below 12 and |sum| < 2¹¹: exact in
+        // f32. The emulated tensor core truncates like the hardware, so a kernel that does
+        // not round its operands fails here.
+        let (m, n, k) = (40, 24, 72);
+        let frac = |i: usize| {
+            let h = (i as u32).wrapping_mul(0x2c1b_3c6d) >> 28;
+            tf32_input(small_int(5, i) + h as f32 / 4096.0)
+        };
+        let int = |i: usize| small_int(6, i);
+        for fractional_a in [true, false] {
+            let (fa, fb): (&dyn Fn(usize) -> f32, &dyn Fn(usize) -> f32) = if fractional_a {
+                (&frac, &int)
+            } else {
+                (&int, &frac)
+            };
+            let a: Vec<f32> = (0..m * k).map(fa).collect();
+            let b: Vec<f32> = (0..n * k).map(fb).collect();
+            let c = emulate(&gemm_mma_tf32, (m, n, k), &a, &b, 0);
+            let rounded = |x: f32| f64::from(tf32_from_f32(x));
+            let ra = |i: usize, p: usize| rounded(a[i * k + p]);
+            let rb = |j: usize, p: usize| rounded(b[j * k + p]);
+            check("gemm_mma_tf32 (fractional inputs)", (m, n, k), &c, ra, rb);
+            // The test can fail: truncation gives another product.
+            let truncated = |x: f32| f64::from(f32::from_bits(x.to_bits() & !0x1fff));
+            let differs = (0..m).any(|i| {
+                let t: f64 = (0..k)
+                    .map(|p| truncated(a[i * k + p]) * truncated(b[p]))
+                    .sum();
+                t as f32 != c[i * n]
+            });
+            assert!(differs, "the inputs do not tell rounding from truncation");
+        }
+    }
+
+    /// `x`, asserted to be what the test means: a multiple of 2⁻¹² below 4 in magnitude.
+    fn tf32_input(x: f32) -> f32 {
+        assert!(x.abs() < 4.0 && (x * 4096.0).fract() == 0.0, "{x}");
+        x
     }
 }
