@@ -22,8 +22,9 @@
 //! step's copies overwrite: every warp has read it into registers before arriving.
 //!
 //! TF32: each `f32` operand is rounded to TF32 to nearest (ties away from zero,
-//! [`cuda_std::mma::tf32_from_f32`], `cvt.rna.tf32.f32`) in registers after `ldmatrix`, as
-//! cuBLAS does; the tensor core alone would truncate (ignore the 13 low mantissa bits).
+//! [`cuda_std::mma::tf32_from_f32`], `cvt.rna.tf32.f32`) in registers after `ldmatrix`:
+//! the tensor core alone would truncate (ignore the 13 low mantissa bits), which doubles the
+//! inputs' relative error (2⁻¹⁰ instead of 2⁻¹¹).
 //!
 //! Shared memory: a row of a stage is 8 chunks of 16 bytes (all 32 banks), chunk `c` of
 //! stage row `r` stored at chunk `c ^ (r % 8)` ([`layout::swizzled`]). An `ldmatrix` phase
@@ -34,9 +35,10 @@
 //! Edges: copies of rows of `A` past `m` (of `B` past `n`) are skipped, so the accumulators
 //! of those rows (columns) hold garbage that is never stored (each element of `C` depends
 //! only on its own row of `A` and of `B`); chunks past `k` are zero-filled in shared memory
-//! with plain stores, so K needs only be a multiple of 16 bytes. Blocks take their tiles in
-//! the grouped order of [`super::tile_coords`] (1-D grid of `ceil(m / 128) · ceil(n / 256)`
-//! blocks).
+//! by the same `cp.async` with a source size of 0, so K needs only be a multiple of 16
+//! bytes. Both conditions are predicates of the copy instruction, not branches, so the
+//! copies interleave with the MMAs. Blocks take their tiles in the grouped order of [`super::tile_coords`] (1-D grid
+//! of `ceil(m / 128) · ceil(n / 256)` blocks).
 //!
 //! Launch: grid `(ceil(m / MMA_BM) · ceil(n / MMA_BN), 1, 1)`, block `(MMA_THREADS, 1, 1)`,
 //! [`MMA_SHARED_BYTES`] (144 KiB) of dynamic shared memory (above the default 48 KiB limit:
@@ -124,7 +126,7 @@ mod kernels_sm80 {
     use super::{CHUNKS, MMA_BK_BYTES, MMA_BM, MMA_BN, MMA_STAGE_BYTES, MMA_STAGES, MMA_THREADS};
     use crate::gemm_tc::{OutElem, tile_coords};
     use cuda_std::half::{bf16, f16};
-    use cuda_std::mem::{self, async_copy};
+    use cuda_std::mem::async_copy;
     use cuda_std::mma::{
         Bf16, F16, FragA, FragAcc, FragB, M16N8K8, M16N8K16, Tf32, ldmatrix_x4, mma_sync,
         tf32_from_f32,
@@ -209,6 +211,47 @@ mod kernels_sm80 {
         }
     }
 
+    /// Where `enabled`: starts an asynchronous 16-byte copy global → shared of `src`'s 16
+    /// bytes if `full`, else of none, zero-filling the rest (PTX `cp.async.cg.shared.global
+    /// [dst], [src], 16, src-size` with src-size 16 or 0, PTX ISA §9.7, "cp.async": "the
+    /// remaining bytes ... are filled with zeros"); where not, nothing. Both conditions are
+    /// predicates inside the instruction: no branch. Completion as `async_copy::copy_16`'s
+    /// (`commit_group`, `wait_group`).
+    ///
+    /// # Safety
+    /// Where `enabled`: `dst` points to **shared** memory, 16-byte aligned and valid for 16
+    /// bytes; if `full`, `src` to **global** memory, 16-byte aligned and valid for 16 bytes;
+    /// neither range is accessed by other code until the copy has completed.
+    #[inline(always)]
+    unsafe fn copy_16_zfill(dst: *mut u8, src: *const u8, full: bool, enabled: bool) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: caller contract. Writes shared memory: not `nomem`.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .pred p; .reg .b64 s, g; setp.ne.b32 p, {en}, 0; \
+                 cvta.to.shared.u64 s, {d}; cvta.to.global.u64 g, {src}; \
+                 @p cp.async.cg.shared.global [s], [g], 16, {n}; }}",
+                en = in(reg32) u32::from(enabled),
+                d = in(reg64) dst as u64,
+                src = in(reg64) src as u64,
+                n = in(reg32) if full { 16u32 } else { 0 },
+                options(nostack),
+            );
+        }
+        // The emulator: the same bytes at once (its waits are no-ops).
+        #[cfg(not(target_arch = "nvptx64"))]
+        if enabled {
+            // SAFETY: caller contract.
+            unsafe {
+                if full {
+                    async_copy::copy_16(dst, src);
+                } else {
+                    cuda_std::mem::store_v4_u32(dst.cast(), [0; 4]);
+                }
+            }
+        }
+    }
+
     /// Copies of 16 bytes each thread issues per stage: `A`'s 128 rows × 8 chunks, then
     /// `B`'s 256 × 8, over 256 threads.
     const A_COPIES: usize = (MMA_BM * CHUNKS / MMA_THREADS) as usize;
@@ -247,33 +290,35 @@ mod kernels_sm80 {
         let copy_stride = 32 * row_bytes;
 
         // Issues copy `j` (0..12: A's copies 0..4, then B's 0..8) of K slice `kt` into
-        // stage `slot`: a `cp.async` where the chunk lies inside `k`, zeros where past it,
-        // nothing for rows past `m` (`n`).
-        let copy = |kt: u32, slot: u32, j: usize| {
+        // stage `slot` if `live`: 16 bytes where the chunk lies inside `k`, zeros where past
+        // it, nothing for rows past `m` (`n`). One predicated instruction, no branch, so the
+        // copies mix with the MMAs around them.
+        let copy = |kt: u32, slot: u32, j: usize, live: bool| {
             let (src, rows, jj, first_row) = if j < A_COPIES {
                 (a_src, rows_a, j, 0)
             } else {
                 (b_src, rows_b, j - A_COPIES, MMA_BM)
             };
-            if 32 * (jj as u32) < rows {
-                let k_off = kt as usize * MMA_BK_BYTES as usize;
-                let dst_off = (slot * MMA_STAGE_BYTES + (first_row + 32 * jj as u32) * MMA_BK_BYTES)
-                    as usize
-                    + copy_dst;
-                // SAFETY: `slot < MMA_STAGES`: inside the dynamic shared memory, 16-byte
-                // aligned. No thread reads this slot until the barrier after this step's
-                // `wait_group` (all reads of its previous contents were before the previous
-                // step's barrier). Where `inside`, the source is row `32·jj` below the
-                // thread's first row, which is < m (n), and a 16-byte chunk inside its k
-                // elements (`row_bytes` is a multiple of 16), 16-byte aligned as `a`, `b`.
-                unsafe {
-                    let dst = smem.add(dst_off);
-                    if k_off + ((copy_chunk * 16) as usize) < row_bytes {
-                        async_copy::copy_16(dst, src.add(jj * copy_stride + k_off));
-                    } else {
-                        mem::store_v4_u32(dst.cast(), [0; 4]);
-                    }
-                }
+            let row = src.wrapping_add(jj * copy_stride);
+            let k_off = kt as usize * MMA_BK_BYTES as usize;
+            let inside = k_off + ((copy_chunk * 16) as usize) < row_bytes;
+            let dst_off = (slot * MMA_STAGE_BYTES + (first_row + 32 * jj as u32) * MMA_BK_BYTES)
+                as usize
+                + copy_dst;
+            // SAFETY: `slot < MMA_STAGES`: `dst` is inside the dynamic shared memory,
+            // 16-byte aligned; no thread reads this slot until the barrier after this step's
+            // `wait_group` (all reads of its previous contents were before the previous
+            // step's barrier). Where it copies (row `32·jj` below the thread's first row is
+            // < m, or n), `src` is a 16-byte chunk inside the row's k elements (`row_bytes`
+            // is a multiple of 16), 16-byte aligned as `a`, `b` are, or with `inside` false
+            // the row's first chunk, which is not read.
+            unsafe {
+                copy_16_zfill(
+                    smem.add(dst_off),
+                    if inside { row.wrapping_add(k_off) } else { row },
+                    inside,
+                    live && 32 * (jj as u32) < rows,
+                );
             }
         };
 
@@ -308,11 +353,9 @@ mod kernels_sm80 {
         let mut acc = [[[0.0f32; 4]; 8]; 4];
 
         for s in 0..MMA_STAGES - 1 {
-            if s < k_tiles {
-                unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] {
-                    copy(s, s, j);
-                });
-            }
+            unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] {
+                copy(s, s, j, s < k_tiles);
+            });
             async_copy::commit_group();
         }
         async_copy::wait_group::<{ MMA_STAGES - 2 }>();
@@ -350,9 +393,9 @@ mod kernels_sm80 {
                 // halves at 1 and 2, then one commit (an empty group past the end keeps
                 // the `wait_group` count).
                 let next = $kt + MMA_STAGES - 1;
-                if $ks < 3 && next < k_tiles {
+                if $ks < 3 {
                     unroll!(q in [0, 1, 2, 3] {
-                        copy(next, write_slot, 4 * $ks + q);
+                        copy(next, write_slot, 4 * $ks + q, next < k_tiles);
                     });
                 }
                 if $ks == 2 {
