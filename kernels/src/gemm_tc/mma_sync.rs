@@ -128,8 +128,7 @@ mod kernels_sm80 {
     use cuda_std::half::{bf16, f16};
     use cuda_std::mem::async_copy;
     use cuda_std::mma::{
-        Bf16, F16, FragA, FragAcc, FragB, M16N8K8, M16N8K16, Tf32, ldmatrix_x4, mma_sync,
-        tf32_from_f32,
+        Bf16, F16, FragA, FragAcc, FragB, M16N8K8, M16N8K16, Tf32, mma_sync, tf32_from_f32,
     };
     use cuda_std::prelude::*;
 
@@ -211,42 +210,108 @@ mod kernels_sm80 {
         }
     }
 
-    /// Where `enabled`: starts an asynchronous 16-byte copy global → shared of `src`'s 16
-    /// bytes if `full`, else of none, zero-filling the rest (PTX `cp.async.cg.shared.global
-    /// [dst], [src], 16, src-size` with src-size 16 or 0, PTX ISA §9.7, "cp.async": "the
-    /// remaining bytes ... are filled with zeros"); where not, nothing. Both conditions are
-    /// predicates inside the instruction: no branch. Completion as `async_copy::copy_16`'s
-    /// (`commit_group`, `wait_group`).
-    ///
-    /// # Safety
-    /// Where `enabled`: `dst` points to **shared** memory, 16-byte aligned and valid for 16
-    /// bytes; if `full`, `src` to **global** memory, 16-byte aligned and valid for 16 bytes;
-    /// neither range is accessed by other code until the copy has completed.
-    #[inline(always)]
-    unsafe fn copy_16_zfill(dst: *mut u8, src: *const u8, full: bool, enabled: bool) {
+    /// The block's dynamic shared memory as the loop's loads and copies address it: on the
+    /// GPU its 32-bit shared-window address, so that the constant parts of an offset fold
+    /// into the instructions' immediates (`cuda_std::mma::ldmatrix_x4` and
+    /// `async_copy::copy_16` take generic pointers and convert each in 64-bit arithmetic); on
+    /// the host the generic pointer the emulator's intrinsics take.
+    #[derive(Clone, Copy)]
+    struct Smem {
         #[cfg(target_arch = "nvptx64")]
-        // SAFETY: caller contract. Writes shared memory: not `nomem`.
-        unsafe {
-            core::arch::asm!(
-                "{{ .reg .pred p; .reg .b64 s, g; setp.ne.b32 p, {en}, 0; \
-                 cvta.to.shared.u64 s, {d}; cvta.to.global.u64 g, {src}; \
-                 @p cp.async.cg.shared.global [s], [g], 16, {n}; }}",
-                en = in(reg32) u32::from(enabled),
-                d = in(reg64) dst as u64,
-                src = in(reg64) src as u64,
-                n = in(reg32) if full { 16u32 } else { 0 },
-                options(nostack),
-            );
-        }
-        // The emulator: the same bytes at once (its waits are no-ops).
+        addr: u32,
         #[cfg(not(target_arch = "nvptx64"))]
-        if enabled {
-            // SAFETY: caller contract.
+        ptr: *mut u8,
+    }
+
+    impl Smem {
+        /// The dynamic shared memory of this block.
+        #[inline(always)]
+        fn new() -> Self {
+            let p = dynamic_shared::<u8>();
+            #[cfg(target_arch = "nvptx64")]
+            {
+                Self {
+                    addr: cuda_std::shared::shared_addr(p),
+                }
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                Self { ptr: p }
+            }
+        }
+
+        /// `ldmatrix.sync.aligned.m8n8.x4.shared.b16` of the rows at byte `off` of the
+        /// dynamic shared memory (per lane), as `cuda_std::mma::ldmatrix_x4`.
+        ///
+        /// # Safety
+        /// As `cuda_std::mma::ldmatrix_x4`: all 32 lanes call it convergently; `off` is
+        /// 16-byte aligned and 16 bytes from it lie inside the dynamic shared memory; no
+        /// other thread writes them concurrently.
+        #[inline(always)]
+        unsafe fn ldmatrix_x4(self, off: u32) -> [u32; 4] {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let (r0, r1, r2, r3): (u32, u32, u32, u32);
+                // SAFETY: caller contract (shared, aligned, converged). Reads memory: not
+                // `nomem`; not `pure`: a collective must not be moved or merged.
+                unsafe {
+                    core::arch::asm!(
+                        "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{a}];",
+                        a = in(reg32) self.addr.wrapping_add(off),
+                        r0 = out(reg32) r0, r1 = out(reg32) r1,
+                        r2 = out(reg32) r2, r3 = out(reg32) r3,
+                        options(readonly, nostack),
+                    );
+                }
+                [r0, r1, r2, r3]
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            // SAFETY: caller contract; `off` is inside the allocation.
             unsafe {
-                if full {
-                    async_copy::copy_16(dst, src);
-                } else {
-                    cuda_std::mem::store_v4_u32(dst.cast(), [0; 4]);
+                cuda_std::mma::ldmatrix_x4(self.ptr.add(off as usize).cast())
+            }
+        }
+
+        /// Where `enabled`: starts an asynchronous 16-byte copy global → shared, to byte
+        /// `off` of the dynamic shared memory, of `src`'s 16 bytes if `full`, else of none,
+        /// zero-filling the rest (PTX `cp.async.cg.shared.global [dst], [src], 16,
+        /// src-size` with src-size 16 or 0, PTX ISA §9.7, "cp.async": the bytes past
+        /// src-size are filled with zeros); where not, nothing. Both conditions are
+        /// predicates of the one instruction: no branch. Completion as
+        /// `async_copy::copy_16`'s (`commit_group`, `wait_group`).
+        ///
+        /// # Safety
+        /// Where `enabled`: `off` is 16-byte aligned and 16 bytes from it lie inside the
+        /// dynamic shared memory; if `full`, `src` points to **global** memory, 16-byte
+        /// aligned and valid for 16 bytes; neither range is accessed by other code until
+        /// the copy has completed.
+        #[inline(always)]
+        unsafe fn copy_16_zfill(self, off: u32, src: *const u8, full: bool, enabled: bool) {
+            #[cfg(target_arch = "nvptx64")]
+            // SAFETY: caller contract. Writes shared memory: not `nomem`.
+            unsafe {
+                core::arch::asm!(
+                    "{{ .reg .pred p; .reg .b64 g; setp.ne.b32 p, {en}, 0; \
+                     cvta.to.global.u64 g, {src}; \
+                     @p cp.async.cg.shared.global [{d}], [g], 16, {n}; }}",
+                    en = in(reg32) u32::from(enabled),
+                    d = in(reg32) self.addr.wrapping_add(off),
+                    src = in(reg64) src as u64,
+                    n = in(reg32) if full { 16u32 } else { 0 },
+                    options(nostack),
+                );
+            }
+            // The emulator: the same bytes at once (its waits are no-ops).
+            #[cfg(not(target_arch = "nvptx64"))]
+            if enabled {
+                // SAFETY: caller contract.
+                unsafe {
+                    let dst = self.ptr.add(off as usize);
+                    if full {
+                        async_copy::copy_16(dst, src);
+                    } else {
+                        cuda_std::mem::store_v4_u32(dst.cast(), [0; 4]);
+                    }
                 }
             }
         }
@@ -272,14 +337,14 @@ mod kernels_sm80 {
         let (m0, n0) = (tile_m * MMA_BM, tile_n * MMA_BN);
         let row_bytes = k as usize * T::BYTES as usize;
         let k_tiles = row_bytes.div_ceil(MMA_BK_BYTES as usize) as u32;
-        let smem: *mut u8 = dynamic_shared::<u8>();
+        let smem = Smem::new();
 
         // Copy duty (`layout::copy`): chunk `tid % 8` of tile rows `tid / 8 + 32·j`; the
         // swizzled chunk is the same for every j (32 rows keep `row % 8`). Copy j runs
         // while `32·j` < the rows left in the matrix from the thread's first row.
         let copy_chunk = tid % CHUNKS;
         let copy_row = tid / CHUNKS;
-        let copy_dst = swizzled(copy_row, copy_chunk) as usize;
+        let copy_dst = swizzled(copy_row, copy_chunk);
         let rows_a = m.saturating_sub(m0 + copy_row);
         let rows_b = n.saturating_sub(n0 + copy_row);
         let first = |row0: u32| row0 as usize * row_bytes + (copy_chunk * 16) as usize;
@@ -302,10 +367,9 @@ mod kernels_sm80 {
             let row = src.wrapping_add(jj * copy_stride);
             let k_off = kt as usize * MMA_BK_BYTES as usize;
             let inside = k_off + ((copy_chunk * 16) as usize) < row_bytes;
-            let dst_off = (slot * MMA_STAGE_BYTES + (first_row + 32 * jj as u32) * MMA_BK_BYTES)
-                as usize
-                + copy_dst;
-            // SAFETY: `slot < MMA_STAGES`: `dst` is inside the dynamic shared memory,
+            let dst_off =
+                slot * MMA_STAGE_BYTES + (first_row + 32 * jj as u32) * MMA_BK_BYTES + copy_dst;
+            // SAFETY: `slot < MMA_STAGES`: `dst_off` is inside the dynamic shared memory,
             // 16-byte aligned; no thread reads this slot until the barrier after this step's
             // `wait_group` (all reads of its previous contents were before the previous
             // step's barrier). Where it copies (row `32·jj` below the thread's first row is
@@ -313,8 +377,8 @@ mod kernels_sm80 {
             // is a multiple of 16), 16-byte aligned as `a`, `b` are, or with `inside` false
             // the row's first chunk, which is not read.
             unsafe {
-                copy_16_zfill(
-                    smem.add(dst_off),
+                smem.copy_16_zfill(
+                    dst_off,
                     if inside { row.wrapping_add(k_off) } else { row },
                     inside,
                     live && 32 * (jj as u32) < rows,
@@ -325,26 +389,27 @@ mod kernels_sm80 {
         // ldmatrix addresses (`layout::ldmatrix_a`/`_b`): tiles 16 rows apart keep the
         // swizzle, and sub-step `ks` only flips chunk bits 1–2 (`2·ks ^ c`), so tile `t` of
         // sub-step `ks` is at `(off ^ 32·ks) + 2048·t` from tile 0 of sub-step 0.
-        let a_off = ldmatrix_a(wm, 0, lane, 0) as usize;
-        let b_off = ldmatrix_b(wn, 0, lane, 0) as usize;
-        let tile_bytes = (16 * MMA_BK_BYTES) as usize;
+        let a_off = ldmatrix_a(wm, 0, lane, 0);
+        let b_off = ldmatrix_b(wn, 0, lane, 0);
+        let tile_bytes = 16 * MMA_BK_BYTES;
 
-        // Loads the fragments of sub-step `ks` of the stage at `stage` into `fa` (A tiles
-        // 0..4) and `fb` (B tiles 0..4, two n8 fragments each).
+        // Loads the fragments of sub-step `ks` of the stage at byte `stage` of the shared
+        // memory into `fa` (A tiles 0..4) and `fb` (B tiles 0..4, two n8 fragments each).
         macro_rules! load_fragments {
             ($stage:expr, $ks:expr, $fa:ident, $fb:ident) => {{
-                let stage: *mut u8 = $stage;
-                let flip = 32 * ($ks as usize);
+                let stage: u32 = $stage;
+                let flip = 32 * ($ks as u32);
                 unroll!(t in [0, 1, 2, 3] {
                     // SAFETY: converged warp (every lane runs this unconditionally, under
-                    // block-uniform conditions); 16-byte aligned rows of a stage whose
-                    // copies the last `wait_group` + barrier made visible.
+                    // block-uniform conditions); 16-byte aligned rows of a stage (`stage`
+                    // is a slot's offset) whose copies the last `wait_group` + barrier made
+                    // visible.
                     $fa[t] = T::operand(unsafe {
-                        ldmatrix_x4(stage.add((a_off ^ flip) + t * tile_bytes).cast())
+                        smem.ldmatrix_x4(stage + (a_off ^ flip) + t as u32 * tile_bytes)
                     });
                     // SAFETY: as for A.
                     $fb[t] = T::operand(unsafe {
-                        ldmatrix_x4(stage.add((b_off ^ flip) + t * tile_bytes).cast())
+                        smem.ldmatrix_x4(stage + (b_off ^ flip) + t as u32 * tile_bytes)
                     });
                 });
             }};
@@ -367,8 +432,7 @@ mod kernels_sm80 {
         let mut read_slot = 0;
         let mut write_slot = MMA_STAGES - 1;
         // k ≥ 1, so k_tiles ≥ 1: stage 0 exists.
-        // SAFETY: slot 0 is inside the dynamic shared memory.
-        load_fragments!(smem, 0, fa0, fb0);
+        load_fragments!(0, 0, fa0, fb0);
 
         // One K step: sub-step `$ks` computes on (`$fa`, `$fb`) after loading sub-step
         // `$ks + 1` into (`$na`, `$nb`), from the next stage at sub-step 3.
@@ -380,14 +444,10 @@ mod kernels_sm80 {
                     sync_threads();
                     read_slot = if read_slot + 1 == MMA_STAGES { 0 } else { read_slot + 1 };
                     if $kt + 1 < k_tiles {
-                        // SAFETY: `read_slot < MMA_STAGES`.
-                        let stage = unsafe { smem.add((read_slot * MMA_STAGE_BYTES) as usize) };
-                        load_fragments!(stage, 0, $na, $nb);
+                        load_fragments!(read_slot * MMA_STAGE_BYTES, 0, $na, $nb);
                     }
                 } else {
-                    // SAFETY: `read_slot < MMA_STAGES`.
-                    let stage = unsafe { smem.add((read_slot * MMA_STAGE_BYTES) as usize) };
-                    load_fragments!(stage, $ks + 1, $na, $nb);
+                    load_fragments!(read_slot * MMA_STAGE_BYTES, $ks + 1, $na, $nb);
                 }
                 // The copies of the stage `MMA_STAGES - 1` ahead: A at sub-step 0, B's
                 // halves at 1 and 2, then one commit (an empty group past the end keeps
