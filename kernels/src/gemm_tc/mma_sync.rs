@@ -373,9 +373,10 @@ mod kernels_sm80 {
             // 16-byte aligned; no thread reads this slot until the barrier after this step's
             // `wait_group` (all reads of its previous contents were before the previous
             // step's barrier). Where it copies (row `32·jj` below the thread's first row is
-            // < m, or n), `src` is a 16-byte chunk inside the row's k elements (`row_bytes`
-            // is a multiple of 16), 16-byte aligned as `a`, `b` are, or with `inside` false
-            // the row's first chunk, which is not read.
+            // < m, or n) and `inside`, `src` is a 16-byte chunk inside the row's k elements
+            // (`row_bytes` is a multiple of 16), 16-byte aligned as `a`, `b` are; without
+            // `inside` nothing is read (source size 0) from the address, the thread's chunk
+            // at K offset 0 (inside the row when rows have at least 128 bytes).
             unsafe {
                 smem.copy_16_zfill(
                     dst_off,
