@@ -547,6 +547,56 @@ pub unsafe fn mma_sync<S: MmaShape<E>, E: Element>(
     FragAcc::from_regs(unsafe { S::mma(&a.regs, &b.regs, &c.regs) })
 }
 
+/// `x` rounded to TensorFloat-32 (8 exponent bits, 10 mantissa bits) to nearest, ties away
+/// from zero: PTX `cvt.rna.tf32.f32` (PTX ISA §9.7, "Data Movement and Conversion
+/// Instructions: cvt"; **sm_80+**, PTX ISA 7.0), returned as the `f32` of equal value, whose
+/// 13 low mantissa bits are zero. Apply it to each operand of a [`Tf32`] `mma_sync` (on the
+/// registers, e.g. after `ldmatrix`): the tensor core itself only ignores those 13 bits,
+/// which truncates (a relative error up to 2⁻¹⁰ per input instead of 2⁻¹¹).
+///
+/// On the GPU this exists only when the kernels are built for sm_80 or later
+/// (`cfg(target_feature = "sm_80")`). On the host the same bits in software, as the GPU
+/// computes them (the `cvt` is lowered to integer operations in SASS, as disassembled in
+/// <https://enp1s0.github.io/blog/cuda/2023/01/08/tf32-rna.html>): when `|x|` is finite, add
+/// `0x1000` (half a TF32 unit) to the bit pattern, then clear the 13 low bits. So a carry
+/// out of the mantissa bumps the exponent (values from the largest finite TF32 upward give
+/// infinity), infinities are unchanged, and a NaN keeps its sign and top payload bits (a NaN
+/// whose payload lies only in the 13 low bits becomes an infinity: PTX leaves NaN results
+/// unspecified).
+///
+/// ```
+/// use cuda_std::mma::tf32_from_f32;
+/// // 1 + 2⁻¹¹ is half-way between the TF32 neighbours 1 and 1 + 2⁻¹⁰: away from zero.
+/// assert_eq!(tf32_from_f32(1.0 + 2f32.powi(-11)), 1.0 + 2f32.powi(-10));
+/// assert_eq!(tf32_from_f32(-(1.0 + 2f32.powi(-11))), -(1.0 + 2f32.powi(-10)));
+/// ```
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+#[inline(always)]
+#[must_use]
+pub fn tf32_from_f32(x: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let d: u32;
+        // SAFETY: register operands only; this exists only in sm_80+ builds, where
+        // `cvt.rna.tf32.f32` exists.
+        unsafe {
+            asm!("cvt.rna.tf32.f32 {d}, {x};", d = out(reg32) d, x = in(reg32) x,
+                options(pure, nomem, nostack))
+        };
+        f32::from_bits(d)
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let bits = x.to_bits();
+        let rounded = if x.abs() < f32::INFINITY {
+            bits + 0x1000
+        } else {
+            bits
+        };
+        f32::from_bits(rounded & !0x1fff)
+    }
+}
+
 /// Emits `ldmatrix` with `$n` destination registers.
 macro_rules! ldmatrix_fn {
     ($(#[$doc:meta])* $name:ident, $n:literal, $trans:literal, $ptx:literal, [$($r:ident),+]) => {
@@ -775,6 +825,45 @@ mod tests {
     extern crate std;
     use super::*;
     use std::vec;
+
+    #[test]
+    fn tf32_rounding_is_to_nearest_ties_away_from_zero() {
+        // (input bits, expected bits), worked by hand: the TF32 unit of [1, 2) is 2⁻¹⁰
+        // (bit 13), half of it bit 12.
+        let cases: [(u32, u32); 12] = [
+            (0x3f80_0000, 0x3f80_0000), // 1.0: exact
+            (0x3f80_0fff, 0x3f80_0000), // just below half a unit: down
+            (0x3f80_1000, 0x3f80_2000), // exactly half: away from zero (up)
+            (0xbf80_1000, 0xbf80_2000), // −(1 + 2⁻¹¹): away from zero (down)
+            (0x3f80_3000, 0x3f80_4000), // 1 + 3·2⁻¹¹: a tie rounds away, not to even
+            (0x3f80_1001, 0x3f80_2000), // just above half: up
+            (0x3fff_f000, 0x4000_0000), // 2 − 2⁻¹¹: the carry bumps the exponent to 2.0
+            (0x0000_1000, 0x0000_2000), // a subnormal tie
+            (0x0000_0fff, 0x0000_0000), // a subnormal below half a unit: +0
+            (0x7f7f_ffff, 0x7f80_0000), // the largest f32 rounds up to +∞
+            (0xff80_0000, 0xff80_0000), // −∞ unchanged
+            (0x7fc0_1fff, 0x7fc0_0000), // a NaN keeps its top payload
+        ];
+        for (x, want) in cases {
+            let got = tf32_from_f32(f32::from_bits(x)).to_bits();
+            assert_eq!(
+                got, want,
+                "tf32_from_f32({x:#010x}) = {got:#010x}, want {want:#010x}"
+            );
+        }
+        // Every result is a TF32 value, within half a TF32 unit of the input.
+        for i in 0..10_000u32 {
+            let x = f32::from_bits(i.wrapping_mul(0x9e37_79b9) & 0x7f7f_ffff);
+            let r = tf32_from_f32(x);
+            assert_eq!(r.to_bits() & 0x1fff, 0, "{x:e}");
+            let unit = f64::from(f32::from_bits(x.to_bits() & 0x7f80_0000)) * 2f64.powi(-10);
+            let err = (f64::from(r) - f64::from(x)).abs();
+            assert!(
+                r.is_infinite() || err <= unit / 2.0 || unit == 0.0,
+                "{x:e} -> {r:e}"
+            );
+        }
+    }
 
     /// Asserts that `coord` maps every (lane, reg, half) into the rows × cols matrix and
     /// covers each element exactly once.
