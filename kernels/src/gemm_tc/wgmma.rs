@@ -290,14 +290,16 @@ mod kernels_sm90a {
     }
 
     /// Waits until the 128 threads of the calling warpgroup arrive at named barrier `id`
-    /// (PTX `bar.sync id, 128`; ids 1 and 2 are the consumers', 0 is `sync_threads`').
+    /// (PTX `barrier.sync id, 128`, not the `.aligned` `bar.sync`, for the reason given at
+    /// `cuda_std::thread::sync_threads`; ids 1 and 2 are the consumers', 0 is
+    /// `sync_threads`').
     /// Orders their shared-memory accesses like `sync_threads` does the block's.
     #[inline(always)]
     fn warpgroup_sync(id: u32) {
         #[cfg(target_arch = "nvptx64")]
         // SAFETY: a barrier; every thread of the warpgroup calls it with the same `id`.
         unsafe {
-            core::arch::asm!("bar.sync {id}, 128;", id = in(reg32) id, options(nostack))
+            core::arch::asm!("barrier.sync {id}, 128;", id = in(reg32) id, options(nostack))
         };
         #[cfg(not(target_arch = "nvptx64"))]
         {
