@@ -304,6 +304,34 @@ impl MBarrier {
         crate::emu::not_emulated!("barrier::MBarrier::arrive_cluster", cta_rank)
     }
 
+    /// Arrives on the barrier at the same shared-memory offset in the CTA of rank
+    /// `cta_rank` of this cluster with the PTX default semantics, release at CTA scope
+    /// (`mapa.shared::cluster.u32` + `mbarrier.arrive.shared::cluster.b64 _, [remote]`;
+    /// sm_90, PTX ISA 8.0). Unlike [`arrive_cluster`](Self::arrive_cluster) it has no
+    /// cluster-scope fence before the arrival (which stalls the warp until its earlier
+    /// memory accesses are visible cluster-wide): the form for handing a multicast buffer
+    /// back to its producers after reading it only through the async proxy (`wgmma`,
+    /// completed by `wgmma.wait_group`), as CUTLASS's `ClusterBarrier::arrive(cta_id)` does.
+    /// It does not publish data this thread wrote for the other CTA: use `arrive_cluster`
+    /// for that.
+    ///
+    /// # Safety
+    /// As [`arrive_cluster`](Self::arrive_cluster).
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    pub unsafe fn arrive_remote(&self, cta_rank: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: caller contract.
+        unsafe {
+            asm!(
+                "{{ .reg .b32 r; mapa.shared::cluster.u32 r, {a}, {rank}; \
+                 mbarrier.arrive.shared::cluster.b64 _, [r]; }}",
+                a = in(reg32) self.addr(), rank = in(reg32) cta_rank, options(nostack))
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        crate::emu::not_emulated!("barrier::MBarrier::arrive_remote", cta_rank)
+    }
+
     /// The 32-bit shared address of this barrier, for PTX that takes it (TMA's `[mbar]`).
     #[inline(always)]
     #[must_use]

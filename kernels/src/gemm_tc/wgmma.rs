@@ -313,7 +313,7 @@ mod kernels_sm90a {
     /// clusters.
     ///
     /// # Safety
-    /// As [`MBarrier::arrive`] for `CLUSTER` = 1, else [`MBarrier::arrive_cluster`] for each
+    /// As [`MBarrier::arrive`] for `CLUSTER` = 1, else [`MBarrier::arrive_remote`] for each
     /// rank below `CLUSTER` (the kernel launched with clusters of `CLUSTER` blocks).
     #[inline(always)]
     unsafe fn release<const CLUSTER: u32>(empty: &MBarrier) {
@@ -322,8 +322,9 @@ mod kernels_sm90a {
             unsafe { empty.arrive() };
         } else {
             for r in 0..CLUSTER {
-                // SAFETY: forwarded.
-                unsafe { empty.arrive_cluster(r) };
+                // SAFETY: forwarded (the stage was only read, by `wgmma`, whose group the
+                // caller waited for: no cluster-scope release is needed).
+                unsafe { empty.arrive_remote(r) };
             }
         }
     }
