@@ -125,6 +125,9 @@ pub const STATUS_PAD: usize = 32;
 const EXCHANGE_WORDS: usize = SCAN_TILE;
 /// Words of the transpose buffer of an 8-byte kernel: its tile, 42 KiB.
 const EXCHANGE_WORDS_WIDE: usize = 2 * SCAN_TILE_WIDE;
+// A block's static shared memory (transpose buffer, warp totals, tile index and prefix)
+// stays within the 48 KiB a kernel may declare statically.
+const _: () = assert!(4 * EXCHANGE_WORDS_WIDE + 8 * MAX_WARPS + 16 <= 48 * 1024);
 
 /// The largest epoch a status word can carry (31 bits); the host starts again at 1 after
 /// zeroing the status words.
@@ -765,13 +768,11 @@ mod tests {
 
     #[test]
     fn exchange_buffer_holds_a_tile_of_either_width() {
-        // The buffer is one tile; a thread's items are whole 16-byte quads; the shared
-        // memory of a block stays under the 48 KiB of static shared memory.
+        // The buffer is one tile; a thread's items are whole 16-byte quads.
         assert_eq!(4 * SCAN_TILE, 4 * EXCHANGE_WORDS);
         assert_eq!(8 * SCAN_TILE_WIDE, 4 * EXCHANGE_WORDS_WIDE);
         assert_eq!((4 * SCAN_ITEMS) % 16, 0);
         assert_eq!((8 * SCAN_ITEMS_WIDE) % 16, 0);
-        assert!(4 * EXCHANGE_WORDS_WIDE + 8 * MAX_WARPS + 16 <= 48 * 1024);
     }
 
     #[test]
