@@ -326,15 +326,21 @@ pub unsafe fn tma_multicast(
     // barrier below orders every CTA's init before rank 0's multicast completes on it.
     let bar = unsafe { &*bar_p };
     if t == 0 {
-        // SAFETY: as above; phase 0 expects the box's bytes (the multicast may complete
-        // bytes before or after this: the transaction count may go negative in a phase).
+        // SAFETY: as above.
         unsafe {
             bar.init(1);
             barrier::fence_init();
-            bar.arrive_expect_tx(box_bytes);
         }
     }
     cluster::sync();
+    if t == 0 {
+        // SAFETY: initialised (above); phase 0 expects the box's bytes (the multicast may
+        // complete bytes before or after this: the transaction count may go negative in a
+        // phase). After the cluster barrier, not straight after the init: compute-sanitizer's
+        // racecheck reported thread 0's init (SYNCS.EXCH) and its own arrival
+        // (SYNCS.ARRIVE.TRANS64) as 32 hazards when the two were back to back.
+        unsafe { bar.arrive_expect_tx(box_bytes) };
+    }
     if is_thread_0() && rank == 0 {
         // SAFETY: both CTAs' barriers are initialised and expect the box (cluster barrier
         // above); the tiles are at the same offset in both and free.
