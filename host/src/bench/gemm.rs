@@ -18,10 +18,19 @@
 //! [`crate::vector::sgemm_dev`] (which takes `B` as k×n row-major: it gets `Bᵀ`, transposed
 //! on the host, so it multiplies the same matrices).
 //!
-//! Timing: each sample is `inner` back-to-back launches between two CUDA events
-//! ([`crate::timing::Repeat::events`]), divided by `inner` ([`launches_per_sample`]): at
-//! 2048³ a BF16 GEMM takes about 25 µs, where one launch's host-side gap would weigh.
-//! TFLOP/s = 2·m·n·k / median time.
+//! Timing: every implementation of a (precision, shape) is prepared first — cuBLAS's
+//! context, workspace, `α` and `β`, our `GemmPlan`s, `Bᵀ` for `sgemm` — each with its own
+//! `C`, NaN-filled, and then they are timed **interleaved**
+//! ([`crate::timing::Repeat::events_interleaved`]): the warm-up runs each in turn, then
+//! every repetition takes one sample of each in turn (cuBLAS, `wgmma`, `wgmma c2`,
+//! `mma.sync`; for FP32 cuBLAS, `sgemm`), and only then is each `C` copied back and checked.
+//! Timed one block of repetitions after the other, clock and thermal drift landed on one of
+//! them: on one H100, BF16 `wgmma` at 4096³ measured 0.86, 0.91 and 1.07× cuBLAS in three
+//! runs while cuBLAS itself moved between 706 and 786 TFLOP/s. An implementation that
+//! cannot be prepared, or fails during a sample, gets a note and drops out; the others go
+//! on. Each sample is `inner` back-to-back launches between two CUDA events, divided by
+//! `inner` ([`launches_per_sample`]): at 2048³ a BF16 GEMM takes about 25 µs, where one
+//! launch's host-side gap would weigh. TFLOP/s = 2·m·n·k / median time.
 //!
 //! Accuracy: on 256 sampled elements and the four corners of `C`, the error against an
 //! `f64` reference computed from the same (rounded) inputs, relative to `Σ_p |a_ip·b_jp|`;
@@ -37,6 +46,7 @@ use blastoff::{ComputeType, CublasContext, GemmExDatatype, MatrixOp};
 use cuda_std::half::{bf16, f16};
 use cust::error::GpuContext;
 use cust::memory::{DeviceBox, DeviceBuffer, DeviceCopy};
+use cust::stream::Stream;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -241,22 +251,86 @@ pub(super) struct Operands<'a, T: DeviceCopy> {
     pub b: &'a DeviceBuffer<T>,
 }
 
-/// One of our kernels on one (precision, shape): its name and its per-launch timing with
-/// `C` on the host, or why it did not run (e.g. a `wgmma` kernel on a GPU before sm_90).
-pub(super) struct Ours<T> {
+/// One launch of a prepared implementation, queued on the bench's stream (no
+/// synchronisation), writing the implementation's own `C`.
+type Launch<'a> = Box<dyn FnMut() -> Result<(), BenchError> + 'a>;
+
+/// One of our kernels on one (precision, shape), ready to time: its name, its launch or why
+/// it cannot run (e.g. a `wgmma` kernel on a GPU before sm_90), and how it launches.
+pub(super) struct Prepared<'a> {
     /// `wgmma`, `wgmma c2`, `mma.sync`, `sgemm`.
     pub kernel: &'static str,
-    /// Timing and `C` (m×n row-major), or the error.
-    pub outcome: Result<(Stats, Vec<T>), GpuError>,
-    /// How a kernel with clusters launched (the clusters that fit at once and the grid),
+    /// One launch (the plan made, the buffers bound), or the error.
+    pub launch: Result<Launch<'a>, BenchError>,
+    /// How a kernel with clusters launches (the clusters that fit at once and the grid),
     /// for the bench log, which prints the first such line of the run.
     pub launch_note: Option<String>,
 }
 
-/// Our kernels for one precision: given the bench, the inputs and a NaN-filled `C` to
-/// write (m×n row-major), each kernel's [`Ours`].
-type OurKernels<T> =
-    fn(&Bench<'_>, &Operands<'_, T>, &mut DeviceBuffer<T>) -> Result<Vec<Ours<T>>, GpuError>;
+/// Our kernels for one precision: given the bench, the inputs and an empty `cs`, pushes one
+/// NaN-filled `C` (m×n row-major) per kernel onto `cs` and returns each kernel, in the same
+/// order, prepared to write its own.
+type OurKernels<T> = for<'a> fn(
+    &'a Bench<'_>,
+    &'a Operands<'_, T>,
+    &'a mut Vec<DeviceBuffer<T>>,
+) -> Result<Vec<Prepared<'a>>, GpuError>;
+
+/// cuBLAS prepared for one (precision, shape): its context with a 32 MiB workspace, `α = 1`
+/// and `β = 0` on the device, and its own `C` (m×n row-major, NaN-filled).
+struct CublasGemm<T: DeviceCopy> {
+    blas: CublasContext,
+    alpha: DeviceBox<f32>,
+    beta: DeviceBox<f32>,
+    c: DeviceBuffer<T>,
+}
+
+impl<T: Operand> CublasGemm<T> {
+    /// Queues one `cublasGemmEx` at `precision` on `stream` computing the row-major
+    /// `C = A·Bᵀ` of `operands` into `self.c` ([`cublas_call`]).
+    ///
+    /// # Errors
+    /// cuBLAS's error, as text.
+    fn launch(
+        &mut self,
+        stream: &Stream,
+        precision: GemmPrecision,
+        operands: &Operands<'_, T>,
+    ) -> Result<(), BenchError> {
+        let call = cublas_call(operands.dims);
+        let (cm, cn, ck) = call.mnk;
+        self.blas
+            .gemm_ex::<T>(
+                stream,
+                cm,
+                cn,
+                ck,
+                &self.alpha,
+                operands.b,
+                call.ld_first,
+                call.op_first,
+                &self.beta,
+                operands.a,
+                call.ld_second,
+                call.op_second,
+                &mut self.c,
+                call.ldc,
+                precision.compute(),
+            )
+            .map_err(|e| BenchError(e.to_string()))
+    }
+}
+
+/// `c` copied to the host.
+fn download<T: DeviceCopy>(c: &DeviceBuffer<T>) -> Result<Vec<T>, BenchError> {
+    Ok(c.as_host_vec().gpu_context("copying C back")?)
+}
+
+/// The result of a launch that was never timed (which [`Bench::time_interleaved`] rules
+/// out: it returns one result per launch).
+fn not_timed() -> Result<Stats, BenchError> {
+    Err(BenchError("not timed".to_owned()))
+}
 
 /// The error check of one result: the largest sampled relative error and how many
 /// elements of `C` are not finite.
@@ -310,8 +384,9 @@ fn random_operand<T: Operand>(seed: u64, n: usize) -> Vec<T> {
 }
 
 impl Bench<'_> {
-    /// The GEMM rows of one precision at one shape: cuBLAS, then each of our kernels, with
-    /// ratios to cuBLAS and the accuracy check (see the [module docs](self)).
+    /// The GEMM rows of one precision at one shape: cuBLAS and each of our kernels, timed
+    /// interleaved, with ratios to cuBLAS and the accuracy check (see the
+    /// [module docs](self)).
     ///
     /// # Errors
     /// A GPU error outside a peer (allocation, copy); cuBLAS's and our kernels' own failures
@@ -357,35 +432,71 @@ impl Bench<'_> {
         };
         let bound = precision.error_bound(ku);
 
-        let mut reference: Option<(Entry, Accuracy)> = None;
-        if self.opts.cublas {
-            match self.cublas_gemm_ex(precision, &operands) {
-                Ok((stats, c)) => {
-                    let acc = accuracy(&c, &a_host, &b_host, dims);
-                    let mut e = Entry::flops(&workload, Implementation::Cublas, stats, flops);
-                    e.max_rel_error = Some(acc.max_rel);
-                    reference = Some((e, acc));
-                }
-                Err(why) => {
-                    let line = format!("{workload}: cuBLAS skipped: {why}");
-                    self.log(&line);
-                    self.notes.push(line);
-                }
+        // Prepare every implementation, each with its own NaN-filled C; time them
+        // interleaved (cuBLAS first, then ours in order); then copy each C back.
+        let mut blas = self.opts.cublas.then(|| self.cublas_gemm_ex::<T>(dims));
+        let mut c_ours = Vec::new();
+        let (timed, ours_meta) = {
+            let prepared = ours(self, &operands, &mut c_ours)?;
+            let (stream, ops) = (self.gpu.stream(), &operands);
+            let mut launches: Vec<Result<Launch<'_>, BenchError>> = Vec::new();
+            if let Some(Ok(g)) = blas.as_mut() {
+                launches.push(Ok(Box::new(move || g.launch(stream, precision, ops))));
             }
+            let mut meta = Vec::new();
+            for p in prepared {
+                meta.push((p.kernel, p.launch_note));
+                launches.push(p.launch);
+            }
+            (self.time_interleaved(ops.inner, launches), meta)
+        };
+        let mut timed = timed.into_iter();
+        // cuBLAS's result comes first where it was prepared (and so timed).
+        let blas_outcome = blas.map(|prepared| {
+            let g = prepared?;
+            let stats = timed.next().unwrap_or_else(not_timed)?;
+            Ok::<_, BenchError>((stats, download(&g.c)?))
+        });
+        let ours_outcomes: Vec<_> = ours_meta
+            .into_iter()
+            .zip(&c_ours)
+            .map(|((kernel, launch_note), c)| {
+                let outcome = timed
+                    .next()
+                    .unwrap_or_else(not_timed)
+                    .and_then(|stats| Ok((stats, download(c)?)));
+                (kernel, launch_note, outcome)
+            })
+            .collect();
+        drop(c_ours);
+
+        let mut reference: Option<(Entry, Accuracy)> = None;
+        match blas_outcome {
+            Some(Ok((stats, c))) => {
+                let acc = accuracy(&c, &a_host, &b_host, dims);
+                let mut e = Entry::flops(&workload, Implementation::Cublas, stats, flops);
+                e.max_rel_error = Some(acc.max_rel);
+                reference = Some((e, acc));
+            }
+            Some(Err(why)) => {
+                let line = format!("{workload}: cuBLAS skipped: {why}");
+                self.log(&line);
+                self.notes.push(line);
+            }
+            None => {}
         }
 
-        let mut c = upload(self, &vec![T::NAN; mu * nu])?;
         let mut rows = Vec::new();
-        for our in ours(self, &operands, &mut c)? {
-            if let Some(note) = &our.launch_note
+        for (kernel, launch_note, outcome) in ours_outcomes {
+            if let Some(note) = &launch_note
                 && !CLUSTER_LAUNCH_LOGGED.swap(true, Ordering::Relaxed)
             {
-                self.log(&format!("{workload}: rust {}: {note}", our.kernel));
+                self.log(&format!("{workload}: rust {kernel}: {note}"));
             }
-            let (stats, c_host) = match our.outcome {
+            let (stats, c_host) = match outcome {
                 Ok(x) => x,
                 Err(e) => {
-                    let line = format!("{workload}: rust {} did not run: {e}", our.kernel);
+                    let line = format!("{workload}: rust {kernel} did not run: {e}");
                     self.log(&line);
                     self.notes.push(line);
                     continue;
@@ -393,14 +504,14 @@ impl Bench<'_> {
             };
             let acc = accuracy(&c_host, &a_host, &b_host, dims);
             let mut e = Entry::flops(&workload, Implementation::Rust, stats, flops);
-            e.variant = Some(our.kernel.to_owned());
+            e.variant = Some(kernel.to_owned());
             e.max_rel_error = Some(acc.max_rel);
             let blas = reference.as_ref();
             if let Some((r, _)) = blas {
                 e.vs_reference = e.tflop_per_s.zip(r.tflop_per_s).map(|(x, y)| x / y);
             }
             for flag in flags(&acc, blas.map(|(_, a)| a), bound) {
-                let line = format!("FLAG {workload} rust {}: {flag}", our.kernel);
+                let line = format!("FLAG {workload} rust {kernel}: {flag}");
                 self.log(&line);
                 self.notes.push(line);
             }
@@ -452,58 +563,67 @@ impl Bench<'_> {
         Ok(())
     }
 
-    /// Times cuBLAS (`cublasGemmEx` at `precision`, through [`blastoff`], with a 32 MiB
-    /// workspace) on the row-major `C = A·Bᵀ` of `operands` ([`cublas_call`]); returns the
-    /// per-launch timing and `C` on the host.
+    /// Prepares cuBLAS (`cublasGemmEx`, through [`blastoff`]) for `C = A·Bᵀ` at `dims`
+    /// (`(m, n, k)`): a context with a 32 MiB workspace, `α = 1` and `β = 0` on the device,
+    /// and a NaN-filled `C` (m×n row-major). Nothing is launched.
     ///
     /// # Errors
     /// Why not, as text: no `libcublas.so`, a cuBLAS error, a GPU error.
     fn cublas_gemm_ex<T: Operand>(
         &self,
-        precision: GemmPrecision,
-        operands: &Operands<'_, T>,
-    ) -> Result<(Stats, Vec<T>), String> {
-        let text = |e: blastoff::Error| e.to_string();
+        (m, n, _): (usize, usize, usize),
+    ) -> Result<CublasGemm<T>, BenchError> {
+        let text = |e: blastoff::Error| BenchError(e.to_string());
         let mut blas = CublasContext::new().map_err(text)?;
         blas.set_workspace(CublasContext::HOPPER_WORKSPACE_BYTES)
             .map_err(text)?;
-        let alpha = DeviceBox::new(&1.0f32).map_err(|e| e.to_string())?;
-        let beta = DeviceBox::new(&0.0f32).map_err(|e| e.to_string())?;
-        let (m, n, _) = operands.dims;
-        let mut c = upload(self, &vec![T::NAN; m * n]).map_err(|e| e.to_string())?;
-        let call = cublas_call(operands.dims);
-        let (cm, cn, ck) = call.mnk;
-        let stream = self.gpu.stream();
-        let stats = self
-            .time(|| {
-                for _ in 0..operands.inner {
-                    blas.gemm_ex::<T>(
-                        stream,
-                        cm,
-                        cn,
-                        ck,
-                        &alpha,
-                        operands.b,
-                        call.ld_first,
-                        call.op_first,
-                        &beta,
-                        operands.a,
-                        call.ld_second,
-                        call.op_second,
-                        &mut c,
-                        call.ldc,
-                        precision.compute(),
-                    )
-                    .map_err(|e| BenchError(e.to_string()))?;
-                }
-                Ok::<(), BenchError>(())
+        Ok(CublasGemm {
+            blas,
+            alpha: DeviceBox::new(&1.0f32)?,
+            beta: DeviceBox::new(&0.0f32)?,
+            c: upload(self, &vec![T::NAN; m * n])?,
+        })
+    }
+
+    /// Times `launches` (each one launch on the bench's stream; an `Err` is an
+    /// implementation that could not be prepared) interleaved, with this run's repetitions
+    /// ([`crate::timing::Repeat::events_interleaved`]): each sample of an implementation is
+    /// `inner` back-to-back launches between two CUDA events. Returns, for each launch in
+    /// order, its per-launch timing ([`per_launch`]), or its preparation's error or its
+    /// first error while timed (after which it was not launched again: the others went on).
+    fn time_interleaved(
+        &self,
+        inner: u32,
+        mut launches: Vec<Result<Launch<'_>, BenchError>>,
+    ) -> Vec<Result<Stats, BenchError>> {
+        let mut timed = {
+            let mut samples: Vec<_> = launches
+                .iter_mut()
+                .filter_map(|l| l.as_mut().ok())
+                .map(|launch| {
+                    move || -> Result<(), BenchError> {
+                        for _ in 0..inner {
+                            launch()?;
+                        }
+                        Ok(())
+                    }
+                })
+                .collect();
+            let mut fs: Vec<&mut dyn FnMut() -> Result<(), BenchError>> = samples
+                .iter_mut()
+                .map(|f| f as &mut dyn FnMut() -> Result<(), BenchError>)
+                .collect();
+            self.repeat
+                .events_interleaved(self.gpu.context(), self.gpu.stream(), &mut fs)
+                .into_iter()
+        };
+        launches
+            .into_iter()
+            .map(|l| {
+                l.and_then(|_| timed.next().unwrap_or_else(not_timed))
+                    .map(|stats| per_launch(stats, inner))
             })
-            .map_err(|e| e.0)?;
-        let c_host = c
-            .as_host_vec()
-            .gpu_context("copying C back")
-            .map_err(|e| e.to_string())?;
-        Ok((per_launch(stats, operands.inner), c_host))
+            .collect()
     }
 }
 
@@ -533,12 +653,17 @@ fn flags(ours: &Accuracy, blas: Option<&Accuracy>, bound: f64) -> Vec<String> {
 }
 
 /// FP32's kernel: the SGEMM of [`crate::vector::sgemm_dev`], which reads `B` as k×n
-/// row-major, so it gets `Bᵀ` (transposed on the host): the same product `A·Bᵀ`.
-fn sgemm_kernel(
-    bench: &Bench<'_>,
-    operands: &Operands<'_, f32>,
-    c: &mut DeviceBuffer<f32>,
-) -> Result<Vec<Ours<f32>>, GpuError> {
+/// row-major, so it gets `Bᵀ` (transposed on the host and uploaded here, owned by its
+/// launch): the same product `A·Bᵀ`. Pushes its NaN-filled `C` onto `cs` (see
+/// [`OurKernels`]).
+///
+/// # Errors
+/// A GPU error uploading `Bᵀ` or `C`.
+fn sgemm_kernel<'a>(
+    bench: &'a Bench<'_>,
+    operands: &'a Operands<'_, f32>,
+    cs: &'a mut Vec<DeviceBuffer<f32>>,
+) -> Result<Vec<Prepared<'a>>, GpuError> {
     let (m, n, k) = operands.dims;
     let b = operands.b_host;
     // Row p of Bᵀ (k×n) is column p of B (n×k).
@@ -547,82 +672,73 @@ fn sgemm_kernel(
         .map(|idx| b[(idx % n) * k + idx / n])
         .collect();
     let b_t = upload(bench, &b_t)?;
-    let dims = (m as u32, n as u32, k as u32);
-    let outcome = bench
-        .time(|| {
-            for _ in 0..operands.inner {
-                crate::vector::sgemm_dev(&bench.gpu, dims, 1.0, operands.a, &b_t, 0.0, c)?;
-            }
-            Ok::<(), GpuError>(())
-        })
-        .and_then(|stats| {
-            let c_host = c.as_host_vec().gpu_context("copying C back")?;
-            Ok((per_launch(stats, operands.inner), c_host))
-        });
-    Ok(vec![Ours {
+    cs.push(upload(bench, &vec![f32::NAN; m * n])?);
+    let last = cs.len() - 1;
+    let c = &mut cs[last];
+    let (gpu, a, dims) = (&bench.gpu, operands.a, (m as u32, n as u32, k as u32));
+    let launch: Launch<'a> = Box::new(move || {
+        crate::vector::sgemm_dev(gpu, dims, 1.0, a, &b_t, 0.0, c).map_err(BenchError::from)
+    });
+    Ok(vec![Prepared {
         kernel: "sgemm",
-        outcome,
+        launch: Ok(launch),
         launch_note: None,
     }])
 }
 
 /// Our tensor-core kernels (`host::matmul`'s `GemmPlan` for every `TcKernel`: `wgmma`,
 /// `wgmma c2`, `mma.sync`) for storage type `T` (`bf16`, `f16`, or `f32` as TF32): each
-/// planned once on `operands` and `c`, timed, and `C` copied back. A kernel that cannot be
-/// planned (e.g. `wgmma` before sm_90) is reported in its [`Ours`], and the others still
-/// run. For a kernel with clusters, [`Ours::launch_note`] says how many clusters fit at
-/// once and the grid.
+/// planned once on `operands` and its own NaN-filled `C`, pushed onto `cs` (see
+/// [`OurKernels`]; a kernel that writes nothing cannot pass with another's result). A
+/// kernel that cannot be planned (e.g. `wgmma` before sm_90) is reported in its
+/// [`Prepared`], and the others still run. For a kernel with clusters,
+/// [`Prepared::launch_note`] says how many clusters fit at once and the grid.
 ///
 /// # Errors
-/// None of its own beyond the kernels' (which go into [`Ours`]); the `Result` matches the
-/// stub's.
-fn tensor_core_kernels<T: Operand + crate::matmul::TcElem>(
-    bench: &Bench<'_>,
-    operands: &Operands<'_, T>,
-    c: &mut DeviceBuffer<T>,
-) -> Result<Vec<Ours<T>>, GpuError> {
+/// A GPU error uploading a `C`; the kernels' own errors go into [`Prepared`].
+fn tensor_core_kernels<'a, T: Operand + crate::matmul::TcElem>(
+    bench: &'a Bench<'_>,
+    operands: &'a Operands<'_, T>,
+    cs: &'a mut Vec<DeviceBuffer<T>>,
+) -> Result<Vec<Prepared<'a>>, GpuError> {
     use crate::matmul::{GemmPlan, TcKernel};
     let (m, n, k) = operands.dims;
-    let mut out = Vec::new();
-    for kernel in TcKernel::ALL {
-        let mut launch_note = None;
-        let outcome = (|| -> Result<(Stats, Vec<T>), GpuError> {
-            // A fresh NaN-filled C for each kernel: one that writes nothing cannot pass
-            // with the previous kernel's result.
-            *c = upload(bench, &vec![T::NAN; m * n])?;
-            let stats = {
-                let mut plan =
-                    GemmPlan::<T>::new(&bench.gpu, kernel, m, n, k, operands.a, operands.b, c)?;
-                if let Some(fit) = plan.max_active_clusters() {
-                    let cfg = plan.config();
-                    launch_note = Some(format!(
-                        "cuOccupancyMaxActiveClusters = {fit} clusters of {} blocks \
-                         ({} threads, {} bytes of dynamic shared memory each); grid {:?} \
-                         blocks, block {:?}",
-                        kernel.cluster_m(),
-                        cfg.block_dim.0,
-                        cfg.shared_mem_bytes,
-                        cfg.grid_dim,
-                        cfg.block_dim
-                    ));
-                }
-                bench.time(|| {
-                    for _ in 0..operands.inner {
-                        plan.launch(&bench.gpu)?;
-                    }
-                    Ok::<(), GpuError>(())
-                })?
-            };
-            let c_host = c.as_host_vec().gpu_context("copying C back")?;
-            Ok((per_launch(stats, operands.inner), c_host))
-        })();
-        out.push(Ours {
-            kernel: kernel.name(),
-            outcome,
-            launch_note,
-        });
+    let nan = vec![T::NAN; m * n];
+    for _ in TcKernel::ALL {
+        cs.push(upload(bench, &nan)?);
     }
-    Ok(out)
+    let gpu = &bench.gpu;
+    let prepared = TcKernel::ALL
+        .into_iter()
+        .zip(cs.iter_mut())
+        .map(|(kernel, c)| {
+            let mut launch_note = None;
+            let launch = GemmPlan::<T>::new(gpu, kernel, m, n, k, operands.a, operands.b, c)
+                .map(|mut plan| {
+                    if let Some(fit) = plan.max_active_clusters() {
+                        let cfg = plan.config();
+                        launch_note = Some(format!(
+                            "cuOccupancyMaxActiveClusters = {fit} clusters of {} blocks \
+                             ({} threads, {} bytes of dynamic shared memory each); grid {:?} \
+                             blocks, block {:?}",
+                            kernel.cluster_m(),
+                            cfg.block_dim.0,
+                            cfg.shared_mem_bytes,
+                            cfg.grid_dim,
+                            cfg.block_dim
+                        ));
+                    }
+                    Box::new(move || plan.launch(gpu).map_err(BenchError::from)) as Launch<'a>
+                })
+                .map_err(BenchError::from);
+            Prepared {
+                kernel: kernel.name(),
+                launch,
+                launch_note,
+            }
+        })
+        .collect();
+    Ok(prepared)
 }
 
 #[cfg(test)]
