@@ -139,11 +139,10 @@ pub trait TcElem: DeviceCopy + TmaElement + Copy + Send + Sync + 'static + seale
     const NAME: &'static str;
     /// `k` must be a multiple of this (16 bytes of a row).
     const K_MULTIPLE: usize;
-    /// The `mma.sync` kernel with the 3-stage ring
-    /// ([`MMA_STAGES`](kernels::gemm_tc::mma_sync::MMA_STAGES), 144 KiB of shared memory).
+    /// The `mma.sync` kernel with the 3-stage ring ([`MMA_STAGES`], 144 KiB of shared
+    /// memory).
     const MMA: MmaKernel<Self>;
-    /// The `mma.sync` kernel with the 4-stage ring
-    /// ([`MMA_STAGES_DEEP`](kernels::gemm_tc::mma_sync::MMA_STAGES_DEEP), 192 KiB of shared
+    /// The `mma.sync` kernel with the 4-stage ring ([`MMA_STAGES_DEEP`], 192 KiB of shared
     /// memory: sm_90, not sm_80).
     const MMA_S4: MmaKernel<Self>;
     /// The `wgmma` kernel.
@@ -295,11 +294,6 @@ fn cluster_grid(what: &str, m: u32, n: u32, cluster_m: u32, fit: u32) -> Result<
 /// (H100, H200): 4 stages; 163 KiB on sm_80 (A100): 3 (CUDA C++ Programming Guide,
 /// "Technical Specifications per Compute Capability"). Below 144 KiB (99 KiB on sm_86 and
 /// sm_89) neither ring fits: 3, and [`GemmPlan::new`] then fails naming the limit.
-///
-/// [`MMA_STAGES_DEEP`]: kernels::gemm_tc::mma_sync::MMA_STAGES_DEEP
-/// [`MMA_SHARED_BYTES_DEEP`]: kernels::gemm_tc::mma_sync::MMA_SHARED_BYTES_DEEP
-/// [`MMA_STAGES`]: kernels::gemm_tc::mma_sync::MMA_STAGES
-/// [`MMA_SHARED_BYTES`]: kernels::gemm_tc::mma_sync::MMA_SHARED_BYTES
 #[must_use]
 pub const fn mma_stages(optin_bytes: u32) -> u32 {
     if optin_bytes >= MMA_SHARED_BYTES_DEEP {

@@ -11,8 +11,8 @@
 //! the stage being computed on. Two ring depths, the same code (the stage count is a const
 //! generic of the kernel body):
 //! - `S` = [`MMA_STAGES`] = 3 ([`MMA_SHARED_BYTES`], 144 KiB), the entry points
-//!   `gemm_mma_{bf16,f16,tf32}`: fits the 163 KiB a block may have on sm_80 (A100) and
-//!   sm_87 as well as later parts' 227 KiB;
+//!   `gemm_mma_{bf16,f16,tf32}`: fits the 163 KiB a block may have on sm_80 (A100) as
+//!   well as the 227 KiB of sm_90;
 //! - `S` = [`MMA_STAGES_DEEP`] = 4 ([`MMA_SHARED_BYTES_DEEP`], 192 KiB), the entry points
 //!   `gemm_mma_{bf16,f16,tf32}_s4`: only for devices that allow a block at least that much
 //!   (sm_90, H100/H200: 227 KiB); the copies run three steps ahead instead of two, to hide
@@ -25,9 +25,9 @@
 //! memory latency hides behind the tensor cores. The copies of the stage ahead are spread
 //! over sub-steps 0–2 (`A` at 0, `B`'s halves at 1 and 2) and committed as one group; at
 //! sub-step 3 each thread waits for the next stage's copies (`cp.async.wait_group S - 2`:
-//! the groups of the stages after it may still be in flight), the
-//! block passes its one barrier of the step, and the warps load the next stage's first
-//! fragments before issuing sub-step 3's MMAs. The barrier also frees the slot the next
+//! the groups of the `S - 2` stages after it may still be in flight), the block passes its
+//! one barrier of the step, and the warps load the next stage's first fragments before
+//! issuing sub-step 3's MMAs. The barrier also frees the slot the next
 //! step's copies overwrite: every warp has read it into registers before arriving.
 //!
 //! TF32: each `f32` operand is rounded to TF32 to nearest (ties away from zero,
@@ -55,10 +55,9 @@
 //! default 48 KiB limit: the host raises the kernel's limit first, and picks the `_s4`
 //! kernels where the device's opt-in limit per block
 //! (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`) holds 192 KiB. That limit is
-//! 163 KiB on sm_80 and sm_87, 227 KiB on sm_90 and sm_100, and 99 KiB on sm_86, sm_89
-//! and sm_120, where neither ring fits (CUDA C++ Programming Guide, "Technical
-//! Specifications per Compute Capability", "Maximum amount of shared memory per thread
-//! block").
+//! 163 KiB on sm_80, 227 KiB on sm_90, and 99 KiB on sm_86 and sm_89, where neither ring
+//! fits (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability",
+//! "Maximum amount of shared memory per thread block").
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub use kernels_sm80::*;
