@@ -234,6 +234,80 @@ fn mma_sync_random_inputs_are_within_the_error_bound() {
     random_all_types(TcKernel::MmaSync);
 }
 
+/// TF32 inputs are rounded to nearest (ties away from zero, `cvt.rna.tf32.f32`) on their way
+/// into the tensor cores, by every kernel family, not truncated. One operand holds
+/// `s·(1 + 3·2⁻¹²)` for small integers `s` (−3..=3), whose 13 dropped bits are at least half
+/// a TF32 unit, so rounding and truncation give different TF32 values; the other holds the
+/// small integers themselves (exact in TF32). Every product of a rounded value (11
+/// significant bits, a multiple of 2⁻¹⁰) and an integer up to 3, and every partial sum
+/// (|sum| ≤ 9.02·k < 2¹³ for k ≤ 520), is then exact in `f32`, so the GPU must equal the
+/// CPU's sum of rounded products bit for bit; the test checks that truncation would give
+/// other results (it can fail). Each operand takes the fractional values in turn.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn tf32_inputs_are_rounded_to_nearest() {
+    use cuda_std::mma::tf32_from_f32;
+    let gpu = gpu();
+    for kernel in TcKernel::ALL {
+        if !runs(&gpu, kernel) {
+            continue;
+        }
+        for (m, n, k) in [(257, 513, 136), (300, 260, 520)] {
+            for fractional_a in [true, false] {
+                let ints = |seed: u64, len: usize| small_ints::<f32>(seed, len);
+                let frac = |seed: u64, len: usize| -> Vec<f32> {
+                    ints(seed, len)
+                        .into_iter()
+                        .map(|s| s * (1.0 + 3.0 * 2f32.powi(-12)))
+                        .collect()
+                };
+                let (a, b) = if fractional_a {
+                    (frac(31, m * k), ints(32, n * k))
+                } else {
+                    (ints(31, m * k), frac(32, n * k))
+                };
+                let c = gemm(&gpu, kernel, m, n, k, &a, &b)
+                    .unwrap_or_else(|e| panic!("tf32 {kernel} {m}×{n}×{k}: {e}"));
+                let dot = |i: usize, j: usize, cut: &dyn Fn(f32) -> f32| -> f32 {
+                    (0..k).map(|p| cut(a[i * k + p]) * cut(b[j * k + p])).sum()
+                };
+                let truncate = |x: f32| f32::from_bits(x.to_bits() & !0x1fff);
+                let (mut wrong, mut tells) = (0usize, 0usize);
+                for i in 0..m {
+                    for j in 0..n {
+                        let want = dot(i, j, &tf32_from_f32);
+                        tells += usize::from(dot(i, j, &truncate) != want);
+                        let got = c[i * n + j];
+                        if got != want && !(got == 0.0 && want == 0.0) {
+                            if wrong < 5 {
+                                eprintln!(
+                                    "tf32 {kernel} {m}×{n}×{k} (fractional A: {fractional_a}): \
+                                     C[{i}][{j}] = {got}, rounded inputs give {want}, \
+                                     truncated ones {}",
+                                    dot(i, j, &truncate)
+                                );
+                            }
+                            wrong += 1;
+                        }
+                    }
+                }
+                assert!(
+                    tells > m * n / 2,
+                    "only {tells} of {} elements tell rounding from truncation",
+                    m * n
+                );
+                assert_eq!(
+                    wrong,
+                    0,
+                    "tf32 {kernel} {m}×{n}×{k} (fractional A: {fractional_a}): {wrong} of {} \
+                     elements differ from the sum of rounded products",
+                    m * n
+                );
+            }
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn shapes_the_kernels_cannot_run_are_errors_naming_the_value() {

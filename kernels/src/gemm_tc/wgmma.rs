@@ -81,6 +81,9 @@ pub const WG_STAGES: u32 = 4;
 /// cluster compute vertically adjacent tiles and share the `B` tile (each loads
 /// `WG_BN / WG_CLUSTER_M` of its rows and multicasts them to all).
 pub const WG_CLUSTER_M: u32 = 2;
+/// Threads of the producer warpgroup that round a TF32 stage (warps 1–3; warp 0 issues the
+/// TMA loads).
+pub const WG_ROUND_THREADS: u32 = 96;
 /// Threads per block: one producer and two consumer warpgroups.
 pub const WG_THREADS: u32 = 384;
 /// Registers per thread the kernel is built with (`.maxnreg`): 384 × 168 ≤ 65,536.
@@ -100,8 +103,9 @@ pub const WG_C_BOX_BYTES: u32 = WG_C_BOX_ROWS * 128;
 pub const WG_C_BYTES: u32 = 2 * 2 * WG_C_BOX_BYTES;
 /// Dynamic shared memory per block, bytes: the stages, the epilogue buffer, 1024 bytes of
 /// alignment slack (the dynamic shared window is only 16-byte aligned) and the
-/// 2 × [`WG_STAGES`] barriers: 230,464 of the 232,448 (227 KiB) a block may have.
-pub const WG_SHARED_BYTES: u32 = WG_STAGES * WG_STAGE_BYTES + WG_C_BYTES + 1024 + 16 * WG_STAGES;
+/// 3 × [`WG_STAGES`] barriers (full, empty, rounded): 230,496 of the 232,448 (227 KiB) a
+/// block may have.
+pub const WG_SHARED_BYTES: u32 = WG_STAGES * WG_STAGE_BYTES + WG_C_BYTES + 1024 + 24 * WG_STAGES;
 const _: () = assert!(WG_SHARED_BYTES <= 227 * 1024);
 /// The TMA box of `A`, innermost first, in elements of `bytes` bytes: `WG_BK_BYTES` of a
 /// row × [`WG_BM`] rows.
@@ -136,7 +140,7 @@ pub const fn c_box(elem_bytes: u32) -> [u32; 2] {
 mod kernels_sm90a {
     use super::{
         WG_A_STAGE_BYTES, WG_BK_BYTES, WG_BM, WG_BN, WG_C_BOX_BYTES, WG_C_BYTES, WG_STAGE_BYTES,
-        WG_STAGES,
+        WG_ROUND_THREADS, WG_STAGES,
     };
     use crate::gemm_tc::{OutElem, tile_coords};
     use cuda_std::barrier::{MBarrier, Phase, fence_init};
@@ -149,6 +153,9 @@ mod kernels_sm90a {
 
     /// An element type of the `wgmma` GEMM: which instruction one 32-byte K slice takes.
     pub trait WgmmaElem: OutElem {
+        /// Whether the operands are `f32` read as TF32, which the producer warpgroup rounds
+        /// to nearest in shared memory before the consumers' `wgmma` (see the module docs).
+        const TF32: bool = false;
         /// `acc (+)= A·B` for a 64×256 tile and 32 bytes of K (16 bf16/f16 elements: one
         /// `m64n256k16`; 8 f32: one `m64n256k8` TF32).
         ///
@@ -189,6 +196,7 @@ mod kernels_sm90a {
     }
 
     impl WgmmaElem for f32 {
+        const TF32: bool = true;
         #[inline(always)]
         unsafe fn mma(
             acc: &mut [f32; 128],
@@ -329,6 +337,87 @@ mod kernels_sm90a {
         }
     }
 
+    /// 16 bytes of a stage, moved by one vector access (`ld.v4` / `st.v4`).
+    #[repr(C, align(16))]
+    #[derive(Clone, Copy)]
+    struct Chunk([u32; 4]);
+
+    /// `w`, the bits of an `f32`, rounded to TF32 to nearest, ties away from zero, in
+    /// integer arithmetic (what `cvt.rna.tf32.f32` computes, in 2 ALU operations and a
+    /// select instead of a conversion): add half a TF32 unit (bit 12) to the magnitude and
+    /// clear the 13 low bits; a carry into the exponent is the correct result (the next
+    /// binade, or infinity past the largest finite TF32 value). Infinities are unchanged,
+    /// and a NaN gets its quiet bit set, so that it stays a NaN once the low bits are gone.
+    #[inline(always)]
+    fn tf32_rna_bits(w: u32) -> u32 {
+        let mag = w & 0x7fff_ffff;
+        if mag < 0x7f80_0000 {
+            w.wrapping_add(0x1000) & !0x1fff
+        } else if mag == 0x7f80_0000 {
+            w
+        } else {
+            w | 0x0040_0000
+        }
+    }
+
+    /// How many of the tiles `first, first + step, …` below `tiles` a block computes.
+    #[inline(always)]
+    fn tiles_of(first: u32, tiles: u32, step: u32) -> u32 {
+        if first >= tiles {
+            0
+        } else {
+            (tiles - first).div_ceil(step)
+        }
+    }
+
+    /// The rounding warps' loop (TF32): for each of `stages` stage uses in ring order, wait
+    /// until TMA has filled the stage (`full`), round every `f32` of it in place to TF32,
+    /// to nearest ([`tf32_rna_bits`], as `cvt.rna.tf32.f32`: what the tensor cores would
+    /// otherwise truncate), make the writes visible to the async proxy that `wgmma` reads
+    /// through (`fence.proxy.async.shared::cta`), and arrive on the stage's `rounded`
+    /// barrier. Thread `r` (0..`WG_ROUND_THREADS`) takes the 16-byte chunks `r`, `r + 96`,
+    /// … (conflict-free: consecutive threads, consecutive chunks). Rounding zeros (TMA's
+    /// out-of-bounds fill) leaves them zero.
+    ///
+    /// # Safety
+    /// `smem` is the 1024-aligned start of the stages; `full` and `rounded` point to the
+    /// stages' initialised barriers (`rounded` counting `WG_ROUND_THREADS` arrivals), and
+    /// every one of the `WG_ROUND_THREADS` threads calls this with the same `stages`; the
+    /// consumers read a stage only after its `rounded` phase completes.
+    #[inline(always)]
+    unsafe fn round_stages(
+        smem: *mut u8,
+        full: *const MBarrier,
+        rounded: *const MBarrier,
+        r: u32,
+        stages: u32,
+    ) {
+        const CHUNKS: u32 = WG_STAGE_BYTES / 16;
+        const _: () = assert!(CHUNKS % WG_ROUND_THREADS == 0);
+        let mut ring = Ring {
+            slot: 0,
+            phase: Phase::ZERO,
+        };
+        for _ in 0..stages {
+            let s = ring.slot as usize;
+            // SAFETY: caller contract; the stage's phase is the current or the previous one
+            // (the consumers release a stage only after its rounded phase completed, so the
+            // producer cannot refill it before this thread arrived).
+            unsafe {
+                (*full.add(s)).wait(ring.phase);
+                let stage = smem.add(s * WG_STAGE_BYTES as usize).cast::<Chunk>();
+                for i in 0..CHUNKS / WG_ROUND_THREADS {
+                    let p = stage.add((r + i * WG_ROUND_THREADS) as usize);
+                    let Chunk(q) = p.read();
+                    p.write(Chunk(q.map(tf32_rna_bits)));
+                }
+                tma::fence_proxy_async_shared();
+                (*rounded.add(s)).arrive();
+            }
+            ring.advance();
+        }
+    }
+
     /// The kernel body for element type `T` and clusters of `CLUSTER` blocks along M (1: no
     /// clusters; 2: the `_c2` entry points); see the [module docs](super).
     ///
@@ -379,6 +468,10 @@ mod kernels_sm90a {
         let c_smem = smem_addr + WG_STAGES * WG_STAGE_BYTES;
         // SAFETY: as above.
         let empty = unsafe { full.add(WG_STAGES as usize) };
+        // TF32 only: a stage's *rounded* barrier, which the rounding warps complete once
+        // they have rounded the stage in place (the consumers wait on it instead of `full`).
+        // SAFETY: as above.
+        let rounded = unsafe { full.add(2 * WG_STAGES as usize) };
 
         if tid == 0 {
             for s in 0..WG_STAGES as usize {
@@ -388,6 +481,9 @@ mod kernels_sm90a {
                     // One arrival per consumer warp (2 warpgroups × 4 warps) of every block
                     // of the cluster: the stage's `B` part of each is also the others'.
                     (*empty.add(s)).init(8 * CLUSTER);
+                    if T::TF32 {
+                        (*rounded.add(s)).init(WG_ROUND_THREADS);
+                    }
                 }
             }
             fence_init();
@@ -461,6 +557,18 @@ mod kernels_sm90a {
                     tile += tile_step;
                 }
             }
+            if T::TF32 && tid >= 128 - WG_ROUND_THREADS {
+                // SAFETY: the barriers are initialised; the stages are this block's.
+                unsafe {
+                    round_stages(
+                        smem,
+                        &*full,
+                        &*rounded,
+                        tid - (128 - WG_ROUND_THREADS),
+                        tiles_of(first_tile, tiles, tile_step) * k_tiles,
+                    )
+                };
+            }
             // With clusters, an exited thread counts as arrived at the final cluster
             // barrier.
             return;
@@ -489,7 +597,13 @@ mod kernels_sm90a {
             for kt in 0..k_tiles {
                 let s = ring.slot;
                 // SAFETY: initialised barrier, current or previous phase.
-                unsafe { (*full.add(s as usize)).wait(ring.phase) };
+                unsafe {
+                    if T::TF32 {
+                        (*rounded.add(s as usize)).wait(ring.phase)
+                    } else {
+                        (*full.add(s as usize)).wait(ring.phase)
+                    }
+                };
                 let stage = smem_addr + s * WG_STAGE_BYTES;
                 let a = MatrixDescriptor::new(
                     stage + consumer * 64 * WG_BK_BYTES,
