@@ -350,13 +350,12 @@ mod kernels_sm90a {
     /// and a NaN gets its quiet bit set, so that it stays a NaN once the low bits are gone.
     #[inline(always)]
     fn tf32_rna_bits(w: u32) -> u32 {
-        let mag = w & 0x7fff_ffff;
-        if mag < 0x7f80_0000 {
-            w.wrapping_add(0x1000) & !0x1fff
-        } else if mag == 0x7f80_0000 {
-            w
-        } else {
+        // Infinities round to themselves here too (the low bits are zero, no carry).
+        let rounded = w.wrapping_add(0x1000) & !0x1fff;
+        if w & 0x7fff_ffff > 0x7f80_0000 {
             w | 0x0040_0000
+        } else {
+            rounded
         }
     }
 
@@ -406,10 +405,18 @@ mod kernels_sm90a {
             unsafe {
                 (*full.add(s)).wait(ring.phase);
                 let stage = smem.add(s * WG_STAGE_BYTES as usize).cast::<Chunk>();
-                for i in 0..CHUNKS / WG_ROUND_THREADS {
-                    let p = stage.add((r + i * WG_ROUND_THREADS) as usize);
-                    let Chunk(q) = p.read();
-                    p.write(Chunk(q.map(tf32_rna_bits)));
+                // Groups of `GROUP` chunks: all loads of a group are issued before its
+                // stores, so their latencies overlap.
+                const GROUP: u32 = 4;
+                const _: () = assert!((CHUNKS / WG_ROUND_THREADS).is_multiple_of(GROUP));
+                for g in 0..CHUNKS / WG_ROUND_THREADS / GROUP {
+                    let at = |j: u32| {
+                        stage.add((r + (g * GROUP + j) * WG_ROUND_THREADS) as usize)
+                    };
+                    let q: [Chunk; GROUP as usize] = core::array::from_fn(|j| at(j as u32).read());
+                    for (j, Chunk(w)) in q.into_iter().enumerate() {
+                        at(j as u32).write(Chunk(w.map(tf32_rna_bits)));
+                    }
                 }
                 tma::fence_proxy_async_shared();
                 (*rounded.add(s)).arrive();
