@@ -12,8 +12,7 @@
 //!   clusters of two blocks along M that share the `B` tile (TMA multicast), its persistent
 //!   grid sized by the cluster occupancy query;
 //! - [`TcKernel::MmaSync`]: warp-level `mma.sync` with a `cp.async` pipeline (sm_80 and
-//!   later), its ring 4 stages deep where the device lets a block have the 192 KiB that
-//!   takes (sm_90: H100, H200), else 3 ([`mma_stages`]).
+//!   later).
 //!
 //! Shapes: `m`, `n`, `k` ≥ 1 and below 2³¹; `k` a multiple of 8 for bf16/f16 and of 4 for
 //! f32 (every row of `A` and `B` a whole number of 16-byte chunks, which `cp.async` and TMA
@@ -30,17 +29,13 @@ use crate::vector::sm_count;
 use cuda_std::half::{bf16, f16};
 use cuda_std::launch::{ConstPtr, Kernel, MutPtr, Slice, Unsafe, Value};
 use cust::{
-    device::DeviceAttribute,
     error::GpuContext,
     function::LaunchConfig,
     launch::TypedFunction,
     memory::{DeviceBox, DeviceBuffer, DeviceCopy},
     tma::{TensorMap, TensorMapExt, TmaElement, TmaSwizzle},
 };
-use kernels::gemm_tc::mma_sync::{
-    MMA_BM, MMA_BN, MMA_SHARED_BYTES, MMA_SHARED_BYTES_DEEP, MMA_STAGES, MMA_STAGES_DEEP,
-    MMA_THREADS,
-};
+use kernels::gemm_tc::mma_sync::{MMA_BM, MMA_BN, MMA_SHARED_BYTES, MMA_THREADS};
 use kernels::gemm_tc::wgmma::{
     WG_BM, WG_BN, WG_CLUSTER_M, WG_SHARED_BYTES, WG_THREADS, a_box, b_box_for_cluster, c_box,
 };
@@ -60,9 +55,7 @@ pub enum TcKernel {
     /// cluster that fits on the device at once (`cuOccupancyMaxActiveClusters`), and no
     /// more clusters than there are (pair of tile rows, tile column) groups.
     WgmmaCluster2,
-    /// Warp-level `mma.sync` (sm_80 and later), `kernels::gemm_tc::mma_sync`: the 4-stage
-    /// `_s4` entry points where the device allows a block their 192 KiB of shared memory,
-    /// else the 3-stage ones ([`mma_stages`]).
+    /// Warp-level `mma.sync` (sm_80 and later), `kernels::gemm_tc::mma_sync`.
     MmaSync,
 }
 
@@ -139,12 +132,8 @@ pub trait TcElem: DeviceCopy + TmaElement + Copy + Send + Sync + 'static + seale
     const NAME: &'static str;
     /// `k` must be a multiple of this (16 bytes of a row).
     const K_MULTIPLE: usize;
-    /// The `mma.sync` kernel with the 3-stage ring ([`MMA_STAGES`], 144 KiB of shared
-    /// memory).
+    /// The `mma.sync` kernel.
     const MMA: MmaKernel<Self>;
-    /// The `mma.sync` kernel with the 4-stage ring ([`MMA_STAGES_DEEP`], 192 KiB of shared
-    /// memory: sm_90, not sm_80).
-    const MMA_S4: MmaKernel<Self>;
     /// The `wgmma` kernel.
     const WGMMA: WgmmaKernel<Self>;
     /// The `wgmma` kernel for clusters of [`WG_CLUSTER_M`] blocks along M.
@@ -166,7 +155,6 @@ impl TcElem for bf16 {
     const NAME: &'static str = "bf16";
     const K_MULTIPLE: usize = 8;
     const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_bf16;
-    const MMA_S4: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_bf16_s4;
     const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_bf16;
     const WGMMA_C2: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_bf16_c2;
     const POISON: Self = bf16::from_bits(0x7fc1);
@@ -184,7 +172,6 @@ impl TcElem for f16 {
     const NAME: &'static str = "f16";
     const K_MULTIPLE: usize = 8;
     const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_f16;
-    const MMA_S4: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_f16_s4;
     const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_f16;
     const WGMMA_C2: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_f16_c2;
     const POISON: Self = f16::from_bits(0x7e01);
@@ -202,7 +189,6 @@ impl TcElem for f32 {
     const NAME: &'static str = "tf32";
     const K_MULTIPLE: usize = 4;
     const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_tf32;
-    const MMA_S4: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_tf32_s4;
     const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32;
     const WGMMA_C2: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32_c2;
     const POISON: Self = f32::from_bits(0x7fc0_0dad);
@@ -286,30 +272,9 @@ fn cluster_grid(what: &str, m: u32, n: u32, cluster_m: u32, fit: u32) -> Result<
     Ok(cluster_m * fit.min(groups))
 }
 
-/// The stages of the `mma.sync` kernel's `cp.async` ring on a device whose blocks may opt in
-/// to `optin_bytes` of shared memory each
-/// (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`): [`MMA_STAGES_DEEP`] (4, the
-/// `_s4` entry points, [`MMA_SHARED_BYTES_DEEP`] = 192 KiB) where that fits, else
-/// [`MMA_STAGES`] (3, [`MMA_SHARED_BYTES`] = 144 KiB). The limit is 227 KiB on sm_90
-/// (H100, H200): 4 stages; 163 KiB on sm_80 (A100): 3 (CUDA C++ Programming Guide,
-/// "Technical Specifications per Compute Capability"). Below 144 KiB (99 KiB on sm_86 and
-/// sm_89) neither ring fits: 3, and [`GemmPlan::new`] then fails naming the limit.
-#[must_use]
-pub const fn mma_stages(optin_bytes: u32) -> u32 {
-    if optin_bytes >= MMA_SHARED_BYTES_DEEP {
-        MMA_STAGES_DEEP
-    } else {
-        MMA_STAGES
-    }
-}
-
 /// The launch of one family, resolved once.
 enum Launcher<T: TcElem> {
-    Mma {
-        function: TypedFunction<MmaParams<T>, Unsafe>,
-        /// Stages of its ring ([`mma_stages`]).
-        stages: u32,
-    },
+    Mma(TypedFunction<MmaParams<T>, Unsafe>),
     Wgmma {
         function: TypedFunction<WgmmaParams<T>, Unsafe>,
         map_a: DeviceBox<TensorMap>,
@@ -361,10 +326,7 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
     /// ([`check_shape`]); [`GpuError::KernelArchitecture`] naming the kernel and both
     /// architectures if the device cannot run the family (below sm_80 for
     /// [`TcKernel::MmaSync`], anything but sm_90 for [`TcKernel::Wgmma`] and
-    /// [`TcKernel::WgmmaCluster2`]); for [`TcKernel::MmaSync`], a driver error from the
-    /// shared memory query or setting, or [`GpuError::SharedMemory`] naming the kernel, its
-    /// 144 KiB and the device's limit where a block may not have that much (sm_86, sm_89:
-    /// 99 KiB); [`GpuError::TensorMap`] or a driver error from encoding
+    /// [`TcKernel::WgmmaCluster2`]); [`GpuError::TensorMap`] or a driver error from encoding
     /// or uploading the tensor maps; for [`TcKernel::WgmmaCluster2`], a driver error from the
     /// cluster occupancy query, or [`GpuError::LaunchConfig`] naming the kernel and its
     /// configuration if not one cluster fits.
@@ -384,32 +346,10 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
         let (m32, n32, k32) = (m as u32, n as u32, k as u32);
         let (cfg, launcher) = match kernel {
             TcKernel::MmaSync => {
-                // The emulator has no per-block limit (nor the attribute): the deep ring.
-                let optin_bytes = if gpu.is_emulator() {
-                    u32::MAX
-                } else {
-                    let bytes = gpu.context().attribute(
-                        DeviceAttribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                    )?;
-                    u32::try_from(bytes).unwrap_or(0)
-                };
-                let stages = mma_stages(optin_bytes);
-                let (handle, shared_bytes) = if stages == MMA_STAGES_DEEP {
-                    (T::MMA_S4, MMA_SHARED_BYTES_DEEP)
-                } else {
-                    (T::MMA, MMA_SHARED_BYTES)
-                };
-                let function = gpu.module().kernel(handle)?;
-                if !gpu.is_emulator() {
-                    // The opt-in now, so that a device that cannot hold the ring fails here,
-                    // naming the limit, rather than at the first launch.
-                    function
-                        .function()
-                        .set_max_dynamic_shared_bytes(shared_bytes)?;
-                }
+                let function = gpu.module().kernel(T::MMA)?;
                 let tiles = m32.div_ceil(MMA_BM) * n32.div_ceil(MMA_BN);
-                let cfg = LaunchConfig::new((tiles, 1), MMA_THREADS, shared_bytes);
-                (cfg, Launcher::Mma { function, stages })
+                let cfg = LaunchConfig::new((tiles, 1), MMA_THREADS, MMA_SHARED_BYTES);
+                (cfg, Launcher::Mma(function))
             }
             TcKernel::Wgmma | TcKernel::WgmmaCluster2 => {
                 let cluster_m = kernel.cluster_m();
@@ -499,14 +439,9 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
             // SAFETY: `check_shape` checked the shape rules and the buffer lengths; device
             // buffers are whole allocations (256-byte aligned); `c` is borrowed mutably for
             // the plan's life, so nothing else touches it; the launch shape is the module's
-            // (grid of every tile, `MMA_THREADS`, and the kernel's ring: `MMA_SHARED_BYTES`
-            // for the 3-stage entry points, `MMA_SHARED_BYTES_DEEP` for the `_s4` ones).
-            Launcher::Mma { function, .. } => unsafe {
-                function.launch_unchecked(
-                    gpu.stream(),
-                    cfg,
-                    (m, n, k, self.a, self.b, &mut *self.c),
-                )
+            // (grid of every tile, `MMA_THREADS`, `MMA_SHARED_BYTES`).
+            Launcher::Mma(f) => unsafe {
+                f.launch_unchecked(gpu.stream(), cfg, (m, n, k, self.a, self.b, &mut *self.c))
             },
             Launcher::Wgmma {
                 function,
@@ -558,16 +493,7 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 max_active_clusters,
                 ..
             } => *max_active_clusters,
-            Launcher::Mma { .. } => None,
-        }
-    }
-
-    /// For [`TcKernel::MmaSync`], the stages of the kernel's `cp.async` ring: 4 (the `_s4`
-    /// entry points) or 3, as [`mma_stages`] chose for the device; `None` for the others.
-    pub fn mma_stages(&self) -> Option<u32> {
-        match &self.launcher {
-            Launcher::Mma { stages, .. } => Some(*stages),
-            Launcher::Wgmma { .. } => None,
+            Launcher::Mma(_) => None,
         }
     }
 }
@@ -707,24 +633,6 @@ mod tests {
         assert_eq!(TcKernel::WgmmaCluster2.cluster_m(), 2);
         assert_eq!(TcKernel::Wgmma.cluster_m(), 1);
         assert_eq!(TcKernel::MmaSync.cluster_m(), 1);
-    }
-
-    #[test]
-    fn the_mma_ring_is_4_stages_deep_where_a_block_may_have_192_kib() {
-        const KIB: u32 = 1024;
-        // Opt-in limits per block (CUDA C++ Programming Guide, "Technical Specifications
-        // per Compute Capability"): sm_90 227 KiB, sm_80 163 KiB, sm_86/sm_89 99 KiB.
-        assert_eq!(mma_stages(227 * KIB), 4);
-        assert_eq!(mma_stages(163 * KIB), 3);
-        assert_eq!(mma_stages(99 * KIB), 3);
-        // The boundary: exactly the 4-stage ring's bytes.
-        assert_eq!(mma_stages(192 * KIB), 4);
-        assert_eq!(mma_stages(192 * KIB - 1), 3);
-        assert_eq!(mma_stages(u32::MAX), 4);
-        assert_eq!(
-            (MMA_SHARED_BYTES, MMA_SHARED_BYTES_DEEP),
-            (144 * KIB, 192 * KIB)
-        );
     }
 
     #[test]

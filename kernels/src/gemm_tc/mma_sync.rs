@@ -7,16 +7,8 @@
 //! sub-tile held as 4 × 8 `m16n8` accumulator fragments (128 `f32` registers per thread).
 //! K is walked in steps of [`MMA_BK_BYTES`] = 128 bytes per row (64 bf16/f16 or 32 f32
 //! elements): `A`'s 128×128-byte and `B`'s 256×128-byte slices are copied with 16-byte
-//! `cp.async.cg` into a ring of `S` stages of dynamic shared memory, `S - 1` steps ahead of
-//! the stage being computed on. Two ring depths, the same code (the stage count is a const
-//! generic of the kernel body):
-//! - `S` = [`MMA_STAGES`] = 3 ([`MMA_SHARED_BYTES`], 144 KiB), the entry points
-//!   `gemm_mma_{bf16,f16,tf32}`: fits the 163 KiB a block may have on sm_80 (A100) as
-//!   well as the 227 KiB of sm_90;
-//! - `S` = [`MMA_STAGES_DEEP`] = 4 ([`MMA_SHARED_BYTES_DEEP`], 192 KiB), the entry points
-//!   `gemm_mma_{bf16,f16,tf32}_s4`: only for devices that allow a block at least that much
-//!   (sm_90, H100/H200: 227 KiB); the copies run three steps ahead instead of two, to hide
-//!   more of the memory latency.
+//! `cp.async.cg` into a ring of [`MMA_STAGES`] stages of dynamic shared memory
+//! ([`MMA_SHARED_BYTES`]), `MMA_STAGES - 1` steps ahead of the stage being computed on.
 //!
 //! A step is 4 sub-steps of 32 bytes per row (one `m16n8k16`, or one TF32 `m16n8k8`, per
 //! `m16n8` tile): 32 `mma.sync` per warp each. Fragments are double-buffered in registers:
@@ -24,10 +16,9 @@
 //! sub-step `s + 1` (4 `A` tiles of 16 rows, 4 `B` tiles of 16 columns), so the shared
 //! memory latency hides behind the tensor cores. The copies of the stage ahead are spread
 //! over sub-steps 0–2 (`A` at 0, `B`'s halves at 1 and 2) and committed as one group; at
-//! sub-step 3 each thread waits for the next stage's copies (`cp.async.wait_group S - 2`:
-//! the groups of the `S - 2` stages after it may still be in flight), the block passes its
-//! one barrier of the step, and the warps load the next stage's first fragments before
-//! issuing sub-step 3's MMAs. The barrier also frees the slot the next
+//! sub-step 3 each thread waits for the next stage's copies (`cp.async.wait_group`), the
+//! block passes its one barrier of the step, and the warps load the next stage's first
+//! fragments before issuing sub-step 3's MMAs. The barrier also frees the slot the next
 //! step's copies overwrite: every warp has read it into registers before arriving.
 //!
 //! TF32: each `f32` operand is rounded to TF32 to nearest (ties away from zero,
@@ -50,14 +41,10 @@
 //! of `ceil(m / 128) · ceil(n / 256)` blocks).
 //!
 //! Launch: grid `(ceil(m / MMA_BM) · ceil(n / MMA_BN), 1, 1)`, block `(MMA_THREADS, 1, 1)`,
-//! and the ring's dynamic shared memory: [`MMA_SHARED_BYTES`] (144 KiB) for the 3-stage
-//! entry points, [`MMA_SHARED_BYTES_DEEP`] (192 KiB) for the `_s4` ones. Both are above the
-//! default 48 KiB limit: the host raises the kernel's limit first, and picks the `_s4`
-//! kernels where the device's opt-in limit per block
-//! (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`) holds 192 KiB. That limit is
-//! 163 KiB on sm_80, 227 KiB on sm_90, and 99 KiB on sm_86 and sm_89, where neither ring
-//! fits (CUDA C++ Programming Guide, "Technical Specifications per Compute Capability",
-//! "Maximum amount of shared memory per thread block").
+//! [`MMA_SHARED_BYTES`] (144 KiB) of dynamic shared memory (above the default 48 KiB limit:
+//! the host raises the kernel's limit first; sm_80 and sm_90 allow up to 163 and 227 KiB
+//! per block, CUDA C++ Programming Guide, "Technical Specifications per Compute
+//! Capability").
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub use kernels_sm80::*;
@@ -69,32 +56,16 @@ pub const MMA_BN: u32 = 256;
 /// Bytes of each row of `A` and `B` per pipeline stage (64 bf16/f16 or 32 f32 elements):
 /// 8 chunks of 16 bytes, 4 MMA sub-steps of 32 bytes.
 pub const MMA_BK_BYTES: u32 = 128;
-/// Pipeline stages (the `cp.async` ring) of the entry points `gemm_mma_{bf16,f16,tf32}`.
-/// Three stages of 48 KiB: 144 KiB fits the 163 KiB an sm_80 block may have as well as
-/// Hopper's 227 KiB (CUDA C++ Programming Guide, "Technical Specifications per Compute
-/// Capability"); the copies run two steps (8 MMA sub-steps) ahead of the tensor cores.
+/// Pipeline stages (the `cp.async` ring). Three stages of 48 KiB: 144 KiB fits the 163 KiB
+/// an sm_80 block may have as well as Hopper's 227 KiB; the copies run two steps (8 MMA
+/// sub-steps) ahead of the tensor cores.
 pub const MMA_STAGES: u32 = 3;
-/// Pipeline stages of the deep-ring entry points `gemm_mma_{bf16,f16,tf32}_s4`. Four
-/// stages of 48 KiB: 192 KiB, more than the 163 KiB an sm_80 block may have but within the
-/// 227 KiB of sm_90 (H100, H200; CUDA C++ Programming Guide, "Technical Specifications per
-/// Compute Capability"); the copies run three steps (12 MMA sub-steps) ahead of the tensor
-/// cores.
-pub const MMA_STAGES_DEEP: u32 = 4;
 /// Threads per block (8 warps).
 pub const MMA_THREADS: u32 = 256;
 /// Bytes of one stage: the `A` slice then the `B` slice (48 KiB).
 pub const MMA_STAGE_BYTES: u32 = (MMA_BM + MMA_BN) * MMA_BK_BYTES;
-/// Dynamic shared memory per block of the 3-stage entry points, bytes: [`MMA_STAGES`] ·
-/// [`MMA_STAGE_BYTES`] (144 KiB = 147 456 bytes).
+/// Dynamic shared memory per block, bytes: [`MMA_STAGES`] · [`MMA_STAGE_BYTES`] (144 KiB).
 pub const MMA_SHARED_BYTES: u32 = MMA_STAGES * MMA_STAGE_BYTES;
-/// Dynamic shared memory per block of the `_s4` entry points, bytes: [`MMA_STAGES_DEEP`] ·
-/// [`MMA_STAGE_BYTES`] (192 KiB = 196 608 bytes).
-pub const MMA_SHARED_BYTES_DEEP: u32 = MMA_STAGES_DEEP * MMA_STAGE_BYTES;
-
-// The rings against the opt-in limits per block (CUDA C++ Programming Guide, "Technical
-// Specifications per Compute Capability"): 163 KiB on sm_80, 227 KiB on sm_90.
-const _: () = assert!(MMA_SHARED_BYTES <= 163 * 1024 && MMA_SHARED_BYTES_DEEP > 163 * 1024);
-const _: () = assert!(MMA_SHARED_BYTES_DEEP <= 227 * 1024);
 
 /// 16-byte chunks per stage row.
 const CHUNKS: u32 = MMA_BK_BYTES / 16;
@@ -152,10 +123,7 @@ pub mod layout {
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 mod kernels_sm80 {
     use super::layout::{ldmatrix_a, ldmatrix_b, swizzled};
-    use super::{
-        CHUNKS, MMA_BK_BYTES, MMA_BM, MMA_BN, MMA_STAGE_BYTES, MMA_STAGES, MMA_STAGES_DEEP,
-        MMA_THREADS,
-    };
+    use super::{CHUNKS, MMA_BK_BYTES, MMA_BM, MMA_BN, MMA_STAGE_BYTES, MMA_STAGES, MMA_THREADS};
     use crate::gemm_tc::{OutElem, tile_coords};
     use cuda_std::half::{bf16, f16};
     use cuda_std::mem::async_copy;
@@ -355,27 +323,12 @@ mod kernels_sm80 {
     const B_COPIES: usize = (MMA_BN * CHUNKS / MMA_THREADS) as usize;
     const _: () = assert!(A_COPIES == 4 && B_COPIES == 8 && MMA_THREADS / CHUNKS == 32);
 
-    /// The kernel body for element type `T` with a ring of `STAGES` stages; see the
-    /// [module docs](super). `WAIT` is `STAGES - 2`, the `cp.async.wait_group` count that
-    /// leaves the groups of all stages but the next in flight: its own parameter because
-    /// stable Rust does not accept `{ STAGES - 2 }` as a const argument
-    /// (`generic_const_exprs`); a const assertion ties the two.
+    /// The kernel body for element type `T`; see the [module docs](super).
     ///
     /// # Safety
-    /// As the entry points' `# Safety` sections, with `STAGES · MMA_STAGE_BYTES` of dynamic
-    /// shared memory.
+    /// As the entry points' `# Safety` sections.
     #[inline(always)]
-    unsafe fn gemm<T: MmaElem, const STAGES: u32, const WAIT: u32>(
-        m: u32,
-        n: u32,
-        k: u32,
-        a: *const T,
-        b: *const T,
-        c: *mut T,
-    ) {
-        const {
-            assert!(STAGES >= 2 && WAIT + 2 == STAGES, "WAIT must be STAGES - 2");
-        }
+    unsafe fn gemm<T: MmaElem>(m: u32, n: u32, k: u32, a: *const T, b: *const T, c: *mut T) {
         let tid = thread_idx_x();
         let lane = tid % 32;
         let warp = tid / 32;
@@ -416,7 +369,7 @@ mod kernels_sm80 {
             let inside = k_off + ((copy_chunk * 16) as usize) < row_bytes;
             let dst_off =
                 slot * MMA_STAGE_BYTES + (first_row + 32 * jj as u32) * MMA_BK_BYTES + copy_dst;
-            // SAFETY: `slot < STAGES`: `dst_off` is inside the dynamic shared memory,
+            // SAFETY: `slot < MMA_STAGES`: `dst_off` is inside the dynamic shared memory,
             // 16-byte aligned; no thread reads this slot until the barrier after this step's
             // `wait_group` (all reads of its previous contents were before the previous
             // step's barrier). Where it copies (row `32·jj` below the thread's first row is
@@ -465,20 +418,20 @@ mod kernels_sm80 {
 
         let mut acc = [[[0.0f32; 4]; 8]; 4];
 
-        for s in 0..STAGES - 1 {
+        for s in 0..MMA_STAGES - 1 {
             unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] {
                 copy(s, s, j, s < k_tiles);
             });
             async_copy::commit_group();
         }
-        async_copy::wait_group::<WAIT>();
+        async_copy::wait_group::<{ MMA_STAGES - 2 }>();
         sync_threads();
 
         // Two sets of fragments: sub-steps 0 and 2 compute on set 0, 1 and 3 on set 1.
         let (mut fa0, mut fb0) = ([[0u32; 4]; 4], [[0u32; 4]; 4]);
         let (mut fa1, mut fb1) = ([[0u32; 4]; 4], [[0u32; 4]; 4]);
         let mut read_slot = 0;
-        let mut write_slot = STAGES - 1;
+        let mut write_slot = MMA_STAGES - 1;
         // k ≥ 1, so k_tiles ≥ 1: stage 0 exists.
         load_fragments!(0, 0, fa0, fb0);
 
@@ -488,19 +441,19 @@ mod kernels_sm80 {
             ($kt:ident, $ks:literal, $fa:ident, $fb:ident, $na:ident, $nb:ident) => {{
                 if $ks == 3 {
                     // The next stage: this thread's copies, then everyone's.
-                    async_copy::wait_group::<WAIT>();
+                    async_copy::wait_group::<{ MMA_STAGES - 2 }>();
                     sync_threads();
-                    read_slot = if read_slot + 1 == STAGES { 0 } else { read_slot + 1 };
+                    read_slot = if read_slot + 1 == MMA_STAGES { 0 } else { read_slot + 1 };
                     if $kt + 1 < k_tiles {
                         load_fragments!(read_slot * MMA_STAGE_BYTES, 0, $na, $nb);
                     }
                 } else {
                     load_fragments!(read_slot * MMA_STAGE_BYTES, $ks + 1, $na, $nb);
                 }
-                // The copies of the stage `STAGES - 1` ahead: A at sub-step 0, B's
+                // The copies of the stage `MMA_STAGES - 1` ahead: A at sub-step 0, B's
                 // halves at 1 and 2, then one commit (an empty group past the end keeps
                 // the `wait_group` count).
-                let next = $kt + STAGES - 1;
+                let next = $kt + MMA_STAGES - 1;
                 if $ks < 3 {
                     unroll!(q in [0, 1, 2, 3] {
                         copy(next, write_slot, 4 * $ks + q, next < k_tiles);
@@ -508,7 +461,7 @@ mod kernels_sm80 {
                 }
                 if $ks == 2 {
                     async_copy::commit_group();
-                    write_slot = if write_slot + 1 == STAGES { 0 } else { write_slot + 1 };
+                    write_slot = if write_slot + 1 == MMA_STAGES { 0 } else { write_slot + 1 };
                 }
                 unroll!(i in [0, 1, 2, 3] {
                     unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7] {
@@ -557,15 +510,10 @@ mod kernels_sm80 {
         });
     }
 
-    /// Defines one entry point: `$name` for element type `$t` on a ring of `$stages` stages
-    /// (`$wait` = `$stages - 2`, checked by `gemm`), launched with `$shared` bytes of
-    /// dynamic shared memory.
     macro_rules! entry {
-        ($name:ident, $t:ty, $stages:ident, $wait:literal, $shared:ident, $what:literal) => {
-            #[doc = concat!("`C = A·Bᵀ` in ", $what, " on `mma.sync` (sm_80+), with a ring ",
-                            "of [`", stringify!($stages), "`](super::", stringify!($stages),
-                            ") stages; see the [module docs](super) for the design and the ",
-                            "launch shape.")]
+        ($name:ident, $t:ty, $what:literal) => {
+            #[doc = concat!("`C = A·Bᵀ` in ", $what, " on `mma.sync` (sm_80+); see the ",
+                            "[module docs](super) for the design and the launch shape.")]
             ///
             /// # Safety
             /// - `a` holds at least m·k and `b` at least n·k elements, `c` points to an
@@ -574,66 +522,18 @@ mod kernels_sm80 {
             /// - `m`, `n` ≥ 1 and `k` a multiple of 8 (bf16/f16) or 4 (f32), ≥ 1;
             /// - launched with the [module's launch shape](super): `MMA_THREADS` threads,
             ///   a 1-D grid of `ceil(m / MMA_BM) · ceil(n / MMA_BN)` blocks,
-            #[doc = concat!("  [`", stringify!($shared), "`](super::", stringify!($shared),
-                            ") bytes of dynamic shared memory (the device must allow a block ",
-                            "that much).")]
+            ///   `MMA_SHARED_BYTES` of dynamic shared memory.
             #[kernel]
             pub unsafe fn $name(m: u32, n: u32, k: u32, a: &[$t], b: &[$t], c: *mut $t) {
-                // SAFETY: forwarded from the kernel's contract (its dynamic shared memory
-                // holds the ring's stages).
-                unsafe { gemm::<$t, $stages, $wait>(m, n, k, a.as_ptr(), b.as_ptr(), c) }
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe { gemm::<$t>(m, n, k, a.as_ptr(), b.as_ptr(), c) }
             }
         };
     }
 
-    entry!(
-        gemm_mma_bf16,
-        bf16,
-        MMA_STAGES,
-        1,
-        MMA_SHARED_BYTES,
-        "bf16 (f32 accumulation, bf16 out)"
-    );
-    entry!(
-        gemm_mma_f16,
-        f16,
-        MMA_STAGES,
-        1,
-        MMA_SHARED_BYTES,
-        "f16 (f32 accumulation, f16 out)"
-    );
-    entry!(
-        gemm_mma_tf32,
-        f32,
-        MMA_STAGES,
-        1,
-        MMA_SHARED_BYTES,
-        "TF32 (f32 in and out)"
-    );
-    entry!(
-        gemm_mma_bf16_s4,
-        bf16,
-        MMA_STAGES_DEEP,
-        2,
-        MMA_SHARED_BYTES_DEEP,
-        "bf16 (f32 accumulation, bf16 out)"
-    );
-    entry!(
-        gemm_mma_f16_s4,
-        f16,
-        MMA_STAGES_DEEP,
-        2,
-        MMA_SHARED_BYTES_DEEP,
-        "f16 (f32 accumulation, f16 out)"
-    );
-    entry!(
-        gemm_mma_tf32_s4,
-        f32,
-        MMA_STAGES_DEEP,
-        2,
-        MMA_SHARED_BYTES_DEEP,
-        "TF32 (f32 in and out)"
-    );
+    entry!(gemm_mma_bf16, bf16, "bf16 (f32 accumulation, bf16 out)");
+    entry!(gemm_mma_f16, f16, "f16 (f32 accumulation, f16 out)");
+    entry!(gemm_mma_tf32, f32, "TF32 (f32 in and out)");
 }
 
 #[cfg(test)]
@@ -641,9 +541,8 @@ mod tests {
     extern crate std;
     use super::layout::{copy, ldmatrix_a, ldmatrix_b, swizzled};
     use super::{
-        CHUNKS, MMA_BK_BYTES, MMA_BM, MMA_BN, MMA_SHARED_BYTES, MMA_SHARED_BYTES_DEEP,
-        MMA_STAGE_BYTES, MMA_THREADS, gemm_mma_bf16, gemm_mma_bf16_s4, gemm_mma_f16,
-        gemm_mma_f16_s4, gemm_mma_tf32, gemm_mma_tf32_s4,
+        CHUNKS, MMA_BK_BYTES, MMA_BM, MMA_BN, MMA_SHARED_BYTES, MMA_STAGE_BYTES, MMA_THREADS,
+        gemm_mma_bf16, gemm_mma_f16, gemm_mma_tf32,
     };
     use crate::gemm_tc::OutElem;
     use core::any::Any;
@@ -871,12 +770,11 @@ mod tests {
         out
     }
 
-    /// `C = A·Bᵀ` (`a` m×k, `b` n×k, row-major) by `kernel` with `shared_bytes` of dynamic
-    /// shared memory (its ring's) on the CPU emulator with every check on (races between
-    /// the copies and `ldmatrix`, barrier divergence, bounds), and with `seed` ordering the
-    /// threads; `C` starts as NaN so unwritten elements show.
+    /// `C = A·Bᵀ` (`a` m×k, `b` n×k, row-major) by `kernel` on the CPU emulator with every
+    /// check on (races between the copies and `ldmatrix`, barrier divergence, bounds), and
+    /// with `seed` ordering the threads; `C` starts as NaN so unwritten elements show.
     fn emulate<T: OutElem, P: ParamSizes, S>(
-        (kernel, shared_bytes): (&Kernel<P, S>, u32),
+        kernel: &Kernel<P, S>,
         (m, n, k): (usize, usize, usize),
         a: &[T],
         b: &[T],
@@ -914,7 +812,7 @@ mod tests {
                 kernel,
                 [tiles, 1, 1],
                 [MMA_THREADS, 1, 1],
-                shared_bytes,
+                MMA_SHARED_BYTES,
                 &args,
                 &options,
             )
@@ -960,24 +858,11 @@ mod tests {
 
     /// Shapes of the emulated tests: ragged m and n (two tiles each way, the second
     /// partial), k with a partial last step (136 bf16 = 2 steps + 16 bytes; 136 f32 = 4
-    /// steps + 32 bytes), one element, one step exactly, and more steps than either ring
-    /// has stages, so that both wrap (328 bf16 = 5 steps + 16 bytes; 328 f32 = 10 steps +
-    /// 32 bytes).
-    const SHAPES: [(usize, usize, usize); 4] =
-        [(136, 264, 136), (1, 1, 8), (40, 24, 64), (40, 24, 328)];
-
-    /// The 3-stage entry points and their shared memory.
-    fn shallow<P, S>(kernel: &Kernel<P, S>) -> (&Kernel<P, S>, u32) {
-        (kernel, MMA_SHARED_BYTES)
-    }
-
-    /// The 4-stage (`_s4`) entry points and their shared memory.
-    fn deep<P, S>(kernel: &Kernel<P, S>) -> (&Kernel<P, S>, u32) {
-        (kernel, MMA_SHARED_BYTES_DEEP)
-    }
+    /// steps + 32 bytes), one element, and one step exactly.
+    const SHAPES: [(usize, usize, usize); 3] = [(136, 264, 136), (1, 1, 8), (40, 24, 64)];
 
     fn integer_case<T: OutElem + PartialEq + core::fmt::Debug, P: ParamSizes, S>(
-        (kernel, shared_bytes): (&Kernel<P, S>, u32),
+        kernel: &Kernel<P, S>,
         seed: u64,
     ) {
         for (s, (m, n, k)) in SHAPES.into_iter().enumerate() {
@@ -987,7 +872,7 @@ mod tests {
             let b: Vec<T> = (0..n * k)
                 .map(|i| T::from_f32(small_int(100 + s as u32, i)))
                 .collect();
-            let c = emulate((kernel, shared_bytes), (m, n, k), &a, &b, seed);
+            let c = emulate(kernel, (m, n, k), &a, &b, seed);
             let (fa, fb) = (
                 |i: usize, p: usize| f64::from(small_int(s as u32, i * k + p)),
                 |j: usize, p: usize| f64::from(small_int(100 + s as u32, j * k + p)),
@@ -1000,20 +885,10 @@ mod tests {
     fn the_kernels_equal_the_cpu_on_integer_inputs_on_the_emulator() {
         // Integers in -3..=3: every product and partial sum is exact in f32 (|sum| ≤ 9·k),
         // and TF32 holds the inputs exactly; the one rounding is the output's, as the CPU's.
-        integer_case::<bf16, _, _>(shallow(&gemm_mma_bf16), 0);
-        integer_case::<f16, _, _>(shallow(&gemm_mma_f16), 0);
+        integer_case::<bf16, _, _>(&gemm_mma_bf16, 0);
+        integer_case::<f16, _, _>(&gemm_mma_f16, 0);
         // Another thread order, to shake out ordering bugs in the pipeline.
-        integer_case::<f32, _, _>(shallow(&gemm_mma_tf32), 7);
-    }
-
-    #[test]
-    fn the_4_stage_kernels_equal_the_cpu_on_integer_inputs_on_the_emulator() {
-        // As the 3-stage test, on the deep ring: its slot rotation and its shared memory
-        // bounds (the emulator's copies complete at once, so its `wait_group` count is the
-        // const assertion's to check, and the GPU tests').
-        integer_case::<bf16, _, _>(deep(&gemm_mma_bf16_s4), 3);
-        integer_case::<f16, _, _>(deep(&gemm_mma_f16_s4), 0);
-        integer_case::<f32, _, _>(deep(&gemm_mma_tf32_s4), 11);
+        integer_case::<f32, _, _>(&gemm_mma_tf32, 7);
     }
 
     #[test]
@@ -1037,7 +912,7 @@ mod tests {
             };
             let a: Vec<f32> = (0..m * k).map(fa).collect();
             let b: Vec<f32> = (0..n * k).map(fb).collect();
-            let c = emulate(shallow(&gemm_mma_tf32), (m, n, k), &a, &b, 0);
+            let c = emulate(&gemm_mma_tf32, (m, n, k), &a, &b, 0);
             let rounded = |x: f32| f64::from(tf32_from_f32(x));
             let ra = |i: usize, p: usize| rounded(a[i * k + p]);
             let rb = |j: usize, p: usize| rounded(b[j * k + p]);
