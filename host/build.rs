@@ -25,10 +25,11 @@ fn main() {
         .max_registers("gemm_wgmma_tf32_c2", 168)
         // Scans: more blocks per multiprocessor keep more tiles' loads in flight while
         // warp 0 looks back (kernels::scan). On an H100 at 2^28: 48 and 80 registers (10
-        // and 3 blocks per multiprocessor, 4-8 bytes of spills on sm_90) ran the 4-byte scans
-        // at 0.85x CUB and the 8-byte ones at 0.73-0.76x, against 0.81x and 0.65-0.68x
-        // uncapped (56 and 95 registers) and 0.72-0.78x and 0.70-0.72x at 40 and 64
-        // (60-120 bytes of spills).
+        // and 3 blocks per multiprocessor of 128 and 224 threads, 4-8 bytes of spills on
+        // sm_90) ran the 4-byte scans at 0.85x CUB and the 8-byte ones at 0.73-0.76x, against
+        // 0.81x and 0.65-0.68x uncapped (56 and 95 registers) and 0.72-0.78x and 0.70-0.72x
+        // at 40 and 64 (60-120 bytes of spills). The 4-byte blocks are now 256 threads (5
+        // per multiprocessor at 48 registers).
         .max_registers("scan_inclusive_f32", 48)
         .max_registers("scan_exclusive_f32", 48)
         .max_registers("scan_inclusive_u32", 48)

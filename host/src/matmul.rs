@@ -143,7 +143,8 @@ pub trait TcElem: DeviceCopy + TmaElement + Copy + Send + Sync + 'static + seale
     /// Unit roundoff of the output (2⁻⁸ bf16, 2⁻¹¹ f16, 2⁻²⁴ f32).
     const OUTPUT_UNIT: f64;
     /// Relative error of reading one input into the tensor core: 0 for bf16/f16 (exact),
-    /// 2⁻¹⁰ for TF32 (the 13 low mantissa bits are dropped, i.e. truncated).
+    /// 2⁻¹¹ for TF32 (both kernel families round each input to nearest TF32, 11
+    /// significant bits).
     const INPUT_UNIT: f64;
     /// The value as `f64` (exact).
     fn to_f64(self) -> f64;
@@ -193,7 +194,7 @@ impl TcElem for f32 {
     const WGMMA_C2: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32_c2;
     const POISON: Self = f32::from_bits(0x7fc0_0dad);
     const OUTPUT_UNIT: f64 = 1.0 / 16_777_216.0;
-    const INPUT_UNIT: f64 = 1.0 / 1024.0;
+    const INPUT_UNIT: f64 = 1.0 / 2048.0;
     fn to_f64(self) -> f64 {
         f64::from(self)
     }

@@ -5,9 +5,11 @@
 //! Precisions (the element type `T` of `A`, `B` and `C`):
 //! - [`bf16`](cuda_std::half::bf16) and [`f16`](cuda_std::half::f16): products exact, sums
 //!   in `f32`, the result rounded once to `T` (round to nearest even);
-//! - `f32` as TF32: the tensor cores read the sign, exponent and top 10 mantissa bits of
-//!   each input (the low 13 bits are ignored, i.e. truncated), products and sums in `f32`,
-//!   `C` in `f32`.
+//! - `f32` as TF32: each input rounded to TF32 (sign, exponent, top 10 mantissa bits) to
+//!   nearest, ties away from zero, as cuBLAS's TF32 results show it does (the tensor cores
+//!   alone would ignore the low 13 bits, i.e. truncate, which doubles the inputs' relative
+//!   error); products and sums in `f32`, `C` in `f32`. [`mma_sync`] rounds in registers
+//!   after `ldmatrix`, [`wgmma`] in shared memory before the `wgmma` reads it.
 //!
 //! Two kernel families:
 //! - [`mma_sync`]: warp-level `mma.sync` (sm_80+, built into the sm_80 variant of the

@@ -14,7 +14,7 @@
 //!   error against an `f64` reference stays within `host::matmul::error_bound` (stated
 //!   there: `(2·u_in + u_in² + γ_k)·Σ|a||b|` for the accumulation, `γ_k = k·u/(1 − k·u)`
 //!   with `u = 2⁻²³`, plus `u_out·|c|` for the output rounding, `u_out` = 2⁻⁸ bf16, 2⁻¹¹
-//!   f16, 2⁻²⁴ f32; `u_in` = 2⁻¹⁰ for TF32's truncated inputs, 0 otherwise), and every
+//!   f16, 2⁻²⁴ f32; `u_in` = 2⁻¹¹ for TF32's rounded inputs, 0 otherwise), and every
 //!   element is finite.
 //!
 //! GPU tests skip, with a message, on GPUs that cannot run a family (`wgmma` needs exactly

@@ -30,6 +30,17 @@
 //! block's barriers alive while the other uses them (exited producer threads count as
 //! arrived).
 //!
+//! TF32. `wgmma` reads its `f32` operands straight from shared memory and ignores their 13
+//! low mantissa bits (truncation, twice the input error of rounding). So for TF32 the
+//! producer's other three warps ([`WG_ROUND_THREADS`]) round each stage in place once TMA
+//! has filled it (its *full* barrier), to nearest with ties away from zero (integer
+//! arithmetic on the bits, as `cvt.rna.tf32.f32`), fence the writes to the async proxy
+//! and arrive on the stage's third barrier, *rounded*, which is what the consumers wait
+//! on. The price is shared-memory traffic: every stage is read and written once more.
+//! On an H100 this TF32 kernel ran at 0.44–0.56× cuBLAS (172–178 TFLOP/s), against
+//! 0.80–1.16× when it truncated, whether the rounding used `cvt` or the integer form;
+//! its errors now equal cuBLAS's.
+//!
 //! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16 or 32 f32 elements:
 //! [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of row `r` at
 //! chunk `c ^ (r % 8)`), which is also the layout the `wgmma` descriptors name (stride byte
@@ -139,8 +150,8 @@ pub const fn c_box(elem_bytes: u32) -> [u32; 2] {
 #[allow(clippy::too_many_arguments)]
 mod kernels_sm90a {
     use super::{
-        WG_A_STAGE_BYTES, WG_BK_BYTES, WG_BM, WG_BN, WG_C_BOX_BYTES, WG_C_BYTES, WG_STAGE_BYTES,
-        WG_ROUND_THREADS, WG_STAGES,
+        WG_A_STAGE_BYTES, WG_BK_BYTES, WG_BM, WG_BN, WG_C_BOX_BYTES, WG_C_BYTES, WG_ROUND_THREADS,
+        WG_STAGE_BYTES, WG_STAGES,
     };
     use crate::gemm_tc::{OutElem, tile_coords};
     use cuda_std::barrier::{MBarrier, Phase, fence_init};
@@ -410,9 +421,7 @@ mod kernels_sm90a {
                 const GROUP: u32 = 4;
                 const _: () = assert!((CHUNKS / WG_ROUND_THREADS).is_multiple_of(GROUP));
                 for g in 0..CHUNKS / WG_ROUND_THREADS / GROUP {
-                    let at = |j: u32| {
-                        stage.add((r + (g * GROUP + j) * WG_ROUND_THREADS) as usize)
-                    };
+                    let at = |j: u32| stage.add((r + (g * GROUP + j) * WG_ROUND_THREADS) as usize);
                     let q: [Chunk; GROUP as usize] = core::array::from_fn(|j| at(j as u32).read());
                     for (j, Chunk(w)) in q.into_iter().enumerate() {
                         at(j as u32).write(Chunk(w.map(tf32_rna_bits)));
@@ -838,4 +847,38 @@ mod kernels_sm90a {
         f32,
         "TF32 (f32 in and out), clusters of 2 along M sharing `B`"
     );
+
+    #[cfg(test)]
+    mod tests {
+        use super::tf32_rna_bits;
+        use cuda_std::mma::tf32_from_f32;
+
+        /// The integer rounding equals `tf32_from_f32` (whose host twin is tested against
+        /// hand-worked `cvt.rna.tf32.f32` results) on finite values and infinities, and
+        /// keeps NaNs NaN after the tensor core drops the low 13 bits.
+        #[test]
+        fn integer_rounding_matches_cvt_rna_and_keeps_nans() {
+            let mut checked = 0;
+            for i in 0..200_000u32 {
+                let w = i.wrapping_mul(0x9e37_79b9) ^ (i >> 3);
+                let x = f32::from_bits(w);
+                let got = tf32_rna_bits(w);
+                if x.is_nan() {
+                    let seen = f32::from_bits(got & !0x1fff);
+                    assert!(seen.is_nan(), "{w:#010x} -> {got:#010x}");
+                } else {
+                    assert_eq!(got, tf32_from_f32(x).to_bits(), "{w:#010x}");
+                    checked += 1;
+                }
+            }
+            assert!(checked > 150_000);
+            // Ties go away from zero; the largest finite values round to infinity.
+            assert_eq!(tf32_rna_bits(0x3f80_1000), 0x3f80_2000);
+            assert_eq!(tf32_rna_bits(0xbf80_1000), 0xbf80_2000);
+            assert_eq!(tf32_rna_bits(0x7f7f_ffff), 0x7f80_0000);
+            assert_eq!(tf32_rna_bits(0xff80_0000), 0xff80_0000);
+            // A NaN whose payload is only in the low bits stays a NaN.
+            assert_eq!(tf32_rna_bits(0x7f80_0001), 0x7fc0_0001);
+        }
+    }
 }
