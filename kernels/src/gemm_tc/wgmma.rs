@@ -36,10 +36,14 @@
 //! has filled it (its *full* barrier), to nearest with ties away from zero (integer
 //! arithmetic on the bits, as `cvt.rna.tf32.f32`), fence the writes to the async proxy
 //! and arrive on the stage's third barrier, *rounded*, which is what the consumers wait
-//! on. The price is shared-memory traffic: every stage is read and written once more.
-//! On an H100 this TF32 kernel ran at 0.44–0.56× cuBLAS (172–178 TFLOP/s), against
-//! 0.80–1.16× when it truncated, whether the rounding used `cvt` or the integer form;
-//! its errors now equal cuBLAS's.
+//! on. For TF32 the producer keeps 56 registers and the consumers 224 (instead of 40 and
+//! 232), so that each rounding thread has 8 chunks of 16 bytes in flight. The price is
+//! shared-memory traffic and latency: every stage is read and written once more, and the
+//! rounding warps wait on their shared loads (Nsight Compute, H100, 4 chunks in flight:
+//! 70 % of warp stall cycles on shared-memory scoreboard dependencies, L1/shared
+//! throughput 56 %). On an H100 this TF32 kernel runs at 0.50–0.66× cuBLAS (191–198
+//! TFLOP/s; 172–178 with 4 chunks in flight), against 0.80–1.16× when it truncated; its
+//! errors equal cuBLAS's.
 //!
 //! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16 or 32 f32 elements:
 //! [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of row `r` at
@@ -418,7 +422,7 @@ mod kernels_sm90a {
                 let stage = smem.add(s * WG_STAGE_BYTES as usize).cast::<Chunk>();
                 // Groups of `GROUP` chunks: all loads of a group are issued before its
                 // stores, so their latencies overlap.
-                const GROUP: u32 = 4;
+                const GROUP: u32 = 8;
                 const _: () = assert!((CHUNKS / WG_ROUND_THREADS).is_multiple_of(GROUP));
                 for g in 0..CHUNKS / WG_ROUND_THREADS / GROUP {
                     let at = |j: u32| stage.add((r + (g * GROUP + j) * WG_ROUND_THREADS) as usize);
@@ -514,7 +518,12 @@ mod kernels_sm90a {
 
         if warpgroup == 0 {
             // Producer.
-            wgmma::reg_dealloc::<40>();
+            // TF32: the rounding warps keep 8 chunks (32 registers) in flight.
+            if T::TF32 {
+                wgmma::reg_dealloc::<56>();
+            } else {
+                wgmma::reg_dealloc::<40>();
+            }
             if tid == 0 {
                 // SAFETY: maps in global memory (the launch contract).
                 unsafe {
@@ -591,7 +600,12 @@ mod kernels_sm90a {
         }
 
         // Consumers.
-        wgmma::reg_alloc::<232>();
+        // 384 × 168 registers in all: 128 × 40 + 256 × 232, or 128 × 56 + 256 × 224.
+        if T::TF32 {
+            wgmma::reg_alloc::<224>();
+        } else {
+            wgmma::reg_alloc::<232>();
+        }
         let consumer = warpgroup - 1;
         let t = tid % 128;
         let lane = tid % 32;
