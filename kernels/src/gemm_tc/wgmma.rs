@@ -407,7 +407,7 @@ mod kernels_sm90a {
         stages: u32,
     ) {
         const CHUNKS: u32 = WG_STAGE_BYTES / 16;
-        const _: () = assert!(CHUNKS % WG_ROUND_THREADS == 0);
+        const _: () = assert!(CHUNKS.is_multiple_of(WG_ROUND_THREADS));
         let mut ring = Ring {
             slot: 0,
             phase: Phase::ZERO,
