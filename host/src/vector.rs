@@ -23,7 +23,7 @@ use cust::{
     device::DeviceAttribute,
     error::GpuContext,
     function::LaunchConfig,
-    memory::{AsyncCopyDestination, DeviceBuffer, ValidAsZeroBits},
+    memory::{AsyncCopyDestination, DeviceBuffer, DeviceSlice, DeviceSliceMut, ValidAsZeroBits},
 };
 use kernels::gemm::{SGEMM_THREADS, SGEMM_TILE_M, SGEMM_TILE_N};
 use kernels::gemm_sm80::{SGEMM80_SHARED_BYTES, SGEMM80_THREADS, SGEMM80_TILE_M, SGEMM80_TILE_N};
@@ -540,16 +540,18 @@ pub fn dot_dev<T: Float>(
 }
 
 /// `out = scan(x)` (the first `min(x.len(), out.len())` elements) in one launch: the
-/// single-pass scan with decoupled look-back (`kernels::scan`), one block per tile.
+/// single-pass scan with decoupled look-back (`kernels::scan`), one block per tile. `x` and
+/// `out` are views (`buffer.as_slice()`, `buffer.index(a..b)`): any element offset works,
+/// and views that start on a 16-byte boundary move 16 bytes per lane per access.
 ///
 /// # Panics
 /// If `state` was made for a shorter input.
 pub fn scan_dev<T: Scannable>(
     gpu: &Gpu,
     kind: ScanKind,
-    x: &DeviceBuffer<T>,
+    x: &DeviceSlice<'_, T>,
     state: &mut ScanState,
-    out: &mut DeviceBuffer<T>,
+    out: &mut DeviceSliceMut<'_, T>,
 ) -> Result<(), GpuError> {
     scan_with_dev(
         gpu,
@@ -570,9 +572,9 @@ pub fn scan_dev<T: Scannable>(
 pub fn affine_scan_dev(
     gpu: &Gpu,
     kind: ScanKind,
-    x: &DeviceBuffer<u64>,
+    x: &DeviceSlice<'_, u64>,
     state: &mut ScanState,
-    out: &mut DeviceBuffer<u64>,
+    out: &mut DeviceSliceMut<'_, u64>,
 ) -> Result<(), GpuError> {
     let kernel = AFFINE_SCAN_KERNELS[kind as usize];
     scan_with_dev(
@@ -591,9 +593,9 @@ fn scan_with_dev<T: cuda_std::DeviceCopy>(
     gpu: &Gpu,
     kernel: ScanKernel<T>,
     (threads, tile): (u32, usize),
-    x: &DeviceBuffer<T>,
+    x: &DeviceSlice<'_, T>,
     st: &mut ScanState,
-    out: &mut DeviceBuffer<T>,
+    out: &mut DeviceSliceMut<'_, T>,
 ) -> Result<(), GpuError> {
     let len = x.len().min(out.len());
     let l = st.book_tiles(gpu, len, tile)?;
@@ -782,7 +784,7 @@ pub fn scan<T: Scannable>(gpu: &Gpu, kind: ScanKind, x: &[T]) -> Result<Vec<T>, 
     let x_d = upload(gpu, x)?;
     let mut st = ScanState::new(gpu, x.len())?;
     let mut out = poisoned::<T>(gpu, x.len())?;
-    scan_dev(gpu, kind, &x_d, &mut st, &mut out)?;
+    scan_dev(gpu, kind, &x_d.as_slice(), &mut st, &mut out.as_mut_slice())?;
     finish(gpu, T::SCAN_KERNELS[kind as usize].name())?;
     download("scan", &out, x.len())
 }
@@ -794,7 +796,7 @@ pub fn affine_scan(gpu: &Gpu, kind: ScanKind, x: &[u64]) -> Result<Vec<u64>, Gpu
     let poison = vec![0xdead_beef_dead_beef_u64; x.len().max(1)];
     let mut out = DeviceBuffer::from_slice_async(&poison, gpu.stream()).gpu_context(what)?;
     let mut st = ScanState::new(gpu, x.len())?;
-    affine_scan_dev(gpu, kind, &x_d, &mut st, &mut out)?;
+    affine_scan_dev(gpu, kind, &x_d.as_slice(), &mut st, &mut out.as_mut_slice())?;
     finish(gpu, AFFINE_SCAN_KERNELS[kind as usize].name())?;
     let mut v = out
         .as_host_vec()

@@ -478,15 +478,75 @@ fn scan_u32_repeated_on_one_scratch() {
         for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
             let x_d = host::vector::upload(&gpu, &x).expect("upload");
             let mut out = host::vector::poisoned::<u32>(&gpu, len).expect("alloc");
-            host::vector::scan_dev(&gpu, kind, &x_d, scratch.scan_state(), &mut out)
-                .and_then(|()| gpu.synchronize())
-                .unwrap_or_else(|e| panic!("round {round}: {e}"));
+            host::vector::scan_dev(
+                &gpu,
+                kind,
+                &x_d.as_slice(),
+                scratch.scan_state(),
+                &mut out.as_mut_slice(),
+            )
+            .and_then(|()| gpu.synchronize())
+            .unwrap_or_else(|e| panic!("round {round}: {e}"));
             let got = out.as_host_vec().expect("download");
             assert_identical(
                 &format!("{kind:?} scan u32 round {round} len {len}"),
                 &vector::scan_u32_cpu(kind, &x),
                 &got[..len],
             );
+        }
+    }
+}
+
+#[test]
+fn scans_on_unaligned_views_identical_to_cpu() {
+    // Views that start off a 16-byte boundary take the scan kernels' element-by-element
+    // copies in (4- and 8-byte `cp.async` on sm_80+) and out; views on one take the 16-byte
+    // copies. Five full tiles and a partial one, exact types: any slip shows.
+    let gpu = gpu();
+    let mut rng = Rng(16);
+    let n = 5 * kernels::scan::SCAN_TILE + 77;
+    for (xo, oo) in [(1, 3), (4, 1), (2, 0), (0, 0)] {
+        let x = rng.u32s(n + xo);
+        let x_d = host::vector::upload(&gpu, &x).expect("upload");
+        for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+            let mut out = host::vector::poisoned::<u32>(&gpu, n + oo).expect("alloc");
+            let mut st = host::vector::ScanState::new(&gpu, n).expect("scan state");
+            let what = format!("{kind:?} scan u32, x at +{xo}, out at +{oo}");
+            x_d.index(xo..)
+                .and_then(|xv| Ok((xv, out.index_mut(oo..)?)))
+                .map_err(host::gpu::GpuError::from)
+                .and_then(|(xv, mut ov)| host::vector::scan_dev(&gpu, kind, &xv, &mut st, &mut ov))
+                .and_then(|()| gpu.synchronize())
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let got = out.as_host_vec().expect("download");
+            assert_identical(&what, &vector::scan_u32_cpu(kind, &x[xo..]), &got[oo..]);
+        }
+    }
+    let n = 5 * kernels::scan::SCAN_TILE_WIDE + 77;
+    for (xo, oo) in [(1, 0), (0, 1), (1, 1)] {
+        let x: Vec<u64> = (0..n + xo)
+            .map(|_| {
+                let r = rng.next_u64();
+                kernels::scan::affine(r as u32 | 1, (r >> 32) as u32)
+            })
+            .collect();
+        let x_d = cust::memory::DeviceBuffer::from_slice_async(&x, gpu.stream()).expect("upload");
+        for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+            let poison = vec![0xdead_beef_dead_beef_u64; n + oo];
+            let mut out =
+                cust::memory::DeviceBuffer::from_slice_async(&poison, gpu.stream()).expect("alloc");
+            let mut st = host::vector::ScanState::new(&gpu, n).expect("scan state");
+            let what = format!("{kind:?} affine scan, x at +{xo}, out at +{oo}");
+            x_d.index(xo..)
+                .and_then(|xv| Ok((xv, out.index_mut(oo..)?)))
+                .map_err(host::gpu::GpuError::from)
+                .and_then(|(xv, mut ov)| {
+                    host::vector::affine_scan_dev(&gpu, kind, &xv, &mut st, &mut ov)
+                })
+                .and_then(|()| gpu.synchronize())
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let got = out.as_host_vec().expect("download");
+            assert_identical(&what, &vector::affine_scan_cpu(kind, &x[xo..]), &got[oo..]);
         }
     }
 }

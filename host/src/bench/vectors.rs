@@ -123,7 +123,9 @@ impl Bench<'_> {
     ) -> Result<(Entry, Vec<T>), GpuError> {
         let bytes = (2 * std::mem::size_of::<T>() * self.len) as u64;
         let workload = format!("{} {}", scan_label(kind), T::NAME);
-        let stats = self.time(|| crate::vector::scan_dev(&self.gpu, kind, x, st, out))?;
+        let stats = self.time(|| {
+            crate::vector::scan_dev(&self.gpu, kind, &x.as_slice(), st, &mut out.as_mut_slice())
+        })?;
         let rust = self.row(&workload, Implementation::Rust, stats, bytes);
         let rust_out = out
             .as_host_vec()
@@ -148,8 +150,15 @@ impl Bench<'_> {
         let mut st = ScanState::new(&self.gpu, n)?;
         for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
             let workload = format!("{} affine", scan_label(kind));
-            let stats = self
-                .time(|| crate::vector::affine_scan_dev(&self.gpu, kind, &x, &mut st, &mut out))?;
+            let stats = self.time(|| {
+                crate::vector::affine_scan_dev(
+                    &self.gpu,
+                    kind,
+                    &x.as_slice(),
+                    &mut st,
+                    &mut out.as_mut_slice(),
+                )
+            })?;
             let got = out
                 .as_host_vec()
                 .gpu_context("copying the affine scan result back")?;
