@@ -10,20 +10,24 @@
 //! # Tiles
 //! Each block scans one tile of `THREADS` threads × `ITEMS` elements: [`SCAN_THREADS`]
 //! (256) × [`SCAN_ITEMS`] (24) for 4-byte types ([`SCAN_TILE`] = 6144 elements, 24 KiB),
-//! [`SCAN_THREADS_WIDE`] (224) × [`SCAN_ITEMS_WIDE`] (24) for 8-byte types
-//! ([`SCAN_TILE_WIDE`] = 5376 elements, 42 KiB). The 8-byte shape is CUB's sm_90 tuning
-//! (`tuning_scan.cuh`); for 4-byte types CUB takes 128 threads, but here tiles of twice
-//! that many elements halve the look-backs per element, and on an H100 (2^28 `f32`, same
-//! run as CUB) they scanned at 2279–2315 GB/s against 2062–2070 with 128 threads (CUB:
-//! 2421–2438). Per tile:
+//! [`SCAN_THREADS_WIDE`] (224) × [`SCAN_ITEMS_WIDE`] (18) for 8-byte types
+//! ([`SCAN_TILE_WIDE`] = 4032 elements, 31.5 KiB). CUB's sm_90 tuning (`tuning_scan.cuh`)
+//! takes 128 × 24 for `float` and 224 × 12 for `double` (its grid in ncu: 24,967 blocks for
+//! 2^26 `double`s). Here the 4-byte tiles have twice CUB's threads, which halves the
+//! look-backs per element, and the 8-byte tiles hold 18 items because a lane's blocked
+//! items then span 144 bytes, which puts the 8 lanes of each 16-byte shared-memory phase
+//! in 8 different bank groups (no conflict; 24 items, 192 bytes, conflict 4-way). On an H100
+//! at 2^28, same runs as CUB: 4-byte 256 × 24 at 1.02–1.09× CUB, against 0.96–0.98× with
+//! 128 threads; 8-byte 224 × 18 at 0.93–0.96×, against 0.88–0.91× for 224 × 24 and 224 ×
+//! 12, 0.78–0.80× for 224 × 16 (128 bytes: 8-way conflicts). Per tile:
 //!
 //! 1. **Load**, warp-striped: warp `w` owns `32·ITEMS` consecutive elements; its lane `l`
 //!    loads items `i·32 + l` (`ld.global.nc`, one scalar per lane: every load instruction of
 //!    the warp reads 128 or 256 consecutive bytes), then the warp transposes them through
 //!    shared memory to a blocked layout (lane `l` holds items `l·ITEMS + i`): scalar
 //!    striped accesses (conflict-free), 16-byte vector blocked accesses (each lane's 96
-//!    bytes in 6, at most 2-way bank conflicts per quarter-warp phase; or 192 bytes in 12,
-//!    at most 4-way).
+//!    bytes in 6, at most 2-way bank conflicts per quarter-warp phase; or 144 bytes in 9,
+//!    conflict-free).
 //! 2. **Thread reduction**: each thread combines its `ITEMS` values serially in registers.
 //! 3. **Warp scan** of the thread totals with `shfl.sync.up` (Hillis–Steele), then the 8
 //!    or 7 warp totals through shared memory: every thread combines the totals of the warps
@@ -108,16 +112,17 @@ use cuda_std::thread::nanosleep;
 /// Threads per block of the 4-byte scan kernels (8 warps; see the [module docs](self) for
 /// why not CUB's 128).
 pub const SCAN_THREADS: u32 = 256;
-/// Items per thread for 4-byte elements (CUB's sm_90 tuning for 4-byte sums).
+/// Items per thread for 4-byte elements (as CUB's sm_90 tuning for `float`).
 pub const SCAN_ITEMS: usize = 24;
-/// Threads per block of the 8-byte scan kernels (7 warps; CUB's sm_90 tuning for 8-byte
-/// sums).
+/// Threads per block of the 8-byte scan kernels (7 warps, as CUB's sm_90 tuning for
+/// `double`).
 pub const SCAN_THREADS_WIDE: u32 = 224;
-/// Items per thread for 8-byte elements (CUB's sm_90 tuning for 8-byte sums).
-pub const SCAN_ITEMS_WIDE: usize = 24;
+/// Items per thread for 8-byte elements: 144 bytes per lane, so the blocked 16-byte
+/// shared-memory accesses are free of bank conflicts (see the [module docs](self)).
+pub const SCAN_ITEMS_WIDE: usize = 18;
 /// Elements per tile (one block) of a 4-byte type: 24 KiB.
 pub const SCAN_TILE: usize = SCAN_THREADS as usize * SCAN_ITEMS;
-/// Elements per tile of an 8-byte type: 42 KiB.
+/// Elements per tile of an 8-byte type: 31.5 KiB.
 pub const SCAN_TILE_WIDE: usize = SCAN_THREADS_WIDE as usize * SCAN_ITEMS_WIDE;
 /// The most warps a scan block has (the warp-totals array's length).
 const MAX_WARPS: usize = 8;
@@ -127,7 +132,7 @@ const _: () = assert!(SCAN_THREADS_WIDE as usize / 32 <= MAX_WARPS);
 pub const STATUS_PAD: usize = 32;
 /// Words of the transpose buffer (`u32` units) of a 4-byte kernel: its tile, 24 KiB.
 const EXCHANGE_WORDS: usize = SCAN_TILE;
-/// Words of the transpose buffer of an 8-byte kernel: its tile, 42 KiB.
+/// Words of the transpose buffer of an 8-byte kernel: its tile, 31.5 KiB.
 const EXCHANGE_WORDS_WIDE: usize = 2 * SCAN_TILE_WIDE;
 // A block's static shared memory (transpose buffer, warp totals, tile index and prefix)
 // stays within the 48 KiB a kernel may declare statically.
@@ -280,7 +285,7 @@ unsafe fn warp_reduce_back<T: ScanValue, O: Op<T>>(mut v: T) -> T {
 }
 
 /// 16 bytes of a thread's blocked items, for the vector shared-memory accesses of the
-/// transpose (`ld.v4` / `st.v4`: a thread's 96 or 192 bytes move in 6 or 12 accesses).
+/// transpose (`ld.v4` / `st.v4`: a thread's 96 or 144 bytes move in 6 or 9 accesses).
 #[repr(C, align(16))]
 #[derive(Clone, Copy)]
 struct Quad([u32; 4]);
@@ -462,7 +467,7 @@ unsafe fn scan_tile<
     let sh_warp: *mut u64 = shared_array!(u64, MAX_WARPS);
     let sh_prefix: *mut u64 = shared_array!(u64, 1);
     // Warp w's segment: items w·32·ITEMS .. (w + 1)·32·ITEMS; lane l's blocked items start
-    // at l·ITEMS (96 or 192 bytes per lane: 16-byte aligned).
+    // at l·ITEMS (96 or 144 bytes per lane: 16-byte aligned).
     // SAFETY: inside the buffer (warps·32·ITEMS elements: one tile).
     let seg_sh = unsafe { exchange.add(warp * 32 * ITEMS) };
     // SAFETY: as above.
@@ -491,7 +496,7 @@ unsafe fn scan_tile<
 
     // 1. Load, warp-striped, then transpose to blocked. `T` has the size of `T::Bits` (4
     //    or 8 bytes, by the ScanValue impls), so the shared buffer holds 32·ITEMS·warps
-    //    values of `T` (24 or 42 KiB) plus the padding.
+    //    values of `T` (24 or 31.5 KiB) plus the padding.
     let seg = tile * tile_elems + warp * 32 * ITEMS;
     let full = (tile + 1) * tile_elems <= len;
     let xp = x.as_ptr();
@@ -519,7 +524,7 @@ unsafe fn scan_tile<
     }
     // SAFETY: the whole warp (no divergence: the branches above are block-uniform).
     unsafe { warp::sync_warp(FULL_MASK) };
-    // SAFETY: this lane's ITEMS · size_of::<T>() blocked bytes (96 or 192: 16-byte aligned
+    // SAFETY: this lane's ITEMS · size_of::<T>() blocked bytes (96 or 144: 16-byte aligned
     // and a multiple of 16), written by this warp before the warp barrier.
     unsafe { blocked_copy(&mut v, blk, false) };
 
@@ -752,7 +757,7 @@ mod tests {
         assert_eq!((w >> 32) & 1, 1);
         assert_eq!(w as u32, 0xdead_beef);
         assert_eq!(status_word(MAX_EPOCH, false, 0) >> 33, u64::from(MAX_EPOCH));
-        assert_eq!((SCAN_TILE, SCAN_TILE_WIDE), (6144, 5376));
+        assert_eq!((SCAN_TILE, SCAN_TILE_WIDE), (256 * 24, 224 * 18));
         assert_eq!(status_words(10), 126);
     }
 

@@ -499,9 +499,9 @@ fn scan_u32_repeated_on_one_scratch() {
 
 #[test]
 fn scans_on_unaligned_views_identical_to_cpu() {
-    // Views that start off a 16-byte boundary take the scan kernels' element-by-element
-    // copies in (4- and 8-byte `cp.async` on sm_80+) and out; views on one take the 16-byte
-    // copies. Five full tiles and a partial one, exact types: any slip shows.
+    // Scans of views at element offsets (off any 16-byte boundary, and on one), five full
+    // tiles and a partial one, exact types: an offset slip in a kernel's loads, stores or
+    // tile bounds shows.
     let gpu = gpu();
     let mut rng = Rng(16);
     let n = 5 * kernels::scan::SCAN_TILE + 77;
