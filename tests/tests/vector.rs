@@ -514,7 +514,6 @@ fn scans_on_unaligned_views_identical_to_cpu() {
             let what = format!("{kind:?} scan u32, x at +{xo}, out at +{oo}");
             x_d.index(xo..)
                 .and_then(|xv| Ok((xv, out.index_mut(oo..)?)))
-                .map_err(host::gpu::GpuError::from)
                 .and_then(|(xv, mut ov)| host::vector::scan_dev(&gpu, kind, &xv, &mut st, &mut ov))
                 .and_then(|()| gpu.synchronize())
                 .unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -539,7 +538,6 @@ fn scans_on_unaligned_views_identical_to_cpu() {
             let what = format!("{kind:?} affine scan, x at +{xo}, out at +{oo}");
             x_d.index(xo..)
                 .and_then(|xv| Ok((xv, out.index_mut(oo..)?)))
-                .map_err(host::gpu::GpuError::from)
                 .and_then(|(xv, mut ov)| {
                     host::vector::affine_scan_dev(&gpu, kind, &xv, &mut st, &mut ov)
                 })
