@@ -4,7 +4,10 @@
 // and called through the C functions below. Each follows CUB's two-phase protocol: with
 // `temp == nullptr` it only writes the scratch size to `*temp_bytes`.
 //
-// dtype: 0 = float, 1 = double, 2 = unsigned int. op: 0 = sum, 1 = min, 2 = max.
+// dtype: 0 = float, 1 = double, 2 = unsigned int; for scans also 3 = the user-operator
+// example, affine maps x -> a*x + b modulo 2^32 packed as a | b << 32 in an unsigned long
+// long and composed in scan order (`AffineCompose`, as kernels::scan::Affine).
+// op: 0 = sum, 1 = min, 2 = max.
 // Returns a cudaError_t value (0 = success).
 #include <cub/cub.cuh>
 
@@ -32,6 +35,29 @@ cudaError_t scan(int exclusive, const void *in, void *out, int n, void *temp, si
                      : cub::DeviceScan::InclusiveSum(temp, *temp_bytes, x, y, n, stream);
 }
 
+// Composition of affine maps mod 2^32: f, then g (x -> g(f(x))); associative, not
+// commutative, identity (1, 0).
+struct AffineCompose {
+    __host__ __device__ unsigned long long operator()(unsigned long long f,
+                                                      unsigned long long g) const {
+        unsigned fa = static_cast<unsigned>(f), fb = static_cast<unsigned>(f >> 32);
+        unsigned ga = static_cast<unsigned>(g), gb = static_cast<unsigned>(g >> 32);
+        return static_cast<unsigned long long>(ga * fa) |
+               (static_cast<unsigned long long>(ga * fb + gb) << 32);
+    }
+};
+
+cudaError_t affine_scan(int exclusive, const void *in, void *out, int n, void *temp,
+                        size_t *temp_bytes, cudaStream_t stream) {
+    const unsigned long long *x = static_cast<const unsigned long long *>(in);
+    unsigned long long *y = static_cast<unsigned long long *>(out);
+    const unsigned long long identity = 1;
+    return exclusive ? cub::DeviceScan::ExclusiveScan(temp, *temp_bytes, x, y, AffineCompose(),
+                                                      identity, n, stream)
+                     : cub::DeviceScan::InclusiveScan(temp, *temp_bytes, x, y, AffineCompose(),
+                                                      n, stream);
+}
+
 } // namespace
 
 extern "C" int ferro_cub_reduce(int op, int dtype, const void *in, void *out, int n, void *temp,
@@ -50,6 +76,7 @@ extern "C" int ferro_cub_scan(int exclusive, int dtype, const void *in, void *ou
     case 0: return scan<float>(exclusive, in, out, n, temp, temp_bytes, stream);
     case 1: return scan<double>(exclusive, in, out, n, temp, temp_bytes, stream);
     case 2: return scan<unsigned>(exclusive, in, out, n, temp, temp_bytes, stream);
+    case 3: return affine_scan(exclusive, in, out, n, temp, temp_bytes, stream);
     default: return cudaErrorInvalidValue;
     }
 }

@@ -117,10 +117,12 @@ impl Cub {
 
     /// Calls `f` twice in CUB's protocol: the scratch size, then (with `temp` grown to it)
     /// the work, queued on `gpu`'s stream.
-    fn call<T: CubType>(
+    #[allow(clippy::too_many_arguments)]
+    fn call<T: cust::memory::DeviceCopy>(
         &self,
         gpu: &Gpu,
         (f, selector): (CubFn, c_int),
+        dtype: c_int,
         what: &str,
         x: &DeviceBuffer<T>,
         out: &mut DeviceBuffer<T>,
@@ -134,7 +136,7 @@ impl Cub {
         let code = unsafe {
             f(
                 selector,
-                T::DTYPE,
+                dtype,
                 std::ptr::null(),
                 std::ptr::null_mut(),
                 n,
@@ -160,7 +162,7 @@ impl Cub {
         let code = unsafe {
             f(
                 selector,
-                T::DTYPE,
+                dtype,
                 xp as *const c_void,
                 op as *mut c_void,
                 n,
@@ -184,7 +186,15 @@ impl Cub {
         out: &mut DeviceBuffer<T>,
         temp: &mut DeviceBuffer<u8>,
     ) -> Result<(), BenchError> {
-        self.call(gpu, (self.reduce, op as c_int), op.name(), x, out, temp)
+        self.call(
+            gpu,
+            (self.reduce, op as c_int),
+            T::DTYPE,
+            op.name(),
+            x,
+            out,
+            temp,
+        )
     }
 
     /// `out = scan(x)` with `cub::DeviceScan::{InclusiveSum, ExclusiveSum}`.
@@ -200,9 +210,38 @@ impl Cub {
         temp: &mut DeviceBuffer<u8>,
     ) -> Result<(), BenchError> {
         let exclusive = c_int::from(kind == ScanKind::Exclusive);
-        self.call(gpu, (self.scan, exclusive), "scan", x, out, temp)
+        self.call(gpu, (self.scan, exclusive), T::DTYPE, "scan", x, out, temp)
+    }
+
+    /// `out = scan(x)` of affine maps packed as `kernels::scan::affine` (the user-operator
+    /// example), with `cub::DeviceScan::{InclusiveScan, ExclusiveScan}` and a composition
+    /// functor equal to `kernels::scan::Affine` (exclusive: from the identity map).
+    ///
+    /// # Errors
+    /// CUB's error, or more than `i32::MAX` elements.
+    pub fn affine_scan(
+        &self,
+        gpu: &Gpu,
+        kind: ScanKind,
+        x: &DeviceBuffer<u64>,
+        out: &mut DeviceBuffer<u64>,
+        temp: &mut DeviceBuffer<u8>,
+    ) -> Result<(), BenchError> {
+        let exclusive = c_int::from(kind == ScanKind::Exclusive);
+        self.call(
+            gpu,
+            (self.scan, exclusive),
+            AFFINE_DTYPE,
+            "affine scan",
+            x,
+            out,
+            temp,
+        )
     }
 }
+
+/// The `dtype` of the affine-map scans in [`CUB_SOURCE`] (scans only).
+const AFFINE_DTYPE: c_int = 3;
 
 /// Host data for one element type, converted from the bench's random numbers the way the
 /// Rust rows' inputs are.
@@ -325,6 +364,7 @@ impl Bench<'_> {
                 self.cub_rows::<f32>(&peers, true)?;
                 self.cub_rows::<f64>(&peers, true)?;
                 self.cub_rows::<u32>(&peers, true)?;
+                self.cub_affine_rows(&peers)?;
             }
             Err(e) => {
                 self.log(&format!("CUB skipped: {e}"));
@@ -395,6 +435,45 @@ impl Bench<'_> {
                     }
                     Err(BenchError(e)) => self.notes.push(format!("{workload}: CUB failed: {e}")),
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// Times CUB's affine-map scans (the user operator) on the inputs of our affine rows,
+    /// checks them against the CPU (exact), and appends `cub` entries.
+    fn cub_affine_rows(&mut self, cub: &Cub) -> Result<(), GpuError> {
+        let (gpu, n, memcpy) = (&self.gpu, self.len, self.memcpy_gb_per_s);
+        let host = super::vectors::affine_inputs(n);
+        let what = "copying the affine scan input";
+        let x = DeviceBuffer::from_slice_async(&host, gpu.stream()).gpu_context(what)?;
+        let mut out = DeviceBuffer::<u64>::zeroed_async(n, gpu.stream()).gpu_context(what)?;
+        let mut temp = DeviceBuffer::<u8>::zeroed_async(1, gpu.stream())
+            .gpu_context("allocating CUB scratch")?;
+        for (kind, label) in [
+            (ScanKind::Inclusive, "inclusive scan"),
+            (ScanKind::Exclusive, "exclusive scan"),
+        ] {
+            let workload = format!("{label} affine");
+            match self.time(|| cub.affine_scan(&self.gpu, kind, &x, &mut out, &mut temp)) {
+                Ok(stats) => {
+                    let got = out.as_host_vec().gpu_context("copying CUB's scan back")?;
+                    let want = crate::vector::affine_scan_cpu(kind, &host);
+                    let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
+                    if bad > 0 {
+                        self.notes.push(format!(
+                            "{workload}: CUB's scan differs from the CPU in {bad} of {n} elements"
+                        ));
+                    }
+                    self.entries.push(Entry::bandwidth(
+                        &workload,
+                        Implementation::Cub,
+                        stats,
+                        16 * n as u64,
+                        Some(memcpy),
+                    ));
+                }
+                Err(BenchError(e)) => self.notes.push(format!("{workload}: CUB failed: {e}")),
             }
         }
         Ok(())

@@ -137,13 +137,7 @@ impl Bench<'_> {
     /// `u64`, [`crate::vector::affine_scan_dev`]), checked against the CPU (exact).
     fn affine_scans(&mut self) -> Result<(), GpuError> {
         let n = self.len;
-        let host: Vec<u64> = random_f64(6, n)
-            .iter()
-            .map(|&v| {
-                let bits = (v * 4e9) as u32;
-                kernels::scan::affine(bits | 1, bits.rotate_left(16))
-            })
-            .collect();
+        let host = affine_inputs(n);
         let what = "copying the affine scan input";
         let x = DeviceBuffer::from_slice_async(&host, self.gpu.stream()).gpu_context(what)?;
         let mut out = DeviceBuffer::<u64>::zeroed_async(n, self.gpu.stream()).gpu_context(what)?;
@@ -314,4 +308,16 @@ fn scan_label(kind: ScanKind) -> &'static str {
         ScanKind::Inclusive => "inclusive scan",
         ScanKind::Exclusive => "exclusive scan",
     }
+}
+
+/// The affine-map scans' inputs (ours and CUB's): `n` maps `x ↦ a·x + b` with odd `a`, from
+/// the bench's seeded random numbers.
+pub(super) fn affine_inputs(n: usize) -> Vec<u64> {
+    random_f64(6, n)
+        .iter()
+        .map(|&v| {
+            let bits = (v * 4e9) as u32;
+            kernels::scan::affine(bits | 1, bits.rotate_left(16))
+        })
+        .collect()
 }
