@@ -416,25 +416,10 @@ impl Bench<'_> {
                 (ScanKind::Exclusive, "exclusive scan"),
             ] {
                 let workload = format!("{label} {}", T::NAME);
-                match self.time(|| cub.scan(&self.gpu, kind, &x, &mut out, &mut temp)) {
-                    Ok(stats) => {
-                        let got = out.as_host_vec().gpu_context("copying CUB's scan back")?;
-                        let bad = T::scan_errors(kind, &host, &got);
-                        if bad > 0 {
-                            self.notes.push(format!(
-                                "{workload}: CUB's scan is wrong in {bad} of {n} elements"
-                            ));
-                        }
-                        self.entries.push(Entry::bandwidth(
-                            &workload,
-                            Implementation::Cub,
-                            stats,
-                            2 * size * n as u64,
-                            Some(memcpy),
-                        ));
-                    }
-                    Err(BenchError(e)) => self.notes.push(format!("{workload}: CUB failed: {e}")),
-                }
+                let timed = self.time(|| cub.scan(&self.gpu, kind, &x, &mut out, &mut temp));
+                self.cub_scan_entry(&workload, 2 * size * n as u64, timed, &out, |got| {
+                    T::scan_errors(kind, &host, got)
+                })?;
             }
         }
         Ok(())
@@ -443,7 +428,7 @@ impl Bench<'_> {
     /// Times CUB's affine-map scans (the user operator) on the inputs of our affine rows,
     /// checks them against the CPU (exact), and appends `cub` entries.
     fn cub_affine_rows(&mut self, cub: &Cub) -> Result<(), GpuError> {
-        let (gpu, n, memcpy) = (&self.gpu, self.len, self.memcpy_gb_per_s);
+        let (gpu, n) = (&self.gpu, self.len);
         let host = super::vectors::affine_inputs(n);
         let what = "copying the affine scan input";
         let x = DeviceBuffer::from_slice_async(&host, gpu.stream()).gpu_context(what)?;
@@ -455,27 +440,49 @@ impl Bench<'_> {
             (ScanKind::Exclusive, "exclusive scan"),
         ] {
             let workload = format!("{label} affine");
-            match self.time(|| cub.affine_scan(&self.gpu, kind, &x, &mut out, &mut temp)) {
-                Ok(stats) => {
-                    let got = out.as_host_vec().gpu_context("copying CUB's scan back")?;
-                    let want = crate::vector::affine_scan_cpu(kind, &host);
-                    let bad = got.iter().zip(&want).filter(|(a, b)| a != b).count();
-                    if bad > 0 {
-                        self.notes.push(format!(
-                            "{workload}: CUB's scan differs from the CPU in {bad} of {n} elements"
-                        ));
-                    }
-                    self.entries.push(Entry::bandwidth(
-                        &workload,
-                        Implementation::Cub,
-                        stats,
-                        16 * n as u64,
-                        Some(memcpy),
-                    ));
-                }
-                Err(BenchError(e)) => self.notes.push(format!("{workload}: CUB failed: {e}")),
-            }
+            let timed = self.time(|| cub.affine_scan(&self.gpu, kind, &x, &mut out, &mut temp));
+            self.cub_scan_entry(&workload, 16 * n as u64, timed, &out, |got| {
+                let want = crate::vector::affine_scan_cpu(kind, &host);
+                got.iter().zip(&want).filter(|(a, b)| a != b).count()
+            })?;
         }
+        Ok(())
+    }
+
+    /// Records one timed CUB scan: copies its output `out` back, notes how many elements
+    /// `wrong` rejects, and appends a `cub` entry moving `bytes`; a CUB failure becomes a
+    /// note instead.
+    fn cub_scan_entry<T: cust::memory::DeviceCopy>(
+        &mut self,
+        workload: &str,
+        bytes: u64,
+        timed: Result<crate::timing::Stats, BenchError>,
+        out: &DeviceBuffer<T>,
+        wrong: impl FnOnce(&[T]) -> usize,
+    ) -> Result<(), GpuError> {
+        let stats = match timed {
+            Ok(stats) => stats,
+            Err(BenchError(e)) => {
+                self.notes.push(format!("{workload}: CUB failed: {e}"));
+                return Ok(());
+            }
+        };
+        let got = out.as_host_vec().gpu_context("copying CUB's scan back")?;
+        let bad = wrong(&got);
+        if bad > 0 {
+            let n = got.len();
+            self.notes.push(format!(
+                "{workload}: CUB's scan is wrong in {bad} of {n} elements"
+            ));
+        }
+        let memcpy = self.memcpy_gb_per_s;
+        self.entries.push(Entry::bandwidth(
+            workload,
+            Implementation::Cub,
+            stats,
+            bytes,
+            Some(memcpy),
+        ));
         Ok(())
     }
 }
