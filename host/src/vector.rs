@@ -541,8 +541,8 @@ pub fn dot_dev<T: Float>(
 
 /// `out = scan(x)` (the first `min(x.len(), out.len())` elements) in one launch: the
 /// single-pass scan with decoupled look-back (`kernels::scan`), one block per tile. `x` and
-/// `out` are views (`buffer.as_slice()`, `buffer.index(a..b)`): any element offset works,
-/// and views that start on a 16-byte boundary move 16 bytes per lane per access.
+/// `out` are views (`buffer.as_slice()`, `buffer.index(a..b)`) at any element offset: the
+/// kernels load and store one element per lane per access.
 ///
 /// # Panics
 /// If `state` was made for a shorter input.
