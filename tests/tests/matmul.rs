@@ -21,8 +21,10 @@
 //! sm_90, `mma.sync` sm_80 or later).
 
 use cuda_std::half::{bf16, f16};
+use cust::device::DeviceAttribute;
 use host::Gpu;
 use host::matmul::{TcElem, TcKernel, error_bound, gemm, reference_f64};
+use kernels::gemm_tc::mma_sync::MMA_SHARED_BYTES;
 use tests::gpu;
 
 /// Whether `gpu` runs `kernel`'s family; prints why not.
@@ -31,13 +33,21 @@ fn runs(gpu: &Gpu, kernel: TcKernel) -> bool {
         .context()
         .compute_capability()
         .expect("compute capability");
+    // mma.sync's cp.async ring needs more shared memory per block than sm_86/sm_89 give
+    // (99 KiB): there the launch is refused with `CudaError::SharedMemory`. (The emulator
+    // answers no such query: its shared memory is host memory, without a limit.)
+    let shared = gpu
+        .context()
+        .attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        .unwrap_or(i32::MAX);
     let ok = match kernel {
         TcKernel::Wgmma | TcKernel::WgmmaCluster2 => cc.major == 9 && cc.minor == 0,
-        TcKernel::MmaSync => cc.major >= 8,
+        TcKernel::MmaSync => cc.major >= 8 && i64::from(shared) >= i64::from(MMA_SHARED_BYTES),
     };
     if !ok {
         eprintln!(
-            "skipped: {} ({cc}) cannot run the {kernel} GEMM (wgmma: sm_90 only; mma.sync: sm_80+)",
+            "skipped: {} ({cc}, {shared} bytes of shared memory per block) cannot run the \
+             {kernel} GEMM (wgmma: sm_90 only; mma.sync: sm_80+ with {MMA_SHARED_BYTES} bytes)",
             gpu.name()
         );
     }
