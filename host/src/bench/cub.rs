@@ -4,6 +4,7 @@
 //! `libloading` and called through its C functions on the bench's stream (the CUDA runtime
 //! inside it uses the device's primary context, the one `cust` opened).
 
+use super::vectors::scan_label;
 use super::{Bench, BenchError, Entry, Implementation, random_f64};
 use crate::gpu::{Gpu, GpuError};
 use crate::vector::{Element, ReduceOp, ScanKind};
@@ -411,11 +412,8 @@ impl Bench<'_> {
             ));
         }
         if scans {
-            for (kind, label) in [
-                (ScanKind::Inclusive, "inclusive scan"),
-                (ScanKind::Exclusive, "exclusive scan"),
-            ] {
-                let workload = format!("{label} {}", T::NAME);
+            for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+                let workload = format!("{} {}", scan_label(kind), T::NAME);
                 let timed = self.time(|| cub.scan(&self.gpu, kind, &x, &mut out, &mut temp));
                 self.cub_scan_entry(&workload, 2 * size * n as u64, timed, &out, |got| {
                     T::scan_errors(kind, &host, got)
@@ -435,11 +433,8 @@ impl Bench<'_> {
         let mut out = DeviceBuffer::<u64>::zeroed_async(n, gpu.stream()).gpu_context(what)?;
         let mut temp = DeviceBuffer::<u8>::zeroed_async(1, gpu.stream())
             .gpu_context("allocating CUB scratch")?;
-        for (kind, label) in [
-            (ScanKind::Inclusive, "inclusive scan"),
-            (ScanKind::Exclusive, "exclusive scan"),
-        ] {
-            let workload = format!("{label} affine");
+        for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+            let workload = format!("{} affine", scan_label(kind));
             let timed = self.time(|| cub.affine_scan(&self.gpu, kind, &x, &mut out, &mut temp));
             self.cub_scan_entry(&workload, 16 * n as u64, timed, &out, |got| {
                 let want = crate::vector::affine_scan_cpu(kind, &host);

@@ -303,7 +303,7 @@ impl Bench<'_> {
 }
 
 /// The workload label of a scan kind, as in the rows (`inclusive scan f32`).
-fn scan_label(kind: ScanKind) -> &'static str {
+pub(super) fn scan_label(kind: ScanKind) -> &'static str {
     match kind {
         ScanKind::Inclusive => "inclusive scan",
         ScanKind::Exclusive => "exclusive scan",
