@@ -56,7 +56,7 @@ impl Gpu {
     }
 
     /// The CPU emulator with `image` loaded: every `#[kernel]` of it runs its host body
-    /// through `cuda_std::emu` (real warps, barriers, shared memory, atomics, and the
+    /// through `cuda_emu` (real warps, barriers, shared memory, atomics, and the
     /// emulator's race, divergence and bounds checks). [`Gpu::name`] says `CPU emulator`.
     /// Operations that need a GPU (device attributes, graphs, pinned memory, cuBLAS) fail
     /// with [`GpuError::NotOnEmulator`].

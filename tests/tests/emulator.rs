@@ -1,4 +1,4 @@
-//! The CPU emulator (`cuda_std::emu`) without a GPU: each planted bug of the `emulator`
+//! The CPU emulator (`cuda_emu`) without a GPU: each planted bug of the `emulator`
 //! probes and the exact report, kernels of the GPU tests against their CPU references, and
 //! the emulator's speed (printed, not asserted).
 
@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use common::palette::Coloring;
 use common::{Band, Complex, Palette, RenderJob, Viewport};
-use cuda_std::emu::{self, AccessKind, Dim3, EmuError, EmuOptions, EmuReport, HostBuffer};
+use cuda_emu::{self as emu, AccessKind, Dim3, EmuError, EmuOptions, EmuReport, HostBuffer};
 use cuda_std::launch::{Kernel, ParamSizes};
 use probes::emulator as probe;
 use probes::primitives as prim;

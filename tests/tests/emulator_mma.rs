@@ -1,6 +1,6 @@
-//! Tensor cores on the CPU emulator (`cuda_std::emu`): the `mma.sync`, `ldmatrix` and
+//! Tensor cores on the CPU emulator (`cuda_emu`): the `mma.sync`, `ldmatrix` and
 //! `stmatrix` probes that `tests/tests/mma.rs` and `tests/tests/hopper.rs` run on a GPU,
-//! here run through `cuda_std::emu::launch` and compared with the same CPU models, bit for
+//! here run through `cuda_emu::launch` and compared with the same CPU models, bit for
 //! bit; a tensor-core call in a partial warp; and the Hopper intrinsics the emulator does
 //! not model (`wgmma`, TMA, clusters), reported as `EmuError::NotEmulated`.
 //!
@@ -11,7 +11,7 @@
 use std::any::Any;
 use std::ffi::c_void;
 
-use cuda_std::emu::{self, Dim3, EmuError, EmuOptions, EmuReport};
+use cuda_emu::{self as emu, Dim3, EmuError, EmuOptions, EmuReport};
 use cuda_std::launch::{Kernel, ParamSizes};
 use cuda_std::mma::layout::{self, ldmatrix_b16};
 use cuda_std::mma::{M16N8K8, M16N8K16, Shape};

@@ -7,7 +7,7 @@
 //! hardware's additions, and no `D` element is zero (no signed-zero question): the GPU's `D`
 //! must equal the CPU's exactly. The launches run on the GPU where there is one (skipped,
 //! with a message, on GPUs older than sm_80) and otherwise on the CPU emulator
-//! (`cuda_std::emu`), whose tensor-core model is exact on these inputs.
+//! (`cuda_emu`), whose tensor-core model is exact on these inputs.
 
 use cuda_std::mma::{
     Bf16, Element, F16, FragA, FragB, M16N8K8, M16N8K16, MmaShape, Shape, Tf32, layout,

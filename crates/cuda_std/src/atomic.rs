@@ -29,7 +29,7 @@
 //! integers natively, floats by a compare-exchange loop) and [`AtomicBits`] (`and`/`or`/`xor`:
 //! integers).
 //!
-//! On the CPU emulator (`cuda_std::emu`) every operation is a host atomic with `SeqCst`
+//! On the CPU emulator (`cuda_emu`) every operation is a host atomic with `SeqCst`
 //! ordering, whatever the scope and ordering asked for (at least as strong), and is checked
 //! against the known allocations; atomics are exempt from the shared-memory race check.
 //!
@@ -51,8 +51,7 @@
 use core::marker::PhantomData;
 pub use core::sync::atomic::Ordering;
 
-#[cfg(target_arch = "nvptx64")]
-use core::arch::asm;
+use crate::arch::atomic::*;
 
 mod sealed {
     pub trait Sealed {}
@@ -100,276 +99,22 @@ impl Scope for System {
     const KIND: ScopeKind = ScopeKind::System;
 }
 
-/// Calls `$m!(fence, sem, scope, rest...)` with the PTX strings of a read-modify-write of
-/// `$order` at `$scope`.
-#[cfg(target_arch = "nvptx64")]
-macro_rules! rmw_dispatch {
-    ($scope:expr, $order:expr, $m:ident!($($rest:tt)*)) => {
-        match ($scope, $order) {
-            (ScopeKind::Block, Ordering::Relaxed) => $m!("", ".relaxed", ".cta", $($rest)*),
-            (ScopeKind::Block, Ordering::Acquire) => $m!("", ".acquire", ".cta", $($rest)*),
-            (ScopeKind::Block, Ordering::Release) => $m!("", ".release", ".cta", $($rest)*),
-            (ScopeKind::Block, Ordering::AcqRel) => $m!("", ".acq_rel", ".cta", $($rest)*),
-            (ScopeKind::Block, Ordering::SeqCst) => $m!("fence.sc.cta; ", ".acquire", ".cta", $($rest)*),
-            (ScopeKind::Device, Ordering::Relaxed) => $m!("", ".relaxed", ".gpu", $($rest)*),
-            (ScopeKind::Device, Ordering::Acquire) => $m!("", ".acquire", ".gpu", $($rest)*),
-            (ScopeKind::Device, Ordering::Release) => $m!("", ".release", ".gpu", $($rest)*),
-            (ScopeKind::Device, Ordering::AcqRel) => $m!("", ".acq_rel", ".gpu", $($rest)*),
-            (ScopeKind::Device, Ordering::SeqCst) => $m!("fence.sc.gpu; ", ".acquire", ".gpu", $($rest)*),
-            (ScopeKind::System, Ordering::Relaxed) => $m!("", ".relaxed", ".sys", $($rest)*),
-            (ScopeKind::System, Ordering::Acquire) => $m!("", ".acquire", ".sys", $($rest)*),
-            (ScopeKind::System, Ordering::Release) => $m!("", ".release", ".sys", $($rest)*),
-            (ScopeKind::System, Ordering::AcqRel) => $m!("", ".acq_rel", ".sys", $($rest)*),
-            (ScopeKind::System, Ordering::SeqCst) => $m!("fence.sc.sys; ", ".acquire", ".sys", $($rest)*),
-            (_, _) => panic!("unsupported atomic ordering"),
-        }
-    };
-}
-
-/// Like `rmw_dispatch` for loads: Relaxed, Acquire, SeqCst (fence.sc + ld.acquire).
-#[cfg(target_arch = "nvptx64")]
-macro_rules! load_dispatch {
-    ($scope:expr, $order:expr, $m:ident!($($rest:tt)*)) => {
-        match ($scope, $order) {
-            (ScopeKind::Block, Ordering::Relaxed) => $m!("", ".relaxed", ".cta", $($rest)*),
-            (ScopeKind::Block, Ordering::Acquire) => $m!("", ".acquire", ".cta", $($rest)*),
-            (ScopeKind::Block, Ordering::SeqCst) => $m!("fence.sc.cta; ", ".acquire", ".cta", $($rest)*),
-            (ScopeKind::Device, Ordering::Relaxed) => $m!("", ".relaxed", ".gpu", $($rest)*),
-            (ScopeKind::Device, Ordering::Acquire) => $m!("", ".acquire", ".gpu", $($rest)*),
-            (ScopeKind::Device, Ordering::SeqCst) => $m!("fence.sc.gpu; ", ".acquire", ".gpu", $($rest)*),
-            (ScopeKind::System, Ordering::Relaxed) => $m!("", ".relaxed", ".sys", $($rest)*),
-            (ScopeKind::System, Ordering::Acquire) => $m!("", ".acquire", ".sys", $($rest)*),
-            (ScopeKind::System, Ordering::SeqCst) => $m!("fence.sc.sys; ", ".acquire", ".sys", $($rest)*),
-            (_, _) => panic!("there is no such thing as a release (or acq_rel) atomic load"),
-        }
-    };
-}
-
-/// Like `rmw_dispatch` for stores: Relaxed, Release, SeqCst (fence.sc + st.relaxed).
-#[cfg(target_arch = "nvptx64")]
-macro_rules! store_dispatch {
-    ($scope:expr, $order:expr, $m:ident!($($rest:tt)*)) => {
-        match ($scope, $order) {
-            (ScopeKind::Block, Ordering::Relaxed) => $m!("", ".relaxed", ".cta", $($rest)*),
-            (ScopeKind::Block, Ordering::Release) => $m!("", ".release", ".cta", $($rest)*),
-            (ScopeKind::Block, Ordering::SeqCst) => $m!("fence.sc.cta; ", ".relaxed", ".cta", $($rest)*),
-            (ScopeKind::Device, Ordering::Relaxed) => $m!("", ".relaxed", ".gpu", $($rest)*),
-            (ScopeKind::Device, Ordering::Release) => $m!("", ".release", ".gpu", $($rest)*),
-            (ScopeKind::Device, Ordering::SeqCst) => $m!("fence.sc.gpu; ", ".relaxed", ".gpu", $($rest)*),
-            (ScopeKind::System, Ordering::Relaxed) => $m!("", ".relaxed", ".sys", $($rest)*),
-            (ScopeKind::System, Ordering::Release) => $m!("", ".release", ".sys", $($rest)*),
-            (ScopeKind::System, Ordering::SeqCst) => $m!("fence.sc.sys; ", ".relaxed", ".sys", $($rest)*),
-            (_, _) => panic!("there is no such thing as an acquire (or acq_rel) atomic store"),
-        }
-    };
-}
-
-/// `atom{sem}{scope}.{op}.{ty} old, [ptr], val;`
-#[cfg(target_arch = "nvptx64")]
-macro_rules! atom_asm {
-    ($fence:literal, $sem:literal, $scope:literal, $op:literal, $ty:literal, $rc:ident, $old:ident, $ptr:ident, $val:ident) => {
-        // SAFETY: the caller guarantees `ptr` is valid for an atomic access (module docs).
-        unsafe {
-            asm!(
-                concat!($fence, "atom", $sem, $scope, ".", $op, ".", $ty, " {old}, [{ptr}], {val};"),
-                old = out($rc) $old, ptr = in(reg64) $ptr, val = in($rc) $val,
-                options(nostack),
-            )
-        }
-    };
-}
-
-#[cfg(target_arch = "nvptx64")]
-macro_rules! cas_asm {
-    ($fence:literal, $sem:literal, $scope:literal, $ty:literal, $rc:ident, $old:ident, $ptr:ident, $cmp:ident, $new:ident) => {
-        // SAFETY: as in `atom_asm`.
-        unsafe {
-            asm!(
-                concat!($fence, "atom", $sem, $scope, ".cas.", $ty, " {old}, [{ptr}], {cmp}, {new};"),
-                old = out($rc) $old, ptr = in(reg64) $ptr, cmp = in($rc) $cmp, new = in($rc) $new,
-                options(nostack),
-            )
-        }
-    };
-}
-
-#[cfg(target_arch = "nvptx64")]
-macro_rules! ld_asm {
-    ($fence:literal, $sem:literal, $scope:literal, $ty:literal, $rc:ident, $val:ident, $ptr:ident) => {
-        // SAFETY: as in `atom_asm`.
-        unsafe {
-            asm!(
-                concat!($fence, "ld", $sem, $scope, ".", $ty, " {val}, [{ptr}];"),
-                val = out($rc) $val, ptr = in(reg64) $ptr,
-                options(nostack),
-            )
-        }
-    };
-}
-
-#[cfg(target_arch = "nvptx64")]
-macro_rules! st_asm {
-    ($fence:literal, $sem:literal, $scope:literal, $ty:literal, $rc:ident, $ptr:ident, $val:ident) => {
-        // SAFETY: as in `atom_asm`.
-        unsafe {
-            asm!(
-                concat!($fence, "st", $sem, $scope, ".", $ty, " [{ptr}], {val};"),
-                ptr = in(reg64) $ptr, val = in($rc) $val,
-                options(nostack),
-            )
-        }
-    };
-}
-
-/// Defines `unsafe fn $name(ptr: *mut $t, val: $t, scope, order) -> $t` for one `atom` op.
-macro_rules! raw_rmw {
-    ($name:ident, $t:ty, $op:literal, $ty:literal, $rc:ident) => {
-        #[inline(always)]
-        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-        unsafe fn $name(ptr: *mut $t, val: $t, scope: ScopeKind, order: Ordering) -> $t {
-            #[cfg(target_arch = "nvptx64")]
-            {
-                let old: $t;
-                let ptr = ptr as u64;
-                rmw_dispatch!(scope, order, atom_asm!($op, $ty, $rc, old, ptr, val));
-                old
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                let _ = (scope, order, crate::emu::thread("atomic::*"));
-                crate::emu::check_access(
-                    ptr as usize,
-                    core::mem::size_of::<$t>(),
-                    crate::emu::AccessKind::Atomic,
-                    core::panic::Location::caller(),
-                );
-                // SAFETY: forwarded to the caller (module docs); checked above on the emulator.
-                unsafe {
-                    <$t as crate::emu::atomics::HostAtomic>::rmw(
-                        ptr,
-                        crate::emu::atomics::Op::from_ptx($op),
-                        val,
-                    )
-                }
-            }
-        }
-    };
-}
-
-raw_rmw!(add_u32, u32, "add", "u32", reg32);
-raw_rmw!(add_u64, u64, "add", "u64", reg64);
-raw_rmw!(add_f32, f32, "add", "f32", reg32);
-raw_rmw!(add_f64, f64, "add", "f64", reg64);
-raw_rmw!(min_u32, u32, "min", "u32", reg32);
-raw_rmw!(min_s32, i32, "min", "s32", reg32);
-raw_rmw!(min_u64, u64, "min", "u64", reg64);
-raw_rmw!(min_s64, i64, "min", "s64", reg64);
-raw_rmw!(max_u32, u32, "max", "u32", reg32);
-raw_rmw!(max_s32, i32, "max", "s32", reg32);
-raw_rmw!(max_u64, u64, "max", "u64", reg64);
-raw_rmw!(max_s64, i64, "max", "s64", reg64);
-raw_rmw!(and_b32, u32, "and", "b32", reg32);
-raw_rmw!(or_b32, u32, "or", "b32", reg32);
-raw_rmw!(xor_b32, u32, "xor", "b32", reg32);
-raw_rmw!(and_b64, u64, "and", "b64", reg64);
-raw_rmw!(or_b64, u64, "or", "b64", reg64);
-raw_rmw!(xor_b64, u64, "xor", "b64", reg64);
-raw_rmw!(exch_b32, u32, "exch", "b32", reg32);
-raw_rmw!(exch_b64, u64, "exch", "b64", reg64);
-
-macro_rules! raw_bits {
-    ($cas:ident, $ld:ident, $st:ident, $t:ty, $ty:literal, $rc:ident) => {
-        #[inline(always)]
-        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-        unsafe fn $cas(ptr: *mut $t, cmp: $t, new: $t, scope: ScopeKind, order: Ordering) -> $t {
-            #[cfg(target_arch = "nvptx64")]
-            {
-                let old: $t;
-                let ptr = ptr as u64;
-                rmw_dispatch!(scope, order, cas_asm!($ty, $rc, old, ptr, cmp, new));
-                old
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                let _ = (scope, order, crate::emu::thread("atomic::compare_exchange"));
-                crate::emu::check_access(
-                    ptr as usize,
-                    core::mem::size_of::<$t>(),
-                    crate::emu::AccessKind::Atomic,
-                    core::panic::Location::caller(),
-                );
-                // SAFETY: as in `raw_rmw`.
-                unsafe { <$t as crate::emu::atomics::HostAtomic>::cas(ptr, cmp, new) }
-            }
-        }
-
-        #[inline(always)]
-        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-        unsafe fn $ld(ptr: *const $t, scope: ScopeKind, order: Ordering) -> $t {
-            #[cfg(target_arch = "nvptx64")]
-            {
-                let val: $t;
-                let ptr = ptr as u64;
-                load_dispatch!(scope, order, ld_asm!($ty, $rc, val, ptr));
-                val
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                let _ = (scope, order, crate::emu::thread("atomic::load"));
-                crate::emu::check_access(
-                    ptr as usize,
-                    core::mem::size_of::<$t>(),
-                    crate::emu::AccessKind::Atomic,
-                    core::panic::Location::caller(),
-                );
-                // SAFETY: as in `raw_rmw`.
-                unsafe { <$t as crate::emu::atomics::HostAtomic>::load(ptr) }
-            }
-        }
-
-        #[inline(always)]
-        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-        unsafe fn $st(ptr: *mut $t, val: $t, scope: ScopeKind, order: Ordering) {
-            #[cfg(target_arch = "nvptx64")]
-            {
-                let ptr = ptr as u64;
-                store_dispatch!(scope, order, st_asm!($ty, $rc, ptr, val));
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                let _ = (scope, order, crate::emu::thread("atomic::store"));
-                crate::emu::check_access(
-                    ptr as usize,
-                    core::mem::size_of::<$t>(),
-                    crate::emu::AccessKind::Atomic,
-                    core::panic::Location::caller(),
-                );
-                // SAFETY: as in `raw_rmw`.
-                unsafe { <$t as crate::emu::atomics::HostAtomic>::store(ptr, val) }
-            }
-        }
-    };
-}
-
-raw_bits!(cas_b32, ld_b32, st_b32, u32, "b32", reg32);
-raw_bits!(cas_b64, ld_b64, st_b64, u64, "b64", reg64);
-
 /// A type with atomic load, store, exchange and compare-exchange: `i32`, `u32`, `i64`,
 /// `u64`, `f32`, `f64` (floats by their bits: compare-exchange compares bits, so `-0.0 !=
 /// 0.0` and a NaN matches itself).
 pub trait Atomic: Copy + sealed::Sealed {
     #[doc(hidden)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     unsafe fn atomic_load(ptr: *const Self, scope: ScopeKind, order: Ordering) -> Self;
     #[doc(hidden)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     unsafe fn atomic_store(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering);
     #[doc(hidden)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     unsafe fn atomic_exchange(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering)
     -> Self;
     #[doc(hidden)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     unsafe fn atomic_cas(
         ptr: *mut Self,
         current: Self,
@@ -384,7 +129,7 @@ pub trait Atomic: Copy + sealed::Sealed {
 /// A type with atomic `fetch_add` (and `fetch_sub`, as the addition of the negation).
 pub trait AtomicAdd: Atomic {
     #[doc(hidden)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     unsafe fn atomic_add(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
     #[doc(hidden)]
     fn negate(self) -> Self;
@@ -395,23 +140,23 @@ pub trait AtomicAdd: Atomic {
 /// semantics of `f32::min` (a NaN operand is ignored unless both are NaN).
 pub trait AtomicMinMax: Atomic {
     #[doc(hidden)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     unsafe fn atomic_min(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
     #[doc(hidden)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     unsafe fn atomic_max(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
 }
 
 /// An integer with atomic `fetch_and` / `fetch_or` / `fetch_xor`.
 pub trait AtomicBits: Atomic {
     #[doc(hidden)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     unsafe fn atomic_and(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
     #[doc(hidden)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     unsafe fn atomic_or(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
     #[doc(hidden)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     unsafe fn atomic_xor(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) -> Self;
 }
 
@@ -421,19 +166,19 @@ macro_rules! impl_atomic {
         impl sealed::Sealed for $t {}
         impl Atomic for $t {
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn atomic_load(ptr: *const Self, scope: ScopeKind, order: Ordering) -> Self {
                 // SAFETY: forwarded; same size and alignment as `$b`.
                 $from(unsafe { $ld(ptr.cast::<$b>(), scope, order) })
             }
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn atomic_store(ptr: *mut Self, val: Self, scope: ScopeKind, order: Ordering) {
                 // SAFETY: forwarded; same size and alignment as `$b`.
                 unsafe { $st(ptr.cast::<$b>(), $to(val), scope, order) }
             }
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn atomic_exchange(
                 ptr: *mut Self,
                 val: Self,
@@ -444,7 +189,7 @@ macro_rules! impl_atomic {
                 $from(unsafe { $exch(ptr.cast::<$b>(), $to(val), scope, order) })
             }
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn atomic_cas(
                 ptr: *mut Self,
                 current: Self,
@@ -456,7 +201,7 @@ macro_rules! impl_atomic {
                 $from(unsafe { $cas(ptr.cast::<$b>(), $to(current), $to(new), scope, order) })
             }
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             fn bits_eq(a: Self, b: Self) -> bool {
                 $to(a) == $to(b)
             }
@@ -529,7 +274,7 @@ macro_rules! impl_add {
     ($t:ty, $raw:ident, $rt:ty, $neg:expr) => {
         impl AtomicAdd for $t {
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn atomic_add(
                 ptr: *mut Self,
                 val: Self,
@@ -541,7 +286,7 @@ macro_rules! impl_add {
                 unsafe { $raw(ptr.cast::<$rt>(), val as $rt, scope, order) as $t }
             }
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             fn negate(self) -> Self {
                 $neg(self)
             }
@@ -559,7 +304,7 @@ macro_rules! impl_minmax_int {
     ($t:ty, $min:ident, $max:ident) => {
         impl AtomicMinMax for $t {
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn atomic_min(
                 ptr: *mut Self,
                 val: Self,
@@ -570,7 +315,7 @@ macro_rules! impl_minmax_int {
                 unsafe { $min(ptr, val, scope, order) }
             }
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn atomic_max(
                 ptr: *mut Self,
                 val: Self,
@@ -591,7 +336,7 @@ impl_minmax_int!(i64, min_s64, max_s64);
 /// Compare-exchange loop applying `f(old, val)`; returns the previous value. The loop's
 /// loads and failed attempts are relaxed; the successful CAS uses `order`.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 unsafe fn cas_loop<T: Atomic>(
     ptr: *mut T,
     val: T,
@@ -620,7 +365,7 @@ macro_rules! impl_minmax_float {
     ($t:ty) => {
         impl AtomicMinMax for $t {
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn atomic_min(
                 ptr: *mut Self,
                 val: Self,
@@ -631,7 +376,7 @@ macro_rules! impl_minmax_float {
                 unsafe { cas_loop(ptr, val, scope, order, <$t>::min) }
             }
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn atomic_max(
                 ptr: *mut Self,
                 val: Self,
@@ -651,7 +396,7 @@ macro_rules! impl_bits {
     ($t:ty, $rt:ty, $and:ident, $or:ident, $xor:ident) => {
         impl AtomicBits for $t {
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn atomic_and(
                 ptr: *mut Self,
                 val: Self,
@@ -662,7 +407,7 @@ macro_rules! impl_bits {
                 unsafe { $and(ptr.cast::<$rt>(), val as $rt, scope, order) as $t }
             }
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn atomic_or(
                 ptr: *mut Self,
                 val: Self,
@@ -673,7 +418,7 @@ macro_rules! impl_bits {
                 unsafe { $or(ptr.cast::<$rt>(), val as $rt, scope, order) as $t }
             }
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn atomic_xor(
                 ptr: *mut Self,
                 val: Self,
@@ -699,7 +444,7 @@ impl_bits!(i64, u64, and_b64, or_b64, xor_b64);
 /// The module's rules: `ptr` is aligned, valid for reads of a `T`, in global or shared
 /// memory, and concurrent writers use atomics of a scope including this thread.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 #[must_use]
 pub unsafe fn load<S: Scope, T: Atomic>(ptr: *const T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
@@ -714,7 +459,7 @@ pub unsafe fn load<S: Scope, T: Atomic>(ptr: *const T, order: Ordering) -> T {
 /// The module's rules: `ptr` is aligned, valid for writes of a `T`, in global or shared
 /// memory, and concurrent accessors use atomics of a scope including this thread.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn store<S: Scope, T: Atomic>(ptr: *mut T, val: T, order: Ordering) {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_store(ptr, val, S::KIND, order) }
@@ -726,7 +471,7 @@ pub unsafe fn store<S: Scope, T: Atomic>(ptr: *mut T, val: T, order: Ordering) {
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn exchange<S: Scope, T: Atomic>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_exchange(ptr, val, S::KIND, order) }
@@ -740,7 +485,7 @@ pub unsafe fn exchange<S: Scope, T: Atomic>(ptr: *mut T, val: T, order: Ordering
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn compare_exchange<S: Scope, T: Atomic>(
     ptr: *mut T,
     current: T,
@@ -763,7 +508,7 @@ pub unsafe fn compare_exchange<S: Scope, T: Atomic>(
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn fetch_add<S: Scope, T: AtomicAdd>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_add(ptr, val, S::KIND, order) }
@@ -775,7 +520,7 @@ pub unsafe fn fetch_add<S: Scope, T: AtomicAdd>(ptr: *mut T, val: T, order: Orde
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn fetch_sub<S: Scope, T: AtomicAdd>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_add(ptr, val.negate(), S::KIND, order) }
@@ -787,7 +532,7 @@ pub unsafe fn fetch_sub<S: Scope, T: AtomicAdd>(ptr: *mut T, val: T, order: Orde
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn fetch_min<S: Scope, T: AtomicMinMax>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_min(ptr, val, S::KIND, order) }
@@ -799,7 +544,7 @@ pub unsafe fn fetch_min<S: Scope, T: AtomicMinMax>(ptr: *mut T, val: T, order: O
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn fetch_max<S: Scope, T: AtomicMinMax>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_max(ptr, val, S::KIND, order) }
@@ -810,7 +555,7 @@ pub unsafe fn fetch_max<S: Scope, T: AtomicMinMax>(ptr: *mut T, val: T, order: O
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn fetch_and<S: Scope, T: AtomicBits>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_and(ptr, val, S::KIND, order) }
@@ -821,7 +566,7 @@ pub unsafe fn fetch_and<S: Scope, T: AtomicBits>(ptr: *mut T, val: T, order: Ord
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn fetch_or<S: Scope, T: AtomicBits>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_or(ptr, val, S::KIND, order) }
@@ -832,7 +577,7 @@ pub unsafe fn fetch_or<S: Scope, T: AtomicBits>(ptr: *mut T, val: T, order: Orde
 /// # Safety
 /// The module's rules (see [`load`] and [`store`]).
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn fetch_xor<S: Scope, T: AtomicBits>(ptr: *mut T, val: T, order: Ordering) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { T::atomic_xor(ptr, val, S::KIND, order) }
@@ -847,31 +592,9 @@ pub unsafe fn fetch_xor<S: Scope, T: AtomicBits>(ptr: *mut T, val: T, order: Ord
 /// load::<Device>(flag, Relaxed) == 0 {} fence::<Device>(Acquire); ... = data` (PTX ISA §8,
 /// "Memory Consistency Model": fence-SC / release and acquire patterns). sm_70+.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn fence<S: Scope>(order: Ordering) {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        macro_rules! f {
-            ($ptx:literal) => {
-                // SAFETY: a fence has no operands and no preconditions.
-                unsafe { asm!($ptx, options(nostack)) }
-            };
-        }
-        match (S::KIND, order) {
-            (_, Ordering::Relaxed) => panic!("there is no such thing as a relaxed fence"),
-            (ScopeKind::Block, Ordering::SeqCst) => f!("fence.sc.cta;"),
-            (ScopeKind::Device, Ordering::SeqCst) => f!("fence.sc.gpu;"),
-            (ScopeKind::System, Ordering::SeqCst) => f!("fence.sc.sys;"),
-            (ScopeKind::Block, _) => f!("fence.acq_rel.cta;"),
-            (ScopeKind::Device, _) => f!("fence.acq_rel.gpu;"),
-            (ScopeKind::System, _) => f!("fence.acq_rel.sys;"),
-        }
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (order, crate::emu::thread("atomic::fence"));
-        core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
-    }
+    crate::arch::atomic::fence(S::KIND, order)
 }
 
 /// A reference-like handle to an atomic location with a fixed scope, for code that touches
@@ -900,7 +623,7 @@ impl<'a, S: Scope, T: Atomic> AtomicRef<'a, S, T> {
     /// global or shared memory), and every concurrent access to it is atomic with a scope
     /// that includes this thread.
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub unsafe fn new(ptr: *mut T) -> Self {
         Self {
             ptr,
@@ -910,14 +633,14 @@ impl<'a, S: Scope, T: Atomic> AtomicRef<'a, S, T> {
 
     /// The wrapped pointer.
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub fn as_ptr(self) -> *mut T {
         self.ptr
     }
 
     /// [`load`] (`Relaxed`, `Acquire`, `SeqCst`).
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     #[must_use]
     pub fn load(self, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
@@ -926,7 +649,7 @@ impl<'a, S: Scope, T: Atomic> AtomicRef<'a, S, T> {
 
     /// [`store`] (`Relaxed`, `Release`, `SeqCst`).
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub fn store(self, val: T, order: Ordering) {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { store::<S, T>(self.ptr, val, order) }
@@ -934,7 +657,7 @@ impl<'a, S: Scope, T: Atomic> AtomicRef<'a, S, T> {
 
     /// [`exchange`].
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub fn exchange(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { exchange::<S, T>(self.ptr, val, order) }
@@ -942,7 +665,7 @@ impl<'a, S: Scope, T: Atomic> AtomicRef<'a, S, T> {
 
     /// [`compare_exchange`].
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub fn compare_exchange(self, current: T, new: T, order: Ordering) -> Result<T, T> {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { compare_exchange::<S, T>(self.ptr, current, new, order) }
@@ -952,7 +675,7 @@ impl<'a, S: Scope, T: Atomic> AtomicRef<'a, S, T> {
 impl<S: Scope, T: AtomicAdd> AtomicRef<'_, S, T> {
     /// [`fetch_add`].
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub fn fetch_add(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { fetch_add::<S, T>(self.ptr, val, order) }
@@ -960,7 +683,7 @@ impl<S: Scope, T: AtomicAdd> AtomicRef<'_, S, T> {
 
     /// [`fetch_sub`].
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub fn fetch_sub(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { fetch_sub::<S, T>(self.ptr, val, order) }
@@ -970,7 +693,7 @@ impl<S: Scope, T: AtomicAdd> AtomicRef<'_, S, T> {
 impl<S: Scope, T: AtomicMinMax> AtomicRef<'_, S, T> {
     /// [`fetch_min`].
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub fn fetch_min(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { fetch_min::<S, T>(self.ptr, val, order) }
@@ -978,7 +701,7 @@ impl<S: Scope, T: AtomicMinMax> AtomicRef<'_, S, T> {
 
     /// [`fetch_max`].
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub fn fetch_max(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { fetch_max::<S, T>(self.ptr, val, order) }
@@ -988,7 +711,7 @@ impl<S: Scope, T: AtomicMinMax> AtomicRef<'_, S, T> {
 impl<S: Scope, T: AtomicBits> AtomicRef<'_, S, T> {
     /// [`fetch_and`].
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub fn fetch_and(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { fetch_and::<S, T>(self.ptr, val, order) }
@@ -996,7 +719,7 @@ impl<S: Scope, T: AtomicBits> AtomicRef<'_, S, T> {
 
     /// [`fetch_or`].
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub fn fetch_or(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { fetch_or::<S, T>(self.ptr, val, order) }
@@ -1004,7 +727,7 @@ impl<S: Scope, T: AtomicBits> AtomicRef<'_, S, T> {
 
     /// [`fetch_xor`].
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub fn fetch_xor(self, val: T, order: Ordering) -> T {
         // SAFETY: guaranteed by `new`'s contract.
         unsafe { fetch_xor::<S, T>(self.ptr, val, order) }

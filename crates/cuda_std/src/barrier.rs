@@ -31,9 +31,6 @@
 
 use core::cell::UnsafeCell;
 
-#[cfg(target_arch = "nvptx64")]
-use core::arch::asm;
-
 /// An `mbarrier` object: 8 bytes, 8-byte aligned, living in **shared memory** (PTX ISA
 /// §9.7.13.15.1 "Size and alignment of mbarrier object"). Obtain one by casting a
 /// shared-memory pointer (e.g. from [`shared_array!`](crate::shared_array)`(MBarrier, 4)`)
@@ -76,15 +73,9 @@ impl Phase {
 /// sm_90, PTX ISA 8.0). Call it in the initialising thread after the inits, then a block
 /// (or cluster) barrier before anyone uses the barriers.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn fence_init() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: no operands; a fence (not `nomem`).
-    unsafe {
-        asm!("fence.mbarrier_init.release.cluster;", options(nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated_fail("barrier::fence_init")
+    crate::arch::barrier::fence_init()
 }
 
 impl MBarrier {
@@ -106,16 +97,10 @@ impl MBarrier {
     /// - it is not re-initialised while a phase is in progress (no pending arrivals, no
     ///   copies in flight on it).
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub unsafe fn init(&self, arrival_count: u32) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: caller contract. Writes shared memory: not `nomem`.
-        unsafe {
-            asm!("mbarrier.init.shared::cta.b64 [{a}], {n};", a = in(reg32) self.addr(),
-                n = in(reg32) arrival_count, options(nostack))
-        };
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::emu::not_emulated!("barrier::MBarrier::init", arrival_count)
+        // SAFETY: forwarded to the caller.
+        unsafe { crate::arch::barrier::init(self.0.get(), arrival_count) }
     }
 
     /// Arrives on the barrier: one of the current phase's arrivals, with release semantics
@@ -127,16 +112,10 @@ impl MBarrier {
     /// - the current phase still expects an arrival from this thread (arriving more often
     ///   than `arrival_count` times per phase is undefined behaviour).
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub unsafe fn arrive(&self) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: caller contract.
-        unsafe {
-            asm!("mbarrier.arrive.shared::cta.b64 _, [{a}];", a = in(reg32) self.addr(),
-                options(nostack))
-        };
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::emu::not_emulated_fail("barrier::MBarrier::arrive")
+        // SAFETY: forwarded to the caller.
+        unsafe { crate::arch::barrier::arrive(self.0.get()) }
     }
 
     /// [`expect_tx`](Self::expect_tx)`(tx_bytes)` then [`arrive`](Self::arrive), as one
@@ -149,16 +128,10 @@ impl MBarrier {
     /// that asynchronous copies completing on this barrier will deliver in this phase
     /// (fewer and the phase never completes: waiters hang; more is undefined behaviour).
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub unsafe fn arrive_expect_tx(&self, tx_bytes: u32) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: caller contract.
-        unsafe {
-            asm!("mbarrier.arrive.expect_tx.shared::cta.b64 _, [{a}], {tx};",
-                a = in(reg32) self.addr(), tx = in(reg32) tx_bytes, options(nostack))
-        };
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::emu::not_emulated!("barrier::MBarrier::arrive_expect_tx", tx_bytes)
+        // SAFETY: forwarded to the caller.
+        unsafe { crate::arch::barrier::arrive_expect_tx(self.0.get(), tx_bytes) }
     }
 
     /// Adds `tx_bytes` to the current phase's pending transaction count without arriving
@@ -171,16 +144,10 @@ impl MBarrier {
     /// - copies completing on this barrier deliver exactly the expected bytes in this phase
     ///   (see [`arrive_expect_tx`](Self::arrive_expect_tx)).
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub unsafe fn expect_tx(&self, tx_bytes: u32) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: caller contract.
-        unsafe {
-            asm!("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{a}], {tx};",
-                a = in(reg32) self.addr(), tx = in(reg32) tx_bytes, options(nostack))
-        };
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::emu::not_emulated!("barrier::MBarrier::expect_tx", tx_bytes)
+        // SAFETY: forwarded to the caller.
+        unsafe { crate::arch::barrier::expect_tx(self.0.get(), tx_bytes) }
     }
 
     /// Whether the phase of parity `phase` has completed, waiting a hardware-chosen time
@@ -194,23 +161,10 @@ impl MBarrier {
     ///   older phases apart from newer ones of the same parity).
     #[inline(always)]
     #[must_use]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub unsafe fn try_wait(&self, phase: Phase) -> bool {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let done: u32;
-            // SAFETY: caller contract. An acquire: not `nomem`, not `pure`.
-            unsafe {
-                asm!(
-                    "{{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [{a}], {ph}; \
-                     selp.u32 {d}, 1, 0, p; }}",
-                    a = in(reg32) self.addr(), ph = in(reg32) phase.parity(),
-                    d = out(reg32) done, options(nostack))
-            };
-            done != 0
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::emu::not_emulated!("barrier::MBarrier::try_wait", phase)
+        // SAFETY: forwarded to the caller.
+        unsafe { crate::arch::barrier::try_wait(self.0.get(), phase.parity()) }
     }
 
     /// Waits until the phase of parity `phase` has completed: [`try_wait`](Self::try_wait)
@@ -220,7 +174,7 @@ impl MBarrier {
     /// As [`try_wait`](Self::try_wait); and the phase must eventually complete (enough
     /// arrivals and transaction bytes), or the thread hangs.
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub unsafe fn wait(&self, phase: Phase) {
         // SAFETY: forwarded to the caller.
         while !unsafe { self.try_wait(phase) } {}
@@ -236,22 +190,10 @@ impl MBarrier {
     /// As [`try_wait`](Self::try_wait).
     #[inline(always)]
     #[must_use]
+    #[track_caller]
     pub unsafe fn test_wait(&self, phase: Phase) -> bool {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let done: u32;
-            // SAFETY: caller contract. An acquire: not `nomem`, not `pure`.
-            unsafe {
-                asm!(
-                    "{{ .reg .pred p; mbarrier.test_wait.parity.shared::cta.b64 p, [{a}], {ph}; \
-                     selp.u32 {d}, 1, 0, p; }}",
-                    a = in(reg32) self.addr(), ph = in(reg32) phase.parity(),
-                    d = out(reg32) done, options(nostack))
-            };
-            done != 0
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::host_stub!("barrier::MBarrier::test_wait", phase)
+        // SAFETY: forwarded to the caller.
+        unsafe { crate::arch::barrier::test_wait(self.0.get(), phase.parity()) }
     }
 
     /// Waits until the phase of parity `phase` has completed, polling it at most
@@ -290,18 +232,10 @@ impl MBarrier {
     ///   before this call by [`fence_init`] and a cluster barrier), that CTA has not exited,
     ///   and its current phase still expects this arrival.
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub unsafe fn arrive_cluster(&self, cta_rank: u32) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: caller contract.
-        unsafe {
-            asm!(
-                "{{ .reg .b32 r; mapa.shared::cluster.u32 r, {a}, {rank}; \
-                 mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r]; }}",
-                a = in(reg32) self.addr(), rank = in(reg32) cta_rank, options(nostack))
-        };
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::emu::not_emulated!("barrier::MBarrier::arrive_cluster", cta_rank)
+        // SAFETY: forwarded to the caller.
+        unsafe { crate::arch::barrier::arrive_cluster(self.0.get(), cta_rank) }
     }
 
     /// Arrives on the barrier at the same shared-memory offset in the CTA of rank
@@ -318,18 +252,10 @@ impl MBarrier {
     /// # Safety
     /// As [`arrive_cluster`](Self::arrive_cluster).
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     pub unsafe fn arrive_remote(&self, cta_rank: u32) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: caller contract.
-        unsafe {
-            asm!(
-                "{{ .reg .b32 r; mapa.shared::cluster.u32 r, {a}, {rank}; \
-                 mbarrier.arrive.shared::cluster.b64 _, [r]; }}",
-                a = in(reg32) self.addr(), rank = in(reg32) cta_rank, options(nostack))
-        };
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::emu::not_emulated!("barrier::MBarrier::arrive_remote", cta_rank)
+        // SAFETY: forwarded to the caller.
+        unsafe { crate::arch::barrier::arrive_remote(self.0.get(), cta_rank) }
     }
 
     /// The 32-bit shared address of this barrier, for PTX that takes it (TMA's `[mbar]`).

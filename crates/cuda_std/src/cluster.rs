@@ -9,114 +9,58 @@
 //! The functions are not `cfg`-gated: inline PTX is only assembled when a kernel calls it
 //! (build such kernels for sm_90 or later); on the host they are stubs that panic.
 
-#[cfg(target_arch = "nvptx64")]
-use core::arch::asm;
-
 use glam::UVec3;
 
 /// Reads a `u32` special register (constant for the launch).
-#[cfg(target_arch = "nvptx64")]
-macro_rules! sreg {
-    ($reg:literal) => {{
-        let v: u32;
-        // SAFETY: reads a special register.
-        unsafe {
-            asm!(concat!("mov.u32 {v}, ", $reg, ";"), v = out(reg32) v,
-                options(pure, nomem, nostack))
-        };
-        v
-    }};
-}
-
-/// `$body` on the GPU, the host stub named `$what` on the host.
-macro_rules! device {
-    ($what:literal, $body:expr) => {{
-        #[cfg(target_arch = "nvptx64")]
-        {
-            $body
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        crate::emu::not_emulated_fail($what)
-    }};
-}
-
 /// This block's rank in its cluster, `0..nctarank()` (PTX `%cluster_ctarank`, PTX ISA §10
 /// "Special Registers"; sm_90, PTX ISA 7.8).
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn ctarank() -> u32 {
-    device!("cluster::ctarank", sreg!("%cluster_ctarank"))
+    crate::arch::cluster::ctarank()
 }
 
 /// The number of blocks in this cluster (PTX `%cluster_nctarank`; sm_90, PTX ISA 7.8).
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn nctarank() -> u32 {
-    device!("cluster::nctarank", sreg!("%cluster_nctarank"))
+    crate::arch::cluster::nctarank()
 }
 
 /// This block's `(x, y, z)` index **within its cluster** (PTX `%cluster_ctaid`; sm_90, PTX
 /// ISA 7.8); each component is below [`cluster_dim`]'s.
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn cluster_idx() -> UVec3 {
-    device!(
-        "cluster::cluster_idx",
-        UVec3::new(
-            sreg!("%cluster_ctaid.x"),
-            sreg!("%cluster_ctaid.y"),
-            sreg!("%cluster_ctaid.z")
-        )
-    )
+    crate::arch::cluster::cluster_idx()
 }
 
 /// The cluster's shape in blocks, `(x, y, z)` (PTX `%cluster_nctaid`; sm_90, PTX ISA 7.8).
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn cluster_dim() -> UVec3 {
-    device!(
-        "cluster::cluster_dim",
-        UVec3::new(
-            sreg!("%cluster_nctaid.x"),
-            sreg!("%cluster_nctaid.y"),
-            sreg!("%cluster_nctaid.z")
-        )
-    )
+    crate::arch::cluster::cluster_dim()
 }
 
 /// This cluster's `(x, y, z)` index in the grid of clusters (PTX `%clusterid`; sm_90, PTX
 /// ISA 7.8).
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn cluster_id() -> UVec3 {
-    device!(
-        "cluster::cluster_id",
-        UVec3::new(
-            sreg!("%clusterid.x"),
-            sreg!("%clusterid.y"),
-            sreg!("%clusterid.z")
-        )
-    )
+    crate::arch::cluster::cluster_id()
 }
 
 /// The grid's shape in clusters, `(x, y, z)` (PTX `%nclusterid`; sm_90, PTX ISA 7.8).
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn grid_clusters() -> UVec3 {
-    device!(
-        "cluster::grid_clusters",
-        UVec3::new(
-            sreg!("%nclusterid.x"),
-            sreg!("%nclusterid.y"),
-            sreg!("%nclusterid.z")
-        )
-    )
+    crate::arch::cluster::grid_clusters()
 }
 
 /// Arrives at the cluster barrier with release semantics (PTX
@@ -127,30 +71,18 @@ pub fn grid_clusters() -> UVec3 {
 /// counts as arrived. The non-`.aligned` form on purpose, as `thread::sync_threads`: rustc
 /// may duplicate a call into two branches, so threads may execute different copies of it.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn arrive() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: no operands; a release (not `nomem`).
-    unsafe {
-        asm!("barrier.cluster.arrive.release;", options(nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated_fail("cluster::arrive")
+    crate::arch::cluster::arrive()
 }
 
 /// Waits until every non-exited thread of the cluster has [`arrive`]d, with acquire semantics
 /// (PTX `barrier.cluster.wait.acquire`, PTX ISA §9.7.13.3; sm_90, PTX ISA 8.0).
 /// Same convergence rules as [`arrive`]; call it once after each arrive.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn wait() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: no operands; an acquire (not `nomem`).
-    unsafe {
-        asm!("barrier.cluster.wait.acquire;", options(nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated_fail("cluster::wait")
+    crate::arch::cluster::wait()
 }
 
 /// A cluster-wide barrier: [`arrive`] then [`wait`]. Orders shared-memory accesses across
@@ -158,7 +90,7 @@ pub fn wait() {
 /// the cluster counterpart of [`sync_threads`](crate::thread::sync_threads). Same
 /// convergence rules as [`arrive`].
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn sync() {
     arrive();
     wait();
@@ -176,20 +108,10 @@ pub fn sync() {
 ///   exited while they happen (a final [`sync`] before exiting keeps its memory alive).
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn map_shared_rank<T>(p: *const T, rank: u32) -> *const T {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let q: u64;
-        // SAFETY: caller contract; computes an address only.
-        unsafe {
-            asm!("mapa.u64 {q}, {p}, {r};", q = out(reg64) q, p = in(reg64) p as u64,
-                r = in(reg32) rank, options(pure, nomem, nostack))
-        };
-        q as usize as *const T
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated!("cluster::map_shared_rank", p, rank)
+    // SAFETY: forwarded to the caller.
+    unsafe { crate::arch::cluster::map_shared_rank(p.cast::<u8>(), rank) }.cast()
 }
 
 /// [`map_shared_rank`] for a mutable pointer.
@@ -199,7 +121,7 @@ pub unsafe fn map_shared_rank<T>(p: *const T, rank: u32) -> *const T {
 /// that location in any block.
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn map_shared_rank_mut<T>(p: *mut T, rank: u32) -> *mut T {
     // SAFETY: forwarded to the caller.
     unsafe { map_shared_rank(p.cast_const(), rank) }.cast_mut()

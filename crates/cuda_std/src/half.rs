@@ -70,9 +70,6 @@
 //! and the GPU's `cvt` give the same bits for every input (up to NaN payloads), which
 //! `tests/tests/fp8.rs` checks on an H100.
 
-#[cfg(target_arch = "nvptx64")]
-use core::arch::asm;
-
 use crate::DeviceCopy;
 
 /// IEEE 754 binary16 (1 sign, 5 exponent, 10 mantissa bits) and bfloat16 (1 sign, 8
@@ -163,24 +160,7 @@ impl F16x2 {
     #[inline(always)]
     #[must_use]
     pub fn mul_add(self, b: Self, c: Self) -> Self {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let d: u32;
-            // SAFETY: register operands only; `fma.rn.f16x2` exists on sm_53 and later.
-            unsafe {
-                asm!("fma.rn.f16x2 {d}, {a}, {b}, {c};", d = out(reg32) d, a = in(reg32) self.0,
-                    b = in(reg32) b.0, c = in(reg32) c.0, options(pure, nomem, nostack))
-            };
-            Self(d)
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let [a, b, c] = [self.to_array(), b.to_array(), c.to_array()];
-            Self::new(
-                host::fma_f16(a[0], b[0], c[0]),
-                host::fma_f16(a[1], b[1], c[1]),
-            )
-        }
+        Self(crate::arch::half::fma_f16x2(self.0, b.0, c.0))
     }
 }
 
@@ -191,21 +171,7 @@ impl core::ops::Add for F16x2 {
 
     #[inline(always)]
     fn add(self, rhs: Self) -> Self {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let d: u32;
-            // SAFETY: register operands only; `add.rn.f16x2` exists on sm_53 and later.
-            unsafe {
-                asm!("add.rn.f16x2 {d}, {a}, {b};", d = out(reg32) d, a = in(reg32) self.0,
-                    b = in(reg32) rhs.0, options(pure, nomem, nostack))
-            };
-            Self(d)
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let one = Self::splat(f16::ONE);
-            self.mul_add(one, rhs)
-        }
+        Self(crate::arch::half::add_f16x2(self.0, rhs.0))
     }
 }
 
@@ -216,35 +182,8 @@ impl core::ops::Mul for F16x2 {
 
     #[inline(always)]
     fn mul(self, rhs: Self) -> Self {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let d: u32;
-            // SAFETY: register operands only; `mul.rn.f16x2` exists on sm_53 and later.
-            unsafe {
-                asm!("mul.rn.f16x2 {d}, {a}, {b};", d = out(reg32) d, a = in(reg32) self.0,
-                    b = in(reg32) rhs.0, options(pure, nomem, nostack))
-            };
-            Self(d)
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            self.mul_add(rhs, Self::splat(f16::NEG_ZERO))
-        }
+        Self(crate::arch::half::mul_f16x2(self.0, rhs.0))
     }
-}
-
-/// `fma.rn.bf16x2 d, a, b, c` on the GPU (sm_80+, PTX ISA 7.0).
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
-#[inline(always)]
-fn fma_bf16x2(a: u32, b: u32, c: u32) -> u32 {
-    let d: u32;
-    // SAFETY: register operands only; this function exists only in sm_80+ builds, where
-    // `fma.rn.bf16x2` exists.
-    unsafe {
-        asm!("fma.rn.bf16x2 {d}, {a}, {b}, {c};", d = out(reg32) d, a = in(reg32) a,
-            b = in(reg32) b, c = in(reg32) c, options(pure, nomem, nostack))
-    };
-    d
 }
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
@@ -257,18 +196,7 @@ impl Bf16x2 {
     #[inline(always)]
     #[must_use]
     pub fn mul_add(self, b: Self, c: Self) -> Self {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            Self(fma_bf16x2(self.0, b.0, c.0))
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let [a, b, c] = [self.to_array(), b.to_array(), c.to_array()];
-            Self::new(
-                host::fma_bf16(a[0], b[0], c[0]),
-                host::fma_bf16(a[1], b[1], c[1]),
-            )
-        }
+        Self(crate::arch::half::fma_bf16x2(self.0, b.0, c.0))
     }
 }
 
@@ -305,20 +233,7 @@ impl core::ops::Mul for Bf16x2 {
 #[inline(always)]
 #[must_use]
 pub fn f16_from_f32(x: f32) -> f16 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let h: u16;
-        // SAFETY: register operands only.
-        unsafe {
-            asm!("cvt.rn.f16.f32 {h}, {x};", h = out(reg16) h, x = in(reg32) x,
-                options(pure, nomem, nostack))
-        };
-        f16::from_bits(h)
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        f16::from_f32(x)
-    }
+    f16::from_bits(crate::arch::half::f16_from_f32(x))
 }
 
 /// `x` as an `f32` (exact): `cvt.f32.f16` (PTX ISA §9.7, "Data Movement and Conversion
@@ -326,20 +241,7 @@ pub fn f16_from_f32(x: f32) -> f16 {
 #[inline(always)]
 #[must_use]
 pub fn f16_to_f32(x: f16) -> f32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let f: f32;
-        // SAFETY: register operands only.
-        unsafe {
-            asm!("cvt.f32.f16 {f}, {h};", f = out(reg32) f, h = in(reg16) x.to_bits(),
-                options(pure, nomem, nostack))
-        };
-        f
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        x.to_f32()
-    }
+    crate::arch::half::f16_to_f32(x.to_bits())
 }
 
 /// `x` rounded to the nearest `bf16` (ties to even): `cvt.rn.bf16.f32` (PTX ISA §9.7, "Data
@@ -350,21 +252,7 @@ pub fn f16_to_f32(x: f16) -> f32 {
 #[inline(always)]
 #[must_use]
 pub fn bf16_from_f32(x: f32) -> bf16 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let h: u16;
-        // SAFETY: register operands only; this exists only in sm_80+ builds, where
-        // `cvt.rn.bf16.f32` exists.
-        unsafe {
-            asm!("cvt.rn.bf16.f32 {h}, {x};", h = out(reg16) h, x = in(reg32) x,
-                options(pure, nomem, nostack))
-        };
-        bf16::from_bits(h)
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        bf16::from_f32(x)
-    }
+    bf16::from_bits(crate::arch::half::bf16_from_f32(x))
 }
 
 /// `x` as an `f32` (exact): the `bf16` bits shifted into the high half of an `f32`, on both
@@ -521,7 +409,7 @@ const fn f8_to_f32_soft(code: u8, f: &F8Format) -> f32 {
 }
 
 macro_rules! fp8_common {
-    ($t:ident, $fmt:ident, $name:literal) => {
+    ($t:ident, $fmt:ident, $name:literal, $lower:ident) => {
         impl $t {
             /// The value with these bits.
             #[must_use]
@@ -565,27 +453,7 @@ macro_rules! fp8_common {
             #[inline(always)]
             #[must_use]
             pub fn to_f32(self) -> f32 {
-                #[cfg(all(target_arch = "nvptx64", target_feature = "sm_89"))]
-                {
-                    let pair = u16::from(self.0) * 0x101;
-                    let f: f32;
-                    // SAFETY: register operands only; sm_89 builds only, where the
-                    // instruction exists. Both bytes hold the value, so either half of the
-                    // f16x2 result is it.
-                    unsafe {
-                        asm!(
-                            concat!("{{ .reg .b32 h2; .reg .b16 lo, hi; cvt.rn.f16x2.",
-                                $name, "x2 h2, {p}; mov.b32 {{lo, hi}}, h2; \
-                                cvt.f32.f16 {f}, lo; }}"),
-                            p = in(reg16) pair, f = out(reg32) f,
-                            options(pure, nomem, nostack))
-                    };
-                    f
-                }
-                #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_89")))]
-                {
-                    self.to_f32_soft()
-                }
+                crate::arch::half::$lower::to_f32(self.0).unwrap_or_else(|| self.to_f32_soft())
             }
         }
 
@@ -601,88 +469,14 @@ macro_rules! fp8_common {
             #[inline(always)]
             #[must_use]
             pub fn from_f32(x: f32) -> Self {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let d: u16;
-                    // SAFETY: register operands only; sm_89 builds only. `x` is operand
-                    // `b`, converted into the low byte.
-                    unsafe {
-                        asm!(
-                            concat!("cvt.rn.satfinite.", $name, "x2.f32 {d}, {z}, {x};"),
-                            d = out(reg16) d, z = in(reg32) 0.0f32, x = in(reg32) x,
-                            options(pure, nomem, nostack))
-                    };
-                    Self(d as u8)
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    Self::from_f32_soft(x)
-                }
+                crate::arch::half::$lower::from_f32(x).map_or_else(|| Self::from_f32_soft(x), Self)
             }
         }
     };
 }
 
-fp8_common!(F8E4M3, E4M3, "e4m3");
-fp8_common!(F8E5M2, E5M2, "e5m2");
-
-/// The host's software versions of the GPU's half arithmetic.
-#[cfg(not(target_arch = "nvptx64"))]
-mod host {
-    use super::{bf16, f16};
-
-    /// `p + c` (exact `f64` inputs) rounded to odd into an `f32`: the exact sum truncated
-    /// towards zero to `f32`, with the last bit set if that dropped anything.
-    fn sum_to_odd_f32(p: f64, c: f64) -> f32 {
-        // TwoSum: s + e == p + c exactly (no overflow: both are far inside f64's range).
-        let s = p + c;
-        let pv = s - c;
-        let cv = s - pv;
-        let e = (p - pv) + (c - cv);
-        let t = s as f32;
-        if t.is_infinite() {
-            // Beyond f32's range, hence beyond f16's and bf16's: ±∞ either way.
-            return t;
-        }
-        // The residual `exact - t` = `(s - t) + e`. `s - t` is exact in f64 and, when
-        // non-zero, at least one f64 ulp of `s`, more than |e| (at most half an ulp), so it
-        // alone decides the sign; when zero, `e` does.
-        let r = if s != f64::from(t) {
-            s - f64::from(t)
-        } else {
-            e
-        };
-        if r == 0.0 || t.to_bits() & 1 == 1 {
-            return t;
-        }
-        if t == 0.0 {
-            // Below half the smallest f32 subnormal: the smallest subnormal, signed like r.
-            return if r > 0.0 {
-                f32::from_bits(1)
-            } else {
-                -f32::from_bits(1)
-            };
-        }
-        // `t` is even and inexact: step one ulp towards the exact value (the odd neighbour).
-        if (r > 0.0) == (t > 0.0) {
-            f32::from_bits(t.to_bits() + 1)
-        } else {
-            f32::from_bits(t.to_bits() - 1)
-        }
-    }
-
-    /// `a · b + c` rounded once to nearest-even `f16`, as `fma.rn.f16`.
-    pub(super) fn fma_f16(a: f16, b: f16, c: f16) -> f16 {
-        let p = f64::from(a.to_f32()) * f64::from(b.to_f32()); // exact: 22 bits
-        f16::from_f32(sum_to_odd_f32(p, f64::from(c.to_f32())))
-    }
-
-    /// `a · b + c` rounded once to nearest-even `bf16`, as `fma.rn.bf16`.
-    pub(super) fn fma_bf16(a: bf16, b: bf16, c: bf16) -> bf16 {
-        let p = f64::from(a.to_f32()) * f64::from(b.to_f32()); // exact: 16 bits
-        bf16::from_f32(sum_to_odd_f32(p, f64::from(c.to_f32())))
-    }
-}
+fp8_common!(F8E4M3, E4M3, "e4m3", e4m3);
+fp8_common!(F8E5M2, E5M2, "e5m2", e5m2);
 
 #[cfg(test)]
 mod tests {

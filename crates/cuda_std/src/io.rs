@@ -164,17 +164,8 @@ macro_rules! __printf_count {
 #[doc(hidden)]
 #[inline(always)]
 pub unsafe fn vprintf(format: *const u8, args: *const u8) -> i32 {
-    #[cfg(target_arch = "nvptx64")]
     // SAFETY: forwarded to the caller.
-    unsafe {
-        core::arch::nvptx::vprintf(format, args.cast())
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let t = crate::emu::thread("io::vprintf (printf!, println!)");
-        // SAFETY: forwarded to the caller.
-        unsafe { crate::emu::printf(t, format, args) }
-    }
+    unsafe { crate::arch::io::vprintf(format, args) }
 }
 
 /// Ends the kernel with CUDA's assertion failure: the driver prints
@@ -195,19 +186,8 @@ pub unsafe fn assert_fail(
     line: u32,
     function: *const u8,
 ) -> ! {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: forwarded to the caller; `trap` has no preconditions.
-    unsafe {
-        core::arch::nvptx::__assert_fail(message, file, line, function);
-        core::arch::nvptx::trap()
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = function;
-        let t = crate::emu::thread("io::assert_fail (device_assert!)");
-        // SAFETY: forwarded to the caller.
-        unsafe { crate::emu::assert_fail(t, message, file, line) }
-    }
+    // SAFETY: forwarded to the caller.
+    unsafe { crate::arch::io::assert_fail(message, file, line, function) }
 }
 
 /// Device `printf` with a C format string (see the [`io`](crate::io) module docs for the

@@ -2,7 +2,7 @@
 //!
 //! Kernels are compiled for the `nvptx64-nvidia-cuda` target by `cuda_builder`; the same
 //! sources also compile for the host, where every device-only function runs on the CPU
-//! emulator (`emu`) inside an emulated launch, and outside one is a stub that panics with a
+//! emulator (`cuda_emu`) inside an emulated launch, and outside one is a stub that panics with a
 //! clear message (so IDEs, docs and host builds work, and host code can share types).
 //! The [`math`] functions are the exception: they run on both sides, with identical results
 //! by default.
@@ -39,9 +39,10 @@
 //!   shared-memory descriptors, `setmaxnreg`), [`barrier`] (`mbarrier` with transaction
 //!   counts), [`tma`] (`cp.async.bulk.tensor` loads/stores through a `TensorMap`),
 //!   [`cluster`] (cluster ranks, barriers, distributed shared memory); `stmatrix` in [`mma`];
-//! - `emu` (host only): the CPU emulator, which runs a `#[kernel]` with real warps,
-//!   barriers and shared memory and checks for races, divergence, uninitialised shared reads
-//!   and out-of-bounds accesses;
+//! - the backend (private, `arch`): the one module that picks how an intrinsic runs, inline
+//!   PTX on the GPU or the CPU emulator (`cuda_emu`, which runs a `#[kernel]` with real
+//!   warps, barriers and shared memory and checks for races, divergence, uninitialised
+//!   shared reads and out-of-bounds accesses) on the host;
 //! - [`launch`]: typed kernel handles and parameter kinds (`OutSlice`), used by `#[kernel]`;
 //!   the handle, the kinds and [`DeviceCopy`] are `cust_core`'s, the contract crate the host
 //!   runtime shares, re-exported here at their old paths;
@@ -68,15 +69,11 @@
     feature(stdarch_nvptx, asm_experimental_arch, core_float_math)
 )]
 
-#[cfg(not(target_arch = "nvptx64"))]
-extern crate std;
-
+mod arch;
 pub mod atomic;
 pub mod barrier;
 pub mod cluster;
 pub mod copy;
-#[cfg(not(target_arch = "nvptx64"))]
-pub mod emu;
 pub mod half;
 pub mod io;
 pub mod launch;
@@ -91,9 +88,6 @@ pub mod wgmma;
 
 pub use copy::DeviceCopy;
 pub use launch::OutSlice;
-
-#[cfg(target_arch = "nvptx64")]
-mod panic;
 
 /// Marks a function as a CUDA kernel entry point; see [`cuda_std_macros::kernel`].
 /// [`address_space`] places a function-local `static mut` array in shared memory.
@@ -121,25 +115,6 @@ pub mod prelude {
     pub use crate::{device_assert, device_assert_eq, device_assert_ne, shared_array};
 }
 
-/// Panics with a message saying that `what` only exists on the GPU. Used by the host stubs.
-#[cfg(not(target_arch = "nvptx64"))]
-#[cold]
-#[track_caller]
-pub(crate) fn gpu_only(what: &str) -> ! {
-    panic!(
-        "cuda_std::{what} can only be called in GPU code (target nvptx64-nvidia-cuda); \
-         on the host it is a stub"
-    )
-}
-
-/// The host stub of a device-only function: marks the arguments used and panics via
-/// [`gpu_only`].
-#[cfg(not(target_arch = "nvptx64"))]
-macro_rules! host_stub {
-    ($what:expr $(, $arg:expr)* $(,)?) => {{
-        $( let _ = &$arg; )*
-        $crate::gpu_only($what)
-    }};
-}
-#[cfg(not(target_arch = "nvptx64"))]
-pub(crate) use host_stub;
+/// `#[kernel]`'s host shim reads its parameters with these (host only).
+#[doc(hidden)]
+pub use arch::host_shim as __host_shim;

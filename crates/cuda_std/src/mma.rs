@@ -48,11 +48,9 @@
 //! On the GPU the instructions exist only when the kernels are built for sm_80 or later
 //! (`cfg(target_feature = "sm_80")`, e.g. `CudaBuilder::arch(ComputeCapability::new(8, 0))`),
 //! as [`redux_sync_add`](crate::warp::redux_sync_add). On the host they run on the CPU
-//! emulator ([`emu`](crate::emu)) as warp collectives, and panic outside an emulated
+//! emulator (`cuda_emu`) as warp collectives, and panic outside an emulated
 //! launch. The types and [`layout`] exist everywhere.
 
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
-use core::arch::asm;
 use core::marker::PhantomData;
 
 mod sealed {
@@ -164,34 +162,8 @@ pub trait MmaShape<E: Element>: Shape {
     unsafe fn mma(a: &[u32; 4], b: &[u32; 2], c: &[f32; 4]) -> [f32; 4];
 }
 
-/// Emits one `mma.sync` with 4 A, 2 B, 4 C and 4 D 32-bit registers.
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
-macro_rules! mma_asm {
-    ($ptx:literal, $a:expr, $b:expr, $c:expr) => {{
-        let (a, b, c) = ($a, $b, $c);
-        let d: [u32; 4];
-        let (d0, d1, d2, d3): (u32, u32, u32, u32);
-        // SAFETY: register operands only; the warp-convergence contract is the caller's
-        // (`mma_sync`). Not `pure`: a collective must not be moved or merged.
-        unsafe {
-            asm!(
-                concat!($ptx, " {{{d0}, {d1}, {d2}, {d3}}}, {{{a0}, {a1}, {a2}, {a3}}}, \
-                    {{{b0}, {b1}}}, {{{c0}, {c1}, {c2}, {c3}}};"),
-                d0 = out(reg32) d0, d1 = out(reg32) d1, d2 = out(reg32) d2, d3 = out(reg32) d3,
-                a0 = in(reg32) a[0], a1 = in(reg32) a[1], a2 = in(reg32) a[2],
-                a3 = in(reg32) a[3], b0 = in(reg32) b[0], b1 = in(reg32) b[1],
-                c0 = in(reg32) c[0].to_bits(), c1 = in(reg32) c[1].to_bits(),
-                c2 = in(reg32) c[2].to_bits(), c3 = in(reg32) c[3].to_bits(),
-                options(nomem, nostack),
-            )
-        }
-        d = [d0, d1, d2, d3];
-        d.map(f32::from_bits)
-    }};
-}
-
 macro_rules! mma_shape {
-    ($shape:ty, $elem:ty, $a:path, $b:path, $ptx:literal, $emu:ident) => {
+    ($shape:ty, $elem:ty, $a:path, $b:path, $ptx:literal, $arch:ident) => {
         impl MmaShape<$elem> for $shape {
             #[inline(always)]
             fn a_coord(lane: u32, reg: u32, half: u32) -> (u32, u32) {
@@ -202,24 +174,10 @@ macro_rules! mma_shape {
                 $b(lane, reg, half)
             }
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn mma(a: &[u32; 4], b: &[u32; 2], c: &[f32; 4]) -> [f32; 4] {
-                #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
-                {
-                    mma_asm!($ptx, a, b, c)
-                }
-                #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
-                {
-                    let _ = (a, b, c);
-                    // Unreachable: `mma_sync` does not exist below sm_80.
-                    // SAFETY: `trap` has no preconditions.
-                    unsafe { core::arch::nvptx::trap() }
-                }
-                // The emulator's warp collective (a panic outside an emulated launch).
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    crate::emu::tensor::mma(crate::emu::tensor::MmaType::$emu, a, b, c)
-                }
+                // SAFETY: forwarded to the caller.
+                unsafe { crate::arch::mma::$arch(a, b, c) }
             }
         }
     };
@@ -231,7 +189,7 @@ mma_shape!(
     layout::a_m16n8k16,
     layout::b_m16n8k16,
     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-    F16
+    mma_f16
 );
 mma_shape!(
     M16N8K16,
@@ -239,7 +197,7 @@ mma_shape!(
     layout::a_m16n8k16,
     layout::b_m16n8k16,
     "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
-    Bf16
+    mma_bf16
 );
 mma_shape!(
     M16N8K8,
@@ -247,7 +205,7 @@ mma_shape!(
     tf32_a,
     tf32_b,
     "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
-    Tf32
+    mma_tf32
 );
 
 /// [`layout::a_m16n8k8_tf32`] with the (always 0) element index of a one-element register.
@@ -260,79 +218,9 @@ fn tf32_b(lane: u32, reg: u32, _half: u32) -> (u32, u32) {
     layout::b_m16n8k8_tf32(lane, reg)
 }
 
-/// Lane-to-element maps of the `mma.sync` fragments: pure functions, usable on the host and
-/// in `no_std`, that give the `(row, col)` of the matrix element a lane holds in a register.
-///
-/// Source: PTX ISA §9.7.14.5 ("Matrix multiply-accumulate operation using mma
-/// instruction"), figures "MMA .m16n8k16 fragment layout for matrix A with .f16/.bf16
-/// type" (and for B, C/D) in "Matrix Fragments for mma.m16n8k16 with floating point
-/// type", and "MMA .m16n8k8 fragment layout for matrix A with .tf32 type" (and for B, C/D)
-/// in "Matrix Fragments for mma.m16n8k8". With `group = lane / 4` ("groupID") and
-/// `t = lane % 4` ("threadID_in_group"):
-///
-/// | fragment | register `r`, element `h` | `(row, col)` |
-/// |---|---|---|
-/// | A m16n8k16 (16×16) | `r` 0..4, `h` 0..2 | `(group + 8·(r % 2), 2t + h + 8·(r / 2))` |
-/// | B m16n8k16 (16×8, K×N) | `r` 0..2, `h` 0..2 | `(2t + h + 8·r, group)` |
-/// | A m16n8k8 tf32 (16×8) | `r` 0..4 | `(group + 8·(r % 2), t + 4·(r / 2))` |
-/// | B m16n8k8 tf32 (8×8, K×N) | `r` 0..2 | `(t + 4·r, group)` |
-/// | C/D m16n8 f32 (16×8) | `r` 0..4 | `(group + 8·(r / 2), 2t + r % 2)` |
-///
-/// Arguments are not checked: `lane` < 32 and `reg`, `half` in the ranges above give an
-/// element inside the matrix (each exactly once over all lanes); others give coordinates
-/// outside it.
-pub mod layout {
-    /// `(row, col)` in `A` (16×16, M×K) of element `half` (0 = bits 0–15, 1 = bits 16–31)
-    /// of register `reg` (0..4) of lane `lane`, for `m16n8k16` with `.f16`/`.bf16`.
-    #[must_use]
-    pub const fn a_m16n8k16(lane: u32, reg: u32, half: u32) -> (u32, u32) {
-        let (group, t) = (lane / 4, lane % 4);
-        (group + 8 * (reg % 2), 2 * t + half + 8 * (reg / 2))
-    }
-
-    /// `(row, col)` = `(k, n)` in `B` (16×8, K×N) of element `half` of register `reg` (0..2)
-    /// of lane `lane`, for `m16n8k16` with `.f16`/`.bf16`.
-    #[must_use]
-    pub const fn b_m16n8k16(lane: u32, reg: u32, half: u32) -> (u32, u32) {
-        let (group, t) = (lane / 4, lane % 4);
-        (2 * t + half + 8 * reg, group)
-    }
-
-    /// `(row, col)` in `A` (16×8, M×K) of register `reg` (0..4) of lane `lane`, for
-    /// `m16n8k8` with `.tf32`.
-    #[must_use]
-    pub const fn a_m16n8k8_tf32(lane: u32, reg: u32) -> (u32, u32) {
-        let (group, t) = (lane / 4, lane % 4);
-        (group + 8 * (reg % 2), t + 4 * (reg / 2))
-    }
-
-    /// `(row, col)` = `(k, n)` in `B` (8×8, K×N) of register `reg` (0..2) of lane `lane`,
-    /// for `m16n8k8` with `.tf32`.
-    #[must_use]
-    pub const fn b_m16n8k8_tf32(lane: u32, reg: u32) -> (u32, u32) {
-        let (group, t) = (lane / 4, lane % 4);
-        (t + 4 * reg, group)
-    }
-
-    /// `(row, col)` in `C`/`D` (16×8, M×N, `.f32`) of register `reg` (0..4) of lane `lane`,
-    /// for both `m16n8k16` and `m16n8k8`.
-    #[must_use]
-    pub const fn acc_m16n8(lane: u32, reg: u32) -> (u32, u32) {
-        let (group, t) = (lane / 4, lane % 4);
-        (group + 8 * (reg / 2), 2 * t + reg % 2)
-    }
-
-    /// `(row, col)` of the 8×8 matrix element that `ldmatrix` (without `.trans`) puts in
-    /// element `half` (0 = bits 0–15) of one destination register of lane `lane`: row
-    /// `lane / 4`, column `2·(lane % 4) + half`, where row `i` is the 16 bytes lane `i` (of
-    /// the lanes addressing that matrix) points at. With `.trans` the roles swap: the
-    /// element is at `(col, row)` of what the addresses point at. PTX ISA §9.7.14.5,
-    /// "Warp-level matrix load instruction: ldmatrix", figure "ldmatrix fragment layout".
-    #[must_use]
-    pub const fn ldmatrix_b16(lane: u32, half: u32) -> (u32, u32) {
-        (lane / 4, 2 * (lane % 4) + half)
-    }
-}
+/// The lane maps ([`cust_core::lanes::mma`]): pure functions from registers to matrix
+/// coordinates, shared with the CPU emulator.
+pub use cust_core::lanes::mma as layout;
 
 /// This lane's `A` fragment (M×K, read row-major): 4 registers. Built by [`FragA::load`],
 /// [`FragA::ldmatrix`] or [`FragA::from_regs`]; consumed by [`mma_sync`].
@@ -525,7 +413,7 @@ impl<S: Shape> FragAcc<S> {
 /// `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` (PTX ISA §9.7.14.5, "mma"),
 /// chosen by the fragments' types. **sm_80+**; on the GPU this function exists only when
 /// the kernels are built for sm_80 or later; on the host it runs on the CPU emulator (see
-/// [`emu`](crate::emu): products exact, summed in `f64`, rounded once to `f32`) and panics
+/// `cuda_emu`: products exact, summed in `f64`, rounded once to `f32`) and panics
 /// outside an emulated launch.
 ///
 /// Products are exact and the sum is accumulated in `f32` (its rounding order is the
@@ -536,7 +424,7 @@ impl<S: Shape> FragAcc<S> {
 /// convergently: none has exited, none is in a branch the others skip.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 #[must_use]
 pub unsafe fn mma_sync<S: MmaShape<E>, E: Element>(
     a: &FragA<S, E>,
@@ -574,27 +462,7 @@ pub unsafe fn mma_sync<S: MmaShape<E>, E: Element>(
 #[inline(always)]
 #[must_use]
 pub fn tf32_from_f32(x: f32) -> f32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let d: u32;
-        // SAFETY: register operands only; this exists only in sm_80+ builds, where
-        // `cvt.rna.tf32.f32` exists.
-        unsafe {
-            asm!("cvt.rna.tf32.f32 {d}, {x};", d = out(reg32) d, x = in(reg32) x,
-                options(pure, nomem, nostack))
-        };
-        f32::from_bits(d)
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let bits = x.to_bits();
-        let rounded = if x.abs() < f32::INFINITY {
-            bits + 0x1000
-        } else {
-            bits
-        };
-        f32::from_bits(rounded & !0x1fff)
-    }
+    crate::arch::mma::tf32_from_f32(x)
 }
 
 /// Emits `ldmatrix` with `$n` destination registers.
@@ -615,31 +483,11 @@ macro_rules! ldmatrix_fn {
         /// - no other thread writes those bytes concurrently.
         #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
         #[inline(always)]
-        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        #[track_caller]
         #[must_use]
         pub unsafe fn $name(row: *const u16) -> [u32; $n] {
-            #[cfg(target_arch = "nvptx64")]
-            {
-                $(let $r: u32;)+
-                // SAFETY: caller contract (shared, aligned, converged). Reads memory:
-                // not `nomem`.
-                unsafe {
-                    asm!(
-                        concat!("{{ .reg .b64 s; cvta.to.shared.u64 s, {p}; ", $ptx, " {{",
-                            ldmatrix_fn!(@list $($r),+), "}}, [s]; }}"),
-                        p = in(reg64) row as u64,
-                        $($r = out(reg32) $r,)+
-                        options(readonly, nostack),
-                    )
-                }
-                [$($r),+]
-            }
-            // The emulator's warp collective (a panic outside an emulated launch).
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                // SAFETY: forwarded to the caller.
-                unsafe { crate::emu::tensor::ldmatrix::<$n>(row, $trans) }
-            }
+            // SAFETY: forwarded to the caller.
+            unsafe { crate::arch::mma::$name(row) }
         }
     };
     (@list $r0:ident) => { concat!("{", stringify!($r0), "}") };
@@ -697,25 +545,10 @@ macro_rules! stmatrix_fn {
         /// - no other thread accesses those bytes concurrently.
         #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
         #[inline(always)]
-        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        #[track_caller]
         pub unsafe fn $name(dst: *mut u16, regs: [u32; $n]) {
-            #[cfg(target_arch = "nvptx64")]
-            // SAFETY: caller contract (shared, aligned, converged). Writes memory.
-            unsafe {
-                asm!(
-                    concat!("{{ .reg .b64 s; cvta.to.shared.u64 s, {p}; ", $ptx, " [s], {{",
-                        stmatrix_fn!(@list $($r),+), "}}; }}"),
-                    $(in(reg32) regs[$r],)+
-                    p = in(reg64) dst as u64,
-                    options(nostack),
-                )
-            };
-            // The emulator's warp collective (a panic outside an emulated launch).
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                // SAFETY: forwarded to the caller.
-                unsafe { crate::emu::tensor::stmatrix::<$n>(dst, regs, $trans) }
-            }
+            // SAFETY: forwarded to the caller.
+            unsafe { crate::arch::mma::$name(dst, regs) }
         }
     };
     (@list $r0:literal) => { concat!("{", stringify!($r0), "}") };
@@ -768,7 +601,7 @@ impl<S: MmaShape<E>, E: Element> FragA<S, E> {
     /// - every row start `tile + row · lda` is 16-byte aligned (`lda` in bytes a multiple
     ///   of 16, `tile` 16-byte aligned).
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     #[must_use]
     pub unsafe fn ldmatrix(tile: *const E::Storage, lda: usize) -> Self {
         let l = lane() as usize;
@@ -788,7 +621,7 @@ impl<S: MmaShape<E>, E: Element> FragB<S, E> {
     /// # Safety
     /// As [`FragA::ldmatrix`], for the 8×K tile of `Bᵀ`.
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     #[must_use]
     pub unsafe fn ldmatrix_col_major(tile: *const E::Storage, ldb: usize) -> Self {
         let l = lane() as usize % 16;
@@ -811,7 +644,7 @@ where
     /// # Safety
     /// As [`FragA::ldmatrix`], for the 16×8 tile of `B`.
     #[inline(always)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     #[must_use]
     pub unsafe fn ldmatrix_row_major(tile: *const u16, ldb: usize) -> Self {
         let l = lane() as usize % 16;

@@ -13,7 +13,7 @@
 //! [`crate::warp::sync_warp`] within a warp) or done with [`crate::atomic`] operations at
 //! [`Block`](crate::atomic::Block) scope or wider.
 //!
-//! On the CPU emulator (`cuda_std::emu`), [`read`](fn@read) and [`write`](fn@write) are the accesses its race,
+//! On the CPU emulator (`cuda_emu`), [`read`](fn@read) and [`write`](fn@write) are the accesses its race,
 //! initialisation and bounds checks see; plain loads and stores through the pointers work
 //! but are not checked.
 //!
@@ -23,12 +23,6 @@
 //! 227 KiB on sm_90) only as dynamic shared memory after opting in with
 //! `cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)` (CUDA C Programming Guide, "Technical
 //! Specifications per Compute Capability").
-
-#[cfg(target_arch = "nvptx64")]
-core::arch::global_asm!(
-    "// cuda_std::shared::dynamic_shared: the launch's dynamic shared memory.",
-    ".extern .shared .align 16 .b8 __cuda_std_dynamic_shared[];",
-);
 
 /// Declares a static shared-memory array, unique to this call site (the same address in
 /// every thread of a block; each block has its own copy).
@@ -77,7 +71,7 @@ core::arch::global_asm!(
 /// - an element must be written before it is read, unless `ty` is valid for every bit
 ///   pattern.
 ///
-/// On the host it gives the emulated block's array (`cuda_std::emu`), allocated on first use
+/// On the host it gives the emulated block's array (`cuda_emu`), allocated on first use
 /// and zero-filled; outside an emulated launch it panics (device-only).
 #[macro_export]
 macro_rules! shared_array {
@@ -97,67 +91,6 @@ macro_rules! shared_array {
     ($ty:ty, $len:expr, align = $align:expr $(,)?) => {
         $crate::__shared_declare!("", [$ty; $len], $align).cast::<$ty>()
     };
-}
-
-/// The common expansion of [`shared_array!`](crate::shared_array) and
-/// [`#[address_space(shared)]`](crate::address_space): declares a `.shared` array of type
-/// `$array` (a concrete type nameable in the calling block) with symbol
-/// `__cuda_std_shared_<$prefix><id>` and evaluates to a `*mut $array` (its generic address).
-/// `$prefix` is a string literal (`""`, or a Rust name and `_` for readable PTX).
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __shared_declare {
-    ($prefix:literal, $array:ty, $align:expr) => {{
-        // `global_asm!` is accepted in item position only, and a function body is not one:
-        // it goes in a module (one per expansion; each expansion is its own block, so the
-        // module names do not clash). A module does not see the items of the function body
-        // (a `const` length declared in the kernel), so the layout reaches it through a
-        // trait impl written here, in the body, for a marker type of the module.
-        #[doc(hidden)]
-        mod __cuda_std_shared {
-            pub(super) struct Layout;
-            pub(super) const ID: u64 =
-                $crate::shared::__symbol_id(module_path!(), file!(), line!(), column!());
-            #[cfg(target_arch = "nvptx64")]
-            ::core::arch::global_asm!(
-                concat!(
-                    ".shared .align {align} .b8 __cuda_std_shared_",
-                    $prefix,
-                    "{id}[{bytes}];"
-                ),
-                align = const <Layout as $crate::shared::__SharedLayout>::ALIGN,
-                id = const ID,
-                bytes = const <Layout as $crate::shared::__SharedLayout>::BYTES,
-            );
-        }
-        impl $crate::shared::__SharedLayout for __cuda_std_shared::Layout {
-            const BYTES: usize = $crate::shared::__bytes(::core::mem::size_of::<$array>());
-            const ALIGN: usize =
-                $crate::shared::__align($align, ::core::mem::align_of::<$array>());
-        }
-        #[cfg(target_arch = "nvptx64")]
-        let __cuda_std_shared_ptr: *mut $array = {
-            let p: u64;
-            // SAFETY: computes the generic address of the array declared above; no memory
-            // access. `pure`: the address is a constant of the block.
-            unsafe {
-                ::core::arch::asm!(
-                    concat!("cvta.shared.u64 {p}, __cuda_std_shared_", $prefix, "{id};"),
-                    p = out(reg64) p,
-                    id = const __cuda_std_shared::ID,
-                    options(pure, nomem, nostack),
-                )
-            };
-            p as usize as *mut $array
-        };
-        #[cfg(not(target_arch = "nvptx64"))]
-        let __cuda_std_shared_ptr: *mut $array = $crate::shared::__host_shared(
-            __cuda_std_shared::ID,
-            <__cuda_std_shared::Layout as $crate::shared::__SharedLayout>::BYTES,
-            <__cuda_std_shared::Layout as $crate::shared::__SharedLayout>::ALIGN,
-        );
-        __cuda_std_shared_ptr
-    }};
 }
 
 /// The layout of one shared array, implemented by [`__shared_declare!`] in the function body
@@ -247,21 +180,9 @@ pub const fn __align(requested: usize, type_align: usize) -> usize {
     }
 }
 
-/// The host side of [`shared_array!`](crate::shared_array) and
-/// [`#[address_space(shared)]`](crate::address_space): the emulated block's array for the
-/// declaration `id` (`bytes`, aligned to `align`); outside an emulated launch, panics
-/// (device-only).
-#[doc(hidden)]
-#[cfg(not(target_arch = "nvptx64"))]
-#[track_caller]
-#[must_use]
-pub fn __host_shared<T>(id: u64, bytes: usize, align: usize) -> *mut T {
-    crate::emu::shared_static(id, bytes, align).cast()
-}
-
 /// Reads a `T` from shared memory: `ptr.read()`, checked on the CPU emulator.
 ///
-/// On the GPU this is exactly `ptr.read()`. On the emulator (`cuda_std::emu`) the access is
+/// On the GPU this is exactly `ptr.read()`. On the emulator (`cuda_emu`) the access is
 /// also checked, with this call's source location in the report: that `ptr..ptr+size_of::<T>()`
 /// lies in one shared allocation of the block, that every byte was written (through
 /// [`write`](fn@write) or another checked access), and that no other thread wrote it since the last
@@ -273,17 +194,10 @@ pub fn __host_shared<T>(id: u64, bytes: usize, align: usize) -> *mut T {
 /// read does not race (see the [module docs](self)).
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn read<T: Copy>(ptr: *const T) -> T {
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::check_access(
-        ptr as usize,
-        core::mem::size_of::<T>(),
-        crate::emu::AccessKind::Read,
-        core::panic::Location::caller(),
-    );
     // SAFETY: the caller's contract.
-    unsafe { ptr.read() }
+    unsafe { crate::arch::shared::read(ptr) }
 }
 
 /// Writes a `T` to shared memory: `ptr.write(value)`, checked on the CPU emulator (bounds
@@ -293,17 +207,10 @@ pub unsafe fn read<T: Copy>(ptr: *const T) -> T {
 /// `ptr` is aligned and valid for writes of a `T` (shared memory of this block), and the
 /// write does not race (see the [module docs](self)).
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn write<T: Copy>(ptr: *mut T, value: T) {
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::check_access(
-        ptr as usize,
-        core::mem::size_of::<T>(),
-        crate::emu::AccessKind::Write,
-        core::panic::Location::caller(),
-    );
     // SAFETY: the caller's contract.
-    unsafe { ptr.write(value) }
+    unsafe { crate::arch::shared::write(ptr, value) }
 }
 
 /// The launch's dynamic shared memory as a `*mut T`: `shared_mem_bytes` bytes (from the launch
@@ -318,24 +225,9 @@ pub unsafe fn write<T: Copy>(ptr: *mut T, value: T) {
 /// `cuda_std`) and `cvta.shared.u64` (PTX ISA §5.1.5, §9.7 "cvta"); all compute capabilities.
 #[inline(always)]
 #[must_use]
+#[track_caller]
 pub fn dynamic_shared<T>() -> *mut T {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let p: u64;
-        // SAFETY: computes an address; no memory access.
-        unsafe {
-            core::arch::asm!(
-                "cvta.shared.u64 {p}, __cuda_std_dynamic_shared;",
-                p = out(reg64) p,
-                options(pure, nomem, nostack),
-            )
-        };
-        p as usize as *mut T
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::dynamic_shared("shared::dynamic_shared")
-        .0
-        .cast()
+    crate::arch::shared::dynamic_shared().cast()
 }
 
 /// Bytes of dynamic shared memory of this launch (`shared_mem_bytes` of the launch
@@ -345,48 +237,18 @@ pub fn dynamic_shared<T>() -> *mut T {
 /// %dynamic_smem_size"); sm_20+, PTX ISA 4.1+.
 #[inline(always)]
 #[must_use]
+#[track_caller]
 pub fn dynamic_shared_size_bytes() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let n: u32;
-        // SAFETY: reads a special register, constant for the launch.
-        unsafe {
-            core::arch::asm!(
-                "mov.u32 {n}, %dynamic_smem_size;",
-                n = out(reg32) n,
-                options(pure, nomem, nostack),
-            )
-        };
-        n
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::emu::dynamic_shared("shared::dynamic_shared_size_bytes").1 as u32
-    }
+    crate::arch::shared::dynamic_shared_size_bytes()
 }
 
 /// Total bytes of shared memory (static and dynamic) of this block (`%total_smem_size`,
 /// PTX ISA §10; sm_20+, PTX ISA 4.1+).
 #[inline(always)]
 #[must_use]
+#[track_caller]
 pub fn total_shared_size_bytes() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let n: u32;
-        // SAFETY: reads a special register, constant for the launch.
-        unsafe {
-            core::arch::asm!(
-                "mov.u32 {n}, %total_smem_size;",
-                n = out(reg32) n,
-                options(pure, nomem, nostack),
-            )
-        };
-        n
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::emu::total_shared_bytes("shared::total_shared_size_bytes") as u32
-    }
+    crate::arch::shared::total_shared_size_bytes()
 }
 
 /// The 32-bit `.shared` state-space address of `p`, a generic pointer into this block's
@@ -401,22 +263,7 @@ pub fn total_shared_size_bytes() -> u32 {
 #[inline(always)]
 #[must_use]
 pub fn shared_addr<T>(p: *const T) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let a: u32;
-        // SAFETY: address arithmetic only; no memory access.
-        unsafe {
-            core::arch::asm!(
-                "{{ .reg .b64 s; cvta.to.shared.u64 s, {p}; cvt.u32.u64 {a}, s; }}",
-                p = in(reg64) p as u64,
-                a = out(reg32) a,
-                options(pure, nomem, nostack),
-            )
-        };
-        a
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::host_stub!("shared::shared_addr", p)
+    crate::arch::shared::shared_addr(p.cast())
 }
 
 #[cfg(test)]

@@ -6,55 +6,46 @@
 //! Barriers are `bar.sync`/`bar.red` (PTX ISA §9.7 "Parallel Synchronization and
 //! Communication Instructions: bar, barrier"), fences `fence.sc.{cta,gpu,sys}` (§9.7
 //! "membar/fence"; for release/acquire fences see [`crate::atomic::fence`]).
-//! On the host they read the CPU emulator's context (`cuda_std::emu`); outside an emulated
+//! On the host they read the CPU emulator's context (the `arch` backend); outside an emulated
 //! launch they panic: they only have meaning inside a kernel.
 
 macro_rules! special_register {
-    ($(#[$doc:meta])* $name:ident => $intrinsic:ident, $reg:literal, |$t:ident| $host:expr) => {
+    ($(#[$doc:meta])* $name:ident, $reg:literal) => {
         $(#[$doc])*
         #[doc = concat!("\n\nReads the PTX special register `", $reg, "`.")]
         #[inline(always)]
         #[must_use]
+        #[track_caller]
         pub fn $name() -> u32 {
-            #[cfg(target_arch = "nvptx64")]
-            {
-                // SAFETY: reading a special register has no preconditions; the value is
-                // non-negative and fits in u32 by the PTX ISA.
-                unsafe { core::arch::nvptx::$intrinsic() as u32 }
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                let $t = crate::emu::thread(concat!("thread::", stringify!($name)));
-                $host
-            }
+            crate::arch::thread::$name()
         }
     };
 }
 
 special_register!(/// Index of this thread within its block, x coordinate.
-    thread_idx_x => _thread_idx_x, "%tid.x", |t| t.tid[0]);
+    thread_idx_x, "%tid.x");
 special_register!(/// Index of this thread within its block, y coordinate.
-    thread_idx_y => _thread_idx_y, "%tid.y", |t| t.tid[1]);
+    thread_idx_y, "%tid.y");
 special_register!(/// Index of this thread within its block, z coordinate.
-    thread_idx_z => _thread_idx_z, "%tid.z", |t| t.tid[2]);
+    thread_idx_z, "%tid.z");
 special_register!(/// Number of threads per block, x dimension.
-    block_dim_x => _block_dim_x, "%ntid.x", |t| t.block().launch().block[0]);
+    block_dim_x, "%ntid.x");
 special_register!(/// Number of threads per block, y dimension.
-    block_dim_y => _block_dim_y, "%ntid.y", |t| t.block().launch().block[1]);
+    block_dim_y, "%ntid.y");
 special_register!(/// Number of threads per block, z dimension.
-    block_dim_z => _block_dim_z, "%ntid.z", |t| t.block().launch().block[2]);
+    block_dim_z, "%ntid.z");
 special_register!(/// Index of this block within the grid, x coordinate.
-    block_idx_x => _block_idx_x, "%ctaid.x", |t| t.block().idx[0]);
+    block_idx_x, "%ctaid.x");
 special_register!(/// Index of this block within the grid, y coordinate.
-    block_idx_y => _block_idx_y, "%ctaid.y", |t| t.block().idx[1]);
+    block_idx_y, "%ctaid.y");
 special_register!(/// Index of this block within the grid, z coordinate.
-    block_idx_z => _block_idx_z, "%ctaid.z", |t| t.block().idx[2]);
+    block_idx_z, "%ctaid.z");
 special_register!(/// Number of blocks in the grid, x dimension.
-    grid_dim_x => _grid_dim_x, "%nctaid.x", |t| t.block().launch().grid[0]);
+    grid_dim_x, "%nctaid.x");
 special_register!(/// Number of blocks in the grid, y dimension.
-    grid_dim_y => _grid_dim_y, "%nctaid.y", |t| t.block().launch().grid[1]);
+    grid_dim_y, "%nctaid.y");
 special_register!(/// Number of blocks in the grid, z dimension.
-    grid_dim_z => _grid_dim_z, "%nctaid.z", |t| t.block().launch().grid[2]);
+    grid_dim_z, "%nctaid.z");
 
 /// This thread's index within its block as a vector `(x, y, z)`.
 #[inline(always)]
@@ -112,23 +103,9 @@ pub fn index_2d() -> (u32, u32) {
 /// Every non-exited thread of the block must reach the *same* call: calling it in divergent
 /// code (where some threads of the block skip it) deadlocks or gives undefined results.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn sync_threads() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: `barrier.sync 0` has no memory-safety preconditions; misuse (divergence) can
-    // hang the kernel but cannot corrupt memory. The non-`.aligned` form on purpose: rustc's
-    // MIR jump threading may duplicate a barrier into both arms of an earlier `if` on the
-    // thread index (rust-lang/rust#137086), so threads can reach *different copies* of one
-    // source-level barrier; `bar.sync` (= `barrier.sync.aligned`) requires every thread to
-    // execute the same instruction and hung a probe that way, while `barrier.sync` (sm_70+)
-    // only counts arrivals at barrier 0. No `nomem`: the asm is a compiler memory barrier.
-    unsafe {
-        core::arch::asm!("barrier.sync 0;", options(nostack))
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::emu::barrier("thread::sync_threads", crate::emu::BarrierKind::Sync, false);
-    }
+    crate::arch::thread::sync_threads()
 }
 
 /// Global 3D index `(x, y, z)` of this thread in a 3D grid of 3D blocks:
@@ -162,31 +139,9 @@ pub fn thread_idx_linear() -> u32 {
 /// call, else the kernel hangs or the result is undefined (it cannot corrupt memory).
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn sync_threads_count(predicate: bool) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let count: u32;
-        // SAFETY: a barrier with a reduction; no memory access through operands. Not `nomem`:
-        // it orders the block's memory accesses like `bar.sync`.
-        unsafe {
-            core::arch::asm!(
-                "{{ .reg .pred p; setp.ne.u32 p, {x}, 0; barrier.red.popc.u32 {c}, 0, p; }}",
-                x = in(reg32) predicate as u32,
-                c = out(reg32) count,
-                options(nostack),
-            );
-        }
-        count
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::emu::barrier(
-            "thread::sync_threads_count",
-            crate::emu::BarrierKind::Count,
-            predicate,
-        ) as u32
-    }
+    crate::arch::thread::sync_threads_count(predicate)
 }
 
 /// Block-wide barrier that returns `true` to every thread iff `predicate` was `true` for all
@@ -196,30 +151,9 @@ pub fn sync_threads_count(predicate: bool) -> u32 {
 /// [`sync_threads`].
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn sync_threads_and(predicate: bool) -> bool {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let all: u32;
-        // SAFETY: as in `sync_threads_count`.
-        unsafe {
-            core::arch::asm!(
-                "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; barrier.red.and.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}",
-                x = in(reg32) predicate as u32,
-                r = out(reg32) all,
-                options(nostack),
-            );
-        }
-        all != 0
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::emu::barrier(
-            "thread::sync_threads_and",
-            crate::emu::BarrierKind::And,
-            predicate,
-        ) != 0
-    }
+    crate::arch::thread::sync_threads_and(predicate)
 }
 
 /// Block-wide barrier that returns `true` to every thread iff `predicate` was `true` for at
@@ -229,30 +163,9 @@ pub fn sync_threads_and(predicate: bool) -> bool {
 /// [`sync_threads`].
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn sync_threads_or(predicate: bool) -> bool {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let any: u32;
-        // SAFETY: as in `sync_threads_count`.
-        unsafe {
-            core::arch::asm!(
-                "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; barrier.red.or.pred q, 0, p; selp.u32 {r}, 1, 0, q; }}",
-                x = in(reg32) predicate as u32,
-                r = out(reg32) any,
-                options(nostack),
-            );
-        }
-        any != 0
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::emu::barrier(
-            "thread::sync_threads_or",
-            crate::emu::BarrierKind::Or,
-            predicate,
-        ) != 0
-    }
+    crate::arch::thread::sync_threads_or(predicate)
 }
 
 macro_rules! fence_fn {
@@ -261,19 +174,9 @@ macro_rules! fence_fn {
         #[doc = concat!("\n\nPTX: `", $ptx, "` (PTX ISA §9.7, \"membar/fence\"; §8, \"Memory \
             Consistency Model\"); sm_70+ (on older targets the same semantics were `membar`).")]
         #[inline(always)]
+        #[track_caller]
         pub fn $name() {
-            #[cfg(target_arch = "nvptx64")]
-            // SAFETY: a fence has no operands and no preconditions; it is a compiler barrier
-            // too (no `nomem`), so memory accesses are not moved across it.
-            unsafe {
-                core::arch::asm!($ptx, options(nostack))
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                // The emulator's threads share the host's memory: a host fence orders them.
-                let _ = crate::emu::thread(concat!("thread::", stringify!($name)));
-                core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
-            }
+            crate::arch::thread::$name()
         }
     };
 }
@@ -307,19 +210,9 @@ fence_fn!(
 /// PTX: `nanosleep.u32` (PTX ISA §9.7, "Miscellaneous Instructions: nanosleep"); sm_70+,
 /// PTX ISA 6.3+.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn nanosleep(ns: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: no memory access, no preconditions.
-    unsafe {
-        core::arch::asm!("nanosleep.u32 {ns};", ns = in(reg32) ns, options(nomem, nostack))
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        // The emulator yields to the block's other threads (spin loops make progress).
-        let _ = ns;
-        crate::emu::spin("thread::nanosleep");
-    }
+    crate::arch::thread::nanosleep(ns)
 }
 
 /// The SM's 64-bit cycle counter (CUDA C `clock64()`), in SM clock cycles. Counters of
@@ -329,22 +222,7 @@ pub fn nanosleep(ns: u32) {
 #[inline(always)]
 #[must_use]
 pub fn clock64() -> u64 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let t: u64;
-        // SAFETY: reads a special register. Not `pure`: each read may differ, and reads must
-        // not be merged or hoisted.
-        unsafe {
-            core::arch::asm!("mov.u64 {t}, %clock64;", t = out(reg64) t, options(nomem, nostack))
-        };
-        t
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        // The emulator counts nanoseconds of host time (monotonic within the process).
-        let _ = crate::emu::thread("thread::clock64");
-        crate::emu::host_nanos()
-    }
+    crate::arch::thread::clock64()
 }
 
 /// A global nanosecond timer, the same on every SM (CUDA C `%globaltimer`); its resolution
@@ -355,20 +233,7 @@ pub fn clock64() -> u64 {
 #[inline(always)]
 #[must_use]
 pub fn global_timer_ns() -> u64 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let t: u64;
-        // SAFETY: as in `clock64`.
-        unsafe {
-            core::arch::asm!("mov.u64 {t}, %globaltimer;", t = out(reg64) t, options(nomem, nostack))
-        };
-        t
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = crate::emu::thread("thread::global_timer_ns");
-        crate::emu::host_nanos()
-    }
+    crate::arch::thread::global_timer_ns()
 }
 
 /// The index of the SM this thread runs on, in `0..number of SMs` (may change only for
@@ -379,19 +244,5 @@ pub fn global_timer_ns() -> u64 {
 #[inline(always)]
 #[must_use]
 pub fn sm_id() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let id: u32;
-        // SAFETY: reads a special register; not `pure` (the PTX ISA calls it volatile).
-        unsafe {
-            core::arch::asm!("mov.u32 {id}, %smid;", id = out(reg32) id, options(nomem, nostack))
-        };
-        id
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        // The emulator: the rayon worker running the block.
-        let _ = crate::emu::thread("thread::sm_id");
-        rayon::current_thread_index().unwrap_or(0) as u32
-    }
+    crate::arch::thread::sm_id()
 }

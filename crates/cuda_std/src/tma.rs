@@ -19,9 +19,6 @@
 //! `cfg`-gated: inline PTX is only assembled when a kernel calls it; on the host they are
 //! stubs that panic.
 
-#[cfg(target_arch = "nvptx64")]
-use core::arch::asm;
-
 use crate::barrier::MBarrier;
 
 /// A TMA tensor descriptor (CUDA `CUtensorMap`), re-exported from `cust_core`, where the host
@@ -44,24 +41,10 @@ pub use cust_core::TensorMap;
 /// - `bar` is an initialised [`MBarrier`] in this CTA's shared memory whose current phase
 ///   expects these bytes ([`MBarrier::arrive_expect_tx`] or [`MBarrier::expect_tx`]).
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn load_2d<T>(dst: *mut T, map: *const TensorMap, x: i32, y: i32, bar: &MBarrier) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: caller contract. Writes shared memory asynchronously: not `nomem`.
-    unsafe {
-        asm!(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes \
-             [{d}], [{m}, {{{x}, {y}}}], [{b}];",
-            d = in(reg32) crate::shared::shared_addr(dst),
-            m = in(reg64) map as u64,
-            x = in(reg32) x,
-            y = in(reg32) y,
-            b = in(reg32) bar.shared_addr(),
-            options(nostack),
-        )
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated!("tma::load_2d", dst, map, x, y, bar)
+    // SAFETY: forwarded to the caller.
+    unsafe { crate::arch::tma::load_2d(dst.cast(), map, x, y, bar) }
 }
 
 /// [`load_2d`] multicast: the box is written at the same shared-memory offset as `dst`, and
@@ -75,7 +58,7 @@ pub unsafe fn load_2d<T>(dst: *mut T, map: *const TensorMap, x: i32, y: i32, bar
 /// those CTAs the buffer at `dst`'s offset is free and the barrier at `bar`'s offset
 /// expects the box's bytes in its current phase.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn load_2d_multicast<T>(
     dst: *mut T,
     map: *const TensorMap,
@@ -84,23 +67,8 @@ pub unsafe fn load_2d_multicast<T>(
     bar: &MBarrier,
     cta_mask: u16,
 ) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: caller contract.
-    unsafe {
-        asm!(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes\
-             .multicast::cluster [{d}], [{m}, {{{x}, {y}}}], [{b}], {mask};",
-            d = in(reg32) crate::shared::shared_addr(dst),
-            m = in(reg64) map as u64,
-            x = in(reg32) x,
-            y = in(reg32) y,
-            b = in(reg32) bar.shared_addr(),
-            mask = in(reg16) cta_mask,
-            options(nostack),
-        )
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated!("tma::load_2d_multicast", dst, map, x, y, bar, cta_mask)
+    // SAFETY: forwarded to the caller.
+    unsafe { crate::arch::tma::load_2d_multicast(dst.cast(), map, x, y, bar, cta_mask) }
 }
 
 /// Stores the box at `src` (this CTA's shared memory, in the map's swizzle layout) to
@@ -117,36 +85,18 @@ pub unsafe fn load_2d_multicast<T>(
 /// - `src` is not written until a [`wait_group_read`] covering this store returned, and the
 ///   CTA does not exit before the store has read it (a final `wait_group_read::<0>()`).
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn store_2d<T>(map: *const TensorMap, x: i32, y: i32, src: *const T) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: caller contract. Reads shared and writes global memory: not `nomem`.
-    unsafe {
-        asm!(
-            "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [{m}, {{{x}, {y}}}], [{s}];",
-            m = in(reg64) map as u64,
-            x = in(reg32) x,
-            y = in(reg32) y,
-            s = in(reg32) crate::shared::shared_addr(src),
-            options(nostack),
-        )
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated!("tma::store_2d", map, x, y, src)
+    // SAFETY: forwarded to the caller.
+    unsafe { crate::arch::tma::store_2d(map, x, y, src.cast()) }
 }
 
 /// Closes this thread's bulk copies issued since the last commit ([`store_2d`]) into one
 /// bulk async-group (PTX `cp.async.bulk.commit_group`, PTX ISA §9.7.9.27; sm_90).
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn commit_group() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: no operands.
-    unsafe {
-        asm!("cp.async.bulk.commit_group;", options(nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated_fail("tma::commit_group")
+    crate::arch::tma::commit_group()
 }
 
 /// Waits until at most `N` of this thread's bulk async-groups still have to *read* their
@@ -154,15 +104,9 @@ pub fn commit_group() {
 /// afterwards the sources of the older groups may be overwritten. (The global writes may
 /// still be in flight; they are visible to later kernels.)
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn wait_group_read<const N: u32>() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: an immediate operand. Not `nomem`: later writes to the source must stay below.
-    unsafe {
-        asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated_fail("tma::wait_group_read")
+    crate::arch::tma::wait_group_read::<N>()
 }
 
 /// Orders this thread's prior generic-proxy accesses to shared memory (ordinary stores)
@@ -170,15 +114,9 @@ pub fn wait_group_read<const N: u32>() {
 /// `fence.proxy.async.shared::cta`, PTX ISA §9.7.13.4 "membar/fence"; sm_90). Each writing
 /// thread calls it, then a barrier, then the TMA store or `wgmma` is issued.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn fence_proxy_async_shared() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: no operands; a fence.
-    unsafe {
-        asm!("fence.proxy.async.shared::cta;", options(nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated_fail("tma::fence_proxy_async_shared")
+    crate::arch::tma::fence_proxy_async_shared()
 }
 
 /// Prefetches the tensor map into the descriptor cache (PTX `prefetch.tensormap [map]`,
@@ -188,13 +126,8 @@ pub fn fence_proxy_async_shared() {
 /// `map` is a generic address of a [`TensorMap`] in global, const or param memory,
 /// 64-byte aligned.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn prefetch_descriptor(map: *const TensorMap) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: caller contract.
-    unsafe {
-        asm!("prefetch.tensormap [{m}];", m = in(reg64) map as u64, options(readonly, nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated!("tma::prefetch_descriptor", map)
+    // SAFETY: forwarded to the caller.
+    unsafe { crate::arch::tma::prefetch_descriptor(map) }
 }

@@ -24,9 +24,6 @@
 //! Everything here needs sm_70+ (our baseline) unless noted; [`redux_sync_add`] and friends
 //! need sm_80.
 
-#[cfg(target_arch = "nvptx64")]
-use core::arch::asm;
-
 /// Threads per warp on every NVIDIA GPU so far (PTX `WARP_SZ`).
 pub const WARP_SIZE: u32 = 32;
 
@@ -40,22 +37,9 @@ macro_rules! lane_register {
             all compute capabilities.")]
         #[inline(always)]
         #[must_use]
+        #[track_caller]
         pub fn $name() -> u32 {
-            #[cfg(target_arch = "nvptx64")]
-            {
-                let r: u32;
-                // SAFETY: reads a per-thread constant special register.
-                unsafe {
-                    asm!(concat!("mov.u32 {r}, ", $reg, ";"), r = out(reg32) r,
-                        options(pure, nomem, nostack))
-                };
-                r
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                let $lane = crate::emu::thread(concat!("warp::", stringify!($name))).lane();
-                $host
-            }
+            crate::arch::warp::$name()
         }
     };
 }
@@ -117,18 +101,7 @@ pub fn warp_id() -> u32 {
 #[inline(always)]
 #[must_use]
 pub fn active_mask() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let m: u32;
-        // SAFETY: no operands besides the result. Not `pure`: the value depends on control
-        // flow, so it must not be hoisted or merged.
-        unsafe { asm!("activemask.b32 {m};", m = out(reg32) m, options(nomem, nostack)) };
-        m
-    }
-    // The emulator: the calling lane alone (it cannot tell which lanes would run together in
-    // a branch; one lane is always a legal answer).
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::active_mask("warp::active_mask")
+    crate::arch::warp::active_mask()
 }
 
 /// Warp barrier: waits until every lane in `mask` has reached a `sync_warp` with the same
@@ -141,23 +114,10 @@ pub fn active_mask() -> u32 {
 /// The calling lane is in `mask`, and every non-exited lane in `mask` calls `sync_warp` with
 /// the same `mask` (module docs, rules 1–3). Otherwise the behaviour is undefined.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn sync_warp(mask: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: caller contract. Not `nomem`: it orders memory accesses.
-    unsafe {
-        asm!("bar.warp.sync {m};", m = in(reg32) mask, options(nostack))
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::emu::warp_op(
-            "warp::sync_warp",
-            crate::emu::WarpKind::SyncWarp,
-            mask,
-            0,
-            0,
-        );
-    }
+    // SAFETY: forwarded to the caller.
+    unsafe { crate::arch::warp::sync_warp(mask) }
 }
 
 mod sealed {
@@ -173,38 +133,11 @@ pub enum ShflMode {
     Xor,
 }
 
-/// One 32-bit `shfl.sync` (PTX ISA §9.7, "Data Movement and Conversion Instructions:
-/// shfl.sync"). `c` packs the segment mask and clamp value as documented there.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-unsafe fn shfl_b32(mode: ShflMode, mask: u32, a: u32, b: u32, c: u32) -> u32 {
-    let d: u32;
-    macro_rules! shfl {
-        ($mode:literal) => {
-            // SAFETY: caller contract (module docs); register operands only.
-            unsafe {
-                asm!(
-                    concat!("shfl.sync.", $mode, ".b32 {d}, {a}, {b}, {c}, {m};"),
-                    d = out(reg32) d, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c,
-                    m = in(reg32) mask, options(nomem, nostack),
-                )
-            }
-        };
-    }
-    match mode {
-        ShflMode::Idx => shfl!("idx"),
-        ShflMode::Up => shfl!("up"),
-        ShflMode::Down => shfl!("down"),
-        ShflMode::Xor => shfl!("bfly"),
-    }
-    d
-}
-
 /// A value that can be shuffled between lanes: `u32`, `i32`, `f32` (one `shfl.sync`) and
 /// `u64`, `i64`, `f64` (two `shfl.sync`, low and high halves, with the same lane mapping).
 pub trait Shuffle: Copy + sealed::Sealed {
     #[doc(hidden)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     unsafe fn shuffle(self, mode: ShflMode, mask: u32, b: u32, c: u32) -> Self;
 }
 
@@ -213,19 +146,13 @@ macro_rules! shuffle_32 {
         impl sealed::Sealed for $t {}
         impl Shuffle for $t {
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn shuffle(self, mode: ShflMode, mask: u32, b: u32, c: u32) -> Self {
-                #[cfg(target_arch = "nvptx64")]
                 // SAFETY: forwarded to the caller.
-                unsafe { <$t>::from_bits_compat(shfl_b32(mode, mask, self.to_bits_compat(), b, c)) }
-                #[cfg(not(target_arch = "nvptx64"))]
-                <$t>::from_bits_compat(crate::emu::warp_op(
-                    "warp::shfl_*_sync",
-                    crate::emu::WarpKind::Shfl { mode: mode as u8, c },
-                    mask,
-                    u64::from(self.to_bits_compat()),
-                    b,
-                ) as u32)
+                let bits = unsafe {
+                    crate::arch::warp::shfl_32(mode, mask, self.to_bits_compat(), b, c)
+                };
+                <$t>::from_bits_compat(bits)
             }
         }
     )*};
@@ -236,28 +163,13 @@ macro_rules! shuffle_64 {
         impl sealed::Sealed for $t {}
         impl Shuffle for $t {
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn shuffle(self, mode: ShflMode, mask: u32, b: u32, c: u32) -> Self {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let bits = self.to_bits_compat();
-                    // SAFETY: forwarded to the caller; both halves use the same lane mapping.
-                    let (lo, hi) = unsafe {
-                        (
-                            shfl_b32(mode, mask, bits as u32, b, c),
-                            shfl_b32(mode, mask, (bits >> 32) as u32, b, c),
-                        )
-                    };
-                    <$t>::from_bits_compat(u64::from(lo) | (u64::from(hi) << 32))
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                <$t>::from_bits_compat(crate::emu::warp_op(
-                    "warp::shfl_*_sync",
-                    crate::emu::WarpKind::Shfl { mode: mode as u8, c },
-                    mask,
-                    self.to_bits_compat(),
-                    b,
-                ))
+                // SAFETY: forwarded to the caller.
+                let bits = unsafe {
+                    crate::arch::warp::shfl_64(mode, mask, self.to_bits_compat(), b, c)
+                };
+                <$t>::from_bits_compat(bits)
             }
         }
     )*};
@@ -319,7 +231,7 @@ fn shfl_c(width: u32, clamp: u32) -> u32 {
 /// `mask` (or exited) yields an unspecified value.
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn shfl_idx_sync<T: Shuffle>(mask: u32, value: T, src_lane: u32, width: u32) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { value.shuffle(ShflMode::Idx, mask, src_lane, shfl_c(width, 0x1f)) }
@@ -335,7 +247,7 @@ pub unsafe fn shfl_idx_sync<T: Shuffle>(mask: u32, value: T, src_lane: u32, widt
 /// As for [`shfl_idx_sync`] (same `mask` and `width` across the participating lanes).
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn shfl_up_sync<T: Shuffle>(mask: u32, value: T, delta: u32, width: u32) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { value.shuffle(ShflMode::Up, mask, delta, shfl_c(width, 0)) }
@@ -352,7 +264,7 @@ pub unsafe fn shfl_up_sync<T: Shuffle>(mask: u32, value: T, delta: u32, width: u
 /// As for [`shfl_idx_sync`].
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn shfl_down_sync<T: Shuffle>(mask: u32, value: T, delta: u32, width: u32) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { value.shuffle(ShflMode::Down, mask, delta, shfl_c(width, 0x1f)) }
@@ -370,7 +282,7 @@ pub unsafe fn shfl_down_sync<T: Shuffle>(mask: u32, value: T, delta: u32, width:
 /// As for [`shfl_idx_sync`].
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn shfl_xor_sync<T: Shuffle>(mask: u32, value: T, lane_mask: u32, width: u32) -> T {
     // SAFETY: forwarded to the caller.
     unsafe { value.shuffle(ShflMode::Xor, mask, lane_mask, shfl_c(width, 0x1f)) }
@@ -379,38 +291,12 @@ pub unsafe fn shfl_xor_sync<T: Shuffle>(mask: u32, value: T, lane_mask: u32, wid
 macro_rules! vote_pred {
     ($(#[$doc:meta])* $name:ident, $mode:literal) => {
         $(#[$doc])*
-        ///
-        /// # Safety
-        /// The module's collective rules: the caller is in `mask`, and every non-exited lane
-        /// in `mask` executes the same kind of vote with the same `mask`.
         #[inline(always)]
         #[must_use]
-        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        #[track_caller]
         pub unsafe fn $name(mask: u32, predicate: bool) -> bool {
-            #[cfg(target_arch = "nvptx64")]
-            {
-                let r: u32;
-                // SAFETY: caller contract; register operands only.
-                unsafe {
-                    asm!(
-                        concat!("{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; vote.sync.",
-                            $mode, ".pred q, p, {m}; selp.u32 {r}, 1, 0, q; }}"),
-                        x = in(reg32) predicate as u32, m = in(reg32) mask, r = out(reg32) r,
-                        options(nomem, nostack),
-                    )
-                };
-                r != 0
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                let kind = match $mode.as_bytes() {
-                    b"all" => crate::emu::WarpKind::VoteAll,
-                    b"any" => crate::emu::WarpKind::VoteAny,
-                    _ => crate::emu::WarpKind::VoteUni,
-                };
-                crate::emu::warp_op(concat!("warp::", stringify!($name)), kind, mask,
-                    u64::from(predicate), 0) != 0
-            }
+            // SAFETY: forwarded to the caller.
+            unsafe { crate::arch::warp::$name(mask, predicate) }
         }
     };
 }
@@ -445,94 +331,43 @@ vote_pred!(
 /// `mask` executes a ballot with the same `mask`.
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn vote_ballot_sync(mask: u32, predicate: bool) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let r: u32;
-        // SAFETY: caller contract; register operands only.
-        unsafe {
-            asm!(
-                "{{ .reg .pred p; setp.ne.u32 p, {x}, 0; vote.sync.ballot.b32 {r}, p, {m}; }}",
-                x = in(reg32) predicate as u32, m = in(reg32) mask, r = out(reg32) r,
-                options(nomem, nostack),
-            )
-        };
-        r
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::emu::warp_op(
-            "warp::vote_ballot_sync",
-            crate::emu::WarpKind::Ballot,
-            mask,
-            u64::from(predicate),
-            0,
-        ) as u32
-    }
+    // SAFETY: forwarded to the caller.
+    unsafe { crate::arch::warp::vote_ballot_sync(mask, predicate) }
 }
 
 /// A value `match.sync` can compare: `u32`, `i32`, `f32` (as `.b32` bits) and `u64`, `i64`,
 /// `f64` (as `.b64` bits). Floats compare by bits: `0.0` and `-0.0` differ, equal NaNs match.
 pub trait MatchValue: Copy + sealed::Sealed {
     #[doc(hidden)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     unsafe fn match_any(self, mask: u32) -> u32;
     #[doc(hidden)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     unsafe fn match_all(self, mask: u32) -> Option<u32>;
 }
 
 macro_rules! match_value {
-    ($rc:ident, $ty:literal, $($t:ty),*) => {$(
+    ($w:ident, $($t:ty),*) => {$(
         impl MatchValue for $t {
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn match_any(self, mask: u32) -> u32 {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let d: u32;
-                    // SAFETY: caller contract; register operands only.
-                    unsafe {
-                        asm!(concat!("match.any.sync.", $ty, " {d}, {a}, {m};"),
-                            d = out(reg32) d, a = in($rc) self.to_bits_compat(),
-                            m = in(reg32) mask, options(nomem, nostack))
-                    };
-                    d
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    crate::emu::warp_op("warp::match_any_sync", crate::emu::WarpKind::MatchAny,
-                        mask, u64::from(self.to_bits_compat()), 0) as u32
-                }
+                // SAFETY: forwarded to the caller.
+                unsafe { crate::arch::warp::match_any::$w(mask, self.to_bits_compat()) }
             }
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn match_all(self, mask: u32) -> Option<u32> {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let (d, ok): (u32, u32);
-                    // SAFETY: caller contract; register operands only.
-                    unsafe {
-                        asm!(concat!("{{ .reg .pred p; match.all.sync.", $ty,
-                                " {d}|p, {a}, {m}; selp.u32 {ok}, 1, 0, p; }}"),
-                            d = out(reg32) d, ok = out(reg32) ok, a = in($rc) self.to_bits_compat(),
-                            m = in(reg32) mask, options(nomem, nostack))
-                    };
-                    if ok != 0 { Some(d) } else { None }
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    let r = crate::emu::warp_op("warp::match_all_sync",
-                        crate::emu::WarpKind::MatchAll, mask, u64::from(self.to_bits_compat()), 0);
-                    if r >> 32 != 0 { Some(r as u32) } else { None }
-                }
+                // SAFETY: forwarded to the caller.
+                unsafe { crate::arch::warp::match_all::$w(mask, self.to_bits_compat()) }
             }
         }
     )*};
 }
-match_value!(reg32, "b32", u32, i32, f32);
-match_value!(reg64, "b64", u64, i64, f64);
+match_value!(b32, u32, i32, f32);
+match_value!(b64, u64, i64, f64);
 
 /// The lanes of `mask` whose `value` equals the caller's (CUDA C `__match_any_sync`); the
 /// caller's own bit is always set. Groups lanes by key, e.g. to aggregate atomics per key.
@@ -544,7 +379,7 @@ match_value!(reg64, "b64", u64, i64, f64);
 /// `mask` executes a `match.any.sync` of the same width with the same `mask`.
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn match_any_sync<T: MatchValue>(mask: u32, value: T) -> u32 {
     // SAFETY: forwarded to the caller.
     unsafe { value.match_any(mask) }
@@ -559,7 +394,7 @@ pub unsafe fn match_any_sync<T: MatchValue>(mask: u32, value: T) -> u32 {
 /// As for [`match_any_sync`], with `match.all.sync`.
 #[inline(always)]
 #[must_use]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub unsafe fn match_all_sync<T: MatchValue>(mask: u32, value: T) -> Option<u32> {
     // SAFETY: forwarded to the caller.
     unsafe { value.match_all(mask) }
@@ -569,7 +404,7 @@ pub unsafe fn match_all_sync<T: MatchValue>(mask: u32, value: T) -> Option<u32> 
 /// sm_80: see [`redux_sync_add`].
 pub trait ReduxInt: Copy + sealed::Sealed {
     #[doc(hidden)]
-    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    #[track_caller]
     unsafe fn redux(self, op: ReduxOp, mask: u32) -> Self;
 }
 
@@ -585,54 +420,19 @@ pub enum ReduxOp {
 }
 
 macro_rules! redux_int {
-    ($t:ty, $arith:literal) => {
+    ($t:ty, $arith:ident) => {
         impl ReduxInt for $t {
             #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            #[track_caller]
             unsafe fn redux(self, op: ReduxOp, mask: u32) -> Self {
-                #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
-                {
-                    let d: $t;
-                    macro_rules! redux {
-                        ($op:literal, $ty:literal) => {
-                            // SAFETY: caller contract; register operands only.
-                            unsafe {
-                                asm!(concat!("redux.sync.", $op, ".", $ty, " {d}, {a}, {m};"),
-                                    d = out(reg32) d, a = in(reg32) self, m = in(reg32) mask,
-                                    options(nomem, nostack))
-                            }
-                        };
-                    }
-                    match op {
-                        ReduxOp::Add => redux!("add", $arith),
-                        ReduxOp::Min => redux!("min", $arith),
-                        ReduxOp::Max => redux!("max", $arith),
-                        ReduxOp::And => redux!("and", "b32"),
-                        ReduxOp::Or => redux!("or", "b32"),
-                        ReduxOp::Xor => redux!("xor", "b32"),
-                    }
-                    d
-                }
-                #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_80")))]
-                {
-                    let _ = (op, mask);
-                    // Unreachable: the public `redux_sync_*` functions do not exist below
-                    // sm_80, so nothing can call this.
-                    // SAFETY: `trap` has no preconditions.
-                    unsafe { core::arch::nvptx::trap() }
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    crate::emu::warp_op("warp::redux_sync_*",
-                        crate::emu::WarpKind::Redux { op: op as u8, signed: $arith == "s32" },
-                        mask, u64::from(self as u32), 0) as $t
-                }
+                // SAFETY: forwarded to the caller.
+                unsafe { crate::arch::warp::redux::$arith(op, mask, self) }
             }
         }
     };
 }
-redux_int!(u32, "u32");
-redux_int!(i32, "s32");
+redux_int!(u32, u32);
+redux_int!(i32, s32);
 
 macro_rules! redux_fn {
     ($(#[$doc:meta])* $name:ident, $op:ident, $cuda:literal, $ptx:literal) => {
@@ -648,7 +448,7 @@ macro_rules! redux_fn {
         #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
         #[inline(always)]
         #[must_use]
-        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        #[track_caller]
         pub unsafe fn $name<T: ReduxInt>(mask: u32, value: T) -> T {
             // SAFETY: forwarded to the caller.
             unsafe { value.redux(ReduxOp::$op, mask) }

@@ -38,9 +38,6 @@
 //! "sm_90a")]`) may call them; on the host they are stubs that panic. [`MatrixDescriptor`]
 //! and [`layout`] are plain Rust and work everywhere.
 
-#[cfg(target_arch = "nvptx64")]
-use core::arch::asm;
-
 /// The swizzle mode of a [`MatrixDescriptor`] (bits 62–63; PTX ISA §9.7.15.5.1.2 "Matrix
 /// Descriptor Format"): how 16-byte chunks of a row are permuted inside each
 /// `8 × swizzle-width` atom. The shared memory written by TMA with the same swizzle
@@ -133,30 +130,18 @@ impl MatrixDescriptor {
 /// `.sync.aligned`: all threads of the warpgroup must execute the same call, convergently
 /// (otherwise the behaviour is undefined at the hardware level).
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn fence() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: no operands. Not `nomem`: orders memory accesses.
-    unsafe {
-        asm!("wgmma.fence.sync.aligned;", options(nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated_fail("wgmma::fence")
+    crate::arch::wgmma::fence()
 }
 
 /// Closes the batch of `wgmma` operations issued since the last commit into one *wgmma
 /// group* (PTX `wgmma.commit_group.sync.aligned`, PTX ISA §9.7.15.7.2; sm_90a). Warpgroup
 /// collective, like [`fence`].
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn commit_group() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: no operands.
-    unsafe {
-        asm!("wgmma.commit_group.sync.aligned;", options(nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated_fail("wgmma::commit_group")
+    crate::arch::wgmma::commit_group()
 }
 
 /// Waits until at most `N` wgmma groups of this thread are pending (PTX
@@ -164,16 +149,9 @@ pub fn commit_group() {
 /// after which the accumulators may be read and the operands' shared memory reused.
 /// Warpgroup collective, like [`fence`].
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn wait_group<const N: u32>() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: an immediate operand. Not `nomem`: later shared-memory writes must not move
-    // above it.
-    unsafe {
-        asm!("wgmma.wait_group.sync.aligned {n};", n = const N, options(nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated_fail("wgmma::wait_group")
+    crate::arch::wgmma::wait_group::<N>()
 }
 
 /// Rejects a `setmaxnreg` count outside `24..=256` or not a multiple of 8 (PTX ISA
@@ -196,16 +174,10 @@ const fn check_reg_count(n: u32) {
 /// (`.sync.aligned`), and the kernel should be built with a register cap
 /// (`CudaBuilder::max_registers`) that the warpgroups' limits add up to.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn reg_alloc<const N: u32>() {
     const { check_reg_count(N) };
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: an immediate operand; the value is checked above.
-    unsafe {
-        asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nomem, nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated_fail("wgmma::reg_alloc")
+    crate::arch::wgmma::reg_alloc::<N>()
 }
 
 /// Lowers this warp's per-thread register limit to `N`, releasing registers to the CTA's
@@ -214,44 +186,16 @@ pub fn reg_alloc<const N: u32>() {
 /// above `N` are lost, so call it before the warp holds live values in them (at kernel
 /// start, in the producer warpgroup).
 #[inline(always)]
-#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+#[track_caller]
 pub fn reg_dealloc<const N: u32>() {
     const { check_reg_count(N) };
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: an immediate operand; the value is checked above.
-    unsafe {
-        asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nomem, nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::emu::not_emulated_fail("wgmma::reg_dealloc")
-}
-
-/// Calls `$m!($($args)* [0 1 … n-1])` with the accumulator indices of an `m64nN` shape
-/// (`n = N / 2` registers per thread), so every accumulator operand has a constant index.
-macro_rules! with_acc_indices {
-    (32, $m:ident!($($args:tt)*)) => {
-        $m!($($args)* [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]);
-    };
-    (64, $m:ident!($($args:tt)*)) => {
-        $m!($($args)* [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]);
-    };
-    (128, $m:ident!($($args:tt)*)) => {
-        $m!($($args)* [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127]);
-    };
-}
-
-/// The accumulator list `{0}, {1}, …` of a `wgmma` template (positional operands).
-#[cfg(target_arch = "nvptx64")]
-macro_rules! acc_list {
-    ($first:literal $($i:literal)*) => {
-        concat!("{", stringify!($first), "}" $(, ", {", stringify!($i), "}")*)
-    };
+    crate::arch::wgmma::reg_dealloc::<N>()
 }
 
 /// Defines `mma_m64nNk16_f32_{bf16,f16}`: descriptors for `A` and `B`, transposes as const
 /// generics, one `asm!` with every accumulator an `inout(reg32)` operand.
 macro_rules! wgmma_16bit {
-    ($name:ident, $n:literal, $ty:literal, $ptx:literal, [$($i:literal)+]) => {
+    ($name:ident, $n:literal, $ty:literal, $ptx:literal) => {
         #[doc = concat!("`D = A·B + D` (or `D = A·B` when `accumulate` is false) for `A` 64×16 and `B` 16×",
             stringify!($n), " in `.", $ty, "` from shared memory, `D` 64×", stringify!($n),
             " `f32` in registers (PTX `", $ptx, "`).")]
@@ -281,37 +225,22 @@ macro_rules! wgmma_16bit {
         ///   barrier), and is not written until a [`wait_group`] covering this operation
         ///   returned.
         #[inline(always)]
-        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        #[track_caller]
         pub unsafe fn $name<const TRANS_A: bool, const TRANS_B: bool>(
             acc: &mut [f32; $n],
             a: MatrixDescriptor,
             b: MatrixDescriptor,
             accumulate: bool,
         ) {
-            #[cfg(target_arch = "nvptx64")]
-            // SAFETY: caller contract. Reads shared memory: not `nomem`.
-            unsafe {
-                asm!(
-                    concat!("{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; ", $ptx, " {{",
-                        acc_list!($($i)+), "}}, {a}, {b}, p, 1, 1, {ta}, {tb}; }}"),
-                    $(inout(reg32) acc[$i],)+
-                    a = in(reg64) a.0,
-                    b = in(reg64) b.0,
-                    sd = in(reg32) u32::from(accumulate),
-                    ta = const TRANS_A as u32,
-                    tb = const TRANS_B as u32,
-                    options(nostack),
-                )
-            };
-            #[cfg(not(target_arch = "nvptx64"))]
-            crate::emu::not_emulated!(concat!("wgmma::", stringify!($name)), acc, a, b, accumulate)
+            // SAFETY: forwarded to the caller.
+            unsafe { crate::arch::wgmma::$name::<TRANS_A, TRANS_B>(acc, a, b, accumulate) }
         }
     };
 }
 
 /// Defines `mma_m64nNk8_f32_tf32` (K-major only: tf32 `wgmma` has no transpose).
 macro_rules! wgmma_tf32 {
-    ($name:ident, $n:literal, $ptx:literal, [$($i:literal)+]) => {
+    ($name:ident, $n:literal, $ptx:literal) => {
         #[doc = concat!("`D = A·B + D` (or `D = A·B` when `accumulate` is false) for `A` 64×8 and `B` 8×",
             stringify!($n), " in `.tf32` (`f32` in memory; the low 13 mantissa bits are ignored) \
             from shared memory, `D` 64×", stringify!($n), " `f32` in registers (PTX `", $ptx, "`).")]
@@ -326,154 +255,71 @@ macro_rules! wgmma_tf32 {
         /// arguments; `a`, `b` describe this CTA's shared memory in the named layout, written
         /// and fenced for the async proxy before, not overwritten before the [`wait_group`].
         #[inline(always)]
-        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+        #[track_caller]
         pub unsafe fn $name(
             acc: &mut [f32; $n],
             a: MatrixDescriptor,
             b: MatrixDescriptor,
             accumulate: bool,
         ) {
-            #[cfg(target_arch = "nvptx64")]
-            // SAFETY: caller contract. Reads shared memory: not `nomem`.
-            unsafe {
-                asm!(
-                    concat!("{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; ", $ptx, " {{",
-                        acc_list!($($i)+), "}}, {a}, {b}, p, 1, 1; }}"),
-                    $(inout(reg32) acc[$i],)+
-                    a = in(reg64) a.0,
-                    b = in(reg64) b.0,
-                    sd = in(reg32) u32::from(accumulate),
-                    options(nostack),
-                )
-            };
-            #[cfg(not(target_arch = "nvptx64"))]
-            crate::emu::not_emulated!(concat!("wgmma::", stringify!($name)), acc, a, b, accumulate)
+            // SAFETY: forwarded to the caller.
+            unsafe { crate::arch::wgmma::$name(acc, a, b, accumulate) }
         }
     };
 }
 
-with_acc_indices!(
+wgmma_16bit!(
+    mma_m64n64k16_f32_bf16,
     32,
-    wgmma_16bit!(
-        mma_m64n64k16_f32_bf16,
-        32,
-        "bf16",
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
-    )
+    "bf16",
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"
 );
-with_acc_indices!(
+wgmma_16bit!(
+    mma_m64n128k16_f32_bf16,
     64,
-    wgmma_16bit!(
-        mma_m64n128k16_f32_bf16,
-        64,
-        "bf16",
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
-    )
+    "bf16",
+    "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"
 );
-with_acc_indices!(
+wgmma_16bit!(
+    mma_m64n256k16_f32_bf16,
     128,
-    wgmma_16bit!(
-        mma_m64n256k16_f32_bf16,
-        128,
-        "bf16",
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
-    )
+    "bf16",
+    "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"
 );
-with_acc_indices!(
+wgmma_16bit!(
+    mma_m64n64k16_f32_f16,
     32,
-    wgmma_16bit!(
-        mma_m64n64k16_f32_f16,
-        32,
-        "f16",
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
-    )
+    "f16",
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"
 );
-with_acc_indices!(
+wgmma_16bit!(
+    mma_m64n128k16_f32_f16,
     64,
-    wgmma_16bit!(
-        mma_m64n128k16_f32_f16,
-        64,
-        "f16",
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
-    )
+    "f16",
+    "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"
 );
-with_acc_indices!(
+wgmma_16bit!(
+    mma_m64n256k16_f32_f16,
     128,
-    wgmma_16bit!(
-        mma_m64n256k16_f32_f16,
-        128,
-        "f16",
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16",
-    )
+    "f16",
+    "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"
 );
-with_acc_indices!(
+wgmma_tf32!(
+    mma_m64n64k8_f32_tf32,
     32,
-    wgmma_tf32!(
-        mma_m64n64k8_f32_tf32,
-        32,
-        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32",
-    )
+    "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32"
 );
-with_acc_indices!(
+wgmma_tf32!(
+    mma_m64n128k8_f32_tf32,
     64,
-    wgmma_tf32!(
-        mma_m64n128k8_f32_tf32,
-        64,
-        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32",
-    )
+    "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"
 );
-with_acc_indices!(
+wgmma_tf32!(
+    mma_m64n256k8_f32_tf32,
     128,
-    wgmma_tf32!(
-        mma_m64n256k8_f32_tf32,
-        128,
-        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32",
-    )
+    "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32"
 );
 
-/// Pure functions mapping `wgmma` registers and shared-memory layouts to matrix
-/// coordinates; they run on the host too (the tests' CPU models use them).
-pub mod layout {
-    /// `(row, col)` in the 64×N tile of `D` of accumulator element `i` (0..N/2) of thread
-    /// `thread` (0..128, the index within the warpgroup), for every `m64nNk*` shape with an
-    /// `f32` accumulator.
-    ///
-    /// PTX ISA §9.7.15.5.1.1 (figure "WGMMA .m64nNk16 register fragment layout for
-    /// accumulator matrix D"): warp `w = thread / 32` owns rows `16w..16w+16`; within it,
-    /// lane `l` has `group = l / 4` and `t = l % 4`, and the registers come in 8-column
-    /// blocks of four: `i = 4·j + 2·h + c` is at row `16w + group + 8h`, column
-    /// `8j + 2t + c` (the `mma.m16n8` accumulator layout repeated N/8 times).
-    ///
-    /// Arguments are not checked: `thread < 128` and `i < N/2` give each element of the
-    /// tile exactly once.
-    #[must_use]
-    pub const fn acc_row_col(thread: u32, i: u32) -> (u32, u32) {
-        let (warp, lane) = (thread / 32, thread % 32);
-        let (group, t) = (lane / 4, lane % 4);
-        (
-            16 * warp + group + 8 * ((i / 2) % 2),
-            8 * (i / 4) + 2 * t + i % 2,
-        )
-    }
-
-    /// Byte offset of the byte `k_bytes` (of its row, K-major) of row `row` in a
-    /// [`Swizzle::None`](super::Swizzle::None) K-major tile whose core matrices (8 rows ×
-    /// 16 bytes, rows 16 bytes apart) are `lbo` bytes apart along K and `sbo` bytes apart
-    /// along M/N: the layout a [`MatrixDescriptor`](super::MatrixDescriptor) with leading
-    /// byte offset `lbo` and stride byte offset `sbo` describes (PTX ISA §9.7.15.5.1
-    /// "Shared Memory Matrix Layout", the K-major "no swizzling" figure).
-    #[must_use]
-    pub const fn offset_no_swizzle(row: u32, k_bytes: u32, lbo: u32, sbo: u32) -> u32 {
-        (row / 8) * sbo + (k_bytes / 16) * lbo + (row % 8) * 16 + k_bytes % 16
-    }
-
-    /// Byte offset of byte `k_bytes` (< 128) of row `row` in a
-    /// [`Swizzle::B128`](super::Swizzle::B128) K-major tile of 128-byte rows: 16-byte
-    /// chunk `c` of row `r` is stored at chunk `c ^ (r % 8)` of that row (PTX ISA
-    /// §9.7.15.5.1, the "128-Byte swizzling" layout; TMA's `CU_TENSOR_MAP_SWIZZLE_128B`
-    /// writes the same). 8-row groups are 1024 bytes apart (the stride byte offset).
-    #[must_use]
-    pub const fn offset_swizzle_128b(row: u32, k_bytes: u32) -> u32 {
-        row * 128 + (((k_bytes / 16) ^ (row % 8)) * 16) + k_bytes % 16
-    }
-}
+/// The lane maps ([`cust_core::lanes::wgmma`]): pure functions from registers to matrix
+/// coordinates, shared with the CPU emulator.
+pub use cust_core::lanes::wgmma as layout;

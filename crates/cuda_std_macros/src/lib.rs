@@ -22,7 +22,7 @@ use syn::{
 /// compiled on the host (as a hidden function), so host builds and IDEs type-check it, and
 /// the handle carries a host shim (`Kernel::host_entry`) that reads the parameters from the
 /// same argument-pointer array `cuLaunchKernel` takes and runs the body: the CPU emulator,
-/// `cuda_std::emu::launch`, runs it once per emulated thread.
+/// `cuda_emu::launch`, runs it once per emulated thread.
 ///
 /// Parameters may be:
 /// - `&[T]`: a read-only device buffer (passed as `(pointer, length)`);
@@ -132,10 +132,10 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
     // reads `cuLaunchKernel`'s `kernelParams`.
     let arg_reads = kinds.iter().enumerate().map(|(i, kind)| {
         let read = match kind {
-            Kind::Slice(t) => quote!(::cuda_std::emu::__arg_slice::<#t>),
-            Kind::Out(t) => quote!(::cuda_std::emu::__arg_out::<#t>),
+            Kind::Slice(t) => quote!(::cuda_std::__host_shim::arg_slice::<#t>),
+            Kind::Out(t) => quote!(::cuda_std::__host_shim::arg_out::<#t>),
             Kind::MutPtr(_) | Kind::ConstPtr(_) | Kind::Value(_) => {
-                quote!(::cuda_std::emu::__arg_value)
+                quote!(::cuda_std::__host_shim::arg_value)
             }
         };
         quote!(#read(*args.add(#i)))
@@ -180,7 +180,7 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
         #vis const #ident: ::cuda_std::launch::Kernel<(#(#markers,)*), #safety> =
             ::cuda_std::launch::Kernel::__new_with_host(stringify!(#ident), #host_ident);
 
-        /// The host shim of the kernel for `cuda_std::emu` (see `cust_core`'s `HostEntry`).
+        /// The host shim of the kernel for the CPU emulator (`cuda_emu`) (see `cust_core`'s `HostEntry`).
         #[cfg(not(target_arch = "nvptx64"))]
         #[allow(non_snake_case, unused_variables, clippy::missing_safety_doc)]
         #[doc(hidden)]

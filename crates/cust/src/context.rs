@@ -9,7 +9,7 @@
 //!
 //! A context is either a GPU's or the **CPU emulator**'s ([`Context::emulator`]): there,
 //! buffers live in host memory, streams run their work at once, and a typed launch of a
-//! `#[kernel]` handle runs its host body through `cuda_std::emu` (real 32-lane warps,
+//! `#[kernel]` handle runs its host body through `cuda_emu` (real 32-lane warps,
 //! barriers, shared memory, atomics, and the emulator's race, divergence and bounds checks).
 //! [`Context::from_env`] picks one from `FERROCUDA_DEVICE` (`gpu`, `cpu` or `auto`).
 //! Operations that need a GPU (device attributes, graphs, NCCL, pinned and unified memory,
@@ -121,7 +121,7 @@ impl Context {
     /// A new CPU emulator device (see the [module docs](self)), made current on this thread
     /// (and the process-wide default if there is none yet). Its buffers are host memory,
     /// its streams run work at once, and typed launches run kernels through
-    /// `cuda_std::emu::launch` with every emulator check on.
+    /// `cuda_emu::launch` with every emulator check on.
     pub fn emulator() -> Self {
         let ctx = Self {
             inner: Inner::Cpu(CpuDevice::new()),

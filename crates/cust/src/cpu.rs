@@ -1,9 +1,9 @@
 //! The CPU device behind [`Context::emulator`](crate::context::Context::emulator): host
 //! allocations standing for device memory, and the registry of live ones that every emulated
-//! launch passes to `cuda_std::emu` for its bounds check.
+//! launch passes to `cuda_emu` for its bounds check.
 
 use crate::error::{CudaError, CudaResult};
-use cuda_std::emu::HostBuffer;
+use cuda_emu::HostBuffer;
 use std::{
     alloc::Layout,
     collections::BTreeMap,

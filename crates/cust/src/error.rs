@@ -180,7 +180,7 @@ pub enum CudaError {
     /// accesses), naming the kernel, block, thread and source location. (Boxed: the report
     /// is large, and every `CudaResult` would carry its size.)
     #[error("{0}")]
-    Emulator(Box<cuda_std::emu::EmuError>),
+    Emulator(Box<cuda_emu::EmuError>),
     /// Memory of one backend used with the other: a GPU buffer in an emulated launch or a
     /// CPU-emulator buffer in a GPU launch or copy.
     #[error("{what}: the buffer lives on {buffer}, the stream or context on {stream}")]
@@ -406,8 +406,8 @@ pub fn describe(err: &DriverError) -> String {
     format!("{name} ({}): {text}", err.0 as u32)
 }
 
-impl From<cuda_std::emu::EmuError> for CudaError {
-    fn from(e: cuda_std::emu::EmuError) -> Self {
+impl From<cuda_emu::EmuError> for CudaError {
+    fn from(e: cuda_emu::EmuError) -> Self {
         Self::Emulator(Box::new(e))
     }
 }

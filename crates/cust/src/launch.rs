@@ -354,12 +354,12 @@ impl<P: ParamSizes, S> TypedFunction<P, S> {
 }
 
 impl<P: ParamSizes, S> TypedFunction<P, S> {
-    /// Runs the kernel on the CPU emulator (`cuda_std::emu::launch`), with every live
+    /// Runs the kernel on the CPU emulator (`cuda_emu::launch`), with every live
     /// allocation of the stream's device as a known buffer for the bounds check; prints the
     /// kernel's `println!` output to stdout.
     ///
     /// # Safety
-    /// As `cuda_std::emu::launch`: `pointers` holds one pointer per parameter, laid out for
+    /// As `cuda_emu::launch`: `pointers` holds one pointer per parameter, laid out for
     /// the device, pointing to host memory valid for the kernel's accesses.
     unsafe fn launch_emulated(
         &self,
@@ -385,14 +385,14 @@ impl<P: ParamSizes, S> TypedFunction<P, S> {
                 },
             });
         };
-        let options = cuda_std::emu::EmuOptions {
+        let options = cuda_emu::EmuOptions {
             buffers: device.buffers(),
-            ..cuda_std::emu::EmuOptions::default()
+            ..cuda_emu::EmuOptions::default()
         };
         let (g, b) = (cfg.grid_dim, cfg.block_dim);
         // SAFETY: forwarded to the caller.
         let report = unsafe {
-            cuda_std::emu::launch(
+            cuda_emu::launch(
                 &self.handle,
                 [g.0, g.1, g.2],
                 [b.0, b.1, b.2],

@@ -25,13 +25,13 @@ pub struct Kernel<P, S> {
 ///
 /// `args` points to one pointer per parameter, each pointing at the parameter's bytes as
 /// laid out for the device: a `&[T]` or `OutSlice<T>` is a 16-byte `(pointer, length)` pair,
-/// a raw pointer 8 bytes, a value its own (`repr(C)`) bytes. Used by `cuda_std::emu`, which
+/// a raw pointer 8 bytes, a value its own (`repr(C)`) bytes. Used by `cuda_emu`, which
 /// sets up the thread's indices, shared memory and warp before calling it.
 ///
 /// # Safety
 /// `args` holds one valid, readable pointer per parameter, in order, each to bytes of the
 /// parameter's kind ([`ParamKind`]); pointers inside them point to host memory valid for the
-/// kernel's accesses; the call happens inside an emulated launch (`cuda_std::emu::launch`),
+/// kernel's accesses; the call happens inside an emulated launch (`cuda_emu::launch`),
 /// and the kernel's own `# Safety` contract (for an `unsafe fn` kernel) holds.
 pub type HostEntry = unsafe fn(args: *const *mut core::ffi::c_void);
 
@@ -57,7 +57,7 @@ impl<P, S> Kernel<P, S> {
         }
     }
 
-    /// The kernel body compiled for the host, for the CPU emulator (`cuda_std::emu`):
+    /// The kernel body compiled for the host, for the CPU emulator (`cuda_emu`):
     /// `Some` for a `#[kernel]` built for the host, `None` for [`Kernel::external`] handles
     /// (CUDA C kernels have no Rust body).
     pub const fn host_entry(&self) -> Option<HostEntry> {

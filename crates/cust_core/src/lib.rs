@@ -7,6 +7,8 @@
 //!   tuple stands for.
 //! - [`ComputeCapability`]: one GPU architecture, `sm_90` when displayed, or an
 //!   arch-specific code target (`sm_90a`, which runs only on exactly 9.0).
+//! - [`lanes`]: the tensor-core lane maps (which matrix element each lane's register holds),
+//!   read by `cuda_std` and by the CPU emulator alike.
 //! - [`TensorMap`]: a TMA tensor map (CUDA's `CUtensorMap`), encoded by `cust::tma` and
 //!   read by `cuda_std::tma`.
 //! - `manifest` (feature `alloc`): the kernels module manifest, `ModuleImage` and its parts,
@@ -40,6 +42,7 @@ macro_rules! for_each_tuple {
 
 mod arch;
 mod copy;
+pub mod lanes;
 pub mod launch;
 #[cfg(feature = "alloc")]
 pub mod manifest;

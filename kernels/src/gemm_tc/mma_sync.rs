@@ -547,7 +547,7 @@ mod tests {
     use crate::gemm_tc::OutElem;
     use core::any::Any;
     use core::ffi::c_void;
-    use cuda_std::emu::{self, EmuOptions, HostBuffer};
+    use cuda_emu::{self as emu, EmuOptions, HostBuffer};
     use cuda_std::half::{bf16, f16};
     use cuda_std::launch::{Kernel, ParamSizes};
     use cuda_std::mma::layout as frag;

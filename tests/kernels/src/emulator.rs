@@ -1,4 +1,4 @@
-//! Probes for the CPU emulator (`cuda_std::emu`): one kernel per bug class the emulator
+//! Probes for the CPU emulator (`cuda_emu`): one kernel per bug class the emulator
 //! reports, each with the bug planted on purpose (so a test can assert the report), and a
 //! correct block reduction that uses shuffles, shared memory through the checked accessors
 //! and atomics across blocks.

@@ -5,7 +5,7 @@
 //! its own coroutine stack and suspends with the record's address as its value; when the
 //! last lane arrives the scheduler calls [`complete`], which reads every lane's record and
 //! writes each lane's result into it, by the PTX ISA's fragment maps
-//! ([`mma::layout`](crate::mma::layout)). Memory is touched only by the lanes themselves,
+//! (`cust_core::lanes::mma`, re-exported as `cuda_std::mma::layout`). Memory is touched only by the lanes themselves,
 //! in their own context, so the bounds and race checks name the right thread: `ldmatrix`
 //! rows are read before the rendezvous, `stmatrix` rows written after it.
 //!
@@ -23,11 +23,11 @@ use super::ctx::{
     BlockState, ThreadState, WarpKind, check_access_with, fail, live_lanes, thread, warp_op,
 };
 use super::{AccessKind, EmuError, SourceLocation};
-use crate::mma::layout;
+use cust_core::lanes::mma as layout;
 
 /// The input type of an emulated `mma.sync`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum MmaType {
+pub enum MmaType {
     /// `m16n8k16` with `.f16` inputs.
     F16,
     /// `m16n8k16` with `.bf16` inputs.
@@ -38,7 +38,7 @@ pub(crate) enum MmaType {
 
 /// A tensor-core collective; the lanes of one must agree on all of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum TensorOp {
+pub enum TensorOp {
     /// `mma.sync` of this input type.
     Mma(MmaType),
     /// `ldmatrix` of `count` (1, 2 or 4) 8×8 matrices, `.trans` or not.
@@ -116,7 +116,7 @@ fn rendezvous(what: &'static str, op: TensorOp, lane: &mut Lane) {
 
 /// `mma.sync` for the running lane: its `A` (4) and `B` (2) registers and `C`; returns `D`.
 #[track_caller]
-pub(crate) fn mma(ty: MmaType, a: &[u32; 4], b: &[u32; 2], c: &[f32; 4]) -> [f32; 4] {
+pub fn mma(ty: MmaType, a: &[u32; 4], b: &[u32; 2], c: &[f32; 4]) -> [f32; 4] {
     let mut lane = Lane {
         words: [a[0], a[1], a[2], a[3], b[0], b[1]],
         acc: *c,
@@ -171,7 +171,7 @@ fn check_row(t: &ThreadState, op: TensorOp, address: usize, kind: AccessKind) {
 /// As `mma::ldmatrix_x*`: in the lanes whose address is used, `row` is valid for reading
 /// 16 bytes (checked when the bounds check is on).
 #[track_caller]
-pub(crate) unsafe fn ldmatrix<const N: usize>(row: *const u16, trans: bool) -> [u32; N] {
+pub unsafe fn ldmatrix<const N: usize>(row: *const u16, trans: bool) -> [u32; N] {
     let op = TensorOp::Ldmatrix {
         count: N as u8,
         trans,
@@ -196,7 +196,7 @@ pub(crate) unsafe fn ldmatrix<const N: usize>(row: *const u16, trans: bool) -> [
 /// As `mma::stmatrix_x*`: in the lanes whose address is used, `dst` is valid for writing 16
 /// bytes (checked when the bounds check is on).
 #[track_caller]
-pub(crate) unsafe fn stmatrix<const N: usize>(dst: *mut u16, regs: [u32; N], trans: bool) {
+pub unsafe fn stmatrix<const N: usize>(dst: *mut u16, regs: [u32; N], trans: bool) {
     let op = TensorOp::Stmatrix {
         count: N as u8,
         trans,

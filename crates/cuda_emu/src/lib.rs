@@ -1,8 +1,8 @@
-//! The CPU emulator: runs a `#[kernel]` on the host, with real 32-lane warps, block
+//! `cuda_emu`, the CPU emulator: runs a `#[kernel]` on the host, with real 32-lane warps, block
 //! barriers, shared memory and atomics, and checks the GPU does not give you.
 //!
 //! ```ignore
-//! use cuda_std::emu::{self, EmuOptions};
+//! use cuda_emu::{self as emu, EmuOptions};
 //! let (a, mut out) = (vec![1.0f32; 1024], vec![0.0f32; 1024]);
 //! // The bytes the device would see: a slice is a (pointer, length) pair.
 //! let mut a_arg = (a.as_ptr(), a.len());
@@ -46,7 +46,7 @@
 //!
 //! Tensor cores (`mma`'s `mma_sync`, `ldmatrix`, `stmatrix`) are warp collectives of all
 //! 32 lanes: the lanes meet, then each lane's result is computed from every lane's
-//! fragment registers by the PTX ISA's maps ([`mma::layout`](crate::mma::layout)).
+//! fragment registers by the PTX ISA's maps (`cust_core::lanes::mma`, re-exported as `cuda_std::mma::layout`).
 //! `ldmatrix`/`stmatrix` move bits exactly; `mma_sync` forms every product exactly and
 //! sums them in `f64` (ascending `k`, then `C`), rounding once to `f32`. NVIDIA does not
 //! specify the tensor cores' internal accumulation order, width or rounding, so `D` equals
@@ -67,7 +67,7 @@
 //! - **Shared-memory races** ([`EmuError::SharedRace`]): two threads of a block access the
 //!   same shared byte between two barriers, at least one writing, neither atomically, and
 //!   not ordered by a `sync_warp` of their warp. Seen only for accesses through
-//!   [`shared::read`](crate::shared::read) / [`shared::write`](crate::shared::write),
+//!   `cuda_std::shared::read` / `cuda_std::shared::write`,
 //!   `mem`'s vector loads/stores and `cp.async` into shared memory: plain `*p` / `p.read()` /
 //!   indexing of a `shared_array!` is invisible to the emulator (it is a host load).
 //! - **Barrier divergence** ([`EmuError::BarrierDivergence`]): threads of a block wait at
@@ -92,8 +92,9 @@
 
 mod block;
 mod ctx;
+pub mod device;
 mod printf;
-pub(crate) mod tensor;
+mod tensor;
 
 use core::ffi::c_void;
 use core::fmt;
@@ -101,9 +102,7 @@ use std::boxed::Box;
 use std::string::String;
 use std::vec::Vec;
 
-use crate::launch::{Kernel, ParamSizes};
-
-pub(crate) use ctx::*;
+use cust_core::launch::{Kernel, ParamSizes};
 
 /// A grid or block size `(x, y, z)`, in blocks or threads.
 pub type Dim3 = [u32; 3];
@@ -476,7 +475,7 @@ pub enum EmuError {
 /// thread fails with [`EmuError::NotEmulated`]; elsewhere the host stub's panic.
 #[cold]
 #[track_caller]
-pub(crate) fn not_emulated_fail(intrinsic: &'static str) -> ! {
+pub fn not_emulated_fail(intrinsic: &'static str) -> ! {
     match ctx::current() {
         Some(t) => {
             let b = t.block();
@@ -491,19 +490,9 @@ pub(crate) fn not_emulated_fail(intrinsic: &'static str) -> ! {
                 },
             )
         }
-        None => crate::gpu_only(intrinsic),
+        None => crate::device::gpu_only(intrinsic),
     }
 }
-
-/// The host branch of an intrinsic the emulator does not model: marks the arguments used
-/// and calls [`not_emulated_fail`].
-macro_rules! not_emulated {
-    ($what:expr $(, $arg:expr)* $(,)?) => {{
-        $( let _ = &$arg; )*
-        $crate::emu::not_emulated_fail($what)
-    }};
-}
-pub(crate) use not_emulated;
 
 fn at(location: &Option<SourceLocation>) -> String {
     location
@@ -633,46 +622,4 @@ pub unsafe fn launch<P: ParamSizes, S>(
         buffers,
     };
     launch.run()
-}
-
-/// Reads a `&[T]` parameter from its `(pointer, length)` bytes (used by `#[kernel]`'s host
-/// shim).
-///
-/// # Safety
-/// `arg` points to a `(pointer, length)` pair describing `length` valid `T`s (or length 0).
-#[doc(hidden)]
-#[must_use]
-pub unsafe fn __arg_slice<'a, T>(arg: *mut c_void) -> &'a [T] {
-    // SAFETY: the caller's contract.
-    let (ptr, len) = unsafe { arg.cast::<(*const T, usize)>().read_unaligned() };
-    if len == 0 || ptr.is_null() {
-        &[]
-    } else {
-        // SAFETY: the caller's contract.
-        unsafe { core::slice::from_raw_parts(ptr, len) }
-    }
-}
-
-/// Reads an `OutSlice<T>` parameter from its `(pointer, length)` bytes (used by
-/// `#[kernel]`'s host shim).
-///
-/// # Safety
-/// As [`__arg_slice`], for writable memory.
-#[doc(hidden)]
-#[must_use]
-pub unsafe fn __arg_out<'a, T>(arg: *mut c_void) -> crate::OutSlice<'a, T> {
-    // SAFETY: `OutSlice` is `repr(C)` { ptr, len, PhantomData }: the same bytes as the
-    // (pointer, length) pair; the caller's contract for the rest.
-    unsafe { arg.cast::<crate::OutSlice<'a, T>>().read_unaligned() }
-}
-
-/// Reads a pointer or value parameter from its bytes (used by `#[kernel]`'s host shim).
-///
-/// # Safety
-/// `arg` points to a valid `T`.
-#[doc(hidden)]
-#[must_use]
-pub unsafe fn __arg_value<T>(arg: *mut c_void) -> T {
-    // SAFETY: the caller's contract.
-    unsafe { arg.cast::<T>().read_unaligned() }
 }

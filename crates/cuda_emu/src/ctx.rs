@@ -34,7 +34,7 @@ pub(crate) enum Resume {
 
 /// The kinds of block barrier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum BarrierKind {
+pub enum BarrierKind {
     Sync,
     Count,
     And,
@@ -61,7 +61,7 @@ pub(crate) struct BarrierWait {
 
 /// The kinds of warp collective, with the qualifiers that must agree across lanes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WarpKind {
+pub enum WarpKind {
     /// `shfl.sync` with its mode (0 idx, 1 up, 2 down, 3 bfly) and `c` operand.
     Shfl {
         mode: u8,
@@ -292,7 +292,7 @@ impl ThreadState {
 pub(crate) fn thread(what: &str) -> &'static ThreadState {
     match current() {
         Some(t) => t,
-        None => crate::gpu_only(what),
+        None => crate::device::gpu_only(what),
     }
 }
 
@@ -313,7 +313,7 @@ fn suspend(t: &ThreadState, s: Suspend) -> u64 {
 
 /// A block barrier; returns its reduction (count, or 0/1).
 #[track_caller]
-pub(crate) fn barrier(what: &str, kind: BarrierKind, predicate: bool) -> u64 {
+pub fn barrier(what: &str, kind: BarrierKind, predicate: bool) -> u64 {
     let t = thread(what);
     suspend(
         t,
@@ -327,7 +327,7 @@ pub(crate) fn barrier(what: &str, kind: BarrierKind, predicate: bool) -> u64 {
 
 /// A warp collective; returns this lane's result.
 #[track_caller]
-pub(crate) fn warp_op(what: &str, kind: WarpKind, mask: u32, value: u64, b: u32) -> u64 {
+pub fn warp_op(what: &str, kind: WarpKind, mask: u32, value: u64, b: u32) -> u64 {
     let t = thread(what);
     suspend(
         t,
@@ -343,7 +343,7 @@ pub(crate) fn warp_op(what: &str, kind: WarpKind, mask: u32, value: u64, b: u32)
 
 /// `nanosleep`: lets the block's other threads run.
 #[track_caller]
-pub(crate) fn spin(what: &str) {
+pub fn spin(what: &str) {
     let t = thread(what);
     suspend(t, Suspend::Spin);
 }
@@ -356,7 +356,7 @@ pub(crate) fn spin(what: &str) {
 /// took another branch or has exited; code that uses it as a collective's mask, which the
 /// guide warns against, sees the smallest mask here.
 #[track_caller]
-pub(crate) fn active_mask(what: &str) -> u32 {
+pub fn active_mask(what: &str) -> u32 {
     let t = thread(what);
     1 << t.lane()
 }
@@ -364,7 +364,7 @@ pub(crate) fn active_mask(what: &str) -> u32 {
 /// The lanes of the running thread's warp that have not exited (what an `.aligned` warp
 /// instruction needs: all 32).
 #[track_caller]
-pub(crate) fn live_lanes(what: &str) -> u32 {
+pub fn live_lanes(what: &str) -> u32 {
     let t = thread(what);
     t.block().live.borrow()[t.warp() as usize]
 }
@@ -372,7 +372,7 @@ pub(crate) fn live_lanes(what: &str) -> u32 {
 /// The block's array for the shared declaration `id` (`bytes`, aligned to `align`),
 /// allocated (zero-filled) by its first use in the block.
 #[track_caller]
-pub(crate) fn shared_static(id: u64, bytes: usize, align: usize) -> *mut u8 {
+pub fn shared_static(id: u64, bytes: usize, align: usize) -> *mut u8 {
     let t = thread("shared_array! / #[address_space(shared)]");
     let b = t.block();
     let mut mem = b.mem.borrow_mut();
@@ -397,7 +397,7 @@ pub(crate) fn shared_static(id: u64, bytes: usize, align: usize) -> *mut u8 {
 
 /// The block's dynamic shared memory and its size in bytes.
 #[track_caller]
-pub(crate) fn dynamic_shared(what: &str) -> (*mut u8, usize) {
+pub fn dynamic_shared(what: &str) -> (*mut u8, usize) {
     let t = thread(what);
     let mem = t.block().mem.borrow();
     (mem.dynamic.ptr, mem.dynamic.bytes)
@@ -405,14 +405,14 @@ pub(crate) fn dynamic_shared(what: &str) -> (*mut u8, usize) {
 
 /// Bytes of the block's shared memory so far (the static arrays used, and the dynamic).
 #[track_caller]
-pub(crate) fn total_shared_bytes(what: &str) -> usize {
+pub fn total_shared_bytes(what: &str) -> usize {
     let t = thread(what);
     let mem = t.block().mem.borrow();
     mem.statics.iter().map(|(_, a)| a.bytes).sum::<usize>() + mem.dynamic.bytes
 }
 
 /// Nanoseconds since the first call in this process (the emulator's clocks).
-pub(crate) fn host_nanos() -> u64 {
+pub fn host_nanos() -> u64 {
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     START
         .get_or_init(std::time::Instant::now)
@@ -424,12 +424,7 @@ pub(crate) fn host_nanos() -> u64 {
 /// launch): bounds against the known allocations, and for shared memory the race and
 /// initialisation shadows.
 #[inline]
-pub(crate) fn check_access(
-    addr: usize,
-    size: usize,
-    kind: AccessKind,
-    loc: &'static Location<'static>,
-) {
+pub fn check_access(addr: usize, size: usize, kind: AccessKind, loc: &'static Location<'static>) {
     check_access_with(addr, size, kind, loc, true);
 }
 
@@ -449,7 +444,7 @@ pub(crate) fn in_shared(t: &ThreadState, addr: usize, size: usize) -> bool {
 /// [`check_access`], with the uninitialised-read check only when `uninit` is true (reads
 /// of data usually written by plain stores, which the shadow does not see, pass `false`).
 #[inline]
-pub(crate) fn check_access_with(
+pub fn check_access_with(
     addr: usize,
     size: usize,
     kind: AccessKind,
@@ -660,7 +655,9 @@ fn shadow_access(
 ///
 /// # Safety
 /// As `io::vprintf`.
-pub(crate) unsafe fn printf(t: &ThreadState, format: *const u8, args: *const u8) -> i32 {
+#[track_caller]
+pub unsafe fn printf(what: &str, format: *const u8, args: *const u8) -> i32 {
+    let t = thread(what);
     // SAFETY: forwarded to the caller.
     let (text, n) = unsafe { super::printf::format(format, args) };
     let b = t.block();
@@ -676,12 +673,9 @@ pub(crate) unsafe fn printf(t: &ThreadState, format: *const u8, args: *const u8)
 ///
 /// # Safety
 /// `message` and `file` are NUL-terminated strings.
-pub(crate) unsafe fn assert_fail(
-    t: &ThreadState,
-    message: *const u8,
-    file: *const u8,
-    line: u32,
-) -> ! {
+#[track_caller]
+pub unsafe fn assert_fail(what: &str, message: *const u8, file: *const u8, line: u32) -> ! {
+    let t = thread(what);
     // SAFETY: forwarded to the caller.
     let (condition, file) = unsafe { (super::printf::c_str(message), super::printf::c_str(file)) };
     let b = t.block();
@@ -699,12 +693,12 @@ pub(crate) unsafe fn assert_fail(
 }
 
 /// Host atomics for the raw operations of `atomic` (every ordering is `SeqCst`).
-pub(crate) mod atomics {
+pub mod atomics {
     use core::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering::SeqCst};
 
     /// The operations `atom` offers.
     #[derive(Clone, Copy, Debug)]
-    pub(crate) enum Op {
+    pub enum Op {
         Add,
         Min,
         Max,
@@ -715,7 +709,7 @@ pub(crate) mod atomics {
     }
 
     impl Op {
-        pub(crate) fn from_ptx(op: &str) -> Self {
+        pub fn from_ptx(op: &str) -> Self {
             match op.as_bytes() {
                 b"add" => Self::Add,
                 b"min" => Self::Min,
@@ -729,7 +723,7 @@ pub(crate) mod atomics {
     }
 
     /// A type the raw atomics operate on.
-    pub(crate) trait HostAtomic: Copy {
+    pub trait HostAtomic: Copy {
         /// # Safety
         /// `ptr` is valid and aligned for an atomic access.
         unsafe fn rmw(ptr: *mut Self, op: Op, val: Self) -> Self;

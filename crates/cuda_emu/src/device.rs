@@ -1,0 +1,85 @@
+//! The operations `cuda_std`'s emulator backend (`cuda_std::arch::emu`, the host half of
+//! every intrinsic) is built from: the running thread's indices, block barriers, warp
+//! collectives, shared memory, the access checks, host atomics, tensor-core collectives and
+//! `printf`. Kernels never call these directly; they call `cuda_std`, whose public modules
+//! reach this module only through that backend.
+//!
+//! Every function that needs the running emulated thread takes `what`, the intrinsic's name
+//! as `cuda_std` spells it: outside an emulated launch the call panics with
+//! [`gpu_only`]'s message naming it. Those that report a source location are
+//! `#[track_caller]`, so the location is the kernel's call of the `cuda_std` function.
+
+use crate::Dim3;
+use crate::ctx::thread;
+
+pub use crate::AccessKind;
+pub use crate::ctx::atomics;
+pub use crate::ctx::{
+    BarrierKind, WarpKind, active_mask, assert_fail, barrier, check_access, check_access_with,
+    dynamic_shared, host_nanos, live_lanes, printf, shared_static, spin, total_shared_bytes,
+    warp_op,
+};
+pub use crate::not_emulated_fail;
+pub use crate::tensor::{MmaType, TensorOp, ldmatrix, mma, stmatrix};
+
+/// Panics with a message saying that `what` only exists on the GPU: the host stub of a
+/// device-only function called outside an emulated launch.
+#[cold]
+#[track_caller]
+pub fn gpu_only(what: &str) -> ! {
+    panic!(
+        "cuda_std::{what} can only be called in GPU code (target nvptx64-nvidia-cuda) or \
+         inside a launch on the CPU emulator; on the host it is a stub"
+    )
+}
+
+/// Checks that the caller is an emulated thread (the host stub's panic otherwise), for
+/// intrinsics whose host form needs nothing else (fences, prefetches, `cp.async` groups).
+#[track_caller]
+#[inline]
+pub fn enter(what: &str) {
+    let _ = thread(what);
+}
+
+/// `%tid`: the running thread's index in its block `(x, y, z)`.
+#[track_caller]
+#[inline]
+pub fn thread_idx(what: &str) -> Dim3 {
+    thread(what).tid
+}
+
+/// `%ntid`: the block's dimensions in threads.
+#[track_caller]
+#[inline]
+pub fn block_dim(what: &str) -> Dim3 {
+    thread(what).block().launch().block
+}
+
+/// `%ctaid`: the running block's index in the grid.
+#[track_caller]
+#[inline]
+pub fn block_idx(what: &str) -> Dim3 {
+    thread(what).block().idx
+}
+
+/// `%nctaid`: the grid's dimensions in blocks.
+#[track_caller]
+#[inline]
+pub fn grid_dim(what: &str) -> Dim3 {
+    thread(what).block().launch().grid
+}
+
+/// `%laneid`: the running thread's lane (its linear index in the block modulo 32).
+#[track_caller]
+#[inline]
+pub fn lane_id(what: &str) -> u32 {
+    thread(what).lane()
+}
+
+/// `%smid` on the emulator: the index of the rayon worker that runs the block (0 outside
+/// rayon's pool).
+#[track_caller]
+pub fn sm_id(what: &str) -> u32 {
+    let _ = thread(what);
+    rayon::current_thread_index().unwrap_or(0) as u32
+}

@@ -1,0 +1,118 @@
+//! `atomic` on the CPU emulator: every operation is a host atomic with `SeqCst` ordering
+//! (at least as strong as any order asked for), after the bounds check.
+
+use crate::atomic::{Ordering, ScopeKind};
+use cuda_emu::device::{
+    self, AccessKind,
+    atomics::{HostAtomic, Op},
+};
+
+/// Defines `unsafe fn $name(ptr: *mut $t, val: $t, scope, order) -> $t` for one `atom` op.
+macro_rules! raw_rmw {
+    ($name:ident, $t:ty, $op:literal, $ty:literal, $rc:ident) => {
+        #[track_caller]
+        pub(crate) unsafe fn $name(ptr: *mut $t, val: $t, scope: ScopeKind, order: Ordering) -> $t {
+            {
+                let _ = (scope, order);
+                device::enter("atomic::*");
+                device::check_access(
+                    ptr as usize,
+                    core::mem::size_of::<$t>(),
+                    AccessKind::Atomic,
+                    core::panic::Location::caller(),
+                );
+                // SAFETY: forwarded to the caller (module docs); checked above on the emulator.
+                unsafe { <$t as HostAtomic>::rmw(ptr, Op::from_ptx($op), val) }
+            }
+        }
+    };
+}
+
+raw_rmw!(add_u32, u32, "add", "u32", reg32);
+raw_rmw!(add_u64, u64, "add", "u64", reg64);
+raw_rmw!(add_f32, f32, "add", "f32", reg32);
+raw_rmw!(add_f64, f64, "add", "f64", reg64);
+raw_rmw!(min_u32, u32, "min", "u32", reg32);
+raw_rmw!(min_s32, i32, "min", "s32", reg32);
+raw_rmw!(min_u64, u64, "min", "u64", reg64);
+raw_rmw!(min_s64, i64, "min", "s64", reg64);
+raw_rmw!(max_u32, u32, "max", "u32", reg32);
+raw_rmw!(max_s32, i32, "max", "s32", reg32);
+raw_rmw!(max_u64, u64, "max", "u64", reg64);
+raw_rmw!(max_s64, i64, "max", "s64", reg64);
+raw_rmw!(and_b32, u32, "and", "b32", reg32);
+raw_rmw!(or_b32, u32, "or", "b32", reg32);
+raw_rmw!(xor_b32, u32, "xor", "b32", reg32);
+raw_rmw!(and_b64, u64, "and", "b64", reg64);
+raw_rmw!(or_b64, u64, "or", "b64", reg64);
+raw_rmw!(xor_b64, u64, "xor", "b64", reg64);
+raw_rmw!(exch_b32, u32, "exch", "b32", reg32);
+raw_rmw!(exch_b64, u64, "exch", "b64", reg64);
+
+macro_rules! raw_bits {
+    ($cas:ident, $ld:ident, $st:ident, $t:ty, $ty:literal, $rc:ident) => {
+        #[track_caller]
+        pub(crate) unsafe fn $cas(
+            ptr: *mut $t,
+            cmp: $t,
+            new: $t,
+            scope: ScopeKind,
+            order: Ordering,
+        ) -> $t {
+            {
+                let _ = (scope, order);
+                device::enter("atomic::compare_exchange");
+                device::check_access(
+                    ptr as usize,
+                    core::mem::size_of::<$t>(),
+                    AccessKind::Atomic,
+                    core::panic::Location::caller(),
+                );
+                // SAFETY: as in `raw_rmw`.
+                unsafe { <$t as HostAtomic>::cas(ptr, cmp, new) }
+            }
+        }
+
+        #[track_caller]
+        pub(crate) unsafe fn $ld(ptr: *const $t, scope: ScopeKind, order: Ordering) -> $t {
+            {
+                let _ = (scope, order);
+                device::enter("atomic::load");
+                device::check_access(
+                    ptr as usize,
+                    core::mem::size_of::<$t>(),
+                    AccessKind::Atomic,
+                    core::panic::Location::caller(),
+                );
+                // SAFETY: as in `raw_rmw`.
+                unsafe { <$t as HostAtomic>::load(ptr) }
+            }
+        }
+
+        #[track_caller]
+        pub(crate) unsafe fn $st(ptr: *mut $t, val: $t, scope: ScopeKind, order: Ordering) {
+            {
+                let _ = (scope, order);
+                device::enter("atomic::store");
+                device::check_access(
+                    ptr as usize,
+                    core::mem::size_of::<$t>(),
+                    AccessKind::Atomic,
+                    core::panic::Location::caller(),
+                );
+                // SAFETY: as in `raw_rmw`.
+                unsafe { <$t as HostAtomic>::store(ptr, val) }
+            }
+        }
+    };
+}
+
+raw_bits!(cas_b32, ld_b32, st_b32, u32, "b32", reg32);
+raw_bits!(cas_b64, ld_b64, st_b64, u64, "b64", reg64);
+
+#[track_caller]
+pub(crate) fn fence(scope: ScopeKind, order: Ordering) {
+    let _ = (scope, order);
+    device::enter("atomic::fence");
+    core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
+}

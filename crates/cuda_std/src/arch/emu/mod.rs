@@ -1,0 +1,28 @@
+//! The emulator backend: each operation runs on `cuda_emu`, the CPU emulator, through its
+//! `device` module. Outside an emulated launch every operation panics with a message naming
+//! the `cuda_std` function it serves.
+
+pub(crate) mod atomic;
+pub(crate) mod barrier;
+pub(crate) mod cluster;
+pub(crate) mod half;
+pub(crate) mod io;
+pub(crate) mod mem;
+pub(crate) mod mma;
+pub(crate) mod shared;
+pub(crate) mod shim;
+pub(crate) mod thread;
+pub(crate) mod tma;
+pub(crate) mod warp;
+pub(crate) mod wgmma;
+
+/// An operation the emulator does not model: marks the arguments used and fails the
+/// emulated thread with `EmuError::NotEmulated` naming `$what` (outside a launch, the host
+/// stub's panic).
+macro_rules! not_emulated {
+    ($what:expr $(, $arg:expr)* $(,)?) => {{
+        $( let _ = &$arg; )*
+        cuda_emu::device::not_emulated_fail($what)
+    }};
+}
+pub(crate) use not_emulated;

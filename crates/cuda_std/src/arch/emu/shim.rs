@@ -1,0 +1,55 @@
+//! `#[kernel]`'s host shim: reads the parameters from the argument-pointer array the
+//! emulator passes (the same array `cuLaunchKernel` takes).
+
+use core::ffi::c_void;
+
+/// Reads a `&[T]` parameter from its `(pointer, length)` bytes (used by `#[kernel]`'s host
+/// shim).
+///
+/// # Safety
+/// `arg` points to a `(pointer, length)` pair describing `length` valid `T`s (or length 0).
+#[must_use]
+pub unsafe fn arg_slice<'a, T>(arg: *mut c_void) -> &'a [T] {
+    // SAFETY: the caller's contract.
+    let (ptr, len) = unsafe { arg.cast::<(*const T, usize)>().read_unaligned() };
+    if len == 0 || ptr.is_null() {
+        &[]
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { core::slice::from_raw_parts(ptr, len) }
+    }
+}
+
+/// Reads an `OutSlice<T>` parameter from its `(pointer, length)` bytes (used by
+/// `#[kernel]`'s host shim).
+///
+/// # Safety
+/// As [`arg_slice`], for writable memory.
+#[must_use]
+pub unsafe fn arg_out<'a, T>(arg: *mut c_void) -> crate::launch::OutSlice<'a, T> {
+    // SAFETY: `OutSlice` is `repr(C)` { ptr, len, PhantomData }: the same bytes as the
+    // (pointer, length) pair; the caller's contract for the rest.
+    unsafe {
+        arg.cast::<crate::launch::OutSlice<'a, T>>()
+            .read_unaligned()
+    }
+}
+
+/// Reads a pointer or value parameter from its bytes (used by `#[kernel]`'s host shim).
+///
+/// # Safety
+/// `arg` points to a valid `T`.
+#[must_use]
+pub unsafe fn arg_value<T>(arg: *mut c_void) -> T {
+    // SAFETY: the caller's contract.
+    unsafe { arg.cast::<T>().read_unaligned() }
+}
+
+/// The host side of `shared_array!` and `#[address_space(shared)]`: the emulated block's
+/// array for the declaration `id` (`bytes`, aligned to `align`); outside an emulated launch,
+/// panics (device-only).
+#[track_caller]
+#[must_use]
+pub fn shared_static<T>(id: u64, bytes: usize, align: usize) -> *mut T {
+    cuda_emu::device::shared_static(id, bytes, align).cast()
+}

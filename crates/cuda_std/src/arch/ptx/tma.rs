@@ -1,0 +1,99 @@
+//! `tma` on the GPU: `cp.async.bulk.tensor` (PTX ISA §9.7.9.25.5), its bulk groups, the
+//! async-proxy fence and `prefetch.tensormap`.
+
+use core::arch::asm;
+
+use crate::barrier::MBarrier;
+use crate::shared::shared_addr;
+use cust_core::TensorMap;
+
+/// # Safety
+/// As `tma::load_2d`.
+#[inline(always)]
+pub(crate) unsafe fn load_2d(dst: *mut u8, map: *const TensorMap, x: i32, y: i32, bar: &MBarrier) {
+    // SAFETY: caller contract. Writes shared memory asynchronously: not `nomem`.
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes \
+             [{d}], [{m}, {{{x}, {y}}}], [{b}];",
+            d = in(reg32) shared_addr(dst),
+            m = in(reg64) map as u64,
+            x = in(reg32) x,
+            y = in(reg32) y,
+            b = in(reg32) bar.shared_addr(),
+            options(nostack),
+        )
+    };
+}
+
+/// # Safety
+/// As `tma::load_2d_multicast`.
+#[inline(always)]
+pub(crate) unsafe fn load_2d_multicast(
+    dst: *mut u8,
+    map: *const TensorMap,
+    x: i32,
+    y: i32,
+    bar: &MBarrier,
+    cta_mask: u16,
+) {
+    // SAFETY: caller contract.
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes\
+             .multicast::cluster [{d}], [{m}, {{{x}, {y}}}], [{b}], {mask};",
+            d = in(reg32) shared_addr(dst),
+            m = in(reg64) map as u64,
+            x = in(reg32) x,
+            y = in(reg32) y,
+            b = in(reg32) bar.shared_addr(),
+            mask = in(reg16) cta_mask,
+            options(nostack),
+        )
+    };
+}
+
+/// # Safety
+/// As `tma::store_2d`.
+#[inline(always)]
+pub(crate) unsafe fn store_2d(map: *const TensorMap, x: i32, y: i32, src: *const u8) {
+    // SAFETY: caller contract. Reads shared and writes global memory: not `nomem`.
+    unsafe {
+        asm!(
+            "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [{m}, {{{x}, {y}}}], [{s}];",
+            m = in(reg64) map as u64,
+            x = in(reg32) x,
+            y = in(reg32) y,
+            s = in(reg32) shared_addr(src),
+            options(nostack),
+        )
+    };
+}
+
+#[inline(always)]
+pub(crate) fn commit_group() {
+    // SAFETY: no operands.
+    unsafe { asm!("cp.async.bulk.commit_group;", options(nostack)) };
+}
+
+#[inline(always)]
+pub(crate) fn wait_group_read<const N: u32>() {
+    // SAFETY: an immediate operand. Not `nomem`: later writes to the source must stay below.
+    unsafe { asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack)) };
+}
+
+#[inline(always)]
+pub(crate) fn fence_proxy_async_shared() {
+    // SAFETY: no operands; a fence.
+    unsafe { asm!("fence.proxy.async.shared::cta;", options(nostack)) };
+}
+
+/// # Safety
+/// As `tma::prefetch_descriptor`.
+#[inline(always)]
+pub(crate) unsafe fn prefetch_descriptor(map: *const TensorMap) {
+    // SAFETY: caller contract.
+    unsafe {
+        asm!("prefetch.tensormap [{m}];", m = in(reg64) map as u64, options(readonly, nostack))
+    };
+}

@@ -1,0 +1,190 @@
+//! `wgmma` on the GPU: `wgmma.mma_async`, its fence / commit / wait (PTX ISA §9.7.15.5)
+//! and `setmaxnreg` (§9.7.18.1). Each `mma_async` is one `asm!` with every accumulator an
+//! `inout(reg32)` operand, indexed by constants (an indexed loop left the array on the
+//! stack: BRIEF.md's toolchain facts).
+
+use crate::wgmma::MatrixDescriptor;
+use core::arch::asm;
+
+#[inline(always)]
+pub(crate) fn fence() {
+    // SAFETY: no operands. Not `nomem`: orders memory accesses.
+    unsafe { asm!("wgmma.fence.sync.aligned;", options(nostack)) };
+}
+
+#[inline(always)]
+pub(crate) fn commit_group() {
+    // SAFETY: no operands.
+    unsafe { asm!("wgmma.commit_group.sync.aligned;", options(nostack)) };
+}
+
+#[inline(always)]
+pub(crate) fn wait_group<const N: u32>() {
+    // SAFETY: an immediate operand. Not `nomem`: later shared-memory writes must not move
+    // above it.
+    unsafe { asm!("wgmma.wait_group.sync.aligned {n};", n = const N, options(nostack)) };
+}
+
+#[inline(always)]
+pub(crate) fn reg_alloc<const N: u32>() {
+    // SAFETY: an immediate operand, checked by the caller (`wgmma::reg_alloc`).
+    unsafe { asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nomem, nostack)) };
+}
+
+#[inline(always)]
+pub(crate) fn reg_dealloc<const N: u32>() {
+    // SAFETY: an immediate operand, checked by the caller (`wgmma::reg_dealloc`).
+    unsafe { asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nomem, nostack)) };
+}
+
+/// Calls `$m!($($args)* [0 1 … n-1])` with the accumulator indices of an `m64nN` shape
+/// (`n = N / 2` registers per thread), so every accumulator operand has a constant index.
+macro_rules! with_acc_indices {
+    (32, $m:ident!($($args:tt)*)) => {
+        $m!($($args)* [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]);
+    };
+    (64, $m:ident!($($args:tt)*)) => {
+        $m!($($args)* [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]);
+    };
+    (128, $m:ident!($($args:tt)*)) => {
+        $m!($($args)* [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127]);
+    };
+}
+
+/// The accumulator list `{0}, {1}, …` of a `wgmma` template (positional operands).
+macro_rules! acc_list {
+    ($first:literal $($i:literal)*) => {
+        concat!("{", stringify!($first), "}" $(, ", {", stringify!($i), "}")*)
+    };
+}
+
+macro_rules! wgmma_16bit {
+    ($name:ident, $n:literal, $ty:literal, $ptx:literal, [$($i:literal)+]) => {
+        #[inline(always)]
+        pub(crate) unsafe fn $name<const TRANS_A: bool, const TRANS_B: bool>(
+            acc: &mut [f32; $n],
+            a: MatrixDescriptor,
+            b: MatrixDescriptor,
+            accumulate: bool,
+        ) {
+            // SAFETY: caller contract. Reads shared memory: not `nomem`.
+            unsafe {
+                asm!(
+                    concat!("{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; ", $ptx, " {{",
+                        acc_list!($($i)+), "}}, {a}, {b}, p, 1, 1, {ta}, {tb}; }}"),
+                    $(inout(reg32) acc[$i],)+
+                    a = in(reg64) a.0,
+                    b = in(reg64) b.0,
+                    sd = in(reg32) u32::from(accumulate),
+                    ta = const TRANS_A as u32,
+                    tb = const TRANS_B as u32,
+                    options(nostack),
+                )
+            };
+        }
+    };
+}
+
+macro_rules! wgmma_tf32 {
+    ($name:ident, $n:literal, $ptx:literal, [$($i:literal)+]) => {
+        #[inline(always)]
+        pub(crate) unsafe fn $name(
+            acc: &mut [f32; $n],
+            a: MatrixDescriptor,
+            b: MatrixDescriptor,
+            accumulate: bool,
+        ) {
+            // SAFETY: caller contract. Reads shared memory: not `nomem`.
+            unsafe {
+                asm!(
+                    concat!("{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; ", $ptx, " {{",
+                        acc_list!($($i)+), "}}, {a}, {b}, p, 1, 1; }}"),
+                    $(inout(reg32) acc[$i],)+
+                    a = in(reg64) a.0,
+                    b = in(reg64) b.0,
+                    sd = in(reg32) u32::from(accumulate),
+                    options(nostack),
+                )
+            };
+        }
+    };
+}
+
+with_acc_indices!(
+    32,
+    wgmma_16bit!(
+        mma_m64n64k16_f32_bf16,
+        32,
+        "bf16",
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+    )
+);
+with_acc_indices!(
+    64,
+    wgmma_16bit!(
+        mma_m64n128k16_f32_bf16,
+        64,
+        "bf16",
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
+    )
+);
+with_acc_indices!(
+    128,
+    wgmma_16bit!(
+        mma_m64n256k16_f32_bf16,
+        128,
+        "bf16",
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
+    )
+);
+with_acc_indices!(
+    32,
+    wgmma_16bit!(
+        mma_m64n64k16_f32_f16,
+        32,
+        "f16",
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
+    )
+);
+with_acc_indices!(
+    64,
+    wgmma_16bit!(
+        mma_m64n128k16_f32_f16,
+        64,
+        "f16",
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
+    )
+);
+with_acc_indices!(
+    128,
+    wgmma_16bit!(
+        mma_m64n256k16_f32_f16,
+        128,
+        "f16",
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16",
+    )
+);
+with_acc_indices!(
+    32,
+    wgmma_tf32!(
+        mma_m64n64k8_f32_tf32,
+        32,
+        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32",
+    )
+);
+with_acc_indices!(
+    64,
+    wgmma_tf32!(
+        mma_m64n128k8_f32_tf32,
+        64,
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32",
+    )
+);
+with_acc_indices!(
+    128,
+    wgmma_tf32!(
+        mma_m64n256k8_f32_tf32,
+        128,
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32",
+    )
+);
