@@ -73,8 +73,13 @@ pub(crate) fn command(
     cargo: &OsStr,
     rustc: &OsStr,
     target_dir: &Path,
+    linker: Option<&Path>,
 ) -> Result<Command, BuildError> {
-    let flags = rustflags(builder)?;
+    let mut flags = rustflags(builder)?;
+    if let Some(linker) = linker {
+        // `crate::link`: the kernels' linker script (same flavor, `llbc`).
+        flags.push(format!("-Clinker={}", linker.display()));
+    }
     // Only for the kernels crate itself (after `--`), not its dependencies or `core`.
     let crate_attrs: Vec<String> = missing_crate_attrs(&toolchain::crate_root(&krate.manifest)?)
         .into_iter()

@@ -2,22 +2,18 @@
 //! `cargo::rerun-if-*` directives that make the host crate's build script rerun when one
 //! changes.
 
-use crate::{ptxas, toolchain};
-use std::{
-    ffi::OsStr,
-    path::{Path, PathBuf},
-};
+use crate::ptxas;
+use std::path::{Path, PathBuf};
 
 /// Every input listed in the dep-info file outside the toolchain's sysroot (the kernels
 /// crate's sources and those of its path and registry dependencies), then the kernels
 /// manifest.
-pub(crate) fn source_inputs(dep_info: &Path, manifest: &Path, rustc: &OsStr) -> Vec<PathBuf> {
-    let sysroot = toolchain::sysroot(rustc).ok();
+pub(crate) fn source_inputs(dep_info: &Path, manifest: &Path, sysroot: &Path) -> Vec<PathBuf> {
     let mut inputs: Vec<PathBuf> = std::fs::read_to_string(dep_info)
         .map(|text| parse_dep_info(&text))
         .unwrap_or_default()
         .into_iter()
-        .filter(|path| !sysroot.as_ref().is_some_and(|s| path.starts_with(s)))
+        .filter(|path| !path.starts_with(sysroot))
         .collect();
     inputs.push(manifest.to_path_buf());
     inputs

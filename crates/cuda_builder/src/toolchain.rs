@@ -7,8 +7,27 @@ use std::{
     process::Command,
 };
 
-/// The sysroot of `rustc`.
+/// The sysroot of `rustc`, asked once per process and `rustc` (watch mode rebuilds ask again
+/// on every edit otherwise).
 pub(crate) fn sysroot(rustc: &OsStr) -> Result<PathBuf, BuildError> {
+    use std::sync::{Mutex, OnceLock};
+    static KNOWN: OnceLock<Mutex<Vec<(std::ffi::OsString, PathBuf)>>> = OnceLock::new();
+    let known = KNOWN.get_or_init(|| Mutex::new(Vec::new()));
+    if let Some((_, s)) = known
+        .lock()
+        .ok()
+        .and_then(|k| k.iter().find(|(r, _)| r == rustc).cloned())
+    {
+        return Ok(s);
+    }
+    let sysroot = ask_sysroot(rustc)?;
+    if let Ok(mut k) = known.lock() {
+        k.push((rustc.to_owned(), sysroot.clone()));
+    }
+    Ok(sysroot)
+}
+
+fn ask_sysroot(rustc: &OsStr) -> Result<PathBuf, BuildError> {
     let fail = |why: String| BuildError::Sysroot(rustc.to_string_lossy().into_owned(), why);
     let out = Command::new(rustc)
         .args(["--print", "sysroot"])
@@ -48,12 +67,12 @@ fn missing_components(sysroot: &Path) -> Vec<&'static str> {
 /// Makes sure the toolchain of `rustc` has the components the NVPTX build needs: `rust-src`
 /// for `-Zbuild-std=core`, and the `llvm-bitcode-linker` (with `llvm-tools`, which it drives)
 /// that links nvptx64 crates; running `rustup component add`
-/// when `install` is set.
-pub(crate) fn ensure_components(rustc: &OsStr, install: bool) -> Result<(), BuildError> {
+/// when `install` is set. Returns the sysroot.
+pub(crate) fn ensure_components(rustc: &OsStr, install: bool) -> Result<PathBuf, BuildError> {
     let sysroot = sysroot(rustc)?;
     let missing = missing_components(&sysroot);
     if missing.is_empty() {
-        return Ok(());
+        return Ok(sysroot);
     }
     // The toolchain's name: rustup sets RUSTUP_TOOLCHAIN for the processes it starts; else
     // the sysroot's folder name is the toolchain's name.
@@ -91,7 +110,7 @@ pub(crate) fn ensure_components(rustc: &OsStr, install: bool) -> Result<(), Buil
             still.join(" ")
         )));
     }
-    Ok(())
+    Ok(sysroot)
 }
 
 /// The `[package] name` of a manifest.
