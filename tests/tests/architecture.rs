@@ -1,8 +1,12 @@
 //! ARCHITECTURE.md's invariants that a test can check by reading the tree (no GPU needed):
 //! only `cust` (and `blastoff`, the cuBLAS crate beside it) talk to the CUDA driver through
-//! cudarc, and nothing launches a kernel by a name string.
+//! cudarc, and inside `cust` only its GPU backend and the modules listed here; `cust` reaches
+//! the CPU emulator only through its CPU backend and chooses between the two behind one seam
+//! (`crates/cust/src/backend/`); `cust` and `cuda_builder` depend on `cust_core`, not on
+//! `cuda_std`; nothing launches a kernel by a name string.
 
 use std::{
+    collections::BTreeSet,
     fs,
     path::{Path, PathBuf},
 };
@@ -45,6 +49,203 @@ fn relative(path: &Path) -> String {
         .unwrap_or(path)
         .to_string_lossy()
         .replace('\\', "/")
+}
+
+/// The lines of Rust source `text` that are code, numbered from 1: comment lines (`//`,
+/// `///`, `//!`) are skipped, so docs may name what the code may not.
+fn code_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(i, line)| (i + 1, line))
+        .filter(|(_, line)| !line.trim_start().starts_with("//"))
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Whether `line` names `word` as a whole identifier (`is_emulator()`, not
+/// `is_emulator_x`).
+fn names(line: &str, word: &str) -> bool {
+    line.match_indices(word).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + word.len()..].chars().next();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
+}
+
+/// Whether `line` names a path into the crate `krate` (`cudarc::driver`, `::cudarc::x`,
+/// `use cudarc::{..}`), not a method such as `as_cudarc` or prose such as "cudarc-based".
+fn names_crate(line: &str, krate: &str) -> bool {
+    line.match_indices(krate).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        !before.is_some_and(is_ident) && line[i + krate.len()..].starts_with("::")
+    })
+}
+
+/// Every `.rs` file of `cust` (sources, tests, examples), with its text.
+fn cust_sources() -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    files(&root().join("crates/cust"), &[".rs"], &mut found);
+    assert!(found.len() > 10, "cust's sources were not found");
+    found
+        .into_iter()
+        .map(|path| {
+            (
+                relative(&path),
+                fs::read_to_string(&path).unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// The files of `cust` that name the crate `krate`, and the lines of those not `allowed`
+/// (`file:line: code`).
+fn naming(krate: &str, allowed: &[(&str, &str)]) -> (BTreeSet<String>, Vec<String>) {
+    let mut naming = BTreeSet::new();
+    let mut offenders = Vec::new();
+    for (rel, text) in cust_sources() {
+        for (n, line) in code_lines(&text) {
+            if names_crate(line, krate) {
+                naming.insert(rel.clone());
+                if !allowed.iter().any(|(file, _)| *file == rel) {
+                    offenders.push(format!("{rel}:{n}: {}", line.trim()));
+                }
+            }
+        }
+    }
+    (naming, offenders)
+}
+
+/// The files of `cust` that may name cudarc, and why: its GPU backend, and the modules whose
+/// public API is cudarc's or that are GPU-only features built on it. Everything else goes
+/// through the backend seam (`crates/cust/src/backend/mod.rs`).
+const CUST_CUDARC_FILES: &[(&str, &str)] = &[
+    (
+        "crates/cust/src/backend/driver.rs",
+        "the GPU backend: every driver call behind the seam",
+    ),
+    (
+        "crates/cust/src/interop.rs",
+        "the `as_cudarc` / `from_cudarc` accessors and cudarc's memory traits on cust's \
+         buffers, for crates built over cudarc (blastoff)",
+    ),
+    (
+        "crates/cust/src/error.rs",
+        "`CudaError` wraps cudarc's `DriverError`",
+    ),
+    (
+        "crates/cust/src/lib.rs",
+        "`cust::sys`: the driver's raw types, for C interop",
+    ),
+    (
+        "crates/cust/src/device.rs",
+        "GPU enumeration before any context: `Device`, `DeviceAttribute`",
+    ),
+    (
+        "crates/cust/src/nccl.rs",
+        "NCCL collectives over cudarc's `nccl` (GPU only; `ReduceOp` is cudarc's)",
+    ),
+    (
+        "crates/cust/src/tma.rs",
+        "`cuTensorMapEncodeTiled` and its enums (GPU only)",
+    ),
+];
+
+/// The files of `cust` that may name the CPU emulator's crate, and why.
+const CUST_EMULATOR_FILES: &[(&str, &str)] = &[
+    (
+        "crates/cust/src/backend/cpu.rs",
+        "the CPU backend: every emulated launch",
+    ),
+    (
+        "crates/cust/src/error.rs",
+        "`CudaError::Emulator` wraps the emulator's report",
+    ),
+];
+
+/// The variant names of an enum that picks a backend per value, the shape
+/// `enum Inner { Cuda(..), Cpu(..) }` the backend seam replaced.
+const BACKEND_VARIANTS: &[&str] = &["Cuda", "Cpu", "Gpu", "Host"];
+
+/// The enums of Rust source `text` with a variant named for a backend that carries data
+/// (`Cuda(..)`, `Cpu { .. }`): `line N: enum Name { Variant(..) }`. Unit variants (a choice a
+/// user makes, such as `DeviceChoice::Gpu`) hold no backend.
+fn backend_enums(text: &str) -> Vec<String> {
+    let code = text
+        .lines()
+        .map(|l| {
+            if l.trim_start().starts_with("//") {
+                ""
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut found = Vec::new();
+    let mut pos = 0;
+    while let Some(offset) = code[pos..].find("enum ") {
+        let at = pos + offset;
+        pos = at + "enum ".len();
+        if code[..at].chars().next_back().is_some_and(is_ident) {
+            continue;
+        }
+        let name: String = code[pos..]
+            .trim_start()
+            .chars()
+            .take_while(|&c| is_ident(c))
+            .collect();
+        let Some(open) = code[pos..].find('{') else {
+            break;
+        };
+        let body_start = pos + open + 1;
+        // The variants: the body split at its top-level commas.
+        let (mut depth, mut variants, mut variant) = (0, Vec::new(), String::new());
+        for (j, c) in code[body_start..].char_indices() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                '}' if depth == 0 => {
+                    pos = body_start + j;
+                    break;
+                }
+                ')' | ']' | '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    variants.push(std::mem::take(&mut variant));
+                    continue;
+                }
+                _ => {}
+            }
+            variant.push(c);
+        }
+        variants.push(variant);
+        let line = code[..at].matches('\n').count() + 1;
+        for variant in &variants {
+            let mut v = variant.trim_start();
+            // Attributes before the variant (`#[default]`, `#[cfg(..)]`).
+            while let Some(rest) = v.strip_prefix("#[") {
+                let mut depth = 1;
+                let end = rest
+                    .char_indices()
+                    .find(|&(_, c)| {
+                        depth += match c {
+                            '[' => 1,
+                            ']' => -1,
+                            _ => 0,
+                        };
+                        depth == 0
+                    })
+                    .map_or(rest.len(), |(i, _)| i + 1);
+                v = rest[end..].trim_start();
+            }
+            let ident: String = v.chars().take_while(|&c| is_ident(c)).collect();
+            let data = v[ident.len()..].trim_start().chars().next();
+            if BACKEND_VARIANTS.contains(&ident.as_str()) && matches!(data, Some('(' | '{')) {
+                found.push(format!("line {line}: enum {name} {{ {ident}(..) }}"));
+            }
+        }
+    }
+    found
 }
 
 #[test]
@@ -107,4 +308,122 @@ fn product_code_launches_kernels_by_handle_not_by_name() {
          name string:\n{}",
         offenders.join("\n")
     );
+}
+
+#[test]
+fn cust_names_cudarc_only_in_its_gpu_backend_and_the_listed_modules() {
+    let (naming, offenders) = naming("cudarc", CUST_CUDARC_FILES);
+    assert!(
+        offenders.is_empty(),
+        "inside cust, cudarc is named only by the GPU backend and the modules of \
+         CUST_CUDARC_FILES (tests/tests/architecture.rs); call the backend seam \
+         (crates/cust/src/backend/mod.rs) instead, or add the file to the list with the \
+         reason:\n{}",
+        offenders.join("\n")
+    );
+    let stale: Vec<&str> = CUST_CUDARC_FILES
+        .iter()
+        .map(|(file, _)| *file)
+        .filter(|file| !naming.contains(*file))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "these files of CUST_CUDARC_FILES no longer name cudarc: remove them from the list \
+         {stale:?}"
+    );
+}
+
+#[test]
+fn cust_reaches_the_emulator_only_through_its_cpu_backend() {
+    let (naming, offenders) = naming("cuda_emu", CUST_EMULATOR_FILES);
+    assert!(
+        offenders.is_empty(),
+        "inside cust, the emulator (`cuda_emu`) is named only by the CPU backend \
+         (crates/cust/src/backend/cpu.rs) and `CudaError::Emulator`; go through the backend \
+         seam instead:\n{}",
+        offenders.join("\n")
+    );
+    assert!(
+        naming.contains("crates/cust/src/backend/cpu.rs"),
+        "the CPU backend no longer runs kernels through `cuda_emu`: {naming:?}"
+    );
+}
+
+#[test]
+fn cust_chooses_its_backend_only_behind_the_seam() {
+    let mut enums = Vec::new();
+    let mut launch_tests = Vec::new();
+    for (rel, text) in cust_sources() {
+        if rel.starts_with("crates/cust/src/backend/") {
+            continue;
+        }
+        enums.extend(
+            backend_enums(&text)
+                .into_iter()
+                .map(|e| format!("{rel}: {e}")),
+        );
+        if rel == "crates/cust/src/launch.rs" {
+            launch_tests.extend(
+                code_lines(&text)
+                    .filter(|(_, line)| names(line, "is_emulator"))
+                    .map(|(n, line)| format!("{rel}:{n}: {}", line.trim())),
+            );
+        }
+    }
+    assert!(
+        enums.is_empty(),
+        "a cust type holds one backend's object (e.g. `Arc<dyn backend::Stream>`), never an \
+         enum of both backends: add the operation to the traits of \
+         crates/cust/src/backend/mod.rs and implement it in driver.rs and cpu.rs:\n{}",
+        enums.join("\n")
+    );
+    assert!(
+        launch_tests.is_empty(),
+        "the launch path asks no backend question: the function's backend launches (or \
+         refuses) on the stream's:\n{}",
+        launch_tests.join("\n")
+    );
+}
+
+#[test]
+fn runtime_and_builder_depend_on_the_contract_not_on_the_device_library() {
+    for manifest in ["crates/cust/Cargo.toml", "crates/cuda_builder/Cargo.toml"] {
+        let text = fs::read_to_string(root().join(manifest))
+            .unwrap_or_else(|e| panic!("cannot read {manifest}: {e}"));
+        // The dependency tables that build the library: all but `[dev-dependencies]`
+        // (tests may use kernels, which need `cuda_std`).
+        let mut table = String::new();
+        let mut deps = BTreeSet::new();
+        for line in text.lines() {
+            let line = line.trim();
+            if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                table = name.trim().to_owned();
+                // `[dependencies.cuda_std]`
+                if let Some((head, dep)) = table.rsplit_once('.')
+                    && head.ends_with("dependencies")
+                    && !head.ends_with("dev-dependencies")
+                {
+                    deps.insert(dep.to_owned());
+                }
+                continue;
+            }
+            let building = table.ends_with("dependencies") && !table.ends_with("dev-dependencies");
+            let key: String = line
+                .chars()
+                .take_while(|&c| is_ident(c) || c == '-')
+                .collect();
+            if building && !key.is_empty() && !line.starts_with('#') {
+                deps.insert(key);
+            }
+        }
+        assert!(
+            !deps.contains("cuda_std"),
+            "{manifest} depends on cuda_std, the device library; the host side depends on \
+             the contract crate `cust_core` (ARCHITECTURE.md). Its dependencies: {deps:?}"
+        );
+        assert!(
+            deps.contains("cust_core"),
+            "{manifest} no longer depends on cust_core: {deps:?}"
+        );
+    }
 }

@@ -12,47 +12,38 @@
 //! `#[kernel]` handle runs its host body through `cuda_emu` (real 32-lane warps,
 //! barriers, shared memory, atomics, and the emulator's race, divergence and bounds checks).
 //! [`Context::from_env`] picks one from `FERROCUDA_DEVICE` (`gpu`, `cpu` or `auto`).
-//! Operations that need a GPU (device attributes, graphs, NCCL, pinned and unified memory,
-//! PTX or cubin modules, untyped `launch!`) are [`CudaError::NotOnEmulator`] there.
+//! Operations that need a GPU (most device attributes, graphs, NCCL, TMA tensor maps, PTX
+//! or cubin modules, untyped `launch!`) are [`CudaError::NotOnEmulator`] there; pinned and
+//! unified memory are host memory.
+//!
+//! Which device a context is lives in one place, the backend it holds (`crate::backend`):
+//! a GPU's through cudarc, or the emulator's. Streams, events, modules and buffers made on
+//! the context hold that backend's objects.
 
-use crate::cpu::CpuDevice;
 use crate::{
-    device::Device,
+    backend::{Backend, cpu::Cpu, driver::Gpu},
+    device::{Device, DeviceAttribute},
     error::{CudaError, CudaResult},
 };
-use cudarc::driver::CudaContext;
+use cust_core::ComputeCapability;
 use std::{
     cell::RefCell,
     fmt,
     sync::{Arc, Mutex},
 };
 
-/// A device's primary context (shared by everything that uses the device in this process).
-/// Cheap to clone.
+/// A device's primary context (shared by everything that uses the device in this process),
+/// or the CPU emulator's device. Cheap to clone.
 #[derive(Clone)]
 pub struct Context {
-    inner: Inner,
-}
-
-/// A GPU's context or the CPU emulator's device.
-#[derive(Clone)]
-enum Inner {
-    Cuda(Arc<CudaContext>),
-    Cpu(Arc<CpuDevice>),
+    backend: Arc<dyn Backend>,
 }
 
 impl fmt::Debug for Context {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.inner {
-            Inner::Cuda(c) => f
-                .debug_struct("Context")
-                .field("ordinal", &c.ordinal())
-                .finish(),
-            Inner::Cpu(_) => f
-                .debug_struct("Context")
-                .field("device", &"CPU emulator")
-                .finish(),
-        }
+        f.debug_struct("Context")
+            .field("device", &self.backend)
+            .finish()
     }
 }
 
@@ -107,12 +98,8 @@ impl Context {
     /// # Errors
     /// [`CudaError::Driver`] if the driver cannot create it.
     pub fn new(device: Device) -> CudaResult<Self> {
-        let inner = CudaContext::new(device.ordinal()).map_err(CudaError::driver(format!(
-            "creating the context of device {}",
-            device.ordinal()
-        )))?;
         let ctx = Self {
-            inner: Inner::Cuda(inner),
+            backend: Gpu::open(device.ordinal())?,
         };
         ctx.make_current_and_default();
         Ok(ctx)
@@ -124,7 +111,7 @@ impl Context {
     /// `cuda_emu::launch` with every emulator check on.
     pub fn emulator() -> Self {
         let ctx = Self {
-            inner: Inner::Cpu(CpuDevice::new()),
+            backend: Cpu::open(),
         };
         ctx.make_current_and_default();
         ctx
@@ -154,39 +141,19 @@ impl Context {
         }
     }
 
-    /// Wraps a cudarc context (does not make it current).
-    pub fn from_cudarc(inner: Arc<CudaContext>) -> Self {
-        Self {
-            inner: Inner::Cuda(inner),
-        }
+    /// A context over `backend` (not made current).
+    pub(crate) fn from_backend(backend: Arc<dyn Backend>) -> Self {
+        Self { backend }
+    }
+
+    /// The device the context's objects are created on.
+    pub(crate) fn backend(&self) -> &Arc<dyn Backend> {
+        &self.backend
     }
 
     /// `true` for the CPU emulator's context ([`Context::emulator`]).
     pub fn is_emulator(&self) -> bool {
-        matches!(self.inner, Inner::Cpu(_))
-    }
-
-    /// The emulator's device, `None` on a GPU.
-    pub(crate) fn cpu(&self) -> Option<&Arc<CpuDevice>> {
-        match &self.inner {
-            Inner::Cpu(d) => Some(d),
-            Inner::Cuda(_) => None,
-        }
-    }
-
-    /// Wraps an emulator device.
-    pub(crate) fn from_cpu(device: Arc<CpuDevice>) -> Self {
-        Self {
-            inner: Inner::Cpu(device),
-        }
-    }
-
-    /// The cudarc context, or [`CudaError::NotOnEmulator`] naming `operation` on the emulator.
-    pub(crate) fn cuda(&self, operation: &'static str) -> CudaResult<&Arc<CudaContext>> {
-        match &self.inner {
-            Inner::Cuda(c) => Ok(c),
-            Inner::Cpu(_) => Err(CudaError::NotOnEmulator { operation }),
-        }
+        self.backend.is_emulator()
     }
 
     /// The device.
@@ -194,7 +161,7 @@ impl Context {
     /// # Errors
     /// As [`Device::get_device`]; [`CudaError::NotOnEmulator`] on the emulator.
     pub fn device(&self) -> CudaResult<Device> {
-        Device::get_device(self.cuda("a device handle")?.ordinal() as u32)
+        self.backend.device()
     }
 
     /// Waits for all work on the device (on the emulator all work is done already).
@@ -202,12 +169,7 @@ impl Context {
     /// # Errors
     /// [`CudaError::Driver`] with the first asynchronous error (e.g. a kernel that trapped).
     pub fn synchronize(&self) -> CudaResult<()> {
-        match &self.inner {
-            Inner::Cuda(c) => c
-                .synchronize()
-                .map_err(CudaError::driver("synchronizing the context")),
-            Inner::Cpu(_) => Ok(()),
-        }
+        self.backend.synchronize()
     }
 
     /// `(free, total)` device memory, bytes.
@@ -215,9 +177,7 @@ impl Context {
     /// # Errors
     /// [`CudaError::Driver`]; [`CudaError::NotOnEmulator`] on the emulator.
     pub fn mem_info(&self) -> CudaResult<(usize, usize)> {
-        self.cuda("reading free device memory")?
-            .mem_get_info()
-            .map_err(CudaError::driver("reading free memory (cuMemGetInfo)"))
+        self.backend.mem_info()
     }
 
     /// Checks that `bytes` more bytes fit in free device memory (always true on the
@@ -226,46 +186,26 @@ impl Context {
     /// # Errors
     /// [`CudaError::OutOfMemory`] when they do not.
     pub fn check_free(&self, what: &'static str, bytes: usize) -> CudaResult<()> {
-        if self.is_emulator() {
-            return Ok(());
-        }
-        let (free, _) = self.mem_info()?;
-        if bytes > free {
-            return Err(CudaError::OutOfMemory { what, bytes, free });
-        }
-        Ok(())
+        self.backend.check_free(what, bytes)
     }
 
     /// The compute capability of the context's device.
     ///
     /// # Errors
     /// [`CudaError::Driver`]; [`CudaError::NotOnEmulator`] on the emulator, which has none.
-    pub fn compute_capability(&self) -> CudaResult<crate::module::ComputeCapability> {
-        let (major, minor) = self
-            .cuda("reading the compute capability")?
-            .compute_capability()
-            .map_err(CudaError::driver("reading the compute capability"))?;
-        Ok(crate::module::ComputeCapability::new(
-            major as u32,
-            minor as u32,
-        ))
+    pub fn compute_capability(&self) -> CudaResult<ComputeCapability> {
+        self.backend.compute_capability()
     }
 
     /// The device's name, e.g. `NVIDIA H200` (`unknown GPU` if the driver cannot say;
     /// `CPU emulator` for [`Context::emulator`]).
     pub fn name(&self) -> String {
-        match &self.inner {
-            Inner::Cuda(c) => c.name().unwrap_or_else(|_| "unknown GPU".into()),
-            Inner::Cpu(_) => "CPU emulator".into(),
-        }
+        self.backend.name()
     }
 
     /// The device's ordinal (0 = first GPU; 0 for the emulator).
     pub fn ordinal(&self) -> usize {
-        match &self.inner {
-            Inner::Cuda(c) => c.ordinal(),
-            Inner::Cpu(_) => 0,
-        }
+        self.backend.ordinal()
     }
 
     /// A device attribute of the context's device (`cuDeviceGetAttribute`), e.g.
@@ -275,45 +215,8 @@ impl Context {
     ///
     /// # Errors
     /// A driver error; [`CudaError::NotOnEmulator`] on the emulator for other attributes.
-    pub fn attribute(&self, attribute: crate::device::DeviceAttribute) -> CudaResult<i32> {
-        if self.is_emulator() {
-            // The emulator's "multiprocessors" are the host's cores (blocks run in parallel
-            // on rayon's pool); no other property is modelled.
-            if attribute == crate::device::DeviceAttribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-            {
-                let cores = std::thread::available_parallelism().map_or(1, usize::from);
-                return Ok(i32::try_from(cores).unwrap_or(i32::MAX));
-            }
-            return Err(CudaError::NotOnEmulator {
-                operation: "device attributes other than the multiprocessor count",
-            });
-        }
-        self.device()?.get_attribute(attribute)
-    }
-
-    /// Makes the context current on this thread for driver calls.
-    pub(crate) fn bind_to_thread(&self) -> CudaResult<()> {
-        match &self.inner {
-            Inner::Cuda(c) => c
-                .bind_to_thread()
-                .map_err(CudaError::driver("binding the context")),
-            Inner::Cpu(_) => Ok(()),
-        }
-    }
-
-    /// The cudarc context, for crates built over cudarc beside this one (e.g. `blastoff`);
-    /// applications use [`Context`]'s own methods.
-    ///
-    /// # Panics
-    /// On the CPU emulator, which has no CUDA context (check [`Context::is_emulator`]).
-    pub fn as_cudarc(&self) -> &Arc<CudaContext> {
-        match &self.inner {
-            Inner::Cuda(c) => c,
-            Inner::Cpu(_) => panic!(
-                "Context::as_cudarc: the CPU emulator has no CUDA context (cudarc-based \
-                 libraries such as cuBLAS need a GPU)"
-            ),
-        }
+    pub fn attribute(&self, attribute: DeviceAttribute) -> CudaResult<i32> {
+        self.backend.attribute(attribute)
     }
 }
 

@@ -127,12 +127,12 @@ impl Device {
     ///
     /// # Errors
     /// [`CudaError::Driver`].
-    pub fn compute_capability(&self) -> CudaResult<crate::module::ComputeCapability> {
+    pub fn compute_capability(&self) -> CudaResult<cust_core::ComputeCapability> {
         let major =
             self.get_attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let minor =
             self.get_attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
-        Ok(crate::module::ComputeCapability::new(
+        Ok(cust_core::ComputeCapability::new(
             major as u32,
             minor as u32,
         ))

@@ -383,6 +383,28 @@ impl CudaError {
         }
     }
 
+    /// This error, seen at the synchronisation after a launch of `kernel` (`grid` in blocks,
+    /// `block` in threads, `shared_bytes` of dynamic shared memory), reported as that launch's
+    /// failure ([`CudaError::Launch`]) when it is the driver's; any other error as it is.
+    pub(crate) fn in_launch(
+        self,
+        kernel: &str,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared_bytes: u32,
+    ) -> Self {
+        match self {
+            Self::Driver { source, .. } => Self::Launch {
+                kernel: kernel.to_owned(),
+                grid,
+                block,
+                shared_bytes,
+                source,
+            },
+            other => other,
+        }
+    }
+
     /// The error inside any [`CudaError::Context`] wrappers.
     pub fn root(&self) -> &CudaError {
         let mut e = self;

@@ -1,17 +1,14 @@
 //! [`Function`] (a kernel of a loaded module), [`GridSize`] and [`BlockSize`].
 
 use crate::{
-    device::driver_version,
+    backend::FunctionAttribute,
+    device::DeviceAttribute,
     error::{CudaError, CudaResult},
-    module::Module,
+    module::{LoadedKernel, Module},
 };
-use cudarc::driver::{CudaFunction, sys};
 use std::{
     fmt,
-    sync::{
-        Arc, OnceLock,
-        atomic::{AtomicBool, AtomicU32, Ordering},
-    },
+    sync::{Arc, atomic::Ordering},
 };
 
 /// Dynamic shared memory a block may use without opting in, bytes: 48 KB on every GPU
@@ -91,47 +88,8 @@ dims!(BlockSize);
 /// A kernel of a loaded [`Module`]. Cheap to clone; keeps its module loaded.
 #[derive(Clone)]
 pub struct Function {
-    kernel: Arc<Kernel>,
+    kernel: Arc<LoadedKernel>,
     module: Module,
-}
-
-/// What a [`Module`] caches per kernel name. It holds no [`Module`]: a cached `Function`
-/// would hold its own module and keep it loaded forever (a reference cycle through the
-/// cache), so the module keeps these and pairs them with itself when it hands one out.
-pub(crate) struct Kernel {
-    /// `None` on the CPU emulator.
-    inner: Option<CudaFunction>,
-    name: Box<str>,
-    /// [`Function::param_sizes`], resolved at the first launch and shared by every
-    /// `Function` of this kernel.
-    param_sizes: OnceLock<Vec<usize>>,
-    /// The dynamic shared memory limit set with [`Function::set_max_dynamic_shared_bytes`]
-    /// (0 until then: the default 48 KB).
-    max_dynamic_shared_bytes: AtomicU32,
-    /// Whether [`Function::set_non_portable_cluster_size_allowed`] allowed clusters of up
-    /// to 16 blocks.
-    non_portable_cluster: AtomicBool,
-}
-
-impl Kernel {
-    pub(crate) fn new(inner: CudaFunction, name: &str) -> Arc<Self> {
-        Self::with(Some(inner), name)
-    }
-
-    /// A kernel of a CPU-emulator module: a name, no code.
-    pub(crate) fn emulated(name: &str) -> Arc<Self> {
-        Self::with(None, name)
-    }
-
-    fn with(inner: Option<CudaFunction>, name: &str) -> Arc<Self> {
-        Arc::new(Self {
-            inner,
-            name: name.into(),
-            param_sizes: OnceLock::new(),
-            max_dynamic_shared_bytes: AtomicU32::new(0),
-            non_portable_cluster: AtomicBool::new(false),
-        })
-    }
 }
 
 /// Whether `requested` bytes of dynamic shared memory fit beside `static_bytes` of static
@@ -156,6 +114,41 @@ pub(crate) fn check_dynamic_shared(
     Ok(())
 }
 
+/// Checks a cluster shape against a grid (both in blocks) before a cluster launch or a
+/// cluster occupancy query.
+///
+/// # Errors
+/// [`CudaError::LaunchConfig`] naming the values: a cluster dimension of 0, a grid dimension
+/// that is not a multiple of the cluster's, more than `max_blocks` blocks in the cluster.
+pub(crate) fn check_cluster(
+    grid: (u32, u32, u32),
+    cluster: [u32; 3],
+    max_blocks: u32,
+) -> CudaResult<()> {
+    let grid_dims = [grid.0, grid.1, grid.2];
+    if cluster.contains(&0) {
+        return Err(CudaError::LaunchConfig(format!(
+            "cluster {cluster:?}: every dimension must be at least 1"
+        )));
+    }
+    for ((axis, g), c) in ["x", "y", "z"].into_iter().zip(grid_dims).zip(cluster) {
+        if !g.is_multiple_of(c) {
+            return Err(CudaError::LaunchConfig(format!(
+                "grid {grid_dims:?} is not divisible by cluster {cluster:?}: in {axis}, {g} \
+                 blocks is not a multiple of {c}"
+            )));
+        }
+    }
+    let blocks = cluster.iter().map(|&c| u64::from(c)).product::<u64>();
+    if blocks > u64::from(max_blocks) {
+        return Err(CudaError::LaunchConfig(format!(
+            "cluster {cluster:?} has {blocks} blocks, more than the {max_blocks} allowed (8 \
+             portably; up to 16 after `Function::set_non_portable_cluster_size_allowed(true)`)"
+        )));
+    }
+    Ok(())
+}
+
 impl fmt::Debug for Function {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Function")
@@ -164,11 +157,26 @@ impl fmt::Debug for Function {
     }
 }
 
-impl Function {
-    pub(crate) fn new(kernel: Arc<Kernel>, module: Module) -> Self {
-        Self { kernel, module }
+impl Module {
+    /// The kernel `name` (looked up once, then cached). In a module from a
+    /// [`ModuleImage`](crate::module::ModuleImage) with arch-specific variants, from the
+    /// best loaded target that defines it (see [`Module::from_image`]).
+    ///
+    /// # Errors
+    /// [`CudaError::UnknownKernel`] naming the module and, where it is known (modules from a
+    /// [`ModuleImage`](crate::module::ModuleImage)), the kernels it has;
+    /// [`CudaError::KernelArchitecture`] naming the kernel, the targets that define it and
+    /// the device's architecture when only variants the device cannot run define it (e.g.
+    /// "kernel `gemm_bf16_wgmma` needs sm_90a; this device is sm_80").
+    pub fn get_function(&self, name: &str) -> CudaResult<Function> {
+        Ok(Function {
+            kernel: self.loaded_kernel(name)?,
+            module: self.clone(),
+        })
     }
+}
 
+impl Function {
     /// The kernel's entry name.
     pub fn name(&self) -> &str {
         &self.kernel.name
@@ -179,37 +187,14 @@ impl Function {
         &self.module
     }
 
-    /// The cudarc function, for crates built over cudarc beside this one (e.g. `blastoff`).
-    ///
-    /// # Panics
-    /// For a function of a CPU-emulator module, which has no code.
-    pub fn as_cudarc(&self) -> &CudaFunction {
-        match &self.kernel.inner {
-            Some(f) => f,
-            None => panic!("Function::as_cudarc: a CPU-emulator function has no CUDA function"),
-        }
-    }
-
-    /// [`CudaError::NotOnEmulator`] naming `operation` for a CPU-emulator function.
-    fn require_gpu(&self, operation: &'static str) -> CudaResult<()> {
-        if self.is_emulator() {
-            Err(CudaError::NotOnEmulator { operation })
-        } else {
-            Ok(())
-        }
-    }
-
     /// `true` for a function of a CPU-emulator module.
     pub fn is_emulator(&self) -> bool {
-        self.kernel.inner.is_none()
+        self.kernel.code.is_emulator()
     }
 
-    /// The driver's function handle.
-    pub(crate) fn cu_function(&self) -> sys::CUfunction {
-        self.kernel
-            .inner
-            .as_ref()
-            .map_or(std::ptr::null_mut(), |f| f.cu_function())
+    /// The backend's kernel.
+    pub(crate) fn code(&self) -> &dyn crate::backend::Function {
+        &*self.kernel.code
     }
 
     /// The size in bytes of each parameter, in order: from the module image when the module
@@ -224,44 +209,11 @@ impl Function {
         if let Some(sizes) = self.kernel.param_sizes.get() {
             return Ok(sizes);
         }
-        let sizes = self.resolve_param_sizes()?;
+        let sizes = match self.module.image().and_then(|i| i.entry(&self.kernel.name)) {
+            Some(entry) => entry.param_sizes.to_vec(),
+            None => self.kernel.code.param_sizes(&self.kernel.name)?,
+        };
         Ok(self.kernel.param_sizes.get_or_init(|| sizes))
-    }
-
-    fn resolve_param_sizes(&self) -> CudaResult<Vec<usize>> {
-        if let Some(entry) = self.module.image().and_then(|i| i.entry(&self.kernel.name)) {
-            return Ok(entry.param_sizes.to_vec());
-        }
-        if driver_version()? < (12, 4) {
-            return Err(CudaError::ParamInfoUnavailable(
-                self.kernel.name.to_string(),
-            ));
-        }
-        if self.is_emulator() {
-            return Err(CudaError::ParamInfoUnavailable(
-                self.kernel.name.to_string(),
-            ));
-        }
-        let f = self.cu_function();
-        let mut sizes = Vec::new();
-        for index in 0.. {
-            let (mut offset, mut size) = (0usize, 0usize);
-            // SAFETY: `f` is a live function of a loaded module (we hold the module); the
-            // driver writes two integers. Driver >= 12.4 checked above, so the symbol exists.
-            let status = unsafe { sys::cuFuncGetParamInfo(f, index, &mut offset, &mut size) };
-            match status {
-                sys::CUresult::CUDA_SUCCESS => sizes.push(size),
-                // Past the last parameter.
-                sys::CUresult::CUDA_ERROR_INVALID_VALUE => break,
-                other => {
-                    return Err(CudaError::driver(format!(
-                        "reading the parameters of kernel `{}`",
-                        self.kernel.name
-                    ))(cudarc::driver::DriverError(other)));
-                }
-            }
-        }
-        Ok(sizes)
     }
 
     /// Allows launches of this kernel with up to `bytes` of dynamic shared memory per block
@@ -282,19 +234,21 @@ impl Function {
     /// [`CudaError::Driver`] if a query or the setting fails.
     pub fn set_max_dynamic_shared_bytes(&self, bytes: u32) -> CudaResult<()> {
         let ctx = self.module.context();
-        let limit = ctx.attribute(
-            sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-        )?;
+        let limit =
+            ctx.attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
         let static_bytes = self
-            .function_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+            .kernel
+            .code
+            .attribute(&self.kernel.name, FunctionAttribute::StaticSharedBytes)?;
         check_dynamic_shared(
             &self.kernel.name,
             bytes,
             u32::try_from(static_bytes).unwrap_or(0),
             u32::try_from(limit).unwrap_or(0),
         )?;
-        self.set_function_attribute(
-            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        self.kernel.code.set_attribute(
+            &self.kernel.name,
+            FunctionAttribute::MaxDynamicSharedBytes,
             i32::try_from(bytes).unwrap_or(i32::MAX),
         )?;
         self.kernel
@@ -314,13 +268,9 @@ impl Function {
 
     /// Makes sure a launch with `bytes` of dynamic shared memory is allowed: sets the limit
     /// ([`set_max_dynamic_shared_bytes`](Self::set_max_dynamic_shared_bytes)) when `bytes` is
-    /// above it; one atomic load otherwise.
+    /// above it on a backend that needs the opt-in (the GPU); one atomic load otherwise.
     pub(crate) fn ensure_dynamic_shared(&self, bytes: u32) -> CudaResult<()> {
-        if self.is_emulator() {
-            // Host memory: no per-kernel opt-in, no device limit.
-            return Ok(());
-        }
-        if bytes > self.max_dynamic_shared_bytes() {
+        if bytes > self.max_dynamic_shared_bytes() && self.kernel.code.shared_memory_opt_in() {
             self.set_max_dynamic_shared_bytes(bytes)?;
         }
         Ok(())
@@ -335,8 +285,9 @@ impl Function {
     /// # Errors
     /// [`CudaError::Driver`] if the driver refuses (e.g. a GPU without clusters).
     pub fn set_non_portable_cluster_size_allowed(&self, allowed: bool) -> CudaResult<()> {
-        self.set_function_attribute(
-            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+        self.kernel.code.set_attribute(
+            &self.kernel.name,
+            FunctionAttribute::NonPortableClusterSizeAllowed,
             i32::from(allowed),
         )?;
         self.kernel
@@ -356,39 +307,6 @@ impl Function {
         }
     }
 
-    /// `cuFuncGetAttribute`.
-    fn function_attribute(&self, attribute: sys::CUfunction_attribute) -> CudaResult<i32> {
-        let mut value = 0;
-        self.require_gpu("reading a kernel attribute")?;
-        self.module.context().bind_to_thread()?;
-        // SAFETY: a live function of a loaded module (we hold the module); the driver writes
-        // one int.
-        unsafe { sys::cuFuncGetAttribute(&mut value, attribute, self.cu_function()) }
-            .result()
-            .map_err(CudaError::driver(format!(
-                "reading {attribute:?} of kernel `{}`",
-                self.kernel.name
-            )))?;
-        Ok(value)
-    }
-
-    /// `cuFuncSetAttribute`.
-    fn set_function_attribute(
-        &self,
-        attribute: sys::CUfunction_attribute,
-        value: i32,
-    ) -> CudaResult<()> {
-        self.require_gpu("setting a kernel attribute")?;
-        self.module.context().bind_to_thread()?;
-        // SAFETY: a live function of a loaded module (we hold the module); a plain value.
-        unsafe { sys::cuFuncSetAttribute(self.cu_function(), attribute, value) }
-            .result()
-            .map_err(CudaError::driver(format!(
-                "setting {attribute:?} = {value} on kernel `{}`",
-                self.kernel.name
-            )))
-    }
-
     /// The occupancy calculator's launch configuration (`cuOccupancyMaxPotentialBlockSize`):
     /// `(minimum grid size for full occupancy, block size)`, for `dynamic_shared_bytes` of
     /// dynamic shared memory per block and blocks of at most `block_size_limit` threads
@@ -403,34 +321,11 @@ impl Function {
         dynamic_shared_bytes: usize,
         block_size_limit: BlockSize,
     ) -> CudaResult<(u32, u32)> {
-        if self.is_emulator() {
-            let limit = if block_size_limit.x == 0 {
-                256
-            } else {
-                block_size_limit.x
-            };
-            return Ok((1, limit.min(256)));
-        }
-        let (mut min_grid, mut block) = (0, 0);
-        self.module.context().bind_to_thread()?;
-        // SAFETY: a live function; no callback, so `dynamic_shared_bytes` applies to every
-        // block size; the driver writes two integers.
-        unsafe {
-            sys::cuOccupancyMaxPotentialBlockSize(
-                &mut min_grid,
-                &mut block,
-                self.cu_function(),
-                None,
-                dynamic_shared_bytes,
-                i32::try_from(block_size_limit.x).unwrap_or(i32::MAX),
-            )
-        }
-        .result()
-        .map_err(CudaError::driver(format!(
-            "occupancy query for kernel `{}`",
-            self.kernel.name
-        )))?;
-        Ok((min_grid as u32, block as u32))
+        self.kernel.code.suggested_launch_configuration(
+            &self.kernel.name,
+            dynamic_shared_bytes,
+            block_size_limit.x,
+        )
     }
 
     /// How many blocks of `block_size` threads can be resident on one multiprocessor
@@ -443,17 +338,11 @@ impl Function {
         block_size: BlockSize,
         dynamic_shared_bytes: usize,
     ) -> CudaResult<u32> {
-        self.require_gpu("occupancy queries")?;
-        self.as_cudarc()
-            .occupancy_max_active_blocks_per_multiprocessor(
-                u32::try_from(block_size.total()).unwrap_or(u32::MAX),
-                dynamic_shared_bytes,
-                None,
-            )
-            .map_err(CudaError::driver(format!(
-                "occupancy query for kernel `{}`",
-                self.kernel.name
-            )))
+        self.kernel.code.max_active_blocks_per_multiprocessor(
+            &self.kernel.name,
+            u32::try_from(block_size.total()).unwrap_or(u32::MAX),
+            dynamic_shared_bytes,
+        )
     }
 
     /// How many clusters of `cluster` blocks (x, y, z: the shape
@@ -475,57 +364,28 @@ impl Function {
     /// memory, registers or threads for the multiprocessors of one GPC).
     ///
     /// # Errors
-    /// [`CudaError::NotOnEmulator`] on the CPU emulator (it has no clusters);
     /// [`CudaError::LaunchConfig`] naming the shape if a `cluster` dimension is 0 or it has
-    /// more blocks than the kernel allows; [`CudaError::SharedMemory`] if
-    /// `dynamic_shared_bytes` exceeds the device's limit; [`CudaError::Driver`] naming the
-    /// kernel and the configuration if the query fails (e.g. a GPU before sm_90).
+    /// more blocks than the kernel allows (checked first, on either backend);
+    /// [`CudaError::NotOnEmulator`] on the CPU emulator (it has no clusters);
+    /// [`CudaError::SharedMemory`] if `dynamic_shared_bytes` exceeds the device's limit;
+    /// [`CudaError::Driver`] naming the kernel and the configuration if the query fails (e.g.
+    /// a GPU before sm_90).
     pub fn max_active_clusters(
         &self,
         block_size: BlockSize,
         dynamic_shared_bytes: u32,
         cluster: [u32; 3],
     ) -> CudaResult<u32> {
-        self.require_gpu("cluster occupancy queries")?;
         let [x, y, z] = cluster;
         // The query's grid is one cluster.
-        crate::launch::check_cluster((x, y, z), cluster, self.max_cluster_blocks())?;
+        check_cluster((x, y, z), cluster, self.max_cluster_blocks())?;
         self.ensure_dynamic_shared(dynamic_shared_bytes)?;
-        let mut attribute = sys::CUlaunchAttribute {
-            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-            pad: [0; 4],
-            value: sys::CUlaunchAttributeValue {
-                clusterDim: sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x, y, z },
-            },
-        };
-        let config = sys::CUlaunchConfig {
-            gridDimX: x,
-            gridDimY: y,
-            gridDimZ: z,
-            blockDimX: block_size.x,
-            blockDimY: block_size.y,
-            blockDimZ: block_size.z,
-            sharedMemBytes: dynamic_shared_bytes,
-            // Ignored by the query.
-            hStream: std::ptr::null_mut(),
-            attrs: &raw mut attribute,
-            numAttrs: 1,
-        };
-        let mut clusters = 0;
-        self.module.context().bind_to_thread()?;
-        // SAFETY: a live function of a loaded module (we hold the module); `config` and the
-        // attribute it points to outlive the call, which only reads them; the driver writes
-        // one int.
-        unsafe {
-            sys::cuOccupancyMaxActiveClusters(&mut clusters, self.cu_function(), &raw const config)
-        }
-        .result()
-        .map_err(CudaError::driver(format!(
-            "cluster occupancy query for kernel `{}` (clusters of {cluster:?} blocks of \
-             {block_size:?} threads, {dynamic_shared_bytes} bytes of dynamic shared memory)",
-            self.kernel.name
-        )))?;
-        Ok(u32::try_from(clusters).unwrap_or(0))
+        self.kernel.code.max_active_clusters(
+            &self.kernel.name,
+            block_size.into(),
+            dynamic_shared_bytes,
+            cluster,
+        )
     }
 }
 
@@ -648,6 +508,40 @@ mod tests {
             "{text}"
         );
         assert!(check_dynamic_shared("k", u32::MAX, u32::MAX, u32::MAX).is_err());
+    }
+
+    #[test]
+    fn cluster_shapes_are_checked_before_the_launch_naming_the_values() {
+        assert!(check_cluster((132, 1, 1), [2, 1, 1], 8).is_ok());
+        assert!(check_cluster((16, 8, 2), [4, 2, 1], 8).is_ok());
+        assert!(check_cluster((16, 1, 1), [16, 1, 1], 16).is_ok());
+        let err = check_cluster((133, 1, 1), [2, 1, 1], 8)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("grid [133, 1, 1] is not divisible by cluster [2, 1, 1]")
+                && err.contains("in x, 133 blocks is not a multiple of 2"),
+            "{err}"
+        );
+        let err = check_cluster((4, 6, 1), [1, 4, 1], 8)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("in y, 6 blocks"), "{err}");
+        let err = check_cluster((32, 1, 1), [16, 1, 1], 8)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("cluster [16, 1, 1] has 16 blocks, more than the 8 allowed"),
+            "{err}"
+        );
+        let err = check_cluster((64, 2, 1), [16, 2, 1], 16)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("32 blocks, more than the 16"), "{err}");
+        let err = check_cluster((8, 1, 1), [0, 1, 1], 8)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("cluster [0, 1, 1]: every dimension"), "{err}");
     }
 
     /// The cluster occupancy query is GPU-only: on the emulator it is a `NotOnEmulator`

@@ -20,11 +20,11 @@
 //! ```
 
 use crate::{
+    backend,
     error::{CudaError, CudaResult},
     event::{Event, EventFlags},
     stream::Stream,
 };
-use cudarc::driver::{CudaGraph, sys};
 use std::{fmt, marker::PhantomData};
 
 /// A captured, instantiated graph, replayed on the stream it was captured on
@@ -34,7 +34,7 @@ use std::{fmt, marker::PhantomData};
 /// Dropping it waits for its replays. Not `Sync`: the driver does not synchronise access to
 /// a graph.
 pub struct Graph<'a> {
-    inner: CudaGraph,
+    inner: Box<dyn backend::Graph>,
     stream: Stream,
     borrows: PhantomData<&'a mut ()>,
 }
@@ -60,9 +60,7 @@ impl Graph<'_> {
     /// # Errors
     /// A driver error (e.g. a kernel of the previous replay failed).
     pub fn launch(&self) -> CudaResult<()> {
-        self.inner
-            .launch()
-            .map_err(CudaError::driver("launching a CUDA graph"))
+        self.inner.launch()
     }
 
     /// Uploads the graph's resources to the device now, so that the first
@@ -71,9 +69,7 @@ impl Graph<'_> {
     /// # Errors
     /// A driver error.
     pub fn upload(&self) -> CudaResult<()> {
-        self.inner
-            .upload()
-            .map_err(CudaError::driver("uploading a CUDA graph"))
+        self.inner.upload()
     }
 
     /// The stream the graph replays on.
@@ -101,49 +97,28 @@ impl Stream {
         &self,
         record: impl FnOnce(&Stream) -> CudaResult<()> + 'a,
     ) -> CudaResult<Graph<'a>> {
-        // cudarc orders each buffer's uses across streams with events; inside a capture,
-        // waiting on an event recorded outside it is an error
-        // (CUDA_ERROR_STREAM_CAPTURE_ISOLATION). So: finish all work queued so far on this
-        // context, then pause the event bookkeeping while the capture is open. The graph's
-        // own uses of the buffers are ordered on this stream, and dropping the graph waits
-        // for its replays, before the borrows of the buffers end.
-        let cuda = self.cuda("CUDA graph capture")?;
-        let ctx = cuda.context().clone();
-        ctx.synchronize().map_err(CudaError::driver(
-            "finishing queued work before a graph capture",
-        ))?;
-        let tracking = ctx.is_event_tracking();
-        if tracking {
-            // SAFETY: turned back on below, before returning; buffers allocated while it is
-            // off get no events (allocating inside a capture is not supported here).
-            unsafe { ctx.disable_event_tracking() };
-        }
-        let begun = cuda
-            .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-            .map_err(CudaError::driver(
-                "starting a graph capture (the default stream cannot be captured: use \
-                 Stream::new)",
-            ));
-        let (recorded, ended) = match begun {
-            Ok(()) => {
-                let recorded = record(self);
-                (recorded, cuda.end_capture(sys::CUgraphInstantiate_flags(0)))
-            }
-            Err(e) => (Err(e), Ok(None)),
-        };
-        if tracking {
-            // SAFETY: restores the state found above.
-            unsafe { ctx.enable_event_tracking() };
-        }
-        recorded?;
-        match ended.map_err(CudaError::driver("ending a graph capture"))? {
-            Some(inner) => Ok(Graph {
-                inner,
-                stream: self.clone(),
-                borrows: PhantomData,
-            }),
-            None => Err(CudaError::NoGraph),
-        }
+        self.capture_as("CUDA graph capture", record)
+    }
+
+    /// [`Stream::capture`], naming the capture `operation` where it cannot be done (the
+    /// emulator).
+    fn capture_as<'a>(
+        &self,
+        operation: &'static str,
+        record: impl FnOnce(&Stream) -> CudaResult<()> + 'a,
+    ) -> CudaResult<Graph<'a>> {
+        let mut record = Some(record);
+        let inner = self
+            .queue()
+            .capture(operation, &mut || match record.take() {
+                Some(record) => record(self),
+                None => Ok(()),
+            })?;
+        Ok(Graph {
+            inner,
+            stream: self.clone(),
+            borrows: PhantomData,
+        })
     }
 }
 
@@ -382,7 +357,6 @@ impl ComputeGraph {
         stream: &Stream,
         mut record: impl FnMut(&str, &Stream) -> CudaResult<()> + 'a,
     ) -> CudaResult<Graph<'a>> {
-        stream.cuda("CUDA graphs (compute graph capture)")?;
         let steps = self.plan(MAX_BRANCH_STREAMS)?;
         let lanes = steps.iter().map(|s| s.lane + 1).max().unwrap_or(1);
         let names: Vec<String> = steps
@@ -395,13 +369,10 @@ impl ComputeGraph {
         let ctx = stream.context();
         let mut streams = vec![stream.clone()];
         for _ in 1..lanes {
-            streams.push(Stream::from_cudarc(
-                ctx.cuda("CUDA graphs")?
-                    .new_stream()
-                    .map_err(CudaError::driver(
-                        "creating a compute graph's branch stream",
-                    ))?,
-            ));
+            let branch = ctx
+                .backend()
+                .new_stream(None, "creating a compute graph's branch stream")?;
+            streams.push(Stream::from_parts(ctx.clone(), branch, 0));
         }
         let new_event = || Event::new_in(&ctx, EventFlags::DISABLE_TIMING);
         let fork = new_event()?;
@@ -409,7 +380,7 @@ impl ComputeGraph {
             .iter()
             .map(|_| new_event())
             .collect::<CudaResult<Vec<_>>>()?;
-        stream.capture(move |origin| {
+        stream.capture_as("CUDA graphs (compute graph capture)", move |origin| {
             // Branch streams join the capture by waiting on an event recorded in it.
             fork.record(origin)?;
             for s in &streams[1..] {

@@ -46,16 +46,16 @@
 //! [`CudaError::ParamMismatch`] naming both layouts: it never launches with a wrong layout.
 
 use crate::{
+    backend::{self, Guard},
     error::{CudaError, CudaResult},
-    function::{BlockSize, Function, GridSize, LaunchConfig},
+    function::{BlockSize, Function, GridSize, LaunchConfig, check_cluster},
     memory::{
-        DevicePointer,
         device::{KernelMemory, KernelMemoryMut},
+        pointer::DevicePointer,
     },
     module::Module,
     stream::Stream,
 };
-use cudarc::driver::{DriverError, SyncOnDrop, result, sys};
 use cust_core::{
     DeviceCopy,
     launch::{ConstPtr, Kernel, MutPtr, Out, ParamSizes, Safe, Slice, Value},
@@ -68,7 +68,7 @@ use std::{any::TypeId, ffi::c_void, fmt};
 #[derive(Clone, Copy, Debug)]
 #[doc(hidden)]
 pub struct SliceParam {
-    ptr: sys::CUdeviceptr,
+    ptr: u64,
     len: u64,
 }
 
@@ -98,12 +98,12 @@ pub trait KernelArg<'a, K> {
     /// # Errors
     /// [`CudaError::BackendMismatch`] for a buffer of the other backend than `stream`'s.
     #[doc(hidden)]
-    fn into_param(self, stream: &'a Stream) -> CudaResult<(Self::Param, Option<SyncOnDrop<'a>>)>;
+    fn into_param(self, stream: &'a Stream) -> CudaResult<(Self::Param, Option<Guard<'a>>)>;
 }
 
 impl<'a, T, S: KernelMemory<T>> KernelArg<'a, Slice<T>> for &'a S {
     type Param = SliceParam;
-    fn into_param(self, stream: &'a Stream) -> CudaResult<(SliceParam, Option<SyncOnDrop<'a>>)> {
+    fn into_param(self, stream: &'a Stream) -> CudaResult<(SliceParam, Option<Guard<'a>>)> {
         let (ptr, len, sync) = self.kernel_param(stream)?;
         Ok((
             SliceParam {
@@ -117,7 +117,7 @@ impl<'a, T, S: KernelMemory<T>> KernelArg<'a, Slice<T>> for &'a S {
 
 impl<'a, T, S: KernelMemoryMut<T>> KernelArg<'a, Out<T>> for &'a mut S {
     type Param = SliceParam;
-    fn into_param(self, stream: &'a Stream) -> CudaResult<(SliceParam, Option<SyncOnDrop<'a>>)> {
+    fn into_param(self, stream: &'a Stream) -> CudaResult<(SliceParam, Option<Guard<'a>>)> {
         let (ptr, len, sync) = self.kernel_param_mut(stream)?;
         Ok((
             SliceParam {
@@ -130,22 +130,16 @@ impl<'a, T, S: KernelMemoryMut<T>> KernelArg<'a, Out<T>> for &'a mut S {
 }
 
 impl<'a, T, S: KernelMemory<T>> KernelArg<'a, ConstPtr<T>> for &'a S {
-    type Param = sys::CUdeviceptr;
-    fn into_param(
-        self,
-        stream: &'a Stream,
-    ) -> CudaResult<(sys::CUdeviceptr, Option<SyncOnDrop<'a>>)> {
+    type Param = u64;
+    fn into_param(self, stream: &'a Stream) -> CudaResult<(u64, Option<Guard<'a>>)> {
         let (ptr, _, sync) = self.kernel_param(stream)?;
         Ok((ptr, sync))
     }
 }
 
 impl<'a, T, S: KernelMemoryMut<T>> KernelArg<'a, MutPtr<T>> for &'a mut S {
-    type Param = sys::CUdeviceptr;
-    fn into_param(
-        self,
-        stream: &'a Stream,
-    ) -> CudaResult<(sys::CUdeviceptr, Option<SyncOnDrop<'a>>)> {
+    type Param = u64;
+    fn into_param(self, stream: &'a Stream) -> CudaResult<(u64, Option<Guard<'a>>)> {
         let (ptr, _, sync) = self.kernel_param_mut(stream)?;
         Ok((ptr, sync))
     }
@@ -153,7 +147,7 @@ impl<'a, T, S: KernelMemoryMut<T>> KernelArg<'a, MutPtr<T>> for &'a mut S {
 
 impl<'a, T: DeviceCopy> KernelArg<'a, Value<T>> for T {
     type Param = ByValue<T>;
-    fn into_param(self, _stream: &'a Stream) -> CudaResult<(ByValue<T>, Option<SyncOnDrop<'a>>)> {
+    fn into_param(self, _stream: &'a Stream) -> CudaResult<(ByValue<T>, Option<Guard<'a>>)> {
         Ok((ByValue(self), None))
     }
 }
@@ -187,7 +181,7 @@ pub trait KernelArgs<'a, P> {
 macro_rules! impl_kernel_args {
     ($(($k:ident, $a:ident, $v:ident)),*) => {
         impl<'a, $($k,)* $($a: KernelArg<'a, $k>,)*> KernelArgs<'a, ($($k,)*)> for ($($a,)*) {
-            type Params = ($(($a::Param, Option<SyncOnDrop<'a>>),)*);
+            type Params = ($(($a::Param, Option<Guard<'a>>),)*);
             type Pointers = [*mut c_void; <[&str]>::len(&[$(stringify!($k)),*])];
             #[allow(unused_variables, clippy::unused_unit)]
             fn into_params(self, stream: &'a Stream) -> CudaResult<Self::Params> {
@@ -324,89 +318,8 @@ impl<P: ParamSizes, S> TypedFunction<P, S> {
         cfg: LaunchConfig,
         args: A,
     ) -> CudaResult<()> {
-        self.function.ensure_dynamic_shared(cfg.shared_mem_bytes)?;
-        let mut params = args.into_params(stream)?;
-        let mut pointers = A::pointers(&mut params);
-        if self.function.is_emulator() || stream.is_emulator() {
-            // SAFETY: as for the GPU below: one pointer per parameter, each to its value's
-            // bytes as laid out for the device; the caller's contract for the rest.
-            return unsafe { self.launch_emulated(stream, cfg, pointers.as_mut()) };
-        }
-        let queued = stream.bind_to_thread().and_then(|()| {
-            // SAFETY: one pointer per parameter, each to a value of the size the module
-            // declares (checked when this handle was resolved; kinds checked by the
-            // types); `params` outlives the call. The rest is the caller's contract.
-            unsafe {
-                result::launch_kernel(
-                    self.function.cu_function(),
-                    cfg.grid_dim,
-                    cfg.block_dim,
-                    cfg.shared_mem_bytes,
-                    stream.cu_stream(),
-                    pointers.as_mut(),
-                )
-            }
-        });
-        // The buffers' guards record their use on `stream` once the launch is queued.
-        drop(params);
-        queued.map_err(|source| launch_error(self.function.name(), cfg, source))
-    }
-}
-
-impl<P: ParamSizes, S> TypedFunction<P, S> {
-    /// Runs the kernel on the CPU emulator (`cuda_emu::launch`), with every live
-    /// allocation of the stream's device as a known buffer for the bounds check; prints the
-    /// kernel's `println!` output to stdout.
-    ///
-    /// # Safety
-    /// As `cuda_emu::launch`: `pointers` holds one pointer per parameter, laid out for
-    /// the device, pointing to host memory valid for the kernel's accesses.
-    unsafe fn launch_emulated(
-        &self,
-        stream: &Stream,
-        cfg: LaunchConfig,
-        pointers: &mut [*mut c_void],
-    ) -> CudaResult<()>
-    where
-        P: ParamSizes,
-    {
-        let (Some(device), true) = (stream.cpu(), self.function.is_emulator()) else {
-            return Err(CudaError::BackendMismatch {
-                what: "launching a kernel",
-                buffer: if self.function.is_emulator() {
-                    crate::cpu::CPU
-                } else {
-                    crate::cpu::GPU
-                },
-                stream: if stream.is_emulator() {
-                    crate::cpu::CPU
-                } else {
-                    crate::cpu::GPU
-                },
-            });
-        };
-        let options = cuda_emu::EmuOptions {
-            buffers: device.buffers(),
-            ..cuda_emu::EmuOptions::default()
-        };
-        let (g, b) = (cfg.grid_dim, cfg.block_dim);
         // SAFETY: forwarded to the caller.
-        let report = unsafe {
-            cuda_emu::launch(
-                &self.handle,
-                [g.0, g.1, g.2],
-                [b.0, b.1, b.2],
-                cfg.shared_mem_bytes,
-                pointers,
-                &options,
-            )
-        }?;
-        if !report.printed.is_empty() {
-            let text: String = report.printed.iter().map(|p| p.text.as_str()).collect();
-            // As the GPU's printf buffer, the output appears when the launch is done.
-            print!("{text}");
-        }
-        Ok(())
+        unsafe { self.queue(stream, cfg, None, args) }
     }
 
     /// Queues the kernel on `stream` as a grid of thread block clusters
@@ -424,7 +337,8 @@ impl<P: ParamSizes, S> TypedFunction<P, S> {
     /// `cluster` dimension is 0, a grid dimension is not a multiple of the cluster's, or the
     /// cluster has more than 8 blocks (16 after
     /// [`Function::set_non_portable_cluster_size_allowed`]); [`CudaError::SharedMemory`] if
-    /// `shared_bytes` exceeds the device's limit. Then as [`TypedFunction::launch`].
+    /// `shared_bytes` exceeds the device's limit; [`CudaError::NotOnEmulator`] for a cluster
+    /// other than `[1, 1, 1]` on the emulator. Then as [`TypedFunction::launch`].
     ///
     /// # Safety
     /// As [`launch_unchecked`](Self::launch_unchecked); besides, a kernel that uses cluster
@@ -440,94 +354,50 @@ impl<P: ParamSizes, S> TypedFunction<P, S> {
     ) -> CudaResult<()> {
         let cfg = config.with_shared_mem_bytes(shared_bytes);
         check_cluster(cfg.grid_dim, cluster, self.function.max_cluster_blocks())?;
-        self.function.ensure_dynamic_shared(shared_bytes)?;
+        // SAFETY: forwarded to the caller.
+        unsafe { self.queue(stream, cfg, Some(cluster), args) }
+    }
+
+    /// The one launch body, with or without clusters: raises the kernel's dynamic shared
+    /// memory limit if needed, converts the arguments on `stream` (a buffer of the other
+    /// backend is refused here), and hands the stack array of argument pointers to the
+    /// function's backend: the GPU queues it (`cuLaunchKernel`, or `cuLaunchKernelEx` for
+    /// `cluster`), the emulator runs the handle's host body.
+    ///
+    /// # Safety
+    /// As [`launch_ex_unchecked`](Self::launch_ex_unchecked).
+    unsafe fn queue<'a, A: KernelArgs<'a, P>>(
+        &self,
+        stream: &'a Stream,
+        cfg: LaunchConfig,
+        cluster: Option<[u32; 3]>,
+        args: A,
+    ) -> CudaResult<()> {
+        self.function.ensure_dynamic_shared(cfg.shared_mem_bytes)?;
         let mut params = args.into_params(stream)?;
         let mut pointers = A::pointers(&mut params);
-        if self.function.is_emulator() || stream.is_emulator() {
-            if cluster != [1, 1, 1] {
-                return Err(CudaError::NotOnEmulator {
-                    operation: "thread block clusters",
-                });
-            }
-            // SAFETY: as in `launch_unchecked`.
-            return unsafe { self.launch_emulated(stream, cfg, pointers.as_mut()) };
-        }
-        let mut attribute = sys::CUlaunchAttribute {
-            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-            pad: [0; 4],
-            value: sys::CUlaunchAttributeValue {
-                clusterDim: sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
-                    x: cluster[0],
-                    y: cluster[1],
-                    z: cluster[2],
+        // SAFETY: one pointer per parameter, each to a value of the size the module declares
+        // (checked when this handle was resolved; kinds checked by the types), pointing to
+        // memory of `stream`'s backend (checked by `into_params`); `params` outlives the
+        // call. The rest is the caller's contract.
+        let queued = unsafe {
+            self.function.code().launch(
+                stream.queue(),
+                backend::Launch {
+                    kernel: self.function.name(),
+                    grid: cfg.grid_dim,
+                    block: cfg.block_dim,
+                    shared_bytes: cfg.shared_mem_bytes,
+                    cluster,
+                    args: pointers.as_mut(),
+                    host: Some(&self.handle),
                 },
-            },
+            )
         };
-        let launch_config = sys::CUlaunchConfig {
-            gridDimX: cfg.grid_dim.0,
-            gridDimY: cfg.grid_dim.1,
-            gridDimZ: cfg.grid_dim.2,
-            blockDimX: cfg.block_dim.0,
-            blockDimY: cfg.block_dim.1,
-            blockDimZ: cfg.block_dim.2,
-            sharedMemBytes: cfg.shared_mem_bytes,
-            hStream: stream.cu_stream(),
-            attrs: &raw mut attribute,
-            numAttrs: u32::from(cluster != [1, 1, 1]),
-        };
-        let queued = stream.bind_to_thread().and_then(|()| {
-            // SAFETY: one pointer per parameter, each to a value of the size the module
-            // declares (checked when this handle was resolved; kinds checked by the
-            // types); `params` and `attribute` outlive the call; no `extra`. The rest is the
-            // caller's contract.
-            unsafe {
-                sys::cuLaunchKernelEx(
-                    &raw const launch_config,
-                    self.function.cu_function(),
-                    pointers.as_mut().as_mut_ptr(),
-                    std::ptr::null_mut(),
-                )
-            }
-            .result()
-        });
         // The buffers' guards record their use on `stream` once the launch is queued.
         drop(params);
-        queued.map_err(|source| launch_error(self.function.name(), cfg, source))
+        queued
     }
-}
-
-/// Checks a cluster shape against a grid (both in blocks) before a cluster launch.
-///
-/// # Errors
-/// [`CudaError::LaunchConfig`] naming the values: a cluster dimension of 0, a grid dimension
-/// that is not a multiple of the cluster's, more than `max_blocks` blocks in the cluster.
-pub(crate) fn check_cluster(
-    grid: (u32, u32, u32),
-    cluster: [u32; 3],
-    max_blocks: u32,
-) -> CudaResult<()> {
-    let grid_dims = [grid.0, grid.1, grid.2];
-    if cluster.contains(&0) {
-        return Err(CudaError::LaunchConfig(format!(
-            "cluster {cluster:?}: every dimension must be at least 1"
-        )));
-    }
-    for ((axis, g), c) in ["x", "y", "z"].into_iter().zip(grid_dims).zip(cluster) {
-        if !g.is_multiple_of(c) {
-            return Err(CudaError::LaunchConfig(format!(
-                "grid {grid_dims:?} is not divisible by cluster {cluster:?}: in {axis}, {g} \
-                 blocks is not a multiple of {c}"
-            )));
-        }
-    }
-    let blocks = cluster.iter().map(|&c| u64::from(c)).product::<u64>();
-    if blocks > u64::from(max_blocks) {
-        return Err(CudaError::LaunchConfig(format!(
-            "cluster {cluster:?} has {blocks} blocks, more than the {max_blocks} allowed (8 \
-             portably; up to 16 after `Function::set_non_portable_cluster_size_allowed(true)`)"
-        )));
-    }
-    Ok(())
 }
 
 impl<P: ParamSizes> TypedFunction<P, Safe> {
@@ -635,17 +505,6 @@ impl<P: ParamSizes, S> LaunchUnchecked<P> for Kernel<P, S> {
     }
 }
 
-/// The error for a failed launch of `kernel` with `cfg`.
-pub(crate) fn launch_error(kernel: &str, cfg: LaunchConfig, source: DriverError) -> CudaError {
-    CudaError::Launch {
-        kernel: kernel.to_owned(),
-        grid: cfg.grid_dim,
-        block: cfg.block_dim,
-        shared_bytes: cfg.shared_mem_bytes,
-        source,
-    }
-}
-
 /// One argument of [`launch!`](crate::launch!): its bytes, and whether it is a device
 /// pointer or a length (for packing Rust-CUDA's `(pointer, length)` slice pairs).
 #[doc(hidden)]
@@ -750,12 +609,6 @@ pub unsafe fn __launch_raw(
     args: &[RawArg],
 ) -> CudaResult<()> {
     let cfg = LaunchConfig::new(grid, block, shared_mem_bytes);
-    if function.is_emulator() || stream.is_emulator() {
-        return Err(CudaError::NotOnEmulator {
-            operation: "untyped `launch!` (the emulator needs the `#[kernel]` handle: use a \
-                        typed launch, `module.kernel(handle)?.launch(..)`)",
-        });
-    }
     function.ensure_dynamic_shared(shared_mem_bytes)?;
     let params = function.param_sizes()?;
     let mut packed = pack(function.name(), function.module().origin(), params, args)?;
@@ -764,23 +617,23 @@ pub unsafe fn __launch_raw(
         .iter_mut()
         .map(|p| p.as_mut_ptr().cast::<c_void>())
         .collect();
-    stream
-        .bind_to_thread()
-        .and_then(|()| {
-            // SAFETY: the layout matches the kernel's parameters (checked by `pack`);
-            // `packed` outlives the call; the rest is the caller's contract.
-            unsafe {
-                result::launch_kernel(
-                    function.cu_function(),
-                    cfg.grid_dim,
-                    cfg.block_dim,
-                    cfg.shared_mem_bytes,
-                    stream.cu_stream(),
-                    &mut pointers,
-                )
-            }
-        })
-        .map_err(|source| launch_error(function.name(), cfg, source))
+    // SAFETY: the layout matches the kernel's parameters (checked by `pack`); `packed`
+    // outlives the call; the rest is the caller's contract. Without a host body the
+    // emulator refuses the launch (`NotOnEmulator`).
+    unsafe {
+        function.code().launch(
+            stream.queue(),
+            backend::Launch {
+                kernel: function.name(),
+                grid: cfg.grid_dim,
+                block: cfg.block_dim,
+                shared_bytes: cfg.shared_mem_bytes,
+                cluster: None,
+                args: &mut pointers,
+                host: None,
+            },
+        )
+    }
 }
 
 /// Launches a kernel, cust 0.3's syntax:
@@ -826,40 +679,6 @@ macro_rules! launch {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cluster_shapes_are_checked_before_the_launch_naming_the_values() {
-        assert!(check_cluster((132, 1, 1), [2, 1, 1], 8).is_ok());
-        assert!(check_cluster((16, 8, 2), [4, 2, 1], 8).is_ok());
-        assert!(check_cluster((16, 1, 1), [16, 1, 1], 16).is_ok());
-        let err = check_cluster((133, 1, 1), [2, 1, 1], 8)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("grid [133, 1, 1] is not divisible by cluster [2, 1, 1]")
-                && err.contains("in x, 133 blocks is not a multiple of 2"),
-            "{err}"
-        );
-        let err = check_cluster((4, 6, 1), [1, 4, 1], 8)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("in y, 6 blocks"), "{err}");
-        let err = check_cluster((32, 1, 1), [16, 1, 1], 8)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("cluster [16, 1, 1] has 16 blocks, more than the 8 allowed"),
-            "{err}"
-        );
-        let err = check_cluster((64, 2, 1), [16, 2, 1], 16)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("32 blocks, more than the 16"), "{err}");
-        let err = check_cluster((8, 1, 1), [0, 1, 1], 8)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("cluster [0, 1, 1]: every dimension"), "{err}");
-    }
 
     fn ptr() -> RawArg {
         RawArg::new(&DevicePointer::<f32>::from_raw(0x1000))

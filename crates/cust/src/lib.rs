@@ -42,14 +42,20 @@
 //! Conventions: sizes are in elements unless a name says `bytes`; times are milliseconds
 //! where a name says `ms` or `f32`; grid dimensions are in blocks, block dimensions in
 //! threads.
+//!
+//! Every public type runs on a GPU (through cudarc) or on the CPU emulator
+//! ([`Context::emulator`](context::Context::emulator)), by holding the objects of one
+//! backend behind one seam (the private `backend` module); the `as_cudarc` accessors for
+//! crates built over cudarc live apart, in the private `interop` module.
 
+mod backend;
 pub mod context;
-mod cpu;
 pub mod device;
 pub mod error;
 pub mod event;
 pub mod function;
 pub mod graph;
+mod interop;
 pub mod launch;
 pub mod memory;
 pub mod module;

@@ -3,22 +3,23 @@
 //! parameter sizes).
 
 use crate::{
+    backend::{self, ArchState, Code},
     context::{Context, CurrentContext},
     error::{CudaError, CudaResult},
-    function::{Function, Kernel},
-};
-use cudarc::{
-    driver::{CudaModule, sys},
-    nvrtc::Ptx,
 };
 use std::{
     collections::HashMap,
     fmt,
     path::Path,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex, OnceLock,
+        atomic::{AtomicBool, AtomicU32},
+    },
     time::{Duration, Instant},
 };
 
+/// What a module was loaded from (`cubin sm_90` or `PTX JIT` when displayed).
+pub use crate::backend::ModuleSource;
 /// The kernels module manifest that `cuda_builder` generates (the one source of truth for
 /// entry names, parameter layouts and cubins), defined in `cust_core`. Include it with
 /// `include!(env!("<CRATE>_MODULE"))` and load it with [`Module::from_image`].
@@ -26,28 +27,6 @@ pub use cust_core::{
     ArchVariant, ComputeCapability, Cubin, EntryPoint, EntryUnavailable, ModuleImage, ModuleTarget,
     Resources,
 };
-
-/// What a module was loaded from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ModuleSource {
-    /// A cubin for exactly the device's compute capability (no JIT compilation).
-    Cubin(ComputeCapability),
-    /// PTX, compiled by the driver when loaded.
-    PtxJit,
-    /// No code loaded: the CPU emulator runs the kernels' host bodies
-    /// ([`Context::emulator`](crate::context::Context::emulator)).
-    Emulator,
-}
-
-impl fmt::Display for ModuleSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Cubin(cc) => write!(f, "cubin {cc}"),
-            Self::PtxJit => f.write_str("PTX JIT"),
-            Self::Emulator => f.write_str("CPU emulator"),
-        }
-    }
-}
 
 /// A JIT option of cust 0.3's `Module::from_ptx`. This runtime loads modules with the
 /// driver's defaults; any option is refused with [`CudaError::Unsupported`] rather than
@@ -62,32 +41,35 @@ pub enum ModuleJitOption {
 }
 
 pub(crate) struct ModuleInner {
-    /// `None` on the CPU emulator.
-    pub(crate) module: Option<Arc<CudaModule>>,
-    pub(crate) ctx: Context,
-    pub(crate) origin: String,
-    pub(crate) image: Option<&'static ModuleImage>,
+    /// The code: the GPU's loaded module, or the emulator's (none).
+    code: Arc<dyn backend::Module>,
+    ctx: Context,
+    origin: String,
+    image: Option<&'static ModuleImage>,
     source: ModuleSource,
     load_time: Duration,
-    functions: Mutex<HashMap<String, Arc<Kernel>>>,
-    /// For a module from an image: the device's compute capability and the arch-specific
-    /// variants loaded beside the baseline (those the device runs).
+    kernels: Mutex<HashMap<String, Arc<LoadedKernel>>>,
+    /// For a module from an image on a GPU: the device's compute capability and the
+    /// arch-specific variants loaded beside the baseline (those the device runs).
     arch: Option<ArchState>,
 }
 
-/// The device and the loaded variants of a module from a [`ModuleImage`].
-struct ArchState {
-    device: ComputeCapability,
-    variants: Vec<LoadedVariant>,
-}
-
-/// One arch-specific variant of a [`ModuleImage`], loaded.
-struct LoadedVariant {
-    /// Its index in [`ModuleImage::variants`].
-    index: usize,
-    arch: ComputeCapability,
-    module: Arc<CudaModule>,
-    source: ModuleSource,
+/// What a [`Module`] caches per kernel name, shared by every
+/// [`Function`](crate::function::Function) of the kernel. It holds no [`Module`]: a cached
+/// function would hold its own module and keep it loaded forever (a reference cycle through
+/// the cache), so the module keeps these and pairs them with itself when it hands one out.
+pub(crate) struct LoadedKernel {
+    /// The backend's kernel.
+    pub(crate) code: Box<dyn backend::Function>,
+    pub(crate) name: Box<str>,
+    /// `Function::param_sizes`, resolved at the first launch.
+    pub(crate) param_sizes: OnceLock<Vec<usize>>,
+    /// The dynamic shared memory limit set with `Function::set_max_dynamic_shared_bytes`
+    /// (0 until then: the default 48 KB).
+    pub(crate) max_dynamic_shared_bytes: AtomicU32,
+    /// Whether `Function::set_non_portable_cluster_size_allowed` allowed clusters of up to
+    /// 16 blocks.
+    pub(crate) non_portable_cluster: AtomicBool,
 }
 
 /// A loaded module. Cheap to clone (shared). Kernels are looked up by name with
@@ -106,11 +88,6 @@ impl fmt::Debug for Module {
             .finish_non_exhaustive()
     }
 }
-
-const NO_BINARY_HINT: &str = " (a cubin runs only on the architecture it was assembled for: \
-                              load the PTX, or assemble for this GPU's sm_XY)";
-const PTX_HINT: &str = " (PTX needs a driver at least as new as its .version: update the \
-                        driver, or build with an older PTX ISA)";
 
 impl Module {
     /// Loads PTX text on the current context; the driver compiles it for the GPU.
@@ -158,7 +135,7 @@ impl Module {
         })?;
         let ctx = CurrentContext::get_current()?;
         let origin = format!("module file {}", path.display());
-        if is_binary(&bytes) {
+        if Code::is_binary(&bytes) {
             return Self::load_binary(&ctx, &bytes, origin);
         }
         match std::str::from_utf8(&bytes) {
@@ -182,6 +159,9 @@ impl Module {
     /// loaded target that defines it ([`ModuleImage::target_for`]: a variant before the
     /// baseline); [`Module::variant_sources`] says what was loaded.
     ///
+    /// On the CPU emulator nothing is loaded ([`ModuleSource::Emulator`]): typed launches
+    /// run the kernels' host bodies.
+    ///
     /// # Errors
     /// As [`Module::from_ptx`], for the baseline or a variant the device runs.
     pub fn from_image(image: &'static ModuleImage) -> CudaResult<Self> {
@@ -194,45 +174,16 @@ impl Module {
     /// As [`Module::from_ptx`].
     pub fn from_image_in(ctx: &Context, image: &'static ModuleImage) -> CudaResult<Self> {
         let origin = format!("kernels module `{}`", image.name);
-        if ctx.is_emulator() {
-            return Ok(Self::with_parts(
-                ctx,
-                None,
-                origin,
-                Some(image),
-                ModuleSource::Emulator,
-                Duration::ZERO,
-            ));
-        }
-        let cc = ctx.compute_capability()?;
-        let mut variants = Vec::new();
-        for (index, variant) in image.variants_for(cc) {
-            let v_origin = format!("{origin} ({} variant)", variant.arch);
-            let (module, source, _) = load_image_target(
-                ctx,
-                variant.ptx,
-                &variant.cubins,
-                variant.arch,
-                cc,
-                &v_origin,
-            )?;
-            variants.push(LoadedVariant {
-                index,
-                arch: variant.arch,
-                module,
-                source,
-            });
-        }
-        let (module, source, load_time) =
-            load_image_target(ctx, image.ptx, &image.cubins, cc, cc, &origin)?;
-        let mut m = Self::new(ctx, module, origin, Some(image), source, load_time);
-        if let Some(inner) = Arc::get_mut(&mut m.inner) {
-            inner.arch = Some(ArchState {
-                device: cc,
-                variants,
-            });
-        }
-        Ok(m)
+        let loaded = ctx.backend().load_image(image, &origin)?;
+        Ok(Self::with_parts(
+            ctx,
+            loaded.module,
+            origin,
+            Some(image),
+            loaded.source,
+            loaded.load_time,
+            loaded.arch,
+        ))
     }
 
     /// [`Module::from_cubin`] on a given context, e.g. a cubin that nvcc built at run time;
@@ -261,83 +212,75 @@ impl Module {
         origin: String,
         image: Option<&'static ModuleImage>,
     ) -> CudaResult<Self> {
-        check_ptx(ptx).map_err(|reason| CudaError::InvalidModule {
+        Code::check_ptx(ptx).map_err(|reason| CudaError::InvalidModule {
             origin: origin.clone(),
             reason,
         })?;
         let t0 = Instant::now();
-        let module = load_cudarc_ptx(ctx, ptx, &origin)?;
-        Ok(Self::new(
+        let code = ctx.backend().load_module(Code::Ptx(ptx), &origin)?;
+        Ok(Self::with_parts(
             ctx,
-            module,
+            code,
             origin,
             image,
             ModuleSource::PtxJit,
             t0.elapsed(),
+            None,
         ))
     }
 
     fn load_binary(ctx: &Context, bytes: &[u8], origin: String) -> CudaResult<Self> {
         let t0 = Instant::now();
-        let module = load_cudarc_binary(ctx, bytes, &origin)?;
+        let code = ctx.backend().load_module(Code::Binary(bytes), &origin)?;
         let cc = ctx
             .compute_capability()
             .unwrap_or(ComputeCapability::new(0, 0));
         let source = ModuleSource::Cubin(cc);
-        Ok(Self::new(ctx, module, origin, None, source, t0.elapsed()))
-    }
-
-    fn new(
-        ctx: &Context,
-        module: Arc<CudaModule>,
-        origin: String,
-        image: Option<&'static ModuleImage>,
-        source: ModuleSource,
-        load_time: Duration,
-    ) -> Self {
-        Self::with_parts(ctx, Some(module), origin, image, source, load_time)
+        Ok(Self::with_parts(
+            ctx,
+            code,
+            origin,
+            None,
+            source,
+            t0.elapsed(),
+            None,
+        ))
     }
 
     fn with_parts(
         ctx: &Context,
-        module: Option<Arc<CudaModule>>,
+        code: Arc<dyn backend::Module>,
         origin: String,
         image: Option<&'static ModuleImage>,
         source: ModuleSource,
         load_time: Duration,
+        arch: Option<ArchState>,
     ) -> Self {
         Self {
             inner: Arc::new(ModuleInner {
-                module,
+                code,
                 ctx: ctx.clone(),
                 origin,
                 image,
                 source,
                 load_time,
-                functions: Mutex::new(HashMap::new()),
-                arch: None,
+                kernels: Mutex::new(HashMap::new()),
+                arch,
             }),
         }
     }
 
-    /// The kernel `name` (looked up once, then cached). In a module from a [`ModuleImage`]
-    /// with arch-specific variants, from the best loaded target that defines it (see
-    /// [`Module::from_image`]).
+    /// The kernel `name` (looked up once, then cached): what [`Module::get_function`] pairs
+    /// with the module. In a
+    /// module from a [`ModuleImage`] with arch-specific variants, from the best loaded target
+    /// that defines it (see [`Module::from_image`]).
     ///
     /// # Errors
-    /// [`CudaError::UnknownKernel`] naming the module and, where it is known (modules from a
-    /// [`ModuleImage`]), the kernels it has; [`CudaError::KernelArchitecture`] naming the
-    /// kernel, the targets that define it and the device's architecture when only variants
-    /// the device cannot run define it (e.g. "kernel `gemm_bf16_wgmma` needs sm_90a; this
-    /// device is sm_80").
-    pub fn get_function(&self, name: &str) -> CudaResult<Function> {
-        let mut cache = self
-            .inner
-            .functions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+    /// As [`Module::get_function`].
+    pub(crate) fn loaded_kernel(&self, name: &str) -> CudaResult<Arc<LoadedKernel>> {
+        let mut cache = self.inner.kernels.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(kernel) = cache.get(name) {
-            return Ok(Function::new(kernel.clone(), self.clone()));
+            return Ok(kernel.clone());
         }
         let unknown = || CudaError::UnknownKernel {
             kernel: name.to_owned(),
@@ -358,16 +301,7 @@ impl Module {
         if name.contains('\0') {
             return Err(unknown());
         }
-        let Some(mut module) = self.inner.module.as_ref() else {
-            // The emulator: the image's entry names the kernel; the typed handle brings its
-            // host body at launch.
-            if self.inner.image.is_some_and(|i| i.entry(name).is_some()) {
-                let kernel = Kernel::emulated(name);
-                cache.insert(name.to_owned(), kernel.clone());
-                return Ok(Function::new(kernel, self.clone()));
-            }
-            return Err(unknown());
-        };
+        let mut module = &self.inner.code;
         if let Some(image) = self.inner.image {
             if image.entry(name).is_none() {
                 return Err(unknown());
@@ -381,16 +315,16 @@ impl Module {
                 }
             }
         }
-        let function = module.load_function(name).map_err(|e| {
-            if e.0 == sys::CUresult::CUDA_ERROR_NOT_FOUND {
-                unknown()
-            } else {
-                CudaError::driver(format!("looking up kernel `{name}`"))(e)
-            }
-        })?;
-        let kernel = Kernel::new(function, name);
+        let code = module.function(name)?.ok_or_else(unknown)?;
+        let kernel = Arc::new(LoadedKernel {
+            code,
+            name: name.into(),
+            param_sizes: OnceLock::new(),
+            max_dynamic_shared_bytes: AtomicU32::new(0),
+            non_portable_cluster: AtomicBool::new(false),
+        });
         cache.insert(name.to_owned(), kernel.clone());
-        Ok(Function::new(kernel, self.clone()))
+        Ok(kernel)
     }
 
     /// What the module (its baseline, for a module from an image) was loaded from (`cubin
@@ -431,33 +365,12 @@ impl Module {
 
     /// `true` for a module of the CPU emulator (no code loaded).
     pub fn is_emulator(&self) -> bool {
-        self.inner.module.is_none()
+        self.inner.code.is_emulator()
     }
 
-    /// The cudarc module.
-    ///
-    /// # Panics
-    /// For a module of the CPU emulator, which loads no code ([`Module::is_emulator`]).
-    pub fn as_cudarc(&self) -> &Arc<CudaModule> {
-        match &self.inner.module {
-            Some(m) => m,
-            None => panic!("Module::as_cudarc: a CPU-emulator module has no CUDA module"),
-        }
-    }
-}
-
-impl ArchState {
-    /// The loaded module of `target` (`None` for a variant that was not loaded, which
-    /// [`ModuleImage::target_for`] never picks on this device).
-    fn module(&self, target: ModuleTarget) -> Option<&Arc<CudaModule>> {
-        match target {
-            ModuleTarget::Baseline => None,
-            ModuleTarget::Variant(index) => self
-                .variants
-                .iter()
-                .find(|v| v.index == index)
-                .map(|v| &v.module),
-        }
+    /// The backend's module.
+    pub(crate) fn code(&self) -> &dyn backend::Module {
+        &*self.inner.code
     }
 }
 
@@ -483,54 +396,6 @@ fn unavailable(name: &str, origin: &str, why: EntryUnavailable) -> CudaError {
     }
 }
 
-/// Loads one target of an image (the baseline or a variant for `arch`) on a device of
-/// capability `device`: the cubin for the device's architecture where `cubins` has one
-/// and the driver accepts it (a rejected cubin, e.g. from a newer ptxas than the driver
-/// supports, is not fatal), else the PTX.
-fn load_image_target(
-    ctx: &Context,
-    ptx: &str,
-    cubins: &[Cubin],
-    arch: ComputeCapability,
-    device: ComputeCapability,
-    origin: &str,
-) -> CudaResult<(Arc<CudaModule>, ModuleSource, Duration)> {
-    let t0 = Instant::now();
-    let cubin = cubins
-        .iter()
-        .find(|c| c.arch.base() == device.base() && c.arch.arch_specific == arch.arch_specific);
-    if let Some(cubin) = cubin
-        && let Ok(module) = load_cudarc_binary(ctx, cubin.bytes, origin)
-    {
-        return Ok((module, ModuleSource::Cubin(cubin.arch), t0.elapsed()));
-    }
-    check_ptx(ptx).map_err(|reason| CudaError::InvalidModule {
-        origin: origin.to_owned(),
-        reason,
-    })?;
-    let module = load_cudarc_ptx(ctx, ptx, origin)?;
-    Ok((module, ModuleSource::PtxJit, t0.elapsed()))
-}
-
-fn load_cudarc_ptx(ctx: &Context, ptx: &str, origin: &str) -> CudaResult<Arc<CudaModule>> {
-    ctx.cuda("loading PTX (the emulator runs `#[kernel]` handles of a module image)")?
-        .load_module(Ptx::from_src(ptx))
-        .map_err(|source| load_error(ctx, origin, PTX_HINT, source))
-}
-
-fn load_cudarc_binary(ctx: &Context, bytes: &[u8], origin: &str) -> CudaResult<Arc<CudaModule>> {
-    ctx.cuda("loading a cubin (the emulator runs `#[kernel]` handles of a module image)")?;
-    if !is_binary(bytes) {
-        return Err(CudaError::InvalidModule {
-            origin: origin.to_owned(),
-            reason: "expected an ELF cubin (starts with 0x7f 'ELF') or a fatbin".into(),
-        });
-    }
-    ctx.as_cudarc()
-        .load_module(Ptx::from_binary(bytes.to_vec()))
-        .map_err(|source| load_error(ctx, origin, NO_BINARY_HINT, source))
-}
-
 fn no_options(options: &[ModuleJitOption]) -> CudaResult<()> {
     if options.is_empty() {
         Ok(())
@@ -541,48 +406,6 @@ fn no_options(options: &[ModuleJitOption]) -> CudaResult<()> {
     }
 }
 
-fn load_error(
-    ctx: &Context,
-    origin: &str,
-    hint: &'static str,
-    source: cudarc::driver::DriverError,
-) -> CudaError {
-    let cc = ctx
-        .compute_capability()
-        .map(|cc| format!(" ({cc})"))
-        .unwrap_or_default();
-    let relevant = matches!(
-        source.0,
-        sys::CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU
-            | sys::CUresult::CUDA_ERROR_INVALID_PTX
-            | sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION
-            | sys::CUresult::CUDA_ERROR_INVALID_IMAGE
-    );
-    CudaError::ModuleLoad {
-        origin: origin.to_owned(),
-        device: format!("{}{cc}", ctx.name()),
-        hint: if relevant { hint } else { "" },
-        source,
-    }
-}
-
-/// An ELF cubin or a fatbin (magic `0xBA55ED50`, little-endian).
-fn is_binary(bytes: &[u8]) -> bool {
-    bytes.starts_with(b"\x7fELF") || bytes.starts_with(&0xBA55_ED50u32.to_le_bytes())
-}
-
-/// Why `text` is not PTX the driver could load, if it is not.
-fn check_ptx(text: &str) -> Result<(), String> {
-    if text.contains('\0') {
-        return Err("PTX text must not contain NUL bytes".into());
-    }
-    let directive = |d: &str| text.lines().any(|l| l.trim_start().starts_with(d));
-    if !directive(".version") || !directive(".target") {
-        return Err("expected PTX text with `.version` and `.target` directives".into());
-    }
-    Ok(())
-}
-
 /// A module that can be replaced while the program runs (hot reloading during development):
 /// launches go through [`HotModule::current`], a snapshot of the module at that moment, and
 /// [`HotModule::swap`] installs a new one between launches. Work already queued keeps the
@@ -591,7 +414,8 @@ fn check_ptx(text: &str) -> Result<(), String> {
 /// Replaced modules are unloaded only when no snapshot of them is left and after the
 /// context's queued work has finished (a module unloaded under a running kernel is undefined
 /// behaviour); until then [`HotModule`] keeps them ([`HotModule::retired`]). A
-/// [`Function`] taken from a snapshot keeps its module loaded as long as it lives.
+/// [`Function`](crate::function::Function) taken from a snapshot keeps its module loaded as
+/// long as it lives.
 ///
 /// ```no_run
 /// # use cust::{module::HotModule, prelude::*};
@@ -719,6 +543,7 @@ mod tests {
 
     #[test]
     fn ptx_text_is_recognised() {
+        let check_ptx = Code::check_ptx;
         assert!(check_ptx("//\n.version 7.0\n.target sm_70\n.address_size 64\n").is_ok());
         assert!(check_ptx("hello").unwrap_err().contains(".version"));
         assert!(
@@ -730,6 +555,7 @@ mod tests {
 
     #[test]
     fn binaries_are_recognised_by_magic() {
+        let is_binary = Code::is_binary;
         assert!(is_binary(b"\x7fELF\x02\x01"));
         assert!(is_binary(&[0x50, 0xED, 0x55, 0xBA, 1, 0]));
         assert!(!is_binary(b".version 7.0"));

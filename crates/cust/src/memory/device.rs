@@ -2,30 +2,35 @@
 //! [`DeviceBox`], and [`SliceExt::as_dbuf`](super::SliceExt::as_dbuf).
 
 use super::{
-    AsyncCopyDestination, CopyDestination, DeviceCopy, DevicePointer, Elem, LockedBuffer,
-    ValidAsZeroBits, byte_len, elems, elems_mut, locked::Pinned, same_len,
+    AsyncCopyDestination, CopyDestination, DeviceCopy, DevicePointer, ValidAsZeroBits, as_bytes,
+    as_bytes_mut, byte_len, same_len,
 };
-use crate::cpu::{self, CpuDevice, CpuMem};
 use crate::{
+    backend::{self, Init, Queue},
     context::{Context, CurrentContext},
     error::{CudaError, CudaResult},
     stream::Stream,
 };
-use cudarc::driver::{CudaSlice, CudaStream, CudaView, CudaViewMut, DevicePtr, SyncOnDrop};
-use std::{fmt, marker::PhantomData, ops::RangeBounds, sync::Arc};
+use std::{
+    fmt,
+    marker::PhantomData,
+    mem::size_of,
+    ops::{Range, RangeBounds},
+};
+
+/// What a kernel parameter holds until its launch is queued (see [`KernelMemory`]).
+#[doc(hidden)]
+pub use crate::backend::Guard;
 
 /// A buffer of `len` `T`s in device memory, on the context it was made in: GPU memory, or
 /// host memory on the CPU emulator ([`Context::emulator`]). (It implements cudarc's
 /// `DevicePtr` / `DevicePtrMut`, for crates built over cudarc such as `blastoff`; those
 /// panic for an emulator buffer, which has no CUDA stream.)
 pub struct DeviceBuffer<T: DeviceCopy> {
-    buf: Storage<T>,
-}
-
-/// Where a [`DeviceBuffer`] lives.
-enum Storage<T> {
-    Cuda(CudaSlice<Elem<T>>),
-    Cpu { mem: CpuMem, len: usize },
+    /// The backend's memory, `len * size_of::<T>()` bytes.
+    mem: Box<dyn backend::Memory>,
+    len: usize,
+    _elem: PhantomData<fn() -> T>,
 }
 
 impl<T: DeviceCopy> fmt::Debug for DeviceBuffer<T> {
@@ -37,73 +42,55 @@ impl<T: DeviceCopy> fmt::Debug for DeviceBuffer<T> {
     }
 }
 
-/// A host pointer and length standing for device memory of the emulator.
-struct HostView<'a, T> {
-    ptr: *mut T,
+/// The byte range of elements `start..end` of `T`s.
+fn byte_range<T>(start: usize, end: usize) -> Range<usize> {
+    start * size_of::<T>()..end * size_of::<T>()
+}
+
+/// `len` `T`s of `mem`'s `range`, copied to a new `Vec`; `what` names the copy in an error.
+fn host_vec<T: DeviceCopy>(
+    mem: &dyn backend::Memory,
+    range: Range<usize>,
     len: usize,
-    _borrow: PhantomData<&'a mut [T]>,
-}
-
-impl<'a, T> HostView<'a, T> {
-    fn new(mem: &'a CpuMem, len: usize) -> Self {
-        HostView {
-            ptr: mem.as_ptr().cast(),
-            len,
-            _borrow: PhantomData,
-        }
-    }
-
-    fn as_slice(&self) -> &[T] {
-        // SAFETY: `ptr` points to `len` initialised `T`s (zeroed or copied in, and
-        // `DeviceCopy`) of a live emulator allocation borrowed for `'a`.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-    fn as_mut_slice(&mut self) -> &mut [T] {
-        // SAFETY: as in `as_slice`; `self` was made from an exclusive borrow where written.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
-    }
-}
-
-/// The emulator buffer of `len` zeroed `T`s on `device`.
-fn cpu_zeroed<T: DeviceCopy>(device: &Arc<CpuDevice>, len: usize) -> CudaResult<DeviceBuffer<T>> {
-    let bytes = byte_len::<T>("DeviceBuffer", len)?;
-    let mem = CpuMem::zeroed(device, "DeviceBuffer", bytes)?;
-    Ok(DeviceBuffer {
-        buf: Storage::Cpu { mem, len },
-    })
-}
-
-/// An emulator buffer holding a copy of `slice`.
-fn cpu_from_slice<T: DeviceCopy>(
-    device: &Arc<CpuDevice>,
-    slice: &[T],
-) -> CudaResult<DeviceBuffer<T>> {
-    let buf = cpu_zeroed(device, slice.len())?;
-    if let Some(mut h) = buf.host() {
-        h.as_mut_slice().copy_from_slice(slice);
-    }
-    Ok(buf)
-}
-
-/// A [`CudaError::BackendMismatch`] for `what`, the buffer on the CPU emulator or not.
-pub(super) fn mismatch(what: &'static str, buffer_on_cpu: bool) -> CudaError {
-    let (buffer, stream) = if buffer_on_cpu {
-        (cpu::CPU, cpu::GPU)
-    } else {
-        (cpu::GPU, cpu::CPU)
+    what: &'static str,
+) -> CudaResult<Vec<T>> {
+    let mut v = Vec::<T>::with_capacity(len);
+    let spare = &mut v.spare_capacity_mut()[..len];
+    // SAFETY: `len` `MaybeUninit<T>`s of the vector's spare capacity, seen as bytes.
+    let bytes = unsafe {
+        std::slice::from_raw_parts_mut(spare.as_mut_ptr().cast(), std::mem::size_of_val(spare))
     };
-    CudaError::BackendMismatch {
-        what,
-        buffer,
-        stream,
-    }
-}
-
-fn sync_stream(ctx: &Context) -> Arc<CudaStream> {
-    ctx.as_cudarc().default_stream()
+    mem.read(range, bytes, Queue::Own, what)?;
+    // SAFETY: the copy wrote all `len` elements: the bytes of `T`s from device memory.
+    unsafe { v.set_len(len) };
+    Ok(v)
 }
 
 impl<T: DeviceCopy> DeviceBuffer<T> {
+    fn new(mem: Box<dyn backend::Memory>, len: usize) -> Self {
+        Self {
+            mem,
+            len,
+            _elem: PhantomData,
+        }
+    }
+
+    /// All of the buffer, in bytes.
+    fn whole(&self) -> Range<usize> {
+        byte_range::<T>(0, self.len)
+    }
+
+    /// The backend's memory and the buffer's byte range in it (for cudarc's traits).
+    pub(crate) fn memory(&self) -> (&dyn backend::Memory, Range<usize>) {
+        (&*self.mem, self.whole())
+    }
+
+    /// As [`DeviceBuffer::memory`], writable.
+    pub(crate) fn memory_mut(&mut self) -> (&mut dyn backend::Memory, Range<usize>) {
+        let whole = self.whole();
+        (&mut *self.mem, whole)
+    }
+
     /// A buffer holding a copy of `slice`, on the current context.
     ///
     /// # Errors
@@ -118,24 +105,18 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// # Errors
     /// As [`DeviceBuffer::from_slice`].
     pub fn from_slice_in(ctx: &Context, slice: &[T]) -> CudaResult<Self> {
-        if let Some(device) = ctx.cpu() {
-            return cpu_from_slice(device, slice);
-        }
         let bytes = byte_len::<T>("DeviceBuffer", slice.len())?;
         ctx.check_free("DeviceBuffer", bytes)?;
-        let stream = sync_stream(ctx);
-        let buf = stream.clone_htod(elems(slice)).map_err(CudaError::driver(
-            "copying a host slice to a new device buffer",
-        ))?;
-        stream.synchronize().map_err(CudaError::driver(
-            "copying a host slice to a new device buffer",
-        ))?;
-        Ok(Self {
-            buf: Storage::Cuda(buf),
-        })
+        let mem = ctx.backend().alloc(
+            bytes,
+            Init::Copy(as_bytes(slice)),
+            format_args!("copying a host slice to a new device buffer"),
+        )?;
+        Ok(Self::new(mem, slice.len()))
     }
 
-    /// A buffer of `len` uninitialised elements, on the current context.
+    /// A buffer of `len` uninitialised elements, on the current context (zeros on the
+    /// emulator).
     ///
     /// # Safety
     /// The contents are arbitrary bytes: do not read an element (on the host or the GPU)
@@ -145,89 +126,45 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// As [`DeviceBuffer::from_slice`].
     pub unsafe fn uninitialized(len: usize) -> CudaResult<Self> {
         let ctx = CurrentContext::get_current()?;
-        if let Some(device) = ctx.cpu() {
-            return cpu_zeroed(device, len);
-        }
         let bytes = byte_len::<T>("DeviceBuffer", len)?;
         ctx.check_free("DeviceBuffer", bytes)?;
-        let stream = sync_stream(&ctx);
-        // SAFETY: forwarded to the caller (contents are uninitialised).
-        let buf = unsafe { stream.alloc::<Elem<T>>(len) }
-            .map_err(CudaError::driver("allocating a device buffer"))?;
-        stream
-            .synchronize()
-            .map_err(CudaError::driver("allocating a device buffer"))?;
-        Ok(Self {
-            buf: Storage::Cuda(buf),
-        })
+        let mem = ctx.backend().alloc(
+            bytes,
+            Init::Uninit,
+            format_args!("allocating a device buffer"),
+        )?;
+        Ok(Self::new(mem, len))
     }
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        match &self.buf {
-            Storage::Cuda(b) => b.len(),
-            Storage::Cpu { len, .. } => *len,
-        }
+        self.len
     }
 
     /// `true` if the buffer has no elements.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len == 0
     }
 
     /// `true` for a buffer of the CPU emulator (host memory).
     pub fn is_emulator(&self) -> bool {
-        matches!(self.buf, Storage::Cpu { .. })
-    }
-
-    /// The emulator view of the whole buffer, `None` on a GPU.
-    fn host(&self) -> Option<HostView<'_, T>> {
-        match &self.buf {
-            Storage::Cpu { mem, len } => Some(HostView {
-                ptr: mem.as_ptr().cast(),
-                len: *len,
-                _borrow: PhantomData,
-            }),
-            Storage::Cuda(_) => None,
-        }
-    }
-
-    /// The GPU buffer, for cudarc's traits.
-    ///
-    /// # Panics
-    /// For an emulator buffer.
-    fn cuda(&self) -> &CudaSlice<Elem<T>> {
-        match &self.buf {
-            Storage::Cuda(b) => b,
-            Storage::Cpu { .. } => panic!("{}", NO_CUDARC),
-        }
-    }
-
-    /// As [`DeviceBuffer::cuda`], writable.
-    fn cuda_mut(&mut self) -> &mut CudaSlice<Elem<T>> {
-        match &mut self.buf {
-            Storage::Cuda(b) => b,
-            Storage::Cpu { .. } => panic!("{}", NO_CUDARC),
-        }
+        self.mem.is_emulator()
     }
 
     /// The device address of element 0, for cust-style [`launch!`](crate::launch!)
     /// (`buf.as_device_ptr(), buf.len()` for a slice parameter); a host address on the
     /// emulator.
     pub fn as_device_ptr(&self) -> DevicePointer<T> {
-        match self.host() {
-            Some(h) => DevicePointer::from_raw(h.ptr as u64),
-            None => device_address(self),
-        }
+        DevicePointer::from_raw(self.mem.address(self.whole()))
     }
 
     /// A read-only view of the whole buffer.
     pub fn as_slice(&self) -> DeviceSlice<'_, T> {
         DeviceSlice {
-            view: match self.host() {
-                Some(h) => View::Cpu(h),
-                None => View::Cuda(self.cuda().as_view()),
-            },
+            mem: &*self.mem,
+            range: self.whole(),
+            len: self.len,
+            _elem: PhantomData,
         }
     }
 
@@ -237,12 +174,12 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// [`CudaError::OutOfRange`] naming the range and the length if `range` is not within
     /// `0..len` (or its start is past its end).
     pub fn index(&self, range: impl RangeBounds<usize>) -> CudaResult<DeviceSlice<'_, T>> {
-        let (start, end) = bounds(&range, self.len())?;
+        let (start, end) = bounds(&range, self.len)?;
         Ok(DeviceSlice {
-            view: match self.host() {
-                Some(h) => View::Cpu(h.sub(start, end)),
-                None => View::Cuda(self.cuda().slice(start..end)),
-            },
+            mem: &*self.mem,
+            range: byte_range::<T>(start, end),
+            len: end - start,
+            _elem: PhantomData,
         })
     }
 
@@ -255,42 +192,36 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         &mut self,
         range: impl RangeBounds<usize>,
     ) -> CudaResult<DeviceSliceMut<'_, T>> {
-        let (start, end) = bounds(&range, self.len())?;
+        let (start, end) = bounds(&range, self.len)?;
         Ok(DeviceSliceMut {
-            view: match &mut self.buf {
-                Storage::Cpu { mem, len } => ViewMut::Cpu(HostView::new(mem, *len).sub(start, end)),
-                Storage::Cuda(b) => ViewMut::Cuda(b.slice_mut(start..end)),
-            },
+            mem: &mut *self.mem,
+            range: byte_range::<T>(start, end),
+            len: end - start,
+            _elem: PhantomData,
         })
     }
 
     /// A writable view of the whole buffer.
     pub fn as_mut_slice(&mut self) -> DeviceSliceMut<'_, T> {
+        let range = self.whole();
         DeviceSliceMut {
-            view: match &mut self.buf {
-                Storage::Cpu { mem, len } => ViewMut::Cpu(HostView::new(mem, *len)),
-                Storage::Cuda(b) => ViewMut::Cuda(b.as_view_mut()),
-            },
+            mem: &mut *self.mem,
+            range,
+            len: self.len,
+            _elem: PhantomData,
         }
     }
 
-    /// Queues on `stream` setting every byte of the buffer to zero (`cuMemsetD8Async`).
+    /// Queues on `stream` setting every byte of the buffer to zero (`cuMemsetD8Async`; done
+    /// at once on the emulator).
     ///
     /// # Errors
-    /// A driver error.
+    /// A driver error; [`CudaError::NotOnEmulator`] for a GPU buffer and an emulator stream.
     pub fn set_zero(&mut self, stream: &Stream) -> CudaResult<()>
     where
         T: ValidAsZeroBits,
     {
-        if let Some(h) = self.host() {
-            // SAFETY: `len` elements of a live allocation; zero bits are a valid `T`.
-            unsafe { h.ptr.write_bytes(0, h.len) };
-            return Ok(());
-        }
-        stream
-            .cuda("a GPU memset on a CPU-emulator stream")?
-            .memset_zeros(self.cuda_mut())
-            .map_err(CudaError::driver("queueing a memset of a device buffer"))
+        self.mem.set_zero(stream.queue())
     }
 
     /// The buffer's contents, copied to a new `Vec`.
@@ -298,10 +229,12 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// # Errors
     /// A driver error.
     pub fn as_host_vec(&self) -> CudaResult<Vec<T>> {
-        match self.host() {
-            Some(h) => Ok(h.as_slice().to_vec()),
-            None => host_vec(self.cuda(), "copying a device buffer to the host"),
-        }
+        host_vec(
+            &*self.mem,
+            self.whole(),
+            self.len,
+            "copying a device buffer to the host",
+        )
     }
 }
 
@@ -319,21 +252,14 @@ impl<T: DeviceCopy + ValidAsZeroBits> DeviceBuffer<T> {
     /// # Errors
     /// As [`DeviceBuffer::from_slice`].
     pub fn zeroed_in(ctx: &Context, len: usize) -> CudaResult<Self> {
-        if let Some(device) = ctx.cpu() {
-            return cpu_zeroed(device, len);
-        }
         let bytes = byte_len::<T>("DeviceBuffer", len)?;
         ctx.check_free("DeviceBuffer", bytes)?;
-        let stream = sync_stream(ctx);
-        let buf = stream
-            .alloc_zeros::<Elem<T>>(len)
-            .map_err(CudaError::driver("allocating a zeroed device buffer"))?;
-        stream
-            .synchronize()
-            .map_err(CudaError::driver("allocating a zeroed device buffer"))?;
-        Ok(Self {
-            buf: Storage::Cuda(buf),
-        })
+        let mem = ctx.backend().alloc(
+            bytes,
+            Init::Zeroed,
+            format_args!("allocating a zeroed device buffer"),
+        )?;
+        Ok(Self::new(mem, len))
     }
 
     /// A buffer of `len` zeros allocated and cleared in order on `stream`
@@ -345,19 +271,13 @@ impl<T: DeviceCopy + ValidAsZeroBits> DeviceBuffer<T> {
     /// # Errors
     /// [`CudaError::SizeOverflow`]; a driver error (e.g. out of memory).
     pub fn zeroed_async(len: usize, stream: &Stream) -> CudaResult<Self> {
-        if let Some(device) = stream.cpu() {
-            return cpu_zeroed(device, len);
-        }
-        byte_len::<T>("DeviceBuffer", len)?;
-        let buf = stream
-            .as_cudarc()
-            .alloc_zeros::<Elem<T>>(len)
-            .map_err(CudaError::driver(format!(
-                "allocating a zeroed device buffer of {len} elements"
-            )))?;
-        Ok(Self {
-            buf: Storage::Cuda(buf),
-        })
+        let bytes = byte_len::<T>("DeviceBuffer", len)?;
+        let mem = stream.queue().alloc(
+            bytes,
+            Init::Zeroed,
+            format_args!("allocating a zeroed device buffer of {len} elements"),
+        )?;
+        Ok(Self::new(mem, len))
     }
 }
 
@@ -369,20 +289,13 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// # Errors
     /// [`CudaError::SizeOverflow`]; a driver error (e.g. out of memory).
     pub fn from_slice_async(slice: &[T], stream: &Stream) -> CudaResult<Self> {
-        if let Some(device) = stream.cpu() {
-            return cpu_from_slice(device, slice);
-        }
-        byte_len::<T>("DeviceBuffer", slice.len())?;
-        let buf = stream
-            .as_cudarc()
-            .clone_htod(elems(slice))
-            .map_err(CudaError::driver(format!(
-                "copying {} elements to a new device buffer",
-                slice.len()
-            )))?;
-        Ok(Self {
-            buf: Storage::Cuda(buf),
-        })
+        let bytes = byte_len::<T>("DeviceBuffer", slice.len())?;
+        let mem = stream.queue().alloc(
+            bytes,
+            Init::Copy(as_bytes(slice)),
+            format_args!("copying {} elements to a new device buffer", slice.len()),
+        )?;
+        Ok(Self::new(mem, slice.len()))
     }
 }
 
@@ -423,84 +336,6 @@ pub(crate) fn bounds(range: &impl RangeBounds<usize>, len: usize) -> CudaResult<
     }
 }
 
-/// The device address of `mem`'s first element, read on its own stream.
-fn device_address<E>(mem: &impl DevicePtr<E>) -> DevicePointer<E> {
-    let stream = mem.stream().clone();
-    let (ptr, _sync) = mem.device_ptr(&stream);
-    DevicePointer::from_raw(ptr)
-}
-
-/// Copies all of `src` into `dest` on `src`'s own stream; returns once done. `call` names the
-/// method in a length error, `what` the copy in a driver error.
-fn copy_to_host<T: DeviceCopy>(
-    src: &impl DevicePtr<Elem<T>>,
-    dest: &mut [T],
-    call: &'static str,
-    what: &'static str,
-) -> CudaResult<()> {
-    same_len(call, src.len(), dest.len())?;
-    let stream = src.stream().clone();
-    stream
-        .memcpy_dtoh(src, elems_mut(dest))
-        .and_then(|()| stream.synchronize())
-        .map_err(CudaError::driver(what))
-}
-
-/// `mem`'s contents, copied to a new `Vec` on its own stream; returns once done. `what`
-/// names the copy in an error.
-fn host_vec<T: DeviceCopy>(
-    mem: &impl DevicePtr<Elem<T>>,
-    what: &'static str,
-) -> CudaResult<Vec<T>> {
-    let stream = mem.stream().clone();
-    let v: Vec<Elem<T>> = stream.clone_dtoh(mem).map_err(CudaError::driver(what))?;
-    Ok(v.into_iter().map(|e| e.0).collect())
-}
-
-/// The panic message of cudarc's traits on emulator memory.
-pub(super) const NO_CUDARC: &str = "cudarc's DevicePtr/DeviceSlice traits need GPU memory: this buffer \
-                         lives on the CPU emulator (cudarc-based libraries such as cuBLAS need \
-                         a GPU)";
-
-impl<'a, T> HostView<'a, T> {
-    /// Elements `start..end` (within `0..len`, checked by the caller).
-    fn sub(self, start: usize, end: usize) -> Self {
-        HostView {
-            // SAFETY: `start <= len`: within (or one past) the allocation.
-            ptr: unsafe { self.ptr.add(start) },
-            len: end - start,
-            _borrow: PhantomData,
-        }
-    }
-}
-
-impl<T: DeviceCopy> cudarc::driver::DeviceSlice<T> for DeviceBuffer<T> {
-    fn len(&self) -> usize {
-        DeviceBuffer::len(self)
-    }
-    fn stream(&self) -> &Arc<CudaStream> {
-        cudarc::driver::DeviceSlice::stream(self.cuda())
-    }
-}
-
-impl<T: DeviceCopy> DevicePtr<T> for DeviceBuffer<T> {
-    fn device_ptr<'a>(
-        &'a self,
-        stream: &'a CudaStream,
-    ) -> (cudarc::driver::sys::CUdeviceptr, SyncOnDrop<'a>) {
-        self.cuda().device_ptr(stream)
-    }
-}
-
-impl<T: DeviceCopy> cudarc::driver::DevicePtrMut<T> for DeviceBuffer<T> {
-    fn device_ptr_mut<'a>(
-        &'a mut self,
-        stream: &'a CudaStream,
-    ) -> (cudarc::driver::sys::CUdeviceptr, SyncOnDrop<'a>) {
-        self.cuda_mut().device_ptr_mut(stream)
-    }
-}
-
 /// A buffer as a kernel parameter on `stream`: `(address, length, guard)`; the guard
 /// orders the buffer's use on `stream` (GPU only).
 ///
@@ -512,7 +347,7 @@ pub trait KernelMemory<T> {
     fn kernel_param<'a>(
         &'a self,
         stream: &'a Stream,
-    ) -> CudaResult<(u64, usize, Option<SyncOnDrop<'a>>)>;
+    ) -> CudaResult<(u64, usize, Option<Guard<'a>>)>;
 }
 
 /// As [`KernelMemory`], for a parameter the kernel writes.
@@ -522,55 +357,16 @@ pub trait KernelMemoryMut<T> {
     fn kernel_param_mut<'a>(
         &'a mut self,
         stream: &'a Stream,
-    ) -> CudaResult<(u64, usize, Option<SyncOnDrop<'a>>)>;
-}
-
-/// `mem` (GPU memory) as a parameter on `stream`.
-pub(crate) fn cuda_param<'a, T>(
-    mem: &'a impl DevicePtr<T>,
-    stream: &'a Stream,
-) -> CudaResult<(u64, usize, Option<SyncOnDrop<'a>>)> {
-    let s = stream
-        .cuda("")
-        .map_err(|_| mismatch("launching a kernel", false))?;
-    let (ptr, sync) = mem.device_ptr(s);
-    Ok((ptr, mem.len(), Some(sync)))
-}
-
-/// `mem` (GPU memory) as a written parameter on `stream`.
-pub(crate) fn cuda_param_mut<'a, T>(
-    mem: &'a mut impl cudarc::driver::DevicePtrMut<T>,
-    stream: &'a Stream,
-) -> CudaResult<(u64, usize, Option<SyncOnDrop<'a>>)> {
-    let s = stream
-        .cuda("")
-        .map_err(|_| mismatch("launching a kernel", false))?;
-    let len = mem.len();
-    let (ptr, sync) = mem.device_ptr_mut(s);
-    Ok((ptr, len, Some(sync)))
-}
-
-/// An emulator view as a parameter on `stream`.
-fn host_param<'a, T>(
-    h: &HostView<'_, T>,
-    stream: &Stream,
-) -> CudaResult<(u64, usize, Option<SyncOnDrop<'a>>)> {
-    if stream.is_emulator() {
-        Ok((h.ptr as u64, h.len, None))
-    } else {
-        Err(mismatch("launching a kernel", true))
-    }
+    ) -> CudaResult<(u64, usize, Option<Guard<'a>>)>;
 }
 
 impl<T: DeviceCopy> KernelMemory<T> for DeviceBuffer<T> {
     fn kernel_param<'a>(
         &'a self,
         stream: &'a Stream,
-    ) -> CudaResult<(u64, usize, Option<SyncOnDrop<'a>>)> {
-        match self.host() {
-            Some(h) => host_param(&h, stream),
-            None => cuda_param(self, stream),
-        }
+    ) -> CudaResult<(u64, usize, Option<Guard<'a>>)> {
+        let (ptr, guard) = self.mem.use_on(self.whole(), stream.queue())?;
+        Ok((ptr, self.len, guard))
     }
 }
 
@@ -578,49 +374,33 @@ impl<T: DeviceCopy> KernelMemoryMut<T> for DeviceBuffer<T> {
     fn kernel_param_mut<'a>(
         &'a mut self,
         stream: &'a Stream,
-    ) -> CudaResult<(u64, usize, Option<SyncOnDrop<'a>>)> {
-        match self.host() {
-            Some(h) => host_param(&h, stream),
-            None => cuda_param_mut(self, stream),
-        }
+    ) -> CudaResult<(u64, usize, Option<Guard<'a>>)> {
+        let whole = self.whole();
+        let (ptr, guard) = self.mem.use_mut_on(whole, stream.queue())?;
+        Ok((ptr, self.len, guard))
     }
-}
-
-/// Copies `src` to `dest` (same length, checked by the caller) on the emulator.
-fn host_copy<T: DeviceCopy>(src: &[T], dest: *mut T) {
-    // SAFETY: `dest` points to `src.len()` writable `T`s of a live allocation; `copy`
-    // allows overlap (a buffer copied onto itself).
-    unsafe { std::ptr::copy(src.as_ptr(), dest, src.len()) };
 }
 
 impl<T: DeviceCopy, I: AsRef<[T]> + AsMut<[T]> + ?Sized> CopyDestination<I> for DeviceBuffer<T> {
     fn copy_from(&mut self, source: &I) -> CudaResult<()> {
         let source = source.as_ref();
-        same_len("DeviceBuffer::copy_from", source.len(), self.len())?;
-        if let Some(h) = self.host() {
-            host_copy(source, h.ptr);
-            return Ok(());
-        }
-        let buf = self.cuda_mut();
-        let stream = buf.stream().clone();
-        stream
-            .memcpy_htod(elems(source), buf)
-            .and_then(|()| stream.synchronize())
-            .map_err(CudaError::driver(
-                "copying a host slice into a device buffer",
-            ))
+        same_len("DeviceBuffer::copy_from", source.len(), self.len)?;
+        let whole = self.whole();
+        self.mem.write(
+            whole,
+            as_bytes(source),
+            Queue::Sync,
+            "copying a host slice into a device buffer",
+        )
     }
     fn copy_to(&self, dest: &mut I) -> CudaResult<()> {
         let dest = dest.as_mut();
-        if let Some(h) = self.host() {
-            same_len("DeviceBuffer::copy_to", h.len, dest.len())?;
-            dest.copy_from_slice(h.as_slice());
-            return Ok(());
-        }
-        copy_to_host(
-            self.cuda(),
-            dest,
-            "DeviceBuffer::copy_to",
+        same_len("DeviceBuffer::copy_to", self.len, dest.len())?;
+        self.mem.read(
+            self.whole(),
+            // SAFETY: the copy writes the bytes of the buffer's `T`s.
+            unsafe { as_bytes_mut(dest) },
+            Queue::Sync,
             "copying a device buffer to a host slice",
         )
     }
@@ -628,22 +408,9 @@ impl<T: DeviceCopy, I: AsRef<[T]> + AsMut<[T]> + ?Sized> CopyDestination<I> for 
 
 impl<T: DeviceCopy> CopyDestination<DeviceBuffer<T>> for DeviceBuffer<T> {
     fn copy_from(&mut self, source: &DeviceBuffer<T>) -> CudaResult<()> {
-        same_len("DeviceBuffer::copy_from", source.len(), self.len())?;
-        match (self.host(), source.host()) {
-            (Some(d), Some(s)) => {
-                host_copy(s.as_slice(), d.ptr);
-                return Ok(());
-            }
-            (None, None) => {}
-            (d, _) => return Err(mismatch("copying between device buffers", d.is_none())),
-        }
-        let src = source.cuda();
-        let buf = self.cuda_mut();
-        let stream = buf.stream().clone();
-        stream
-            .memcpy_dtod(src, buf)
-            .and_then(|()| stream.synchronize())
-            .map_err(CudaError::driver("copying between device buffers"))
+        same_len("DeviceBuffer::copy_from", source.len, self.len)?;
+        self.mem
+            .copy_from(&*source.mem, Queue::Sync, "copying between device buffers")
     }
     fn copy_to(&self, dest: &mut DeviceBuffer<T>) -> CudaResult<()> {
         dest.copy_from(self)
@@ -655,105 +422,47 @@ impl<T: DeviceCopy, I: AsRef<[T]> + AsMut<[T]> + ?Sized> AsyncCopyDestination<I>
 {
     fn async_copy_from(&mut self, source: &I, stream: &Stream) -> CudaResult<()> {
         let source = source.as_ref();
-        same_len("DeviceBuffer::async_copy_from", source.len(), self.len())?;
-        if let Some(h) = self.host() {
-            host_copy(source, h.ptr);
-            return Ok(());
-        }
-        stream
-            .cuda("")
-            .map_err(|_| mismatch("queueing a host-to-device copy", false))?
-            .memcpy_htod(elems(source), self.cuda_mut())
-            .map_err(CudaError::driver("queueing a host-to-device copy"))
+        same_len("DeviceBuffer::async_copy_from", source.len(), self.len)?;
+        let whole = self.whole();
+        self.mem.write(
+            whole,
+            as_bytes(source),
+            Queue::On(stream.queue()),
+            "queueing a host-to-device copy",
+        )
     }
     fn async_copy_to(&self, dest: &mut I, stream: &Stream) -> CudaResult<()> {
         let dest = dest.as_mut();
-        same_len("DeviceBuffer::async_copy_to", self.len(), dest.len())?;
-        if let Some(h) = self.host() {
-            dest.copy_from_slice(h.as_slice());
-            return Ok(());
-        }
-        stream
-            .cuda("")
-            .map_err(|_| mismatch("queueing a device-to-host copy", false))?
-            .memcpy_dtoh(self.cuda(), elems_mut(dest))
-            .map_err(CudaError::driver("queueing a device-to-host copy"))
+        same_len("DeviceBuffer::async_copy_to", self.len, dest.len())?;
+        self.mem.read(
+            self.whole(),
+            // SAFETY: the copy writes the bytes of the buffer's `T`s.
+            unsafe { as_bytes_mut(dest) },
+            Queue::On(stream.queue()),
+            "queueing a device-to-host copy",
+        )
     }
 }
 
 impl<T: DeviceCopy> AsyncCopyDestination<DeviceBuffer<T>> for DeviceBuffer<T> {
     fn async_copy_from(&mut self, source: &DeviceBuffer<T>, stream: &Stream) -> CudaResult<()> {
-        same_len("DeviceBuffer::async_copy_from", source.len(), self.len())?;
-        if self.is_emulator() || source.is_emulator() {
-            return self.copy_from(source);
-        }
-        stream
-            .cuda("")
-            .map_err(|_| mismatch("queueing a device-to-device copy", false))?
-            .memcpy_dtod(source.cuda(), self.cuda_mut())
-            .map_err(CudaError::driver("queueing a device-to-device copy"))
+        same_len("DeviceBuffer::async_copy_from", source.len, self.len)?;
+        self.mem.copy_from(
+            &*source.mem,
+            Queue::On(stream.queue()),
+            "queueing a device-to-device copy",
+        )
     }
     fn async_copy_to(&self, dest: &mut DeviceBuffer<T>, stream: &Stream) -> CudaResult<()> {
         dest.async_copy_from(self, stream)
     }
 }
 
-impl<T: DeviceCopy + ValidAsZeroBits> AsyncCopyDestination<LockedBuffer<T>> for DeviceBuffer<T> {
-    fn async_copy_from(&mut self, source: &LockedBuffer<T>, stream: &Stream) -> CudaResult<()> {
-        same_len("DeviceBuffer::async_copy_from", source.len(), self.len())?;
-        match (&source.buf, self.host()) {
-            (Pinned::Host(v), Some(h)) => {
-                host_copy(v, h.ptr);
-                return Ok(());
-            }
-            (Pinned::Cuda(pinned), None) => {
-                stream
-                    .cuda("")
-                    .map_err(|_| mismatch("queueing a pinned host-to-device copy", false))?
-                    .memcpy_htod(pinned, self.cuda_mut())
-                    .map_err(CudaError::driver("queueing a pinned host-to-device copy"))?;
-            }
-            (_, h) => return Err(mismatch("copying from pinned host memory", h.is_some())),
-        }
-        source.copy_queued(stream)
-    }
-    fn async_copy_to(&self, dest: &mut LockedBuffer<T>, stream: &Stream) -> CudaResult<()> {
-        same_len("DeviceBuffer::async_copy_to", self.len(), dest.len())?;
-        match (&mut dest.buf, self.host()) {
-            (Pinned::Host(v), Some(h)) => {
-                v.copy_from_slice(h.as_slice());
-                return Ok(());
-            }
-            (Pinned::Cuda(pinned), None) => {
-                stream
-                    .cuda("")
-                    .map_err(|_| mismatch("queueing a device-to-pinned-host copy", false))?
-                    .memcpy_dtoh(self.cuda(), pinned)
-                    .map_err(CudaError::driver("queueing a device-to-pinned-host copy"))?;
-            }
-            (_, h) => return Err(mismatch("copying to pinned host memory", h.is_some())),
-        }
-        dest.copy_queued(stream)
-    }
-}
-
-/// A view's storage: a cudarc view, or a host view on the emulator.
-enum View<'a, T> {
-    Cuda(CudaView<'a, Elem<T>>),
-    Cpu(HostView<'a, T>),
-}
-
-/// As [`View`], writable.
-enum ViewMut<'a, T> {
-    Cuda(CudaViewMut<'a, Elem<T>>),
-    Cpu(HostView<'a, T>),
-}
-
-/// What [`DeviceSlice`] and [`DeviceSliceMut`] share over their `view` field: `Debug`,
-/// `len`, `is_empty`, `as_device_ptr`, `as_host_vec` and cudarc's traits (`DevicePtrMut` too
-/// with `mut`).
+/// What [`DeviceSlice`] and [`DeviceSliceMut`] share over their `mem`, `range` and `len`
+/// fields: `Debug`, `len`, `is_empty`, `as_device_ptr`, `as_host_vec`, the backend memory
+/// for cudarc's traits, and [`KernelMemory`].
 macro_rules! view_common {
-    ($view:ident, $storage:ident) => {
+    ($view:ident) => {
         impl<T: DeviceCopy> fmt::Debug for $view<'_, T> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.debug_struct(stringify!($view))
@@ -765,56 +474,32 @@ macro_rules! view_common {
         impl<T: DeviceCopy> $view<'_, T> {
             /// Number of elements.
             pub fn len(&self) -> usize {
-                match &self.view {
-                    $storage::Cuda(v) => v.len(),
-                    $storage::Cpu(h) => h.len,
-                }
+                self.len
             }
             /// `true` if the view has no elements.
             pub fn is_empty(&self) -> bool {
-                self.len() == 0
+                self.len == 0
             }
             /// The device address of the view's first element (a host address on the
             /// emulator).
             pub fn as_device_ptr(&self) -> DevicePointer<T> {
-                match &self.view {
-                    $storage::Cuda(_) => device_address(self),
-                    $storage::Cpu(h) => DevicePointer::from_raw(h.ptr as u64),
-                }
+                DevicePointer::from_raw(self.mem.address(self.range.clone()))
             }
             /// The view's contents, copied to a new `Vec`; returns once done.
             ///
             /// # Errors
             /// A driver error.
             pub fn as_host_vec(&self) -> CudaResult<Vec<T>> {
-                match &self.view {
-                    $storage::Cuda(v) => host_vec(v, "copying a device slice to the host"),
-                    $storage::Cpu(h) => Ok(h.as_slice().to_vec()),
-                }
+                host_vec(
+                    &*self.mem,
+                    self.range.clone(),
+                    self.len,
+                    "copying a device slice to the host",
+                )
             }
-        }
-
-        impl<T: DeviceCopy> cudarc::driver::DeviceSlice<T> for $view<'_, T> {
-            fn len(&self) -> usize {
-                $view::len(self)
-            }
-            fn stream(&self) -> &Arc<CudaStream> {
-                match &self.view {
-                    $storage::Cuda(v) => cudarc::driver::DeviceSlice::stream(v),
-                    $storage::Cpu(_) => panic!("{}", NO_CUDARC),
-                }
-            }
-        }
-
-        impl<T: DeviceCopy> DevicePtr<T> for $view<'_, T> {
-            fn device_ptr<'a>(
-                &'a self,
-                stream: &'a CudaStream,
-            ) -> (cudarc::driver::sys::CUdeviceptr, SyncOnDrop<'a>) {
-                match &self.view {
-                    $storage::Cuda(v) => v.device_ptr(stream),
-                    $storage::Cpu(_) => panic!("{}", NO_CUDARC),
-                }
+            /// The backend's memory and the view's byte range in it (for cudarc's traits).
+            pub(crate) fn memory(&self) -> (&dyn backend::Memory, Range<usize>) {
+                (&*self.mem, self.range.clone())
             }
         }
 
@@ -822,11 +507,9 @@ macro_rules! view_common {
             fn kernel_param<'a>(
                 &'a self,
                 stream: &'a Stream,
-            ) -> CudaResult<(u64, usize, Option<SyncOnDrop<'a>>)> {
-                match &self.view {
-                    $storage::Cuda(v) => cuda_param(v, stream),
-                    $storage::Cpu(h) => host_param(h, stream),
-                }
+            ) -> CudaResult<(u64, usize, Option<Guard<'a>>)> {
+                let (ptr, guard) = self.mem.use_on(self.range.clone(), stream.queue())?;
+                Ok((ptr, self.len, guard))
             }
         }
     };
@@ -834,10 +517,14 @@ macro_rules! view_common {
 
 /// A read-only view of part of a [`DeviceBuffer`].
 pub struct DeviceSlice<'a, T: DeviceCopy> {
-    view: View<'a, T>,
+    mem: &'a dyn backend::Memory,
+    /// The view's bytes in `mem`.
+    range: Range<usize>,
+    len: usize,
+    _elem: PhantomData<fn() -> T>,
 }
 
-view_common!(DeviceSlice, View);
+view_common!(DeviceSlice);
 
 impl<T: DeviceCopy> DeviceSlice<'_, T> {
     /// Copies the view into `dest`; returns once done.
@@ -845,51 +532,36 @@ impl<T: DeviceCopy> DeviceSlice<'_, T> {
     /// # Errors
     /// [`CudaError::LengthMismatch`] if the lengths differ; a driver error.
     pub fn copy_to(&self, dest: &mut [T]) -> CudaResult<()> {
-        match &self.view {
-            View::Cuda(v) => copy_to_host(
-                v,
-                dest,
-                "DeviceSlice::copy_to",
-                "copying a device slice to a host slice",
-            ),
-            View::Cpu(h) => {
-                same_len("DeviceSlice::copy_to", h.len, dest.len())?;
-                dest.copy_from_slice(h.as_slice());
-                Ok(())
-            }
-        }
+        same_len("DeviceSlice::copy_to", self.len, dest.len())?;
+        self.mem.read(
+            self.range.clone(),
+            // SAFETY: the copy writes the bytes of the view's `T`s.
+            unsafe { as_bytes_mut(dest) },
+            Queue::Sync,
+            "copying a device slice to a host slice",
+        )
     }
 }
 
 /// A writable view of part of a [`DeviceBuffer`] ([`DeviceBuffer::index_mut`]): a kernel
 /// argument for `OutSlice<T>` / `*mut T` parameters, and a copy destination.
 pub struct DeviceSliceMut<'a, T: DeviceCopy> {
-    view: ViewMut<'a, T>,
+    mem: &'a mut dyn backend::Memory,
+    /// The view's bytes in `mem`.
+    range: Range<usize>,
+    len: usize,
+    _elem: PhantomData<fn() -> T>,
 }
 
-view_common!(DeviceSliceMut, ViewMut);
-
-impl<T: DeviceCopy> cudarc::driver::DevicePtrMut<T> for DeviceSliceMut<'_, T> {
-    fn device_ptr_mut<'a>(
-        &'a mut self,
-        stream: &'a CudaStream,
-    ) -> (cudarc::driver::sys::CUdeviceptr, SyncOnDrop<'a>) {
-        match &mut self.view {
-            ViewMut::Cuda(v) => v.device_ptr_mut(stream),
-            ViewMut::Cpu(_) => panic!("{}", NO_CUDARC),
-        }
-    }
-}
+view_common!(DeviceSliceMut);
 
 impl<T: DeviceCopy> KernelMemoryMut<T> for DeviceSliceMut<'_, T> {
     fn kernel_param_mut<'a>(
         &'a mut self,
         stream: &'a Stream,
-    ) -> CudaResult<(u64, usize, Option<SyncOnDrop<'a>>)> {
-        match &mut self.view {
-            ViewMut::Cuda(v) => cuda_param_mut(v, stream),
-            ViewMut::Cpu(h) => host_param(h, stream),
-        }
+    ) -> CudaResult<(u64, usize, Option<Guard<'a>>)> {
+        let (ptr, guard) = self.mem.use_mut_on(self.range.clone(), stream.queue())?;
+        Ok((ptr, self.len, guard))
     }
 }
 
@@ -899,18 +571,18 @@ impl<T: DeviceCopy> DeviceSliceMut<'_, T> {
     /// # Errors
     /// [`CudaError::LengthMismatch`] if the lengths differ; a driver error.
     pub fn async_copy_from(&mut self, source: &[T], stream: &Stream) -> CudaResult<()> {
-        same_len("DeviceSliceMut::async_copy_from", source.len(), self.len())?;
-        match &mut self.view {
-            ViewMut::Cpu(h) => {
-                h.as_mut_slice().copy_from_slice(source);
-                Ok(())
-            }
-            ViewMut::Cuda(v) => stream
-                .cuda("")
-                .map_err(|_| mismatch("queueing a host-to-device copy", false))?
-                .memcpy_htod(elems(source), v)
-                .map_err(CudaError::driver("queueing a host-to-device copy")),
-        }
+        same_len("DeviceSliceMut::async_copy_from", source.len(), self.len)?;
+        self.mem.write(
+            self.range.clone(),
+            as_bytes(source),
+            Queue::On(stream.queue()),
+            "queueing a host-to-device copy",
+        )
+    }
+
+    /// As [`DeviceSlice::memory`], writable.
+    pub(crate) fn memory_mut(&mut self) -> (&mut dyn backend::Memory, Range<usize>) {
+        (&mut *self.mem, self.range.clone())
     }
 }
 
@@ -948,6 +620,16 @@ impl<T: DeviceCopy> DeviceBox<T> {
     pub fn get(&self) -> CudaResult<T> {
         Ok(self.buf.as_host_vec()?[0])
     }
+
+    /// The buffer of one element (for cudarc's traits).
+    pub(crate) fn buffer(&self) -> &DeviceBuffer<T> {
+        &self.buf
+    }
+
+    /// As [`DeviceBox::buffer`], writable.
+    pub(crate) fn buffer_mut(&mut self) -> &mut DeviceBuffer<T> {
+        &mut self.buf
+    }
 }
 
 impl<T: DeviceCopy + ValidAsZeroBits> DeviceBox<T> {
@@ -980,14 +662,11 @@ impl<T: DeviceCopy> DeviceBox<T> {
     }
 }
 
-// `len` is the inner buffer's, always 1.
-forward_cudarc_memory!([T: DeviceCopy] DeviceBox<T> => mut buf);
-
 impl<T: DeviceCopy> KernelMemory<T> for DeviceBox<T> {
     fn kernel_param<'a>(
         &'a self,
         stream: &'a Stream,
-    ) -> CudaResult<(u64, usize, Option<SyncOnDrop<'a>>)> {
+    ) -> CudaResult<(u64, usize, Option<Guard<'a>>)> {
         self.buf.kernel_param(stream)
     }
 }
@@ -996,7 +675,7 @@ impl<T: DeviceCopy> KernelMemoryMut<T> for DeviceBox<T> {
     fn kernel_param_mut<'a>(
         &'a mut self,
         stream: &'a Stream,
-    ) -> CudaResult<(u64, usize, Option<SyncOnDrop<'a>>)> {
+    ) -> CudaResult<(u64, usize, Option<Guard<'a>>)> {
         self.buf.kernel_param_mut(stream)
     }
 }

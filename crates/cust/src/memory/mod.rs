@@ -9,68 +9,30 @@
 //! Differences from cust 0.3, and why:
 //! - Copies between buffers of different lengths are a [`CudaError::LengthMismatch`], never a
 //!   panic.
-//! - Asynchronous copies are safe: the buffers are cudarc's, which record an event per use and
-//!   make later users (host reads of a [`LockedBuffer`], other streams, `drop`) wait for it. So
-//!   a pinned buffer cannot be read or freed while a copy into it is in flight, which cust
-//!   leaves to the caller (`unsafe`).
+//! - Asynchronous copies are safe: on a GPU the buffers are cudarc's, which record an event
+//!   per use and make later users (host reads of a [`LockedBuffer`], other streams, `drop`)
+//!   wait for it. So a pinned buffer cannot be read or freed while a copy into it is in
+//!   flight, which cust leaves to the caller (`unsafe`).
 //! - Constructors synchronise before returning, so a new buffer is ready on every stream.
-
+//!
+//! Each buffer holds its backend's memory (`crate::backend`): cudarc's on a GPU, registered
+//! host memory on the CPU emulator. It keeps the length and element type; the backend works
+//! in bytes.
 //!
 //! Split as cust 0.3 splits it: [`pointer`](mod@pointer) ([`DevicePointer`]), [`device`]
 //! ([`DeviceBuffer`], [`DeviceSlice`], [`DeviceSliceMut`], [`DeviceBox`]), [`locked`]
 //! ([`LockedBuffer`]), [`unified`] ([`UnifiedBuffer`], [`UnifiedBox`], [`MemoryAdvice`]).
 
+/// Every bit pattern of zeros is a valid value of the type: required of the elements of
+/// zeroed, pinned and unified buffers (cudarc's trait, implemented for the primitives;
+/// `unsafe impl` it for your own types where it holds).
+pub use crate::backend::ValidAsZeroBits;
 use crate::{
+    backend::Bytes,
     error::{CudaError, CudaResult},
     stream::Stream,
 };
-use cudarc::driver::DeviceRepr;
-pub use cudarc::driver::ValidAsZeroBits;
 pub use cust_core::DeviceCopy;
-
-/// Implements cudarc's `DeviceSlice` and `DevicePtr` (and, with `mut`, `DevicePtrMut`) of
-/// `T` for a wrapper type by forwarding to its field `$field`, which implements them for
-/// `Elem<T>` or `T`. This is what lets crates built over cudarc (such as `blastoff`) take our
-/// buffers. Usage: `forward_cudarc_memory!([T: DeviceCopy] DeviceBuffer<T> => mut buf);`.
-macro_rules! forward_cudarc_memory {
-    ([$($generics:tt)*] $ty:ty => $field:ident) => {
-        impl<$($generics)*> ::cudarc::driver::DeviceSlice<T> for $ty {
-            fn len(&self) -> usize {
-                ::cudarc::driver::DeviceSlice::len(&self.$field)
-            }
-            fn stream(&self) -> &::std::sync::Arc<::cudarc::driver::CudaStream> {
-                ::cudarc::driver::DeviceSlice::stream(&self.$field)
-            }
-        }
-
-        impl<$($generics)*> ::cudarc::driver::DevicePtr<T> for $ty {
-            fn device_ptr<'a>(
-                &'a self,
-                stream: &'a ::cudarc::driver::CudaStream,
-            ) -> (
-                ::cudarc::driver::sys::CUdeviceptr,
-                ::cudarc::driver::SyncOnDrop<'a>,
-            ) {
-                ::cudarc::driver::DevicePtr::device_ptr(&self.$field, stream)
-            }
-        }
-    };
-    ([$($generics:tt)*] $ty:ty => mut $field:ident) => {
-        forward_cudarc_memory!([$($generics)*] $ty => $field);
-
-        impl<$($generics)*> ::cudarc::driver::DevicePtrMut<T> for $ty {
-            fn device_ptr_mut<'a>(
-                &'a mut self,
-                stream: &'a ::cudarc::driver::CudaStream,
-            ) -> (
-                ::cudarc::driver::sys::CUdeviceptr,
-                ::cudarc::driver::SyncOnDrop<'a>,
-            ) {
-                ::cudarc::driver::DevicePtrMut::device_ptr_mut(&mut self.$field, stream)
-            }
-        }
-    };
-}
 
 pub mod device;
 pub mod locked;
@@ -83,36 +45,48 @@ pub use locked::LockedBuffer;
 pub use pointer::DevicePointer;
 pub use unified::{MemoryAdvice, UnifiedBox, UnifiedBuffer};
 
-/// A `T` stored in cudarc memory: `repr(transparent)`, so a `[T]` and a `[Elem<T>]` have the
-/// same layout.
-#[repr(transparent)]
-#[derive(Clone, Copy)]
-pub(crate) struct Elem<T>(T);
-
-// SAFETY: `DeviceCopy` guarantees a defined, pointer-free layout, identical on host and
-// device; `Elem` is transparent.
-unsafe impl<T: DeviceCopy> DeviceRepr for Elem<T> {}
-// SAFETY: transparent over `T`, which is valid as zero bits.
-unsafe impl<T: ValidAsZeroBits> ValidAsZeroBits for Elem<T> {}
-
-pub(crate) fn elems<T>(s: &[T]) -> &[Elem<T>] {
-    // SAFETY: `Elem<T>` is `repr(transparent)` over `T`: same size, alignment and validity.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), s.len()) }
+/// `s` as the bytes a copy reads.
+pub(crate) fn as_bytes<T: DeviceCopy>(s: &[T]) -> &Bytes {
+    // SAFETY: `size_of_val(s)` bytes of a live slice, read as `MaybeUninit<u8>` (padding
+    // included), for the borrow's lifetime.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), std::mem::size_of_val(s)) }
 }
 
-pub(crate) fn elems_mut<T>(s: &mut [T]) -> &mut [Elem<T>] {
-    // SAFETY: as in `elems`; the borrow is exclusive.
-    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), s.len()) }
+/// `s` as the bytes a copy writes.
+///
+/// # Safety
+/// Only the bytes of valid `T`s (a device copy of `T`s, or another `T` slice's bytes) may be
+/// written through it.
+pub(crate) unsafe fn as_bytes_mut<T: DeviceCopy>(s: &mut [T]) -> &mut Bytes {
+    let len = std::mem::size_of_val(s);
+    // SAFETY: `len` bytes of a live slice, borrowed exclusively; the caller writes only the
+    // bytes of valid `T`s.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), len) }
 }
 
-pub(crate) fn unelems<T>(s: &[Elem<T>]) -> &[T] {
-    // SAFETY: as in `elems`.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), s.len()) }
+/// The first `len` `T`s of `bytes`.
+///
+/// # Safety
+/// `bytes` is aligned for `T`, holds at least `len` `T`s, and every one of them is
+/// initialised (written, or zeros where `T: ValidAsZeroBits`).
+pub(crate) unsafe fn from_bytes<T>(bytes: &Bytes, len: usize) -> &[T] {
+    if len == 0 {
+        return &[];
+    }
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast(), len) }
 }
 
-pub(crate) fn unelems_mut<T>(s: &mut [Elem<T>]) -> &mut [T] {
-    // SAFETY: as in `elems_mut`.
-    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), s.len()) }
+/// As [`from_bytes`], writable.
+///
+/// # Safety
+/// As [`from_bytes`].
+pub(crate) unsafe fn from_bytes_mut<T>(bytes: &mut Bytes, len: usize) -> &mut [T] {
+    if len == 0 {
+        return &mut [];
+    }
+    // SAFETY: the caller's contract; the borrow is exclusive.
+    unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast(), len) }
 }
 
 pub(crate) fn byte_len<T>(what: &'static str, len: usize) -> CudaResult<usize> {
@@ -166,11 +140,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn element_casts_keep_contents() {
+    fn byte_views_keep_contents() {
         let mut v = [1.5f32, -2.0, 3.25];
-        assert_eq!(unelems(elems(&v)), &v);
-        elems_mut(&mut v)[1] = Elem(7.0);
-        assert_eq!(v, [1.5, 7.0, 3.25]);
+        let copy = as_bytes(&v).to_vec();
+        assert_eq!(copy.len(), 12);
+        // SAFETY: the bytes of three valid f32s.
+        let w = unsafe { from_bytes::<f32>(as_bytes(&v), 3) };
+        assert_eq!(w, &v);
+        let mut other = [0.0f32; 3];
+        // SAFETY: only the bytes of `v`'s f32s are written.
+        unsafe { as_bytes_mut(&mut other) }.copy_from_slice(&copy);
+        assert_eq!(other, v);
+        v[1] = 7.0;
+        assert_eq!(
+            unsafe { from_bytes::<f32>(as_bytes(&v), 3) },
+            [1.5, 7.0, 3.25]
+        );
     }
 
     #[test]

@@ -1,25 +1,25 @@
 //! [`DevicePointer`]: a raw device address, as cust-style launches take it.
 
 use super::DeviceCopy;
-use cudarc::driver::{DeviceRepr, sys};
 use std::{fmt, marker::PhantomData};
 
 /// A device address of a `T`, as cust's `launch!` takes for a `*mut T` / `*const T` kernel
 /// parameter (`buf.as_device_ptr()`). Carries no lifetime: keep the buffer alive until the
-/// kernel has finished.
+/// kernel has finished. The address is a `CUdeviceptr` (a 64-bit integer; a host address
+/// on the CPU emulator).
 #[repr(transparent)]
 pub struct DevicePointer<T> {
-    addr: sys::CUdeviceptr,
+    addr: u64,
     _marker: PhantomData<*mut T>,
 }
 
 impl<T> DevicePointer<T> {
     /// The address as an integer.
-    pub fn as_raw(&self) -> sys::CUdeviceptr {
+    pub fn as_raw(&self) -> u64 {
         self.addr
     }
     /// Wraps a raw device address.
-    pub fn from_raw(addr: sys::CUdeviceptr) -> Self {
+    pub fn from_raw(addr: u64) -> Self {
         Self {
             addr,
             _marker: PhantomData,
@@ -37,8 +37,6 @@ impl<T> fmt::Debug for DevicePointer<T> {
         write!(f, "DevicePointer({:#x})", self.addr)
     }
 }
-// SAFETY: a device address is a plain 64-bit integer on both sides.
-unsafe impl<T> DeviceRepr for DevicePointer<T> {}
 // SAFETY: a device address, not a host pointer; any bit pattern is a value.
 unsafe impl<T> DeviceCopy for DevicePointer<T> {}
 // SAFETY: only the address is shared; dereferencing needs the GPU and `unsafe`.
