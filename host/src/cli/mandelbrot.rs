@@ -162,7 +162,9 @@ pub struct MandelbrotArgs {
     /// as fit in 2^23 pixels, and with several GPUs at most 1/8 of the image per GPU.
     #[arg(long, value_name = "ROWS", allow_negative_numbers = true, value_parser = parse_band_rows)]
     pub band_rows: Option<u32>,
-    /// Output PNG file.
+    /// Output PNG file: a regular file (replaced atomically; a symbolic link's target is
+    /// replaced, the link kept), or a character device or FIFO (e.g. a link to /dev/null or a
+    /// named pipe: written through, never replaced). Block devices and sockets are refused.
     #[arg(short, long, default_value = "mandelbrot.png")]
     pub output: PathBuf,
     /// Also render on the CPU and check that the images are identical (GPU backend only).
@@ -622,8 +624,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     let encode = std::thread::scope(|scope| -> Result<Duration> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
         let file = output
-            .temp
-            .as_file()
+            .file()
             .try_clone()
             .context("opening the output file")?;
         let encoder = scope.spawn(move || encode_png(file, width, height, rx));

@@ -132,7 +132,8 @@ pub struct ZoomArgs {
         value_name = "DIR"
     )]
     pub output_dir: Option<PathBuf>,
-    /// Animated GIF file to write.
+    /// Animated GIF file to write (as mandelbrot's -o: a regular file replaced atomically,
+    /// or a character device or FIFO written through).
     #[arg(long, value_name = "FILE")]
     pub gif: Option<PathBuf>,
 }
@@ -547,11 +548,12 @@ fn remove_stale_frames(dir: &std::path::Path, frames: u32) -> Result<u32> {
     Ok(removed)
 }
 
-/// An animated GIF written through a temporary file, renamed into place by
-/// [`GifOut::finish`]; dropped early (error, Ctrl-C), it removes the temporary file.
+/// An animated GIF written through an [`super::OutputFile`] (a temporary file renamed into
+/// place by [`GifOut::finish`], or a device or FIFO written through); dropped early (error,
+/// Ctrl-C), it removes the temporary file.
 struct GifOut {
     path: PathBuf,
-    temp: tempfile::NamedTempFile,
+    out: super::OutputFile,
     encoder: image::codecs::gif::GifEncoder<std::io::BufWriter<RecordingFile>>,
     error: Arc<Mutex<Option<String>>>,
     delay: image::Delay,
@@ -588,26 +590,10 @@ impl std::io::Write for RecordingFile {
 impl GifOut {
     fn create(path: &std::path::Path, fps: u32) -> Result<Self> {
         check_gif_name(path)?;
-        let path = &super::check_output_path(path)?;
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => std::path::Path::new("."),
-        };
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(".ferrocuda-").suffix(".gif.part");
-        #[cfg(unix)]
-        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-        let temp = builder.tempfile_in(dir).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot write the GIF file `{}`: cannot create a file in folder `{}`: {}",
-                path.display(),
-                dir.display(),
-                super::os_message(&e)
-            )
-        })?;
+        let out = super::OutputFile::open(path, "GIF file", ".gif.part")?;
         let error = Arc::new(Mutex::new(None));
         let file = RecordingFile {
-            file: temp.as_file().try_clone().context("opening the GIF file")?,
+            file: out.file().try_clone().context("opening the GIF file")?,
             error: Arc::clone(&error),
         };
         let mut encoder =
@@ -617,7 +603,7 @@ impl GifOut {
             .context("starting the GIF")?;
         Ok(Self {
             path: path.to_path_buf(),
-            temp,
+            out,
             encoder,
             error,
             delay: image::Delay::from_numer_denom_ms(1000, fps),
@@ -655,7 +641,7 @@ impl GifOut {
         if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
             bail!("cannot write the GIF file `{}`: {e}", self.path.display());
         }
-        super::persist_temp(self.temp, &self.path, "GIF file")
+        self.out.persist()
     }
 }
 
