@@ -2290,3 +2290,64 @@ fn sockets_are_refused_as_outputs_and_kept() {
     );
     assert_eq!(entries(dir.path()), ["s.png", "sock"]);
 }
+
+/// The peak resident memory a `mandelbrot` run reports ("peak memory N MiB"), in bytes.
+fn reported_peak_bytes(out: &Output) -> u64 {
+    let text = stdout(out);
+    let mib: u64 = text
+        .split("peak memory ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no peak memory in {text:?}"));
+    mib << 20
+}
+
+/// Issue 35 (M): a deep view's reference orbit and BLA table are held once, within the
+/// stated 192 bytes per iteration of `--max-iter`. Before, each was built in a `Vec` and
+/// copied into an `Arc`, so both copies were alive at the peak: about 380 bytes per
+/// iteration (3.5 GiB for a 64×64 render at 10,000,000). Here 500,000 iterations of a
+/// reference orbit that never escapes (c = -0.1 is inside the set): at most 96 MB for orbit
+/// and table, against about 190 MB with the copies; the allowance over the bound (32 MiB) is
+/// the program itself and a 64×64 image.
+#[test]
+fn deep_views_hold_one_orbit_and_one_bla_table() {
+    let dir = temp_dir();
+    let max_iter: u64 = 500_000;
+    let out = ok(
+        dir.path(),
+        &[
+            "mandelbrot",
+            "--backend",
+            "cpu",
+            "--center-re",
+            "-0.1",
+            "--center-im",
+            "0",
+            "--scale",
+            "1e-20",
+            "--width",
+            "64",
+            "--height",
+            "64",
+            "--max-iter",
+            &max_iter.to_string(),
+            "-o",
+            "deep.png",
+        ],
+    );
+    assert!(
+        stdout(&out).contains("reference orbit 500000 steps"),
+        "{}",
+        stdout(&out)
+    );
+    let peak = reported_peak_bytes(&out);
+    let bound = max_iter * host::deep::DEEP_BYTES_PER_ITERATION + (32 << 20);
+    assert!(
+        peak <= bound,
+        "peak memory {} MiB, more than the {} MiB of one orbit and one table (192 bytes per \
+         iteration) and 32 MiB for the rest",
+        peak >> 20,
+        bound >> 20
+    );
+}

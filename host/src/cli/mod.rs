@@ -289,6 +289,15 @@ pub const MAX_SIDE_PX: u32 = 65_536;
 pub const MAX_FRAME_SIDE_PX: u32 = 8192;
 /// Largest iteration limit.
 pub const MAX_ITER_LIMIT: u32 = 10_000_000;
+/// Most host memory a deep view's reference orbit and BLA table take together: 2 GiB. They
+/// need at most [`host::deep::DEEP_BYTES_PER_ITERATION`] (192) bytes per iteration of
+/// `--max-iter`, whatever the image size, each held once, so [`MAX_ITER_LIMIT`] bounds them
+/// (1.8 GiB at 10,000,000 iterations; checked when this compiles).
+pub const MAX_DEEP_TABLE_BYTES: u64 = 2 << 30;
+const _: () = assert!(
+    MAX_ITER_LIMIT as u64 * host::deep::DEEP_BYTES_PER_ITERATION <= MAX_DEEP_TABLE_BYTES,
+    "--max-iter's limit would let a deep view's orbit and BLA table exceed MAX_DEEP_TABLE_BYTES"
+);
 /// Most timed repetitions of a benchmark.
 pub const MAX_REPS: u32 = 1000;
 /// Most GIF frames per second: GIF frame delays are whole hundredths of a second, and browsers

@@ -14,7 +14,7 @@ use super::{
 };
 use anyhow::{Context, Result, bail};
 use common::{Band, Complex, Viewport};
-use host::deep::DeepView;
+use host::deep::{DeepView, SharedOrbit};
 use host::mandelbrot::{
     BandJob, RenderParams,
     precision::{self, Arithmetic},
@@ -108,7 +108,9 @@ pub struct ZoomArgs {
     /// and browsers slow down delays below 2 hundredths).
     #[arg(long, default_value_t = 15, allow_negative_numbers = true, value_parser = super::parse_fps)]
     pub fps: u32,
-    /// Iteration limit of the first frame (1 to 10,000,000).
+    /// Iteration limit of the first frame (1 to 10,000,000). Frames past f64 share one
+    /// reference orbit and hold one BLA table at a time, up to 192 bytes per iteration of the
+    /// deepest frame's limit (1.8 GiB at 10,000,000).
     #[arg(long, default_value_t = 300, allow_negative_numbers = true, value_parser = super::parse_max_iter)]
     pub max_iter: u32,
     /// Extra iterations per tenfold zoom, 0 to 1,000,000 (deeper frames need more); a frame's
@@ -327,7 +329,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
     )?;
     // The reference orbit of the centre, computed once (at the deepest frame's precision and
     // iteration limit) for every deep frame: the centre does not change.
-    let mut orbit: Option<Arc<[Complex<f64>]>> = None;
+    let mut orbit: Option<SharedOrbit> = None;
     super::catch_signals();
     let mut frames_written = 0u32;
     let written = |frames: u32| {
@@ -652,7 +654,7 @@ fn deepest_orbit(
     args: &ZoomArgs,
     center: &(String, String),
     end_log10: f64,
-) -> Result<Arc<[Complex<f64>]>> {
+) -> Result<SharedOrbit> {
     let first = args.start_scale.log10();
     let deepest = first.min(end_log10);
     let depth = (first - deepest).max(0.0);
