@@ -27,6 +27,6 @@ pub use render::{
     SharedBla, SharedOrbit, colorize, render, render_gpu, render_job_cpu, render_perturbed,
 };
 pub use view::{
-    DeepError, DeepView, MAX_PRECISION_BITS, decimal, decimal_of_log10, estimated_bits, near_i,
-    to_floatexp,
+    DeepError, DeepView, MAX_PRECISION_BITS, NEGLIGIBLE_EXP10, decimal, decimal_of_log10,
+    estimated_bits, near_i, to_floatexp,
 };

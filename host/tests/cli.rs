@@ -2351,3 +2351,59 @@ fn deep_views_hold_one_orbit_and_one_bla_table() {
         bound >> 20
     );
 }
+
+/// Issue 35 (M): a centre part with a tiny exponent (below about -6.46·10⁸, which
+/// `astro-float`'s decimal conversion never finished) is read at once, by `--center-re/-im`,
+/// `--center` and a KFR file's `Re`/`Im` alike. It is below what any view resolves (a part
+/// smaller than 1e-30103 in size is taken as 0), so the image is the one with that part 0
+/// (views with detail: around c = i and the tip c = -2). The limit is not a speed bound:
+/// the runs take well under a second; before, they ran for more than 10 minutes.
+#[test]
+fn tiny_centre_exponents_are_read_at_once_as_zero() {
+    let dir = temp_dir();
+    let limit = std::time::Duration::from_secs(60);
+    let view = |out: &'static str, centre: &[&'static str]| -> Vec<&'static str> {
+        let mut args = vec![
+            "mandelbrot",
+            "--backend",
+            "cpu",
+            "--width",
+            "9",
+            "--height",
+            "7",
+            "--max-iter",
+            "3000",
+            "-o",
+            out,
+        ];
+        args.extend_from_slice(centre);
+        if !centre.contains(&"--kfr") {
+            args.extend_from_slice(&["--scale", "1e-20"]);
+        }
+        args
+    };
+    for (name, re) in [("tiny.kfr", "-0.5e-999999999"), ("zero.kfr", "0")] {
+        let kfr = format!("Re: {re}\r\nIm: 1\r\nZoom: 5.1e20\r\n");
+        std::fs::write(dir.path().join(name), kfr).unwrap();
+    }
+    let pairs: [(&[&str], &[&str]); 3] = [
+        (
+            &["--center-re", "1e-999999999", "--center-im", "1"],
+            &["--center-re", "0", "--center-im", "1"],
+        ),
+        (&["--center", "-2,-1e-1000000000"], &["--center", "-2,0"]),
+        (&["--kfr", "tiny.kfr"], &["--kfr", "zero.kfr"]),
+    ];
+    for (tiny, zero) in pairs {
+        ok(dir.path(), &view("zero.png", zero));
+        let reference = read_rgb(&dir.path().join("zero.png"));
+        let first = reference.get_pixel(0, 0).0;
+        assert!(reference.pixels().any(|p| p.0 != first), "{zero:?}: flat");
+        let args = view("tiny.png", tiny);
+        let out = ferrocuda_within(dir.path(), &args, limit);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).contains("perturbation"), "{}", stdout(&out));
+        let image = read_rgb(&dir.path().join("tiny.png"));
+        assert!(image == reference, "{tiny:?}: not the image of {zero:?}");
+    }
+}

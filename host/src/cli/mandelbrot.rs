@@ -114,7 +114,8 @@ pub struct MandelbrotArgs {
     #[arg(long, default_value_t = 900, allow_negative_numbers = true, value_parser = super::parse_side)]
     pub height: u32,
     /// Centre of the view as RE,IM (e.g. -0.75,0): two decimals (see --scale), every digit
-    /// kept (a deep view gets all of them).
+    /// kept (a deep view gets all of them); a part smaller than 1e-30103 in size, below what
+    /// any view resolves, is taken as 0.
     #[arg(long, value_name = "RE,IM", allow_hyphen_values = true, value_parser = DecimalPoint::parse, conflicts_with = "corners")]
     pub center: Option<DecimalPoint>,
     /// Width of the view along the real axis, in complex-plane units (used with --center or
@@ -130,10 +131,12 @@ pub struct MandelbrotArgs {
         conflicts_with = "corners"
     )]
     pub scale: String,
-    /// Real part of the centre as a decimal of any length (deep zooms; with --center-im).
+    /// Real part of the centre as a decimal of any length (deep zooms; with --center-im); a
+    /// part smaller than 1e-30103 in size, below what any view resolves, is taken as 0.
     #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, value_parser = parse_decimal_text, requires = "center_im", conflicts_with_all = ["center", "corners"])]
     pub center_re: Option<String>,
-    /// Imaginary part of the centre as a decimal of any length (with --center-re).
+    /// Imaginary part of the centre as a decimal of any length (with --center-re; as
+    /// --center-re, a part smaller than 1e-30103 in size is 0).
     #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, value_parser = parse_decimal_text, requires = "center_re", conflicts_with_all = ["center", "corners"])]
     pub center_im: Option<String>,
     /// Take centre, scale and iteration limit from a Kalles Fraktaler location file (its

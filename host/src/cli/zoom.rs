@@ -68,7 +68,7 @@ pub struct ZoomArgs {
     #[arg(long, default_value_t = 480, allow_negative_numbers = true, value_parser = super::parse_frame_side)]
     pub height: u32,
     /// The point zoomed into, RE,IM: two decimals (as `mandelbrot --center`), every digit
-    /// kept for deep frames.
+    /// kept for deep frames (a part smaller than 1e-30103 in size is 0).
     #[arg(long, value_name = "RE,IM", allow_hyphen_values = true, value_parser = DecimalPoint::parse,
           default_value = "-0.743643887037151,0.13182590420533")]
     pub center: DecimalPoint,
@@ -81,7 +81,7 @@ pub struct ZoomArgs {
     #[arg(long, default_value = "1e-5", allow_hyphen_values = true, value_parser = parse_end_scale)]
     pub end_scale: String,
     /// The point zoomed into, real part as a decimal of any length (with --center-im; instead
-    /// of --center, for deep zooms).
+    /// of --center, for deep zooms; a part smaller than 1e-30103 in size is 0).
     #[arg(
         long,
         value_name = "DECIMAL",
