@@ -2149,3 +2149,261 @@ fn options_a_view_would_ignore_are_refused_by_name() {
         assert_eq!(entries(dir.path()), ["l.kfr"], "{args:?} left files");
     }
 }
+
+// ---- Issue 35: special output files, deep memory, tiny centre exponents. ----
+
+/// Runs `ferrocuda args` in `dir`, killing it if it is still running after `limit` (then the
+/// test fails saying so): for tests of inputs that once made it hang. Not a timing test: the
+/// limit is many times what the run takes.
+fn ferrocuda_within(dir: &Path, args: &[&str], limit: std::time::Duration) -> Output {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the ferrocuda binary could not be started");
+    let start = std::time::Instant::now();
+    while child.try_wait().expect("waiting for ferrocuda").is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("waiting for ferrocuda");
+            panic!(
+                "`ferrocuda {}` was still running after {limit:?} (killed); stderr: {}",
+                args.join(" "),
+                stderr(&out)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("waiting for ferrocuda")
+}
+
+/// Makes a FIFO at `path` with `mkfifo`.
+fn mkfifo(path: &Path) {
+    let status = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("running mkfifo");
+    assert!(status.success(), "mkfifo {} failed", path.display());
+}
+
+fn is_fifo(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+/// Runs `ferrocuda args` while a thread reads the FIFO `fifo` to its end; returns the run
+/// and the bytes read. The FIFO is ours (in a temporary folder), so a ferrocuda that
+/// replaces it instead of writing into it damages nothing; the reader it then never
+/// connects to is abandoned (it ends with the test process).
+fn run_into_fifo(dir: &Path, fifo: &Path, args: &[&str]) -> (Output, Option<Vec<u8>>) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reading = fifo.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::fs::read(reading));
+    });
+    let out = ferrocuda_within(dir, args, std::time::Duration::from_secs(120));
+    let read = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .ok()
+        .map(|r| r.expect("reading the FIFO"));
+    (out, read)
+}
+
+/// Issue 35 (M): an output that is, or links to, a FIFO or a character device
+/// (`ln -s /dev/null out.png`) is written through and never replaced by a regular file: the
+/// PNG and the GIF arrive in the FIFO, which is still a FIFO afterwards, and no `.part`
+/// file is left. Before, the output was written beside the link's target and renamed over
+/// it, so as root `-o` a link to `/dev/null` replaced `/dev/null`. Tested with FIFOs made
+/// here, never with the system's devices.
+#[test]
+fn fifos_and_links_to_them_are_written_through_never_replaced() {
+    let dir = temp_dir();
+    let fifo = dir.path().join("pipe");
+    mkfifo(&fifo);
+    // Through a link, and named directly.
+    std::os::unix::fs::symlink("pipe", dir.path().join("out.png")).unwrap();
+    let direct = dir.path().join("direct.png");
+    mkfifo(&direct);
+    for (name, path) in [("out.png", &fifo), ("direct.png", &direct)] {
+        let (out, read) = run_into_fifo(dir.path(), path, &[&SMALL[..8], &[name]].concat());
+        assert!(out.status.success(), "-o {name}: {}", stderr(&out));
+        assert!(is_fifo(path), "-o {name}: the FIFO was replaced");
+        let png = read.unwrap_or_else(|| panic!("-o {name}: nothing was written into the FIFO"));
+        let image = image::load_from_memory(&png).expect("the FIFO got a PNG");
+        assert_eq!((image.width(), image.height()), (7, 5), "-o {name}");
+    }
+    std::os::unix::fs::symlink("pipe", dir.path().join("z.gif")).unwrap();
+    let (out, read) = run_into_fifo(
+        dir.path(),
+        &fifo,
+        &[&ZOOM[..], &["--gif", "z.gif"]].concat(),
+    );
+    assert!(out.status.success(), "--gif: {}", stderr(&out));
+    assert!(is_fifo(&fifo), "--gif: the FIFO was replaced");
+    let gif = read.expect("--gif: nothing was written into the FIFO");
+    assert!(
+        gif.starts_with(b"GIF89a") && gif.last() == Some(&0x3b),
+        "not a whole GIF"
+    );
+    assert!(
+        std::fs::symlink_metadata(dir.path().join("out.png"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        entries(dir.path()),
+        ["direct.png", "out.png", "pipe", "z.gif"],
+        "files left behind"
+    );
+}
+
+/// Issue 35 (M): a socket (or, through the same check, a block device: not tested, that
+/// would need a real disk) is refused before rendering, with exit status 2, an error naming
+/// the path, what it is and what is allowed, and is left as it was.
+#[test]
+fn sockets_are_refused_as_outputs_and_kept() {
+    let dir = temp_dir();
+    let socket = dir.path().join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket).expect("binding a socket");
+    std::os::unix::fs::symlink("sock", dir.path().join("s.png")).unwrap();
+    let args = [&SLOW[..16], &["s.png"]].concat();
+    let start = std::time::Instant::now();
+    let out = ferrocuda(dir.path(), &args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for needle in ["s.png", "socket", "regular file", "/dev/null", "FIFO"] {
+        assert!(err.contains(needle), "does not name `{needle}`: {err}");
+    }
+    // Refused up front: the slow render never started.
+    assert!(start.elapsed().as_secs() < 5, "took {:?}", start.elapsed());
+    use std::os::unix::fs::FileTypeExt;
+    assert!(
+        std::fs::symlink_metadata(&socket)
+            .unwrap()
+            .file_type()
+            .is_socket(),
+        "the socket was replaced"
+    );
+    assert_eq!(entries(dir.path()), ["s.png", "sock"]);
+}
+
+/// The peak resident memory a `mandelbrot` run reports ("peak memory N MiB"), in bytes.
+fn reported_peak_bytes(out: &Output) -> u64 {
+    let text = stdout(out);
+    let mib: u64 = text
+        .split("peak memory ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no peak memory in {text:?}"));
+    mib << 20
+}
+
+/// Issue 35 (M): a deep view's reference orbit and BLA table are held once, within the
+/// stated 192 bytes per iteration of `--max-iter`. Before, each was built in a `Vec` and
+/// copied into an `Arc`, so both copies were alive at the peak: about 380 bytes per
+/// iteration (3.5 GiB for a 64×64 render at 10,000,000). Here 500,000 iterations of a
+/// reference orbit that never escapes (c = -0.1 is inside the set): at most 96 MB for orbit
+/// and table, against about 190 MB with the copies; the allowance over the bound (32 MiB) is
+/// the program itself and a 64×64 image.
+#[test]
+fn deep_views_hold_one_orbit_and_one_bla_table() {
+    let dir = temp_dir();
+    let max_iter: u64 = 500_000;
+    let out = ok(
+        dir.path(),
+        &[
+            "mandelbrot",
+            "--backend",
+            "cpu",
+            "--center-re",
+            "-0.1",
+            "--center-im",
+            "0",
+            "--scale",
+            "1e-20",
+            "--width",
+            "64",
+            "--height",
+            "64",
+            "--max-iter",
+            &max_iter.to_string(),
+            "-o",
+            "deep.png",
+        ],
+    );
+    assert!(
+        stdout(&out).contains("reference orbit 500000 steps"),
+        "{}",
+        stdout(&out)
+    );
+    let peak = reported_peak_bytes(&out);
+    let bound = max_iter * host::deep::DEEP_BYTES_PER_ITERATION + (32 << 20);
+    assert!(
+        peak <= bound,
+        "peak memory {} MiB, more than the {} MiB of one orbit and one table (192 bytes per \
+         iteration) and 32 MiB for the rest",
+        peak >> 20,
+        bound >> 20
+    );
+}
+
+/// Issue 35 (M): a centre part with a tiny exponent (below about -6.46·10⁸, which
+/// `astro-float`'s decimal conversion never finished) is read at once, by `--center-re/-im`,
+/// `--center` and a KFR file's `Re`/`Im` alike. It is below what any view resolves (a part
+/// smaller than 1e-30103 in size is taken as 0), so the image is the one with that part 0
+/// (views with detail: around c = i and the tip c = -2). The limit is not a speed bound:
+/// the runs take well under a second; before, they ran for more than 10 minutes.
+#[test]
+fn tiny_centre_exponents_are_read_at_once_as_zero() {
+    let dir = temp_dir();
+    let limit = std::time::Duration::from_secs(60);
+    let view = |out: &'static str, centre: &[&'static str]| -> Vec<&'static str> {
+        let mut args = vec![
+            "mandelbrot",
+            "--backend",
+            "cpu",
+            "--width",
+            "9",
+            "--height",
+            "7",
+            "--max-iter",
+            "3000",
+            "-o",
+            out,
+        ];
+        args.extend_from_slice(centre);
+        if !centre.contains(&"--kfr") {
+            args.extend_from_slice(&["--scale", "1e-20"]);
+        }
+        args
+    };
+    for (name, re) in [("tiny.kfr", "-0.5e-999999999"), ("zero.kfr", "0")] {
+        let kfr = format!("Re: {re}\r\nIm: 1\r\nZoom: 5.1e20\r\n");
+        std::fs::write(dir.path().join(name), kfr).unwrap();
+    }
+    let pairs: [(&[&str], &[&str]); 3] = [
+        (
+            &["--center-re", "1e-999999999", "--center-im", "1"],
+            &["--center-re", "0", "--center-im", "1"],
+        ),
+        (&["--center", "-2,-1e-1000000000"], &["--center", "-2,0"]),
+        (&["--kfr", "tiny.kfr"], &["--kfr", "zero.kfr"]),
+    ];
+    for (tiny, zero) in pairs {
+        ok(dir.path(), &view("zero.png", zero));
+        let reference = read_rgb(&dir.path().join("zero.png"));
+        let first = reference.get_pixel(0, 0).0;
+        assert!(reference.pixels().any(|p| p.0 != first), "{zero:?}: flat");
+        let args = view("tiny.png", tiny);
+        let out = ferrocuda_within(dir.path(), &args, limit);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(stdout(&out).contains("perturbation"), "{}", stdout(&out));
+        let image = read_rgb(&dir.path().join("tiny.png"));
+        assert!(image == reference, "{tiny:?}: not the image of {zero:?}");
+    }
+}

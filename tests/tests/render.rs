@@ -398,12 +398,12 @@ fn deep_bands_on_the_gpu_pool_equal_the_cpu_bands() {
         deep::{PerturbedJob, near_i, reference_orbit},
         mandelbrot::{BandJob, GpuRenderer, RenderControl},
     };
-    use std::sync::{Arc, atomic::AtomicBool};
+    use std::sync::atomic::AtomicBool;
     let pool = GpuPool::from_env(GpuSelection::All).expect("opening every GPU (or the emulator)");
     let gpu = gpu();
     let v = near_i(300, 61, 37).unwrap();
     let max_iter = 4000;
-    let orbit: Arc<[common::Complex<f64>]> =
+    let orbit: host::deep::SharedOrbit =
         reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter).into();
     let discrete = Coloring::discrete(Palette::Fire);
     let smooth = Coloring {

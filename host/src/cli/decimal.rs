@@ -14,7 +14,10 @@
 //!
 //! The mantissa may have any number of digits (deep-zoom centres carry hundreds); the written
 //! exponent is at most [`MAX_EXPONENT`] in size, so that no later sum of exponents can
-//! overflow. Anything else (`1.2.3e-3`, `1-2`, `1e`, `1e5e5`, `nan`, `inf`, `0x10`, an empty
+//! overflow. Every exponent in that range is handled: a deep view converts its centre to
+//! arbitrary precision (`host::deep::DeepView::new`), where a part smaller than
+//! `10^host::deep::NEGLIGIBLE_EXP10` (1e-30103) in size, below every view's resolution, is 0
+//! without any conversion (`astro-float`'s never ends below about `1e-646456993`). Anything else (`1.2.3e-3`, `1-2`, `1e`, `1e5e5`, `nan`, `inf`, `0x10`, an empty
 //! string) is an error naming the value and this rule.
 
 use std::fmt;

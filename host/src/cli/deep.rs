@@ -6,9 +6,8 @@ use super::UsageError;
 use super::decimal::Decimal;
 use super::mandelbrot::MandelbrotArgs;
 use anyhow::{Context, Result};
-use common::Complex;
 use host::{
-    deep::{DeepView, PerturbedJob, reference_orbit_until},
+    deep::{DeepView, PerturbedJob, SharedOrbit, reference_orbit_until},
     mandelbrot::Style,
 };
 use std::{
@@ -143,11 +142,7 @@ static ORBIT_STEPS: AtomicU64 = AtomicU64::new(0);
 ///
 /// # Errors
 /// `Interrupted` after a signal.
-pub fn orbit_with_progress(
-    view: &DeepView,
-    max_iter: u32,
-    show: bool,
-) -> Result<Arc<[Complex<f64>]>> {
+pub fn orbit_with_progress(view: &DeepView, max_iter: u32, show: bool) -> Result<SharedOrbit> {
     // Short orbits (under about a second: fewer than 2^27 step-bits) show nothing: the
     // display's thread would only add its wake-up interval to the run.
     let long = u64::from(max_iter).saturating_mul(view.precision_bits as u64) > 1 << 27;
@@ -164,7 +159,7 @@ pub fn orbit_with_progress(
     );
     drop(progress);
     super::check_interrupt()?;
-    Ok(Arc::from(orbit.context("the reference orbit stopped")?))
+    Ok(Arc::new(orbit.context("the reference orbit stopped")?))
 }
 
 /// A deep view made ready for the band renderers: its reference orbit and BLA table
@@ -229,7 +224,7 @@ pub fn prepare(
     max_iter: u32,
     style: &Style,
     palette: common::Palette,
-    orbit: Option<Arc<[Complex<f64>]>>,
+    orbit: Option<SharedOrbit>,
 ) -> Result<DeepPrepared> {
     let coloring = style.coloring(palette);
     let stop = &super::CONTROL.stop;

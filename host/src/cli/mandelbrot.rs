@@ -114,7 +114,8 @@ pub struct MandelbrotArgs {
     #[arg(long, default_value_t = 900, allow_negative_numbers = true, value_parser = super::parse_side)]
     pub height: u32,
     /// Centre of the view as RE,IM (e.g. -0.75,0): two decimals (see --scale), every digit
-    /// kept (a deep view gets all of them).
+    /// kept (a deep view gets all of them); a part smaller than 1e-30103 in size, below what
+    /// any view resolves, is taken as 0.
     #[arg(long, value_name = "RE,IM", allow_hyphen_values = true, value_parser = DecimalPoint::parse, conflicts_with = "corners")]
     pub center: Option<DecimalPoint>,
     /// Width of the view along the real axis, in complex-plane units (used with --center or
@@ -130,10 +131,12 @@ pub struct MandelbrotArgs {
         conflicts_with = "corners"
     )]
     pub scale: String,
-    /// Real part of the centre as a decimal of any length (deep zooms; with --center-im).
+    /// Real part of the centre as a decimal of any length (deep zooms; with --center-im); a
+    /// part smaller than 1e-30103 in size, below what any view resolves, is taken as 0.
     #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, value_parser = parse_decimal_text, requires = "center_im", conflicts_with_all = ["center", "corners"])]
     pub center_re: Option<String>,
-    /// Imaginary part of the centre as a decimal of any length (with --center-re).
+    /// Imaginary part of the centre as a decimal of any length (with --center-re; as
+    /// --center-re, a part smaller than 1e-30103 in size is 0).
     #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, value_parser = parse_decimal_text, requires = "center_re", conflicts_with_all = ["center", "corners"])]
     pub center_im: Option<String>,
     /// Take centre, scale and iteration limit from a Kalles Fraktaler location file (its
@@ -144,7 +147,9 @@ pub struct MandelbrotArgs {
     /// The view's upper-left and lower-right corners, each RE,IM (instead of --center/--scale).
     #[arg(long, num_args = 2, value_names = ["UL", "LR"], allow_hyphen_values = true, value_parser = parse_complex)]
     pub corners: Option<Vec<Complex<f64>>>,
-    /// Iteration limit (1 to 10,000,000).
+    /// Iteration limit (1 to 10,000,000). A view past f64 (perturbation) also holds a
+    /// reference orbit and BLA table of up to 192 bytes per iteration, whatever the image
+    /// size: up to 1.8 GiB at 10,000,000.
     #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = super::parse_max_iter)]
     pub max_iter: u32,
     /// Arithmetic precision.
@@ -162,7 +167,9 @@ pub struct MandelbrotArgs {
     /// as fit in 2^23 pixels, and with several GPUs at most 1/8 of the image per GPU.
     #[arg(long, value_name = "ROWS", allow_negative_numbers = true, value_parser = parse_band_rows)]
     pub band_rows: Option<u32>,
-    /// Output PNG file.
+    /// Output PNG file: a regular file (replaced atomically; a symbolic link's target is
+    /// replaced, the link kept), or a character device or FIFO (e.g. a link to /dev/null or a
+    /// named pipe: written through, never replaced). Block devices and sockets are refused.
     #[arg(short, long, default_value = "mandelbrot.png")]
     pub output: PathBuf,
     /// Also render on the CPU and check that the images are identical (GPU backend only).
@@ -622,8 +629,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     let encode = std::thread::scope(|scope| -> Result<Duration> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
         let file = output
-            .temp
-            .as_file()
+            .file()
             .try_clone()
             .context("opening the output file")?;
         let encoder = scope.spawn(move || encode_png(file, width, height, rx));

@@ -14,7 +14,7 @@ use super::{
 };
 use anyhow::{Context, Result, bail};
 use common::{Band, Complex, Viewport};
-use host::deep::DeepView;
+use host::deep::{DeepView, SharedOrbit};
 use host::mandelbrot::{
     BandJob, RenderParams,
     precision::{self, Arithmetic},
@@ -68,7 +68,7 @@ pub struct ZoomArgs {
     #[arg(long, default_value_t = 480, allow_negative_numbers = true, value_parser = super::parse_frame_side)]
     pub height: u32,
     /// The point zoomed into, RE,IM: two decimals (as `mandelbrot --center`), every digit
-    /// kept for deep frames.
+    /// kept for deep frames (a part smaller than 1e-30103 in size is 0).
     #[arg(long, value_name = "RE,IM", allow_hyphen_values = true, value_parser = DecimalPoint::parse,
           default_value = "-0.743643887037151,0.13182590420533")]
     pub center: DecimalPoint,
@@ -81,7 +81,7 @@ pub struct ZoomArgs {
     #[arg(long, default_value = "1e-5", allow_hyphen_values = true, value_parser = parse_end_scale)]
     pub end_scale: String,
     /// The point zoomed into, real part as a decimal of any length (with --center-im; instead
-    /// of --center, for deep zooms).
+    /// of --center, for deep zooms; a part smaller than 1e-30103 in size is 0).
     #[arg(
         long,
         value_name = "DECIMAL",
@@ -108,7 +108,9 @@ pub struct ZoomArgs {
     /// and browsers slow down delays below 2 hundredths).
     #[arg(long, default_value_t = 15, allow_negative_numbers = true, value_parser = super::parse_fps)]
     pub fps: u32,
-    /// Iteration limit of the first frame (1 to 10,000,000).
+    /// Iteration limit of the first frame (1 to 10,000,000). Frames past f64 share one
+    /// reference orbit and hold one BLA table at a time, up to 192 bytes per iteration of the
+    /// deepest frame's limit (1.8 GiB at 10,000,000).
     #[arg(long, default_value_t = 300, allow_negative_numbers = true, value_parser = super::parse_max_iter)]
     pub max_iter: u32,
     /// Extra iterations per tenfold zoom, 0 to 1,000,000 (deeper frames need more); a frame's
@@ -132,7 +134,8 @@ pub struct ZoomArgs {
         value_name = "DIR"
     )]
     pub output_dir: Option<PathBuf>,
-    /// Animated GIF file to write.
+    /// Animated GIF file to write (as mandelbrot's -o: a regular file replaced atomically,
+    /// or a character device or FIFO written through).
     #[arg(long, value_name = "FILE")]
     pub gif: Option<PathBuf>,
 }
@@ -326,7 +329,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
     )?;
     // The reference orbit of the centre, computed once (at the deepest frame's precision and
     // iteration limit) for every deep frame: the centre does not change.
-    let mut orbit: Option<Arc<[Complex<f64>]>> = None;
+    let mut orbit: Option<SharedOrbit> = None;
     super::catch_signals();
     let mut frames_written = 0u32;
     let written = |frames: u32| {
@@ -547,11 +550,12 @@ fn remove_stale_frames(dir: &std::path::Path, frames: u32) -> Result<u32> {
     Ok(removed)
 }
 
-/// An animated GIF written through a temporary file, renamed into place by
-/// [`GifOut::finish`]; dropped early (error, Ctrl-C), it removes the temporary file.
+/// An animated GIF written through an [`super::OutputFile`] (a temporary file renamed into
+/// place by [`GifOut::finish`], or a device or FIFO written through); dropped early (error,
+/// Ctrl-C), it removes the temporary file.
 struct GifOut {
     path: PathBuf,
-    temp: tempfile::NamedTempFile,
+    out: super::OutputFile,
     encoder: image::codecs::gif::GifEncoder<std::io::BufWriter<RecordingFile>>,
     error: Arc<Mutex<Option<String>>>,
     delay: image::Delay,
@@ -588,26 +592,10 @@ impl std::io::Write for RecordingFile {
 impl GifOut {
     fn create(path: &std::path::Path, fps: u32) -> Result<Self> {
         check_gif_name(path)?;
-        let path = &super::check_output_path(path)?;
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => std::path::Path::new("."),
-        };
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(".ferrocuda-").suffix(".gif.part");
-        #[cfg(unix)]
-        builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-        let temp = builder.tempfile_in(dir).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot write the GIF file `{}`: cannot create a file in folder `{}`: {}",
-                path.display(),
-                dir.display(),
-                super::os_message(&e)
-            )
-        })?;
+        let out = super::OutputFile::open(path, "GIF file", ".gif.part")?;
         let error = Arc::new(Mutex::new(None));
         let file = RecordingFile {
-            file: temp.as_file().try_clone().context("opening the GIF file")?,
+            file: out.file().try_clone().context("opening the GIF file")?,
             error: Arc::clone(&error),
         };
         let mut encoder =
@@ -617,7 +605,7 @@ impl GifOut {
             .context("starting the GIF")?;
         Ok(Self {
             path: path.to_path_buf(),
-            temp,
+            out,
             encoder,
             error,
             delay: image::Delay::from_numer_denom_ms(1000, fps),
@@ -655,7 +643,7 @@ impl GifOut {
         if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
             bail!("cannot write the GIF file `{}`: {e}", self.path.display());
         }
-        super::persist_temp(self.temp, &self.path, "GIF file")
+        self.out.persist()
     }
 }
 
@@ -666,7 +654,7 @@ fn deepest_orbit(
     args: &ZoomArgs,
     center: &(String, String),
     end_log10: f64,
-) -> Result<Arc<[Complex<f64>]>> {
+) -> Result<SharedOrbit> {
     let first = args.start_scale.log10();
     let deepest = first.min(end_log10);
     let depth = (first - deepest).max(0.0);

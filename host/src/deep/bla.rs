@@ -37,7 +37,9 @@ pub fn bla_table_until(
     let half_diag =
         (f64::from(job.width_px).powi(2) + f64::from(job.height_px).powi(2)).sqrt() / 2.0;
     let dc_max = job.spacing * FloatExp::from_f64(half_diag);
-    let mut table: Vec<Bla> = Vec::with_capacity(2 * n0 as usize);
+    // Exactly the entries of every level: the table is never reallocated (copied).
+    let len = (0..32).map(|k| bla::level_len(n0, k) as usize).sum();
+    let mut table: Vec<Bla> = Vec::with_capacity(len);
     for (m, z) in orbit.iter().enumerate().take(n0 as usize + 1).skip(1) {
         if m % CHECK_EVERY == 0 && stop.load(Ordering::Relaxed) {
             return None;
@@ -50,7 +52,6 @@ pub fn bla_table_until(
         if stop.load(Ordering::Relaxed) {
             return None;
         }
-        let len = bla::level_len(n0, k) as usize;
         for j in 0..bla::level_len(n0, k + 1) as usize {
             if j % CHECK_EVERY == CHECK_EVERY - 1 && stop.load(Ordering::Relaxed) {
                 return None;
@@ -58,7 +59,7 @@ pub fn bla_table_until(
             let merged = bla::merge(table[start + 2 * j], table[start + 2 * j + 1], dc_max);
             table.push(merged);
         }
-        start += len;
+        start += bla::level_len(n0, k) as usize;
         k += 1;
     }
     Some(table)

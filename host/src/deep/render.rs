@@ -22,7 +22,7 @@ use cust::{error::GpuContext, memory::DeviceBuffer};
 use rayon::prelude::*;
 use std::{
     sync::{
-        Arc,
+        Arc, Weak,
         atomic::{AtomicBool, Ordering},
     },
     time::{Duration, Instant},
@@ -34,6 +34,23 @@ use std::{
 /// `FloatExp` and rebasing checks) costs several plain `f64` steps. Bands this size end
 /// within about a second on a GPU, so a stop request is noticed between launches.
 pub const MAX_PERTURBED_ITERATIONS_PER_LAUNCH: u64 = 1 << 36;
+
+/// A reference orbit shared by every band, GPU and zoom frame of one centre: built in a
+/// `Vec` ([`super::reference_orbit_until`]) and moved into the [`Arc`] without a copy (an
+/// `Arc<[T]>` made from a `Vec` copies it, holding both at once).
+pub type SharedOrbit = Arc<Vec<Complex<f64>>>;
+
+/// A BLA table shared by every band and GPU of one job, moved into the [`Arc`] as
+/// [`SharedOrbit`] is.
+pub type SharedBla = Arc<Vec<Bla>>;
+
+/// Host memory a deep view's reference orbit and BLA table need together, per iteration of
+/// `max_iter`, at most: one orbit value (16 bytes) and, over all levels, fewer than two BLA
+/// entries (88 bytes each) per orbit step. Each is held once ([`SharedOrbit`],
+/// [`SharedBla`]), so a view of `max_iter` iterations needs at most `max_iter` times this
+/// (192 bytes: 1.8 GiB at 10,000,000 iterations), whatever its size in pixels.
+pub const DEEP_BYTES_PER_ITERATION: u64 =
+    (std::mem::size_of::<Complex<f64>>() + 2 * std::mem::size_of::<Bla>()) as u64;
 
 /// A deep-zoom image for the band renderers: the pixel grid and iteration settings
 /// ([`DeepJob`]), samples per pixel, the colouring, and the reference orbit and BLA table
@@ -51,9 +68,9 @@ pub struct PerturbedJob {
     pub supersample: u32,
     /// How escape times become colours.
     pub coloring: Coloring,
-    orbit: Arc<[Complex<f64>]>,
+    orbit: SharedOrbit,
     orbit_len: usize,
-    bla: Arc<[Bla]>,
+    bla: SharedBla,
 }
 
 impl PerturbedJob {
@@ -66,7 +83,7 @@ impl PerturbedJob {
         job: DeepJob,
         supersample: u32,
         coloring: Coloring,
-        orbit: Arc<[Complex<f64>]>,
+        orbit: SharedOrbit,
         stop: &AtomicBool,
     ) -> Option<Self> {
         let orbit_len = orbit.len().min(job.max_iter as usize + 1);
@@ -76,10 +93,11 @@ impl PerturbedJob {
             coloring,
             orbit,
             orbit_len,
-            bla: Arc::from(Vec::new()),
+            bla: SharedBla::default(),
         };
         let table = bla_table_until(this.orbit(), &this.sample_job(), BLA_EPS, stop)?;
-        this.bla = Arc::from(table);
+        // Moved, not copied: the table is the largest thing a deep view holds.
+        this.bla = Arc::new(table);
         Some(this)
     }
 
@@ -89,8 +107,8 @@ impl PerturbedJob {
         job: DeepJob,
         supersample: u32,
         coloring: Coloring,
-        orbit: Arc<[Complex<f64>]>,
-        bla: Arc<[Bla]>,
+        orbit: SharedOrbit,
+        bla: SharedBla,
     ) -> Self {
         let orbit_len = orbit.len().min(job.max_iter as usize + 1);
         Self {
@@ -109,12 +127,12 @@ impl PerturbedJob {
     }
 
     /// The whole shared orbit (possibly longer than [`PerturbedJob::orbit`]).
-    pub fn shared_orbit(&self) -> &Arc<[Complex<f64>]> {
+    pub fn shared_orbit(&self) -> &SharedOrbit {
         &self.orbit
     }
 
     /// The BLA table.
-    pub fn bla(&self) -> &Arc<[Bla]> {
+    pub fn bla(&self) -> &SharedBla {
         &self.bla
     }
 
@@ -289,8 +307,11 @@ pub(crate) struct DeepUpload {
     bla: Option<Shared<Bla>>,
 }
 
-/// Host data shared by [`Arc`], and its copy on a GPU.
-type Shared<T> = (Arc<[T]>, DeviceBuffer<T>);
+/// Host data shared by [`Arc`], and its copy on a GPU. The host side is only a [`Weak`]
+/// reference, to recognise the same data again: the host copy is freed when its jobs are,
+/// even while the device copy stays (a zoom's next BLA table is built while the last one is
+/// still on the GPU, and the two must not both be held on the host).
+type Shared<T> = (Weak<Vec<T>>, DeviceBuffer<T>);
 
 /// `host` on the device, unless `slot` holds it already (the same [`Arc`]); the old buffer
 /// is freed first. An empty `host` uploads one `placeholder` element (an empty device buffer
@@ -298,19 +319,20 @@ type Shared<T> = (Arc<[T]>, DeviceBuffer<T>);
 fn upload_shared<'s, T: cust::memory::DeviceCopy>(
     gpu: &Gpu,
     slot: &'s mut Option<Shared<T>>,
-    host: &Arc<[T]>,
+    host: &Arc<Vec<T>>,
     placeholder: T,
     what: &'static str,
 ) -> Result<&'s DeviceBuffer<T>, GpuError> {
     let entry = match slot.take() {
-        Some((h, dev)) if Arc::ptr_eq(&h, host) => (h, dev),
+        // The `Weak` keeps its allocation, so no other `Arc` can have this address.
+        Some((h, dev)) if std::ptr::eq(h.as_ptr(), Arc::as_ptr(host)) => (h, dev),
         old => {
             drop(old);
             gpu.check_free(what, std::mem::size_of_val(&host[..]))?;
             let one = [placeholder];
             let data: &[T] = if host.is_empty() { &one } else { host };
             let dev = DeviceBuffer::from_slice_in(gpu.context(), data).gpu_context(what)?;
-            (host.clone(), dev)
+            (Arc::downgrade(host), dev)
         }
     };
     Ok(&slot.insert(entry).1)
@@ -386,8 +408,8 @@ pub fn render_gpu(
         *job,
         1,
         Coloring::discrete(common::Palette::Gray),
-        Arc::from(orbit),
-        Arc::from(bla),
+        Arc::new(orbit.to_vec()),
+        Arc::new(bla.to_vec()),
     );
     let rows = band_rows.max(1).min(job.height_px.max(1));
     let mut renderer = GpuRenderer::new(gpu, job.width_px as usize * rows as usize)?;
@@ -511,6 +533,27 @@ mod tests {
     use super::*;
     use crate::deep::{find_minibrot, near_i, render_direct};
 
+    /// The bound the CLI's `--max-iter` help and README state: 192 bytes per iteration, of
+    /// which the BLA table is under two entries per orbit step (every level together).
+    #[test]
+    fn deep_memory_per_iteration_is_as_documented() {
+        assert_eq!(DEEP_BYTES_PER_ITERATION, 192);
+        let v = near_i(30, 16, 16).unwrap();
+        let orbit: SharedOrbit =
+            reference_orbit(&v.center_re, &v.center_im, v.precision_bits, 3000).into();
+        let p = PerturbedJob::prepare(
+            v.job(3000, 4.0),
+            1,
+            Coloring::discrete(common::Palette::Gray),
+            orbit.clone(),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert!(p.bla().len() < 2 * orbit.len(), "{} entries", p.bla().len());
+        // The table is held in exactly its size (no spare capacity from growing).
+        assert_eq!(p.bla().capacity(), p.bla().len());
+    }
+
     /// Perturbation against the direct arbitrary-precision iteration, at a shallow depth
     /// that runs quickly; the deep scales are checked by the `deep-accuracy` example.
     #[test]
@@ -625,7 +668,7 @@ mod tests {
     fn bands_equal_the_whole_image() {
         let v = near_i(30, 13, 11).unwrap();
         let max_iter = 2000;
-        let orbit: Arc<[Complex<f64>]> =
+        let orbit: SharedOrbit =
             reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter).into();
         let coloring = Coloring::discrete(common::Palette::Fire);
         let job = v.job(max_iter, coloring.bailout_sqr::<f64>());
@@ -659,7 +702,7 @@ mod tests {
         let coloring = Coloring::discrete(common::Palette::Classic);
         let big = near_i(25, 12, 8).unwrap();
         let max_iter = 800;
-        let orbit: Arc<[Complex<f64>]> =
+        let orbit: SharedOrbit =
             reference_orbit(&big.center_re, &big.center_im, big.precision_bits, max_iter).into();
         let small_job = DeepJob {
             spacing: big.job(max_iter, 4.0).spacing * FloatExp::from_f64(2.0),
@@ -715,7 +758,7 @@ mod tests {
     fn the_largest_image_renders_in_bounded_bands() {
         let v = near_i(20, 65_536, 65_536).unwrap();
         let job = v.job(8, 4.0);
-        let orbit: Arc<[Complex<f64>]> =
+        let orbit: SharedOrbit =
             reference_orbit(&v.center_re, &v.center_im, v.precision_bits, 8).into();
         let p = PerturbedJob::prepare(
             job,
@@ -749,11 +792,57 @@ mod tests {
         assert_eq!(deep.rows_per_band(1 << 23), 1);
     }
 
+    /// A GPU renderer (here the CPU emulator, which runs the same kernel) keeps the orbit
+    /// and table it uploaded, but not their host copies: once a job is dropped its table is
+    /// freed on the host, even while the device copy stays for the next job of the same
+    /// data (a zoom's next table is built meanwhile; both must not be held, issue 35). Jobs
+    /// that share the orbit reuse its upload, and every band equals the CPU's.
+    #[test]
+    fn gpu_uploads_hold_no_host_copy_and_bands_equal_the_cpu() {
+        let gpu = Gpu::emulator(&crate::KERNELS).unwrap();
+        let v = near_i(30, 8, 6).unwrap();
+        let orbit: SharedOrbit =
+            reference_orbit(&v.center_re, &v.center_im, v.precision_bits, 300).into();
+        let mut renderer = GpuRenderer::new(&gpu, 8 * 6).unwrap();
+        let band = Band {
+            first_row: 0,
+            rows: 6,
+        };
+        let mut last_table = None;
+        for max_iter in [200, 300] {
+            let coloring = Coloring::discrete(common::Palette::Fire);
+            let job = PerturbedJob::prepare(
+                v.job(max_iter, coloring.bailout_sqr::<f64>()),
+                1,
+                coloring,
+                orbit.clone(),
+                &AtomicBool::new(false),
+            )
+            .unwrap();
+            let on_gpu = renderer
+                .render(BandJob::Perturbed(&job), band, true)
+                .unwrap();
+            let on_cpu = job
+                .render_band_cpu_until(band, true, &RenderControl::new())
+                .unwrap();
+            assert_eq!(on_gpu.counts, on_cpu.counts, "max_iter {max_iter}");
+            assert_eq!(on_gpu.rgb, on_cpu.rgb, "max_iter {max_iter}");
+            last_table = Some(Arc::downgrade(job.bla()));
+        }
+        let table = last_table.unwrap();
+        assert!(
+            table.upgrade().is_none(),
+            "the renderer kept the host copy of a dropped job's BLA table"
+        );
+        // The orbit is still ours (and still uploaded): only our reference keeps it.
+        assert_eq!(Arc::strong_count(&orbit), 1);
+    }
+
     /// A stop request ends a CPU band within a sample and returns `None`.
     #[test]
     fn a_stopped_band_returns_nothing() {
         let v = near_i(30, 64, 64).unwrap();
-        let orbit: Arc<[Complex<f64>]> =
+        let orbit: SharedOrbit =
             reference_orbit(&v.center_re, &v.center_im, v.precision_bits, 100).into();
         let control = RenderControl::new();
         let p = PerturbedJob::prepare(

@@ -83,13 +83,13 @@ pub fn to_floatexp(x: &BigFloat) -> FloatExp {
     FloatExp::new(m, exponent)
 }
 
-/// The bits a view of `scale` (decimal text) on an image `width_px` wide needs, estimated
-/// from the text alone (its decimal exponent and the position of its first significant
-/// digit), without parsing it at any precision: `None` if the text is not of the form
-/// `[+-]digits[.digits][(e|E)[+-]digits]`. Used to refuse views deeper than
-/// [`MAX_PRECISION_BITS`] before an arbitrary-precision parse of a huge exponent.
-pub fn estimated_bits(scale: &str, width_px: u32) -> Option<u64> {
-    let t = scale.trim();
+/// The decimal place of the first significant digit of `text` (`10^place ≤ |x| <
+/// 10^(place + 1)`), read from the text alone, without parsing it at any precision (an
+/// exponent with more digits than `i128` holds saturates), and whether every digit is 0
+/// (then the place is the written exponent's); `None` if the text is not of the form
+/// `[+-]digits[.digits][(e|E)[+-]digits]`.
+fn leading_place(text: &str) -> Option<(i128, bool)> {
+    let t = text.trim();
     let (mant, exp) = match t.find(['e', 'E']) {
         Some(i) => (&t[..i], Some(&t[i + 1..])),
         None => (t, None),
@@ -116,15 +116,24 @@ pub fn estimated_bits(scale: &str, width_px: u32) -> Option<u64> {
     {
         return None;
     }
-    // Decimal position of the first significant digit: 10^lead ≤ |scale| < 10^(lead+1).
-    let lead = match int.trim_start_matches('0') {
-        s if !s.is_empty() => s.len() as i128 - 1,
+    let (lead, zero) = match int.trim_start_matches('0') {
+        s if !s.is_empty() => (s.len() as i128 - 1, false),
         _ => match frac.find(|c| c != '0') {
-            Some(i) => -(i as i128) - 1,
-            None => 0,
+            Some(i) => (-(i as i128) - 1, false),
+            None => (0, true),
         },
     };
-    let log10 = lead.saturating_add(exp);
+    Some((lead.saturating_add(exp), zero))
+}
+
+/// The bits a view of `scale` (decimal text) on an image `width_px` wide needs, estimated
+/// from the text alone (its decimal exponent and the position of its first significant
+/// digit), without parsing it at any precision: `None` if the text is not of the form
+/// `[+-]digits[.digits][(e|E)[+-]digits]`. Used to refuse views deeper than
+/// [`MAX_PRECISION_BITS`] before an arbitrary-precision parse of a huge exponent.
+pub fn estimated_bits(scale: &str, width_px: u32) -> Option<u64> {
+    // Decimal position of the first significant digit: 10^log10 ≤ |scale| < 10^(log10+1).
+    let (log10, _) = leading_place(scale)?;
     // bits ≈ −log2(spacing) + 64, spacing = scale / width.
     let spacing_log2 =
         (log10 as f64) * std::f64::consts::LOG2_10 - f64::from(width_px.max(1)).log2();
@@ -136,10 +145,23 @@ pub fn estimated_bits(scale: &str, width_px: u32) -> Option<u64> {
     })
 }
 
+/// Centre coordinates smaller in size than `10^NEGLIGIBLE_EXP10` (`1e-30103`, just below
+/// `2^-MAX_PRECISION_BITS`) are taken as 0 ([`DeepView::new`]). A view resolves positions
+/// to `2^-64` of its pixel spacing, `2^-precision_bits` (the precision is chosen so), and no
+/// view has more than [`MAX_PRECISION_BITS`] bits: such a coordinate is below the
+/// resolution of every view, as the digits a centre has beyond its precision are. Taking it
+/// as 0 also keeps its exponent away from `astro-float`'s decimal conversion, which never
+/// ends for exponents below about `-6.46·10⁸` (its smallest number is `2^-2^31`).
+pub const NEGLIGIBLE_EXP10: i64 =
+    // floor(MAX_PRECISION_BITS · log10 2) + 1, with log10 2 = 0.30102999566…
+    -(MAX_PRECISION_BITS as i64 * 30_102_999_566 / 100_000_000_000 + 1);
+
 impl DeepView {
     /// Parses the centre and scale (decimal strings of any length, e.g. `"1e-500"`) and
     /// chooses the precision: enough bits for the pixel spacing (`scale / width`) plus 64,
-    /// at least 128, at most [`MAX_PRECISION_BITS`].
+    /// at least 128, at most [`MAX_PRECISION_BITS`]. A centre coordinate smaller in size
+    /// than `10^`[`NEGLIGIBLE_EXP10`] is below every view's resolution and is taken as 0
+    /// (whatever its exponent: `1e-999999999` is read at once).
     ///
     /// # Errors
     /// [`DeepError`] naming the bad value; [`DeepError::TooDeep`] (decided from the text,
@@ -187,9 +209,21 @@ impl DeepView {
                 value: text.into(),
             })
         };
+        // Checked against the grammar first: `astro-float` reads some texts outside it
+        // (`1e-999999999e5`) as far as it can, and a huge exponent never ends.
+        let coordinate = |what, text: &str, cc: &mut Consts| match leading_place(text) {
+            None => Err(DeepError::NotANumber {
+                what,
+                value: text.into(),
+            }),
+            Some((place, false)) if place < i128::from(NEGLIGIBLE_EXP10) => {
+                Ok(BigFloat::from_word(0, bits))
+            }
+            Some(_) => number(what, text, cc),
+        };
         Ok(Self {
-            center_re: number("centre real part", center_re, &mut cc)?,
-            center_im: number("centre imaginary part", center_im, &mut cc)?,
+            center_re: coordinate("centre real part", center_re, &mut cc)?,
+            center_im: coordinate("centre imaginary part", center_im, &mut cc)?,
             scale: number("scale", scale, &mut cc)?,
             width_px,
             height_px,
@@ -349,6 +383,55 @@ mod tests {
             "{}",
             v.precision_bits
         );
+    }
+
+    /// Issue 35: a centre coordinate below `10^NEGLIGIBLE_EXP10` (below the resolution of
+    /// every view) is 0, whatever its exponent; before, `1e-999999999` never finished parsing
+    /// (`astro-float`'s decimal conversion of exponents below about -6.46·10⁸). Anything
+    /// larger is kept, however small.
+    #[test]
+    fn centre_coordinates_below_every_views_resolution_are_zero() {
+        assert_eq!(NEGLIGIBLE_EXP10, -30_103);
+        // 10^-30103 < 2^-100000 = 10^-30102.9996 ≤ every view's resolution.
+        assert!(
+            (NEGLIGIBLE_EXP10 as f64) < -(MAX_PRECISION_BITS as f64) * std::f64::consts::LOG10_2
+        );
+        let zero = DeepView::new("0", "0", "1e-20", 8, 8).unwrap();
+        for (re, im) in [
+            ("1e-999999999", "0"),
+            ("0", "-1e-1000000000"),
+            ("-0.00000000009e-646456990", "+9.99e-30104"),
+            ("0.0001e-30100", "0"),
+        ] {
+            let v = DeepView::new(re, im, "1e-20", 8, 8).unwrap();
+            assert!(v.center_re.is_zero() && v.center_im.is_zero(), "{re},{im}");
+            assert_eq!(v.precision_bits, zero.precision_bits, "{re},{im}");
+        }
+        // At or above the bound: kept (10^-30103 at 128+ bits of relative precision).
+        let kept = DeepView::new("1e-30103", "-2.5e-30000", "1e-20", 8, 8).unwrap();
+        assert!(!kept.center_re.is_zero() && !kept.center_im.is_zero());
+        assert_eq!(
+            to_floatexp(&kept.center_re).e,
+            to_floatexp(&parse("1e-30103", 128, &mut Consts::new().unwrap()).unwrap()).e
+        );
+        // Texts outside the grammar are errors, named, before any conversion (astro-float
+        // reads `1e-999999999e5` as far as it can, and never ends).
+        for bad in [
+            "1e-99999999999x",
+            "1e-999999999e5",
+            "1e5e-999999999",
+            "--1",
+            "",
+        ] {
+            assert_eq!(
+                DeepView::new(bad, "0", "1e-20", 8, 8).unwrap_err(),
+                DeepError::NotANumber {
+                    what: "centre real part",
+                    value: bad.into()
+                },
+                "{bad}"
+            );
+        }
     }
 
     /// N9: views deeper than the bound are refused at once, from the text, with the figure;
