@@ -77,7 +77,10 @@ pub fn exec(args: &Args) -> Result<()> {
         fs::create_dir_all(path.parent().expect("files are in a folder"))?;
         fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
     }
-    println!("created {} (ferrocuda at {ferrocuda}, relative to it)", dir.display());
+    println!(
+        "created {} (ferrocuda at {ferrocuda}, relative to it)",
+        dir.display()
+    );
     println!(
         "build and run it: cd {} && cargo run --release",
         dir.display()
@@ -113,8 +116,8 @@ fn relative_path(from: &Path, to: &Path) -> PathBuf {
         .zip(to.iter())
         .take_while(|(a, b)| a == b)
         .count();
-    let mut rel: PathBuf = std::iter::repeat_n(Component::ParentDir.as_os_str(), from.len() - common)
-        .collect();
+    let mut rel: PathBuf =
+        std::iter::repeat_n(Component::ParentDir.as_os_str(), from.len() - common).collect();
     rel.extend(&to[common..]);
     if rel.as_os_str().is_empty() {
         rel.push(".");
@@ -128,9 +131,7 @@ fn normalise(path: &Path) -> Vec<Component<'_>> {
     for c in path.components() {
         match c {
             Component::CurDir => {}
-            Component::ParentDir
-                if matches!(out.last(), Some(Component::Normal(_))) =>
-            {
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
                 out.pop();
             }
             c => out.push(c),
@@ -176,7 +177,10 @@ mod tests {
             let line = format!("{krate} = {{ path = \"../../ferrocuda/crates/{krate}\" }}");
             assert!(root.contains(&line), "{line} missing from:\n{root}");
         }
-        assert!(root.contains("my-app-kernels = { path = \"kernels\" }"), "{root}");
+        assert!(
+            root.contains("my-app-kernels = { path = \"kernels\" }"),
+            "{root}"
+        );
         // The kernels crate takes the path from the workspace: one place to change.
         assert!(text("kernels/Cargo.toml").contains("cuda_std.workspace = true"));
         for (path, text) in &files {

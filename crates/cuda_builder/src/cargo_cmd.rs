@@ -200,10 +200,23 @@ pub(crate) const FLOAT_METHOD_NOTE: &str = "std's float functions (`x.exp()`, `x
 /// a `= note:` line with [`FLOAT_METHOD_NOTE`], indented as rustc's own `= help:` lines.
 fn explained(diag: &Diagnostic, rendered: String) -> String {
     let code = diag.code.as_ref().map(|c| c.code.as_str());
-    let on_float = ["`f32`", "`f64`", "`{float}`", "`&f32`", "`&f64`", "`&mut f32`", "`&mut f64`"]
-        .iter()
-        .any(|t| diag.message.ends_with(&format!("found for type {t} in the current scope"))
-            || diag.message.ends_with(&format!("found for reference {t} in the current scope")));
+    let on_float = [
+        "`f32`",
+        "`f64`",
+        "`{float}`",
+        "`&f32`",
+        "`&f64`",
+        "`&mut f32`",
+        "`&mut f64`",
+    ]
+    .iter()
+    .any(|t| {
+        diag.message
+            .ends_with(&format!("found for type {t} in the current scope"))
+            || diag
+                .message
+                .ends_with(&format!("found for reference {t} in the current scope"))
+    });
     if code != Some("E0599") || !on_float {
         return rendered;
     }
@@ -213,7 +226,8 @@ fn explained(diag: &Diagnostic, rendered: String) -> String {
         .lines()
         .find_map(|l| {
             let trimmed = l.trim_start_matches(' ');
-            (trimmed.starts_with('|') && trimmed.len() < l.len()).then(|| &l[..l.len() - trimmed.len()])
+            (trimmed.starts_with('|') && trimmed.len() < l.len())
+                .then(|| &l[..l.len() - trimmed.len()])
         })
         .unwrap_or(" ");
     let mut out = rendered.trim_end().to_owned();

@@ -135,7 +135,13 @@ impl BuildError {
     /// }
     /// ```
     pub fn reported_in_module(&self) -> bool {
-        matches!(self, Self::Compile { module: Some(_), .. })
+        matches!(
+            self,
+            Self::Compile {
+                module: Some(_),
+                ..
+            }
+        )
     }
 }
 

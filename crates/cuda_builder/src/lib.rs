@@ -23,7 +23,11 @@
 //!    target settings never leak in) and `RUSTC_BOOTSTRAP=1`, so a stable toolchain works.
 //!    Forwards compiler warnings as `cargo::warning=` lines; on an error, fails with the
 //!    compiler's rendered messages ([`BuildError::Compile`], whose `Debug` prints them as
-//!    they are, for build scripts that `.unwrap()`).
+//!    they are, for build scripts that `.unwrap()`), with one more line on rustc's E0599 for
+//!    an `f32`/`f64` method (std's float functions are not on the GPU: `cuda_std::math`). In
+//!    a build script, `<CRATE>_MODULE` then names a module that is a `compile_error!` with
+//!    those messages, so the script can end and let rustc print them once
+//!    ([`BuildError::reported_in_module`]).
 //! 2. The inputs (`depinfo`): emits `cargo::rerun-if-changed` for every source file the
 //!    kernels build read (from its dep-info file) and `rerun-if-env-changed` for the
 //!    variables it reads.
@@ -34,7 +38,9 @@
 //!    per kernel ([`Resources`]). For the architectures of [`CudaBuilder::cubin_archs`], keeps
 //!    what ptxas assembled as cubin files (ahead-of-time SASS, loaded without JIT
 //!    compilation). Without ptxas there are no cubins, and the build still succeeds (the
-//!    host falls back to the PTX).
+//!    host falls back to the PTX) with a warning, once per kernels build. Kernels that spill
+//!    registers are reported as warnings; every kernel with
+//!    [`CudaBuilder::report_resources`].
 //! 5. The manifest ([`manifest`]): a [`ModuleImage`] (`cust_core`'s type, shared with the
 //!    host runtime) with every entry point, its parameter sizes and resources, and the
 //!    cubins, written as JSON, `<crate>_manifest.json`, and `<crate>_module.rs` (both in the
@@ -1047,9 +1053,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let record = dir.path().join("k.ptxas-missing");
         assert!(first_sight(&record, &["ptx a"]), "a new build");
-        assert!(!first_sight(&record, &["ptx a"]), "the same PTX, rebuilt or not");
+        assert!(
+            !first_sight(&record, &["ptx a"]),
+            "the same PTX, rebuilt or not"
+        );
         assert!(first_sight(&record, &["ptx b"]), "a kernel changed");
-        assert!(first_sight(&record, &["ptx b", "sm_90a"]), "a variant added");
+        assert!(
+            first_sight(&record, &["ptx b", "sm_90a"]),
+            "a variant added"
+        );
         assert!(!first_sight(&record, &["ptx b", "sm_90a"]));
     }
 
@@ -1063,7 +1075,10 @@ mod tests {
             spill_store_bytes,
             spill_load_bytes: spill_store_bytes,
         };
-        let resources = [("saxpy".to_owned(), r(12, 0)), ("big".to_owned(), r(255, 8))];
+        let resources = [
+            ("saxpy".to_owned(), r(12, 0)),
+            ("big".to_owned(), r(255, 8)),
+        ];
         let all = resource_lines(&resources, true);
         assert_eq!(
             all,
@@ -1076,7 +1091,11 @@ mod tests {
         );
         assert_eq!(resource_lines(&resources, false), all[1..]);
         assert!(!CudaBuilder::new("k").report_resources, "off by default");
-        assert!(CudaBuilder::new("k").report_resources(true).report_resources);
+        assert!(
+            CudaBuilder::new("k")
+                .report_resources(true)
+                .report_resources
+        );
     }
 
     #[test]
