@@ -54,6 +54,7 @@ fn without_a_context_constructors_say_what_to_call() {
     // `quick_init` opens a GPU: refused without a driver, whatever else is open.
     let err = cust::quick_init().unwrap_err();
     assert!(matches!(err, CudaError::NoDriver), "{err}");
+    assert!(err.to_string().contains("Context::from_env(0)"), "{err}");
 }
 
 #[test]

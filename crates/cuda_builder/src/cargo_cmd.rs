@@ -162,7 +162,7 @@ pub(crate) fn run(mut cmd: Command, crate_name: &str, emit: bool) -> Result<(), 
         let Some(diag) = msg.message else { continue };
         let rendered = strip_ansi(diag.rendered.as_deref().unwrap_or(&diag.message));
         match diag.level.as_str() {
-            "error" | "error: internal compiler error" => errors.push(rendered),
+            "error" | "error: internal compiler error" => errors.push(explained(&diag, rendered)),
             // Our own `+ptxXY` flag is reported as unstable on every crate: expected.
             "warning"
                 if diag
@@ -190,7 +190,54 @@ pub(crate) fn run(mut cmd: Command, crate_name: &str, emit: bool) -> Result<(), 
         } else {
             errors.join("\n")
         },
+        module: None,
     })
+}
+
+/// What [`explained`] adds to rustc's E0599 on a float method (`x.exp()`, `f32::sin(x)`):
+/// rustc's own hint there (import `compiler_builtins`' `Float` trait) is wrong for kernels.
+pub(crate) const FLOAT_METHOD_NOTE: &str = "std's float functions (`x.exp()`, `x.sin()`, \
+    `x.powf(y)`, ...) are not on the GPU: use `cuda_std::math` (C names: `math::expf(x)` for \
+    an `f32`, `math::exp(x)` for an `f64`), which gives the same bits on the CPU";
+
+/// `rendered` (the diagnostic `diag` as rustc printed it) with one more line where rustc's
+/// message misleads in a kernel: for E0599 on an `f32`/`f64` method or associated function,
+/// a `= note:` line with [`FLOAT_METHOD_NOTE`], indented as rustc's own `= help:` lines.
+fn explained(diag: &Diagnostic, rendered: String) -> String {
+    let code = diag.code.as_ref().map(|c| c.code.as_str());
+    let on_float = [
+        "`f32`",
+        "`f64`",
+        "`{float}`",
+        "`&f32`",
+        "`&f64`",
+        "`&mut f32`",
+        "`&mut f64`",
+    ]
+    .iter()
+    .any(|t| {
+        diag.message
+            .ends_with(&format!("found for type {t} in the current scope"))
+            || diag
+                .message
+                .ends_with(&format!("found for reference {t} in the current scope"))
+    });
+    if code != Some("E0599") || !on_float {
+        return rendered;
+    }
+    // rustc's gutter: the spaces before the `|` of its source lines (wider for longer line
+    // numbers).
+    let gutter = rendered
+        .lines()
+        .find_map(|l| {
+            let trimmed = l.trim_start_matches(' ');
+            (trimmed.starts_with('|') && trimmed.len() < l.len())
+                .then(|| &l[..l.len() - trimmed.len()])
+        })
+        .unwrap_or(" ");
+    let mut out = rendered.trim_end().to_owned();
+    out.push_str(&format!("\n{gutter}= note: {FLOAT_METHOD_NOTE}\n"));
+    out
 }
 
 /// The crate attributes a kernels build needs that the crate root at `root` does not name
@@ -270,7 +317,13 @@ struct CargoMessage {
 struct Diagnostic {
     level: String,
     message: String,
+    code: Option<DiagnosticCode>,
     rendered: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct DiagnosticCode {
+    code: String,
 }
 
 #[cfg(test)]
@@ -283,6 +336,48 @@ mod tests {
             strip_ansi("\u{1b}[0m\u{1b}[1m\u{1b}[33mwarning\u{1b}[0m: x"),
             "warning: x"
         );
+    }
+
+    /// rustc 1.95's E0599 for `(a * x).exp()` in a kernel built for nvptx64, as cargo's
+    /// JSON carries it (the rendered text without colours).
+    const E0599_EXP: &str = r#"{"reason":"compiler-message","message":{"level":"error","message":"no method named `exp` found for type `f32` in the current scope","code":{"code":"E0599","explanation":"..."},"rendered":"error[E0599]: no method named `exp` found for type `f32` in the current scope\n  --> kernels/src/lib.rs:10:13\n   |\n10 |     (a * x).exp() + y\n   |             ^^^\n   |\n  ::: /rust/library/compiler-builtins/compiler-builtins/src/float/traits.rs:79:8\n   |\n79 |     fn exp(self) -> Self::ExpInt;\n   |        --- the method is available for `f32` here\n   |\n   = help: items from traits can only be used if the trait is in scope\nhelp: trait `Float` which provides `exp` is implemented but not in scope; perhaps you want to import it\n   |\n 5 + use compiler_builtins::float::traits::Float;\n   |\n\n"}}"#;
+
+    fn diagnostic(json: &str) -> Diagnostic {
+        serde_json::from_str::<CargoMessage>(json)
+            .unwrap()
+            .message
+            .unwrap()
+    }
+
+    #[test]
+    fn e0599_on_a_float_method_gets_one_line_naming_cuda_std_math() {
+        let diag = diagnostic(E0599_EXP);
+        let rendered = diag.rendered.clone().unwrap();
+        let out = explained(&diag, rendered.clone());
+        // rustc's text, then exactly one line, in its gutter.
+        assert_eq!(
+            out,
+            format!("{}\n   = note: {FLOAT_METHOD_NOTE}\n", rendered.trim_end())
+        );
+        assert!(FLOAT_METHOD_NOTE.contains("cuda_std::math"));
+        assert_eq!(out.matches(FLOAT_METHOD_NOTE).count(), 1);
+
+        // The associated-function form, and `f64`.
+        let assoc = E0599_EXP.replace(
+            "no method named `exp` found for type `f32`",
+            "no function or associated item named `exp` found for type `f64`",
+        );
+        let diag = diagnostic(&assoc);
+        assert!(explained(&diag, "x".into()).contains(FLOAT_METHOD_NOTE));
+
+        // Other E0599s and other errors are left as they are.
+        for (from, to) in [
+            ("found for type `f32`", "found for struct `Foo`"),
+            ("\"code\":\"E0599\"", "\"code\":\"E0425\""),
+        ] {
+            let diag = diagnostic(&E0599_EXP.replace(from, to));
+            assert_eq!(explained(&diag, "text\n".into()), "text\n", "{to}");
+        }
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub enum BuildError {
         crate_name: String,
         /// The compiler's rendered error messages (or cargo's stderr).
         messages: String,
+        /// In a build script: the generated module that now stands for the kernels, a
+        /// `compile_error!` with this error ([`BuildError::reported_in_module`]).
+        module: Option<PathBuf>,
     },
     /// The build succeeded but produced no PTX file.
     #[error(
@@ -111,6 +114,37 @@ pub enum BuildError {
     Manifest(PathBuf, #[source] serde_json::Error),
 }
 
+impl BuildError {
+    /// Whether the host crate's compiler reports this error, so that the build script can
+    /// end successfully and the error is printed once, as a rustc error, not twice and
+    /// wrapped in the build script's output: `true` for a compile error of the kernels crate
+    /// in a build script, where the builder has pointed `<CRATE>_MODULE` at a module that is
+    /// a `compile_error!` with the compiler's messages and asked cargo to rerun the script on
+    /// the next build. Only for host crates that `include!(env!("<CRATE>_MODULE"))`. An
+    /// error that the host build of the kernels crate also has is then reported by that
+    /// build alone (cargo stops there, before the host crate); one only the GPU build has
+    /// (`f32::exp`, say) by the host crate's `include!`.
+    ///
+    /// ```no_run
+    /// // build.rs of a crate whose src/lib.rs has `include!(env!("KERNELS_MODULE"));`
+    /// if let Err(e) = cuda_builder::CudaBuilder::new("kernels").build() {
+    ///     if !e.reported_in_module() {
+    ///         eprintln!("{e}");
+    ///         std::process::exit(1);
+    ///     }
+    /// }
+    /// ```
+    pub fn reported_in_module(&self) -> bool {
+        matches!(
+            self,
+            Self::Compile {
+                module: Some(_),
+                ..
+            }
+        )
+    }
+}
+
 impl fmt::Debug for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(self, f)
@@ -127,6 +161,7 @@ mod tests {
             crate_name: "kernels".into(),
             messages: "error[E0425]: cannot find value `x`\n --> src/lib.rs:3:5\n  |\n3 |     x\n"
                 .into(),
+            module: None,
         };
         let debug = format!("{err:?}");
         assert_eq!(debug, err.to_string());

@@ -23,7 +23,11 @@
 //!    target settings never leak in) and `RUSTC_BOOTSTRAP=1`, so a stable toolchain works.
 //!    Forwards compiler warnings as `cargo::warning=` lines; on an error, fails with the
 //!    compiler's rendered messages ([`BuildError::Compile`], whose `Debug` prints them as
-//!    they are, for build scripts that `.unwrap()`).
+//!    they are, for build scripts that `.unwrap()`), with one more line on rustc's E0599 for
+//!    an `f32`/`f64` method (std's float functions are not on the GPU: `cuda_std::math`). In
+//!    a build script, `<CRATE>_MODULE` then names a module that is a `compile_error!` with
+//!    those messages, so the script can end and let rustc print them once
+//!    ([`BuildError::reported_in_module`]).
 //! 2. The inputs (`depinfo`): emits `cargo::rerun-if-changed` for every source file the
 //!    kernels build read (from its dep-info file) and `rerun-if-env-changed` for the
 //!    variables it reads.
@@ -34,7 +38,9 @@
 //!    per kernel ([`Resources`]). For the architectures of [`CudaBuilder::cubin_archs`], keeps
 //!    what ptxas assembled as cubin files (ahead-of-time SASS, loaded without JIT
 //!    compilation). Without ptxas there are no cubins, and the build still succeeds (the
-//!    host falls back to the PTX).
+//!    host falls back to the PTX) with a warning, once per kernels build. Kernels that spill
+//!    registers are reported as warnings; every kernel with
+//!    [`CudaBuilder::report_resources`].
 //! 5. The manifest ([`manifest`]): a [`ModuleImage`] (`cust_core`'s type, shared with the
 //!    host runtime) with every entry point, its parameter sizes and resources, and the
 //!    cubins, written as JSON, `<crate>_manifest.json`, and `<crate>_module.rs` (both in the
@@ -71,7 +77,11 @@ pub mod watch;
 pub use cust_core::{ArchVariant, ComputeCapability, Cubin, EntryPoint, ModuleImage, Resources};
 pub use error::BuildError;
 
-use std::path::{Path, PathBuf};
+use std::{
+    hash::{Hash, Hasher},
+    path::{Path, PathBuf},
+    sync::atomic::{AtomicBool, Ordering as AtomicOrdering},
+};
 
 /// The rustc target the kernels are compiled for.
 pub const TARGET: &str = "nvptx64-nvidia-cuda";
@@ -215,6 +225,7 @@ pub struct CudaBuilder {
     variant: Option<String>,
     max_registers: Vec<(String, u32)>,
     arch_variants: Vec<ComputeCapability>,
+    report_resources: bool,
 }
 
 impl CudaBuilder {
@@ -242,6 +253,7 @@ impl CudaBuilder {
             variant: None,
             max_registers: Vec::new(),
             arch_variants: Vec::new(),
+            report_resources: false,
         }
     }
 
@@ -340,6 +352,19 @@ impl CudaBuilder {
     /// Default: none.
     pub fn cubin_archs(mut self, archs: impl IntoIterator<Item = ComputeCapability>) -> Self {
         self.cubin_archs = archs.into_iter().collect();
+        self
+    }
+
+    /// Whether to print every kernel's registers, spills and shared memory, from ptxas'
+    /// report for each architecture it assembled, as build warnings, one per kernel and
+    /// architecture, e.g. `[kernels] block_sum on sm_70: 16 registers, 64 bytes shared, 0
+    /// bytes stack, 0 bytes spill stores, 0 bytes spill loads`. Needs ptxas (without it the
+    /// build warns, once per kernels build, that ptxas is missing); like every warning of a
+    /// build script, cargo shows them again on later commands until the script runs again.
+    /// The same figures are in the manifest ([`Artifact::image`]) either way. Default:
+    /// `false` (only kernels that spill registers are reported).
+    pub fn report_resources(mut self, report: bool) -> Self {
+        self.report_resources = report;
         self
     }
 
@@ -461,6 +486,7 @@ impl CudaBuilder {
         };
 
         let profile = if self.release { "release" } else { "debug" };
+        let prefix = self.env_prefix(&krate.file_stem);
 
         // Step 1 and 2 for the baseline and each arch-specific variant.
         let compiled = |builder: &Self, target_dir: &Path| -> Result<_, BuildError> {
@@ -482,11 +508,13 @@ impl CudaBuilder {
             let inputs = depinfo::source_inputs(&dep_info, &krate.manifest, &sysroot);
             Ok((out_dir, compiled_ptx, inputs))
         };
-        let (out_dir, compiled_ptx, mut inputs) = compiled(&self, &target_dir)?;
+        let (out_dir, compiled_ptx, mut inputs) =
+            compiled(&self, &target_dir).map_err(|e| failed(e, &prefix, emit))?;
         let mut variants = Vec::new();
         for &arch in &self.arch_variants {
             let builder = self.variant_builder(arch);
-            let (v_out, v_ptx, v_inputs) = compiled(&builder, &target_dir.join(arch.to_string()))?;
+            let (v_out, v_ptx, v_inputs) = compiled(&builder, &target_dir.join(arch.to_string()))
+                .map_err(|e| failed(e, &prefix, emit))?;
             for input in v_inputs {
                 if !inputs.contains(&input) {
                     inputs.push(input);
@@ -531,11 +559,13 @@ impl CudaBuilder {
             cubins: assembled.cubins,
             resources: assembled.resources,
         };
+        let mut ptxas_missing = assembled.ptxas_missing;
         let mut variant_targets = Vec::new();
         for (builder, v_out, v_ptx) in variants {
             let builder = builder.caps_defined_in(&read(&v_ptx)?);
             let v_ptx = builder.final_ptx(v_ptx, &v_out, &krate.file_stem)?;
             let v_assembled = builder.assemble(&v_ptx, &v_out, &krate.file_stem, emit)?;
+            ptxas_missing |= v_assembled.ptxas_missing;
             variant_targets.push(manifest::Target {
                 arch: builder.arch,
                 ptx_text: read(&v_ptx)?,
@@ -544,9 +574,16 @@ impl CudaBuilder {
                 resources: v_assembled.resources,
             });
         }
+        if emit && ptxas_missing {
+            let ptx: Vec<&str> = std::iter::once(&base_target)
+                .chain(&variant_targets)
+                .map(|t| t.ptx_text.as_str())
+                .collect();
+            let record = out_dir.join(format!("{}.ptxas-missing", krate.file_stem));
+            self.note_ptxas_missing(&record, &ptx);
+        }
         let image = manifest::image(&krate.name, base_target, variant_targets)?;
 
-        let prefix = self.env_prefix(&krate.file_stem);
         let module_dir = std::env::var_os("OUT_DIR").map_or_else(|| out_dir.clone(), PathBuf::from);
         let written = manifest::write(&image, &prefix, &module_dir)?;
         if emit {
@@ -666,17 +703,8 @@ impl CudaBuilder {
             if self.ptxas == PtxasMode::Required {
                 return Err(BuildError::PtxasNotFound);
             }
-            if emit {
-                println!(
-                    "cargo::warning=ptxas not found: the PTX was not validated{}. {}",
-                    if self.cubin_archs.is_empty() {
-                        ""
-                    } else {
-                        " and no cubins were made (the host will JIT the PTX)"
-                    },
-                    ptxas::INSTALL_HINT
-                );
-            }
+            // `build` says so, once per kernels build (`note_ptxas_missing`).
+            assembled.ptxas_missing = true;
             return Ok(assembled);
         };
         let mut archs = if self.ptxas_archs.is_empty() {
@@ -702,16 +730,111 @@ impl CudaBuilder {
             }
         }
         if emit {
-            for (kernel, r) in assembled
-                .resources
-                .iter()
-                .filter(|(_, r)| r.spill_store_bytes > 0)
-            {
-                println!("cargo::warning=[kernels] {kernel} on {r} (register spills)");
+            for line in resource_lines(&assembled.resources, self.report_resources) {
+                println!("cargo::warning={line}");
             }
         }
         assembled.ptxas = Some(ptxas);
         Ok(assembled)
+    }
+
+    /// Warns that ptxas is missing, once per kernels build: only if the PTX of this build
+    /// (`ptx`, the baseline's and each variant's) is not the one `record` says was warned
+    /// about already, and once per build script however many builders it runs. Cargo shows a
+    /// build script's warnings again on every later command until the script runs again, so
+    /// the warning also asks cargo to rerun it once, on the next build: that run finds the
+    /// PTX recorded and says nothing.
+    fn note_ptxas_missing(&self, record: &Path, ptx: &[&str]) {
+        static WARNED: AtomicBool = AtomicBool::new(false);
+        if !first_sight(record, ptx) || WARNED.swap(true, AtomicOrdering::Relaxed) {
+            return;
+        }
+        println!(
+            "cargo::warning=ptxas not found: the PTX was not validated{}. {} (This warning \
+             appears once per kernels build.)",
+            if self.cubin_archs.is_empty() {
+                ""
+            } else {
+                " and no cubins were made (the host will JIT the PTX)"
+            },
+            ptxas::INSTALL_HINT
+        );
+        if let Some(out_dir) = std::env::var_os("OUT_DIR") {
+            rerun_next_build(Path::new(&out_dir), "ptxas-noted");
+        }
+    }
+}
+
+/// Whether `record` (a file) names a hash of other texts than `ptx`, or none; then it is
+/// rewritten with `ptx`'s, so the next call with the same texts is `false`. (Best effort: a
+/// record that cannot be written makes every call `true`.)
+fn first_sight(record: &Path, ptx: &[&str]) -> bool {
+    let mut hasher = std::hash::DefaultHasher::new();
+    ptx.hash(&mut hasher);
+    let hash = format!("{:016x}\n", hasher.finish());
+    if std::fs::read_to_string(record).is_ok_and(|r| r == hash) {
+        return false;
+    }
+    let _ = std::fs::write(record, &hash);
+    true
+}
+
+/// The warning lines about ptxas' `resources` (`(kernel, resources)` per kernel and
+/// architecture): every kernel's with `all`, else only those that spill registers.
+fn resource_lines(resources: &[(String, Resources)], all: bool) -> Vec<String> {
+    resources
+        .iter()
+        .filter(|(_, r)| all || r.spill_store_bytes > 0)
+        .map(|(kernel, r)| {
+            let spills = if r.spill_store_bytes > 0 {
+                " (register spills)"
+            } else {
+                ""
+            };
+            format!("[kernels] {kernel} on {r}{spills}")
+        })
+        .collect()
+}
+
+/// Asks cargo to rerun the build script on the next build, whatever changed: a
+/// `rerun-if-changed` on a file that does not exist (cargo reruns a script whose watched
+/// file is missing). `why` names the file, in `out_dir` (the script's `OUT_DIR`).
+fn rerun_next_build(out_dir: &Path, why: &str) {
+    let missing = out_dir.join(format!("cuda_builder-rerun-{why}"));
+    let _ = std::fs::remove_file(&missing);
+    println!("cargo::rerun-if-changed={}", missing.display());
+}
+
+/// `err` from a kernels build; for a compile error in a build script (`emit`), also points
+/// `<prefix>_MODULE` at a module that is a `compile_error!` with the compiler's messages
+/// ([`BuildError::reported_in_module`]) and asks cargo to rerun the build script next time.
+fn failed(err: BuildError, prefix: &str, emit: bool) -> BuildError {
+    let (BuildError::Compile { module, .. }, true, Some(out_dir)) =
+        (&err, emit, std::env::var_os("OUT_DIR"))
+    else {
+        return err;
+    };
+    debug_assert!(module.is_none());
+    let out_dir = PathBuf::from(out_dir);
+    match manifest::write_failed(prefix, &err.to_string(), &out_dir) {
+        Ok(path) => {
+            println!("cargo::rustc-env={prefix}_MODULE={}", path.display());
+            rerun_next_build(&out_dir, "failed");
+            match err {
+                BuildError::Compile {
+                    crate_name,
+                    messages,
+                    ..
+                } => BuildError::Compile {
+                    crate_name,
+                    messages,
+                    module: Some(path),
+                },
+                other => other,
+            }
+        }
+        // The build script reports the error itself, as without a module.
+        Err(_) => err,
     }
 }
 
@@ -796,6 +919,8 @@ impl KernelsCrate {
 struct Assembled {
     /// The ptxas that ran.
     ptxas: Option<PathBuf>,
+    /// ptxas was asked for ([`PtxasMode::Auto`]) but not found.
+    ptxas_missing: bool,
     /// `(architecture, file)` of each cubin kept.
     cubins: Vec<(ComputeCapability, PathBuf)>,
     /// `(entry name, resources)` for each kernel and architecture assembled.
@@ -945,6 +1070,56 @@ mod tests {
         assert_eq!(
             builder.caps_defined_in(ptx).max_registers,
             [("k".to_owned(), 32)]
+        );
+    }
+
+    #[test]
+    fn the_ptxas_note_comes_once_per_ptx() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("k.ptxas-missing");
+        assert!(first_sight(&record, &["ptx a"]), "a new build");
+        assert!(
+            !first_sight(&record, &["ptx a"]),
+            "the same PTX, rebuilt or not"
+        );
+        assert!(first_sight(&record, &["ptx b"]), "a kernel changed");
+        assert!(
+            first_sight(&record, &["ptx b", "sm_90a"]),
+            "a variant added"
+        );
+        assert!(!first_sight(&record, &["ptx b", "sm_90a"]));
+    }
+
+    #[test]
+    fn resource_lines_are_all_kernels_or_only_spills() {
+        let r = |registers, spill_store_bytes| Resources {
+            arch: ComputeCapability::new(7, 0),
+            registers,
+            shared_bytes: 256,
+            stack_frame_bytes: 0,
+            spill_store_bytes,
+            spill_load_bytes: spill_store_bytes,
+        };
+        let resources = [
+            ("saxpy".to_owned(), r(12, 0)),
+            ("big".to_owned(), r(255, 8)),
+        ];
+        let all = resource_lines(&resources, true);
+        assert_eq!(
+            all,
+            [
+                "[kernels] saxpy on sm_70: 12 registers, 256 bytes shared, 0 bytes stack, 0 \
+                 bytes spill stores, 0 bytes spill loads",
+                "[kernels] big on sm_70: 255 registers, 256 bytes shared, 0 bytes stack, 8 \
+                 bytes spill stores, 8 bytes spill loads (register spills)",
+            ]
+        );
+        assert_eq!(resource_lines(&resources, false), all[1..]);
+        assert!(!CudaBuilder::new("k").report_resources, "off by default");
+        assert!(
+            CudaBuilder::new("k")
+                .report_resources(true)
+                .report_resources
         );
     }
 

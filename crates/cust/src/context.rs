@@ -62,21 +62,32 @@ impl DeviceChoice {
     /// The environment variable read by [`DeviceChoice::from_env`].
     pub const ENV: &'static str = "FERROCUDA_DEVICE";
 
-    /// Reads [`DeviceChoice::ENV`]: `gpu`, `cpu` or `auto` (case-insensitive); unset or empty
-    /// is `auto`.
+    /// Reads [`DeviceChoice::ENV`] ([`DeviceChoice::parse`]); unset is `auto`.
     ///
     /// # Errors
-    /// [`CudaError::LaunchConfig`] naming the value if it is anything else.
+    /// [`CudaError::BadDeviceChoice`] naming the value if it is anything else (or not
+    /// Unicode).
     pub fn from_env() -> CudaResult<Self> {
-        let value = std::env::var(Self::ENV).unwrap_or_default();
-        match value.trim().to_ascii_lowercase().as_str() {
+        match std::env::var_os(Self::ENV) {
+            None => Ok(Self::Auto),
+            Some(value) => Self::parse(&value.to_string_lossy()),
+        }
+    }
+
+    /// `gpu`, `cpu` or `auto` (ASCII case-insensitive); the empty string is `auto`, as an
+    /// unset variable is.
+    ///
+    /// # Errors
+    /// [`CudaError::BadDeviceChoice`] naming `value` for anything else (no aliases: `cuda`
+    /// or `emu` are errors, so a typo never picks a device silently).
+    pub fn parse(value: &str) -> CudaResult<Self> {
+        match value.to_ascii_lowercase().as_str() {
             "" | "auto" => Ok(Self::Auto),
-            "gpu" | "cuda" => Ok(Self::Gpu),
-            "cpu" | "emu" | "emulator" => Ok(Self::Cpu),
-            _ => Err(CudaError::LaunchConfig(format!(
-                "{}={value:?}: expected `gpu`, `cpu` or `auto`",
-                Self::ENV
-            ))),
+            "gpu" => Ok(Self::Gpu),
+            "cpu" => Ok(Self::Cpu),
+            _ => Err(CudaError::BadDeviceChoice {
+                value: value.to_owned(),
+            }),
         }
     }
 }
@@ -122,7 +133,8 @@ impl Context {
     /// GPU if the driver reports one, else the emulator.
     ///
     /// # Errors
-    /// A bad `FERROCUDA_DEVICE` value; for `gpu`, those of [`Device::get_device`] and
+    /// [`CudaError::BadDeviceChoice`] for a bad `FERROCUDA_DEVICE` value; for `gpu`, those of
+    /// [`Device::get_device`] and
     /// [`Context::new`] (e.g. [`CudaError::NoDriver`] without a GPU: never a silent
     /// emulator).
     pub fn from_env(ordinal: u32) -> CudaResult<Self> {
@@ -247,10 +259,47 @@ impl CurrentContext {
 }
 
 /// Initialises CUDA, opens device 0 and makes its context current: the usual first line of a
-/// cust program. Keep the returned [`Context`] alive while you use the GPU.
+/// cust program. Keep the returned [`Context`] alive while you use the GPU. It never opens
+/// the CPU emulator: for a program that also runs without a GPU, use
+/// [`Context::from_env`] (`FERROCUDA_DEVICE`: GPU 0 if there is one, else the emulator).
 ///
 /// # Errors
-/// [`CudaError::NoDriver`], [`CudaError::NoDevice`], or a driver error.
+/// [`CudaError::NoDriver`] (whose message names the emulator as the way on without a GPU),
+/// [`CudaError::NoDevice`], or a driver error.
 pub fn quick_init() -> CudaResult<Context> {
     Context::new(Device::get_device(0)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn device_choice_accepts_exactly_the_documented_values() {
+        for (value, choice) in [
+            ("", DeviceChoice::Auto),
+            ("auto", DeviceChoice::Auto),
+            ("gpu", DeviceChoice::Gpu),
+            ("GPU", DeviceChoice::Gpu),
+            ("cpu", DeviceChoice::Cpu),
+            ("Cpu", DeviceChoice::Cpu),
+        ] {
+            assert_eq!(DeviceChoice::parse(value), Ok(choice), "{value:?}");
+        }
+        // No aliases, no padding: each is its own error naming the value and the choices.
+        for value in ["xyz", "cuda", "emu", "emulator", " cpu", "gpu0"] {
+            let err = DeviceChoice::parse(value).unwrap_err();
+            assert!(
+                matches!(&err, CudaError::BadDeviceChoice { value: v } if v == value),
+                "{value:?}: {err:?}"
+            );
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "FERROCUDA_DEVICE={value:?} is not a device: use `gpu`, `cpu` or `auto` \
+                     (unset is `auto`: the GPU if there is one, else the CPU emulator)"
+                )
+            );
+        }
+    }
 }

@@ -14,7 +14,10 @@ pub type CudaResult<T> = Result<T, CudaError>;
 pub enum CudaError {
     /// The CUDA driver library (`libcuda.so`) could not be loaded.
     #[error(
-        "no CUDA driver found (libcuda.so could not be loaded): install an NVIDIA driver (CUDA 12 or later)"
+        "no CUDA driver found (libcuda.so could not be loaded): install an NVIDIA driver (CUDA \
+         12 or later), or run on the CPU emulator: open the device with \
+         `cust::context::Context::from_env(0)` (the emulator where there is no GPU, with \
+         FERROCUDA_DEVICE unset or `cpu`) or `Context::emulator()`"
     )]
     NoDriver,
     /// The driver is there but reports no CUDA device.
@@ -191,6 +194,18 @@ pub enum CudaError {
         buffer: &'static str,
         /// The other side's backend.
         stream: &'static str,
+    },
+    /// `FERROCUDA_DEVICE` ([`DeviceChoice::from_env`]) is set to something other than
+    /// `gpu`, `cpu` or `auto`.
+    ///
+    /// [`DeviceChoice::from_env`]: crate::context::DeviceChoice::from_env
+    #[error(
+        "FERROCUDA_DEVICE={value:?} is not a device: use `gpu`, `cpu` or `auto` (unset is \
+         `auto`: the GPU if there is one, else the CPU emulator)"
+    )]
+    BadDeviceChoice {
+        /// The variable's value, as set.
+        value: String,
     },
     /// An invalid launch configuration.
     #[error("invalid launch configuration: {0}")]
@@ -476,6 +491,20 @@ mod tests {
             d(CUresult::CUDA_ERROR_INVALID_VALUE),
             d(CUresult::CUDA_ERROR_OUT_OF_MEMORY)
         );
+    }
+
+    #[test]
+    fn no_driver_names_the_emulator() {
+        let text = CudaError::NoDriver.to_string();
+        for part in [
+            "install an NVIDIA driver",
+            "CPU emulator",
+            "Context::from_env(0)",
+            "FERROCUDA_DEVICE",
+            "Context::emulator()",
+        ] {
+            assert!(text.contains(part), "{part:?} missing from: {text}");
+        }
     }
 
     #[test]

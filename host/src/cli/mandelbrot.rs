@@ -400,6 +400,15 @@ pub fn choose_precision(job: &RenderJob<f64>, arg: PrecisionArg, quiet: bool) ->
     precision
 }
 
+/// Why `--backend auto` renders on the CPU, for its note: `err` (`NoDriver` or `NoDevice`)
+/// without the advice to programs that cust's `NoDriver` message gives.
+fn no_gpu(err: &GpuError) -> String {
+    match err {
+        GpuError::NoDriver => "no CUDA driver found (libcuda.so could not be loaded)".to_owned(),
+        other => other.to_string(),
+    }
+}
+
 /// Opens the GPU for `backend` (`None`: render on the CPU). `--backend auto` falls back to the
 /// CPU (with a note) when there is no driver or GPU.
 pub fn open_gpu(backend: Backend) -> Result<Option<Gpu>> {
@@ -409,7 +418,7 @@ pub fn open_gpu(backend: Backend) -> Result<Option<Gpu>> {
         Backend::Auto => match Gpu::new(0) {
             Ok(gpu) => Some(gpu),
             Err(err @ (GpuError::NoDriver | GpuError::NoDevice)) => {
-                super::errln!("note: {err}; rendering on the CPU");
+                super::errln!("note: {}; rendering on the CPU", no_gpu(&err));
                 None
             }
             Err(err) => return Err(err).context("opening the GPU"),
@@ -425,7 +434,7 @@ pub fn open_pool(backend: Backend, selection: GpuSelection) -> Result<Option<Gpu
         Backend::Auto => match GpuPool::open(selection) {
             Ok(pool) => Some(pool),
             Err(err @ (GpuError::NoDriver | GpuError::NoDevice)) => {
-                super::errln!("note: {err}; rendering on the CPU");
+                super::errln!("note: {}; rendering on the CPU", no_gpu(&err));
                 None
             }
             Err(err) => return Err(err).context("opening the GPUs"),
