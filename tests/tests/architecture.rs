@@ -385,37 +385,42 @@ fn cust_chooses_its_backend_only_behind_the_seam() {
     );
 }
 
+/// The crates a manifest's library is built from: its dependency tables but
+/// `[dev-dependencies]` (tests may use kernels, which need `cuda_std`).
+fn building_dependencies(manifest: &str) -> BTreeSet<String> {
+    let text = fs::read_to_string(root().join(manifest))
+        .unwrap_or_else(|e| panic!("cannot read {manifest}: {e}"));
+    let mut table = String::new();
+    let mut deps = BTreeSet::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            table = name.trim().to_owned();
+            // `[dependencies.cuda_std]`
+            if let Some((head, dep)) = table.rsplit_once('.')
+                && head.ends_with("dependencies")
+                && !head.ends_with("dev-dependencies")
+            {
+                deps.insert(dep.to_owned());
+            }
+            continue;
+        }
+        let building = table.ends_with("dependencies") && !table.ends_with("dev-dependencies");
+        let key: String = line
+            .chars()
+            .take_while(|&c| is_ident(c) || c == '-')
+            .collect();
+        if building && !key.is_empty() && !line.starts_with('#') {
+            deps.insert(key);
+        }
+    }
+    deps
+}
+
 #[test]
 fn runtime_and_builder_depend_on_the_contract_not_on_the_device_library() {
     for manifest in ["crates/cust/Cargo.toml", "crates/cuda_builder/Cargo.toml"] {
-        let text = fs::read_to_string(root().join(manifest))
-            .unwrap_or_else(|e| panic!("cannot read {manifest}: {e}"));
-        // The dependency tables that build the library: all but `[dev-dependencies]`
-        // (tests may use kernels, which need `cuda_std`).
-        let mut table = String::new();
-        let mut deps = BTreeSet::new();
-        for line in text.lines() {
-            let line = line.trim();
-            if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-                table = name.trim().to_owned();
-                // `[dependencies.cuda_std]`
-                if let Some((head, dep)) = table.rsplit_once('.')
-                    && head.ends_with("dependencies")
-                    && !head.ends_with("dev-dependencies")
-                {
-                    deps.insert(dep.to_owned());
-                }
-                continue;
-            }
-            let building = table.ends_with("dependencies") && !table.ends_with("dev-dependencies");
-            let key: String = line
-                .chars()
-                .take_while(|&c| is_ident(c) || c == '-')
-                .collect();
-            if building && !key.is_empty() && !line.starts_with('#') {
-                deps.insert(key);
-            }
-        }
+        let deps = building_dependencies(manifest);
         assert!(
             !deps.contains("cuda_std"),
             "{manifest} depends on cuda_std, the device library; the host side depends on \
@@ -424,6 +429,150 @@ fn runtime_and_builder_depend_on_the_contract_not_on_the_device_library() {
         assert!(
             deps.contains("cust_core"),
             "{manifest} no longer depends on cust_core: {deps:?}"
+        );
+    }
+}
+
+#[test]
+fn the_emulator_depends_on_the_contract_only() {
+    let deps = building_dependencies("crates/cuda_emu/Cargo.toml");
+    assert!(deps.contains("cust_core"), "cuda_emu: {deps:?}");
+    let workspace = [
+        "cuda_std",
+        "cust",
+        "kernels",
+        "common",
+        "host",
+        "cuda_builder",
+        "probes",
+    ];
+    let inside: Vec<_> = workspace.iter().filter(|c| deps.contains(**c)).collect();
+    assert!(
+        inside.is_empty(),
+        "crates/cuda_emu depends on {inside:?}; of the workspace it depends on cust_core \
+         only (ARCHITECTURE.md, CPU emulator): {deps:?}"
+    );
+}
+
+/// Lines of `cuda_std`'s public modules that may name the GPU target: availability gates
+/// (an item that exists on the host and on GPUs of a given architecture), the crate's
+/// nightly features on nvptx, and `math`'s libm/libdevice choice (glam's pattern: one private
+/// place picks the maths backend).
+fn allowed_target_line(rel: &str, line: &str) -> bool {
+    line.contains("cfg(any(not(target_arch = \"nvptx64\"), target_feature = \"sm_")
+        || (rel == "crates/cuda_std/src/lib.rs" && line.contains("#![cfg_attr("))
+        || (rel == "crates/cuda_std/src/lib.rs" && line.trim() == "target_arch = \"nvptx64\",")
+        || rel == "crates/cuda_std/src/math.rs"
+}
+
+#[test]
+fn cuda_std_picks_its_backend_in_one_module() {
+    let root = root();
+    let src = root.join("crates/cuda_std/src");
+    let mut found = Vec::new();
+    files(&src, &[".rs"], &mut found);
+    assert!(
+        found.len() > 10,
+        "cuda_std was not found at {}",
+        src.display()
+    );
+    let mut offenders = Vec::new();
+    for path in found {
+        let rel = relative(&path);
+        if rel.starts_with("crates/cuda_std/src/arch/") {
+            continue;
+        }
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            let names_target = code.contains("target_arch = \"nvptx64\"");
+            let backend_code = code.contains("asm!(")
+                || code.contains("global_asm!(")
+                || code.contains("core::arch::nvptx")
+                || code.contains("cuda_emu");
+            if (names_target && !allowed_target_line(&rel, code)) || backend_code {
+                offenders.push(format!("{rel}:{}: {}", i + 1, code));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "cuda_std's public modules call `crate::arch::<module>::<op>`; inline PTX and the \
+         emulator live in `arch/ptx/` and `arch/emu/`, selected once by `arch/mod.rs` \
+         (ARCHITECTURE.md, cuda_std):\n{}",
+        offenders.join("\n")
+    );
+}
+
+/// Where the emulator's crate may be named: `cuda_std`'s emulator backend, the emulator
+/// itself, the crates that declare it, and the tests that launch it directly.
+const EMULATOR_USERS: &[&str] = &[
+    "crates/cuda_emu/",
+    "crates/cuda_std/src/arch/emu/",
+    "crates/cuda_std/Cargo.toml",
+    "crates/cust/",
+    "Cargo.toml",
+    "tests/Cargo.toml",
+    "tests/tests/emulator.rs",
+    "tests/tests/emulator_mma.rs",
+    "kernels/Cargo.toml",
+    "kernels/src/gemm_tc/mma_sync.rs",
+];
+
+#[test]
+fn the_emulator_is_reached_through_the_backend_only() {
+    let root = root();
+    let mut found = Vec::new();
+    files(&root, &[".rs", "Cargo.toml"], &mut found);
+    assert!(
+        found.len() > 50,
+        "the tree was not found from {}",
+        root.display()
+    );
+    let mut offenders = Vec::new();
+    for path in found {
+        let rel = relative(&path);
+        if rel == "tests/tests/architecture.rs" || EMULATOR_USERS.iter().any(|u| rel.starts_with(u))
+        {
+            continue;
+        }
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        for (i, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            let names_it = code.contains("cuda_emu::")
+                || code.contains("use cuda_emu")
+                || (rel.ends_with("Cargo.toml") && code.starts_with("cuda_emu"));
+            if names_it && !code.starts_with("//") {
+                offenders.push(format!("{rel}:{}: {}", i + 1, code));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "kernels reach the CPU emulator through cuda_std's backend, host code through cust's \
+         CPU device (ARCHITECTURE.md, CPU emulator):\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_lane_maps_are_defined_once_in_the_contract() {
+    let root = root();
+    for module in ["mma", "wgmma"] {
+        let path = root.join(format!("crates/cuda_std/src/{module}.rs"));
+        let text = fs::read_to_string(&path).expect("cuda_std module");
+        assert!(
+            !text.contains("pub mod layout {"),
+            "{}: the lane maps live in cust_core::lanes (read by the emulator too)",
+            relative(&path)
+        );
+        assert!(
+            text.contains(&format!("pub use cust_core::lanes::{module} as layout;")),
+            "{}: re-exports cust_core::lanes::{module} as layout",
+            relative(&path)
         );
     }
 }
