@@ -21,6 +21,7 @@
 use cuda_std::math::fmaf as fma_f32;
 use cuda_std::mem;
 use cuda_std::prelude::*;
+use cuda_std::shared::window::{self, SharedAddr};
 
 /// Rows of `C` per block.
 pub const SGEMM_TILE_M: u32 = 128;
@@ -80,8 +81,12 @@ pub unsafe fn sgemm(
     let ty = tid / 16;
     let row0 = block_idx_y() * SGEMM_TILE_M;
     let col0 = block_idx_x() * SGEMM_TILE_N;
-    // Two stages of A (BK × A_STRIDE) and B (BK × 128), 16-byte aligned.
-    let smem = smem::window(shared_array!(f32, SMEM_FLOATS, align = 16));
+    // Two stages of A (BK × A_STRIDE) and B (BK × 128), 16-byte aligned, accessed by
+    // 32-bit shared address: generic loads from the `shared_array!` pointer compiled to
+    // 64-bit `LD.E.128` instead of `LDS.128` in the inner loop (ptxas did not prove the
+    // state space), and the kernel grew from 111 to 139 registers (one block per
+    // multiprocessor instead of two).
+    let smem = SharedAddr::of(shared_array!(f32, SMEM_FLOATS, align = 16));
     // Global-load coordinates: A tile 128 rows × 8 k (a float4 of one row per thread),
     // B tile 8 k × 128 columns (a float4 of one row per thread).
     let ar = tid / 2;
@@ -131,15 +136,22 @@ pub unsafe fn sgemm(
         }
     };
     let store = |stage: u32, av: [f32; 4], bv: [f32; 4]| {
-        let sa = smem + stage * STAGE_FLOATS * 4;
+        let sa = smem.byte_add(stage * STAGE_FLOATS * 4);
         for j in 0..4 {
             // SAFETY: (ak + j) < 8 rows × A_STRIDE, ar < 128: inside stage `stage` of A; no
             // thread reads this stage until the barrier after the store.
-            unsafe { smem::st_f32(sa + ((ak + j) * A_STRIDE + ar) * 4, av[j as usize]) };
+            unsafe {
+                window::store_f32(sa.byte_add(((ak + j) * A_STRIDE + ar) * 4), av[j as usize])
+            };
         }
         // SAFETY: bk < 8, bc + 4 <= 128; 16-byte aligned (bc % 4 == 0, stage and A offsets
         // are multiples of 4 floats, the array is 16-byte aligned).
-        unsafe { smem::st_v4_f32(sa + (A_STAGE_FLOATS + bk * SGEMM_TILE_N + bc) * 4, bv) };
+        unsafe {
+            window::store_v4_f32(
+                sa.byte_add((A_STAGE_FLOATS + bk * SGEMM_TILE_N + bc) * 4),
+                bv,
+            )
+        };
     };
 
     let mut acc = [[0.0f32; 8]; 8];
@@ -156,8 +168,8 @@ pub unsafe fn sgemm(
             av = load_a((t + 1) * BK);
             bv = load_b((t + 1) * BK);
         }
-        let sa = smem + stage * STAGE_FLOATS * 4;
-        let sb = sa + A_STAGE_FLOATS * 4;
+        let sa = smem.byte_add(stage * STAGE_FLOATS * 4);
+        let sb = sa.byte_add(A_STAGE_FLOATS * 4);
         // The eight k steps are unrolled in the source (rustc's loop unroller leaves a loop
         // of 64 FMAs rolled, and then each step waits for its own shared loads): with
         // constant offsets, ptxas issues the loads of step kk + 1 during the FMAs of kk.
@@ -166,10 +178,10 @@ pub unsafe fn sgemm(
             // multiples of 4 floats); written before the last barrier.
             let (a0, a1, b0, b1) = unsafe {
                 (
-                    smem::ld_v4_f32(sa + (kk * A_STRIDE + ty * 4) * 4),
-                    smem::ld_v4_f32(sa + (kk * A_STRIDE + 64 + ty * 4) * 4),
-                    smem::ld_v4_f32(sb + (kk * SGEMM_TILE_N + tx * 4) * 4),
-                    smem::ld_v4_f32(sb + (kk * SGEMM_TILE_N + 64 + tx * 4) * 4),
+                    window::load_v4_f32(sa.byte_add((kk * A_STRIDE + ty * 4) * 4)),
+                    window::load_v4_f32(sa.byte_add((kk * A_STRIDE + 64 + ty * 4) * 4)),
+                    window::load_v4_f32(sb.byte_add((kk * SGEMM_TILE_N + tx * 4) * 4)),
+                    window::load_v4_f32(sb.byte_add((kk * SGEMM_TILE_N + 64 + tx * 4) * 4)),
                 )
             };
             let af = [a0[0], a0[1], a0[2], a0[3], a1[0], a1[1], a1[2], a1[3]];
@@ -279,106 +291,6 @@ impl Epilogue {
                     }
                 }
             }
-        }
-    }
-}
-
-/// Shared-memory accesses by 32-bit shared-window address (`ld.shared` / `st.shared`).
-///
-/// Why not `cuda_std`: [`shared_array!`] gives a generic pointer, and ordinary loads through
-/// it compile to generic accesses — ptxas does not prove the address space here: the SASS of
-/// the inner loop showed `LD.E.128` with 64-bit addresses instead of `LDS.128`, and the kernel
-/// grew from 111 to 139 registers (one block per multiprocessor instead of two).
-/// `cuda_std::mem` has no shared-window loads yet; these four helpers are the stop-gap, to be
-/// replaced when it does. On the host every function panics.
-mod smem {
-    #[cfg(target_arch = "nvptx64")]
-    use core::arch::asm;
-
-    /// The shared-window address (PTX `cvta.to.shared`) of a generic pointer to shared
-    /// memory, such as the one [`shared_array!`] returns.
-    #[inline(always)]
-    pub fn window(p: *mut f32) -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let r: u32;
-            // SAFETY: address arithmetic only.
-            unsafe {
-                asm!("{{ .reg .u64 t; cvta.to.shared.u64 t, {p}; cvt.u32.u64 {r}, t; }}",
-                    p = in(reg64) p as u64, r = out(reg32) r,
-                    options(pure, nomem, nostack, preserves_flags));
-            }
-            r
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = p;
-            panic!("kernels::gemm::smem::window can only run on the GPU")
-        }
-    }
-
-    /// `st.shared.f32 [addr], v`.
-    ///
-    /// # Safety
-    /// `addr` is a 4-byte aligned shared-window address inside a shared array; no other
-    /// thread accesses it concurrently.
-    #[inline(always)]
-    pub unsafe fn st_f32(addr: u32, v: f32) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: caller contract.
-        unsafe {
-            asm!("st.shared.f32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) v,
-                options(nostack, preserves_flags));
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = (addr, v);
-            panic!("kernels::gemm::smem::st_f32 can only run on the GPU")
-        }
-    }
-
-    /// `st.shared.v4.f32 [addr], v`.
-    ///
-    /// # Safety
-    /// `addr` is 16-byte aligned, otherwise as for [`st_f32`].
-    #[inline(always)]
-    pub unsafe fn st_v4_f32(addr: u32, v: [f32; 4]) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: caller contract.
-        unsafe {
-            asm!("st.shared.v4.f32 [{a}], {{{x}, {y}, {z}, {w}}};", a = in(reg32) addr,
-                x = in(reg32) v[0], y = in(reg32) v[1], z = in(reg32) v[2], w = in(reg32) v[3],
-                options(nostack, preserves_flags));
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = (addr, v);
-            panic!("kernels::gemm::smem::st_v4_f32 can only run on the GPU")
-        }
-    }
-
-    /// `ld.shared.v4.f32 [addr]`.
-    ///
-    /// # Safety
-    /// `addr` is a 16-byte aligned shared-window address inside a shared array, written
-    /// before the last barrier and not written concurrently.
-    #[inline(always)]
-    pub unsafe fn ld_v4_f32(addr: u32) -> [f32; 4] {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let (x, y, z, w): (f32, f32, f32, f32);
-            // SAFETY: caller contract.
-            unsafe {
-                asm!("ld.shared.v4.f32 {{{x}, {y}, {z}, {w}}}, [{a}];", a = in(reg32) addr,
-                    x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
-                    options(pure, readonly, nostack, preserves_flags));
-            }
-            [x, y, z, w]
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = addr;
-            panic!("kernels::gemm::smem::ld_v4_f32 can only run on the GPU")
         }
     }
 }

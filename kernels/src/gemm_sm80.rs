@@ -66,6 +66,7 @@ mod kernel_sm80 {
     use cuda_std::math::fmaf as fma_f32;
     use cuda_std::mem::{self, async_copy};
     use cuda_std::prelude::*;
+    use cuda_std::shared::window::{self, SharedAddr};
 
     /// Expands `$body` once per listed value, with `$v` bound to it (a constant for the
     /// optimiser): a guaranteed full unroll, so arrays are indexed by constants only.
@@ -115,7 +116,9 @@ mod kernel_sm80 {
         let row0 = block_idx_y() * SGEMM80_TILE_M;
         let col0 = block_idx_x() * SGEMM80_TILE_N;
         let smem: *mut f32 = dynamic_shared::<f32>();
-        let base = smem::window(smem);
+        // The loop's loads go by 32-bit shared address (`shared::window`): generic loads
+        // from `dynamic_shared` compile to 64-bit generic `LD.E` in the inner loop.
+        let base = SharedAddr::of(smem);
         let (ap, bp) = (a.as_ptr().cast::<u8>(), b.as_ptr().cast::<u8>());
         let (nu, ku) = (n as usize, k as usize);
 
@@ -214,7 +217,9 @@ mod kernel_sm80 {
                     // SAFETY: 16-byte aligned, inside this stage's A slice (rows < 128,
                     // k offset 4·kq + 4 <= 16); written before the barrier above.
                     af[i] = unsafe {
-                        smem::ld_v4_f32(base, sa + (r * SGEMM80_A_STRIDE + 4 * kq as u32) * 4)
+                        window::load_v4_f32(
+                            base.byte_add(sa + (r * SGEMM80_A_STRIDE + 4 * kq as u32) * 4),
+                        )
                     };
                 });
                 unroll!(s in [0, 1, 2, 3] {
@@ -224,7 +229,9 @@ mod kernel_sm80 {
                         // SAFETY: 16-byte aligned, inside this stage's B slice (row kk < 16,
                         // columns 4·tx + 64·q + 4 <= 256); written before the barrier.
                         let v = unsafe {
-                            smem::ld_v4_f32(base, sb + (kk * SGEMM80_TILE_N + 64 * q as u32) * 4)
+                            window::load_v4_f32(
+                                base.byte_add(sb + (kk * SGEMM80_TILE_N + 64 * q as u32) * 4),
+                            )
                         };
                         bf[4 * q] = v[0];
                         bf[4 * q + 1] = v[1];
@@ -317,70 +324,6 @@ mod kernel_sm80 {
             };
             // SAFETY: as above.
             unsafe { cp.write(F4(o)) };
-        }
-    }
-
-    /// Shared-memory loads by shared-window address (`ld.shared.v4.f32`), as in
-    /// `crate::gemm`'s private helpers (generic loads from `dynamic_shared` compile to
-    /// 64-bit generic `LD.E` in the inner loop). On the host (the CPU emulator), the
-    /// address is the generic pointer itself, carried as `usize`.
-    mod smem {
-        #[cfg(target_arch = "nvptx64")]
-        use core::arch::asm;
-
-        /// A shared-memory address: the 32-bit shared-window address on the GPU, the
-        /// generic address on the host.
-        #[cfg(target_arch = "nvptx64")]
-        pub type Addr = u32;
-        /// A shared-memory address: the 32-bit shared-window address on the GPU, the
-        /// generic address on the host.
-        #[cfg(not(target_arch = "nvptx64"))]
-        pub type Addr = usize;
-
-        /// The [`Addr`] of a generic pointer to shared memory (PTX `cvta.to.shared`).
-        #[inline(always)]
-        pub fn window(p: *mut f32) -> Addr {
-            #[cfg(target_arch = "nvptx64")]
-            {
-                let r: u32;
-                // SAFETY: address arithmetic only.
-                unsafe {
-                    asm!("{{ .reg .u64 t; cvta.to.shared.u64 t, {p}; cvt.u32.u64 {r}, t; }}",
-                        p = in(reg64) p as u64, r = out(reg32) r,
-                        options(pure, nomem, nostack, preserves_flags));
-                }
-                r
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                p as usize
-            }
-        }
-
-        /// `ld.shared.v4.f32 [base + off]` (`off` in bytes).
-        ///
-        /// # Safety
-        /// `base + off` is a 16-byte aligned address inside a shared array, written before
-        /// the last barrier and not written concurrently.
-        #[inline(always)]
-        pub unsafe fn ld_v4_f32(base: Addr, off: u32) -> [f32; 4] {
-            #[cfg(target_arch = "nvptx64")]
-            {
-                let addr = base + off;
-                let (x, y, z, w): (f32, f32, f32, f32);
-                // SAFETY: caller contract.
-                unsafe {
-                    asm!("ld.shared.v4.f32 {{{x}, {y}, {z}, {w}}}, [{a}];", a = in(reg32) addr,
-                        x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
-                        options(pure, readonly, nostack, preserves_flags));
-                }
-                [x, y, z, w]
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            // SAFETY: caller contract (a valid, aligned host address of 4 floats).
-            unsafe {
-                ((base + off as usize) as *const [f32; 4]).read()
-            }
         }
     }
 }

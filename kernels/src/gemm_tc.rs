@@ -36,6 +36,7 @@ pub use out::OutElem;
 mod out {
     use cuda_std::DeviceCopy;
     use cuda_std::half::{bf16, bf16_from_f32, f16, f16_from_f32};
+    use cuda_std::shared::window::{self, SharedAddr};
 
     /// An output element type of the tensor-core GEMMs: `f32` accumulators rounded to it
     /// (to nearest, ties to even) and stored.
@@ -53,52 +54,14 @@ mod out {
             // SAFETY: caller contract.
             unsafe { *p.cast::<[Self; 2]>() = [Self::from_f32(x), Self::from_f32(y)] };
         }
-        /// Stores `x` and `y`, rounded to `Self`, at the shared-window address `addr` and the
-        /// next element with one `st.shared` (32 bits for bf16/f16, 64 for f32).
+        /// Stores `x` and `y`, rounded to `Self`, at the shared address `addr` and the next
+        /// element with one `st.shared` (32 bits for bf16/f16, 64 for f32).
         ///
         /// # Safety
-        /// `addr` is a shared-window address (`cvta.to.shared`) of two elements inside this
-        /// CTA's shared memory, aligned to `2·BYTES`, that no other thread accesses
-        /// concurrently.
-        unsafe fn store_pair_shared(addr: u32, x: f32, y: f32);
-    }
-
-    /// `st.shared.b32 [addr], bits` (GPU only).
-    ///
-    /// # Safety
-    /// As [`OutElem::store_pair_shared`], for 4 bytes.
-    #[inline(always)]
-    unsafe fn st_shared_b32(addr: u32, bits: u32) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: caller contract. Writes shared memory: not `nomem`.
-        unsafe {
-            core::arch::asm!("st.shared.b32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) bits,
-                options(nostack, preserves_flags));
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = (addr, bits);
-            panic!("kernels::gemm_tc: st.shared can only run on the GPU")
-        }
-    }
-
-    /// `st.shared.v2.f32 [addr], {x, y}` (GPU only).
-    ///
-    /// # Safety
-    /// As [`OutElem::store_pair_shared`], for 8 bytes.
-    #[inline(always)]
-    unsafe fn st_shared_v2_f32(addr: u32, x: f32, y: f32) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: caller contract. Writes shared memory: not `nomem`.
-        unsafe {
-            core::arch::asm!("st.shared.v2.f32 [{a}], {{{x}, {y}}};", a = in(reg32) addr,
-                x = in(reg32) x, y = in(reg32) y, options(nostack, preserves_flags));
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = (addr, x, y);
-            panic!("kernels::gemm_tc: st.shared can only run on the GPU")
-        }
+        /// `addr` is the shared address of two elements inside one shared array of this
+        /// CTA, aligned to `2·BYTES`, that no other thread accesses concurrently (the rules
+        /// of `cuda_std::shared::window`).
+        unsafe fn store_pair_shared(addr: SharedAddr, x: f32, y: f32);
     }
 
     impl OutElem for bf16 {
@@ -115,11 +78,11 @@ mod out {
             unsafe { *p.cast::<u32>() = bits };
         }
         #[inline(always)]
-        unsafe fn store_pair_shared(addr: u32, x: f32, y: f32) {
+        unsafe fn store_pair_shared(addr: SharedAddr, x: f32, y: f32) {
             let bits = u32::from(bf16_from_f32(x).to_bits())
                 | (u32::from(bf16_from_f32(y).to_bits()) << 16);
             // SAFETY: caller contract (4-byte aligned), low half first.
-            unsafe { st_shared_b32(addr, bits) };
+            unsafe { window::store_b32(addr, bits) };
         }
     }
 
@@ -137,11 +100,11 @@ mod out {
             unsafe { *p.cast::<u32>() = bits };
         }
         #[inline(always)]
-        unsafe fn store_pair_shared(addr: u32, x: f32, y: f32) {
+        unsafe fn store_pair_shared(addr: SharedAddr, x: f32, y: f32) {
             let bits =
                 u32::from(f16_from_f32(x).to_bits()) | (u32::from(f16_from_f32(y).to_bits()) << 16);
             // SAFETY: caller contract (4-byte aligned), low half first.
-            unsafe { st_shared_b32(addr, bits) };
+            unsafe { window::store_b32(addr, bits) };
         }
     }
 
@@ -157,9 +120,9 @@ mod out {
             unsafe { cuda_std::mem::store_v2_f32(p, [x, y]) };
         }
         #[inline(always)]
-        unsafe fn store_pair_shared(addr: u32, x: f32, y: f32) {
+        unsafe fn store_pair_shared(addr: SharedAddr, x: f32, y: f32) {
             // SAFETY: caller contract (8-byte aligned).
-            unsafe { st_shared_v2_f32(addr, x, y) };
+            unsafe { window::store_v2_f32(addr, [x, y]) };
         }
     }
 }

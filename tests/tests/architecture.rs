@@ -576,3 +576,43 @@ fn the_lane_maps_are_defined_once_in_the_contract() {
         );
     }
 }
+
+/// Lines of `kernels/src` that may name the GPU target: availability gates (an item that
+/// exists on the host and on GPUs of a given architecture, `cfg(any(not(target_arch =
+/// "nvptx64"), target_feature = "sm_.."))`) and the crate's nightly features on nvptx
+/// (`lib.rs`'s `#![cfg_attr(target_arch = "nvptx64", feature(..))]`).
+fn allowed_kernels_target_line(rel: &str, line: &str) -> bool {
+    line.contains("cfg(any(not(target_arch = \"nvptx64\"), target_feature = \"sm_")
+        || (rel == "kernels/src/lib.rs" && line.trim() == "target_arch = \"nvptx64\",")
+}
+
+#[test]
+fn kernels_hold_no_inline_ptx_and_no_target_branches() {
+    let root = root();
+    let src = root.join("kernels/src");
+    let mut found = Vec::new();
+    files(&src, &[".rs"], &mut found);
+    assert!(found.len() > 5, "the kernels crate was not found at {}", src.display());
+    let mut offenders = Vec::new();
+    for path in found {
+        let rel = relative(&path);
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        for (n, line) in code_lines(&text) {
+            let code = line.trim_start();
+            // `asm!(`, `global_asm!(`, `core::arch::asm!`, with or without a path.
+            let inline_ptx = code.contains("asm!") || code.contains("core::arch::nvptx");
+            let names_target = code.contains("target_arch = \"nvptx64\"");
+            if inline_ptx || (names_target && !allowed_kernels_target_line(&rel, code)) {
+                offenders.push(format!("{rel}:{n}: {code}"));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "every `asm!` lives in cuda_std (its `arch/ptx/` backend), and kernels hold no \
+         `#[cfg(target_arch = \"nvptx64\")]` / `cfg(not(..))` branches: a GPU-only operation \
+         is a cuda_std function whose emulator side is in `arch/emu/` (issue 32; \
+         ARCHITECTURE.md, cuda_std):\n{}",
+        offenders.join("\n")
+    );
+}

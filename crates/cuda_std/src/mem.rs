@@ -206,6 +206,41 @@ pub mod async_copy {
         copy_16, "16", "cp.async.cg.shared.global"
     );
 
+    /// Starts an asynchronous 16-byte copy global → shared that copies the first
+    /// `src_bytes` bytes of `src` to the shared address `dst` and fills the rest of the 16
+    /// with zeros, bypassing L1; where `guard` is false, does nothing. PTX `@p
+    /// cp.async.cg.shared.global [dst], [src], 16, src_bytes` (PTX ISA §9.7.9.25 "cp.async":
+    /// the optional `src-size` operand, "the remaining bytes ... are filled with zeros"):
+    /// the guard is the instruction's predicate and `src_bytes` a register, so neither is a
+    /// branch. With `src_bytes` 16 it is [`copy_16`] at a shared address; with 0 it writes
+    /// 16 zeros without reading `src` (edge tiles of a GEMM). Completion as [`copy_16`]'s
+    /// ([`commit_group`], [`wait_group`]).
+    ///
+    /// # Safety
+    /// Where `guard` is true:
+    /// - `src_bytes <= 16` (PTX: `src-size` at most the copy size);
+    /// - `dst` is a shared address of this block's shared memory, 16-byte aligned, with the
+    ///   16 bytes from it inside one shared array;
+    /// - if `src_bytes > 0`, `src` points to **global** memory, 16-byte aligned and valid
+    ///   for reading `src_bytes` bytes;
+    /// - neither range is accessed by other code until the copy has completed
+    ///   ([`wait_all`] / [`wait_group`], plus a barrier for other threads).
+    ///
+    /// On the CPU emulator the copy happens at once, as the other copies', and only for a
+    /// `dst` in the block's dynamic shared memory (see
+    /// [`shared::window`](crate::shared::window)).
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn copy_16_zero_fill(
+        dst: crate::shared::window::SharedAddr,
+        src: *const u8,
+        src_bytes: u32,
+        guard: bool,
+    ) {
+        // SAFETY: the caller's contract.
+        unsafe { crate::arch::window::copy_16_zero_fill(dst.to_bits(), src, src_bytes, guard) }
+    }
+
     /// Closes the group of this thread's copies issued since the previous commit (PTX
     /// `cp.async.commit_group`).
     #[inline(always)]

@@ -526,6 +526,34 @@ ldmatrix_fn!(
     ldmatrix_x4_trans, 4, true, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16", [r0, r1, r2, r3]
 );
 
+/// [`ldmatrix_x4`] with the row address given as a 32-bit shared address
+/// ([`SharedAddr`](crate::shared::window::SharedAddr)) instead of a generic pointer: PTX
+/// `ldmatrix.sync.aligned.m8n8.x4.shared.b16 {r0, r1, r2, r3}, [row]` with `row` a register,
+/// so that constant offsets fold into the instruction's immediate (the pointer form converts
+/// each address with `cvta.to.shared.u64`, in 64-bit arithmetic). Lanes `8i..8i+8` give the
+/// row addresses of matrix `i`; register `i` holds matrix `i` as [`layout::ldmatrix_b16`]
+/// says.
+///
+/// PTX ISA §9.7.14.5, "Warp-level matrix load instruction: ldmatrix"; **sm_75+** (here with
+/// the sm_80 items).
+///
+/// # Safety
+/// - `.aligned`: all 32 lanes of the warp execute this same call convergently;
+/// - in every lane, `row` is a shared address of this block's shared memory, 16-byte
+///   aligned, with the 16 bytes from it written before and inside one shared array;
+/// - no other thread writes those bytes concurrently.
+///
+/// On the CPU emulator, as [`shared::window`](crate::shared::window)'s accesses: addresses in
+/// the block's dynamic shared memory only.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+#[inline(always)]
+#[track_caller]
+#[must_use]
+pub unsafe fn ldmatrix_x4_window(row: crate::shared::window::SharedAddr) -> [u32; 4] {
+    // SAFETY: forwarded to the caller.
+    unsafe { crate::arch::window::ldmatrix_x4(row.to_bits()) }
+}
+
 /// Emits `stmatrix` with `$n` source registers.
 macro_rules! stmatrix_fn {
     ($(#[$doc:meta])* $name:ident, $n:literal, $trans:literal, $ptx:literal, [$($r:literal),+]) => {

@@ -12,6 +12,7 @@
 //! race unless separated by a barrier ([`crate::thread::sync_threads`], or
 //! [`crate::warp::sync_warp`] within a warp) or done with [`crate::atomic`] operations at
 //! [`Block`](crate::atomic::Block) scope or wider.
+//! [`window`] holds loads and stores by 32-bit shared address (`ld.shared` / `st.shared`).
 //!
 //! On the CPU emulator (`cuda_emu`), [`read`](fn@read) and [`write`](fn@write) are the accesses its race,
 //! initialisation and bounds checks see; plain loads and stores through the pointers work
@@ -23,6 +24,8 @@
 //! 227 KiB on sm_90) only as dynamic shared memory after opting in with
 //! `cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)` (CUDA C Programming Guide, "Technical
 //! Specifications per Compute Capability").
+
+pub mod window;
 
 /// Declares a static shared-memory array, unique to this call site (the same address in
 /// every thread of a block; each block has its own copy).

@@ -128,6 +128,48 @@ pub fn thread_idx_linear() -> u32 {
     (thread_idx_z() * block_dim_y() + thread_idx_y()) * block_dim_x() + thread_idx_x()
 }
 
+/// Named barrier: waits until `THREADS` threads of the block, counted by whole warps, have
+/// arrived at barrier `id`, and orders their earlier shared- and global-memory accesses
+/// before their later ones, as [`sync_threads`] does for the block (PTX `barrier.sync id,
+/// THREADS`, the non-`.aligned` form as [`sync_threads`]; CUDA C `__barrier_sync_count`,
+/// CUTLASS `NamedBarrier::sync`). Lets a subset of the block, e.g. one warpgroup of 128
+/// threads, synchronise without the rest.
+///
+/// PTX ISA §9.7.13.1 "bar, barrier": each block has 16 barriers, ids 0 to 15; barrier 0 is
+/// the one [`sync_threads`] uses (with every thread of the block). `THREADS` must be a
+/// nonzero multiple of the warp size, 32, and at most 1024 (the largest block; CUDA C
+/// Programming Guide, "Technical Specifications per Compute Capability"): checked at compile
+/// time. A warp arrives as a whole: the instruction waits for the non-exited threads of the
+/// calling thread's warp and counts all 32.
+///
+/// # Safety
+/// - `id < 16`;
+/// - every thread that reaches barrier `id` until it completes passes the same `THREADS`,
+///   and exactly `THREADS` threads (`THREADS / 32` whole warps) reach it: fewer deadlock,
+///   and a different count for the same barrier is undefined (PTX ISA §9.7.13.1);
+/// - a barrier id is not used by [`sync_threads`] (id 0) or another named barrier while
+///   this one is pending, unless with the same participants and count.
+///
+/// On the CPU emulator this is not emulated (its barrier is the block's, with no id or
+/// count): the launch fails with `EmuError::NotEmulated`.
+///
+/// ```compile_fail,E0080
+/// // 100 threads is not a whole number of warps: an error at compile time.
+/// unsafe { cuda_std::thread::named_barrier_sync::<100>(1) };
+/// ```
+#[inline(always)]
+#[track_caller]
+pub unsafe fn named_barrier_sync<const THREADS: u32>(id: u32) {
+    const {
+        assert!(
+            THREADS > 0 && THREADS.is_multiple_of(32) && THREADS <= 1024,
+            "named_barrier_sync: THREADS must be a nonzero multiple of 32, at most 1024"
+        )
+    };
+    // SAFETY: forwarded to the caller.
+    unsafe { crate::arch::named_barrier::named_barrier_sync::<THREADS>(id) }
+}
+
 /// Block-wide barrier that also counts: waits like [`sync_threads`] and returns, to every
 /// thread, the number of threads of the block whose `predicate` was `true`
 /// (CUDA C `__syncthreads_count`).

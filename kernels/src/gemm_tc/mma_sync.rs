@@ -128,9 +128,11 @@ mod kernels_sm80 {
     use cuda_std::half::{bf16, f16};
     use cuda_std::mem::async_copy;
     use cuda_std::mma::{
-        Bf16, F16, FragA, FragAcc, FragB, M16N8K8, M16N8K16, Tf32, mma_sync, tf32_from_f32,
+        Bf16, F16, FragA, FragAcc, FragB, M16N8K8, M16N8K16, Tf32, ldmatrix_x4_window, mma_sync,
+        tf32_from_f32,
     };
     use cuda_std::prelude::*;
+    use cuda_std::shared::window::SharedAddr;
 
     /// Expands `$body` once per listed value with `$v` bound to it: a guaranteed full unroll,
     /// so that fragment arrays are indexed by constants only (they stay in registers).
@@ -210,74 +212,41 @@ mod kernels_sm80 {
         }
     }
 
-    /// The block's dynamic shared memory as the loop's loads and copies address it: on the
-    /// GPU its 32-bit shared-window address, so that the constant parts of an offset fold
-    /// into the instructions' immediates (`cuda_std::mma::ldmatrix_x4` and
-    /// `async_copy::copy_16` take generic pointers and convert each in 64-bit arithmetic); on
-    /// the host the generic pointer the emulator's intrinsics take.
+    /// The block's dynamic shared memory as the loop's loads and copies address it: its
+    /// 32-bit shared address, so that the constant parts of an offset fold into the
+    /// instructions' immediates (`cuda_std::mma::ldmatrix_x4` and `async_copy::copy_16` take
+    /// generic pointers and convert each in 64-bit arithmetic).
     #[derive(Clone, Copy)]
     struct Smem {
-        #[cfg(target_arch = "nvptx64")]
-        addr: u32,
-        #[cfg(not(target_arch = "nvptx64"))]
-        ptr: *mut u8,
+        addr: SharedAddr,
     }
 
     impl Smem {
         /// The dynamic shared memory of this block.
         #[inline(always)]
         fn new() -> Self {
-            let p = dynamic_shared::<u8>();
-            #[cfg(target_arch = "nvptx64")]
-            {
-                Self {
-                    addr: cuda_std::shared::shared_addr(p),
-                }
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                Self { ptr: p }
+            Self {
+                addr: SharedAddr::of(dynamic_shared::<u8>()),
             }
         }
 
         /// `ldmatrix.sync.aligned.m8n8.x4.shared.b16` of the rows at byte `off` of the
-        /// dynamic shared memory (per lane), as `cuda_std::mma::ldmatrix_x4`.
+        /// dynamic shared memory (per lane): `cuda_std::mma::ldmatrix_x4_window`.
         ///
         /// # Safety
-        /// As `cuda_std::mma::ldmatrix_x4`: all 32 lanes call it convergently; `off` is
-        /// 16-byte aligned and 16 bytes from it lie inside the dynamic shared memory; no
+        /// As `cuda_std::mma::ldmatrix_x4_window`: all 32 lanes call it convergently; `off`
+        /// is 16-byte aligned and 16 bytes from it lie inside the dynamic shared memory; no
         /// other thread writes them concurrently.
         #[inline(always)]
         unsafe fn ldmatrix_x4(self, off: u32) -> [u32; 4] {
-            #[cfg(target_arch = "nvptx64")]
-            {
-                let (r0, r1, r2, r3): (u32, u32, u32, u32);
-                // SAFETY: caller contract (shared, aligned, converged). Reads memory: not
-                // `nomem`; not `pure`: a collective must not be moved or merged.
-                unsafe {
-                    core::arch::asm!(
-                        "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{a}];",
-                        a = in(reg32) self.addr.wrapping_add(off),
-                        r0 = out(reg32) r0, r1 = out(reg32) r1,
-                        r2 = out(reg32) r2, r3 = out(reg32) r3,
-                        options(readonly, nostack),
-                    );
-                }
-                [r0, r1, r2, r3]
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            // SAFETY: caller contract; `off` is inside the allocation.
-            unsafe {
-                cuda_std::mma::ldmatrix_x4(self.ptr.add(off as usize).cast())
-            }
+            // SAFETY: caller contract.
+            unsafe { ldmatrix_x4_window(self.addr.byte_add(off)) }
         }
 
         /// Where `enabled`: starts an asynchronous 16-byte copy global → shared, to byte
         /// `off` of the dynamic shared memory, of `src`'s 16 bytes if `full`, else of none,
-        /// zero-filling the rest (PTX `cp.async.cg.shared.global [dst], [src], 16,
-        /// src-size` with src-size 16 or 0, PTX ISA §9.7, "cp.async": the bytes past
-        /// src-size are filled with zeros); where not, nothing. Both conditions are
-        /// predicates of the one instruction: no branch. Completion as
+        /// zero-filling the rest; where not, nothing (`async_copy::copy_16_zero_fill`: both
+        /// conditions are operands of the one instruction, no branch). Completion as
         /// `async_copy::copy_16`'s (`commit_group`, `wait_group`).
         ///
         /// # Safety
@@ -287,33 +256,11 @@ mod kernels_sm80 {
         /// the copy has completed.
         #[inline(always)]
         unsafe fn copy_16_zfill(self, off: u32, src: *const u8, full: bool, enabled: bool) {
-            #[cfg(target_arch = "nvptx64")]
-            // SAFETY: caller contract. Writes shared memory: not `nomem`.
+            let src_bytes = if full { 16 } else { 0 };
+            // SAFETY: caller contract.
             unsafe {
-                core::arch::asm!(
-                    "{{ .reg .pred p; .reg .b64 g; setp.ne.b32 p, {en}, 0; \
-                     cvta.to.global.u64 g, {src}; \
-                     @p cp.async.cg.shared.global [{d}], [g], 16, {n}; }}",
-                    en = in(reg32) u32::from(enabled),
-                    d = in(reg32) self.addr.wrapping_add(off),
-                    src = in(reg64) src as u64,
-                    n = in(reg32) if full { 16u32 } else { 0 },
-                    options(nostack),
-                );
-            }
-            // The emulator: the same bytes at once (its waits are no-ops).
-            #[cfg(not(target_arch = "nvptx64"))]
-            if enabled {
-                // SAFETY: caller contract.
-                unsafe {
-                    let dst = self.ptr.add(off as usize);
-                    if full {
-                        async_copy::copy_16(dst, src);
-                    } else {
-                        cuda_std::mem::store_v4_u32(dst.cast(), [0; 4]);
-                    }
-                }
-            }
+                async_copy::copy_16_zero_fill(self.addr.byte_add(off), src, src_bytes, enabled)
+            };
         }
     }
 

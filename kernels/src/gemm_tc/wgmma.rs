@@ -163,6 +163,7 @@ mod kernels_sm90a {
     use cuda_std::half::{bf16, f16};
     use cuda_std::prelude::*;
     use cuda_std::shared::shared_addr;
+    use cuda_std::shared::window::SharedAddr;
     use cuda_std::tma::{self, TensorMap};
     use cuda_std::wgmma::{self, MatrixDescriptor, Swizzle};
 
@@ -313,22 +314,15 @@ mod kernels_sm90a {
     }
 
     /// Waits until the 128 threads of the calling warpgroup arrive at named barrier `id`
-    /// (PTX `barrier.sync id, 128`, not the `.aligned` `bar.sync`, for the reason given at
-    /// `cuda_std::thread::sync_threads`; ids 1 and 2 are the consumers', 0 is
-    /// `sync_threads`').
-    /// Orders their shared-memory accesses like `sync_threads` does the block's.
+    /// (`cuda_std::thread::named_barrier_sync::<128>`; ids 1 and 2 are the consumers', 0 is
+    /// `sync_threads`'). Orders their shared-memory accesses like `sync_threads` does the
+    /// block's. Not emulated on the CPU (the host plans store `C` from registers there).
     #[inline(always)]
     fn warpgroup_sync(id: u32) {
-        #[cfg(target_arch = "nvptx64")]
-        // SAFETY: a barrier; every thread of the warpgroup calls it with the same `id`.
-        unsafe {
-            core::arch::asm!("barrier.sync {id}, 128;", id = in(reg32) id, options(nostack))
-        };
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = id;
-            panic!("kernels::gemm_tc::wgmma runs on sm_90a GPUs only")
-        }
+        // SAFETY: called only by the TMA epilogue, by all 128 threads of consumer warpgroup
+        // `id - 1` (whole warps) with `id` = 1 or 2 (< 16), each id by one warpgroup only;
+        // no other barrier of the kernel uses ids 1 and 2.
+        unsafe { cuda_std::thread::named_barrier_sync::<128>(id) };
     }
 
     /// Releases a stage: one arrival on its empty barrier in every block of the cluster of
@@ -714,7 +708,9 @@ mod kernels_sm90a {
                         // SAFETY: inside this warpgroup's box buffer, aligned to the pair;
                         // each (r, col) belongs to one thread; the buffer's previous store
                         // has read it (above).
-                        unsafe { T::store_pair_shared(addr, acc[$i], acc[$i + 1]) };
+                        unsafe {
+                            T::store_pair_shared(SharedAddr::from_bits(addr), acc[$i], acc[$i + 1])
+                        };
                         if ($i + 2) % per_box == 0 {
                             tma::fence_proxy_async_shared();
                             warpgroup_sync(bar);

@@ -9,12 +9,14 @@ pub(crate) mod half;
 pub(crate) mod io;
 pub(crate) mod mem;
 pub(crate) mod mma;
+pub(crate) mod named_barrier;
 pub(crate) mod shared;
 pub(crate) mod shim;
 pub(crate) mod thread;
 pub(crate) mod tma;
 pub(crate) mod warp;
 pub(crate) mod wgmma;
+pub(crate) mod window;
 
 /// An operation the emulator does not model: marks the arguments used and fails the
 /// emulated thread with `EmuError::NotEmulated` naming `$what` (outside a launch, the host

@@ -1,0 +1,145 @@
+//! Accesses by 32-bit shared address on the CPU emulator (`shared::window`,
+//! `mma::ldmatrix_x4_window`, `mem::async_copy::copy_16_zero_fill`): the address is turned
+//! back into the host pointer it was taken from, then accessed as the pointer forms are
+//! (`mem`'s vector accesses, `shared::write`, `mma::ldmatrix_x4`, `mem::async_copy`), with
+//! their bounds, race and initialisation checks.
+//!
+//! Only the block's dynamic shared memory is translated: `cuda_emu::device` gives its host
+//! pointer (`dynamic_shared`) and that pointer's shared address (`shared_addr`), hence the
+//! offset; it has no shared-address-to-pointer function yet for the static arrays. An address
+//! outside the dynamic shared memory fails the launch with `EmuError::NotEmulated` naming the
+//! operation (an address out of every allocation, a kernel bug, reports the same until then).
+
+use super::not_emulated;
+use cuda_emu::device;
+
+/// The host pointer of `len` bytes at shared address `addr` in the running block's dynamic
+/// shared memory; fails the launch (`EmuError::NotEmulated` naming `outside`) if they are
+/// not inside it. Outside a launch, the host stub's panic naming `what`.
+#[track_caller]
+fn host_ptr(what: &'static str, outside: &'static str, addr: u32, len: usize) -> *mut u8 {
+    let (base, bytes) = device::dynamic_shared(what);
+    let start = device::shared_addr(what, base);
+    let off = addr.wrapping_sub(start) as usize;
+    if off + len <= bytes {
+        base.wrapping_add(off)
+    } else {
+        not_emulated!(outside)
+    }
+}
+
+/// The operation's `cuda_std` name and its not-emulated message for an address outside the
+/// dynamic shared memory.
+macro_rules! names {
+    ($name:literal) => {
+        (
+            $name,
+            concat!(
+                $name,
+                " at an address outside the block's dynamic shared memory (the emulator ",
+                "translates only dynamic shared addresses to host pointers yet)"
+            ),
+        )
+    };
+}
+
+/// # Safety
+/// As `shared::window::store_f32`.
+#[track_caller]
+pub(crate) unsafe fn store_f32(addr: u32, value: f32) {
+    let (what, outside) = names!("shared::window::store_f32");
+    let p = host_ptr(what, outside, addr, 4).cast::<f32>();
+    // SAFETY: the caller's contract; `p` is the host address of `addr`.
+    unsafe { super::shared::write(p, value) }
+}
+
+/// # Safety
+/// As `shared::window::store_b32`.
+#[track_caller]
+pub(crate) unsafe fn store_b32(addr: u32, bits: u32) {
+    let (what, outside) = names!("shared::window::store_b32");
+    let p = host_ptr(what, outside, addr, 4).cast::<u32>();
+    // SAFETY: as in `store_f32`.
+    unsafe { super::shared::write(p, bits) }
+}
+
+/// # Safety
+/// As `shared::window::store_v2_f32`.
+#[track_caller]
+pub(crate) unsafe fn store_v2_f32(addr: u32, value: [f32; 2]) {
+    let (what, outside) = names!("shared::window::store_v2_f32");
+    let p = host_ptr(what, outside, addr, 8).cast::<f32>();
+    // SAFETY: as in `store_f32`.
+    unsafe { super::mem::store_v2_f32(p, value) }
+}
+
+/// # Safety
+/// As `shared::window::store_v4_f32`.
+#[track_caller]
+pub(crate) unsafe fn store_v4_f32(addr: u32, value: [f32; 4]) {
+    let (what, outside) = names!("shared::window::store_v4_f32");
+    let p = host_ptr(what, outside, addr, 16).cast::<f32>();
+    // SAFETY: as in `store_f32`.
+    unsafe { super::mem::store_v4_f32(p, value) }
+}
+
+/// # Safety
+/// As `shared::window::load_v4_f32`.
+#[track_caller]
+pub(crate) unsafe fn load_v4_f32(addr: u32) -> [f32; 4] {
+    let (what, outside) = names!("shared::window::load_v4_f32");
+    let p = host_ptr(what, outside, addr, 16).cast::<f32>();
+    // SAFETY: as in `store_f32`.
+    unsafe { super::mem::load_v4_f32(p) }
+}
+
+/// The emulator's warp collective on each lane's translated row address.
+///
+/// # Safety
+/// As `mma::ldmatrix_x4_window`.
+#[track_caller]
+pub(crate) unsafe fn ldmatrix_x4(row: u32) -> [u32; 4] {
+    let (what, outside) = names!("mma::ldmatrix_x4_window");
+    let p = host_ptr(what, outside, row, 16).cast::<u16>();
+    // SAFETY: as in `store_f32`.
+    unsafe { super::mma::ldmatrix_x4(p) }
+}
+
+/// Copies at once, as the emulator's `async_copy` does (the waits are then no-ops): the
+/// first `src_bytes` bytes from `src`, zeros for the rest; nothing where `guard` is false.
+///
+/// # Safety
+/// As `mem::async_copy::copy_16_zero_fill`.
+#[track_caller]
+pub(crate) unsafe fn copy_16_zero_fill(dst: u32, src: *const u8, src_bytes: u32, guard: bool) {
+    if !guard {
+        device::enter("mem::async_copy::copy_16_zero_fill");
+        return;
+    }
+    assert!(
+        src_bytes <= 16,
+        "mem::async_copy::copy_16_zero_fill: src_bytes = {src_bytes}, more than the 16 bytes \
+         copied (PTX cp.async: src-size <= cp-size)"
+    );
+    let (what, outside) = names!("mem::async_copy::copy_16_zero_fill");
+    let d = host_ptr(what, outside, dst, 16);
+    match src_bytes {
+        // SAFETY: the caller's contract (`src` global, aligned, valid for 16 bytes); `d` is
+        // the host address of `dst`.
+        16 => unsafe { super::mem::copy_16(d, src) },
+        // SAFETY: `d` as above; `src` is not read.
+        0 => unsafe { super::mem::store_v4_u32(d.cast(), [0; 4]) },
+        n => {
+            let n = n as usize;
+            let loc = core::panic::Location::caller();
+            device::check_access(src as usize, n, device::AccessKind::Read, loc);
+            device::check_access(d as usize, 16, device::AccessKind::Write, loc);
+            // SAFETY: the caller's contract: `src` valid for `n <= 16` bytes, `d` for 16,
+            // not overlapping (global and shared memory).
+            unsafe {
+                core::ptr::copy_nonoverlapping(src, d, n);
+                core::ptr::write_bytes(d.add(n), 0, 16 - n);
+            }
+        }
+    }
+}
