@@ -8,7 +8,8 @@
 //!
 //! Two kernel families ([`TcKernel`]):
 //! - [`TcKernel::Wgmma`]: `wgmma` + TMA + mbarriers, warp specialised and persistent
-//!   (sm_90a only: H100, H200); [`TcKernel::WgmmaCluster2`] is the same kernel with
+//!   (sm_90a only: H100, H200; and the CPU emulator, which emulates those units);
+//!   [`TcKernel::WgmmaCluster2`] is the same kernel with
 //!   clusters of two blocks along M that share the `B` tile (TMA multicast), its persistent
 //!   grid sized by the cluster occupancy query;
 //! - [`TcKernel::MmaSync`]: warp-level `mma.sync` with a `cp.async` pipeline (sm_80 and
@@ -331,6 +332,11 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
     /// or uploading the tensor maps; for [`TcKernel::WgmmaCluster2`], a driver error from the
     /// cluster occupancy query, or [`GpuError::LaunchConfig`] naming the kernel and its
     /// configuration if not one cluster fits.
+    ///
+    /// The CPU emulator runs every variant's host body, the sm_90a kernels included (it
+    /// emulates `wgmma`, TMA and `mbarrier`), so it plans [`TcKernel::Wgmma`] and
+    /// [`TcKernel::MmaSync`]; it has no clusters, so [`TcKernel::WgmmaCluster2`] fails there
+    /// with [`GpuError::NotOnEmulator`] (the occupancy query).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         gpu: &Gpu,

@@ -1,8 +1,11 @@
 //! Tensor cores on the CPU emulator (`cuda_emu`): the `mma.sync`, `ldmatrix` and
 //! `stmatrix` probes that `tests/tests/mma.rs` and `tests/tests/hopper.rs` run on a GPU,
 //! here run through `cuda_emu::launch` and compared with the same CPU models, bit for
-//! bit; a tensor-core call in a partial warp; and the Hopper intrinsics the emulator does
-//! not model (`wgmma`, TMA, clusters), reported as `EmuError::NotEmulated`.
+//! bit; a tensor-core call in a partial warp; the Hopper intrinsics the emulator does not
+//! model (clusters), reported as `EmuError::NotEmulated`; and a TMA copy through a tensor
+//! map it cannot read (`EmuError::AsyncUnit`). (`wgmma` and TMA themselves are checked
+//! against the CPU models by `tests/tests/{hopper,matmul}.rs`, on the emulator without a
+//! GPU.)
 //!
 //! Inputs are those of `tests/tests/mma.rs`: `A`, `B` small integers in -3..=3 and `C` an
 //! integer plus one half, so every product and partial sum is exact in `f32` and the
@@ -322,10 +325,10 @@ fn mma_in_a_partial_warp_is_a_warp_mask_error() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Hopper intrinsics: not emulated
+// Hopper intrinsics: clusters are not emulated; TMA reads only the CPU device's maps
 
 #[test]
-fn hopper_intrinsics_are_reported_as_not_emulated() {
+fn clusters_are_reported_as_not_emulated() {
     let mut out = vec![0u32; 128];
     let mut info = vec![0u32; 10];
     let err = emulate!(sm90::cluster_probe, [1, 1, 1], [128, 1, 1], &opts();
@@ -352,36 +355,39 @@ fn hopper_intrinsics_are_reported_as_not_emulated() {
         "{err}"
     );
     println!("cluster probe: {err}");
+}
 
-    // wgmma: the probe stages its tiles, then fences the async proxy (TMA's fence).
-    let (a, b, c) = (
-        vec![0u16; 64 * 64],
-        vec![0u16; 64 * 64],
-        vec![0f32; 64 * 64],
-    );
-    let mut d = vec![0f32; 64 * 64];
-    let err = emulate!(sm90::wgmma_bf16_n64, [1, 1, 1], [128, 1, 1], &opts();
-        slice(&a), slice(&b), slice(&c), d.as_mut_ptr(), 0u32, 0u32)
-    .expect_err("reported");
-    assert!(
-        matches!(&err, EmuError::NotEmulated { intrinsic, .. }
-            if *intrinsic == "tma::fence_proxy_async_shared"),
-        "{err}"
-    );
-    println!("wgmma probe: {err}");
-
-    // TMA with an mbarrier: thread 0 prefetches the descriptor first.
+#[test]
+fn tma_through_a_driver_encoded_map_is_refused() {
+    // A map whose bytes are not the CPU device's layout (as the CUDA driver's are not).
+    let map = Box::new(cuda_std::tma::TensorMap {
+        opaque: [0x1234; 16],
+    });
+    let map_ptr: *const cuda_std::tma::TensorMap = &*map;
     let mut raw = vec![0u32; 16];
     let mut status = vec![0u32; 1];
-    let map = std::ptr::null::<cuda_std::tma::TensorMap>();
-    let err = emulate!(sm90::tma_roundtrip, [2, 1, 1], [128, 1, 1], &opts();
-        map, map, 0i32, 0i32, 64u32, raw.as_mut_ptr(), status.as_mut_ptr())
+    let options = EmuOptions {
+        buffers: vec![emu::HostBuffer {
+            address: map_ptr as usize,
+            bytes: 128,
+        }],
+        ..opts()
+    };
+    let err = emulate!(sm90::tma_roundtrip, [1, 1, 1], [128, 1, 1], &options;
+        map_ptr, map_ptr, 0i32, 0i32, 64u32, raw.as_mut_ptr(), status.as_mut_ptr())
     .expect_err("reported");
-    assert!(
-        matches!(&err, EmuError::NotEmulated { intrinsic, block, thread, .. }
-            if *intrinsic == "tma::prefetch_descriptor" && *block == [0, 0, 0]
-                && *thread == [0, 0, 0]),
-        "{err}"
-    );
+    let EmuError::AsyncUnit {
+        op,
+        thread,
+        reason,
+        location,
+        ..
+    } = &err
+    else {
+        panic!("expected AsyncUnit, got {err}")
+    };
+    assert_eq!((*op, *thread), ("tma::load_2d", [0, 0, 0]));
+    assert!(reason.contains("not encoded for the CPU device"), "{err}");
+    assert_eq!(location.file, "tests/kernels/src/hopper.rs");
     println!("tma probe: {err}");
 }

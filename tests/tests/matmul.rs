@@ -18,7 +18,10 @@
 //!   element is finite.
 //!
 //! GPU tests skip, with a message, on GPUs that cannot run a family (`wgmma` needs exactly
-//! sm_90, `mma.sync` sm_80 or later).
+//! sm_90, `mma.sync` sm_80 or later). Without a GPU (or with `FERROCUDA_DEVICE=cpu`) the
+//! `wgmma` and `mma.sync` tests run on the CPU emulator, at smaller shapes
+//! (`EMULATOR_EXACT_SHAPES`, `random_case`); the cluster variant needs a GPU (clusters are
+//! not emulated).
 
 use cuda_std::half::{bf16, f16};
 use cust::device::DeviceAttribute;
@@ -27,15 +30,23 @@ use host::matmul::{TcElem, TcKernel, error_bound, gemm, reference_f64};
 use kernels::gemm_tc::mma_sync::MMA_SHARED_BYTES;
 use tests::gpu;
 
-/// Whether `gpu` runs `kernel`'s family; prints why not.
+/// Whether `gpu` runs `kernel`'s family; prints why not. The CPU emulator runs the
+/// `wgmma` kernel (it emulates `wgmma`, TMA and `mbarrier`, the sm_90a variant's host body
+/// included) and `mma.sync`, but not the cluster variant (clusters are not emulated).
 fn runs(gpu: &Gpu, kernel: TcKernel) -> bool {
+    if gpu.is_emulator() {
+        let ok = kernel != TcKernel::WgmmaCluster2;
+        if !ok {
+            eprintln!("skipped: the CPU emulator has no clusters for the {kernel} GEMM");
+        }
+        return ok;
+    }
     let cc = gpu
         .context()
         .compute_capability()
         .expect("compute capability");
     // mma.sync's cp.async ring needs more shared memory per block than sm_86/sm_89 give
-    // (99 KiB): there the launch is refused with `CudaError::SharedMemory`. (The emulator
-    // answers no such query: its shared memory is host memory, without a limit.)
+    // (99 KiB): there the launch is refused with `CudaError::SharedMemory`.
     let shared = gpu
         .context()
         .attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
@@ -140,39 +151,57 @@ const EXACT_SHAPES: [(usize, usize, usize); 7] = [
     (2176, 2056, 8),
 ];
 
+/// The exact tests' shapes on the CPU emulator, where a debug build emulates the full list
+/// too slowly: ragged m and n in both tile dimensions (several tiles, so each persistent
+/// block computes more than one and the ring's phases carry on across tiles), k not a
+/// multiple of the K steps (136 = 2·64 + 8), and a single element.
+const EMULATOR_EXACT_SHAPES: [(usize, usize, usize); 3] =
+    [(200, 328, 64), (1, 1, 8), (257, 260, 136)];
+
 fn exact_all_types(kernel: TcKernel) {
     let gpu = gpu();
     if !runs(&gpu, kernel) {
         return;
     }
-    for shape in EXACT_SHAPES {
+    let shapes: &[(usize, usize, usize)] = if gpu.is_emulator() {
+        &EMULATOR_EXACT_SHAPES
+    } else {
+        &EXACT_SHAPES
+    };
+    for &shape in shapes {
         exact_case::<bf16>(&gpu, kernel, shape);
         exact_case::<f16>(&gpu, kernel, shape);
         exact_case::<f32>(&gpu, kernel, shape);
     }
 }
 
+/// On a GPU, or on the CPU emulator at [`EMULATOR_EXACT_SHAPES`].
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn wgmma_integer_inputs_equal_the_cpu_bit_for_bit() {
     exact_all_types(TcKernel::Wgmma);
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: the emulator has no thread-block clusters"]
 fn wgmma_cluster2_integer_inputs_equal_the_cpu_bit_for_bit() {
     exact_all_types(TcKernel::WgmmaCluster2);
 }
 
+/// On a GPU, or on the CPU emulator at [`EMULATOR_EXACT_SHAPES`].
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn mma_sync_integer_inputs_equal_the_cpu_bit_for_bit() {
     exact_all_types(TcKernel::MmaSync);
 }
 
 /// The random test for one family and type (see the module docs for the bound).
 fn random_case<T: TcElem + std::fmt::Debug>(gpu: &Gpu, kernel: TcKernel) {
-    let (m, n, k) = (1024, 1536, 2048);
+    // On the CPU emulator a smaller ragged shape (2 × 2 tiles, 4 to 8 K steps): a debug
+    // build emulates the GPU's shape too slowly.
+    let (m, n, k) = if gpu.is_emulator() {
+        (136, 264, 256)
+    } else {
+        (1024, 1536, 2048)
+    };
     let a = uniform::<T>(11, m * k);
     let b = uniform::<T>(12, n * k);
     let c =
@@ -226,20 +255,20 @@ fn random_all_types(kernel: TcKernel) {
     random_case::<f32>(&gpu, kernel);
 }
 
+/// On a GPU, or on the CPU emulator at a smaller shape (see `random_case`).
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn wgmma_random_inputs_are_within_the_error_bound() {
     random_all_types(TcKernel::Wgmma);
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: the emulator has no thread-block clusters"]
 fn wgmma_cluster2_random_inputs_are_within_the_error_bound() {
     random_all_types(TcKernel::WgmmaCluster2);
 }
 
+/// On a GPU, or on the CPU emulator at a smaller shape (see `random_case`).
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn mma_sync_random_inputs_are_within_the_error_bound() {
     random_all_types(TcKernel::MmaSync);
 }
@@ -254,7 +283,7 @@ fn mma_sync_random_inputs_are_within_the_error_bound() {
 /// CPU's sum of rounded products bit for bit; the test checks that truncation would give
 /// other results (it can fail). Each operand takes the fractional values in turn.
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: it also passes on the emulator, in about a minute of a debug build (too slow for CI)"]
 fn tf32_inputs_are_rounded_to_nearest() {
     use cuda_std::mma::tf32_from_f32;
     let gpu = gpu();
@@ -318,8 +347,8 @@ fn tf32_inputs_are_rounded_to_nearest() {
     }
 }
 
+/// On a GPU or the CPU emulator: the shape is refused before any launch.
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn shapes_the_kernels_cannot_run_are_errors_naming_the_value() {
     let gpu = gpu();
     let (a, b) = (vec![bf16::ZERO; 64 * 100], vec![bf16::ZERO; 64 * 100]);
@@ -420,7 +449,7 @@ fn gemm_kernels_live_in_their_variants_without_spills() {
 /// clusters), no larger than the clusters the device holds at once, and no larger than
 /// the pairs of tile rows × tile columns need.
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: the emulator has no thread-block clusters"]
 fn wgmma_cluster2_grid_is_bounded_by_the_clusters_that_fit() {
     use cust::memory::DeviceBuffer;
     use host::matmul::GemmPlan;

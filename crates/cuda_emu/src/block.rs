@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use super::ctx::{
     BarrierKind, BlockState, LAST_PANIC, Resume, SharedAlloc, SharedMem, Suspend, ThreadState,
-    Unwind, WarpKind, WarpWait, set_current,
+    Unwind, WINDOW_START, WarpKind, WarpWait, set_current,
 };
 use super::{Dim3, EmuError, EmuOptions, EmuReport, Printed, SourceLocation, ThreadSite};
 use cust_core::launch::HostEntry;
@@ -65,6 +65,26 @@ fn give_stack(bytes: usize, stack: DefaultStack) {
         }
     });
 }
+
+/// How a thread waiting at named barrier `id` is described.
+const NAMED_SITES: [&str; 16] = [
+    "named barrier 0",
+    "named barrier 1",
+    "named barrier 2",
+    "named barrier 3",
+    "named barrier 4",
+    "named barrier 5",
+    "named barrier 6",
+    "named barrier 7",
+    "named barrier 8",
+    "named barrier 9",
+    "named barrier 10",
+    "named barrier 11",
+    "named barrier 12",
+    "named barrier 13",
+    "named barrier 14",
+    "named barrier 15",
+];
 
 /// Where a thread is.
 #[derive(Clone, Copy, Debug)]
@@ -198,6 +218,7 @@ impl Launch {
             16,
             String::from("dynamic shared memory"),
             shadow,
+            WINDOW_START,
         )
         .ok_or_else(|| stack_error(std::io::Error::other("out of memory (shared memory)")))?;
         let live: Vec<u32> = (0..warps)
@@ -215,6 +236,7 @@ impl Launch {
             idx,
             mem: RefCell::new(SharedMem {
                 statics: Vec::new(),
+                next_window: WINDOW_START + dynamic.window_bytes(),
                 dynamic,
             }),
             epoch: Cell::new(0),
@@ -223,6 +245,9 @@ impl Launch {
             error: RefCell::new(None),
             printed: RefCell::new(Vec::new()),
             steps: Cell::new(0),
+            mbarriers: RefCell::new(Default::default()),
+            progress: Cell::new(0),
+            phases_completed: Cell::new(0),
         };
         let mut stacks = Vec::with_capacity(n as usize);
         for _ in 0..n {
@@ -283,25 +308,46 @@ impl Launch {
             waiting: std::vec![0; warps as usize],
             done_lanes: std::vec![0; warps as usize],
             exist: live,
+            polling: 0,
+            phases_seen: 0,
+            at_group: std::vec![0; n.div_ceil(128) as usize],
+            at_named: Default::default(),
         };
         let mut steps = 0u64;
-        while let Some(t) = sched.ready.pop_front() {
-            let St::Ready(v) = sched.states[t as usize] else {
-                continue;
-            };
-            steps += 1;
-            set_current(&threads[t as usize]);
-            let result = coros[t as usize]
-                .as_mut()
-                .map(|c| c.resume(Resume::Value(v)));
-            set_current(core::ptr::null());
-            match result {
-                Some(CoroutineResult::Yield(s)) => sched.arrive(t, s),
-                Some(CoroutineResult::Return(())) | None => sched.exit(t),
+        // The `progress` count at the last round of timed-out `mbarrier` polls.
+        let mut timed_out_at = None;
+        loop {
+            while let Some(t) = sched.ready.pop_front() {
+                let St::Ready(v) = sched.states[t as usize] else {
+                    continue;
+                };
+                steps += 1;
+                set_current(&threads[t as usize]);
+                let result = coros[t as usize]
+                    .as_mut()
+                    .map(|c| c.resume(Resume::Value(v)));
+                set_current(core::ptr::null());
+                match result {
+                    Some(CoroutineResult::Yield(s)) => sched.arrive(t, s),
+                    Some(CoroutineResult::Return(())) | None => sched.exit(t),
+                }
+                if block.error.borrow().is_some() {
+                    break;
+                }
+                sched.wake_polls();
             }
-            if block.error.borrow().is_some() {
+            if block.error.borrow().is_some() || sched.done == n || sched.polling == 0 {
                 break;
             }
+            // Nothing can run, and threads poll `mbarrier` phases that have not completed:
+            // their polls time out (`try_wait` returns false after a system-dependent time;
+            // here, once nothing else can run). If a round of timed-out polls changed
+            // nothing, no phase can complete: a deadlock.
+            if timed_out_at == Some(block.progress.get()) {
+                break;
+            }
+            timed_out_at = Some(block.progress.get());
+            sched.time_out_polls();
         }
         if block.error.borrow().is_none() && sched.done < n {
             let err = sched.deadlock();
@@ -383,6 +429,14 @@ struct Sched<'a> {
     done_lanes: Vec<u32>,
     /// Lanes that exist, per warp.
     exist: Vec<u32>,
+    /// Threads suspended in an `mbarrier` poll.
+    polling: u32,
+    /// `block.phases_completed` when the polls were last checked.
+    phases_seen: u64,
+    /// Threads waiting at a warpgroup collective, per warpgroup.
+    at_group: Vec<u32>,
+    /// Threads waiting at each named barrier.
+    at_named: [Vec<u32>; super::ctx::NAMED_BARRIERS as usize],
 }
 
 impl Sched<'_> {
@@ -396,6 +450,21 @@ impl Sched<'_> {
             Suspend::Spin => {
                 self.states[t as usize] = St::Ready(0);
                 self.ready.push_back(t);
+            }
+            Suspend::MBarrier(_) => self.polling += 1,
+            Suspend::Named(w) => {
+                self.at_named[w.id as usize].push(t);
+                self.try_named(w.id);
+            }
+            Suspend::Group(_) => {
+                let g = (t / 128) as usize;
+                self.at_group[g] += 1;
+                if (g as u32 + 1) * 128 > self.n {
+                    // The warpgroup is not whole: it can never complete.
+                    self.group_divergence(t, self.n);
+                } else if self.at_group[g] == 128 {
+                    self.complete_group(g as u32);
+                }
             }
             Suspend::Barrier(_) => {
                 self.at_barrier += 1;
@@ -412,8 +481,29 @@ impl Sched<'_> {
     fn exit(&mut self, t: u32) {
         self.states[t as usize] = St::Done;
         self.done += 1;
+        self.progress();
         let w = (t / 32) as usize;
         self.done_lanes[w] |= 1 << (t % 32);
+        // An exit may complete a named barrier its warp-mates wait at (a warp arrives as a
+        // whole, its exited lanes counted).
+        for id in 0..super::ctx::NAMED_BARRIERS {
+            if self.at_named[id as usize].iter().any(|&u| u / 32 == t / 32) {
+                self.try_named(id);
+                if self.block.error.borrow().is_some() {
+                    return;
+                }
+            }
+        }
+        // An exit dooms a warpgroup collective its group waits at.
+        if self.at_group[(t / 128) as usize] > 0 {
+            let g = t / 128;
+            if let Some(u) = (128 * g..(128 * g + 128).min(self.n))
+                .find(|&u| matches!(self.states[u as usize], St::Wait(Suspend::Group(_))))
+            {
+                self.group_divergence(u, t);
+                return;
+            }
+        }
         self.block.live.borrow_mut()[w] &= !(1 << (t % 32));
         // An exit may complete (or doom) the warp's pending collectives and the barrier.
         let mut pending = self.waiting[w];
@@ -443,6 +533,21 @@ impl Sched<'_> {
                 thread,
                 waits_at: op.kind.name(),
                 location: Some(SourceLocation::from_std(op.location)),
+            },
+            St::Wait(Suspend::Named(w)) => ThreadSite {
+                thread,
+                waits_at: NAMED_SITES[w.id as usize],
+                location: Some(SourceLocation::from_std(w.location)),
+            },
+            St::Wait(Suspend::Group(w)) => ThreadSite {
+                thread,
+                waits_at: w.what,
+                location: Some(SourceLocation::from_std(w.location)),
+            },
+            St::Wait(Suspend::MBarrier(w)) => ThreadSite {
+                thread,
+                waits_at: w.what,
+                location: Some(SourceLocation::from_std(w.location)),
             },
             St::Done => ThreadSite {
                 thread,
@@ -510,6 +615,7 @@ impl Sched<'_> {
         };
         self.block.epoch.set(self.block.epoch.get() + 1);
         self.at_barrier = 0;
+        self.progress();
         let mut released: Vec<u32> = (0..self.n)
             .filter(|&t| matches!(self.states[t as usize], St::Wait(Suspend::Barrier(_))))
             .collect();
@@ -578,6 +684,7 @@ impl Sched<'_> {
             }
         }
         let results = collective(op.kind, parts, &values, &bs);
+        self.progress();
         if op.kind == WarpKind::SyncWarp {
             self.block.warp_epochs.borrow_mut()[w] += 1;
         }
@@ -594,8 +701,221 @@ impl Sched<'_> {
         self.ready.extend(released);
     }
 
+    /// Completes named barrier `id` if the warps whose every live lane waits there make up
+    /// its thread count (a warp counts 32, exited lanes included: PTX ISA §9.7.13.1, as
+    /// `cuda_std::thread::named_barrier_sync` documents).
+    fn try_named(&mut self, id: u32) {
+        let waiting = &self.at_named[id as usize];
+        let Some(&first) = waiting.first() else {
+            return;
+        };
+        let St::Wait(Suspend::Named(w)) = self.states[first as usize] else {
+            return;
+        };
+        let mut lanes_waiting = std::collections::BTreeMap::<u32, u32>::new();
+        for &u in waiting {
+            if let St::Wait(Suspend::Named(v)) = self.states[u as usize]
+                && v.threads != w.threads
+            {
+                let err = EmuError::BarrierDivergence {
+                    kernel: self.kernel(),
+                    block: self.block.idx,
+                    waiting: Box::new(self.site(first)),
+                    other: Box::new(self.site(u)),
+                };
+                self.block.record(err);
+                return;
+            }
+            *lanes_waiting.entry(u / 32).or_default() |= 1 << (u % 32);
+        }
+        let whole = lanes_waiting
+            .iter()
+            .filter(|&(&warp, &lanes)| {
+                let live = self.exist[warp as usize] & !self.done_lanes[warp as usize];
+                lanes & live == live
+            })
+            .count() as u32;
+        if whole * 32 < w.threads {
+            return;
+        }
+        let mut released = core::mem::take(&mut self.at_named[id as usize]);
+        self.block.epoch.set(self.block.epoch.get() + 1);
+        self.progress();
+        released.sort_by_key(|&u| self.rank[u as usize]);
+        for u in released {
+            self.states[u as usize] = St::Ready(0);
+            self.ready.push_back(u);
+        }
+    }
+
+    /// Records that thread `waiting`'s warpgroup collective cannot complete because of
+    /// thread `other` (exited, elsewhere, or missing from a partial warpgroup).
+    fn group_divergence(&self, waiting: u32, other: u32) {
+        let err = EmuError::BarrierDivergence {
+            kernel: self.kernel(),
+            block: self.block.idx,
+            waiting: Box::new(self.site(waiting)),
+            other: Box::new(if other < self.n {
+                self.site(other)
+            } else {
+                ThreadSite {
+                    thread: [other, 0, 0],
+                    waits_at: "missing (the block does not hold the whole warpgroup)",
+                    location: None,
+                }
+            }),
+        };
+        self.block.record(err);
+    }
+
+    /// Completes the warpgroup collective all 128 threads of warpgroup `g` wait at.
+    fn complete_group(&mut self, g: u32) {
+        let threads: Vec<u32> = (128 * g..128 * g + 128).collect();
+        let records: Vec<(u32, usize)> = threads
+            .iter()
+            .map(|&t| match self.states[t as usize] {
+                St::Wait(Suspend::Group(w)) => (t, w.record),
+                _ => (t, 0),
+            })
+            .collect();
+        // SAFETY: every thread of the group is suspended in `wgmma::mma_async`, its record
+        // live on its stack.
+        if let Err(e) = unsafe { super::wgmma::complete(self.block, &records) } {
+            self.block.record(e);
+            return;
+        }
+        self.at_group[g as usize] = 0;
+        self.progress();
+        let mut released = threads;
+        released.sort_by_key(|&t| self.rank[t as usize]);
+        for t in released {
+            self.states[t as usize] = St::Ready(0);
+            self.ready.push_back(t);
+        }
+    }
+
+    fn progress(&self) {
+        self.block.progress.set(self.block.progress.get() + 1);
+    }
+
+    /// Makes the threads whose `mbarrier` poll is now satisfied (a phase completed since
+    /// the last check) runnable, with the poll's result `true`.
+    fn wake_polls(&mut self) {
+        let completed = self.block.phases_completed.get();
+        if self.polling == 0 || completed == self.phases_seen {
+            return;
+        }
+        self.phases_seen = completed;
+        let mbarriers = self.block.mbarriers.borrow();
+        let mut woken: Vec<u32> = (0..self.n)
+            .filter(|&t| {
+                matches!(self.states[t as usize],
+                    St::Wait(Suspend::MBarrier(w)) if mbarriers.phase_done(w.address, w.parity))
+            })
+            .collect();
+        drop(mbarriers);
+        woken.sort_by_key(|&t| self.rank[t as usize]);
+        for t in woken {
+            self.states[t as usize] = St::Ready(1);
+            self.polling -= 1;
+            self.ready.push_back(t);
+        }
+    }
+
+    /// Resumes every thread suspended in an `mbarrier` poll with the result `false`: the
+    /// poll's time limit passed (nothing else could run).
+    fn time_out_polls(&mut self) {
+        let mut woken: Vec<u32> = (0..self.n)
+            .filter(|&t| matches!(self.states[t as usize], St::Wait(Suspend::MBarrier(_))))
+            .collect();
+        woken.sort_by_key(|&t| self.rank[t as usize]);
+        for t in woken {
+            self.states[t as usize] = St::Ready(0);
+            self.ready.push_back(t);
+        }
+        self.polling = 0;
+    }
+
     /// Nothing can run but some threads have not exited: the error that explains it.
     fn deadlock(&self) -> EmuError {
+        // Threads polling an mbarrier phase that cannot complete come first: what the
+        // others wait for (a barrier, a collective) is usually downstream of it.
+        if let Some(t) =
+            (0..self.n).find(|&t| matches!(self.states[t as usize], St::Wait(Suspend::MBarrier(_))))
+        {
+            let St::Wait(Suspend::MBarrier(w)) = self.states[t as usize] else {
+                unreachable!()
+            };
+            let waiters: Vec<Dim3> = (0..self.n)
+                .filter(|&u| {
+                    matches!(self.states[u as usize],
+                        St::Wait(Suspend::MBarrier(v)) if v.address == w.address)
+                })
+                .map(|u| self.block.tid_of(u))
+                .collect();
+            let elsewhere = (0..self.n).find(|&u| {
+                !matches!(
+                    self.states[u as usize],
+                    St::Done | St::Wait(Suspend::MBarrier(_))
+                )
+            });
+            return super::mbarrier::deadlock(
+                self.block,
+                w,
+                self.site(t),
+                waiters,
+                elsewhere.map(|u| self.site(u)),
+            );
+        }
+        // A named barrier that too few threads reach: one of them, and a thread elsewhere.
+        if let Some(t) =
+            (0..self.n).find(|&t| matches!(self.states[t as usize], St::Wait(Suspend::Named(_))))
+        {
+            let St::Wait(Suspend::Named(w)) = self.states[t as usize] else {
+                unreachable!()
+            };
+            let other = (0..self.n)
+                .find(|&u| {
+                    !matches!(self.states[u as usize],
+                        St::Wait(Suspend::Named(v)) if v.id == w.id)
+                })
+                .unwrap_or(t);
+            return EmuError::BarrierDivergence {
+                kernel: self.kernel(),
+                block: self.block.idx,
+                waiting: Box::new(self.site(t)),
+                other: Box::new(self.site(other)),
+            };
+        }
+        // A warpgroup collective: a thread of the group that is elsewhere.
+        if let Some(t) =
+            (0..self.n).find(|&t| matches!(self.states[t as usize], St::Wait(Suspend::Group(_))))
+        {
+            let g = t / 128;
+            let other = (128 * g..128 * g + 128)
+                .find(|&u| {
+                    u >= self.n || !matches!(self.states[u as usize], St::Wait(Suspend::Group(_)))
+                })
+                .unwrap_or(t);
+            let waiting = t;
+            let site = |u: u32| {
+                if u < self.n {
+                    self.site(u)
+                } else {
+                    ThreadSite {
+                        thread: [u, 0, 0],
+                        waits_at: "missing",
+                        location: None,
+                    }
+                }
+            };
+            return EmuError::BarrierDivergence {
+                kernel: self.kernel(),
+                block: self.block.idx,
+                waiting: Box::new(site(waiting)),
+                other: Box::new(site(other)),
+            };
+        }
         // A collective first: the lanes it names that are elsewhere.
         for t in 0..self.n {
             if let St::Wait(Suspend::Warp(op)) = self.states[t as usize] {
@@ -734,4 +1054,59 @@ fn collective(kind: WarpKind, parts: u32, values: &[u64; 32], bs: &[u32; 32]) ->
         WarpKind::Tensor(op) => unsafe { super::tensor::complete(op, parts, values) },
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::device;
+    use crate::{EmuError, EmuOptions, launch};
+    use core::ffi::c_void;
+    use cust_core::launch::Kernel;
+
+    fn run(name: &'static str, body: unsafe fn(*const *mut c_void)) -> Result<(), EmuError> {
+        let kernel: Kernel<(), ()> = Kernel::__new_with_host(name, body);
+        // SAFETY: the bodies take no parameters and touch no memory.
+        unsafe {
+            launch(
+                &kernel,
+                [1, 1, 1],
+                [256, 1, 1],
+                0,
+                &[],
+                &EmuOptions::default(),
+            )
+        }
+        .map(|_| ())
+    }
+
+    /// Each warpgroup meets at its own named barrier, twice.
+    unsafe fn per_warpgroup(_: *const *mut c_void) {
+        let g = device::thread_idx("test")[0] / 128;
+        for _ in 0..2 {
+            device::named_barrier("thread::named_barrier_sync", 1 + g, 128);
+        }
+    }
+
+    /// Only 96 of the 128 threads barrier 1 waits for come.
+    unsafe fn too_few(_: *const *mut c_void) {
+        if device::thread_idx("test")[0] < 96 {
+            device::named_barrier("thread::named_barrier_sync", 1, 128);
+        }
+    }
+
+    #[test]
+    fn named_barriers_complete_with_their_thread_count_and_deadlock_without_it() {
+        run("per_warpgroup", per_warpgroup).expect("each warpgroup meets");
+        let err = run("too_few", too_few).expect_err("never completes");
+        let EmuError::BarrierDivergence { waiting, other, .. } = &err else {
+            panic!("expected BarrierDivergence, got {err}")
+        };
+        assert_eq!(waiting.waits_at, "named barrier 1", "{err}");
+        assert_eq!(
+            (waiting.thread, other.thread),
+            ([0, 0, 0], [96, 0, 0]),
+            "{err}"
+        );
+        assert_eq!(other.waits_at, "exited", "{err}");
+    }
 }

@@ -21,6 +21,36 @@ pub(crate) enum Suspend {
     Warp(WarpWait),
     /// `nanosleep`: runnable again after the others had their turn.
     Spin,
+    /// An `mbarrier` poll (`try_wait`/`test_wait`) of a phase that has not completed:
+    /// runnable again when the phase completes (resumed with 1) or, when nothing else can
+    /// run, once with 0 (the poll's time limit; see `block.rs`).
+    MBarrier(super::mbarrier::MBarrierWait),
+    /// A warpgroup collective (`wgmma.mma_async`): completes when the 128 threads of the
+    /// warpgroup have arrived (see `wgmma.rs`).
+    Group(GroupWait),
+    /// A named barrier (`barrier.sync id, threads`): completes when `threads` threads have
+    /// arrived at barrier `id`.
+    Named(NamedWait),
+}
+
+/// A thread waiting at a named barrier.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NamedWait {
+    /// The barrier, 0..16.
+    pub(crate) id: u32,
+    /// The threads it waits for.
+    pub(crate) threads: u32,
+    pub(crate) location: &'static Location<'static>,
+}
+
+/// A thread waiting at a warpgroup collective.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GroupWait {
+    /// The address of the thread's record (on its suspended stack).
+    pub(crate) record: usize,
+    /// The intrinsic.
+    pub(crate) what: &'static str,
+    pub(crate) location: &'static Location<'static>,
 }
 
 /// What a suspended thread is resumed with.
@@ -135,6 +165,18 @@ pub(crate) struct ThreadState {
     pub(crate) stack: (usize, usize),
 }
 
+/// Where a block's shared window starts: the first shared address an allocation gets. On
+/// sm_80 and later the first 1 KiB of a block's shared memory is reserved for the system
+/// (CUDA C Programming Guide, "Shared Memory" of compute capability 8.x/9.0: "1 KB of
+/// shared memory is reserved for system use"), so user shared addresses start there too.
+pub(crate) const WINDOW_START: u32 = 0x400;
+
+/// Alignment of every shared allocation, in host memory and in the shared window: 1024
+/// bytes, the period of the widest swizzle (128-byte swizzle: 8 rows of 128 bytes). A host
+/// address and its shared address are then equal modulo 1024, so a swizzle computed on
+/// either (kernel code on generic pointers, TMA and `wgmma` on shared addresses) agrees.
+pub(crate) const WINDOW_ALIGN: usize = 1024;
+
 /// One shared-memory allocation of a block.
 pub(crate) struct SharedAlloc {
     pub(crate) ptr: *mut u8,
@@ -143,11 +185,22 @@ pub(crate) struct SharedAlloc {
     layout: std::alloc::Layout,
     pub(crate) name: String,
     shadow: Vec<Shadow>,
+    /// Its first byte's 32-bit `.shared` address (`shared::shared_addr`): allocations are
+    /// placed one after another in the block's shared window, each at a multiple of
+    /// [`WINDOW_ALIGN`] (see [`SharedMem::next_window`]).
+    pub(crate) window: u32,
 }
 
 impl SharedAlloc {
-    pub(crate) fn new(bytes: usize, align: usize, name: String, shadow: bool) -> Option<Self> {
-        let layout = std::alloc::Layout::from_size_align(bytes.max(1), align.max(16)).ok()?;
+    pub(crate) fn new(
+        bytes: usize,
+        align: usize,
+        name: String,
+        shadow: bool,
+        window: u32,
+    ) -> Option<Self> {
+        let layout =
+            std::alloc::Layout::from_size_align(bytes.max(1), align.max(WINDOW_ALIGN)).ok()?;
         // SAFETY: `layout` has a non-zero size.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
         if ptr.is_null() {
@@ -164,7 +217,15 @@ impl SharedAlloc {
             layout,
             name,
             shadow,
+            window,
         })
+    }
+
+    /// The shared-window bytes this allocation reserves: its size rounded up to
+    /// [`WINDOW_ALIGN`], at least one period (so an empty dynamic allocation has an address of
+    /// its own).
+    pub(crate) fn window_bytes(&self) -> u32 {
+        self.bytes.max(1).next_multiple_of(WINDOW_ALIGN) as u32
     }
 
     fn contains(&self, addr: usize) -> bool {
@@ -213,6 +274,47 @@ impl Shadow {
 pub(crate) struct SharedMem {
     pub(crate) statics: Vec<(u64, SharedAlloc)>,
     pub(crate) dynamic: SharedAlloc,
+    /// The shared address the next static allocation gets: the dynamic allocation is placed
+    /// first, at [`WINDOW_START`], then the static arrays in the order the block first uses
+    /// them (deterministic for a seed). The GPU places static arrays first; no kernel can
+    /// tell, as long as it takes addresses from `shared_addr`.
+    pub(crate) next_window: u32,
+}
+
+impl SharedMem {
+    fn all(&self) -> impl Iterator<Item = &SharedAlloc> {
+        self.statics
+            .iter()
+            .map(|(_, a)| a)
+            .chain(core::iter::once(&self.dynamic))
+    }
+
+    /// The 32-bit shared address of the host address `p`, if `p` is inside (or one past the
+    /// end of) one of the block's allocations.
+    pub(crate) fn window_of(&self, p: usize) -> Option<u32> {
+        self.all().find_map(|a| {
+            let start = a.ptr as usize;
+            (p >= start && p <= start + a.bytes).then(|| a.window + (p - start) as u32)
+        })
+    }
+
+    /// The host address of `len` bytes at shared address `addr`, if they lie inside one
+    /// allocation, with that allocation's name, host start and size.
+    pub(crate) fn host_of(&self, addr: u32, len: usize) -> Option<usize> {
+        self.all().find_map(|a| {
+            let off = addr.checked_sub(a.window)? as usize;
+            (off + len <= a.bytes).then(|| a.ptr as usize + off)
+        })
+    }
+
+    /// The allocation holding host address `addr`: its name, host start and size.
+    pub(crate) fn describe(&self, addr: usize) -> Option<(String, usize, usize)> {
+        self.all().find_map(|a| {
+            let start = a.ptr as usize;
+            (addr >= start && addr < start + a.bytes.max(1))
+                .then(|| (a.name.clone(), start, a.bytes))
+        })
+    }
 }
 
 /// One block being run, shared by its threads (one OS thread runs them all, one at a time).
@@ -229,6 +331,14 @@ pub(crate) struct BlockState {
     pub(crate) error: RefCell<Option<EmuError>>,
     pub(crate) printed: RefCell<Vec<Printed>>,
     pub(crate) steps: Cell<u64>,
+    /// The block's `mbarrier` objects, by host address (`mbarrier.rs`).
+    pub(crate) mbarriers: RefCell<super::mbarrier::MBarriers>,
+    /// Counts every change a waiting thread could be waiting for (an `mbarrier` operation,
+    /// a barrier or collective completing, a thread exiting): the scheduler reports a
+    /// deadlock only when a round of timed-out `mbarrier` polls changed nothing.
+    pub(crate) progress: Cell<u64>,
+    /// `mbarrier` phases completed (the scheduler wakes the threads polling them).
+    pub(crate) phases_completed: Cell<u64>,
 }
 
 impl BlockState {
@@ -302,7 +412,7 @@ pub(crate) fn fail(t: &ThreadState, err: EmuError) -> ! {
     std::panic::resume_unwind(Box::new(Unwind::Abort))
 }
 
-fn suspend(t: &ThreadState, s: Suspend) -> u64 {
+pub(crate) fn suspend(t: &ThreadState, s: Suspend) -> u64 {
     // SAFETY: set by the coroutine's entry; valid while the coroutine runs.
     let yielder = unsafe { &*t.yielder.get() };
     match yielder.suspend(s) {
@@ -339,6 +449,54 @@ pub fn warp_op(what: &str, kind: WarpKind, mask: u32, value: u64, b: u32) -> u64
             location: Location::caller(),
         }),
     )
+}
+
+/// Number of named barriers per block (PTX ISA §9.7.13.1 "bar, barrier": ids 0..15).
+pub(crate) const NAMED_BARRIERS: u32 = 16;
+
+/// A named barrier (`barrier.sync id, threads`, PTX ISA §9.7.13.1): waits until `threads`
+/// threads of the block (a multiple of 32) have arrived at barrier `id` (0..16), counted by
+/// warps: a warp counts 32 once every lane of it that has not exited waits there. Barrier
+/// 0 with every thread of the block is `sync_threads`. Its completion orders the shared
+/// accesses of the whole block for the race check (those of threads that did not take
+/// part included: races across it between them go unreported). A barrier that too few
+/// threads reach is a deadlock, reported as barrier divergence.
+///
+/// # Panics
+/// (a launch error naming the call) if `id` ≥ 16, or `threads` is 0, not a multiple of
+/// 32 or more than the block's threads.
+#[track_caller]
+pub fn named_barrier(what: &str, id: u32, threads: u32) {
+    let t = thread(what);
+    let [x, y, z] = t.block().launch().block;
+    let block = x * y * z;
+    assert!(
+        id < NAMED_BARRIERS,
+        "{what}: barrier id {id} is not in 0..{NAMED_BARRIERS}"
+    );
+    assert!(
+        threads > 0 && threads.is_multiple_of(32) && threads <= block.next_multiple_of(32),
+        "{what}: the thread count {threads} must be a nonzero multiple of 32, at most the \
+         block's {block} threads rounded up to a warp"
+    );
+    suspend(
+        t,
+        Suspend::Named(NamedWait {
+            id,
+            threads,
+            location: Location::caller(),
+        }),
+    );
+}
+
+/// The host address of `len` bytes at 32-bit shared address `addr` in the running block's
+/// shared window (the inverse of [`shared_addr`]), or `None` when they do not lie inside one
+/// of the block's shared allocations.
+#[track_caller]
+pub fn shared_ptr(what: &str, addr: u32, len: usize) -> Option<*mut u8> {
+    let t = thread(what);
+    let mem = t.block().mem.borrow();
+    mem.host_of(addr, len).map(|p| p as *mut u8)
 }
 
 /// `nanosleep`: lets the block's other threads run.
@@ -382,9 +540,10 @@ pub fn shared_static(id: u64, bytes: usize, align: usize) -> *mut u8 {
     let checks = b.launch().options.checks;
     let shadow = checks.races || checks.uninit_reads;
     let name = std::format!("shared array #{:x}", id);
-    match SharedAlloc::new(bytes, align, name, shadow) {
+    match SharedAlloc::new(bytes, align, name, shadow, mem.next_window) {
         Some(a) => {
             let p = a.ptr;
+            mem.next_window += a.window_bytes();
             mem.statics.push((id, a));
             p
         }
@@ -401,6 +560,46 @@ pub fn dynamic_shared(what: &str) -> (*mut u8, usize) {
     let t = thread(what);
     let mem = t.block().mem.borrow();
     (mem.dynamic.ptr, mem.dynamic.bytes)
+}
+
+/// `shared_addr` on the emulator: the 32-bit shared address of `p` in the block's shared
+/// window (the dynamic shared memory first, at `0x400`, then each static array in the order
+/// the block first uses it, each at a multiple of 1024 and equal to its host address modulo
+/// 1024); 0, never a valid address, when `p` is not in the block's shared memory
+/// (unspecified on a GPU).
+#[track_caller]
+pub fn shared_addr(what: &str, p: *const u8) -> u32 {
+    let t = thread(what);
+    let mem = t.block().mem.borrow();
+    mem.window_of(p as usize).unwrap_or(0)
+}
+
+/// Marks `len` bytes of shared memory at host address `addr` as written by an asynchronous
+/// unit (a TMA load): initialised for the uninitialised-read check, and written by no thread
+/// for the race check (the mbarrier that orders them is not tracked by the race check).
+pub(crate) fn mark_async_write(t: &ThreadState, addr: usize, len: usize) {
+    let mut mem = t.block().mem.borrow_mut();
+    let SharedMem {
+        statics, dynamic, ..
+    } = &mut *mem;
+    if let Some(a) = statics
+        .iter_mut()
+        .map(|(_, a)| a)
+        .chain(core::iter::once(dynamic))
+        .find(|a| a.contains(addr))
+    {
+        if a.shadow.is_empty() {
+            return;
+        }
+        let off = addr - a.ptr as usize;
+        let end = (off + len).min(a.bytes);
+        for s in &mut a.shadow[off..end] {
+            *s = Shadow {
+                init: true,
+                ..Shadow::EMPTY
+            };
+        }
+    }
 }
 
 /// Bytes of the block's shared memory so far (the static arrays used, and the dynamic).
@@ -459,7 +658,9 @@ pub fn check_access_with(
         return;
     }
     let mut mem = b.mem.borrow_mut();
-    let SharedMem { statics, dynamic } = &mut *mem;
+    let SharedMem {
+        statics, dynamic, ..
+    } = &mut *mem;
     let shared = statics
         .iter_mut()
         .map(|(_, a)| a)

@@ -1,7 +1,10 @@
 //! The operations `cuda_std`'s emulator backend (`cuda_std::arch::emu`, the host half of
 //! every intrinsic) is built from: the running thread's indices, block barriers, warp
 //! collectives, shared memory, the access checks, host atomics, tensor-core collectives and
-//! `printf`. Kernels never call these directly; they call `cuda_std`, whose public modules
+//! `printf`, named barriers ([`named_barrier`]), the shared window ([`shared_addr`],
+//! [`shared_ptr`]), and Hopper's asynchronous units: `mbarrier` ([`mbarrier_init`],
+//! [`mbarrier_arrive`], [`mbarrier_poll`]), TMA ([`tma_load_2d`], [`tma_store_2d`]) and
+//! `wgmma` ([`wgmma_mma_async`], [`wgmma_check_warpgroup`]). Kernels never call these directly; they call `cuda_std`, whose public modules
 //! reach this module only through that backend.
 //!
 //! Every function that needs the running emulated thread takes `what`, the intrinsic's name
@@ -16,11 +19,16 @@ pub use crate::AccessKind;
 pub use crate::ctx::atomics;
 pub use crate::ctx::{
     BarrierKind, WarpKind, active_mask, assert_fail, barrier, check_access, check_access_with,
-    dynamic_shared, host_nanos, live_lanes, printf, shared_static, spin, total_shared_bytes,
-    warp_op,
+    dynamic_shared, host_nanos, live_lanes, named_barrier, printf, shared_addr, shared_ptr,
+    shared_static, spin, total_shared_bytes, warp_op,
+};
+pub use crate::mbarrier::{
+    arrive as mbarrier_arrive, init as mbarrier_init, poll as mbarrier_poll,
 };
 pub use crate::not_emulated_fail;
 pub use crate::tensor::{MmaType, TensorOp, ldmatrix, mma, stmatrix};
+pub use crate::tma::{load_2d as tma_load_2d, store_2d as tma_store_2d};
+pub use crate::wgmma::{check_warpgroup as wgmma_check_warpgroup, mma_async as wgmma_mma_async};
 
 /// Panics with a message saying that `what` only exists on the GPU: the host stub of a
 /// device-only function called outside an emulated launch.
@@ -82,4 +90,13 @@ pub fn lane_id(what: &str) -> u32 {
 pub fn sm_id(what: &str) -> u32 {
     let _ = thread(what);
     rayon::current_thread_index().unwrap_or(0) as u32
+}
+
+/// The fields of a `wgmma` matrix descriptor as the emulator decodes them: `(start address,
+/// leading byte offset, stride byte offset, base offset, swizzle width in bytes (0: none))`
+/// (for `cuda_std`'s test that this is what `MatrixDescriptor::new` encodes).
+#[must_use]
+pub fn wgmma_descriptor_fields(bits: u64) -> (u32, u32, u32, u32, u32) {
+    let d = crate::wgmma::Descriptor::decode(bits);
+    (d.start, d.lbo, d.sbo, d.base_offset, d.swizzle_bytes)
 }

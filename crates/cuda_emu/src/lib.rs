@@ -31,6 +31,8 @@
 //!   warps are 32 consecutive linear thread indices; lanes past the end of a partial last
 //!   warp do not exist (they count as exited);
 //! - `sync_threads` and its count/and/or forms (over the threads that have not exited);
+//!   named barriers (`device::named_barrier`: `barrier.sync id, threads`, complete when that
+//!   many threads arrived at barrier `id`);
 //! - every `warp` collective (shuffles in all modes and widths, votes, ballot, `match`,
 //!   `redux`, `sync_warp`): the lanes named by the mask meet, then each gets its result;
 //!   a shuffle whose source lane is outside the mask or exited gets the caller's own value
@@ -54,12 +56,34 @@
 //! and may differ in the last bits elsewhere. A tensor-core call in a warp that is not
 //! whole is an [`EmuError::WarpMask`].
 //!
+//! Hopper's asynchronous units (each module's docs say exactly what it models):
+//! - `mbarrier` (`mbarrier.rs`): phases, arrival counts and transaction counts per barrier
+//!   of the block; a poll (`try_wait`, `test_wait`) of a phase that has not completed lets
+//!   the block's other threads run, and one that can never complete is reported as an
+//!   [`EmuError::MBarrierDeadlock`] naming the barrier, its state and the waiting threads;
+//! - TMA (`tma.rs`): 2-D tiled loads and stores through tensor maps that the CPU device
+//!   encodes (`cust_core::tma::TensorMap::encode_cpu`), with the 32/64/128-byte swizzles
+//!   and zero fill, completing the box's bytes on the load's mbarrier; copies happen when
+//!   issued;
+//! - `wgmma` (`wgmma.rs`): a warpgroup collective of 128 threads; `A` and `B` read from
+//!   shared memory through the matrix descriptors (every swizzle, K- and MN-major), products
+//!   exact, summed in `f64` and rounded once, as `mma_sync`; `setmaxnreg` is accepted;
+//! - shared addresses (`shared::shared_addr`): a block's allocations lie in one emulated
+//!   window from `0x400`, each 1024-aligned and congruent to its host address modulo 1024;
+//!   `device::shared_ptr` turns an address back into the host pointer.
+//!
+//! Misuse of these units is an [`EmuError::AsyncUnit`].
+//!
 //! What is not: timing (`clock64` and `global_timer_ns` read host nanoseconds;
-//! `nanosleep` only yields), `sm_id` (the rayon worker), memory orderings weaker
-//! than the CPU's (every atomic is `SeqCst`, plain accesses are host accesses), texture
-//! units, the Hopper asynchronous engines (`wgmma`, `tma`, `barrier`'s `mbarrier`,
-//! `cluster`: [`EmuError::NotEmulated`]), and spin-waits on another block (a block waiting
-//! for a block that runs later on the same worker never finishes).
+//! `nanosleep` only yields; TMA copies and `wgmma` complete when issued, so their wait
+//! and commit operations have nothing to wait for), `sm_id` (the rayon worker), memory
+//! orderings weaker than the CPU's (every atomic is `SeqCst`, plain accesses are host
+//! accesses; the async proxy is the generic one here, so a missing
+//! `fence.proxy.async` goes unnoticed), texture units, thread-block clusters and
+//! distributed shared memory (and with them TMA multicast and the cluster forms of
+//! `mbarrier`: [`EmuError::NotEmulated`]), tensor maps encoded by the CUDA driver (opaque:
+//! [`EmuError::AsyncUnit`]), and spin-waits on another block (a block waiting for a block
+//! that runs later on the same worker never finishes).
 //!
 //! # Checks
 //! Each is on by default ([`EmuChecks`]); the first finding of a block stops that block
@@ -70,6 +94,8 @@
 //!   `cuda_std::shared::read` / `cuda_std::shared::write`,
 //!   `mem`'s vector loads/stores and `cp.async` into shared memory: plain `*p` / `p.read()` /
 //!   indexing of a `shared_array!` is invisible to the emulator (it is a host load).
+//!   Bytes a TMA load writes count as initialised and written by no thread (the mbarrier
+//!   that orders them is not tracked here); reads by `wgmma` and TMA stores are not seen.
 //! - **Barrier divergence** ([`EmuError::BarrierDivergence`]): threads of a block wait at
 //!   barriers at different source locations, or of different kinds, or at a barrier while
 //!   other threads of the block have exited; **warp mask** errors
@@ -87,14 +113,19 @@
 //!   (turn the check off with [`EmuChecks::bounds`]). Out-of-bounds indexing of a slice
 //!   parameter panics in the body itself ([`EmuError::Panic`], naming the index).
 //!
-//! Deadlocks (a warp collective or barrier that can never complete) are reported as the
-//! divergence or mask error that causes them, with the checks on or off.
+//! Deadlocks (a warp collective, barrier or warpgroup `wgmma` that can never complete) are
+//! reported as the divergence or mask error that causes them, and an `mbarrier` phase that
+//! can never complete as an [`EmuError::MBarrierDeadlock`], with the checks on or off:
+//! never a hang.
 
 mod block;
 mod ctx;
 pub mod device;
+mod mbarrier;
 mod printf;
 mod tensor;
+mod tma;
+mod wgmma;
 
 use core::ffi::c_void;
 use core::fmt;
@@ -451,11 +482,59 @@ pub enum EmuError {
         /// The call.
         location: SourceLocation,
     },
-    /// The kernel called an intrinsic the emulator does not model: the Hopper
-    /// asynchronous engines and their synchronisation (`wgmma`, TMA, `mbarrier`, clusters
-    /// and distributed shared memory). Such a kernel runs on a GPU only.
+    /// A misuse of one of Hopper's asynchronous units that the hardware leaves undefined
+    /// or faults on: an `mbarrier` outside shared memory, used before `init`, arrived on
+    /// more often than its count; a tensor map the emulator cannot read (one encoded by the
+    /// CUDA driver) or a TMA box outside shared memory; a `wgmma` whose warpgroup is not
+    /// whole or whose descriptor points outside shared memory.
     #[error(
-        "kernel `{kernel}`: block {block:?}, thread {thread:?} at {location}: not emulated: {intrinsic} (the CPU emulator has no Hopper asynchronous engines: wgmma, TMA, mbarrier, clusters; run this kernel on a GPU)"
+        "kernel `{kernel}`: block {block:?}, thread {thread:?}: `{op}` at {location}: {reason}"
+    )]
+    AsyncUnit {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Block index `(x, y, z)`.
+        block: Dim3,
+        /// Thread index in the block `(x, y, z)`.
+        thread: Dim3,
+        /// The intrinsic, as `cuda_std` names it (`"barrier::MBarrier::arrive"`, ...).
+        op: &'static str,
+        /// What is wrong, with the values.
+        reason: String,
+        /// The call.
+        location: SourceLocation,
+    },
+    /// Every thread of the block that has not exited waits, and threads poll an `mbarrier`
+    /// phase that nothing left in the block can complete (its arrivals or transaction
+    /// bytes never come): a hang on a GPU.
+    #[error(
+        "kernel `{kernel}`: deadlock in block {block:?}: {waiting} waits for the phase of parity {parity} of the mbarrier at {address:#x} ({allocation}), {state}, which nothing left can complete; {}{}", waiters_text(.waiters), elsewhere_text(.elsewhere)
+    )]
+    MBarrierDeadlock {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Block index `(x, y, z)`.
+        block: Dim3,
+        /// The barrier's host address.
+        address: usize,
+        /// Which shared allocation holds it and at which offset (`"shared array #… + 8"`).
+        allocation: String,
+        /// The parity waited for.
+        parity: u32,
+        /// The barrier's state: phase, outstanding arrivals and transaction bytes.
+        state: String,
+        /// The first thread (in linear order) polling it (boxed: keeps `EmuError` small).
+        waiting: Box<ThreadSite>,
+        /// Every thread polling it.
+        waiters: Box<[Dim3]>,
+        /// A thread waiting at something else (a barrier, a collective, another mbarrier).
+        elsewhere: Option<Box<ThreadSite>>,
+    },
+    /// The kernel called an intrinsic the emulator does not model: clusters and
+    /// distributed shared memory (and with them TMA multicast and the cluster forms of
+    /// `mbarrier`). Such a kernel runs on a GPU only.
+    #[error(
+        "kernel `{kernel}`: block {block:?}, thread {thread:?} at {location}: not emulated: {intrinsic} (the CPU emulator has no thread-block clusters or distributed shared memory; run this kernel on a GPU)"
     )]
     NotEmulated {
         /// Kernel name.
@@ -497,6 +576,27 @@ pub fn not_emulated_fail(intrinsic: &'static str) -> ! {
 fn at(location: &Option<SourceLocation>) -> String {
     location
         .map(|l| std::format!(" at {l}"))
+        .unwrap_or_default()
+}
+
+fn waiters_text(waiters: &[Dim3]) -> String {
+    let shown: Vec<String> = waiters
+        .iter()
+        .take(4)
+        .map(|t| std::format!("{t:?}"))
+        .collect();
+    let more = if waiters.len() > 4 { ", …" } else { "" };
+    std::format!(
+        "{} thread(s) poll it: {}{more}",
+        waiters.len(),
+        shown.join(", ")
+    )
+}
+
+fn elsewhere_text(elsewhere: &Option<Box<ThreadSite>>) -> String {
+    elsewhere
+        .as_deref()
+        .map(|s| std::format!("; meanwhile {s}"))
         .unwrap_or_default()
 }
 

@@ -226,9 +226,8 @@ pub mod async_copy {
     /// - neither range is accessed by other code until the copy has completed
     ///   ([`wait_all`] / [`wait_group`], plus a barrier for other threads).
     ///
-    /// On the CPU emulator the copy happens at once, as the other copies', and only for a
-    /// `dst` in the block's dynamic shared memory (see
-    /// [`shared::window`](crate::shared::window)).
+    /// On the CPU emulator the copy happens at once, as the other copies', to the `dst` of
+    /// any of the block's shared allocations (see [`shared::window`](crate::shared::window)).
     #[inline(always)]
     #[track_caller]
     pub unsafe fn copy_16_zero_fill(

@@ -543,8 +543,8 @@ ldmatrix_fn!(
 ///   aligned, with the 16 bytes from it written before and inside one shared array;
 /// - no other thread writes those bytes concurrently.
 ///
-/// On the CPU emulator, as [`shared::window`](crate::shared::window)'s accesses: addresses in
-/// the block's dynamic shared memory only.
+/// On the CPU emulator, as [`shared::window`](crate::shared::window)'s accesses: an address in
+/// any of the block's shared allocations.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 #[inline(always)]
 #[track_caller]

@@ -263,6 +263,13 @@ pub fn total_shared_size_bytes() -> u32 {
 /// an address only: no memory is accessed, and it is safe to call with any pointer, but the
 /// result is meaningful only when `p` points into shared memory (otherwise it is
 /// unspecified).
+///
+/// On the CPU emulator the block's shared allocations are placed in one emulated window:
+/// the dynamic shared memory first, then each static array in the order the block first
+/// uses it, at 1024-byte-aligned addresses from `0x400` up (the first 1 KiB is reserved, as
+/// on sm_80 and later), so an address is stable for the block's life and equal to the host
+/// address modulo 1024 (swizzles computed on either agree); a pointer outside the block's
+/// shared memory gives 0.
 #[inline(always)]
 #[must_use]
 pub fn shared_addr<T>(p: *const T) -> u32 {

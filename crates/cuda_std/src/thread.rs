@@ -150,8 +150,9 @@ pub fn thread_idx_linear() -> u32 {
 /// - a barrier id is not used by [`sync_threads`] (id 0) or another named barrier while
 ///   this one is pending, unless with the same participants and count.
 ///
-/// On the CPU emulator this is not emulated (its barrier is the block's, with no id or
-/// count): the launch fails with `EmuError::NotEmulated`.
+/// On the CPU emulator the barrier completes when `THREADS` threads, counted by whole warps,
+/// have arrived at `id`; one that too few threads reach fails the launch as barrier
+/// divergence, never a hang.
 ///
 /// ```compile_fail,E0080
 /// // 100 threads is not a whole number of warps: an error at compile time.

@@ -1,8 +1,9 @@
 //! TMA tensor maps for Hopper's tensor memory accelerator: [`TensorMapExt::tiled_2d`]
-//! encodes a [`TensorMap`] (`cuTensorMapEncodeTiled`) for a 2-D row-major array in device
-//! memory, after checking every rule the hardware sets ([`check_tiled_2d`]), so a bad base
-//! address, stride or box is an error naming the rule and the value, before any driver call
-//! or launch.
+//! encodes a [`TensorMap`] (`cuTensorMapEncodeTiled` on a GPU; on the CPU emulator
+//! ferrocuda's own layout, `cust_core::tma`, which the emulator's TMA reads) for a 2-D
+//! row-major array in device memory, after checking every rule the hardware sets
+//! ([`check_tiled_2d`]), so a bad base address, stride or box is an error naming the rule
+//! and the value, before any driver call or launch, on either backend.
 //!
 //! ```no_run
 //! use cust::{prelude::*, tma::{TensorMap, TensorMapExt, TmaSwizzle}};
@@ -28,42 +29,22 @@ use crate::{
 use cudarc::driver::sys;
 use cust_core::DeviceCopy;
 pub use cust_core::TensorMap;
+use cust_core::tma::Tiled2d;
 
 /// The shared-memory swizzle a TMA copy applies (`CUtensorMapSwizzle`): the inner box
 /// dimension, in bytes, must not exceed its span. Must match the swizzle of the `wgmma`
-/// matrix descriptors that read the tile (`cuda_std::wgmma::Swizzle`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TmaSwizzle {
-    /// No swizzle (`CU_TENSOR_MAP_SWIZZLE_NONE`).
-    None,
-    /// 32-byte swizzle (`CU_TENSOR_MAP_SWIZZLE_32B`).
-    B32,
-    /// 64-byte swizzle (`CU_TENSOR_MAP_SWIZZLE_64B`).
-    B64,
-    /// 128-byte swizzle (`CU_TENSOR_MAP_SWIZZLE_128B`).
-    B128,
-}
+/// matrix descriptors that read the tile (`cuda_std::wgmma::Swizzle`). Defined in
+/// `cust_core`, where the CPU device's encoder reads it too.
+pub use cust_core::tma::TmaSwizzle;
 
-impl TmaSwizzle {
-    /// The swizzle span in bytes (the most an inner box row may have), `None` without a
-    /// swizzle.
-    pub const fn span_bytes(self) -> Option<u32> {
-        match self {
-            Self::None => None,
-            Self::B32 => Some(32),
-            Self::B64 => Some(64),
-            Self::B128 => Some(128),
-        }
-    }
-
-    fn to_sys(self) -> sys::CUtensorMapSwizzle {
-        use sys::CUtensorMapSwizzle::*;
-        match self {
-            Self::None => CU_TENSOR_MAP_SWIZZLE_NONE,
-            Self::B32 => CU_TENSOR_MAP_SWIZZLE_32B,
-            Self::B64 => CU_TENSOR_MAP_SWIZZLE_64B,
-            Self::B128 => CU_TENSOR_MAP_SWIZZLE_128B,
-        }
+/// The driver's value of `swizzle`.
+fn swizzle_to_sys(swizzle: TmaSwizzle) -> sys::CUtensorMapSwizzle {
+    use sys::CUtensorMapSwizzle::*;
+    match swizzle {
+        TmaSwizzle::None => CU_TENSOR_MAP_SWIZZLE_NONE,
+        TmaSwizzle::B32 => CU_TENSOR_MAP_SWIZZLE_32B,
+        TmaSwizzle::B64 => CU_TENSOR_MAP_SWIZZLE_64B,
+        TmaSwizzle::B128 => CU_TENSOR_MAP_SWIZZLE_128B,
     }
 }
 
@@ -97,13 +78,7 @@ tma_element!(
     f64 => CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
 );
 
-/// Global dimensions at most, elements (`cuTensorMapEncodeTiled`: "globalDim ... must be
-/// non-zero and less than or equal to 2^32").
-pub const MAX_GLOBAL_DIM: u64 = 1 << 32;
-/// Global strides must be below this, bytes (same: "less than 2^40").
-pub const MAX_GLOBAL_STRIDE_BYTES: u64 = 1 << 40;
-/// Box dimensions at most, elements (same: "boxDim ... less than or equal to 256").
-pub const MAX_BOX_DIM: u32 = 256;
+pub use cust_core::tma::{MAX_BOX_DIM, MAX_GLOBAL_DIM, MAX_GLOBAL_STRIDE_BYTES};
 
 /// Checks a 2-D tiled tensor map against the rules of `cuTensorMapEncodeTiled` (CUDA Driver
 /// API, "Tensor Map Object Management"; no interleave, element strides 1), without the
@@ -111,6 +86,9 @@ pub const MAX_BOX_DIM: u32 = 256;
 /// at device address `base_addr`, rows `row_stride_bytes` apart, copied in boxes of
 /// `box_dims[1]` rows of `box_dims[0]` elements with `swizzle`. What
 /// [`TensorMapExt::tiled_2d`] checks before encoding.
+///
+/// The rules live in `cust_core` ([`Tiled2d::check`], with the CPU device's encoder, so both
+/// backends refuse the same maps with the same words).
 ///
 /// # Errors
 /// [`CudaError::TensorMap`] naming the first rule broken and the value:
@@ -130,64 +108,35 @@ pub fn check_tiled_2d(
     box_dims: [u32; 2],
     swizzle: TmaSwizzle,
 ) -> CudaResult<()> {
-    let fail = |text: String| Err(CudaError::TensorMap(text));
-    if !base_addr.is_multiple_of(16) {
-        return fail(format!(
-            "the base address must be 16-byte aligned; {base_addr:#x} is {} bytes past a \
-             multiple of 16",
-            base_addr % 16
-        ));
+    tiled(
+        base_addr,
+        elem_bytes,
+        dims,
+        row_stride_bytes,
+        box_dims,
+        swizzle,
+    )
+    .check()
+    .map_err(|e| CudaError::TensorMap(e.to_string()))
+}
+
+/// The map's fields as `cust_core` names them.
+fn tiled(
+    base_addr: u64,
+    elem_bytes: u32,
+    dims: [u64; 2],
+    row_stride_bytes: u64,
+    box_dims: [u32; 2],
+    swizzle: TmaSwizzle,
+) -> Tiled2d {
+    Tiled2d {
+        base_addr,
+        elem_bytes,
+        dims,
+        row_stride_bytes,
+        box_dims,
+        swizzle,
     }
-    for (i, d) in dims.into_iter().enumerate() {
-        if !(1..=MAX_GLOBAL_DIM).contains(&d) {
-            return fail(format!(
-                "global dimension {i} must be in 1..=2^32 elements; it is {d}"
-            ));
-        }
-    }
-    if !row_stride_bytes.is_multiple_of(16) {
-        return fail(format!(
-            "the row stride must be a multiple of 16 bytes; it is {row_stride_bytes} bytes"
-        ));
-    }
-    if row_stride_bytes >= MAX_GLOBAL_STRIDE_BYTES {
-        return fail(format!(
-            "the row stride must be below 2^40 bytes; it is {row_stride_bytes} bytes"
-        ));
-    }
-    let row_bytes = dims[0] * u64::from(elem_bytes);
-    if row_stride_bytes < row_bytes {
-        return fail(format!(
-            "the row stride must hold a row of {} elements of {elem_bytes} bytes ({row_bytes} \
-             bytes); it is {row_stride_bytes} bytes",
-            dims[0]
-        ));
-    }
-    for (i, b) in box_dims.into_iter().enumerate() {
-        if !(1..=MAX_BOX_DIM).contains(&b) {
-            return fail(format!(
-                "box dimension {i} must be in 1..=256 elements; it is {b}"
-            ));
-        }
-    }
-    let inner_bytes = u64::from(box_dims[0]) * u64::from(elem_bytes);
-    if !inner_bytes.is_multiple_of(16) {
-        return fail(format!(
-            "the inner box dimension must be a multiple of 16 bytes; {} elements of \
-             {elem_bytes} bytes are {inner_bytes} bytes",
-            box_dims[0]
-        ));
-    }
-    if let Some(span) = swizzle.span_bytes()
-        && inner_bytes > u64::from(span)
-    {
-        return fail(format!(
-            "with the {span}-byte swizzle the inner box dimension must be at most {span} \
-             bytes; {} elements of {elem_bytes} bytes are {inner_bytes} bytes",
-            box_dims[0]
-        ));
-    }
-    Ok(())
 }
 
 /// Encoding a [`TensorMap`] on the host (an extension trait: `TensorMap` is defined in
@@ -201,12 +150,16 @@ pub trait TensorMapExt: Sized {
     /// device (`DeviceBox::new(&map)`) and pass the kernel its pointer; the map holds
     /// `base` as an address, so the buffer must outlive every copy through it.
     ///
+    /// On the CPU emulator (the current context is [`Context::emulator`]'s) the map is
+    /// encoded in the CPU device's layout ([`TensorMap::encode_cpu`]), which the emulator's
+    /// TMA reads; `base` is then a host address.
+    ///
     /// # Errors
     /// [`CudaError::TensorMap`] naming the rule and the value if the arguments break one of
-    /// the hardware's rules ([`check_tiled_2d`]), checked before the driver is called;
-    /// [`CudaError::Driver`] if the driver refuses the encoding;
-    /// [`CudaError::NotOnEmulator`] when the current context is the CPU emulator (no TMA
-    /// unit is modelled).
+    /// the hardware's rules ([`check_tiled_2d`]), checked before either backend encodes;
+    /// [`CudaError::Driver`] if the driver refuses the encoding.
+    ///
+    /// [`Context::emulator`]: crate::context::Context::emulator
     fn tiled_2d<T: TmaElement>(
         base: DevicePointer<T>,
         dims: [u64; 2],
@@ -233,11 +186,18 @@ impl TensorMapExt for TensorMap {
             box_dims,
             swizzle,
         )?;
-        // The rules above are checked on the emulator too.
+        // The CPU device's TMA (the emulator) reads ferrocuda's own layout of the map
+        // (`cust_core::tma`), not the driver's opaque one.
         if crate::context::CurrentContext::get_current().is_ok_and(|c| c.is_emulator()) {
-            return Err(CudaError::NotOnEmulator {
-                operation: "TMA tensor maps",
-            });
+            let map = tiled(
+                base.as_raw(),
+                elem_bytes,
+                dims,
+                row_stride_bytes,
+                box_dims,
+                swizzle,
+            );
+            return TensorMap::encode_cpu(&map).map_err(|e| CudaError::TensorMap(e.to_string()));
         }
         crate::device::init()?;
         let mut map = sys::CUtensorMap { opaque: [0; 16] };
@@ -258,7 +218,7 @@ impl TensorMapExt for TensorMap {
                 box_dims.as_ptr(),
                 element_strides.as_ptr(),
                 sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-                swizzle.to_sys(),
+                swizzle_to_sys(swizzle),
                 sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                 sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
             )
@@ -416,6 +376,40 @@ mod tests {
             CU_TENSOR_MAP_DATA_TYPE_FLOAT32
         );
         assert_eq!(<u8 as TmaElement>::DATA_TYPE, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+    }
+
+    #[test]
+    fn on_the_emulator_maps_are_encoded_for_the_cpu_device() {
+        let _ctx = crate::context::Context::emulator();
+        let map = TensorMap::tiled_2d(
+            DevicePointer::<cust_core::half::bf16>::from_raw(BASE),
+            DIMS,
+            8192,
+            [64, 128],
+            TmaSwizzle::B128,
+        )
+        .expect("encoded for the emulator");
+        assert!(map.is_cpu_encoded());
+        let fields = map.decode_cpu().expect("the CPU layout");
+        assert_eq!(
+            (
+                fields.base_addr,
+                fields.elem_bytes,
+                fields.dims,
+                fields.box_dims
+            ),
+            (BASE, 2, DIMS, [64, 128])
+        );
+        // The rules hold on the emulator too, with the same words.
+        let err = TensorMap::tiled_2d(
+            DevicePointer::<cust_core::half::bf16>::from_raw(BASE),
+            DIMS,
+            8192,
+            [72, 128],
+            TmaSwizzle::B128,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("at most 128 bytes"), "{err}");
     }
 
     #[test]

@@ -46,7 +46,7 @@ pub mod lanes;
 pub mod launch;
 #[cfg(feature = "alloc")]
 pub mod manifest;
-mod tma;
+pub mod tma;
 
 pub use arch::{ComputeCapability, ParseComputeCapabilityError};
 pub use copy::DeviceCopy;

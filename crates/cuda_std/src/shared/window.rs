@@ -24,11 +24,11 @@
 //!   memory;
 //! - a load reads bytes written before (shared memory is uninitialised at block start).
 //!
-//! On the CPU emulator (`cuda_emu`) an address in the block's dynamic shared memory is
-//! accessed through its host pointer, with the emulator's bounds, race and initialisation
-//! checks; an address elsewhere (a static [`shared_array!`](crate::shared_array)) fails the
-//! launch with `EmuError::NotEmulated` until the emulator translates those (outside a launch,
-//! the host stub's panic).
+//! On the CPU emulator (`cuda_emu`) an address in the block's shared memory (dynamic or a
+//! static [`shared_array!`](crate::shared_array)) is accessed through its host pointer, with
+//! the emulator's bounds, race and initialisation checks; an address outside every shared
+//! allocation of the block fails the launch naming the operation (outside a launch, the host
+//! stub's panic).
 
 /// A 32-bit `.shared` state-space address of this block's shared memory (PTX ISA §5.1.5):
 /// what `cvta.to.shared` gives for a generic pointer into shared memory, and what

@@ -79,8 +79,11 @@ pub(crate) fn total_shared_size_bytes() -> u32 {
     device::total_shared_bytes("shared::total_shared_size_bytes") as u32
 }
 
+/// The emulator's shared window: a block's allocations (dynamic first, then the static
+/// arrays in the order the block first uses them) lie at 1024-aligned addresses from 0x400
+/// up, each congruent to its host address modulo 1024; 0 for a pointer outside the block's
+/// shared memory (unspecified on a GPU). See `cuda_emu`'s `ctx::SharedMem`.
 #[track_caller]
 pub(crate) fn shared_addr(p: *const u8) -> u32 {
-    let _ = p;
-    device::gpu_only("shared::shared_addr")
+    device::shared_addr("shared::shared_addr", p)
 }

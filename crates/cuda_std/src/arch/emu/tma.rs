@@ -1,15 +1,21 @@
-//! `tma` on the CPU emulator: not emulated yet (the launch fails with
-//! `EmuError::NotEmulated` naming the call).
+//! `tma` on the CPU emulator: 2-D tiled loads and stores through tensor maps in the CPU
+//! device's layout (`cust_core::tma::TensorMap::encode_cpu`), copied when issued, with the
+//! map's swizzle and zero fill, the load's bytes completed on its mbarrier (`cuda_emu`'s
+//! `tma` module: what is and is not modelled). Multicast is not emulated
+//! (`EmuError::NotEmulated`): the emulator has no clusters.
 
 use super::not_emulated;
 use crate::barrier::MBarrier;
+use cuda_emu::device;
 use cust_core::TensorMap;
 
 /// # Safety
 /// As `tma::load_2d`.
 #[track_caller]
 pub(crate) unsafe fn load_2d(dst: *mut u8, map: *const TensorMap, x: i32, y: i32, bar: &MBarrier) {
-    not_emulated!("tma::load_2d", dst, map, x, y, bar)
+    let bar = core::ptr::from_ref(bar).cast::<u64>().cast_mut();
+    // SAFETY: forwarded to the caller (`MBarrier` is a `repr(C)` cell of one `u64`).
+    unsafe { device::tma_load_2d("tma::load_2d", dst, map, x, y, bar) }
 }
 
 /// # Safety
@@ -30,27 +36,34 @@ pub(crate) unsafe fn load_2d_multicast(
 /// As `tma::store_2d`.
 #[track_caller]
 pub(crate) unsafe fn store_2d(map: *const TensorMap, x: i32, y: i32, src: *const u8) {
-    not_emulated!("tma::store_2d", map, x, y, src)
+    // SAFETY: forwarded to the caller.
+    unsafe { device::tma_store_2d("tma::store_2d", map, x, y, src) }
 }
 
+/// The emulator's stores are complete when issued: nothing to group.
 #[track_caller]
 pub(crate) fn commit_group() {
-    not_emulated!("tma::commit_group")
+    device::enter("tma::commit_group");
 }
 
+/// The emulator's stores are complete when issued: nothing to wait for.
 #[track_caller]
 pub(crate) fn wait_group_read<const N: u32>() {
-    not_emulated!("tma::wait_group_read")
+    device::enter("tma::wait_group_read");
 }
 
+/// The emulator's units read shared memory through the host's memory: nothing to order.
 #[track_caller]
 pub(crate) fn fence_proxy_async_shared() {
-    not_emulated!("tma::fence_proxy_async_shared")
+    device::enter("tma::fence_proxy_async_shared");
 }
 
+/// A hint: nothing to do on the emulator.
+///
 /// # Safety
-/// As `tma::prefetch_descriptor`.
+/// None here; the `tma` function's contract is the GPU's.
 #[track_caller]
 pub(crate) unsafe fn prefetch_descriptor(map: *const TensorMap) {
-    not_emulated!("tma::prefetch_descriptor", map)
+    let _ = map;
+    device::enter("tma::prefetch_descriptor");
 }

@@ -1,36 +1,40 @@
-//! `wgmma` on the CPU emulator: not emulated yet (the launch fails with
-//! `EmuError::NotEmulated` naming the call).
+//! `wgmma` on the CPU emulator: each thread of the warpgroup computes its own accumulator
+//! elements from `A` and `B` read from shared memory through the matrix descriptors
+//! (`cuda_emu`'s `wgmma` module: the descriptor decoding, the layouts and swizzles, the
+//! arithmetic, and what is not modelled). The instruction completes when issued, so
+//! `fence`, `commit_group` and `wait_group` only check that the warpgroup is whole;
+//! `setmaxnreg` is accepted and does nothing (the emulator has no register file).
 
-use super::not_emulated;
 use crate::wgmma::MatrixDescriptor;
+use cuda_emu::device::{self, MmaType};
 
 #[track_caller]
 pub(crate) fn fence() {
-    not_emulated!("wgmma::fence")
+    device::wgmma_check_warpgroup("wgmma::fence");
 }
 
 #[track_caller]
 pub(crate) fn commit_group() {
-    not_emulated!("wgmma::commit_group")
+    device::wgmma_check_warpgroup("wgmma::commit_group");
 }
 
 #[track_caller]
 pub(crate) fn wait_group<const N: u32>() {
-    not_emulated!("wgmma::wait_group")
+    device::wgmma_check_warpgroup("wgmma::wait_group");
 }
 
 #[track_caller]
 pub(crate) fn reg_alloc<const N: u32>() {
-    not_emulated!("wgmma::reg_alloc")
+    device::enter("wgmma::reg_alloc");
 }
 
 #[track_caller]
 pub(crate) fn reg_dealloc<const N: u32>() {
-    not_emulated!("wgmma::reg_dealloc")
+    device::enter("wgmma::reg_dealloc");
 }
 
 macro_rules! wgmma {
-    ($($name:ident, $n:literal, $($generic:ident)?;)*) => {$(
+    ($($name:ident, $n:literal, $ty:ident, [$($generic:ident)?];)*) => {$(
         /// # Safety
         /// As the `wgmma` function of the same name.
         #[track_caller]
@@ -40,19 +44,57 @@ macro_rules! wgmma {
             b: MatrixDescriptor,
             accumulate: bool,
         ) {
-            not_emulated!(concat!("wgmma::", stringify!($name)), acc, a, b, accumulate)
+            #[allow(unused_mut, unused_assignments)]
+            let (mut trans_a, mut trans_b) = (false, false);
+            $(
+                let _ = stringify!($generic);
+                (trans_a, trans_b) = (TRANS_A, TRANS_B);
+            )?
+            device::wgmma_mma_async(
+                concat!("wgmma::", stringify!($name)),
+                MmaType::$ty,
+                acc,
+                a.bits(),
+                b.bits(),
+                trans_a,
+                trans_b,
+                accumulate,
+            );
         }
     )*};
 }
 
 wgmma!(
-    mma_m64n64k16_f32_bf16, 32, TRANS_B;
-    mma_m64n128k16_f32_bf16, 64, TRANS_B;
-    mma_m64n256k16_f32_bf16, 128, TRANS_B;
-    mma_m64n64k16_f32_f16, 32, TRANS_B;
-    mma_m64n128k16_f32_f16, 64, TRANS_B;
-    mma_m64n256k16_f32_f16, 128, TRANS_B;
-    mma_m64n64k8_f32_tf32, 32, ;
-    mma_m64n128k8_f32_tf32, 64, ;
-    mma_m64n256k8_f32_tf32, 128, ;
+    mma_m64n64k16_f32_bf16, 32, Bf16, [TRANS_B];
+    mma_m64n128k16_f32_bf16, 64, Bf16, [TRANS_B];
+    mma_m64n256k16_f32_bf16, 128, Bf16, [TRANS_B];
+    mma_m64n64k16_f32_f16, 32, F16, [TRANS_B];
+    mma_m64n128k16_f32_f16, 64, F16, [TRANS_B];
+    mma_m64n256k16_f32_f16, 128, F16, [TRANS_B];
+    mma_m64n64k8_f32_tf32, 32, Tf32, [];
+    mma_m64n128k8_f32_tf32, 64, Tf32, [];
+    mma_m64n256k8_f32_tf32, 128, Tf32, [];
 );
+
+#[cfg(test)]
+mod tests {
+    use crate::wgmma::{MatrixDescriptor, Swizzle};
+
+    /// The emulator decodes exactly what `MatrixDescriptor::new` encodes: a probe tile's
+    /// descriptor, advanced by `add_bytes`, names the addresses of the staged layouts.
+    #[test]
+    fn descriptors_from_matrix_descriptor_new_decode_to_their_fields() {
+        let d = MatrixDescriptor::new(0x2400, 128, 1024, Swizzle::None);
+        assert_eq!(
+            cuda_emu::device::wgmma_descriptor_fields(d.bits()),
+            (0x2400, 128, 1024, 0, 0)
+        );
+        for (swizzle, width) in [(Swizzle::B128, 128), (Swizzle::B64, 64), (Swizzle::B32, 32)] {
+            let d = MatrixDescriptor::new(0x8000, 16, 8 * width, swizzle).add_bytes(96);
+            assert_eq!(
+                cuda_emu::device::wgmma_descriptor_fields(d.bits()),
+                (0x8000 + 96, 16, 8 * width, 0, width)
+            );
+        }
+    }
+}

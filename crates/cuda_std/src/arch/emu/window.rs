@@ -1,54 +1,34 @@
 //! Accesses by 32-bit shared address on the CPU emulator (`shared::window`,
 //! `mma::ldmatrix_x4_window`, `mem::async_copy::copy_16_zero_fill`): the address is turned
-//! back into the host pointer it was taken from, then accessed as the pointer forms are
-//! (`mem`'s vector accesses, `shared::write`, `mma::ldmatrix_x4`, `mem::async_copy`), with
-//! their bounds, race and initialisation checks.
-//!
-//! Only the block's dynamic shared memory is translated: `cuda_emu::device` gives its host
-//! pointer (`dynamic_shared`) and that pointer's shared address (`shared_addr`), hence the
-//! offset; it has no shared-address-to-pointer function yet for the static arrays. An address
-//! outside the dynamic shared memory fails the launch with `EmuError::NotEmulated` naming the
-//! operation (an address out of every allocation, a kernel bug, reports the same until then).
+//! back into the host pointer of the block's shared allocation that holds it
+//! (`cuda_emu::device::shared_ptr`, the inverse of `shared_addr`: dynamic shared memory and
+//! static arrays alike), then accessed as the pointer forms are (`mem`'s vector accesses,
+//! `shared::write`, `mma::ldmatrix_x4`, `mem::async_copy`), with their bounds, race and
+//! initialisation checks. An address outside every allocation of the block fails the launch
+//! (a panic naming the operation and the address, at the kernel's call).
 
-use super::not_emulated;
 use cuda_emu::device;
 
-/// The host pointer of `len` bytes at shared address `addr` in the running block's dynamic
-/// shared memory; fails the launch (`EmuError::NotEmulated` naming `outside`) if they are
-/// not inside it. Outside a launch, the host stub's panic naming `what`.
+/// The host pointer of `len` bytes at shared address `addr` in the running block's shared
+/// memory; panics (a launch error at the caller) if they do not lie inside one of its
+/// allocations. Outside a launch, the host stub's panic naming `what`.
 #[track_caller]
-fn host_ptr(what: &'static str, outside: &'static str, addr: u32, len: usize) -> *mut u8 {
-    let (base, bytes) = device::dynamic_shared(what);
-    let start = device::shared_addr(what, base);
-    let off = addr.wrapping_sub(start) as usize;
-    if off + len <= bytes {
-        base.wrapping_add(off)
-    } else {
-        not_emulated!(outside)
+fn host_ptr(what: &'static str, addr: u32, len: usize) -> *mut u8 {
+    match device::shared_ptr(what, addr, len) {
+        Some(p) => p,
+        None => panic!(
+            "{what}: {len} bytes at shared address {addr:#x} are outside this block's shared \
+             memory"
+        ),
     }
-}
-
-/// The operation's `cuda_std` name and its not-emulated message for an address outside the
-/// dynamic shared memory.
-macro_rules! names {
-    ($name:literal) => {
-        (
-            $name,
-            concat!(
-                $name,
-                " at an address outside the block's dynamic shared memory (the emulator ",
-                "translates only dynamic shared addresses to host pointers yet)"
-            ),
-        )
-    };
 }
 
 /// # Safety
 /// As `shared::window::store_f32`.
 #[track_caller]
 pub(crate) unsafe fn store_f32(addr: u32, value: f32) {
-    let (what, outside) = names!("shared::window::store_f32");
-    let p = host_ptr(what, outside, addr, 4).cast::<f32>();
+    let what = "shared::window::store_f32";
+    let p = host_ptr(what, addr, 4).cast::<f32>();
     // SAFETY: the caller's contract; `p` is the host address of `addr`.
     unsafe { super::shared::write(p, value) }
 }
@@ -57,8 +37,8 @@ pub(crate) unsafe fn store_f32(addr: u32, value: f32) {
 /// As `shared::window::store_b32`.
 #[track_caller]
 pub(crate) unsafe fn store_b32(addr: u32, bits: u32) {
-    let (what, outside) = names!("shared::window::store_b32");
-    let p = host_ptr(what, outside, addr, 4).cast::<u32>();
+    let what = "shared::window::store_b32";
+    let p = host_ptr(what, addr, 4).cast::<u32>();
     // SAFETY: as in `store_f32`.
     unsafe { super::shared::write(p, bits) }
 }
@@ -67,8 +47,8 @@ pub(crate) unsafe fn store_b32(addr: u32, bits: u32) {
 /// As `shared::window::store_v2_f32`.
 #[track_caller]
 pub(crate) unsafe fn store_v2_f32(addr: u32, value: [f32; 2]) {
-    let (what, outside) = names!("shared::window::store_v2_f32");
-    let p = host_ptr(what, outside, addr, 8).cast::<f32>();
+    let what = "shared::window::store_v2_f32";
+    let p = host_ptr(what, addr, 8).cast::<f32>();
     // SAFETY: as in `store_f32`.
     unsafe { super::mem::store_v2_f32(p, value) }
 }
@@ -77,8 +57,8 @@ pub(crate) unsafe fn store_v2_f32(addr: u32, value: [f32; 2]) {
 /// As `shared::window::store_v4_f32`.
 #[track_caller]
 pub(crate) unsafe fn store_v4_f32(addr: u32, value: [f32; 4]) {
-    let (what, outside) = names!("shared::window::store_v4_f32");
-    let p = host_ptr(what, outside, addr, 16).cast::<f32>();
+    let what = "shared::window::store_v4_f32";
+    let p = host_ptr(what, addr, 16).cast::<f32>();
     // SAFETY: as in `store_f32`.
     unsafe { super::mem::store_v4_f32(p, value) }
 }
@@ -87,8 +67,8 @@ pub(crate) unsafe fn store_v4_f32(addr: u32, value: [f32; 4]) {
 /// As `shared::window::load_v4_f32`.
 #[track_caller]
 pub(crate) unsafe fn load_v4_f32(addr: u32) -> [f32; 4] {
-    let (what, outside) = names!("shared::window::load_v4_f32");
-    let p = host_ptr(what, outside, addr, 16).cast::<f32>();
+    let what = "shared::window::load_v4_f32";
+    let p = host_ptr(what, addr, 16).cast::<f32>();
     // SAFETY: as in `store_f32`.
     unsafe { super::mem::load_v4_f32(p) }
 }
@@ -99,8 +79,8 @@ pub(crate) unsafe fn load_v4_f32(addr: u32) -> [f32; 4] {
 /// As `mma::ldmatrix_x4_window`.
 #[track_caller]
 pub(crate) unsafe fn ldmatrix_x4(row: u32) -> [u32; 4] {
-    let (what, outside) = names!("mma::ldmatrix_x4_window");
-    let p = host_ptr(what, outside, row, 16).cast::<u16>();
+    let what = "mma::ldmatrix_x4_window";
+    let p = host_ptr(what, row, 16).cast::<u16>();
     // SAFETY: as in `store_f32`.
     unsafe { super::mma::ldmatrix_x4(p) }
 }
@@ -121,8 +101,8 @@ pub(crate) unsafe fn copy_16_zero_fill(dst: u32, src: *const u8, src_bytes: u32,
         "mem::async_copy::copy_16_zero_fill: src_bytes = {src_bytes}, more than the 16 bytes \
          copied (PTX cp.async: src-size <= cp-size)"
     );
-    let (what, outside) = names!("mem::async_copy::copy_16_zero_fill");
-    let d = host_ptr(what, outside, dst, 16);
+    let what = "mem::async_copy::copy_16_zero_fill";
+    let d = host_ptr(what, dst, 16);
     match src_bytes {
         // SAFETY: the caller's contract (`src` global, aligned, valid for 16 bytes); `d` is
         // the host address of `dst`.

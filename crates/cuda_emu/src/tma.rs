@@ -1,0 +1,307 @@
+//! TMA on the emulator: 2-D tiled bulk tensor copies between global and shared memory
+//! (PTX ISA §9.7.9.25 "cp.async.bulk.tensor"), described by tensor maps in the CPU device's
+//! layout (`cust_core::tma::TensorMap::encode_cpu`; a map encoded by the CUDA driver is
+//! opaque and refused).
+//!
+//! A load copies the box of `box_dims[1]` rows × `box_dims[0]` elements at element
+//! coordinates `(x, y)` (which may be negative or past the tensor) into shared memory at
+//! `dst`: box row `r` at byte `r · inner` (inner = `box_dims[0] · elem_bytes`), each
+//! 16-byte chunk placed by the map's swizzle applied to its shared address (CuTe's
+//! `Swizzle<B, 4, 3>`, the pattern `wgmma` descriptors name: with the 128-byte swizzle,
+//! chunk `c` of a row at chunk `c ^ (row % 8)` of a 1024-aligned tile,
+//! `cust_core::lanes::wgmma::offset_swizzle_128b`); elements outside the tensor are filled
+//! with zeros; then the box's bytes (all of them, the filled ones included) complete as
+//! transactions on the mbarrier. A store copies a box from shared memory (same layout) to
+//! the tensor, skipping elements outside it.
+//!
+//! Timing: a copy happens when it is issued, so bulk groups (`commit_group`,
+//! `wait_group_read`) are always complete. The bytes a load writes count as initialised
+//! for the uninitialised-read check and as written by no thread for the race check (the
+//! mbarrier that orders them is not tracked there); global accesses are checked for bounds
+//! against the launch's buffers, row by row.
+//!
+//! Checked ([`EmuError::AsyncUnit`]): the map pointer is 64-byte aligned and in bounds, the
+//! map decodes (CPU layout, unmodified, within the hardware's rules); the shared box is
+//! 128-byte aligned (§9.7.9.25: "the shared memory address must be aligned to 128 bytes")
+//! and lies in this block's shared memory.
+//!
+//! Not modelled: multicast (clusters are not emulated); the L2 promotion and cache hints;
+//! `prefetch.tensormap` (a no-op); a read of a box before its mbarrier phase completes or a
+//! store's source overwritten before `wait_group_read` (issue 30 item 3).
+
+use core::panic::Location;
+use std::string::String;
+
+use super::ctx::{ThreadState, check_access_with, fail, mark_async_write, thread};
+use super::wgmma::swizzle;
+use super::{AccessKind, EmuError, SourceLocation};
+use cust_core::TensorMap;
+use cust_core::tma::{Tiled2d, TmaSwizzle};
+
+/// Fails the running thread with an [`EmuError::AsyncUnit`].
+#[track_caller]
+fn misuse(t: &ThreadState, op: &'static str, reason: String) -> ! {
+    let b = t.block();
+    fail(
+        t,
+        EmuError::AsyncUnit {
+            kernel: b.launch().kernel,
+            block: b.idx,
+            thread: t.tid,
+            op,
+            reason,
+            location: SourceLocation::from_std(Location::caller()),
+        },
+    )
+}
+
+/// Reads and decodes the map at `map`.
+#[track_caller]
+fn read_map(t: &ThreadState, op: &'static str, map: *const TensorMap) -> Tiled2d {
+    let address = map as usize;
+    if !address.is_multiple_of(64) {
+        misuse(
+            t,
+            op,
+            std::format!("the tensor map at {address:#x} is not 64-byte aligned"),
+        );
+    }
+    check_access_with(address, 128, AccessKind::Read, Location::caller(), false);
+    // SAFETY: aligned (checked), in bounds of a known buffer when the bounds check is on
+    // (the caller's contract otherwise: `map` points to a tensor map).
+    let bits = unsafe { map.read() };
+    match bits.decode_cpu() {
+        Ok(m) => m,
+        Err(e) => misuse(t, op, std::format!("the tensor map at {address:#x}: {e}")),
+    }
+}
+
+fn swizzle_width(s: TmaSwizzle) -> u32 {
+    s.span_bytes().unwrap_or(0)
+}
+
+/// The shared address and host address of the box at `smem`, checked.
+#[track_caller]
+fn shared_box(t: &ThreadState, op: &'static str, smem: usize, bytes: usize) -> u32 {
+    if !smem.is_multiple_of(128) {
+        misuse(
+            t,
+            op,
+            std::format!("the shared box at {smem:#x} is not 128-byte aligned"),
+        );
+    }
+    let mem = t.block().mem.borrow();
+    let window = mem
+        .window_of(smem)
+        .filter(|&w| mem.host_of(w, bytes) == Some(smem));
+    drop(mem);
+    match window {
+        Some(w) => w,
+        None => misuse(
+            t,
+            op,
+            std::format!(
+                "the shared box of {bytes} bytes at {smem:#x} is not inside one of this \
+                 block's shared allocations"
+            ),
+        ),
+    }
+}
+
+/// The byte offset, from the box's first byte, where byte `offset` of the box's packed
+/// rows lands in shared memory when the box starts at shared address `window`: the
+/// swizzle of `width` bytes (0: none) applied to the absolute address.
+const fn box_offset(window: u32, offset: u32, width: u32) -> u32 {
+    swizzle(window + offset, width) - window
+}
+
+/// The host address of the 16-byte chunk at byte `offset` of a box whose first byte has
+/// shared address `window` and host address `host`, after the swizzle.
+fn chunk_host(window: u32, host: usize, offset: u32, width: u32) -> usize {
+    host + box_offset(window, offset, width) as usize
+}
+
+/// The columns `[lo, hi)` of box row at `y` (tensor row) that lie inside the tensor, as
+/// box columns, or `None` when the row is outside.
+fn inside(m: &Tiled2d, x: i32, y: i64) -> Option<(u32, u32)> {
+    if y < 0 || y >= m.dims[1] as i64 {
+        return None;
+    }
+    let x = i64::from(x);
+    let lo = (-x).clamp(0, i64::from(m.box_dims[0]));
+    let hi = (m.dims[0] as i64 - x).clamp(0, i64::from(m.box_dims[0]));
+    (lo < hi).then_some((lo as u32, hi as u32))
+}
+
+/// `cp.async.bulk.tensor.2d` load for the running thread: the box at `(x, y)` of `map` to
+/// shared memory at `dst`, completing its bytes on the mbarrier at `bar`.
+///
+/// # Safety
+/// As `cuda_std::tma::load_2d`: `map` points to a tensor map whose tensor is readable host
+/// memory for the launch; `dst` and `bar` as that function's contract (checked).
+#[track_caller]
+pub unsafe fn load_2d(
+    what: &'static str,
+    dst: *mut u8,
+    map: *const TensorMap,
+    x: i32,
+    y: i32,
+    bar: *mut u64,
+) {
+    let t = thread(what);
+    let m = read_map(t, what, map);
+    let inner = m.box_dims[0] * m.elem_bytes;
+    let bytes = m.box_bytes();
+    let host = dst as usize;
+    let window = shared_box(t, what, host, bytes as usize);
+    let width = swizzle_width(m.swizzle);
+    let e = m.elem_bytes as usize;
+    for r in 0..m.box_dims[1] {
+        let gy = i64::from(y) + i64::from(r);
+        let cols = inside(&m, x, gy);
+        let row_src = cols.map(|(lo, hi)| {
+            let gx = (i64::from(x) + i64::from(lo)) as u64;
+            let start = m.base_addr + gy as u64 * m.row_stride_bytes + gx * e as u64;
+            check_access_with(
+                start as usize,
+                (hi - lo) as usize * e,
+                AccessKind::Read,
+                Location::caller(),
+                false,
+            );
+            (lo, hi, start as usize - lo as usize * e)
+        });
+        for q in 0..inner / 16 {
+            let to = chunk_host(window, host, r * inner + 16 * q, width);
+            for j in 0..16 / e {
+                let c = (16 * q as usize / e + j) as u32;
+                // SAFETY: `to + 16` lies in the box (the swizzle permutes 16-byte chunks
+                // inside 128-byte lines of the 128-aligned box); the source element is
+                // inside the tensor (bounds checked above; the caller's contract).
+                unsafe {
+                    let d = (to + j * e) as *mut u8;
+                    match row_src {
+                        Some((lo, hi, row)) if (lo..hi).contains(&c) => {
+                            core::ptr::copy_nonoverlapping(
+                                (row + c as usize * e) as *const u8,
+                                d,
+                                e,
+                            );
+                        }
+                        _ => core::ptr::write_bytes(d, 0, e),
+                    }
+                }
+            }
+        }
+    }
+    mark_async_write(t, host, bytes as usize);
+    super::mbarrier::complete_tx(t, what, bar as usize, bytes);
+}
+
+/// `cp.async.bulk.tensor.2d` store for the running thread: the box at `src` (shared memory)
+/// to `(x, y)` of `map`, elements outside the tensor skipped.
+///
+/// # Safety
+/// As `cuda_std::tma::store_2d`: `map` points to a tensor map whose tensor is writable host
+/// memory for the launch, accessed by nothing else meanwhile; `src` as that function's
+/// contract (checked).
+#[track_caller]
+pub unsafe fn store_2d(what: &'static str, map: *const TensorMap, x: i32, y: i32, src: *const u8) {
+    let t = thread(what);
+    let m = read_map(t, what, map);
+    let inner = m.box_dims[0] * m.elem_bytes;
+    let host = src as usize;
+    let window = shared_box(t, what, host, m.box_bytes() as usize);
+    let width = swizzle_width(m.swizzle);
+    let e = m.elem_bytes as usize;
+    for r in 0..m.box_dims[1] {
+        let gy = i64::from(y) + i64::from(r);
+        let Some((lo, hi)) = inside(&m, x, gy) else {
+            continue;
+        };
+        let gx = (i64::from(x) + i64::from(lo)) as u64;
+        let start = m.base_addr + gy as u64 * m.row_stride_bytes + gx * e as u64;
+        check_access_with(
+            start as usize,
+            (hi - lo) as usize * e,
+            AccessKind::Write,
+            Location::caller(),
+            false,
+        );
+        let row = start as usize - lo as usize * e;
+        for c in lo..hi {
+            let offset = r * inner + c * m.elem_bytes;
+            let from = chunk_host(window, host, offset & !15, width) + (offset & 15) as usize;
+            // SAFETY: the source lies in the box (as in `load_2d`); the destination in the
+            // tensor (bounds checked above; the caller's contract).
+            unsafe {
+                core::ptr::copy_nonoverlapping(
+                    from as *const u8,
+                    (row + c as usize * e) as *mut u8,
+                    e,
+                );
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cust_core::lanes::wgmma::offset_swizzle_128b;
+
+    #[test]
+    fn a_128b_box_lands_where_wgmma_reads_it() {
+        // A box of 128-byte rows at a 1024-aligned shared address: byte `cb` of row `r` is
+        // where `offset_swizzle_128b` (the wgmma layout) says, chunk `c ^ (r % 8)`.
+        for window in [0x400, 0x2000, 0x1_0c00] {
+            for r in 0..64 {
+                for cb in 0..128 {
+                    assert_eq!(
+                        box_offset(window, r * 128 + cb, 128),
+                        offset_swizzle_128b(r, cb),
+                        "row {r}, byte {cb}"
+                    );
+                }
+            }
+        }
+        // By hand: row 3, chunk 1 goes to chunk 1 ^ 3 = 2.
+        assert_eq!(box_offset(0x400, 3 * 128 + 16, 128), 3 * 128 + 32);
+    }
+
+    #[test]
+    fn narrower_swizzles_and_none_follow_their_patterns() {
+        for r in 0..32u32 {
+            for cb in 0..64u32 {
+                // 64B: rows of 64 bytes, chunk c at c ^ ((r / 2) % 4).
+                let want = r * 64 + ((cb / 16) ^ ((r / 2) % 4)) * 16 + cb % 16;
+                assert_eq!(box_offset(0x800, r * 64 + cb, 64), want);
+                // No swizzle: packed rows.
+                assert_eq!(box_offset(0x800, r * 64 + cb, 0), r * 64 + cb);
+            }
+            for cb in 0..32u32 {
+                // 32B: rows of 32 bytes, chunk c at c ^ ((r / 4) % 2).
+                let want = r * 32 + ((cb / 16) ^ ((r / 4) % 2)) * 16 + cb % 16;
+                assert_eq!(box_offset(0x800, r * 32 + cb, 32), want);
+            }
+        }
+    }
+
+    #[test]
+    fn box_rows_clip_at_the_tensor_edges() {
+        let m = Tiled2d {
+            base_addr: 0,
+            elem_bytes: 4,
+            dims: [96, 80],
+            row_stride_bytes: 384,
+            box_dims: [32, 16],
+            swizzle: TmaSwizzle::None,
+        };
+        assert_eq!(inside(&m, 32, 48), Some((0, 32)));
+        assert_eq!(inside(&m, -8, 0), Some((8, 32)));
+        assert_eq!(inside(&m, 80, 79), Some((0, 16)));
+        assert_eq!(inside(&m, 96, 0), None);
+        assert_eq!(inside(&m, 0, 80), None);
+        assert_eq!(inside(&m, 0, -1), None);
+    }
+}
