@@ -592,7 +592,11 @@ fn kernels_hold_no_inline_ptx_and_no_target_branches() {
     let src = root.join("kernels/src");
     let mut found = Vec::new();
     files(&src, &[".rs"], &mut found);
-    assert!(found.len() > 5, "the kernels crate was not found at {}", src.display());
+    assert!(
+        found.len() > 5,
+        "the kernels crate was not found at {}",
+        src.display()
+    );
     let mut offenders = Vec::new();
     for path in found {
         let rel = relative(&path);

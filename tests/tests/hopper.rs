@@ -319,15 +319,13 @@ mod tma_and_cluster {
     /// `offset_swizzle_128b` with it), then TMA store back to a zeroed tensor: the box
     /// region must equal the input and the rest stay zero.
     ///
-    /// GPU only for now: on the CPU emulator the probe deadlocks, and rightly. Thread 0 may
-    /// complete phase 1 (its plain arrival) before another thread has polled phase 0, which
-    /// then names a phase two behind the barrier's (PTX ISA §9.7.13.15.16 allows the
-    /// current or the preceding one): it waits forever. The emulator's default order (thread
-    /// 0 runs until it blocks) takes that path; a GPU's warps, close in time, have not so
-    /// far. The probe needs a `sync_threads()` between the phase-0 waits and thread 0's
-    /// arrival.
+    /// The probe's block barrier between the phase-0 waits and thread 0's phase-1 arrival
+    /// matters: without it, thread 0 could complete phase 1 before another thread polled
+    /// phase 0, which then names a phase two behind the barrier's (PTX ISA §9.7.13.15.16
+    /// allows the current or the preceding one) and waits forever. The CPU emulator found
+    /// that race (its default order runs thread 0 until it blocks) and reports such a wait
+    /// as `EmuError::MBarrierDeadlock`.
     #[test]
-    #[ignore = "needs a CUDA GPU: on the emulator the probe's phase-1 arrival overtakes the other threads' phase-0 polls (a race in the probe)"]
     fn tma_load_and_store_round_trip() {
         let Some((gpu, module)) = sm90a() else { return };
         // A 96 × 80 tensor of u32 (x innermost), box 32 × 16 (128-byte rows) at (32, 48).

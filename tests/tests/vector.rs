@@ -345,8 +345,6 @@ fn affine_scan_identical_to_cpu() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: the sgemm kernel calls `kernels::gemm::smem::window`, a GPU-only \
-            function with no host body for the emulator to run"]
 fn sgemm_within_bound() {
     let gpu = gpu();
     let mut rng = Rng(11);

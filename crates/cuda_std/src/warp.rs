@@ -291,6 +291,10 @@ pub unsafe fn shfl_xor_sync<T: Shuffle>(mask: u32, value: T, lane_mask: u32, wid
 macro_rules! vote_pred {
     ($(#[$doc:meta])* $name:ident, $mode:literal) => {
         $(#[$doc])*
+        ///
+        /// # Safety
+        /// The module's collective rules: the caller is in `mask`, and every non-exited lane
+        /// in `mask` executes the same kind of vote with the same `mask`.
         #[inline(always)]
         #[must_use]
         #[track_caller]

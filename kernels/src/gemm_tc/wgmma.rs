@@ -316,7 +316,7 @@ mod kernels_sm90a {
     /// Waits until the 128 threads of the calling warpgroup arrive at named barrier `id`
     /// (`cuda_std::thread::named_barrier_sync::<128>`; ids 1 and 2 are the consumers', 0 is
     /// `sync_threads`'). Orders their shared-memory accesses like `sync_threads` does the
-    /// block's. Not emulated on the CPU (the host plans store `C` from registers there).
+    /// block's (the CPU emulator counts the arrivals of whole warps).
     #[inline(always)]
     fn warpgroup_sync(id: u32) {
         // SAFETY: called only by the TMA epilogue, by all 128 threads of consumer warpgroup

@@ -270,8 +270,12 @@ pub unsafe fn tma_roundtrip(
         unsafe { raw.add(i as usize).write(tile.add(i as usize).read()) };
         i += 128;
     }
-    // Phase 1 with a plain arrival: the count is 1, so thread 0 arrives alone. Every thread
-    // has seen phase 0 complete (above), so none can mistake phase 1 for it.
+    // Phase 1 with a plain arrival: the count is 1, so thread 0 arrives alone. The block
+    // barrier first: without it thread 0 could complete phase 1 while another thread has
+    // not yet seen phase 0 complete; that thread would then poll parity 0 in phase 2, two
+    // phases on, which `test_wait.parity` does not allow (PTX ISA 9.7.13.15.16) and which
+    // never completes (the CPU emulator reported this deadlock).
+    sync_threads();
     if is_thread_0() {
         // SAFETY: phase 1 expects one arrival.
         unsafe { bar.arrive() };
