@@ -3,20 +3,54 @@
 //!
 //! The buffer traits are sealed: they are implemented for cust's [`DeviceBuffer`],
 //! [`DeviceSlice`] and [`DeviceBox`], which record each use on the stream a call runs on, so a
-//! later reader on another stream or the host waits for the cuBLAS call.
+//! later reader on another stream or the host waits for the cuBLAS call. On the CPU emulator
+//! the same traits copy the operands to the host and the result back, through cust's copies.
 
 use cudarc::cublas::{result, sys};
 use cudarc::driver::{DevicePtr, DevicePtrMut};
-use cust::memory::{DeviceBox, DeviceBuffer, DeviceCopy, DeviceSlice};
+use cust::error::CudaResult;
+use cust::memory::{CopyDestination, DeviceBox, DeviceBuffer, DeviceCopy, DeviceSlice};
 use std::ffi::c_int;
 
 pub(crate) mod sealed {
     use super::*;
 
-    /// The typed cuBLAS entry points of one element type.
-    pub trait Gemm: Sized {
+    /// The typed entry points of one element type: cuBLAS's, and the CPU product's.
+    pub trait Gemm: Sized + Copy + PartialEq {
         /// The routine's name, for errors.
         const GEMM: &'static str;
+        /// Zero.
+        const ZERO: Self;
+
+        /// `C (m×n) ← alpha · A (m×k) · B (k×n) + beta · C` on the host (`matrixmultiply`'s
+        /// `sgemm` / `dgemm`), each matrix given by its first element and its row and column
+        /// strides in elements. With `beta` zero, `C` is not read. With `k` zero, `A` and `B`
+        /// are not read and `C ← beta · C`.
+        ///
+        /// # Safety
+        /// For every `i < m`, `p < k`, `j < n`: `a + i·rsa + p·csa` and `b + p·rsb + j·csb`
+        /// are readable, and `c + i·rsc + j·csc` is readable and writable, distinct for
+        /// distinct `(i, j)`, and overlaps neither `A` nor `B`.
+        #[expect(
+            clippy::too_many_arguments,
+            reason = "mirrors matrixmultiply's signature"
+        )]
+        unsafe fn host_gemm(
+            m: usize,
+            k: usize,
+            n: usize,
+            alpha: Self,
+            a: *const Self,
+            rsa: isize,
+            csa: isize,
+            b: *const Self,
+            rsb: isize,
+            csb: isize,
+            beta: Self,
+            c: *mut Self,
+            rsc: isize,
+            csc: isize,
+        );
 
         /// `cublas<t>gemm_v2` on raw device addresses.
         ///
@@ -44,16 +78,36 @@ pub(crate) mod sealed {
         ) -> Result<(), result::CublasError>;
     }
 
-    /// The `cudaDataType` of one element type of `cublasGemmEx`.
-    pub trait GemmEx {
+    /// The `cudaDataType` of one element type of `cublasGemmEx`, and its conversions for
+    /// the CPU product (which computes in `f32`).
+    pub trait GemmEx: Copy {
         /// cuBLAS's name for the type (`CUDA_R_16BF`, `CUDA_R_16F`, `CUDA_R_32F`).
         const DATA_TYPE: sys::cudaDataType;
+        /// The value as an `f32` (exact for every type).
+        fn to_f32(self) -> f32;
+        /// `x` rounded to the nearest value of the type, ties to even (`f32`: `x`).
+        fn from_f32(x: f32) -> Self;
     }
 
     /// Readable device memory of `T`s.
-    pub trait Read<T>: DevicePtr<T> {}
+    pub trait Read<T>: DevicePtr<T> {
+        /// All the memory's `T`s, copied to the host (the CPU backend's input).
+        fn clone_dtoh(&self) -> CudaResult<Vec<T>>;
+        /// `Some(true)` for memory of the CPU emulator, `Some(false)` for a GPU's, `None`
+        /// where cust does not say (its views and boxes have no public `is_emulator`).
+        fn on_emulator(&self) -> Option<bool>;
+    }
+    /// One `T` in device memory.
+    pub trait Scalar<T> {
+        /// The value, copied to the host (the CPU backend's `alpha` and `beta`).
+        fn value(&self) -> CudaResult<T>;
+    }
     /// Writable device memory of `T`s.
-    pub trait Write<T>: DevicePtrMut<T> + Read<T> {}
+    pub trait Write<T>: DevicePtrMut<T> + Read<T> {
+        /// Overwrites all the memory's `T`s with `src`, of the same length (the CPU
+        /// backend's output).
+        fn copy_htod(&mut self, src: &[T]) -> CudaResult<()>;
+    }
 }
 
 /// An element type of [`CublasContext::gemm`](crate::CublasContext::gemm): `f32`
@@ -64,11 +118,37 @@ impl GemmDatatype for f32 {}
 impl GemmDatatype for f64 {}
 
 /// Implements [`sealed::Gemm`] for `$t` by forwarding to cudarc's `result::$gemm`, the
-/// cuBLAS routine `$name`.
+/// cuBLAS routine `$name`, and to `matrixmultiply::$host`.
 macro_rules! impl_gemm {
-    ($t:ty, $name:literal, $gemm:ident) => {
+    ($t:ty, $name:literal, $gemm:ident, $host:ident) => {
         impl sealed::Gemm for $t {
             const GEMM: &'static str = $name;
+            const ZERO: Self = 0.0;
+            unsafe fn host_gemm(
+                m: usize,
+                k: usize,
+                n: usize,
+                alpha: Self,
+                a: *const Self,
+                rsa: isize,
+                csa: isize,
+                b: *const Self,
+                rsb: isize,
+                csb: isize,
+                beta: Self,
+                c: *mut Self,
+                rsc: isize,
+                csc: isize,
+            ) {
+                // SAFETY: forwarded to the caller (see `sealed::Gemm::host_gemm`), which
+                // states `matrixmultiply`'s conditions: every element in bounds, `C`'s
+                // strides not aliasing, `C` not overlapping the inputs.
+                unsafe {
+                    matrixmultiply::$host(
+                        m, k, n, alpha, a, rsa, csa, b, rsb, csb, beta, c, rsc, csc,
+                    )
+                }
+            }
             unsafe fn gemm(
                 handle: sys::cublasHandle_t,
                 transa: sys::cublasOperation_t,
@@ -112,25 +192,43 @@ pub trait GemmExDatatype: sealed::GemmEx + DeviceCopy {
 
 impl sealed::GemmEx for half::bf16 {
     const DATA_TYPE: sys::cudaDataType = sys::cudaDataType::CUDA_R_16BF;
+    fn to_f32(self) -> f32 {
+        half::bf16::to_f32(self)
+    }
+    fn from_f32(x: f32) -> Self {
+        half::bf16::from_f32(x)
+    }
 }
 impl GemmExDatatype for half::bf16 {
     const NAME: &'static str = "bf16";
 }
 impl sealed::GemmEx for half::f16 {
     const DATA_TYPE: sys::cudaDataType = sys::cudaDataType::CUDA_R_16F;
+    fn to_f32(self) -> f32 {
+        half::f16::to_f32(self)
+    }
+    fn from_f32(x: f32) -> Self {
+        half::f16::from_f32(x)
+    }
 }
 impl GemmExDatatype for half::f16 {
     const NAME: &'static str = "f16";
 }
 impl sealed::GemmEx for f32 {
     const DATA_TYPE: sys::cudaDataType = sys::cudaDataType::CUDA_R_32F;
+    fn to_f32(self) -> f32 {
+        self
+    }
+    fn from_f32(x: f32) -> Self {
+        x
+    }
 }
 impl GemmExDatatype for f32 {
     const NAME: &'static str = "f32";
 }
 
-impl_gemm!(f32, "cublasSgemm_v2", sgemm);
-impl_gemm!(f64, "cublasDgemm_v2", dgemm);
+impl_gemm!(f32, "cublasSgemm_v2", sgemm, sgemm);
+impl_gemm!(f64, "cublasDgemm_v2", dgemm, dgemm);
 
 /// A matrix operand cuBLAS reads: [`DeviceBuffer`] or [`DeviceSlice`] (Rust-CUDA's
 /// `GpuBuffer`). Sealed.
@@ -140,15 +238,45 @@ pub trait GpuBuffer<T: DeviceCopy>: sealed::Read<T> {}
 pub trait GpuBufferMut<T: DeviceCopy>: GpuBuffer<T> + sealed::Write<T> {}
 
 /// A scalar operand in device memory: [`DeviceBox`] (Rust-CUDA's `GpuBox`). Sealed.
-pub trait GpuBox<T: DeviceCopy>: sealed::Read<T> {}
+pub trait GpuBox<T: DeviceCopy>: sealed::Read<T> + sealed::Scalar<T> {}
 
-impl<T: DeviceCopy> sealed::Read<T> for DeviceBuffer<T> {}
-impl<T: DeviceCopy> sealed::Write<T> for DeviceBuffer<T> {}
+impl<T: DeviceCopy> sealed::Read<T> for DeviceBuffer<T> {
+    fn clone_dtoh(&self) -> CudaResult<Vec<T>> {
+        self.as_host_vec()
+    }
+    fn on_emulator(&self) -> Option<bool> {
+        Some(self.is_emulator())
+    }
+}
+impl<T: DeviceCopy> sealed::Write<T> for DeviceBuffer<T> {
+    fn copy_htod(&mut self, src: &[T]) -> CudaResult<()> {
+        CopyDestination::<[T]>::copy_from(self, src)
+    }
+}
 impl<T: DeviceCopy> GpuBuffer<T> for DeviceBuffer<T> {}
 impl<T: DeviceCopy> GpuBufferMut<T> for DeviceBuffer<T> {}
 
-impl<T: DeviceCopy> sealed::Read<T> for DeviceSlice<'_, T> {}
+impl<T: DeviceCopy> sealed::Read<T> for DeviceSlice<'_, T> {
+    fn clone_dtoh(&self) -> CudaResult<Vec<T>> {
+        self.as_host_vec()
+    }
+    fn on_emulator(&self) -> Option<bool> {
+        None
+    }
+}
 impl<T: DeviceCopy> GpuBuffer<T> for DeviceSlice<'_, T> {}
 
-impl<T: DeviceCopy> sealed::Read<T> for DeviceBox<T> {}
+impl<T: DeviceCopy> sealed::Read<T> for DeviceBox<T> {
+    fn clone_dtoh(&self) -> CudaResult<Vec<T>> {
+        Ok(vec![self.get()?])
+    }
+    fn on_emulator(&self) -> Option<bool> {
+        None
+    }
+}
+impl<T: DeviceCopy> sealed::Scalar<T> for DeviceBox<T> {
+    fn value(&self) -> CudaResult<T> {
+        self.get()
+    }
+}
 impl<T: DeviceCopy> GpuBox<T> for DeviceBox<T> {}

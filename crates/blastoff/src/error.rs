@@ -77,6 +77,32 @@ pub enum Error {
         /// The ordinal of the stream's device.
         stream_device: usize,
     },
+    /// The stream or an operand is on another kind of device than the handle: GPU memory or
+    /// a GPU stream given to a handle made on the CPU emulator, or the reverse. Checked for
+    /// the stream and for [`DeviceBuffer`](cust::memory::DeviceBuffer) operands (cust does
+    /// not say which device its views and boxes are on).
+    #[error(
+        "{call}: {operand} is on {operand_device}, but the handle was made on {handle_device}; make the handle (CublasContext::new), the stream and the operands on one context"
+    )]
+    DeviceMismatch {
+        /// The cuBLAS routine.
+        call: &'static str,
+        /// `stream`, `alpha`, `beta`, `A`, `B` or `C`.
+        operand: &'static str,
+        /// `a CUDA GPU` or `the CPU emulator`.
+        operand_device: &'static str,
+        /// The handle's device, likewise.
+        handle_device: &'static str,
+    },
+    /// A routine that only cuBLAS itself answers was called on a handle made on the CPU
+    /// emulator, which runs `gemm` and `gemm_ex` without cuBLAS.
+    #[error(
+        "{call} needs cuBLAS, so a CUDA GPU: on the CPU emulator blastoff runs gemm and gemm_ex only (set FERROCUDA_DEVICE=gpu, or run on a machine with a GPU)"
+    )]
+    NotOnEmulator {
+        /// The cuBLAS routine.
+        call: &'static str,
+    },
     /// `gemm_ex` was asked for a compute type cuBLAS does not offer for the operands' type.
     #[error(
         "{call}: compute type {compute} does not take {datatype} operands; use ComputeType::F32 (or F32FastTf32 for f32 only)"

@@ -39,6 +39,15 @@
 //! - Calls are queued on the [`Stream`](cust::stream::Stream) they are given and return
 //!   before the GPU has finished; synchronise the stream before reading results on the host.
 //!   cust's buffers record their use, so another stream or a host copy waits for the call.
+//! - On cust's **CPU emulator** (a handle made while the current context is
+//!   [`Context::emulator`](cust::context::Context::emulator), e.g. through
+//!   [`Context::from_env`](cust::context::Context::from_env) on a machine without a GPU),
+//!   there is no cuBLAS: [`CublasContext::gemm`] and [`CublasContext::gemm_ex`] compute on
+//!   the host with `matrixmultiply`, with cuBLAS's argument semantics, checks and errors, and
+//!   are done when they return. Sums may be added in another order than cuBLAS adds them, so
+//!   results equal the GPU's where every partial sum is exact (e.g. small integers);
+//!   [`CublasContext::version`] is an error there. The [`CublasContext`] docs say what else
+//!   differs.
 //!
 //! # Differences from Rust-CUDA's `blastoff`, and why
 //!
@@ -59,6 +68,7 @@
 //!   `cublas_sys`): cuBLAS is reached through cudarc, and the handle stays inside
 //!   [`CublasContext`].
 
+mod backend;
 mod check;
 mod context;
 mod datatype;

@@ -1,7 +1,11 @@
-//! `gemm` on the GPU against a CPU reference. The inputs are small integers, so every
-//! product and sum is exact in `f32` and `f64` and the results must match bit for bit.
+//! `gemm` and `gemm_ex` against a CPU reference, on the device `Context::from_env(0)` opens:
+//! the GPU where there is one, else cust's CPU emulator, where blastoff computes on the host
+//! (`FERROCUDA_DEVICE=cpu` picks the emulator on a GPU machine). The inputs are small
+//! integers, so every product and sum is exact in `f32` and `f64` and the results must match
+//! bit for bit on both.
 
 use blastoff::{ComputeType, CublasContext, Error, GemmDatatype, GemmExDatatype, MatrixOp};
+use cust::context::Context;
 use cust::memory::{CopyDestination as _, DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
 
@@ -35,7 +39,7 @@ fn ints(len: usize, seed: usize) -> Vec<f64> {
 }
 
 fn check<T: GemmDatatype + PartialEq + std::fmt::Debug>(from_f64: fn(f64) -> T) {
-    let _ctx = cust::quick_init().expect("CUDA context");
+    let _ctx = Context::from_env(0).expect("GPU or CPU emulator context");
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
     let mut blas = CublasContext::new().expect("cuBLAS handle");
     let (m, n, k) = (5, 3, 4);
@@ -127,19 +131,17 @@ fn check<T: GemmDatatype + PartialEq + std::fmt::Debug>(from_f64: fn(f64) -> T) 
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn gemm_f32_matches_cpu_exactly() {
     check::<f32>(|x| x as f32);
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn gemm_f64_matches_cpu_exactly() {
     check::<f64>(|x| x);
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
+#[ignore = "needs a CUDA GPU: the version is cuBLAS's, which the CPU emulator does not have"]
 fn version_is_reported() {
     let _ctx = cust::quick_init().expect("CUDA context");
     let blas = CublasContext::new().expect("cuBLAS handle");
@@ -154,7 +156,7 @@ fn check_ex<T: GemmExDatatype + PartialEq + std::fmt::Debug>(
     from_f64: fn(f64) -> T,
     compute: ComputeType,
 ) {
-    let _ctx = cust::quick_init().expect("CUDA context");
+    let _ctx = Context::from_env(0).expect("GPU or CPU emulator context");
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
     let mut blas = CublasContext::new().expect("cuBLAS handle");
     blas.set_workspace(CublasContext::HOPPER_WORKSPACE_BYTES)
@@ -216,20 +218,17 @@ fn check_ex<T: GemmExDatatype + PartialEq + std::fmt::Debug>(
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn gemm_ex_bf16_matches_cpu_exactly() {
     check_ex::<half::bf16>(half::bf16::from_f64, ComputeType::F32);
     check_ex::<half::bf16>(half::bf16::from_f64, ComputeType::F32Pedantic);
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn gemm_ex_f16_matches_cpu_exactly() {
     check_ex::<half::f16>(half::f16::from_f64, ComputeType::F32);
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn gemm_ex_f32_matches_cpu_exactly_with_and_without_tf32() {
     check_ex::<f32>(|x| x as f32, ComputeType::F32);
     check_ex::<f32>(|x| x as f32, ComputeType::F32Pedantic);
@@ -239,9 +238,8 @@ fn gemm_ex_f32_matches_cpu_exactly_with_and_without_tf32() {
 /// The row-major product `C = A·Bᵀ` (`A` m×k, `B` n×k, `C` m×n, all row-major), as the
 /// `gemm_ex` docs spell it: column-major `Cᵀ = B·Aᵀ`, `b` first with `Transpose`.
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn gemm_ex_row_major_a_times_b_transposed() {
-    let _ctx = cust::quick_init().expect("CUDA context");
+    let _ctx = Context::from_env(0).expect("GPU or CPU emulator context");
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
     let mut blas = CublasContext::new().expect("cuBLAS handle");
     let (m, n, k) = (3, 5, 4);
@@ -290,9 +288,8 @@ fn gemm_ex_row_major_a_times_b_transposed() {
 /// TF32 on `bf16` operands, a zero workspace and a short buffer are refused before any
 /// work is queued, naming the value.
 #[test]
-#[ignore = "needs a CUDA GPU"]
 fn gemm_ex_bad_arguments_are_named() {
-    let _ctx = cust::quick_init().expect("CUDA context");
+    let _ctx = Context::from_env(0).expect("GPU or CPU emulator context");
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
     let mut blas = CublasContext::new().expect("cuBLAS handle");
     assert_eq!(blas.workspace_bytes(), None);
@@ -355,4 +352,114 @@ fn gemm_ex_bad_arguments_are_named() {
     let mut got = [half::bf16::ZERO; 4];
     c.copy_to(&mut got).expect("copy back");
     assert_eq!(got, [half::bf16::from_f32(2.0); 4]);
+}
+
+/// On the CPU emulator, cuBLAS's version is an error naming the call, not a panic.
+#[test]
+fn version_is_an_error_on_the_emulator() {
+    let _ctx = Context::emulator();
+    let blas = CublasContext::new().expect("CPU handle");
+    let err = blas.version().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::NotOnEmulator {
+                call: "cublasGetVersion_v2"
+            }
+        ),
+        "{err}"
+    );
+}
+
+/// The emulator's `gemm_ex` sums in `f32` and rounds the result to `T`, to nearest with ties
+/// to even: 1024·2 + 1·1 = 2049 is halfway between the `f16` values 2048 and 2050, and
+/// 128·2 + 1·1 = 257 halfway between the `bf16` values 256 and 258.
+#[test]
+fn gemm_ex_on_the_emulator_rounds_the_f32_sum_to_nearest_even() {
+    fn one<T: GemmExDatatype + PartialEq + std::fmt::Debug>(
+        from_f32: fn(f32) -> T,
+        big: f32,
+        want: f32,
+    ) {
+        let _ctx = Context::emulator();
+        let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
+        let mut blas = CublasContext::new().expect("CPU handle");
+        // 1×2 · 2×1.
+        let a = DeviceBuffer::from_slice(&[from_f32(big), from_f32(1.0)]).expect("a");
+        let b = DeviceBuffer::from_slice(&[from_f32(2.0), from_f32(1.0)]).expect("b");
+        let mut c = DeviceBuffer::from_slice(&[from_f32(0.0)]).expect("c");
+        let one = DeviceBox::new(&1.0f32).expect("alpha");
+        let zero = DeviceBox::new(&0.0f32).expect("beta");
+        blas.gemm_ex(
+            &stream,
+            1,
+            1,
+            2,
+            &one,
+            &a,
+            1,
+            MatrixOp::None,
+            &zero,
+            &b,
+            2,
+            MatrixOp::None,
+            &mut c,
+            1,
+            ComputeType::F32,
+        )
+        .expect("gemm_ex");
+        let mut got = [from_f32(0.0)];
+        c.copy_to(&mut got).expect("copy back");
+        assert_eq!(got, [from_f32(want)]);
+    }
+    one(half::f16::from_f32, 1024.0, 2048.0);
+    one(half::bf16::from_f32, 128.0, 256.0);
+}
+
+/// The emulator writes only `C`'s `m×n` elements: with `ldc > m`, the padding keeps its
+/// bytes (here a NaN with a payload), and with `beta = 0` the NaNs in `C` are not read.
+#[test]
+fn gemm_ex_on_the_emulator_leaves_the_padding_of_c_alone() {
+    let _ctx = Context::emulator();
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
+    let mut blas = CublasContext::new().expect("CPU handle");
+    let h = half::f16::from_f32;
+    let payload = half::f16::from_bits(0x7e01);
+    // C = A·B, A 2×1 = [1, 2], B 1×2 = [3, 4]; C stored with ldc = 3.
+    let a = DeviceBuffer::from_slice(&[h(1.0), h(2.0)]).expect("a");
+    let b = DeviceBuffer::from_slice(&[h(3.0), h(4.0)]).expect("b");
+    let mut c = DeviceBuffer::from_slice(&[
+        half::f16::NAN,
+        half::f16::NAN,
+        payload,
+        half::f16::NAN,
+        half::f16::NAN,
+    ])
+    .expect("c");
+    let one = DeviceBox::new(&1.0f32).expect("alpha");
+    let zero = DeviceBox::new(&0.0f32).expect("beta");
+    blas.gemm_ex(
+        &stream,
+        2,
+        2,
+        1,
+        &one,
+        &a,
+        2,
+        MatrixOp::None,
+        &zero,
+        &b,
+        1,
+        MatrixOp::None,
+        &mut c,
+        3,
+        ComputeType::F32,
+    )
+    .expect("gemm_ex");
+    let mut got = [half::f16::ZERO; 5];
+    c.copy_to(&mut got).expect("copy back");
+    assert_eq!(
+        got.map(half::f16::to_bits),
+        [h(3.0), h(6.0), payload, h(4.0), h(8.0)].map(half::f16::to_bits)
+    );
 }
