@@ -620,3 +620,35 @@ fn kernels_hold_no_inline_ptx_and_no_target_branches() {
         offenders.join("\n")
     );
 }
+
+#[test]
+fn blastoff_chooses_its_backend_in_one_place() {
+    let root = root();
+    let src = root.join("crates/blastoff/src");
+    let mut found = Vec::new();
+    files(&src, &[".rs"], &mut found);
+    assert!(
+        found.len() > 3,
+        "blastoff was not found at {}",
+        src.display()
+    );
+    let mut offenders = Vec::new();
+    for path in found {
+        let rel = relative(&path);
+        if rel == "crates/blastoff/src/backend/mod.rs" {
+            continue;
+        }
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        for (n, line) in code_lines(&text) {
+            if line.contains("Backend::Gpu") || line.contains("Backend::Cpu") {
+                offenders.push(format!("{rel}:{n}: {}", line.trim()));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "only crates/blastoff/src/backend/mod.rs matches on blastoff's Backend (ARCHITECTURE.md, \
+         blastoff):\n{}",
+        offenders.join("\n")
+    );
+}

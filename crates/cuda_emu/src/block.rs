@@ -12,29 +12,13 @@ use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rayon::prelude::*;
 
-use super::ctx::{
-    BarrierKind, BlockState, LAST_PANIC, Resume, SharedAlloc, SharedMem, Suspend, ThreadState,
-    Unwind, WINDOW_START, WarpKind, WarpWait, set_current,
+use super::shared_mem::{SharedAlloc, SharedMem, WINDOW_START};
+use super::state::{
+    BarrierKind, BlockState, LAST_PANIC, Launch, NAMED_BARRIERS, Resume, Suspend, ThreadState,
+    Unwind, WarpKind, WarpWait, current, set_current,
 };
-use super::{Dim3, EmuError, EmuOptions, EmuReport, Printed, SourceLocation, ThreadSite};
+use super::{Dim3, EmuError, EmuReport, Printed, SourceLocation, ThreadSite};
 use cust_core::launch::HostEntry;
-
-/// One launch: what every block needs.
-pub(crate) struct Launch {
-    pub(crate) kernel: &'static str,
-    pub(crate) entry: HostEntry,
-    pub(crate) args: *const *mut c_void,
-    pub(crate) grid: Dim3,
-    pub(crate) block: Dim3,
-    pub(crate) dynamic_shared_bytes: u32,
-    pub(crate) options: EmuOptions,
-    /// Known device buffers `(start, bytes, description)`, sorted by start.
-    pub(crate) buffers: Vec<(usize, usize, String)>,
-}
-
-// SAFETY: `args` is only read (by every block's threads), and `launch`'s caller keeps what
-// it points to alive and unchanged for the launch; the rest is plain data.
-unsafe impl Sync for Launch {}
 
 type Coro = Coroutine<Resume, Suspend, (), DefaultStack>;
 
@@ -101,7 +85,7 @@ fn install_hook() {
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
-            if super::ctx::current().is_some() {
+            if current().is_some() {
                 let message = payload_text(info.payload());
                 let location = info.location().map(|l| SourceLocation {
                     file: leak_file(l.file()),
@@ -436,7 +420,7 @@ struct Sched<'a> {
     /// Threads waiting at a warpgroup collective, per warpgroup.
     at_group: Vec<u32>,
     /// Threads waiting at each named barrier.
-    at_named: [Vec<u32>; super::ctx::NAMED_BARRIERS as usize],
+    at_named: [Vec<u32>; NAMED_BARRIERS as usize],
 }
 
 impl Sched<'_> {
@@ -486,7 +470,7 @@ impl Sched<'_> {
         self.done_lanes[w] |= 1 << (t % 32);
         // An exit may complete a named barrier its warp-mates wait at (a warp arrives as a
         // whole, its exited lanes counted).
-        for id in 0..super::ctx::NAMED_BARRIERS {
+        for id in 0..NAMED_BARRIERS {
             if self.at_named[id as usize].iter().any(|&u| u / 32 == t / 32) {
                 self.try_named(id);
                 if self.block.error.borrow().is_some() {

@@ -13,33 +13,24 @@
 //! `#[track_caller]`, so the location is the kernel's call of the `cuda_std` function.
 
 use crate::Dim3;
-use crate::ctx::thread;
+use crate::state::thread;
 
 pub use crate::AccessKind;
 pub use crate::ctx::atomics;
 pub use crate::ctx::{
-    BarrierKind, WarpKind, active_mask, assert_fail, barrier, check_access, check_access_with,
-    dynamic_shared, host_nanos, live_lanes, named_barrier, printf, shared_addr, shared_ptr,
-    shared_static, spin, total_shared_bytes, warp_op,
+    active_mask, assert_fail, barrier, check_access, check_access_with, dynamic_shared, host_nanos,
+    live_lanes, named_barrier, printf, shared_addr, shared_ptr, shared_static, spin,
+    total_shared_bytes, warp_op,
 };
 pub use crate::mbarrier::{
     arrive as mbarrier_arrive, init as mbarrier_init, poll as mbarrier_poll,
 };
 pub use crate::not_emulated_fail;
-pub use crate::tensor::{MmaType, TensorOp, ldmatrix, mma, stmatrix};
+pub use crate::state::{BarrierKind, WarpKind, gpu_only};
+pub use crate::tensor::{ldmatrix, mma, stmatrix};
 pub use crate::tma::{load_2d as tma_load_2d, store_2d as tma_store_2d};
+pub use crate::unit_state::{MmaType, TensorOp};
 pub use crate::wgmma::{check_warpgroup as wgmma_check_warpgroup, mma_async as wgmma_mma_async};
-
-/// Panics with a message saying that `what` only exists on the GPU: the host stub of a
-/// device-only function called outside an emulated launch.
-#[cold]
-#[track_caller]
-pub fn gpu_only(what: &str) -> ! {
-    panic!(
-        "cuda_std::{what} can only be called in GPU code (target nvptx64-nvidia-cuda) or \
-         inside a launch on the CPU emulator; on the host it is a stub"
-    )
-}
 
 /// Checks that the caller is an emulated thread (the host stub's panic otherwise), for
 /// intrinsics whose host form needs nothing else (fences, prefetches, `cp.async` groups).

@@ -123,8 +123,11 @@ mod ctx;
 pub mod device;
 mod mbarrier;
 mod printf;
+mod shared_mem;
+mod state;
 mod tensor;
 mod tma;
+mod unit_state;
 mod wgmma;
 
 use core::ffi::c_void;
@@ -555,10 +558,10 @@ pub enum EmuError {
 #[cold]
 #[track_caller]
 pub fn not_emulated_fail(intrinsic: &'static str) -> ! {
-    match ctx::current() {
+    match state::current() {
         Some(t) => {
             let b = t.block();
-            ctx::fail(
+            state::fail(
                 t,
                 EmuError::NotEmulated {
                     kernel: b.launch().kernel,
@@ -569,7 +572,7 @@ pub fn not_emulated_fail(intrinsic: &'static str) -> ! {
                 },
             )
         }
-        None => crate::device::gpu_only(intrinsic),
+        None => state::gpu_only(intrinsic),
     }
 }
 
@@ -711,7 +714,7 @@ pub unsafe fn launch<P: ParamSizes, S>(
         }
     }
     buffers.sort_by_key(|b| b.0);
-    let launch = block::Launch {
+    let launch = state::Launch {
         kernel: name,
         entry,
         args: args.as_ptr(),

@@ -2,10 +2,11 @@
 //! "mbarrier"), the synchronisation TMA loads complete on.
 //!
 //! What is modelled: each barrier is identified by its host address in the block's shared
-//! memory, and its state lives beside the block ([`MBarriers`]), not in the 8 bytes (which
-//! the emulator never reads or writes): the expected arrival count of each phase, the
-//! pending arrivals and the pending transaction count (tx-count) of the current phase, and
-//! the current phase's number (its parity is what waiters name). Per PTX ISA §9.7.13.15.1
+//! memory, and its state lives beside the block ([`MBarriers`](crate::unit_state::MBarriers),
+//! in `unit_state.rs`), not in the 8 bytes (which the emulator never reads or writes): the
+//! expected arrival count of each phase, the pending arrivals and the pending transaction
+//! count (tx-count) of the current phase, and the current phase's number (its parity is
+//! what waiters name). Per PTX ISA §9.7.13.15.1
 //! ("Contents of the mbarrier object") and §9.7.13.15.4 ("Phase Completion"):
 //! - `init(count)`: phase 0, `count` pending arrivals, tx-count 0;
 //! - `expect_tx(n)`: tx-count += n; `arrive`: pending arrivals −= 1; a TMA copy completing
@@ -37,11 +38,12 @@
 //! that differs from the bytes delivered).
 
 use core::panic::Location;
-use std::collections::HashMap;
 use std::string::String;
 use std::vec::Vec;
 
-use super::ctx::{Suspend, ThreadState, fail, in_shared, thread};
+use super::ctx::in_shared;
+use super::state::{BlockState, Suspend, ThreadState, fail, suspend, thread};
+use super::unit_state::{MBarrierState, MBarrierWait};
 use super::{Dim3, EmuError, SourceLocation, ThreadSite};
 
 /// Most arrivals per phase (PTX ISA §9.7.13.15.1: the expected arrival count is in
@@ -49,44 +51,6 @@ use super::{Dim3, EmuError, SourceLocation, ThreadSite};
 const MAX_COUNT: u32 = (1 << 20) - 1;
 /// Largest magnitude of the tx-count (same section: `-(2^20 - 1)..=2^20 - 1`).
 const MAX_TX: i64 = (1 << 20) - 1;
-
-/// One barrier's state.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct MBarrierState {
-    /// Arrivals each phase expects.
-    count: u32,
-    /// Arrivals the current phase still expects.
-    pending: u32,
-    /// Transaction bytes the current phase still expects (negative: delivered early).
-    tx: i64,
-    /// The current phase's number (0 after `init`).
-    phase: u32,
-}
-
-/// The `mbarrier` objects of a block, by host address.
-#[derive(Debug, Default)]
-pub(crate) struct MBarriers(HashMap<usize, MBarrierState>);
-
-impl MBarriers {
-    /// Whether the phase of parity `parity` of the barrier at `address` has completed.
-    pub(crate) fn phase_done(&self, address: usize, parity: u32) -> bool {
-        self.0
-            .get(&address)
-            .is_some_and(|s| s.phase & 1 != parity & 1)
-    }
-}
-
-/// What a thread polling a barrier waits for.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct MBarrierWait {
-    /// The barrier's host address.
-    pub(crate) address: usize,
-    /// The parity of the phase waited for.
-    pub(crate) parity: u32,
-    /// `"mbarrier try_wait"` or `"mbarrier test_wait"`.
-    pub(crate) what: &'static str,
-    pub(crate) location: &'static Location<'static>,
-}
 
 /// Fails the running thread with an [`EmuError::AsyncUnit`] about the barrier at `address`.
 #[track_caller]
@@ -279,13 +243,13 @@ pub fn poll(what: &'static str, bar: *mut u64, parity: u32) -> bool {
         },
         location: Location::caller(),
     };
-    super::ctx::suspend(t, Suspend::MBarrier(wait)) != 0
+    suspend(t, Suspend::MBarrier(wait)) != 0
 }
 
 /// The deadlock error for the block, whose thread `site` polls `w`'s barrier (with the
 /// threads `waiters`), while `elsewhere` (if any) waits at something else.
 pub(crate) fn deadlock(
-    block: &super::ctx::BlockState,
+    block: &BlockState,
     w: MBarrierWait,
     site: ThreadSite,
     waiters: Vec<Dim3>,

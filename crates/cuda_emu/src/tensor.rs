@@ -19,60 +19,11 @@
 
 use core::panic::Location;
 
-use super::ctx::{
-    BlockState, ThreadState, WarpKind, check_access_with, fail, live_lanes, thread, warp_op,
-};
+use super::ctx::{check_access_with, in_shared, live_lanes, warp_op};
+use super::state::{BlockState, ThreadState, WarpKind, fail, thread};
+use super::unit_state::{MmaType, TensorOp};
 use super::{AccessKind, EmuError, SourceLocation};
 use cust_core::lanes::mma as layout;
-
-/// The input type of an emulated `mma.sync`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MmaType {
-    /// `m16n8k16` with `.f16` inputs.
-    F16,
-    /// `m16n8k16` with `.bf16` inputs.
-    Bf16,
-    /// `m16n8k8` with `.tf32` inputs.
-    Tf32,
-}
-
-/// A tensor-core collective; the lanes of one must agree on all of it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TensorOp {
-    /// `mma.sync` of this input type.
-    Mma(MmaType),
-    /// `ldmatrix` of `count` (1, 2 or 4) 8×8 matrices, `.trans` or not.
-    Ldmatrix { count: u8, trans: bool },
-    /// `stmatrix` of `count` (1, 2 or 4) 8×8 matrices, `.trans` or not.
-    Stmatrix { count: u8, trans: bool },
-}
-
-impl TensorOp {
-    /// The intrinsic's name, as reports print it.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Self::Mma(MmaType::F16) => "mma_sync (m16n8k16 f16)",
-            Self::Mma(MmaType::Bf16) => "mma_sync (m16n8k16 bf16)",
-            Self::Mma(MmaType::Tf32) => "mma_sync (m16n8k8 tf32)",
-            Self::Ldmatrix { count, trans } => match (count, trans) {
-                (1, false) => "ldmatrix_x1",
-                (2, false) => "ldmatrix_x2",
-                (4, false) => "ldmatrix_x4",
-                (1, true) => "ldmatrix_x1_trans",
-                (2, true) => "ldmatrix_x2_trans",
-                _ => "ldmatrix_x4_trans",
-            },
-            Self::Stmatrix { count, trans } => match (count, trans) {
-                (1, false) => "stmatrix_x1",
-                (2, false) => "stmatrix_x2",
-                (4, false) => "stmatrix_x4",
-                (1, true) => "stmatrix_x1_trans",
-                (2, true) => "stmatrix_x2_trans",
-                _ => "stmatrix_x4_trans",
-            },
-        }
-    }
-}
 
 /// One lane's part of a tensor collective, on the lane's stack while it is suspended.
 #[derive(Clone, Copy, Debug, Default)]
@@ -153,7 +104,7 @@ fn check_row(t: &ThreadState, op: TensorOp, address: usize, kind: AccessKind) {
         bad_address(t, op, address, "is not 16-byte aligned");
     }
     let checks = t.block().launch().options.checks;
-    if checks.bounds && !super::ctx::in_shared(t, address, 16) {
+    if checks.bounds && !in_shared(t, address, 16) {
         bad_address(
             t,
             op,

@@ -32,7 +32,8 @@
 use core::panic::Location;
 use std::string::String;
 
-use super::ctx::{ThreadState, check_access_with, fail, mark_async_write, thread};
+use super::ctx::{check_access_with, mark_async_write};
+use super::state::{ThreadState, fail, thread};
 use super::wgmma::swizzle;
 use super::{AccessKind, EmuError, SourceLocation};
 use cust_core::TensorMap;

@@ -51,8 +51,9 @@ use std::string::String;
 
 use std::vec::Vec;
 
-use super::ctx::{BlockState, GroupWait, SharedMem, Suspend, ThreadState, fail, suspend, thread};
-use super::tensor::MmaType;
+use super::shared_mem::SharedMem;
+use super::state::{BlockState, GroupWait, Suspend, ThreadState, fail, suspend, thread};
+use super::unit_state::MmaType;
 use super::{EmuError, SourceLocation};
 use cust_core::lanes::wgmma::acc_row_col;
 

@@ -1,0 +1,160 @@
+//! A block's shared memory as data: its allocations, their places in the block's 32-bit
+//! shared window ([`WINDOW_START`], [`WINDOW_ALIGN`]) and the per-byte shadow the race and
+//! initialisation checks keep (the checks themselves are in `ctx.rs`). Imports nothing of
+//! the emulator.
+
+use core::panic::Location;
+use std::string::String;
+use std::vec::Vec;
+
+/// Where a block's shared window starts: the first shared address an allocation gets. On
+/// sm_80 and later the first 1 KiB of a block's shared memory is reserved for the system
+/// (CUDA C Programming Guide, "Shared Memory" of compute capability 8.x/9.0: "1 KB of
+/// shared memory is reserved for system use"), so user shared addresses start there too.
+pub(crate) const WINDOW_START: u32 = 0x400;
+
+/// Alignment of every shared allocation, in host memory and in the shared window: 1024
+/// bytes, the period of the widest swizzle (128-byte swizzle: 8 rows of 128 bytes). A host
+/// address and its shared address are then equal modulo 1024, so a swizzle computed on
+/// either (kernel code on generic pointers, TMA and `wgmma` on shared addresses) agrees.
+pub(crate) const WINDOW_ALIGN: usize = 1024;
+
+/// One shared-memory allocation of a block.
+pub(crate) struct SharedAlloc {
+    pub(crate) ptr: *mut u8,
+    /// Bytes usable (0 for an empty dynamic allocation).
+    pub(crate) bytes: usize,
+    layout: std::alloc::Layout,
+    pub(crate) name: String,
+    pub(crate) shadow: Vec<Shadow>,
+    /// Its first byte's 32-bit `.shared` address (`shared::shared_addr`): allocations are
+    /// placed one after another in the block's shared window, each at a multiple of
+    /// [`WINDOW_ALIGN`] (see [`SharedMem::next_window`]).
+    pub(crate) window: u32,
+}
+
+impl SharedAlloc {
+    pub(crate) fn new(
+        bytes: usize,
+        align: usize,
+        name: String,
+        shadow: bool,
+        window: u32,
+    ) -> Option<Self> {
+        let layout =
+            std::alloc::Layout::from_size_align(bytes.max(1), align.max(WINDOW_ALIGN)).ok()?;
+        // SAFETY: `layout` has a non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return None;
+        }
+        let shadow = if shadow {
+            std::vec![Shadow::EMPTY; bytes]
+        } else {
+            Vec::new()
+        };
+        Some(Self {
+            ptr,
+            bytes,
+            layout,
+            name,
+            shadow,
+            window,
+        })
+    }
+
+    /// The shared-window bytes this allocation reserves: its size rounded up to
+    /// [`WINDOW_ALIGN`], at least one period (so an empty dynamic allocation has an address of
+    /// its own).
+    pub(crate) fn window_bytes(&self) -> u32 {
+        self.bytes.max(1).next_multiple_of(WINDOW_ALIGN) as u32
+    }
+
+    pub(crate) fn contains(&self, addr: usize) -> bool {
+        let start = self.ptr as usize;
+        addr >= start && addr < start + self.bytes.max(1)
+    }
+}
+
+impl Drop for SharedAlloc {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr, self.layout) }
+    }
+}
+
+pub(crate) const NONE: u32 = u32::MAX;
+pub(crate) type Loc = Option<&'static Location<'static>>;
+
+/// Per-byte shadow of shared memory: the last writer and up to two readers of the current
+/// barrier interval (epoch), with the warp epoch of each access, and whether it was ever
+/// written.
+#[derive(Clone, Copy)]
+pub(crate) struct Shadow {
+    pub(crate) init: bool,
+    pub(crate) w_thread: u32,
+    pub(crate) w_epoch: u32,
+    pub(crate) w_wepoch: u32,
+    pub(crate) w_loc: Loc,
+    pub(crate) r_epoch: u32,
+    pub(crate) r: [(u32, u32, Loc); 2],
+}
+
+impl Shadow {
+    pub(crate) const EMPTY: Self = Self {
+        init: false,
+        w_thread: NONE,
+        w_epoch: NONE,
+        w_wepoch: 0,
+        w_loc: None,
+        r_epoch: NONE,
+        r: [(NONE, 0, None); 2],
+    };
+}
+
+/// A block's shared memory.
+pub(crate) struct SharedMem {
+    pub(crate) statics: Vec<(u64, SharedAlloc)>,
+    pub(crate) dynamic: SharedAlloc,
+    /// The shared address the next static allocation gets: the dynamic allocation is placed
+    /// first, at [`WINDOW_START`], then the static arrays in the order the block first uses
+    /// them (deterministic for a seed). The GPU places static arrays first; no kernel can
+    /// tell, as long as it takes addresses from `shared_addr`.
+    pub(crate) next_window: u32,
+}
+
+impl SharedMem {
+    fn all(&self) -> impl Iterator<Item = &SharedAlloc> {
+        self.statics
+            .iter()
+            .map(|(_, a)| a)
+            .chain(core::iter::once(&self.dynamic))
+    }
+
+    /// The 32-bit shared address of the host address `p`, if `p` is inside (or one past the
+    /// end of) one of the block's allocations.
+    pub(crate) fn window_of(&self, p: usize) -> Option<u32> {
+        self.all().find_map(|a| {
+            let start = a.ptr as usize;
+            (p >= start && p <= start + a.bytes).then(|| a.window + (p - start) as u32)
+        })
+    }
+
+    /// The host address of `len` bytes at shared address `addr`, if they lie inside one
+    /// allocation, with that allocation's name, host start and size.
+    pub(crate) fn host_of(&self, addr: u32, len: usize) -> Option<usize> {
+        self.all().find_map(|a| {
+            let off = addr.checked_sub(a.window)? as usize;
+            (off + len <= a.bytes).then(|| a.ptr as usize + off)
+        })
+    }
+
+    /// The allocation holding host address `addr`: its name, host start and size.
+    pub(crate) fn describe(&self, addr: usize) -> Option<(String, usize, usize)> {
+        self.all().find_map(|a| {
+            let start = a.ptr as usize;
+            (addr >= start && addr < start + a.bytes.max(1))
+                .then(|| (a.name.clone(), start, a.bytes))
+        })
+    }
+}

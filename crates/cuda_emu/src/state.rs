@@ -1,0 +1,308 @@
+//! The state every part of the emulator shares: the launch ([`Launch`]), each block's and
+//! thread's state ([`BlockState`], [`ThreadState`]), the running thread in a thread-local
+//! ([`current`], [`thread`]), the suspend/resume vocabulary of the scheduler and the
+//! operations ([`Suspend`] and its wait records, [`Resume`], [`Unwind`]; [`suspend`],
+//! [`fail`]), and the host stub's panic ([`gpu_only`]). It imports only the crate root's
+//! types and the low data modules (`shared_mem.rs`, `unit_state.rs`), never an operation.
+
+use core::cell::{Cell, RefCell};
+use core::ffi::c_void;
+use core::panic::Location;
+use std::boxed::Box;
+use std::string::String;
+use std::vec::Vec;
+
+use corosensei::Yielder;
+use cust_core::launch::HostEntry;
+
+use crate::shared_mem::SharedMem;
+use crate::unit_state::{MBarrierWait, MBarriers, TensorOp};
+use crate::{Dim3, EmuError, EmuOptions, Printed, SourceLocation};
+
+/// What a thread waits for when it suspends.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Suspend {
+    /// A block barrier.
+    Barrier(BarrierWait),
+    /// A warp collective.
+    Warp(WarpWait),
+    /// `nanosleep`: runnable again after the others had their turn.
+    Spin,
+    /// An `mbarrier` poll (`try_wait`/`test_wait`) of a phase that has not completed:
+    /// runnable again when the phase completes (resumed with 1) or, when nothing else can
+    /// run, once with 0 (the poll's time limit; see `block.rs`).
+    MBarrier(MBarrierWait),
+    /// A warpgroup collective (`wgmma.mma_async`): completes when the 128 threads of the
+    /// warpgroup have arrived (see `wgmma.rs`).
+    Group(GroupWait),
+    /// A named barrier (`barrier.sync id, threads`): completes when `threads` threads have
+    /// arrived at barrier `id`.
+    Named(NamedWait),
+}
+
+/// A thread waiting at a named barrier.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NamedWait {
+    /// The barrier, 0..16.
+    pub(crate) id: u32,
+    /// The threads it waits for.
+    pub(crate) threads: u32,
+    pub(crate) location: &'static Location<'static>,
+}
+
+/// A thread waiting at a warpgroup collective.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GroupWait {
+    /// The address of the thread's record (on its suspended stack).
+    pub(crate) record: usize,
+    /// The intrinsic.
+    pub(crate) what: &'static str,
+    pub(crate) location: &'static Location<'static>,
+}
+
+/// What a suspended thread is resumed with.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Resume {
+    /// Go on; the collective's result (0 where there is none).
+    Value(u64),
+    /// Unwind: the block is being abandoned.
+    Cancel,
+}
+
+/// The kinds of block barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarrierKind {
+    Sync,
+    Count,
+    And,
+    Or,
+}
+
+impl BarrierKind {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Sync => "sync_threads",
+            Self::Count => "sync_threads_count",
+            Self::And => "sync_threads_and",
+            Self::Or => "sync_threads_or",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BarrierWait {
+    pub(crate) kind: BarrierKind,
+    pub(crate) predicate: bool,
+    pub(crate) location: &'static Location<'static>,
+}
+
+/// The kinds of warp collective, with the qualifiers that must agree across lanes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarpKind {
+    /// `shfl.sync` with its mode (0 idx, 1 up, 2 down, 3 bfly) and `c` operand.
+    Shfl {
+        mode: u8,
+        c: u32,
+    },
+    VoteAll,
+    VoteAny,
+    VoteUni,
+    Ballot,
+    MatchAny,
+    MatchAll,
+    /// `redux.sync`: op (0 add, 1 min, 2 max, 3 and, 4 or, 5 xor), signed.
+    Redux {
+        op: u8,
+        signed: bool,
+    },
+    SyncWarp,
+    /// A tensor-core collective (`mma.sync`, `ldmatrix`, `stmatrix`): each lane's value is
+    /// the address of its record (`tensor::complete`).
+    Tensor(TensorOp),
+}
+
+impl WarpKind {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Shfl { mode: 0, .. } => "shfl_idx_sync",
+            Self::Shfl { mode: 1, .. } => "shfl_up_sync",
+            Self::Shfl { mode: 2, .. } => "shfl_down_sync",
+            Self::Shfl { .. } => "shfl_xor_sync",
+            Self::VoteAll => "vote_all_sync",
+            Self::VoteAny => "vote_any_sync",
+            Self::VoteUni => "vote_uni_sync",
+            Self::Ballot => "vote_ballot_sync",
+            Self::MatchAny => "match_any_sync",
+            Self::MatchAll => "match_all_sync",
+            Self::Redux { .. } => "redux_sync",
+            Self::SyncWarp => "sync_warp",
+            Self::Tensor(op) => op.name(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WarpWait {
+    pub(crate) kind: WarpKind,
+    pub(crate) mask: u32,
+    /// The lane's value (predicate as 0/1, 32-bit values zero-extended).
+    pub(crate) value: u64,
+    /// The lane's `b` operand (shuffle source lane, delta or xor mask).
+    pub(crate) b: u32,
+    pub(crate) location: &'static Location<'static>,
+}
+
+/// How a thread's coroutine is unwound by the emulator itself (payloads of
+/// `resume_unwind`, never seen by the panic hook).
+#[derive(Debug)]
+pub(crate) enum Unwind {
+    /// The block is abandoned (another thread failed, or a deadlock).
+    Cancel,
+    /// This thread failed a check or an assertion; the error is recorded in its block.
+    Abort,
+}
+
+/// One emulated thread.
+pub(crate) struct ThreadState {
+    pub(crate) tid: Dim3,
+    pub(crate) linear: u32,
+    pub(crate) block: *const BlockState,
+    pub(crate) yielder: Cell<*const Yielder<Resume, Suspend>>,
+    /// The coroutine stack's address range `[start, end)`: accesses to locals are in bounds.
+    pub(crate) stack: (usize, usize),
+}
+
+/// One block being run, shared by its threads (one OS thread runs them all, one at a time).
+pub(crate) struct BlockState {
+    pub(crate) launch: *const Launch,
+    pub(crate) idx: Dim3,
+    pub(crate) mem: RefCell<SharedMem>,
+    /// Barrier intervals completed.
+    pub(crate) epoch: Cell<u32>,
+    /// `sync_warp`s completed, per warp.
+    pub(crate) warp_epochs: RefCell<Vec<u32>>,
+    /// Lanes that have not exited, per warp.
+    pub(crate) live: RefCell<Vec<u32>>,
+    pub(crate) error: RefCell<Option<EmuError>>,
+    pub(crate) printed: RefCell<Vec<Printed>>,
+    pub(crate) steps: Cell<u64>,
+    /// The block's `mbarrier` objects, by host address (operated on by `mbarrier.rs`).
+    pub(crate) mbarriers: RefCell<MBarriers>,
+    /// Counts every change a waiting thread could be waiting for (an `mbarrier` operation,
+    /// a barrier or collective completing, a thread exiting): the scheduler reports a
+    /// deadlock only when a round of timed-out `mbarrier` polls changed nothing.
+    pub(crate) progress: Cell<u64>,
+    /// `mbarrier` phases completed (the scheduler wakes the threads polling them).
+    pub(crate) phases_completed: Cell<u64>,
+}
+
+impl BlockState {
+    pub(crate) fn launch(&self) -> &Launch {
+        // SAFETY: the launch outlives every block it runs.
+        unsafe { &*self.launch }
+    }
+
+    /// The in-block index `(x, y, z)` of linear thread `linear`.
+    pub(crate) fn tid_of(&self, linear: u32) -> Dim3 {
+        let [bx, by, _] = self.launch().block;
+        [linear % bx, (linear / bx) % by, linear / (bx * by)]
+    }
+
+    /// Records `err` unless an earlier error is recorded.
+    pub(crate) fn record(&self, err: EmuError) {
+        let mut slot = self.error.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(err);
+        }
+    }
+}
+
+std::thread_local! {
+    static CURRENT: Cell<*const ThreadState> = const { Cell::new(core::ptr::null()) };
+    /// The last panic's message and location in an emulated thread, set by the hook.
+    pub(crate) static LAST_PANIC: RefCell<Option<(String, SourceLocation)>> =
+        const { RefCell::new(None) };
+}
+
+/// Makes `t` the running thread (null: none).
+pub(crate) fn set_current(t: *const ThreadState) {
+    CURRENT.with(|c| c.set(t));
+}
+
+/// The running emulated thread, if any.
+#[inline]
+pub(crate) fn current() -> Option<&'static ThreadState> {
+    let p = CURRENT.with(Cell::get);
+    // SAFETY: set by the scheduler to a thread state that lives until it is reset to null
+    // (after the block); the reference does not escape the intrinsic that asked for it.
+    unsafe { p.as_ref() }
+}
+
+impl ThreadState {
+    pub(crate) fn block(&self) -> &'static BlockState {
+        // SAFETY: the block state outlives its threads' runs.
+        unsafe { &*self.block }
+    }
+    pub(crate) fn lane(&self) -> u32 {
+        self.linear % 32
+    }
+    pub(crate) fn warp(&self) -> u32 {
+        self.linear / 32
+    }
+}
+
+/// The running thread, or the host stub's panic for `what`.
+#[track_caller]
+#[inline]
+pub(crate) fn thread(what: &str) -> &'static ThreadState {
+    match current() {
+        Some(t) => t,
+        None => gpu_only(what),
+    }
+}
+
+/// Records `err` in the running thread's block and unwinds the thread.
+pub(crate) fn fail(t: &ThreadState, err: EmuError) -> ! {
+    t.block().record(err);
+    std::panic::resume_unwind(Box::new(Unwind::Abort))
+}
+
+pub(crate) fn suspend(t: &ThreadState, s: Suspend) -> u64 {
+    // SAFETY: set by the coroutine's entry; valid while the coroutine runs.
+    let yielder = unsafe { &*t.yielder.get() };
+    match yielder.suspend(s) {
+        Resume::Value(v) => v,
+        Resume::Cancel => std::panic::resume_unwind(Box::new(Unwind::Cancel)),
+    }
+}
+
+/// Number of named barriers per block (PTX ISA §9.7.13.1 "bar, barrier": ids 0..15).
+pub(crate) const NAMED_BARRIERS: u32 = 16;
+
+/// One launch: what every block needs.
+pub(crate) struct Launch {
+    pub(crate) kernel: &'static str,
+    pub(crate) entry: HostEntry,
+    pub(crate) args: *const *mut c_void,
+    pub(crate) grid: Dim3,
+    pub(crate) block: Dim3,
+    pub(crate) dynamic_shared_bytes: u32,
+    pub(crate) options: EmuOptions,
+    /// Known device buffers `(start, bytes, description)`, sorted by start.
+    pub(crate) buffers: Vec<(usize, usize, String)>,
+}
+
+// SAFETY: `args` is only read (by every block's threads), and `launch`'s caller keeps what
+// it points to alive and unchanged for the launch; the rest is plain data.
+unsafe impl Sync for Launch {}
+
+/// Panics with a message saying that `what` only exists on the GPU: the host stub of a
+/// device-only function called outside an emulated launch.
+#[cold]
+#[track_caller]
+pub fn gpu_only(what: &str) -> ! {
+    panic!(
+        "cuda_std::{what} can only be called in GPU code (target nvptx64-nvidia-cuda) or \
+         inside a launch on the CPU emulator; on the host it is a stub"
+    )
+}

@@ -1,0 +1,95 @@
+//! The state types of the asynchronous and tensor-core units that the thread and block
+//! state name: the tensor-core collective kinds ([`TensorOp`], [`MmaType`]) a warp wait
+//! carries, and the `mbarrier` table of a block ([`MBarriers`]) and the poll a thread waits
+//! in ([`MBarrierWait`]). The operations on them are in `tensor.rs` and `mbarrier.rs`;
+//! this module imports none of the emulator.
+
+use core::panic::Location;
+use std::collections::HashMap;
+
+/// The input type of an emulated `mma.sync`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaType {
+    /// `m16n8k16` with `.f16` inputs.
+    F16,
+    /// `m16n8k16` with `.bf16` inputs.
+    Bf16,
+    /// `m16n8k8` with `.tf32` inputs.
+    Tf32,
+}
+
+/// A tensor-core collective; the lanes of one must agree on all of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensorOp {
+    /// `mma.sync` of this input type.
+    Mma(MmaType),
+    /// `ldmatrix` of `count` (1, 2 or 4) 8×8 matrices, `.trans` or not.
+    Ldmatrix { count: u8, trans: bool },
+    /// `stmatrix` of `count` (1, 2 or 4) 8×8 matrices, `.trans` or not.
+    Stmatrix { count: u8, trans: bool },
+}
+
+impl TensorOp {
+    /// The intrinsic's name, as reports print it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Mma(MmaType::F16) => "mma_sync (m16n8k16 f16)",
+            Self::Mma(MmaType::Bf16) => "mma_sync (m16n8k16 bf16)",
+            Self::Mma(MmaType::Tf32) => "mma_sync (m16n8k8 tf32)",
+            Self::Ldmatrix { count, trans } => match (count, trans) {
+                (1, false) => "ldmatrix_x1",
+                (2, false) => "ldmatrix_x2",
+                (4, false) => "ldmatrix_x4",
+                (1, true) => "ldmatrix_x1_trans",
+                (2, true) => "ldmatrix_x2_trans",
+                _ => "ldmatrix_x4_trans",
+            },
+            Self::Stmatrix { count, trans } => match (count, trans) {
+                (1, false) => "stmatrix_x1",
+                (2, false) => "stmatrix_x2",
+                (4, false) => "stmatrix_x4",
+                (1, true) => "stmatrix_x1_trans",
+                (2, true) => "stmatrix_x2_trans",
+                _ => "stmatrix_x4_trans",
+            },
+        }
+    }
+}
+
+/// One barrier's state.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MBarrierState {
+    /// Arrivals each phase expects.
+    pub(crate) count: u32,
+    /// Arrivals the current phase still expects.
+    pub(crate) pending: u32,
+    /// Transaction bytes the current phase still expects (negative: delivered early).
+    pub(crate) tx: i64,
+    /// The current phase's number (0 after `init`).
+    pub(crate) phase: u32,
+}
+
+/// The `mbarrier` objects of a block, by host address.
+#[derive(Debug, Default)]
+pub(crate) struct MBarriers(pub(crate) HashMap<usize, MBarrierState>);
+
+impl MBarriers {
+    /// Whether the phase of parity `parity` of the barrier at `address` has completed.
+    pub(crate) fn phase_done(&self, address: usize, parity: u32) -> bool {
+        self.0
+            .get(&address)
+            .is_some_and(|s| s.phase & 1 != parity & 1)
+    }
+}
+
+/// What a thread polling a barrier waits for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MBarrierWait {
+    /// The barrier's host address.
+    pub(crate) address: usize,
+    /// The parity of the phase waited for.
+    pub(crate) parity: u32,
+    /// `"mbarrier try_wait"` or `"mbarrier test_wait"`.
+    pub(crate) what: &'static str,
+    pub(crate) location: &'static Location<'static>,
+}
