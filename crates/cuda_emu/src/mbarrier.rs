@@ -42,9 +42,9 @@ use std::string::String;
 use std::vec::Vec;
 
 use super::ctx::in_shared;
-use super::state::{BlockState, Suspend, ThreadState, fail, suspend, thread};
+use super::state::{BlockState, Suspend, ThreadState, suspend, thread};
 use super::unit_state::{MBarrierState, MBarrierWait};
-use super::{Dim3, EmuError, SourceLocation, ThreadSite};
+use super::{Dim3, EmuError, ThreadSite};
 
 /// Most arrivals per phase (PTX ISA §9.7.13.15.1: the expected arrival count is in
 /// `1..=2^20 - 1`).
@@ -55,17 +55,10 @@ const MAX_TX: i64 = (1 << 20) - 1;
 /// Fails the running thread with an [`EmuError::AsyncUnit`] about the barrier at `address`.
 #[track_caller]
 fn misuse(t: &ThreadState, op: &'static str, address: usize, reason: String) -> ! {
-    let b = t.block();
-    fail(
+    crate::state::async_misuse(
         t,
-        EmuError::AsyncUnit {
-            kernel: b.launch().kernel,
-            block: b.idx,
-            thread: t.tid,
-            op,
-            reason: std::format!("the mbarrier at {address:#x}: {reason}"),
-            location: SourceLocation::from_std(Location::caller()),
-        },
+        op,
+        std::format!("the mbarrier at {address:#x}: {reason}"),
     )
 }
 

@@ -267,6 +267,24 @@ pub(crate) fn fail(t: &ThreadState, err: EmuError) -> ! {
     std::panic::resume_unwind(Box::new(Unwind::Abort))
 }
 
+/// Fails the running thread with an [`EmuError::AsyncUnit`]: `op` (an asynchronous unit's
+/// operation: `mbarrier`, TMA, `wgmma`) used against its rules, at the caller's location.
+#[track_caller]
+pub(crate) fn async_misuse(t: &ThreadState, op: &'static str, reason: String) -> ! {
+    let b = t.block();
+    fail(
+        t,
+        EmuError::AsyncUnit {
+            kernel: b.launch().kernel,
+            block: b.idx,
+            thread: t.tid,
+            op,
+            reason,
+            location: SourceLocation::from_std(Location::caller()),
+        },
+    )
+}
+
 pub(crate) fn suspend(t: &ThreadState, s: Suspend) -> u64 {
     // SAFETY: set by the coroutine's entry; valid while the coroutine runs.
     let yielder = unsafe { &*t.yielder.get() };

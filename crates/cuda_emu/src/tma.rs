@@ -32,28 +32,17 @@
 use core::panic::Location;
 use std::string::String;
 
+use super::AccessKind;
 use super::ctx::{check_access_with, mark_async_write};
-use super::state::{ThreadState, fail, thread};
+use super::state::{ThreadState, thread};
 use super::wgmma::swizzle;
-use super::{AccessKind, EmuError, SourceLocation};
 use cust_core::TensorMap;
 use cust_core::tma::{Tiled2d, TmaSwizzle};
 
 /// Fails the running thread with an [`EmuError::AsyncUnit`].
 #[track_caller]
 fn misuse(t: &ThreadState, op: &'static str, reason: String) -> ! {
-    let b = t.block();
-    fail(
-        t,
-        EmuError::AsyncUnit {
-            kernel: b.launch().kernel,
-            block: b.idx,
-            thread: t.tid,
-            op,
-            reason,
-            location: SourceLocation::from_std(Location::caller()),
-        },
-    )
+    crate::state::async_misuse(t, op, reason)
 }
 
 /// Reads and decodes the map at `map`.

@@ -52,7 +52,7 @@ use std::string::String;
 use std::vec::Vec;
 
 use super::shared_mem::SharedMem;
-use super::state::{BlockState, GroupWait, Suspend, ThreadState, fail, suspend, thread};
+use super::state::{BlockState, GroupWait, Suspend, ThreadState, suspend, thread};
 use super::unit_state::MmaType;
 use super::{EmuError, SourceLocation};
 use cust_core::lanes::wgmma::acc_row_col;
@@ -141,18 +141,7 @@ impl Operand {
 /// Fails the running thread with an [`EmuError::AsyncUnit`].
 #[track_caller]
 fn misuse(t: &ThreadState, op: &'static str, reason: String) -> ! {
-    let b = t.block();
-    fail(
-        t,
-        EmuError::AsyncUnit {
-            kernel: b.launch().kernel,
-            block: b.idx,
-            thread: t.tid,
-            op,
-            reason,
-            location: SourceLocation::from_std(Location::caller()),
-        },
-    )
+    crate::state::async_misuse(t, op, reason)
 }
 
 /// Checks that the running thread's warpgroup exists whole in the block (four warps of
