@@ -120,7 +120,11 @@ fn shared_race_names_both_threads_and_the_write() {
         panic!("expected a race, got {err}")
     };
     assert_eq!((*kernel, *block, *offset), ("emu_race", [0, 0, 0], 0));
-    assert!(allocation.starts_with("shared array #"), "{allocation}");
+    // Named by its type and declaration site (the probe's `shared_array!`).
+    assert!(
+        allocation.starts_with("shared array `[u32; ") && allocation.contains(PROBES_FILE),
+        "{allocation}"
+    );
     let line = probe_line("shared::write(s, thread_idx_x())", 0);
     assert_eq!((first.thread, first.kind), ([0, 0, 0], AccessKind::Write));
     assert_eq!((second.thread, second.kind), ([1, 0, 0], AccessKind::Write));

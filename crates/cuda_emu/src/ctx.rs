@@ -119,9 +119,10 @@ pub fn live_lanes(what: &str) -> u32 {
 }
 
 /// The block's array for the shared declaration `id` (`bytes`, aligned to `align`),
-/// allocated (zero-filled) by its first use in the block.
+/// allocated (zero-filled) by its first use in the block; reports name it `name` (e.g.
+/// ``shared array `[f32; 256]` declared at src/lib.rs:12:20``).
 #[track_caller]
-pub fn shared_static(id: u64, bytes: usize, align: usize) -> *mut u8 {
+pub fn shared_static(id: u64, bytes: usize, align: usize, name: &'static str) -> *mut u8 {
     let t = thread("shared_array! / #[address_space(shared)]");
     let b = t.block();
     let mut mem = b.mem.borrow_mut();
@@ -130,8 +131,7 @@ pub fn shared_static(id: u64, bytes: usize, align: usize) -> *mut u8 {
     }
     let checks = b.launch().options.checks;
     let shadow = checks.races || checks.uninit_reads;
-    let name = std::format!("shared array #{:x}", id);
-    match SharedAlloc::new(bytes, align, name, shadow, mem.next_window) {
+    match SharedAlloc::new(bytes, align, name.into(), shadow, mem.next_window) {
         Some(a) => {
             let p = a.ptr;
             mem.next_window += a.window_bytes();

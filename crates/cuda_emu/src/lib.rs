@@ -398,7 +398,8 @@ pub enum EmuError {
         block: Dim3,
         /// Host address of the byte.
         address: usize,
-        /// Which shared allocation (`"dynamic shared memory"` or `"shared array #<id>"`).
+        /// Which shared allocation (`"dynamic shared memory"`, or ``"shared array `<type>`
+        /// declared at <file>:<line>:<column>"``).
         allocation: String,
         /// Byte offset in it.
         offset: usize,
@@ -520,7 +521,8 @@ pub enum EmuError {
         block: Dim3,
         /// The barrier's host address.
         address: usize,
-        /// Which shared allocation holds it and at which offset (`"shared array #… + 8"`).
+        /// Which shared allocation holds it and at which offset (``"shared array `[u32; 64]`
+        /// declared at src/lib.rs:9:17 + 8"``).
         allocation: String,
         /// The parity waited for.
         parity: u32,

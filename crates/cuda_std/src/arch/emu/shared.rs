@@ -31,6 +31,17 @@ macro_rules! __shared_declare {
             __cuda_std_shared::ID,
             <__cuda_std_shared::Layout as $crate::shared::__SharedLayout>::BYTES,
             <__cuda_std_shared::Layout as $crate::shared::__SharedLayout>::ALIGN,
+            // How the emulator's reports name the array: its type and declaration site.
+            ::core::concat!(
+                "shared array `",
+                ::core::stringify!($array),
+                "` declared at ",
+                ::core::file!(),
+                ":",
+                ::core::line!(),
+                ":",
+                ::core::column!()
+            ),
         );
         __cuda_std_shared_ptr
     }};
