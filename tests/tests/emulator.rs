@@ -663,3 +663,30 @@ fn speed_figures() {
         line("mandelbrot_f32 512x512, 256 iter", name, s, &report);
     }
 }
+
+/// A context's emulator options reach every typed launch: the planted race is reported with
+/// the checks on and passes unseen with them off, under a non-zero seed.
+#[test]
+fn context_options_choose_the_seed_and_the_checks() {
+    use cust::context::{Context, EmuChecks, EmulatorOptions};
+    use cust::error::CudaError;
+    use cust::function::LaunchConfig;
+    use cust::memory::DeviceBuffer;
+    use cust::module::Module;
+    use cust::stream::Stream;
+    for (checks, race_reported) in [(EmuChecks::ALL, true), (EmuChecks::NONE, false)] {
+        let ctx = Context::emulator_with(EmulatorOptions { seed: 3, checks });
+        let module = Module::from_image_in(&ctx, &tests::PROBES).unwrap();
+        let stream = Stream::default_of(&ctx);
+        let mut out = DeviceBuffer::<u32>::zeroed_in(&ctx, 32).unwrap();
+        let race = module.kernel(probe::emu_race).unwrap();
+        let result = race.launch(&stream, LaunchConfig::new(1, 32, 0), (&mut out,));
+        match (result, race_reported) {
+            (Err(CudaError::Emulator(e)), true) => {
+                assert!(matches!(*e, EmuError::SharedRace { .. }), "{e}")
+            }
+            (Ok(()), false) => {}
+            (other, _) => panic!("checks {checks:?}: {other:?}"),
+        }
+    }
+}

@@ -20,6 +20,7 @@
 //! a GPU's through cudarc, or the emulator's. Streams, events, modules and buffers made on
 //! the context hold that backend's objects.
 
+pub use crate::backend::cpu::EmuChecks;
 use crate::{
     backend::{Backend, cpu::Cpu, driver::Gpu},
     device::{Device, DeviceAttribute},
@@ -97,6 +98,81 @@ pub fn gpu_present() -> bool {
     crate::device::Device::num_devices().is_ok_and(|n| n > 0)
 }
 
+/// How the CPU emulator runs the launches of a context ([`Context::emulator_with`]; read from
+/// the environment by [`Context::from_env`] when it opens the emulator).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EmulatorOptions {
+    /// The order of the threads of a block: 0 resumes them in ascending linear index, any
+    /// other value in a permutation derived from it (the same on every run), to expose
+    /// order-dependent bugs.
+    pub seed: u64,
+    /// Which checks every launch makes (races, uninitialised shared reads, divergence,
+    /// bounds).
+    pub checks: EmuChecks,
+}
+
+impl Default for EmulatorOptions {
+    /// Seed 0 and every check on.
+    fn default() -> Self {
+        Self {
+            seed: 0,
+            checks: EmuChecks::ALL,
+        }
+    }
+}
+
+impl EmulatorOptions {
+    /// The variable [`from_env`](Self::from_env) reads the seed from: a decimal `u64`.
+    pub const SEED_ENV: &'static str = "FERROCUDA_EMU_SEED";
+    /// The variable [`from_env`](Self::from_env) reads the checks from: `all` or `none`.
+    pub const CHECKS_ENV: &'static str = "FERROCUDA_EMU_CHECKS";
+
+    /// The options `FERROCUDA_EMU_SEED` and `FERROCUDA_EMU_CHECKS` ask for; an unset or empty
+    /// variable keeps its default (seed 0, every check on).
+    ///
+    /// # Errors
+    /// [`CudaError::BadEmulatorOption`] naming the variable, its value and what is allowed.
+    pub fn from_env() -> CudaResult<Self> {
+        let read = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        Self::parse(
+            read(Self::SEED_ENV).as_deref(),
+            read(Self::CHECKS_ENV).as_deref(),
+        )
+    }
+
+    /// The options for a seed and a checks value given as text (`None`: the default).
+    ///
+    /// # Errors
+    /// As [`from_env`](Self::from_env).
+    pub fn parse(seed: Option<&str>, checks: Option<&str>) -> CudaResult<Self> {
+        let mut options = Self::default();
+        if let Some(value) = seed {
+            options.seed = value
+                .trim()
+                .parse()
+                .map_err(|_| CudaError::BadEmulatorOption {
+                    variable: Self::SEED_ENV,
+                    value: value.to_owned(),
+                    allowed: "a decimal integer from 0 to 18446744073709551615",
+                })?;
+        }
+        if let Some(value) = checks {
+            options.checks = match value.trim().to_ascii_lowercase().as_str() {
+                "all" => EmuChecks::ALL,
+                "none" => EmuChecks::NONE,
+                _ => {
+                    return Err(CudaError::BadEmulatorOption {
+                        variable: Self::CHECKS_ENV,
+                        value: value.to_owned(),
+                        allowed: "`all` or `none`",
+                    });
+                }
+            };
+        }
+        Ok(options)
+    }
+}
+
 thread_local! {
     static CURRENT: RefCell<Option<Context>> = const { RefCell::new(None) };
 }
@@ -119,10 +195,18 @@ impl Context {
     /// A new CPU emulator device (see the [module docs](self)), made current on this thread
     /// (and the process-wide default if there is none yet). Its buffers are host memory,
     /// its streams run work at once, and typed launches run kernels through
-    /// `cuda_emu::launch` with every emulator check on.
+    /// `cuda_emu::launch` with seed 0 and every emulator check on
+    /// ([`EmulatorOptions::default`]).
     pub fn emulator() -> Self {
+        Self::emulator_with(EmulatorOptions::default())
+    }
+
+    /// As [`Context::emulator`], with the thread order (`options.seed`) and the checks
+    /// (`options.checks`) every launch of this context uses, so that ordinary tests can run
+    /// under several orders.
+    pub fn emulator_with(options: EmulatorOptions) -> Self {
         let ctx = Self {
-            backend: Cpu::open(),
+            backend: Cpu::open(options.seed, options.checks),
         };
         ctx.make_current_and_default();
         ctx
@@ -139,8 +223,10 @@ impl Context {
     /// emulator).
     pub fn from_env(ordinal: u32) -> CudaResult<Self> {
         match DeviceChoice::from_env()? {
-            DeviceChoice::Cpu => Ok(Self::emulator()),
-            DeviceChoice::Auto if !gpu_present() => Ok(Self::emulator()),
+            DeviceChoice::Cpu => Ok(Self::emulator_with(EmulatorOptions::from_env()?)),
+            DeviceChoice::Auto if !gpu_present() => {
+                Ok(Self::emulator_with(EmulatorOptions::from_env()?))
+            }
             DeviceChoice::Gpu | DeviceChoice::Auto => Self::new(Device::get_device(ordinal)?),
         }
     }
@@ -273,6 +359,42 @@ pub fn quick_init() -> CudaResult<Context> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn emulator_options_accept_exactly_the_documented_values() {
+        assert_eq!(
+            EmulatorOptions::parse(None, None).unwrap(),
+            EmulatorOptions::default()
+        );
+        let o = EmulatorOptions::parse(Some(" 42 "), Some("NONE")).unwrap();
+        assert_eq!((o.seed, o.checks), (42, EmuChecks::NONE));
+        let o = EmulatorOptions::parse(Some("18446744073709551615"), Some("all")).unwrap();
+        assert_eq!((o.seed, o.checks), (u64::MAX, EmuChecks::ALL));
+        for (seed, checks, variable, value) in [
+            (Some("-1"), None, EmulatorOptions::SEED_ENV, "-1"),
+            (
+                Some("18446744073709551616"),
+                None,
+                EmulatorOptions::SEED_ENV,
+                "18446744073709551616",
+            ),
+            (Some("0x10"), None, EmulatorOptions::SEED_ENV, "0x10"),
+            (None, Some("races"), EmulatorOptions::CHECKS_ENV, "races"),
+        ] {
+            let err = EmulatorOptions::parse(seed, checks).unwrap_err();
+            let CudaError::BadEmulatorOption {
+                variable: v,
+                value: got,
+                ..
+            } = &err
+            else {
+                panic!("{err}")
+            };
+            assert_eq!((*v, got.as_str()), (variable, value));
+            let text = err.to_string();
+            assert!(text.contains(variable) && text.contains(value), "{text}");
+        }
+    }
 
     #[test]
     fn device_choice_accepts_exactly_the_documented_values() {

@@ -207,6 +207,17 @@ pub enum CudaError {
         /// The variable's value, as set.
         value: String,
     },
+    /// An emulator option from the environment (`FERROCUDA_EMU_SEED`,
+    /// `FERROCUDA_EMU_CHECKS`) that is not one of its values.
+    #[error("{variable}={value:?} is not allowed: use {allowed}")]
+    BadEmulatorOption {
+        /// The variable.
+        variable: &'static str,
+        /// Its value, as set.
+        value: String,
+        /// What the variable takes.
+        allowed: &'static str,
+    },
     /// An invalid launch configuration.
     #[error("invalid launch configuration: {0}")]
     LaunchConfig(String),

@@ -46,10 +46,20 @@ fn with_gpu(what: &'static str) -> CudaError {
     }
 }
 
+/// The emulator's checks, as `cuda_emu` defines them (re-exported as
+/// `cust::context::EmuChecks`).
+pub use cuda_emu::EmuChecks;
+
 impl<P: ParamSizes, S> HostKernel for Kernel<P, S> {
-    unsafe fn run(&self, launch: &Launch<'_>, known: &[(usize, usize)]) -> CudaResult<()> {
+    unsafe fn run(&self, launch: &Launch<'_>, device: &dyn Any) -> CudaResult<()> {
+        let Some(device) = device.downcast_ref::<CpuDevice>() else {
+            return Err(with_gpu("a typed launch"));
+        };
         let options = cuda_emu::EmuOptions {
-            buffers: known
+            seed: device.seed,
+            checks: device.checks,
+            buffers: device
+                .buffers()
                 .iter()
                 .map(|&(address, bytes)| HostBuffer { address, bytes })
                 .collect(),
@@ -80,12 +90,18 @@ impl<P: ParamSizes, S> HostKernel for Kernel<P, S> {
 #[derive(Debug)]
 struct CpuDevice {
     allocations: Mutex<BTreeMap<usize, usize>>,
+    /// The order of the threads of a block (`cuda_emu::EmuOptions::seed`).
+    seed: u64,
+    /// The checks every launch makes.
+    checks: EmuChecks,
 }
 
 impl CpuDevice {
-    fn new() -> Arc<Self> {
+    fn new(seed: u64, checks: EmuChecks) -> Arc<Self> {
         Arc::new(Self {
             allocations: Mutex::new(BTreeMap::new()),
+            seed,
+            checks,
         })
     }
 
@@ -107,10 +123,10 @@ pub(crate) struct Cpu {
 }
 
 impl Cpu {
-    /// A new emulator device.
-    pub(crate) fn open() -> Arc<dyn Backend> {
+    /// A new emulator device whose launches run with `seed` and `checks`.
+    pub(crate) fn open(seed: u64, checks: EmuChecks) -> Arc<dyn Backend> {
         Arc::new(Self {
-            device: CpuDevice::new(),
+            device: CpuDevice::new(seed, checks),
         })
     }
 }
@@ -699,7 +715,7 @@ impl super::Function for CpuFunction {
             return Err(not_on_emulator("thread block clusters"));
         }
         // SAFETY: the caller's contract: on the emulator the arguments point to host memory.
-        unsafe { host.run(&launch, &stream.device.buffers()) }
+        unsafe { host.run(&launch, stream.device.as_ref()) }
     }
 }
 
@@ -709,7 +725,7 @@ mod tests {
 
     #[test]
     fn allocations_are_zeroed_aligned_and_registered_while_alive() {
-        let dev = CpuDevice::new();
+        let dev = CpuDevice::new(0, EmuChecks::ALL);
         let a = CpuMemory::zeroed(&dev, "test", 100).unwrap();
         assert_eq!(a.alloc.address() % ALIGN_BYTES, 0);
         assert!(

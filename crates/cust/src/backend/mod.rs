@@ -486,14 +486,14 @@ impl Launch<'_> {
 /// A kernel's body compiled for the host, with its parameter kinds erased: what the CPU
 /// backend runs for a typed launch (the `#[kernel]` handle; implemented in [`cpu`]).
 pub(crate) trait HostKernel {
-    /// Runs the kernel over `launch`'s grid on the emulator, with `known` (address, bytes)
-    /// allocations besides its slice parameters for the bounds check, and prints its
-    /// `println!` output to stdout.
+    /// Runs the kernel over `launch`'s grid on the emulator `device` (the CPU backend's
+    /// device: its live allocations for the bounds check, its seed and checks), and prints
+    /// its `println!` output to stdout.
     ///
     /// # Safety
     /// As `cuda_emu::launch`: `launch.args` holds one pointer per parameter, laid out for
     /// the device, pointing to host memory valid for the kernel's accesses.
-    unsafe fn run(&self, launch: &Launch<'_>, known: &[(usize, usize)]) -> CudaResult<()>;
+    unsafe fn run(&self, launch: &Launch<'_>, device: &dyn Any) -> CudaResult<()>;
 }
 
 /// What the emulator says of an untyped launch.
