@@ -74,8 +74,10 @@ fn names(line: &str, word: &str) -> bool {
     })
 }
 
-/// Whether `line` names a path into the crate `krate` (`cudarc::driver`, `::cudarc::x`,
-/// `use cudarc::{..}`), not a method such as `as_cudarc` or prose such as "cudarc-based".
+/// Whether `line` names a path into the crate `krate` (the crate's name followed by `::`,
+/// with or without a leading `::`, in a `use` or an expression), not a method such as
+/// `as_cudarc` or prose such as "cudarc-based". (This file never spells such a path for
+/// cudarc, so that a plain search of the tree finds only the offenders.)
 fn names_crate(line: &str, krate: &str) -> bool {
     line.match_indices(krate).any(|(i, _)| {
         let before = line[..i].chars().next_back();
