@@ -456,6 +456,36 @@ fn the_emulator_depends_on_the_contract_only() {
     );
 }
 
+/// The code lines (comments skipped) of the `.rs` files under `dir` for which `offends(rel,
+/// code)` holds, as `file:line: code`; panics if `dir` holds fewer than `min_files` files (the
+/// tree was not found).
+fn offending_lines(
+    dir: &str,
+    min_files: usize,
+    offends: impl Fn(&str, &str) -> bool,
+) -> Vec<String> {
+    let src = root().join(dir);
+    let mut found = Vec::new();
+    files(&src, &[".rs"], &mut found);
+    assert!(
+        found.len() >= min_files,
+        "{dir} was not found at {}",
+        src.display()
+    );
+    let mut offenders = Vec::new();
+    for path in found {
+        let rel = relative(&path);
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        for (n, line) in code_lines(&text) {
+            let code = line.trim();
+            if offends(&rel, code) {
+                offenders.push(format!("{rel}:{n}: {code}"));
+            }
+        }
+    }
+    offenders
+}
+
 /// Lines of `cuda_std`'s public modules that may name the GPU target: availability gates
 /// (an item that exists on the host and on GPUs of a given architecture), the crate's
 /// nightly features on nvptx, and `math`'s libm/libdevice choice (glam's pattern: one private
@@ -469,37 +499,15 @@ fn allowed_target_line(rel: &str, line: &str) -> bool {
 
 #[test]
 fn cuda_std_picks_its_backend_in_one_module() {
-    let root = root();
-    let src = root.join("crates/cuda_std/src");
-    let mut found = Vec::new();
-    files(&src, &[".rs"], &mut found);
-    assert!(
-        found.len() > 10,
-        "cuda_std was not found at {}",
-        src.display()
-    );
-    let mut offenders = Vec::new();
-    for path in found {
-        let rel = relative(&path);
-        if rel.starts_with("crates/cuda_std/src/arch/") {
-            continue;
-        }
-        let text = fs::read_to_string(&path).unwrap_or_default();
-        for (i, line) in text.lines().enumerate() {
-            let code = line.trim_start();
-            if code.starts_with("//") {
-                continue;
-            }
-            let names_target = code.contains("target_arch = \"nvptx64\"");
-            let backend_code = code.contains("asm!(")
-                || code.contains("global_asm!(")
-                || code.contains("core::arch::nvptx")
-                || code.contains("cuda_emu");
-            if (names_target && !allowed_target_line(&rel, code)) || backend_code {
-                offenders.push(format!("{rel}:{}: {}", i + 1, code));
-            }
-        }
-    }
+    let offenders = offending_lines("crates/cuda_std/src", 11, |rel, code| {
+        let names_target = code.contains("target_arch = \"nvptx64\"");
+        let backend_code = code.contains("asm!(")
+            || code.contains("global_asm!(")
+            || code.contains("core::arch::nvptx")
+            || code.contains("cuda_emu");
+        !rel.starts_with("crates/cuda_std/src/arch/")
+            && ((names_target && !allowed_target_line(rel, code)) || backend_code)
+    });
     assert!(
         offenders.is_empty(),
         "cuda_std's public modules call `crate::arch::<module>::<op>`; inline PTX and the \
@@ -590,29 +598,12 @@ fn allowed_kernels_target_line(rel: &str, line: &str) -> bool {
 
 #[test]
 fn kernels_hold_no_inline_ptx_and_no_target_branches() {
-    let root = root();
-    let src = root.join("kernels/src");
-    let mut found = Vec::new();
-    files(&src, &[".rs"], &mut found);
-    assert!(
-        found.len() > 5,
-        "the kernels crate was not found at {}",
-        src.display()
-    );
-    let mut offenders = Vec::new();
-    for path in found {
-        let rel = relative(&path);
-        let text = fs::read_to_string(&path).unwrap_or_default();
-        for (n, line) in code_lines(&text) {
-            let code = line.trim_start();
-            // `asm!(`, `global_asm!(`, `core::arch::asm!`, with or without a path.
-            let inline_ptx = code.contains("asm!") || code.contains("core::arch::nvptx");
-            let names_target = code.contains("target_arch = \"nvptx64\"");
-            if inline_ptx || (names_target && !allowed_kernels_target_line(&rel, code)) {
-                offenders.push(format!("{rel}:{n}: {code}"));
-            }
-        }
-    }
+    let offenders = offending_lines("kernels/src", 6, |rel, code| {
+        // `asm!(`, `global_asm!(`, `core::arch::asm!`, with or without a path.
+        let inline_ptx = code.contains("asm!") || code.contains("core::arch::nvptx");
+        let names_target = code.contains("target_arch = \"nvptx64\"");
+        inline_ptx || (names_target && !allowed_kernels_target_line(rel, code))
+    });
     assert!(
         offenders.is_empty(),
         "every `asm!` lives in cuda_std (its `arch/ptx/` backend), and kernels hold no \
@@ -625,28 +616,10 @@ fn kernels_hold_no_inline_ptx_and_no_target_branches() {
 
 #[test]
 fn blastoff_chooses_its_backend_in_one_place() {
-    let root = root();
-    let src = root.join("crates/blastoff/src");
-    let mut found = Vec::new();
-    files(&src, &[".rs"], &mut found);
-    assert!(
-        found.len() > 3,
-        "blastoff was not found at {}",
-        src.display()
-    );
-    let mut offenders = Vec::new();
-    for path in found {
-        let rel = relative(&path);
-        if rel == "crates/blastoff/src/backend/mod.rs" {
-            continue;
-        }
-        let text = fs::read_to_string(&path).unwrap_or_default();
-        for (n, line) in code_lines(&text) {
-            if line.contains("Backend::Gpu") || line.contains("Backend::Cpu") {
-                offenders.push(format!("{rel}:{n}: {}", line.trim()));
-            }
-        }
-    }
+    let offenders = offending_lines("crates/blastoff/src", 4, |rel, code| {
+        rel != "crates/blastoff/src/backend/mod.rs"
+            && (code.contains("Backend::Gpu") || code.contains("Backend::Cpu"))
+    });
     assert!(
         offenders.is_empty(),
         "only crates/blastoff/src/backend/mod.rs matches on blastoff's Backend (ARCHITECTURE.md, \
