@@ -334,9 +334,9 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
     /// configuration if not one cluster fits.
     ///
     /// The CPU emulator runs every variant's host body, the sm_90a kernels included (it
-    /// emulates `wgmma`, TMA and `mbarrier`), so it plans [`TcKernel::Wgmma`] and
-    /// [`TcKernel::MmaSync`]; it has no clusters, so [`TcKernel::WgmmaCluster2`] fails there
-    /// with [`GpuError::NotOnEmulator`] (the occupancy query).
+    /// emulates `wgmma`, TMA, `mbarrier` and clusters), so it plans every variant; the
+    /// cluster variant's grid is sized by the emulator's answer to the occupancy query
+    /// (one cluster per host core).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         gpu: &Gpu,

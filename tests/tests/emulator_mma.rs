@@ -1,11 +1,9 @@
 //! Tensor cores on the CPU emulator (`cuda_emu`): the `mma.sync`, `ldmatrix` and
 //! `stmatrix` probes that `tests/tests/mma.rs` and `tests/tests/hopper.rs` run on a GPU,
 //! here run through `cuda_emu::launch` and compared with the same CPU models, bit for
-//! bit; a tensor-core call in a partial warp; the Hopper intrinsics the emulator does not
-//! model (clusters), reported as `EmuError::NotEmulated`; and a TMA copy through a tensor
-//! map it cannot read (`EmuError::AsyncUnit`). (`wgmma` and TMA themselves are checked
-//! against the CPU models by `tests/tests/{hopper,matmul}.rs`, on the emulator without a
-//! GPU.)
+//! bit; a tensor-core call in a partial warp; and a TMA copy through a tensor map it cannot
+//! read (`EmuError::AsyncUnit`). (`wgmma`, TMA and clusters themselves are checked against
+//! the CPU models by `tests/tests/{hopper,matmul}.rs`, on the emulator without a GPU.)
 //!
 //! Inputs are those of `tests/tests/mma.rs`: `A`, `B` small integers in -3..=3 and `C` an
 //! integer plus one half, so every product and partial sum is exact in `f32` and the
@@ -325,37 +323,7 @@ fn mma_in_a_partial_warp_is_a_warp_mask_error() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Hopper intrinsics: clusters are not emulated; TMA reads only the CPU device's maps
-
-#[test]
-fn clusters_are_reported_as_not_emulated() {
-    let mut out = vec![0u32; 128];
-    let mut info = vec![0u32; 10];
-    let err = emulate!(sm90::cluster_probe, [1, 1, 1], [128, 1, 1], &opts();
-        out.as_mut_ptr(), info.as_mut_ptr())
-    .expect_err("reported");
-    let EmuError::NotEmulated {
-        kernel,
-        block,
-        thread,
-        intrinsic,
-        location,
-    } = &err
-    else {
-        panic!("expected NotEmulated, got {err}")
-    };
-    assert_eq!(
-        (*kernel, *block, *thread, *intrinsic),
-        ("cluster_probe", [0, 0, 0], [0, 0, 0], "cluster::ctarank")
-    );
-    // The kernel's call, not cuda_std's (`#[track_caller]` on the host branches).
-    assert_eq!(location.file, "tests/kernels/src/hopper.rs");
-    assert!(
-        err.to_string().contains("not emulated: cluster::ctarank"),
-        "{err}"
-    );
-    println!("cluster probe: {err}");
-}
+// Hopper intrinsics: TMA reads only the CPU device's maps
 
 #[test]
 fn tma_through_a_driver_encoded_map_is_refused() {

@@ -400,7 +400,6 @@ mod tma_and_cluster {
     /// 96 × 80 `u32` tensor to both CTAs of its cluster; every block's tile must equal the
     /// box (no swizzle: plain rows).
     #[test]
-    #[ignore = "needs a CUDA GPU: the emulator has no thread-block clusters"]
     fn tma_multicast_fills_every_cta_of_the_cluster() {
         let Some((gpu, module)) = sm90a() else { return };
         let (w, h, bw, bh, x, y) = (96usize, 80usize, 32usize, 16usize, 64usize, 8usize);
@@ -452,7 +451,6 @@ mod tma_and_cluster {
     /// Clusters of 4 blocks (8 blocks): ranks, shapes, distributed shared memory reads of the
     /// next rank and `arrive_cluster` on its barrier.
     #[test]
-    #[ignore = "needs a CUDA GPU: the emulator has no thread-block clusters"]
     fn cluster_ranks_and_distributed_shared_memory() {
         let Some((gpu, module)) = sm90a() else { return };
         let (blocks, size) = (8usize, 4usize);

@@ -20,8 +20,7 @@
 //! GPU tests skip, with a message, on GPUs that cannot run a family (`wgmma` needs exactly
 //! sm_90, `mma.sync` sm_80 or later). Without a GPU (or with `FERROCUDA_DEVICE=cpu`) the
 //! `wgmma` and `mma.sync` tests run on the CPU emulator, at smaller shapes
-//! (`EMULATOR_EXACT_SHAPES`, `random_case`); the cluster variant needs a GPU (clusters are
-//! not emulated).
+//! (`EMULATOR_EXACT_SHAPES`, `random_case`), the cluster variant included.
 
 use cuda_std::half::{bf16, f16};
 use cust::device::DeviceAttribute;
@@ -30,16 +29,12 @@ use host::matmul::{TcElem, TcKernel, error_bound, gemm, reference_f64};
 use kernels::gemm_tc::mma_sync::MMA_SHARED_BYTES;
 use tests::gpu;
 
-/// Whether `gpu` runs `kernel`'s family; prints why not. The CPU emulator runs the
-/// `wgmma` kernel (it emulates `wgmma`, TMA and `mbarrier`, the sm_90a variant's host body
-/// included) and `mma.sync`, but not the cluster variant (clusters are not emulated).
+/// Whether `gpu` runs `kernel`'s family; prints why not. The CPU emulator runs every
+/// family (it emulates `wgmma`, TMA, `mbarrier` and clusters, the sm_90a variant's host body
+/// included, and `mma.sync`).
 fn runs(gpu: &Gpu, kernel: TcKernel) -> bool {
     if gpu.is_emulator() {
-        let ok = kernel != TcKernel::WgmmaCluster2;
-        if !ok {
-            eprintln!("skipped: the CPU emulator has no clusters for the {kernel} GEMM");
-        }
-        return ok;
+        return true;
     }
     let cc = gpu
         .context()
@@ -182,7 +177,6 @@ fn wgmma_integer_inputs_equal_the_cpu_bit_for_bit() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: the emulator has no thread-block clusters"]
 fn wgmma_cluster2_integer_inputs_equal_the_cpu_bit_for_bit() {
     exact_all_types(TcKernel::WgmmaCluster2);
 }
@@ -262,7 +256,6 @@ fn wgmma_random_inputs_are_within_the_error_bound() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: the emulator has no thread-block clusters"]
 fn wgmma_cluster2_random_inputs_are_within_the_error_bound() {
     random_all_types(TcKernel::WgmmaCluster2);
 }
@@ -456,7 +449,6 @@ fn gemm_kernels_live_in_their_variants_without_spills() {
 /// clusters), no larger than the clusters the device holds at once, and no larger than
 /// the pairs of tile rows × tile columns need.
 #[test]
-#[ignore = "needs a CUDA GPU: the emulator has no thread-block clusters"]
 fn wgmma_cluster2_grid_is_bounded_by_the_clusters_that_fit() {
     use cust::memory::DeviceBuffer;
     use host::matmul::GemmPlan;

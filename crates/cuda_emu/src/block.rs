@@ -14,8 +14,8 @@ use rayon::prelude::*;
 
 use super::shared_mem::{SharedAlloc, SharedMem, WINDOW_START};
 use super::state::{
-    BarrierKind, BlockState, LAST_PANIC, Launch, NAMED_BARRIERS, Resume, Suspend, ThreadState,
-    Unwind, WarpKind, WarpWait, current, set_current,
+    BarrierKind, BlockState, ClusterState, LAST_PANIC, Launch, NAMED_BARRIERS, Resume, Suspend,
+    ThreadState, Unwind, WarpKind, WarpWait, current, set_current,
 };
 use super::{Dim3, EmuError, EmuReport, Printed, SourceLocation, ThreadSite};
 use cust_core::launch::HostEntry;
@@ -149,10 +149,12 @@ impl Launch {
         install_hook();
         let [gx, gy, gz] = self.grid.map(u64::from);
         let blocks = gx * gy * gz;
-        let outcomes: Vec<Result<BlockOutcome, EmuError>> = (0..blocks)
+        let per_cluster = self.cluster.iter().map(|&c| u64::from(c)).product::<u64>();
+        let mut outcomes: Vec<(u64, Result<BlockOutcome, EmuError>)> = (0..blocks / per_cluster)
             .into_par_iter()
-            .map(|b| self.run_block(b))
+            .flat_map_iter(|c| self.run_cluster(c))
             .collect();
+        outcomes.sort_by_key(|o| o.0);
         let mut report = EmuReport {
             kernel: self.kernel,
             blocks,
@@ -161,7 +163,7 @@ impl Launch {
             printed: Vec::new(),
         };
         let mut first_error = None;
-        for outcome in outcomes {
+        for (_, outcome) in outcomes {
             match outcome {
                 Ok(o) => {
                     report.thread_steps += o.steps;
@@ -181,22 +183,128 @@ impl Launch {
         Ok(report)
     }
 
-    fn run_block(&self, linear_block: u64) -> Result<BlockOutcome, EmuError> {
-        let [gx, gy, _] = self.grid.map(u64::from);
-        let idx = [
-            (linear_block % gx) as u32,
-            ((linear_block / gx) % gy) as u32,
-            (linear_block / (gx * gy)) as u32,
+    /// Runs cluster `linear_cluster` (in `%clusterid` order, x fastest): its blocks
+    /// together on this worker, each block's threads in its own order, the blocks taking
+    /// turns until none can run. Returns each block's outcome with its linear index.
+    fn run_cluster(&self, linear_cluster: u64) -> Vec<(u64, Result<BlockOutcome, EmuError>)> {
+        let [gx, gy, gz] = self.grid;
+        let [cx, cy, cz] = self.cluster;
+        let (ncx, ncy) = (gx / cx, gy / cy);
+        let c = linear_cluster;
+        let id = [
+            (c % u64::from(ncx)) as u32,
+            ((c / u64::from(ncx)) % u64::from(ncy)) as u32,
+            (c / (u64::from(ncx) * u64::from(ncy))) as u32,
         ];
+        debug_assert!(id[2] < gz / cz);
+        let ranks = cx * cy * cz;
+        let n = self.block[0] * self.block[1] * self.block[2];
+        let idxs: Vec<Dim3> = (0..ranks)
+            .map(|r| {
+                [
+                    id[0] * cx + r % cx,
+                    id[1] * cy + (r / cx) % cy,
+                    id[2] * cz + r / (cx * cy),
+                ]
+            })
+            .collect();
+        let linear = |idx: Dim3| {
+            u64::from(idx[0])
+                + u64::from(idx[1]) * u64::from(gx)
+                + u64::from(idx[2]) * u64::from(gx) * u64::from(gy)
+        };
+        let cluster = ClusterState {
+            id,
+            blocks: core::cell::OnceCell::new(),
+            threads: n * ranks,
+            arrived: Cell::new(0),
+            exited: Cell::new(0),
+            phase: Cell::new(0),
+        };
+        let mut states = Vec::with_capacity(ranks as usize);
+        for (r, &idx) in idxs.iter().enumerate() {
+            match self.block_state(idx, r as u32, &cluster) {
+                Ok(s) => states.push(s),
+                Err(e) => return std::vec![(linear(idx), Err(e))],
+            }
+        }
+        let _ = cluster
+            .blocks
+            .set(states.iter().map(|s| s as *const BlockState).collect());
+        let mut runs = Vec::with_capacity(ranks as usize);
+        for (s, &idx) in states.iter().zip(&idxs) {
+            match BlockRun::new(self, s, linear(idx)) {
+                Ok(r) => runs.push(r),
+                Err(e) => return std::vec![(linear(idx), Err(e))],
+            }
+        }
+        let failed = |runs: &[BlockRun<'_>]| runs.iter().any(|r| r.block.error.borrow().is_some());
+        // The summed `progress` count at the last round of timed-out `mbarrier` polls.
+        let mut timed_out_at = None;
+        loop {
+            let mut ran = false;
+            for r in &mut runs {
+                ran |= r.drain();
+                if r.block.error.borrow().is_some() {
+                    break;
+                }
+            }
+            if failed(&runs) || runs.iter().all(|r| r.sched.done == n) {
+                break;
+            }
+            if ran {
+                continue;
+            }
+            // Nothing can run, and threads poll `mbarrier` phases that have not completed:
+            // their polls time out (`try_wait` returns false after a system-dependent time;
+            // here, once nothing else can run). If a round of timed-out polls changed
+            // nothing, no phase can complete: a deadlock.
+            if runs.iter().all(|r| r.sched.polling == 0) {
+                break;
+            }
+            let progress: u64 = runs.iter().map(|r| r.block.progress.get()).sum();
+            if timed_out_at == Some(progress) {
+                break;
+            }
+            timed_out_at = Some(progress);
+            for r in &mut runs {
+                r.sched.time_out_polls();
+            }
+        }
+        if !failed(&runs) && runs.iter().any(|r| r.sched.done < n) {
+            // A deadlock: reported by the block where it starts, the first with a thread
+            // stuck at something other than the cluster barrier (the cluster barrier's
+            // waiters wait for it), else the first block not done.
+            let stuck = runs
+                .iter()
+                .position(|r| {
+                    r.sched
+                        .states
+                        .iter()
+                        .any(|s| !matches!(s, St::Done | St::Wait(Suspend::Cluster(_))))
+                })
+                .or_else(|| runs.iter().position(|r| r.sched.done < n));
+            if let Some(i) = stuck {
+                let err = runs[i].sched.deadlock();
+                runs[i].block.record(err);
+            }
+        }
+        runs.into_iter()
+            .map(|r| (r.linear, Ok(r.finish())))
+            .collect()
+    }
+
+    /// The state of block `idx`, of rank `rank` in `cluster`.
+    fn block_state(
+        &self,
+        idx: Dim3,
+        rank: u32,
+        cluster: &ClusterState,
+    ) -> Result<BlockState, EmuError> {
         let n = self.block[0] * self.block[1] * self.block[2];
         let warps = n.div_ceil(32);
         let checks = self.options.checks;
         let shadow = checks.races || checks.uninit_reads;
-        let stack_error = |e: std::io::Error| EmuError::Stack {
-            kernel: self.kernel,
-            bytes: self.options.stack_bytes,
-            message: std::format!("{e}"),
-        };
         let dynamic = SharedAlloc::new(
             self.dynamic_shared_bytes as usize,
             16,
@@ -204,7 +312,11 @@ impl Launch {
             shadow,
             WINDOW_START,
         )
-        .ok_or_else(|| stack_error(std::io::Error::other("out of memory (shared memory)")))?;
+        .ok_or_else(|| EmuError::Stack {
+            kernel: self.kernel,
+            bytes: self.options.stack_bytes,
+            message: String::from("out of memory (shared memory)"),
+        })?;
         let live: Vec<u32> = (0..warps)
             .map(|w| {
                 let lanes = (n - w * 32).min(32);
@@ -215,9 +327,11 @@ impl Launch {
                 }
             })
             .collect();
-        let block = BlockState {
+        Ok(BlockState {
             launch: self,
             idx,
+            cluster,
+            rank,
             mem: RefCell::new(SharedMem {
                 statics: Vec::new(),
                 next_window: WINDOW_START + dynamic.window_bytes(),
@@ -225,17 +339,40 @@ impl Launch {
             }),
             epoch: Cell::new(0),
             warp_epochs: RefCell::new(std::vec![0; warps as usize]),
-            live: RefCell::new(live.clone()),
+            live: RefCell::new(live),
             error: RefCell::new(None),
             printed: RefCell::new(Vec::new()),
             steps: Cell::new(0),
             mbarriers: RefCell::new(Default::default()),
             progress: Cell::new(0),
             phases_completed: Cell::new(0),
+        })
+    }
+}
+
+/// One block being run: its threads' states and coroutines and its scheduler.
+struct BlockRun<'a> {
+    block: &'a BlockState,
+    linear: u64,
+    threads: Vec<ThreadState>,
+    coros: Vec<Option<Coro>>,
+    sched: Sched<'a>,
+    steps: u64,
+}
+
+impl<'a> BlockRun<'a> {
+    fn new(launch: &Launch, block: &'a BlockState, linear_block: u64) -> Result<Self, EmuError> {
+        let n = launch.block[0] * launch.block[1] * launch.block[2];
+        let warps = n.div_ceil(32);
+        let stack_bytes = launch.options.stack_bytes;
+        let stack_error = |e: std::io::Error| EmuError::Stack {
+            kernel: launch.kernel,
+            bytes: stack_bytes,
+            message: std::format!("{e}"),
         };
         let mut stacks = Vec::with_capacity(n as usize);
         for _ in 0..n {
-            stacks.push(take_stack(self.options.stack_bytes).map_err(stack_error)?);
+            stacks.push(take_stack(stack_bytes).map_err(stack_error)?);
         }
         let threads: Vec<ThreadState> = stacks
             .iter()
@@ -243,14 +380,18 @@ impl Launch {
             .map(|(l, stack)| ThreadState {
                 tid: block.tid_of(l as u32),
                 linear: l as u32,
-                block: &block,
+                block,
                 yielder: Cell::new(core::ptr::null()),
                 stack: (stack.limit().get(), stack.base().get()),
+                cluster_arrivals: Cell::new(0),
+                cluster_waits: Cell::new(0),
             })
             .collect();
-        let entry = self.entry;
-        let args = self.args as usize;
-        let mut coros: Vec<Option<Coro>> = stacks
+        let entry = launch.entry;
+        let args = launch.args as usize;
+        // The coroutines hold pointers into `threads`' heap buffer, which moving the
+        // `Vec` does not move.
+        let coros: Vec<Option<Coro>> = stacks
             .into_iter()
             .zip(&threads)
             .map(|(stack, t)| {
@@ -270,8 +411,8 @@ impl Launch {
             })
             .collect();
         let mut order: Vec<u32> = (0..n).collect();
-        if self.options.seed != 0 {
-            let mut state = self.options.seed ^ linear_block.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        if launch.options.seed != 0 {
+            let mut state = launch.options.seed ^ linear_block.wrapping_mul(0x9e37_79b9_7f4a_7c15);
             for i in (1..order.len()).rev() {
                 let j = (splitmix(&mut state) % (i as u64 + 1)) as usize;
                 order.swap(i, j);
@@ -281,8 +422,9 @@ impl Launch {
         for (r, &t) in order.iter().enumerate() {
             rank[t as usize] = r as u32;
         }
-        let mut sched = Sched {
-            block: &block,
+        let exist = block.live.borrow().clone();
+        let sched = Sched {
+            block,
             n,
             states: std::vec![St::Ready(0); n as usize],
             ready: order.iter().copied().collect(),
@@ -291,76 +433,83 @@ impl Launch {
             done: 0,
             waiting: std::vec![0; warps as usize],
             done_lanes: std::vec![0; warps as usize],
-            exist: live,
+            exist,
             polling: 0,
             phases_seen: 0,
             at_group: std::vec![0; n.div_ceil(128) as usize],
             at_named: Default::default(),
+            at_cluster: 0,
         };
-        let mut steps = 0u64;
-        // The `progress` count at the last round of timed-out `mbarrier` polls.
-        let mut timed_out_at = None;
-        loop {
-            while let Some(t) = sched.ready.pop_front() {
-                let St::Ready(v) = sched.states[t as usize] else {
-                    continue;
-                };
-                steps += 1;
-                set_current(&threads[t as usize]);
-                let result = coros[t as usize]
-                    .as_mut()
-                    .map(|c| c.resume(Resume::Value(v)));
-                set_current(core::ptr::null());
-                match result {
-                    Some(CoroutineResult::Yield(s)) => sched.arrive(t, s),
-                    Some(CoroutineResult::Return(())) | None => sched.exit(t),
+        Ok(Self {
+            block,
+            linear: linear_block,
+            threads,
+            coros,
+            sched,
+            steps: 0,
+        })
+    }
+
+    /// Runs the block's threads until none is ready (or the block failed); returns whether
+    /// any ran.
+    fn drain(&mut self) -> bool {
+        let sched = &mut self.sched;
+        sched.wake_polls();
+        sched.wake_cluster();
+        let mut ran = false;
+        while let Some(t) = sched.ready.pop_front() {
+            let St::Ready(v) = sched.states[t as usize] else {
+                continue;
+            };
+            ran = true;
+            self.steps += 1;
+            let thread = &self.threads[t as usize];
+            set_current(thread);
+            let result = self.coros[t as usize]
+                .as_mut()
+                .map(|c| c.resume(Resume::Value(v)));
+            set_current(core::ptr::null());
+            match result {
+                Some(CoroutineResult::Yield(s)) => sched.arrive(t, s),
+                Some(CoroutineResult::Return(())) | None => {
+                    sched.exit(t);
+                    super::cluster::thread_exited(thread);
                 }
-                if block.error.borrow().is_some() {
-                    break;
-                }
-                sched.wake_polls();
             }
-            if block.error.borrow().is_some() || sched.done == n || sched.polling == 0 {
+            if self.block.error.borrow().is_some() {
                 break;
             }
-            // Nothing can run, and threads poll `mbarrier` phases that have not completed:
-            // their polls time out (`try_wait` returns false after a system-dependent time;
-            // here, once nothing else can run). If a round of timed-out polls changed
-            // nothing, no phase can complete: a deadlock.
-            if timed_out_at == Some(block.progress.get()) {
-                break;
-            }
-            timed_out_at = Some(block.progress.get());
-            sched.time_out_polls();
+            sched.wake_polls();
+            sched.wake_cluster();
         }
-        if block.error.borrow().is_none() && sched.done < n {
-            let err = sched.deadlock();
-            block.record(err);
-        }
-        // Unwind every thread still suspended (a thread never started returns at once on
-        // `Cancel`), and recycle the stacks.
-        for (t, coro) in coros.iter_mut().enumerate() {
+        ran
+    }
+
+    /// Unwinds every thread still suspended (a thread never started returns at once on
+    /// `Cancel`), recycles the stacks, and returns the block's outcome.
+    fn finish(mut self) -> BlockOutcome {
+        let stack_bytes = self.block.launch().options.stack_bytes;
+        for (t, coro) in self.coros.iter_mut().enumerate() {
             if let Some(c) = coro.as_mut()
                 && !c.done()
             {
-                set_current(&threads[t]);
+                set_current(&self.threads[t]);
                 let _ = c.resume(Resume::Cancel);
                 set_current(core::ptr::null());
             }
         }
-        for coro in coros.iter_mut() {
+        for coro in self.coros.iter_mut() {
             if let Some(c) = coro.take()
                 && c.done()
             {
-                give_stack(self.options.stack_bytes, c.into_stack());
+                give_stack(stack_bytes, c.into_stack());
             }
         }
-        drop(threads);
-        Ok(BlockOutcome {
-            steps: steps + block.steps.get(),
-            printed: block.printed.take(),
-            error: block.error.take(),
-        })
+        BlockOutcome {
+            steps: self.steps + self.block.steps.get(),
+            printed: self.block.printed.take(),
+            error: self.block.error.take(),
+        }
     }
 }
 
@@ -421,6 +570,8 @@ struct Sched<'a> {
     at_group: Vec<u32>,
     /// Threads waiting at each named barrier.
     at_named: [Vec<u32>; NAMED_BARRIERS as usize],
+    /// Threads waiting at the cluster barrier (`barrier.cluster.wait`).
+    at_cluster: u32,
 }
 
 impl Sched<'_> {
@@ -454,6 +605,7 @@ impl Sched<'_> {
                 self.at_barrier += 1;
                 self.try_barrier();
             }
+            Suspend::Cluster(_) => self.at_cluster += 1,
             Suspend::Warp(op) => {
                 let w = t / 32;
                 self.waiting[w as usize] |= 1 << (t % 32);
@@ -531,6 +683,11 @@ impl Sched<'_> {
             St::Wait(Suspend::MBarrier(w)) => ThreadSite {
                 thread,
                 waits_at: w.what,
+                location: Some(SourceLocation::from_std(w.location)),
+            },
+            St::Wait(Suspend::Cluster(w)) => ThreadSite {
+                thread,
+                waits_at: "cluster barrier wait",
                 location: Some(SourceLocation::from_std(w.location)),
             },
             St::Done => ThreadSite {
@@ -802,6 +959,27 @@ impl Sched<'_> {
         for t in woken {
             self.states[t as usize] = St::Ready(1);
             self.polling -= 1;
+            self.ready.push_back(t);
+        }
+    }
+
+    /// Makes the threads waiting at the cluster barrier for a phase that has completed
+    /// runnable.
+    fn wake_cluster(&mut self) {
+        if self.at_cluster == 0 {
+            return;
+        }
+        let phase = self.block.cluster().phase.get();
+        let mut woken: Vec<u32> = (0..self.n)
+            .filter(|&t| {
+                matches!(self.states[t as usize],
+                    St::Wait(Suspend::Cluster(w)) if w.phase < phase)
+            })
+            .collect();
+        woken.sort_by_key(|&t| self.rank[t as usize]);
+        for t in woken {
+            self.states[t as usize] = St::Ready(0);
+            self.at_cluster -= 1;
             self.ready.push_back(t);
         }
     }

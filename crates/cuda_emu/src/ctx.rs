@@ -10,8 +10,8 @@ use std::string::String;
 
 use crate::shared_mem::{Loc, NONE, Shadow, SharedAlloc, SharedMem};
 use crate::state::{
-    BarrierKind, BarrierWait, NAMED_BARRIERS, NamedWait, Suspend, ThreadState, WarpKind, WarpWait,
-    current, fail, suspend, thread,
+    BarrierKind, BarrierWait, BlockState, NAMED_BARRIERS, NamedWait, Suspend, ThreadState,
+    WarpKind, WarpWait, current, fail, suspend, thread,
 };
 use crate::{Access, AccessKind, EmuError, Printed, SourceLocation};
 
@@ -126,23 +126,11 @@ pub fn shared_static(id: u64, bytes: usize, align: usize, name: &'static str) ->
     let t = thread("shared_array! / #[address_space(shared)]");
     let b = t.block();
     let mut mem = b.mem.borrow_mut();
-    if let Some((_, a)) = mem.statics.iter().find(|(i, _)| *i == id) {
-        return a.ptr;
-    }
     let checks = b.launch().options.checks;
     let shadow = checks.races || checks.uninit_reads;
-    match SharedAlloc::new(bytes, align, name.into(), shadow, mem.next_window) {
-        Some(a) => {
-            let p = a.ptr;
-            mem.next_window += a.window_bytes();
-            mem.statics.push((id, a));
-            p
-        }
-        None => {
-            drop(mem);
-            panic!("cannot allocate {bytes} bytes of shared memory")
-        }
-    }
+    let p = mem.static_alloc(id, bytes, align, name, shadow);
+    drop(mem);
+    p.unwrap_or_else(|| panic!("cannot allocate {bytes} bytes of shared memory"))
 }
 
 /// The block's dynamic shared memory and its size in bytes.
@@ -168,8 +156,8 @@ pub fn shared_addr(what: &str, p: *const u8) -> u32 {
 /// Marks `len` bytes of shared memory at host address `addr` as written by an asynchronous
 /// unit (a TMA load): initialised for the uninitialised-read check, and written by no thread
 /// for the race check (the mbarrier that orders them is not tracked by the race check).
-pub(crate) fn mark_async_write(t: &ThreadState, addr: usize, len: usize) {
-    let mut mem = t.block().mem.borrow_mut();
+pub(crate) fn mark_async_write(block: &BlockState, addr: usize, len: usize) {
+    let mut mem = block.mem.borrow_mut();
     let SharedMem {
         statics, dynamic, ..
     } = &mut *mem;
@@ -220,7 +208,12 @@ pub fn check_access(addr: usize, size: usize, kind: AccessKind, loc: &'static Lo
 
 /// Whether `size` bytes at `addr` lie inside one of `t`'s block's shared allocations.
 pub(crate) fn in_shared(t: &ThreadState, addr: usize, size: usize) -> bool {
-    let mem = t.block().mem.borrow();
+    in_block_shared(t.block(), addr, size)
+}
+
+/// Whether `size` bytes at `addr` lie inside one of `block`'s shared allocations.
+pub(crate) fn in_block_shared(block: &BlockState, addr: usize, size: usize) -> bool {
+    let mem = block.mem.borrow();
     mem.statics
         .iter()
         .map(|(_, a)| a)
@@ -279,6 +272,33 @@ pub fn check_access_with(
     }
     if !checks.bounds {
         return;
+    }
+    // Distributed shared memory: another block of the cluster (bounds only; the race and
+    // initialisation shadows are per block).
+    if let Some(blocks) = b.cluster().blocks.get()
+        && blocks.len() > 1
+    {
+        for &other in blocks {
+            if core::ptr::eq(other, b) {
+                continue;
+            }
+            // SAFETY: the cluster's blocks live as long as the cluster.
+            let other = unsafe { &*other };
+            let theirs = other.mem.borrow();
+            if let Some((_, a, _)) = theirs.locate(addr) {
+                if addr + size <= a.ptr as usize + a.bytes {
+                    return;
+                }
+                let nearest = Some((
+                    std::format!("{} of the block of cluster rank {}", a.name, other.rank),
+                    a.ptr as usize,
+                    a.bytes,
+                ));
+                drop(theirs);
+                drop(mem);
+                out_of_bounds(t, addr, size, kind, loc, nearest);
+            }
+        }
     }
     let buffers = &launch.buffers;
     let i = buffers.partition_point(|b| b.0 <= addr);

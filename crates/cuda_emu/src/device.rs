@@ -3,8 +3,10 @@
 //! collectives, shared memory, the access checks, host atomics, tensor-core collectives and
 //! `printf`, named barriers ([`named_barrier`]), the shared window ([`shared_addr`],
 //! [`shared_ptr`]), and Hopper's asynchronous units: `mbarrier` ([`mbarrier_init`],
-//! [`mbarrier_arrive`], [`mbarrier_poll`]), TMA ([`tma_load_2d`], [`tma_store_2d`]) and
-//! `wgmma` ([`wgmma_mma_async`], [`wgmma_check_warpgroup`]). Kernels never call these directly; they call `cuda_std`, whose public modules
+//! [`mbarrier_arrive`], [`mbarrier_arrive_remote`], [`mbarrier_poll`]), TMA
+//! ([`tma_load_2d`], [`tma_load_2d_multicast`], [`tma_store_2d`]), `wgmma`
+//! ([`wgmma_mma_async`], [`wgmma_check_warpgroup`]) and clusters ([`ctarank`],
+//! [`cluster_arrive`], [`cluster_wait`], [`map_shared_rank`], ...). Kernels never call these directly; they call `cuda_std`, whose public modules
 //! reach this module only through that backend.
 //!
 //! Every function that needs the running emulated thread takes `what`, the intrinsic's name
@@ -16,6 +18,10 @@ use crate::Dim3;
 use crate::state::thread;
 
 pub use crate::AccessKind;
+pub use crate::cluster::{
+    arrive as cluster_arrive, cluster_ctaid, cluster_dim, cluster_id, ctarank, grid_clusters,
+    map_shared_rank, nctarank, wait as cluster_wait,
+};
 pub use crate::ctx::atomics;
 pub use crate::ctx::{
     active_mask, assert_fail, barrier, check_access, check_access_with, dynamic_shared, host_nanos,
@@ -23,12 +29,14 @@ pub use crate::ctx::{
     total_shared_bytes, warp_op,
 };
 pub use crate::mbarrier::{
-    arrive as mbarrier_arrive, init as mbarrier_init, poll as mbarrier_poll,
+    arrive as mbarrier_arrive, arrive_remote as mbarrier_arrive_remote, init as mbarrier_init,
+    poll as mbarrier_poll,
 };
-pub use crate::not_emulated_fail;
 pub use crate::state::{BarrierKind, WarpKind, gpu_only};
 pub use crate::tensor::{ldmatrix, mma, stmatrix};
-pub use crate::tma::{load_2d as tma_load_2d, store_2d as tma_store_2d};
+pub use crate::tma::{
+    load_2d as tma_load_2d, load_2d_multicast as tma_load_2d_multicast, store_2d as tma_store_2d,
+};
 pub use crate::unit_state::{MmaType, TensorOp};
 pub use crate::wgmma::{check_warpgroup as wgmma_check_warpgroup, mma_async as wgmma_mma_async};
 

@@ -70,7 +70,12 @@
 //!   exact, summed in `f64` and rounded once, as `mma_sync`; `setmaxnreg` is accepted;
 //! - shared addresses (`shared::shared_addr`): a block's allocations lie in one emulated
 //!   window from `0x400`, each 1024-aligned and congruent to its host address modulo 1024;
-//!   `device::shared_ptr` turns an address back into the host pointer.
+//!   `device::shared_ptr` turns an address back into the host pointer;
+//! - thread-block clusters (`cluster.rs`, [`launch_cluster`]): a cluster's blocks run
+//!   together on one worker, taking turns; ranks and the cluster registers, the cluster
+//!   barrier (an exited thread counts as arrived), distributed shared memory (`mapa`: the
+//!   same offset of the same allocation in the other block), remote `mbarrier` arrivals and
+//!   TMA multicast.
 //!
 //! Misuse of these units is an [`EmuError::AsyncUnit`].
 //!
@@ -79,11 +84,10 @@
 //! and commit operations have nothing to wait for), `sm_id` (the rayon worker), memory
 //! orderings weaker than the CPU's (every atomic is `SeqCst`, plain accesses are host
 //! accesses; the async proxy is the generic one here, so a missing
-//! `fence.proxy.async` goes unnoticed), texture units, thread-block clusters and
-//! distributed shared memory (and with them TMA multicast and the cluster forms of
-//! `mbarrier`: [`EmuError::NotEmulated`]), tensor maps encoded by the CUDA driver (opaque:
-//! [`EmuError::AsyncUnit`]), and spin-waits on another block (a block waiting for a block
-//! that runs later on the same worker never finishes).
+//! `fence.proxy.async` goes unnoticed), texture units, tensor maps encoded by the CUDA
+//! driver (opaque: [`EmuError::AsyncUnit`]), and spin-waits on another block outside its
+//! cluster (a block waiting for a block that runs later on the same worker never
+//! finishes).
 //!
 //! # Checks
 //! Each is on by default ([`EmuChecks`]); the first finding of a block stops that block
@@ -119,6 +123,7 @@
 //! never a hang.
 
 mod block;
+mod cluster;
 mod ctx;
 pub mod device;
 mod mbarrier;
@@ -535,47 +540,6 @@ pub enum EmuError {
         /// A thread waiting at something else (a barrier, a collective, another mbarrier).
         elsewhere: Option<Box<ThreadSite>>,
     },
-    /// The kernel called an intrinsic the emulator does not model: clusters and
-    /// distributed shared memory (and with them TMA multicast and the cluster forms of
-    /// `mbarrier`). Such a kernel runs on a GPU only.
-    #[error(
-        "kernel `{kernel}`: block {block:?}, thread {thread:?} at {location}: not emulated: {intrinsic} (the CPU emulator has no thread-block clusters or distributed shared memory; run this kernel on a GPU)"
-    )]
-    NotEmulated {
-        /// Kernel name.
-        kernel: &'static str,
-        /// Block index `(x, y, z)`.
-        block: Dim3,
-        /// Thread index in the block `(x, y, z)`.
-        thread: Dim3,
-        /// The intrinsic, as `cuda_std` names it (`"wgmma::fence"`, `"tma::load_2d"`, ...).
-        intrinsic: &'static str,
-        /// The call.
-        location: SourceLocation,
-    },
-}
-
-/// The host branch of an intrinsic the emulator does not model: in an emulated launch the
-/// thread fails with [`EmuError::NotEmulated`]; elsewhere the host stub's panic.
-#[cold]
-#[track_caller]
-pub fn not_emulated_fail(intrinsic: &'static str) -> ! {
-    match state::current() {
-        Some(t) => {
-            let b = t.block();
-            state::fail(
-                t,
-                EmuError::NotEmulated {
-                    kernel: b.launch().kernel,
-                    block: b.idx,
-                    thread: t.tid,
-                    intrinsic,
-                    location: SourceLocation::from_std(core::panic::Location::caller()),
-                },
-            )
-        }
-        None => state::gpu_only(intrinsic),
-    }
 }
 
 fn at(location: &Option<SourceLocation>) -> String {
@@ -667,6 +631,45 @@ pub unsafe fn launch<P: ParamSizes, S>(
     args: &[*mut c_void],
     options: &EmuOptions,
 ) -> Result<EmuReport, EmuError> {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        launch_cluster(
+            kernel,
+            grid,
+            block,
+            [1, 1, 1],
+            dynamic_shared_bytes,
+            args,
+            options,
+        )
+    }
+}
+
+/// Most blocks in a cluster: 8 portably, 16 on sm_90 with the non-portable size allowed
+/// (CUDA C Programming Guide, "Thread Block Clusters"); the emulator takes up to 16 and
+/// leaves the portable limit to the caller (`cust` checks it for both backends).
+pub const MAX_CLUSTER_BLOCKS: u32 = 16;
+
+/// [`launch`] with thread-block clusters of `cluster` blocks (`[1, 1, 1]`: none): the
+/// blocks of a cluster run together, with the cluster barrier, distributed shared memory,
+/// remote `mbarrier` arrivals and TMA multicast (see the `cluster` module's docs in the
+/// source: what is modelled).
+///
+/// # Errors
+/// As [`launch`]; [`EmuError::InvalidConfig`] also when a cluster dimension is 0, does not
+/// divide the grid's, or the cluster has more than [`MAX_CLUSTER_BLOCKS`] blocks.
+///
+/// # Safety
+/// As [`launch`].
+pub unsafe fn launch_cluster<P: ParamSizes, S>(
+    kernel: &Kernel<P, S>,
+    grid: Dim3,
+    block: Dim3,
+    cluster: Dim3,
+    dynamic_shared_bytes: u32,
+    args: &[*mut c_void],
+    options: &EmuOptions,
+) -> Result<EmuReport, EmuError> {
     let name = kernel.name();
     let entry = kernel
         .host_entry()
@@ -690,6 +693,17 @@ pub unsafe fn launch<P: ParamSizes, S>(
     let threads_per_block = block.iter().map(|&d| u64::from(d)).product::<u64>();
     if threads_per_block > 1024 {
         return Err(invalid("a block has at most 1024 threads"));
+    }
+    if cluster.contains(&0) {
+        return Err(invalid("every cluster dimension must be at least 1"));
+    }
+    if grid.iter().zip(cluster).any(|(&g, c)| !g.is_multiple_of(c)) {
+        return Err(invalid(
+            "the grid must be a whole number of clusters in every dimension",
+        ));
+    }
+    if cluster.iter().map(|&c| u64::from(c)).product::<u64>() > u64::from(MAX_CLUSTER_BLOCKS) {
+        return Err(invalid("a cluster has at most 16 blocks"));
     }
     let mut buffers: Vec<(usize, usize, String)> = options
         .buffers
@@ -722,6 +736,7 @@ pub unsafe fn launch<P: ParamSizes, S>(
         args: args.as_ptr(),
         grid,
         block,
+        cluster,
         dynamic_shared_bytes,
         options: options.clone(),
         buffers,

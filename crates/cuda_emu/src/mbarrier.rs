@@ -31,9 +31,12 @@
 //! re-initialised after arrivals or transactions; arrivals never exceed the count; the
 //! tx-count stays within ±(2²⁰ − 1) (§9.7.13.15.1).
 //!
+//! The cluster forms (`arrive_cluster`, `arrive_remote`: [`arrive_remote`]) arrive on the
+//! barrier at the same offset in another block of the cluster (`cluster.rs`), with the same
+//! checks there.
+//!
 //! Not modelled: memory ordering (the emulator's threads share the host's memory, so the
-//! release/acquire semantics hold trivially); `fence.mbarrier_init` (a no-op); the cluster
-//! forms (`arrive_cluster`, `arrive_remote`: clusters are not emulated); the checks of
+//! release/acquire semantics hold trivially); `fence.mbarrier_init` (a no-op); the checks of
 //! issue 30 item 3 (a read of a TMA destination before its phase completes, an `expect_tx`
 //! that differs from the bytes delivered).
 
@@ -41,7 +44,7 @@ use core::panic::Location;
 use std::string::String;
 use std::vec::Vec;
 
-use super::ctx::in_shared;
+use super::ctx::in_block_shared;
 use super::state::{BlockState, Suspend, ThreadState, suspend, thread};
 use super::unit_state::{MBarrierState, MBarrierWait};
 use super::{Dim3, EmuError, ThreadSite};
@@ -62,13 +65,13 @@ fn misuse(t: &ThreadState, op: &'static str, address: usize, reason: String) -> 
     )
 }
 
-/// Checks that `bar` is 8 aligned bytes of the block's shared memory.
+/// Checks that `bar` is 8 aligned bytes of `block`'s shared memory.
 #[track_caller]
-fn check_place(t: &ThreadState, op: &'static str, bar: usize) {
+fn check_place(t: &ThreadState, block: &BlockState, op: &'static str, bar: usize) {
     if !bar.is_multiple_of(8) {
         misuse(t, op, bar, String::from("is not 8-byte aligned"));
     }
-    if !in_shared(t, bar, 8) {
+    if !in_block_shared(block, bar, 8) {
         misuse(
             t,
             op,
@@ -80,16 +83,17 @@ fn check_place(t: &ThreadState, op: &'static str, bar: usize) {
     }
 }
 
-/// Applies `f` to the initialised barrier at `bar`, then completes its phase if it is done.
+/// Applies `f` to the initialised barrier at `bar` of block `b` (the running thread's, or
+/// another block of its cluster), then completes its phase if it is done.
 #[track_caller]
 fn update(
     t: &ThreadState,
+    b: &BlockState,
     op: &'static str,
     bar: usize,
     f: impl FnOnce(&mut MBarrierState) -> Result<(), String>,
 ) {
-    check_place(t, op, bar);
-    let b = t.block();
+    check_place(t, b, op, bar);
     let mut all = b.mbarriers.borrow_mut();
     let Some(s) = all.0.get_mut(&bar) else {
         drop(all);
@@ -127,7 +131,7 @@ fn update(
 pub fn init(what: &'static str, bar: *mut u64, count: u32) {
     let t = thread(what);
     let bar = bar as usize;
-    check_place(t, what, bar);
+    check_place(t, t.block(), what, bar);
     if !(1..=MAX_COUNT).contains(&count) {
         misuse(
             t,
@@ -173,7 +177,28 @@ pub fn init(what: &'static str, bar: *mut u64, count: u32) {
 #[track_caller]
 pub fn arrive(what: &'static str, bar: *mut u64, tx: u32, arrive: bool) {
     let t = thread(what);
-    update(t, what, bar as usize, |s| {
+    arrive_on(t, t.block(), what, bar as usize, tx, arrive);
+}
+
+/// `mbarrier.arrive` on the barrier at the same offset in the block of rank `rank` of the
+/// running thread's cluster (`mapa` + `mbarrier.arrive.shared::cluster`).
+#[track_caller]
+pub fn arrive_remote(what: &'static str, bar: *mut u64, rank: u32) {
+    let t = thread(what);
+    let (b, bar) = crate::cluster::remote(t, what, bar as usize, rank);
+    arrive_on(t, b, what, bar, 0, true);
+}
+
+#[track_caller]
+fn arrive_on(
+    t: &ThreadState,
+    b: &BlockState,
+    what: &'static str,
+    bar: usize,
+    tx: u32,
+    arrive: bool,
+) {
+    update(t, b, what, bar, |s| {
         s.tx += i64::from(tx);
         if arrive {
             if s.pending == 0 {
@@ -192,10 +217,16 @@ pub fn arrive(what: &'static str, bar: *mut u64, tx: u32, arrive: bool) {
 }
 
 /// `complete_tx` of an asynchronous copy issued by `t`: `bytes` delivered to the barrier at
-/// host address `bar`.
+/// host address `bar` of block `b` (`t`'s, or another of its cluster for a multicast).
 #[track_caller]
-pub(crate) fn complete_tx(t: &ThreadState, what: &'static str, bar: usize, bytes: u32) {
-    update(t, what, bar, |s| {
+pub(crate) fn complete_tx(
+    t: &ThreadState,
+    b: &BlockState,
+    what: &'static str,
+    bar: usize,
+    bytes: u32,
+) {
+    update(t, b, what, bar, |s| {
         s.tx -= i64::from(bytes);
         Ok(())
     });
@@ -209,7 +240,7 @@ pub(crate) fn complete_tx(t: &ThreadState, what: &'static str, bar: usize, bytes
 pub fn poll(what: &'static str, bar: *mut u64, parity: u32) -> bool {
     let t = thread(what);
     let address = bar as usize;
-    check_place(t, what, address);
+    check_place(t, t.block(), what, address);
     let b = t.block();
     {
         let all = b.mbarriers.borrow();

@@ -70,6 +70,11 @@ impl SharedAlloc {
         self.bytes.max(1).next_multiple_of(WINDOW_ALIGN) as u32
     }
 
+    /// The alignment it was allocated with.
+    pub(crate) fn align(&self) -> usize {
+        self.layout.align()
+    }
+
     pub(crate) fn contains(&self, addr: usize) -> bool {
         let start = self.ptr as usize;
         addr >= start && addr < start + self.bytes.max(1)
@@ -124,6 +129,39 @@ pub(crate) struct SharedMem {
 }
 
 impl SharedMem {
+    /// The static array of declaration `id`, allocated (`bytes` bytes, aligned to `align`,
+    /// named `name`, shadowed if `shadow`) at the next place in the window on its first use.
+    /// `None` when the host cannot allocate it.
+    pub(crate) fn static_alloc(
+        &mut self,
+        id: u64,
+        bytes: usize,
+        align: usize,
+        name: &str,
+        shadow: bool,
+    ) -> Option<*mut u8> {
+        if let Some((_, a)) = self.statics.iter().find(|(i, _)| *i == id) {
+            return Some(a.ptr);
+        }
+        let a = SharedAlloc::new(bytes, align, name.into(), shadow, self.next_window)?;
+        let p = a.ptr;
+        self.next_window += a.window_bytes();
+        self.statics.push((id, a));
+        Some(p)
+    }
+
+    /// Where host address `p` is: the allocation holding it (`Some(id)` for the static array
+    /// of declaration `id`, `None` for the dynamic shared memory), its size, alignment and
+    /// name, and `p`'s offset in it.
+    pub(crate) fn locate(&self, p: usize) -> Option<(Option<u64>, &SharedAlloc, usize)> {
+        self.statics
+            .iter()
+            .map(|(id, a)| (Some(*id), a))
+            .chain(core::iter::once((None, &self.dynamic)))
+            .find(|(_, a)| a.contains(p))
+            .map(|(id, a)| (id, a, p - a.ptr as usize))
+    }
+
     fn all(&self) -> impl Iterator<Item = &SharedAlloc> {
         self.statics
             .iter()

@@ -38,6 +38,17 @@ pub(crate) enum Suspend {
     /// A named barrier (`barrier.sync id, threads`): completes when `threads` threads have
     /// arrived at barrier `id`.
     Named(NamedWait),
+    /// The cluster barrier's wait (`barrier.cluster.wait`): runnable again when the
+    /// cluster's phase `phase` has completed (see `cluster.rs`).
+    Cluster(ClusterWait),
+}
+
+/// A thread waiting at the cluster barrier.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ClusterWait {
+    /// The cluster barrier phase the thread arrived in; it waits for that phase to complete.
+    pub(crate) phase: u32,
+    pub(crate) location: &'static Location<'static>,
 }
 
 /// A thread waiting at a named barrier.
@@ -170,12 +181,20 @@ pub(crate) struct ThreadState {
     pub(crate) yielder: Cell<*const Yielder<Resume, Suspend>>,
     /// The coroutine stack's address range `[start, end)`: accesses to locals are in bounds.
     pub(crate) stack: (usize, usize),
+    /// Cluster barrier arrivals (`barrier.cluster.arrive`) so far.
+    pub(crate) cluster_arrivals: Cell<u32>,
+    /// Cluster barrier waits (`barrier.cluster.wait`) so far.
+    pub(crate) cluster_waits: Cell<u32>,
 }
 
 /// One block being run, shared by its threads (one OS thread runs them all, one at a time).
 pub(crate) struct BlockState {
     pub(crate) launch: *const Launch,
     pub(crate) idx: Dim3,
+    /// The block's cluster (a cluster of one without a cluster launch).
+    pub(crate) cluster: *const ClusterState,
+    /// The block's rank in its cluster (`%cluster_ctarank`).
+    pub(crate) rank: u32,
     pub(crate) mem: RefCell<SharedMem>,
     /// Barrier intervals completed.
     pub(crate) epoch: Cell<u32>,
@@ -202,6 +221,18 @@ impl BlockState {
         unsafe { &*self.launch }
     }
 
+    pub(crate) fn cluster(&self) -> &ClusterState {
+        // SAFETY: the cluster outlives its blocks' runs.
+        unsafe { &*self.cluster }
+    }
+
+    /// The block of rank `rank` in this block's cluster, if there is one.
+    pub(crate) fn sibling(&self, rank: u32) -> Option<&BlockState> {
+        let blocks = self.cluster().blocks.get()?;
+        // SAFETY: the cluster's blocks live as long as the cluster.
+        blocks.get(rank as usize).map(|&b| unsafe { &*b })
+    }
+
     /// The in-block index `(x, y, z)` of linear thread `linear`.
     pub(crate) fn tid_of(&self, linear: u32) -> Dim3 {
         let [bx, by, _] = self.launch().block;
@@ -215,6 +246,23 @@ impl BlockState {
             *slot = Some(err);
         }
     }
+}
+
+/// The blocks of one cluster, run together on one worker, and their cluster barrier
+/// (`barrier.cluster`: complete when every thread of the cluster has arrived or exited).
+pub(crate) struct ClusterState {
+    /// `%clusterid`: the cluster's index in the grid of clusters.
+    pub(crate) id: Dim3,
+    /// The cluster's blocks, by rank (set once they exist).
+    pub(crate) blocks: core::cell::OnceCell<Vec<*const BlockState>>,
+    /// Threads of the cluster, in all its blocks.
+    pub(crate) threads: u32,
+    /// Threads that arrived in the current phase and have not exited.
+    pub(crate) arrived: Cell<u32>,
+    /// Threads that exited.
+    pub(crate) exited: Cell<u32>,
+    /// The current phase's number (phases completed so far).
+    pub(crate) phase: Cell<u32>,
 }
 
 std::thread_local! {
@@ -304,6 +352,8 @@ pub(crate) struct Launch {
     pub(crate) args: *const *mut c_void,
     pub(crate) grid: Dim3,
     pub(crate) block: Dim3,
+    /// Blocks per cluster (`[1, 1, 1]` without a cluster launch).
+    pub(crate) cluster: Dim3,
     pub(crate) dynamic_shared_bytes: u32,
     pub(crate) options: EmuOptions,
     /// Known device buffers `(start, bytes, description)`, sorted by start.

@@ -25,7 +25,10 @@
 //! 128-byte aligned (§9.7.9.25: "the shared memory address must be aligned to 128 bytes")
 //! and lies in this block's shared memory.
 //!
-//! Not modelled: multicast (clusters are not emulated); the L2 promotion and cache hints;
+//! A multicast load (`load_2d_multicast`) does the same for each block of the cluster its
+//! CTA mask names, at the box's and the barrier's offsets in that block (`cluster.rs`).
+//!
+//! Not modelled: the L2 promotion and cache hints;
 //! `prefetch.tensormap` (a no-op); a read of a box before its mbarrier phase completes or a
 //! store's source overwritten before `wait_group_read` (issue 30 item 3).
 
@@ -34,7 +37,7 @@ use std::string::String;
 
 use super::AccessKind;
 use super::ctx::{check_access_with, mark_async_write};
-use super::state::{ThreadState, thread};
+use super::state::{BlockState, ThreadState, thread};
 use super::wgmma::swizzle;
 use cust_core::TensorMap;
 use cust_core::tma::{Tiled2d, TmaSwizzle};
@@ -70,9 +73,16 @@ fn swizzle_width(s: TmaSwizzle) -> u32 {
     s.span_bytes().unwrap_or(0)
 }
 
-/// The shared address and host address of the box at `smem`, checked.
+/// The shared address of the box at host address `smem` of `block`'s shared memory,
+/// checked.
 #[track_caller]
-fn shared_box(t: &ThreadState, op: &'static str, smem: usize, bytes: usize) -> u32 {
+fn shared_box(
+    t: &ThreadState,
+    block: &BlockState,
+    op: &'static str,
+    smem: usize,
+    bytes: usize,
+) -> u32 {
     if !smem.is_multiple_of(128) {
         misuse(
             t,
@@ -80,7 +90,7 @@ fn shared_box(t: &ThreadState, op: &'static str, smem: usize, bytes: usize) -> u
             std::format!("the shared box at {smem:#x} is not 128-byte aligned"),
         );
     }
-    let mem = t.block().mem.borrow();
+    let mem = block.mem.borrow();
     let window = mem
         .window_of(smem)
         .filter(|&w| mem.host_of(w, bytes) == Some(smem));
@@ -140,15 +150,73 @@ pub unsafe fn load_2d(
 ) {
     let t = thread(what);
     let m = read_map(t, what, map);
+    // SAFETY: forwarded to the caller.
+    unsafe { load_into(t, t.block(), what, &m, dst as usize, x, y, bar as usize) };
+}
+
+/// `cp.async.bulk.tensor.2d … .multicast::cluster` for the running thread: the box at
+/// `(x, y)` of `map` to shared memory at `dst`'s offset in each block of the cluster whose
+/// rank is set in `cta_mask`, each completing its bytes on the mbarrier at `bar`'s offset in
+/// that block.
+///
+/// # Safety
+/// As `cuda_std::tma::load_2d_multicast`: as [`load_2d`], for every block named.
+#[track_caller]
+pub unsafe fn load_2d_multicast(
+    what: &'static str,
+    dst: *mut u8,
+    map: *const TensorMap,
+    x: i32,
+    y: i32,
+    bar: *mut u64,
+    cta_mask: u16,
+) {
+    let t = thread(what);
+    let m = read_map(t, what, map);
+    let ranks = crate::cluster::nctarank(what);
+    if u32::from(cta_mask) >> ranks != 0 || cta_mask == 0 {
+        misuse(
+            t,
+            what,
+            std::format!(
+                "the CTA mask {cta_mask:#06x} names no block or a rank outside the cluster's \
+                 {ranks} blocks"
+            ),
+        );
+    }
+    for rank in (0..ranks).filter(|r| cta_mask & (1 << r) != 0) {
+        let (block, to) = crate::cluster::remote(t, what, dst as usize, rank);
+        let (_, on) = crate::cluster::remote(t, what, bar as usize, rank);
+        // SAFETY: forwarded to the caller.
+        unsafe { load_into(t, block, what, &m, to, x, y, on) };
+    }
+}
+
+/// The copy of a load: the box at `(x, y)` of `m` to host address `host` of `block`'s shared
+/// memory, then its bytes completed on the mbarrier at `bar` of `block`.
+///
+/// # Safety
+/// As [`load_2d`].
+#[track_caller]
+#[allow(clippy::too_many_arguments)]
+unsafe fn load_into(
+    t: &ThreadState,
+    block: &BlockState,
+    what: &'static str,
+    m: &Tiled2d,
+    host: usize,
+    x: i32,
+    y: i32,
+    bar: usize,
+) {
     let inner = m.box_dims[0] * m.elem_bytes;
     let bytes = m.box_bytes();
-    let host = dst as usize;
-    let window = shared_box(t, what, host, bytes as usize);
+    let window = shared_box(t, block, what, host, bytes as usize);
     let width = swizzle_width(m.swizzle);
     let e = m.elem_bytes as usize;
     for r in 0..m.box_dims[1] {
         let gy = i64::from(y) + i64::from(r);
-        let cols = inside(&m, x, gy);
+        let cols = inside(m, x, gy);
         let row_src = cols.map(|(lo, hi)| {
             let gx = (i64::from(x) + i64::from(lo)) as u64;
             let start = m.base_addr + gy as u64 * m.row_stride_bytes + gx * e as u64;
@@ -184,8 +252,8 @@ pub unsafe fn load_2d(
             }
         }
     }
-    mark_async_write(t, host, bytes as usize);
-    super::mbarrier::complete_tx(t, what, bar as usize, bytes);
+    mark_async_write(block, host, bytes as usize);
+    super::mbarrier::complete_tx(t, block, what, bar, bytes);
 }
 
 /// `cp.async.bulk.tensor.2d` store for the running thread: the box at `src` (shared memory)
@@ -201,7 +269,7 @@ pub unsafe fn store_2d(what: &'static str, map: *const TensorMap, x: i32, y: i32
     let m = read_map(t, what, map);
     let inner = m.box_dims[0] * m.elem_bytes;
     let host = src as usize;
-    let window = shared_box(t, what, host, m.box_bytes() as usize);
+    let window = shared_box(t, t.block(), what, host, m.box_bytes() as usize);
     let width = swizzle_width(m.swizzle);
     let e = m.elem_bytes as usize;
     for r in 0..m.box_dims[1] {

@@ -361,12 +361,13 @@ impl Function {
     /// allowed for the kernel (at most 8 blocks, 16 after
     /// [`set_non_portable_cluster_size_allowed`](Self::set_non_portable_cluster_size_allowed)).
     /// A result of 0 means such a cluster cannot be resident at all (too much shared
-    /// memory, registers or threads for the multiprocessors of one GPC).
+    /// memory, registers or threads for the multiprocessors of one GPC). On the CPU
+    /// emulator the answer is the host's cores: it runs one cluster per worker of its thread
+    /// pool, whatever the cluster's size.
     ///
     /// # Errors
     /// [`CudaError::LaunchConfig`] naming the shape if a `cluster` dimension is 0 or it has
     /// more blocks than the kernel allows (checked first, on either backend);
-    /// [`CudaError::NotOnEmulator`] on the CPU emulator (it has no clusters);
     /// [`CudaError::SharedMemory`] if `dynamic_shared_bytes` exceeds the device's limit;
     /// [`CudaError::Driver`] naming the kernel and the configuration if the query fails (e.g.
     /// a GPU before sm_90).
@@ -569,12 +570,17 @@ mod tests {
         let module = Module::from_image_in(&Context::emulator(), image).unwrap();
         let f = module.get_function("clustered").unwrap();
         assert!(f.is_emulator());
-        match f.max_active_clusters(BlockSize::x(384), 200 * 1024, [2, 1, 1]) {
-            Err(CudaError::NotOnEmulator { operation }) => {
-                assert!(operation.contains("cluster occupancy"), "{operation}");
-            }
-            other => panic!("expected NotOnEmulator, got {other:?}"),
-        }
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        assert_eq!(
+            f.max_active_clusters(BlockSize::x(384), 200 * 1024, [2, 1, 1])
+                .unwrap(),
+            cores as u32
+        );
+        // The shape is still checked first.
+        let err = f
+            .max_active_clusters(BlockSize::x(384), 0, [0, 1, 1])
+            .unwrap_err();
+        assert!(matches!(err, CudaError::LaunchConfig(_)), "{err}");
     }
 
     #[test]

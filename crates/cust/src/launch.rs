@@ -337,8 +337,8 @@ impl<P: ParamSizes, S> TypedFunction<P, S> {
     /// `cluster` dimension is 0, a grid dimension is not a multiple of the cluster's, or the
     /// cluster has more than 8 blocks (16 after
     /// [`Function::set_non_portable_cluster_size_allowed`]); [`CudaError::SharedMemory`] if
-    /// `shared_bytes` exceeds the device's limit; [`CudaError::NotOnEmulator`] for a cluster
-    /// other than `[1, 1, 1]` on the emulator. Then as [`TypedFunction::launch`].
+    /// `shared_bytes` exceeds the device's limit. Then as [`TypedFunction::launch`] (the
+    /// emulator runs each cluster's blocks together).
     ///
     /// # Safety
     /// As [`launch_unchecked`](Self::launch_unchecked); besides, a kernel that uses cluster

@@ -68,10 +68,11 @@ impl<P: ParamSizes, S> HostKernel for Kernel<P, S> {
         let (g, b) = (launch.grid, launch.block);
         // SAFETY: forwarded to the caller.
         let report = unsafe {
-            cuda_emu::launch(
+            cuda_emu::launch_cluster(
                 self,
                 [g.0, g.1, g.2],
                 [b.0, b.1, b.2],
+                launch.cluster.unwrap_or([1, 1, 1]),
                 launch.shared_bytes,
                 launch.args,
                 &options,
@@ -685,6 +686,19 @@ impl super::Function for CpuFunction {
         false
     }
 
+    fn max_active_clusters(
+        &self,
+        _kernel: &str,
+        _block: (u32, u32, u32),
+        _dynamic_shared_bytes: u32,
+        _cluster: [u32; 3],
+    ) -> CudaResult<u32> {
+        // The emulator runs one cluster per worker of rayon's pool (the host's cores, the
+        // emulator's "multiprocessors"), whatever its size.
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        Ok(u32::try_from(cores).unwrap_or(u32::MAX))
+    }
+
     fn param_sizes(&self, kernel: &str) -> CudaResult<Vec<usize>> {
         Err(CudaError::ParamInfoUnavailable(kernel.to_owned()))
     }
@@ -711,9 +725,6 @@ impl super::Function for CpuFunction {
         let Some(host) = launch.host else {
             return Err(not_on_emulator(UNTYPED_LAUNCH));
         };
-        if launch.cluster.is_some_and(|c| c != [1, 1, 1]) {
-            return Err(not_on_emulator("thread block clusters"));
-        }
         // SAFETY: the caller's contract: on the emulator the arguments point to host memory.
         unsafe { host.run(&launch, stream.device.as_ref()) }
     }

@@ -467,9 +467,6 @@ impl Launch<'_> {
         if self.host.is_none() {
             return not_on_emulator(UNTYPED_LAUNCH);
         }
-        if self.cluster.is_some_and(|c| c != [1, 1, 1]) {
-            return not_on_emulator("thread block clusters");
-        }
         let (buffer, stream) = if function_on_cpu {
             (CPU, GPU)
         } else {

@@ -1,10 +1,9 @@
 //! `barrier` on the CPU emulator: `mbarrier` objects with phases, arrivals and transaction
 //! counts, modelled beside the block by `cuda_emu` (its `mbarrier` module: what is and is
 //! not modelled). A poll of a phase that has not completed lets the block's other threads
-//! run; one that can never complete fails the launch as a deadlock. The cluster forms are
-//! not emulated (`EmuError::NotEmulated`): the emulator has no clusters.
+//! run; one that can never complete fails the launch as a deadlock. The cluster forms arrive
+//! on the barrier at the same offset in another block of the cluster.
 
-use super::not_emulated;
 use cuda_emu::device;
 
 #[track_caller]
@@ -59,12 +58,12 @@ pub(crate) unsafe fn test_wait(bar: *mut u64, parity: u32) -> bool {
 /// As `MBarrier::arrive_cluster`.
 #[track_caller]
 pub(crate) unsafe fn arrive_cluster(bar: *mut u64, cta_rank: u32) {
-    not_emulated!("barrier::MBarrier::arrive_cluster", bar, cta_rank)
+    device::mbarrier_arrive_remote("barrier::MBarrier::arrive_cluster", bar, cta_rank);
 }
 
 /// # Safety
 /// As `MBarrier::arrive_remote`.
 #[track_caller]
 pub(crate) unsafe fn arrive_remote(bar: *mut u64, cta_rank: u32) {
-    not_emulated!("barrier::MBarrier::arrive_remote", bar, cta_rank)
+    device::mbarrier_arrive_remote("barrier::MBarrier::arrive_remote", bar, cta_rank);
 }

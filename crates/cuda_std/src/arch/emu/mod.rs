@@ -17,14 +17,3 @@ pub(crate) mod tma;
 pub(crate) mod warp;
 pub(crate) mod wgmma;
 pub(crate) mod window;
-
-/// An operation the emulator does not model: marks the arguments used and fails the
-/// emulated thread with `EmuError::NotEmulated` naming `$what` (outside a launch, the host
-/// stub's panic).
-macro_rules! not_emulated {
-    ($what:expr $(, $arg:expr)* $(,)?) => {{
-        $( let _ = &$arg; )*
-        cuda_emu::device::not_emulated_fail($what)
-    }};
-}
-pub(crate) use not_emulated;

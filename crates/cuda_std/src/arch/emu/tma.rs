@@ -1,10 +1,9 @@
 //! `tma` on the CPU emulator: 2-D tiled loads and stores through tensor maps in the CPU
 //! device's layout (`cust_core::tma::TensorMap::encode_cpu`), copied when issued, with the
 //! map's swizzle and zero fill, the load's bytes completed on its mbarrier (`cuda_emu`'s
-//! `tma` module: what is and is not modelled). Multicast is not emulated
-//! (`EmuError::NotEmulated`): the emulator has no clusters.
+//! `tma` module: what is and is not modelled); a multicast lands in every block of the
+//! cluster its mask names.
 
-use super::not_emulated;
 use crate::barrier::MBarrier;
 use cuda_emu::device;
 use cust_core::TensorMap;
@@ -29,7 +28,11 @@ pub(crate) unsafe fn load_2d_multicast(
     bar: &MBarrier,
     cta_mask: u16,
 ) {
-    not_emulated!("tma::load_2d_multicast", dst, map, x, y, bar, cta_mask)
+    let bar = core::ptr::from_ref(bar).cast::<u64>().cast_mut();
+    // SAFETY: forwarded to the caller (`MBarrier` is a `repr(C)` cell of one `u64`).
+    unsafe {
+        device::tma_load_2d_multicast("tma::load_2d_multicast", dst, map, x, y, bar, cta_mask)
+    }
 }
 
 /// # Safety
