@@ -13,6 +13,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rayon::prelude::*;
 
 use super::shared_mem::{SharedAlloc, SharedMem, WINDOW_START};
+use super::unit_state::AsyncState;
 use super::state::{
     BarrierKind, BlockState, ClusterState, LAST_PANIC, Launch, NAMED_BARRIERS, Resume, Suspend,
     ThreadState, Unwind, WarpKind, WarpWait, current, set_current,
@@ -304,7 +305,7 @@ impl Launch {
         let n = self.block[0] * self.block[1] * self.block[2];
         let warps = n.div_ceil(32);
         let checks = self.options.checks;
-        let shadow = checks.races || checks.uninit_reads;
+        let shadow = checks.shadow();
         let dynamic = SharedAlloc::new(
             self.dynamic_shared_bytes as usize,
             16,
@@ -346,6 +347,10 @@ impl Launch {
             mbarriers: RefCell::new(Default::default()),
             progress: Cell::new(0),
             phases_completed: Cell::new(0),
+            asyncs: RefCell::new(AsyncState {
+                threads: (0..n).map(|_| Default::default()).collect(),
+                inflight: std::vec![Vec::new(); n.div_ceil(128) as usize],
+            }),
         })
     }
 }

@@ -201,7 +201,7 @@ pub(crate) fn remote(
     let base = match id {
         None => Some(theirs.dynamic.ptr),
         Some(id) => {
-            theirs.static_alloc(id, bytes, align, &name, checks.races || checks.uninit_reads)
+            theirs.static_alloc(id, bytes, align, &name, checks.shadow())
         }
     };
     drop(theirs);

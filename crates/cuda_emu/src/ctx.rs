@@ -127,7 +127,7 @@ pub fn shared_static(id: u64, bytes: usize, align: usize, name: &'static str) ->
     let b = t.block();
     let mut mem = b.mem.borrow_mut();
     let checks = b.launch().options.checks;
-    let shadow = checks.races || checks.uninit_reads;
+    let shadow = checks.shadow();
     let p = mem.static_alloc(id, bytes, align, name, shadow);
     drop(mem);
     p.unwrap_or_else(|| panic!("cannot allocate {bytes} bytes of shared memory"))
@@ -238,7 +238,7 @@ pub fn check_access_with(
     let b = t.block();
     let launch = b.launch();
     let checks = launch.options.checks;
-    if !(checks.bounds || checks.races || checks.uninit_reads) || size == 0 {
+    if !(checks.bounds || checks.shadow()) || size == 0 {
         return;
     }
     let mut mem = b.mem.borrow_mut();
@@ -399,10 +399,36 @@ fn shadow_access(
             }),
         }
     };
+    let hazard = |i: usize, problem: String, earlier: Option<Access>| EmuError::AsyncHazard {
+        kernel: launch.kernel,
+        block: b.idx,
+        thread: t.tid,
+        problem,
+        address: a.ptr as usize + offset + i,
+        allocation: a.name.clone(),
+        offset: offset + i,
+        location: SourceLocation::from_std(loc),
+        earlier: earlier.map(Box::new),
+    };
+    // The writer's `fence.proxy.async` count, recorded with each byte it writes.
+    let mut my_fences = 0;
+    if checks.async_proxy && kind == AccessKind::Write {
+        if let Some(f) = super::proxy::inflight_overlap(b, me, a.ptr as usize + offset, size) {
+            let (problem, earlier) = super::proxy::overwrite_problem("a generic store", &f);
+            return Some(hazard(0, problem, Some(earlier)));
+        }
+        my_fences = b.asyncs.borrow().threads[me as usize].fences;
+    }
     for i in 0..size {
         let s = a.shadow[offset + i];
         match kind {
             AccessKind::Read => {
+                if checks.async_proxy
+                    && let Some(problem) =
+                        super::proxy::generic_read_problem(b, s.tma_bar, s.tma_phase)
+                {
+                    return Some(hazard(i, problem, None));
+                }
                 if uninit && checks.uninit_reads && !s.init {
                     return Some(EmuError::UninitRead {
                         kernel: launch.kernel,
@@ -456,6 +482,8 @@ fn shadow_access(
                 s.w_epoch = epoch;
                 s.w_wepoch = my_wepoch;
                 s.w_loc = Some(loc);
+                s.w_fence = my_fences;
+                s.tma_bar = 0;
             }
             AccessKind::Atomic => s.init = true,
         }

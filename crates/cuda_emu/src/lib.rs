@@ -128,6 +128,7 @@ mod ctx;
 pub mod device;
 mod mbarrier;
 mod printf;
+mod proxy;
 mod shared_mem;
 mod state;
 mod tensor;
@@ -157,6 +158,12 @@ pub struct EmuChecks {
     pub divergence: bool,
     /// Accesses outside every known allocation.
     pub bounds: bool,
+    /// Misuse of Hopper's asynchronous proxy: a `wgmma` or TMA store reading shared memory
+    /// written by generic stores with no `fence.proxy.async` between, a read of a TMA load's
+    /// destination before its mbarrier phase completes, a `wgmma`'s operands overwritten
+    /// before `wait_group` retires it, `expect_tx` byte counts that differ from the bytes
+    /// delivered ([`EmuError::AsyncHazard`]).
+    pub async_proxy: bool,
 }
 
 impl Default for EmuChecks {
@@ -172,6 +179,7 @@ impl EmuChecks {
         uninit_reads: true,
         divergence: true,
         bounds: true,
+        async_proxy: true,
     };
     /// Every check off: the fastest mode (deadlocks are still reported).
     pub const NONE: Self = Self {
@@ -179,7 +187,14 @@ impl EmuChecks {
         uninit_reads: false,
         divergence: false,
         bounds: false,
+        async_proxy: false,
     };
+
+    /// Whether shared memory needs its per-byte shadow (the race, initialisation and
+    /// asynchronous-proxy checks keep their state there).
+    pub(crate) const fn shadow(self) -> bool {
+        self.races || self.uninit_reads || self.async_proxy
+    }
 }
 
 /// A host buffer that stands for device memory: `bytes` bytes from `address`.
@@ -513,6 +528,36 @@ pub enum EmuError {
         /// The call.
         location: SourceLocation,
     },
+    /// A hazard of Hopper's asynchronous proxy that compute-sanitizer does not report: a
+    /// `wgmma` or TMA store reading shared memory written by generic stores with no
+    /// `fence.proxy.async` between; a read of a TMA load's destination before its mbarrier
+    /// phase completes; shared memory a `wgmma` in flight reads overwritten before
+    /// `wait_group` retires it; an mbarrier phase whose `expect_tx` bytes differ from the
+    /// bytes delivered once every arrival has come.
+    #[error(
+        "kernel `{kernel}`: block {block:?}, thread {thread:?} at {location}: {problem} (shared memory at {address:#x}, {allocation} + {offset}){}", earlier_text(.earlier)
+    )]
+    AsyncHazard {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Block index `(x, y, z)`.
+        block: Dim3,
+        /// The thread whose operation meets the hazard.
+        thread: Dim3,
+        /// What is wrong, with the values and the fix.
+        problem: String,
+        /// Host address of the first byte concerned (the mbarrier's for a byte count).
+        address: usize,
+        /// Which shared allocation holds it.
+        allocation: String,
+        /// Byte offset in it.
+        offset: usize,
+        /// The operation's call.
+        location: SourceLocation,
+        /// The earlier access it conflicts with (the unfenced write, the `wgmma` in flight),
+        /// when known (boxed: keeps `EmuError` small).
+        earlier: Option<Box<Access>>,
+    },
     /// Every thread of the block that has not exited waits, and threads poll an `mbarrier`
     /// phase that nothing left in the block can complete (its arrivals or transaction
     /// bytes never come): a hang on a GPU.
@@ -540,6 +585,13 @@ pub enum EmuError {
         /// A thread waiting at something else (a barrier, a collective, another mbarrier).
         elsewhere: Option<Box<ThreadSite>>,
     },
+}
+
+fn earlier_text(earlier: &Option<Box<Access>>) -> String {
+    earlier
+        .as_deref()
+        .map(|a| std::format!(", after the {a}"))
+        .unwrap_or_default()
 }
 
 fn at(location: &Option<SourceLocation>) -> String {

@@ -121,6 +121,7 @@ fn update(
     if s.pending == 0 && s.tx == 0 {
         s.phase = s.phase.wrapping_add(1);
         s.pending = s.count;
+        (s.expected, s.delivered, s.expect_at) = (0, 0, None);
         b.phases_completed.set(b.phases_completed.get() + 1);
     }
     b.progress.set(b.progress.get() + 1);
@@ -168,6 +169,9 @@ pub fn init(what: &'static str, bar: *mut u64, count: u32) {
             pending: count,
             tx: 0,
             phase: 0,
+            expected: 0,
+            delivered: 0,
+            expect_at: None,
         },
     );
     b.progress.set(b.progress.get() + 1);
@@ -198,8 +202,13 @@ fn arrive_on(
     tx: u32,
     arrive: bool,
 ) {
+    let at = (t.tid, Location::caller());
     update(t, b, what, bar, |s| {
         s.tx += i64::from(tx);
+        if tx > 0 {
+            s.expected += u64::from(tx);
+            s.expect_at = Some(at);
+        }
         if arrive {
             if s.pending == 0 {
                 return Err(std::format!(
@@ -228,6 +237,7 @@ pub(crate) fn complete_tx(
 ) {
     update(t, b, what, bar, |s| {
         s.tx -= i64::from(bytes);
+        s.delivered += u64::from(bytes);
         Ok(())
     });
 }
@@ -281,6 +291,26 @@ pub(crate) fn deadlock(
 ) -> EmuError {
     let s = block.mbarriers.borrow().0.get(&w.address).copied();
     let mem = block.mem.borrow();
+    if let Some(s) = s
+        && s.pending == 0
+        && s.tx != 0
+        && block.launch().options.checks.async_proxy
+    {
+        // Every arrival came: only the byte count keeps the phase open.
+        let (thread, location) = s.expect_at.unwrap_or((site.thread, w.location));
+        let problem = std::format!(
+            "phase {} of the mbarrier at {:#x} can never complete: its `expect_tx` asked for \
+             {} bytes and its TMA copies delivered {}, and every arrival has come ({} \
+             thread(s) wait for it; the expected byte count must equal the bytes of the copies \
+             that complete on the barrier)",
+            s.phase,
+            w.address,
+            s.expected,
+            s.delivered,
+            waiters.len()
+        );
+        return super::proxy::hazard(block, &mem, thread, problem, w.address, location, None);
+    }
     let allocation = mem.describe(w.address).map_or_else(
         || String::from("not shared memory"),
         |(name, start, _)| std::format!("{name} + {}", w.address - start),

@@ -103,6 +103,13 @@ pub(crate) struct Shadow {
     pub(crate) w_loc: Loc,
     pub(crate) r_epoch: u32,
     pub(crate) r: [(u32, u32, Loc); 2],
+    /// The writer's `fence.proxy.async` count when it wrote (the asynchronous-proxy check:
+    /// the write is visible to the async proxy once the writer's count has grown).
+    pub(crate) w_fence: u32,
+    /// The host address of the mbarrier whose phase `tma_phase` completes the TMA load that
+    /// wrote this byte (0: none pending).
+    pub(crate) tma_bar: usize,
+    pub(crate) tma_phase: u32,
 }
 
 impl Shadow {
@@ -114,6 +121,9 @@ impl Shadow {
         w_loc: None,
         r_epoch: NONE,
         r: [(NONE, 0, None); 2],
+        w_fence: 0,
+        tma_bar: 0,
+        tma_phase: 0,
     };
 }
 

@@ -16,7 +16,7 @@ use corosensei::Yielder;
 use cust_core::launch::HostEntry;
 
 use crate::shared_mem::SharedMem;
-use crate::unit_state::{MBarrierWait, MBarriers, TensorOp};
+use crate::unit_state::{AsyncState, MBarrierWait, MBarriers, TensorOp};
 use crate::{Dim3, EmuError, EmuOptions, Printed, SourceLocation};
 
 /// What a thread waits for when it suspends.
@@ -213,6 +213,9 @@ pub(crate) struct BlockState {
     pub(crate) progress: Cell<u64>,
     /// `mbarrier` phases completed (the scheduler wakes the threads polling them).
     pub(crate) phases_completed: Cell<u64>,
+    /// The asynchronous-proxy state: fences, `wgmma` groups in flight, accumulator writes
+    /// not yet visible (`proxy.rs`).
+    pub(crate) asyncs: RefCell<AsyncState>,
 }
 
 impl BlockState {

@@ -212,6 +212,7 @@ unsafe fn load_into(
     let inner = m.box_dims[0] * m.elem_bytes;
     let bytes = m.box_bytes();
     let window = shared_box(t, block, what, host, bytes as usize);
+    super::proxy::check_tma_overwrite(t, block, host, bytes as usize);
     let width = swizzle_width(m.swizzle);
     let e = m.elem_bytes as usize;
     for r in 0..m.box_dims[1] {
@@ -253,6 +254,7 @@ unsafe fn load_into(
         }
     }
     mark_async_write(block, host, bytes as usize);
+    super::proxy::mark_tma_dest(block, host, bytes as usize, bar);
     super::mbarrier::complete_tx(t, block, what, bar, bytes);
 }
 
@@ -270,6 +272,7 @@ pub unsafe fn store_2d(what: &'static str, map: *const TensorMap, x: i32, y: i32
     let inner = m.box_dims[0] * m.elem_bytes;
     let host = src as usize;
     let window = shared_box(t, t.block(), what, host, m.box_bytes() as usize);
+    super::proxy::check_async_read(t, host, m.box_bytes() as usize, "a TMA store");
     let width = swizzle_width(m.swizzle);
     let e = m.elem_bytes as usize;
     for r in 0..m.box_dims[1] {

@@ -6,6 +6,9 @@
 
 use core::panic::Location;
 use std::collections::HashMap;
+use std::vec::Vec;
+
+use crate::Dim3;
 
 /// The input type of an emulated `mma.sync`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +70,12 @@ pub(crate) struct MBarrierState {
     pub(crate) tx: i64,
     /// The current phase's number (0 after `init`).
     pub(crate) phase: u32,
+    /// Transaction bytes the current phase was told to expect (`expect_tx`) and those
+    /// delivered to it, for the asynchronous-proxy check's report.
+    pub(crate) expected: u64,
+    pub(crate) delivered: u64,
+    /// The thread and call of the current phase's last `expect_tx`.
+    pub(crate) expect_at: Option<(Dim3, &'static Location<'static>)>,
 }
 
 /// The `mbarrier` objects of a block, by host address.
@@ -92,4 +101,51 @@ pub(crate) struct MBarrierWait {
     /// `"mbarrier try_wait"` or `"mbarrier test_wait"`.
     pub(crate) what: &'static str,
     pub(crate) location: &'static Location<'static>,
+}
+
+/// A `wgmma` a warpgroup issued that no `wait_group` has retired yet: the host byte ranges
+/// `[start, end)` its `A` and `B` operands span.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct InFlight {
+    /// Its commit group: the issuing threads' `commit_group` count once committed (1, 2,
+    /// ...); 0 before.
+    pub(crate) group: u32,
+    pub(crate) ranges: [(usize, usize); 2],
+    /// The first thread of the warpgroup and the call.
+    pub(crate) thread: Dim3,
+    pub(crate) location: &'static Location<'static>,
+    /// The threads of the warpgroup whose `wait_group` has retired it (bit = linear index
+    /// in the warpgroup); it is gone when all 128 have.
+    pub(crate) retired: u128,
+}
+
+/// An accumulator write of a `wgmma` that becomes visible when `wait_group` retires its
+/// group.
+#[derive(Debug)]
+pub(crate) struct PendingAcc {
+    /// As [`InFlight::group`].
+    pub(crate) group: u32,
+    /// The thread's accumulator array (on its stack).
+    pub(crate) acc: *mut f32,
+    pub(crate) values: Vec<f32>,
+}
+
+/// One thread's part of the asynchronous-proxy state.
+#[derive(Debug, Default)]
+pub(crate) struct ThreadAsync {
+    /// `fence.proxy.async` calls so far.
+    pub(crate) fences: u32,
+    /// `wgmma.commit_group` calls so far.
+    pub(crate) commits: u32,
+    /// Accumulator writes not yet visible, oldest first.
+    pub(crate) pending: Vec<PendingAcc>,
+}
+
+/// A block's asynchronous-proxy state (operated on by `proxy.rs` and `wgmma.rs`).
+#[derive(Debug, Default)]
+pub(crate) struct AsyncState {
+    /// Per thread, by linear index.
+    pub(crate) threads: Vec<ThreadAsync>,
+    /// The `wgmma`s in flight, per warpgroup.
+    pub(crate) inflight: Vec<Vec<InFlight>>,
 }

@@ -33,12 +33,13 @@
 //! is why tiles start at a multiple of the pattern's period (1024, 512, 256 bytes) and why
 //! the emulator's shared addresses are congruent to host addresses modulo 1024.
 //!
-//! Timing: the instruction completes when the warpgroup has issued it, so `fence`,
-//! `commit_group` and `wait_group` have nothing left to do (they check that the block holds
-//! the whole warpgroup). A program cannot tell for the accumulators (ptxas
-//! orders register accesses around `wgmma`, see `cuda_std::wgmma`); for the operands it
-//! means that shared memory overwritten before `wait_group` is not detected (issue 30 item 3
-//! is that check). Operand reads are not seen by the race and uninitialised-read checks.
+//! Timing: the product is computed when the warpgroup has issued the instruction, and each
+//! thread's accumulator values become visible at the `wait_group` that retires its group
+//! (`commit_group` closes a group; a `wgmma` chained on an accumulator whose values are not
+//! yet visible adds to them, as the hardware's in-order `wgmma`s do). With the
+//! asynchronous-proxy check on (`proxy.rs`), the operands must have been fenced after
+//! generic writes and their TMA loads completed, and stay unchanged until the retiring
+//! `wait_group`. Operand reads are not seen by the race and uninitialised-read checks.
 //!
 //! Checked: the block holds the whole warpgroup, and all of its threads reach the same
 //! `wgmma` (a thread that exits or waits elsewhere meanwhile is an
@@ -53,7 +54,7 @@ use std::vec::Vec;
 
 use super::shared_mem::SharedMem;
 use super::state::{BlockState, GroupWait, Suspend, ThreadState, suspend, thread};
-use super::unit_state::MmaType;
+use super::unit_state::{InFlight, MmaType, PendingAcc};
 use super::{EmuError, SourceLocation};
 use cust_core::lanes::wgmma::acc_row_col;
 
@@ -314,7 +315,12 @@ pub(crate) unsafe fn complete(
         operand(first.b_bits, first.trans_b),
     );
     let mem = block.mem.borrow();
-    let load = |which: char, op: Operand, rows: u32| -> Result<Vec<[f64; 16]>, EmuError> {
+    let checks = block.launch().options.checks;
+    // The host byte range `[start, end)` each operand spans, for the check of writes while
+    // the `wgmma` is in flight.
+    let mut ranges = [(usize::MAX, 0usize); 2];
+    let mut load = |which: char, op: Operand, rows: u32| -> Result<Vec<[f64; 16]>, EmuError> {
+        let range = &mut ranges[usize::from(which == 'B')];
         if op.desc.base_offset != 0 {
             return Err(err(std::format!(
                 "the descriptor of `{which}` has base offset {} (bits 49–51): the emulator                  models tiles whose swizzle pattern starts at its period only (base offset 0)",
@@ -325,6 +331,29 @@ pub(crate) unsafe fn complete(
         for (mn, row) in out.iter_mut().enumerate() {
             for (kk, v) in row.iter_mut().enumerate().take(k) {
                 let addr = op.element_addr(mn as u32, kk as u32);
+                if let Some(host) = mem.host_of(addr, elem_bytes as usize) {
+                    range.0 = range.0.min(host);
+                    range.1 = range.1.max(host + elem_bytes as usize);
+                    if checks.async_proxy
+                        && let Some((at, problem, earlier)) = super::proxy::async_read_problem(
+                            block,
+                            &mem,
+                            host,
+                            elem_bytes as usize,
+                            "a `wgmma`",
+                        )
+                    {
+                        return Err(super::proxy::hazard(
+                            block,
+                            &mem,
+                            first.tid,
+                            problem,
+                            at,
+                            first.location,
+                            earlier,
+                        ));
+                    }
+                }
                 *v = read(&mem, ty, addr).ok_or_else(|| {
                     err(std::format!(
                         "element ({mn}, {kk}) of `{which}` is at shared address {addr:#x},                          outside this block's shared memory (descriptor {:#018x}: start                          {:#x}, leading byte offset {}, stride byte offset {}, {}-byte                          swizzle)",
@@ -342,23 +371,48 @@ pub(crate) unsafe fn complete(
     let a_rows = load('A', a, 64)?;
     let b_cols = load('B', b, n)?;
     drop(mem);
+    let mut asyncs = block.asyncs.borrow_mut();
+    if checks.async_proxy {
+        asyncs.inflight[(records[0].0 / 128) as usize].push(InFlight {
+            group: 0,
+            ranges,
+            thread: first.tid,
+            location: first.location,
+            retired: 0,
+        });
+    }
     for (i, &(linear, _)) in records.iter().enumerate() {
         let r = get(i);
         let tw = linear % 128;
-        for e in 0..(n / 2) as usize {
-            let (row, col) = acc_row_col(tw, e as u32);
-            let (ra, cb) = (&a_rows[row as usize], &b_cols[col as usize]);
-            let products = (0..k).fold(0f64, |s, p| s + ra[p] * cb[p]);
-            // SAFETY: the caller's contract: `acc` holds `n / 2` elements of the suspended
-            // thread.
-            let d = unsafe { &mut *r.acc.add(e) };
-            let sum = if first.accumulate {
-                products + f64::from(*d)
-            } else {
-                products
-            };
-            *d = sum as f32;
-        }
+        let pending = &mut asyncs.threads[linear as usize].pending;
+        // The accumulator this `wgmma` adds to: the newest value not yet visible of the
+        // same array (`wgmma`s chained on one accumulator without a wait between), else
+        // the array's.
+        let before = pending.iter().rev().find(|p| p.acc == r.acc);
+        let values: Vec<f32> = (0..(n / 2) as usize)
+            .map(|e| {
+                let (row, col) = acc_row_col(tw, e as u32);
+                let (ra, cb) = (&a_rows[row as usize], &b_cols[col as usize]);
+                let products = (0..k).fold(0f64, |s, p| s + ra[p] * cb[p]);
+                let d = match before {
+                    Some(p) => p.values[e],
+                    // SAFETY: the caller's contract: `acc` holds `n / 2` elements of the
+                    // suspended thread.
+                    None => unsafe { *r.acc.add(e) },
+                };
+                let sum = if first.accumulate {
+                    products + f64::from(d)
+                } else {
+                    products
+                };
+                sum as f32
+            })
+            .collect();
+        pending.push(PendingAcc {
+            group: 0,
+            acc: r.acc,
+            values,
+        });
     }
     Ok(())
 }

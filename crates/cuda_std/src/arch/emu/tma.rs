@@ -55,10 +55,11 @@ pub(crate) fn wait_group_read<const N: u32>() {
     device::enter("tma::wait_group_read");
 }
 
-/// The emulator's units read shared memory through the host's memory: nothing to order.
+/// Counted for the emulator's asynchronous-proxy check (the data needs no ordering: the
+/// units read shared memory through the host's memory).
 #[track_caller]
 pub(crate) fn fence_proxy_async_shared() {
-    device::enter("tma::fence_proxy_async_shared");
+    device::fence_proxy_async("tma::fence_proxy_async_shared");
 }
 
 /// A hint: nothing to do on the emulator.

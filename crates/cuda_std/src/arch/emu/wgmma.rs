@@ -1,8 +1,9 @@
 //! `wgmma` on the CPU emulator: each thread of the warpgroup computes its own accumulator
 //! elements from `A` and `B` read from shared memory through the matrix descriptors
 //! (`cuda_emu`'s `wgmma` module: the descriptor decoding, the layouts and swizzles, the
-//! arithmetic, and what is not modelled). The instruction completes when issued, so
-//! `fence`, `commit_group` and `wait_group` only check that the warpgroup is whole;
+//! arithmetic, and what is not modelled). The product is computed when the warpgroup has
+//! issued it; its accumulator values become visible at the `wait_group` that retires its
+//! group (`commit_group` forms the groups);
 //! `setmaxnreg` is accepted and does nothing (the emulator has no register file).
 
 use crate::wgmma::MatrixDescriptor;
@@ -16,11 +17,13 @@ pub(crate) fn fence() {
 #[track_caller]
 pub(crate) fn commit_group() {
     device::wgmma_check_warpgroup("wgmma::commit_group");
+    device::wgmma_commit("wgmma::commit_group");
 }
 
 #[track_caller]
 pub(crate) fn wait_group<const N: u32>() {
     device::wgmma_check_warpgroup("wgmma::wait_group");
+    device::wgmma_wait("wgmma::wait_group", N);
 }
 
 #[track_caller]
