@@ -13,11 +13,11 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rayon::prelude::*;
 
 use super::shared_mem::{SharedAlloc, SharedMem, WINDOW_START};
-use super::unit_state::AsyncState;
 use super::state::{
     BarrierKind, BlockState, ClusterState, LAST_PANIC, Launch, NAMED_BARRIERS, Resume, Suspend,
     ThreadState, Unwind, WarpKind, WarpWait, current, set_current,
 };
+use super::unit_state::AsyncState;
 use super::{Dim3, EmuError, EmuReport, Printed, SourceLocation, ThreadSite};
 use cust_core::launch::HostEntry;
 

@@ -200,9 +200,7 @@ pub(crate) fn remote(
     let mut theirs = other.mem.borrow_mut();
     let base = match id {
         None => Some(theirs.dynamic.ptr),
-        Some(id) => {
-            theirs.static_alloc(id, bytes, align, &name, checks.shadow())
-        }
+        Some(id) => theirs.static_alloc(id, bytes, align, &name, checks.shadow()),
     };
     drop(theirs);
     match base {

@@ -89,13 +89,61 @@ pub(crate) fn async_read_problem(
     len: usize,
     reader: &str,
 ) -> Option<(usize, String, Option<Access>)> {
-    let (_, a, off) = mem.locate(addr)?;
-    if a.shadow.is_empty() {
-        return None;
-    }
+    async_reads_problem(block, mem, &[addr], len, reader)
+}
+
+/// [`async_read_problem`] for `len` bytes at each of `addrs` (the elements a `wgmma` reads),
+/// with the state borrowed once.
+pub(crate) fn async_reads_problem(
+    block: &BlockState,
+    mem: &SharedMem,
+    addrs: &[usize],
+    len: usize,
+    reader: &str,
+) -> Option<(usize, String, Option<Access>)> {
     let asyncs = block.asyncs.borrow();
-    let end = (off + len).min(a.bytes);
-    for (i, s) in a.shadow[off..end].iter().enumerate() {
+    let mbarriers = block.mbarriers.borrow();
+    let mut alloc = None;
+    for &addr in addrs {
+        let a = match alloc {
+            Some(a) if super::shared_mem::SharedAlloc::contains(a, addr) => a,
+            _ => {
+                let Some((_, a, _)) = mem.locate(addr) else {
+                    continue;
+                };
+                alloc = Some(a);
+                a
+            }
+        };
+        if a.shadow.is_empty() {
+            continue;
+        }
+        let off = addr - a.ptr as usize;
+        let end = (off + len).min(a.bytes);
+        if let Some(p) = bytes_problem(
+            block,
+            &asyncs,
+            &mbarriers,
+            &a.shadow[off..end],
+            addr,
+            reader,
+        ) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// The first problem among the shadow bytes `shadow` (the first at host address `addr`).
+fn bytes_problem(
+    block: &BlockState,
+    asyncs: &super::unit_state::AsyncState,
+    mbarriers: &MBarriers,
+    shadow: &[super::shared_mem::Shadow],
+    addr: usize,
+    reader: &str,
+) -> Option<(usize, String, Option<Access>)> {
+    for (i, s) in shadow.iter().enumerate() {
         if s.w_thread != super::shared_mem::NONE
             && asyncs.threads[s.w_thread as usize].fences == s.w_fence
         {
@@ -122,9 +170,12 @@ pub(crate) fn async_read_problem(
                 Some(writer),
             ));
         }
-        if s.tma_bar != 0 && !phase_completed(&block.mbarriers.borrow(), s.tma_bar, s.tma_phase)
-        {
-            return Some((addr + i, tma_pending_text(reader, s.tma_bar, s.tma_phase), None));
+        if s.tma_bar != 0 && !phase_completed(mbarriers, s.tma_bar, s.tma_phase) {
+            return Some((
+                addr + i,
+                tma_pending_text(reader, s.tma_bar, s.tma_phase),
+                None,
+            ));
         }
     }
     None
@@ -175,11 +226,7 @@ pub(crate) fn inflight_overlap(
                 .flatten()
                 .filter(|f| f.retired & (1 << (writer % 128)) == 0),
         )
-        .find(|f| {
-            f.ranges
-                .iter()
-                .any(|&(s, e)| addr < e && s < addr + len)
-        })
+        .find(|f| f.ranges.iter().any(|&(s, e)| addr < e && s < addr + len))
         .copied()
 }
 
@@ -347,7 +394,11 @@ mod tests {
         })
     }
 
-    fn run(name: &'static str, body: unsafe fn(*const *mut c_void), checks: EmuChecks) -> Result<(), EmuError> {
+    fn run(
+        name: &'static str,
+        body: unsafe fn(*const *mut c_void),
+        checks: EmuChecks,
+    ) -> Result<(), EmuError> {
         let kernel: Kernel<(), ()> = Kernel::__new_with_host(name, body);
         let options = EmuOptions {
             checks,
@@ -474,7 +525,12 @@ mod tests {
             device::mbarrier_init("barrier::MBarrier::init", bar(), 1);
             load();
             // Read before the phase completes (the arrival has not come).
-            device::check_access(smem() as usize + 64, 2, AccessKind::Read, Location::caller());
+            device::check_access(
+                smem() as usize + 64,
+                2,
+                AccessKind::Read,
+                Location::caller(),
+            );
         }
     }
 
@@ -502,7 +558,12 @@ mod tests {
         else {
             panic!("expected AsyncHazard, got {err}")
         };
-        (problem, *thread, earlier.as_ref().map(|a| a.thread), location.file)
+        (
+            problem,
+            *thread,
+            earlier.as_ref().map(|a| a.thread),
+            location.file,
+        )
     }
 
     #[test]
@@ -526,8 +587,8 @@ mod tests {
 
     #[test]
     fn a_stage_overwritten_before_wait_group_is_reported() {
-        let err = run("overwrite_in_flight", overwrite_in_flight, EmuChecks::ALL)
-            .expect_err("reported");
+        let err =
+            run("overwrite_in_flight", overwrite_in_flight, EmuChecks::ALL).expect_err("reported");
         let (problem, thread, reader, _) = hazard(&err);
         assert!(problem.contains("a generic store overwrites"), "{err}");
         assert_eq!((thread, reader), ([5, 0, 0], Some([0, 0, 0])), "{err}");
@@ -537,7 +598,10 @@ mod tests {
     fn a_tma_destination_read_before_its_phase_completes_is_reported() {
         let err = run("tma_read_early", tma_read_early, EmuChecks::ALL).expect_err("reported");
         let (problem, thread, _, _) = hazard(&err);
-        assert!(problem.contains("before its mbarrier phase completes"), "{err}");
+        assert!(
+            problem.contains("before its mbarrier phase completes"),
+            "{err}"
+        );
         assert_eq!(thread, [0, 0, 0]);
     }
 

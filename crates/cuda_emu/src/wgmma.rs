@@ -321,6 +321,7 @@ pub(crate) unsafe fn complete(
     let mut ranges = [(usize::MAX, 0usize); 2];
     let mut load = |which: char, op: Operand, rows: u32| -> Result<Vec<[f64; 16]>, EmuError> {
         let range = &mut ranges[usize::from(which == 'B')];
+        let mut hosts = Vec::with_capacity(rows as usize * k);
         if op.desc.base_offset != 0 {
             return Err(err(std::format!(
                 "the descriptor of `{which}` has base offset {} (bits 49–51): the emulator                  models tiles whose swizzle pattern starts at its period only (base offset 0)",
@@ -334,25 +335,7 @@ pub(crate) unsafe fn complete(
                 if let Some(host) = mem.host_of(addr, elem_bytes as usize) {
                     range.0 = range.0.min(host);
                     range.1 = range.1.max(host + elem_bytes as usize);
-                    if checks.async_proxy
-                        && let Some((at, problem, earlier)) = super::proxy::async_read_problem(
-                            block,
-                            &mem,
-                            host,
-                            elem_bytes as usize,
-                            "a `wgmma`",
-                        )
-                    {
-                        return Err(super::proxy::hazard(
-                            block,
-                            &mem,
-                            first.tid,
-                            problem,
-                            at,
-                            first.location,
-                            earlier,
-                        ));
-                    }
+                    hosts.push(host);
                 }
                 *v = read(&mem, ty, addr).ok_or_else(|| {
                     err(std::format!(
@@ -365,6 +348,25 @@ pub(crate) unsafe fn complete(
                     ))
                 })?;
             }
+        }
+        if checks.async_proxy
+            && let Some((at, problem, earlier)) = super::proxy::async_reads_problem(
+                block,
+                &mem,
+                &hosts,
+                elem_bytes as usize,
+                "a `wgmma`",
+            )
+        {
+            return Err(super::proxy::hazard(
+                block,
+                &mem,
+                first.tid,
+                problem,
+                at,
+                first.location,
+                earlier,
+            ));
         }
         Ok(out)
     };
