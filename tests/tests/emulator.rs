@@ -675,7 +675,11 @@ fn context_options_choose_the_seed_and_the_checks() {
     use cust::module::Module;
     use cust::stream::Stream;
     for (checks, race_reported) in [(EmuChecks::ALL, true), (EmuChecks::NONE, false)] {
-        let ctx = Context::emulator_with(EmulatorOptions { seed: 3, checks });
+        let ctx = Context::emulator_with(EmulatorOptions {
+            seed: 3,
+            checks,
+            ..EmulatorOptions::default()
+        });
         let module = Module::from_image_in(&ctx, &tests::PROBES).unwrap();
         let stream = Stream::default_of(&ctx);
         let mut out = DeviceBuffer::<u32>::zeroed_in(&ctx, 32).unwrap();
