@@ -57,9 +57,9 @@ impl Gpu {
 
     /// The CPU emulator with `image` loaded: every `#[kernel]` of it runs its host body
     /// through `cuda_emu` (real warps, barriers, shared memory, atomics, and the
-    /// emulator's race, divergence and bounds checks). [`Gpu::name`] says `CPU emulator`.
-    /// Operations that need a GPU (device attributes, graphs, pinned memory, cuBLAS) fail
-    /// with [`GpuError::NotOnEmulator`].
+    /// emulator's race, divergence and bounds checks). [`Gpu::name`] says `ferrocuda CPU
+    /// emulator`. Operations that need a GPU (most device attributes, PTX modules, clusters,
+    /// cuBLAS's own kernels) fail with [`GpuError::NotOnEmulator`].
     ///
     /// # Errors
     /// None in practice (an image module on the emulator loads no code); the `Result` keeps
@@ -119,7 +119,7 @@ impl Gpu {
         &self.module
     }
 
-    /// The device's name, e.g. "NVIDIA H200", or "CPU emulator".
+    /// The device's name, e.g. "NVIDIA H200", or "ferrocuda CPU emulator".
     pub fn name(&self) -> String {
         self.ctx.name()
     }

@@ -527,6 +527,8 @@ const EMULATOR_USERS: &[&str] = &[
     "Cargo.toml",
     "tests/Cargo.toml",
     "tests/tests/emulator.rs",
+    "tests/tests/support/emulate.rs",
+    "tests/benches/emu_speed.rs",
     "tests/tests/emulator_mma.rs",
     "kernels/Cargo.toml",
     "kernels/src/gemm_tc/mma_sync.rs",

@@ -1,77 +1,21 @@
 //! The CPU emulator (`cuda_emu`) without a GPU: each planted bug of the `emulator`
-//! probes and the exact report, kernels of the GPU tests against their CPU references, and
-//! the emulator's speed (printed, not asserted).
+//! probes and the exact report, and kernels of the GPU tests against their CPU references.
+//! The emulator's speed is a benchmark: `cargo xtask emu-speed` (`tests/benches/emu_speed.rs`).
 
 use std::ffi::c_void;
 use std::time::Instant;
 
 use common::palette::Coloring;
 use common::{Band, Complex, Palette, RenderJob, Viewport};
-use cuda_emu::{self as emu, AccessKind, Dim3, EmuError, EmuOptions, EmuReport, HostBuffer};
-use cuda_std::launch::{Kernel, ParamSizes};
+use cuda_emu::{self as emu, AccessKind, Dim3, EmuError, EmuOptions, HostBuffer};
+use cuda_std::launch::Kernel;
 use probes::emulator as probe;
 use probes::primitives as prim;
 
-/// The bytes of a slice parameter: (pointer, length).
-fn slice<T>(v: &[T]) -> (usize, usize) {
-    (v.as_ptr() as usize, v.len())
-}
-
-/// The bytes of a writable slice parameter: (pointer, length).
-fn slice_mut<T>(v: &mut [T]) -> (usize, usize) {
-    (v.as_mut_ptr() as usize, v.len())
-}
-
-/// Launches on the emulator with `args` (each an owned parameter value) and `options`.
-macro_rules! emulate {
-    ($kernel:expr, $grid:expr, $block:expr, $shared:expr, $options:expr; $($arg:expr),* $(,)?) => {{
-        #[allow(unused_mut)]
-        let mut params = ($($arg,)*);
-        let args = emulate!(@ptrs params; $($arg),*);
-        // SAFETY: each test passes its kernel's parameters, in order, pointing to live
-        // vectors of the lengths the kernel's contract asks for.
-        unsafe { run(&$kernel, $grid, $block, $shared, &args, $options) }
-    }};
-    (@ptrs $p:ident; $a0:expr) => { [(&raw mut $p.0).cast::<c_void>()] };
-    (@ptrs $p:ident; $a0:expr, $a1:expr) => {
-        [(&raw mut $p.0).cast::<c_void>(), (&raw mut $p.1).cast()]
-    };
-    (@ptrs $p:ident; $a0:expr, $a1:expr, $a2:expr) => {
-        [(&raw mut $p.0).cast::<c_void>(), (&raw mut $p.1).cast(), (&raw mut $p.2).cast()]
-    };
-    (@ptrs $p:ident; $a0:expr, $a1:expr, $a2:expr, $a3:expr) => {
-        [(&raw mut $p.0).cast::<c_void>(), (&raw mut $p.1).cast(), (&raw mut $p.2).cast(),
-         (&raw mut $p.3).cast()]
-    };
-    (@ptrs $p:ident; $a0:expr, $a1:expr, $a2:expr, $a3:expr, $a4:expr, $a5:expr) => {
-        [(&raw mut $p.0).cast::<c_void>(), (&raw mut $p.1).cast(), (&raw mut $p.2).cast(),
-         (&raw mut $p.3).cast(), (&raw mut $p.4).cast(), (&raw mut $p.5).cast()]
-    };
-    (@ptrs $p:ident; $a0:expr, $a1:expr, $a2:expr, $a3:expr, $a4:expr, $a5:expr, $a6:expr,
-     $a7:expr) => {
-        [(&raw mut $p.0).cast::<c_void>(), (&raw mut $p.1).cast(), (&raw mut $p.2).cast(),
-         (&raw mut $p.3).cast(), (&raw mut $p.4).cast(), (&raw mut $p.5).cast(),
-         (&raw mut $p.6).cast(), (&raw mut $p.7).cast()]
-    };
-}
-
-/// # Safety
-/// As `emu::launch`.
-unsafe fn run<P: ParamSizes, S>(
-    kernel: &Kernel<P, S>,
-    grid: Dim3,
-    block: Dim3,
-    shared: u32,
-    args: &[*mut c_void],
-    options: &EmuOptions,
-) -> Result<EmuReport, EmuError> {
-    // SAFETY: forwarded.
-    unsafe { emu::launch(kernel, grid, block, shared, args, options) }
-}
-
-fn opts() -> EmuOptions {
-    EmuOptions::default()
-}
+#[path = "support/emulate.rs"]
+#[macro_use]
+mod emulate;
+use emulate::{opts, run, slice, slice_mut};
 
 /// The line of the `nth` occurrence of `needle` after the line holding `kernel` in the
 /// probes' source, for asserting reported locations without hard-coding line numbers.
@@ -558,112 +502,6 @@ fn speed_of_a_reduction_and_a_mandelbrot_tile() {
     );
 }
 
-/// Release-build figures for the README (run with `cargo test --release -p tests --test
-/// emulator -- --ignored --nocapture speed_figures`): thread steps per second for a
-/// reduction over 2^20 elements, a 256×256 SGEMM (the tiled matmul probe) and a 512×512
-/// Mandelbrot tile, with every check on and with none. Printed, not asserted (timings depend on the machine and its
-/// load); the results are checked against the CPU.
-#[test]
-#[ignore = "benchmark: run in release with --ignored --nocapture"]
-fn speed_figures() {
-    fn line(what: &str, checks: &str, s: f64, report: &EmuReport) {
-        println!(
-            "{what:<34} {checks:<10} {s:>8.3} s  {:>9} threads  {:>9} thread steps  {:>9.3e} thread-steps/s  {:>9.3e} threads/s",
-            report.threads,
-            report.thread_steps,
-            report.thread_steps as f64 / s,
-            report.threads as f64 / s,
-        );
-    }
-    let modes = [
-        ("all checks", emu::EmuChecks::ALL),
-        ("no checks", emu::EmuChecks::NONE),
-    ];
-    println!(
-        "emulator speed, {} rayon workers",
-        std::thread::available_parallelism().map_or(1, usize::from)
-    );
-
-    // Reduction: 2^20 u32, 256 blocks of 256 threads, 4096 elements per block.
-    let n = 1usize << 20;
-    let input: Vec<u32> = (0..n as u32).map(|i| i % 1000).collect();
-    let expected = input.iter().fold(0u32, |a, &v| a.wrapping_add(v));
-    for (name, checks) in modes {
-        let mut partial = vec![0u32; 256];
-        let options = EmuOptions { checks, ..opts() };
-        let start = Instant::now();
-        let report =
-            emulate!(kernels::reduce::reduce_sum_u32, [256, 1, 1], [256, 1, 1], 0, &options;
-            slice(&input), n / 256, slice_mut(&mut partial))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let s = start.elapsed().as_secs_f64();
-        assert_eq!(
-            partial.iter().fold(0u32, |a, &v| a.wrapping_add(v)),
-            expected
-        );
-        line("reduce_sum_u32, 2^20 elements", name, s, &report);
-    }
-
-    // SGEMM 256×256×256 with the tiled matmul of the GPU tests (16×16 tiles through shared
-    // memory, 16×16 blocks of 256 threads, two barriers per tile step). The product kernel
-    // `kernels::gemm::sgemm` does not run on the emulator: its shared-memory helpers
-    // (`kernels/src/gemm.rs`, `smem`) take 32-bit shared-window addresses and panic on the
-    // host.
-    let dim = 256usize;
-    let a: Vec<f32> = (0..dim * dim).map(|i| (i % 7) as f32 - 3.0).collect();
-    let b: Vec<f32> = (0..dim * dim).map(|i| (i % 5) as f32 - 2.0).collect();
-    let reference = tests::matmul_f32(&a, &b, dim, dim, dim);
-    for (name, checks) in modes {
-        let mut c = vec![0f32; dim * dim];
-        let options = EmuOptions {
-            checks,
-            buffers: vec![HostBuffer {
-                address: c.as_ptr() as usize,
-                bytes: 4 * c.len(),
-            }],
-            ..opts()
-        };
-        let d = dim as u32;
-        let start = Instant::now();
-        let report = emulate!(prim::matmul_tiled_f32, [16, 16, 1], [16, 16, 1], 0, &options;
-            slice(&a), slice(&b), c.as_mut_ptr(), d, d, d)
-        .unwrap_or_else(|e| panic!("{e}"));
-        let s = start.elapsed().as_secs_f64();
-        // Small integers: every sum is exact, in any order.
-        assert_eq!(tests::f32_bits(&c), tests::f32_bits(&reference));
-        line("tiled sgemm 256x256x256", name, s, &report);
-        println!(
-            "{:>34} {:.3e} multiply-adds/s",
-            "",
-            (dim * dim * dim) as f64 / s
-        );
-    }
-
-    // Mandelbrot: 512×512 f32, 256 iterations, 32×32 blocks of 16×16.
-    let view = Viewport::from_center_scale(512, 512, Complex::new(-0.75, 0.0), 3.0)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let job = RenderJob::new(&view, 1, 256, Coloring::discrete(Palette::Gray)).cast::<f32>();
-    let band = Band {
-        first_row: 0,
-        rows: 512,
-    };
-    let norms: Vec<f32> = Vec::new();
-    for (name, checks) in modes {
-        let mut counts = vec![0u32; 512 * 512];
-        let options = EmuOptions { checks, ..opts() };
-        let start = Instant::now();
-        let report = emulate!(kernels::mandelbrot::mandelbrot_f32, [32, 32, 1], [16, 16, 1], 0,
-            &options; job, band, slice_mut(&mut counts), slice(&norms))
-        .unwrap_or_else(|e| panic!("{e}"));
-        let s = start.elapsed().as_secs_f64();
-        for (i, &c) in counts.iter().enumerate().step_by(997) {
-            let (x, y) = ((i % 512) as u32, (i / 512) as u32);
-            assert_eq!(c, job.escape_single(x, y).n, "pixel ({x}, {y})");
-        }
-        line("mandelbrot_f32 512x512, 256 iter", name, s, &report);
-    }
-}
-
 /// A context's emulator options reach every typed launch: the planted race is reported with
 /// the checks on and passes unseen with them off, under a non-zero seed.
 #[test]
@@ -675,7 +513,11 @@ fn context_options_choose_the_seed_and_the_checks() {
     use cust::module::Module;
     use cust::stream::Stream;
     for (checks, race_reported) in [(EmuChecks::ALL, true), (EmuChecks::NONE, false)] {
-        let ctx = Context::emulator_with(EmulatorOptions { seed: 3, checks });
+        let ctx = Context::emulator_with(EmulatorOptions {
+            seed: 3,
+            checks,
+            ..EmulatorOptions::default()
+        });
         let module = Module::from_image_in(&ctx, &tests::PROBES).unwrap();
         let stream = Stream::default_of(&ctx);
         let mut out = DeviceBuffer::<u32>::zeroed_in(&ctx, 32).unwrap();

@@ -184,10 +184,9 @@ fn raw_pointer_kernel_through_launch_unchecked() {
     assert_identical("raw copy", &src, &dst.as_host_vec().unwrap());
 }
 
+/// A launch whose configuration the hardware would refuse is refused by both backends with
+/// the same error: the driver's `CUDA_ERROR_INVALID_VALUE`, naming kernel and configuration.
 #[test]
-#[ignore = "needs a CUDA GPU: checks the driver's rejection (`GpuError::Launch` with \
-            CUDA_ERROR_INVALID_VALUE); the emulator refuses the block with its own \
-            `EmuError::InvalidConfig`"]
 fn a_rejected_launch_names_kernel_configuration_and_cuda_error() {
     let gpu = gpu();
     let x = DeviceBuffer::from_slice_async(&[1.0f32; 4], gpu.stream()).unwrap();

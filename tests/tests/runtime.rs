@@ -58,21 +58,63 @@ fn without_a_context_constructors_say_what_to_call() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: device properties (name, compute capability, memory size, driver \
-            version) of a CUDA device, which the emulator does not have"]
 fn devices_report_plausible_properties() {
     let ctx = init();
-    let n = Device::num_devices().unwrap();
+    let n = cust::context::device_count_from_env().unwrap();
     assert!(n >= 1);
-    let dev = ctx.device().unwrap();
-    assert!(!dev.name().unwrap().is_empty());
-    let major = dev.compute_capability().unwrap().major;
-    assert!(major >= 7, "sm_{major}x is below the supported sm_70");
-    assert!(dev.total_memory().unwrap() >= 1 << 30);
-    let err = Device::get_device(n).unwrap_err();
-    assert!(matches!(err, CudaError::BadOrdinal { .. }), "{err}");
-    let (major_drv, _) = cust::device::driver_version().unwrap();
-    assert!(major_drv >= 12, "driver CUDA {major_drv}");
+    assert!(!ctx.name().is_empty());
+    let cc = ctx.compute_capability().unwrap();
+    assert!(
+        cc.major >= 7,
+        "sm_{}{} is below the supported sm_70",
+        cc.major,
+        cc.minor
+    );
+    let (free, total) = ctx.mem_info().unwrap();
+    assert!(total >= 1 << 30, "{total} bytes of device memory");
+    assert!(free <= total, "{free} bytes free of {total}");
+    // The compute capability as the device attributes give it.
+    let attribute = |a| ctx.attribute(a).unwrap();
+    use cust::device::DeviceAttribute as A;
+    assert_eq!(
+        (
+            attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+            attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+        ),
+        (cc.major as i32, cc.minor as i32)
+    );
+    // One past the last device, through the same choice of device.
+    let err = Context::from_env(n).unwrap_err();
+    assert!(
+        matches!(err, CudaError::BadOrdinal { ordinal, count } if ordinal == n as usize && count == n as usize),
+        "{err}"
+    );
+    if ctx.is_emulator() {
+        // The device the emulator stands for: compute capability 9.0 (it runs sm_90a's
+        // wgmma, TMA and mbarrier).
+        assert!(ctx.name().contains("emulator"), "{}", ctx.name());
+        assert_eq!((cc.major, cc.minor), (9, 0));
+        assert!(matches!(ctx.device(), Err(CudaError::NotOnEmulator { .. })));
+    } else {
+        // The driver's device handle says the same as the context.
+        let dev = ctx.device().unwrap();
+        assert_eq!(dev.name().unwrap(), ctx.name());
+        assert_eq!(dev.compute_capability().unwrap(), cc);
+        assert_eq!(dev.total_memory().unwrap(), total);
+        let err = Device::get_device(n).unwrap_err();
+        assert!(matches!(err, CudaError::BadOrdinal { .. }), "{err}");
+    }
+    // The driver's version is the driver's, whichever device the context is.
+    match cust::device::driver_version() {
+        Ok((major, _)) => assert!(major >= 12, "driver CUDA {major}"),
+        Err(err) => {
+            assert!(
+                matches!(err, CudaError::NoDriver) && !cust::device::driver_available(),
+                "{err}"
+            );
+            assert!(ctx.is_emulator(), "a GPU context without a driver");
+        }
+    }
 }
 
 #[test]
@@ -461,24 +503,41 @@ fn unified_memory_is_updated_in_place_by_a_kernel() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: free device memory (cuMemGetInfo); the emulator allocates host \
-            memory and has no device memory size to refuse against"]
 fn oversized_allocations_are_refused_with_the_figure() {
     let ctx = init();
     let (free, _) = ctx.mem_info().unwrap();
     let too_many = free / 4 + (1 << 20);
+    // The figure in the error is the free memory (other tests of this process may allocate
+    // meanwhile, so it is read, not compared with `free`).
+    let refused = |err: CudaError, what: &str| match err {
+        CudaError::OutOfMemory {
+            what: w,
+            bytes,
+            free: f,
+        } => {
+            assert_eq!((w, bytes), (what, too_many * 4), "{err}");
+            assert!(f < bytes, "{err}");
+            assert!(
+                err.to_string().contains(&format!("{f} bytes free")),
+                "{err}"
+            );
+        }
+        other => panic!("{what}: expected OutOfMemory, got {other}"),
+    };
     // SAFETY: never read; the allocation is refused.
-    let err = unsafe { DeviceBuffer::<u32>::uninitialized(too_many) }.unwrap_err();
-    assert!(matches!(err, CudaError::OutOfMemory { .. }), "{err}");
-    let err = UnifiedBuffer::new(&0u32, too_many).unwrap_err();
-    assert!(matches!(err, CudaError::OutOfMemory { .. }), "{err}");
+    refused(
+        unsafe { DeviceBuffer::<u32>::uninitialized(too_many) }.unwrap_err(),
+        "DeviceBuffer",
+    );
+    refused(
+        UnifiedBuffer::new(&0u32, too_many).unwrap_err(),
+        "UnifiedBuffer",
+    );
     let err = DeviceBuffer::<u64>::zeroed(usize::MAX / 4).unwrap_err();
     assert!(matches!(err, CudaError::SizeOverflow { .. }), "{err}");
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: CUDA graphs (on the emulator, capture is \
-            CudaError::NotOnEmulator)"]
 fn graphs_replay_captured_launches_and_refuse_what_cannot_be_captured() {
     let ctx = init();
     let module = Module::from_image(&PROBES).unwrap();
@@ -533,8 +592,6 @@ fn graphs_replay_captured_launches_and_refuse_what_cannot_be_captured() {
 }
 
 #[test]
-#[ignore = "needs a CUDA GPU: CUDA graphs (on the emulator, capture is \
-            CudaError::NotOnEmulator)"]
 fn compute_graphs_run_nodes_after_their_declared_inputs() {
     init();
     let module = Module::from_image(&PROBES).unwrap();

@@ -4,6 +4,7 @@
 mod bench;
 mod build;
 mod bundle;
+mod emu_speed;
 mod gallery;
 mod new;
 mod test;
@@ -46,6 +47,8 @@ enum Cmd {
     /// `cargo xtask bench -- -o bench-out --len 268435456 ...` (arguments after `--` go to
     /// `ferrocuda bench`).
     Bench(bench::Args),
+    /// Print the CPU emulator's speed (thread-steps/s; release build, no GPU needed).
+    EmuSpeed,
     /// Create a new kernels project (host crate + kernels crate, typed launch, CPU check)
     /// outside this workspace: `cargo xtask new ../my-gpu-app`.
     New(new::Args),
@@ -73,6 +76,7 @@ fn main() -> Result<()> {
         Cmd::Bundle(args) => bundle::exec(&args),
         Cmd::Gallery(args) => gallery::exec(&args),
         Cmd::Bench(args) => bench::exec(&args),
+        Cmd::EmuSpeed => emu_speed::exec(),
         Cmd::New(args) => new::exec(&args),
     }
 }

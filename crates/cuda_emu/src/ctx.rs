@@ -403,10 +403,9 @@ fn shadow_access(
         kernel: launch.kernel,
         block: b.idx,
         thread: t.tid,
-        problem,
+        problem: problem.into_boxed_str(),
         address: a.ptr as usize + offset + i,
-        allocation: a.name.clone(),
-        offset: offset + i,
+        place: Box::new((a.name.clone(), offset + i)),
         location: SourceLocation::from_std(loc),
         earlier: earlier.map(Box::new),
     };

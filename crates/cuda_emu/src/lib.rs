@@ -535,7 +535,7 @@ pub enum EmuError {
     /// `wait_group` retires it; an mbarrier phase whose `expect_tx` bytes differ from the
     /// bytes delivered once every arrival has come.
     #[error(
-        "kernel `{kernel}`: block {block:?}, thread {thread:?} at {location}: {problem} (shared memory at {address:#x}, {allocation} + {offset}){}", earlier_text(.earlier)
+        "kernel `{kernel}`: block {block:?}, thread {thread:?} at {location}: {problem} (shared memory at {address:#x}, {} + {}){}", .place.0, .place.1, earlier_text(.earlier)
     )]
     AsyncHazard {
         /// Kernel name.
@@ -544,14 +544,13 @@ pub enum EmuError {
         block: Dim3,
         /// The thread whose operation meets the hazard.
         thread: Dim3,
-        /// What is wrong, with the values and the fix.
-        problem: String,
+        /// What is wrong, with the values and the fix (boxed: keeps `EmuError` small).
+        problem: Box<str>,
         /// Host address of the first byte concerned (the mbarrier's for a byte count).
         address: usize,
-        /// Which shared allocation holds it.
-        allocation: String,
-        /// Byte offset in it.
-        offset: usize,
+        /// Which shared allocation holds it, and the byte offset in it (boxed: keeps
+        /// `EmuError` small).
+        place: Box<(String, usize)>,
         /// The operation's call.
         location: SourceLocation,
         /// The earlier access it conflicts with (the unfenced write, the `wgmma` in flight),

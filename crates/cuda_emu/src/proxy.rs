@@ -52,10 +52,9 @@ pub(crate) fn hazard(
         kernel: block.launch().kernel,
         block: block.idx,
         thread,
-        problem,
+        problem: problem.into_boxed_str(),
         address,
-        allocation,
-        offset,
+        place: Box::new((allocation, offset)),
         location: SourceLocation::from_std(location),
         earlier: earlier.map(Box::new),
     }
@@ -374,15 +373,19 @@ mod tests {
     /// bytes, the two K halves 128 bytes apart, row groups 256 bytes apart).
     const TILE: usize = 2048;
 
+    /// A tensor TMA can read: its global address must be 16-byte aligned.
+    #[repr(C, align(128))]
+    struct Aligned([u16; 64 * 16]);
+
     /// The tensor the TMA tests load from (64 rows of 16 bf16 ones) and its map.
-    static TENSOR: [u16; 64 * 16] = [ONE; 64 * 16];
+    static TENSOR: Aligned = Aligned([ONE; 64 * 16]);
     static MAP: std::sync::OnceLock<Box<TensorMap>> = std::sync::OnceLock::new();
 
     fn map() -> &'static TensorMap {
         MAP.get_or_init(|| {
             Box::new(
                 TensorMap::encode_cpu(&Tiled2d {
-                    base_addr: TENSOR.as_ptr() as u64,
+                    base_addr: TENSOR.0.as_ptr() as u64,
                     elem_bytes: 2,
                     dims: [16, 64],
                     row_stride_bytes: 32,
@@ -404,8 +407,8 @@ mod tests {
             checks,
             buffers: std::vec![
                 HostBuffer {
-                    address: TENSOR.as_ptr() as usize,
-                    bytes: core::mem::size_of_val(&TENSOR),
+                    address: TENSOR.0.as_ptr() as usize,
+                    bytes: core::mem::size_of_val(&TENSOR.0),
                 },
                 HostBuffer {
                     address: core::ptr::from_ref(map()) as usize,

@@ -12,9 +12,12 @@
 //! `#[kernel]` handle runs its host body through `cuda_emu` (real 32-lane warps,
 //! barriers, shared memory, atomics, and the emulator's race, divergence and bounds checks).
 //! [`Context::from_env`] picks one from `FERROCUDA_DEVICE` (`gpu`, `cpu` or `auto`).
-//! Operations that need a GPU (most device attributes, graphs, NCCL, TMA tensor maps, PTX
-//! or cubin modules, untyped `launch!`) are [`CudaError::NotOnEmulator`] there; pinned and
-//! unified memory are host memory.
+//! The emulator is one device (ordinal 0) of compute capability 9.0 with
+//! [`EmulatorOptions::memory_bytes`] of device memory (80 GiB by default), which live
+//! allocations are counted against; it refuses launches over the hardware's limits with the
+//! driver's error and captures graphs as a GPU stream does. Operations that need a GPU (most
+//! device attributes, NCCL, PTX or cubin modules, untyped `launch!`, clusters, occupancy)
+//! are [`CudaError::NotOnEmulator`] there; pinned and unified memory are host memory.
 //!
 //! Which device a context is lives in one place, the backend it holds (`crate::backend`):
 //! a GPU's through cudarc, or the emulator's. Streams, events, modules and buffers made on
@@ -98,6 +101,32 @@ pub fn gpu_present() -> bool {
     crate::device::Device::num_devices().is_ok_and(|n| n > 0)
 }
 
+/// How many devices the emulator is: one, ordinal 0.
+const EMULATED_DEVICES: u32 = 1;
+
+/// Whether `FERROCUDA_DEVICE` asks for the emulator: `cpu`, or `auto` without a GPU.
+fn emulated() -> CudaResult<bool> {
+    Ok(match DeviceChoice::from_env()? {
+        DeviceChoice::Cpu => true,
+        DeviceChoice::Auto => !gpu_present(),
+        DeviceChoice::Gpu => false,
+    })
+}
+
+/// How many devices [`Context::from_env`] can open (ordinals `0..count`): the GPUs the
+/// driver reports for `gpu` (and for `auto` when there is one), 1 for the emulator.
+///
+/// # Errors
+/// [`CudaError::BadDeviceChoice`] for a bad `FERROCUDA_DEVICE` value; for `gpu`, those of
+/// [`Device::num_devices`] (e.g. [`CudaError::NoDriver`]).
+pub fn device_count_from_env() -> CudaResult<u32> {
+    if emulated()? {
+        Ok(EMULATED_DEVICES)
+    } else {
+        Device::num_devices()
+    }
+}
+
 /// How the CPU emulator runs the launches of a context ([`Context::emulator_with`]; read from
 /// the environment by [`Context::from_env`] when it opens the emulator).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,14 +138,25 @@ pub struct EmulatorOptions {
     /// Which checks every launch makes (races, uninitialised shared reads, divergence,
     /// bounds).
     pub checks: EmuChecks,
+    /// The emulated device memory, bytes: what [`Context::mem_info`] reports as the total,
+    /// and what live `DeviceBuffer`s and `UnifiedBuffer`s may take before an allocation is
+    /// refused with [`CudaError::OutOfMemory`]. Default [`DEFAULT_EMULATOR_MEMORY_BYTES`]
+    /// (80 GiB, an H100 SXM5's). The host must still provide what is allocated.
+    pub memory_bytes: usize,
 }
 
+/// The emulator's device memory unless [`EmulatorOptions::memory_bytes`] says otherwise,
+/// bytes: 80 GiB, the HBM3 of the H100 SXM5 whose compute capability (9.0) the emulator
+/// reports (NVIDIA H100 Tensor Core GPU datasheet: 80 GB).
+pub const DEFAULT_EMULATOR_MEMORY_BYTES: usize = crate::backend::cpu::DEFAULT_MEMORY_BYTES;
+
 impl Default for EmulatorOptions {
-    /// Seed 0 and every check on.
+    /// Seed 0, every check on, 80 GiB of device memory.
     fn default() -> Self {
         Self {
             seed: 0,
             checks: EmuChecks::ALL,
+            memory_bytes: DEFAULT_EMULATOR_MEMORY_BYTES,
         }
     }
 }
@@ -203,10 +243,10 @@ impl Context {
 
     /// As [`Context::emulator`], with the thread order (`options.seed`) and the checks
     /// (`options.checks`) every launch of this context uses, so that ordinary tests can run
-    /// under several orders.
+    /// under several orders, and the size of its device memory (`options.memory_bytes`).
     pub fn emulator_with(options: EmulatorOptions) -> Self {
         let ctx = Self {
-            backend: Cpu::open(options.seed, options.checks),
+            backend: Cpu::open(options.memory_bytes, options.seed, options.checks),
         };
         ctx.make_current_and_default();
         ctx
@@ -214,21 +254,24 @@ impl Context {
 
     /// The context [`DeviceChoice::from_env`] asks for: GPU `ordinal`'s
     /// ([`Context::new`]) for `gpu`, [`Context::emulator`] for `cpu`, and for `auto` the
-    /// GPU if the driver reports one, else the emulator.
+    /// GPU if the driver reports one, else the emulator, which is one device: ordinal 0.
     ///
     /// # Errors
-    /// [`CudaError::BadDeviceChoice`] for a bad `FERROCUDA_DEVICE` value; for `gpu`, those of
-    /// [`Device::get_device`] and
-    /// [`Context::new`] (e.g. [`CudaError::NoDriver`] without a GPU: never a silent
-    /// emulator).
+    /// [`CudaError::BadDeviceChoice`] for a bad `FERROCUDA_DEVICE` value;
+    /// [`CudaError::BadOrdinal`] for an ordinal other than 0 on the emulator; for `gpu`,
+    /// those of [`Device::get_device`] and [`Context::new`] (e.g. [`CudaError::NoDriver`]
+    /// without a GPU: never a silent emulator).
     pub fn from_env(ordinal: u32) -> CudaResult<Self> {
-        match DeviceChoice::from_env()? {
-            DeviceChoice::Cpu => Ok(Self::emulator_with(EmulatorOptions::from_env()?)),
-            DeviceChoice::Auto if !gpu_present() => {
-                Ok(Self::emulator_with(EmulatorOptions::from_env()?))
-            }
-            DeviceChoice::Gpu | DeviceChoice::Auto => Self::new(Device::get_device(ordinal)?),
+        if !emulated()? {
+            return Self::new(Device::get_device(ordinal)?);
         }
+        if ordinal >= EMULATED_DEVICES {
+            return Err(CudaError::BadOrdinal {
+                ordinal: ordinal as usize,
+                count: EMULATED_DEVICES as usize,
+            });
+        }
+        Ok(Self::emulator_with(EmulatorOptions::from_env()?))
     }
 
     fn make_current_and_default(&self) {
@@ -270,16 +313,16 @@ impl Context {
         self.backend.synchronize()
     }
 
-    /// `(free, total)` device memory, bytes.
+    /// `(free, total)` device memory, bytes (on the emulator: its
+    /// [`EmulatorOptions::memory_bytes`] less its live device and managed allocations).
     ///
     /// # Errors
-    /// [`CudaError::Driver`]; [`CudaError::NotOnEmulator`] on the emulator.
+    /// [`CudaError::Driver`].
     pub fn mem_info(&self) -> CudaResult<(usize, usize)> {
         self.backend.mem_info()
     }
 
-    /// Checks that `bytes` more bytes fit in free device memory (always true on the
-    /// emulator, whose allocations fail by themselves when the host runs out).
+    /// Checks that `bytes` more bytes fit in free device memory ([`Context::mem_info`]).
     ///
     /// # Errors
     /// [`CudaError::OutOfMemory`] when they do not.
@@ -289,14 +332,16 @@ impl Context {
 
     /// The compute capability of the context's device.
     ///
+    /// The emulator reports 9.0, the Hopper architecture whose sm_90a units it runs.
+    ///
     /// # Errors
-    /// [`CudaError::Driver`]; [`CudaError::NotOnEmulator`] on the emulator, which has none.
+    /// [`CudaError::Driver`].
     pub fn compute_capability(&self) -> CudaResult<ComputeCapability> {
         self.backend.compute_capability()
     }
 
     /// The device's name, e.g. `NVIDIA H200` (`unknown GPU` if the driver cannot say;
-    /// `CPU emulator` for [`Context::emulator`]).
+    /// `ferrocuda CPU emulator` for [`Context::emulator`]).
     pub fn name(&self) -> String {
         self.backend.name()
     }
@@ -309,7 +354,9 @@ impl Context {
     /// A device attribute of the context's device (`cuDeviceGetAttribute`), e.g.
     /// [`DeviceAttribute::MultiprocessorCount`](crate::device::DeviceAttribute).
     ///
-    /// On the emulator only `MULTIPROCESSOR_COUNT` is answered: the host's cores.
+    /// On the emulator the compute capability (9.0), the launch limits it checks (threads
+    /// and dimensions of blocks and grids, the shared-memory opt-in limit), the warp size and
+    /// `MULTIPROCESSOR_COUNT` (the host's cores) are answered.
     ///
     /// # Errors
     /// A driver error; [`CudaError::NotOnEmulator`] on the emulator for other attributes.

@@ -1,6 +1,6 @@
 //! [`CudaError`], the one error type of the runtime, and [`CudaResult`].
 
-use cudarc::driver::DriverError;
+use cudarc::driver::{DriverError, sys::CUresult};
 use std::path::PathBuf;
 
 /// `Result` with a [`CudaError`].
@@ -443,6 +443,12 @@ impl CudaError {
 
 /// `CUDA_ERROR_NAME (code): description`, from the driver's own tables.
 pub fn describe(err: &DriverError) -> String {
+    // Without a driver (the CPU emulator's errors in the driver's words), the name comes from
+    // cudarc's enum and the text from the table below: cudarc panics when a driver function
+    // is called with no library to load it from.
+    if !crate::device::driver_available() {
+        return format!("{:?} ({}): {}", err.0, err.0 as u32, offline_text(err.0));
+    }
     let name = err
         .error_name()
         .map(|s| s.to_string_lossy().into_owned())
@@ -454,6 +460,50 @@ pub fn describe(err: &DriverError) -> String {
     format!("{name} ({}): {text}", err.0 as u32)
 }
 
+/// `cuGetErrorString`'s text for the codes the CPU emulator reports (CUDA driver 12/13);
+/// empty for others.
+fn offline_text(code: CUresult) -> &'static str {
+    match code {
+        CUresult::CUDA_ERROR_INVALID_VALUE => "invalid argument",
+        CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED => {
+            "operation not permitted when stream is capturing"
+        }
+        _ => "",
+    }
+}
+
+impl CudaError {
+    /// A launch the hardware refuses (a configuration over a limit of "Technical
+    /// Specifications per Compute Capability"), as the driver reports it: a
+    /// [`CudaError::Launch`] with `CUDA_ERROR_INVALID_VALUE`. The CPU emulator's, which names
+    /// no cudarc type.
+    pub(crate) fn refused_launch(
+        kernel: &str,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared_bytes: u32,
+    ) -> Self {
+        Self::Launch {
+            kernel: kernel.to_owned(),
+            grid,
+            block,
+            shared_bytes,
+            source: DriverError(CUresult::CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+
+    /// What the driver reports for work a stream capture cannot take (e.g. capturing the
+    /// legacy default stream: CUDA Runtime API, `cudaStreamBeginCapture`, "capture may not
+    /// be initiated if stream is cudaStreamLegacy"): a [`CudaError::Driver`] with
+    /// `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` during `during`. The CPU emulator's.
+    pub(crate) fn capture_unsupported(during: impl Into<String>) -> Self {
+        Self::Driver {
+            during: during.into(),
+            source: DriverError(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED),
+        }
+    }
+}
+
 impl From<cuda_emu::EmuError> for CudaError {
     fn from(e: cuda_emu::EmuError) -> Self {
         Self::Emulator(Box::new(e))
@@ -463,7 +513,6 @@ impl From<cuda_emu::EmuError> for CudaError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cudarc::driver::sys::CUresult;
 
     #[test]
     fn context_wraps_and_keeps_the_root() {

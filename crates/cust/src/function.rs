@@ -409,6 +409,54 @@ pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
 pub const MAX_GRID_X: u32 = i32::MAX as u32;
 /// Grid y and z dimensions at most, in blocks (same table).
 pub const MAX_GRID_YZ: u32 = 65_535;
+/// Block x and y dimensions at most, in threads (same table: "Maximum x- or y-dimensionality
+/// of a block": 1024).
+pub const MAX_BLOCK_XY: u32 = 1024;
+/// Block z dimension at most, in threads (same table: "Maximum z-dimension of a block": 64).
+pub const MAX_BLOCK_Z: u32 = 64;
+/// Shared memory per block at most on compute capability 9.0, with the opt-in, bytes: 227 KB
+/// (same table, "Maximum amount of shared memory per thread block": 227 KB for 9.0). The
+/// driver's `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN` on an H100, and the CPU
+/// emulator's, which stands for a device of compute capability 9.0.
+pub const SM90_MAX_SHARED_BYTES_PER_BLOCK_OPTIN: u32 = 227 * 1024;
+
+/// Why the hardware refuses to launch `grid` blocks of `block` threads (the limits of
+/// "Technical Specifications per Compute Capability", the same for every compute capability
+/// since 2.0 but for grid x, 2^31 − 1 since 3.0), if it does: a zero dimension, more than
+/// 1024 threads per block, a block dimension or a grid dimension over its limit. The driver
+/// reports each as `CUDA_ERROR_INVALID_VALUE`; the CPU emulator applies this rule to match.
+pub(crate) fn hardware_refuses(grid: (u32, u32, u32), block: (u32, u32, u32)) -> Option<String> {
+    let (g, b) = ([grid.0, grid.1, grid.2], [block.0, block.1, block.2]);
+    if g.contains(&0) || b.contains(&0) {
+        return Some("every dimension must be at least 1".into());
+    }
+    let threads = b.iter().map(|&d| u64::from(d)).product::<u64>();
+    if threads > u64::from(MAX_THREADS_PER_BLOCK) {
+        return Some(format!(
+            "{threads} threads per block, more than {MAX_THREADS_PER_BLOCK}"
+        ));
+    }
+    for (axis, (&d, max)) in
+        ["x", "y", "z"]
+            .into_iter()
+            .zip(b.iter().zip([MAX_BLOCK_XY, MAX_BLOCK_XY, MAX_BLOCK_Z]))
+    {
+        if d > max {
+            return Some(format!("block {axis} is {d}, more than {max}"));
+        }
+    }
+    for (axis, (&d, max)) in
+        ["x", "y", "z"]
+            .into_iter()
+            .zip(g.iter().zip([MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ]))
+    {
+        if d > max {
+            return Some(format!("grid {axis} is {d} blocks, more than {max}"));
+        }
+    }
+    None
+}
+
 /// Blocks per thread block cluster at most, portably (CUDA C++ Programming Guide, "Thread
 /// Block Clusters": "a maximum of 8 thread blocks in a cluster is supported as a portable
 /// cluster size").
@@ -493,6 +541,39 @@ impl LaunchConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_hardware_limits_refuse_exactly_the_configurations_over_them() {
+        for (grid, block) in [
+            ((1, 1, 1), (1024, 1, 1)),
+            ((1, 1, 1), (1, 1024, 1)),
+            ((1, 1, 1), (16, 1, 64)),
+            ((i32::MAX as u32, 65_535, 65_535), (32, 32, 1)),
+        ] {
+            assert_eq!(hardware_refuses(grid, block), None, "{grid:?} {block:?}");
+        }
+        for (grid, block, why) in [
+            (
+                (1, 1, 1),
+                (2048, 1, 1),
+                "2048 threads per block, more than 1024",
+            ),
+            ((1, 1, 1), (32, 32, 2), "2048 threads per block"),
+            ((1, 1, 1), (1, 1, 65), "block z is 65, more than 64"),
+            ((1, 1, 1), (0, 1, 1), "at least 1"),
+            ((0, 1, 1), (1, 1, 1), "at least 1"),
+            ((1 << 31, 1, 1), (1, 1, 1), "grid x is 2147483648 blocks"),
+            (
+                (1, 65_536, 1),
+                (1, 1, 1),
+                "grid y is 65536 blocks, more than 65535",
+            ),
+            ((1, 1, 65_536), (1, 1, 1), "grid z is 65536 blocks"),
+        ] {
+            let reason = hardware_refuses(grid, block).unwrap_or_default();
+            assert!(reason.contains(why), "{grid:?} {block:?}: {reason:?}");
+        }
+    }
 
     #[test]
     fn dynamic_shared_memory_over_the_limit_is_refused_naming_both() {

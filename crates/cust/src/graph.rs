@@ -91,8 +91,10 @@ impl Stream {
     /// - [`CudaError::NoGraph`] if the driver ended the capture without a graph (a capture
     ///   of nothing gives a graph that does nothing);
     /// - a driver error: e.g. `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` on a context's
-    ///   default stream, which cannot be captured (use [`Stream::new`]);
-    /// - [`CudaError::NotOnEmulator`] for a stream of the CPU emulator.
+    ///   default stream, which cannot be captured (use [`Stream::new`]). The CPU emulator's
+    ///   streams capture the same way and report the same errors: launches, device and
+    ///   pinned copies and memsets are recorded and replayed in order; synchronising,
+    ///   allocating or copying pageable host memory on a capturing stream is refused.
     pub fn capture<'a>(
         &self,
         record: impl FnOnce(&Stream) -> CudaResult<()> + 'a,
@@ -350,8 +352,7 @@ impl ComputeGraph {
     ///
     /// # Errors
     /// [`CudaError::GraphSpec`] (see [`order`](Self::order)); `record`'s error; a driver
-    /// error (e.g. `stream` is a context's default stream, which cannot be captured);
-    /// [`CudaError::NotOnEmulator`] for a stream of the CPU emulator.
+    /// error (e.g. `stream` is a context's default stream, which cannot be captured).
     pub fn build<'a>(
         &self,
         stream: &Stream,

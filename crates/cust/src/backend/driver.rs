@@ -8,9 +8,9 @@
 //! copies and events as with typed cudarc slices.
 
 use super::{
-    ArchState, Backend, Bytes, CPU, Code, Completion, Event, EventKind, FunctionAttribute, GPU,
-    Graph, Init, Launch, LoadedImage, LoadedVariant, Managed, Memory, MemoryAdvice, Module,
-    ModuleSource, Pinned, Queue, Stream, not_on_emulator,
+    ArchState, Backend, Bytes, CPU, Code, Completion, DEFAULT_STREAM_CAPTURE, Event, EventKind,
+    FunctionAttribute, GPU, Graph, Init, Launch, LoadedImage, LoadedVariant, Managed, Memory,
+    MemoryAdvice, Module, ModuleSource, Pinned, Queue, Stream, not_on_emulator,
 };
 use crate::{
     device::{Device, DeviceAttribute, driver_version},
@@ -593,10 +593,7 @@ impl Stream for GpuStream {
         let begun = self
             .stream
             .begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
-            .map_err(CudaError::driver(
-                "starting a graph capture (the default stream cannot be captured: use \
-                 Stream::new)",
-            ));
+            .map_err(CudaError::driver(DEFAULT_STREAM_CAPTURE));
         let (recorded, ended) = match begun {
             Ok(()) => {
                 let recorded = record();

@@ -9,7 +9,7 @@
 //! `UnifiedBuffer` a [`Managed`], [`Module`](crate::module::Module) a [`Module`],
 //! [`Function`](crate::function::Function) a [`Function`] and
 //! [`Graph`](crate::graph::Graph) a [`Graph`]. What only a GPU can do (code from PTX or
-//! cubins, graphs, occupancy queries, most device attributes) is a default method returning
+//! cubins, occupancy queries, most device attributes) is a default method returning
 //! [`CudaError::NotOnEmulator`]; the driver overrides it.
 //!
 //! Objects of both backends meet in some calls (a buffer used on a stream, an event recorded
@@ -86,7 +86,7 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug {
     fn mem_info(&self) -> CudaResult<(usize, usize)> {
         Err(not_on_emulator("reading free device memory"))
     }
-    /// The device's compute capability.
+    /// The device's compute capability (9.0 for the emulator).
     fn compute_capability(&self) -> CudaResult<ComputeCapability> {
         Err(not_on_emulator("reading the compute capability"))
     }
@@ -491,7 +491,19 @@ pub(crate) trait HostKernel {
     /// As `cuda_emu::launch`: `launch.args` holds one pointer per parameter, laid out for
     /// the device, pointing to host memory valid for the kernel's accesses.
     unsafe fn run(&self, launch: &Launch<'_>, device: &dyn Any) -> CudaResult<()>;
+
+    /// `launch` as a capturing emulator stream records it: the parameters' bytes copied, to
+    /// be run again by each replay of the graph.
+    ///
+    /// # Safety
+    /// `launch.args` holds one pointer per parameter, each readable for the parameter's
+    /// bytes as laid out for the device.
+    unsafe fn record(&self, launch: &Launch<'_>) -> cpu::RecordedLaunch;
 }
+
+/// What both backends say when the legacy default stream is asked to capture a graph.
+pub(crate) const DEFAULT_STREAM_CAPTURE: &str =
+    "starting a graph capture (the default stream cannot be captured: use Stream::new)";
 
 /// What the emulator says of an untyped launch.
 pub(crate) const UNTYPED_LAUNCH: &str = "untyped `launch!` (the emulator needs the \
@@ -505,8 +517,8 @@ pub(crate) trait Function: Send + Sync {
     /// `true` for a kernel of the emulator.
     fn is_emulator(&self) -> bool;
     /// Whether launches above 48 KB of dynamic shared memory need the kernel's opt-in
-    /// ([`FunctionAttribute::MaxDynamicSharedBytes`]): a GPU's rule; the emulator's shared
-    /// memory is host memory.
+    /// ([`FunctionAttribute::MaxDynamicSharedBytes`]): the GPU's rule, which the emulator
+    /// follows.
     fn shared_memory_opt_in(&self) -> bool;
     /// The size in bytes of each parameter, as the code declares them; `kernel` names it in
     /// errors.
