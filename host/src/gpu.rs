@@ -58,8 +58,8 @@ impl Gpu {
     /// The CPU emulator with `image` loaded: every `#[kernel]` of it runs its host body
     /// through `cuda_emu` (real warps, barriers, shared memory, atomics, and the
     /// emulator's race, divergence and bounds checks). [`Gpu::name`] says `ferrocuda CPU
-    /// emulator`. Operations that need a GPU (most device attributes, PTX modules, clusters,
-    /// cuBLAS's own kernels) fail with [`GpuError::NotOnEmulator`].
+    /// emulator`. Operations that need a GPU (PTX modules, NCCL, cuBLAS's own kernels) fail
+    /// with [`GpuError::NotOnEmulator`].
     ///
     /// # Errors
     /// None in practice (an image module on the emulator loads no code); the `Result` keeps

@@ -187,6 +187,61 @@ fn mma_sync_integer_inputs_equal_the_cpu_bit_for_bit() {
     exact_all_types(TcKernel::MmaSync);
 }
 
+/// The emulator's output for one family, type and shape equals the GPU's bit for bit on the
+/// same integer inputs (bits compared through the exact `f64` value, the sign of zero
+/// included).
+fn emulator_equals_gpu<T: TcElem + std::fmt::Debug>(
+    gpu: &Gpu,
+    emulator: &Gpu,
+    kernel: TcKernel,
+    (m, n, k): (usize, usize, usize),
+) {
+    let a = small_ints::<T>(1 + m as u64, m * k);
+    let b = small_ints::<T>(2 + n as u64, n * k);
+    let on = |dev: &Gpu| {
+        gemm(dev, kernel, m, n, k, &a, &b)
+            .unwrap_or_else(|e| panic!("{} {kernel} {m}×{n}×{k} on {}: {e}", T::NAME, dev.name()))
+    };
+    let (g, e) = (on(gpu), on(emulator));
+    let differ = g
+        .iter()
+        .zip(&e)
+        .filter(|(x, y)| x.to_f64().to_bits() != y.to_f64().to_bits())
+        .count();
+    assert_eq!(
+        differ,
+        0,
+        "{} {kernel} {m}×{n}×{k}: {differ} of {} elements differ between {} and the emulator",
+        T::NAME,
+        m * n,
+        gpu.name()
+    );
+}
+
+/// On a GPU (the bundle's run): every family the GPU runs, at the emulator's exact shapes,
+/// gives the same bits on the GPU and on the CPU emulator in the same process. Without a
+/// GPU there is nothing to compare with: skipped, with a message.
+#[test]
+fn integer_gemms_on_the_emulator_equal_the_gpu_bit_for_bit() {
+    let gpu = gpu();
+    if gpu.is_emulator() {
+        eprintln!("skipped: no GPU to compare the emulator's output with");
+        return;
+    }
+    let emulator = Gpu::emulator(&host::KERNELS).expect("the CPU emulator");
+    for kernel in [TcKernel::Wgmma, TcKernel::WgmmaCluster2, TcKernel::MmaSync] {
+        if !runs(&gpu, kernel) {
+            continue;
+        }
+        for &shape in &EMULATOR_EXACT_SHAPES {
+            emulator_equals_gpu::<bf16>(&gpu, &emulator, kernel, shape);
+            emulator_equals_gpu::<f16>(&gpu, &emulator, kernel, shape);
+            emulator_equals_gpu::<f32>(&gpu, &emulator, kernel, shape);
+        }
+        eprintln!("{kernel}: the emulator equals {} bit for bit", gpu.name());
+    }
+}
+
 /// The random test for one family and type (see the module docs for the bound).
 fn random_case<T: TcElem + std::fmt::Debug>(gpu: &Gpu, kernel: TcKernel) {
     // On the CPU emulator a smaller ragged shape (2 × 2 tiles, 4 to 8 K steps): a debug
