@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use super::shared_mem::{SharedAlloc, SharedMem, WINDOW_START};
 use super::state::{
     BarrierKind, BlockState, ClusterState, LAST_PANIC, Launch, NAMED_BARRIERS, Resume, Suspend,
-    ThreadState, Unwind, WarpKind, WarpWait, current, set_current,
+    ThreadState, Unwind, WarpKind, WarpSyncs, WarpWait, current, set_current,
 };
 use super::unit_state::AsyncState;
 use super::{Dim3, EmuError, EmuReport, Printed, SourceLocation, ThreadSite};
@@ -272,6 +272,11 @@ impl Launch {
                 r.sched.time_out_polls();
             }
         }
+        // The last barrier interval ends with the block: a pending uninitialised read is
+        // reported now.
+        for r in &runs {
+            r.block.end_interval();
+        }
         if !failed(&runs) && runs.iter().any(|r| r.sched.done < n) {
             // A deadlock: reported by the block where it starts, the first with a thread
             // stuck at something other than the cluster barrier (the cluster barrier's
@@ -339,7 +344,8 @@ impl Launch {
                 dynamic,
             }),
             epoch: Cell::new(0),
-            warp_epochs: RefCell::new(std::vec![0; warps as usize]),
+            warp_syncs: RefCell::new(std::vec![Default::default(); warps as usize]),
+            pending_uninit: RefCell::new(None),
             live: RefCell::new(live),
             error: RefCell::new(None),
             printed: RefCell::new(Vec::new()),
@@ -759,6 +765,7 @@ impl Sched<'_> {
             BarrierKind::And => u64::from(count == live),
             BarrierKind::Or => u64::from(count > 0),
         };
+        self.block.end_interval();
         self.block.epoch.set(self.block.epoch.get() + 1);
         self.at_barrier = 0;
         self.progress();
@@ -791,6 +798,17 @@ impl Sched<'_> {
         let base = w as u32 * 32;
         let lane_bit = 1u32 << (t % 32);
         let checks = self.block.launch().options.checks;
+        let missing = op.mask & !self.exist[w];
+        if missing != 0 && checks.divergence {
+            let err = self.warp_mask_error(
+                t,
+                op,
+                missing,
+                "lanes named by the mask do not exist (they are past the end of the block)",
+            );
+            self.block.record(err);
+            return;
+        }
         let mut parts = op.mask & self.exist[w];
         if op.mask & lane_bit == 0 {
             if checks.divergence {
@@ -832,7 +850,15 @@ impl Sched<'_> {
         let results = collective(op.kind, parts, &values, &bs);
         self.progress();
         if op.kind == WarpKind::SyncWarp {
-            self.block.warp_epochs.borrow_mut()[w] += 1;
+            let epoch = self.block.epoch.get();
+            let syncs = &mut self.block.warp_syncs.borrow_mut()[w];
+            if syncs.epoch != epoch {
+                *syncs = WarpSyncs {
+                    epoch,
+                    masks: Vec::new(),
+                };
+            }
+            syncs.masks.push(parts);
         }
         self.waiting[w] &= !parts;
         let mut released: Vec<u32> = Vec::with_capacity(32);
@@ -885,6 +911,7 @@ impl Sched<'_> {
             return;
         }
         let mut released = core::mem::take(&mut self.at_named[id as usize]);
+        self.block.end_interval();
         self.block.epoch.set(self.block.epoch.get() + 1);
         self.progress();
         released.sort_by_key(|&u| self.rank[u as usize]);
@@ -1225,25 +1252,171 @@ fn collective(kind: WarpKind, parts: u32, values: &[u64; 32], bs: &[u32; 32]) ->
 
 #[cfg(test)]
 mod tests {
-    use crate::device;
+    use crate::device::{self, BarrierKind, WarpKind};
     use crate::{EmuError, EmuOptions, launch};
     use core::ffi::c_void;
     use cust_core::launch::Kernel;
 
     fn run(name: &'static str, body: unsafe fn(*const *mut c_void)) -> Result<(), EmuError> {
+        run_n(name, body, 256)
+    }
+
+    /// Runs `body` on one block of `threads` threads with 256 bytes of dynamic shared memory.
+    fn run_n(
+        name: &'static str,
+        body: unsafe fn(*const *mut c_void),
+        threads: u32,
+    ) -> Result<(), EmuError> {
         let kernel: Kernel<(), ()> = Kernel::__new_with_host(name, body);
-        // SAFETY: the bodies take no parameters and touch no memory.
+        // SAFETY: the bodies take no parameters and touch only shared memory.
         unsafe {
             launch(
                 &kernel,
                 [1, 1, 1],
-                [256, 1, 1],
-                0,
+                [threads, 1, 1],
+                256,
                 &[],
                 &EmuOptions::default(),
             )
         }
         .map(|_| ())
+    }
+
+    fn lane() -> u32 {
+        device::thread_idx("test")[0] % 32
+    }
+
+    /// A checked access of shared word `i` (as `shared::read` / `shared::write` make).
+    #[track_caller]
+    fn word(i: u32, kind: device::AccessKind) {
+        let p = device::dynamic_shared("test").0 as usize + 4 * i as usize;
+        device::check_access(p, 4, kind, core::panic::Location::caller());
+    }
+
+    fn shfl_idx(mask: u32) -> u64 {
+        device::warp_op(
+            "warp::shfl_sync",
+            WarpKind::Shfl { mode: 0, c: 0x1f },
+            mask,
+            7,
+            0,
+        )
+    }
+
+    /// A full-mask shuffle in a block of 100 threads: lanes 4..32 of warp 3 do not exist.
+    unsafe fn full_mask_partial_warp(_: *const *mut c_void) {
+        shfl_idx(u32::MAX);
+    }
+
+    /// The same shuffle over the lanes that exist.
+    unsafe fn live_mask_partial_warp(_: *const *mut c_void) {
+        shfl_idx(device::live_lanes("test"));
+    }
+
+    /// Each lane writes its word; each half-warp then meets at its own `sync_warp`; lane `l`
+    /// reads the word of lane `l ^ 16`, in the other half (or, with `whole`, after one
+    /// `sync_warp` of the whole warp).
+    fn exchange(whole: bool) {
+        let l = lane();
+        word(l, device::AccessKind::Write);
+        let mask = if whole {
+            u32::MAX
+        } else if l < 16 {
+            0x0000_ffff
+        } else {
+            0xffff_0000
+        };
+        device::warp_op("warp::sync_warp", WarpKind::SyncWarp, mask, 0, 0);
+        word(l ^ 16, device::AccessKind::Read);
+    }
+
+    unsafe fn half_warp_syncs(_: *const *mut c_void) {
+        exchange(false);
+    }
+
+    unsafe fn whole_warp_sync(_: *const *mut c_void) {
+        exchange(true);
+    }
+
+    /// Thread 0 reads word 5 before thread 1 writes it, in one barrier interval.
+    unsafe fn read_before_write(_: *const *mut c_void) {
+        match device::thread_idx("test")[0] {
+            0 => word(5, device::AccessKind::Read),
+            1 => word(5, device::AccessKind::Write),
+            _ => {}
+        }
+    }
+
+    /// Thread 1 writes word 5, a barrier, thread 0 reads it; then thread 0 reads word 6,
+    /// which nobody writes.
+    unsafe fn written_then_never(_: *const *mut c_void) {
+        let t = device::thread_idx("test")[0];
+        if t == 1 {
+            word(5, device::AccessKind::Write);
+        }
+        device::barrier("thread::sync_threads", BarrierKind::Sync, false);
+        if t == 0 {
+            word(5, device::AccessKind::Read);
+            word(6, device::AccessKind::Read);
+        }
+    }
+
+    #[test]
+    fn a_collective_naming_lanes_past_the_block_is_reported() {
+        let err =
+            run_n("full_mask_partial_warp", full_mask_partial_warp, 100).expect_err("reported");
+        let EmuError::WarpMask {
+            thread,
+            lanes,
+            reason,
+            ..
+        } = &err
+        else {
+            panic!("expected WarpMask, got {err}")
+        };
+        assert_eq!((*thread, *lanes), ([96, 0, 0], 0xffff_fff0), "{err}");
+        assert!(reason.contains("do not exist"), "{err}");
+        run_n("live_mask_partial_warp", live_mask_partial_warp, 100).expect("clean");
+    }
+
+    #[test]
+    fn sync_warp_orders_only_the_lanes_in_its_mask() {
+        let err = run_n("half_warp_syncs", half_warp_syncs, 32).expect_err("race");
+        let EmuError::SharedRace { first, second, .. } = &err else {
+            panic!("expected SharedRace, got {err}")
+        };
+        // Lane 0 reads lane 16's word: no `sync_warp` named both.
+        assert_eq!(
+            (first.thread, second.thread),
+            ([16, 0, 0], [0, 0, 0]),
+            "{err}"
+        );
+        run_n("whole_warp_sync", whole_warp_sync, 32).expect("clean");
+    }
+
+    #[test]
+    fn an_uninitialised_read_that_another_thread_then_writes_is_the_race() {
+        let err = run_n("read_before_write", read_before_write, 32).expect_err("race");
+        let EmuError::SharedRace { first, second, .. } = &err else {
+            panic!("expected SharedRace, got {err}")
+        };
+        assert_eq!(
+            (first.thread, first.kind, second.thread, second.kind),
+            (
+                [0, 0, 0],
+                crate::AccessKind::Read,
+                [1, 0, 0],
+                crate::AccessKind::Write
+            ),
+            "{err}"
+        );
+        // Written before a barrier: clean; never written: the uninitialised read, reported
+        // when the block ends.
+        let err = run_n("written_then_never", written_then_never, 32).expect_err("uninit");
+        let EmuError::UninitRead { offset, thread, .. } = &err else {
+            panic!("expected UninitRead, got {err}")
+        };
+        assert_eq!((*offset, *thread), (24, [0, 0, 0]), "{err}");
     }
 
     /// Each warpgroup meets at its own named barrier, twice.

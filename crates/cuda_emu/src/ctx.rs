@@ -374,12 +374,14 @@ fn shadow_access(
     let launch = b.launch();
     let checks = launch.options.checks;
     let epoch = b.epoch.get();
-    let warp_epochs = b.warp_epochs.borrow();
+    let warp_syncs = b.warp_syncs.borrow();
     let me = t.linear;
-    let my_wepoch = warp_epochs[t.warp() as usize];
-    // Whether an earlier access by `other` in this epoch is ordered before this one by a
-    // `sync_warp` of their common warp.
-    let ordered = |other: u32, wepoch: u32| other / 32 == me / 32 && wepoch < my_wepoch;
+    let syncs = &warp_syncs[t.warp() as usize];
+    let my_wepoch = syncs.count(epoch);
+    // Whether an earlier access by `other` in this epoch (after `wepoch` of its warp's
+    // `sync_warp`s) is ordered before this one by a later `sync_warp` naming both lanes.
+    let ordered =
+        |other: u32, wepoch: u32| other / 32 == me / 32 && syncs.orders(epoch, wepoch, other, me);
     let race = |i: usize, first_thread: u32, first_kind: AccessKind, first_loc: Loc| {
         EmuError::SharedRace {
             kernel: launch.kernel,
@@ -429,15 +431,21 @@ fn shadow_access(
                     return Some(hazard(i, problem, None));
                 }
                 if uninit && checks.uninit_reads && !s.init {
-                    return Some(EmuError::UninitRead {
-                        kernel: launch.kernel,
-                        block: b.idx,
-                        thread: t.tid,
-                        address: a.ptr as usize + offset + i,
-                        allocation: a.name.clone(),
-                        offset: offset + i,
-                        location: SourceLocation::from_std(loc),
-                    });
+                    // Reported when the barrier interval ends, unless another thread
+                    // writes the byte before then: then the race is reported, with both
+                    // sites (the read is recorded below as the race check's reader).
+                    let mut pending = b.pending_uninit.borrow_mut();
+                    if pending.is_none() {
+                        *pending = Some(EmuError::UninitRead {
+                            kernel: launch.kernel,
+                            block: b.idx,
+                            thread: t.tid,
+                            address: a.ptr as usize + offset + i,
+                            allocation: a.name.clone(),
+                            offset: offset + i,
+                            location: SourceLocation::from_std(loc),
+                        });
+                    }
                 }
                 if checks.races
                     && s.w_epoch == epoch

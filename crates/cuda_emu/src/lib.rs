@@ -94,7 +94,7 @@
 //! (its other threads are unwound), and [`launch`] returns the finding of the lowest block.
 //! - **Shared-memory races** ([`EmuError::SharedRace`]): two threads of a block access the
 //!   same shared byte between two barriers, at least one writing, neither atomically, and
-//!   not ordered by a `sync_warp` of their warp. Seen only for accesses through
+//!   not ordered by a `sync_warp` whose mask names both lanes. Seen only for accesses through
 //!   `cuda_std::shared::read` / `cuda_std::shared::write`,
 //!   `mem`'s vector loads/stores and `cp.async` into shared memory: plain `*p` / `p.read()` /
 //!   indexing of a `shared_array!` is invisible to the emulator (it is a host load).
@@ -103,12 +103,15 @@
 //! - **Barrier divergence** ([`EmuError::BarrierDivergence`]): threads of a block wait at
 //!   barriers at different source locations, or of different kinds, or at a barrier while
 //!   other threads of the block have exited; **warp mask** errors
-//!   ([`EmuError::WarpMask`]): a collective whose mask names lanes that have exited, or that
+//!   ([`EmuError::WarpMask`]): a collective whose mask names lanes that have exited or do
+//!   not exist (past the end of the block: a full-mask shuffle in a partial warp), or that
 //!   never arrive (they wait at a barrier or at another collective when nothing else can
 //!   run), or that does not name the caller.
 //! - **Reads of shared memory never written** ([`EmuError::UninitRead`]): per byte, through
 //!   the same accessors as races (writes through plain pointers are not seen, so use the
-//!   accessors for both the writes and the reads you want checked).
+//!   accessors for both the writes and the reads you want checked). Reported when the
+//!   barrier interval ends: if another thread writes the byte in the same interval, the
+//!   finding is the race between the read and that write, with both sites.
 //! - **Out-of-bounds accesses** ([`EmuError::OutOfBounds`]): an access through the
 //!   accessors above, `atomic`, `mem` (vector and read-only loads, stores, `cp.async`) that
 //!   is not wholly inside a known allocation: the block's shared arrays and dynamic shared

@@ -187,6 +187,38 @@ pub(crate) struct ThreadState {
     pub(crate) cluster_waits: Cell<u32>,
 }
 
+/// A warp's `sync_warp`s in one barrier interval: the masks, in completion order.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WarpSyncs {
+    /// The block's barrier interval (`BlockState::epoch`) they belong to.
+    pub(crate) epoch: u32,
+    pub(crate) masks: Vec<u32>,
+}
+
+impl WarpSyncs {
+    /// How many `sync_warp`s of interval `epoch` have completed: an access records it, to
+    /// know later which came after it.
+    pub(crate) fn count(&self, epoch: u32) -> u32 {
+        if self.epoch == epoch {
+            self.masks.len() as u32
+        } else {
+            0
+        }
+    }
+
+    /// Whether a `sync_warp` completed after the first `since` of interval `epoch` named
+    /// both lanes `a` and `b`: it orders an access by `a` before it (when `a` had seen
+    /// `since` of them) before any access by `b` after it.
+    pub(crate) fn orders(&self, epoch: u32, since: u32, a: u32, b: u32) -> bool {
+        let both = (1u32 << (a % 32)) | (1u32 << (b % 32));
+        self.epoch == epoch
+            && self
+                .masks
+                .get(since as usize..)
+                .is_some_and(|m| m.iter().any(|&mask| mask & both == both))
+    }
+}
+
 /// One block being run, shared by its threads (one OS thread runs them all, one at a time).
 pub(crate) struct BlockState {
     pub(crate) launch: *const Launch,
@@ -198,8 +230,12 @@ pub(crate) struct BlockState {
     pub(crate) mem: RefCell<SharedMem>,
     /// Barrier intervals completed.
     pub(crate) epoch: Cell<u32>,
-    /// `sync_warp`s completed, per warp.
-    pub(crate) warp_epochs: RefCell<Vec<u32>>,
+    /// The `sync_warp`s completed in the current barrier interval, per warp.
+    pub(crate) warp_syncs: RefCell<Vec<WarpSyncs>>,
+    /// The first uninitialised read of the current barrier interval, reported when the
+    /// interval ends unless a race on it (another thread writing it in the same interval)
+    /// is found first: that race is the bug.
+    pub(crate) pending_uninit: RefCell<Option<EmuError>>,
     /// Lanes that have not exited, per warp.
     pub(crate) live: RefCell<Vec<u32>>,
     pub(crate) error: RefCell<Option<EmuError>>,
@@ -242,11 +278,25 @@ impl BlockState {
         [linear % bx, (linear / bx) % by, linear / (bx * by)]
     }
 
-    /// Records `err` unless an earlier error is recorded.
+    /// Records `err` unless an earlier error is recorded. A pending uninitialised read
+    /// (see [`BlockState::pending_uninit`]) comes first unless `err` is a race: what follows
+    /// such a read (a panic on its garbage value, a divergence) is its consequence.
     pub(crate) fn record(&self, err: EmuError) {
         let mut slot = self.error.borrow_mut();
         if slot.is_none() {
-            *slot = Some(err);
+            let pending = self.pending_uninit.borrow_mut().take();
+            *slot = Some(match pending {
+                Some(uninit) if !matches!(err, EmuError::SharedRace { .. }) => uninit,
+                _ => err,
+            });
+        }
+    }
+
+    /// The barrier interval ends: a pending uninitialised read is reported now.
+    pub(crate) fn end_interval(&self) {
+        let pending = self.pending_uninit.borrow_mut().take();
+        if let Some(uninit) = pending {
+            self.record(uninit);
         }
     }
 }
