@@ -485,6 +485,8 @@ impl<'a> BlockRun<'a> {
                 Some(CoroutineResult::Return(())) | None => {
                     sched.exit(t);
                     super::cluster::thread_exited(thread);
+                    // Copies never waited for land when their thread exits.
+                    super::cp_async::land(thread, None);
                 }
             }
             if self.block.error.borrow().is_some() {

@@ -424,6 +424,18 @@ fn shadow_access(
         let s = a.shadow[offset + i];
         match kind {
             AccessKind::Read => {
+                if checks.races && s.cp_thread != NONE {
+                    let issuer = b.tid_of(s.cp_thread);
+                    return Some(hazard(
+                        i,
+                        std::format!(
+                            "the thread reads the destination of a `cp.async` that thread \
+                             {issuer:?} issued, before that thread's \
+                             `async_copy::wait_group` (or `wait_all`) lands it"
+                        ),
+                        None,
+                    ));
+                }
                 if checks.async_proxy
                     && let Some(problem) =
                         super::proxy::generic_read_problem(b, s.tma_bar, s.tma_phase)

@@ -22,6 +22,9 @@ pub use crate::cluster::{
     arrive as cluster_arrive, cluster_ctaid, cluster_dim, cluster_id, ctarank, grid_clusters,
     map_shared_rank, nctarank, wait as cluster_wait,
 };
+pub use crate::cp_async::{
+    commit as cp_async_commit, copy as cp_async_copy, wait as cp_async_wait,
+};
 pub use crate::ctx::atomics;
 pub use crate::ctx::{
     active_mask, assert_fail, barrier, check_access, check_access_with, dynamic_shared, host_nanos,

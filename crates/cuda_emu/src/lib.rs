@@ -41,7 +41,9 @@
 //!   zero-filled allocation per block and declaration;
 //! - atomics at every scope, as host atomics with `SeqCst` ordering (stronger than or equal
 //!   to every ordering asked for); fences as `SeqCst` host fences;
-//! - vector and read-only loads and stores, `cp.async` (copied at once; waits are no-ops),
+//! - vector and read-only loads and stores, `cp.async` (the source read at issue, the
+//!   copy landing at the `wait_group` that retires its group: `cp_async.rs`; a read of its
+//!   destination before then is a finding),
 //!   prefetches (no-ops);
 //! - `printf!`/`println!` (C formats, collected in [`EmuReport::printed`]),
 //!   `device_assert!` ([`EmuError::Assert`]) and panics ([`EmuError::Panic`]).
@@ -127,6 +129,7 @@
 
 mod block;
 mod cluster;
+mod cp_async;
 mod ctx;
 pub mod device;
 mod mbarrier;

@@ -110,6 +110,9 @@ pub(crate) struct Shadow {
     /// wrote this byte (0: none pending).
     pub(crate) tma_bar: usize,
     pub(crate) tma_phase: u32,
+    /// The thread whose `cp.async` into this byte has not landed yet (its wait has not
+    /// come; [`NONE`]: none).
+    pub(crate) cp_thread: u32,
 }
 
 impl Shadow {
@@ -124,6 +127,7 @@ impl Shadow {
         w_fence: 0,
         tma_bar: 0,
         tma_phase: 0,
+        cp_thread: NONE,
     };
 }
 

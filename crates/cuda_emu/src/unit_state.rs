@@ -139,6 +139,21 @@ pub(crate) struct ThreadAsync {
     pub(crate) commits: u32,
     /// Accumulator writes not yet visible, oldest first.
     pub(crate) pending: Vec<PendingAcc>,
+    /// `cp.async.commit_group` calls so far.
+    pub(crate) cp_commits: u32,
+    /// `cp.async` copies not landed yet, oldest first.
+    pub(crate) cp_pending: Vec<CpCopy>,
+}
+
+/// A `cp.async` copy that lands at the `wait_group` retiring its group.
+#[derive(Debug)]
+pub(crate) struct CpCopy {
+    /// Its group (as [`InFlight::group`], counted by the thread's `cp.async` commits).
+    pub(crate) group: u32,
+    /// The destination's host address.
+    pub(crate) dst: usize,
+    /// The bytes to land: the source read at issue, zero-filled to the copy's size.
+    pub(crate) data: Vec<u8>,
 }
 
 /// A block's asynchronous-proxy state (operated on by `proxy.rs` and `wgmma.rs`).

@@ -91,19 +91,15 @@ pub(crate) unsafe fn prefetch_l1(ptr: *const u8) {
 
 macro_rules! cp_async {
     ($($name:ident, $bytes:literal;)*) => {$(
-        /// The emulator copies at once (the waits are then no-ops).
+        /// The source is read now; the copy lands at the wait that retires its group.
         ///
         /// # Safety
         /// As `mem::async_copy`'s function of the same name.
         #[track_caller]
         pub(crate) unsafe fn $name(dst: *mut u8, src: *const u8) {
-            device::enter("mem::async_copy::copy_*");
-            let loc = Location::caller();
-            device::check_access(src as usize, $bytes, AccessKind::Read, loc);
-            device::check_access(dst as usize, $bytes, AccessKind::Write, loc);
             // SAFETY: caller contract: both ranges valid, not overlapping (shared and
             // global memory).
-            unsafe { core::ptr::copy_nonoverlapping(src, dst, $bytes) }
+            unsafe { device::cp_async_copy("mem::async_copy::copy_*", dst, src, $bytes, $bytes) }
         }
     )*};
 }
@@ -112,15 +108,15 @@ cp_async!(copy_4, 4; copy_8, 8; copy_16, 16;);
 
 #[track_caller]
 pub(crate) fn commit_group() {
-    device::enter("mem::async_copy::commit_group");
+    device::cp_async_commit("mem::async_copy::commit_group");
 }
 
 #[track_caller]
 pub(crate) fn wait_group<const N: u32>() {
-    device::enter("mem::async_copy::wait_group");
+    device::cp_async_wait("mem::async_copy::wait_group", Some(N));
 }
 
 #[track_caller]
 pub(crate) fn wait_all() {
-    device::enter("mem::async_copy::wait_all");
+    device::cp_async_wait("mem::async_copy::wait_all", None);
 }

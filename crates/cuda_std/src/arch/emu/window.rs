@@ -103,23 +103,7 @@ pub(crate) unsafe fn copy_16_zero_fill(dst: u32, src: *const u8, src_bytes: u32,
     );
     let what = "mem::async_copy::copy_16_zero_fill";
     let d = host_ptr(what, dst, 16);
-    match src_bytes {
-        // SAFETY: the caller's contract (`src` global, aligned, valid for 16 bytes); `d` is
-        // the host address of `dst`.
-        16 => unsafe { super::mem::copy_16(d, src) },
-        // SAFETY: `d` as above; `src` is not read.
-        0 => unsafe { super::mem::store_v4_u32(d.cast(), [0; 4]) },
-        n => {
-            let n = n as usize;
-            let loc = core::panic::Location::caller();
-            device::check_access(src as usize, n, device::AccessKind::Read, loc);
-            device::check_access(d as usize, 16, device::AccessKind::Write, loc);
-            // SAFETY: the caller's contract: `src` valid for `n <= 16` bytes, `d` for 16,
-            // not overlapping (global and shared memory).
-            unsafe {
-                core::ptr::copy_nonoverlapping(src, d, n);
-                core::ptr::write_bytes(d.add(n), 0, 16 - n);
-            }
-        }
-    }
+    // SAFETY: the caller's contract: `src` valid for `src_bytes <= 16` bytes, `d` (the host
+    // address of `dst`) for 16, not overlapping (global and shared memory).
+    unsafe { device::cp_async_copy(what, d, src, 16, src_bytes as usize) }
 }
