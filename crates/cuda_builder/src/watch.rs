@@ -80,7 +80,8 @@ impl CudaBuilder {
         self,
         mut on_rebuild: impl FnMut(Rebuild) + Send + 'static,
     ) -> Result<(Artifact, Watcher), BuildError> {
-        let first = self.clone().build()?;
+        let mut session = crate::replay::Session::default();
+        let first = self.clone().build_with(Some(&mut session))?;
         let (tx, rx) = mpsc::channel();
         let events = tx.clone();
         let mut notifier = notify::recommended_watcher(move |e| {
@@ -97,7 +98,8 @@ impl CudaBuilder {
                 let mut notifier = notifier;
                 while let Some((changed, noticed)) = next_change(&rx, &watched) {
                     let start = Instant::now();
-                    let result = builder.clone().build();
+                    session.changed(changed.clone());
+                    let result = builder.clone().build_with(Some(&mut session));
                     let build_time = start.elapsed();
                     if let Ok(artifact) = &result {
                         // A watch that cannot be added only means fewer files are watched.
