@@ -29,7 +29,8 @@ use std::{
 };
 
 /// How long the watcher waits after a change for more changes before it rebuilds: editors
-/// often save in several writes (truncate, write, rename).
+/// often save in several writes (truncate, write, rename). The wait ends at once when the
+/// last event was a changed file being closed after writing (an in-place save is complete).
 pub const DEBOUNCE: Duration = Duration::from_millis(25);
 
 /// One rebuild after a change, handed to the callback of [`CudaBuilder::watch`].
@@ -160,6 +161,16 @@ impl Watched {
         Ok(())
     }
 
+    /// Whether `event` is a watched file being closed after writing.
+    fn closed_after_write(&self, event: &notify::Event) -> bool {
+        matches!(
+            event.kind,
+            EventKind::Access(notify::event::AccessKind::Close(
+                notify::event::AccessMode::Write
+            ))
+        ) && event.paths.iter().any(|p| self.files.contains(p))
+    }
+
     /// The watched files an event touched.
     fn touched(&self, event: &notify::Event) -> Vec<PathBuf> {
         if matches!(event.kind, EventKind::Access(_)) {
@@ -174,14 +185,16 @@ impl Watched {
     }
 }
 
-/// Waits for a change to a watched file, then for [`DEBOUNCE`] without further changes;
+/// Waits for a change to a watched file, then for [`DEBOUNCE`] without further changes (or
+/// only for the events already queued, after a changed file was closed after writing);
 /// `None` when the watcher stops.
 fn next_change(rx: &mpsc::Receiver<Message>, watched: &Watched) -> Option<(Vec<PathBuf>, Instant)> {
     let mut changed = BTreeSet::new();
     let mut noticed = None;
+    let mut closed = false;
     loop {
         let message = if noticed.is_some() {
-            match rx.recv_timeout(DEBOUNCE) {
+            match rx.recv_timeout(if closed { Duration::ZERO } else { DEBOUNCE }) {
                 Ok(m) => m,
                 Err(mpsc::RecvTimeoutError::Timeout) => break,
                 Err(mpsc::RecvTimeoutError::Disconnected) => return None,
@@ -200,6 +213,9 @@ fn next_change(rx: &mpsc::Receiver<Message>, watched: &Watched) -> Option<(Vec<P
                 if !touched.is_empty() {
                     noticed.get_or_insert_with(Instant::now);
                     changed.extend(touched);
+                    closed = false;
+                } else if watched.closed_after_write(&event) {
+                    closed = noticed.is_some();
                 }
             }
         }
@@ -238,6 +254,15 @@ mod tests {
         tx.send(event(modify, Path::new("/k/src/lib.rs"))).unwrap();
         let (changed, _) = next_change(&rx, &w).expect("a change");
         assert_eq!(changed, [PathBuf::from("/k/src/lib.rs")]);
+        // A close after writing ends the quiet wait, but is no change by itself.
+        let close = EventKind::Access(notify::event::AccessKind::Close(
+            notify::event::AccessMode::Write,
+        ));
+        tx.send(event(close, Path::new("/k/src/lib.rs"))).unwrap();
+        tx.send(event(modify, Path::new("/k/Cargo.toml"))).unwrap();
+        tx.send(event(close, Path::new("/k/Cargo.toml"))).unwrap();
+        let (changed, _) = next_change(&rx, &w).expect("a change");
+        assert_eq!(changed, [PathBuf::from("/k/Cargo.toml")]);
         // Stop ends the wait; so does a closed channel.
         tx.send(Message::Stop).unwrap();
         assert!(next_change(&rx, &w).is_none());
