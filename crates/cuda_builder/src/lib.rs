@@ -286,9 +286,10 @@ impl CudaBuilder {
 
     /// Build with the release profile (optimised). Default: `true`; unoptimised PTX is much
     /// slower and larger. For edit-and-reload loops (`CudaBuilder::watch`, with the `watch`
-    /// feature), `release(false).debug_info(false)` rebuilds a one-line change in about 1 s
-    /// on 2 cores instead of about 12 s: a release build links and optimises the whole of
-    /// `core`'s bitcode with the kernels every time.
+    /// feature), `release(false).debug_info(false)` rebuilds a one-line change in about
+    /// 0.2 s on 2 cores (the watcher reruns rustc without cargo; 0.4–0.8 s through cargo)
+    /// instead of about 12 s: a release build links and optimises the whole of `core`'s
+    /// bitcode with the kernels every time.
     pub fn release(mut self, release: bool) -> Self {
         self.release = release;
         self

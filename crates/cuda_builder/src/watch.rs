@@ -2,6 +2,9 @@
 //! during development: [`CudaBuilder::watch`] builds once, then watches every file the build
 //! read ([`Artifact::inputs`]: the crate's sources and manifest, and those of its path
 //! dependencies such as `cuda_std`) through the `notify` crate, and rebuilds after a change.
+//! A change to the kernels crate's own sources only is rebuilt without the nested cargo, by
+//! rerunning the rustc command cargo ran for the crate, and linked against the library code
+//! the last link took (the `replay` and `link` modules); anything else goes through cargo.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), cuda_builder::BuildError> {
