@@ -63,7 +63,8 @@ pub(crate) fn rustflags(builder: &CudaBuilder) -> Result<Vec<String>, BuildError
 
 /// The `cargo rustc` command that compiles `krate` to PTX in `target_dir`, with `rustc` as
 /// the compiler, [`rustflags`], and an environment from which the outer cargo's settings
-/// are removed ([`SCRUBBED_ENV`], every `CARGO_TARGET_*` and `CARGO_PROFILE_*`).
+/// are removed ([`SCRUBBED_ENV`], every `CARGO_TARGET_*` and `CARGO_PROFILE_*`), then
+/// `extra_env` set (watch mode's, which may replace `RUSTC`).
 ///
 /// # Errors
 /// As [`rustflags`]; [`BuildError::Io`] if the crate root cannot be found.
@@ -74,6 +75,7 @@ pub(crate) fn command(
     rustc: &OsStr,
     target_dir: &Path,
     linker: Option<&Path>,
+    extra_env: &[(&str, std::ffi::OsString)],
 ) -> Result<Command, BuildError> {
     let mut flags = rustflags(builder)?;
     if let Some(linker) = linker {
@@ -118,6 +120,7 @@ pub(crate) fn command(
         .env("RUSTC_BOOTSTRAP", "1")
         .env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
         .env("CARGO_TERM_COLOR", "never")
+        .envs(extra_env.iter().map(|(k, v)| (k, v)))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     Ok(cmd)
@@ -150,8 +153,7 @@ pub(crate) fn run(mut cmd: Command, crate_name: &str, emit: bool) -> Result<(), 
         }
         text
     });
-    let mut errors = Vec::new();
-    let mut seen_warnings = std::collections::HashSet::new();
+    let mut diagnostics = Diagnostics::new(emit);
     for line in BufReader::new(stdout).lines().map_while(Result::ok) {
         let Ok(msg) = serde_json::from_str::<CargoMessage>(&line) else {
             continue;
@@ -159,21 +161,8 @@ pub(crate) fn run(mut cmd: Command, crate_name: &str, emit: bool) -> Result<(), 
         if msg.reason != "compiler-message" {
             continue;
         }
-        let Some(diag) = msg.message else { continue };
-        let rendered = strip_ansi(diag.rendered.as_deref().unwrap_or(&diag.message));
-        match diag.level.as_str() {
-            "error" | "error: internal compiler error" => errors.push(explained(&diag, rendered)),
-            // Our own `+ptxXY` flag is reported as unstable on every crate: expected.
-            "warning"
-                if diag
-                    .message
-                    .starts_with("unstable feature specified for `-Ctarget-feature`") => {}
-            "warning" if emit && seen_warnings.insert(rendered.clone()) => {
-                for l in rendered.lines().filter(|l| !l.trim().is_empty()) {
-                    println!("cargo::warning=[kernels] {l}");
-                }
-            }
-            _ => {}
+        if let Some(diag) = msg.message {
+            diagnostics.add(&diag);
         }
     }
     let status = child
@@ -183,15 +172,60 @@ pub(crate) fn run(mut cmd: Command, crate_name: &str, emit: bool) -> Result<(), 
     if status.success() {
         return Ok(());
     }
-    Err(BuildError::Compile {
-        crate_name: crate_name.to_owned(),
-        messages: if errors.is_empty() {
-            stderr_text
-        } else {
-            errors.join("\n")
-        },
-        module: None,
-    })
+    Err(diagnostics.into_error(crate_name, &stderr_text))
+}
+
+/// The compiler's diagnostics of one build, as they arrive: errors kept, each distinct
+/// warning forwarded as `cargo::warning=` lines when `emit`.
+pub(crate) struct Diagnostics {
+    emit: bool,
+    errors: Vec<String>,
+    seen_warnings: std::collections::HashSet<String>,
+}
+
+impl Diagnostics {
+    pub(crate) fn new(emit: bool) -> Self {
+        Self {
+            emit,
+            errors: Vec::new(),
+            seen_warnings: std::collections::HashSet::new(),
+        }
+    }
+
+    /// Takes one diagnostic.
+    pub(crate) fn add(&mut self, diag: &Diagnostic) {
+        let rendered = strip_ansi(diag.rendered.as_deref().unwrap_or(&diag.message));
+        match diag.level.as_str() {
+            "error" | "error: internal compiler error" => {
+                self.errors.push(explained(diag, rendered));
+            }
+            // Our own `+ptxXY` flag is reported as unstable on every crate: expected.
+            "warning"
+                if diag
+                    .message
+                    .starts_with("unstable feature specified for `-Ctarget-feature`") => {}
+            "warning" if self.emit && self.seen_warnings.insert(rendered.clone()) => {
+                for l in rendered.lines().filter(|l| !l.trim().is_empty()) {
+                    println!("cargo::warning=[kernels] {l}");
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The failed build's error: the compiler's rendered errors, or `output` (what the
+    /// failing process printed) when there were none.
+    pub(crate) fn into_error(self, crate_name: &str, output: &str) -> BuildError {
+        BuildError::Compile {
+            crate_name: crate_name.to_owned(),
+            messages: if self.errors.is_empty() {
+                output.to_owned()
+            } else {
+                self.errors.join("\n")
+            },
+            module: None,
+        }
+    }
 }
 
 /// What [`explained`] adds to rustc's E0599 on a float method (`x.exp()`, `f32::sin(x)`):
@@ -313,8 +347,9 @@ struct CargoMessage {
     message: Option<Diagnostic>,
 }
 
+/// A compiler diagnostic, as rustc's JSON carries it (also inside cargo's messages).
 #[derive(serde::Deserialize)]
-struct Diagnostic {
+pub(crate) struct Diagnostic {
     level: String,
     message: String,
     code: Option<DiagnosticCode>,

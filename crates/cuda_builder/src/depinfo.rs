@@ -9,14 +9,20 @@ use std::path::{Path, PathBuf};
 /// crate's sources and those of its path and registry dependencies), then the kernels
 /// manifest.
 pub(crate) fn source_inputs(dep_info: &Path, manifest: &Path, sysroot: &Path) -> Vec<PathBuf> {
-    let mut inputs: Vec<PathBuf> = std::fs::read_to_string(dep_info)
-        .map(|text| parse_dep_info(&text))
-        .unwrap_or_default()
+    let mut inputs: Vec<PathBuf> = listed(dep_info)
         .into_iter()
         .filter(|path| !path.starts_with(sysroot))
         .collect();
     inputs.push(manifest.to_path_buf());
     inputs
+}
+
+/// The files a dep-info file lists (none if it cannot be read), as written there: cargo's
+/// copy names them by absolute paths, rustc's own relative to rustc's working directory.
+pub(crate) fn listed(dep_info: &Path) -> Vec<PathBuf> {
+    std::fs::read_to_string(dep_info)
+        .map(|text| parse_dep_info(&text))
+        .unwrap_or_default()
 }
 
 /// Prints `rerun-if-changed` for every input of the kernels build ([`source_inputs`]) and

@@ -37,6 +37,9 @@ pub enum BuildError {
     /// The inner `cargo` could not be started or waited for.
     #[error("cannot run cargo ({0}): {1}")]
     CargoNotStarted(PathBuf, #[source] std::io::Error),
+    /// rustc could not be started or waited for (watch mode's rebuilds without cargo).
+    #[error("cannot run rustc ({0}): {1}")]
+    RustcNotStarted(PathBuf, #[source] std::io::Error),
     /// The kernels crate failed to compile.
     #[error(
         "failed to compile the kernels crate `{crate_name}` for nvptx64-nvidia-cuda:\n{messages}"

@@ -2,6 +2,9 @@
 //! during development: [`CudaBuilder::watch`] builds once, then watches every file the build
 //! read ([`Artifact::inputs`]: the crate's sources and manifest, and those of its path
 //! dependencies such as `cuda_std`) through the `notify` crate, and rebuilds after a change.
+//! A change to the kernels crate's own sources only is rebuilt without the nested cargo, by
+//! rerunning the rustc command cargo ran for the crate, and linked against the library code
+//! the last link took (the `replay` and `link` modules); anything else goes through cargo.
 //!
 //! ```no_run
 //! # fn main() -> Result<(), cuda_builder::BuildError> {
@@ -29,7 +32,8 @@ use std::{
 };
 
 /// How long the watcher waits after a change for more changes before it rebuilds: editors
-/// often save in several writes (truncate, write, rename).
+/// often save in several writes (truncate, write, rename). The wait ends at once when the
+/// last event was a changed file being closed after writing (an in-place save is complete).
 pub const DEBOUNCE: Duration = Duration::from_millis(25);
 
 /// One rebuild after a change, handed to the callback of [`CudaBuilder::watch`].
@@ -80,7 +84,8 @@ impl CudaBuilder {
         self,
         mut on_rebuild: impl FnMut(Rebuild) + Send + 'static,
     ) -> Result<(Artifact, Watcher), BuildError> {
-        let first = self.clone().build()?;
+        let mut session = crate::replay::Session::default();
+        let first = self.clone().build_with(Some(&mut session))?;
         let (tx, rx) = mpsc::channel();
         let events = tx.clone();
         let mut notifier = notify::recommended_watcher(move |e| {
@@ -97,7 +102,8 @@ impl CudaBuilder {
                 let mut notifier = notifier;
                 while let Some((changed, noticed)) = next_change(&rx, &watched) {
                     let start = Instant::now();
-                    let result = builder.clone().build();
+                    session.changed(changed.clone());
+                    let result = builder.clone().build_with(Some(&mut session));
                     let build_time = start.elapsed();
                     if let Ok(artifact) = &result {
                         // A watch that cannot be added only means fewer files are watched.
@@ -158,6 +164,16 @@ impl Watched {
         Ok(())
     }
 
+    /// Whether `event` is a watched file being closed after writing.
+    fn closed_after_write(&self, event: &notify::Event) -> bool {
+        matches!(
+            event.kind,
+            EventKind::Access(notify::event::AccessKind::Close(
+                notify::event::AccessMode::Write
+            ))
+        ) && event.paths.iter().any(|p| self.files.contains(p))
+    }
+
     /// The watched files an event touched.
     fn touched(&self, event: &notify::Event) -> Vec<PathBuf> {
         if matches!(event.kind, EventKind::Access(_)) {
@@ -172,14 +188,16 @@ impl Watched {
     }
 }
 
-/// Waits for a change to a watched file, then for [`DEBOUNCE`] without further changes;
+/// Waits for a change to a watched file, then for [`DEBOUNCE`] without further changes (or
+/// only for the events already queued, after a changed file was closed after writing);
 /// `None` when the watcher stops.
 fn next_change(rx: &mpsc::Receiver<Message>, watched: &Watched) -> Option<(Vec<PathBuf>, Instant)> {
     let mut changed = BTreeSet::new();
     let mut noticed = None;
+    let mut closed = false;
     loop {
         let message = if noticed.is_some() {
-            match rx.recv_timeout(DEBOUNCE) {
+            match rx.recv_timeout(if closed { Duration::ZERO } else { DEBOUNCE }) {
                 Ok(m) => m,
                 Err(mpsc::RecvTimeoutError::Timeout) => break,
                 Err(mpsc::RecvTimeoutError::Disconnected) => return None,
@@ -198,6 +216,9 @@ fn next_change(rx: &mpsc::Receiver<Message>, watched: &Watched) -> Option<(Vec<P
                 if !touched.is_empty() {
                     noticed.get_or_insert_with(Instant::now);
                     changed.extend(touched);
+                    closed = false;
+                } else if watched.closed_after_write(&event) {
+                    closed = noticed.is_some();
                 }
             }
         }
@@ -236,6 +257,15 @@ mod tests {
         tx.send(event(modify, Path::new("/k/src/lib.rs"))).unwrap();
         let (changed, _) = next_change(&rx, &w).expect("a change");
         assert_eq!(changed, [PathBuf::from("/k/src/lib.rs")]);
+        // A close after writing ends the quiet wait, but is no change by itself.
+        let close = EventKind::Access(notify::event::AccessKind::Close(
+            notify::event::AccessMode::Write,
+        ));
+        tx.send(event(close, Path::new("/k/src/lib.rs"))).unwrap();
+        tx.send(event(modify, Path::new("/k/Cargo.toml"))).unwrap();
+        tx.send(event(close, Path::new("/k/Cargo.toml"))).unwrap();
+        let (changed, _) = next_change(&rx, &w).expect("a change");
+        assert_eq!(changed, [PathBuf::from("/k/Cargo.toml")]);
         // Stop ends the wait; so does a closed channel.
         tx.send(Message::Stop).unwrap();
         assert!(next_change(&rx, &w).is_none());
