@@ -366,7 +366,12 @@ struct BlockRun<'a> {
     block: &'a BlockState,
     linear: u64,
     threads: Vec<ThreadState>,
+    /// Each thread's coroutine, created at its first resumption (`None` before it and
+    /// after it returned).
     coros: Vec<Option<Coro>>,
+    /// Stacks of threads that returned, for the threads that start later: a block whose
+    /// threads never wait runs on one stack.
+    spare: Vec<DefaultStack>,
     sched: Sched<'a>,
     steps: u64,
 }
@@ -375,52 +380,18 @@ impl<'a> BlockRun<'a> {
     fn new(launch: &Launch, block: &'a BlockState, linear_block: u64) -> Result<Self, EmuError> {
         let n = launch.block[0] * launch.block[1] * launch.block[2];
         let warps = n.div_ceil(32);
-        let stack_bytes = launch.options.stack_bytes;
-        let stack_error = |e: std::io::Error| EmuError::Stack {
-            kernel: launch.kernel,
-            bytes: stack_bytes,
-            message: std::format!("{e}"),
-        };
-        let mut stacks = Vec::with_capacity(n as usize);
-        for _ in 0..n {
-            stacks.push(take_stack(stack_bytes).map_err(stack_error)?);
-        }
-        let threads: Vec<ThreadState> = stacks
-            .iter()
-            .enumerate()
-            .map(|(l, stack)| ThreadState {
-                tid: block.tid_of(l as u32),
-                linear: l as u32,
+        let threads: Vec<ThreadState> = (0..n)
+            .map(|l| ThreadState {
+                tid: block.tid_of(l),
+                linear: l,
                 block,
                 yielder: Cell::new(core::ptr::null()),
-                stack: (stack.limit().get(), stack.base().get()),
+                stack: Cell::new((0, 0)),
                 cluster_arrivals: Cell::new(0),
                 cluster_waits: Cell::new(0),
             })
             .collect();
-        let entry = launch.entry;
-        let args = launch.args as usize;
-        // The coroutines hold pointers into `threads`' heap buffer, which moving the
-        // `Vec` does not move.
-        let coros: Vec<Option<Coro>> = stacks
-            .into_iter()
-            .zip(&threads)
-            .map(|(stack, t)| {
-                let t = t as *const ThreadState as usize;
-                Some(Coroutine::with_stack(
-                    stack,
-                    move |y: &Yielder<Resume, Suspend>, first| {
-                        thread_main(
-                            t as *const ThreadState,
-                            y,
-                            first,
-                            entry,
-                            args as *const *mut c_void,
-                        )
-                    },
-                ))
-            })
-            .collect();
+        let coros: Vec<Option<Coro>> = (0..n).map(|_| None).collect();
         let mut order: Vec<u32> = (0..n).collect();
         if launch.options.seed != 0 {
             let mut state = launch.options.seed ^ linear_block.wrapping_mul(0x9e37_79b9_7f4a_7c15);
@@ -456,34 +427,80 @@ impl<'a> BlockRun<'a> {
             linear: linear_block,
             threads,
             coros,
+            spare: Vec::new(),
             sched,
             steps: 0,
         })
     }
 
+    /// Thread `t`'s coroutine, created on a spare stack (or a new one) at its first
+    /// resumption; `None` (the block's error recorded) if no stack can be had.
+    fn coroutine(&mut self, t: u32) -> Option<&mut Coro> {
+        if self.coros[t as usize].is_none() {
+            let launch = self.block.launch();
+            let bytes = launch.options.stack_bytes;
+            let stack = match self.spare.pop().map_or_else(|| take_stack(bytes), Ok) {
+                Ok(s) => s,
+                Err(e) => {
+                    self.block.record(EmuError::Stack {
+                        kernel: launch.kernel,
+                        bytes,
+                        message: std::format!("{e}"),
+                    });
+                    return None;
+                }
+            };
+            let thread = &self.threads[t as usize];
+            thread.stack.set((stack.limit().get(), stack.base().get()));
+            let (entry, args) = (launch.entry, launch.args as usize);
+            // The coroutine holds a pointer into `threads`' heap buffer, which moving the
+            // `Vec` does not move.
+            let ts = core::ptr::from_ref(thread) as usize;
+            self.coros[t as usize] = Some(Coroutine::with_stack(
+                stack,
+                move |y: &Yielder<Resume, Suspend>, first| {
+                    thread_main(
+                        ts as *const ThreadState,
+                        y,
+                        first,
+                        entry,
+                        args as *const *mut c_void,
+                    )
+                },
+            ));
+        }
+        self.coros[t as usize].as_mut()
+    }
+
     /// Runs the block's threads until none is ready (or the block failed); returns whether
     /// any ran.
     fn drain(&mut self) -> bool {
-        let sched = &mut self.sched;
-        sched.wake_polls();
-        sched.wake_cluster();
+        self.sched.wake_polls();
+        self.sched.wake_cluster();
         let mut ran = false;
-        while let Some(t) = sched.ready.pop_front() {
-            let St::Ready(v) = sched.states[t as usize] else {
+        while let Some(t) = self.sched.ready.pop_front() {
+            let St::Ready(v) = self.sched.states[t as usize] else {
                 continue;
             };
             ran = true;
             self.steps += 1;
+            let Some(coro) = self.coroutine(t) else {
+                break;
+            };
+            let coro: *mut Coro = coro;
             let thread = &self.threads[t as usize];
             set_current(thread);
-            let result = self.coros[t as usize]
-                .as_mut()
-                .map(|c| c.resume(Resume::Value(v)));
+            // SAFETY: `coro` points into `self.coros`, which nothing else touches while the
+            // thread runs.
+            let result = unsafe { (*coro).resume(Resume::Value(v)) };
             set_current(core::ptr::null());
             match result {
-                Some(CoroutineResult::Yield(s)) => sched.arrive(t, s),
-                Some(CoroutineResult::Return(())) | None => {
-                    sched.exit(t);
+                CoroutineResult::Yield(s) => self.sched.arrive(t, s),
+                CoroutineResult::Return(()) => {
+                    if let Some(c) = self.coros[t as usize].take() {
+                        self.spare.push(c.into_stack());
+                    }
+                    self.sched.exit(t);
                     super::cluster::thread_exited(thread);
                     // Copies never waited for land when their thread exits.
                     super::cp_async::land(thread, None);
@@ -492,8 +509,8 @@ impl<'a> BlockRun<'a> {
             if self.block.error.borrow().is_some() {
                 break;
             }
-            sched.wake_polls();
-            sched.wake_cluster();
+            self.sched.wake_polls();
+            self.sched.wake_cluster();
         }
         ran
     }
@@ -517,6 +534,9 @@ impl<'a> BlockRun<'a> {
             {
                 give_stack(stack_bytes, c.into_stack());
             }
+        }
+        for stack in self.spare.drain(..) {
+            give_stack(stack_bytes, stack);
         }
         BlockOutcome {
             steps: self.steps + self.block.steps.get(),

@@ -308,7 +308,8 @@ pub fn check_access_with(
             return;
         }
     }
-    if addr >= t.stack.0 && addr + size <= t.stack.1 {
+    let (stack_start, stack_end) = t.stack.get();
+    if addr >= stack_start && addr + size <= stack_end {
         return;
     }
     // The nearest allocation: a shared one of the block, or the buffer before or after.

@@ -179,8 +179,9 @@ pub(crate) struct ThreadState {
     pub(crate) linear: u32,
     pub(crate) block: *const BlockState,
     pub(crate) yielder: Cell<*const Yielder<Resume, Suspend>>,
-    /// The coroutine stack's address range `[start, end)`: accesses to locals are in bounds.
-    pub(crate) stack: (usize, usize),
+    /// The coroutine stack's address range `[start, end)` (set when the thread starts):
+    /// accesses to locals are in bounds.
+    pub(crate) stack: Cell<(usize, usize)>,
     /// Cluster barrier arrivals (`barrier.cluster.arrive`) so far.
     pub(crate) cluster_arrivals: Cell<u32>,
     /// Cluster barrier waits (`barrier.cluster.wait`) so far.
