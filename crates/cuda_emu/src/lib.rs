@@ -144,6 +144,8 @@ use std::vec::Vec;
 
 use cust_core::launch::{Kernel, ParamSizes};
 
+pub use shared_mem::SharedElement;
+
 /// A grid or block size `(x, y, z)`, in blocks or threads.
 pub type Dim3 = [u32; 3];
 
@@ -409,7 +411,7 @@ pub enum EmuError {
     /// Two threads of a block touched the same shared byte between two barriers, at least
     /// one writing, without atomics.
     #[error(
-        "kernel `{kernel}`: shared-memory race in block {block:?} at {address:#x} ({allocation} + {offset}): {first}, then {second}, with no barrier between"
+        "kernel `{kernel}`: shared-memory race in block {block:?} at {address:#x} ({allocation} + {offset}{}): {first}, then {second}, with no barrier between", element_text(.element)
     )]
     SharedRace {
         /// Kernel name.
@@ -423,6 +425,9 @@ pub enum EmuError {
         allocation: String,
         /// Byte offset in it.
         offset: usize,
+        /// The element of a static array that holds the byte (``element [7][6] of type
+        /// `f32` ``); `None` in dynamic shared memory, which has no declared type.
+        element: Option<Box<SharedElement>>,
         /// The earlier access (boxed: keeps `EmuError` small).
         first: Box<Access>,
         /// The access that raced with it.
@@ -430,7 +435,7 @@ pub enum EmuError {
     },
     /// A thread read shared memory that no thread has written.
     #[error(
-        "kernel `{kernel}`: block {block:?}, thread {thread:?} reads uninitialised shared memory at {address:#x} ({allocation} + {offset}) at {location}"
+        "kernel `{kernel}`: block {block:?}, thread {thread:?} reads uninitialised shared memory at {address:#x} ({allocation} + {offset}{}) at {location}", element_text(.element)
     )]
     UninitRead {
         /// Kernel name.
@@ -445,6 +450,9 @@ pub enum EmuError {
         allocation: String,
         /// Byte offset in it.
         offset: usize,
+        /// The element of a static array that holds the byte (as for
+        /// [`EmuError::SharedRace`]).
+        element: Option<Box<SharedElement>>,
         /// The reading call.
         location: SourceLocation,
     },
@@ -617,6 +625,13 @@ fn elsewhere_text(elsewhere: &Option<Box<ThreadSite>>) -> String {
     elsewhere
         .as_deref()
         .map(|s| std::format!("; meanwhile {s}"))
+        .unwrap_or_default()
+}
+
+fn element_text(element: &Option<Box<SharedElement>>) -> String {
+    element
+        .as_deref()
+        .map(|e| std::format!(", {e}"))
         .unwrap_or_default()
 }
 
