@@ -94,10 +94,14 @@
 //! (its other threads are unwound), and [`launch`] returns the finding of the lowest block.
 //! - **Shared-memory races** ([`EmuError::SharedRace`]): two threads of a block access the
 //!   same shared byte between two barriers, at least one writing, neither atomically, and
-//!   not ordered by a `sync_warp` of their warp. Seen only for accesses through
-//!   `cuda_std::shared::read` / `cuda_std::shared::write`,
-//!   `mem`'s vector loads/stores and `cp.async` into shared memory: plain `*p` / `p.read()` /
-//!   indexing of a `shared_array!` is invisible to the emulator (it is a host load).
+//!   not ordered by a `sync_warp` of their warp. Seen for indexing of `cuda_std`'s shared
+//!   array views (`SharedArray`, `SharedRows`, `SharedSlice`: what `shared_array!([T; N])`,
+//!   `#[address_space(shared)]` and `dynamic_shared_slice` give; `Index` is a read,
+//!   `IndexMut` a write), for `cuda_std::shared::read` / `cuda_std::shared::write`, and for
+//!   `mem`'s vector loads/stores and `cp.async` into shared memory: a plain `*p` /
+//!   `p.read()` through a raw pointer is invisible to the emulator (it is a host load).
+//!   Findings in a static array name the element ([`SharedElement`]: `[i][j]` of the
+//!   declared element type) besides the byte offset.
 //!   Bytes a TMA load writes count as initialised and written by no thread (the mbarrier
 //!   that orders them is not tracked here); reads by `wgmma` and TMA stores are not seen.
 //! - **Barrier divergence** ([`EmuError::BarrierDivergence`]): threads of a block wait at
@@ -107,8 +111,9 @@
 //!   never arrive (they wait at a barrier or at another collective when nothing else can
 //!   run), or that does not name the caller.
 //! - **Reads of shared memory never written** ([`EmuError::UninitRead`]): per byte, through
-//!   the same accessors as races (writes through plain pointers are not seen, so use the
-//!   accessors for both the writes and the reads you want checked).
+//!   the same accesses as races (writes through raw pointers are not seen, so use checked
+//!   accesses for both the writes and the reads you want checked; a `+=` through `IndexMut`
+//!   is a write only, so it is never reported as reading an unwritten element).
 //! - **Out-of-bounds accesses** ([`EmuError::OutOfBounds`]): an access through the
 //!   accessors above, `atomic`, `mem` (vector and read-only loads, stores, `cp.async`) that
 //!   is not wholly inside a known allocation: the block's shared arrays and dynamic shared

@@ -14,9 +14,18 @@
 //! [`Block`](crate::atomic::Block) scope or wider.
 //! [`window`] holds loads and stores by 32-bit shared address (`ld.shared` / `st.shared`).
 //!
-//! On the CPU emulator (`cuda_emu`), [`read`](fn@read) and [`write`](fn@write) are the accesses its race,
-//! initialisation and bounds checks see; plain loads and stores through the pointers work
-//! but are not checked.
+//! Indexing: the array form of `shared_array!` (`[T; N]`, and arrays of arrays),
+//! `#[address_space(shared)]` and [`dynamic_shared_slice`] give a `&mut` view
+//! ([`SharedArray`], [`SharedTile`] / [`SharedRows`], [`SharedSlice`]) that indexes as an
+//! array does: `tile[r][c] = v`, `let x = tile[r][c]`, `counts[d] += 1`. On the GPU an
+//! indexed element is the array's own bounds check and load or store.
+//!
+//! On the CPU emulator (`cuda_emu`) the race, initialisation and bounds checks see each
+//! indexed element of these views (`Index` a read, `IndexMut` a write: see [`SharedArray`]),
+//! [`read`](fn@read) and [`write`](fn@write), `mem`'s vector accesses and `cp.async`. They
+//! do **not** see a raw-pointer dereference: the pointer form `shared_array!(T, n)`,
+//! [`dynamic_shared`], and `as_ptr` / `as_mut_ptr` of a view give pointers whose plain
+//! loads and stores (`*p.add(i) += 1`) work but are not checked.
 //!
 //! Rust `core` has no address-space statics, so the declarations are PTX text emitted with
 //! `global_asm!` (PTX ISA §5.1.5 "Shared State Space", §11.4 "Variable declarations").

@@ -13,9 +13,9 @@ use core::ops::{Index, IndexMut};
 /// It has the layout of `[T; N]` and lives where the array does: a kernel holds a `&mut`
 /// to it, never a value. Indices are `usize` and panic past the end, as an array's do.
 /// Indexing an element is a plain load or store on the GPU (the same code as indexing the
-/// array: a bounds check, then `ld`/`st`, which `ptxas` emits as `LDS`/`STS` for a
-/// `.shared` variable); on the CPU emulator it is also a checked access, reported at the
-/// indexing expression's line:
+/// array itself: a bounds check, then a load or store at the array's `cvta.shared`
+/// address); on the CPU emulator it is also a checked access, reported at the indexing
+/// expression's line:
 /// - `Index` (`let x = a[i]`, `a[i].method()` taking `&self`) is a read: bounds, races and
 ///   reads of elements never written are checked;
 /// - `IndexMut` (`a[i] = x`, `a[i] += x`, `a[i].write(x)` on a `MaybeUninit`) is a write:
