@@ -13,8 +13,8 @@
 //! writes `out[b]` only, from its thread 0.
 
 use crate::vector::{Elem, Pack, aligned16};
-use cuda_std::math;
 use cuda_std::prelude::*;
+use cuda_std::{math, shared};
 
 /// An associative reduction operator with its identity element.
 pub trait Op<T> {
@@ -118,20 +118,23 @@ pub(crate) unsafe fn block_reduce<T: Elem, O: Op<T>>(v: T) -> T {
     let lane = thread_idx_x() % 32;
     let warp = thread_idx_x() / 32;
     let warps = block_dim_x() / 32;
-    // One 8-byte slot per warp (at most 32 warps).
+    // One 8-byte slot per warp (at most 32 warps), holding a `T` (generic, so a raw
+    // pointer: `shared_array!`'s element type must be concrete). The slots are accessed
+    // with `shared::read` / `shared::write`, which the CPU emulator checks (races,
+    // initialisation, bounds) and which are plain loads and stores on the GPU.
     let slots: *mut u64 = shared_array!(u64, 32);
     // SAFETY: whole warps call this (caller contract).
     let v = unsafe { warp_reduce::<T, O>(v) };
     if lane == 0 {
         // SAFETY: warp < 32: slot `warp` lies in the array (8-byte slots hold any Elem).
-        unsafe { slots.add(warp as usize).cast::<T>().write(v) };
+        unsafe { shared::write(slots.add(warp as usize).cast::<T>(), v) };
     }
     sync_threads();
     let mut r = O::IDENTITY;
     if warp == 0 {
         if lane < warps {
             // SAFETY: as above; written before the barrier.
-            r = unsafe { slots.add(lane as usize).cast::<T>().read() };
+            r = unsafe { shared::read(slots.add(lane as usize).cast::<T>()) };
         }
         // SAFETY: all of warp 0 is here (the branch is warp-uniform).
         r = unsafe { warp_reduce::<T, O>(r) };

@@ -105,9 +105,9 @@
 
 use crate::reduce::{Op, Sum, require_whole_warps};
 use cuda_std::atomic::{self, Device, Ordering};
-use cuda_std::mem;
 use cuda_std::prelude::*;
 use cuda_std::thread::nanosleep;
+use cuda_std::{mem, shared};
 
 /// Threads per block of the 4-byte scan kernels (8 warps; see the [module docs](self) for
 /// why not CUB's 128).
@@ -309,9 +309,9 @@ unsafe fn blocked_copy<T: ScanValue, const ITEMS: usize>(
         // register array has only T's alignment).
         unsafe {
             if to_shared {
-                blk.add(k).write(regs.add(k).read_unaligned());
+                shared::write(blk.add(k), regs.add(k).read_unaligned());
             } else {
-                regs.add(k).write_unaligned(blk.add(k).read());
+                regs.add(k).write_unaligned(shared::read(blk.add(k)));
             }
         }
     }
@@ -462,8 +462,12 @@ unsafe fn scan_tile<
         .min(slots.saturating_sub(STATUS_PAD));
 
     // Shared memory: the tile index; the warp totals; the tile's exclusive prefix; and the
-    // caller's transpose buffer (one tile, 16-byte aligned).
-    let sh_tile: *mut u32 = shared_array!(u32, 1);
+    // caller's transpose buffer (one tile, 16-byte aligned). The tile index is indexed
+    // (`SharedArray`); the others hold a generic `T`, so they are raw pointers accessed with
+    // `shared::read` / `shared::write`: on the CPU emulator every shared access of the scan
+    // is checked (races, initialisation, bounds); on the GPU all are plain loads and stores.
+    // SAFETY: written by thread 0 only, read by the block after a barrier (below).
+    let sh_tile = unsafe { shared_array!([u32; 1]) };
     let sh_warp: *mut u64 = shared_array!(u64, MAX_WARPS);
     let sh_prefix: *mut u64 = shared_array!(u64, 1);
     // Warp w's segment: items w·32·ITEMS .. (w + 1)·32·ITEMS; lane l's blocked items start
@@ -483,12 +487,11 @@ unsafe fn scan_tile<
             };
             c.wrapping_sub(base)
         };
-        // SAFETY: a 1-element shared array; read by the block after the barrier.
-        unsafe { sh_tile.write(t) };
+        sh_tile[0] = t;
     }
     sync_threads();
-    // SAFETY: written by thread 0 before the barrier, never written again.
-    let tile = unsafe { sh_tile.read() } as usize;
+    // Written by thread 0 before the barrier, never written again.
+    let tile = sh_tile[0] as usize;
     if tile >= tiles {
         // The whole block leaves (block-uniform): nothing to scan, nothing published.
         return;
@@ -520,7 +523,7 @@ unsafe fn scan_tile<
     for (i, &vi) in v.iter().enumerate() {
         // SAFETY: index < the tile's length (the buffer's length in T);
         // slots of this warp's segment only.
-        unsafe { seg_sh.add(i * 32 + lane).write(vi) };
+        unsafe { shared::write(seg_sh.add(i * 32 + lane), vi) };
     }
     // SAFETY: the whole warp (no divergence: the branches above are block-uniform).
     unsafe { warp::sync_warp(FULL_MASK) };
@@ -545,14 +548,14 @@ unsafe fn scan_tile<
     };
     if lane == 31 {
         // SAFETY: warp < warps ≤ MAX_WARPS.
-        unsafe { sh_warp.add(warp).cast::<T>().write(incl) };
+        unsafe { shared::write(sh_warp.add(warp).cast::<T>(), incl) };
     }
     sync_threads();
     let mut warp_prefix = id;
     let mut aggregate = id;
     for w in 0..warps {
         // SAFETY: written before the barrier.
-        let t = unsafe { sh_warp.add(w).cast::<T>().read() };
+        let t = unsafe { shared::read(sh_warp.add(w).cast::<T>()) };
         if w == warp {
             warp_prefix = aggregate;
         }
@@ -584,12 +587,12 @@ unsafe fn scan_tile<
             unsafe { publish::<T>(st, slots, tile, epoch, true, O::combine(prefix, aggregate)) };
             if lane == 0 {
                 // SAFETY: read by the block after the barrier.
-                unsafe { sh_prefix.cast::<T>().write(prefix) };
+                unsafe { shared::write(sh_prefix.cast::<T>(), prefix) };
             }
         }
         sync_threads();
         // SAFETY: written by warp 0 before the barrier.
-        unsafe { sh_prefix.cast::<T>().read() }
+        unsafe { shared::read(sh_prefix.cast::<T>()) }
     };
 
     // 5. Rescan the items from the thread's exclusive prefix, transpose back, store.
@@ -607,7 +610,7 @@ unsafe fn scan_tile<
     for i in 0..ITEMS {
         let e = seg + i * 32 + lane;
         // SAFETY: written by this warp before the warp barrier.
-        let o = unsafe { seg_sh.add(i * 32 + lane).read() };
+        let o = unsafe { shared::read(seg_sh.add(i * 32 + lane)) };
         if full {
             // SAFETY: e < len (full tile); tile indices are unique (atomic counter), so no
             // other thread writes this element.

@@ -90,6 +90,7 @@ fn uninitialised_shared_read_names_the_reader_and_the_byte() {
         kernel,
         thread,
         offset,
+        element,
         location,
         ..
     } = &err
@@ -97,8 +98,218 @@ fn uninitialised_shared_read_names_the_reader_and_the_byte() {
         panic!("expected an uninitialised read, got {err}")
     };
     assert_eq!((*kernel, *thread, *offset), ("emu_uninit", [4, 0, 0], 20));
+    // The pointer form names the element by its declared type too.
+    assert_eq!(
+        element.as_ref().map(|e| e.to_string()).as_deref(),
+        Some("element [5] of type `u32`")
+    );
     assert_eq!(location.line, probe_line("shared::read(s.add(((t + 1)", 0));
     println!("planted uninitialised read: {err}");
+}
+
+/// Runs [`probe::emu_transpose`] on a 64×64 matrix (one block per row of tiles, so each
+/// block transposes four tiles through the same shared tile) with `skip`.
+fn transpose(skip: u32, options: &EmuOptions) -> (Result<emu::EmuReport, EmuError>, Vec<f32>) {
+    let n = 64usize;
+    let input: Vec<f32> = (0..n * n).map(|i| i as f32).collect();
+    let mut out = vec![0f32; n * n];
+    let grid = [1, (n / probe::EMU_TILE) as u32, 1];
+    let result = emulate!(probe::emu_transpose, grid, [16, 16, 1], 0, options;
+        slice(&input), slice_mut(&mut out), n as u32, skip);
+    let expected: Vec<f32> = (0..n * n).map(|i| ((i % n) * n + i / n) as f32).collect();
+    if result.is_ok() {
+        assert_eq!(out, expected, "the transpose");
+    }
+    (result, out)
+}
+
+/// The access sites of [`probe::emu_transpose`]: the tile's write and its transposed read.
+fn transpose_sites() -> (u32, u32) {
+    (
+        probe_line_in("fn emu_transpose", "tile[ty][tx] = input", 0),
+        probe_line_in("fn emu_transpose", "tile[tx][ty]", 0),
+    )
+}
+
+#[test]
+fn transpose_through_an_indexed_tile_is_clean_with_its_barriers() {
+    let (result, _) = transpose(probe::SKIP_NONE, &opts());
+    result.unwrap_or_else(|e| panic!("the correct transpose: {e}"));
+}
+
+#[test]
+fn transpose_missing_the_barrier_after_its_reads_is_a_race_naming_both_sites() {
+    let (result, _) = transpose(probe::SKIP_AFTER_READ, &opts());
+    let err = result.expect_err("the race is reported");
+    let EmuError::SharedRace {
+        kernel,
+        offset,
+        element,
+        first,
+        second,
+        allocation,
+        ..
+    } = &err
+    else {
+        panic!("expected a race, got {err}")
+    };
+    let (write, read) = transpose_sites();
+    // Thread (1, 0) writes element [0][1] of the second tile while thread (0, 1) has yet to
+    // read it from the first.
+    assert_eq!((*kernel, *offset), ("emu_transpose", 4));
+    assert_eq!(
+        element.as_ref().map(|e| e.to_string()).as_deref(),
+        Some("element [0][1] of type `f32`")
+    );
+    assert!(
+        allocation.starts_with("shared array `[[f32; EMU_TILE + 1]; EMU_TILE]` declared at ")
+            && allocation.contains(PROBES_FILE),
+        "{allocation}"
+    );
+    assert_eq!(
+        (first.thread, first.kind, first.location.line),
+        ([1, 0, 0], AccessKind::Write, write)
+    );
+    assert_eq!(
+        (second.thread, second.kind, second.location.line),
+        ([0, 1, 0], AccessKind::Read, read)
+    );
+    println!("planted race (indexed tile): {err}");
+}
+
+#[test]
+fn transpose_missing_the_barrier_before_its_reads_is_reported() {
+    // Thread (1, 0) reads element [1][0] before thread (0, 1) writes it in the same barrier
+    // interval: with every check on, and with the initialisation check off, the finding is
+    // the race with both sites, not an uninitialised read (which would invite a zero fill).
+    let (write, read) = transpose_sites();
+    let no_uninit = emu::EmuChecks {
+        uninit_reads: false,
+        ..emu::EmuChecks::ALL
+    };
+    for checks in [emu::EmuChecks::ALL, no_uninit] {
+        let (result, _) = transpose(probe::SKIP_AFTER_WRITE, &EmuOptions { checks, ..opts() });
+        let err = result.expect_err("the race is reported");
+        let EmuError::SharedRace {
+            element,
+            first,
+            second,
+            ..
+        } = &err
+        else {
+            panic!("expected a race, got {err}")
+        };
+        assert_eq!(
+            element.as_ref().map(|e| e.to_string()).as_deref(),
+            Some("element [1][0] of type `f32`")
+        );
+        assert_eq!(
+            (first.thread, first.kind, first.location.line),
+            ([1, 0, 0], AccessKind::Read, read)
+        );
+        assert_eq!(
+            (second.thread, second.kind, second.location.line),
+            ([0, 1, 0], AccessKind::Write, write)
+        );
+        println!("planted missing barrier ({checks:?}): {err}");
+    }
+}
+
+/// Runs [`probe::emu_histogram`] over `0..64` (one block of 64 threads) and checks the
+/// counts on success.
+fn histogram(atomic: u32) -> Result<emu::EmuReport, EmuError> {
+    let input: Vec<u32> = (0..64).collect();
+    let mut bins = vec![0u32; probe::EMU_BINS];
+    let result = emulate!(probe::emu_histogram, [1, 1, 1], [64, 1, 1], 0, &opts();
+        slice(&input), slice_mut(&mut bins), atomic);
+    if result.is_ok() {
+        assert_eq!(bins, vec![4u32; probe::EMU_BINS], "the histogram");
+    }
+    result
+}
+
+#[test]
+fn histogram_with_shared_atomics_is_clean() {
+    histogram(1).unwrap_or_else(|e| panic!("the atomic histogram: {e}"));
+}
+
+#[test]
+fn histogram_counting_with_plus_equals_is_a_race() {
+    let err = histogram(0).expect_err("the lost updates are reported");
+    let EmuError::SharedRace {
+        element,
+        first,
+        second,
+        ..
+    } = &err
+    else {
+        panic!("expected a race, got {err}")
+    };
+    // Threads 0 and 16 both count input values ≡ 0 (mod 16): bin 0.
+    let line = probe_line_in("fn emu_histogram", "counts[d] += 1", 0);
+    assert_eq!(
+        element.as_ref().map(|e| e.to_string()).as_deref(),
+        Some("element [0] of type `u32`")
+    );
+    assert_eq!(
+        (first.thread, first.kind, first.location.line),
+        ([0, 0, 0], AccessKind::Write, line)
+    );
+    assert_eq!(
+        (second.thread, second.kind, second.location.line),
+        ([16, 0, 0], AccessKind::Write, line)
+    );
+    println!("planted race (+= on a shared counter): {err}");
+}
+
+#[test]
+fn uninitialised_read_through_indexing_names_the_element() {
+    for (kernel, name) in [
+        (probe::emu_uninit_indexed, "emu_uninit_indexed"),
+        (probe::emu_dynamic_indexed, "emu_dynamic_indexed"),
+    ] {
+        let run_with = |skip: u32| {
+            let mut out = vec![0u32; 32];
+            let result = emulate!(kernel, [1, 1, 1], [32, 1, 1], 128, &opts();
+                slice_mut(&mut out), skip);
+            (result, out)
+        };
+        let (result, out) = run_with(32);
+        result.unwrap_or_else(|e| panic!("{name}, every element written: {e}"));
+        assert_eq!(out, (0..32).map(|t| (t + 1) % 32).collect::<Vec<u32>>());
+        let (result, _) = run_with(5);
+        let err = result.expect_err("reported");
+        let EmuError::UninitRead {
+            kernel,
+            thread,
+            offset,
+            element,
+            allocation,
+            location,
+            ..
+        } = &err
+        else {
+            panic!("{name}: expected an uninitialised read, got {err}")
+        };
+        assert_eq!((*kernel, *thread, *offset), (name, [4, 0, 0], 20));
+        assert_eq!(
+            location.line,
+            probe_line_in(&format!("fn {name}"), "out.write_at_thread(s[", 0)
+        );
+        if name == "emu_dynamic_indexed" {
+            // Dynamic shared memory has no declared element type: the byte offset names it.
+            assert_eq!(
+                (allocation.as_str(), element),
+                ("dynamic shared memory", &None)
+            );
+        } else {
+            assert_eq!(
+                element.as_ref().map(|e| e.to_string()).as_deref(),
+                Some("element [5] of type `u32`")
+            );
+        }
+        println!("planted uninitialised read ({name}): {err}");
+    }
 }
 
 #[test]

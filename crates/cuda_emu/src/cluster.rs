@@ -194,13 +194,13 @@ pub(crate) fn remote(
         drop(mem);
         not_shared(t, what, p)
     };
-    let (bytes, align, name) = (a.bytes, a.align(), a.name.clone());
+    let (bytes, align, name, shape) = (a.bytes, a.align(), a.name.clone(), a.shape);
     drop(mem);
     let checks = b.launch().options.checks;
     let mut theirs = other.mem.borrow_mut();
     let base = match id {
         None => Some(theirs.dynamic.ptr),
-        Some(id) => theirs.static_alloc(id, bytes, align, &name, checks.shadow()),
+        Some(id) => theirs.static_alloc(id, bytes, align, &name, shape, checks.shadow()),
     };
     drop(theirs);
     match base {

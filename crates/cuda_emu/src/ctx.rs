@@ -8,7 +8,7 @@ use core::panic::Location;
 use std::boxed::Box;
 use std::string::String;
 
-use crate::shared_mem::{Loc, NONE, Shadow, SharedAlloc, SharedMem};
+use crate::shared_mem::{Loc, NONE, Shadow, SharedAlloc, SharedMem, SharedShape};
 use crate::state::{
     BarrierKind, BarrierWait, BlockState, NAMED_BARRIERS, NamedWait, Suspend, ThreadState,
     WarpKind, WarpWait, current, fail, suspend, thread,
@@ -120,15 +120,22 @@ pub fn live_lanes(what: &str) -> u32 {
 
 /// The block's array for the shared declaration `id` (`bytes`, aligned to `align`),
 /// allocated (zero-filled) by its first use in the block; reports name it `name` (e.g.
-/// ``shared array `[f32; 256]` declared at src/lib.rs:12:20``).
+/// ``shared array `[f32; 256]` declared at src/lib.rs:12:20``) and the element a finding
+/// is about by `shape` (``element [7] of type `f32` ``).
 #[track_caller]
-pub fn shared_static(id: u64, bytes: usize, align: usize, name: &'static str) -> *mut u8 {
+pub fn shared_static(
+    id: u64,
+    bytes: usize,
+    align: usize,
+    name: &'static str,
+    shape: &'static SharedShape,
+) -> *mut u8 {
     let t = thread("shared_array! / #[address_space(shared)]");
     let b = t.block();
     let mut mem = b.mem.borrow_mut();
     let checks = b.launch().options.checks;
     let shadow = checks.shadow();
-    let p = mem.static_alloc(id, bytes, align, name, shadow);
+    let p = mem.static_alloc(id, bytes, align, name, Some(shape), shadow);
     drop(mem);
     p.unwrap_or_else(|| panic!("cannot allocate {bytes} bytes of shared memory"))
 }
@@ -390,6 +397,7 @@ fn shadow_access(
             address: a.ptr as usize + offset + i,
             allocation: a.name.clone(),
             offset: offset + i,
+            element: a.element_at(offset + i).map(Box::new),
             first: Box::new(Access {
                 thread: b.tid_of(first_thread),
                 kind: first_kind,
@@ -456,6 +464,7 @@ fn shadow_access(
                             address: a.ptr as usize + offset + i,
                             allocation: a.name.clone(),
                             offset: offset + i,
+                            element: a.element_at(offset + i).map(Box::new),
                             location: SourceLocation::from_std(loc),
                         });
                     }

@@ -36,6 +36,7 @@ pub use crate::mbarrier::{
     poll as mbarrier_poll,
 };
 pub use crate::proxy::{fence as fence_proxy_async, wgmma_commit, wgmma_wait};
+pub use crate::shared_mem::SharedShape;
 pub use crate::state::{BarrierKind, WarpKind, gpu_only};
 pub use crate::tensor::{ldmatrix, mma, stmatrix};
 pub use crate::tma::{

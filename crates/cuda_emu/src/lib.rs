@@ -96,10 +96,14 @@
 //! (its other threads are unwound), and [`launch`] returns the finding of the lowest block.
 //! - **Shared-memory races** ([`EmuError::SharedRace`]): two threads of a block access the
 //!   same shared byte between two barriers, at least one writing, neither atomically, and
-//!   not ordered by a `sync_warp` whose mask names both lanes. Seen only for accesses through
-//!   `cuda_std::shared::read` / `cuda_std::shared::write`,
-//!   `mem`'s vector loads/stores and `cp.async` into shared memory: plain `*p` / `p.read()` /
-//!   indexing of a `shared_array!` is invisible to the emulator (it is a host load).
+//!   not ordered by a `sync_warp` whose mask names both lanes. Seen for indexing of `cuda_std`'s shared
+//!   array views (`SharedArray`, `SharedRows`, `SharedSlice`: what `shared_array!([T; N])`,
+//!   `#[address_space(shared)]` and `dynamic_shared_slice` give; `Index` is a read,
+//!   `IndexMut` a write), for `cuda_std::shared::read` / `cuda_std::shared::write`, and for
+//!   `mem`'s vector loads/stores and `cp.async` into shared memory: a plain `*p` /
+//!   `p.read()` through a raw pointer is invisible to the emulator (it is a host load).
+//!   Findings in a static array name the element ([`SharedElement`]: `[i][j]` of the
+//!   declared element type) besides the byte offset.
 //!   Bytes a TMA load writes count as initialised and written by no thread (the mbarrier
 //!   that orders them is not tracked here); reads by `wgmma` and TMA stores are not seen.
 //! - **Barrier divergence** ([`EmuError::BarrierDivergence`]): threads of a block wait at
@@ -110,10 +114,11 @@
 //!   never arrive (they wait at a barrier or at another collective when nothing else can
 //!   run), or that does not name the caller.
 //! - **Reads of shared memory never written** ([`EmuError::UninitRead`]): per byte, through
-//!   the same accessors as races (writes through plain pointers are not seen, so use the
-//!   accessors for both the writes and the reads you want checked). Reported when the
-//!   barrier interval ends: if another thread writes the byte in the same interval, the
-//!   finding is the race between the read and that write, with both sites.
+//!   the same accesses as races (writes through raw pointers are not seen, so use checked
+//!   accesses for both the writes and the reads you want checked; a `+=` through `IndexMut`
+//!   is a write only, so it is never reported as reading an unwritten element). Reported
+//!   when the barrier interval ends: if another thread writes the byte in the same interval,
+//!   the finding is the race between the read and that write, with both sites.
 //! - **Out-of-bounds accesses** ([`EmuError::OutOfBounds`]): an access through the
 //!   accessors above, `atomic`, `mem` (vector and read-only loads, stores, `cp.async`) that
 //!   is not wholly inside a known allocation: the block's shared arrays and dynamic shared
@@ -149,6 +154,8 @@ use std::string::String;
 use std::vec::Vec;
 
 use cust_core::launch::{Kernel, ParamSizes};
+
+pub use shared_mem::SharedElement;
 
 /// A grid or block size `(x, y, z)`, in blocks or threads.
 pub type Dim3 = [u32; 3];
@@ -415,7 +422,7 @@ pub enum EmuError {
     /// Two threads of a block touched the same shared byte between two barriers, at least
     /// one writing, without atomics.
     #[error(
-        "kernel `{kernel}`: shared-memory race in block {block:?} at {address:#x} ({allocation} + {offset}): {first}, then {second}, with no barrier between"
+        "kernel `{kernel}`: shared-memory race in block {block:?} at {address:#x} ({allocation} + {offset}{}): {first}, then {second}, with no barrier between", element_text(.element)
     )]
     SharedRace {
         /// Kernel name.
@@ -429,6 +436,9 @@ pub enum EmuError {
         allocation: String,
         /// Byte offset in it.
         offset: usize,
+        /// The element of a static array that holds the byte (``element [7][6] of type
+        /// `f32` ``); `None` in dynamic shared memory, which has no declared type.
+        element: Option<Box<SharedElement>>,
         /// The earlier access (boxed: keeps `EmuError` small).
         first: Box<Access>,
         /// The access that raced with it.
@@ -436,7 +446,7 @@ pub enum EmuError {
     },
     /// A thread read shared memory that no thread has written.
     #[error(
-        "kernel `{kernel}`: block {block:?}, thread {thread:?} reads uninitialised shared memory at {address:#x} ({allocation} + {offset}) at {location}"
+        "kernel `{kernel}`: block {block:?}, thread {thread:?} reads uninitialised shared memory at {address:#x} ({allocation} + {offset}{}) at {location}", element_text(.element)
     )]
     UninitRead {
         /// Kernel name.
@@ -451,6 +461,9 @@ pub enum EmuError {
         allocation: String,
         /// Byte offset in it.
         offset: usize,
+        /// The element of a static array that holds the byte (as for
+        /// [`EmuError::SharedRace`]).
+        element: Option<Box<SharedElement>>,
         /// The reading call.
         location: SourceLocation,
     },
@@ -623,6 +636,13 @@ fn elsewhere_text(elsewhere: &Option<Box<ThreadSite>>) -> String {
     elsewhere
         .as_deref()
         .map(|s| std::format!("; meanwhile {s}"))
+        .unwrap_or_default()
+}
+
+fn element_text(element: &Option<Box<SharedElement>>) -> String {
+    element
+        .as_deref()
+        .map(|e| std::format!(", {e}"))
         .unwrap_or_default()
 }
 

@@ -3,6 +3,7 @@
 //! initialisation checks keep (the checks themselves are in `ctx.rs`). Imports nothing of
 //! the emulator.
 
+use core::fmt;
 use core::panic::Location;
 use std::string::String;
 use std::vec::Vec;
@@ -19,6 +20,65 @@ pub(crate) const WINDOW_START: u32 = 0x400;
 /// either (kernel code on generic pointers, TMA and `wgmma` on shared addresses) agrees.
 pub(crate) const WINDOW_ALIGN: usize = 1024;
 
+/// How a static shared array's elements are laid out, for naming the element a finding
+/// is about: `[7][6]` of an array declared `[[f32; 33]; 32]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedShape {
+    /// The element type as written at the declaration (`f32`).
+    pub element: &'static str,
+    /// `size_of` the element type, in bytes.
+    pub element_bytes: usize,
+    /// The array's dimensions, outermost first (`[32, 33]` for `[[f32; 33]; 32]`,
+    /// row-major as Rust lays out nested arrays).
+    pub dims: &'static [usize],
+}
+
+impl SharedShape {
+    /// The element holding the byte at `offset` from the array's start; `None` for a
+    /// zero-sized element or an offset past the last element.
+    #[must_use]
+    pub fn element_at(&self, offset: usize) -> Option<SharedElement> {
+        let mut flat = offset.checked_div(self.element_bytes)?;
+        let count = self
+            .dims
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))?;
+        if flat >= count {
+            return None;
+        }
+        let mut index = std::vec![0; self.dims.len()];
+        for (k, &d) in self.dims.iter().enumerate().rev() {
+            index[k] = flat % d;
+            flat /= d;
+        }
+        Some(SharedElement {
+            index,
+            element_type: self.element,
+        })
+    }
+}
+
+/// The element of a static shared array that a finding is about: its index, outermost
+/// first (`[7, 6]` for `tile[7][6]` of a `[[f32; 33]; 32]`), and the element type as the
+/// declaration wrote it. Displayed as ``element [7][6] of type `f32` ``.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedElement {
+    /// One index per dimension of the declaration, outermost first.
+    pub index: Vec<usize>,
+    /// The element type, as written at the declaration.
+    pub element_type: &'static str,
+}
+
+impl fmt::Display for SharedElement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("element ")?;
+        for i in &self.index {
+            write!(f, "[{i}]")?;
+        }
+        write!(f, " of type `{}`", self.element_type)
+    }
+}
+
 /// One shared-memory allocation of a block.
 pub(crate) struct SharedAlloc {
     pub(crate) ptr: *mut u8,
@@ -26,6 +86,9 @@ pub(crate) struct SharedAlloc {
     pub(crate) bytes: usize,
     layout: std::alloc::Layout,
     pub(crate) name: String,
+    /// The element layout of a static array (`None` for dynamic shared memory, which has
+    /// no declared type).
+    pub(crate) shape: Option<&'static SharedShape>,
     pub(crate) shadow: Vec<Shadow>,
     /// Its first byte's 32-bit `.shared` address (`shared::shared_addr`): allocations are
     /// placed one after another in the block's shared window, each at a multiple of
@@ -58,6 +121,7 @@ impl SharedAlloc {
             bytes,
             layout,
             name,
+            shape: None,
             shadow,
             window,
         })
@@ -73,6 +137,11 @@ impl SharedAlloc {
     /// The alignment it was allocated with.
     pub(crate) fn align(&self) -> usize {
         self.layout.align()
+    }
+
+    /// The element holding byte `offset` (see [`SharedShape::element_at`]).
+    pub(crate) fn element_at(&self, offset: usize) -> Option<SharedElement> {
+        self.shape.and_then(|s| s.element_at(offset))
     }
 
     pub(crate) fn contains(&self, addr: usize) -> bool {
@@ -144,20 +213,22 @@ pub(crate) struct SharedMem {
 
 impl SharedMem {
     /// The static array of declaration `id`, allocated (`bytes` bytes, aligned to `align`,
-    /// named `name`, shadowed if `shadow`) at the next place in the window on its first use.
-    /// `None` when the host cannot allocate it.
+    /// named `name`, its elements laid out as `shape`, shadowed if `shadow`) at the next
+    /// place in the window on its first use. `None` when the host cannot allocate it.
     pub(crate) fn static_alloc(
         &mut self,
         id: u64,
         bytes: usize,
         align: usize,
         name: &str,
+        shape: Option<&'static SharedShape>,
         shadow: bool,
     ) -> Option<*mut u8> {
         if let Some((_, a)) = self.statics.iter().find(|(i, _)| *i == id) {
             return Some(a.ptr);
         }
-        let a = SharedAlloc::new(bytes, align, name.into(), shadow, self.next_window)?;
+        let mut a = SharedAlloc::new(bytes, align, name.into(), shadow, self.next_window)?;
+        a.shape = shape;
         let p = a.ptr;
         self.next_window += a.window_bytes();
         self.statics.push((id, a));

@@ -14,9 +14,18 @@
 //! [`Block`](crate::atomic::Block) scope or wider.
 //! [`window`] holds loads and stores by 32-bit shared address (`ld.shared` / `st.shared`).
 //!
-//! On the CPU emulator (`cuda_emu`), [`read`](fn@read) and [`write`](fn@write) are the accesses its race,
-//! initialisation and bounds checks see; plain loads and stores through the pointers work
-//! but are not checked.
+//! Indexing: the array form of `shared_array!` (`[T; N]`, and arrays of arrays),
+//! `#[address_space(shared)]` and [`dynamic_shared_slice`] give a `&mut` view
+//! ([`SharedArray`], [`SharedTile`] / [`SharedRows`], [`SharedSlice`]) that indexes as an
+//! array does: `tile[r][c] = v`, `let x = tile[r][c]`, `counts[d] += 1`. On the GPU an
+//! indexed element is the array's own bounds check and load or store.
+//!
+//! On the CPU emulator (`cuda_emu`) the race, initialisation and bounds checks see each
+//! indexed element of these views (`Index` a read, `IndexMut` a write: see [`SharedArray`]),
+//! [`read`](fn@read) and [`write`](fn@write), `mem`'s vector accesses and `cp.async`. They
+//! do **not** see a raw-pointer dereference: the pointer form `shared_array!(T, n)`,
+//! [`dynamic_shared`], and `as_ptr` / `as_mut_ptr` of a view give pointers whose plain
+//! loads and stores (`*p.add(i) += 1`) work but are not checked.
 //!
 //! Rust `core` has no address-space statics, so the declarations are PTX text emitted with
 //! `global_asm!` (PTX ISA §5.1.5 "Shared State Space", §11.4 "Variable declarations").
@@ -25,26 +34,41 @@
 //! `cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)` (CUDA C Programming Guide, "Technical
 //! Specifications per Compute Capability").
 
+mod array;
 pub mod window;
+
+pub use array::{SharedArray, SharedRows, SharedSlice, SharedTile};
 
 /// Declares a static shared-memory array, unique to this call site (the same address in
 /// every thread of a block; each block has its own copy).
 ///
 /// Two forms:
+/// - `shared_array!([ty; len])` evaluates to a `&mut` [`SharedArray<ty, len>`], which
+///   indexes like an array (`sums[i] = x`, `let y = sums[i]`, `sums[i] += x`); an array of
+///   arrays `shared_array!([[ty; cols]; rows])` to a `&mut` [`SharedTile<ty, rows, cols>`]
+///   (`tile[r][c]`), and three levels to [`SharedRows`] of tiles. It must be used inside
+///   `unsafe` (see the safety rules below). Each indexed element is a plain shared load or
+///   store on the GPU and an access the CPU emulator checks (races, reads of unwritten
+///   elements, bounds), reported at the indexing line: see [`SharedArray`] for what
+///   counts as a read and a write.
 /// - `shared_array!(ty, len)` evaluates to a `*mut ty` to the first of `len` elements (safe:
-///   a raw pointer; every access is the caller's `unsafe`);
-/// - `shared_array!([ty; len])` evaluates to a `&mut [ty; len]`, which indexes like an array
-///   (`tile[i] = x`). It must be used inside `unsafe` (see the safety rules below).
+///   a raw pointer; every access is the caller's `unsafe`). Dereferencing the pointer
+///   (`*p.add(i)`, `p.read()`) is **not seen** by the emulator's race and initialisation
+///   checks: use [`read`](fn@read) / [`write`](fn@write), or the `[ty; len]` form, where
+///   the checks should see the accesses.
 ///
 /// Both take an optional `align = A` (bytes, a power of two; at least the type's alignment).
 ///
 /// ```ignore
 /// const TILE: usize = 16;                                   // may be local to the function
-/// let tile: *mut f32 = shared_array!(f32, TILE * TILE);     // align_of::<f32>()
+/// let raw: *mut f32 = shared_array!(f32, TILE * TILE);      // align_of::<f32>(); unchecked
 /// let buf: *mut f32 = shared_array!(f32, 1024, align = 16); // for 16-byte vector access
 /// // SAFETY: see "Safety" below.
-/// let sums: &mut [u32; TILE] = unsafe { shared_array!([u32; TILE]) };
+/// let sums: &mut SharedArray<u32, TILE> = unsafe { shared_array!([u32; TILE]) };
 /// sums[thread_idx_x() as usize] = 0;
+/// // SAFETY: as above.
+/// let tile = unsafe { shared_array!([[f32; TILE + 1]; TILE]) }; // &mut SharedTile<f32, 16, 17>
+/// tile[ty][tx] = 1.0;
 /// ```
 ///
 /// Expands to a `global_asm!(".shared .align A .b8 __cuda_std_shared_<id>[bytes];")` and an
@@ -65,6 +89,9 @@ pub mod window;
 ///   its own call site.
 /// - The contents are uninitialised; reading before writing gives unspecified values, which
 ///   is only sound for types valid for every bit pattern (integers, floats, `MaybeUninit`).
+/// - The array form views up to three levels of nested array literals written in the
+///   macro (`[[[ty; a]; b]; c]`); a deeper nesting, or an element type that is an array
+///   behind a type alias, indexes its innermost arrays as whole elements.
 ///
 /// # Safety
 /// For the `[ty; len]` form, which hands out a `&mut` that every thread of the block holds at
@@ -78,21 +105,42 @@ pub mod window;
 /// and zero-filled; outside an emulated launch it panics (device-only).
 #[macro_export]
 macro_rules! shared_array {
+    ([[[$ty:ty; $a:expr]; $b:expr]; $c:expr] $(,)?) => {
+        $crate::shared_array!([[[$ty; $a]; $b]; $c], align = ::core::mem::align_of::<$ty>())
+    };
+    ([[[$ty:ty; $a:expr]; $b:expr]; $c:expr], align = $align:expr $(,)?) => {
+        $crate::shared::__array_mut::<
+            $crate::shared::SharedRows<$crate::shared::SharedTile<$ty, { $b }, { $a }>, { $c }>,
+            [[[$ty; $a]; $b]; $c],
+        >($crate::__shared_declare!(
+            "",
+            [[[$ty; $a]; $b]; $c],
+            $align;
+            $ty,
+            [$c, $b, $a]
+        ))
+    };
+    ([[$ty:ty; $a:expr]; $b:expr] $(,)?) => {
+        $crate::shared_array!([[$ty; $a]; $b], align = ::core::mem::align_of::<$ty>())
+    };
+    ([[$ty:ty; $a:expr]; $b:expr], align = $align:expr $(,)?) => {
+        $crate::shared::__array_mut::<$crate::shared::SharedTile<$ty, { $b }, { $a }>, [[$ty; $a]; $b]>(
+            $crate::__shared_declare!("", [[$ty; $a]; $b], $align; $ty, [$b, $a]),
+        )
+    };
     ([$ty:ty; $len:expr] $(,)?) => {
         $crate::shared_array!([$ty; $len], align = ::core::mem::align_of::<$ty>())
     };
     ([$ty:ty; $len:expr], align = $align:expr $(,)?) => {
-        $crate::shared::__array_mut::<[$ty; $len]>($crate::__shared_declare!(
-            "",
-            [$ty; $len],
-            $align
-        ))
+        $crate::shared::__array_mut::<$crate::shared::SharedArray<$ty, { $len }>, [$ty; $len]>(
+            $crate::__shared_declare!("", [$ty; $len], $align; $ty, [$len]),
+        )
     };
     ($ty:ty, $len:expr $(,)?) => {
         $crate::shared_array!($ty, $len, align = ::core::mem::align_of::<$ty>())
     };
     ($ty:ty, $len:expr, align = $align:expr $(,)?) => {
-        $crate::__shared_declare!("", [$ty; $len], $align).cast::<$ty>()
+        $crate::__shared_declare!("", [$ty; $len], $align; $ty, [$len]).cast::<$ty>()
     };
 }
 
@@ -107,18 +155,27 @@ pub trait __SharedLayout {
     const ALIGN: usize;
 }
 
-/// The `[ty; len]` form of [`shared_array!`](crate::shared_array): the array behind `ptr`.
+/// The `[ty; len]` form of [`shared_array!`](crate::shared_array) and the binding of
+/// [`#[address_space(shared)]`](crate::address_space): the array `A` behind `ptr`, as its
+/// view `V` ([`SharedArray`], [`SharedTile`], [`SharedRows`]: the same layout).
 ///
 /// # Safety
-/// `ptr` is a shared array declared by `shared_array!`; the caller follows that macro's
-/// safety rules.
+/// `ptr` is a shared array declared by `shared_array!` or `#[address_space(shared)]`; the
+/// caller follows that macro's safety rules.
 #[doc(hidden)]
 #[inline(always)]
 #[must_use]
-pub unsafe fn __array_mut<'a, A>(ptr: *mut A) -> &'a mut A {
+pub unsafe fn __array_mut<'a, V, A>(ptr: *mut A) -> &'a mut V {
+    const {
+        assert!(
+            size_of::<V>() == size_of::<A>() && align_of::<V>() == align_of::<A>(),
+            "a shared array view has its array's layout"
+        );
+    }
     // SAFETY: `ptr` is the non-null, aligned generic address of a shared array of type `A`
-    // (by the caller's contract); races and initialisation are the caller's rules.
-    unsafe { &mut *ptr }
+    // (by the caller's contract), and `V` is a `repr(transparent)` view of `A` (same size
+    // and alignment, checked above); races and initialisation are the caller's rules.
+    unsafe { &mut *ptr.cast::<V>() }
 }
 
 /// The byte size of a `.shared` declaration: `size` (of the Rust type), at least 1 (`ptxas`
@@ -222,7 +279,9 @@ pub unsafe fn write<T: Copy>(ptr: *mut T, value: T) {
 ///
 /// Every call returns the same address; to hold several arrays, offset into it yourself.
 /// [`dynamic_shared_size_bytes`] gives the size. The pointer is valid for `align_of::<T>()
-/// <= 16`; for larger alignments, round the address up.
+/// <= 16`; for larger alignments, round the address up. Dereferencing it is not seen by
+/// the CPU emulator's race and initialisation checks: use [`read`](fn@read) /
+/// [`write`](fn@write), or [`dynamic_shared_slice`] (indexed, checked).
 ///
 /// PTX: `.extern .shared .align 16 .b8 __cuda_std_dynamic_shared[]` (declared once by
 /// `cuda_std`) and `cvta.shared.u64` (PTX ISA §5.1.5, §9.7 "cvta"); all compute capabilities.
@@ -231,6 +290,41 @@ pub unsafe fn write<T: Copy>(ptr: *mut T, value: T) {
 #[track_caller]
 pub fn dynamic_shared<T>() -> *mut T {
     crate::arch::shared::dynamic_shared().cast()
+}
+
+/// The launch's dynamic shared memory as a [`SharedSlice<T>`]: its
+/// `dynamic_shared_size_bytes() / size_of::<T>()` elements (0 for a zero-sized `T`),
+/// indexed as a [`SharedArray`] is: plain loads and stores on the GPU, accesses the CPU
+/// emulator checks (races, reads of unwritten elements, bounds against the launch's
+/// `shared_mem_bytes`). For several arrays in one dynamic allocation, use
+/// [`dynamic_shared`] and offset the pointer yourself (unchecked).
+///
+/// On the GPU this is [`dynamic_shared`] plus a read of `%dynamic_smem_size` for the
+/// length.
+///
+/// # Safety
+/// As the `[ty; len]` form of [`shared_array!`](crate::shared_array): every thread of the
+/// block holds the returned `&mut` at once, so no two threads may access the same element
+/// unless separated by a barrier or all accesses are reads, and an element must be
+/// written before it is read unless `T` is valid for every bit pattern. `T`'s alignment
+/// is at most 16 (checked at compile time).
+#[inline(always)]
+#[must_use]
+#[track_caller]
+pub unsafe fn dynamic_shared_slice<'a, T>() -> &'a mut SharedSlice<T> {
+    const {
+        assert!(
+            align_of::<T>() <= 16,
+            "dynamic shared memory is 16-byte aligned"
+        );
+    }
+    let len = (dynamic_shared_size_bytes() as usize)
+        .checked_div(size_of::<T>())
+        .unwrap_or(0);
+    // SAFETY: the dynamic shared memory is `len · size_of::<T>()` bytes or more at a
+    // 16-byte-aligned address (aligned for `T`, checked above); the caller follows the
+    // rules for the `&mut` every thread holds.
+    unsafe { SharedSlice::from_raw_parts(dynamic_shared::<T>(), len) }
 }
 
 /// Bytes of dynamic shared memory of this launch (`shared_mem_bytes` of the launch

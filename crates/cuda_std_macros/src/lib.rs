@@ -312,14 +312,22 @@ fn check_signature(func: &ItemFn) -> syn::Result<()> {
 /// ```
 ///
 /// Rust has no address-space statics, so the item is rewritten into a binding of the same
-/// name, `let NAME: &mut [T; N]`, to a PTX `.shared .align A .b8
-/// __cuda_std_shared_NAME_<id>[size_of::<[T; N]>()]` array declared with `global_asm!` (its
-/// generic address from `cvta.shared.u64`; `<id>` hashes the module path, file, line and
-/// column). Code written for the static — `NAME[i] = x`, `NAME[i][j].write(x)`,
-/// `NAME.as_mut_ptr()`, inside `unsafe` — compiles unchanged. Inside a `#[kernel]`, the
-/// kernel macro also rewrites `addr_of!(NAME)`, `addr_of_mut!(NAME)`, `&NAME`, `&mut NAME`
-/// and `&raw const|mut NAME` to take the array's address (not the binding's), and allows
-/// `unused_unsafe` (the `unsafe` a `static mut` needs is no longer needed).
+/// name, `let NAME: &mut SharedArray<T, N>` (`cuda_std::shared::SharedArray`; for an array
+/// of arrays `[[T; C]; R]`, `&mut SharedRows<SharedArray<T, C>, R>`, at any depth), to a
+/// PTX `.shared .align A .b8 __cuda_std_shared_NAME_<id>[size_of::<[T; N]>()]` array
+/// declared with `global_asm!` (its generic address from `cvta.shared.u64`; `<id>` hashes
+/// the module path, file, line and column). The view has the array's layout and indexes as
+/// the array does, with plain shared loads and stores on the GPU; on the CPU emulator each
+/// indexed element is an access its race, initialisation and bounds checks see (`NAME[i]`
+/// read, `NAME[i] = x` / `NAME[i] += x` / `NAME[i][j].write(x)` written; see
+/// `SharedArray`). Code written for the static — `NAME[i] = x`, `NAME[i][j].write(x)`,
+/// `NAME[i].assume_init()`, `NAME.len()`, `NAME.as_mut_ptr()`, inside `unsafe` — compiles
+/// unchanged; whole-array uses of the static (`NAME.iter()`, a `&mut [T; N]` of it) do
+/// not: index it, or take `NAME.as_mut_ptr()` (a raw pointer, whose accesses the emulator
+/// does not see). Inside a `#[kernel]`, the kernel macro also rewrites `addr_of!(NAME)`,
+/// `addr_of_mut!(NAME)`, `&NAME`, `&mut NAME` and `&raw const|mut NAME` to take the
+/// array's address (not the binding's: a pointer to, or a reference of, the view), and
+/// allows `unused_unsafe` (the `unsafe` a `static mut` needs is no longer needed).
 ///
 /// Rules:
 /// - `T` and `N` must be concrete (no generic parameters, as for any `static`); they may name

@@ -59,19 +59,57 @@ pub(crate) fn expand(attr: TokenStream2, item: TokenStream2) -> syn::Result<Toke
     let attrs = attrs.iter().filter(|a| !a.path().is_ident("doc"));
     let prefix = symbol_prefix(ident);
     let span = ident.span();
+    let (view, elem, dims) = view_of(ty);
     // The initialiser is type-checked as a constant (as a static's would be) and otherwise
     // ignored: PTX `.shared` variables cannot be initialised (PTX ISA §5.4.4).
     Ok(quote_spanned! {span=>
         #(#attrs)*
         #[allow(non_snake_case)]
-        let #ident: &mut #ty = {
+        let #ident: &mut #view = {
             const _: #ty = #expr;
             // SAFETY: the generic address of this declaration's `.shared` array of type
-            // `#ty`: non-null and aligned. Races and reads before writes are the accessing
-            // code's `unsafe`, as for the `static mut` this replaces.
-            unsafe { &mut *::cuda_std::__shared_declare!(#prefix, #ty, 1) }
+            // `#ty`, viewed as `#view` (its layout): non-null and aligned. Races and reads
+            // before writes are the accessing code's `unsafe`, as for the `static mut` this
+            // replaces.
+            unsafe {
+                ::cuda_std::shared::__array_mut::<#view, #ty>(
+                    ::cuda_std::__shared_declare!(#prefix, #ty, 1; #elem, [#(#dims),*])
+                )
+            }
         };
     })
+}
+
+/// The view an array type `[T; N]` is indexed through: `SharedArray<T, N>` for an element
+/// that is not an array, `SharedRows<view of [U; M], N>` for one that is (any depth); with
+/// the innermost element type and the dimensions, outermost first (for the emulator's
+/// reports: `[7][6]` of type `f32`).
+fn view_of(ty: &Type) -> (TokenStream2, &Type, Vec<&syn::Expr>) {
+    match ty {
+        Type::Array(array) => {
+            let len = &array.len;
+            let elem = &*array.elem;
+            if matches!(elem, Type::Array(_)) {
+                let (inner, leaf, mut dims) = view_of(elem);
+                dims.insert(0, len);
+                (
+                    quote!(::cuda_std::shared::SharedRows<#inner, { #len }>),
+                    leaf,
+                    dims,
+                )
+            } else {
+                (
+                    quote!(::cuda_std::shared::SharedArray<#elem, { #len }>),
+                    elem,
+                    vec![len],
+                )
+            }
+        }
+        Type::Paren(paren) => view_of(&paren.elem),
+        Type::Group(group) => view_of(&group.elem),
+        // `expand` accepts arrays only.
+        other => (quote!(#other), other, Vec::new()),
+    }
 }
 
 /// The address space named by the attribute's argument: one identifier.

@@ -8,6 +8,7 @@ use core::mem::MaybeUninit;
 use cuda_std::address_space;
 use cuda_std::glam::{USizeVec2, UVec2};
 use cuda_std::prelude::*;
+use cuda_std::shared::SharedArray;
 use cuda_std::thread;
 
 /// Tile edge of [`compat_tiled_matmul`]; launch it with `COMPAT_TILE × COMPAT_TILE` blocks.
@@ -128,7 +129,7 @@ pub unsafe fn compat_block_sum(input: &[u32], sums: *mut u32) {
 pub unsafe fn compat_shared_array_reverse(input: &[u32], out: *mut u32) {
     const N: usize = 128;
     // SAFETY: each thread writes its own element, then reads another after the barrier.
-    let chunk: &mut [u32; N] = unsafe { shared_array!([u32; N]) };
+    let chunk: &mut SharedArray<u32, N> = unsafe { shared_array!([u32; N]) };
     let t = thread::thread_idx_x() as usize;
     let i = index_1d();
     chunk[t] = input[i];

@@ -1,12 +1,15 @@
 //! Probes for the CPU emulator (`cuda_emu`): one kernel per bug class the emulator
 //! reports, each with the bug planted on purpose (so a test can assert the report), and a
 //! correct block reduction that uses shuffles, shared memory through the checked accessors
-//! and atomics across blocks.
+//! and atomics across blocks. The shared-array probes (transpose, histogram, indexed
+//! uninitialised read) are written the idiomatic way, with plain indexing of a
+//! `shared_array!([T; N])`, and take a parameter that plants the bug or leaves the kernel
+//! correct (the correct twin, which must stay clean).
 //!
 //! These kernels also build for the GPU (they are valid PTX), but the planted bugs make
 //! their results undefined there: they are for the emulator's tests only.
 
-use cuda_std::atomic::{self, Device, Ordering};
+use cuda_std::atomic::{self, Block, Device, Ordering};
 use cuda_std::prelude::*;
 use cuda_std::shared;
 
@@ -187,4 +190,124 @@ pub fn emu_block_sum(input: &[u32], total: OutSlice<u64>, odd: OutSlice<u32>) {
             }
         }
     }
+}
+
+/// Tile edge of [`emu_transpose`]: blocks of 16×16 threads, one 16×16 tile at a time.
+pub const EMU_TILE: usize = 16;
+
+/// Which barrier [`emu_transpose`] leaves out (0: none, the correct kernel).
+pub const SKIP_NONE: u32 = 0;
+/// [`emu_transpose`] without the barrier between writing the tile and reading it
+/// transposed: a thread reads elements that other threads have not written yet.
+pub const SKIP_AFTER_WRITE: u32 = 1;
+/// [`emu_transpose`] without the barrier after reading a tile: the next tile's writes race
+/// with the previous tile's reads by other threads.
+pub const SKIP_AFTER_READ: u32 = 2;
+
+/// Transposes an `n × n` row-major `f32` matrix (`n` a multiple of 16) through a padded
+/// shared tile, `tile[ty][tx] = x`, barrier, `out = tile[tx][ty]`, barrier: block `(bx,
+/// by)` handles the tiles of block row `by` from column `bx` on, `grid.x` apart (a loop, so
+/// the tile is reused). `skip` ([`SKIP_AFTER_WRITE`], [`SKIP_AFTER_READ`]) leaves out one
+/// of the two barriers: the planted bug; [`SKIP_NONE`] is the correct kernel.
+///
+/// # Safety
+/// Launch with 16×16-thread blocks and a grid of `n / 16` rows (y); `out` holds `n · n`
+/// elements, `input` at least as many.
+#[kernel]
+pub unsafe fn emu_transpose(input: &[f32], out: OutSlice<f32>, n: u32, skip: u32) {
+    // SAFETY: each element is written by one thread and read by another after a barrier
+    // (unless `skip` plants the bug).
+    let tile = unsafe { shared_array!([[f32; EMU_TILE + 1]; EMU_TILE]) };
+    let n = n as usize;
+    let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
+    let row = block_idx_y() as usize * EMU_TILE;
+    let mut col = block_idx_x() as usize * EMU_TILE;
+    while col < n {
+        tile[ty][tx] = input[(row + ty) * n + col + tx];
+        if skip != SKIP_AFTER_WRITE {
+            sync_threads();
+        }
+        // SAFETY: element (col + ty, row + tx) of the transpose is this thread's alone.
+        unsafe { out.write((col + ty) * n + row + tx, tile[tx][ty]) };
+        if skip != SKIP_AFTER_READ {
+            sync_threads();
+        }
+        col += grid_dim_x() as usize * EMU_TILE;
+    }
+}
+
+/// Bins of [`emu_histogram`].
+pub const EMU_BINS: usize = 16;
+
+/// Histogram of `input` modulo 16 into `bins` (16 counters): per block in a shared array
+/// of counters, then added to `bins` atomically. With `atomic` 0 each thread counts with
+/// `counts[d] += 1`, a plain read-modify-write that many threads make on one counter: the
+/// planted bug (updates are lost on a GPU). With `atomic` 1 it adds with a block-scope
+/// atomic: the correct twin.
+///
+/// Launch with 1D blocks of at least 16 threads.
+#[kernel]
+pub fn emu_histogram(input: &[u32], bins: OutSlice<u32>, atomic: u32) {
+    // SAFETY: zeroed by one thread each, barrier, updated (atomically in the correct
+    // twin), barrier, read by one thread each.
+    let counts = unsafe { shared_array!([u32; EMU_BINS]) };
+    let t = thread_idx_x() as usize;
+    if t < EMU_BINS {
+        counts[t] = 0;
+    }
+    sync_threads();
+    let i = index_1d();
+    if i < input.len() {
+        let d = (input[i] % EMU_BINS as u32) as usize;
+        if atomic == 0 {
+            counts[d] += 1;
+        } else {
+            // SAFETY: d < 16: inside the array; every update of the counters in this
+            // barrier interval is atomic.
+            unsafe {
+                atomic::fetch_add::<Block, u32>(counts.as_mut_ptr().add(d), 1, Ordering::Relaxed)
+            };
+        }
+    }
+    sync_threads();
+    if t < EMU_BINS && t < bins.len() {
+        // SAFETY: t < bins.len(); device-scope atomics only.
+        unsafe {
+            atomic::fetch_add::<Device, u32>(bins.as_mut_ptr().add(t), counts[t], Ordering::Relaxed)
+        };
+    }
+}
+
+/// An uninitialised read through plain indexing: every thread but `skip` writes its element
+/// of a `shared_array!([u32; 32])`; after the barrier each reads its neighbour's, so with
+/// `skip` 5 thread 4 reads element 5, which nobody wrote (the planted bug); with `skip` 32
+/// every element is written (the correct twin).
+///
+/// Launch with one block of 32 threads.
+#[kernel]
+pub fn emu_uninit_indexed(out: OutSlice<u32>, skip: u32) {
+    // SAFETY: each thread writes its own element, then reads another after the barrier.
+    let s = unsafe { shared_array!([u32; 32]) };
+    let t = thread_idx_x();
+    if t != skip {
+        s[t as usize] = t;
+    }
+    sync_threads();
+    out.write_at_thread(s[((t + 1) % 32) as usize]);
+}
+
+/// [`emu_uninit_indexed`] on the launch's dynamic shared memory viewed as a
+/// `SharedSlice<u32>` ([`shared::dynamic_shared_slice`]): launch with one block of 32
+/// threads and 128 bytes of dynamic shared memory; `skip` 5 plants the bug, 32 is the
+/// correct twin.
+#[kernel]
+pub fn emu_dynamic_indexed(out: OutSlice<u32>, skip: u32) {
+    // SAFETY: each thread writes its own element, then reads another after the barrier.
+    let s = unsafe { shared::dynamic_shared_slice::<u32>() };
+    let t = thread_idx_x();
+    if t != skip {
+        s[t as usize] = t;
+    }
+    sync_threads();
+    out.write_at_thread(s[((t + 1) % 32) as usize]);
 }

@@ -1,10 +1,12 @@
 //! Rust-CUDA's shared-memory statics compile as written: local const sizes, nested
-//! `MaybeUninit` arrays, indexing, `write`/`assume_init`, `addr_of_mut!` and `len()`; and
-//! `shared_array!` with a local const length in both forms. (Host compilation only: the
+//! `MaybeUninit` arrays, indexing, `write`/`assume_init`, `addr_of_mut!` and `len()`; `&mut`
+//! and `&raw mut` of the static give its view (`SharedArray`); and `shared_array!` with a
+//! local const length in both forms. (Host compilation only: the
 //! declarations panic on the host, so nothing here runs.)
 
 use core::mem::MaybeUninit;
 use cuda_std::prelude::*;
+use cuda_std::shared::SharedArray;
 
 const TILE: usize = 16;
 
@@ -24,8 +26,8 @@ pub unsafe fn tiled(a: &[f32], out: *mut f32) {
         TILE_A[t][t].write(a[t]);
         SUMS[t] = 1;
         let p: *mut f32 = core::ptr::addr_of_mut!(TILE_A) as *mut f32;
-        let q: *mut [u32; LOCAL * 4] = &raw mut SUMS;
-        let r: &mut [u32; LOCAL * 4] = &mut SUMS;
+        let q: *mut SharedArray<u32, { LOCAL * 4 }> = &raw mut SUMS;
+        let r: &mut SharedArray<u32, { LOCAL * 4 }> = &mut SUMS;
         *out = TILE_A[t][t].assume_init() + *p + (*q).len() as f32 + r[0] as f32;
         *out += SUMS.len() as f32;
     }
@@ -48,7 +50,7 @@ pub fn arrays() -> u32 {
     const N: usize = 32;
     let raw: *mut u32 = shared_array!(u32, N);
     // SAFETY: not run (host compilation check).
-    let arr: &mut [u32; N] = unsafe { shared_array!([u32; N], align = 16) };
+    let arr: &mut SharedArray<u32, N> = unsafe { shared_array!([u32; N], align = 16) };
     arr[0] = 1;
     // SAFETY: as above.
     unsafe { *raw + arr[N - 1] }

@@ -3,7 +3,7 @@ use cuda_std::prelude::*;
 // The indexable form hands every thread a `&mut` to the same array: `unsafe`.
 pub fn f() -> u32 {
     const N: usize = 8;
-    let a: &mut [u32; N] = shared_array!([u32; N]);
+    let a = shared_array!([u32; N]);
     a[0]
 }
 

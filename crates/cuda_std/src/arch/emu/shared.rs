@@ -11,7 +11,7 @@ use cuda_emu::device::{self, AccessKind};
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __shared_declare {
-    ($prefix:literal, $array:ty, $align:expr) => {{
+    ($prefix:literal, $array:ty, $align:expr; $elem:ty, [$($dim:expr),+ $(,)?]) => {{
         // `global_asm!` is accepted in item position only, and a function body is not one:
         // it goes in a module (one per expansion; each expansion is its own block, so the
         // module names do not clash). A module does not see the items of the function body
@@ -27,6 +27,13 @@ macro_rules! __shared_declare {
             const BYTES: usize = $crate::shared::__bytes(::core::mem::size_of::<$array>());
             const ALIGN: usize = $crate::shared::__align($align, ::core::mem::align_of::<$array>());
         }
+        // How the reports name an element: `[7][6]` of type `f32` (a constant, so the
+        // reference to it is `'static`).
+        const __CUDA_STD_SHAPE: $crate::__host_shim::SharedShape = $crate::__host_shim::SharedShape {
+            element: ::core::stringify!($elem),
+            element_bytes: ::core::mem::size_of::<$elem>(),
+            dims: &[$($dim),+],
+        };
         let __cuda_std_shared_ptr: *mut $array = $crate::__host_shim::shared_static(
             __cuda_std_shared::ID,
             <__cuda_std_shared::Layout as $crate::shared::__SharedLayout>::BYTES,
@@ -42,9 +49,33 @@ macro_rules! __shared_declare {
                 ":",
                 ::core::column!()
             ),
+            &__CUDA_STD_SHAPE,
         );
         __cuda_std_shared_ptr
     }};
+}
+
+/// A read of `bytes` at `element` through a shared array view's `Index`: checked for
+/// bounds, races and initialisation at the indexing expression.
+#[track_caller]
+pub(crate) fn indexed_read(element: *const u8, bytes: usize) {
+    device::check_access(
+        element as usize,
+        bytes,
+        AccessKind::Read,
+        core::panic::Location::caller(),
+    );
+}
+
+/// A write through `IndexMut`: checked for bounds and races; the bytes count as written.
+#[track_caller]
+pub(crate) fn indexed_write(element: *mut u8, bytes: usize) {
+    device::check_access(
+        element as usize,
+        bytes,
+        AccessKind::Write,
+        core::panic::Location::caller(),
+    );
 }
 
 /// # Safety

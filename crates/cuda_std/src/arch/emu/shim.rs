@@ -47,10 +47,19 @@ pub unsafe fn arg_value<T>(arg: *mut c_void) -> T {
 
 /// The host side of `shared_array!` and `#[address_space(shared)]`: the emulated block's
 /// array for the declaration `id` (`bytes`, aligned to `align`), which the emulator's
-/// reports call `name` (its type and declaration site); outside an emulated launch, panics
+/// reports call `name` (its type and declaration site), its elements laid out as `shape`
+/// (for naming the element a report is about); outside an emulated launch, panics
 /// (device-only).
 #[track_caller]
 #[must_use]
-pub fn shared_static<T>(id: u64, bytes: usize, align: usize, name: &'static str) -> *mut T {
-    cuda_emu::device::shared_static(id, bytes, align, name).cast()
+pub fn shared_static<T>(
+    id: u64,
+    bytes: usize,
+    align: usize,
+    name: &'static str,
+    shape: &'static SharedShape,
+) -> *mut T {
+    cuda_emu::device::shared_static(id, bytes, align, name, shape).cast()
 }
+
+pub use cuda_emu::device::SharedShape;

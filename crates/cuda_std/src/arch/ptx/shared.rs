@@ -14,7 +14,8 @@ core::arch::global_asm!(
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __shared_declare {
-    ($prefix:literal, $array:ty, $align:expr) => {{
+    // `$elem` and `$dim`s describe the elements for the emulator's reports; unused here.
+    ($prefix:literal, $array:ty, $align:expr; $elem:ty, [$($dim:expr),+ $(,)?]) => {{
         // `global_asm!` is accepted in item position only, and a function body is not one:
         // it goes in a module (one per expansion; each expansion is its own block, so the
         // module names do not clash). A module does not see the items of the function body
@@ -58,6 +59,15 @@ macro_rules! __shared_declare {
         __cuda_std_shared_ptr
     }};
 }
+
+/// An element of a shared array view is read (`SharedArray`'s `Index`): on the GPU the
+/// read itself is all there is.
+#[inline(always)]
+pub(crate) fn indexed_read(_element: *const u8, _bytes: usize) {}
+
+/// An element of a shared array view is written (`IndexMut`): nothing to record.
+#[inline(always)]
+pub(crate) fn indexed_write(_element: *mut u8, _bytes: usize) {}
 
 /// # Safety
 /// As `shared::read`.
