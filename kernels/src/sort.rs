@@ -79,6 +79,10 @@
 //! The tile (256 × 16) and the histogram (plain shared atomics, slow on low-entropy keys,
 //! where a warp's lanes hit one counter) are first choices, not measured on a GPU.
 
+// A scatter pass takes the keys and values in and out, the digit counts, the look-back
+// state and its launch values: 10 parameters.
+#![allow(clippy::too_many_arguments)]
+
 use crate::scan::{MAX_EPOCH, status_word};
 use cuda_std::atomic::{self, Block, Device, Ordering};
 use cuda_std::mem;
@@ -590,7 +594,6 @@ macro_rules! sort_pass_kernel {
         /// - `bins` are the digit counts of exactly these keys at `place` (otherwise keys
         ///   land in the wrong places, or collide).
         #[kernel]
-        #[allow(clippy::too_many_arguments)]
         pub unsafe fn $name(
             keys: &[$t],
             keys_out: OutSlice<$t>,
