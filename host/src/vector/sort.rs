@@ -9,8 +9,9 @@
 //! synchronise and copy back. One sort is one histogram launch and one launch per 8-bit
 //! digit of the bit range (4 for 32-bit keys, 8 for `u64`), no synchronisation between.
 //!
-//! CPU references: [`sort_keys_cpu`] and [`sort_pairs_cpu`], std's stable sort by the same
-//! ordered image (`kernels::sort::SortKey::ordered`) restricted to the bit range.
+//! CPU references: [`sort_keys_cpu`] and [`sort_pairs_cpu`], a stable sort (rayon's
+//! `par_sort_by_key`, a parallel merge sort) by the same ordered image
+//! (`kernels::sort::SortKey::ordered`) restricted to the bit range.
 
 use super::LookBackBook;
 use crate::gpu::{Gpu, GpuError};
@@ -28,6 +29,7 @@ use kernels::sort::{
     DigitPlace, HISTOGRAM_THREADS, MAX_PASSES, RADIX, SORT_THREADS, SortKey, passes, sort_tiles,
     status_words,
 };
+use rayon::slice::ParallelSliceMut;
 use std::ops::Range;
 
 /// `sort_histogram_<key>`: `(keys, counts, begin_bit, end_bit)`.
@@ -640,18 +642,18 @@ fn sort_key<K: SortKey>(k: K, bits: &Range<u32>) -> u64 {
     k.ordered().checked_shr(bits.start).unwrap_or(0) & mask
 }
 
-/// The CPU reference: `keys` stably sorted (std's `sort_by_key`) by the bits `bits` of
+/// The CPU reference: `keys` stably sorted (rayon's `par_sort_by_key`) by the bits `bits` of
 /// their ordered image (`kernels::sort::SortKey::ordered`).
 ///
 /// # Panics
 /// If `bits` is outside the key ([`check_bits`]).
-pub fn sort_keys_cpu<K: SortKey>(keys: &[K], bits: Range<u32>) -> Vec<K> {
+pub fn sort_keys_cpu<K: SortKey + Send>(keys: &[K], bits: Range<u32>) -> Vec<K> {
     assert!(
         check_bits::<K>(&bits).is_ok(),
         "sort_keys_cpu: bit range {bits:?}"
     );
     let mut v = keys.to_vec();
-    v.sort_by_key(|&k| sort_key(k, &bits));
+    v.par_sort_by_key(|&k| sort_key(k, &bits));
     v
 }
 
@@ -660,7 +662,7 @@ pub fn sort_keys_cpu<K: SortKey>(keys: &[K], bits: Range<u32>) -> Vec<K> {
 ///
 /// # Panics
 /// If `bits` is outside the key, or the lengths differ.
-pub fn sort_pairs_cpu<K: SortKey>(
+pub fn sort_pairs_cpu<K: SortKey + Send>(
     keys: &[K],
     values: &[u32],
     bits: Range<u32>,
@@ -675,7 +677,7 @@ pub fn sort_pairs_cpu<K: SortKey>(
         "sort_pairs_cpu: one value per key"
     );
     let mut v: Vec<(K, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
-    v.sort_by_key(|&(k, _)| sort_key(k, &bits));
+    v.par_sort_by_key(|&(k, _)| sort_key(k, &bits));
     v.into_iter().unzip()
 }
 
