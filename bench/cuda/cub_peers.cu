@@ -1,4 +1,4 @@
-// ferrocuda bench peers: CUB's device-wide reductions and scans (the library a CUDA C++
+// ferrocuda bench peers: CUB's device-wide reductions, scans and radix sorts (the library a CUDA C++
 // programmer would call), built at run time by `ferrocuda bench` into a shared library with
 //   nvcc -O3 -arch=sm_XY -shared -Xcompiler -fPIC -o libferro_cub.so cub_peers.cu
 // and called through the C functions below. Each follows CUB's two-phase protocol: with
@@ -8,6 +8,8 @@
 // example, affine maps x -> a*x + b modulo 2^32 packed as a | b << 32 in an unsigned long
 // long and composed in scan order (`AffineCompose`, as kernels::scan::Affine).
 // op: 0 = sum, 1 = min, 2 = max.
+// Sorts (`ferro_cub_sort`, cub::DeviceRadixSort::SortKeys / SortPairs with unsigned values):
+// key dtype 0 = float, 2 = unsigned int, 4 = int, 5 = unsigned long long; all key bits.
 // Returns a cudaError_t value (0 = success).
 #include <cub/cub.cuh>
 
@@ -58,6 +60,21 @@ cudaError_t affine_scan(int exclusive, const void *in, void *out, int n, void *t
                                                       n, stream);
 }
 
+template <typename K>
+cudaError_t sort(int pairs, const void *keys_in, void *keys_out, const void *values_in,
+                 void *values_out, int n, void *temp, size_t *temp_bytes, cudaStream_t stream) {
+    const K *k = static_cast<const K *>(keys_in);
+    K *ko = static_cast<K *>(keys_out);
+    const int end_bit = static_cast<int>(sizeof(K) * 8);
+    if (!pairs) {
+        return cub::DeviceRadixSort::SortKeys(temp, *temp_bytes, k, ko, n, 0, end_bit, stream);
+    }
+    const unsigned *v = static_cast<const unsigned *>(values_in);
+    unsigned *vo = static_cast<unsigned *>(values_out);
+    return cub::DeviceRadixSort::SortPairs(temp, *temp_bytes, k, ko, v, vo, n, 0, end_bit,
+                                           stream);
+}
+
 } // namespace
 
 extern "C" int ferro_cub_reduce(int op, int dtype, const void *in, void *out, int n, void *temp,
@@ -77,6 +94,18 @@ extern "C" int ferro_cub_scan(int exclusive, int dtype, const void *in, void *ou
     case 1: return scan<double>(exclusive, in, out, n, temp, temp_bytes, stream);
     case 2: return scan<unsigned>(exclusive, in, out, n, temp, temp_bytes, stream);
     case 3: return affine_scan(exclusive, in, out, n, temp, temp_bytes, stream);
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+extern "C" int ferro_cub_sort(int pairs, int dtype, const void *keys_in, void *keys_out,
+                              const void *values_in, void *values_out, int n, void *temp,
+                              size_t *temp_bytes, cudaStream_t stream) {
+    switch (dtype) {
+    case 0: return sort<float>(pairs, keys_in, keys_out, values_in, values_out, n, temp, temp_bytes, stream);
+    case 2: return sort<unsigned>(pairs, keys_in, keys_out, values_in, values_out, n, temp, temp_bytes, stream);
+    case 4: return sort<int>(pairs, keys_in, keys_out, values_in, values_out, n, temp, temp_bytes, stream);
+    case 5: return sort<unsigned long long>(pairs, keys_in, keys_out, values_in, values_out, n, temp, temp_bytes, stream);
     default: return cudaErrorInvalidValue;
     }
 }

@@ -1,6 +1,6 @@
 //! Vector workloads on the GPU and their CPU references: the STREAM kernels (copy, scale,
-//! add, triad), axpy, dot products, sum/min/max reductions, inclusive/exclusive scans and
-//! SGEMM.
+//! add, triad), axpy, dot products, sum/min/max reductions, inclusive/exclusive scans,
+//! the radix sort (`vector/sort.rs`) and SGEMM.
 //!
 //! Two levels:
 //! - device-level (`*_dev` methods of [`Gpu`]): queue the launches on device buffers, no
@@ -33,10 +33,16 @@ use kernels::scan::{
 use kernels::vector::BLOCK_THREADS;
 
 mod cpu;
+mod sort;
 
 pub use cpu::{
     add_cpu, affine_scan_cpu, axpy_cpu, copy_cpu, dot_f64, min_max_cpu, reduce_u32_cpu, scale_cpu,
     scan_f64, scan_u32_cpu, sgemm_f64, sum_f64, triad_cpu,
+};
+pub use sort::{
+    HistogramKernel, MAX_SORT_LEN, SortError, SortPassKernel, SortPlan, Sortable, check_bits,
+    sort_keys, sort_keys_bits, sort_keys_cpu, sort_keys_dev, sort_pairs, sort_pairs_bits,
+    sort_pairs_cpu, sort_pairs_dev,
 };
 
 /// An element type the vector kernels exist for.
@@ -292,10 +298,42 @@ pub struct ScanState {
     pub status: DeviceBuffer<u64>,
     /// The tile counter (one `u32`), incremented once by every block of every scan launch.
     pub counter: DeviceBuffer<u32>,
+    book: LookBackBook,
+}
+
+/// The host's account of a look-back state (status words carrying epochs, a tile counter
+/// that is never reset; `kernels::scan`, `kernels::sort`): the epoch of the last launch and
+/// the counter's value now. One rule for the scan and the sort.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct LookBackBook {
     /// Epoch of the last launch (0: none yet).
     epoch: u32,
     /// The counter's value now (wrapping): blocks launched so far.
     issued: u32,
+}
+
+impl LookBackBook {
+    /// Books one launch of `tiles` blocks: a fresh epoch (after `zero_status`, queued
+    /// before the launch, when the epochs run out: epochs start again at 1) and the
+    /// counter's value before the launch. The caller then queues exactly that launch.
+    pub(crate) fn book(
+        &mut self,
+        tiles: u32,
+        zero_status: impl FnOnce() -> Result<(), GpuError>,
+    ) -> Result<ScanLaunch, GpuError> {
+        if self.epoch >= MAX_EPOCH {
+            zero_status()?;
+            self.epoch = 0;
+        }
+        self.epoch += 1;
+        let launch = ScanLaunch {
+            tiles,
+            epoch: self.epoch,
+            base: self.issued,
+        };
+        self.issued = self.issued.wrapping_add(tiles);
+        Ok(launch)
+    }
 }
 
 /// What one scan launch passes besides the buffers.
@@ -319,8 +357,7 @@ impl ScanState {
         Ok(Self {
             status: DeviceBuffer::zeroed_async(words, s).gpu_context(what)?,
             counter: DeviceBuffer::zeroed_async(1, s).gpu_context(what)?,
-            epoch: 0,
-            issued: 0,
+            book: LookBackBook::default(),
         })
     }
 
@@ -350,20 +387,12 @@ impl ScanState {
             status_words(tiles as usize) <= self.status.len(),
             "scan: scratch made for a shorter input"
         );
-        if self.epoch >= MAX_EPOCH {
-            self.status
+        let status = &mut self.status;
+        self.book.book(tiles, || {
+            status
                 .set_zero(gpu.stream())
-                .gpu_context("zeroing the scan status words")?;
-            self.epoch = 0;
-        }
-        self.epoch += 1;
-        let launch = ScanLaunch {
-            tiles,
-            epoch: self.epoch,
-            base: self.issued,
-        };
-        self.issued = self.issued.wrapping_add(tiles);
-        Ok(launch)
+                .gpu_context("zeroing the scan status words")
+        })
     }
 }
 

@@ -3,7 +3,7 @@
 //! reference uses.
 //!
 //! Modules: [`mandelbrot`] (escape time and colour per pixel), [`vector`] (STREAM kernels, axpy),
-//! [`reduce`] (sum/min/max, dot), [`scan`] (prefix sums), [`gemm`] (SGEMM), [`gemm_sm80`] (SGEMM on a `cp.async` pipeline, sm_80+), [`gemm_tc`]
+//! [`reduce`] (sum/min/max, dot), [`scan`] (prefix sums), [`sort`] (radix sort), [`gemm`] (SGEMM), [`gemm_sm80`] (SGEMM on a `cp.async` pipeline, sm_80+), [`gemm_tc`]
 //! (tensor-core GEMM: `mma.sync` in the sm_80 variant, `wgmma` in the sm_90a one). Test kernels live
 //! in the `probes` crate (`tests/kernels`), so this module holds product kernels only; the
 //! list of entry points is `cuda_builder`'s manifest (`host::KERNELS`), not kept by hand.
@@ -21,4 +21,5 @@ pub mod gemm_tc;
 pub mod mandelbrot;
 pub mod reduce;
 pub mod scan;
+pub mod sort;
 pub mod vector;

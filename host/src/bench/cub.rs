@@ -1,4 +1,4 @@
-//! CUB's device-wide reductions and scans as peers in `ferrocuda bench`: the library a CUDA C++
+//! CUB's device-wide reductions, scans and radix sorts as peers in `ferrocuda bench`: the library a CUDA C++
 //! programmer would call instead of writing these kernels. Built at run time, where `nvcc`
 //! is found, from [`CUB_SOURCE`] into a shared library (`nvcc -shared`), loaded with
 //! `libloading` and called through its C functions on the bench's stream (the CUDA runtime
@@ -27,6 +27,24 @@ type CubFn = unsafe extern "C" fn(
     cust::sys::CUstream,
 ) -> c_int;
 
+/// `ferro_cub_sort`: `(pairs, key dtype, keys_in, keys_out, values_in, values_out, n, temp,
+/// temp_bytes, stream) -> cudaError_t`.
+type CubSortFn = unsafe extern "C" fn(
+    c_int,
+    c_int,
+    *const c_void,
+    *mut c_void,
+    *const c_void,
+    *mut c_void,
+    c_int,
+    *mut c_void,
+    *mut usize,
+    cust::sys::CUstream,
+) -> c_int;
+
+/// The key `dtype` of `ferro_cub_sort` for `u32` keys (the bench's sort rows).
+const SORT_U32: c_int = 2;
+
 /// An element type CUB is instantiated for in [`CUB_SOURCE`].
 pub trait CubType: Element {
     /// The `dtype` argument of the C functions.
@@ -46,6 +64,7 @@ impl CubType for u32 {
 pub struct Cub {
     reduce: CubFn,
     scan: CubFn,
+    sort: CubSortFn,
     error_string: unsafe extern "C" fn(c_int) -> *const c_char,
     /// CUB's version `(major, minor, subminor)`.
     pub version: (u32, u32, u32),
@@ -89,6 +108,9 @@ impl Cub {
             let scan = *lib
                 .get::<CubFn>(b"ferro_cub_scan\0")
                 .map_err(|e| e.to_string())?;
+            let sort = *lib
+                .get::<CubSortFn>(b"ferro_cub_sort\0")
+                .map_err(|e| e.to_string())?;
             let error_string = *lib
                 .get::<unsafe extern "C" fn(c_int) -> *const c_char>(b"ferro_cub_error_string\0")
                 .map_err(|e| e.to_string())?;
@@ -99,6 +121,7 @@ impl Cub {
             Ok(Self {
                 reduce,
                 scan,
+                sort,
                 error_string,
                 version: (v / 100_000, v / 100 % 1000, v % 100),
                 _lib: lib,
@@ -241,6 +264,76 @@ impl Cub {
     }
 }
 
+impl Cub {
+    /// `keys_out = keys` sorted (all 32 bits) with `cub::DeviceRadixSort::SortKeys`, or,
+    /// with `values`, the pairs with `SortPairs`, queued on `gpu`'s stream; `temp` grows to
+    /// CUB's scratch size (queried first, CUB's two-phase protocol, as [`Cub::scan`]).
+    ///
+    /// # Errors
+    /// CUB's error, or more than `i32::MAX` keys.
+    pub fn sort_u32(
+        &self,
+        gpu: &Gpu,
+        keys: (&DeviceBuffer<u32>, &mut DeviceBuffer<u32>),
+        values: Option<(&DeviceBuffer<u32>, &mut DeviceBuffer<u32>)>,
+        temp: &mut DeviceBuffer<u8>,
+    ) -> Result<(), BenchError> {
+        let (k, ko) = keys;
+        let n = c_int::try_from(k.len())
+            .map_err(|_| BenchError(format!("CUB sort: {} keys exceed i32", k.len())))?;
+        let pairs = c_int::from(values.is_some());
+        let stream = gpu.stream();
+        let null = (std::ptr::null::<c_void>(), std::ptr::null_mut::<c_void>());
+        let mut bytes = 0usize;
+        // SAFETY: the size query reads no memory (`temp` is null).
+        let code = unsafe {
+            (self.sort)(
+                pairs,
+                SORT_U32,
+                null.0,
+                null.1,
+                null.0,
+                null.1,
+                n,
+                null.1,
+                &raw mut bytes,
+                stream.as_inner(),
+            )
+        };
+        self.check(code, "sort")?;
+        if temp.len() < bytes {
+            *temp = DeviceBuffer::zeroed_async(bytes, stream)
+                .map_err(|e| BenchError(format!("CUB sort scratch: {e}")))?;
+        }
+        let mut bytes = temp.len();
+        let raw = |b: &DeviceBuffer<u32>| b.as_device_ptr().as_raw();
+        let (vp, vop) = match &values {
+            Some((v, vo)) => (raw(v) as *const c_void, raw(vo) as *mut c_void),
+            None => null,
+        };
+        let tp = temp.as_device_ptr().as_raw();
+        // SAFETY: `keys` and `ko` (and for pairs `values` and its output) hold n elements
+        // (the caller's buffers), `temp` at least the queried bytes; all on this stream's
+        // device, borrowed until the bench synchronises; CUB's work is queued on the
+        // stream every use of these buffers in the bench is queued on.
+        let code = unsafe {
+            (self.sort)(
+                pairs,
+                SORT_U32,
+                raw(k) as *const c_void,
+                raw(ko) as *mut c_void,
+                vp,
+                vop,
+                n,
+                tp as *mut c_void,
+                &raw mut bytes,
+                stream.as_inner(),
+            )
+        };
+        self.check(code, "sort")
+    }
+}
+
 /// The `dtype` of the affine-map scans in [`CUB_SOURCE`] (scans only).
 const AFFINE_DTYPE: c_int = 3;
 
@@ -349,8 +442,9 @@ fn fold(op: ReduceOp, x: impl Iterator<Item = f64>) -> f64 {
 }
 
 impl Bench<'_> {
-    /// Builds CUB (unless skipped) and times its reductions of f32, f64 and u32 and its
-    /// scans of f32, f64 and u32; failures become notes.
+    /// Builds CUB (unless skipped) and times its reductions of f32, f64 and u32, its
+    /// scans of f32, f64, u32 and affine maps, and its radix sorts (`sort.rs`); failures
+    /// become notes.
     pub(super) fn cub(&mut self) -> Result<(), GpuError> {
         if !self.opts.cub {
             self.notes.push("CUB skipped (--no-cub)".into());
@@ -359,13 +453,14 @@ impl Bench<'_> {
         match Cub::build(&self.gpu) {
             Ok(peers) => {
                 let (v0, v1, v2) = peers.version;
-                self.log(&format!("CUB {v0}.{v1}.{v2}: reductions and scans"));
+                self.log(&format!("CUB {v0}.{v1}.{v2}: reductions, scans and sorts"));
                 self.notes
                     .push(format!("CUB {v0}.{v1}.{v2} (built with nvcc at run time)"));
                 self.cub_rows::<f32>(&peers, true)?;
                 self.cub_rows::<f64>(&peers, true)?;
                 self.cub_rows::<u32>(&peers, true)?;
                 self.cub_affine_rows(&peers)?;
+                self.cub_sort_rows(&peers)?;
             }
             Err(e) => {
                 self.log(&format!("CUB skipped: {e}"));

@@ -8,10 +8,12 @@
 //! each); median, min, max and quartiles in milliseconds.
 //! Bandwidth counts bytes as STREAM does (each array element read or written once: copy and
 //! scale 2 words per element, add, triad and axpy 3, dot 2, reductions 1, scans 2 — the
-//! single-pass scan moves exactly that); SGEMM counts 2·m·n·k flops.
+//! single-pass scan moves exactly that; sorts 2 per key and per value, [`sort`]); SGEMM
+//! counts 2·m·n·k flops.
 //!
 //! A run ([`run`]) builds a [`Bench`] and walks the jobs in order: the memcpy reference,
-//! the vector workloads (`vectors.rs`), SGEMM (`sgemm.rs`, with `cublas.rs`), CUB ([`cub`]),
+//! the vector workloads (`vectors.rs`), the radix sorts ([`sort`]: 2^20, 2^24, 2^28 `u32`
+//! keys and pairs, uniform and 4-valued), SGEMM (`sgemm.rs`, with `cublas.rs`), CUB ([`cub`]),
 //! the GEMM rows by precision if asked for (`gemm.rs`: BF16, FP16, TF32, FP32 against
 //! cuBLAS's `cublasGemmEx`, see [`GemmPrecision`]), then the best peers and the [`Report`]
 //! ([`report`], drawn by [`chart`]).
@@ -31,6 +33,7 @@ mod gemm;
 pub mod mandelbrot;
 pub mod report;
 mod sgemm;
+pub mod sort;
 pub mod twins;
 pub mod vector_add;
 mod vectors;
@@ -53,8 +56,8 @@ pub struct BenchOptions {
     pub cuda_c: bool,
     /// Time cuBLAS SGEMM (needs `libcublas.so` on the loader path).
     pub cublas: bool,
-    /// Build and time CUB's reductions and scans (needs `nvcc` with CUB, as in the CUDA
-    /// toolkit).
+    /// Build and time CUB's reductions, scans and radix sorts (needs `nvcc` with CUB, as
+    /// in the CUDA toolkit).
     pub cub: bool,
     /// The precisions of the GEMM rows by precision (`gemm.rs`); empty: none (the default).
     pub precision_gemm: Vec<GemmPrecision>,
@@ -178,6 +181,7 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
     } else {
         bench.memcpy()?;
         bench.vectors()?;
+        bench.sorts()?;
     }
     for shape in opts.gemm.clone() {
         bench.sgemm(shape)?;

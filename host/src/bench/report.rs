@@ -435,6 +435,48 @@ mod tests {
         assert_eq!(json.entries[2].max_rel_error, Some(1.5e-3));
     }
 
+    /// Sort rows (ours and CUB's, as `bench::sort` makes them) get their best peer, a line
+    /// in the table, their place in the JSON and a bar in the bandwidth panel.
+    #[test]
+    fn sort_rows_in_table_json_and_chart() {
+        use super::super::sort::{KeyDistribution, sort_workload};
+        let mut r = report();
+        for (dist, pairs) in [
+            (KeyDistribution::Uniform, false),
+            (KeyDistribution::FourValues, true),
+        ] {
+            let w = sort_workload(1 << 28, dist, pairs);
+            r.entries.push(entry(&w, Rust, 9.0, Some(0.1)));
+            r.entries.push(entry(&w, Cub, 8.0, Some(0.11)));
+        }
+        fill_best_peers(&mut r.entries);
+        let ours = r
+            .entries
+            .iter()
+            .find(|e| e.workload == "sort u32 2^28 uniform" && e.implementation == Rust)
+            .unwrap();
+        assert_eq!(ours.best_peer, Some(Cub));
+        assert!((ours.vs_best_peer.unwrap() - 8.0 / 9.0).abs() < 1e-12);
+        let t = table(&r);
+        assert!(t.contains("sort pairs u32 2^28 4 values"), "{t}");
+        let dir = tempfile::tempdir().unwrap();
+        write_outputs(&r, dir.path()).unwrap();
+        let json: Report =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join("bench.json")).unwrap())
+                .unwrap();
+        assert!(
+            json.entries
+                .iter()
+                .any(|e| e.workload == "sort u32 2^28 uniform")
+        );
+        let svg = std::fs::read_to_string(dir.path().join("bench.svg")).unwrap();
+        assert!(
+            svg.contains("sort u32 2^28 uniform rust")
+                && svg.contains("sort pairs u32 2^28 4 values cub"),
+            "{svg}"
+        );
+    }
+
     /// The committed GPU report still parses, and its chart draws.
     #[test]
     fn the_committed_report_redraws() {

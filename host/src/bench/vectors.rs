@@ -170,7 +170,7 @@ impl Bench<'_> {
     }
 
     /// A bandwidth row of this run (`vs_reference` over the memcpy row).
-    fn row(
+    pub(super) fn row(
         &self,
         workload: &str,
         imp: Implementation,

@@ -1,0 +1,702 @@
+//! Stable LSD radix sort of `u32`, `i32`, `f32` and `u64` keys, alone or with `u32` values,
+//! shaped as Onesweep (Adinets & Merrill, "Onesweep: A Faster Least Significant Digit Radix
+//! Sort for GPUs", arXiv:2206.01784, 2022; CUB's `DeviceRadixSort`, CCCL
+//! `agent_radix_sort_onesweep.cuh`): **one upsweep** that counts every digit of every pass
+//! at once, then **one scatter launch per 8-bit digit**, each finding its tiles' output
+//! offsets by decoupled look-back over per-tile digit counts (the look-back of
+//! [`crate::scan`], one digit per thread).
+//!
+//! Kernels: `sort_histogram_<key>` (the upsweep), `sort_pass_<key>` (keys only) and
+//! `sort_pass_pairs_<key>` (keys and `u32` values) for `<key>` in `u32`, `i32`, `f32`, `u64`.
+//!
+//! # Keys and bit range
+//! A key is sorted by its order-preserving unsigned image, [`SortKey::ordered`]: `u32` and
+//! `u64` as they are, `i32` with its sign bit flipped, `f32` in IEEE total order with every
+//! NaN last: a positive float (sign bit clear) gets its sign bit set, a negative one all its
+//! bits flipped, so `-inf < … < -0 < +0 < … < +inf`; every NaN, whatever its sign and
+//! payload, maps to `u32::MAX`, after `+inf` (`0xff80_0000`), so NaNs sort last, among
+//! themselves in input order (the sort is stable). Outputs are the input keys' own bits
+//! (a NaN keeps its payload and sign).
+//!
+//! An optional bit range `[begin_bit, end_bit)` (`0 ≤ begin_bit ≤ end_bit ≤` the key's
+//! width) selects the bits of the *ordered image* the sort compares, as CUB's
+//! `begin_bit`/`end_bit` do: keys equal in those bits keep their input order. Digit pass `p`
+//! takes bits `begin_bit + 8p ..` (8 bits, fewer in the last pass): [`passes`] of them.
+//!
+//! # Upsweep
+//! `sort_histogram_<key>`: a grid of any size strides over the keys; each block counts, for
+//! every pass, the keys of each of the [`RADIX`] digits in shared memory (block-scope
+//! atomics), then adds its nonzero counts to the global `counts[pass · RADIX + digit]`
+//! (device-scope atomics; the host zeroes `counts` first). The scatter turns a pass's
+//! counts into exclusive digit offsets itself (below), so there is no scan launch between.
+//!
+//! # Scatter passes
+//! `sort_pass[_pairs]_<key>`: each block of [`SORT_THREADS`] (256 = [`RADIX`]) threads sorts
+//! one tile of [`SORT_TILE`] keys ([`SORT_ITEMS`] per thread, 4096 keys):
+//!
+//! 1. **Tile index** from a device-wide counter (as the scan: tiles are handed out in the
+//!    order blocks start, which makes the look-back deadlock-free).
+//! 2. **Load**, warp-striped: warp `w` owns keys `w·32·ITEMS ..` of the tile, its lane `l`
+//!    item `i` is key `i·32 + l` of that segment (coalesced 128-byte loads); for pairs the
+//!    values likewise.
+//! 3. **Rank within the warp**, item by item: `match.any.sync` on the digit groups the lanes
+//!    with equal digits; the group's lowest lane reads and advances the warp's counter of
+//!    that digit in shared memory by the group's size, and broadcasts the old count; a key's
+//!    warp rank is that count plus the group's lanes below it. This visits a warp's keys in
+//!    input order, so ranks are stable. Keys past the end of the input (last tile) take the
+//!    out-of-range digit [`RADIX`] and count nowhere.
+//! 4. **Tile counts**: thread `d` sums digit `d`'s counters over the warps (turning them into
+//!    the exclusive prefix over warps) and publishes the tile's count of digit `d`
+//!    (`status_word(epoch, false, count)`, or the inclusive value at once for tile 0).
+//! 5. **Block scan** of `(bins[d] << 32) | count[d]` over the digits: its low half is where
+//!    digit `d` starts in the sorted tile, its high half where digit `d` starts in the
+//!    output (exclusive over the pass's global `counts`).
+//! 6. **Look-back** (tiles > 0), by thread `d` for digit `d`: walk back one tile at a time,
+//!    waiting until its status word carries this launch's epoch, adding its value, until a
+//!    word carries an inclusive prefix; publish this tile's inclusive prefix. This is
+//!    Onesweep's per-digit look-back (one thread per digit, serial over tiles), with the
+//!    scan's status words ([`status_word`]: epoch, inclusive flag and 32-bit value in one
+//!    8-byte relaxed store, single-copy atomic, so no fences).
+//! 7. **Scatter**: each key goes to shared memory at its rank in the tile (digit start +
+//!    warp prefix + warp rank), then threads read the tile in order (striped: key `i·256 +
+//!    t`) and write key `j` to `global_start[digit] + tile_prefix[digit] + j −
+//!    tile_start[digit]`: consecutive threads write consecutive addresses within each digit's
+//!    run. For pairs the values then take the same route through the same shared buffer.
+//!
+//! Output positions are below `len ≤ u32::MAX` and computed in wrapping `u32` arithmetic.
+//!
+//! # Status words and epochs
+//! One `u64` per (tile, digit), tile `t`'s at `t · RADIX + digit`: [`status_words`]. As in
+//! the scan, the host passes a fresh epoch per launch (every pass is a launch), so the words
+//! are never cleared between launches or passes (only when [`MAX_EPOCH`] runs out), and the
+//! tile counter is never reset (the host passes its value as `base`).
+//!
+//! # Deadlock freedom
+//! As for [`crate::scan`]: tile `t` waits only for tiles `< t`, taken earlier by blocks that
+//! are already resident, which each publish their counts before they wait.
+//!
+//! # Not tuned yet
+//! The tile (256 × 16) and the histogram (plain shared atomics, slow on low-entropy keys,
+//! where a warp's lanes hit one counter) are first choices, not measured on a GPU.
+
+// A scatter pass takes the keys and values in and out, the digit counts, the look-back
+// state and its launch values: 10 parameters.
+#![allow(clippy::too_many_arguments)]
+
+use crate::scan::{MAX_EPOCH, status_word};
+use cuda_std::atomic::{self, Block, Device, Ordering};
+use cuda_std::mem;
+use cuda_std::prelude::*;
+
+/// Bits per digit.
+pub const RADIX_BITS: u32 = 8;
+/// Digits per pass (`2^RADIX_BITS`).
+pub const RADIX: usize = 1 << RADIX_BITS;
+/// Threads per block of the scatter kernels: one per digit.
+pub const SORT_THREADS: u32 = RADIX as u32;
+/// Keys per thread in a scatter tile.
+pub const SORT_ITEMS: usize = 16;
+/// Keys per tile (one block) of the scatter kernels.
+pub const SORT_TILE: usize = SORT_THREADS as usize * SORT_ITEMS;
+/// Threads per block of the histogram kernels.
+pub const HISTOGRAM_THREADS: u32 = 256;
+/// The most digit passes a key has (`u64`: 8).
+pub const MAX_PASSES: usize = 8;
+/// Warps of a scatter block.
+const WARPS: usize = SORT_THREADS as usize / 32;
+
+/// Status words a scatter launch over `tiles` tiles needs: one per tile and digit.
+pub const fn status_words(tiles: usize) -> usize {
+    tiles * RADIX
+}
+
+/// Scatter tiles for `len` keys.
+pub const fn sort_tiles(len: usize) -> usize {
+    len.div_ceil(SORT_TILE)
+}
+
+/// Digit passes over the bit range `[begin_bit, end_bit)`: `ceil((end − begin) / 8)`, and 1
+/// for an empty range, whose one pass has a 0-bit digit (every key's digit is 0), so the
+/// sort is a stable copy.
+pub const fn passes(begin_bit: u32, end_bit: u32) -> u32 {
+    let p = end_bit.saturating_sub(begin_bit).div_ceil(RADIX_BITS);
+    if p == 0 { 1 } else { p }
+}
+
+/// What a scatter launch sorts by: pass `pass` of the bit range `[begin_bit, end_bit)`
+/// takes `digit_bits` bits from `shift` ([`passes`] says how many passes there are).
+/// Packed for the kernels as `shift | digit_bits << 8` ([`DigitPlace::pack`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DigitPlace {
+    /// The digit's lowest bit in the ordered key.
+    pub shift: u32,
+    /// Its width, 0 ..= [`RADIX_BITS`] (0 only for an empty bit range).
+    pub digit_bits: u32,
+}
+
+impl DigitPlace {
+    /// Pass `pass` of `[begin_bit, end_bit)` (`pass < passes(begin_bit, end_bit)`).
+    pub const fn of_pass(begin_bit: u32, end_bit: u32, pass: u32) -> Self {
+        let shift = begin_bit + pass * RADIX_BITS;
+        let left = end_bit.saturating_sub(shift);
+        Self {
+            shift,
+            digit_bits: if left < RADIX_BITS { left } else { RADIX_BITS },
+        }
+    }
+
+    /// `shift | digit_bits << 8`, the kernels' `place` argument.
+    pub const fn pack(self) -> u32 {
+        self.shift | self.digit_bits << 8
+    }
+
+    /// Unpacks [`DigitPlace::pack`].
+    #[inline(always)]
+    pub const fn unpack(packed: u32) -> Self {
+        Self {
+            shift: packed & 0xff,
+            digit_bits: (packed >> 8) & 0xff,
+        }
+    }
+
+    /// The mask of a digit's bits after the shift.
+    #[inline(always)]
+    pub const fn mask(self) -> u32 {
+        if self.digit_bits >= 32 {
+            u32::MAX
+        } else {
+            (1 << self.digit_bits) - 1
+        }
+    }
+}
+
+/// A key type of the sort: `u32`, `i32`, `f32`, `u64`.
+pub trait SortKey: Copy + DeviceCopy + mem::NcValue {
+    /// Width in bits (32 or 64): the end of the default bit range.
+    const BITS: u32;
+    /// The order-preserving unsigned image the sort compares (see the [module
+    /// docs](self)), zero-extended to 64 bits: `a` sorts before `b` iff `a.ordered() <
+    /// b.ordered()`; equal images keep their input order.
+    fn ordered(self) -> u64;
+    /// The digit at `place` of [`SortKey::ordered`] (computed at the key's own width; 0 for
+    /// a 0-bit digit, whatever its shift).
+    fn digit(self, place: DigitPlace) -> u32;
+}
+
+/// The ordered image of an `f32`'s bits: sign bit set for positives, all bits flipped for
+/// negatives, `u32::MAX` for every NaN (after `+inf`).
+#[inline(always)]
+pub const fn f32_ordered(bits: u32) -> u32 {
+    if bits & 0x7fff_ffff > 0x7f80_0000 {
+        u32::MAX
+    } else if bits & 0x8000_0000 != 0 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    }
+}
+
+macro_rules! sort_key32 {
+    ($t:ty, $ordered:expr) => {
+        impl SortKey for $t {
+            const BITS: u32 = 32;
+            #[inline(always)]
+            fn ordered(self) -> u64 {
+                let f: fn($t) -> u32 = $ordered;
+                f(self) as u64
+            }
+            #[inline(always)]
+            fn digit(self, place: DigitPlace) -> u32 {
+                let f: fn($t) -> u32 = $ordered;
+                f(self).wrapping_shr(place.shift) & place.mask()
+            }
+        }
+    };
+}
+sort_key32!(u32, |x| x);
+sort_key32!(i32, |x| x as u32 ^ 0x8000_0000);
+sort_key32!(f32, |x| f32_ordered(x.to_bits()));
+
+impl SortKey for u64 {
+    const BITS: u32 = 64;
+    #[inline(always)]
+    fn ordered(self) -> u64 {
+        self
+    }
+    #[inline(always)]
+    fn digit(self, place: DigitPlace) -> u32 {
+        self.wrapping_shr(place.shift) as u32 & place.mask()
+    }
+}
+
+/// The histogram kernels' body: adds, for every pass of `[begin_bit, end_bit)`, the number
+/// of keys with each digit to `counts[pass · RADIX + digit]`.
+#[inline(always)]
+fn histogram<K: SortKey>(keys: &[K], counts: &OutSlice<u32>, begin_bit: u32, end_bit: u32) {
+    let end_bit = end_bit.min(K::BITS);
+    let begin_bit = begin_bit.min(end_bit);
+    let passes = passes(begin_bit, end_bit) as usize;
+    let bins = passes * RADIX;
+    if counts.len() < bins {
+        panic!("sort_histogram: `counts` holds fewer than passes · RADIX words");
+    }
+    let sh: *mut u32 = shared_array!(u32, MAX_PASSES * RADIX);
+    let (tid, threads) = (thread_idx_x() as usize, block_dim_x() as usize);
+    let mut i = tid;
+    while i < bins {
+        // SAFETY: i < bins ≤ MAX_PASSES · RADIX; this thread's own words until the barrier.
+        unsafe { sh.add(i).write(0) };
+        i += threads;
+    }
+    sync_threads();
+    let stride = threads * grid_dim_x() as usize;
+    let mut e = block_idx_x() as usize * threads + tid;
+    while e < keys.len() {
+        // SAFETY: e < keys.len(); `keys` is read-only during the launch.
+        let k = unsafe { mem::load_global_nc(keys.as_ptr().add(e)) };
+        for p in 0..passes {
+            let d = k.digit(DigitPlace::of_pass(begin_bit, end_bit, p as u32)) as usize;
+            // SAFETY: p · RADIX + d < bins (d < RADIX); shared words, atomic access.
+            unsafe { atomic::fetch_add::<Block, u32>(sh.add(p * RADIX + d), 1, Ordering::Relaxed) };
+        }
+        e += stride;
+    }
+    sync_threads();
+    let mut i = tid;
+    while i < bins {
+        // SAFETY: written before the barrier.
+        let c = unsafe { sh.add(i).read() };
+        if c != 0 {
+            // SAFETY: i < bins ≤ counts.len() (checked); global words, atomic access only.
+            unsafe {
+                atomic::fetch_add::<Device, u32>(counts.as_mut_ptr().add(i), c, Ordering::Relaxed)
+            };
+        }
+        i += threads;
+    }
+}
+
+/// Warp `w`'s inclusive scan of `v` (Hillis–Steele over `shfl.sync.up`).
+///
+/// # Safety
+/// All 32 lanes of the warp call it together.
+#[inline(always)]
+unsafe fn warp_scan_u64(mut v: u64) -> u64 {
+    let lane = lane_id();
+    let mut d = 1;
+    while d < 32 {
+        // SAFETY: caller contract.
+        let y = unsafe { warp::shfl_up_sync(FULL_MASK, v, d, 32) };
+        if lane >= d {
+            v += y;
+        }
+        d <<= 1;
+    }
+    v
+}
+
+/// The buffers of one scatter launch.
+struct PassArgs<'a, K: SortKey> {
+    keys: &'a [K],
+    keys_out: &'a OutSlice<'a, K>,
+    values: &'a [u32],
+    values_out: &'a OutSlice<'a, u32>,
+    bins: &'a [u32],
+    status: &'a OutSlice<'a, u64>,
+    counter: &'a OutSlice<'a, u32>,
+}
+
+/// The scatter kernels' body; see the [module docs](self). `exchange` holds one tile of
+/// `K` (16-byte aligned), also used for the tile's values.
+///
+/// # Safety
+/// As for the kernels (liveness and correctness only: memory safety holds for any
+/// arguments).
+#[inline(always)]
+unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
+    exchange: *mut K,
+    a: PassArgs<'_, K>,
+    place: u32,
+    epoch: u32,
+    base: u32,
+) {
+    if block_dim_x() != SORT_THREADS {
+        panic!("a sort pass runs with SORT_THREADS (256) threads per block");
+    }
+    let place = DigitPlace::unpack(place);
+    let tid = thread_idx_x() as usize;
+    let (lane, warp) = (tid % 32, tid / 32);
+    let mut len = a.keys.len().min(a.keys_out.len()).min(u32::MAX as usize);
+    if PAIRS {
+        len = len.min(a.values.len()).min(a.values_out.len());
+    }
+    let tiles = sort_tiles(len).min(a.status.len() / RADIX);
+
+    let sh_tile: *mut u32 = shared_array!(u32, 1);
+    // Per warp and digit: the warp's count, then (step 4) the exclusive prefix over warps.
+    let sh_hist: *mut u32 = shared_array!(u32, WARPS * RADIX);
+    // Per digit: where it starts in the sorted tile; the output offset of the tile's key
+    // `j` is `sh_base[digit] + j` (wrapping).
+    let sh_start: *mut u32 = shared_array!(u32, RADIX);
+    let sh_base: *mut u32 = shared_array!(u32, RADIX);
+    let sh_warp: *mut u64 = shared_array!(u64, WARPS);
+
+    if tid == 0 {
+        let t = if a.counter.is_empty() {
+            u32::MAX
+        } else {
+            // SAFETY: element 0 exists; every access to it is a device-scope atomic.
+            let c = unsafe {
+                atomic::fetch_add::<Device, u32>(a.counter.as_mut_ptr(), 1, Ordering::Relaxed)
+            };
+            c.wrapping_sub(base)
+        };
+        // SAFETY: a 1-element shared array; read by the block after the barrier.
+        unsafe { sh_tile.write(t) };
+    }
+    for w in 0..WARPS {
+        // SAFETY: w · RADIX + tid < WARPS · RADIX (tid < RADIX); read after the barrier.
+        unsafe { sh_hist.add(w * RADIX + tid).write(0) };
+    }
+    sync_threads();
+    // SAFETY: written by thread 0 before the barrier, never written again.
+    let tile = unsafe { sh_tile.read() } as usize;
+    if tile >= tiles {
+        // The whole block leaves (block-uniform): nothing to sort, nothing published.
+        return;
+    }
+    let tile_start = tile * SORT_TILE;
+    let valid = (len - tile_start).min(SORT_TILE);
+    let full = valid == SORT_TILE;
+
+    // 2. Load, warp-striped.
+    let seg = tile_start + warp * 32 * SORT_ITEMS;
+    let mut keys = [zero_key::<K>(); SORT_ITEMS];
+    let mut values = [0u32; SORT_ITEMS];
+    for i in 0..SORT_ITEMS {
+        let e = seg + i * 32 + lane;
+        if full {
+            // SAFETY: e < tile_start + SORT_TILE ≤ len: inside `keys` (and `values` for
+            // pairs); both are read-only during the launch.
+            unsafe {
+                keys[i] = mem::load_global_nc(a.keys.as_ptr().add(e));
+                if PAIRS {
+                    values[i] = mem::load_global_nc(a.values.as_ptr().add(e));
+                }
+            }
+        } else if e < len {
+            keys[i] = a.keys[e];
+            if PAIRS {
+                values[i] = a.values[e];
+            }
+        }
+    }
+
+    // 3. Rank within the warp.
+    let hist = sh_hist.wrapping_add(warp * RADIX);
+    let below_mask = (1u32 << lane) - 1;
+    let mut ranks = [0u32; SORT_ITEMS];
+    for i in 0..SORT_ITEMS {
+        let in_range = full || seg + i * 32 + lane < len;
+        let d = if in_range {
+            keys[i].digit(place)
+        } else {
+            RADIX as u32
+        };
+        // SAFETY: the whole warp (the branches above are per lane, this call is not).
+        let peers = unsafe { warp::match_any_sync(FULL_MASK, d) };
+        let leader = peers.trailing_zeros();
+        let mut prior = 0;
+        if in_range && leader == lane as u32 {
+            // SAFETY: d < RADIX: this warp's counter of d, touched only by this group's
+            // leader in this step; the previous step's writes are ordered by `sync_warp`.
+            unsafe {
+                prior = hist.add(d as usize).read();
+                hist.add(d as usize).write(prior + peers.count_ones());
+            }
+        }
+        // SAFETY: the whole warp.
+        let prior = unsafe { warp::shfl_idx_sync(FULL_MASK, prior, leader, 32) };
+        ranks[i] = prior + (peers & below_mask).count_ones();
+        // SAFETY: the whole warp.
+        unsafe { warp::sync_warp(FULL_MASK) };
+    }
+    sync_threads();
+
+    // 4. Tile counts; the warp counters become exclusive prefixes over the warps.
+    let digit = tid;
+    let mut count = 0u32;
+    for w in 0..WARPS {
+        // SAFETY: digit `tid`'s counters, only this thread's between the barriers.
+        unsafe {
+            let c = sh_hist.add(w * RADIX + digit).read();
+            sh_hist.add(w * RADIX + digit).write(count);
+            count += c;
+        }
+    }
+    let st = a.status.as_mut_ptr();
+    // SAFETY: (tile, digit) < tiles · RADIX ≤ status.len(); status words are only accessed
+    // atomically.
+    unsafe {
+        atomic::store::<Device, u64>(
+            st.add(tile * RADIX + digit),
+            status_word(epoch, tile == 0, count),
+            Ordering::Relaxed,
+        )
+    };
+
+    // 5. Block scan of (global count, tile count) over the digits.
+    let bin = a.bins.get(digit).copied().unwrap_or(0);
+    let v = (bin as u64) << 32 | count as u64;
+    // SAFETY: whole warps (no divergence).
+    let incl = unsafe { warp_scan_u64(v) };
+    if lane == 31 {
+        // SAFETY: warp < WARPS; read after the barrier.
+        unsafe { sh_warp.add(warp).write(incl) };
+    }
+    sync_threads();
+    let mut excl = incl - v;
+    for w in 0..warp {
+        // SAFETY: written before the barrier.
+        excl += unsafe { sh_warp.add(w).read() };
+    }
+    let (digit_start, global_start) = (excl as u32, (excl >> 32) as u32);
+
+    // 6. Look-back, one digit per thread.
+    let mut prefix = 0u32;
+    if tile > 0 {
+        let mut t = tile;
+        loop {
+            t -= 1;
+            let w = loop {
+                // SAFETY: t < tile < tiles: inside `status`; atomic access only.
+                let w = unsafe {
+                    atomic::load::<Device, u64>(st.add(t * RADIX + digit), Ordering::Relaxed)
+                };
+                if (w >> 33) as u32 == epoch {
+                    break w;
+                }
+            };
+            prefix = prefix.wrapping_add(w as u32);
+            if (w >> 32) & 1 == 1 {
+                break;
+            }
+        }
+        // SAFETY: as for the aggregate.
+        unsafe {
+            atomic::store::<Device, u64>(
+                st.add(tile * RADIX + digit),
+                status_word(epoch, true, prefix.wrapping_add(count)),
+                Ordering::Relaxed,
+            )
+        };
+    }
+    // SAFETY: digit < RADIX; read after the barrier.
+    unsafe {
+        sh_start.add(digit).write(digit_start);
+        sh_base
+            .add(digit)
+            .write(global_start.wrapping_add(prefix).wrapping_sub(digit_start));
+    }
+    sync_threads();
+
+    // 7. Scatter: keys to their rank in the tile, then out in tile order.
+    let mut local = [0u32; SORT_ITEMS];
+    for i in 0..SORT_ITEMS {
+        if full || seg + i * 32 + lane < len {
+            let d = keys[i].digit(place) as usize;
+            // SAFETY: d < RADIX; the counters were final before the barrier.
+            local[i] = unsafe { sh_start.add(d).read() + hist.add(d).read() } + ranks[i];
+            // SAFETY: local < valid ≤ SORT_TILE: ranks in the tile are a permutation of
+            // 0 .. valid, so no two threads write one slot.
+            unsafe { exchange.add(local[i] as usize).write(keys[i]) };
+        }
+    }
+    sync_threads();
+    let mut dest = [0u32; SORT_ITEMS];
+    for (i, di) in dest.iter_mut().enumerate() {
+        let j = i * SORT_THREADS as usize + tid;
+        if j < valid {
+            // SAFETY: j < valid: written before the barrier.
+            let k = unsafe { exchange.add(j).read() };
+            // SAFETY: digit < RADIX; written before the barrier.
+            *di = unsafe { sh_base.add(k.digit(place) as usize).read() }.wrapping_add(j as u32);
+            // SAFETY: `write` checks the bound; output positions are a permutation.
+            unsafe { a.keys_out.write(*di as usize, k) };
+        }
+    }
+    if PAIRS {
+        sync_threads();
+        let vx = exchange.cast::<u32>();
+        for i in 0..SORT_ITEMS {
+            if full || seg + i * 32 + lane < len {
+                // SAFETY: as for the keys (a tile of u32 fits in a tile of K).
+                unsafe { vx.add(local[i] as usize).write(values[i]) };
+            }
+        }
+        sync_threads();
+        for (i, &di) in dest.iter().enumerate() {
+            let j = i * SORT_THREADS as usize + tid;
+            if j < valid {
+                // SAFETY: as above.
+                unsafe { a.values_out.write(di as usize, vx.add(j).read()) };
+            }
+        }
+    }
+}
+
+/// A key's all-zero bits (the registers of keys past the end of the input).
+#[inline(always)]
+fn zero_key<K: SortKey>() -> K {
+    // SAFETY: every key type is an integer or a float, valid for all-zero bits.
+    unsafe { core::mem::zeroed() }
+}
+
+macro_rules! sort_histogram_kernel {
+    ($name:ident, $t:ty) => {
+        #[doc = concat!("The upsweep of the `", stringify!($t), "` sort: adds, for every pass \
+            of `[begin_bit, end_bit)` (clamped to the key's width), the count of each digit \
+            to `counts[pass · RADIX + digit]` (see the [module docs](self)).")]
+        ///
+        /// Launch: 1D grid of any size, 1D blocks of a multiple of 32 threads; `counts`
+        /// holds at least `passes · RADIX` words (fewer traps), zeroed by the caller.
+        #[kernel]
+        pub fn $name(keys: &[$t], counts: OutSlice<u32>, begin_bit: u32, end_bit: u32) {
+            histogram::<$t>(keys, &counts, begin_bit, end_bit);
+        }
+    };
+}
+
+// One macro call per kernel: a `shared_array!` is named after its call site's line, so two
+// kernels expanded from one call would declare the same `.shared` symbol.
+macro_rules! sort_pass_kernel {
+    ($name:ident, $t:ty, $pairs:literal, $what:literal) => {
+        #[doc = concat!("One digit pass of the `", stringify!($t), "` ", $what, ": `keys` \
+            stably sorted by the digit at `place` ([`DigitPlace::pack`]) into `keys_out` \
+            (over the first `min(keys.len(), keys_out.len())` keys, and for pairs of the \
+            values' lengths too; for pairs `values[i]` goes where `keys[i]` goes); see the \
+            [module docs](self).")]
+        ///
+        /// Launch: 1D grid of at least [`sort_tiles`]`(len)` blocks of [`SORT_THREADS`]
+        /// threads (another block size traps); `bins`: this pass's `RADIX` digit counts
+        /// from the upsweep; `status`: [`status_words`]`(tiles)` words (tiles past what it
+        /// holds are not sorted); `counter`: one `u32`. A keys-only pass ignores `values`
+        /// and `values_out`.
+        ///
+        /// # Safety
+        /// Memory safety holds for any arguments (every output write is bounds-checked;
+        /// `status` and `counter` are only accessed atomically). What the caller must
+        /// ensure is progress and correctness:
+        /// - `base` is `counter[0]` when the launch starts, and no other launch uses
+        ///   `counter` or `status` concurrently (otherwise the launch can hang);
+        /// - `epoch` is in `1..=MAX_EPOCH` and no word of `status` carries it yet
+        ///   (otherwise stale words give wrong offsets);
+        /// - `bins` are the digit counts of exactly these keys at `place` (otherwise keys
+        ///   land in the wrong places, or collide).
+        #[kernel]
+        pub unsafe fn $name(
+            keys: &[$t],
+            keys_out: OutSlice<$t>,
+            values: &[u32],
+            values_out: OutSlice<u32>,
+            bins: &[u32],
+            status: OutSlice<u64>,
+            counter: OutSlice<u32>,
+            place: u32,
+            epoch: u32,
+            base: u32,
+        ) {
+            // The exchange buffer: one tile of keys (and, for pairs, later of values).
+            const WORDS: usize = SORT_TILE * core::mem::size_of::<$t>() / 4;
+            let exchange = shared_array!(u32, WORDS, align = 16).cast::<$t>();
+            let args = PassArgs {
+                keys,
+                keys_out: &keys_out,
+                values,
+                values_out: &values_out,
+                bins,
+                status: &status,
+                counter: &counter,
+            };
+            // SAFETY: caller contract; `exchange` holds one tile of keys.
+            unsafe { sort_pass_tile::<$t, $pairs>(exchange, args, place, epoch, base) }
+        }
+    };
+}
+
+sort_histogram_kernel!(sort_histogram_u32, u32);
+sort_histogram_kernel!(sort_histogram_i32, i32);
+sort_histogram_kernel!(sort_histogram_f32, f32);
+sort_histogram_kernel!(sort_histogram_u64, u64);
+sort_pass_kernel!(sort_pass_u32, u32, false, "keys-only sort");
+sort_pass_kernel!(sort_pass_i32, i32, false, "keys-only sort");
+sort_pass_kernel!(sort_pass_f32, f32, false, "keys-only sort");
+sort_pass_kernel!(sort_pass_u64, u64, false, "keys-only sort");
+sort_pass_kernel!(sort_pass_pairs_u32, u32, true, "key-value sort");
+sort_pass_kernel!(sort_pass_pairs_i32, i32, true, "key-value sort");
+sort_pass_kernel!(sort_pass_pairs_f32, f32, true, "key-value sort");
+sort_pass_kernel!(sort_pass_pairs_u64, u64, true, "key-value sort");
+
+// The epochs are the scan's: a status word holds a 31-bit epoch.
+const _: () = assert!(MAX_EPOCH == (1 << 31) - 1);
+// A block's static shared memory (a tile of u64 keys, the warp counters, the digit starts
+// and bases, the warp totals) stays within the 48 KiB a kernel may declare statically.
+const _: () = assert!(8 * SORT_TILE + 4 * WARPS * RADIX + 8 * RADIX + 8 * WARPS + 4 <= 48 * 1024);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f32_order_puts_negative_zero_first_and_nans_last() {
+        let order = [
+            f32::NEG_INFINITY,
+            -1.5,
+            -f32::MIN_POSITIVE,
+            -0.0,
+            0.0,
+            f32::from_bits(1),
+            2.0,
+            f32::INFINITY,
+        ];
+        for w in order.windows(2) {
+            assert!(w[0].ordered() < w[1].ordered(), "{} !< {}", w[0], w[1]);
+        }
+        for nan in [
+            f32::NAN,
+            -f32::NAN,
+            f32::from_bits(0x7f80_0001),
+            f32::from_bits(!0),
+        ] {
+            assert_eq!(nan.ordered(), u64::from(u32::MAX));
+        }
+        assert!(f32::INFINITY.ordered() < f32::NAN.ordered());
+    }
+
+    #[test]
+    fn i32_order_and_digits() {
+        assert!((-1i32).ordered() < 0i32.ordered());
+        assert!(i32::MIN.ordered() < i32::MAX.ordered());
+        assert_eq!(i32::MIN.ordered(), 0);
+        let p = DigitPlace::of_pass(0, 32, 3);
+        assert_eq!((p.shift, p.digit_bits), (24, 8));
+        assert_eq!((-1i32).digit(p), 0x7f);
+        assert_eq!(
+            0x1234_5678_9abc_def0u64.digit(DigitPlace::of_pass(0, 64, 7)),
+            0x12
+        );
+    }
+
+    #[test]
+    fn bit_ranges_split_into_passes() {
+        assert_eq!(passes(0, 32), 4);
+        assert_eq!(passes(0, 64), 8);
+        assert_eq!(passes(3, 3), 1);
+        assert_eq!(DigitPlace::of_pass(3, 3, 0).mask(), 0);
+        assert_eq!(passes(4, 21), 3);
+        let last = DigitPlace::of_pass(4, 21, 2);
+        assert_eq!((last.shift, last.digit_bits, last.mask()), (20, 1, 1));
+        assert_eq!(DigitPlace::unpack(last.pack()), last);
+        assert_eq!(status_words(sort_tiles(SORT_TILE + 1)), 2 * RADIX);
+    }
+}
