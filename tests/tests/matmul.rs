@@ -199,6 +199,8 @@ fn emulator_equals_gpu<T: TcElem + std::fmt::Debug>(
     let a = small_ints::<T>(1 + m as u64, m * k);
     let b = small_ints::<T>(2 + n as u64, n * k);
     let on = |dev: &Gpu| {
+        // Buffers are made in the current context: the device's own.
+        cust::context::CurrentContext::set_current(dev.context());
         gemm(dev, kernel, m, n, k, &a, &b)
             .unwrap_or_else(|e| panic!("{} {kernel} {m}×{n}×{k} on {}: {e}", T::NAME, dev.name()))
     };

@@ -16,8 +16,8 @@
 //! [`EmulatorOptions::memory_bytes`] of device memory (80 GiB by default), which live
 //! allocations are counted against; it refuses launches over the hardware's limits with the
 //! driver's error and captures graphs as a GPU stream does. Operations that need a GPU (most
-//! device attributes, NCCL, PTX or cubin modules, untyped `launch!`, clusters, occupancy)
-//! are [`CudaError::NotOnEmulator`] there; pinned and unified memory are host memory.
+//! device attributes, NCCL, PTX or cubin modules, untyped `launch!`, occupancy other than
+//! the cluster query) are [`CudaError::NotOnEmulator`] there; pinned and unified memory are host memory.
 //!
 //! Which device a context is lives in one place, the backend it holds (`crate::backend`):
 //! a GPU's through cudarc, or the emulator's. Streams, events, modules and buffers made on
