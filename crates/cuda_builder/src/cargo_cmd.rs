@@ -51,8 +51,17 @@ pub(crate) fn rustflags(builder: &CudaBuilder) -> Result<Vec<String>, BuildError
         flags.push("cuda_std_fast_math".to_owned());
         flags.push(format!("-Clink-arg={}", libdevice.display()));
     }
-    if let Some(on) = builder.debug_info {
+    // Cargo strips debug information from a profile without it (`-Cstrip=debuginfo`, so
+    // `llvm-bitcode-linker` runs `opt --strip-debug`): asking for it keeps it (these flags
+    // come after the profile's).
+    if builder.wants_line_tables() {
+        flags.push("-Cdebuginfo=line-tables-only".to_owned());
+        flags.push("-Cstrip=none".to_owned());
+    } else if let Some(on) = builder.debug_info {
         flags.push(format!("-Cdebuginfo={}", if on { 2 } else { 0 }));
+        if on {
+            flags.push("-Cstrip=none".to_owned());
+        }
     }
     for cfg in &builder.cfgs {
         flags.push("--cfg".to_owned());
@@ -120,6 +129,10 @@ pub(crate) fn command(
         .env("RUSTC_BOOTSTRAP", "1")
         .env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f"))
         .env("CARGO_TERM_COLOR", "never")
+        .envs(
+            (builder.wants_line_tables() || builder.debug_info == Some(true))
+                .then_some((crate::link::KEEP_LINES_ENV, "1")),
+        )
         .envs(extra_env.iter().map(|(k, v)| (k, v)))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -364,6 +377,24 @@ struct DiagnosticCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Debug information and line tables survive cargo's stripping of a profile without
+    /// them (`-Cstrip=none` after the profile's `-Cstrip=debuginfo`).
+    #[test]
+    fn line_tables_and_debug_info_are_not_stripped() {
+        let flags = |b: CudaBuilder| rustflags(&b).unwrap();
+        let lines = flags(CudaBuilder::new("kernels").line_tables(true));
+        assert!(
+            lines.contains(&"-Cdebuginfo=line-tables-only".to_owned()),
+            "{lines:?}"
+        );
+        assert!(lines.contains(&"-Cstrip=none".to_owned()), "{lines:?}");
+        let debug = flags(CudaBuilder::new("kernels").debug_info(true));
+        assert!(debug.contains(&"-Cdebuginfo=2".to_owned()), "{debug:?}");
+        assert!(debug.contains(&"-Cstrip=none".to_owned()), "{debug:?}");
+        let off = flags(CudaBuilder::new("kernels").debug_info(false));
+        assert!(!off.iter().any(|f| f.starts_with("-Cstrip")), "{off:?}");
+    }
 
     #[test]
     fn ansi_escapes_are_removed() {

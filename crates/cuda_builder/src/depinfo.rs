@@ -36,7 +36,13 @@ pub(crate) fn emit_rerun_directives(inputs: &[PathBuf]) {
     for path in ptxas::watch_paths() {
         println!("cargo::rerun-if-changed={}", path.display());
     }
-    for var in ["PTXAS", "CUDA_HOME", "CUDA_PATH", "PATH"] {
+    for var in [
+        "PTXAS",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "PATH",
+        crate::LINE_TABLES_ENV,
+    ] {
         println!("cargo::rerun-if-env-changed={var}");
     }
 }

@@ -70,6 +70,10 @@ mod error;
 mod link;
 pub mod manifest;
 pub mod ptxas;
+
+/// The environment variable that turns [`CudaBuilder::line_tables`] on for every kernels
+/// build (value `1`).
+pub const LINE_TABLES_ENV: &str = "FERROCUDA_LINE_TABLES";
 #[cfg_attr(not(feature = "watch"), allow(dead_code))]
 mod replay;
 mod toolchain;
@@ -223,6 +227,7 @@ pub struct CudaBuilder {
     link_only_needed: bool,
     fast_math: bool,
     debug_info: Option<bool>,
+    line_tables: bool,
     cfgs: Vec<String>,
     variant: Option<String>,
     max_registers: Vec<(String, u32)>,
@@ -251,6 +256,7 @@ impl CudaBuilder {
             link_only_needed: true,
             fast_math: false,
             debug_info: None,
+            line_tables: false,
             cfgs: Vec::new(),
             variant: None,
             max_registers: Vec::new(),
@@ -297,9 +303,39 @@ impl CudaBuilder {
 
     /// Whether the PTX carries debug information (`-Cdebuginfo`). Default: the profile's
     /// (on in a debug build, off in a release build). Off halves a debug build's link time.
+    /// On, the PTX keeps the source lines as `.file` / `.loc` directives, as with
+    /// [`line_tables`](Self::line_tables) (rustc's linker for nvptx64 strips debug
+    /// information, and ptxas rejects the DWARF sections LLVM emits for it: the builder's
+    /// linker keeps the line directives only). Needs the builder's linker
+    /// ([`link_only_needed`](Self::link_only_needed), on by default).
     pub fn debug_info(mut self, on: bool) -> Self {
         self.debug_info = Some(on);
         self
+    }
+
+    /// Line tables for the profilers and debuggers: the PTX keeps the profile's
+    /// optimisations and gains `.file` / `.loc` directives naming the Rust source lines
+    /// (`-Cdebuginfo=line-tables-only`), and ptxas keeps them in the cubins (`-lineinfo`),
+    /// so Nsight Compute's source page, compute-sanitizer's reports and cuda-gdb show `.rs`
+    /// lines. Default: off, or on when the environment sets [`LINE_TABLES_ENV`] to `1`
+    /// (for a whole build: `FERROCUDA_LINE_TABLES=1 cargo build --release`).
+    ///
+    /// The builder's linker (`link.rs`) then runs `llvm-bitcode-linker`'s `opt` and `llc`
+    /// steps itself, because that linker strips debug information for nvptx64, and keeps
+    /// the line tables as directives only (LLVM's `DebugDirectivesOnly`, what clang's
+    /// `-gline-directives-only` gives NVPTX: ptxas rejects the DWARF sections of a
+    /// line-tables build). Optimisation is the profile's, but the code is not byte-identical
+    /// to a build without line tables (debug information changes some of LLVM's choices:
+    /// register numbering, instruction order), so measure with the build you profile.
+    pub fn line_tables(mut self, on: bool) -> Self {
+        self.line_tables = on;
+        self
+    }
+
+    /// Whether this build carries line tables: [`line_tables`](Self::line_tables), or
+    /// [`LINE_TABLES_ENV`] set to `1`.
+    pub(crate) fn wants_line_tables(&self) -> bool {
+        self.line_tables || std::env::var_os(LINE_TABLES_ENV).is_some_and(|v| v == "1")
     }
 
     /// The target directory of the kernels build. Default: `<outer target dir>/cuda_builder`
@@ -763,9 +799,13 @@ impl CudaBuilder {
                 .cubin_archs
                 .contains(&arch)
                 .then(|| out_dir.join(format!("{file_stem}.{arch}.cubin")));
-            assembled
-                .resources
-                .extend(ptxas::assemble(&ptxas, ptx_path, arch, cubin.as_deref())?);
+            assembled.resources.extend(ptxas::assemble(
+                &ptxas,
+                ptx_path,
+                arch,
+                cubin.as_deref(),
+                self.wants_line_tables() || self.debug_info == Some(true),
+            )?);
             if let Some(c) = cubin {
                 assembled.cubins.push((arch, c));
             }

@@ -44,9 +44,17 @@ const SCRIPT_NAME: &str = "ferrocuda-link";
 /// only; see the module docs).
 pub(crate) const REUSE_ENV: &str = "FERROCUDA_LINK_REUSE";
 
-/// The LLVM tools of the toolchain at `sysroot`: `(llvm-link, llvm-nm, llvm-bitcode-linker)`,
-/// from `lib/rustlib/<host>/bin/` (the linker possibly in `self-contained/`).
-fn tools(sysroot: &Path) -> Option<(PathBuf, PathBuf, PathBuf)> {
+/// The variable that makes the script keep debug information ([`crate::CudaBuilder::line_tables`]):
+/// `llvm-bitcode-linker` always strips it for nvptx64 (`opt --strip-debug`, whatever its
+/// `--debug` says), so with this set the script runs that linker's own `opt` and `llc` steps
+/// itself, without the stripping: passes `default<O…>,internalize,globaldce` with the
+/// exported symbols public, then `llc` for the target CPU and features.
+pub(crate) const KEEP_LINES_ENV: &str = "FERROCUDA_LINK_KEEP_LINES";
+
+/// The LLVM tools of the toolchain at `sysroot`: `[llvm-link, llvm-nm, llvm-bitcode-linker,
+/// opt, llc, llvm-dis]`, from `lib/rustlib/<host>/bin/` (the linker possibly in
+/// `self-contained/`).
+fn tools(sysroot: &Path) -> Option<[PathBuf; 6]> {
     let rustlib = sysroot.join("lib").join("rustlib");
     std::fs::read_dir(&rustlib)
         .ok()?
@@ -61,7 +69,11 @@ fn tools(sysroot: &Path) -> Option<(PathBuf, PathBuf, PathBuf)> {
             ]
             .into_iter()
             .find(|p| p.is_file())?;
-            (link.is_file() && nm.is_file()).then_some((link, nm, linker))
+            let (opt, llc, dis) = (bin.join("opt"), bin.join("llc"), bin.join("llvm-dis"));
+            [&link, &nm, &opt, &llc, &dis]
+                .iter()
+                .all(|p| p.is_file())
+                .then_some([link, nm, linker, opt, llc, dis])
         })
 }
 
@@ -70,8 +82,8 @@ fn quoted(path: &Path) -> String {
     format!("'{}'", path.to_string_lossy().replace('\'', r"'\''"))
 }
 
-/// The script's text for the tools at `llvm_link`, `llvm_nm` and `linker`.
-fn text(llvm_link: &Path, llvm_nm: &Path, linker: &Path) -> String {
+/// The script's text for the tools at `llvm_link`, `llvm_nm`, `linker`, `opt` and `llc`.
+fn text([llvm_link, llvm_nm, linker, opt, llc, llvm_dis]: &[PathBuf; 6]) -> String {
     format!(
         r#"#!/usr/bin/env bash
 # Written by cuda_builder (crates/cuda_builder/src/link.rs): links an nvptx64 kernels crate
@@ -80,13 +92,22 @@ set -euo pipefail
 LLVM_LINK={llvm_link}
 LLVM_NM={llvm_nm}
 LINKER={linker}
-objects=(); libraries=(); rest=(); exports=(); out=
+OPT={opt}
+LLC={llc}
+LLVM_DIS={llvm_dis}
+objects=(); libraries=(); rest=(); exports=(); out=; level=0; cpu=; features=
 args=("$@")
 while (($#)); do
   case "$1" in
     -o|--output) out=$2; rest+=("$1" "$2"); shift 2 ;;
     --export-symbol) exports+=("$2"); rest+=("$1" "$2"); shift 2 ;;
-    -L|--target|--target-cpu|--target-feature|-O) rest+=("$1" "$2"); shift 2 ;;
+    -O) level=$2; rest+=("$1" "$2"); shift 2 ;;
+    --target-cpu) cpu=$2; rest+=("$1" "$2"); shift 2 ;;
+    --target-feature) features=$2; rest+=("$1" "$2"); shift 2 ;;
+    --target-cpu=*) cpu=${{1#*=}}; rest+=("$1"); shift ;;
+    --target-feature=*) features=${{1#*=}}; rest+=("$1"); shift ;;
+    -O?) level=${{1#-O}}; rest+=("$1"); shift ;;
+    -L|--target) rest+=("$1" "$2"); shift 2 ;;
     -*) rest+=("$1"); shift ;;
     *.rlib|*.a|*.bc) libraries+=("$1"); shift ;;
     *) objects+=("$1"); shift ;;
@@ -95,6 +116,23 @@ done
 if [[ -z $out || ${{#objects[@]}} -eq 0 ]]; then exec "$LINKER" "${{args[@]}}"; fi
 work="$out.only-needed"
 mkdir -p "$work"
+# Hands the linked module $1 to llvm-bitcode-linker; with line tables ({KEEP_LINES_ENV}=1),
+# runs that linker's opt and llc steps here instead, keeping the line tables it strips, as
+# `.file`/`.loc` directives only (the emission kind clang's -gline-directives-only gives
+# NVPTX: the DWARF sections of rustc's line-tables-only make ptxas fail).
+finish() {{
+  if [[ -z ${{{KEEP_LINES_ENV}:-}} ]]; then exec "$LINKER" "${{rest[@]}}" "$1"; fi
+  printf '%s\n' "${{exports[@]}}" >"$work/exports.txt"
+  "$OPT" "$1" -o "$work/optimized.bc" --internalize-public-api-file="$work/exports.txt" \
+    --passes="default<O$level>,internalize,globaldce"
+  "$LLVM_DIS" "$work/optimized.bc" -o - \
+    | sed 's/emissionKind: \(LineTablesOnly\|FullDebug\)/emissionKind: DebugDirectivesOnly/' \
+    >"$work/optimized.ll"
+  llc_args=()
+  [[ -n $cpu ]] && llc_args+=(--mcpu "$cpu")
+  [[ -n $features ]] && llc_args+=("--mattr=$features")
+  exec "$LLC" "${{llc_args[@]}}" "$work/optimized.ll" -o "$out"
+}}
 "$LLVM_LINK" --ignore-non-bitcode "${{objects[@]}}" -o "$work/crate.bc"
 # Watch mode ({REUSE_ENV}=1): link against what the last full link took from the libraries
 # (kept in $work/reuse.bc, with the library list and the symbols left undefined) while no
@@ -115,24 +153,31 @@ if [[ -n ${{{REUSE_ENV}:-}} && -f $reuse && -f $work/reuse.libraries && -f $work
       if [[ -z $c ]]; then [[ -n ${{known[$b]:-}} ]] || fresh=; else defined[$c]=1; fi
     done < <("$LLVM_NM" "$work/linked.bc")
     for symbol in "${{exports[@]}}"; do [[ -n ${{defined[$symbol]:-}} ]] || fresh=; done
-    if [[ -n $fresh ]]; then exec "$LINKER" "${{rest[@]}}" "$work/linked.bc"; fi
+    if [[ -n $fresh ]]; then finish "$work/linked.bc"; fi
   fi
 fi
 "$LLVM_LINK" --ignore-non-bitcode --only-needed "$work/crate.bc" "${{libraries[@]}}" -o "$work/linked.bc"
 defined=$("$LLVM_NM" --defined-only --just-symbol-name "$work/linked.bc")
 for symbol in "${{exports[@]}}"; do
-  if ! grep -qxF -- "$symbol" <<<"$defined"; then exec "$LINKER" "${{args[@]}}"; fi
+  if ! grep -qxF -- "$symbol" <<<"$defined"; then
+    [[ -n ${{{KEEP_LINES_ENV}:-}} ]] || exec "$LINKER" "${{args[@]}}"
+    "$LLVM_LINK" --ignore-non-bitcode "$work/crate.bc" "${{libraries[@]}}" -o "$work/linked.bc"
+    finish "$work/linked.bc"
+  fi
 done
 if [[ -n ${{{REUSE_ENV}:-}} ]]; then
   "$LLVM_NM" --undefined-only --just-symbol-name "$work/linked.bc" >"$work/reuse.undefined"
   printf '%s\0' "${{libraries[*]}}" >"$work/reuse.libraries"
   cp "$work/linked.bc" "$reuse"
 fi
-exec "$LINKER" "${{rest[@]}}" "$work/linked.bc"
+finish "$work/linked.bc"
 "#,
         llvm_link = quoted(llvm_link),
         llvm_nm = quoted(llvm_nm),
         linker = quoted(linker),
+        opt = quoted(opt),
+        llc = quoted(llc),
+        llvm_dis = quoted(llvm_dis),
     )
 }
 
@@ -144,14 +189,16 @@ exec "$LINKER" "${{rest[@]}}" "$work/linked.bc"
 /// the toolchain at `sysroot` lacks `llvm-link`, `llvm-nm` or `llvm-bitcode-linker` (the
 /// components `toolchain::ensure_components` installs).
 pub(crate) fn script(target_dir: &Path, sysroot: &Path) -> Result<PathBuf, BuildError> {
-    let (link, nm, linker) = tools(sysroot).ok_or_else(|| BuildError::MissingComponents {
+    let tools = tools(sysroot).ok_or_else(|| BuildError::MissingComponents {
         sysroot: sysroot.to_owned(),
         missing: "llvm-tools llvm-bitcode-linker".into(),
         command: "rustup component add llvm-tools llvm-bitcode-linker".into(),
-        reason: "llvm-link, llvm-nm or llvm-bitcode-linker is not in lib/rustlib/<host>/bin".into(),
+        reason: "llvm-link, llvm-nm, opt, llc or llvm-bitcode-linker is not in \
+                 lib/rustlib/<host>/bin"
+            .into(),
     })?;
     let path = target_dir.join(SCRIPT_NAME);
-    let text = text(&link, &nm, &linker);
+    let text = text(&tools);
     let io = |e: std::io::Error| BuildError::Io(path.clone(), e);
     std::fs::create_dir_all(target_dir).map_err(|e| BuildError::Io(target_dir.to_owned(), e))?;
     if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
@@ -177,11 +224,14 @@ mod tests {
 
     #[test]
     fn the_script_names_its_tools_and_falls_back_to_rustcs_linker() {
-        let t = text(
-            Path::new("/t/llvm-link"),
-            Path::new("/t/llvm-nm"),
-            Path::new("/t/self-contained/llvm-bitcode-linker"),
-        );
+        let t = text(&[
+            "/t/llvm-link".into(),
+            "/t/llvm-nm".into(),
+            "/t/self-contained/llvm-bitcode-linker".into(),
+            "/t/opt".into(),
+            "/t/llc".into(),
+            "/t/llvm-dis".into(),
+        ]);
         assert!(t.starts_with("#!/usr/bin/env bash\n"));
         assert!(t.contains("LLVM_LINK='/t/llvm-link'"));
         assert!(t.contains("--only-needed \"$work/crate.bc\""));
@@ -190,5 +240,9 @@ mod tests {
         // The last link is reused and written only in watch mode.
         assert_eq!(t.matches("if [[ -n ${FERROCUDA_LINK_REUSE:-}").count(), 2);
         assert!(t.contains("--only-needed \"$work/crate.bc\" \"$reuse\""));
+        // Line tables: opt without --strip-debug, then llc, in place of the linker.
+        assert!(t.contains("if [[ -z ${FERROCUDA_LINK_KEEP_LINES:-} ]]; then exec \"$LINKER\""));
+        assert!(t.contains("--passes=\"default<O$level>,internalize,globaldce\""));
+        assert!(!t.contains("--strip-debug"));
     }
 }

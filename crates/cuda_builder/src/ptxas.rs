@@ -106,12 +106,14 @@ pub fn assemble(
     ptx: &Path,
     arch: ComputeCapability,
     cubin: Option<&Path>,
+    line_info: bool,
 ) -> Result<Vec<(String, Resources)>, BuildError> {
     let sm = arch.to_string();
     let out_path = cubin.map_or_else(|| PathBuf::from("/dev/null"), Path::to_path_buf);
     let out = Command::new(ptxas)
         .arg(format!("-arch={sm}"))
         .arg("-v")
+        .args(line_info.then_some("-lineinfo"))
         .arg(ptx)
         .arg("-o")
         .arg(&out_path)
