@@ -18,7 +18,6 @@ use common::{
 };
 use cust::{
     error::GpuContext,
-    function::LaunchConfig,
     memory::{DeviceBuffer, DeviceSlice, LockedBuffer},
 };
 use kernels::mandelbrot::{
@@ -26,12 +25,16 @@ use kernels::mandelbrot::{
 };
 use rayon::prelude::*;
 use std::{
-    sync::atomic::{AtomicBool, AtomicU64, Ordering},
+    sync::atomic::{AtomicBool, Ordering},
     time::{Duration, Instant},
 };
 
+pub mod deep;
 pub mod pool;
 pub mod precision;
+
+pub use crate::band::{BandImage, RenderControl};
+pub(crate) use crate::gpu::timed;
 
 use precision::{Arithmetic, F64_MAX_COORD, center_magnitude, max_coordinate};
 
@@ -174,23 +177,6 @@ pub struct Image {
     pub rgb: Vec<u8>,
 }
 
-/// One rendered band of an image: rows `band.first_row ..` of [`Image`]'s layout.
-#[derive(Clone, Debug, PartialEq)]
-pub struct BandImage {
-    /// Which rows.
-    pub band: Band,
-    /// Escape times (`width · band.rows` values), or empty when not requested. For a
-    /// perturbed job ([`BandJob::Perturbed`]) one per sample (`s² · width · band.rows`).
-    pub counts: Vec<u32>,
-    /// `|z_n|²` at escape, one per sample, for perturbed jobs when counts were requested
-    /// (for checking the GPU against the CPU bit for bit); otherwise empty.
-    pub norms: Vec<f32>,
-    /// Colours (`3 · width · band.rows` bytes).
-    pub rgb: Vec<u8>,
-    /// Kernel time (GPU: CUDA events around the escape and colour launches; CPU: wall time).
-    pub kernel: Duration,
-}
-
 /// Kernel times of one GPU band (CUDA events around each launch).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RenderTimes {
@@ -254,25 +240,6 @@ pub fn render_band_cpu(
 ) -> BandImage {
     render_band_cpu_until(job, precision, band, want_counts, &RenderControl::new())
         .expect("not stopped: the flag is never set")
-}
-
-/// Lets the caller of a CPU render stop it early and watch its progress.
-#[derive(Debug, Default)]
-pub struct RenderControl {
-    /// Set to stop: checked before every pixel.
-    pub stop: AtomicBool,
-    /// Rows finished so far (every CPU render with this control adds to it).
-    pub rows_done: AtomicU64,
-}
-
-impl RenderControl {
-    /// Not stopped, no rows done.
-    pub const fn new() -> Self {
-        Self {
-            stop: AtomicBool::new(false),
-            rows_done: AtomicU64::new(0),
-        }
-    }
 }
 
 /// What a band renderer computes: one interface for every arithmetic. Bands of either kind
@@ -752,19 +719,6 @@ pub fn launch_render(
         colorize.launch(gpu.module(), gpu.stream(), color_cfg, args)
     })?;
     Ok(RenderTimes { escape, color })
-}
-
-/// Runs `launch` between two CUDA events, waits (a failure names `kernel` and `cfg`), and
-/// returns the time between the events.
-pub(crate) fn timed(
-    gpu: &Gpu,
-    kernel: &str,
-    cfg: LaunchConfig,
-    launch: impl FnOnce() -> Result<(), GpuError>,
-) -> Result<Duration, GpuError> {
-    crate::timing::event_time(gpu.context(), gpu.stream(), launch, || {
-        gpu.sync_after(kernel, cfg)
-    })
 }
 
 /// Renders on this GPU with the default [`Style`]: one thread per pixel, 16×16 blocks.

@@ -150,7 +150,7 @@ pub struct MandelbrotArgs {
     /// Iteration limit (1 to 10,000,000). A view past f64 (perturbation) also holds a
     /// reference orbit and BLA table of up to 192 bytes per iteration, whatever the image
     /// size: up to 1.8 GiB at 10,000,000.
-    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = super::parse_max_iter)]
+    #[arg(long, default_value_t = super::DEFAULT_MAX_ITER, allow_negative_numbers = true, value_parser = super::parse_max_iter)]
     pub max_iter: u32,
     /// Arithmetic precision.
     #[arg(long, value_enum, default_value_t = PrecisionArg::Auto)]
@@ -567,7 +567,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     match &location {
         Some(loc) => {
             let view = super::deep::view(loc, width, height)?;
-            deep = Some((view, super::deep::max_iter(args, loc)));
+            deep = Some((view, super::deep::max_iter(args.max_iter, loc)));
         }
         None => float = Some(float_job(args, &style)?),
     }
