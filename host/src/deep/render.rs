@@ -102,7 +102,7 @@ impl PerturbedJob {
     }
 
     /// [`PerturbedJob::prepare`] with a BLA table given (empty: no skipping; it must be
-    /// [`bla_table`] of [`PerturbedJob::orbit`] for [`PerturbedJob::sample_job`]).
+    /// [`bla_table`](super::bla_table) of [`PerturbedJob::orbit`] for [`PerturbedJob::sample_job`]).
     pub fn with_table(
         job: DeepJob,
         supersample: u32,
@@ -397,7 +397,7 @@ pub fn render_perturbed(view: &DeepView, orbit: &[Complex<f64>], max_iter: u32) 
 }
 
 /// Every pixel of `job` (row-major) by perturbation from `orbit`, skipping iterations with
-/// `bla` ([`bla_table`]; empty: none), on all CPU cores. For small images: it holds every
+/// `bla` ([`bla_table`](super::bla_table); empty: none), on all CPU cores. For small images: it holds every
 /// pixel (the CLI renders in bands, [`PerturbedJob`]).
 pub fn render_job_cpu(job: &DeepJob, orbit: &[Complex<f64>], bla: &[Bla]) -> Vec<Perturbed> {
     let w = u64::from(job.width_px);
