@@ -332,14 +332,6 @@ pub fn parse_fps(s: &str) -> Result<u32, String> {
     parse_u32_in(s, "frames per second", 1, MAX_GIF_FPS)
 }
 
-pub fn parse_finite(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
-        Ok(_) => Err(format!("`{s}` is not allowed: it must be a finite number")),
-        Err(_) => Err(format!("`{s}` is not a number")),
-    }
-}
-
 pub fn parse_palette(s: &str) -> Result<Palette, String> {
     Palette::from_name(&s.trim().to_ascii_lowercase()).ok_or_else(|| {
         format!(
