@@ -14,8 +14,9 @@ use common::{
     floatexp::FloatExp,
     palette::{Coloring, Shading},
 };
-use host::deep::{colorize, decimal, find_minibrot, near_i, render, render_job_cpu};
+use host::deep::{colorize, decimal, find_minibrot, near_i, render_job_cpu};
 use host::gpu::Gpu;
+use host::mandelbrot::deep::render;
 use std::time::Instant;
 
 fn main() -> Result<()> {

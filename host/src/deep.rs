@@ -18,15 +18,16 @@ pub mod orbit;
 pub mod render;
 pub mod view;
 
+pub use arith::to_floatexp;
 pub use bla::{BLA_EPS, bla_table, bla_table_until};
 pub use direct::render_direct;
 pub use minibrot::{MINIBROT_FRAME, Minibrot, find_minibrot};
 pub use orbit::{reference_orbit, reference_orbit_until};
 pub use render::{
-    DEEP_BYTES_PER_ITERATION, DeepRender, MAX_PERTURBED_ITERATIONS_PER_LAUNCH, PerturbedJob,
-    SharedBla, SharedOrbit, colorize, render, render_gpu, render_job_cpu, render_perturbed,
+    DEEP_BYTES_PER_ITERATION, MAX_PERTURBED_ITERATIONS_PER_LAUNCH, PerturbedJob, SharedBla,
+    SharedOrbit, colorize, render_job_cpu, render_perturbed,
 };
 pub use view::{
     DeepError, DeepView, MAX_PRECISION_BITS, NEGLIGIBLE_EXP10, decimal, decimal_of_log10,
-    estimated_bits, near_i, to_floatexp,
+    estimated_bits, near_i,
 };

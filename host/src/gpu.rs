@@ -162,3 +162,16 @@ impl Gpu {
         Ok(f.function().suggested_launch_configuration(0, 0.into())?.1)
     }
 }
+
+/// Runs `launch` between two CUDA events, waits (a failure names `kernel` and `cfg`), and
+/// returns the time between the events.
+pub(crate) fn timed(
+    gpu: &Gpu,
+    kernel: &str,
+    cfg: LaunchConfig,
+    launch: impl FnOnce() -> Result<(), GpuError>,
+) -> Result<Duration, GpuError> {
+    crate::timing::event_time(gpu.context(), gpu.stream(), launch, || {
+        gpu.sync_after(kernel, cfg)
+    })
+}

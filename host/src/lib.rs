@@ -10,6 +10,7 @@
 //! library is loaded at run time, so this crate builds and runs (on the CPU) on machines
 //! without CUDA.
 
+pub mod band;
 pub mod bench;
 pub mod deep;
 pub mod gpu;

@@ -337,9 +337,8 @@ fn gpu_pool_stops_on_a_sink_error() {
 #[test]
 fn deep_zoom_perturbation_on_the_gpu_equals_the_cpu() {
     use common::floatexp::FloatExp;
-    use host::deep::{
-        BLA_EPS, bla_table, find_minibrot, near_i, reference_orbit, render_gpu, render_job_cpu,
-    };
+    use host::deep::{BLA_EPS, bla_table, find_minibrot, near_i, reference_orbit, render_job_cpu};
+    use host::mandelbrot::deep::render_gpu;
     let gpu = gpu();
     let spiral = near_i(300, 96, 64).unwrap();
     let m = find_minibrot(

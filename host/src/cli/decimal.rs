@@ -232,9 +232,13 @@ pub fn parse_decimal_text(s: &str) -> Result<String, String> {
     Decimal::parse(s).map(|d| d.text())
 }
 
-/// clap's value parser for a positive scale kept as text (every digit).
-pub fn parse_scale_text(s: &str) -> Result<String, String> {
-    Decimal::parse_positive(s, "scale").map(|d| d.text())
+/// clap's value parser for a positive scale, every digit kept: parsed once here, and the
+/// typed value is what the rest of the CLI reads (its text, `log10`, `f64`).
+///
+/// # Errors
+/// As [`Decimal::parse_positive`].
+pub fn parse_scale(s: &str) -> Result<Decimal, String> {
+    Decimal::parse_positive(s, "scale")
 }
 
 /// A positive scale that must be a finite `f64` (`--start-scale`); `what` names it.

@@ -4,7 +4,6 @@
 
 use super::UsageError;
 use super::decimal::Decimal;
-use super::mandelbrot::MandelbrotArgs;
 use anyhow::{Context, Result};
 use host::{
     deep::{DeepView, PerturbedJob, SharedOrbit, reference_orbit_until},
@@ -195,11 +194,12 @@ impl DeepPrepared {
 }
 
 /// The iteration limit of a deep `mandelbrot` render: the location file's, unless
-/// `--max-iter` was given a value other than its default.
-pub fn max_iter(args: &MandelbrotArgs, loc: &Location) -> u32 {
+/// `--max-iter` (`cli_max_iter`) was given a value other than its default,
+/// [`super::DEFAULT_MAX_ITER`].
+pub fn max_iter(cli_max_iter: u32, loc: &Location) -> u32 {
     loc.max_iter
-        .filter(|_| args.max_iter == 1000)
-        .unwrap_or(args.max_iter)
+        .filter(|_| cli_max_iter == super::DEFAULT_MAX_ITER)
+        .unwrap_or(cli_max_iter)
 }
 
 /// The view of `loc` for an image `width × height`.

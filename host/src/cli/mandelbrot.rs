@@ -6,8 +6,8 @@
 //! bands as it becomes free and the bands are put back in order before encoding. Ctrl-C stops
 //! between bands and removes the temporary file.
 
-use super::decimal::{DecimalPoint, parse_decimal_text, parse_scale_text};
-use super::{OutputFile, check_interrupt, outln, parse_complex, parse_finite, parse_palette};
+use super::decimal::{Decimal, DecimalPoint, parse_decimal_text, parse_scale};
+use super::{OutputFile, check_interrupt, outln, parse_complex, parse_palette};
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use common::{Band, Complex, Palette, RenderJob, Viewport, ViewportError, palette::Shading};
@@ -127,10 +127,10 @@ pub struct MandelbrotArgs {
         long,
         default_value = "3.5",
         allow_hyphen_values = true,
-        value_parser = parse_scale_text,
+        value_parser = parse_scale,
         conflicts_with = "corners"
     )]
-    pub scale: String,
+    pub scale: Decimal,
     /// Real part of the centre as a decimal of any length (deep zooms; with --center-im); a
     /// part smaller than 1e-30103 in size, below what any view resolves, is taken as 0.
     #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, value_parser = parse_decimal_text, requires = "center_im", conflicts_with_all = ["center", "corners"])]
@@ -150,7 +150,7 @@ pub struct MandelbrotArgs {
     /// Iteration limit (1 to 10,000,000). A view past f64 (perturbation) also holds a
     /// reference orbit and BLA table of up to 192 bytes per iteration, whatever the image
     /// size: up to 1.8 GiB at 10,000,000.
-    #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = super::parse_max_iter)]
+    #[arg(long, default_value_t = super::DEFAULT_MAX_ITER, allow_negative_numbers = true, value_parser = super::parse_max_iter)]
     pub max_iter: u32,
     /// Arithmetic precision.
     #[arg(long, value_enum, default_value_t = PrecisionArg::Auto)]
@@ -259,7 +259,7 @@ fn deep_location(args: &MandelbrotArgs) -> Result<Option<super::deep::Location>>
         Some(Location {
             re: re.clone(),
             im: im.clone(),
-            scale: args.scale.clone(),
+            scale: args.scale.text(),
             max_iter: None,
         })
     } else {
@@ -292,13 +292,13 @@ fn deep_location(args: &MandelbrotArgs) -> Result<Option<super::deep::Location>>
     let deep = Location {
         re,
         im,
-        scale: args.scale.trim().to_owned(),
+        scale: args.scale.text(),
         max_iter: None,
     };
     let Some(scale_log10) = scale_log10(&args.scale) else {
         // A zero the deep path rejects by name; anything else not a positive number, the
         // f64 path names.
-        return Ok(matches!(parse_finite(&args.scale), Ok(0.0)).then_some(deep));
+        return Ok((args.scale.to_f64() == 0.0).then_some(deep));
     };
     let choice = precision::for_center_scale(
         center,
@@ -347,11 +347,10 @@ pub fn view_error(e: ViewportError, what: impl FnOnce() -> String) -> super::Usa
 }
 
 /// `log10` of a positive decimal `scale` (any exponent, beyond f64's range too), or `None`.
-pub fn scale_log10(scale: &str) -> Option<f64> {
-    super::decimal::Decimal::parse(scale)
-        .ok()
+pub fn scale_log10(scale: &Decimal) -> Option<f64> {
+    Some(scale)
         .filter(|d| !d.is_zero() && d.to_f64().is_sign_positive())
-        .and_then(|d| d.log10_abs())
+        .and_then(Decimal::log10_abs)
 }
 
 /// Checks a view width (`--scale`, `--start-scale`, ...) for an image `width_px` wide: positive,
@@ -496,7 +495,14 @@ impl Work {
 /// The f32/f64 job of `args` (not a deep view): the view checked, the precision chosen.
 fn float_job(args: &MandelbrotArgs, style: &Style) -> Result<(RenderJob<f64>, Precision)> {
     let (width, height) = (args.width, args.height);
-    let scale = parse_finite(&args.scale).map_err(|e| super::UsageError(format!("--scale {e}")))?;
+    let scale = Some(args.scale.to_f64())
+        .filter(|s| s.is_finite())
+        .ok_or_else(|| {
+            super::UsageError(format!(
+                "--scale `{}` is not allowed: it must be a finite number",
+                args.scale
+            ))
+        })?;
     if args.corners.is_none() {
         check_scale("--scale", scale, width)?;
     }
@@ -567,7 +573,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     match &location {
         Some(loc) => {
             let view = super::deep::view(loc, width, height)?;
-            deep = Some((view, super::deep::max_iter(args, loc)));
+            deep = Some((view, super::deep::max_iter(args.max_iter, loc)));
         }
         None => float = Some(float_job(args, &style)?),
     }

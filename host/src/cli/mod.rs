@@ -287,6 +287,9 @@ fn parse_u32_in(s: &str, what: &str, lo: u32, hi: u32) -> Result<u32, String> {
 pub const MAX_SIDE_PX: u32 = 65_536;
 /// Largest zoom frame side in pixels.
 pub const MAX_FRAME_SIDE_PX: u32 = 8192;
+/// `mandelbrot --max-iter`'s default; a deep location file's `Iterations` replace it unless
+/// `--max-iter` was given another value.
+pub const DEFAULT_MAX_ITER: u32 = 1000;
 /// Largest iteration limit.
 pub const MAX_ITER_LIMIT: u32 = 10_000_000;
 /// Most host memory a deep view's reference orbit and BLA table take together: 2 GiB. They
@@ -327,14 +330,6 @@ pub fn parse_warmup(s: &str) -> Result<u32, String> {
 
 pub fn parse_fps(s: &str) -> Result<u32, String> {
     parse_u32_in(s, "frames per second", 1, MAX_GIF_FPS)
-}
-
-pub fn parse_finite(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
-        Ok(_) => Err(format!("`{s}` is not allowed: it must be a finite number")),
-        Err(_) => Err(format!("`{s}` is not a number")),
-    }
 }
 
 pub fn parse_palette(s: &str) -> Result<Palette, String> {

@@ -1,12 +1,29 @@
 //! Complex numbers in arbitrary precision (`astro-float`) and the one step `z ← z² + c`
 //! that the reference orbit, the direct check and the minibrot search all iterate.
 
-use super::view::to_floatexp;
-use astro_float::{BigFloat, RoundingMode};
-use common::floatexp::ComplexFx;
+use astro_float::{BigFloat, RoundingMode, Sign};
+use common::floatexp::{ComplexFx, FloatExp};
 
 /// Rounding of every arbitrary-precision operation.
 pub(crate) const RM: RoundingMode = RoundingMode::ToEven;
+
+/// `x` as [`FloatExp`] (its leading 53 bits, truncated).
+pub fn to_floatexp(x: &BigFloat) -> FloatExp {
+    let Some((words, _, sign, exponent, _)) = x.as_raw_parts() else {
+        return FloatExp { m: f64::NAN, e: 0 };
+    };
+    let Some(&top) = words.last() else {
+        return FloatExp::ZERO;
+    };
+    if top == 0 {
+        return FloatExp::ZERO;
+    }
+    // The value is 0.top… · 2^exponent with the top bit of `top` set: the mantissa's leading
+    // 53 bits as an integer over 2^53 lie in [0.5, 1).
+    let m = (top >> 11) as f64 / (1u64 << 53) as f64;
+    let m = if sign == Sign::Neg { -m } else { m };
+    FloatExp::new(m, exponent)
+}
 
 /// A complex number in arbitrary precision.
 #[derive(Clone, Debug)]

@@ -1,7 +1,7 @@
 //! A deep-zoom view: centre and scale as decimal strings of any length, the pixel grid, and
 //! the precision they need (bounded by [`MAX_PRECISION_BITS`]).
 
-use super::arith::RM;
+use super::arith::{RM, to_floatexp};
 use astro_float::{BigFloat, Consts, Radix, Sign};
 use common::{
     floatexp::FloatExp,
@@ -63,24 +63,6 @@ pub struct DeepView {
     pub height_px: u32,
     /// Bits of precision of the coordinates and of the reference orbit.
     pub precision_bits: usize,
-}
-
-/// `x` as [`FloatExp`] (its leading 53 bits, truncated).
-pub fn to_floatexp(x: &BigFloat) -> FloatExp {
-    let Some((words, _, sign, exponent, _)) = x.as_raw_parts() else {
-        return FloatExp { m: f64::NAN, e: 0 };
-    };
-    let Some(&top) = words.last() else {
-        return FloatExp::ZERO;
-    };
-    if top == 0 {
-        return FloatExp::ZERO;
-    }
-    // The value is 0.top… · 2^exponent with the top bit of `top` set: the mantissa's leading
-    // 53 bits as an integer over 2^53 lie in [0.5, 1).
-    let m = (top >> 11) as f64 / (1u64 << 53) as f64;
-    let m = if sign == Sign::Neg { -m } else { m };
-    FloatExp::new(m, exponent)
 }
 
 /// The decimal place of the first significant digit of `text` (`10^place ≤ |x| <

@@ -10,8 +10,68 @@
 //! down to `2^-16` ([`F32_MIN_RELATIVE_LOG2`]), `f64` (53 bits) down to `2^-44`
 //! ([`F64_MIN_RELATIVE_LOG2`]), and perturbation below that.
 
-use super::Precision;
 use common::{Complex, Viewport};
+
+/// Floating-point precision of the orbit computation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Precision {
+    /// 32-bit floats: fastest; enough while the pixel spacing is well above f32's resolution
+    /// at the view's coordinates.
+    F32,
+    /// 64-bit floats.
+    F64,
+}
+
+impl Precision {
+    /// `"f32"` or `"f64"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::F32 => "f32",
+            Self::F64 => "f64",
+        }
+    }
+
+    /// The float precision for a view by the one rule ([`for_viewport`]): `f32`
+    /// or `f64`, and `true` when the rule says the view needs perturbation instead (f64
+    /// would show blocky artefacts). For a supersampled image pass the sample grid
+    /// ([`RenderJob::samples`](common::RenderJob::samples)).
+    pub fn for_view(view: &Viewport<f64>) -> (Self, bool) {
+        let choice = for_viewport(view);
+        let float = choice.arithmetic.float().unwrap_or(Self::F64);
+        (float, choice.arithmetic == Arithmetic::Perturbed)
+    }
+
+    /// Whether any precision renders `view` correctly: every coordinate small enough for f64
+    /// to square (at most 2^500 ≈ 3.3·10^150 in magnitude), and pixels at least one unit in
+    /// the last place of f64 apart at the centre (spacing ≥ 2^-52 of the centre's magnitude;
+    /// closer pixels would all get the same coordinates, one flat colour).
+    ///
+    /// # Errors
+    /// A message naming the value that is out of range and what is allowed.
+    pub fn check_view(view: &Viewport<f64>) -> Result<(), String> {
+        let reach = max_coordinate(view);
+        if !reach.is_finite() || reach > F64_MAX_COORD {
+            return Err(format!(
+                "the view reaches coordinates of magnitude {reach:e}: no precision renders it \
+                 (f64 squares numbers up to 2^500 = {F64_MAX_COORD:e}); choose a centre and \
+                 scale within that"
+            ));
+        }
+        let magnitude = center_magnitude(view.center());
+        let step = view.min_step();
+        let resolved = step / magnitude >= 2f64.powi(-52);
+        if !resolved {
+            return Err(format!(
+                "pixel spacing {step:e} is below f64's resolution at this centre ({:e}): every \
+                 pixel would get the same coordinate; zooms this deep need perturbation \
+                 (`ferrocuda mandelbrot --center/--scale` or `--center-re/--center-im`, or \
+                 host::deep)",
+                magnitude * 2f64.powi(-52)
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// `log2` of the smallest sample spacing, relative to the centre's magnitude, rendered in
 /// `f32`: 8 of its 24 significand bits left within a sample.
