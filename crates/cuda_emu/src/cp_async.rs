@@ -19,32 +19,19 @@ use std::vec::Vec;
 
 use super::AccessKind;
 use super::ctx::check_access;
-use super::shared_mem::{NONE, SharedMem};
+use super::shared_mem::NONE;
 use super::state::{BlockState, ThreadState, thread};
 use super::unit_state::CpCopy;
 
 /// Sets the `cp_thread` of the shadow bytes `[addr, addr + len)` of `block` to `value`
 /// (when it is `from`, or always if `from` is `None`).
 fn mark(block: &BlockState, addr: usize, len: usize, value: u32, from: Option<u32>) {
-    let mut mem = block.mem.borrow_mut();
-    let SharedMem {
-        statics, dynamic, ..
-    } = &mut *mem;
-    if let Some(a) = statics
-        .iter_mut()
-        .map(|(_, a)| a)
-        .chain(core::iter::once(dynamic))
-        .find(|a| a.contains(addr))
-    {
-        if a.shadow.is_empty() {
-            return;
-        }
-        let off = addr - a.ptr as usize;
-        let end = (off + len).min(a.bytes);
-        for s in &mut a.shadow[off..end] {
-            if from.is_none_or(|f| s.cp_thread == f) {
-                s.cp_thread = value;
-            }
+    if let Some(shadow) = block.mem.borrow_mut().shadow_mut(addr, len) {
+        for s in shadow
+            .iter_mut()
+            .filter(|s| from.is_none_or(|f| s.cp_thread == f))
+        {
+            s.cp_thread = value;
         }
     }
 }

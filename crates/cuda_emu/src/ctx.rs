@@ -164,27 +164,11 @@ pub fn shared_addr(what: &str, p: *const u8) -> u32 {
 /// unit (a TMA load): initialised for the uninitialised-read check, and written by no thread
 /// for the race check (the mbarrier that orders them is not tracked by the race check).
 pub(crate) fn mark_async_write(block: &BlockState, addr: usize, len: usize) {
-    let mut mem = block.mem.borrow_mut();
-    let SharedMem {
-        statics, dynamic, ..
-    } = &mut *mem;
-    if let Some(a) = statics
-        .iter_mut()
-        .map(|(_, a)| a)
-        .chain(core::iter::once(dynamic))
-        .find(|a| a.contains(addr))
-    {
-        if a.shadow.is_empty() {
-            return;
-        }
-        let off = addr - a.ptr as usize;
-        let end = (off + len).min(a.bytes);
-        for s in &mut a.shadow[off..end] {
-            *s = Shadow {
-                init: true,
-                ..Shadow::EMPTY
-            };
-        }
+    if let Some(shadow) = block.mem.borrow_mut().shadow_mut(addr, len) {
+        shadow.fill(Shadow {
+            init: true,
+            ..Shadow::EMPTY
+        });
     }
 }
 

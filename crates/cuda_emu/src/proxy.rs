@@ -288,22 +288,8 @@ pub(crate) fn check_async_read(t: &ThreadState, addr: usize, len: usize, reader:
 /// the barrier at `bar` in its current phase wrote it.
 pub(crate) fn mark_tma_dest(block: &BlockState, addr: usize, len: usize, bar: usize) {
     let phase = block.mbarriers.borrow().0.get(&bar).map_or(0, |s| s.phase);
-    let mut mem = block.mem.borrow_mut();
-    let SharedMem {
-        statics, dynamic, ..
-    } = &mut *mem;
-    if let Some(a) = statics
-        .iter_mut()
-        .map(|(_, a)| a)
-        .chain(core::iter::once(dynamic))
-        .find(|a| a.contains(addr))
-    {
-        if a.shadow.is_empty() {
-            return;
-        }
-        let off = addr - a.ptr as usize;
-        let end = (off + len).min(a.bytes);
-        for s in &mut a.shadow[off..end] {
+    if let Some(shadow) = block.mem.borrow_mut().shadow_mut(addr, len) {
+        for s in shadow {
             s.tma_bar = bar;
             s.tma_phase = phase;
         }

@@ -235,6 +235,23 @@ impl SharedMem {
         Some(p)
     }
 
+    /// The shadow of the bytes `[addr, addr + len)` (clipped to their allocation), if `addr`
+    /// is in one of the block's allocations and the checks keep a shadow.
+    pub(crate) fn shadow_mut(&mut self, addr: usize, len: usize) -> Option<&mut [Shadow]> {
+        let a = self
+            .statics
+            .iter_mut()
+            .map(|(_, a)| a)
+            .chain(core::iter::once(&mut self.dynamic))
+            .find(|a| a.contains(addr))?;
+        if a.shadow.is_empty() {
+            return None;
+        }
+        let off = addr - a.ptr as usize;
+        let end = (off + len).min(a.bytes);
+        a.shadow.get_mut(off..end)
+    }
+
     /// Where host address `p` is: the allocation holding it (`Some(id)` for the static array
     /// of declaration `id`, `None` for the dynamic shared memory), its size, alignment and
     /// name, and `p`'s offset in it.
