@@ -46,6 +46,11 @@ const PROBES_FILE: &str = "tests/kernels/src/emulator.rs";
 // ---------------------------------------------------------------------------------------
 // Planted bugs
 
+/// A race's access as its thread, kind and source line (what the planted-race tests check).
+fn site(a: &emu::Access) -> ([u32; 3], AccessKind, u32) {
+    (a.thread, a.kind, a.location.line)
+}
+
 #[test]
 fn shared_race_names_both_threads_and_the_write() {
     let mut out = vec![0u32; 32];
@@ -167,12 +172,11 @@ fn transpose_missing_the_barrier_after_its_reads_is_a_race_naming_both_sites() {
         "{allocation}"
     );
     assert_eq!(
-        (first.thread, first.kind, first.location.line),
-        ([1, 0, 0], AccessKind::Write, write)
-    );
-    assert_eq!(
-        (second.thread, second.kind, second.location.line),
-        ([0, 1, 0], AccessKind::Read, read)
+        (site(first), site(second)),
+        (
+            ([1, 0, 0], AccessKind::Write, write),
+            ([0, 1, 0], AccessKind::Read, read)
+        )
     );
     println!("planted race (indexed tile): {err}");
 }
@@ -204,12 +208,11 @@ fn transpose_missing_the_barrier_before_its_reads_is_reported() {
             Some("element [1][0] of type `f32`")
         );
         assert_eq!(
-            (first.thread, first.kind, first.location.line),
-            ([1, 0, 0], AccessKind::Read, read)
-        );
-        assert_eq!(
-            (second.thread, second.kind, second.location.line),
-            ([0, 1, 0], AccessKind::Write, write)
+            (site(first), site(second)),
+            (
+                ([1, 0, 0], AccessKind::Read, read),
+                ([0, 1, 0], AccessKind::Write, write)
+            )
         );
         println!("planted missing barrier ({checks:?}): {err}");
     }
@@ -252,12 +255,11 @@ fn histogram_counting_with_plus_equals_is_a_race() {
         Some("element [0] of type `u32`")
     );
     assert_eq!(
-        (first.thread, first.kind, first.location.line),
-        ([0, 0, 0], AccessKind::Write, line)
-    );
-    assert_eq!(
-        (second.thread, second.kind, second.location.line),
-        ([16, 0, 0], AccessKind::Write, line)
+        (site(first), site(second)),
+        (
+            ([0, 0, 0], AccessKind::Write, line),
+            ([16, 0, 0], AccessKind::Write, line)
+        )
     );
     println!("planted race (+= on a shared counter): {err}");
 }
