@@ -4,7 +4,8 @@
 //! Mandelbrot tile, with every check on and with none. A benchmark, not a test: printed, not
 //! asserted (timings depend on the machine and its load); the results are still checked
 //! against the CPU. Run in release with `cargo xtask emu-speed` (`cargo bench -p tests
-//! --bench emu_speed`).
+//! --bench emu_speed`); a word after `--` (`reduce`, `sgemm`, `mandelbrot`) runs the probes
+//! whose name contains it.
 
 use common::palette::Coloring;
 use common::{Band, Complex, Palette, RenderJob, Viewport};
@@ -32,6 +33,12 @@ fn main() {
         ("all checks", emu::EmuChecks::ALL),
         ("no checks", emu::EmuChecks::NONE),
     ];
+    // `cargo bench` passes `--bench`; any other word picks the probes.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let wanted = |probe: &str| filter.is_empty() || filter.iter().any(|f| probe.contains(f.as_str()));
     println!(
         "emulator speed, {} rayon workers",
         std::thread::available_parallelism().map_or(1, usize::from)
@@ -41,7 +48,7 @@ fn main() {
     let n = 1usize << 20;
     let input: Vec<u32> = (0..n as u32).map(|i| i % 1000).collect();
     let expected = input.iter().fold(0u32, |a, &v| a.wrapping_add(v));
-    for (name, checks) in modes {
+    for (name, checks) in modes.into_iter().filter(|_| wanted("reduce")) {
         let mut partial = vec![0u32; 256];
         let options = EmuOptions { checks, ..opts() };
         let start = Instant::now();
@@ -66,7 +73,7 @@ fn main() {
     let a: Vec<f32> = (0..dim * dim).map(|i| (i % 7) as f32 - 3.0).collect();
     let b: Vec<f32> = (0..dim * dim).map(|i| (i % 5) as f32 - 2.0).collect();
     let reference = tests::matmul_f32(&a, &b, dim, dim, dim);
-    for (name, checks) in modes {
+    for (name, checks) in modes.into_iter().filter(|_| wanted("sgemm")) {
         let mut c = vec![0f32; dim * dim];
         let options = EmuOptions {
             checks,
@@ -101,7 +108,7 @@ fn main() {
         rows: 512,
     };
     let norms: Vec<f32> = Vec::new();
-    for (name, checks) in modes {
+    for (name, checks) in modes.into_iter().filter(|_| wanted("mandelbrot")) {
         let mut counts = vec![0u32; 512 * 512];
         let options = EmuOptions { checks, ..opts() };
         let start = Instant::now();

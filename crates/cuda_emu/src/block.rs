@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use super::shared_mem::{SharedAlloc, SharedMem, WINDOW_START};
 use super::state::{
-    BarrierKind, BlockState, ClusterState, LAST_PANIC, Launch, NAMED_BARRIERS, Resume, Suspend,
+    BarrierKind, BarrierWait, BlockState, ClusterState, LAST_PANIC, Launch, NAMED_BARRIERS, Resume, Suspend,
     ThreadState, Unwind, WarpKind, WarpSyncs, WarpWait, current, set_current,
 };
 use super::unit_state::AsyncState;
@@ -412,6 +412,7 @@ impl<'a> BlockRun<'a> {
             ready: order.iter().copied().collect(),
             rank,
             at_barrier: 0,
+            barrier: BarrierArrivals::default(),
             done: 0,
             waiting: std::vec![0; warps as usize],
             done_lanes: std::vec![0; warps as usize],
@@ -420,6 +421,7 @@ impl<'a> BlockRun<'a> {
             phases_seen: 0,
             at_group: std::vec![0; n.div_ceil(128) as usize],
             at_named: Default::default(),
+            named_busy: 0,
             at_cluster: 0,
         };
         Ok(Self {
@@ -580,6 +582,54 @@ fn thread_main(
     });
 }
 
+/// Whether two barrier call sites are the same: the same `Location` (one static per call
+/// site, so usually the same pointer), or equal ones.
+fn same_site(a: &'static core::panic::Location<'static>, b: &'static core::panic::Location<'static>) -> bool {
+    core::ptr::eq(a, b) || a == b
+}
+
+/// The arrivals at the block barrier in the current interval.
+#[derive(Default)]
+struct BarrierArrivals {
+    /// The waiting threads, in arrival order.
+    waiting: Vec<u32>,
+    /// The first arrival's barrier kind and call site.
+    first: Option<(BarrierKind, &'static core::panic::Location<'static>)>,
+    /// Whether some arrival differs from the first in kind or call site.
+    mixed: bool,
+    /// Arrivals with a true predicate.
+    count: u64,
+}
+
+impl BarrierArrivals {
+    fn arrive(&mut self, t: u32, b: BarrierWait) {
+        self.waiting.push(t);
+        self.count += u64::from(b.predicate);
+        match self.first {
+            None => self.first = Some((b.kind, b.location)),
+            Some((kind, loc)) => {
+                self.mixed |= kind != b.kind || !same_site(loc, b.location);
+            }
+        }
+    }
+
+    /// The barrier's result for `live` threads taking part.
+    fn value(&self, kind: BarrierKind, live: u32) -> u64 {
+        barrier_value(kind, self.count, u64::from(live))
+    }
+}
+
+/// What a barrier of `kind` returns when `count` of the `live` threads at it have a true
+/// predicate.
+fn barrier_value(kind: BarrierKind, count: u64, live: u64) -> u64 {
+    match kind {
+        BarrierKind::Sync => 0,
+        BarrierKind::Count => count,
+        BarrierKind::And => u64::from(count == live),
+        BarrierKind::Or => u64::from(count > 0),
+    }
+}
+
 /// The scheduling state of one block.
 struct Sched<'a> {
     block: &'a BlockState,
@@ -588,6 +638,9 @@ struct Sched<'a> {
     ready: VecDeque<u32>,
     rank: Vec<u32>,
     at_barrier: u32,
+    /// The block barrier's arrivals in the current interval, kept as they come so that its
+    /// completion visits only the waiting threads.
+    barrier: BarrierArrivals,
     done: u32,
     /// Lanes waiting at a warp collective, per warp.
     waiting: Vec<u32>,
@@ -603,6 +656,9 @@ struct Sched<'a> {
     at_group: Vec<u32>,
     /// Threads waiting at each named barrier.
     at_named: [Vec<u32>; NAMED_BARRIERS as usize],
+    /// Bit `id` set while `at_named[id]` is not empty (a thread's exit then visits only
+    /// those barriers).
+    named_busy: u32,
     /// Threads waiting at the cluster barrier (`barrier.cluster.wait`).
     at_cluster: u32,
 }
@@ -622,6 +678,7 @@ impl Sched<'_> {
             Suspend::MBarrier(_) => self.polling += 1,
             Suspend::Named(w) => {
                 self.at_named[w.id as usize].push(t);
+                self.named_busy |= 1 << w.id;
                 self.try_named(w.id);
             }
             Suspend::Group(_) => {
@@ -634,8 +691,9 @@ impl Sched<'_> {
                     self.complete_group(g as u32);
                 }
             }
-            Suspend::Barrier(_) => {
+            Suspend::Barrier(b) => {
                 self.at_barrier += 1;
+                self.barrier.arrive(t, b);
                 self.try_barrier();
             }
             Suspend::Cluster(_) => self.at_cluster += 1,
@@ -655,7 +713,10 @@ impl Sched<'_> {
         self.done_lanes[w] |= 1 << (t % 32);
         // An exit may complete a named barrier its warp-mates wait at (a warp arrives as a
         // whole, its exited lanes counted).
-        for id in 0..NAMED_BARRIERS {
+        let mut busy = self.named_busy;
+        while busy != 0 {
+            let id = busy.trailing_zeros();
+            busy &= busy - 1;
             if self.at_named[id as usize].iter().any(|&u| u / 32 == t / 32) {
                 self.try_named(id);
                 if self.block.error.borrow().is_some() {
@@ -741,6 +802,15 @@ impl Sched<'_> {
             return;
         }
         let checks = self.block.launch().options.checks;
+        // Every waiting thread at the same call of the same barrier kind, none exited: the
+        // common case, from the arrivals alone.
+        if let (false, Some((kind, _)), false) =
+            (self.barrier.mixed, self.barrier.first, self.done > 0 && checks.divergence)
+        {
+            let value = self.barrier.value(kind, self.n - self.done);
+            self.release_barrier(value);
+            return;
+        }
         let mut first: Option<(u32, BarrierKind, &'static core::panic::Location<'static>)> = None;
         let (mut count, mut exited) = (0u64, None);
         for t in 0..self.n {
@@ -750,7 +820,7 @@ impl Sched<'_> {
                     match first {
                         None => first = Some((t, b.kind, b.location)),
                         Some((f, kind, loc)) => {
-                            if checks.divergence && (kind != b.kind || loc != b.location) {
+                            if checks.divergence && (kind != b.kind || !same_site(loc, b.location)) {
                                 let err = EmuError::BarrierDivergence {
                                     kernel: self.kernel(),
                                     block: self.block.idx,
@@ -780,25 +850,28 @@ impl Sched<'_> {
             self.block.record(err);
             return;
         }
-        let live = u64::from(self.n - self.done);
-        let value = match kind {
-            BarrierKind::Sync => 0,
-            BarrierKind::Count => count,
-            BarrierKind::And => u64::from(count == live),
-            BarrierKind::Or => u64::from(count > 0),
-        };
+        let value = barrier_value(kind, count, u64::from(self.n - self.done));
+        self.release_barrier(value);
+    }
+
+    /// Completes the block barrier: a new interval, and its waiting threads ready (in their
+    /// scheduling rank's order) with the barrier's `value`.
+    fn release_barrier(&mut self, value: u64) {
         self.block.end_interval();
         self.block.epoch.set(self.block.epoch.get() + 1);
         self.at_barrier = 0;
         self.progress();
-        let mut released: Vec<u32> = (0..self.n)
-            .filter(|&t| matches!(self.states[t as usize], St::Wait(Suspend::Barrier(_))))
-            .collect();
-        released.sort_by_key(|&t| self.rank[t as usize]);
-        for t in released {
+        let mut released = core::mem::take(&mut self.barrier.waiting);
+        released.sort_unstable_by_key(|&t| self.rank[t as usize]);
+        for &t in &released {
             self.states[t as usize] = St::Ready(value);
             self.ready.push_back(t);
         }
+        released.clear();
+        self.barrier = BarrierArrivals {
+            waiting: released,
+            ..BarrierArrivals::default()
+        };
     }
 
     fn warp_mask_error(&self, t: u32, op: WarpWait, lanes: u32, reason: &'static str) -> EmuError {
@@ -933,6 +1006,7 @@ impl Sched<'_> {
             return;
         }
         let mut released = core::mem::take(&mut self.at_named[id as usize]);
+        self.named_busy &= !(1 << id);
         self.block.end_interval();
         self.block.epoch.set(self.block.epoch.get() + 1);
         self.progress();
@@ -995,11 +1069,17 @@ impl Sched<'_> {
 
     /// Makes the threads whose `mbarrier` poll is now satisfied (a phase completed since
     /// the last check) runnable, with the poll's result `true`.
+    #[inline]
     fn wake_polls(&mut self) {
         let completed = self.block.phases_completed.get();
         if self.polling == 0 || completed == self.phases_seen {
             return;
         }
+        self.wake_polls_now(completed);
+    }
+
+    #[inline(never)]
+    fn wake_polls_now(&mut self, completed: u64) {
         self.phases_seen = completed;
         let mbarriers = self.block.mbarriers.borrow();
         let mut woken: Vec<u32> = (0..self.n)
@@ -1019,10 +1099,16 @@ impl Sched<'_> {
 
     /// Makes the threads waiting at the cluster barrier for a phase that has completed
     /// runnable.
+    #[inline]
     fn wake_cluster(&mut self) {
         if self.at_cluster == 0 {
             return;
         }
+        self.wake_cluster_now();
+    }
+
+    #[inline(never)]
+    fn wake_cluster_now(&mut self) {
         let phase = self.block.cluster().phase.get();
         let mut woken: Vec<u32> = (0..self.n)
             .filter(|&t| {

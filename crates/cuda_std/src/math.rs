@@ -184,14 +184,142 @@ exact_fn!(
     /// Square root, correctly rounded (PTX `sqrt.rn.f64`).
     sqrt, (x), f64, core::f64::math::sqrt(x), x.sqrt()
 );
-exact_fn!(
+/// Defines a fused multiply-add: one `fma.rn` on the GPU; on an x86-64 host the CPU's FMA3
+/// instruction where it has one (enabled in the build, or detected once at run time), else
+/// `libm`'s software version (or std's `mul_add` with the `std` feature). All are correctly
+/// rounded, so the bits are the same.
+macro_rules! fma_fn {
+    ($(#[$doc:meta])* $name:ident, $t:ty, $core:path, $hw:ident) => {
+        $(#[$doc])*
+        ///
+        /// Same bits on every backend (GPU: one `fma.rn`; x86-64 host: FMA3 where the CPU has
+        /// it, else `libm`, or std's `mul_add` with the `std` feature).
+        #[inline(always)]
+        #[must_use]
+        pub fn $name(x: $t, y: $t, z: $t) -> $t {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                $core(x, y, z)
+            }
+            #[cfg(all(target_arch = "x86_64", target_feature = "fma"))]
+            {
+                // SAFETY: the build enables FMA3.
+                unsafe { host_fma::$hw(x, y, z) }
+            }
+            #[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+            {
+                if host_fma::available() {
+                    // SAFETY: the CPU has FMA3 and the OS saves its registers (checked).
+                    unsafe { host_fma::$hw(x, y, z) }
+                } else {
+                    host_fma::portable!($name, x, y, z)
+                }
+            }
+            #[cfg(not(any(target_arch = "nvptx64", target_arch = "x86_64")))]
+            {
+                host_fma::portable!($name, x, y, z)
+            }
+        }
+    };
+}
+
+fma_fn!(
     /// `x·y + z` with one rounding (PTX `fma.rn.f32`).
-    fmaf, (x, y, z), f32, core::f32::math::mul_add(x, y, z), x.mul_add(y, z)
+    fmaf, f32, core::f32::math::mul_add, fmaf_fma3
 );
-exact_fn!(
+fma_fn!(
     /// `x·y + z` with one rounding (PTX `fma.rn.f64`).
-    fma, (x, y, z), f64, core::f64::math::mul_add(x, y, z), x.mul_add(y, z)
+    fma, f64, core::f64::math::mul_add, fma_fma3
 );
+
+/// The host's fused multiply-add: the x86-64 FMA3 instruction behind a once-made CPU check,
+/// and the portable fallback.
+#[cfg(not(target_arch = "nvptx64"))]
+mod host_fma {
+    /// `libm`'s software fused multiply-add, or std's `mul_add` with the `std` feature.
+    macro_rules! portable {
+        ($name:ident, $x:ident, $y:ident, $z:ident) => {{
+            #[cfg(feature = "std")]
+            {
+                $x.mul_add($y, $z)
+            }
+            #[cfg(not(feature = "std"))]
+            {
+                libm::$name($x, $y, $z)
+            }
+        }};
+    }
+    pub(super) use portable;
+
+    /// Whether the CPU has FMA3 and the OS saves the AVX registers it uses, checked once:
+    /// CPUID leaf 1, ECX bits 12 (FMA), 27 (OSXSAVE) and 28 (AVX), then XCR0 bits 1 and 2
+    /// (SSE and AVX state enabled by the OS), as Intel's Software Developer's Manual, vol. 1,
+    /// §14.3 "Detection of AVX instructions" and §14.5.3 (FMA) prescribe.
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+    #[inline(always)]
+    pub(super) fn available() -> bool {
+        use core::sync::atomic::{AtomicU8, Ordering::Relaxed};
+        // 0: not checked yet; 1: no; 2: yes.
+        static STATE: AtomicU8 = AtomicU8::new(0);
+        match STATE.load(Relaxed) {
+            2 => true,
+            1 => false,
+            _ => {
+                let yes = detect();
+                STATE.store(if yes { 2 } else { 1 }, Relaxed);
+                yes
+            }
+        }
+    }
+
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+    #[cold]
+    fn detect() -> bool {
+        use core::arch::x86_64::__cpuid;
+        #[allow(unused_unsafe)]
+        // SAFETY: CPUID exists on every x86-64 CPU.
+        let ecx = unsafe { __cpuid(1) }.ecx;
+        let (fma, osxsave, avx) = (1 << 12, 1 << 27, 1 << 28);
+        if ecx & (fma | osxsave | avx) != fma | osxsave | avx {
+            return false;
+        }
+        // SAFETY: OSXSAVE is set, so XGETBV is available.
+        let xcr0 = unsafe { xcr0() };
+        xcr0 & 0b110 == 0b110
+    }
+
+    /// XCR0, the OS-enabled state components.
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+    #[target_feature(enable = "xsave")]
+    unsafe fn xcr0() -> u64 {
+        // SAFETY: the caller checked CPUID's OSXSAVE bit.
+        unsafe { core::arch::x86_64::_xgetbv(0) }
+    }
+
+    /// FMA3 `vfmadd` on `f32`.
+    ///
+    /// # Safety
+    /// The CPU must have FMA3 ([`available`]).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "fma")]
+    #[inline]
+    pub(super) unsafe fn fmaf_fma3(x: f32, y: f32, z: f32) -> f32 {
+        use core::arch::x86_64::{_mm_cvtss_f32, _mm_fmadd_ss, _mm_set_ss};
+        _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(x), _mm_set_ss(y), _mm_set_ss(z)))
+    }
+
+    /// FMA3 `vfmadd` on `f64`.
+    ///
+    /// # Safety
+    /// The CPU must have FMA3 ([`available`]).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "fma")]
+    #[inline]
+    pub(super) unsafe fn fma_fma3(x: f64, y: f64, z: f64) -> f64 {
+        use core::arch::x86_64::{_mm_cvtsd_f64, _mm_fmadd_sd, _mm_set_sd};
+        _mm_cvtsd_f64(_mm_fmadd_sd(_mm_set_sd(x), _mm_set_sd(y), _mm_set_sd(z)))
+    }
+}
 exact_fn!(
     /// Largest integer `<= x`.
     floorf, (x), f32, core::f32::math::floor(x), x.floor()
@@ -276,6 +404,39 @@ pub const FAST_MATH: bool = cfg!(all(target_arch = "nvptx64", cuda_std_fast_math
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The host's fused multiply-add (FMA3 where the CPU has it) gives libm's software
+    /// result bit for bit: on a sweep of operand bit patterns that mixes normal, subnormal,
+    /// infinite and NaN values, and products that cancel the addend.
+    #[test]
+    fn host_fused_multiply_add_equals_the_software_one() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..200_000 {
+            let r = next();
+            let (x, y) = (f32::from_bits(r as u32), f32::from_bits((r >> 32) as u32));
+            // Every other addend is minus the rounded product: the fused result is then the
+            // product's rounding error, which an unfused operation loses.
+            let z = if r & 1 == 0 { f32::from_bits(next() as u32) } else { -(x * y) };
+            let (got, want) = (fmaf(x, y, z), libm::fmaf(x, y, z));
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "fmaf({x:e}, {y:e}, {z:e}) = {got:e}, libm says {want:e}"
+            );
+            let (x, y) = (f64::from_bits(r), f64::from_bits(r.rotate_left(29)));
+            let z = if r & 2 == 0 { f64::from_bits(next()) } else { -(x * y) };
+            let (got, want) = (fma(x, y, z), libm::fma(x, y, z));
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "fma({x:e}, {y:e}, {z:e}) = {got:e}, libm says {want:e}"
+            );
+        }
+    }
 
     #[test]
     fn fused_multiply_add_rounds_once() {
