@@ -38,7 +38,8 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    let wanted = |probe: &str| filter.is_empty() || filter.iter().any(|f| probe.contains(f.as_str()));
+    let wanted =
+        |probe: &str| filter.is_empty() || filter.iter().any(|f| probe.contains(f.as_str()));
     println!(
         "emulator speed, {} rayon workers",
         std::thread::available_parallelism().map_or(1, usize::from)

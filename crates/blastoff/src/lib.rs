@@ -73,10 +73,12 @@ mod check;
 mod context;
 mod datatype;
 mod error;
+mod lt;
 
 pub use context::CublasContext;
 pub use datatype::{GemmDatatype, GemmExDatatype, GpuBox, GpuBuffer, GpuBufferMut};
 pub use error::Error;
+pub use lt::LtMatmul;
 
 /// How [`CublasContext::gemm_ex`] computes: cuBLAS's `cublasComputeType_t`. Every variant
 /// accumulates in `f32` and takes `f32` scalars (`alpha`, `beta`).

@@ -4,7 +4,9 @@
 //! integers, so every product and sum is exact in `f32` and `f64` and the results must match
 //! bit for bit on both.
 
-use blastoff::{ComputeType, CublasContext, Error, GemmDatatype, GemmExDatatype, MatrixOp};
+use blastoff::{
+    ComputeType, CublasContext, Error, GemmDatatype, GemmExDatatype, LtMatmul, MatrixOp,
+};
 use cust::context::Context;
 use cust::memory::{CopyDestination as _, DeviceBox, DeviceBuffer};
 use cust::stream::{Stream, StreamFlags};
@@ -462,4 +464,96 @@ fn gemm_ex_on_the_emulator_leaves_the_padding_of_c_alone() {
         got.map(half::f16::to_bits),
         [h(3.0), h(6.0), payload, h(4.0), h(8.0)].map(half::f16::to_bits)
     );
+}
+
+/// cuBLASLt's multiply (`LtMatmul`), column-major `C = op(A)·op(B)` on small integers: on a
+/// GPU, every algorithm the heuristic proposes gives the CPU's result exactly, for every
+/// transpose combination and `bf16`, `f16` and `f32` (TF32 too); on the CPU emulator,
+/// which has no cuBLASLt, making one is `NotOnEmulator`.
+#[test]
+fn lt_matmul_every_algorithm_matches_cpu_exactly_on_a_gpu() {
+    fn run<T: GemmExDatatype + PartialEq + std::fmt::Debug>(
+        from_f64: fn(f64) -> T,
+        compute: ComputeType,
+        stream: &Stream,
+    ) {
+        let (m, n, k) = (40, 24, 32);
+        let conv = |v: &[f64]| v.iter().map(|&x| from_f64(x)).collect::<Vec<T>>();
+        for (trans_a, trans_b) in [(false, false), (true, false), (false, true), (true, true)] {
+            let op = |t: bool| {
+                if t {
+                    MatrixOp::Transpose
+                } else {
+                    MatrixOp::None
+                }
+            };
+            let (a, b) = (ints(m * k, 1), ints(k * n, 2));
+            let mut want = vec![0.0; m * n];
+            cpu_gemm(
+                (m, n, k),
+                (1.0, 0.0),
+                (&a, trans_a),
+                (&b, trans_b),
+                &mut want,
+            );
+            let mut lt = LtMatmul::<T>::new(
+                (op(trans_a), op(trans_b)),
+                (m, n, k),
+                if trans_a { k } else { m },
+                if trans_b { n } else { k },
+                m,
+                compute,
+                CublasContext::HOPPER_WORKSPACE_BYTES,
+                8,
+            )
+            .expect("LtMatmul");
+            assert!(lt.algorithms() >= 1);
+            let a_gpu = DeviceBuffer::from_slice(&conv(&a)).expect("a");
+            let b_gpu = DeviceBuffer::from_slice(&conv(&b)).expect("b");
+            for i in 0..lt.algorithms() {
+                assert!(lt.select(i));
+                let mut c_gpu = DeviceBuffer::from_slice(&conv(&vec![f64::NAN; m * n])).expect("c");
+                lt.matmul(stream, &a_gpu, &b_gpu, &mut c_gpu)
+                    .expect("matmul");
+                stream.synchronize().expect("synchronize");
+                let mut got = conv(&want);
+                c_gpu.copy_to(&mut got).expect("copy back");
+                assert_eq!(
+                    got,
+                    conv(&want),
+                    "{compute}, algorithm {i}, trans_a {trans_a}, trans_b {trans_b}"
+                );
+            }
+            assert!(!lt.select(lt.algorithms()));
+        }
+    }
+    let _ctx = Context::from_env(0).expect("GPU or CPU emulator context");
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).expect("stream");
+    if stream.is_emulator() {
+        let err = LtMatmul::<f32>::new(
+            (MatrixOp::None, MatrixOp::None),
+            (4, 4, 4),
+            4,
+            4,
+            4,
+            ComputeType::F32,
+            1 << 20,
+            8,
+        )
+        .expect_err("no cuBLASLt on the emulator");
+        assert!(
+            matches!(
+                err,
+                Error::NotOnEmulator {
+                    call: "cublasLtMatmul"
+                }
+            ),
+            "{err}"
+        );
+        return;
+    }
+    run::<half::bf16>(half::bf16::from_f64, ComputeType::F32, &stream);
+    run::<half::f16>(half::f16::from_f64, ComputeType::F32, &stream);
+    run::<f32>(|x| x as f32, ComputeType::F32, &stream);
+    run::<f32>(|x| x as f32, ComputeType::F32FastTf32, &stream);
 }

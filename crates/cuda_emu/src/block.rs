@@ -14,8 +14,8 @@ use rayon::prelude::*;
 
 use super::shared_mem::{SharedAlloc, SharedMem, WINDOW_START};
 use super::state::{
-    BarrierKind, BarrierWait, BlockState, ClusterState, LAST_PANIC, Launch, NAMED_BARRIERS, Resume, Suspend,
-    ThreadState, Unwind, WarpKind, WarpSyncs, WarpWait, current, set_current,
+    BarrierKind, BarrierWait, BlockState, ClusterState, LAST_PANIC, Launch, NAMED_BARRIERS, Resume,
+    Suspend, ThreadState, Unwind, WarpKind, WarpSyncs, WarpWait, current, set_current,
 };
 use super::unit_state::AsyncState;
 use super::{Dim3, EmuError, EmuReport, Printed, SourceLocation, ThreadSite};
@@ -584,7 +584,10 @@ fn thread_main(
 
 /// Whether two barrier call sites are the same: the same `Location` (one static per call
 /// site, so usually the same pointer), or equal ones.
-fn same_site(a: &'static core::panic::Location<'static>, b: &'static core::panic::Location<'static>) -> bool {
+fn same_site(
+    a: &'static core::panic::Location<'static>,
+    b: &'static core::panic::Location<'static>,
+) -> bool {
     core::ptr::eq(a, b) || a == b
 }
 
@@ -804,9 +807,11 @@ impl Sched<'_> {
         let checks = self.block.launch().options.checks;
         // Every waiting thread at the same call of the same barrier kind, none exited: the
         // common case, from the arrivals alone.
-        if let (false, Some((kind, _)), false) =
-            (self.barrier.mixed, self.barrier.first, self.done > 0 && checks.divergence)
-        {
+        if let (false, Some((kind, _)), false) = (
+            self.barrier.mixed,
+            self.barrier.first,
+            self.done > 0 && checks.divergence,
+        ) {
             let value = self.barrier.value(kind, self.n - self.done);
             self.release_barrier(value);
             return;
@@ -820,7 +825,8 @@ impl Sched<'_> {
                     match first {
                         None => first = Some((t, b.kind, b.location)),
                         Some((f, kind, loc)) => {
-                            if checks.divergence && (kind != b.kind || !same_site(loc, b.location)) {
+                            if checks.divergence && (kind != b.kind || !same_site(loc, b.location))
+                            {
                                 let err = EmuError::BarrierDivergence {
                                     kernel: self.kernel(),
                                     block: self.block.idx,

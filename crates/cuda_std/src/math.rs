@@ -422,14 +422,22 @@ mod tests {
             let (x, y) = (f32::from_bits(r as u32), f32::from_bits((r >> 32) as u32));
             // Every other addend is minus the rounded product: the fused result is then the
             // product's rounding error, which an unfused operation loses.
-            let z = if r & 1 == 0 { f32::from_bits(next() as u32) } else { -(x * y) };
+            let z = if r & 1 == 0 {
+                f32::from_bits(next() as u32)
+            } else {
+                -(x * y)
+            };
             let (got, want) = (fmaf(x, y, z), libm::fmaf(x, y, z));
             assert!(
                 got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
                 "fmaf({x:e}, {y:e}, {z:e}) = {got:e}, libm says {want:e}"
             );
             let (x, y) = (f64::from_bits(r), f64::from_bits(r.rotate_left(29)));
-            let z = if r & 2 == 0 { f64::from_bits(next()) } else { -(x * y) };
+            let z = if r & 2 == 0 {
+                f64::from_bits(next())
+            } else {
+                -(x * y)
+            };
             let (got, want) = (fma(x, y, z), libm::fma(x, y, z));
             assert!(
                 got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),

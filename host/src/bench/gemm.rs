@@ -39,6 +39,7 @@
 //! `FLAG`) when ours is more than 2× cuBLAS's error, above the bound, or has a non-finite
 //! element anywhere in `C`.
 
+use super::cublaslt::LtGemm;
 use super::{Bench, BenchError, Implementation, random_f64, report::Entry};
 use crate::gpu::GpuError;
 use crate::timing::Stats;
@@ -435,6 +436,16 @@ impl Bench<'_> {
         // Prepare every implementation, each with its own NaN-filled C; time them
         // interleaved (cuBLAS first, then ours in order); then copy each C back.
         let mut blas = self.opts.cublas.then(|| self.cublas_gemm_ex::<T>(dims));
+        let mut lt = self
+            .opts
+            .cublas
+            .then(|| self.cublaslt_gemm::<T>(precision, &operands));
+        if let Some(Ok(l)) = &lt {
+            self.log(&format!(
+                "{workload}: cublas lt: {}",
+                l.selection.describe()
+            ));
+        }
         let mut c_ours = Vec::new();
         let (timed, ours_meta) = {
             let prepared = ours(self, &operands, &mut c_ours)?;
@@ -442,6 +453,9 @@ impl Bench<'_> {
             let mut launches: Vec<Result<Launch<'_>, BenchError>> = Vec::new();
             if let Some(Ok(g)) = blas.as_mut() {
                 launches.push(Ok(Box::new(move || g.launch(stream, precision, ops))));
+            }
+            if let Some(Ok(l)) = lt.as_mut() {
+                launches.push(Ok(Box::new(move || l.launch(stream, ops.a, ops.b))));
             }
             let mut meta = Vec::new();
             for p in prepared {
@@ -457,6 +471,12 @@ impl Bench<'_> {
             let stats = timed.next().unwrap_or_else(not_timed)?;
             Ok::<_, BenchError>((stats, download(&g.c)?))
         });
+        // Then cuBLASLt's.
+        let lt_outcome = lt.map(|prepared| {
+            let l = prepared?;
+            let stats = timed.next().unwrap_or_else(not_timed)?;
+            Ok::<_, BenchError>((stats, download(&l.c)?))
+        });
         let ours_outcomes: Vec<_> = ours_meta
             .into_iter()
             .zip(&c_ours)
@@ -470,21 +490,27 @@ impl Bench<'_> {
             .collect();
         drop(c_ours);
 
-        let mut reference: Option<(Entry, Accuracy)> = None;
-        match blas_outcome {
-            Some(Ok((stats, c))) => {
-                let acc = accuracy(&c, &a_host, &b_host, dims);
-                let mut e = Entry::flops(&workload, Implementation::Cublas, stats, flops);
-                e.max_rel_error = Some(acc.max_rel);
-                reference = Some((e, acc));
+        // The cuBLAS rows (`cublasGemmEx`, cuBLASLt's fastest algorithm); ratios are to the
+        // faster of the two.
+        let mut peers: Vec<(Entry, Accuracy)> = Vec::new();
+        for (variant, outcome) in [(GEMM_EX, blas_outcome), (LT, lt_outcome)] {
+            match outcome {
+                Some(Ok((stats, c))) => {
+                    let acc = accuracy(&c, &a_host, &b_host, dims);
+                    let mut e = Entry::flops(&workload, Implementation::Cublas, stats, flops);
+                    e.variant = Some(variant.to_owned());
+                    e.max_rel_error = Some(acc.max_rel);
+                    peers.push((e, acc));
+                }
+                Some(Err(why)) => {
+                    let line = format!("{workload}: cublas {variant} skipped: {why}");
+                    self.log(&line);
+                    self.notes.push(line);
+                }
+                None => {}
             }
-            Some(Err(why)) => {
-                let line = format!("{workload}: cuBLAS skipped: {why}");
-                self.log(&line);
-                self.notes.push(line);
-            }
-            None => {}
         }
+        let reference = fastest_peer(&peers);
 
         let mut rows = Vec::new();
         for (kernel, launch_note, outcome) in ours_outcomes {
@@ -518,16 +544,22 @@ impl Bench<'_> {
             rows.push(e);
         }
 
-        let blas_text = reference.as_ref().map_or_else(
-            || "cublas -".to_owned(),
-            |(r, _)| {
-                format!(
-                    "cublas {} (max err {:.2e})",
-                    r.rate_text(),
-                    r.max_rel_error.unwrap_or(f64::NAN)
-                )
-            },
-        );
+        let blas_text = if peers.is_empty() {
+            "cublas -".to_owned()
+        } else {
+            peers
+                .iter()
+                .map(|(r, _)| {
+                    format!(
+                        "cublas {} {} (max err {:.2e})",
+                        r.variant.as_deref().unwrap_or(""),
+                        r.rate_text(),
+                        r.max_rel_error.unwrap_or(f64::NAN)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         let ours_text: Vec<String> = rows
             .iter()
             .map(|e| {
@@ -548,19 +580,54 @@ impl Bench<'_> {
                 .collect::<String>()
         );
         self.log(&line);
-        if let Some((_, acc)) = &reference
-            && (acc.non_finite > 0 || acc.max_rel > bound)
-        {
-            let line = format!(
-                "FLAG {workload} cublas: max err {:.2e} (bound {bound:.2e}), {} non-finite",
-                acc.max_rel, acc.non_finite
-            );
-            self.log(&line);
-            self.notes.push(line);
+        for (e, acc) in &peers {
+            if acc.non_finite > 0 || acc.max_rel > bound {
+                let line = format!(
+                    "FLAG {workload} cublas {}: max err {:.2e} (bound {bound:.2e}), {} non-finite",
+                    e.variant.as_deref().unwrap_or(""),
+                    acc.max_rel,
+                    acc.non_finite
+                );
+                self.log(&line);
+                self.notes.push(line);
+            }
         }
         self.entries.extend(rows);
-        self.entries.extend(reference.map(|(e, _)| e));
+        self.entries.extend(peers.into_iter().map(|(e, _)| e));
         Ok(())
+    }
+
+    /// Prepares cuBLASLt for `C = A·Bᵀ` of `operands` at `precision` and picks its fastest
+    /// algorithm for the shape ([`LtGemm::prepare`], timed on the bench's stream), with a
+    /// NaN-filled `C` (m×n row-major) of its own.
+    ///
+    /// # Errors
+    /// Why not, as text: no `libcublasLt.so`, a cuBLASLt error, a GPU error.
+    fn cublaslt_gemm<T: Operand>(
+        &self,
+        precision: GemmPrecision,
+        operands: &Operands<'_, T>,
+    ) -> Result<LtGemm<T>, BenchError> {
+        let (m, n, _) = operands.dims;
+        let c = upload(self, &vec![T::NAN; m * n])?;
+        let (ctx, stream) = (self.gpu.context(), self.gpu.stream());
+        let time = |f: &mut dyn FnMut() -> Result<(), BenchError>| {
+            crate::timing::event_time(ctx, stream, f, || {
+                stream
+                    .synchronize()
+                    .map_err(|e| BenchError(format!("waiting for cuBLASLt: {e}")))
+            })
+        };
+        LtGemm::prepare(
+            precision.compute(),
+            operands.dims,
+            operands.a,
+            operands.b,
+            c,
+            stream,
+            operands.inner,
+            &time,
+        )
     }
 
     /// Prepares cuBLAS (`cublasGemmEx`, through [`blastoff`]) for `C = A·Bᵀ` at `dims`
@@ -625,6 +692,27 @@ impl Bench<'_> {
             })
             .collect()
     }
+}
+
+/// The variant names of the two cuBLAS rows: `cublasGemmEx`, and cuBLASLt's fastest of
+/// its heuristic's candidates ([`super::cublaslt`]).
+const GEMM_EX: &str = "gemmex";
+const LT: &str = "lt";
+
+/// The fastest of the cuBLAS rows (smallest median; the first of equal ones), the one our
+/// rows' ratios are to.
+fn fastest_peer(peers: &[(Entry, Accuracy)]) -> Option<(Entry, Accuracy)> {
+    peers
+        .iter()
+        .filter(|(e, _)| e.tflop_per_s.is_some())
+        .max_by(|(x, _), (y, _)| {
+            let (x, y) = (x.tflop_per_s.unwrap_or(0.0), y.tflop_per_s.unwrap_or(0.0));
+            // Equal rates keep the first (max_by returns the last of equals).
+            x.partial_cmp(&y)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(std::cmp::Ordering::Greater)
+        })
+        .cloned()
 }
 
 /// What is wrong with our result `ours`, given cuBLAS's (`blas`, if it ran) and the

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 pub mod chart;
 pub mod cub;
 mod cublas;
+mod cublaslt;
 mod gemm;
 pub mod mandelbrot;
 pub mod report;

@@ -262,7 +262,7 @@ impl Gpu {
 
 /// Checks that `operand` lives on `stream`'s CUDA context: cuBLAS would otherwise read
 /// another context's addresses.
-fn same_context<T>(
+pub(crate) fn same_context<T>(
     call: &'static str,
     stream: &CudaStream,
     operand: &'static str,

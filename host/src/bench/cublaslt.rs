@@ -1,0 +1,196 @@
+//! cuBLASLt, the fastest cuBLAS path for a GEMM row by precision: `cublasLtMatmul`
+//! ([`blastoff::LtMatmul`]) with the algorithms its heuristic proposes for the shape, each
+//! timed, the fastest kept.
+//!
+//! This is the path frameworks take (torch's `a @ b.t()` calls `cublasLtMatmul`), with
+//! torch's default settings: a 32 MiB workspace (cuBLAS's recommendation for Hopper) and no
+//! restriction on the reduction scheme (torch's `allow_bf16_reduced_precision_reduction` and
+//! the FP16 one default to on, which leave `CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK`
+//! unset). The layout is the bench's ([`super::gemm`]): row-major `C = A·Bᵀ`, computed as
+//! the column-major `Cᵀ = op(B)·A` with `op = T` ([`super::gemm`]'s `cublas_call`).
+//!
+//! Selection: [`LtGemm::prepare`] asks the heuristic for up to [`CANDIDATES`] algorithms,
+//! times each ([`SELECT_SAMPLES`] samples of `inner` launches between CUDA events, after one
+//! warm-up sample) and keeps the one with the smallest median. The bench then times that
+//! one interleaved with the other implementations.
+
+use super::BenchError;
+use blastoff::{ComputeType, CublasContext, GemmExDatatype, LtMatmul, MatrixOp};
+use cust::memory::DeviceBuffer;
+use cust::stream::Stream;
+use std::time::Duration;
+
+/// How many algorithms the heuristic is asked for.
+pub(super) const CANDIDATES: usize = 8;
+
+/// Timed samples per candidate during the selection.
+const SELECT_SAMPLES: usize = 5;
+
+/// Times one sample: runs the closure (which queues launches on the bench's stream) between
+/// two CUDA events and waits for it.
+pub(super) type TimeOne<'a> =
+    dyn Fn(&mut dyn FnMut() -> Result<(), BenchError>) -> Result<Duration, BenchError> + 'a;
+
+/// cuBLASLt for one (precision, shape) with its chosen algorithm, and its own `C`.
+pub(super) struct LtGemm<T: GemmExDatatype> {
+    lt: LtMatmul<T>,
+    /// `C`, m×n row-major, NaN-filled before the timing.
+    pub c: DeviceBuffer<T>,
+    /// What the selection found, for the bench log.
+    pub selection: Selection,
+}
+
+/// The result of the selection.
+#[derive(Clone, Debug)]
+pub(super) struct Selection {
+    /// Per candidate, in the heuristic's order: its median time per launch, or `None` if it
+    /// failed to launch.
+    pub medians_ms: Vec<Option<f64>>,
+    /// The index of the fastest.
+    pub chosen: usize,
+}
+
+impl Selection {
+    /// One line for the bench log, e.g. `8 algorithms proposed, #2 fastest (0.151 ms; the
+    /// heuristic's first: 0.163 ms)`.
+    pub fn describe(&self) -> String {
+        let ms = |i: usize| {
+            self.medians_ms
+                .get(i)
+                .copied()
+                .flatten()
+                .map_or_else(|| "failed".to_owned(), |m| format!("{m:.4} ms"))
+        };
+        format!(
+            "{} algorithms proposed, #{} fastest ({}; the heuristic's first: {})",
+            self.medians_ms.len(),
+            self.chosen + 1,
+            ms(self.chosen),
+            ms(0)
+        )
+    }
+}
+
+/// The index of the smallest of `medians` (`None`s skipped; the first of equal ones), or
+/// `None` if every one is `None`.
+fn fastest(medians: &[Option<f64>]) -> Option<usize> {
+    medians
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| m.map(|m| (i, m)))
+        .fold(None, |best: Option<(usize, f64)>, (i, m)| match best {
+            Some((_, b)) if b <= m => best,
+            _ => Some((i, m)),
+        })
+        .map(|(i, _)| i)
+}
+
+impl<T: GemmExDatatype> LtGemm<T> {
+    /// Prepares cuBLASLt for the row-major `C = A·Bᵀ` (`a` m×k, `b` n×k) at `compute` and
+    /// chooses its algorithm by timing the heuristic's candidates with `time` (each sample
+    /// `inner` launches on `stream`), writing `c` (m×n, which it then owns).
+    ///
+    /// # Errors
+    /// Why not, as text: no `libcublasLt.so`, a cuBLASLt error, no algorithm for the shape,
+    /// every candidate failing.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the problem (compute, dims, operands, output) and how to time it"
+    )]
+    pub fn prepare(
+        compute: ComputeType,
+        (m, n, k): (usize, usize, usize),
+        a: &DeviceBuffer<T>,
+        b: &DeviceBuffer<T>,
+        mut c: DeviceBuffer<T>,
+        stream: &Stream,
+        inner: u32,
+        time: &TimeOne<'_>,
+    ) -> Result<Self, BenchError> {
+        let text = |e: blastoff::Error| BenchError(e.to_string());
+        // Column-major: Cᵀ (n×m, ld n) = op(B's buffer, k×n stored, ld k; T) · (A's buffer,
+        // k×m, ld k).
+        let mut lt = LtMatmul::<T>::new(
+            (MatrixOp::Transpose, MatrixOp::None),
+            (n, m, k),
+            k,
+            k,
+            n,
+            compute,
+            CublasContext::HOPPER_WORKSPACE_BYTES,
+            CANDIDATES,
+        )
+        .map_err(text)?;
+        let mut medians = Vec::new();
+        for i in 0..lt.algorithms() {
+            lt.select(i);
+            let mut sample = || -> Result<(), BenchError> {
+                for _ in 0..inner {
+                    lt.matmul(stream, b, a, &mut c).map_err(text)?;
+                }
+                Ok(())
+            };
+            let median = (|| {
+                time(&mut sample)?;
+                let mut ms: Vec<f64> = (0..SELECT_SAMPLES)
+                    .map(|_| time(&mut sample).map(|d| d.as_secs_f64() * 1e3))
+                    .collect::<Result<_, _>>()?;
+                ms.sort_by(f64::total_cmp);
+                Ok::<_, BenchError>(ms[ms.len() / 2] / f64::from(inner.max(1)))
+            })();
+            medians.push(median.ok());
+        }
+        let Some(chosen) = fastest(&medians) else {
+            return Err(BenchError(format!(
+                "every one of cuBLASLt's {} algorithms failed for {m}x{n}x{k}",
+                lt.algorithms()
+            )));
+        };
+        lt.select(chosen);
+        Ok(Self {
+            lt,
+            c,
+            selection: Selection {
+                medians_ms: medians,
+                chosen,
+            },
+        })
+    }
+
+    /// Queues one `cublasLtMatmul` with the chosen algorithm on `stream`, writing
+    /// `self.c` from `a` and `b` (the operands given to [`LtGemm::prepare`]).
+    ///
+    /// # Errors
+    /// cuBLASLt's error, as text.
+    pub fn launch(
+        &mut self,
+        stream: &Stream,
+        a: &DeviceBuffer<T>,
+        b: &DeviceBuffer<T>,
+    ) -> Result<(), BenchError> {
+        self.lt
+            .matmul(stream, b, a, &mut self.c)
+            .map_err(|e| BenchError(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fastest_candidate_is_chosen_and_failures_are_skipped() {
+        assert_eq!(fastest(&[Some(0.3), Some(0.2), None, Some(0.25)]), Some(1));
+        assert_eq!(fastest(&[None, Some(0.4), Some(0.4)]), Some(1));
+        assert_eq!(fastest(&[None, None]), None);
+        assert_eq!(fastest(&[]), None);
+        let s = Selection {
+            medians_ms: vec![Some(0.163), None, Some(0.151)],
+            chosen: 2,
+        };
+        assert_eq!(
+            s.describe(),
+            "3 algorithms proposed, #3 fastest (0.1510 ms; the heuristic's first: 0.1630 ms)"
+        );
+    }
+}
