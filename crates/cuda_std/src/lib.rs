@@ -82,6 +82,7 @@ pub mod mem;
 pub mod mma;
 pub mod shared;
 pub mod thread;
+pub mod tile;
 pub mod tma;
 pub mod warp;
 pub mod wgmma;

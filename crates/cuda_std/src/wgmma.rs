@@ -38,90 +38,15 @@
 //! "sm_90a")]`) may call them; on the host they are stubs that panic. [`MatrixDescriptor`]
 //! and [`layout`] are plain Rust and work everywhere.
 
-/// The swizzle mode of a [`MatrixDescriptor`] (bits 62–63; PTX ISA §9.7.15.5.1.2 "Matrix
-/// Descriptor Format"): how 16-byte chunks of a row are permuted inside each
-/// `8 × swizzle-width` atom. The shared memory written by TMA with the same swizzle
-/// (`CU_TENSOR_MAP_SWIZZLE_128B`...) has exactly this layout.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Swizzle {
-    /// No swizzle ("interleave"): core matrices of 8 rows × 16 contiguous bytes, placed at the
-    /// leading and stride byte offsets.
-    None = 0,
-    /// 128-byte swizzle: rows of 128 bytes; chunk `c` (16 bytes) of row `r` is stored at
-    /// chunk `c ^ (r % 8)`. An 8-row atom is 1024 bytes and must start 1024-byte aligned.
-    B128 = 1,
-    /// 64-byte swizzle: rows of 64 bytes, chunk `c` of row `r` at `c ^ ((r / 2) % 4)`;
-    /// 512-byte atoms.
-    B64 = 2,
-    /// 32-byte swizzle: rows of 32 bytes, chunk `c` of row `r` at `c ^ ((r / 4) % 2)`;
-    /// 256-byte atoms.
-    B32 = 3,
-}
+/// The swizzle of a [`MatrixDescriptor`] (bits 62–63) and of TMA copies: one definition,
+/// shared with the host ([`cust_core::tile::Swizzle`]). Tiles typed by it are in
+/// [`crate::tile`].
+pub use cust_core::tile::Swizzle;
 
-/// A `wgmma` shared-memory matrix descriptor (PTX ISA §9.7.15.5.1.2 "Matrix Descriptor
-/// Format"), 64 bits:
-///
-/// | bits | field |
-/// |---|---|
-/// | 0–13 | start address (shared, bytes) `>> 4` |
-/// | 16–29 | leading dimension byte offset `>> 4` |
-/// | 32–45 | stride dimension byte offset `>> 4` |
-/// | 49–51 | matrix base offset (0 here: swizzled tiles start at a swizzle-atom boundary) |
-/// | 62–63 | [`Swizzle`] mode |
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(transparent)]
-pub struct MatrixDescriptor(pub u64);
-
-impl MatrixDescriptor {
-    /// Encodes a descriptor. All three values are in bytes, multiples of 16, and below
-    /// 2¹⁸ (256 KiB, more than any shared memory); each is stored `>> 4` in 14 bits, so the
-    /// low 4 bits and bits from 18 up are dropped.
-    ///
-    /// - `start_addr`: the 32-bit shared address ([`shared_addr`](crate::shared::shared_addr))
-    ///   of the operand's first core matrix (for a swizzled tile, its first byte, aligned to
-    ///   the swizzle atom: 1024 bytes for [`Swizzle::B128`]).
-    /// - `leading_byte_offset` (LBO): for K-major [`Swizzle::None`], the distance between
-    ///   core matrices adjacent in **K**; ignored by the hardware for K-major swizzled
-    ///   layouts (pass 16, i.e. encoded 1, as CUTLASS does). For MN-major operands
-    ///   (`TRANS_* = true`), the distance between swizzle atoms adjacent in M/N.
-    /// - `stride_byte_offset` (SBO): the distance between groups of 8 rows adjacent in
-    ///   **M** (or N), e.g. 1024 for a [`Swizzle::B128`] tile of 128-byte rows.
-    #[must_use]
-    pub const fn new(
-        start_addr: u32,
-        leading_byte_offset: u32,
-        stride_byte_offset: u32,
-        swizzle: Swizzle,
-    ) -> Self {
-        const fn field(bytes: u32) -> u64 {
-            ((bytes as u64) >> 4) & 0x3fff
-        }
-        Self(
-            field(start_addr)
-                | (field(leading_byte_offset) << 16)
-                | (field(stride_byte_offset) << 32)
-                | ((swizzle as u64) << 62),
-        )
-    }
-
-    /// The same descriptor with its start address advanced by `bytes` (a multiple of 16),
-    /// e.g. to step K inside a swizzled tile: for a [`Swizzle::B128`] K-major tile of bf16,
-    /// the k-th slice of 16 elements starts `32·k` bytes further (the hardware applies the
-    /// swizzle to the resulting addresses). The other fields are unchanged; the address
-    /// field wraps at 2¹⁸ bytes.
-    #[must_use]
-    pub const fn add_bytes(self, bytes: u32) -> Self {
-        let addr = (self.0 & 0x3fff).wrapping_add((bytes as u64) >> 4) & 0x3fff;
-        Self((self.0 & !0x3fff) | addr)
-    }
-
-    /// The 64-bit encoding, as `wgmma` takes it.
-    #[must_use]
-    pub const fn bits(self) -> u64 {
-        self.0
-    }
-}
+/// A `wgmma` shared-memory matrix descriptor (PTX ISA §9.7.15.5.1.2), shared with the host
+/// and the emulator ([`cust_core::tile::MatrixDescriptor`]); a typed tile makes its own with
+/// [`crate::tile::Tile::descriptor`].
+pub use cust_core::tile::MatrixDescriptor;
 
 /// Makes prior register and shared-memory accesses of this thread visible to the following
 /// `wgmma` instructions (PTX `wgmma.fence.sync.aligned`, PTX ISA §9.7.15.7.1; sm_90a). Call

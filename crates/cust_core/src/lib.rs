@@ -46,6 +46,7 @@ pub mod lanes;
 pub mod launch;
 #[cfg(feature = "alloc")]
 pub mod manifest;
+pub mod tile;
 pub mod tma;
 
 pub use arch::{ComputeCapability, ParseComputeCapabilityError};

@@ -35,54 +35,10 @@ unsafe impl DeviceCopy for TensorMap {}
 const _: () = assert!(core::mem::size_of::<TensorMap>() == 128);
 const _: () = assert!(core::mem::align_of::<TensorMap>() == 64);
 
-/// The shared-memory swizzle of a TMA copy (`CUtensorMapSwizzle`): how 16-byte chunks of
-/// each box row are permuted in shared memory. The inner box dimension, in bytes, must not
-/// exceed the swizzle's span.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TmaSwizzle {
-    /// No swizzle (`CU_TENSOR_MAP_SWIZZLE_NONE`): box rows packed one after another.
-    None,
-    /// 32-byte swizzle (`CU_TENSOR_MAP_SWIZZLE_32B`).
-    B32,
-    /// 64-byte swizzle (`CU_TENSOR_MAP_SWIZZLE_64B`).
-    B64,
-    /// 128-byte swizzle (`CU_TENSOR_MAP_SWIZZLE_128B`).
-    B128,
-}
-
-impl TmaSwizzle {
-    /// The swizzle span in bytes (the most an inner box row may have), `None` without a
-    /// swizzle.
-    #[must_use]
-    pub const fn span_bytes(self) -> Option<u32> {
-        match self {
-            Self::None => None,
-            Self::B32 => Some(32),
-            Self::B64 => Some(64),
-            Self::B128 => Some(128),
-        }
-    }
-
-    /// The value of `CUtensorMapSwizzle` (0 none, 1 32B, 2 64B, 3 128B; cuda.h).
-    const fn code(self) -> u64 {
-        match self {
-            Self::None => 0,
-            Self::B32 => 1,
-            Self::B64 => 2,
-            Self::B128 => 3,
-        }
-    }
-
-    const fn from_code(code: u64) -> Option<Self> {
-        match code {
-            0 => Some(Self::None),
-            1 => Some(Self::B32),
-            2 => Some(Self::B64),
-            3 => Some(Self::B128),
-            _ => None,
-        }
-    }
-}
+/// The shared-memory swizzle of a TMA copy (`CUtensorMapSwizzle`): the one
+/// [`Swizzle`](crate::tile::Swizzle) definition, which `wgmma` descriptors use too. The inner
+/// box dimension, in bytes, must not exceed the swizzle's span.
+pub use crate::tile::Swizzle as TmaSwizzle;
 
 /// Global dimensions at most, elements (`cuTensorMapEncodeTiled`: "globalDim ... must be
 /// non-zero and less than or equal to 2^32").
@@ -409,7 +365,7 @@ impl TensorMap {
         opaque[3] = map.dims[1];
         opaque[4] = map.row_stride_bytes;
         opaque[5] = map.box_dims[0] as u64 | ((map.box_dims[1] as u64) << 32);
-        opaque[6] = map.elem_bytes as u64 | (map.swizzle.code() << 8);
+        opaque[6] = map.elem_bytes as u64 | (map.swizzle.tensor_map_code() << 8);
         opaque[15] = check_word(&opaque);
         Ok(Self { opaque })
     }
@@ -444,7 +400,7 @@ impl TensorMap {
         if w[6] >> 16 != 0 {
             return Err(DecodeError::BadField);
         }
-        let Some(swizzle) = TmaSwizzle::from_code((w[6] >> 8) & 0xff) else {
+        let Some(swizzle) = TmaSwizzle::from_tensor_map_code((w[6] >> 8) & 0xff) else {
             return Err(DecodeError::BadField);
         };
         let map = Tiled2d {

@@ -154,8 +154,8 @@ pub const fn c_box(elem_bytes: u32) -> [u32; 2] {
 #[allow(clippy::too_many_arguments)]
 mod kernels_sm90a {
     use super::{
-        WG_A_STAGE_BYTES, WG_BK_BYTES, WG_BM, WG_BN, WG_C_BOX_BYTES, WG_C_BYTES, WG_ROUND_THREADS,
-        WG_STAGE_BYTES, WG_STAGES,
+        WG_A_STAGE_BYTES, WG_BK_BYTES, WG_BM, WG_BN, WG_C_BOX_BYTES, WG_C_BOX_ROWS, WG_C_BYTES,
+        WG_ROUND_THREADS, WG_STAGE_BYTES, WG_STAGES,
     };
     use crate::gemm_tc::{OutElem, tile_coords};
     use cuda_std::barrier::{MBarrier, Phase, fence_init};
@@ -164,11 +164,20 @@ mod kernels_sm90a {
     use cuda_std::prelude::*;
     use cuda_std::shared::shared_addr;
     use cuda_std::shared::window::SharedAddr;
+    use cuda_std::tile::{SmemTile, Tile, swizzle};
     use cuda_std::tma::{self, TensorMap};
-    use cuda_std::wgmma::{self, MatrixDescriptor, Swizzle};
+    use cuda_std::wgmma::{self, MatrixDescriptor};
 
-    /// An element type of the `wgmma` GEMM: which instruction one 32-byte K slice takes.
+    /// An element type of the `wgmma` GEMM: its shared-memory tiles, and which instruction
+    /// one 32-byte K slice takes.
     pub trait WgmmaElem: OutElem {
+        /// A consumer warpgroup's part of a stage of `A`: 64 rows of [`WG_BK_BYTES`] (one
+        /// 128-byte swizzle row each).
+        type AHalf: Tile<Elem = Self>;
+        /// A stage of `B`: [`WG_BN`] rows of [`WG_BK_BYTES`].
+        type BStage: Tile<Elem = Self>;
+        /// A TMA store box of `C`: [`WG_C_BOX_ROWS`] rows of 128 bytes.
+        type CBox: Tile<Elem = Self>;
         /// Whether the operands are `f32` read as TF32, which the producer warpgroup rounds
         /// to nearest in shared memory before the consumers' `wgmma` (see the module docs).
         const TF32: bool = false;
@@ -186,6 +195,9 @@ mod kernels_sm90a {
     }
 
     impl WgmmaElem for bf16 {
+        type AHalf = SmemTile<bf16, 64, 64, swizzle::B128>;
+        type BStage = SmemTile<bf16, { WG_BN }, 64, swizzle::B128>;
+        type CBox = SmemTile<bf16, { WG_C_BOX_ROWS }, 64, swizzle::B128>;
         #[inline(always)]
         unsafe fn mma(
             acc: &mut [f32; 128],
@@ -199,6 +211,9 @@ mod kernels_sm90a {
     }
 
     impl WgmmaElem for f16 {
+        type AHalf = SmemTile<f16, 64, 64, swizzle::B128>;
+        type BStage = SmemTile<f16, { WG_BN }, 64, swizzle::B128>;
+        type CBox = SmemTile<f16, { WG_C_BOX_ROWS }, 64, swizzle::B128>;
         #[inline(always)]
         unsafe fn mma(
             acc: &mut [f32; 128],
@@ -212,6 +227,9 @@ mod kernels_sm90a {
     }
 
     impl WgmmaElem for f32 {
+        type AHalf = SmemTile<f32, 64, 32, swizzle::B128>;
+        type BStage = SmemTile<f32, { WG_BN }, 32, swizzle::B128>;
+        type CBox = SmemTile<f32, { WG_C_BOX_ROWS }, 32, swizzle::B128>;
         const TF32: bool = true;
         #[inline(always)]
         unsafe fn mma(
@@ -629,18 +647,8 @@ mod kernels_sm90a {
                     }
                 };
                 let stage = smem_addr + s * WG_STAGE_BYTES;
-                let a = MatrixDescriptor::new(
-                    stage + consumer * 64 * WG_BK_BYTES,
-                    16,
-                    8 * WG_BK_BYTES,
-                    Swizzle::B128,
-                );
-                let b = MatrixDescriptor::new(
-                    stage + WG_A_STAGE_BYTES,
-                    16,
-                    8 * WG_BK_BYTES,
-                    Swizzle::B128,
-                );
+                let a = T::AHalf::descriptor(stage + consumer * T::AHalf::BYTES);
+                let b = T::BStage::descriptor(stage + WG_A_STAGE_BYTES);
                 wgmma::fence();
                 // SAFETY: the whole warpgroup runs this convergently with equal arguments;
                 // the stage was written by TMA (async proxy) and its full phase completed;
@@ -685,7 +693,7 @@ mod kernels_sm90a {
                 // and runs on while the warpgroup goes on to the next box and tile; a
                 // buffer is rewritten only after `wait_group_read` says the store two boxes
                 // back has read it.
-                let box_cols = 128 / T::BYTES;
+                let box_cols = T::CBox::COLS;
                 let per_box = box_cols / 2;
                 let buf = c_smem + consumer * 2 * WG_C_BOX_BYTES;
                 let bar = 1 + consumer;
@@ -703,8 +711,7 @@ mod kernels_sm90a {
                             warpgroup_sync(bar);
                         }
                         let (r, col) = wgmma::layout::acc_row_col(t, $i);
-                        let x = (col % box_cols) * T::BYTES;
-                        let addr = slot + r * 128 + (((x / 16) ^ (r % 8)) * 16) + x % 16;
+                        let addr = slot + T::CBox::offset(r, col % box_cols);
                         // SAFETY: inside this warpgroup's box buffer, aligned to the pair;
                         // each (r, col) belongs to one thread; the buffer's previous store
                         // has read it (above).
