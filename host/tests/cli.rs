@@ -1811,6 +1811,42 @@ fn bench_counts_accept_negative_numbers_into_the_range_check() {
     assert_rejected(&["mandelbrot-bench", "--size", "-1"], &["'-1'"]);
 }
 
+/// Issue 35: a negative or out-of-range `--size` or `--len` says what is allowed (not u32's
+/// range, not "invalid digit").
+#[test]
+fn bench_sizes_and_lengths_name_what_is_allowed() {
+    for (args, flag, range) in [
+        (
+            &["mandelbrot-bench", "--size", "-1"][..],
+            "--size -1",
+            "1 to 32768",
+        ),
+        (
+            &["mandelbrot-bench", "--size", "32769"],
+            "--size 32769",
+            "1 to 32768",
+        ),
+        (&["bench", "--len", "-1"], "--len -1", "1 to 2147483648"),
+        (
+            &["vector-add", "--len", "-1"],
+            "--len -1",
+            "1 to 2147483648",
+        ),
+        (
+            &["vector-add", "--len", "2147483649"],
+            "--len 2147483649",
+            "1 to 2147483648",
+        ),
+    ] {
+        assert_rejected(args, &[&format!("{flag} is not allowed"), range]);
+        let err = stderr(&ferrocuda(temp_dir().path(), args));
+        assert!(
+            !err.contains("4294967295") && !err.contains("invalid digit"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Deep zoom in the band pipeline (issue 20: N2, N6, N7, N8, N9, N13, N16). Appended as one
 // section; the helpers above are shared.

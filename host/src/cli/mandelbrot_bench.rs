@@ -36,7 +36,7 @@ pub enum BenchBackend {
 #[derive(clap::Args)]
 pub struct BenchArgs {
     /// Image width and height in pixels (1 to 32768).
-    #[arg(long, default_value_t = 8192, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 8192, allow_negative_numbers = true, value_parser = parse_size)]
     pub size: u32,
     /// Iteration limit (1 to 10,000,000).
     #[arg(long, default_value_t = 1000, allow_negative_numbers = true, value_parser = super::parse_max_iter)]
@@ -61,6 +61,20 @@ pub struct BenchArgs {
     pub json: Option<std::path::PathBuf>,
 }
 
+/// Largest `--size`, pixels per side.
+const MAX_BENCH_SIDE_PX: u32 = 32_768;
+
+/// `--size`: 1 to [`MAX_BENCH_SIDE_PX`] pixels.
+fn parse_size(s: &str) -> Result<u32, String> {
+    super::parse_flag_u32_in(
+        s,
+        "--size",
+        "the image side in pixels",
+        1,
+        MAX_BENCH_SIDE_PX,
+    )
+}
+
 /// Host memory the CPU benchmark may take for its images: 4 GiB.
 const MAX_CPU_BENCH_BYTES: u64 = 4 << 30;
 
@@ -73,12 +87,6 @@ pub const VIEWS: [(&str, f64, f64, f64); 4] = [
 ];
 
 pub fn run(args: &BenchArgs) -> Result<()> {
-    if args.size == 0 || args.size > 32_768 {
-        super::usage!(
-            "--size {} is not allowed: it must be 1 to 32768 pixels",
-            args.size
-        );
-    }
     super::mandelbrot::check_size_and_iter(args.size, args.size, args.max_iter)?;
     if args.backend == BenchBackend::Cpu {
         // The CPU run keeps both kernels' images (escape times and colours: 14 bytes per

@@ -283,6 +283,22 @@ fn parse_u32_in(s: &str, what: &str, lo: u32, hi: u32) -> Result<u32, String> {
     }
 }
 
+/// [`parse_u32_in`] for a flag whose error starts with the flag and the value as typed:
+/// "--len -1 is not allowed: the number of elements must be a whole number from 1 to 2147483648".
+fn parse_flag_u32_in(s: &str, flag: &str, what: &str, lo: u32, hi: u32) -> Result<u32, String> {
+    parse_u32_in(s, what, lo, hi).map_err(|_| {
+        format!("{flag} {s} is not allowed: {what} must be a whole number from {lo} to {hi}")
+    })
+}
+
+/// Most elements per vector of `bench` and `vector-add`: 2^31 (8 GiB per f32 array).
+pub const MAX_VECTOR_LEN: u32 = 1 << 31;
+
+/// `--len` of `bench` and `vector-add`: 1 to [`MAX_VECTOR_LEN`] elements.
+pub fn parse_vector_len(s: &str) -> Result<u64, String> {
+    parse_flag_u32_in(s, "--len", "the number of elements", 1, MAX_VECTOR_LEN).map(u64::from)
+}
+
 /// Largest image side in pixels.
 pub const MAX_SIDE_PX: u32 = 65_536;
 /// Largest zoom frame side in pixels.

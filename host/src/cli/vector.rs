@@ -9,7 +9,7 @@ use host::Gpu;
 #[derive(clap::Args)]
 pub struct VectorAddArgs {
     /// Number of elements (1 to 2^31).
-    #[arg(long, default_value_t = 1 << 28, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 1 << 28, allow_negative_numbers = true, value_parser = super::parse_vector_len)]
     pub len: u64,
     /// Timed repetitions after one warm-up, 1 to 1000.
     #[arg(long, default_value_t = 20, allow_negative_numbers = true, value_parser = super::parse_reps)]
@@ -17,13 +17,6 @@ pub struct VectorAddArgs {
 }
 
 pub fn run(args: &VectorAddArgs) -> Result<()> {
-    const MAX_LEN: u64 = 1 << 31;
-    if args.len == 0 || args.len > MAX_LEN {
-        super::usage!(
-            "--len {} is not allowed: it must be 1 to {MAX_LEN}",
-            args.len
-        );
-    }
     let gpu = Gpu::new(0).context("vector-add runs on the GPU")?;
     let n = usize::try_from(args.len)?;
     // Inputs with non-trivial bits (not zeros): a[i] = i mod 1024 / 8, b[i] = 1/3 · (i mod 7).

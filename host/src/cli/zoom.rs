@@ -34,12 +34,7 @@ const MAX_FRAMES: u32 = 100_000;
 const MAX_ITER_GROWTH: u32 = 1_000_000;
 
 fn parse_frames(s: &str) -> Result<u32, String> {
-    super::parse_u32_in(s, "the number of frames", 1, MAX_FRAMES).map_err(|_| {
-        format!(
-            "--frames {s} is not allowed: the number of frames must be a whole number from 1 to \
-             {MAX_FRAMES}"
-        )
-    })
+    super::parse_flag_u32_in(s, "--frames", "the number of frames", 1, MAX_FRAMES)
 }
 
 fn parse_start_scale(s: &str) -> Result<f64, String> {
