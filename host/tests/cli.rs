@@ -2443,3 +2443,24 @@ fn tiny_centre_exponents_are_read_at_once_as_zero() {
         assert!(image == reference, "{tiny:?}: not the image of {zero:?}");
     }
 }
+
+// ---- Issue 35: the low-severity CLI defects. ----
+
+/// A `--start-scale` below f64's range is named as typed, not as its f64 rounding `0e0`.
+#[test]
+fn a_start_scale_below_f64_is_named_as_typed() {
+    for scale in ["1e-400", "0.5e-310"] {
+        assert_rejected(
+            &[&ZOOM[..], &["--start-scale", scale, "--gif", "z.gif"]].concat(),
+            &[
+                &format!("--start-scale `{scale}` is not allowed"),
+                "below f64's range",
+            ],
+        );
+        let err = stderr(&ferrocuda(
+            temp_dir().path(),
+            &[&ZOOM[..], &["--start-scale", scale, "--gif", "z.gif"]].concat(),
+        ));
+        assert!(!err.contains("0e0"), "{err}");
+    }
+}

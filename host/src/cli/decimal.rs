@@ -241,10 +241,11 @@ pub fn parse_scale(s: &str) -> Result<Decimal, String> {
     Decimal::parse_positive(s, "scale")
 }
 
-/// A positive scale that must be a finite `f64` (`--start-scale`); `what` names it.
+/// A positive scale that must be a normal `f64` (`--start-scale`); `what` names it.
 ///
 /// # Errors
-/// As [`Decimal::parse_positive`], or a value beyond `f64`'s range (named).
+/// As [`Decimal::parse_positive`], or a value beyond `f64`'s range or below its smallest
+/// normal number (named as typed: `1e-400` would otherwise read as `0`).
 pub fn parse_scale_f64(s: &str, what: &str) -> Result<f64, String> {
     let d = Decimal::parse_positive(s, what)?;
     let v = d.to_f64();
@@ -252,6 +253,12 @@ pub fn parse_scale_f64(s: &str, what: &str) -> Result<f64, String> {
         return Err(format!(
             "{what} `{s}` is not allowed: it is beyond f64's range (at most {:e})",
             f64::MAX
+        ));
+    }
+    if v < f64::MIN_POSITIVE {
+        return Err(format!(
+            "{what} `{s}` is not allowed: it is below f64's range (at least {:e})",
+            f64::MIN_POSITIVE
         ));
     }
     Ok(v)
