@@ -158,13 +158,13 @@ mod kernels_sm90a {
         WG_ROUND_THREADS, WG_STAGE_BYTES, WG_STAGES,
     };
     use crate::gemm_tc::{OutElem, tile_coords};
-    use cuda_std::barrier::{MBarrier, Phase, fence_init};
+    use cuda_std::barrier::{MBarrier, fence_init};
     use cuda_std::cluster;
     use cuda_std::half::{bf16, f16};
     use cuda_std::prelude::*;
     use cuda_std::shared::shared_addr;
     use cuda_std::shared::window::SharedAddr;
-    use cuda_std::tile::{SmemTile, Tile, swizzle};
+    use cuda_std::tile::{PipelineState, SmemTile, Tile, swizzle};
     use cuda_std::tma::{self, TensorMap};
     use cuda_std::wgmma::{self, MatrixDescriptor};
 
@@ -314,22 +314,7 @@ mod kernels_sm90a {
     }
 
     /// The ring position: stage index and the parity its next wait is for.
-    #[derive(Clone, Copy)]
-    struct Ring {
-        slot: u32,
-        phase: Phase,
-    }
-
-    impl Ring {
-        #[inline(always)]
-        fn advance(&mut self) {
-            self.slot += 1;
-            if self.slot == WG_STAGES {
-                self.slot = 0;
-                self.phase = self.phase.flip();
-            }
-        }
-    }
+    type Ring = PipelineState<WG_STAGES>;
 
     /// Waits until the 128 threads of the calling warpgroup arrive at named barrier `id`
     /// (`cuda_std::thread::named_barrier_sync::<128>`; ids 1 and 2 are the consumers', 0 is
@@ -420,17 +405,14 @@ mod kernels_sm90a {
     ) {
         const CHUNKS: u32 = WG_STAGE_BYTES / 16;
         const _: () = assert!(CHUNKS.is_multiple_of(WG_ROUND_THREADS));
-        let mut ring = Ring {
-            slot: 0,
-            phase: Phase::ZERO,
-        };
+        let mut ring = Ring::START;
         for _ in 0..stages {
-            let s = ring.slot as usize;
+            let s = ring.stage() as usize;
             // SAFETY: caller contract; the stage's phase is the current or the previous one
             // (the consumers release a stage only after its rounded phase completed, so the
             // producer cannot refill it before this thread arrived).
             unsafe {
-                (*full.add(s)).wait(ring.phase);
+                (*full.add(s)).wait(ring.phase());
                 let stage = smem.add(s * WG_STAGE_BYTES as usize).cast::<Chunk>();
                 // Groups of `GROUP` chunks: all loads of a group are issued before its
                 // stores, so their latencies overlap.
@@ -542,12 +524,8 @@ mod kernels_sm90a {
                     tma::prefetch_descriptor(map_a);
                     tma::prefetch_descriptor(map_b);
                 }
-                // The empty barriers' first waits are for the phase before their first
-                // (parity 1), which counts as completed: every stage starts free.
-                let mut ring = Ring {
-                    slot: 0,
-                    phase: Phase::ZERO.flip(),
-                };
+                // Every stage starts free.
+                let mut ring = Ring::PRODUCER_START;
                 let mut tile = first_tile;
                 while tile < tiles {
                     let (gm, tn) = tile_coords(tile, groups_m, tiles_n);
@@ -555,7 +533,7 @@ mod kernels_sm90a {
                     let row_a = (tm * WG_BM) as i32;
                     let row_b = (tn * WG_BN + rank * b_rows) as i32;
                     for kt in 0..k_tiles {
-                        let s = ring.slot as usize;
+                        let s = ring.stage() as usize;
                         // SAFETY: initialised barriers; the stage's phase is the current
                         // or the previous one (the ring walks all stages in order); the
                         // stage is free (in every block of the cluster) once its empty
@@ -568,7 +546,7 @@ mod kernels_sm90a {
                         // after that phase completed).
                         unsafe {
                             let (f, e) = (&*full.add(s), &*empty.add(s));
-                            e.wait(ring.phase);
+                            e.wait(ring.phase());
                             f.arrive_expect_tx(WG_STAGE_BYTES);
                             let stage = smem.add(s * WG_STAGE_BYTES as usize);
                             let x = (kt * k_elems) as i32;
@@ -621,10 +599,7 @@ mod kernels_sm90a {
         let consumer = warpgroup - 1;
         let t = tid % 128;
         let lane = tid % 32;
-        let mut ring = Ring {
-            slot: 0,
-            phase: Phase::ZERO,
-        };
+        let mut ring = Ring::START;
         let mut acc = [0.0f32; 128];
         let pairs = n.is_multiple_of(2);
         if c_by_tma && t == 0 {
@@ -637,13 +612,13 @@ mod kernels_sm90a {
             let tm = gm * CLUSTER + rank;
             let mut prev = 0u32;
             for kt in 0..k_tiles {
-                let s = ring.slot;
+                let s = ring.stage();
                 // SAFETY: initialised barrier, current or previous phase.
                 unsafe {
                     if T::TF32 {
-                        (*rounded.add(s as usize)).wait(ring.phase)
+                        (*rounded.add(s as usize)).wait(ring.phase())
                     } else {
-                        (*full.add(s as usize)).wait(ring.phase)
+                        (*full.add(s as usize)).wait(ring.phase())
                     }
                 };
                 let stage = smem_addr + s * WG_STAGE_BYTES;
