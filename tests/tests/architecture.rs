@@ -629,3 +629,25 @@ fn blastoff_chooses_its_backend_in_one_place() {
         offenders.join("\n")
     );
 }
+
+#[test]
+fn the_swizzle_and_the_wgmma_descriptor_are_defined_once_in_the_contract() {
+    // Host (TMA) and device (`wgmma`) must agree on the shared-memory layout: one
+    // definition, in cust_core::tile, that both re-export.
+    let mut offenders = Vec::new();
+    for dir in ["crates", "kernels/src", "host/src", "tests"] {
+        offenders.extend(offending_lines(dir, 1, |rel, code| {
+            rel != "crates/cust_core/src/tile.rs"
+                && rel != "tests/tests/architecture.rs"
+                && (code.contains("enum Swizzle")
+                    || code.contains("enum TmaSwizzle")
+                    || code.contains("struct MatrixDescriptor"))
+        }));
+    }
+    assert!(
+        offenders.is_empty(),
+        "the swizzle and the wgmma descriptor are defined once, in cust_core::tile \
+         (ARCHITECTURE.md, cust_core):\n{}",
+        offenders.join("\n")
+    );
+}
