@@ -982,9 +982,11 @@ fn interrupt(
     (out.status.code(), stderr(&out), sent.elapsed())
 }
 
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT (issue 35: it used to dump core and leave the
+/// `.part` file) stop a render promptly, with exit status 128 + signal and no file left.
 #[test]
 fn signals_stop_a_render_promptly_and_leave_no_file() {
-    for (signal, code) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
+    for (signal, code) in [("INT", 130), ("TERM", 143), ("HUP", 129), ("QUIT", 131)] {
         let dir = temp_dir();
         let (status, err, latency) = interrupt(
             dir.path(),

@@ -176,7 +176,8 @@ static SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// the CPU); its `rows_done` feeds the progress display.
 pub static CONTROL: host::mandelbrot::RenderControl = host::mandelbrot::RenderControl::new();
 
-/// Stopped by a signal (Ctrl-C, `kill`, a closed terminal); the exit status is 128 + signal.
+/// Stopped by a signal (Ctrl-C, Ctrl-\\, `kill`, a closed terminal); the exit status is
+/// 128 + signal.
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted by {}: stopped; {written}", signal_name(*.signal))]
 pub struct Interrupted {
@@ -191,18 +192,22 @@ fn signal_name(signal: i32) -> &'static str {
         signal_hook::consts::SIGINT => "SIGINT (Ctrl-C)",
         signal_hook::consts::SIGTERM => "SIGTERM",
         signal_hook::consts::SIGHUP => "SIGHUP",
+        signal_hook::consts::SIGQUIT => "SIGQUIT (Ctrl-\\)",
         _ => "a signal",
     }
 }
 
-/// Catches SIGINT, SIGTERM and SIGHUP (once per process): the first one sets `CONTROL.stop`, and a
+/// Catches SIGINT, SIGTERM, SIGHUP and SIGQUIT (once per process; SIGQUIT would otherwise
+/// end the program with a core dump and leave its temporary files): the first one sets `CONTROL.stop`, and a
 /// line on stderr says at once that the program is stopping; render loops then stop within
 /// about a second, remove their temporary files and exit with status 128 + signal.
 pub fn catch_signals() {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        let Ok(mut signals) =
+            signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT])
+        else {
             return;
         };
         std::thread::spawn(move || {
