@@ -2466,3 +2466,53 @@ fn a_start_scale_below_f64_is_named_as_typed() {
         assert!(!err.contains("0e0"), "{err}");
     }
 }
+
+/// `--precision f32|f64` (or `--corners`) on a view too deep for f64 says what to change:
+/// leave out --precision (or use --center/--scale), not the --center/--scale already typed.
+#[test]
+fn a_forced_precision_too_deep_for_f64_advises_leaving_it_out() {
+    let deep = ["--center", "-1.75,0", "--scale", "1e-17"];
+    for p in ["f32", "f64"] {
+        let args = [&SMALL[..], &deep[..], &["--precision", p]].concat();
+        assert_rejected(
+            &args,
+            &[
+                "below f64's resolution",
+                &format!("leave out --precision {p}"),
+            ],
+        );
+        let err = stderr(&ferrocuda(temp_dir().path(), &args));
+        assert!(!err.contains("--center/--scale"), "{err}");
+    }
+    assert_rejected(
+        &[
+            &ZOOM[..11],
+            &[
+                "--center",
+                "-1.75,0",
+                "--end-scale",
+                "1e-17",
+                "--precision",
+                "f64",
+            ],
+            &["--gif", "z.gif"],
+        ]
+        .concat(),
+        &["frame 2", "leave out --precision f64"],
+    );
+    assert_rejected(
+        &[
+            &SMALL[..],
+            &[
+                "--corners",
+                "-1.75,0.00000000000000001",
+                "-1.7499999999999996,0",
+            ],
+        ]
+        .concat(),
+        &[
+            "below f64's resolution",
+            "--center RE,IM --scale WIDTH instead of --corners",
+        ],
+    );
+}

@@ -68,6 +68,22 @@ impl PrecisionArg {
             Self::F64 => "f64",
         }
     }
+
+    /// What to change on the command line when `check_view` refuses a float view as too deep
+    /// for f64 (`corners`: the view was given as --corners): views that deep are rendered by
+    /// perturbation, which `--precision f32|f64` and `--corners` rule out. `None` when
+    /// neither was given.
+    pub fn too_deep_advice(self, corners: bool) -> Option<String> {
+        let forced = (self != Self::Auto).then(|| format!("leave out --precision {}", self.name()));
+        let corners =
+            corners.then_some("give the view as --center RE,IM --scale WIDTH instead of --corners");
+        match (forced, corners) {
+            (Some(f), Some(c)) => Some(format!("{f} and {c}")),
+            (Some(f), None) => Some(format!("{f} (auto chooses perturbation)")),
+            (None, Some(c)) => Some(c.to_owned()),
+            (None, None) => None,
+        }
+    }
 }
 
 /// Options for how the image looks, shared with `ferrocuda zoom`.
@@ -525,7 +541,12 @@ fn float_job(args: &MandelbrotArgs, style: &Style) -> Result<(RenderJob<f64>, Pr
             })
         }),
     }?;
-    Precision::check_view(&view).map_err(super::UsageError)?;
+    Precision::check_view(&view).map_err(|e| {
+        match args.precision.too_deep_advice(args.corners.is_some()) {
+            Some(advice) => super::UsageError(format!("{e}: {advice}")),
+            None => super::UsageError(e),
+        }
+    })?;
     if let Some(c) = &args.corners {
         // Pixels are as wide as the view divided by the width, as tall as its height by the
         // height: unequal when the corners' aspect ratio differs from the image's.

@@ -265,8 +265,12 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
                     )
                 })
             })?;
-        host::mandelbrot::Precision::check_view(&view)
-            .map_err(|e| super::UsageError(format!("frame {k}: {e}")))?;
+        host::mandelbrot::Precision::check_view(&view).map_err(|e| {
+            match args.precision.too_deep_advice(false) {
+                Some(advice) => super::UsageError(format!("frame {k}: {e}: {advice}")),
+                None => super::UsageError(format!("frame {k}: {e}")),
+            }
+        })?;
     }
     if let (Some(dir), Some(gif)) = (&args.output_dir, &args.gif) {
         check_gif_beside_frames(dir, gif)?;

@@ -44,7 +44,8 @@ impl Precision {
     /// Whether any precision renders `view` correctly: every coordinate small enough for f64
     /// to square (at most 2^500 ≈ 3.3·10^150 in magnitude), and pixels at least one unit in
     /// the last place of f64 apart at the centre (spacing ≥ 2^-52 of the centre's magnitude;
-    /// closer pixels would all get the same coordinates, one flat colour).
+    /// closer pixels would all get the same coordinates, one flat colour). Views too deep for
+    /// f64 are rendered by perturbation ([`crate::deep`]).
     ///
     /// # Errors
     /// A message naming the value that is out of range and what is allowed.
@@ -63,9 +64,7 @@ impl Precision {
         if !resolved {
             return Err(format!(
                 "pixel spacing {step:e} is below f64's resolution at this centre ({:e}): every \
-                 pixel would get the same coordinate; zooms this deep need perturbation \
-                 (`ferrocuda mandelbrot --center/--scale` or `--center-re/--center-im`, or \
-                 host::deep)",
+                 pixel would get the same coordinate; zooms this deep need perturbation",
                 magnitude * 2f64.powi(-52)
             ));
         }
