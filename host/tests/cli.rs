@@ -2516,3 +2516,29 @@ fn a_forced_precision_too_deep_for_f64_advises_leaving_it_out() {
         ],
     );
 }
+
+/// `bench --from-json` reads at most 64 MiB: a larger file and `/dev/zero` (endless) are
+/// refused naming the file and the limit, instead of reading gigabytes.
+#[test]
+fn bench_from_json_reads_at_most_64_mib() {
+    let limit = "at most 67108864 bytes (64 MiB)";
+    let dir = temp_dir();
+    // Sparse: no disk space taken.
+    std::fs::File::create(dir.path().join("big.json"))
+        .and_then(|f| f.set_len((64 << 20) + 1))
+        .expect("creating a sparse file");
+    let out = ferrocuda(dir.path(), &["bench", "--from-json", "big.json"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`big.json` is not allowed") && err.contains(limit),
+        "{err}"
+    );
+    assert!(err.contains("this one is 67108865 bytes"), "{err}");
+    assert_eq!(entries(dir.path()), ["big.json"]);
+    // Last: without the bound this one reads until memory runs out.
+    assert_rejected(
+        &["bench", "--from-json", "/dev/zero"],
+        &["--from-json `/dev/zero` is not allowed", limit],
+    );
+}

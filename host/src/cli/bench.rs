@@ -106,8 +106,7 @@ fn parse_precisions(s: &str) -> Result<Precisions, String> {
 
 pub fn run(args: &BenchArgs) -> Result<()> {
     if let Some(path) = &args.from_json {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading --from-json {}", path.display()))?;
+        let text = read_bench_json(path)?;
         let mut report: bench::Report = serde_json::from_str(&text).with_context(|| {
             format!(
                 "--from-json {}: not a bench.json written by `ferrocuda bench`",
@@ -136,6 +135,51 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     let report =
         bench::run(&opts, |line| super::errln!("{line}")).context("bench runs on the GPU")?;
     finish(&report, args)
+}
+
+/// Largest `--from-json` file: 64 MiB (a bench.json is tens of KiB; this bounds what a wrong
+/// path such as `/dev/zero` can make the program read).
+pub const MAX_BENCH_JSON_BYTES: u64 = 64 << 20;
+
+/// Reads a `--from-json` file, at most [`MAX_BENCH_JSON_BYTES`] of it.
+///
+/// # Errors
+/// The file cannot be read (the operating system's error), or it is larger than
+/// [`MAX_BENCH_JSON_BYTES`] (a usage error naming the file, the limit and its size) or not
+/// UTF-8.
+fn read_bench_json(path: &std::path::Path) -> Result<String> {
+    use std::io::Read as _;
+    let shown = path.display();
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_BENCH_JSON_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot read --from-json `{shown}`: {}",
+                super::os_message(&e)
+            )
+        })?;
+    if bytes.len() as u64 > MAX_BENCH_JSON_BYTES {
+        let size = std::fs::metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map_or_else(
+                || "more than that".to_owned(),
+                |m| format!("{} bytes", m.len()),
+            );
+        super::usage!(
+            "--from-json `{shown}` is not allowed: a bench.json may be at most \
+             {MAX_BENCH_JSON_BYTES} bytes (64 MiB), this one is {size}"
+        );
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        super::UsageError(format!(
+            "--from-json `{shown}` is not a bench.json written by `ferrocuda bench`: invalid \
+             UTF-8 at byte {}",
+            e.utf8_error().valid_up_to()
+        ))
+        .into()
+    })
 }
 
 /// Prints the table and writes the files.
