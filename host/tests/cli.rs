@@ -2542,3 +2542,84 @@ fn bench_from_json_reads_at_most_64_mib() {
         &["--from-json `/dev/zero` is not allowed", limit],
     );
 }
+
+/// A quick `mandelbrot-bench` on the CPU; tests append `--json FILE`.
+const MANDELBROT_BENCH: [&str; 11] = [
+    "mandelbrot-bench",
+    "--backend",
+    "cpu",
+    "--size",
+    "8",
+    "--reps",
+    "1",
+    "--warmup",
+    "0",
+    "--max-iter",
+    "50",
+];
+
+/// `bench.json`, `bench.svg` and `mandelbrot-bench --json` are replaced atomically (a
+/// temporary file renamed into place): on a full disk the error names the file and the OS
+/// error, and no file is left, not even an empty one; otherwise only the files are left.
+#[test]
+fn bench_outputs_are_written_atomically() {
+    let from = concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/bench/bench.json");
+    let dir = temp_dir();
+    ok(dir.path(), &["bench", "--from-json", from, "-o", "out"]);
+    assert_eq!(
+        entries(&dir.path().join("out")),
+        ["bench.json", "bench.svg"]
+    );
+    ok(
+        dir.path(),
+        &[&MANDELBROT_BENCH[..], &["--json", "m.json"]].concat(),
+    );
+    assert_eq!(entries(dir.path()), ["m.json", "out"]);
+    let cases: [(&[&str], &str); 2] = [
+        (&["bench", "--from-json", from, "-o", "."], "bench.json"),
+        (
+            &[&MANDELBROT_BENCH[..], &["--json", "m.json"]].concat(),
+            "m.json",
+        ),
+    ];
+    for (args, path) in cases {
+        let Some((out, left)) = on_full_disk(args) else {
+            return;
+        };
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains(path) && err.contains("No space left on device"),
+            "{args:?}: the error names no path or no OS error: {err}"
+        );
+        assert!(!stdout(&out).contains("wrote"), "{}", stdout(&out));
+        assert_eq!(left, Vec::<String>::new(), "{args:?} left files behind");
+    }
+}
+
+/// `mandelbrot-bench --json` is checked before the benchmark runs: a read-only file is
+/// refused and kept, a missing folder named, and nothing is benchmarked (no table).
+#[test]
+fn mandelbrot_bench_json_is_checked_before_the_benchmark() {
+    let dir = temp_dir();
+    let read_only = dir.path().join("ro.json");
+    std::fs::write(&read_only, "keep\n").unwrap();
+    let mut permissions = std::fs::metadata(&read_only).unwrap().permissions();
+    permissions.set_readonly(true);
+    std::fs::set_permissions(&read_only, permissions).unwrap();
+    for (json, named) in [
+        ("ro.json", "`ro.json` is read-only"),
+        ("no/m.json", "folder `no` does not exist"),
+    ] {
+        let out = ferrocuda(
+            dir.path(),
+            &[&MANDELBROT_BENCH[..], &["--json", json]].concat(),
+        );
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{json}: {err}");
+        assert!(err.contains(named), "{json}: {err}");
+        assert_eq!(stdout(&out), "", "{json}: the benchmark ran");
+    }
+    assert_eq!(std::fs::read_to_string(&read_only).unwrap(), "keep\n");
+    assert_eq!(entries(dir.path()), ["ro.json"]);
+}

@@ -5,7 +5,6 @@
 
 use super::{Entry, Implementation, Report};
 use plotters::prelude::*;
-use std::path::Path;
 
 /// Row height, pixels.
 const ROW_PX: u32 = 18;
@@ -23,12 +22,13 @@ fn color(implementation: Implementation) -> RGBColor {
     }
 }
 
-/// Draws `report` as an SVG at `path`: up to three panels, each drawn only if it has rows —
-/// bandwidth, SGEMM (`sgemm …` rows), and the GEMM rows by precision (`gemm …`).
+/// Draws `report` as an SVG document: up to three panels, each drawn only if it has rows —
+/// bandwidth, SGEMM (`sgemm …` rows), and the GEMM rows by precision (`gemm …`). Returned as
+/// text, so that the caller writes it as it writes any output file (atomically).
 ///
 /// # Errors
-/// A drawing or file error, as text.
-pub fn draw(report: &Report, path: &Path) -> Result<(), String> {
+/// A drawing error, as text.
+pub fn svg(report: &Report) -> Result<String, String> {
     let bandwidth: Vec<&Entry> = report
         .entries
         .iter()
@@ -56,47 +56,52 @@ pub fn draw(report: &Report, path: &Path) -> Result<(), String> {
     };
     let height = (panel_px(bandwidth.len()) + panel_px(sgemm.len()) + panel_px(by_precision.len()))
         .max(ROW_PX);
-    let root = SVGBackend::new(path, (WIDTH_PX, height)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| e.to_string())?;
-    let (top, rest) = root.split_vertically(panel_px(bandwidth.len()));
-    let (middle, bottom) = rest.split_vertically(panel_px(sgemm.len()));
-    if !bandwidth.is_empty() {
-        let title = format!(
-            "ferrocuda bench on {} ({} elements per vector)",
-            report.device, report.len
-        );
-        panel(
-            &top,
-            &title,
-            "GB/s (10^9 bytes/s, STREAM counting)",
-            &bandwidth,
-            |e| e.gb_per_s,
-            memcpy,
-        )?;
+    let mut svg = String::new();
+    // The drawing areas borrow `svg` until the end of this block.
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH_PX, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let (top, rest) = root.split_vertically(panel_px(bandwidth.len()));
+        let (middle, bottom) = rest.split_vertically(panel_px(sgemm.len()));
+        if !bandwidth.is_empty() {
+            let title = format!(
+                "ferrocuda bench on {} ({} elements per vector)",
+                report.device, report.len
+            );
+            panel(
+                &top,
+                &title,
+                "GB/s (10^9 bytes/s, STREAM counting)",
+                &bandwidth,
+                |e| e.gb_per_s,
+                memcpy,
+            )?;
+        }
+        if !sgemm.is_empty() {
+            let title = format!(
+                "SGEMM {}, FP32 (cuBLAS with TF32 off), on {}",
+                super::shapes(&report.gemm),
+                report.device
+            );
+            panel(&middle, &title, "TFLOP/s", &sgemm, |e| e.tflop_per_s, None)?;
+        }
+        if !by_precision.is_empty() {
+            let title = format!(
+                "GEMM by precision, C = A·Bᵀ row-major, f32 accumulation, on {} (cuBLAS: cublasGemmEx)",
+                report.device
+            );
+            panel(
+                &bottom,
+                &title,
+                "TFLOP/s (2·m·n·k / median time)",
+                &by_precision,
+                |e| e.tflop_per_s,
+                None,
+            )?;
+        }
+        root.present().map_err(|e| e.to_string())?;
     }
-    if !sgemm.is_empty() {
-        let title = format!(
-            "SGEMM {}, FP32 (cuBLAS with TF32 off), on {}",
-            super::shapes(&report.gemm),
-            report.device
-        );
-        panel(&middle, &title, "TFLOP/s", &sgemm, |e| e.tflop_per_s, None)?;
-    }
-    if !by_precision.is_empty() {
-        let title = format!(
-            "GEMM by precision, C = A·Bᵀ row-major, f32 accumulation, on {} (cuBLAS: cublasGemmEx)",
-            report.device
-        );
-        panel(
-            &bottom,
-            &title,
-            "TFLOP/s (2·m·n·k / median time)",
-            &by_precision,
-            |e| e.tflop_per_s,
-            None,
-        )?;
-    }
-    root.present().map_err(|e| e.to_string())
+    Ok(svg)
 }
 
 /// One panel: a bar per entry, labelled `workload implementation`, value at the bar's end.

@@ -40,7 +40,7 @@ pub mod vector_add;
 mod vectors;
 
 pub use gemm::{DEFAULT_PRECISION_GEMM_SHAPES, GemmPrecision};
-pub use report::{Entry, Report, fill_best_peers, shapes, table, write_outputs};
+pub use report::{Entry, Report, fill_best_peers, output_files, shapes, table};
 
 /// What to run.
 #[derive(Clone, Debug)]

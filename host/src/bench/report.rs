@@ -5,7 +5,6 @@
 use super::Implementation;
 use crate::timing::Stats;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 
 /// One timed implementation of one workload.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -292,16 +291,18 @@ pub fn table(report: &Report) -> String {
     s
 }
 
-/// Writes `bench.json` and `bench.svg` (the chart, [`super::chart::draw`]) into `dir`
-/// (created if needed).
+/// The files `ferrocuda bench` writes, as (file name, contents): `bench.json` (the report,
+/// pretty-printed) and `bench.svg` (the chart, [`super::chart::svg`]).
+/// The caller writes them (atomically: a full disk must not leave a truncated file).
 ///
 /// # Errors
-/// A file error, or the chart's drawing error.
-pub fn write_outputs(report: &Report, dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
-    std::fs::write(dir.join("bench.json"), json)?;
-    super::chart::draw(report, &dir.join("bench.svg")).map_err(std::io::Error::other)
+/// The chart's drawing error, or the report's serialisation error, as text.
+pub fn output_files(report: &Report) -> Result<[(&'static str, String); 2], String> {
+    let json = serde_json::to_string_pretty(report).map_err(|e| e.to_string())?;
+    Ok([
+        ("bench.json", json),
+        ("bench.svg", super::chart::svg(report)?),
+    ])
 }
 
 #[cfg(test)]
@@ -373,15 +374,11 @@ mod tests {
             t.contains(&format!("{:.3}x cub", 2500.0 / (1e3 / 0.45))),
             "{t}"
         );
-        let dir = tempfile::tempdir().unwrap();
-        write_outputs(&r, dir.path()).unwrap();
-        let json: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join("bench.json")).unwrap())
-                .unwrap();
+        let [(_, json_text), (_, svg)] = output_files(&r).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&json_text).unwrap();
         assert_eq!(json["entries"].as_array().unwrap().len(), 6);
         assert_eq!(json["entries"][1]["best_peer"], "cuda-c");
         assert_eq!(json["entries"][0]["implementation"], "memcpy");
-        let svg = std::fs::read_to_string(dir.path().join("bench.svg")).unwrap();
         assert!(
             svg.starts_with("<svg") && svg.contains("sum f32 cub"),
             "{svg}"
@@ -420,17 +417,13 @@ mod tests {
             t.contains("rust wgmma") && t.contains("rust mma.sync") && t.contains("1.50e-3"),
             "{t}"
         );
-        let dir = tempfile::tempdir().unwrap();
-        write_outputs(&r, dir.path()).unwrap();
-        let svg = std::fs::read_to_string(dir.path().join("bench.svg")).unwrap();
+        let [(_, json_text), (_, svg)] = output_files(&r).unwrap();
         assert!(
             svg.contains("GEMM by precision")
                 && svg.contains("gemm bf16 4096x4096x4096 rust wgmma"),
             "{svg}"
         );
-        let json: Report =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join("bench.json")).unwrap())
-                .unwrap();
+        let json: Report = serde_json::from_str(&json_text).unwrap();
         assert_eq!(json.entries[1].variant.as_deref(), Some("mma.sync"));
         assert_eq!(json.entries[2].max_rel_error, Some(1.5e-3));
     }
@@ -459,17 +452,13 @@ mod tests {
         assert!((ours.vs_best_peer.unwrap() - 8.0 / 9.0).abs() < 1e-12);
         let t = table(&r);
         assert!(t.contains("sort pairs u32 2^28 4 values"), "{t}");
-        let dir = tempfile::tempdir().unwrap();
-        write_outputs(&r, dir.path()).unwrap();
-        let json: Report =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join("bench.json")).unwrap())
-                .unwrap();
+        let [(_, json_text), (_, svg)] = output_files(&r).unwrap();
+        let json: Report = serde_json::from_str(&json_text).unwrap();
         assert!(
             json.entries
                 .iter()
                 .any(|e| e.workload == "sort u32 2^28 uniform")
         );
-        let svg = std::fs::read_to_string(dir.path().join("bench.svg")).unwrap();
         assert!(
             svg.contains("sort u32 2^28 uniform rust")
                 && svg.contains("sort pairs u32 2^28 4 values cub"),
@@ -488,6 +477,6 @@ mod tests {
             || tempfile::tempdir().unwrap().keep(),
             std::path::PathBuf::from,
         );
-        super::super::chart::draw(&r, &out.join("bench.svg")).unwrap();
+        std::fs::write(out.join("bench.svg"), super::super::chart::svg(&r).unwrap()).unwrap();
     }
 }

@@ -186,8 +186,20 @@ fn read_bench_json(path: &std::path::Path) -> Result<String> {
 fn finish(report: &bench::Report, args: &BenchArgs) -> Result<()> {
     let table = bench::table(report);
     outln!("{}", table.trim_end_matches('\n'));
-    bench::write_outputs(report, &args.out)
-        .with_context(|| format!("writing bench.json and bench.svg to {}", args.out.display()))?;
+    let files =
+        bench::output_files(report).map_err(|e| anyhow::anyhow!("drawing the chart: {e}"))?;
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot create the output folder `{}`: {}",
+            args.out.display(),
+            super::os_message(&e)
+        )
+    })?;
+    // Each file replaced atomically: a full disk leaves the earlier file, never a truncated one.
+    for (name, text) in files {
+        super::OutputFile::open(&args.out.join(name), "bench file", ".part")?
+            .write_bytes(text.as_bytes())?;
+    }
     outln!(
         "wrote {} and {}",
         args.out.join("bench.json").display(),

@@ -56,7 +56,9 @@ pub struct BenchArgs {
     /// Skip the CUDA C reference kernels (built with nvcc when it is on PATH).
     #[arg(long)]
     pub no_cuda_c: bool,
-    /// Also write the table as JSON to this file.
+    /// Also write the table as JSON to this file (checked before the benchmark runs; as
+    /// mandelbrot's -o: a regular file replaced atomically, a read-only one refused, or a
+    /// character device or FIFO written through).
     #[arg(long, value_name = "FILE")]
     pub json: Option<std::path::PathBuf>,
 }
@@ -75,6 +77,9 @@ fn parse_size(s: &str) -> Result<u32, String> {
     )
 }
 
+/// What the `--json` file is called in errors.
+const JSON_FILE: &str = "JSON file";
+
 /// Host memory the CPU benchmark may take for its images: 4 GiB.
 const MAX_CPU_BENCH_BYTES: u64 = 4 << 30;
 
@@ -88,6 +93,10 @@ pub const VIEWS: [(&str, f64, f64, f64); 4] = [
 
 pub fn run(args: &BenchArgs) -> Result<()> {
     super::mandelbrot::check_size_and_iter(args.size, args.size, args.max_iter)?;
+    // The JSON file's path is checked now, not after the benchmark.
+    if let Some(path) = &args.json {
+        super::OutputFile::check(path, JSON_FILE, ".json.part")?;
+    }
     if args.backend == BenchBackend::Cpu {
         // The CPU run keeps both kernels' images (escape times and colours: 14 bytes per
         // pixel) to compare them.
@@ -304,8 +313,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             "rows": rows_json,
         });
         let text = serde_json::to_string_pretty(&doc).context("formatting the JSON")?;
-        std::fs::write(path, text + "\n")
-            .with_context(|| format!("writing `{}`", path.display()))?;
+        super::OutputFile::open(path, JSON_FILE, ".json.part")?
+            .write_bytes((text + "\n").as_bytes())?;
     }
     if !mismatches.is_empty() {
         bail!(

@@ -417,24 +417,7 @@ impl OutputFile {
     pub fn open(path: &Path, what: &'static str, suffix: &str) -> Result<Self> {
         let sink = match check_output_path(path)? {
             OutputTarget::Replace(target) => {
-                let dir = match target.parent() {
-                    Some(p) if !p.as_os_str().is_empty() => p,
-                    _ => Path::new("."),
-                };
-                let mut builder = tempfile::Builder::new();
-                builder.prefix(".ferrocuda-").suffix(suffix);
-                // tempfile creates files owner-only (0600); an image should get the usual
-                // mode (0666 less the umask).
-                #[cfg(unix)]
-                builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-                let temp = builder.tempfile_in(dir).map_err(|e| {
-                    anyhow::anyhow!(
-                        "cannot write the {what} `{}`: cannot create a file in folder `{}`: {}",
-                        target.display(),
-                        dir.display(),
-                        os_message(&e)
-                    )
-                })?;
+                let temp = temp_beside(&target, what, suffix)?;
                 return Ok(Self {
                     path: target,
                     what,
@@ -450,6 +433,40 @@ impl OutputFile {
             what,
             sink,
         })
+    }
+
+    /// Checks, before any work, that `path` can be written as [`OutputFile::open`] writes
+    /// it, and leaves nothing behind: [`check_output_path`], then, for a file that is
+    /// replaced, a temporary file created beside it and removed at once (so that a folder
+    /// without write permission is named now, not after the work). A character device or
+    /// FIFO is not opened (opening a FIFO waits for a reader).
+    ///
+    /// # Errors
+    /// As [`OutputFile::open`].
+    pub fn check(path: &Path, what: &'static str, suffix: &str) -> Result<()> {
+        if let OutputTarget::Replace(target) = check_output_path(path)? {
+            drop(temp_beside(&target, what, suffix)?);
+        }
+        Ok(())
+    }
+
+    /// Writes `bytes` into the file and puts it in place ([`OutputFile::persist`]).
+    ///
+    /// # Errors
+    /// Naming the destination and the operating system's error (e.g. "No space left on
+    /// device") when the write fails; then as [`OutputFile::persist`]. The temporary file is
+    /// removed.
+    pub fn write_bytes(self, bytes: &[u8]) -> Result<()> {
+        let mut file = self.file();
+        file.write_all(bytes).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot write the {} `{}`: {}",
+                self.what,
+                self.path.display(),
+                os_message(&e)
+            )
+        })?;
+        self.persist()
     }
 
     /// The open file to write to: the temporary file, or the device or FIFO.
@@ -531,6 +548,32 @@ impl OutputFile {
         })?;
         Ok(())
     }
+}
+
+/// A new temporary file `.ferrocuda-*<suffix>` in `target`'s folder, with the usual mode
+/// (0666 less the umask), removed when dropped.
+///
+/// # Errors
+/// Naming `target` as "the `what` `target`", the folder and the operating system's error.
+fn temp_beside(target: &Path, what: &str, suffix: &str) -> Result<tempfile::NamedTempFile> {
+    let dir = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".ferrocuda-").suffix(suffix);
+    // tempfile creates files owner-only (0600); an output file should get the usual mode
+    // (0666 less the umask).
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    builder.tempfile_in(dir).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot write the {what} `{}`: cannot create a file in folder `{}`: {}",
+            target.display(),
+            dir.display(),
+            os_message(&e)
+        )
+    })
 }
 
 /// Opens a character device or FIFO for writing, in place (no create, no truncation). Opening
