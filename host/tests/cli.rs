@@ -2623,3 +2623,23 @@ fn mandelbrot_bench_json_is_checked_before_the_benchmark() {
     assert_eq!(std::fs::read_to_string(&read_only).unwrap(), "keep\n");
     assert_eq!(entries(dir.path()), ["ro.json"]);
 }
+
+/// `zoom --backend gpu -o DIR` without a driver fails without leaving the empty frame
+/// folder it created; a folder that existed is kept.
+#[test]
+fn a_zoom_without_a_device_leaves_no_empty_frame_folder() {
+    if skip_with_driver("a_zoom_without_a_device_leaves_no_empty_frame_folder") {
+        return;
+    }
+    let mut args = ZOOM.to_vec();
+    args[2] = "gpu";
+    assert_fails(
+        &[&args[..], &["-o", "newfr"]].concat(),
+        &["--backend gpu", "no CUDA driver found"],
+    );
+    let dir = temp_dir();
+    std::fs::create_dir(dir.path().join("old")).unwrap();
+    let out = ferrocuda(dir.path(), &[&args[..], &["-o", "old"]].concat());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(entries(dir.path()), ["old"]);
+}

@@ -279,7 +279,8 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         check_gif_name(gif)?;
     }
     // The frame folder first, so that a GIF inside it (`-o fr --gif fr/a.gif`) has its folder.
-    let mut created_dir = None;
+    // Declared before the GIF, so dropped after it (and its temporary file).
+    let mut created_dir = CreatedDir(None);
     if let Some(dir) = &args.output_dir {
         if dir.exists() && !dir.is_dir() {
             super::usage!(
@@ -288,7 +289,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             );
         }
         if !dir.exists() {
-            created_dir = Some(dir);
+            created_dir = CreatedDir(Some(dir));
         }
         std::fs::create_dir_all(dir).map_err(|e| {
             anyhow::anyhow!(
@@ -299,16 +300,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         })?;
     }
     let mut gif = match &args.gif {
-        Some(path) => match GifOut::create(path, args.fps) {
-            Ok(gif) => Some(gif),
-            Err(e) => {
-                // Leave nothing behind: the frame folder this run created is still empty.
-                if let Some(dir) = created_dir {
-                    let _ = std::fs::remove_dir(dir);
-                }
-                return Err(e);
-            }
-        },
+        Some(path) => Some(GifOut::create(path, args.fps)?),
         None => None,
     };
 
@@ -467,6 +459,20 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         outln!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// A frame folder this run created (`None`: it existed before), removed when dropped if it
+/// is still empty: an error or a signal before the first frame (no device, a GIF that cannot
+/// be created) leaves no empty folder behind. A folder with anything in it is kept
+/// (`remove_dir` removes only empty folders).
+struct CreatedDir<'a>(Option<&'a Path>);
+
+impl Drop for CreatedDir<'_> {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0 {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
 }
 
 /// Refuses a GIF file name not ending in `.gif`.
