@@ -280,25 +280,26 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
     }
     // The frame folder first, so that a GIF inside it (`-o fr --gif fr/a.gif`) has its folder.
     // Declared before the GIF, so dropped after it (and its temporary file).
-    let mut created_dir = CreatedDir(None);
-    if let Some(dir) = &args.output_dir {
-        if dir.exists() && !dir.is_dir() {
-            super::usage!(
-                "frame folder `{}` is not allowed: it is an existing file",
-                dir.display()
-            );
+    let _created_dir = match &args.output_dir {
+        Some(dir) => {
+            if dir.exists() && !dir.is_dir() {
+                super::usage!(
+                    "frame folder `{}` is not allowed: it is an existing file",
+                    dir.display()
+                );
+            }
+            let created = !dir.exists();
+            std::fs::create_dir_all(dir).map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot create the frame folder `{}`: {}",
+                    dir.display(),
+                    super::os_message(&e)
+                )
+            })?;
+            CreatedDir(created.then_some(dir.as_path()))
         }
-        if !dir.exists() {
-            created_dir = CreatedDir(Some(dir));
-        }
-        std::fs::create_dir_all(dir).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot create the frame folder `{}`: {}",
-                dir.display(),
-                super::os_message(&e)
-            )
-        })?;
-    }
+        None => CreatedDir(None),
+    };
     let mut gif = match &args.gif {
         Some(path) => Some(GifOut::create(path, args.fps)?),
         None => None,
