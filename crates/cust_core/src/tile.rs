@@ -67,6 +67,7 @@ impl Swizzle {
 
     /// Where 16-byte chunk `chunk` of row `row` is stored within that row.
     #[must_use]
+    #[inline(always)]
     pub const fn chunk(self, row: u32, chunk: u32) -> u32 {
         match self {
             Self::None => chunk,
@@ -270,6 +271,7 @@ pub trait Tile {
     /// The byte offset from the tile's start of byte `byte` (`< ROW_BYTES`) of row `row`
     /// (`< ROWS`), the swizzle applied.
     #[must_use]
+    #[inline(always)]
     fn byte_offset(row: u32, byte: u32) -> u32 {
         row * Self::ROW_BYTES + Self::SWIZZLE.chunk(row, byte / 16) * 16 + byte % 16
     }
@@ -277,6 +279,7 @@ pub trait Tile {
     /// The byte offset from the tile's start of element `col` (`< COLS`) of row `row`
     /// (`< ROWS`).
     #[must_use]
+    #[inline(always)]
     fn offset(row: u32, col: u32) -> u32 {
         Self::byte_offset(row, col * (Self::ROW_BYTES / Self::COLS))
     }
