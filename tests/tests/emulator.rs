@@ -561,6 +561,59 @@ fn external_handles_and_bad_configurations_are_refused() {
     assert!(matches!(err, EmuError::InvalidConfig { .. }), "{err}");
 }
 
+#[test]
+fn a_flag_handed_over_in_a_block_without_nanosleep_arrives() {
+    // Thread 0 spins on the flag before thread 32 has run: its atomic load lets the
+    // block's other threads run, so the store comes.
+    let mut out = vec![0u32; 1];
+    emulate!(probe::emu_flag_handover, [1, 1, 1], [64, 1, 1], 0, &opts(); slice_mut(&mut out), 7u32)
+        .expect("thread 0 sees thread 32's store");
+    assert_eq!(out, [7]);
+}
+
+#[test]
+fn a_spin_on_a_flag_nobody_sets_is_a_livelock_naming_the_thread_and_its_load() {
+    let mut out = vec![0u32; 1];
+    let start = Instant::now();
+    let err =
+        emulate!(probe::emu_flag_handover, [1, 1, 1], [64, 1, 1], 0, &opts(); slice_mut(&mut out), 0u32)
+            .expect_err("reported, not a hang");
+    let elapsed = start.elapsed();
+    let EmuError::Livelock {
+        kernel,
+        block,
+        spinning,
+        elsewhere,
+    } = &err
+    else {
+        panic!("expected a livelock, got {err}")
+    };
+    assert_eq!((*kernel, *block), ("emu_flag_handover", [0, 0, 0]));
+    // Thread 0 alone spins; the others have exited.
+    let [site] = &spinning[..] else {
+        panic!("expected one spinning thread: {err}")
+    };
+    assert_eq!((site.thread, site.waits_at), ([0, 0, 0], "atomic::load"));
+    let line = probe_line_in("fn emu_flag_handover", "flag.load(", 0);
+    let location = site.location.expect("the load's call");
+    assert_eq!((location.file, location.line), (PROBES_FILE, line));
+    assert_eq!(*elsewhere, None);
+    // Reported after one second without progress (the bound leaves room for a loaded
+    // machine).
+    assert!(elapsed.as_secs_f64() < 5.0, "reported after {elapsed:?}");
+    println!("planted livelock: {err} (after {elapsed:?})");
+}
+
+#[test]
+fn a_spin_lock_taken_with_compare_exchange_serialises_the_block() {
+    // A failed `compare_exchange`, repeated, lets the holder (suspended at its `nanosleep`
+    // inside the lock) run again.
+    let mut cells = vec![0u32; 2];
+    emulate!(probe::emu_spin_lock, [1, 1, 1], [256, 1, 1], 0, &opts(); slice_mut(&mut cells))
+        .expect("every thread takes the lock once");
+    assert_eq!(cells, [0, 256]);
+}
+
 // ---------------------------------------------------------------------------------------
 // Correct kernels against CPU references
 

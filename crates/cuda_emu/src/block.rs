@@ -353,6 +353,8 @@ impl Launch {
             mbarriers: RefCell::new(Default::default()),
             progress: Cell::new(0),
             phases_completed: Cell::new(0),
+            writes: Cell::new(0),
+            worker: self.worker_slot(),
             asyncs: RefCell::new(AsyncState {
                 threads: (0..n).map(|_| Default::default()).collect(),
                 inflight: std::vec![Vec::new(); n.div_ceil(128) as usize],
@@ -389,6 +391,8 @@ impl<'a> BlockRun<'a> {
                 stack: Cell::new((0, 0)),
                 cluster_arrivals: Cell::new(0),
                 cluster_waits: Cell::new(0),
+                polls: Cell::new([0; super::state::POLL_SITES]),
+                polls_next: Cell::new(0),
             })
             .collect();
         let coros: Vec<Option<Coro>> = (0..n).map(|_| None).collect();
@@ -419,6 +423,9 @@ impl<'a> BlockRun<'a> {
             exist,
             polling: 0,
             phases_seen: 0,
+            spins: 0,
+            quiet: None,
+            writes_seen: 0,
             at_group: std::vec![0; n.div_ceil(128) as usize],
             at_named: Default::default(),
             named_busy: 0,
@@ -480,9 +487,15 @@ impl<'a> BlockRun<'a> {
         self.sched.wake_polls();
         self.sched.wake_cluster();
         let mut ran = false;
+        // Spins in a row in this call: a block of a cluster whose threads all spin gives
+        // the cluster's other blocks their turn (they may be what it waits for).
+        let mut round = 0usize;
+        let siblings = self.block.cluster().threads > self.sched.n;
         while let Some(t) = self.sched.ready.pop_front() {
-            let St::Ready(v) = self.sched.states[t as usize] else {
-                continue;
+            let v = match self.sched.states[t as usize] {
+                St::Ready(v) => v,
+                St::Wait(Suspend::Spin(_)) => 0,
+                _ => continue,
             };
             ran = true;
             self.steps += 1;
@@ -497,8 +510,19 @@ impl<'a> BlockRun<'a> {
             let result = unsafe { (*coro).resume(Resume::Value(v)) };
             set_current(core::ptr::null());
             match result {
-                CoroutineResult::Yield(s) => self.sched.arrive(t, s),
+                CoroutineResult::Yield(s @ Suspend::Spin(_)) => {
+                    self.sched.arrive(t, s);
+                    self.sched.spun();
+                    round += 1;
+                }
+                CoroutineResult::Yield(s) => {
+                    round = 0;
+                    self.sched.stepped();
+                    self.sched.arrive(t, s);
+                }
                 CoroutineResult::Return(()) => {
+                    round = 0;
+                    self.sched.stepped();
                     if let Some(c) = self.coros[t as usize].take() {
                         self.spare.push(c.into_stack());
                     }
@@ -513,6 +537,9 @@ impl<'a> BlockRun<'a> {
             }
             self.sched.wake_polls();
             self.sched.wake_cluster();
+            if siblings && round > self.sched.ready.len() {
+                break;
+            }
         }
         ran
     }
@@ -664,20 +691,99 @@ struct Sched<'a> {
     named_busy: u32,
     /// Threads waiting at the cluster barrier (`barrier.cluster.wait`).
     at_cluster: u32,
+    /// Steps in a row that ended in a spin (any other step resets it).
+    spins: u64,
+    /// Since when, and at which progress count ([`Sched::progress_count`]), the block's
+    /// steps have all been spins and that count has not moved.
+    quiet: Option<(std::time::Instant, u64)>,
+    /// `block.writes` when last published to the launch's progress count.
+    writes_seen: u64,
 }
+
+/// How long a block may do nothing but spin, with no progress anywhere in the launch,
+/// before it is reported as livelocked (long enough that a block on another worker, in
+/// the middle of a debug build's long stretch between barriers, is not mistaken for one;
+/// short enough to be a report rather than a hang).
+const LIVELOCK_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The clock is read once per this many spins in a row.
+const SPINS_PER_CHECK: u64 = 64;
 
 impl Sched<'_> {
     fn kernel(&self) -> &'static str {
         self.block.launch().kernel
     }
 
+    /// A thread's step ended other than in a spin (at a barrier, collective or poll, or
+    /// its exit): progress for this block and, through its worker's count, for blocks
+    /// spinning on it.
+    #[inline]
+    fn stepped(&mut self) {
+        self.spins = 0;
+        self.quiet = None;
+        self.block.launch().note_progress(self.block.worker);
+    }
+
+    /// What a spinning block waits for to change: every worker's steps and atomic writes
+    /// (this block's as last published), and this block's `mbarrier` operations.
+    fn progress_count(&self) -> u64 {
+        self.block
+            .launch()
+            .total_progress()
+            .wrapping_add(self.block.progress.get())
+            .wrapping_add(self.block.phases_completed.get())
+    }
+
+    /// A thread's step ended in a spin. Once the block's steps have been spins only for
+    /// [`LIVELOCK_AFTER`], with no progress counted anywhere meanwhile, records the
+    /// livelock (the block's error: `drain` stops).
+    fn spun(&mut self) {
+        self.spins += 1;
+        if !self.spins.is_multiple_of(SPINS_PER_CHECK) {
+            return;
+        }
+        // Atomics that changed memory in these spins are progress for blocks that spin on
+        // this one.
+        let writes = self.block.writes.get();
+        if writes != self.writes_seen {
+            self.writes_seen = writes;
+            self.block.launch().note_progress(self.block.worker);
+        }
+        let count = self.progress_count();
+        match self.quiet {
+            Some((since, seen)) if seen == count => {
+                if since.elapsed() >= LIVELOCK_AFTER {
+                    let err = self.livelock();
+                    self.block.record(err);
+                }
+            }
+            _ => self.quiet = Some((std::time::Instant::now(), count)),
+        }
+    }
+
+    /// The livelock report: every spinning thread at its last spin, and a thread of the
+    /// block waiting at something else, if one is.
+    fn livelock(&self) -> EmuError {
+        let spinning = (0..self.n)
+            .filter(|&t| matches!(self.states[t as usize], St::Wait(Suspend::Spin(_))))
+            .map(|t| self.site(t))
+            .collect();
+        let elsewhere = (0..self.n)
+            .find(|&t| matches!(self.states[t as usize], St::Wait(s) if !matches!(s, Suspend::Spin(_))))
+            .map(|t| Box::new(self.site(t)));
+        EmuError::Livelock {
+            kernel: self.kernel(),
+            block: self.block.idx,
+            spinning,
+            elsewhere,
+        }
+    }
+
     fn arrive(&mut self, t: u32, s: Suspend) {
         self.states[t as usize] = St::Wait(s);
         match s {
-            Suspend::Spin => {
-                self.states[t as usize] = St::Ready(0);
-                self.ready.push_back(t);
-            }
+            // Ready again at once, behind the others; the state keeps the spin's site.
+            Suspend::Spin(_) => self.ready.push_back(t),
             Suspend::MBarrier(_) => self.polling += 1,
             Suspend::Named(w) => {
                 self.at_named[w.id as usize].push(t);
@@ -792,7 +898,12 @@ impl Sched<'_> {
                 waits_at: "exited",
                 location: None,
             },
-            St::Ready(_) | St::Wait(Suspend::Spin) => ThreadSite {
+            St::Wait(Suspend::Spin(w)) => ThreadSite {
+                thread,
+                waits_at: w.what,
+                location: Some(SourceLocation::from_std(w.location)),
+            },
+            St::Ready(_) => ThreadSite {
                 thread,
                 waits_at: "running",
                 location: None,
@@ -1546,6 +1657,113 @@ mod tests {
         if device::thread_idx("test")[0] < 96 {
             device::named_barrier("thread::named_barrier_sync", 1, 128);
         }
+    }
+
+    /// Thread 0 spins with `nanosleep` forever; the others wait at a barrier it never
+    /// reaches.
+    unsafe fn sleeps_forever(_: *const *mut c_void) {
+        if device::thread_idx("test")[0] == 0 {
+            loop {
+                device::spin("thread::nanosleep");
+            }
+        }
+        device::barrier("thread::sync_threads", BarrierKind::Sync, false);
+    }
+
+    #[test]
+    fn a_block_that_only_spins_is_a_livelock_naming_the_spinner_and_a_waiter() {
+        let start = std::time::Instant::now();
+        let err = run_n("sleeps_forever", sleeps_forever, 64).expect_err("livelock");
+        let EmuError::Livelock {
+            spinning,
+            elsewhere,
+            ..
+        } = &err
+        else {
+            panic!("expected Livelock, got {err}")
+        };
+        let spinning: std::vec::Vec<_> = spinning.iter().map(|s| (s.thread, s.waits_at)).collect();
+        assert_eq!(spinning, [([0, 0, 0], "thread::nanosleep")], "{err}");
+        let elsewhere = elsewhere.as_deref().expect("threads wait at the barrier");
+        assert_eq!(
+            (elsewhere.thread, elsewhere.waits_at),
+            ([1, 0, 0], "sync_threads"),
+            "{err}"
+        );
+        assert!(start.elapsed().as_secs_f64() < 5.0, "{:?}", start.elapsed());
+    }
+
+    static FLAG: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+    /// Block 1's thread 0 spins on `FLAG`, which block 0 sets after 1.5 s of work between
+    /// barriers (each step progress, on another worker when there are two).
+    unsafe fn waits_for_a_slow_block(_: *const *mut c_void) {
+        if device::block_idx("test")[0] == 0 {
+            for _ in 0..150 {
+                if device::thread_idx("test")[0] == 0 {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                device::barrier("thread::sync_threads", BarrierKind::Sync, false);
+            }
+            if device::thread_idx("test")[0] == 0 {
+                // SAFETY: a static, atomic accesses only.
+                unsafe { device::atomic_store("atomic::store", FLAG.as_ptr(), 1) };
+            }
+        } else if device::thread_idx("test")[0] == 0 {
+            // SAFETY: as above.
+            while unsafe { device::atomic_load("atomic::load", FLAG.as_ptr()) } == 0 {}
+        }
+    }
+
+    #[test]
+    fn a_block_spinning_on_a_block_that_progresses_is_no_livelock() {
+        let kernel: Kernel<(), ()> =
+            Kernel::__new_with_host("waits_for_a_slow_block", waits_for_a_slow_block);
+        let options = EmuOptions {
+            checks: crate::EmuChecks::NONE,
+            ..EmuOptions::default()
+        };
+        // SAFETY: the body takes no parameters and touches only `FLAG`.
+        unsafe { launch(&kernel, [2, 1, 1], [32, 1, 1], 0, &[], &options) }
+            .expect("block 0 sets the flag");
+    }
+
+    static SIBLING_FLAG: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+    /// In a cluster of two blocks, block 0's thread 0 spins on a flag that block 1 (which
+    /// takes its turn after block 0 on the same worker) sets.
+    unsafe fn waits_for_its_sibling(_: *const *mut c_void) {
+        let first = device::thread_idx("test")[0] == 0;
+        match device::block_idx("test")[0] {
+            0 if first => {
+                // SAFETY: a static, atomic accesses only.
+                while unsafe { device::atomic_load("atomic::load", SIBLING_FLAG.as_ptr()) } == 0 {}
+            }
+            1 if first => {
+                // SAFETY: as above.
+                unsafe { device::atomic_store("atomic::store", SIBLING_FLAG.as_ptr(), 1) }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn a_block_spinning_on_its_cluster_sibling_lets_the_sibling_run() {
+        let kernel: Kernel<(), ()> =
+            Kernel::__new_with_host("waits_for_its_sibling", waits_for_its_sibling);
+        // SAFETY: the body takes no parameters and touches only `SIBLING_FLAG`.
+        unsafe {
+            crate::launch_cluster(
+                &kernel,
+                [2, 1, 1],
+                [32, 1, 1],
+                [2, 1, 1],
+                0,
+                &[],
+                &EmuOptions::default(),
+            )
+        }
+        .expect("block 1 sets the flag");
     }
 
     #[test]

@@ -8,10 +8,11 @@ use core::panic::Location;
 use std::boxed::Box;
 use std::string::String;
 
+use self::atomics::{HostAtomic, Op};
 use crate::shared_mem::{Loc, NONE, Shadow, SharedAlloc, SharedMem, SharedShape};
 use crate::state::{
-    BarrierKind, BarrierWait, BlockState, NAMED_BARRIERS, NamedWait, Suspend, ThreadState,
-    WarpKind, WarpWait, current, fail, suspend, thread,
+    BarrierKind, BarrierWait, BlockState, NAMED_BARRIERS, NamedWait, POLL_SITES, SpinWait, Suspend,
+    ThreadState, WarpKind, WarpWait, current, fail, suspend, thread,
 };
 use crate::{Access, AccessKind, EmuError, Printed, SourceLocation};
 
@@ -90,11 +91,125 @@ pub fn shared_ptr(what: &str, addr: u32, len: usize) -> Option<*mut u8> {
     mem.host_of(addr, len).map(|p| p as *mut u8)
 }
 
-/// `nanosleep`: lets the block's other threads run.
+/// `nanosleep`: lets the block's other threads run (the caller goes behind every thread
+/// of its block that is ready). A block whose threads do nothing but spin for a second
+/// while the launch makes no progress is reported as an [`EmuError::Livelock`] naming each
+/// spinning thread and this call.
 #[track_caller]
-pub fn spin(what: &str) {
+pub fn spin(what: &'static str) {
+    yield_spin(thread(what), what, Location::caller());
+}
+
+/// An atomic load (`ld.relaxed`, `ld.acquire`, ...). A poll: when the thread polled at
+/// this call before, without spinning since (a loop; the last 4 distinct calls count), it
+/// first lets the block's other threads run, as [`spin`] does, then loads. A loop waiting
+/// on a flag that another thread of the block sets thus makes progress without a
+/// `nanosleep`, and a load made once costs no switch.
+///
+/// # Safety
+/// `ptr` is valid and aligned for an atomic access (the caller checked its bounds).
+#[track_caller]
+pub unsafe fn atomic_load<T: HostAtomic>(what: &'static str, ptr: *const T) -> T {
     let t = thread(what);
-    suspend(t, Suspend::Spin);
+    let location = Location::caller();
+    if polls_again(t, location) {
+        yield_spin(t, what, location);
+    }
+    // SAFETY: the caller's contract.
+    unsafe { T::load(ptr) }
+}
+
+/// An atomic compare-and-swap (`atom.cas`); returns the value it found. One that changes
+/// memory counts as the launch's progress; one that leaves it unchanged (the comparison
+/// failed, or `new` is `cmp`) is a poll, as [`atomic_load`] is, yielding after the
+/// operation.
+///
+/// # Safety
+/// As [`atomic_load`].
+#[track_caller]
+pub unsafe fn atomic_cas<T: HostAtomic>(what: &'static str, ptr: *mut T, cmp: T, new: T) -> T {
+    let t = thread(what);
+    // SAFETY: the caller's contract.
+    let seen = unsafe { T::cas(ptr, cmp, new) };
+    progress_or_poll(
+        t,
+        what,
+        seen.bits() == cmp.bits() && cmp.bits() != new.bits(),
+    );
+    seen
+}
+
+/// An atomic read-modify-write (`atom.add`, `atom.exch`, ...); returns the old value. As
+/// for [`atomic_cas`], one that leaves memory unchanged (`exch` of the value already
+/// there, `add` of 0, `or` of bits already set, a `min` above the minimum) is a poll.
+///
+/// # Safety
+/// As [`atomic_load`].
+#[track_caller]
+pub unsafe fn atomic_rmw<T: HostAtomic>(what: &'static str, ptr: *mut T, op: Op, val: T) -> T {
+    let t = thread(what);
+    // SAFETY: the caller's contract.
+    let old = unsafe { T::rmw(ptr, op, val) };
+    progress_or_poll(t, what, T::apply(op, old, val).bits() != old.bits());
+    old
+}
+
+/// An atomic store (`st.relaxed`, `st.release`, ...). One that changes memory counts as
+/// the launch's progress; storing the value already there does not (and does not yield).
+///
+/// # Safety
+/// As [`atomic_load`].
+#[track_caller]
+pub unsafe fn atomic_store<T: HostAtomic>(what: &'static str, ptr: *mut T, val: T) {
+    let t = thread(what);
+    // SAFETY: the caller's contract.
+    let old = unsafe { T::rmw(ptr, Op::Exch, val) };
+    if old.bits() != val.bits() {
+        wrote(t);
+    }
+}
+
+/// After an atomic that may write: progress if it `changed` memory, else a poll.
+#[track_caller]
+fn progress_or_poll(t: &ThreadState, what: &'static str, changed: bool) {
+    let location = Location::caller();
+    if changed {
+        wrote(t);
+    } else if polls_again(t, location) {
+        yield_spin(t, what, location);
+    }
+}
+
+/// Counts an atomic of thread `t` that changed memory (its block's scheduler publishes
+/// the count as the launch's progress).
+#[inline]
+fn wrote(t: &ThreadState) {
+    let b = t.block();
+    b.writes.set(b.writes.get() + 1);
+}
+
+/// Whether thread `t`'s poll (an atomic that did not change memory) at `location` repeats
+/// one since its last spin: a loop. The first poll at a call (a flag found set, a `min`
+/// that was not the minimum) does not yield; the second does, so a spin loop of up to
+/// [`POLL_SITES`] polls yields every other pass.
+fn polls_again(t: &ThreadState, location: &'static Location<'static>) -> bool {
+    let site = core::ptr::from_ref(location) as usize;
+    let mut sites = t.polls.get();
+    if sites.contains(&site) {
+        return true;
+    }
+    let next = t.polls_next.get();
+    sites[next as usize % POLL_SITES] = site;
+    t.polls.set(sites);
+    t.polls_next.set(next.wrapping_add(1));
+    false
+}
+
+/// Suspends thread `t` at a spin (behind its block's other ready threads); it starts
+/// afresh counting its polls.
+fn yield_spin(t: &ThreadState, what: &'static str, location: &'static Location<'static>) {
+    t.polls.set([0; POLL_SITES]);
+    suspend(t, Suspend::Spin(SpinWait { what, location }));
 }
 
 /// `activemask`'s answer: the calling lane alone. The emulator runs a warp's lanes one
@@ -589,10 +704,14 @@ pub mod atomics {
         /// # Safety
         /// As `rmw`.
         unsafe fn store(ptr: *mut Self, val: Self);
+        /// What `rmw` writes when it finds `old`.
+        fn apply(op: Op, old: Self, val: Self) -> Self;
+        /// The value's bits (zero-extended): what memory holds.
+        fn bits(self) -> u64;
     }
 
     macro_rules! host_int {
-        ($t:ty, $a:ty) => {
+        ($t:ty, $a:ty, $u:ty) => {
             impl HostAtomic for $t {
                 unsafe fn rmw(ptr: *mut Self, op: Op, val: Self) -> Self {
                     // SAFETY: the caller's contract; same size and alignment.
@@ -622,13 +741,27 @@ pub mod atomics {
                     // SAFETY: as above.
                     unsafe { <$a>::from_ptr(ptr) }.store(val, SeqCst)
                 }
+                fn apply(op: Op, old: Self, val: Self) -> Self {
+                    match op {
+                        Op::Add => old.wrapping_add(val),
+                        Op::Min => old.min(val),
+                        Op::Max => old.max(val),
+                        Op::And => old & val,
+                        Op::Or => old | val,
+                        Op::Xor => old ^ val,
+                        Op::Exch => val,
+                    }
+                }
+                fn bits(self) -> u64 {
+                    self as $u as u64
+                }
             }
         };
     }
-    host_int!(u32, AtomicU32);
-    host_int!(i32, AtomicI32);
-    host_int!(u64, AtomicU64);
-    host_int!(i64, AtomicI64);
+    host_int!(u32, AtomicU32, u32);
+    host_int!(i32, AtomicI32, u32);
+    host_int!(u64, AtomicU64, u64);
+    host_int!(i64, AtomicI64, u64);
 
     macro_rules! host_float {
         ($t:ty, $bits:ty) => {
@@ -638,12 +771,7 @@ pub mod atomics {
                     // SAFETY: the caller's contract; same size and alignment as the bits.
                     let mut old = unsafe { <$bits>::load(p) };
                     loop {
-                        let new = match op {
-                            Op::Add => <$t>::from_bits(old) + val,
-                            Op::Min => <$t>::from_bits(old).min(val),
-                            Op::Max => <$t>::from_bits(old).max(val),
-                            _ => val,
-                        };
+                        let new = Self::apply(op, <$t>::from_bits(old), val);
                         // SAFETY: as above.
                         let seen = unsafe { <$bits>::cas(p, old, new.to_bits()) };
                         if seen == old {
@@ -665,6 +793,17 @@ pub mod atomics {
                 unsafe fn store(ptr: *mut Self, val: Self) {
                     // SAFETY: as above.
                     unsafe { <$bits>::store(ptr.cast(), val.to_bits()) }
+                }
+                fn apply(op: Op, old: Self, val: Self) -> Self {
+                    match op {
+                        Op::Add => old + val,
+                        Op::Min => old.min(val),
+                        Op::Max => old.max(val),
+                        _ => val,
+                    }
+                }
+                fn bits(self) -> u64 {
+                    u64::from(self.to_bits())
                 }
             }
         };

@@ -1,6 +1,7 @@
 //! The operations `cuda_std`'s emulator backend (`cuda_std::arch::emu`, the host half of
 //! every intrinsic) is built from: the running thread's indices, block barriers, warp
-//! collectives, shared memory, the access checks, host atomics, tensor-core collectives and
+//! collectives, shared memory, the access checks, host atomics (scheduling points: see
+//! [`atomic_load`]), tensor-core collectives and
 //! `printf`, named barriers ([`named_barrier`]), the shared window ([`shared_addr`],
 //! [`shared_ptr`]), and Hopper's asynchronous units: `mbarrier` ([`mbarrier_init`],
 //! [`mbarrier_arrive`], [`mbarrier_arrive_remote`], [`mbarrier_poll`]), TMA
@@ -27,9 +28,9 @@ pub use crate::cp_async::{
 };
 pub use crate::ctx::atomics;
 pub use crate::ctx::{
-    active_mask, assert_fail, barrier, check_access, check_access_with, dynamic_shared, host_nanos,
-    live_lanes, named_barrier, printf, shared_addr, shared_ptr, shared_static, spin,
-    total_shared_bytes, warp_op,
+    active_mask, assert_fail, atomic_cas, atomic_load, atomic_rmw, atomic_store, barrier,
+    check_access, check_access_with, dynamic_shared, host_nanos, live_lanes, named_barrier, printf,
+    shared_addr, shared_ptr, shared_static, spin, total_shared_bytes, warp_op,
 };
 pub use crate::mbarrier::{
     arrive as mbarrier_arrive, arrive_remote as mbarrier_arrive_remote, init as mbarrier_init,

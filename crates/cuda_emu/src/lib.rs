@@ -21,8 +21,15 @@
 //! parallel on rayon's pool, each on one worker. The threads of a block are stackful
 //! coroutines (`corosensei`), resumed one at a time on that worker in a deterministic order
 //! (ascending linear thread index for seed 0, a permutation of it for any other
-//! [`EmuOptions::seed`]); a thread runs until it reaches a block barrier, a warp collective
-//! or a `nanosleep`, or exits. Every `cuda_std` intrinsic reads the running thread's context
+//! [`EmuOptions::seed`]); a thread runs until it reaches a block barrier, a warp collective,
+//! a spin or its exit. A spin is a `nanosleep`, or a poll at a call where the thread polled
+//! before without spinning since (a loop); a poll is an atomic load (the thread yields
+//! before it loads) or an atomic compare-and-swap or read-modify-write that left memory
+//! unchanged (a failed `compare_exchange`, an `exchange` of the value already there, a
+//! `fetch_add` of 0; it yields after). A spinning thread goes behind the block's other
+//! ready threads, so a loop waiting on a flag that another thread of its block sets makes
+//! progress without `nanosleep`, while an atomic made once, or one that changes memory,
+//! costs no switch. Every `cuda_std` intrinsic reads the running thread's context
 //! (indices, its block's shared memory, its warp) from a thread-local; outside a launch
 //! they panic as before ("can only be called in GPU code").
 //!
@@ -40,7 +47,8 @@
 //! - static (`shared_array!`, `#[address_space(shared)]`) and dynamic shared memory: one
 //!   zero-filled allocation per block and declaration;
 //! - atomics at every scope, as host atomics with `SeqCst` ordering (stronger than or equal
-//!   to every ordering asked for); fences as `SeqCst` host fences;
+//!   to every ordering asked for), repeated polls being spins (above); fences as `SeqCst`
+//!   host fences;
 //! - vector and read-only loads and stores, `cp.async` (the source read at issue, the
 //!   copy landing at the `wait_group` that retires its group: `cp_async.rs`; a read of its
 //!   destination before then is a finding),
@@ -88,8 +96,8 @@
 //! accesses; the async proxy is the generic one here, so a missing
 //! `fence.proxy.async` goes unnoticed), texture units, tensor maps encoded by the CUDA
 //! driver (opaque: [`EmuError::AsyncUnit`]), and spin-waits on another block outside its
-//! cluster (a block waiting for a block that runs later on the same worker never
-//! finishes).
+//! cluster that runs later on the same worker (it never runs while the spinner spins: once
+//! the rest of the launch stops progressing, the spinner is reported as a livelock).
 //!
 //! # Checks
 //! Each is on by default ([`EmuChecks`]); the first finding of a block stops that block
@@ -130,7 +138,12 @@
 //! Deadlocks (a warp collective, barrier or warpgroup `wgmma` that can never complete) are
 //! reported as the divergence or mask error that causes them, and an `mbarrier` phase that
 //! can never complete as an [`EmuError::MBarrierDeadlock`], with the checks on or off:
-//! never a hang.
+//! never a hang. Livelocks too: a block whose every step is a spin for one second of wall
+//! time, while no thread of the launch exits or reaches a barrier, collective or
+//! `mbarrier` poll and no atomic changes memory, is an [`EmuError::Livelock`] naming each
+//! spinning thread and the call it spins at (a spin-wait on another block is not one while
+//! that block progresses; plain loads and stores are not seen, so a spin loop waiting on
+//! only those for a second is reported).
 
 mod block;
 mod cluster;
@@ -322,7 +335,8 @@ pub struct ThreadSite {
     /// The thread's index in its block `(x, y, z)`.
     pub thread: Dim3,
     /// `"exited"`, `"sync_threads"`, `"sync_threads_count"`, `"sync_threads_and"`,
-    /// `"sync_threads_or"` or a warp collective's name.
+    /// `"sync_threads_or"`, a warp collective's name, or for a spinning thread the spin's
+    /// intrinsic (`"thread::nanosleep"`, `"atomic::load"`, ...).
     pub waits_at: &'static str,
     /// The call it waits at; `None` for an exited thread.
     pub location: Option<SourceLocation>,
@@ -603,6 +617,42 @@ pub enum EmuError {
         /// A thread waiting at something else (a barrier, a collective, another mbarrier).
         elsewhere: Option<Box<ThreadSite>>,
     },
+    /// For a second of wall time every step of the block's threads ended in a spin
+    /// (`nanosleep`, or a repeated poll: an atomic load, or an atomic compare-and-swap or
+    /// read-modify-write that left memory unchanged) while nothing in the launch progressed: no thread of any
+    /// block exited or reached a barrier, collective or `mbarrier` poll, and no atomic
+    /// changed memory. A spin-wait on a flag that nothing will set: a hang on a GPU. Plain
+    /// stores are not seen: a spin loop that waits for one, or writes only plain stores for
+    /// that long, is reported too.
+    #[error(
+        "kernel `{kernel}`: livelock in block {block:?}: for 1 s its threads only spun and nothing in the launch changed; {}{}", spinning_text(.spinning), elsewhere_text(.elsewhere)
+    )]
+    Livelock {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Block index `(x, y, z)`.
+        block: Dim3,
+        /// Every spinning thread, in linear order, at its last spin (`waits_at`:
+        /// `"thread::nanosleep"`, `"atomic::load"`, `"atomic::compare_exchange"`, ...).
+        spinning: Box<[ThreadSite]>,
+        /// A thread of the block waiting at something else (a barrier, a collective), if
+        /// one is.
+        elsewhere: Option<Box<ThreadSite>>,
+    },
+}
+
+fn spinning_text(spinning: &[ThreadSite]) -> String {
+    let shown: Vec<String> = spinning
+        .iter()
+        .take(4)
+        .map(|s| std::format!("{s}"))
+        .collect();
+    let more = if spinning.len() > 4 { ", …" } else { "" };
+    std::format!(
+        "{} thread(s) spin: {}{more}",
+        spinning.len(),
+        shown.join(", ")
+    )
 }
 
 fn earlier_text(earlier: &Option<Box<Access>>) -> String {
@@ -817,6 +867,7 @@ pub unsafe fn launch_cluster<P: ParamSizes, S>(
         dynamic_shared_bytes,
         options: options.clone(),
         buffers,
+        progress: state::Launch::progress_slots(),
     };
     launch.run()
 }

@@ -8,6 +8,7 @@
 use core::cell::{Cell, RefCell};
 use core::ffi::c_void;
 use core::panic::Location;
+use core::sync::atomic::{AtomicU64, Ordering};
 use std::boxed::Box;
 use std::string::String;
 use std::vec::Vec;
@@ -26,8 +27,12 @@ pub(crate) enum Suspend {
     Barrier(BarrierWait),
     /// A warp collective.
     Warp(WarpWait),
-    /// `nanosleep`: runnable again after the others had their turn.
-    Spin,
+    /// A spin: `nanosleep`, or a repeated poll (an atomic load, or an atomic
+    /// read-modify-write or compare-and-swap that left memory unchanged, at a call the
+    /// thread polled at since it last spun: `ctx.rs`). Runnable again at once, behind the
+    /// block's other ready threads (`block.rs` reports a block that does nothing else for a
+    /// second while the launch makes no progress: a livelock).
+    Spin(SpinWait),
     /// An `mbarrier` poll (`try_wait`/`test_wait`) of a phase that has not completed:
     /// runnable again when the phase completes (resumed with 1) or, when nothing else can
     /// run, once with 0 (the poll's time limit; see `block.rs`).
@@ -41,6 +46,13 @@ pub(crate) enum Suspend {
     /// The cluster barrier's wait (`barrier.cluster.wait`): runnable again when the
     /// cluster's phase `phase` has completed (see `cluster.rs`).
     Cluster(ClusterWait),
+}
+
+/// A thread that spun: the intrinsic and its call.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SpinWait {
+    pub(crate) what: &'static str,
+    pub(crate) location: &'static Location<'static>,
 }
 
 /// A thread waiting at the cluster barrier.
@@ -186,7 +198,15 @@ pub(crate) struct ThreadState {
     pub(crate) cluster_arrivals: Cell<u32>,
     /// Cluster barrier waits (`barrier.cluster.wait`) so far.
     pub(crate) cluster_waits: Cell<u32>,
+    /// The calls (`Location` addresses; 0: none) of the thread's polls since its last spin
+    /// (`ctx.rs`: a poll at one of them again is a spin).
+    pub(crate) polls: Cell<[usize; POLL_SITES]>,
+    /// Where the next new poll site goes in `polls` (modulo its length).
+    pub(crate) polls_next: Cell<u8>,
 }
+
+/// How many distinct poll calls a thread's spin loop may make and still be seen as one.
+pub(crate) const POLL_SITES: usize = 4;
 
 /// A warp's `sync_warp`s in one barrier interval: the masks, in completion order.
 #[derive(Clone, Debug, Default)]
@@ -250,6 +270,11 @@ pub(crate) struct BlockState {
     pub(crate) progress: Cell<u64>,
     /// `mbarrier` phases completed (the scheduler wakes the threads polling them).
     pub(crate) phases_completed: Cell<u64>,
+    /// Atomics by the block's threads that changed memory (published to the launch's
+    /// progress count by the scheduler: `block.rs`).
+    pub(crate) writes: Cell<u64>,
+    /// The progress slot of the worker that runs the block ([`Launch::note_progress`]).
+    pub(crate) worker: usize,
     /// The asynchronous-proxy state: fences, `wgmma` groups in flight, accumulator writes
     /// not yet visible (`proxy.rs`).
     pub(crate) asyncs: RefCell<AsyncState>,
@@ -412,6 +437,46 @@ pub(crate) struct Launch {
     pub(crate) options: EmuOptions,
     /// Known device buffers `(start, bytes, description)`, sorted by start.
     pub(crate) buffers: Vec<(usize, usize, String)>,
+    /// Progress counts, one per worker of the pool that runs the blocks (see
+    /// [`Launch::note_progress`]).
+    pub(crate) progress: Box<[WorkerProgress]>,
+}
+
+/// One worker's progress count, alone on its cache line (only that worker writes it).
+#[derive(Default)]
+#[repr(align(128))]
+pub(crate) struct WorkerProgress(AtomicU64);
+
+impl Launch {
+    /// One progress slot per worker of the current rayon pool (the one `run` spreads the
+    /// blocks over), plus one for a caller outside it.
+    pub(crate) fn progress_slots() -> Box<[WorkerProgress]> {
+        (0..=rayon::current_num_threads())
+            .map(|_| WorkerProgress::default())
+            .collect()
+    }
+
+    /// The progress slot of the running worker.
+    pub(crate) fn worker_slot(&self) -> usize {
+        let slots = self.progress.len();
+        rayon::current_thread_index().map_or(slots - 1, |i| i % slots)
+    }
+
+    /// Counts progress by a block that worker `slot` runs: a thread's exit or arrival at a
+    /// barrier, collective or poll, or atomics that changed memory. A block whose threads
+    /// only spin is livelocked once no worker counts any for a while.
+    #[inline]
+    pub(crate) fn note_progress(&self, slot: usize) {
+        self.progress[slot].0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The progress counted by every worker so far.
+    pub(crate) fn total_progress(&self) -> u64 {
+        self.progress
+            .iter()
+            .map(|p| p.0.load(Ordering::Relaxed))
+            .fold(0, u64::wrapping_add)
+    }
 }
 
 // SAFETY: `args` is only read (by every block's threads), and `launch`'s caller keeps what

@@ -311,3 +311,55 @@ pub fn emu_dynamic_indexed(out: OutSlice<u32>, skip: u32) {
     sync_threads();
     out.write_at_thread(s[((t + 1) % 32) as usize]);
 }
+
+/// A flag handed over inside one block with no `nanosleep`: thread 0 spins on an atomic
+/// load of a shared flag until thread 32 (another warp, which the emulator resumes after
+/// thread 0) stores `value` there, then writes what it saw to `out[0]`. `value` 0 plants
+/// the bug: the flag is never set, so thread 0 spins forever (a livelock).
+///
+/// Launch with one block of 64 threads; `out` holds 1 element.
+#[kernel]
+pub fn emu_flag_handover(out: OutSlice<u32>, value: u32) {
+    // SAFETY: one word, touched only through atomics.
+    let word = unsafe { shared_array!([u32; 1]) };
+    // SAFETY: the word lives for the block; every access to it is atomic, block scope.
+    let flag = unsafe { atomic::AtomicRef::<Block, u32>::new(word.as_mut_ptr()) };
+    let t = thread_idx_x();
+    if t == 0 {
+        flag.store(0, Ordering::Relaxed);
+    }
+    sync_threads();
+    if t == 0 {
+        let seen = loop {
+            let v = flag.load(Ordering::Acquire);
+            if v != 0 {
+                break v;
+            }
+        };
+        out.write_at_thread(seen);
+    } else if t == 32 && value != 0 {
+        flag.store(value, Ordering::Release);
+    }
+}
+
+/// A spin lock taken with `compare_exchange` by every thread of the block: inside it, each
+/// adds 1 to `cells[1]` by an atomic load and store (a read-modify-write that is only
+/// correct under the lock), sleeping between the two, so the others find the lock taken. `cells[0]` is the lock; the host zeroes both. The block's
+/// threads end with `cells[1]` = the number of threads.
+///
+/// Launch with one block; `cells` holds 2 elements.
+#[kernel]
+pub fn emu_spin_lock(cells: OutSlice<u32>) {
+    // SAFETY: two words of `cells`, touched only through atomics during the launch.
+    let (lock, count) = unsafe {
+        (
+            atomic::AtomicRef::<Device, u32>::new(cells.as_mut_ptr()),
+            atomic::AtomicRef::<Device, u32>::new(cells.as_mut_ptr().add(1)),
+        )
+    };
+    while lock.compare_exchange(0, 1, Ordering::Acquire).is_err() {}
+    let c = count.load(Ordering::Relaxed);
+    thread::nanosleep(100);
+    count.store(c + 1, Ordering::Relaxed);
+    lock.store(0, Ordering::Release);
+}

@@ -1,11 +1,25 @@
 //! `atomic` on the CPU emulator: every operation is a host atomic with `SeqCst` ordering
-//! (at least as strong as any order asked for), after the bounds check.
+//! (at least as strong as any order asked for), after the bounds check. Loads, and
+//! compare-and-swaps and read-modify-writes that leave memory unchanged, are polls: one
+//! repeated at the same call lets the block's other threads run
+//! (`cuda_emu::device::atomic_load`), so a spin loop built of them makes progress without
+//! `nanosleep`, and one that can never end is reported as a livelock.
 
 use crate::atomic::{Ordering, ScopeKind};
-use cuda_emu::device::{
-    self, AccessKind,
-    atomics::{HostAtomic, Op},
-};
+use cuda_emu::device::{self, AccessKind, atomics::Op};
+
+/// The `cuda_std` name of `atom`'s operation `op`, for reports.
+const fn rmw_name(op: &str) -> &'static str {
+    match op.as_bytes() {
+        b"add" => "atomic::fetch_add",
+        b"min" => "atomic::fetch_min",
+        b"max" => "atomic::fetch_max",
+        b"and" => "atomic::fetch_and",
+        b"or" => "atomic::fetch_or",
+        b"xor" => "atomic::fetch_xor",
+        _ => "atomic::exchange",
+    }
+}
 
 /// Defines `unsafe fn $name(ptr: *mut $t, val: $t, scope, order) -> $t` for one `atom` op.
 macro_rules! raw_rmw {
@@ -22,7 +36,7 @@ macro_rules! raw_rmw {
                     core::panic::Location::caller(),
                 );
                 // SAFETY: forwarded to the caller (module docs); checked above on the emulator.
-                unsafe { <$t as HostAtomic>::rmw(ptr, Op::from_ptx($op), val) }
+                unsafe { device::atomic_rmw(rmw_name($op), ptr, Op::from_ptx($op), val) }
             }
         }
     };
@@ -69,7 +83,7 @@ macro_rules! raw_bits {
                     core::panic::Location::caller(),
                 );
                 // SAFETY: as in `raw_rmw`.
-                unsafe { <$t as HostAtomic>::cas(ptr, cmp, new) }
+                unsafe { device::atomic_cas("atomic::compare_exchange", ptr, cmp, new) }
             }
         }
 
@@ -85,7 +99,7 @@ macro_rules! raw_bits {
                     core::panic::Location::caller(),
                 );
                 // SAFETY: as in `raw_rmw`.
-                unsafe { <$t as HostAtomic>::load(ptr) }
+                unsafe { device::atomic_load("atomic::load", ptr) }
             }
         }
 
@@ -101,7 +115,7 @@ macro_rules! raw_bits {
                     core::panic::Location::caller(),
                 );
                 // SAFETY: as in `raw_rmw`.
-                unsafe { <$t as HostAtomic>::store(ptr, val) }
+                unsafe { device::atomic_store("atomic::store", ptr, val) }
             }
         }
     };
