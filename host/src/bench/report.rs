@@ -272,7 +272,8 @@ pub fn table(report: &Report) -> String {
     let _ = writeln!(
         s,
         "vs ref: bandwidth over device-to-device memcpy, or TFLOP/s over cuBLAS (TF32 off for \
-         sgemm and gemm fp32; gemm bf16/fp16/tf32: cublasGemmEx at that precision); best peer: \
+         sgemm and gemm fp32; gemm rows: the faster of cublasGemmEx and cuBLASLt's fastest \
+         algorithm at that precision); best peer: \
          ours over the fastest other implementation in this run (the CUDA C twin, CUB, cuBLAS; \
          memcpy for copies); max err: largest error on sampled elements against an f64 \
          reference, relative to Σ|a·b| (gemm rows)"

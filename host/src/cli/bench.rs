@@ -43,9 +43,10 @@ pub struct BenchArgs {
     #[arg(long)]
     pub no_cub: bool,
     /// Add GEMM rows by precision (off by default): comma-separated bf16, fp16, tf32, fp32,
-    /// or `all`. Each precision is timed at every --precision-gemm-shape against cuBLAS's
-    /// cublasGemmEx at that precision (f32 accumulation; fp32 with TF32 off), as TFLOP/s
-    /// with the ratio to cuBLAS, and the result is checked against an f64 reference on
+    /// or `all`. Each precision is timed at every --precision-gemm-shape against two cuBLAS
+    /// rows at that precision (f32 accumulation; fp32 with TF32 off): cublasGemmEx, and
+    /// cuBLASLt with the fastest of the 8 algorithms its heuristic proposes for the shape
+    /// (each timed first), as TFLOP/s with the ratio to the faster of the two, and the result is checked against an f64 reference on
     /// sampled elements (max relative error of ours and cuBLAS's; flagged when ours is worse
     /// than 2x cuBLAS's, over the standard bound, or not finite). Layout: row-major
     /// C = A·Bᵀ, A M×K, B N×K. Adds about a minute on an H100.
