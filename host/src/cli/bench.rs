@@ -149,30 +149,14 @@ pub const MAX_BENCH_JSON_BYTES: u64 = 64 << 20;
 /// [`MAX_BENCH_JSON_BYTES`] (a usage error naming the file, the limit and its size) or not
 /// UTF-8.
 fn read_bench_json(path: &std::path::Path) -> Result<String> {
-    use std::io::Read as _;
     let shown = path.display();
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_BENCH_JSON_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "cannot read --from-json `{shown}`: {}",
-                super::os_message(&e)
-            )
-        })?;
-    if bytes.len() as u64 > MAX_BENCH_JSON_BYTES {
-        let size = std::fs::metadata(path)
-            .ok()
-            .filter(|m| m.is_file())
-            .map_or_else(
-                || "more than that".to_owned(),
-                |m| format!("{} bytes", m.len()),
-            );
-        super::usage!(
-            "--from-json `{shown}` is not allowed: a bench.json may be at most \
-             {MAX_BENCH_JSON_BYTES} bytes (64 MiB), this one is {size}"
-        );
-    }
+    let bytes = super::read_bounded(
+        "--from-json",
+        path,
+        MAX_BENCH_JSON_BYTES,
+        "a bench.json may be",
+        "64 MiB",
+    )?;
     String::from_utf8(bytes).map_err(|e| {
         super::UsageError(format!(
             "--from-json `{shown}` is not a bench.json written by `ferrocuda bench`: invalid \

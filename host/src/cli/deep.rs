@@ -44,30 +44,14 @@ impl Location {
     /// The file cannot be read or is larger than [`MAX_KFR_BYTES`] (its size named), or a
     /// needed line is missing, not a decimal (by [`Decimal::parse`]) or out of range (named).
     pub fn from_kfr(path: &Path, width: u32, height: u32) -> Result<Self> {
-        use std::io::Read as _;
         let shown = path.display();
-        let file = std::fs::File::open(path).map_err(|e| {
-            anyhow::anyhow!("cannot read --kfr `{shown}`: {}", super::os_message(&e))
-        })?;
-        let mut bytes = Vec::new();
-        file.take(MAX_KFR_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| {
-                anyhow::anyhow!("cannot read --kfr `{shown}`: {}", super::os_message(&e))
-            })?;
-        if bytes.len() as u64 > MAX_KFR_BYTES {
-            let size = std::fs::metadata(path)
-                .ok()
-                .filter(|m| m.is_file())
-                .map_or_else(
-                    || "more than that".to_owned(),
-                    |m| format!("{} bytes", m.len()),
-                );
-            super::usage!(
-                "--kfr `{shown}` is not allowed: location files may be at most {MAX_KFR_BYTES} \
-                 bytes (1 MiB), this one is {size}"
-            );
-        }
+        let bytes = super::read_bounded(
+            "--kfr",
+            path,
+            MAX_KFR_BYTES,
+            "location files may be",
+            "1 MiB",
+        )?;
         let text = String::from_utf8(bytes).map_err(|e| {
             UsageError(format!(
                 "--kfr `{shown}` is not a text file: invalid UTF-8 at byte {}",

@@ -609,6 +609,43 @@ fn open_write_through(path: &Path, what: &str) -> Result<std::fs::File> {
     }
 }
 
+/// Reads the file `path` given to `flag` (e.g. `--kfr`), at most `max` bytes: a wrong path
+/// such as `/dev/zero` cannot make the program read without end.
+///
+/// # Errors
+/// The file cannot be read (`cannot read {flag} `path`: ` and the operating system's
+/// message), or it holds more than `max` bytes: a usage error `{flag} `path` is not allowed:
+/// {rule} at most {max} bytes ({max_text}), this one is N bytes` (`more than that` for a
+/// file whose size is not known, such as a device).
+pub(crate) fn read_bounded(
+    flag: &str,
+    path: &std::path::Path,
+    max: u64,
+    rule: &str,
+    max_text: &str,
+) -> Result<Vec<u8>> {
+    use std::io::Read as _;
+    let shown = path.display();
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max + 1).read_to_end(&mut bytes))
+        .map_err(|e| anyhow::anyhow!("cannot read {flag} `{shown}`: {}", os_message(&e)))?;
+    if bytes.len() as u64 > max {
+        let size = std::fs::metadata(path)
+            .ok()
+            .filter(|m| m.is_file())
+            .map_or_else(
+                || "more than that".to_owned(),
+                |m| format!("{} bytes", m.len()),
+            );
+        usage!(
+            "{flag} `{shown}` is not allowed: {rule} at most {max} bytes ({max_text}), this one \
+             is {size}"
+        );
+    }
+    Ok(bytes)
+}
+
 /// The operating system's wording of an I/O error (`Permission denied (os error 13)`),
 /// without the temporary file's path that some crates append.
 pub fn os_message(e: &std::io::Error) -> String {
