@@ -4,7 +4,6 @@
 use core::cell::{Cell, RefCell};
 use core::ffi::c_void;
 use std::boxed::Box;
-use std::collections::VecDeque;
 use std::string::String;
 use std::vec::Vec;
 
@@ -70,6 +69,74 @@ const NAMED_SITES: [&str; 16] = [
     "named barrier 14",
     "named barrier 15",
 ];
+
+/// A block's ready threads in the order they run: a ring of linear thread indices whose
+/// capacity is a power of two (at least the block's threads, so it grows only if a thread
+/// is queued twice). `VecDeque`'s general index arithmetic was a visible share of a step.
+struct ReadyQueue {
+    ring: Box<[u32]>,
+    /// The positions of the first queued and the next free slot, counted without wrapping
+    /// (the slot is the position masked by the capacity).
+    head: usize,
+    tail: usize,
+}
+
+impl ReadyQueue {
+    fn new(order: &[u32]) -> Self {
+        let mut ring = std::vec![0u32; order.len().next_power_of_two().max(32)];
+        ring[..order.len()].copy_from_slice(order);
+        Self {
+            ring: ring.into_boxed_slice(),
+            head: 0,
+            tail: order.len(),
+        }
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.tail - self.head
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<u32> {
+        if self.head == self.tail {
+            return None;
+        }
+        let t = self.ring[self.head & (self.ring.len() - 1)];
+        self.head += 1;
+        Some(t)
+    }
+
+    #[inline]
+    fn push_back(&mut self, t: u32) {
+        if self.len() == self.ring.len() {
+            self.grow();
+        }
+        let mask = self.ring.len() - 1;
+        self.ring[self.tail & mask] = t;
+        self.tail += 1;
+    }
+
+    fn extend(&mut self, threads: impl IntoIterator<Item = u32>) {
+        for t in threads {
+            self.push_back(t);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let mask = self.ring.len() - 1;
+        let queued: Vec<u32> = (self.head..self.tail)
+            .map(|i| self.ring[i & mask])
+            .collect();
+        let mut ring = std::vec![0u32; self.ring.len() * 2];
+        ring[..queued.len()].copy_from_slice(&queued);
+        self.ring = ring.into_boxed_slice();
+        self.head = 0;
+        self.tail = queued.len();
+    }
+}
 
 /// Where a thread is.
 #[derive(Clone, Copy, Debug)]
@@ -355,10 +422,7 @@ impl Launch {
             phases_completed: Cell::new(0),
             writes: Cell::new(0),
             worker: self.worker_slot(),
-            asyncs: RefCell::new(AsyncState {
-                threads: (0..n).map(|_| Default::default()).collect(),
-                inflight: std::vec![Vec::new(); n.div_ceil(128) as usize],
-            }),
+            asyncs: RefCell::new(AsyncState::new(n.div_ceil(128))),
         })
     }
 }
@@ -382,19 +446,29 @@ impl<'a> BlockRun<'a> {
     fn new(launch: &Launch, block: &'a BlockState, linear_block: u64) -> Result<Self, EmuError> {
         let n = launch.block[0] * launch.block[1] * launch.block[2];
         let warps = n.div_ceil(32);
-        let threads: Vec<ThreadState> = (0..n)
-            .map(|l| ThreadState {
-                tid: block.tid_of(l),
-                linear: l,
-                block,
-                yielder: Cell::new(core::ptr::null()),
-                stack: Cell::new((0, 0)),
-                cluster_arrivals: Cell::new(0),
-                cluster_waits: Cell::new(0),
-                polls: Cell::new([0; super::state::POLL_SITES]),
-                polls_next: Cell::new(0),
-            })
-            .collect();
+        // Thread indices in linear order, x fastest (as `BlockState::tid_of` gives them,
+        // without its three divisions per thread).
+        let [bx, by, bz] = launch.block;
+        let mut threads: Vec<ThreadState> = Vec::with_capacity(n as usize);
+        for z in 0..bz {
+            for y in 0..by {
+                for x in 0..bx {
+                    let linear = threads.len() as u32;
+                    debug_assert_eq!([x, y, z], block.tid_of(linear));
+                    threads.push(ThreadState {
+                        tid: [x, y, z],
+                        linear,
+                        block,
+                        yielder: Cell::new(core::ptr::null()),
+                        stack: Cell::new((0, 0)),
+                        cluster_arrivals: Cell::new(0),
+                        cluster_waits: Cell::new(0),
+                        polls: Cell::new([0; super::state::POLL_SITES]),
+                        polls_next: Cell::new(0),
+                    });
+                }
+            }
+        }
         let coros: Vec<Option<Coro>> = (0..n).map(|_| None).collect();
         let mut order: Vec<u32> = (0..n).collect();
         if launch.options.seed != 0 {
@@ -413,8 +487,9 @@ impl<'a> BlockRun<'a> {
             block,
             n,
             states: std::vec![St::Ready(0); n as usize],
-            ready: order.iter().copied().collect(),
+            ready: ReadyQueue::new(&order),
             rank,
+            shuffled: launch.options.seed != 0,
             at_barrier: 0,
             barrier: BarrierArrivals::default(),
             done: 0,
@@ -492,8 +567,8 @@ impl<'a> BlockRun<'a> {
         let mut round = 0usize;
         let siblings = self.block.cluster().threads > self.sched.n;
         while let Some(t) = self.sched.ready.pop_front() {
-            let v = match self.sched.states[t as usize] {
-                St::Ready(v) => v,
+            let v = match &self.sched.states[t as usize] {
+                St::Ready(v) => *v,
                 St::Wait(Suspend::Spin(_)) => 0,
                 _ => continue,
             };
@@ -510,6 +585,17 @@ impl<'a> BlockRun<'a> {
             let result = unsafe { (*coro).resume(Resume::Value(v)) };
             set_current(core::ptr::null());
             match result {
+                // The two common suspensions first, their arrivals inline.
+                CoroutineResult::Yield(Suspend::Barrier(b)) => {
+                    round = 0;
+                    self.sched.stepped();
+                    self.sched.arrive_barrier(t, b);
+                }
+                CoroutineResult::Yield(Suspend::Warp(op)) => {
+                    round = 0;
+                    self.sched.stepped();
+                    self.sched.arrive_warp(t, op);
+                }
                 CoroutineResult::Yield(s @ Suspend::Spin(_)) => {
                     self.sched.arrive(t, s);
                     self.sched.spun();
@@ -537,7 +623,7 @@ impl<'a> BlockRun<'a> {
             }
             self.sched.wake_polls();
             self.sched.wake_cluster();
-            if siblings && round > self.sched.ready.len() {
+            if round != 0 && siblings && round > self.sched.ready.len() {
                 break;
             }
         }
@@ -629,10 +715,19 @@ struct BarrierArrivals {
     mixed: bool,
     /// Arrivals with a true predicate.
     count: u64,
+    /// Whether some thread arrived before one of lower scheduling rank (the waiting
+    /// threads then need sorting to be released in rank order), and the last arrival's
+    /// rank.
+    unordered: bool,
+    last_rank: u32,
 }
 
 impl BarrierArrivals {
-    fn arrive(&mut self, t: u32, b: BarrierWait) {
+    #[inline(always)]
+    fn arrive(&mut self, t: u32, rank: u32, b: BarrierWait) {
+        // (`last_rank` is 0 before the interval's first arrival.)
+        self.unordered |= rank < self.last_rank;
+        self.last_rank = rank;
         self.waiting.push(t);
         self.count += u64::from(b.predicate);
         match self.first {
@@ -665,8 +760,11 @@ struct Sched<'a> {
     block: &'a BlockState,
     n: u32,
     states: Vec<St>,
-    ready: VecDeque<u32>,
+    ready: ReadyQueue,
     rank: Vec<u32>,
+    /// Whether a seed shuffled the ranks (without one, a thread's rank is its linear
+    /// index).
+    shuffled: bool,
     at_barrier: u32,
     /// The block barrier's arrivals in the current interval, kept as they come so that its
     /// completion visits only the waiting threads.
@@ -790,27 +888,53 @@ impl Sched<'_> {
                 self.named_busy |= 1 << w.id;
                 self.try_named(w.id);
             }
-            Suspend::Group(_) => {
-                let g = (t / 128) as usize;
-                self.at_group[g] += 1;
-                if (g as u32 + 1) * 128 > self.n {
-                    // The warpgroup is not whole: it can never complete.
-                    self.group_divergence(t, self.n);
-                } else if self.at_group[g] == 128 {
-                    self.complete_group(g as u32);
-                }
-            }
-            Suspend::Barrier(b) => {
-                self.at_barrier += 1;
-                self.barrier.arrive(t, b);
-                self.try_barrier();
-            }
+            Suspend::Group(_) => self.arrive_group(t),
+            Suspend::Barrier(b) => self.arrive_barrier(t, b),
             Suspend::Cluster(_) => self.at_cluster += 1,
-            Suspend::Warp(op) => {
-                let w = t / 32;
-                self.waiting[w as usize] |= 1 << (t % 32);
-                self.try_warp_op(t, op);
-            }
+            Suspend::Warp(op) => self.arrive_warp(t, op),
+        }
+    }
+
+    /// Thread `t` arrived at the block barrier.
+    #[inline(always)]
+    fn arrive_barrier(&mut self, t: u32, b: BarrierWait) {
+        self.states[t as usize] = St::Wait(Suspend::Barrier(b));
+        self.at_barrier += 1;
+        self.barrier.arrive(t, self.rank[t as usize], b);
+        self.try_barrier();
+    }
+
+    /// Thread `t` arrived at a warp collective.
+    #[inline(always)]
+    fn arrive_warp(&mut self, t: u32, op: WarpWait) {
+        self.states[t as usize] = St::Wait(Suspend::Warp(op));
+        let w = (t / 32) as usize;
+        let lane_bit = 1 << (t % 32);
+        self.waiting[w] |= lane_bit;
+        // The common arrival: a well-formed mask (existing lanes, the caller among them,
+        // none exited) with lanes still to come; `try_warp_op` would wait without a
+        // finding.
+        let (exist, done) = (self.exist[w], self.done_lanes[w]);
+        if op.mask & lane_bit != 0
+            && op.mask & !exist == 0
+            && op.mask & done == 0
+            && op.mask & !self.waiting[w] != 0
+        {
+            return;
+        }
+        self.try_warp_op(t, op);
+    }
+
+    /// Thread `t` arrived at a warpgroup collective.
+    #[inline(never)]
+    fn arrive_group(&mut self, t: u32) {
+        let g = (t / 128) as usize;
+        self.at_group[g] += 1;
+        if (g as u32 + 1) * 128 > self.n {
+            // The warpgroup is not whole: it can never complete.
+            self.group_divergence(t, self.n);
+        } else if self.at_group[g] == 128 {
+            self.complete_group(g as u32);
         }
     }
 
@@ -911,10 +1035,18 @@ impl Sched<'_> {
         }
     }
 
+    /// Completes the block barrier if every thread not exited waits there (checked inline:
+    /// most arrivals leave it waiting).
+    #[inline]
     fn try_barrier(&mut self) {
         if self.at_barrier == 0 || self.at_barrier + self.done < self.n {
             return;
         }
+        self.complete_barrier();
+    }
+
+    #[inline(never)]
+    fn complete_barrier(&mut self) {
         let checks = self.block.launch().options.checks;
         // Every waiting thread at the same call of the same barrier kind, none exited: the
         // common case, from the arrivals alone.
@@ -979,7 +1111,9 @@ impl Sched<'_> {
         self.at_barrier = 0;
         self.progress();
         let mut released = core::mem::take(&mut self.barrier.waiting);
-        released.sort_unstable_by_key(|&t| self.rank[t as usize]);
+        if self.barrier.unordered {
+            released.sort_unstable_by_key(|&t| self.rank[t as usize]);
+        }
         for &t in &released {
             self.states[t as usize] = St::Ready(value);
             self.ready.push_back(t);
@@ -1005,6 +1139,7 @@ impl Sched<'_> {
     }
 
     /// Completes `op` (the collective lane `t` waits at) if every lane it names has arrived.
+    #[inline(never)]
     fn try_warp_op(&mut self, t: u32, op: WarpWait) {
         let w = (t / 32) as usize;
         let base = w as u32 * 32;
@@ -1073,21 +1208,29 @@ impl Sched<'_> {
             syncs.masks.push(parts);
         }
         self.waiting[w] &= !parts;
-        let mut released: Vec<u32> = Vec::with_capacity(32);
+        // The lanes, ready in their scheduling rank's order: lane order unless a seed
+        // shuffled the ranks.
+        let mut released = [0u32; 32];
+        let mut count = 0;
         let mut rest = parts;
         while rest != 0 {
             let lane = rest.trailing_zeros();
             rest &= rest - 1;
             self.states[(base + lane) as usize] = St::Ready(results[lane as usize]);
-            released.push(base + lane);
+            released[count] = base + lane;
+            count += 1;
         }
-        released.sort_by_key(|&u| self.rank[u as usize]);
-        self.ready.extend(released);
+        let released = &mut released[..count];
+        if self.shuffled {
+            released.sort_unstable_by_key(|&u| self.rank[u as usize]);
+        }
+        self.ready.extend(released.iter().copied());
     }
 
     /// Completes named barrier `id` if the warps whose every live lane waits there make up
     /// its thread count (a warp counts 32, exited lanes included: PTX ISA §9.7.13.1, as
     /// `cuda_std::thread::named_barrier_sync` documents).
+    #[inline(never)]
     fn try_named(&mut self, id: u32) {
         let waiting = &self.at_named[id as usize];
         let Some(&first) = waiting.first() else {

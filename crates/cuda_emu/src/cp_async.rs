@@ -55,7 +55,9 @@ pub unsafe fn copy(what: &str, dst: *mut u8, src: *const u8, copy_bytes: usize, 
     unsafe { core::ptr::copy_nonoverlapping(src, data.as_mut_ptr(), src_bytes.min(copy_bytes)) };
     let b = t.block();
     mark(b, dst as usize, copy_bytes, t.linear, None);
-    b.asyncs.borrow_mut().threads[t.linear as usize]
+    b.asyncs
+        .borrow_mut()
+        .thread_mut(t.linear)
         .cp_pending
         .push(CpCopy {
             group: 0,
@@ -69,7 +71,7 @@ pub unsafe fn copy(what: &str, dst: *mut u8, src: *const u8, copy_bytes: usize, 
 pub fn commit(what: &str) {
     let t = thread(what);
     let mut asyncs = t.block().asyncs.borrow_mut();
-    let me = &mut asyncs.threads[t.linear as usize];
+    let me = asyncs.thread_mut(t.linear);
     me.cp_commits += 1;
     let group = me.cp_commits;
     for c in me.cp_pending.iter_mut().filter(|c| c.group == 0) {
@@ -90,10 +92,13 @@ pub(crate) fn land(t: &ThreadState, n: Option<u32>) {
     let b = t.block();
     let landed: Vec<CpCopy> = {
         let mut asyncs = b.asyncs.borrow_mut();
-        let me = &mut asyncs.threads[t.linear as usize];
-        if me.cp_pending.is_empty() {
+        let Some(me) = asyncs
+            .thread(t.linear)
+            .is_some_and(|a| !a.cp_pending.is_empty())
+            .then(|| asyncs.thread_mut(t.linear))
+        else {
             return;
-        }
+        };
         let retired = match n {
             Some(n) => me.cp_commits.saturating_sub(n),
             None => u32::MAX,

@@ -526,7 +526,7 @@ fn shadow_access(
             let (problem, earlier) = super::proxy::overwrite_problem("a generic store", &f);
             return Some(hazard(0, problem, Some(earlier)));
         }
-        my_fences = b.asyncs.borrow().threads[me as usize].fences;
+        my_fences = b.asyncs.borrow().thread(me).map_or(0, |a| a.fences);
     }
     for i in 0..size {
         let s = a.shadow[offset + i];

@@ -65,7 +65,7 @@ pub(crate) fn hazard(
 pub fn fence(what: &str) {
     let t = thread(what);
     let mut asyncs = t.block().asyncs.borrow_mut();
-    asyncs.threads[t.linear as usize].fences += 1;
+    asyncs.thread_mut(t.linear).fences += 1;
 }
 
 /// Whether the phase `phase` of the barrier at `bar` has completed (a barrier re-initialised
@@ -144,7 +144,7 @@ fn bytes_problem(
 ) -> Option<(usize, String, Option<Access>)> {
     for (i, s) in shadow.iter().enumerate() {
         if s.w_thread != super::shared_mem::NONE
-            && asyncs.threads[s.w_thread as usize].fences == s.w_fence
+            && asyncs.thread(s.w_thread).map_or(0, |a| a.fences) == s.w_fence
         {
             let writer = Access {
                 thread: block.tid_of(s.w_thread),
@@ -302,7 +302,7 @@ pub(crate) fn mark_tma_dest(block: &BlockState, addr: usize, len: usize, bar: us
 pub fn wgmma_commit(what: &str) {
     let t = thread(what);
     let mut asyncs = t.block().asyncs.borrow_mut();
-    let me = &mut asyncs.threads[t.linear as usize];
+    let me = asyncs.thread_mut(t.linear);
     me.commits += 1;
     let group = me.commits;
     for p in me.pending.iter_mut().filter(|p| p.group == 0) {
@@ -323,7 +323,7 @@ pub fn wgmma_commit(what: &str) {
 pub fn wgmma_wait(what: &str, n: u32) {
     let t = thread(what);
     let mut asyncs = t.block().asyncs.borrow_mut();
-    let me = &mut asyncs.threads[t.linear as usize];
+    let me = asyncs.thread_mut(t.linear);
     let Some(retired) = me.commits.checked_sub(n) else {
         return;
     };

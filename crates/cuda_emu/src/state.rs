@@ -467,7 +467,13 @@ impl Launch {
     /// only spin is livelocked once no worker counts any for a while.
     #[inline]
     pub(crate) fn note_progress(&self, slot: usize) {
-        self.progress[slot].0.fetch_add(1, Ordering::Relaxed);
+        // Only worker `slot` writes its count, so a load and a store make the increment: a
+        // read-modify-write (`lock xadd`) would cost this per-step call several times more.
+        let count = &self.progress[slot].0;
+        count.store(
+            count.load(Ordering::Relaxed).wrapping_add(1),
+            Ordering::Relaxed,
+        );
     }
 
     /// The progress counted by every worker so far.

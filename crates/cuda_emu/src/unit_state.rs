@@ -159,8 +159,34 @@ pub(crate) struct CpCopy {
 /// A block's asynchronous-proxy state (operated on by `proxy.rs` and `wgmma.rs`).
 #[derive(Debug, Default)]
 pub(crate) struct AsyncState {
-    /// Per thread, by linear index.
-    pub(crate) threads: Vec<ThreadAsync>,
+    /// Per thread, by linear index, up to the highest thread that used an asynchronous
+    /// unit (made on first use: most kernels use none, and a block's start then makes
+    /// nothing).
+    threads: Vec<ThreadAsync>,
     /// The `wgmma`s in flight, per warpgroup.
     pub(crate) inflight: Vec<Vec<InFlight>>,
+}
+
+impl AsyncState {
+    /// The state of a block of `warpgroups` warpgroups (whole or not).
+    pub(crate) fn new(warpgroups: u32) -> Self {
+        Self {
+            threads: Vec::new(),
+            inflight: std::vec![Vec::new(); warpgroups as usize],
+        }
+    }
+
+    /// The state of the block's thread of linear index `linear`.
+    pub(crate) fn thread_mut(&mut self, linear: u32) -> &mut ThreadAsync {
+        let i = linear as usize;
+        if i >= self.threads.len() {
+            self.threads.resize_with(i + 1, ThreadAsync::default);
+        }
+        &mut self.threads[i]
+    }
+
+    /// The state of that thread, if it used an asynchronous unit.
+    pub(crate) fn thread(&self, linear: u32) -> Option<&ThreadAsync> {
+        self.threads.get(linear as usize)
+    }
 }

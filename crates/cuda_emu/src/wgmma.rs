@@ -386,7 +386,7 @@ pub(crate) unsafe fn complete(
     for (i, &(linear, _)) in records.iter().enumerate() {
         let r = get(i);
         let tw = linear % 128;
-        let pending = &mut asyncs.threads[linear as usize].pending;
+        let pending = &mut asyncs.thread_mut(linear).pending;
         // The accumulator this `wgmma` adds to: the newest value not yet visible of the
         // same array (`wgmma`s chained on one accumulator without a wait between), else
         // the array's.
