@@ -74,6 +74,7 @@ pub mod atomic;
 pub mod barrier;
 pub mod cluster;
 pub mod copy;
+pub mod float;
 pub mod half;
 pub mod io;
 pub mod launch;
@@ -88,6 +89,7 @@ pub mod warp;
 pub mod wgmma;
 
 pub use copy::DeviceCopy;
+pub use float::{FloatExt, GpuFloat};
 pub use launch::OutSlice;
 
 /// Marks a function as a CUDA kernel entry point; see [`cuda_std_macros::kernel`].
