@@ -200,7 +200,10 @@ pub trait FloatExt: Sized + sealed::Sealed {
     #[must_use]
     fn log1p(self) -> Self;
     /// The standard normal distribution's CDF, `Φ(self) = erfc(-self/√2) / 2` (the
-    /// definition CUDA C's `normcdf` documents; `erfcf` / `erfc` of `-self·(1/√2)`).
+    /// definition CUDA C's `normcdf` documents): `erfc` of `-self·(1/√2)`, for `f32`
+    /// computed in `f64` and rounded once. For `f64` the rounding of `-self/√2` is
+    /// magnified by `erfc`'s slope in the lower tail: about `2·self²` ulp (e.g. 30 ulp at
+    /// `self = -4`).
     #[must_use]
     fn norm_cdf(self) -> Self;
     /// `1 / cbrt(self)` (two roundings; CUDA C's `rcbrt` rounds once).
@@ -257,6 +260,12 @@ mod f32_fns {
         let (s, c) = crate::math::sincos(core::f64::consts::PI * f64::from(r));
         (s as f32, c as f32)
     }
+
+    /// `Φ(x) = erfc(-x/√2)/2` (CUDA C Programming Guide, "normcdf"), computed in `f64`.
+    #[inline(always)]
+    pub(super) fn norm_cdf(x: f32) -> f32 {
+        (0.5 * crate::math::erfc(-f64::from(x) * core::f64::consts::FRAC_1_SQRT_2)) as f32
+    }
 }
 
 /// `math`'s `f64` functions.
@@ -272,6 +281,12 @@ mod f64_fns {
     #[inline(always)]
     pub(super) fn sincos_pi_reduced(r: f64) -> (f64, f64) {
         sincos(core::f64::consts::PI * r)
+    }
+
+    /// `Φ(x) = erfc(-x/√2)/2` (CUDA C Programming Guide, "normcdf").
+    #[inline(always)]
+    pub(super) fn norm_cdf(x: f64) -> f64 {
+        0.5 * erfc(-x * core::f64::consts::FRAC_1_SQRT_2)
     }
 }
 
@@ -501,8 +516,7 @@ macro_rules! impl_float {
             }
             #[inline(always)]
             fn norm_cdf(self) -> Self {
-                // Φ(x) = erfc(-x/√2)/2 (CUDA C Programming Guide, "normcdf").
-                0.5 * $m::erfc(-self * (core::f64::consts::FRAC_1_SQRT_2 as $t))
+                $m::norm_cdf(self)
             }
             #[inline(always)]
             fn rcbrt(self) -> Self {

@@ -101,6 +101,14 @@ pub use cuda_std_macros::{DeviceCopy, address_space, kernel};
 /// with `libm` (same results on the CPU and the GPU) and the `f32`, `u32` and `usize` types.
 pub use glam;
 
+/// The [`vek`](https://docs.rs/vek) crate (vectors, matrices, quaternions, Bézier curves),
+/// as Rust-CUDA re-exports it, with the `vek` feature of `cuda_std` (off by default). Built
+/// without std, with `libm` for its float functions (the same results on the CPU and the
+/// GPU); no `repr_simd`/`platform_intrinsics` (nightly-only SIMD layouts). Rust-CUDA marks
+/// its re-export deprecated in favour of [`glam`]; new code should prefer `glam`.
+#[cfg(feature = "vek")]
+pub use vek;
+
 /// The items most kernels need: `use cuda_std::prelude::*;`.
 pub mod prelude {
     pub use crate::DeviceCopy;
