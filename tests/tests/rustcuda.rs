@@ -245,27 +245,18 @@ fn rust_cuda_shuffles_move_narrow_and_wide_values_and_flag_the_range() {
     for width in [32u32, 16, 8, 4, 1] {
         for arg in [0u32, 1, 3, 5, 17, 31] {
             let mut out = zeros::<u32>(&gpu, lanes * RC_SHUFFLE_WORDS);
-            let mut agree = zeros::<u32>(&gpu, lanes * 4);
-            let mut active = zeros::<u32>(&gpu, lanes);
+            let mut checks = zeros::<u32>(&gpu, lanes * 5);
             launch!(
                 &gpu,
                 gpu.module(),
                 rc_warp_shuffles,
                 LaunchConfig::new(1, 32, 0),
-                (
-                    &d8,
-                    &d16,
-                    &d128,
-                    &mut out,
-                    &mut agree,
-                    &mut active,
-                    arg,
-                    width
-                )
+                (&d8, &d16, &d128, &mut out, &mut checks, arg, width)
             );
-            let (out, agree, active) = (dtoh(&out), dtoh(&agree), dtoh(&active));
+            let (out, checks) = (dtoh(&out), dtoh(&checks));
             for l in 0..lanes {
-                assert_ne!(active[l] & (1 << l), 0, "activemask of lane {l} lacks it");
+                let active = checks[l * 5 + 4];
+                assert_ne!(active & (1 << l), 0, "activemask of lane {l} lacks it");
                 for mode in 0..4 {
                     let (src, in_range) = shuffle_source(mode, l as u32, arg, width);
                     let s = src as usize;
@@ -285,7 +276,7 @@ fn rust_cuda_shuffles_move_narrow_and_wide_values_and_flag_the_range() {
                          [u8, i16, u128 words, in range]"
                     );
                     assert_eq!(
-                        agree[l * 4 + mode],
+                        checks[l * 5 + mode],
                         1,
                         "flags of u8/i16/u128 differ, lane {l}"
                     );

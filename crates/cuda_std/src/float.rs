@@ -524,8 +524,7 @@ macro_rules! impl_float {
             }
             #[inline(always)]
             fn saturate(self) -> Self {
-                // `!(self > 0.0)` is also true for NaN.
-                if !(self > 0.0) {
+                if self.is_nan() || self <= 0.0 {
                     0.0
                 } else if self < 1.0 {
                     self

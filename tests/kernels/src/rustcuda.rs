@@ -151,20 +151,19 @@ pub const RC_SHUFFLE_WORDS: usize = 4 * 7;
 /// of the block (launch with 32-thread blocks): values `in8[l]` (`u8`), `in16[l]` (`i16`),
 /// `in128[l]` (`u128`, as 4 little-endian words). Per mode `m` (idx, up, down, xor),
 /// `out[l·28 + m·7 ..]` = `[u8 as u32, i16 as u32, u128 word 0..4, in_range as u32]`, and
-/// `flags_agree[l·4 + m]` = whether the `u8` and `i16` shuffles reported the same flag.
-/// `active[l]` = [`activemask`].
+/// `checks[l·5 + m]` = whether the `u8` and `i16` shuffles reported the `u128` one's flag;
+/// `checks[l·5 + 4]` = [`activemask`].
 ///
 /// # Safety
 /// One block of 32 threads; `in8`, `in16` hold 32 elements, `in128` 128 words; `out` holds
-/// `32 · 28`, `flags_agree` `32 · 4`, `active` 32; `width` a power of two in `1..=32`.
+/// `32 · 28`, `checks` `32 · 5`; `width` a power of two in `1..=32`.
 #[kernel]
 pub unsafe fn rc_warp_shuffles(
     in8: &[u8],
     in16: &[i16],
     in128: &[u32],
     out: *mut u32,
-    flags_agree: *mut u32,
-    active: *mut u32,
+    checks: *mut u32,
     arg: u32,
     width: u32,
 ) {
@@ -212,10 +211,10 @@ pub unsafe fn rc_warp_shuffles(
             unsafe { *out.add(l * RC_SHUFFLE_WORDS + m * 7 + k) = word };
         }
         // SAFETY: as above.
-        unsafe { *flags_agree.add(l * 4 + m) = u32::from(p8 == p128 && p16 == p128) };
+        unsafe { *checks.add(l * 5 + m) = u32::from(p8 == p128 && p16 == p128) };
     }
     // SAFETY: as above.
-    unsafe { *active.add(l) = activemask() };
+    unsafe { *checks.add(l * 5 + 4) = activemask() };
 }
 
 /// `cuda_std::vek`: thread `i` writes `out[i·4 ..] = [cross.x, cross.y, cross.z, dot]` of
