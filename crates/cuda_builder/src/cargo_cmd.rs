@@ -35,16 +35,31 @@ const SCRUBBED_ENV: &[&str] = &[
 /// # Errors
 /// [`BuildError::LibdeviceNotFound`] with `fast_math(true)` and no libdevice.
 pub(crate) fn rustflags(builder: &CudaBuilder) -> Result<Vec<String>, BuildError> {
+    let (isa_major, isa_minor) = builder.effective_ptx_isa();
     let mut flags = vec![
         format!("-Ctarget-cpu={}", builder.arch),
-        format!(
-            "-Ctarget-feature=+ptx{}{}",
-            builder.ptx_isa.0, builder.ptx_isa.1
-        ),
+        format!("-Ctarget-feature=+ptx{isa_major}{isa_minor}"),
         "-Zunstable-options".to_owned(),
         // A panic becomes a `trap`, with no formatting code (BRIEF: verified).
         "-Cpanic=immediate-abort".to_owned(),
     ];
+    // Rust-CUDA's `cfg(target_feature = "compute_NN")`. rustc refuses a built-in cfg set by
+    // `--cfg` unless its (deny-by-default) lint is allowed; the values are declared so that
+    // testing them does not warn in the kernels build.
+    flags.push("-Aexplicit_builtin_cfgs_in_flags".to_owned());
+    for name in crate::compute_features(builder.arch) {
+        flags.push("--cfg".to_owned());
+        flags.push(format!("target_feature=\"{name}\""));
+    }
+    let declared: Vec<String> = crate::all_compute_features()
+        .iter()
+        .map(|n| format!("\"{n}\""))
+        .collect();
+    flags.push("--check-cfg".to_owned());
+    flags.push(format!(
+        "cfg(target_feature, values({}))",
+        declared.join(", ")
+    ));
     if builder.fast_math {
         let libdevice = find_libdevice().ok_or(BuildError::LibdeviceNotFound)?;
         flags.push("--cfg".to_owned());
@@ -394,6 +409,52 @@ mod tests {
         assert!(debug.contains(&"-Cstrip=none".to_owned()), "{debug:?}");
         let off = flags(CudaBuilder::new("kernels").debug_info(false));
         assert!(!off.iter().any(|f| f.starts_with("-Cstrip")), "{off:?}");
+    }
+
+    /// `arch(..)` raises the PTX ISA to what the target needs (LLVM aborts on sm_90 with PTX
+    /// 7.0) and never lowers an explicit newer one; the `compute_NN` cfgs follow the target.
+    #[test]
+    fn arch_raises_the_ptx_isa_and_sets_the_compute_cfgs() {
+        let flags = |b: CudaBuilder| rustflags(&b).unwrap();
+        let sm90 = flags(CudaBuilder::new("k").arch(crate::NvvmArch::Compute90));
+        assert!(sm90.contains(&"-Ctarget-cpu=sm_90".to_owned()), "{sm90:?}");
+        assert!(
+            sm90.contains(&"-Ctarget-feature=+ptx78".to_owned()),
+            "{sm90:?}"
+        );
+        let newer = flags(
+            CudaBuilder::new("k")
+                .arch(crate::NvvmArch::Compute90)
+                .ptx_isa(8, 3),
+        );
+        assert!(
+            newer.contains(&"-Ctarget-feature=+ptx83".to_owned()),
+            "{newer:?}"
+        );
+        let base = flags(CudaBuilder::new("k"));
+        assert!(
+            base.contains(&"-Ctarget-feature=+ptx70".to_owned()),
+            "{base:?}"
+        );
+
+        // `--cfg` is followed by its value; collect the compute names set.
+        let cfgs = |f: &[String]| -> Vec<String> {
+            f.windows(2)
+                .filter(|w| w[0] == "--cfg")
+                .filter_map(|w| w[1].strip_prefix("target_feature="))
+                .map(|v| v.trim_matches('"').to_owned())
+                .collect()
+        };
+        let set = cfgs(&sm90);
+        assert!(set.contains(&"compute_70".to_owned()) && set.contains(&"compute_90".to_owned()));
+        assert!(
+            !set.iter().any(|n| n == "compute_100" || n.ends_with('a')),
+            "{set:?}"
+        );
+        assert!(sm90.contains(&"-Aexplicit_builtin_cfgs_in_flags".to_owned()));
+        let i = sm90.iter().position(|f| f == "--check-cfg").unwrap();
+        assert!(sm90[i + 1].contains("\"compute_121a\""), "{}", sm90[i + 1]);
+        assert!(!cfgs(&base).contains(&"compute_72".to_owned()));
     }
 
     #[test]

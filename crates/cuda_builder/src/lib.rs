@@ -92,8 +92,13 @@ use std::{
 /// The rustc target the kernels are compiled for.
 pub const TARGET: &str = "nvptx64-nvidia-cuda";
 
-/// Rust-CUDA's name for an architecture (`NvvmArch::Compute70` = sm_70), accepted by
-/// [`CudaBuilder::arch`] so Rust-CUDA build scripts port unchanged.
+/// Rust-CUDA's name for an architecture (`NvvmArch::Compute70` = sm_70,
+/// `NvvmArch::Compute90a` = sm_90a, `NvvmArch::Compute100f` = sm_100f), accepted by
+/// [`CudaBuilder::arch`] and [`CudaBuilder::arch_variant`] so Rust-CUDA build scripts port
+/// unchanged. The variants are Rust-CUDA's (its `nvvm` crate): the plain targets from 3.5 to
+/// 12.1, the arch-specific `a` forms (code that runs only on exactly that architecture) and
+/// the family-specific `f` forms (code that runs on that architecture and later ones of the
+/// same major version, PTX ISA 8.8 and later); see [`ComputeCapability`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(missing_docs)]
 pub enum NvvmArch {
@@ -113,31 +118,149 @@ pub enum NvvmArch {
     Compute87,
     Compute89,
     Compute90,
+    Compute90a,
+    Compute100,
+    Compute100f,
+    Compute100a,
+    Compute101,
+    Compute101f,
+    Compute101a,
+    Compute103,
+    Compute103f,
+    Compute103a,
+    Compute120,
+    Compute120f,
+    Compute120a,
+    Compute121,
+    Compute121f,
+    Compute121a,
 }
 
 impl From<NvvmArch> for ComputeCapability {
     fn from(arch: NvvmArch) -> Self {
         use NvvmArch::*;
-        let (major, minor) = match arch {
-            Compute35 => (3, 5),
-            Compute37 => (3, 7),
-            Compute50 => (5, 0),
-            Compute52 => (5, 2),
-            Compute53 => (5, 3),
-            Compute60 => (6, 0),
-            Compute61 => (6, 1),
-            Compute62 => (6, 2),
-            Compute70 => (7, 0),
-            Compute72 => (7, 2),
-            Compute75 => (7, 5),
-            Compute80 => (8, 0),
-            Compute86 => (8, 6),
-            Compute87 => (8, 7),
-            Compute89 => (8, 9),
-            Compute90 => (9, 0),
-        };
-        ComputeCapability::new(major, minor)
+        let plain = ComputeCapability::new;
+        let a = ComputeCapability::new_arch_specific;
+        let f = ComputeCapability::new_family_specific;
+        match arch {
+            Compute35 => plain(3, 5),
+            Compute37 => plain(3, 7),
+            Compute50 => plain(5, 0),
+            Compute52 => plain(5, 2),
+            Compute53 => plain(5, 3),
+            Compute60 => plain(6, 0),
+            Compute61 => plain(6, 1),
+            Compute62 => plain(6, 2),
+            Compute70 => plain(7, 0),
+            Compute72 => plain(7, 2),
+            Compute75 => plain(7, 5),
+            Compute80 => plain(8, 0),
+            Compute86 => plain(8, 6),
+            Compute87 => plain(8, 7),
+            Compute89 => plain(8, 9),
+            Compute90 => plain(9, 0),
+            Compute90a => a(9, 0),
+            Compute100 => plain(10, 0),
+            Compute100f => f(10, 0),
+            Compute100a => a(10, 0),
+            Compute101 => plain(10, 1),
+            Compute101f => f(10, 1),
+            Compute101a => a(10, 1),
+            Compute103 => plain(10, 3),
+            Compute103f => f(10, 3),
+            Compute103a => a(10, 3),
+            Compute120 => plain(12, 0),
+            Compute120f => f(12, 0),
+            Compute120a => a(12, 0),
+            Compute121 => plain(12, 1),
+            Compute121f => f(12, 1),
+            Compute121a => a(12, 1),
+        }
     }
+}
+
+/// The plain architectures that have a `compute_NN` feature name (Rust-CUDA's `NvvmArch`
+/// list, without suffixes), as `(major, minor)`.
+const COMPUTE_FEATURE_ARCHS: &[(u32, u32)] = &[
+    (3, 5),
+    (3, 7),
+    (5, 0),
+    (5, 2),
+    (5, 3),
+    (6, 0),
+    (6, 1),
+    (6, 2),
+    (7, 0),
+    (7, 2),
+    (7, 5),
+    (8, 0),
+    (8, 6),
+    (8, 7),
+    (8, 9),
+    (9, 0),
+    (10, 0),
+    (10, 1),
+    (10, 3),
+    (12, 0),
+    (12, 1),
+];
+
+/// The architectures that have a family-specific `compute_NNf` feature name (Rust-CUDA's
+/// `NvvmArch` list).
+const COMPUTE_FAMILY_ARCHS: &[(u32, u32)] = &[(10, 0), (10, 1), (10, 3), (12, 0), (12, 1)];
+
+/// Every `compute_NN` / `compute_NNf` / `compute_NNa` name [`compute_features`] can set: the
+/// values of `cfg(target_feature = ..)` a kernels crate may test, for its `check-cfg` lint
+/// (the builder declares them in the kernels build; a host build of the same crate needs
+/// `[lints.rust] unexpected_cfgs = { level = "warn", check-cfg =
+/// ['cfg(target_feature, values("compute_70", ...))'] }`, or only the names it uses).
+pub fn all_compute_features() -> Vec<String> {
+    let mut names: Vec<String> = COMPUTE_FEATURE_ARCHS
+        .iter()
+        .map(|(ma, mi)| format!("compute_{ma}{mi}"))
+        .collect();
+    for (ma, mi) in COMPUTE_FAMILY_ARCHS {
+        names.push(format!("compute_{ma}{mi}f"));
+        names.push(format!("compute_{ma}{mi}a"));
+    }
+    names.push("compute_90a".to_owned());
+    names
+}
+
+/// The `compute_NN` names the kernels build of `arch` sets as
+/// `cfg(target_feature = "compute_NN")`, as Rust-CUDA's codegen does, so that kernels
+/// written for it select code the same way:
+/// - a plain target `sm_XY`: `compute_NN` for every plain architecture `NN <= XY` (for
+///   `sm_80`: `compute_35` ... `compute_80`);
+/// - a family-specific target `sm_XYf`: those of `sm_XY`, and `compute_NNf` for the
+///   architectures of the same major version up to `XY` (for `sm_103f`: `compute_100f`,
+///   `compute_101f`, `compute_103f`). Rust-CUDA instead sets the plain names of the same
+///   major version at or *above* `XY`, which would let a 10.0 build select 10.3 code: not
+///   followed;
+/// - an arch-specific target `sm_XYa`: those of `sm_XYf` (where that family exists), and
+///   `compute_XYa`.
+///
+/// The order follows the table: plain names, family names, then the arch-specific one. On
+/// the host (the kernels crate compiled for the CPU emulator) none is set, as in Rust-CUDA.
+pub fn compute_features(arch: ComputeCapability) -> Vec<String> {
+    let target = (arch.major, arch.minor);
+    let mut names: Vec<String> = COMPUTE_FEATURE_ARCHS
+        .iter()
+        .filter(|&&cc| cc <= target)
+        .map(|(ma, mi)| format!("compute_{ma}{mi}"))
+        .collect();
+    if arch.arch_specific || arch.family_specific {
+        names.extend(
+            COMPUTE_FAMILY_ARCHS
+                .iter()
+                .filter(|&&(ma, mi)| ma == arch.major && mi <= arch.minor)
+                .map(|(ma, mi)| format!("compute_{ma}{mi}f")),
+        );
+    }
+    if arch.arch_specific {
+        names.push(format!("compute_{}{}a", arch.major, arch.minor));
+    }
+    names
 }
 
 /// What a successful build produced.
@@ -266,10 +389,18 @@ impl CudaBuilder {
     }
 
     /// The compute capability the PTX targets (`-C target-cpu=sm_XY`). The PTX runs on this
-    /// and every later architecture (the driver compiles it on load).
+    /// and every later architecture (the driver compiles it on load); an arch-specific
+    /// target (`sm_90a`) only on exactly that one, a family-specific one (`sm_100f`) on it and
+    /// later ones of the same major version.
     /// Default: 7.0 (Volta), the oldest the CUDA 12/13 drivers fully support. Takes a
     /// [`ComputeCapability`] or Rust-CUDA's [`NvvmArch`]; architectures below 7.0 are raised
     /// to 7.0 with a warning (rustc's PTX for them lacks the `.sync` warp instructions).
+    ///
+    /// The PTX ISA version is raised to what the target needs ([`min_ptx_isa`], e.g. 7.8 for
+    /// sm_90, 8.6 for sm_100) when [`ptx_isa`](Self::ptx_isa) is older: LLVM aborts on a
+    /// target its PTX version does not know. The kernels build also sets
+    /// `cfg(target_feature = "compute_NN")` as Rust-CUDA does ([`compute_features`]), beside
+    /// rustc's own `cfg(target_feature = "sm_NN")`.
     pub fn arch(mut self, cc: impl Into<ComputeCapability>) -> Self {
         let cc = cc.into();
         if cc < ComputeCapability::new(7, 0) {
@@ -284,7 +415,8 @@ impl CudaBuilder {
     }
 
     /// The PTX ISA version (`-C target-feature=+ptxXY`). Must be supported by the driver that
-    /// loads the PTX (PTX ISA 7.0 came with CUDA 11.0). Default: 7.0.
+    /// loads the PTX (PTX ISA 7.0 came with CUDA 11.0). Default: 7.0. A version older than
+    /// the [`arch`](Self::arch) needs ([`min_ptx_isa`]) is raised to that.
     pub fn ptx_isa(mut self, major: u32, minor: u32) -> Self {
         self.ptx_isa = (major, minor);
         self
@@ -330,6 +462,12 @@ impl CudaBuilder {
     pub fn line_tables(mut self, on: bool) -> Self {
         self.line_tables = on;
         self
+    }
+
+    /// The PTX ISA version the kernels build emits: [`ptx_isa`](Self::ptx_isa), raised to
+    /// [`min_ptx_isa`] of [`arch`](Self::arch).
+    pub(crate) fn effective_ptx_isa(&self) -> (u32, u32) {
+        self.ptx_isa.max(min_ptx_isa(self.arch))
     }
 
     /// Whether this build carries line tables: [`line_tables`](Self::line_tables), or
@@ -920,19 +1058,24 @@ fn failed(err: BuildError, prefix: &str, emit: bool) -> BuildError {
 }
 
 /// The PTX ISA version (major, minor) that rustc must emit for code targeting `arch`: the
-/// first version that knows the target (PTX ISA, "PTX ISA Notes" / "Target ISA Notes":
-/// sm_80 7.0, sm_86 7.1, sm_87 7.4, sm_89 and sm_90 7.8, sm_90a 8.0, sm_100(a) and
-/// sm_101(a) 8.6, sm_120(a) 8.7). Older targets need nothing beyond the builder's default
-/// 7.0; targets missing from the table get 8.7, the newest this toolchain emits.
+/// first version that knows the target. From the PTX ISA's release notes ("PTX ISA Notes" /
+/// "Target ISA Notes" of each instruction set), and checked against rustc 1.95's LLVM, which
+/// aborts ("PTX version X does not support target 'sm_YY'") below these: sm_80 7.0, sm_86
+/// 7.1, sm_87 7.4, sm_89 and sm_90 7.8, sm_90a 8.0, sm_100(a) and sm_101(a) 8.6, sm_120(a)
+/// 8.7, sm_103(a), sm_121(a) and every family-specific target (`sm_100f` ...) 8.8, sm_110(a|f)
+/// 9.0. Older targets need nothing beyond the builder's default 7.0; newer ones missing from
+/// the table get 9.0, the newest this toolchain emits.
 pub fn min_ptx_isa(arch: ComputeCapability) -> (u32, u32) {
-    match (arch.major, arch.minor, arch.arch_specific) {
+    match (arch.major, arch.minor, arch.family_specific) {
         (..=7, _, _) | (8, 0, _) => (7, 0),
         (8, 6, _) => (7, 1),
         (8, 7, _) => (7, 4),
-        (8, 9, _) | (9, 0, false) => (7, 8),
-        (9, 0, true) => (8, 0),
-        (10, 0 | 1, _) => (8, 6),
-        _ => (8, 7),
+        (8, 9, _) | (9, 0, _) if !arch.arch_specific => (7, 8),
+        (9, 0, _) => (8, 0),
+        (10, 0 | 1, false) => (8, 6),
+        (12, 0, false) => (8, 7),
+        (10, 3, _) | (12, 1, _) | (10 | 12, _, true) => (8, 8),
+        _ => (9, 0),
     }
 }
 
@@ -1101,6 +1244,120 @@ mod tests {
         ] {
             let err = cap_registers(ptx, &caps).expect_err(why).to_string();
             assert!(err.contains(why), "{err}");
+        }
+    }
+
+    /// Every `NvvmArch` names the target its Rust-CUDA name says: `Compute100f` is `sm_100f`
+    /// (expected values parsed from the variant's own name, not from the mapping).
+    #[test]
+    fn nvvm_arch_names_map_to_their_targets() {
+        use NvvmArch::*;
+        let all = [
+            Compute35,
+            Compute37,
+            Compute50,
+            Compute52,
+            Compute53,
+            Compute60,
+            Compute61,
+            Compute62,
+            Compute70,
+            Compute72,
+            Compute75,
+            Compute80,
+            Compute86,
+            Compute87,
+            Compute89,
+            Compute90,
+            Compute90a,
+            Compute100,
+            Compute100f,
+            Compute100a,
+            Compute101,
+            Compute101f,
+            Compute101a,
+            Compute103,
+            Compute103f,
+            Compute103a,
+            Compute120,
+            Compute120f,
+            Compute120a,
+            Compute121,
+            Compute121f,
+            Compute121a,
+        ];
+        for arch in all {
+            let name = format!("{arch:?}");
+            let want: ComputeCapability = format!("sm_{}", name.strip_prefix("Compute").unwrap())
+                .parse()
+                .unwrap();
+            assert_eq!(ComputeCapability::from(arch), want, "{name}");
+            assert!(!(want.arch_specific && want.family_specific), "{name}");
+        }
+    }
+
+    /// The minimum PTX ISA per target, as rustc 1.95's LLVM accepts them (checked by
+    /// compiling a function for each `-C target-cpu` with `+ptx70`, `78`, `80`, `86`, `87`,
+    /// `88`, `90`: the first accepted is the one listed).
+    #[test]
+    fn min_ptx_isa_of_the_blackwell_targets() {
+        let (p, a, f) = (
+            ComputeCapability::new,
+            ComputeCapability::new_arch_specific,
+            ComputeCapability::new_family_specific,
+        );
+        for (cc, isa) in [
+            (p(9, 0), (7, 8)),
+            (a(9, 0), (8, 0)),
+            (p(10, 0), (8, 6)),
+            (a(10, 0), (8, 6)),
+            (f(10, 0), (8, 8)),
+            (p(10, 1), (8, 6)),
+            (a(10, 1), (8, 6)),
+            (f(10, 1), (8, 8)),
+            (p(10, 3), (8, 8)),
+            (a(10, 3), (8, 8)),
+            (f(10, 3), (8, 8)),
+            (p(11, 0), (9, 0)),
+            (f(11, 0), (9, 0)),
+            (p(12, 0), (8, 7)),
+            (a(12, 0), (8, 7)),
+            (f(12, 0), (8, 8)),
+            (p(12, 1), (8, 8)),
+            (a(12, 1), (8, 8)),
+            (f(12, 1), (8, 8)),
+        ] {
+            assert_eq!(min_ptx_isa(cc), isa, "{cc}");
+        }
+    }
+
+    #[test]
+    fn compute_features_follow_the_target() {
+        let names = |cc: ComputeCapability| compute_features(cc);
+        let sm80 = names(ComputeCapability::new(8, 0));
+        assert_eq!(sm80.first().map(String::as_str), Some("compute_35"));
+        assert_eq!(sm80.last().map(String::as_str), Some("compute_80"));
+        assert_eq!(sm80.len(), 12, "{sm80:?}");
+        assert_eq!(
+            names(ComputeCapability::sm_90a())[16..],
+            ["compute_90a".to_owned()]
+        );
+        let sm103f = names(ComputeCapability::new_family_specific(10, 3));
+        assert_eq!(
+            sm103f[sm103f.len() - 3..],
+            ["compute_100f", "compute_101f", "compute_103f"].map(String::from)
+        );
+        assert!(sm103f.contains(&"compute_103".to_owned()));
+        assert!(!sm103f.iter().any(|n| n.starts_with("compute_12")));
+        let sm100a = names(ComputeCapability::new_arch_specific(10, 0));
+        assert_eq!(
+            sm100a[sm100a.len() - 2..],
+            ["compute_100f", "compute_100a"].map(String::from)
+        );
+        // Everything set is declared for check-cfg.
+        let all = all_compute_features();
+        for n in sm103f.iter().chain(&sm100a).chain(&sm80) {
+            assert!(all.contains(n), "{n}");
         }
     }
 

@@ -29,6 +29,11 @@
 //! integers natively, floats by a compare-exchange loop) and [`AtomicBits`] (`and`/`or`/`xor`:
 //! integers).
 //!
+//! Rust-CUDA's atomic float types are here too, as handles on the same operations:
+//! [`AtomicF32`] / [`AtomicF64`] (device scope), [`BlockAtomicF32`] / [`BlockAtomicF64`]
+//! (block scope, `unsafe` operations) and [`SystemAtomicF32`] / [`SystemAtomicF64`] (system
+//! scope).
+//!
 //! On the CPU emulator (`cuda_emu`) every operation is a host atomic with `SeqCst`
 //! ordering, whatever the scope and ordering asked for (at least as strong), and is checked
 //! against the known allocations; atomics are exempt from the shared-memory race check.
@@ -733,3 +738,250 @@ impl<S: Scope, T: AtomicBits> AtomicRef<'_, S, T> {
         unsafe { fetch_xor::<S, T>(self.ptr, val, order) }
     }
 }
+
+/// Defines one of Rust-CUDA's atomic float types over the scope `$scope`.
+macro_rules! atomic_float {
+    ($(#[$doc:meta])* $name:ident, $t:ty, $bits:ty, $align:literal, $scope:ty,
+     [$($unsafety:ident, $safety:expr)?]) => {
+        $(#[$doc])*
+        ///
+        /// Same size, alignment and bits as the float (`#[repr(C)]`), so a `*mut` float in
+        /// global or shared memory can be viewed as one ([`from_ptr`](Self::from_ptr)). Each
+        /// operation is one PTX instruction of the scope (module docs): `fetch_add` is
+        /// `atom.add` of the float type, `fetch_sub` an `atom.add` of the negation,
+        /// `fetch_and`/`_or`/`_xor` the bitwise `atom` on the float's bits, `fetch_min`/`_max`
+        /// a compare-exchange loop ([`AtomicMinMax`]).
+        ///
+        /// Device-only, like the rest of this module: on the host it runs inside an emulated
+        /// launch (the value must then be in a kernel buffer or shared memory) and panics
+        /// outside one. (Rust-CUDA's host version uses `core` atomics instead.)
+        #[repr(C, align($align))]
+        pub struct $name {
+            v: core::cell::UnsafeCell<$t>,
+        }
+
+        // SAFETY: every access to the value goes through an atomic operation (or `&mut`).
+        unsafe impl Sync for $name {}
+
+        impl core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.debug_struct(stringify!($name)).field("ptr", &self.v.get()).finish()
+            }
+        }
+
+        impl $name {
+            /// A new atomic holding `v`.
+            #[inline(always)]
+            #[must_use]
+            pub const fn new(v: $t) -> Self {
+                Self { v: core::cell::UnsafeCell::new(v) }
+            }
+
+            /// Views the float at `ptr` as this atomic type, for the lifetime `'a` (as
+            /// `core`'s `AtomicU32::from_ptr`).
+            ///
+            /// # Safety
+            /// For `'a`: `ptr` is non-null, aligned to its size, points to global or shared
+            /// memory valid for reads and writes, and every concurrent access to it is
+            /// atomic with a scope that includes this thread (module docs).
+            #[inline(always)]
+            #[must_use]
+            pub unsafe fn from_ptr<'a>(ptr: *mut $t) -> &'a Self {
+                // SAFETY: same layout as the float (`repr(C)` over an `UnsafeCell`); the
+                // caller vouches for the pointer.
+                unsafe { &*ptr.cast::<Self>() }
+            }
+
+            /// Consumes the atomic and returns the value.
+            #[inline(always)]
+            #[must_use]
+            pub fn into_inner(self) -> $t {
+                self.v.into_inner()
+            }
+
+            /// The value, through an exclusive borrow (no atomic operation needed).
+            #[inline(always)]
+            pub fn get_mut(&mut self) -> &mut $t {
+                self.v.get_mut()
+            }
+
+            /// The address of the value.
+            #[inline(always)]
+            #[must_use]
+            pub const fn as_ptr(&self) -> *mut $t {
+                self.v.get()
+            }
+
+            /// Adds `val`, returning the value before (PTX `atom.add`, rounded to nearest
+            /// even: concurrent additions give an order-dependent sum).
+            $(#[doc = ""] #[doc = $safety])?
+            #[inline(always)]
+            #[track_caller]
+            pub $($unsafety)? fn fetch_add(&self, val: $t, order: Ordering) -> $t {
+                // SAFETY: `self` is a live float of global or shared memory (the type's
+                // contract), accessed only atomically; the scope is the caller's concern
+                // where the method is `unsafe`.
+                unsafe { fetch_add::<$scope, $t>(self.v.get(), val, order) }
+            }
+
+            /// Subtracts `val` (an `atom.add` of `-val`), returning the value before.
+            $(#[doc = ""] #[doc = $safety])?
+            #[inline(always)]
+            #[track_caller]
+            pub $($unsafety)? fn fetch_sub(&self, val: $t, order: Ordering) -> $t {
+                // SAFETY: as in `fetch_add`.
+                unsafe { fetch_sub::<$scope, $t>(self.v.get(), val, order) }
+            }
+
+            /// Bitwise and of the float's bits with `val`'s, returning the value before
+            /// (`atom.and.b32` / `.b64`; e.g. `fetch_and(f32::from_bits(0x7fff_ffff))` clears
+            /// the sign).
+            $(#[doc = ""] #[doc = $safety])?
+            #[inline(always)]
+            #[track_caller]
+            pub $($unsafety)? fn fetch_and(&self, val: $t, order: Ordering) -> $t {
+                // SAFETY: as in `fetch_add`; the float and its bits share size and alignment.
+                let old = unsafe {
+                    fetch_and::<$scope, $bits>(self.v.get().cast(), val.to_bits(), order)
+                };
+                <$t>::from_bits(old)
+            }
+
+            /// Bitwise or of the float's bits with `val`'s, returning the value before.
+            $(#[doc = ""] #[doc = $safety])?
+            #[inline(always)]
+            #[track_caller]
+            pub $($unsafety)? fn fetch_or(&self, val: $t, order: Ordering) -> $t {
+                // SAFETY: as in `fetch_and`.
+                let old = unsafe {
+                    fetch_or::<$scope, $bits>(self.v.get().cast(), val.to_bits(), order)
+                };
+                <$t>::from_bits(old)
+            }
+
+            /// Bitwise xor of the float's bits with `val`'s, returning the value before
+            /// (`fetch_xor(-0.0)` flips the sign).
+            $(#[doc = ""] #[doc = $safety])?
+            #[inline(always)]
+            #[track_caller]
+            pub $($unsafety)? fn fetch_xor(&self, val: $t, order: Ordering) -> $t {
+                // SAFETY: as in `fetch_and`.
+                let old = unsafe {
+                    fetch_xor::<$scope, $bits>(self.v.get().cast(), val.to_bits(), order)
+                };
+                <$t>::from_bits(old)
+            }
+
+            /// Stores the minimum of the value and `val` (NaN ignored unless both are NaN, as
+            /// `f32::min`), returning the value before.
+            $(#[doc = ""] #[doc = $safety])?
+            #[inline(always)]
+            #[track_caller]
+            pub $($unsafety)? fn fetch_min(&self, val: $t, order: Ordering) -> $t {
+                // SAFETY: as in `fetch_add`.
+                unsafe { fetch_min::<$scope, $t>(self.v.get(), val, order) }
+            }
+
+            /// Stores the maximum of the value and `val`, returning the value before.
+            $(#[doc = ""] #[doc = $safety])?
+            #[inline(always)]
+            #[track_caller]
+            pub $($unsafety)? fn fetch_max(&self, val: $t, order: Ordering) -> $t {
+                // SAFETY: as in `fetch_add`.
+                unsafe { fetch_max::<$scope, $t>(self.v.get(), val, order) }
+            }
+
+            /// Replaces the value with `val`, returning the value before (`atom.exch`).
+            $(#[doc = ""] #[doc = $safety])?
+            #[inline(always)]
+            #[track_caller]
+            pub $($unsafety)? fn swap(&self, val: $t, order: Ordering) -> $t {
+                // SAFETY: as in `fetch_add`.
+                unsafe { exchange::<$scope, $t>(self.v.get(), val, order) }
+            }
+
+            /// If the value's bits equal `current`'s, stores `new`: `Ok(before)` on success,
+            /// `Err(before)` otherwise (`atom.cas` on the bits; `order` applies to both
+            /// outcomes).
+            $(#[doc = ""] #[doc = $safety])?
+            #[inline(always)]
+            #[track_caller]
+            pub $($unsafety)? fn compare_exchange(
+                &self,
+                current: $t,
+                new: $t,
+                order: Ordering,
+            ) -> Result<$t, $t> {
+                // SAFETY: as in `fetch_add`.
+                unsafe { compare_exchange::<$scope, $t>(self.v.get(), current, new, order) }
+            }
+
+            /// Reads the value (`ld.relaxed|acquire`); `order`: `Relaxed`, `Acquire` or
+            /// `SeqCst` (`Release`/`AcqRel` panic, as in `core`).
+            $(#[doc = ""] #[doc = $safety])?
+            #[inline(always)]
+            #[track_caller]
+            #[must_use]
+            pub $($unsafety)? fn load(&self, order: Ordering) -> $t {
+                // SAFETY: as in `fetch_add`.
+                unsafe { load::<$scope, $t>(self.v.get(), order) }
+            }
+
+            /// Writes `val` (`st.relaxed|release`); `order`: `Relaxed`, `Release` or `SeqCst`
+            /// (`Acquire`/`AcqRel` panic, as in `core`).
+            $(#[doc = ""] #[doc = $safety])?
+            #[inline(always)]
+            #[track_caller]
+            pub $($unsafety)? fn store(&self, val: $t, order: Ordering) {
+                // SAFETY: as in `fetch_add`.
+                unsafe { store::<$scope, $t>(self.v.get(), val, order) }
+            }
+        }
+    };
+}
+
+/// The safety section of the block-scoped types' operations.
+macro_rules! block_safety {
+    () => {
+        "# Safety\n\
+         Block scope (`.cta`) is atomic only among the threads of one block: every thread \
+         that accesses this value while the operation runs is in the caller's block (always \
+         true for shared memory). A thread of another block, or the host, accessing it \
+         concurrently is a data race (undefined behaviour); use [`AtomicF32`] or \
+         [`SystemAtomicF32`] then."
+    };
+}
+
+atomic_float!(
+    /// An `f32` shared by the threads of the GPU: atomic at device scope (PTX `.gpu`),
+    /// Rust-CUDA's `AtomicF32`.
+    AtomicF32, f32, u32, 4, Device, []
+);
+atomic_float!(
+    /// An `f64` shared by the threads of the GPU: atomic at device scope (PTX `.gpu`),
+    /// Rust-CUDA's `AtomicF64`. `atom.add.f64` needs sm_60 (below our sm_70 baseline).
+    AtomicF64, f64, u64, 8, Device, []
+);
+atomic_float!(
+    /// An `f32` shared by the threads of one block: atomic at block scope (PTX `.cta`, the
+    /// cheapest), Rust-CUDA's `BlockAtomicF32`. Its operations are `unsafe`: see each one's
+    /// safety section.
+    BlockAtomicF32, f32, u32, 4, Block, [unsafe, block_safety!()]
+);
+atomic_float!(
+    /// An `f64` shared by the threads of one block: atomic at block scope (PTX `.cta`),
+    /// Rust-CUDA's `BlockAtomicF64`. Its operations are `unsafe`: see each one's safety
+    /// section.
+    BlockAtomicF64, f64, u64, 8, Block, [unsafe, block_safety!()]
+);
+atomic_float!(
+    /// An `f32` shared with the host and peer GPUs (mapped or managed memory): atomic at
+    /// system scope (PTX `.sys`), Rust-CUDA's `SystemAtomicF32` (whose operations use device
+    /// scope, an upstream slip this type does not copy).
+    SystemAtomicF32, f32, u32, 4, System, []
+);
+atomic_float!(
+    /// An `f64` shared with the host and peer GPUs: atomic at system scope (PTX `.sys`),
+    /// Rust-CUDA's `SystemAtomicF64`.
+    SystemAtomicF64, f64, u64, 8, System, []
+);

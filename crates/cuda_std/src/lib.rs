@@ -74,6 +74,7 @@ pub mod atomic;
 pub mod barrier;
 pub mod cluster;
 pub mod copy;
+pub mod float;
 pub mod half;
 pub mod io;
 pub mod launch;
@@ -88,6 +89,7 @@ pub mod warp;
 pub mod wgmma;
 
 pub use copy::DeviceCopy;
+pub use float::{FloatExt, GpuFloat};
 pub use launch::OutSlice;
 
 /// Marks a function as a CUDA kernel entry point; see [`cuda_std_macros::kernel`].
@@ -98,6 +100,14 @@ pub use cuda_std_macros::{DeviceCopy, address_space, kernel};
 /// Rust-CUDA re-exports them: `cuda_std::glam::UVec2` in kernels and host code alike. Built
 /// with `libm` (same results on the CPU and the GPU) and the `f32`, `u32` and `usize` types.
 pub use glam;
+
+/// The [`vek`](https://docs.rs/vek) crate (vectors, matrices, quaternions, Bézier curves),
+/// as Rust-CUDA re-exports it, with the `vek` feature of `cuda_std` (off by default). Built
+/// without std, with `libm` for its float functions (the same results on the CPU and the
+/// GPU); no `repr_simd`/`platform_intrinsics` (nightly-only SIMD layouts). Rust-CUDA marks
+/// its re-export deprecated in favour of [`glam`]; new code should prefer `glam`.
+#[cfg(feature = "vek")]
+pub use vek;
 
 /// The items most kernels need: `use cuda_std::prelude::*;`.
 pub mod prelude {

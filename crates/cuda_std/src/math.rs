@@ -129,6 +129,26 @@ backend_fns! { f32:
     hypotf => __nv_hypotf(x, y);
     /// Error function.
     erff => __nv_erff(x);
+    /// Complementary error function, `1 - erf(x)`, accurate where `erf(x)` is near 1.
+    erfcf => __nv_erfcf(x);
+    /// Inverse hyperbolic sine.
+    asinhf => __nv_asinhf(x);
+    /// Inverse hyperbolic cosine (`x >= 1`; NaN below).
+    acoshf => __nv_acoshf(x);
+    /// Inverse hyperbolic tangent (`|x| <= 1`; ±∞ at ±1, NaN beyond).
+    atanhf => __nv_atanhf(x);
+    /// Natural logarithm of the absolute value of the gamma function.
+    lgammaf => __nv_lgammaf(x);
+    /// The gamma function.
+    tgammaf => __nv_tgammaf(x);
+    /// Bessel function of the first kind, order 0.
+    j0f => __nv_j0f(x);
+    /// Bessel function of the first kind, order 1.
+    j1f => __nv_j1f(x);
+    /// Bessel function of the second kind, order 0 (`x > 0`).
+    y0f => __nv_y0f(x);
+    /// Bessel function of the second kind, order 1 (`x > 0`).
+    y1f => __nv_y1f(x);
 }
 
 backend_fns! { f64:
@@ -174,6 +194,26 @@ backend_fns! { f64:
     hypot => __nv_hypot(x, y);
     /// Error function.
     erf => __nv_erf(x);
+    /// Complementary error function, `1 - erf(x)`, accurate where `erf(x)` is near 1.
+    erfc => __nv_erfc(x);
+    /// Inverse hyperbolic sine.
+    asinh => __nv_asinh(x);
+    /// Inverse hyperbolic cosine (`x >= 1`; NaN below).
+    acosh => __nv_acosh(x);
+    /// Inverse hyperbolic tangent (`|x| <= 1`; ±∞ at ±1, NaN beyond).
+    atanh => __nv_atanh(x);
+    /// Natural logarithm of the absolute value of the gamma function.
+    lgamma => __nv_lgamma(x);
+    /// The gamma function.
+    tgamma => __nv_tgamma(x);
+    /// Bessel function of the first kind, order 0.
+    j0 => __nv_j0(x);
+    /// Bessel function of the first kind, order 1.
+    j1 => __nv_j1(x);
+    /// Bessel function of the second kind, order 0 (`x > 0`).
+    y0 => __nv_y0(x);
+    /// Bessel function of the second kind, order 1 (`x > 0`).
+    y1 => __nv_y1(x);
 }
 
 exact_fn!(
@@ -395,6 +435,58 @@ pub fn fmaxf(x: f32, y: f32) -> f32 {
 #[must_use]
 pub fn fmax(x: f64, y: f64) -> f64 {
     libm::fmax(x, y)
+}
+
+/// Defines public functions that are `libm`'s on both sides, in every backend (exact
+/// operations, or ones whose libdevice twin takes pointers or integers).
+macro_rules! libm_fns {
+    ($($(#[$doc:meta])* $name:ident ($($arg:ident: $t:ty),+) -> $r:ty;)*) => {$(
+        $(#[$doc])*
+        #[doc = concat!("\n\n`libm::", stringify!($name), "` on the GPU and the host, in every \
+            backend (same bits on both sides).")]
+        #[inline(always)]
+        #[must_use]
+        pub fn $name($($arg: $t),+) -> $r {
+            libm::$name($($arg),+)
+        }
+    )*};
+}
+
+libm_fns! {
+    /// Remainder of `x / y` with the sign of `x`, exact (C `fmodf`; Rust's `x % y`).
+    fmodf(x: f32, y: f32) -> f32;
+    /// Remainder of `x / y` with the sign of `x`, exact (C `fmod`; Rust's `x % y`).
+    fmod(x: f64, y: f64) -> f64;
+    /// `(sin x, cos x)`, `x` in radians.
+    sincosf(x: f32) -> (f32, f32);
+    /// `(sin x, cos x)`, `x` in radians.
+    sincos(x: f64) -> (f64, f64);
+    /// `(m, e)` with `x = m·2^e` and `|m|` in `[0.5, 1)` (`(x, 0)` for 0, ∞ and NaN).
+    frexpf(x: f32) -> (f32, i32);
+    /// `(m, e)` with `x = m·2^e` and `|m|` in `[0.5, 1)` (`(x, 0)` for 0, ∞ and NaN).
+    frexp(x: f64) -> (f64, i32);
+    /// `x·2^n`, exact unless it overflows or is subnormal.
+    ldexpf(x: f32, n: i32) -> f32;
+    /// `x·2^n`, exact unless it overflows or is subnormal.
+    ldexp(x: f64, n: i32) -> f64;
+    /// `x·2^n` (the same as [`ldexpf`]).
+    scalbnf(x: f32, n: i32) -> f32;
+    /// `x·2^n` (the same as [`ldexp`]).
+    scalbn(x: f64, n: i32) -> f64;
+    /// The unbiased exponent of `x` (`floor(log2|x|)`); `i32::MIN` for 0 and NaN, `i32::MAX`
+    /// for ±∞ (C's `FP_ILOGB0` / `FP_ILOGBNAN` as `libm` defines them).
+    ilogbf(x: f32) -> i32;
+    /// The unbiased exponent of `x` (`floor(log2|x|)`); `i32::MIN` for 0 and NaN, `i32::MAX`
+    /// for ±∞.
+    ilogb(x: f64) -> i32;
+    /// Bessel function of the first kind, order `n`.
+    jnf(n: i32, x: f32) -> f32;
+    /// Bessel function of the first kind, order `n`.
+    jn(n: i32, x: f64) -> f64;
+    /// Bessel function of the second kind, order `n` (`x > 0`).
+    ynf(n: i32, x: f32) -> f32;
+    /// Bessel function of the second kind, order `n` (`x > 0`).
+    yn(n: i32, x: f64) -> f64;
 }
 
 /// Whether this build uses the fast (libdevice) backend: `true` only in GPU code built with

@@ -247,6 +247,35 @@ fence_fn!(
     "fence.sc.sys;"
 );
 
+/// Rust-CUDA's name for [`fence_device`]: a memory fence at device scope, `fence.sc.gpu`
+/// (CUDA C `__threadfence`; the same as `membar.gl` on sm_70+, PTX ISA §9.7,
+/// "membar/fence").
+#[inline(always)]
+#[track_caller]
+pub fn device_fence() {
+    crate::arch::thread::fence_device()
+}
+
+/// Rust-CUDA's name for [`fence_system`]: a memory fence at system scope, `fence.sc.sys`
+/// (CUDA C `__threadfence_system`; `membar.sys`).
+#[inline(always)]
+#[track_caller]
+pub fn system_fence() {
+    crate::arch::thread::fence_system()
+}
+
+/// Rust-CUDA's `grid_fence`: a memory fence for all the threads of the kernel's grid, which
+/// may run on every SM of the device, so device scope: `fence.sc.gpu`, the same as
+/// [`device_fence`]. Not an execution barrier: threads of other blocks do not wait.
+/// (Rust-CUDA emits `membar.cta` here, a block-scope fence that does not order accesses as
+/// the other blocks of the grid observe them, though its documentation promises the grid;
+/// this function keeps the documented promise.)
+#[inline(always)]
+#[track_caller]
+pub fn grid_fence() {
+    crate::arch::thread::fence_device()
+}
+
 /// Suspends this thread for about `ns` nanoseconds (hint; the hardware sleeps for a
 /// duration in `[0, 2·ns]`, at most about 1 ms). Use it to back off in spin loops.
 ///

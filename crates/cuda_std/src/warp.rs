@@ -104,6 +104,14 @@ pub fn active_mask() -> u32 {
     crate::arch::warp::active_mask()
 }
 
+/// Rust-CUDA's name for [`active_mask`]: the lanes of this warp executing this instruction
+/// (CUDA C `__activemask()`, PTX `activemask.b32`).
+#[inline(always)]
+#[must_use]
+pub fn activemask() -> u32 {
+    active_mask()
+}
+
 /// Warp barrier: waits until every lane in `mask` has reached a `sync_warp` with the same
 /// mask, and orders memory among them (CUDA C `__syncwarp(mask)`). Use it between writing and
 /// reading shared memory within a warp.
@@ -133,8 +141,12 @@ pub enum ShflMode {
     Xor,
 }
 
-/// A value that can be shuffled between lanes: `u32`, `i32`, `f32` (one `shfl.sync`) and
-/// `u64`, `i64`, `f64` (two `shfl.sync`, low and high halves, with the same lane mapping).
+/// A value that can be shuffled between lanes: `u32`, `i32`, `f32` (one `shfl.sync`);
+/// `u8`, `i8`, `u16`, `i16`, [`f16`](crate::half::f16), [`bf16`](crate::half::bf16) (one
+/// `shfl.sync` of the value widened to 32 bits, then truncated); `u64`, `i64`, `f64` (two
+/// `shfl.sync`, low and high halves, with the same lane mapping); `u128`, `i128` (four).
+/// Pack several narrow values into one 32-bit value where you can: each shuffle moves 32
+/// bits whatever the type.
 pub trait Shuffle: Copy + sealed::Sealed {
     #[doc(hidden)]
     #[track_caller]
@@ -210,6 +222,57 @@ bits_float!(f32 => u32, f64 => u64);
 
 shuffle_32!(u32, i32, f32);
 shuffle_64!(u64, i64, f64);
+
+/// Shuffles of types narrower than 32 bits: one 32-bit shuffle of the value's bits,
+/// zero-extended, truncated back (the upper bits carry nothing).
+macro_rules! shuffle_narrow {
+    ($($t:ty => $to:expr, $from:expr;)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Shuffle for $t {
+            #[inline(always)]
+            #[track_caller]
+            unsafe fn shuffle(self, mode: ShflMode, mask: u32, b: u32, c: u32) -> Self {
+                // SAFETY: forwarded to the caller.
+                let bits = unsafe { crate::arch::warp::shfl_32(mode, mask, $to(self), b, c) };
+                $from(bits)
+            }
+        }
+    )*};
+}
+
+shuffle_narrow! {
+    u8 => u32::from, |b: u32| b as u8;
+    i8 => |v: i8| u32::from(v as u8), |b: u32| b as u8 as i8;
+    u16 => u32::from, |b: u32| b as u16;
+    i16 => |v: i16| u32::from(v as u16), |b: u32| b as u16 as i16;
+    crate::half::f16 => |v: crate::half::f16| u32::from(v.to_bits()),
+        |b: u32| crate::half::f16::from_bits(b as u16);
+    crate::half::bf16 => |v: crate::half::bf16| u32::from(v.to_bits()),
+        |b: u32| crate::half::bf16::from_bits(b as u16);
+}
+
+/// Shuffles of 128-bit integers: two 64-bit shuffles (four `shfl.sync`), low half first.
+macro_rules! shuffle_128 {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Shuffle for $t {
+            #[inline(always)]
+            #[track_caller]
+            unsafe fn shuffle(self, mode: ShflMode, mask: u32, b: u32, c: u32) -> Self {
+                let bits = self as u128;
+                // SAFETY: forwarded to the caller (the same shuffle twice, same lanes).
+                let (lo, hi) = unsafe {
+                    (
+                        crate::arch::warp::shfl_64(mode, mask, bits as u64, b, c),
+                        crate::arch::warp::shfl_64(mode, mask, (bits >> 64) as u64, b, c),
+                    )
+                };
+                ((u128::from(hi) << 64) | u128::from(lo)) as $t
+            }
+        }
+    )*};
+}
+shuffle_128!(u128, i128);
 
 /// The `c` operand of `shfl.sync`: segment mask `(32 - width) << 8` and clamp (CUDA C's
 /// `__shfl_*_sync` encoding, CUDA C Programming Guide "Warp Shuffle Functions").
@@ -287,6 +350,104 @@ pub unsafe fn shfl_xor_sync<T: Shuffle>(mask: u32, value: T, lane_mask: u32, wid
     // SAFETY: forwarded to the caller.
     unsafe { value.shuffle(ShflMode::Xor, mask, lane_mask, shfl_c(width, 0x1f)) }
 }
+
+/// Whether the source lane of a shuffle is in range, the predicate `p` of `shfl.sync d|p`:
+/// the PTX ISA's pseudo-code for `shfl.sync` (§9.7, "shfl.sync"), evaluated for the calling `lane`
+/// with the instruction's `b` and `c` operands. When it is `false` the shuffle returns the
+/// caller's own value. Computed here rather than read from the instruction so that the
+/// GPU and the CPU emulator share one definition.
+#[inline(always)]
+fn shfl_source_in_range(mode: ShflMode, lane: u32, b: u32, c: u32) -> bool {
+    let bval = b & 0x1f;
+    let cval = c & 0x1f;
+    let segmask = (c >> 8) & 0x1f;
+    let max_lane = (lane & segmask) | (cval & !segmask);
+    let min_lane = lane & segmask;
+    match mode {
+        ShflMode::Up => lane as i32 - bval as i32 >= max_lane as i32,
+        ShflMode::Down => lane + bval <= max_lane,
+        ShflMode::Xor => (lane ^ bval) <= max_lane,
+        ShflMode::Idx => (min_lane | (bval & !segmask)) <= max_lane,
+    }
+}
+
+/// Rust-CUDA's shuffles: the value and whether the source lane was in range.
+#[inline(always)]
+#[track_caller]
+unsafe fn shuffle_with_range<T: Shuffle>(
+    mode: ShflMode,
+    mask: u32,
+    value: T,
+    b: u32,
+    width: u32,
+) -> (T, bool) {
+    assert!(
+        width.is_power_of_two() && width <= WARP_SIZE,
+        "warp shuffle width must be a power of two in 1..=32"
+    );
+    let clamp = if matches!(mode, ShflMode::Up) {
+        0
+    } else {
+        0x1f
+    };
+    let c = shfl_c(width, clamp);
+    // SAFETY: forwarded to the caller.
+    let out = unsafe { value.shuffle(mode, mask, b, c) };
+    (out, shfl_source_in_range(mode, lane_id(), b, c))
+}
+
+macro_rules! warp_shuffle_fn {
+    ($(#[$doc:meta])* $name:ident, $mode:ident, $b:ident, $sync:ident) => {
+        $(#[$doc])*
+        ///
+        /// Returns the shuffled value and whether the source lane was in range (`true`) or
+        /// the caller's own `value` was returned (`false`), the predicate of
+        /// `shfl.sync d|p` (PTX ISA §9.7, "shfl.sync"); whether the source lane was *active* is not
+        /// reported (an exited or masked-out source gives an unspecified value).
+        /// Rust-CUDA's signature; the same shuffle as
+        #[doc = concat!("[`", stringify!($sync), "`]")]
+        /// , which returns the value alone.
+        ///
+        /// `width`: a power of two in `1..=32`, the size of the lane segments (32: the whole
+        /// warp). Each 32 bits of `T` cost one `shfl.sync` (see [`Shuffle`]).
+        ///
+        /// # Panics
+        /// If `width` is not a power of two in `1..=32` (a `trap` on the GPU; with a
+        /// constant `width` the check compiles away).
+        ///
+        /// # Safety
+        /// The module's collective rules: the caller is in `mask`, and every non-exited lane
+        /// in `mask` executes the same shuffle (mode, `width`, type) with the same `mask`.
+        #[inline(always)]
+        #[must_use]
+        #[track_caller]
+        pub unsafe fn $name<T: Shuffle>(mask: u32, value: T, $b: u32, width: u32) -> (T, bool) {
+            // SAFETY: forwarded to the caller.
+            unsafe { shuffle_with_range(ShflMode::$mode, mask, value, $b, width) }
+        }
+    };
+}
+
+warp_shuffle_fn!(
+    /// The `value` of lane `idx` of the caller's `width`-lane segment (CUDA C `__shfl_sync`);
+    /// `idx` is taken modulo `width`, so the source is always in range.
+    warp_shuffle_idx, Idx, idx, shfl_idx_sync
+);
+warp_shuffle_fn!(
+    /// The `value` of lane `lane_id - delta` (CUDA C `__shfl_up_sync`); out of range (`false`)
+    /// below the caller's segment.
+    warp_shuffle_up, Up, delta, shfl_up_sync
+);
+warp_shuffle_fn!(
+    /// The `value` of lane `lane_id + delta` (CUDA C `__shfl_down_sync`); out of range
+    /// (`false`) past the caller's segment.
+    warp_shuffle_down, Down, delta, shfl_down_sync
+);
+warp_shuffle_fn!(
+    /// The `value` of lane `lane_id ^ lane_mask` (CUDA C `__shfl_xor_sync`); out of range
+    /// (`false`) when that lane is in a later segment.
+    warp_shuffle_xor, Xor, lane_mask, shfl_xor_sync
+);
 
 macro_rules! vote_pred {
     ($(#[$doc:meta])* $name:ident, $mode:literal) => {

@@ -3,17 +3,22 @@
 use core::{fmt, str::FromStr};
 
 /// A compute capability (a GPU architecture), e.g. 9.0 for the H100 and H200, or a code
-/// target for one: `sm_90` (runs on 9.0 and every later GPU, as PTX) or the arch-specific
+/// target for one: `sm_90` (runs on 9.0 and every later GPU, as PTX), the arch-specific
 /// `sm_90a` (uses features of exactly 9.0, such as `wgmma` and `setmaxnreg`, and runs only
-/// there; PTX ISA, "Architecture-Specific Features").
+/// there) or the family-specific `sm_100f` (features shared by a family, 10.0 and later
+/// 10.x; runs on `major.minor` and later GPUs of the same major version; PTX ISA 8.8 and
+/// NVIDIA's "Blackwell and CUDA 12.9 Introduce Family-Specific Architecture Features").
 ///
-/// Displays as `sm_90` / `sm_90a`, the names rustc's `-C target-cpu` and ptxas' `-arch` take;
-/// parses from that form (`sm_90`, `sm_90a`, `sm_100`, also `compute_90[a]`) or from `9.0` /
-/// `9.0a`. A device always reports a plain capability (`arch_specific == false`).
+/// Displays as `sm_90` / `sm_90a` / `sm_100f`, the names rustc's `-C target-cpu` and ptxas'
+/// `-arch` take; parses from that form (`sm_90`, `sm_90a`, `sm_100`, `sm_100f`, also
+/// `compute_90[a|f]`) or from `9.0` / `9.0a` / `10.0f`. A device always reports a plain
+/// capability (`arch_specific` and `family_specific` both `false`); at most one of the two
+/// is set.
 ///
-/// Ordered by `(major, minor, arch_specific)`, so `cc >= ComputeCapability::new(8, 0)` asks
-/// for Ampere or later and `sm_90 < sm_90a < sm_100`. Order is not "runs on": whether code
-/// built for one target runs on a device is [`ComputeCapability::runs_on`].
+/// Ordered by `(major, minor, arch_specific, family_specific)`, so
+/// `cc >= ComputeCapability::new(8, 0)` asks for Ampere or later and
+/// `sm_100 < sm_100f < sm_100a < sm_101`. Order is not "runs on": whether code built for one
+/// target runs on a device is [`ComputeCapability::runs_on`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ComputeCapability {
     /// The major version: 7 for Volta/Turing, 8 for Ampere/Ada, 9 for Hopper, 10 and 12 for
@@ -24,6 +29,10 @@ pub struct ComputeCapability {
     /// An arch-specific target (`sm_90a`): code for it runs only on exactly
     /// `major.minor`. Always `false` for a device's own capability.
     pub arch_specific: bool,
+    /// A family-specific target (`sm_100f`): code for it runs on `major.minor` and later
+    /// devices of the same `major`. Always `false` for a device's own capability, and when
+    /// `arch_specific` is set.
+    pub family_specific: bool,
 }
 
 impl ComputeCapability {
@@ -33,6 +42,7 @@ impl ComputeCapability {
             major,
             minor,
             arch_specific: false,
+            family_specific: false,
         }
     }
 
@@ -43,6 +53,19 @@ impl ComputeCapability {
             major,
             minor,
             arch_specific: true,
+            family_specific: false,
+        }
+    }
+
+    /// The family-specific target `sm_<major><minor>f` (PTX ISA 8.8 and later): code that
+    /// runs on `major.minor` and later devices of the same `major` (`sm_100f` on 10.0 and
+    /// 10.3, not on 12.0).
+    pub const fn new_family_specific(major: u32, minor: u32) -> Self {
+        Self {
+            major,
+            minor,
+            arch_specific: false,
+            family_specific: true,
         }
     }
 
@@ -51,17 +74,21 @@ impl ComputeCapability {
         Self::new_arch_specific(9, 0)
     }
 
-    /// The same `major.minor` without the arch-specific suffix (`sm_90a` → `sm_90`).
+    /// The same `major.minor` without the arch- or family-specific suffix (`sm_90a` →
+    /// `sm_90`, `sm_100f` → `sm_100`).
     pub const fn base(self) -> Self {
         Self::new(self.major, self.minor)
     }
 
     /// Whether code built for this target runs on a device of capability `device` (whose
-    /// own `arch_specific` is ignored): an arch-specific target (`sm_90a`) only on exactly
-    /// its `major.minor`; a plain target (PTX for `sm_80`) on it and every later device.
+    /// own suffixes are ignored): an arch-specific target (`sm_90a`) only on exactly its
+    /// `major.minor`; a family-specific one (`sm_100f`) on it and later devices of the same
+    /// `major`; a plain target (PTX for `sm_80`) on it and every later device.
     pub const fn runs_on(self, device: Self) -> bool {
         if self.arch_specific {
             device.major == self.major && device.minor == self.minor
+        } else if self.family_specific {
+            device.major == self.major && device.minor >= self.minor
         } else {
             device.major > self.major || (device.major == self.major && device.minor >= self.minor)
         }
@@ -69,15 +96,14 @@ impl ComputeCapability {
 }
 
 impl fmt::Display for ComputeCapability {
-    /// `sm_<major><minor>[a]`, e.g. `sm_90`, `sm_90a`, `sm_120`.
+    /// `sm_<major><minor>[a|f]`, e.g. `sm_90`, `sm_90a`, `sm_120`, `sm_100f`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "sm_{}{}{}",
-            self.major,
-            self.minor,
-            if self.arch_specific { "a" } else { "" }
-        )
+        let suffix = match (self.arch_specific, self.family_specific) {
+            (true, _) => "a",
+            (false, true) => "f",
+            (false, false) => "",
+        };
+        write!(f, "sm_{}{}{suffix}", self.major, self.minor)
     }
 }
 
@@ -125,7 +151,7 @@ impl fmt::Display for ParseComputeCapabilityError {
         write!(
             f,
             "`{}{}` is not a compute capability: expected `sm_XY` (e.g. `sm_90`), `sm_XYa` \
-             (e.g. `sm_90a`), `compute_XY[a]` or `X.Y[a]`",
+             (e.g. `sm_90a`), `sm_XYf` (e.g. `sm_100f`), `compute_XY[a|f]` or `X.Y[a|f]`",
             self.text(),
             if self.truncated { "…" } else { "" }
         )
@@ -139,12 +165,15 @@ impl FromStr for ComputeCapability {
 
     /// Parses `sm_XY` / `compute_XY` (the last digit is the minor version: `sm_100` is 10.0)
     /// or `X.Y`, each with an optional `a` suffix for an arch-specific target (`sm_90a`,
-    /// `9.0a`).
+    /// `9.0a`) or `f` for a family-specific one (`sm_100f`, `10.0f`).
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let err = || ParseComputeCapabilityError::new(text);
-        let (s, arch_specific) = match text.strip_suffix('a') {
-            Some(rest) => (rest, true),
-            None => (text, false),
+        let (s, arch_specific, family_specific) = if let Some(rest) = text.strip_suffix('a') {
+            (rest, true, false)
+        } else if let Some(rest) = text.strip_suffix('f') {
+            (rest, false, true)
+        } else {
+            (text, false, false)
         };
         let digits =
             |t: &str| !t.is_empty() && t.len() <= 4 && t.bytes().all(|b| b.is_ascii_digit());
@@ -165,13 +194,14 @@ impl FromStr for ComputeCapability {
             major: major.parse().map_err(|_| err())?,
             minor: minor.parse().map_err(|_| err())?,
             arch_specific,
+            family_specific,
         })
     }
 }
 
 #[cfg(feature = "serde")]
 impl serde::Serialize for ComputeCapability {
-    /// As its display form, `"sm_90"` / `"sm_90a"`.
+    /// As its display form, `"sm_90"` / `"sm_90a"` / `"sm_100f"`.
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
     }
@@ -221,7 +251,7 @@ mod tests {
     fn rejects_other_text_naming_it() {
         for bad in [
             "", "sm_", "sm_9", "sm_9x", "90", "9.", "9.10", "x.0", "sm_-90", "SM_90", "sm_90aa",
-            "sm_90A", "a", "sm_a", "9.a", "sm_9a",
+            "sm_90A", "a", "sm_a", "9.a", "sm_9a", "sm_100af", "sm_100fa", "f", "sm_f", "9.f",
         ] {
             let err = bad.parse::<ComputeCapability>().unwrap_err();
             assert_eq!(err.text(), bad);
@@ -236,6 +266,42 @@ mod tests {
         assert!(ComputeCapability::new(7, 5) > ComputeCapability::new(7, 0));
         assert!(ComputeCapability::new(9, 0) < ComputeCapability::sm_90a());
         assert!(ComputeCapability::sm_90a() < ComputeCapability::new(10, 0));
+        let sm100f = ComputeCapability::new_family_specific(10, 0);
+        assert!(ComputeCapability::new(10, 0) < sm100f);
+        assert!(sm100f < ComputeCapability::new_arch_specific(10, 0));
+        assert!(ComputeCapability::new_arch_specific(10, 0) < ComputeCapability::new(10, 1));
+    }
+
+    #[test]
+    fn family_specific_targets_display_parse_and_run_on_their_family() {
+        let sm100f = ComputeCapability::new_family_specific(10, 0);
+        assert_eq!(
+            (
+                sm100f.major,
+                sm100f.minor,
+                sm100f.arch_specific,
+                sm100f.family_specific
+            ),
+            (10, 0, false, true)
+        );
+        assert_eq!(sm100f.to_string(), "sm_100f");
+        for text in ["sm_100f", "compute_100f", "10.0f"] {
+            assert_eq!(text.parse(), Ok(sm100f), "{text}");
+        }
+        assert_eq!(sm100f.base(), ComputeCapability::new(10, 0));
+        let json = serde_json::to_string(&sm100f).unwrap();
+        assert_eq!(json, r#""sm_100f""#);
+        assert_eq!(
+            serde_json::from_str::<ComputeCapability>(&json).unwrap(),
+            sm100f
+        );
+        let dev = ComputeCapability::new;
+        // Same major, equal or later minor (CUDA 12.9 blog: sm_100f runs on 10.0 and 10.3).
+        assert!(sm100f.runs_on(dev(10, 0)) && sm100f.runs_on(dev(10, 3)));
+        for other in [dev(9, 0), dev(11, 0), dev(12, 0)] {
+            assert!(!sm100f.runs_on(other), "{other}");
+        }
+        assert!(!ComputeCapability::new_family_specific(10, 3).runs_on(dev(10, 0)));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! ferrocuda's test kernels ("probes"), kept out of the product kernels module: one kernel
 //! per `cuda_std` primitive with CPU models of the PTX instructions ([`primitives`]), kernels
 //! that exercise the launch layer and parameter ABI ([`launch_checks`]), and runtime probes
-//! for `cust` ([`runtime`]), and probes with planted bugs for the CPU emulator ([`emulator`]).
+//! for `cust` ([`runtime`]), probes with planted bugs for the CPU emulator ([`emulator`]), and
+//! the device API added for Rust-CUDA kernels ([`rustcuda`]).
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -17,3 +18,4 @@ pub mod launch_checks;
 pub mod mma;
 pub mod primitives;
 pub mod runtime;
+pub mod rustcuda;

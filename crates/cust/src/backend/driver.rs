@@ -213,9 +213,11 @@ impl Gpu {
         origin: &str,
     ) -> CudaResult<(Arc<dyn Module>, ModuleSource, Duration)> {
         let t0 = Instant::now();
-        let cubin = cubins
-            .iter()
-            .find(|c| c.arch.base() == device.base() && c.arch.arch_specific == arch.arch_specific);
+        let cubin = cubins.iter().find(|c| {
+            c.arch.base() == device.base()
+                && c.arch.arch_specific == arch.arch_specific
+                && c.arch.family_specific == arch.family_specific
+        });
         if let Some(cubin) = cubin
             && let Ok(module) = self.load_module(Code::Binary(cubin.bytes), origin)
         {

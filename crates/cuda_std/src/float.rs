@@ -1,0 +1,747 @@
+//! Rust-CUDA's float traits: [`GpuFloat`] (std's `f32`/`f64` methods, which `no_std` code
+//! lacks: `x.log10()`, `x.powi(3)`, `x.sin_cos()`) and [`FloatExt`] (CUDA C's extra functions:
+//! `cospi`, `sinpi`, the error functions, `frexp`, `ldexp`, `lgamma`, Bessel functions).
+//!
+//! Both are implemented with [`crate::math`], so a kernel and its CPU reference get the same
+//! bits: `libm` on both sides by default (libdevice in GPU code built with `cuda_builder`'s
+//! `fast_math(true)`, for the functions `math` routes there). Functions `libm` lacks are
+//! composed from `libm` functions and exact operations, each documented with its method;
+//! they are deterministic (the same bits on the CPU and the GPU) but not correctly rounded.
+//!
+//! **Calling them.** Inherent methods win over trait methods in Rust, so where a type has an
+//! inherent method of the same name, `x.sin()` calls that one:
+//! - On the host, std's `f32::sin` & co. are inherent methods whenever `std` is linked (also
+//!   in a `no_std` kernels crate built for the CPU emulator): they call the platform's libm
+//!   and can differ from the GPU in the last bit. Write `GpuFloat::sin(x)` (or
+//!   `<f32 as GpuFloat>::sin(x)`) where the bits must match; the method form still compiles
+//!   and is close.
+//! - On the GPU, `core`'s `floor`, `ceil`, `round`, `trunc`, `fract`, `mul_add`, `sqrt`,
+//!   `powi`, `cbrt`, `div_euclid`, `rem_euclid` are unstable inherent methods (feature
+//!   `core_float_math`): without that feature the trait's method is called (rustc warns
+//!   `unstable_name_collisions`); with it, `core`'s.
+//!
+//! Rust-CUDA's `FloatExt` functions that neither `libm` nor this module implement are left
+//! out: `inv_complementary_error_function` (`erfcinv`), `scaled_complementary_error_function`
+//! (`erfcx`) and `inv_norm_cdf` (`normcdfinv`); a kernel using them fails to compile
+//! (E0599) rather than computing something else.
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// std's float methods for `f32` and `f64` in `no_std` code (Rust-CUDA's `GpuFloat`), with
+/// the same bits on the CPU and the GPU (see the [module docs](self) for how to call them).
+/// Angles are radians. Each method names the [`crate::math`] function it calls (`f32`
+/// name first); exact operations (`floor`, `abs`, `copysign`, `sqrt`, `mul_add` ...) are one
+/// PTX instruction on the GPU.
+pub trait GpuFloat: Copy + PartialOrd + sealed::Sealed {
+    /// Largest integer `<= self` (`floorf` / `floor`).
+    #[must_use]
+    fn floor(self) -> Self;
+    /// Smallest integer `>= self` (`ceilf` / `ceil`).
+    #[must_use]
+    fn ceil(self) -> Self;
+    /// Nearest integer, ties away from zero (`roundf` / `round`).
+    #[must_use]
+    fn round(self) -> Self;
+    /// Integer part, rounded toward zero (`truncf` / `trunc`).
+    #[must_use]
+    fn trunc(self) -> Self;
+    /// `self - self.trunc()` (std's definition; the sign of `self`).
+    #[must_use]
+    fn fract(self) -> Self;
+    /// Absolute value (`fabsf` / `fabs`).
+    #[must_use]
+    fn abs(self) -> Self;
+    /// `1.0` for positive values, `+0.0` and `+∞`; `-1.0` for negative ones, `-0.0` and `-∞`;
+    /// NaN for NaN (std's definition).
+    #[must_use]
+    fn signum(self) -> Self;
+    /// `self`'s magnitude with `sign`'s sign (`copysignf` / `copysign`).
+    #[must_use]
+    fn copysign(self, sign: Self) -> Self;
+    /// `self·a + b` with one rounding (`fmaf` / `fma`; PTX `fma.rn`).
+    #[must_use]
+    fn mul_add(self, a: Self, b: Self) -> Self;
+    /// Euclidean division: the integer `n` with `self = n·rhs + self.rem_euclid(rhs)`
+    /// (std's definition, with the exact `fmodf` / `fmod` for `%`).
+    #[must_use]
+    fn div_euclid(self, rhs: Self) -> Self;
+    /// The least non-negative remainder of `self` modulo `rhs` (std's definition, with the
+    /// exact `fmodf` / `fmod`); it can round to `rhs.abs()` for tiny negative `self`.
+    #[must_use]
+    fn rem_euclid(self, rhs: Self) -> Self;
+    /// `self^n` by binary exponentiation: square-and-multiply from the lowest bit of `|n|`,
+    /// then one division for `n < 0` — the algorithm of compiler-rt's `__powisf2` /
+    /// `__powidf2`, which std's `powi` calls on x86-64 for a non-constant `n`. Not correctly
+    /// rounded (about `log2|n|` roundings), but the same bits everywhere.
+    #[must_use]
+    fn powi(self, n: i32) -> Self;
+    /// `self^n` (`powf` / `pow`).
+    #[must_use]
+    fn powf(self, n: Self) -> Self;
+    /// Square root, correctly rounded (`sqrtf` / `sqrt`).
+    #[must_use]
+    fn sqrt(self) -> Self;
+    /// `e^self` (`expf` / `exp`).
+    #[must_use]
+    fn exp(self) -> Self;
+    /// `2^self` (`exp2f` / `exp2`).
+    #[must_use]
+    fn exp2(self) -> Self;
+    /// Natural logarithm (`logf` / `log`).
+    #[must_use]
+    fn ln(self) -> Self;
+    /// Logarithm in base `base`: `self.ln() / base.ln()` (std's definition).
+    #[must_use]
+    fn log(self, base: Self) -> Self;
+    /// Base-2 logarithm (`log2f` / `log2`).
+    #[must_use]
+    fn log2(self) -> Self;
+    /// Base-10 logarithm (`log10f` / `log10`).
+    #[must_use]
+    fn log10(self) -> Self;
+    /// Cube root (`cbrtf` / `cbrt`).
+    #[must_use]
+    fn cbrt(self) -> Self;
+    /// `sqrt(self² + other²)` without undue overflow (`hypotf` / `hypot`).
+    #[must_use]
+    fn hypot(self, other: Self) -> Self;
+    /// Sine (`sinf` / `sin`).
+    #[must_use]
+    fn sin(self) -> Self;
+    /// Cosine (`cosf` / `cos`).
+    #[must_use]
+    fn cos(self) -> Self;
+    /// Tangent (`tanf` / `tan`).
+    #[must_use]
+    fn tan(self) -> Self;
+    /// Arcsine, in `[-π/2, π/2]` (`asinf` / `asin`).
+    #[must_use]
+    fn asin(self) -> Self;
+    /// Arccosine, in `[0, π]` (`acosf` / `acos`).
+    #[must_use]
+    fn acos(self) -> Self;
+    /// Arctangent, in `[-π/2, π/2]` (`atanf` / `atan`).
+    #[must_use]
+    fn atan(self) -> Self;
+    /// The angle of the point `(other, self)`, in `[-π, π]`: `self` is `y`, `other` is `x`,
+    /// as in std (`atan2f(self, other)` / `atan2`).
+    #[must_use]
+    fn atan2(self, other: Self) -> Self;
+    /// `(sin, cos)` in one call (`sincosf` / `sincos`, `libm`'s own routine in every backend).
+    #[must_use]
+    fn sin_cos(self) -> (Self, Self);
+    /// `e^self - 1`, accurate near 0 (`expm1f` / `expm1`).
+    #[must_use]
+    fn exp_m1(self) -> Self;
+    /// `ln(1 + self)`, accurate near 0 (`log1pf` / `log1p`).
+    #[must_use]
+    fn ln_1p(self) -> Self;
+    /// Hyperbolic sine (`sinhf` / `sinh`).
+    #[must_use]
+    fn sinh(self) -> Self;
+    /// Hyperbolic cosine (`coshf` / `cosh`).
+    #[must_use]
+    fn cosh(self) -> Self;
+    /// Hyperbolic tangent (`tanhf` / `tanh`).
+    #[must_use]
+    fn tanh(self) -> Self;
+    /// Inverse hyperbolic sine (`asinhf` / `asinh`).
+    #[must_use]
+    fn asinh(self) -> Self;
+    /// Inverse hyperbolic cosine, `self >= 1` (`acoshf` / `acosh`).
+    #[must_use]
+    fn acosh(self) -> Self;
+    /// Inverse hyperbolic tangent, `|self| <= 1` (`atanhf` / `atanh`).
+    #[must_use]
+    fn atanh(self) -> Self;
+}
+
+/// CUDA C's extra math functions for `f32` and `f64` (Rust-CUDA's `FloatExt`, its method
+/// names), with the same bits on the CPU and the GPU. Each method names how it is computed;
+/// see the [module docs](self) for what is left out.
+pub trait FloatExt: Sized + sealed::Sealed {
+    /// `cos(π·self)`, with the multiple of π reduced exactly (see [`sinpi`](Self::sinpi)).
+    #[must_use]
+    fn cospi(self) -> Self;
+    /// The error function `2/√π ∫₀^self e^(-t²) dt` (`erff` / `erf`).
+    #[must_use]
+    fn error_function(self) -> Self;
+    /// `1 - erf(self)`, accurate where `erf` is near 1 (`erfcf` / `erfc`).
+    #[must_use]
+    fn complementary_error_function(self) -> Self;
+    /// `(m, e)` with `self = m·2^e` and `|m|` in `[0.5, 1)`; `(self, 0)` for 0, ∞ and NaN
+    /// (`frexpf` / `frexp`).
+    #[must_use]
+    fn frexp(self) -> (Self, i32);
+    /// The unbiased exponent, `floor(log2|self|)` (`ilogbf` / `ilogb`: `i32::MIN` for 0 and
+    /// NaN, `i32::MAX` for ±∞).
+    #[must_use]
+    fn unbiased_exp(self) -> i32;
+    /// Bessel function of the first kind, order 0 (`j0f` / `j0`).
+    #[must_use]
+    fn j0(self) -> Self;
+    /// Bessel function of the first kind, order 1 (`j1f` / `j1`).
+    #[must_use]
+    fn j1(self) -> Self;
+    /// Bessel function of the first kind, order `order` (`jnf` / `jn`).
+    #[must_use]
+    fn jn(self, order: i32) -> Self;
+    /// `self·2^exp` (`ldexpf` / `ldexp`).
+    #[must_use]
+    fn ldexp(self, exp: i32) -> Self;
+    /// `ln|Γ(self)|` (`lgammaf` / `lgamma`).
+    #[must_use]
+    fn log_gamma(self) -> Self;
+    /// `ln(1 + self)`, accurate near 0 (`log1pf` / `log1p`).
+    #[must_use]
+    fn log1p(self) -> Self;
+    /// The standard normal distribution's CDF, `Φ(self) = erfc(-self/√2) / 2` (the
+    /// definition CUDA C's `normcdf` documents): `erfc` of `-self·(1/√2)`, for `f32`
+    /// computed in `f64` and rounded once. For `f64` the rounding of `-self/√2` is
+    /// magnified by `erfc`'s slope in the lower tail: about `2·self²` ulp (e.g. 30 ulp at
+    /// `self = -4`).
+    #[must_use]
+    fn norm_cdf(self) -> Self;
+    /// `1 / cbrt(self)` (two roundings; CUDA C's `rcbrt` rounds once).
+    #[must_use]
+    fn rcbrt(self) -> Self;
+    /// `self` clamped to `[+0.0, 1.0]`; NaN gives `+0.0` (CUDA C's `__saturatef`, PTX
+    /// `cvt.sat`).
+    #[must_use]
+    fn saturate(self) -> Self;
+    /// `self·2^exp` (`scalbnf` / `scalbn`).
+    #[must_use]
+    fn scale_by_n(self, exp: i32) -> Self;
+    /// `(sin(π·self), cos(π·self))` (see [`sinpi`](Self::sinpi) and
+    /// [`cospi`](Self::cospi)).
+    #[must_use]
+    fn sincospi(self) -> (Self, Self);
+    /// `sin(π·self)`. The argument is reduced exactly, `self = k/2 + r` with `|r| <= 1/4`
+    /// (`k` from `round(2·self)`; the subtraction is exact), so integers give `±0` and
+    /// half-integers `±1` exactly; then `sin` or `cos` of `π·r`, for `f32` computed in `f64`
+    /// and rounded once (`libm`'s `sin`/`cos`), for `f64` with `π·r` rounded (a few ulp).
+    #[must_use]
+    fn sinpi(self) -> Self;
+    /// `Γ(self)` (`tgammaf` / `tgamma`).
+    #[must_use]
+    fn gamma(self) -> Self;
+    /// Bessel function of the second kind, order 0, `self > 0` (`y0f` / `y0`).
+    #[must_use]
+    fn y0(self) -> Self;
+    /// Bessel function of the second kind, order 1, `self > 0` (`y1f` / `y1`).
+    #[must_use]
+    fn y1(self) -> Self;
+    /// Bessel function of the second kind, order `order`, `self > 0` (`ynf` / `yn`).
+    #[must_use]
+    fn yn(self, order: i32) -> Self;
+}
+
+/// `math`'s `f32` functions under the `f64` names, so one macro body serves both types.
+mod f32_fns {
+    pub(super) use crate::math::{
+        acosf as acos, acoshf as acosh, asinf as asin, asinhf as asinh, atan2f as atan2,
+        atanf as atan, atanhf as atanh, cbrtf as cbrt, ceilf as ceil, copysignf as copysign,
+        cosf as cos, coshf as cosh, erfcf as erfc, erff as erf, exp2f as exp2, expf as exp,
+        expm1f as expm1, fabsf as fabs, floorf as floor, fmaf as fma, fmodf as fmod,
+        frexpf as frexp, hypotf as hypot, ilogbf as ilogb, j0f as j0, j1f as j1, jnf as jn,
+        ldexpf as ldexp, lgammaf as lgamma, log1pf as log1p, log2f as log2, log10f as log10,
+        logf as log, powf as pow, roundf as round, scalbnf as scalbn, sincosf as sincos,
+        sinf as sin, sinhf as sinh, sqrtf as sqrt, tanf as tan, tanhf as tanh, tgammaf as tgamma,
+        truncf as trunc, y0f as y0, y1f as y1, ynf as yn,
+    };
+
+    /// `(sin(π·r), cos(π·r))` for `|r| <= 1/4`, computed in `f64` and rounded once.
+    #[inline(always)]
+    pub(super) fn sincos_pi_reduced(r: f32) -> (f32, f32) {
+        let (s, c) = crate::math::sincos(core::f64::consts::PI * f64::from(r));
+        (s as f32, c as f32)
+    }
+
+    /// `Φ(x) = erfc(-x/√2)/2` (CUDA C Programming Guide, "normcdf"), computed in `f64`.
+    #[inline(always)]
+    pub(super) fn norm_cdf(x: f32) -> f32 {
+        (0.5 * crate::math::erfc(-f64::from(x) * core::f64::consts::FRAC_1_SQRT_2)) as f32
+    }
+}
+
+/// `math`'s `f64` functions.
+mod f64_fns {
+    pub(super) use crate::math::{
+        acos, acosh, asin, asinh, atan, atan2, atanh, cbrt, ceil, copysign, cos, cosh, erf, erfc,
+        exp, exp2, expm1, fabs, floor, fma, fmod, frexp, hypot, ilogb, j0, j1, jn, ldexp, lgamma,
+        log, log1p, log2, log10, pow, round, scalbn, sin, sincos, sinh, sqrt, tan, tanh, tgamma,
+        trunc, y0, y1, yn,
+    };
+
+    /// `(sin(π·r), cos(π·r))` for `|r| <= 1/4`.
+    #[inline(always)]
+    pub(super) fn sincos_pi_reduced(r: f64) -> (f64, f64) {
+        sincos(core::f64::consts::PI * r)
+    }
+
+    /// `Φ(x) = erfc(-x/√2)/2` (CUDA C Programming Guide, "normcdf").
+    #[inline(always)]
+    pub(super) fn norm_cdf(x: f64) -> f64 {
+        0.5 * erfc(-x * core::f64::consts::FRAC_1_SQRT_2)
+    }
+}
+
+macro_rules! impl_float {
+    ($t:ty, $m:ident) => {
+        impl GpuFloat for $t {
+            #[inline(always)]
+            fn floor(self) -> Self {
+                $m::floor(self)
+            }
+            #[inline(always)]
+            fn ceil(self) -> Self {
+                $m::ceil(self)
+            }
+            #[inline(always)]
+            fn round(self) -> Self {
+                $m::round(self)
+            }
+            #[inline(always)]
+            fn trunc(self) -> Self {
+                $m::trunc(self)
+            }
+            #[inline(always)]
+            fn fract(self) -> Self {
+                self - $m::trunc(self)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                $m::fabs(self)
+            }
+            #[inline(always)]
+            fn signum(self) -> Self {
+                if self.is_nan() {
+                    <$t>::NAN
+                } else {
+                    $m::copysign(1.0, self)
+                }
+            }
+            #[inline(always)]
+            fn copysign(self, sign: Self) -> Self {
+                $m::copysign(self, sign)
+            }
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                $m::fma(self, a, b)
+            }
+            #[inline(always)]
+            fn div_euclid(self, rhs: Self) -> Self {
+                let q = $m::trunc(self / rhs);
+                if $m::fmod(self, rhs) < 0.0 {
+                    return if rhs > 0.0 { q - 1.0 } else { q + 1.0 };
+                }
+                q
+            }
+            #[inline(always)]
+            fn rem_euclid(self, rhs: Self) -> Self {
+                let r = $m::fmod(self, rhs);
+                if r < 0.0 { r + $m::fabs(rhs) } else { r }
+            }
+            #[inline(always)]
+            fn powi(self, n: i32) -> Self {
+                let mut base = self;
+                let mut bits = n.unsigned_abs();
+                let mut acc: $t = 1.0;
+                loop {
+                    if bits & 1 != 0 {
+                        acc *= base;
+                    }
+                    bits >>= 1;
+                    if bits == 0 {
+                        break;
+                    }
+                    base *= base;
+                }
+                if n < 0 { 1.0 / acc } else { acc }
+            }
+            #[inline(always)]
+            fn powf(self, n: Self) -> Self {
+                $m::pow(self, n)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                $m::sqrt(self)
+            }
+            #[inline(always)]
+            fn exp(self) -> Self {
+                $m::exp(self)
+            }
+            #[inline(always)]
+            fn exp2(self) -> Self {
+                $m::exp2(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                $m::log(self)
+            }
+            #[inline(always)]
+            fn log(self, base: Self) -> Self {
+                $m::log(self) / $m::log(base)
+            }
+            #[inline(always)]
+            fn log2(self) -> Self {
+                $m::log2(self)
+            }
+            #[inline(always)]
+            fn log10(self) -> Self {
+                $m::log10(self)
+            }
+            #[inline(always)]
+            fn cbrt(self) -> Self {
+                $m::cbrt(self)
+            }
+            #[inline(always)]
+            fn hypot(self, other: Self) -> Self {
+                $m::hypot(self, other)
+            }
+            #[inline(always)]
+            fn sin(self) -> Self {
+                $m::sin(self)
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                $m::cos(self)
+            }
+            #[inline(always)]
+            fn tan(self) -> Self {
+                $m::tan(self)
+            }
+            #[inline(always)]
+            fn asin(self) -> Self {
+                $m::asin(self)
+            }
+            #[inline(always)]
+            fn acos(self) -> Self {
+                $m::acos(self)
+            }
+            #[inline(always)]
+            fn atan(self) -> Self {
+                $m::atan(self)
+            }
+            #[inline(always)]
+            fn atan2(self, other: Self) -> Self {
+                $m::atan2(self, other)
+            }
+            #[inline(always)]
+            fn sin_cos(self) -> (Self, Self) {
+                $m::sincos(self)
+            }
+            #[inline(always)]
+            fn exp_m1(self) -> Self {
+                $m::expm1(self)
+            }
+            #[inline(always)]
+            fn ln_1p(self) -> Self {
+                $m::log1p(self)
+            }
+            #[inline(always)]
+            fn sinh(self) -> Self {
+                $m::sinh(self)
+            }
+            #[inline(always)]
+            fn cosh(self) -> Self {
+                $m::cosh(self)
+            }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                $m::tanh(self)
+            }
+            #[inline(always)]
+            fn asinh(self) -> Self {
+                $m::asinh(self)
+            }
+            #[inline(always)]
+            fn acosh(self) -> Self {
+                $m::acosh(self)
+            }
+            #[inline(always)]
+            fn atanh(self) -> Self {
+                $m::atanh(self)
+            }
+        }
+
+        impl FloatExt for $t {
+            #[inline(always)]
+            fn cospi(self) -> Self {
+                FloatExt::sincospi(self).1
+            }
+            #[inline(always)]
+            fn error_function(self) -> Self {
+                $m::erf(self)
+            }
+            #[inline(always)]
+            fn complementary_error_function(self) -> Self {
+                $m::erfc(self)
+            }
+            #[inline(always)]
+            fn frexp(self) -> (Self, i32) {
+                $m::frexp(self)
+            }
+            #[inline(always)]
+            fn unbiased_exp(self) -> i32 {
+                $m::ilogb(self)
+            }
+            #[inline(always)]
+            fn j0(self) -> Self {
+                $m::j0(self)
+            }
+            #[inline(always)]
+            fn j1(self) -> Self {
+                $m::j1(self)
+            }
+            #[inline(always)]
+            fn jn(self, order: i32) -> Self {
+                $m::jn(order, self)
+            }
+            #[inline(always)]
+            fn ldexp(self, exp: i32) -> Self {
+                $m::ldexp(self, exp)
+            }
+            #[inline(always)]
+            fn log_gamma(self) -> Self {
+                $m::lgamma(self)
+            }
+            #[inline(always)]
+            fn log1p(self) -> Self {
+                $m::log1p(self)
+            }
+            #[inline(always)]
+            fn norm_cdf(self) -> Self {
+                $m::norm_cdf(self)
+            }
+            #[inline(always)]
+            fn rcbrt(self) -> Self {
+                1.0 / $m::cbrt(self)
+            }
+            #[inline(always)]
+            fn saturate(self) -> Self {
+                if self.is_nan() || self <= 0.0 {
+                    0.0
+                } else if self < 1.0 {
+                    self
+                } else {
+                    1.0
+                }
+            }
+            #[inline(always)]
+            fn scale_by_n(self, exp: i32) -> Self {
+                $m::scalbn(self, exp)
+            }
+            #[inline(always)]
+            fn sincospi(self) -> (Self, Self) {
+                if !self.is_finite() {
+                    return (<$t>::NAN, <$t>::NAN);
+                }
+                // From 2^MANTISSA_DIGITS on, every value is an even integer.
+                if $m::fabs(self) >= (1u64 << <$t>::MANTISSA_DIGITS) as $t {
+                    return ($m::copysign(0.0, self), 1.0);
+                }
+                // self = k2/2 + r with |r| <= 1/4: 2·self is exact below the bound above, its
+                // rounding to an integer is exact, and so is the difference, halved. Then
+                // π·self = k2·(π/2) + π·r: k2 counts quarter turns.
+                let k2 = $m::round(2.0 * self);
+                let r = (2.0 * self - k2) * 0.5;
+                let quarter = $m::fmod(k2, 4.0);
+                let quarter = if quarter < 0.0 {
+                    quarter + 4.0
+                } else {
+                    quarter
+                } as u32;
+                let (s, c) = if r == 0.0 {
+                    // Exact zeros and ones, with sin's zero signed as `self`'s.
+                    ($m::copysign(0.0, self), 1.0)
+                } else {
+                    $m::sincos_pi_reduced(r)
+                };
+                let (s, c) = match quarter {
+                    0 => (s, c),
+                    1 => (c, -s),
+                    2 => (-s, -c),
+                    _ => (-c, s),
+                };
+                // sin(π·n) of an integer n: +0 or -0 by `self`'s sign, as C's `sinpi`; cos of
+                // a half-integer: +0.
+                let s = if s == 0.0 { $m::copysign(0.0, self) } else { s };
+                let c = if c == 0.0 { 0.0 } else { c };
+                (s, c)
+            }
+            #[inline(always)]
+            fn sinpi(self) -> Self {
+                FloatExt::sincospi(self).0
+            }
+            #[inline(always)]
+            fn gamma(self) -> Self {
+                $m::tgamma(self)
+            }
+            #[inline(always)]
+            fn y0(self) -> Self {
+                $m::y0(self)
+            }
+            #[inline(always)]
+            fn y1(self) -> Self {
+                $m::y1(self)
+            }
+            #[inline(always)]
+            fn yn(self, order: i32) -> Self {
+                $m::yn(order, self)
+            }
+        }
+    };
+}
+
+impl_float!(f32, f32_fns);
+impl_float!(f64, f64_fns);
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::vec::Vec;
+
+    /// A spread of inputs: small, large, negative, near integers and half-integers, ±0.
+    fn inputs() -> Vec<f64> {
+        let mut v = Vec::new();
+        for i in -40..=40 {
+            let x = f64::from(i) * 0.25;
+            v.extend([x, x + 1e-9, x - 3e-7, x * 7.3]);
+        }
+        v.extend([
+            0.0,
+            -0.0,
+            1e-30,
+            -1e-30,
+            123_456.789,
+            -9.87e6,
+            0.1,
+            2.0f64.powi(40) + 0.5,
+        ]);
+        v
+    }
+
+    #[test]
+    fn gpu_float_is_libm_where_libm_has_the_function() {
+        for x in inputs() {
+            let y = x as f32;
+            let b = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+            let d = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+            assert!(b(GpuFloat::log10(y), libm::log10f(y)), "log10f({y})");
+            assert!(d(GpuFloat::log10(x), libm::log10(x)), "log10({x})");
+            assert!(b(GpuFloat::sin(y), libm::sinf(y)), "sinf({y})");
+            assert!(b(GpuFloat::asinh(y), libm::asinhf(y)), "asinhf({y})");
+            assert!(
+                d(GpuFloat::atanh(x / 20.0), libm::atanh(x / 20.0)),
+                "atanh({x})"
+            );
+            let (s, c) = GpuFloat::sin_cos(y);
+            let (ls, lc) = libm::sincosf(y);
+            assert!(b(s, ls) && b(c, lc), "sincosf({y})");
+            assert!(b(FloatExt::log_gamma(y), libm::lgammaf(y)), "lgammaf({y})");
+            assert!(d(FloatExt::jn(x, 3), libm::jn(3, x)), "jn(3, {x})");
+            assert_eq!(FloatExt::frexp(x), libm::frexp(x), "frexp({x})");
+            assert_eq!(FloatExt::unbiased_exp(y), libm::ilogbf(y), "ilogbf({y})");
+        }
+    }
+
+    /// std's definitions, written independently as std documents them (`%` is exact).
+    #[test]
+    fn std_like_methods_match_std() {
+        for x in inputs() {
+            for rhs in [3.0f64, -3.0, 0.75, -0.1, 1e10] {
+                let d = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+                assert!(
+                    d(GpuFloat::rem_euclid(x, rhs), x.rem_euclid(rhs)),
+                    "{x} {rhs}"
+                );
+                assert!(
+                    d(GpuFloat::div_euclid(x, rhs), x.div_euclid(rhs)),
+                    "{x} {rhs}"
+                );
+                let (y, r) = (x as f32, rhs as f32);
+                assert_eq!(
+                    GpuFloat::rem_euclid(y, r).to_bits(),
+                    y.rem_euclid(r).to_bits()
+                );
+                assert_eq!(
+                    GpuFloat::div_euclid(y, r).to_bits(),
+                    y.div_euclid(r).to_bits()
+                );
+            }
+            assert_eq!(GpuFloat::fract(x).to_bits(), x.fract().to_bits(), "{x}");
+            assert_eq!(GpuFloat::signum(x).to_bits(), x.signum().to_bits(), "{x}");
+            for n in [-7, -2, -1, 0, 1, 2, 3, 10, 31] {
+                // A run-time exponent: std's powi then calls compiler-rt's __powidf2, the
+                // algorithm GpuFloat::powi follows.
+                let n = core::hint::black_box(n);
+                let d = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+                assert!(d(GpuFloat::powi(x, n), x.powi(n)), "{x}^{n}");
+                let y = x as f32;
+                let (a, b) = (GpuFloat::powi(y, n), y.powi(n));
+                assert!(
+                    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                    "{y}^{n}"
+                );
+            }
+        }
+        assert!(GpuFloat::signum(f32::NAN).is_nan());
+        assert_eq!(GpuFloat::log(8.0f64, 2.0), 3.0);
+    }
+
+    #[test]
+    fn sinpi_and_cospi_are_exact_at_multiples_of_a_half() {
+        for k in -12i32..=12 {
+            let x = f64::from(k) * 0.5;
+            let (s, c) = FloatExt::sincospi(x);
+            let (want_s, want_c) = match k.rem_euclid(4) {
+                0 => (0.0, 1.0),
+                1 => (1.0, 0.0),
+                2 => (0.0, -1.0),
+                _ => (-1.0, 0.0),
+            };
+            assert_eq!((s, c), (want_s, want_c), "sincospi({x})");
+            assert_eq!(FloatExt::sincospi(x as f32), (want_s as f32, want_c as f32));
+        }
+        assert!(FloatExt::sinpi(-2.0f64).is_sign_negative());
+        assert!(FloatExt::sinpi(f32::INFINITY).is_nan());
+        // Elsewhere within a few ulp of sin(π·x) computed in f64 (f32) / of a reference
+        // with a reduced argument (f64: sin(π/6) = 1/2).
+        for x in [0.1f32, 0.3, -0.7, 1.25, 2.9, 1000.1, -33.3] {
+            let want = (core::f64::consts::PI * f64::from(x)).sin() as f32;
+            let got = FloatExt::sinpi(x);
+            assert!(
+                (got - want).abs() <= 2.0 * f32::EPSILON * want.abs().max(1e-3),
+                "{x}"
+            );
+            let want = (core::f64::consts::PI * f64::from(x)).cos() as f32;
+            let got = FloatExt::cospi(x);
+            assert!(
+                (got - want).abs() <= 2.0 * f32::EPSILON * want.abs().max(1e-3),
+                "{x}"
+            );
+        }
+        let got = FloatExt::sinpi(1.0f64 / 6.0 + 4.0);
+        assert!((got - 0.5).abs() < 4.0 * f64::EPSILON, "{got}");
+    }
+
+    #[test]
+    fn norm_cdf_saturate_and_rcbrt() {
+        assert_eq!(FloatExt::norm_cdf(0.0f64), 0.5);
+        // Φ(1.96) = 0.9750021048517795 (standard normal table, to 16 digits).
+        assert!((FloatExt::norm_cdf(1.96f64) - 0.975_002_104_851_779_5).abs() < 1e-15);
+        assert!((FloatExt::norm_cdf(-1.96f32) - 0.024_997_895).abs() < 1e-7);
+        for (x, want) in [(-0.5f32, 0.0), (0.25, 0.25), (1.5, 1.0), (f32::NAN, 0.0)] {
+            assert_eq!(FloatExt::saturate(x).to_bits(), f32::to_bits(want), "{x}");
+        }
+        assert_eq!(FloatExt::saturate(-0.0f64).to_bits(), 0.0f64.to_bits());
+        assert_eq!(FloatExt::rcbrt(8.0f64), 0.5);
+        assert_eq!(FloatExt::rcbrt(-0.125f32), -2.0);
+    }
+}
