@@ -1191,7 +1191,9 @@ fn memory_hungry_requests_are_refused_with_the_figure() {
             "-o",
             "x.png",
         ],
-        &["--band-rows 65536", "GiB", "--band-rows 4096 or less"],
+        // 13 bytes per pixel on the CPU (escape times while a band renders, colours of
+        // three bands): 1.5 GiB hold 1890 rows of 65536 pixels.
+        &["--band-rows 65536", "GiB", "--band-rows 1 to 1890"],
     );
     assert_rejected(
         &["mandelbrot-bench", "--backend", "cpu", "--size", "32768"],
@@ -2642,4 +2644,80 @@ fn a_zoom_without_a_device_leaves_no_empty_frame_folder() {
     let out = ferrocuda(dir.path(), &[&args[..], &["-o", "old"]].concat());
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(entries(dir.path()), ["old"]);
+}
+
+// ---- Issue 35, low: band memory, progress within rows, zoom stops. ----
+
+/// A deep view whose pixels escape within a few iterations (c = 0.5 lies outside the set):
+/// cheap pixels, so the tests below measure memory, not arithmetic.
+const DEEP_CHEAP: [&str; 9] = [
+    "mandelbrot",
+    "--backend",
+    "cpu",
+    "--center-re",
+    "0.5",
+    "--center-im",
+    "0",
+    "--scale",
+    "1e-20",
+];
+
+/// Issue 35: the deep `--band-rows` bound counts every buffer of a band. It used to count
+/// 3 bytes per pixel (two bands of colours), while a deep CPU band holds each sample's
+/// escape time and `|z|²` (8 bytes) besides its colours, so the largest band allowed
+/// (2^28 samples) peaked at 2.8 GiB against a stated 1.5 GiB. Now `--band-rows` is refused
+/// above what fits in 1.5 GiB at the bytes per pixel the message states (17 on the CPU:
+/// 8 per sample and the colours of three bands; 41 with 2×2 samples), naming the value and
+/// the allowed range; and a render's measured peak grows by no more than that per pixel of
+/// its band (one band of 2048×512 against bands of 4 rows).
+#[test]
+fn deep_band_rows_are_bounded_by_what_a_band_holds() {
+    let dir = temp_dir();
+    let wide = [&DEEP_CHEAP[..], &["--width", "32768", "--height", "8192"]].concat();
+    for (supersample, rows, allowed, per_px) in [
+        ("1", "8192", "--band-rows 1 to 2891", "17 bytes per pixel"),
+        ("2", "2048", "--band-rows 1 to 1198", "41 bytes per pixel"),
+    ] {
+        // Before, both were accepted and rendered 2^28 samples: a limit, not a timing.
+        let args = [
+            &wide[..],
+            &[
+                "--supersample",
+                supersample,
+                "--band-rows",
+                rows,
+                "-o",
+                "d.png",
+            ],
+        ]
+        .concat();
+        let out = ferrocuda_within(dir.path(), &args, std::time::Duration::from_secs(20));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        for needle in [&format!("--band-rows {rows}"), allowed, per_px, "1.5 GiB"] {
+            assert!(err.contains(needle), "does not name `{needle}`: {err}");
+        }
+        assert_eq!(entries(dir.path()), Vec::<String>::new());
+    }
+    // As stated above for one sample per pixel.
+    let bytes_per_px: u64 = 17;
+    let peak = |rows: &str| {
+        let args = [
+            &DEEP_CHEAP[..],
+            &["--width", "2048", "--height", "512", "--band-rows", rows],
+            &["-o", "d.png"],
+        ]
+        .concat();
+        reported_peak_bytes(&ok(dir.path(), &args))
+    };
+    let (one_band, small_bands) = (peak("512"), peak("4"));
+    let band_px: u64 = 2048 * 512;
+    let grown = one_band.saturating_sub(small_bands);
+    assert!(
+        grown <= bytes_per_px * band_px,
+        "one band of {band_px} pixels peaked {} MiB above bands of 4 rows, more than the \
+         {bytes_per_px} bytes per pixel stated ({} MiB)",
+        grown >> 20,
+        (bytes_per_px * band_px) >> 20
+    );
 }
