@@ -1361,7 +1361,10 @@ fn long_runs_without_a_terminal_report_progress() {
         .lines()
         .find(|l| l.starts_with("progress: "))
         .unwrap_or_else(|| panic!("no progress line after 10 s: {err}"));
-    assert!(line.contains("/2000 rows") && line.contains('%'), "{line}");
+    assert!(
+        line.contains("/4000000 pixels") && line.contains('%'),
+        "{line}"
+    );
 }
 
 #[test]
@@ -1926,8 +1929,8 @@ fn signals_stop_a_deep_render_within_a_second_and_leave_no_file() {
     }
 }
 
-/// N6: a deep render shows progress; with stderr not a terminal, a `progress:` line of rows
-/// every 10 s (the render is stopped after the first one).
+/// N6: a deep render shows progress; with stderr not a terminal, a `progress:` line of
+/// pixels every 10 s (the render is stopped after the first one).
 #[test]
 fn a_deep_render_prints_progress_lines_when_stderr_is_not_a_terminal() {
     use std::io::{BufRead, BufReader};
@@ -1957,7 +1960,10 @@ fn a_deep_render_prints_progress_lines_when_stderr_is_not_a_terminal() {
         .args(["-TERM", &child.id().to_string()])
         .status();
     let status = child.wait().expect("waiting for ferrocuda");
-    assert!(line.contains("/2000 rows"), "no progress line: {line:?}");
+    assert!(
+        line.contains("/4000000 pixels"),
+        "no progress line: {line:?}"
+    );
     assert_eq!(status.code(), Some(143));
     assert_eq!(entries(dir.path()), Vec::<String>::new());
 }
@@ -2720,4 +2726,70 @@ fn deep_band_rows_are_bounded_by_what_a_band_holds() {
         grown >> 20,
         (bytes_per_px * band_px) >> 20
     );
+}
+
+/// Issue 35: progress moves within rows. It counted finished rows, so a few deep rows of
+/// slow pixels showed "0/2 rows" for minutes; now a CPU render counts finished pixels (of a
+/// deep image, its samples), still one `progress:` line every 10 s when stderr is not a
+/// terminal. Here two rows of 65536 pixels near the Feigenbaum point at 10^6 iterations
+/// (about a minute per row in a debug build): the first line, at 10 s, is not at 0.
+#[test]
+fn progress_moves_within_the_rows_of_a_deep_render() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = temp_dir();
+    let args = [
+        "mandelbrot",
+        "--backend",
+        "cpu",
+        "--width",
+        "65536",
+        "--height",
+        "2",
+        "--center-re",
+        "-1.40115518909205060052382383",
+        "--center-im",
+        "0",
+        "--scale",
+        "1e-20",
+        "--max-iter",
+        "1000000",
+        "-o",
+        "deep.png",
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
+        .args(args)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting ferrocuda");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // The reference orbit may report its own steps first.
+    let line = rx
+        .iter()
+        .find(|l| l.starts_with("progress:") && !l.contains("reference orbit"))
+        .unwrap_or_default();
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let status = child.wait().expect("waiting for ferrocuda");
+    assert_eq!(status.code(), Some(143), "{line}");
+    assert!(
+        line.contains("/131072 pixels"),
+        "not counted in pixels: {line:?}"
+    );
+    assert!(
+        !line.starts_with("progress: 0/"),
+        "no progress within the rows: {line:?}"
+    );
+    assert_eq!(entries(dir.path()), Vec::<String>::new());
 }

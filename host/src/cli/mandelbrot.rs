@@ -806,10 +806,17 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     }
 
     let bands: Vec<Band> = Band::split(height, rows).collect();
-    // The GPU path counts finished bands; the CPU path its finished rows.
+    // In pixels: the GPU path counts finished bands; the CPU path its finished pixels (of a
+    // deep image, samples), within rows.
+    let pixels = u64::from(width) * u64::from(height);
     let progress = match &pool {
-        Some(_) => super::Progress::new(u64::from(height), "rows"),
-        None => super::Progress::watch(u64::from(height), "rows", &super::CONTROL.rows_done),
+        Some(_) => super::Progress::new(pixels, "pixels"),
+        None => super::Progress::watch(
+            pixels,
+            "pixels",
+            &super::CONTROL.samples_done,
+            band_job.buffer_px_per_px() as u64,
+        ),
     };
     let count_bands = pool.is_some();
     let mut kernel = Duration::ZERO;
@@ -833,7 +840,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
             }
             tx.send(b.rgb).map_err(|_| EncoderStopped)?;
             if count_bands {
-                progress.inc(u64::from(b.band.rows));
+                progress.inc(u64::from(b.band.rows) * u64::from(width));
             }
             Ok(())
         };

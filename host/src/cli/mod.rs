@@ -55,16 +55,17 @@ impl Progress {
         Self::with_counter(len, unit, None, PROGRESS_TICK)
     }
 
-    /// Progress whose position is read from `counter` (an absolute count, e.g. the rows a
-    /// CPU render has finished), on top of [`Progress::inc`].
-    pub fn watch(len: u64, unit: &'static str, counter: &'static AtomicU64) -> Self {
-        Self::with_counter(len, unit, Some(counter), PROGRESS_TICK)
+    /// Progress whose position is read from `counter` (an absolute count, e.g. the samples
+    /// a CPU render has finished), `per_unit` counts to a `unit` (e.g. 16 samples to a
+    /// pixel), on top of [`Progress::inc`].
+    pub fn watch(len: u64, unit: &'static str, counter: &'static AtomicU64, per_unit: u64) -> Self {
+        Self::with_counter(len, unit, Some((counter, per_unit)), PROGRESS_TICK)
     }
 
     fn with_counter(
         len: u64,
         unit: &'static str,
-        counter: Option<&'static AtomicU64>,
+        counter: Option<(&'static AtomicU64, u64)>,
         tick: Duration,
     ) -> Self {
         let terminal = std::io::stderr().is_terminal();
@@ -79,7 +80,7 @@ impl Progress {
         };
         let done = Arc::new(AtomicU64::new(0));
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
-        let base = counter.map_or(0, |c| c.load(Ordering::Relaxed));
+        let base = counter.map_or(0, |(c, _)| c.load(Ordering::Relaxed));
         let ticker = {
             let (bar, done) = (bar.clone(), done.clone());
             std::thread::spawn(move || {
@@ -90,7 +91,9 @@ impl Progress {
                     stopped.recv_timeout(tick)
                 {
                     let pos = done.load(Ordering::Relaxed)
-                        + counter.map_or(0, |c| c.load(Ordering::Relaxed).saturating_sub(base));
+                        + counter.map_or(0, |(c, per_unit)| {
+                            c.load(Ordering::Relaxed).saturating_sub(base) / per_unit.max(1)
+                        });
                     let pos = pos.min(len);
                     if terminal {
                         bar.set_position(pos);
@@ -173,7 +176,7 @@ pub fn write_line(args: fmt::Arguments<'_>) -> Result<()> {
 /// The signal that stopped the program, if one did (0: none).
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// Its `stop` is set together with [`SIGNAL`] (render loops poll it, also inside a band on
-/// the CPU); its `rows_done` feeds the progress display.
+/// the CPU); its `samples_done` feeds the progress display.
 pub static CONTROL: host::mandelbrot::RenderControl = host::mandelbrot::RenderControl::new();
 
 /// Stopped by a signal (Ctrl-C, Ctrl-\\, `kill`, a closed terminal); the exit status is
