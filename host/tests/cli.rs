@@ -2793,3 +2793,87 @@ fn progress_moves_within_the_rows_of_a_deep_render() {
     );
     assert_eq!(entries(dir.path()), Vec::<String>::new());
 }
+
+/// Starts `args` in `dir`, waits until `ready(dir)` (polled every 5 ms; the test fails if it
+/// is not ready within 5 minutes or the program ends first), sends `signal` at once, and
+/// returns (exit code, stderr, time from the signal to the exit).
+fn interrupt_when(
+    dir: &Path,
+    args: &[&str],
+    signal: &str,
+    ready: impl Fn(&Path) -> bool,
+) -> (Option<i32>, String, std::time::Duration) {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting ferrocuda");
+    let start = std::time::Instant::now();
+    while !ready(dir) {
+        if let Some(status) = child.try_wait().expect("waiting for ferrocuda") {
+            let out = child.wait_with_output().expect("reading its output");
+            panic!("ended ({status}) before it was ready: {}", stderr(&out));
+        }
+        if start.elapsed() > std::time::Duration::from_secs(300) {
+            let _ = child.kill();
+            panic!("not ready after 5 minutes");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let sent = std::time::Instant::now();
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .expect("running kill");
+    assert!(status.success(), "kill -{signal} failed");
+    let out = child.wait_with_output().expect("waiting for ferrocuda");
+    (out.status.code(), stderr(&out), sent.elapsed())
+}
+
+/// Issue 35: a zoom stopped while computing its deepest reference orbit (after some f64
+/// frames were written) says which frames are on disk, not "no output file written". Frame
+/// 0 (scale 1e-10) is f64; frame 1 (1e-20) needs the orbit of the deepest frame, inside the
+/// set at 10^7 iterations: minutes of arbitrary-precision steps.
+#[test]
+fn a_zoom_stopped_in_its_deepest_orbit_names_the_frames_written() {
+    let dir = temp_dir();
+    let args = [
+        "zoom",
+        "--backend",
+        "cpu",
+        "--width",
+        "64",
+        "--height",
+        "48",
+        "--frames",
+        "3",
+        "--center-re",
+        "-0.1",
+        "--center-im",
+        "0.1",
+        "--start-scale",
+        "1e-10",
+        "--end-scale",
+        "1e-30",
+        "--max-iter",
+        "1000",
+        "--max-iter-growth",
+        "1000000",
+        "-o",
+        "fr",
+    ];
+    let (status, err, latency) = interrupt_when(dir.path(), &args, "TERM", |d| {
+        d.join("fr/frame_00000.png").exists()
+    });
+    assert_eq!(status, Some(143), "{err}");
+    assert!(err.contains("1 frames written to `fr`"), "{err}");
+    assert!(!err.contains("no output file written"), "{err}");
+    assert!(
+        latency.as_secs_f64() < 1.5,
+        "stopped {latency:?} after the signal"
+    );
+    assert_eq!(entries(&dir.path().join("fr")), ["frame_00000.png"]);
+}

@@ -350,7 +350,11 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         let rgb = if deep_frame(k) {
             let t = Instant::now();
             if orbit.is_none() {
-                orbit = Some(deepest_orbit(args, &center_text, end_log10)?);
+                // A signal stops the orbit; the frames written so far are on disk.
+                orbit = Some(
+                    deepest_orbit(args, &center_text, end_log10)
+                        .map_err(|e| stopped_or(e, || written(frames_written)))?,
+                );
             }
             let view = DeepView::new(
                 &center_text.0,
