@@ -480,44 +480,13 @@ impl OutputFile {
         }
     }
 
-    /// Encodes `rgb` (`width × height` pixels, 3 bytes each, rows top first) as a PNG into
-    /// the file and puts it in place ([`OutputFile::persist`]).
-    ///
-    /// # Errors
-    /// Naming the destination and the operating system's error (e.g. "No space left on
-    /// device") when a write, the final flush, the sync or the rename fails; the temporary
-    /// file is removed.
-    pub fn write_png(self, width: u32, height: u32, rgb: &[u8]) -> Result<()> {
-        let mut file = std::io::BufWriter::new(self.file());
-        let encoder = image::codecs::png::PngEncoder::new(&mut file);
-        let encoded = image::ImageEncoder::write_image(
-            encoder,
-            rgb,
-            width,
-            height,
-            image::ExtendedColorType::Rgb8,
-        );
-        if let Err(e) = encoded {
-            let why = match &e {
-                image::ImageError::IoError(io) => os_message(io),
-                other => other.to_string(),
-            };
-            bail!(
-                "cannot write the {} `{}`: {why}",
-                self.what,
-                self.path.display()
-            );
-        }
-        // The last buffered bytes: an error here (a full disk) would be lost at drop.
-        file.into_inner().map_err(|e| {
-            anyhow::anyhow!(
-                "cannot write the {} `{}`: {}",
-                self.what,
-                self.path.display(),
-                os_message(e.error())
-            )
-        })?;
-        self.persist()
+    /// The error for a failed write of this file: "cannot write the {what} `{path}`: {why}".
+    pub fn write_error(&self, why: &str) -> anyhow::Error {
+        anyhow::anyhow!(
+            "cannot write the {} `{}`: {why}",
+            self.what,
+            self.path.display()
+        )
     }
 
     /// Puts the finished file in place: syncs the temporary file to disk (`sync_all`: a full
@@ -551,6 +520,22 @@ impl OutputFile {
         })?;
         Ok(())
     }
+}
+
+/// Encodes `rgb` (`width × height` pixels, 3 bytes each, rows top first) as a PNG into
+/// `file`, every buffered byte written; the error says why (the operating system's words
+/// for a write error, e.g. "No space left on device").
+pub fn encode_png(file: &std::fs::File, width: u32, height: u32, rgb: &[u8]) -> Result<(), String> {
+    let mut file = std::io::BufWriter::new(file);
+    let encoder = image::codecs::png::PngEncoder::new(&mut file);
+    image::ImageEncoder::write_image(encoder, rgb, width, height, image::ExtendedColorType::Rgb8)
+        .map_err(|e| match &e {
+        image::ImageError::IoError(io) => os_message(io),
+        other => other.to_string(),
+    })?;
+    // The last buffered bytes: an error here (a full disk) would be lost at drop.
+    file.into_inner().map_err(|e| os_message(e.error()))?;
+    Ok(())
 }
 
 /// A new temporary file `.ferrocuda-*<suffix>` in `target`'s folder, with the usual mode
