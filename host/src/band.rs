@@ -4,7 +4,7 @@
 
 use common::Band;
 use std::{
-    sync::atomic::{AtomicBool, AtomicU64},
+    sync::atomic::{AtomicBool, AtomicU64, Ordering},
     time::Duration,
 };
 
@@ -30,16 +30,67 @@ pub struct BandImage {
 pub struct RenderControl {
     /// Set to stop: checked before every pixel.
     pub stop: AtomicBool,
-    /// Rows finished so far (every CPU render with this control adds to it).
-    pub rows_done: AtomicU64,
+    /// Samples finished so far, counted within rows (every CPU render with this control adds
+    /// to it, a few at a time: [`SampleTally`]): one per pixel of an f32/f64 job (its
+    /// supersamples are one pixel's work), one per sample of a perturbed job
+    /// ([`crate::mandelbrot::BandJob::buffer_px_per_px`] per pixel).
+    pub samples_done: AtomicU64,
 }
 
 impl RenderControl {
-    /// Not stopped, no rows done.
+    /// Not stopped, nothing done.
     pub const fn new() -> Self {
         Self {
             stop: AtomicBool::new(false),
-            rows_done: AtomicU64::new(0),
+            samples_done: AtomicU64::new(0),
         }
+    }
+}
+
+/// Finished samples of one CPU thread, added to [`RenderControl::samples_done`] in batches:
+/// after 64 samples or 2^16 iterations, whichever comes first, and when dropped. Cheap
+/// samples so share one atomic addition (every thread adding per pixel would contend for
+/// it), while a slow sample (a deep one at 10^7 iterations may take seconds) shows at once.
+pub(crate) struct SampleTally<'a> {
+    done: &'a AtomicU64,
+    samples: u64,
+    iterations: u64,
+}
+
+impl<'a> SampleTally<'a> {
+    const SAMPLES: u64 = 64;
+    const ITERATIONS: u64 = 1 << 16;
+
+    /// Nothing counted yet, for `control`.
+    pub(crate) fn new(control: &'a RenderControl) -> Self {
+        Self {
+            done: &control.samples_done,
+            samples: 0,
+            iterations: 0,
+        }
+    }
+
+    /// Counts one finished sample that took `iterations` iterations (its escape time).
+    #[inline]
+    pub(crate) fn add(&mut self, iterations: u32) {
+        self.samples += 1;
+        self.iterations += u64::from(iterations);
+        if self.samples >= Self::SAMPLES || self.iterations >= Self::ITERATIONS {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.samples > 0 {
+            self.done.fetch_add(self.samples, Ordering::Relaxed);
+        }
+        self.samples = 0;
+        self.iterations = 0;
+    }
+}
+
+impl Drop for SampleTally<'_> {
+    fn drop(&mut self) {
+        self.flush();
     }
 }

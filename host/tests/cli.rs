@@ -1191,7 +1191,9 @@ fn memory_hungry_requests_are_refused_with_the_figure() {
             "-o",
             "x.png",
         ],
-        &["--band-rows 65536", "GiB", "--band-rows 4096 or less"],
+        // 13 bytes per pixel on the CPU (escape times while a band renders, colours of
+        // three bands): 1.5 GiB hold 1890 rows of 65536 pixels.
+        &["--band-rows 65536", "GiB", "--band-rows 1 to 1890"],
     );
     assert_rejected(
         &["mandelbrot-bench", "--backend", "cpu", "--size", "32768"],
@@ -1359,7 +1361,10 @@ fn long_runs_without_a_terminal_report_progress() {
         .lines()
         .find(|l| l.starts_with("progress: "))
         .unwrap_or_else(|| panic!("no progress line after 10 s: {err}"));
-    assert!(line.contains("/2000 rows") && line.contains('%'), "{line}");
+    assert!(
+        line.contains("/4000000 pixels") && line.contains('%'),
+        "{line}"
+    );
 }
 
 #[test]
@@ -1924,8 +1929,8 @@ fn signals_stop_a_deep_render_within_a_second_and_leave_no_file() {
     }
 }
 
-/// N6: a deep render shows progress; with stderr not a terminal, a `progress:` line of rows
-/// every 10 s (the render is stopped after the first one).
+/// N6: a deep render shows progress; with stderr not a terminal, a `progress:` line of
+/// pixels every 10 s (the render is stopped after the first one).
 #[test]
 fn a_deep_render_prints_progress_lines_when_stderr_is_not_a_terminal() {
     use std::io::{BufRead, BufReader};
@@ -1955,7 +1960,10 @@ fn a_deep_render_prints_progress_lines_when_stderr_is_not_a_terminal() {
         .args(["-TERM", &child.id().to_string()])
         .status();
     let status = child.wait().expect("waiting for ferrocuda");
-    assert!(line.contains("/2000 rows"), "no progress line: {line:?}");
+    assert!(
+        line.contains("/4000000 pixels"),
+        "no progress line: {line:?}"
+    );
     assert_eq!(status.code(), Some(143));
     assert_eq!(entries(dir.path()), Vec::<String>::new());
 }
@@ -2642,4 +2650,271 @@ fn a_zoom_without_a_device_leaves_no_empty_frame_folder() {
     let out = ferrocuda(dir.path(), &[&args[..], &["-o", "old"]].concat());
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(entries(dir.path()), ["old"]);
+}
+
+// ---- Issue 35, low: band memory, progress within rows, zoom stops. ----
+
+/// A deep view whose pixels escape within a few iterations (c = 0.5 lies outside the set):
+/// cheap pixels, so the tests below measure memory, not arithmetic.
+const DEEP_CHEAP: [&str; 9] = [
+    "mandelbrot",
+    "--backend",
+    "cpu",
+    "--center-re",
+    "0.5",
+    "--center-im",
+    "0",
+    "--scale",
+    "1e-20",
+];
+
+/// Issue 35: the deep `--band-rows` bound counts every buffer of a band. It used to count
+/// 3 bytes per pixel (two bands of colours), while a deep CPU band holds each sample's
+/// escape time and `|z|²` (8 bytes) besides its colours, so the largest band allowed
+/// (2^28 samples) peaked at 2.8 GiB against a stated 1.5 GiB. Now `--band-rows` is refused
+/// above what fits in 1.5 GiB at the bytes per pixel the message states (17 on the CPU:
+/// 8 per sample and the colours of three bands; 41 with 2×2 samples), naming the value and
+/// the allowed range; and a render's measured peak grows by no more than that per pixel of
+/// its band (one band of 2048×512 against bands of 4 rows).
+#[test]
+fn deep_band_rows_are_bounded_by_what_a_band_holds() {
+    let dir = temp_dir();
+    let wide = [&DEEP_CHEAP[..], &["--width", "32768", "--height", "8192"]].concat();
+    for (supersample, rows, allowed, per_px) in [
+        ("1", "8192", "--band-rows 1 to 2891", "17 bytes per pixel"),
+        ("2", "2048", "--band-rows 1 to 1198", "41 bytes per pixel"),
+    ] {
+        // Before, both were accepted and rendered 2^28 samples: a limit, not a timing.
+        let args = [
+            &wide[..],
+            &[
+                "--supersample",
+                supersample,
+                "--band-rows",
+                rows,
+                "-o",
+                "d.png",
+            ],
+        ]
+        .concat();
+        let out = ferrocuda_within(dir.path(), &args, std::time::Duration::from_secs(20));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        for needle in [&format!("--band-rows {rows}"), allowed, per_px, "1.5 GiB"] {
+            assert!(err.contains(needle), "does not name `{needle}`: {err}");
+        }
+        assert_eq!(entries(dir.path()), Vec::<String>::new());
+    }
+    // As stated above for one sample per pixel.
+    let bytes_per_px: u64 = 17;
+    let peak = |rows: &str| {
+        let args = [
+            &DEEP_CHEAP[..],
+            &["--width", "2048", "--height", "512", "--band-rows", rows],
+            &["-o", "d.png"],
+        ]
+        .concat();
+        reported_peak_bytes(&ok(dir.path(), &args))
+    };
+    let (one_band, small_bands) = (peak("512"), peak("4"));
+    let band_px: u64 = 2048 * 512;
+    let grown = one_band.saturating_sub(small_bands);
+    assert!(
+        grown <= bytes_per_px * band_px,
+        "one band of {band_px} pixels peaked {} MiB above bands of 4 rows, more than the \
+         {bytes_per_px} bytes per pixel stated ({} MiB)",
+        grown >> 20,
+        (bytes_per_px * band_px) >> 20
+    );
+}
+
+/// Issue 35: progress moves within rows. It counted finished rows, so a few deep rows of
+/// slow pixels showed "0/2 rows" for minutes; now a CPU render counts finished pixels (of a
+/// deep image, its samples), still one `progress:` line every 10 s when stderr is not a
+/// terminal. Here two rows of 65536 pixels near the Feigenbaum point at 10^6 iterations
+/// (about a minute per row in a debug build): the first line, at 10 s, is not at 0.
+#[test]
+fn progress_moves_within_the_rows_of_a_deep_render() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = temp_dir();
+    let args = [
+        "mandelbrot",
+        "--backend",
+        "cpu",
+        "--width",
+        "65536",
+        "--height",
+        "2",
+        "--center-re",
+        "-1.40115518909205060052382383",
+        "--center-im",
+        "0",
+        "--scale",
+        "1e-20",
+        "--max-iter",
+        "1000000",
+        "-o",
+        "deep.png",
+    ];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
+        .args(args)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting ferrocuda");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // The reference orbit may report its own steps first.
+    let line = rx
+        .iter()
+        .find(|l| l.starts_with("progress:") && !l.contains("reference orbit"))
+        .unwrap_or_default();
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let status = child.wait().expect("waiting for ferrocuda");
+    assert_eq!(status.code(), Some(143), "{line}");
+    assert!(
+        line.contains("/131072 pixels"),
+        "not counted in pixels: {line:?}"
+    );
+    assert!(
+        !line.starts_with("progress: 0/"),
+        "no progress within the rows: {line:?}"
+    );
+    assert_eq!(entries(dir.path()), Vec::<String>::new());
+}
+
+/// Starts `args` in `dir`, waits until `ready(dir)` (polled every 5 ms; the test fails if it
+/// is not ready within 5 minutes or the program ends first), sends `signal` at once, and
+/// returns (exit code, stderr, time from the signal to the exit).
+fn interrupt_when(
+    dir: &Path,
+    args: &[&str],
+    signal: &str,
+    ready: impl Fn(&Path) -> bool,
+) -> (Option<i32>, String, std::time::Duration) {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting ferrocuda");
+    let start = std::time::Instant::now();
+    while !ready(dir) {
+        if let Some(status) = child.try_wait().expect("waiting for ferrocuda") {
+            let out = child.wait_with_output().expect("reading its output");
+            panic!("ended ({status}) before it was ready: {}", stderr(&out));
+        }
+        if start.elapsed() > std::time::Duration::from_secs(300) {
+            let _ = child.kill();
+            panic!("not ready after 5 minutes");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let sent = std::time::Instant::now();
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .expect("running kill");
+    assert!(status.success(), "kill -{signal} failed");
+    let out = child.wait_with_output().expect("waiting for ferrocuda");
+    (out.status.code(), stderr(&out), sent.elapsed())
+}
+
+/// Issue 35: a signal while a zoom encodes a large frame stops it at once, as a render
+/// does. The GIF frame was encoded on the main thread, which noticed the signal only after
+/// it (1.0–1.7 s for a large frame in a release build; seconds in a debug one). Here the
+/// signal is sent as soon as the 2000×2000 frame's PNG is in place, when its GIF encoding
+/// starts; the zoom ends within 0.5 s, saying what was written, and leaves no GIF.
+#[test]
+fn a_signal_during_a_zoom_frames_gif_encoding_stops_it_at_once() {
+    let dir = temp_dir();
+    let args = [
+        "zoom",
+        "--backend",
+        "cpu",
+        "--width",
+        "2000",
+        "--height",
+        "2000",
+        "--frames",
+        "1",
+        "--max-iter",
+        "20",
+        "-o",
+        "fr",
+        "--gif",
+        "z.gif",
+    ];
+    let (status, err, latency) = interrupt_when(dir.path(), &args, "INT", |d| {
+        d.join("fr/frame_00000.png").exists()
+    });
+    assert_eq!(status, Some(130), "{err}");
+    assert!(
+        err.contains("1 frames written to `fr`; no GIF written"),
+        "{err}"
+    );
+    assert!(
+        latency.as_secs_f64() < 0.5,
+        "stopped {latency:?} after the signal"
+    );
+    assert_eq!(entries(dir.path()), ["fr"]);
+    assert_eq!(entries(&dir.path().join("fr")), ["frame_00000.png"]);
+}
+
+/// Issue 35: a zoom stopped while computing its deepest reference orbit (after some f64
+/// frames were written) says which frames are on disk, not "no output file written". Frame
+/// 0 (scale 1e-10) is f64; frame 1 (1e-20) needs the orbit of the deepest frame, inside the
+/// set at 10^7 iterations: minutes of arbitrary-precision steps.
+#[test]
+fn a_zoom_stopped_in_its_deepest_orbit_names_the_frames_written() {
+    let dir = temp_dir();
+    let args = [
+        "zoom",
+        "--backend",
+        "cpu",
+        "--width",
+        "64",
+        "--height",
+        "48",
+        "--frames",
+        "3",
+        "--center-re",
+        "-0.1",
+        "--center-im",
+        "0.1",
+        "--start-scale",
+        "1e-10",
+        "--end-scale",
+        "1e-30",
+        "--max-iter",
+        "1000",
+        "--max-iter-growth",
+        "1000000",
+        "-o",
+        "fr",
+    ];
+    let (status, err, latency) = interrupt_when(dir.path(), &args, "TERM", |d| {
+        d.join("fr/frame_00000.png").exists()
+    });
+    assert_eq!(status, Some(143), "{err}");
+    assert!(err.contains("1 frames written to `fr`"), "{err}");
+    assert!(!err.contains("no output file written"), "{err}");
+    assert!(
+        latency.as_secs_f64() < 1.5,
+        "stopped {latency:?} after the signal"
+    );
+    assert_eq!(entries(&dir.path().join("fr")), ["frame_00000.png"]);
 }

@@ -130,7 +130,12 @@ pub fn orbit_with_progress(view: &DeepView, max_iter: u32, show: bool) -> Result
     // display's thread would only add its wake-up interval to the run.
     let long = u64::from(max_iter).saturating_mul(view.precision_bits as u64) > 1 << 27;
     let progress = (show && long).then(|| {
-        super::Progress::watch(u64::from(max_iter), "reference orbit steps", &ORBIT_STEPS)
+        super::Progress::watch(
+            u64::from(max_iter),
+            "reference orbit steps",
+            &ORBIT_STEPS,
+            1,
+        )
     });
     let orbit = reference_orbit_until(
         &view.center_re,

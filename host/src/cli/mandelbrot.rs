@@ -35,9 +35,162 @@ const MAX_CYCLE_ITERS: u32 = 1_000_000;
 /// H200 machine (16 cores) a 32768² render took 1.3–1.8 s end to end with 256-row bands and
 /// 2.3–2.8 s with 1024-row bands.
 pub const DEFAULT_BAND_PX: u64 = 1 << 23;
-/// Most pixels per band that `--band-rows` may ask for: 2^28, 1.5 GiB of colours for the two
-/// bands in flight on the host (and 2.75 GiB of device buffers per GPU).
-pub const MAX_BAND_PX: u64 = 1 << 28;
+/// Most host memory the bands of one render may hold at once: 1.5 GiB, counted by
+/// [`BandMemory`]. `--band-rows` is refused above it and the default rows are capped by it
+/// (device buffers are checked against the GPU's free memory when they are allocated).
+pub const MAX_BAND_HOST_BYTES: u64 = 3 << 29;
+
+/// Where the bands of a render are rendered, as far as their host memory is concerned.
+#[derive(Clone, Copy, Debug)]
+pub enum BandRenderers {
+    /// The CPU: one band rendered at a time.
+    Cpu,
+    /// A pool of `count` GPUs whose sink lets at most `reorder_window` bands past the next
+    /// one start ([`GpuPool::reorder_window`]).
+    Gpus { count: u64, reorder_window: u64 },
+}
+
+/// What the bands of one `mandelbrot` render hold in host memory at their peak, per image
+/// pixel of a band: the one rule `--band-rows` and the default rows are bounded by
+/// ([`MAX_BAND_HOST_BYTES`]). Every buffer a band has on the host is counted:
+///
+/// - every band in flight holds its colours, 3 bytes a pixel ([`BandImage::rgb`]). On the
+///   CPU three bands are in flight: one being rendered, one queued for the PNG encoder and
+///   one being encoded. On GPUs, the bands the pool may render ahead (its reorder window)
+///   and the same two;
+/// - the band being rendered on the CPU holds escape times, 4 bytes a pixel, for f32/f64
+///   (`host::mandelbrot::cpu`), and escape times and `|z|²` of every sample, 8 bytes a
+///   sample, for perturbation (`PerturbedJob::render_band_cpu_until`);
+/// - each GPU holds page-locked memory for colours, 3 bytes per element of its band
+///   buffers, which hold every sample of a perturbed band (`GpuRenderer::new`), and, for
+///   perturbed bands, the host copies of the samples' escape times and `|z|²`, 8 bytes a
+///   sample, that `PerturbedJob::finish_band` colours;
+/// - with `--verify`, every band in flight keeps its escape times (and `|z|²` of perturbed
+///   samples), and the check renders one band on the CPU again.
+#[derive(Clone, Copy, Debug)]
+pub struct BandMemory {
+    /// Samples per pixel of a perturbed image (1, 4 or 16); `None` for f32/f64.
+    pub perturbed_samples: Option<u64>,
+    /// Where the bands are rendered.
+    pub renderers: BandRenderers,
+    /// Whether `--verify` checks each GPU band on the CPU.
+    pub verify: bool,
+}
+
+impl BandMemory {
+    /// Bytes of colour per pixel of a band.
+    const COLOR_BYTES: u64 = 3;
+
+    /// Escape times (and `|z|²` of every sample, for perturbation) per pixel.
+    fn count_bytes(self) -> u64 {
+        match self.perturbed_samples {
+            Some(samples) => 8 * samples,
+            None => 4,
+        }
+    }
+
+    /// Bands holding colours at once.
+    fn bands_in_flight(self) -> u64 {
+        match self.renderers {
+            BandRenderers::Cpu => 3,
+            BandRenderers::Gpus { reorder_window, .. } => reorder_window + 2,
+        }
+    }
+
+    /// Host bytes per pixel of a band at the peak of a render.
+    pub fn bytes_per_px(self) -> u64 {
+        let colors = self.bands_in_flight() * Self::COLOR_BYTES;
+        let counts = self.count_bytes();
+        match self.renderers {
+            BandRenderers::Cpu => colors + counts,
+            BandRenderers::Gpus { count, .. } => {
+                let staging = Self::COLOR_BYTES * self.perturbed_samples.unwrap_or(1);
+                // Perturbed samples are copied to the host to be coloured there.
+                let copies = if self.perturbed_samples.is_some() {
+                    counts
+                } else {
+                    0
+                };
+                let verify = if self.verify {
+                    // Kept by every band in flight (the GPU's copies among them), and the
+                    // check's own CPU band.
+                    self.bands_in_flight() * counts + counts + Self::COLOR_BYTES
+                } else {
+                    count * copies
+                };
+                colors + count * staging + verify
+            }
+        }
+    }
+
+    /// What [`BandMemory::bytes_per_px`] counts, in words.
+    fn describe(self) -> String {
+        let counts = match self.perturbed_samples {
+            Some(1) => "escape times and |z|² of 1 sample per pixel".to_owned(),
+            Some(s) => format!("escape times and |z|² of {s} samples per pixel"),
+            None => "escape times".to_owned(),
+        };
+        let bands = self.bands_in_flight();
+        match self.renderers {
+            BandRenderers::Cpu => {
+                format!("{counts} while a band renders, and the colours of {bands} bands in flight")
+            }
+            BandRenderers::Gpus { count, .. } => {
+                let copies = if self.perturbed_samples.is_some() {
+                    format!(" and host copies of the {counts}")
+                } else {
+                    String::new()
+                };
+                let verify = if self.verify {
+                    format!(", and --verify's {counts} of every band and its CPU render")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "the colours of {bands} bands in flight, page-locked memory for colours{copies} \
+                     on each of {count} GPUs{verify}"
+                )
+            }
+        }
+    }
+
+    /// Most rows per band of a `width_px`-wide image within [`MAX_BAND_HOST_BYTES`] (at
+    /// least 1).
+    pub fn max_rows(self, width_px: u32) -> u32 {
+        let per_row = self.bytes_per_px() * u64::from(width_px.max(1));
+        u32::try_from(MAX_BAND_HOST_BYTES / per_row)
+            .unwrap_or(u32::MAX)
+            .max(1)
+    }
+
+    /// Refuses `rows` per band of a `width_px × height_px` image (`deep`: rendered by
+    /// perturbation) when they hold more than [`MAX_BAND_HOST_BYTES`], naming the value,
+    /// the bytes per pixel and the allowed range.
+    fn check_rows(self, rows: u32, width_px: u32, height_px: u32, deep: bool) -> Result<()> {
+        let max = self.max_rows(width_px);
+        let band_rows = rows.min(height_px);
+        if band_rows <= max {
+            return Ok(());
+        }
+        let gib = |bytes: u64| bytes as f64 / f64::from(1u32 << 30);
+        let per_px = self.bytes_per_px();
+        let kind = if deep { "deep " } else { "" };
+        let on = match self.renderers {
+            BandRenderers::Cpu => "on the CPU".to_owned(),
+            BandRenderers::Gpus { count: 1, .. } => "on 1 GPU".to_owned(),
+            BandRenderers::Gpus { count, .. } => format!("on {count} GPUs"),
+        };
+        super::usage!(
+            "--band-rows {rows} is not allowed for this {width_px}-pixel-wide {kind}image {on}: \
+             a band of {band_rows} rows would hold up to {:.1} GiB of host memory ({per_px} \
+             bytes per pixel: {}), more than the {:.1} GiB allowed; allowed: --band-rows 1 to \
+             {max}",
+            gib(per_px * u64::from(band_rows) * u64::from(width_px)),
+            self.describe(),
+            gib(MAX_BAND_HOST_BYTES)
+        );
+    }
+}
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
@@ -180,7 +333,11 @@ pub struct MandelbrotArgs {
     #[arg(long, value_name = "all|N", default_value = "all", allow_negative_numbers = true, value_parser = parse_gpus)]
     pub gpus: GpuSelection,
     /// Rows per band (the unit of one launch and of streaming to the PNG); default: as many
-    /// as fit in 2^23 pixels, and with several GPUs at most 1/8 of the image per GPU.
+    /// as fit in 2^23 pixels, and with several GPUs at most 1/8 of the image per GPU. The
+    /// bands in flight may hold at most 1.5 GiB of host memory: on the CPU 13 bytes per
+    /// pixel of a band for f32/f64 and 8·s²+9 for a deep image of s×s samples (escape
+    /// times, and |z|² of every sample, while a band renders; colours of three bands); on
+    /// GPUs more (page-locked memory and bands rendered ahead). The error names the range.
     #[arg(long, value_name = "ROWS", allow_negative_numbers = true, value_parser = parse_band_rows)]
     pub band_rows: Option<u32>,
     /// Output PNG file: a regular file (replaced atomically; a symbolic link's target is
@@ -602,28 +759,22 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     let output = OutputFile::create(&args.output)?;
     super::catch_signals();
 
-    if let Some(rows) = args.band_rows {
-        let band_px = u64::from(rows.min(height)) * u64::from(width);
-        // Perturbed bands also hold each sample's escape time and |z|² (8 bytes).
-        let band_px = if deep.is_some() {
-            band_px * samples_per_px
-        } else {
-            band_px
-        };
-        if band_px > MAX_BAND_PX {
-            super::usage!(
-                "--band-rows {rows} is not allowed for a {width}-pixel-wide image: a band of \
-                 {band_px} pixels or samples needs {:.1} GiB of host memory (3 bytes per pixel, \
-                 two bands in flight), more than the {:.1} GiB allowed; use --band-rows {} or \
-                 less",
-                (6 * band_px) as f64 / f64::from(1u32 << 30),
-                (6 * MAX_BAND_PX) as f64 / f64::from(1u32 << 30),
-                (MAX_BAND_PX / u64::from(width) / if deep.is_some() { samples_per_px } else { 1 })
-                    .max(1)
-            );
-        }
-    }
     let pool = open_pool(args.backend, args.gpus)?;
+    let verify = args.verify && pool.is_some();
+    let memory = BandMemory {
+        perturbed_samples: deep.is_some().then_some(samples_per_px),
+        renderers: match &pool {
+            None => BandRenderers::Cpu,
+            Some(pool) => BandRenderers::Gpus {
+                count: pool.len() as u64,
+                reorder_window: pool.reorder_window() as u64,
+            },
+        },
+        verify,
+    };
+    if let Some(rows) = args.band_rows {
+        memory.check_rows(rows, width, height, deep.is_some())?;
+    }
     let start = Instant::now();
     let work = match (float, deep) {
         (Some((job, precision)), _) => Work::Float { job, precision },
@@ -640,9 +791,12 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     let gpus = pool.as_ref().map_or(1, GpuPool::len);
     let rows = args
         .band_rows
-        .unwrap_or_else(|| match &work {
-            Work::Float { job, .. } => default_band_rows(job, gpus),
-            Work::Deep(d) => default_deep_band_rows(&d.job, gpus),
+        .unwrap_or_else(|| {
+            let default = match &work {
+                Work::Float { job, .. } => default_band_rows(job, gpus),
+                Work::Deep(d) => default_deep_band_rows(&d.job, gpus),
+            };
+            default.min(memory.max_rows(width))
         })
         .min(height);
     if args.verify && pool.is_none() {
@@ -652,15 +806,21 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     }
 
     let bands: Vec<Band> = Band::split(height, rows).collect();
-    // The GPU path counts finished bands; the CPU path its finished rows.
+    // In pixels: the GPU path counts finished bands; the CPU path its finished pixels (of a
+    // deep image, samples), within rows.
+    let pixels = u64::from(width) * u64::from(height);
     let progress = match &pool {
-        Some(_) => super::Progress::new(u64::from(height), "rows"),
-        None => super::Progress::watch(u64::from(height), "rows", &super::CONTROL.rows_done),
+        Some(_) => super::Progress::new(pixels, "pixels"),
+        None => super::Progress::watch(
+            pixels,
+            "pixels",
+            &super::CONTROL.samples_done,
+            band_job.buffer_px_per_px() as u64,
+        ),
     };
     let count_bands = pool.is_some();
     let mut kernel = Duration::ZERO;
     let mut verify_time = Duration::ZERO;
-    let verify = args.verify && pool.is_some();
     let mut report = None;
     let encode = std::thread::scope(|scope| -> Result<Duration> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
@@ -680,7 +840,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
             }
             tx.send(b.rgb).map_err(|_| EncoderStopped)?;
             if count_bands {
-                progress.inc(u64::from(b.band.rows));
+                progress.inc(u64::from(b.band.rows) * u64::from(width));
             }
             Ok(())
         };

@@ -55,16 +55,17 @@ impl Progress {
         Self::with_counter(len, unit, None, PROGRESS_TICK)
     }
 
-    /// Progress whose position is read from `counter` (an absolute count, e.g. the rows a
-    /// CPU render has finished), on top of [`Progress::inc`].
-    pub fn watch(len: u64, unit: &'static str, counter: &'static AtomicU64) -> Self {
-        Self::with_counter(len, unit, Some(counter), PROGRESS_TICK)
+    /// Progress whose position is read from `counter` (an absolute count, e.g. the samples
+    /// a CPU render has finished), `per_unit` counts to a `unit` (e.g. 16 samples to a
+    /// pixel), on top of [`Progress::inc`].
+    pub fn watch(len: u64, unit: &'static str, counter: &'static AtomicU64, per_unit: u64) -> Self {
+        Self::with_counter(len, unit, Some((counter, per_unit)), PROGRESS_TICK)
     }
 
     fn with_counter(
         len: u64,
         unit: &'static str,
-        counter: Option<&'static AtomicU64>,
+        counter: Option<(&'static AtomicU64, u64)>,
         tick: Duration,
     ) -> Self {
         let terminal = std::io::stderr().is_terminal();
@@ -79,7 +80,7 @@ impl Progress {
         };
         let done = Arc::new(AtomicU64::new(0));
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
-        let base = counter.map_or(0, |c| c.load(Ordering::Relaxed));
+        let base = counter.map_or(0, |(c, _)| c.load(Ordering::Relaxed));
         let ticker = {
             let (bar, done) = (bar.clone(), done.clone());
             std::thread::spawn(move || {
@@ -90,7 +91,9 @@ impl Progress {
                     stopped.recv_timeout(tick)
                 {
                     let pos = done.load(Ordering::Relaxed)
-                        + counter.map_or(0, |c| c.load(Ordering::Relaxed).saturating_sub(base));
+                        + counter.map_or(0, |(c, per_unit)| {
+                            c.load(Ordering::Relaxed).saturating_sub(base) / per_unit.max(1)
+                        });
                     let pos = pos.min(len);
                     if terminal {
                         bar.set_position(pos);
@@ -173,7 +176,7 @@ pub fn write_line(args: fmt::Arguments<'_>) -> Result<()> {
 /// The signal that stopped the program, if one did (0: none).
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// Its `stop` is set together with [`SIGNAL`] (render loops poll it, also inside a band on
-/// the CPU); its `rows_done` feeds the progress display.
+/// the CPU); its `samples_done` feeds the progress display.
 pub static CONTROL: host::mandelbrot::RenderControl = host::mandelbrot::RenderControl::new();
 
 /// Stopped by a signal (Ctrl-C, Ctrl-\\, `kill`, a closed terminal); the exit status is
@@ -477,44 +480,13 @@ impl OutputFile {
         }
     }
 
-    /// Encodes `rgb` (`width × height` pixels, 3 bytes each, rows top first) as a PNG into
-    /// the file and puts it in place ([`OutputFile::persist`]).
-    ///
-    /// # Errors
-    /// Naming the destination and the operating system's error (e.g. "No space left on
-    /// device") when a write, the final flush, the sync or the rename fails; the temporary
-    /// file is removed.
-    pub fn write_png(self, width: u32, height: u32, rgb: &[u8]) -> Result<()> {
-        let mut file = std::io::BufWriter::new(self.file());
-        let encoder = image::codecs::png::PngEncoder::new(&mut file);
-        let encoded = image::ImageEncoder::write_image(
-            encoder,
-            rgb,
-            width,
-            height,
-            image::ExtendedColorType::Rgb8,
-        );
-        if let Err(e) = encoded {
-            let why = match &e {
-                image::ImageError::IoError(io) => os_message(io),
-                other => other.to_string(),
-            };
-            bail!(
-                "cannot write the {} `{}`: {why}",
-                self.what,
-                self.path.display()
-            );
-        }
-        // The last buffered bytes: an error here (a full disk) would be lost at drop.
-        file.into_inner().map_err(|e| {
-            anyhow::anyhow!(
-                "cannot write the {} `{}`: {}",
-                self.what,
-                self.path.display(),
-                os_message(e.error())
-            )
-        })?;
-        self.persist()
+    /// The error for a failed write of this file: "cannot write the {what} `{path}`: {why}".
+    pub fn write_error(&self, why: &str) -> anyhow::Error {
+        anyhow::anyhow!(
+            "cannot write the {} `{}`: {why}",
+            self.what,
+            self.path.display()
+        )
     }
 
     /// Puts the finished file in place: syncs the temporary file to disk (`sync_all`: a full
@@ -548,6 +520,22 @@ impl OutputFile {
         })?;
         Ok(())
     }
+}
+
+/// Encodes `rgb` (`width × height` pixels, 3 bytes each, rows top first) as a PNG into
+/// `file`, every buffered byte written; the error says why (the operating system's words
+/// for a write error, e.g. "No space left on device").
+pub fn encode_png(file: &std::fs::File, width: u32, height: u32, rgb: &[u8]) -> Result<(), String> {
+    let mut file = std::io::BufWriter::new(file);
+    let encoder = image::codecs::png::PngEncoder::new(&mut file);
+    image::ImageEncoder::write_image(encoder, rgb, width, height, image::ExtendedColorType::Rgb8)
+        .map_err(|e| match &e {
+        image::ImageError::IoError(io) => os_message(io),
+        other => other.to_string(),
+    })?;
+    // The last buffered bytes: an error here (a full disk) would be lost at drop.
+    file.into_inner().map_err(|e| os_message(e.error()))?;
+    Ok(())
 }
 
 /// A new temporary file `.ferrocuda-*<suffix>` in `target`'s folder, with the usual mode

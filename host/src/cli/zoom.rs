@@ -300,10 +300,14 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         }
         None => CreatedDir(None),
     };
-    let mut gif = match &args.gif {
-        Some(path) => Some(GifOut::create(path, args.fps)?),
-        None => None,
+    let (gif, gif_stream) = match &args.gif {
+        Some(path) => {
+            let (out, stream) = GifOut::create(path, args.fps)?;
+            (Some(out), Some(stream))
+        }
+        None => (None, None),
     };
+    let writer = FrameWriter::spawn(args.width, args.height, gif_stream);
 
     let gpu = open_gpu(args.backend)?;
     // Device buffers for the largest band any frame uses (the first frame's bands are the
@@ -350,7 +354,11 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         let rgb = if deep_frame(k) {
             let t = Instant::now();
             if orbit.is_none() {
-                orbit = Some(deepest_orbit(args, &center_text, end_log10)?);
+                // A signal stops the orbit; the frames written so far are on disk.
+                orbit = Some(
+                    deepest_orbit(args, &center_text, end_log10)
+                        .map_err(|e| stopped_or(e, || written(frames_written)))?,
+                );
             }
             let view = DeepView::new(
                 &center_text.0,
@@ -407,19 +415,33 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             }
             rgb
         };
+        // Encoded by the writer's thread while this one waits, stopped by a signal at once.
+        let rgb = Arc::new(rgb);
         if let Some(dir) = &args.output_dir {
             let path = dir.join(format!("frame_{k:05}.png"));
-            OutputFile::create(&path)?.write_png(args.width, args.height, &rgb)?;
+            let out = OutputFile::create(&path)?;
+            let file = out.file().try_clone().context("opening the frame file")?;
+            writer
+                .run(FrameJob::Png(file, Arc::clone(&rgb)), || {
+                    written(frames_written)
+                })?
+                .map_err(|why| out.write_error(&why))?;
+            out.persist()?;
             frames_written += 1;
         }
-        if let Some(gif) = &mut gif {
-            gif.add_frame(args.width, args.height, &rgb)?;
+        if let Some(gif) = &gif {
+            writer
+                .run(FrameJob::Gif(rgb), || written(frames_written))?
+                .map_err(|why| gif.frame_error(why))?;
         }
         progress.inc(1);
     }
     drop(progress);
     check_interrupt_with(|| written(frames_written))?;
     if let Some(gif) = gif {
+        writer
+            .run(FrameJob::GifEnd, || written(frames_written))?
+            .map_err(|why| gif.frame_error(why))?;
         gif.finish()?;
     }
     let device = gpu.as_ref().map_or_else(
@@ -558,12 +580,17 @@ fn remove_stale_frames(dir: &std::path::Path, frames: u32) -> Result<u32> {
 
 /// An animated GIF written through an [`super::OutputFile`] (a temporary file renamed into
 /// place by [`GifOut::finish`], or a device or FIFO written through); dropped early (error,
-/// Ctrl-C), it removes the temporary file.
+/// Ctrl-C), it removes the temporary file. Its frames are encoded by a [`GifStream`] on the
+/// [`FrameWriter`]'s thread.
 struct GifOut {
     path: PathBuf,
     out: super::OutputFile,
-    encoder: image::codecs::gif::GifEncoder<std::io::BufWriter<RecordingFile>>,
     error: Arc<Mutex<Option<String>>>,
+}
+
+/// The GIF encoder of a [`GifOut`] and its frame delay, owned by the [`FrameWriter`]'s thread.
+struct GifStream {
+    encoder: image::codecs::gif::GifEncoder<std::io::BufWriter<RecordingFile>>,
     delay: image::Delay,
 }
 
@@ -596,7 +623,7 @@ impl std::io::Write for RecordingFile {
 }
 
 impl GifOut {
-    fn create(path: &std::path::Path, fps: u32) -> Result<Self> {
+    fn create(path: &std::path::Path, fps: u32) -> Result<(Self, GifStream)> {
         check_gif_name(path)?;
         let out = super::OutputFile::open(path, "GIF file", ".gif.part")?;
         let error = Arc::new(Mutex::new(None));
@@ -609,47 +636,123 @@ impl GifOut {
         encoder
             .set_repeat(image::codecs::gif::Repeat::Infinite)
             .context("starting the GIF")?;
-        Ok(Self {
-            path: path.to_path_buf(),
-            out,
+        let stream = GifStream {
             encoder,
-            error,
             delay: image::Delay::from_numer_denom_ms(1000, fps),
-        })
+        };
+        Ok((
+            Self {
+                path: path.to_path_buf(),
+                out,
+                error,
+            },
+            stream,
+        ))
     }
 
-    fn add_frame(&mut self, width: u32, height: u32, rgb: &[u8]) -> Result<()> {
+    /// The error for a frame (or the trailer) that could not be written: the file's own
+    /// error (a full disk) where there was one, else the encoder's `why`.
+    fn frame_error(&self, why: String) -> anyhow::Error {
+        let why = self
+            .error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+            .unwrap_or(why);
+        anyhow::anyhow!("cannot write the GIF file `{}`: {why}", self.path.display())
+    }
+
+    /// Checks every write and the final flush (the trailer was written by
+    /// [`FrameJob::GifEnd`]), syncs and renames the temporary file into place; on failure it
+    /// is removed and the error names the path and the operating system's error.
+    fn finish(self) -> Result<()> {
+        if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            bail!("cannot write the GIF file `{}`: {e}", self.path.display());
+        }
+        self.out.persist()
+    }
+}
+
+impl GifStream {
+    fn add_frame(&mut self, width: u32, height: u32, rgb: &[u8]) -> Result<(), String> {
         let rgba: Vec<u8> = rgb
             .chunks_exact(3)
             .flat_map(|p| [p[0], p[1], p[2], 255])
             .collect();
         let buffer = image::RgbaImage::from_raw(width, height, rgba)
-            .context("frame buffer size does not match the frame")?;
+            .ok_or("frame buffer size does not match the frame")?;
         let frame = image::Frame::from_parts(buffer, 0, 0, self.delay);
-        if let Err(e) = self.encoder.encode_frame(frame) {
-            // The file's own error (a full disk) where there was one, else the encoder's.
-            let why = self
-                .error
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take()
-                .unwrap_or_else(|| e.to_string());
-            bail!("cannot write the GIF file `{}`: {why}", self.path.display());
-        }
-        Ok(())
+        self.encoder.encode_frame(frame).map_err(|e| e.to_string())
+    }
+}
+
+/// What the [`FrameWriter`]'s thread does next.
+enum FrameJob {
+    /// Encode the frame's colours as a PNG into the (temporary) frame file.
+    Png(std::fs::File, Arc<Vec<u8>>),
+    /// Add the frame's colours to the GIF.
+    Gif(Arc<Vec<u8>>),
+    /// Write the GIF's trailer and flush it (dropping its encoder).
+    GifEnd,
+}
+
+/// How often a thread waiting for the [`FrameWriter`] checks for a caught signal.
+const SIGNAL_POLL: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Encodes a zoom's frames, PNG files and GIF frames, on a thread of its own while the main
+/// thread waits for each job, checking for a caught signal every [`SIGNAL_POLL`]: a signal
+/// during a large frame's encoding (seconds for an 8192² GIF frame) stops the zoom at once,
+/// as a render is stopped, and the encoding ends with the process. The output files stay
+/// with the main thread, so their temporary files are removed on the way out. One job at a
+/// time: a frame's colours are held once, as before.
+struct FrameWriter {
+    jobs: std::sync::mpsc::Sender<FrameJob>,
+    done: std::sync::mpsc::Receiver<Result<(), String>>,
+}
+
+impl FrameWriter {
+    /// Starts the thread for frames of `width × height` pixels (`gif`: the GIF's encoder).
+    fn spawn(width: u32, height: u32, gif: Option<GifStream>) -> Self {
+        let (jobs, job_rx) = std::sync::mpsc::channel::<FrameJob>();
+        let (done_tx, done) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut gif = gif;
+            for job in job_rx {
+                let result = match job {
+                    FrameJob::Png(file, rgb) => super::encode_png(&file, width, height, &rgb),
+                    FrameJob::Gif(rgb) => match &mut gif {
+                        Some(g) => g.add_frame(width, height, &rgb),
+                        None => Err("no GIF was opened".to_owned()),
+                    },
+                    FrameJob::GifEnd => {
+                        drop(gif.take());
+                        Ok(())
+                    }
+                };
+                if done_tx.send(result).is_err() {
+                    break;
+                }
+            }
+        });
+        Self { jobs, done }
     }
 
-    /// Writes the trailer, checks every write and the final flush, syncs and renames the
-    /// temporary file into place; on failure it is removed and the error names the path and
-    /// the operating system's error.
-    fn finish(self) -> Result<()> {
-        // Dropping the encoder writes the trailer and flushes the buffer; the write errors
-        // of both are recorded by `RecordingFile`.
-        drop(self.encoder);
-        if let Some(e) = self.error.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            bail!("cannot write the GIF file `{}`: {e}", self.path.display());
+    /// Runs `job` and waits for it: its own result (`Err`: why it failed), or
+    /// [`super::Interrupted`] (with `written`) as soon as a signal is caught.
+    ///
+    /// # Errors
+    /// [`super::Interrupted`]; an error if the thread is gone (it panicked).
+    fn run(&self, job: FrameJob, written: impl Fn() -> String) -> Result<Result<(), String>> {
+        use std::sync::mpsc::RecvTimeoutError;
+        let gone = || anyhow::anyhow!("the frame writer's thread stopped");
+        self.jobs.send(job).map_err(|_| gone())?;
+        loop {
+            match self.done.recv_timeout(SIGNAL_POLL) {
+                Ok(result) => return Ok(result),
+                Err(RecvTimeoutError::Timeout) => check_interrupt_with(&written)?,
+                Err(RecvTimeoutError::Disconnected) => return Err(gone()),
+            }
         }
-        self.out.persist()
     }
 }
 

@@ -8,7 +8,7 @@ use super::{
     view::DeepView,
 };
 use crate::{
-    band::{BandImage, RenderControl},
+    band::{BandImage, RenderControl, SampleTally},
     gpu::{Gpu, GpuError},
 };
 use common::{
@@ -182,7 +182,7 @@ impl PerturbedJob {
 
     /// Renders image rows `band` on the CPU (rayon, one task per sample row), giving up as
     /// soon as `control.stop` is set (checked before every sample) and counting finished
-    /// image rows in `control.rows_done`: `None` when stopped. Counts and `|z_n|²` (one per
+    /// samples in `control.samples_done` (within rows): `None` when stopped. Counts and `|z_n|²` (one per
     /// sample) are kept only if `want_counts`.
     pub fn render_band_cpu_until(
         &self,
@@ -197,13 +197,13 @@ impl PerturbedJob {
         let len = sw * sband.rows as usize;
         let mut counts = vec![0u32; len];
         let mut norms = vec![0f32; len];
-        let s = self.supersample as usize;
         counts
             .par_chunks_mut(sw)
             .zip(norms.par_chunks_mut(sw))
             .enumerate()
             .for_each(|(r, (count_row, norm_row))| {
                 let y = sband.first_row + r as u32;
+                let mut tally = SampleTally::new(control);
                 for (x, (n, z)) in count_row.iter_mut().zip(norm_row).enumerate() {
                     if control.stop.load(Ordering::Relaxed) {
                         return;
@@ -211,9 +211,7 @@ impl PerturbedJob {
                     let p = sjob.escape(self.orbit(), &self.bla, x as u32, y);
                     *n = p.n;
                     *z = p.norm_sqr as f32;
-                }
-                if (r + 1) % s == 0 {
-                    control.rows_done.fetch_add(1, Ordering::Relaxed);
+                    tally.add(p.n);
                 }
             });
         if control.stop.load(Ordering::Relaxed) {
@@ -708,6 +706,6 @@ mod tests {
             )
             .is_none()
         );
-        assert_eq!(control.rows_done.load(Ordering::SeqCst), 0);
+        assert_eq!(control.samples_done.load(Ordering::SeqCst), 0);
     }
 }

@@ -5,13 +5,10 @@ use super::{
     params::{Image, RenderParams, Style},
     precision::Precision,
 };
-use crate::band::{BandImage, RenderControl};
+use crate::band::{BandImage, RenderControl, SampleTally};
 use common::{Band, Real, RenderJob};
 use rayon::prelude::*;
-use std::{
-    sync::atomic::{AtomicBool, Ordering},
-    time::Instant,
-};
+use std::{sync::atomic::Ordering, time::Instant};
 
 /// Renders on the CPU with rayon (one task per row), default [`Style`].
 pub fn render_cpu(params: &RenderParams) -> Image {
@@ -48,7 +45,7 @@ pub fn render_band_cpu(
 
 /// [`render_band_cpu`] that gives up as soon as `control.stop` is set (checked before every
 /// pixel, so it returns within one pixel's escape-time loop per thread), and counts finished
-/// rows in `control.rows_done`: `None` when stopped.
+/// pixels in `control.samples_done` (within rows): `None` when stopped.
 pub fn render_band_cpu_until(
     job: &RenderJob<f64>,
     precision: Precision,
@@ -88,14 +85,7 @@ fn band_cpu_with<F: Real + Send + Sync>(
         .zip(rgb.par_chunks_mut(3 * width))
         .enumerate()
         .for_each(|(r, (count_row, rgb_row))| {
-            cpu_row(
-                job,
-                band.first_row + r as u32,
-                count_row,
-                rgb_row,
-                &control.stop,
-            );
-            control.rows_done.fetch_add(1, Ordering::Relaxed);
+            cpu_row(job, band.first_row + r as u32, count_row, rgb_row, control);
         });
     if !want_counts {
         counts = Vec::new();
@@ -112,15 +102,15 @@ fn cpu_row<F: Real>(
     y: u32,
     counts: &mut [u32],
     rgb: &mut [u8],
-    stop: &AtomicBool,
+    control: &RenderControl,
 ) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU supports FMA (checked just above).
-        unsafe { cpu_row_fma(job, y, counts, rgb, stop) };
+        unsafe { cpu_row_fma(job, y, counts, rgb, control) };
         return;
     }
-    cpu_row_plain(job, y, counts, rgb, stop);
+    cpu_row_plain(job, y, counts, rgb, control);
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -130,9 +120,9 @@ fn cpu_row_fma<F: Real>(
     y: u32,
     counts: &mut [u32],
     rgb: &mut [u8],
-    stop: &AtomicBool,
+    control: &RenderControl,
 ) {
-    cpu_row_plain(job, y, counts, rgb, stop);
+    cpu_row_plain(job, y, counts, rgb, control);
 }
 
 #[inline(always)]
@@ -141,14 +131,16 @@ fn cpu_row_plain<F: Real>(
     y: u32,
     counts: &mut [u32],
     rgb: &mut [u8],
-    stop: &AtomicBool,
+    control: &RenderControl,
 ) {
+    let mut tally = SampleTally::new(control);
     for (x, (count, color)) in counts.iter_mut().zip(rgb.chunks_exact_mut(3)).enumerate() {
-        if stop.load(Ordering::Relaxed) {
+        if control.stop.load(Ordering::Relaxed) {
             return;
         }
         let (n, c) = job.pixel(x as u32, y);
         *count = n;
         color.copy_from_slice(&c);
+        tally.add(n);
     }
 }

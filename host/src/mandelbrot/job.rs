@@ -51,7 +51,8 @@ impl BandJob<'_> {
 
     /// Device buffer elements per band pixel of a [`super::GpuRenderer`] for this job: the
     /// samples per pixel for perturbed jobs (their samples are averaged on the host), one for
-    /// float jobs (their supersampling kernels average on the device).
+    /// float jobs (their supersampling kernels average on the device). Also what a CPU render
+    /// adds to [`RenderControl::samples_done`] per pixel.
     pub fn buffer_px_per_px(&self) -> usize {
         match self {
             Self::Float { .. } => 1,
@@ -60,8 +61,8 @@ impl BandJob<'_> {
     }
 
     /// Renders the rows `band` on the CPU, giving up (`None`) once `control.stop` is set
-    /// (checked before every pixel or sample) and counting finished rows in
-    /// `control.rows_done`.
+    /// (checked before every pixel or sample) and counting finished pixels or samples in
+    /// `control.samples_done` ([`BandJob::buffer_px_per_px`] per pixel).
     pub fn render_cpu_until(
         &self,
         band: Band,
