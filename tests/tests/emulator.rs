@@ -264,6 +264,59 @@ fn histogram_counting_with_plus_equals_is_a_race() {
     println!("planted race (+= on a shared counter): {err}");
 }
 
+/// Runs [`probe::emu_atomic_plain_mix`] with 64 threads; on success, the count read.
+fn atomic_plain_mix(plant: u32) -> Result<u32, EmuError> {
+    let mut out = vec![0u32; 1];
+    emulate!(probe::emu_atomic_plain_mix, [1, 1, 1], [64, 1, 1], 0, &opts();
+        slice_mut(&mut out), plant)?;
+    Ok(out[0])
+}
+
+#[test]
+fn atomics_and_plain_accesses_ordered_by_barriers_are_clean() {
+    let count = atomic_plain_mix(0).unwrap_or_else(|e| panic!("the correct twin: {e}"));
+    assert_eq!(count, 64, "every thread's add");
+}
+
+#[test]
+fn a_plain_read_of_a_word_others_add_to_atomically_is_a_race() {
+    let err = atomic_plain_mix(1).expect_err("the unordered read is reported");
+    let EmuError::SharedRace { first, second, .. } = &err else {
+        panic!("expected a race, got {err}")
+    };
+    // Thread 0 runs first (seed 0): its add, then its plain read; thread 1's add follows.
+    let read = probe_line_in("fn emu_atomic_plain_mix", "out.write(0, counter[0])", 0);
+    let add = probe_line_in("fn emu_atomic_plain_mix", "atomic::fetch_add::<Block", 0);
+    assert_eq!(
+        (site(first), site(second)),
+        (
+            ([0, 0, 0], AccessKind::Read, read),
+            ([1, 0, 0], AccessKind::Atomic, add)
+        )
+    );
+    println!("planted race (plain read of an atomic counter): {err}");
+}
+
+#[test]
+fn a_plain_store_to_a_word_others_add_to_atomically_is_a_race() {
+    let err = atomic_plain_mix(2).expect_err("the unordered store is reported");
+    // Thread 0's store, its add and its read come first (seed 0); thread 1's add follows.
+    let EmuError::SharedRace { first, second, .. } = &err else {
+        panic!("expected a race, got {err}")
+    };
+    let store = probe_line_in("fn emu_atomic_plain_mix", "counter[0] = 0", 1);
+    let add = probe_line_in("fn emu_atomic_plain_mix", "atomic::fetch_add::<Block", 0);
+    assert_eq!(
+        (site(first), site(second)),
+        (
+            ([0, 0, 0], AccessKind::Write, store),
+            ([1, 0, 0], AccessKind::Atomic, add)
+        ),
+        "{err}"
+    );
+    println!("planted race (plain store to an atomic counter): {err}");
+}
+
 #[test]
 fn uninitialised_read_through_indexing_names_the_element() {
     for (kernel, name) in [

@@ -575,11 +575,22 @@ fn shadow_access(
                 {
                     return Some(race(i, s.w_thread, AccessKind::Write, s.w_loc));
                 }
+                if checks.races
+                    && s.a_epoch == epoch
+                    && s.a_thread != me
+                    && !ordered(s.a_thread, s.a_wepoch)
+                {
+                    return Some(race(i, s.a_thread, AccessKind::Atomic, s.a_loc));
+                }
             }
             AccessKind::Write => {
                 if checks.races {
                     if s.w_epoch == epoch && s.w_thread != me && !ordered(s.w_thread, s.w_wepoch) {
                         return Some(race(i, s.w_thread, AccessKind::Write, s.w_loc));
+                    }
+                    if s.a_epoch == epoch && s.a_thread != me && !ordered(s.a_thread, s.a_wepoch)
+                    {
+                        return Some(race(i, s.a_thread, AccessKind::Atomic, s.a_loc));
                     }
                     if s.r_epoch == epoch {
                         for (r, we, rloc) in s.r {
@@ -590,7 +601,23 @@ fn shadow_access(
                     }
                 }
             }
-            AccessKind::Atomic => {}
+            // An atomic conflicts with plain accesses of the interval by other threads:
+            // a plain store (whichever came first), and, when the atomic may write, a plain
+            // load.
+            AccessKind::Atomic | AccessKind::AtomicLoad => {
+                if checks.races {
+                    if s.w_epoch == epoch && s.w_thread != me && !ordered(s.w_thread, s.w_wepoch) {
+                        return Some(race(i, s.w_thread, AccessKind::Write, s.w_loc));
+                    }
+                    if kind == AccessKind::Atomic && s.r_epoch == epoch {
+                        for (r, we, rloc) in s.r {
+                            if r != NONE && r != me && !ordered(r, we) {
+                                return Some(race(i, r, AccessKind::Read, rloc));
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
     for i in 0..size {
@@ -613,7 +640,16 @@ fn shadow_access(
                 s.w_fence = my_fences;
                 s.tma_bar = 0;
             }
-            AccessKind::Atomic => s.init = true,
+            AccessKind::Atomic => {
+                s.init = true;
+                s.a_thread = me;
+                s.a_epoch = epoch;
+                s.a_wepoch = my_wepoch;
+                s.a_loc = Some(loc);
+            }
+            // (As before it was told apart from other atomics: counted as initialising,
+            // so a word only atomics touch is never an uninitialised read.)
+            AccessKind::AtomicLoad => s.init = true,
         }
     }
     None

@@ -294,8 +294,11 @@ pub enum AccessKind {
     Read,
     /// A store.
     Write,
-    /// An atomic read-modify-write, load or store.
+    /// An atomic read-modify-write or store.
     Atomic,
+    /// An atomic load (it writes nothing: plain reads of the same word do not race with
+    /// it).
+    AtomicLoad,
 }
 
 impl fmt::Display for AccessKind {
@@ -304,6 +307,7 @@ impl fmt::Display for AccessKind {
             Self::Read => "read",
             Self::Write => "write",
             Self::Atomic => "atomic",
+            Self::AtomicLoad => "atomic load",
         })
     }
 }

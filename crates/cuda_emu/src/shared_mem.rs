@@ -182,6 +182,14 @@ pub(crate) struct Shadow {
     /// The thread whose `cp.async` into this byte has not landed yet (its wait has not
     /// come; [`NONE`]: none).
     pub(crate) cp_thread: u32,
+    /// The last atomic that may write this byte (read-modify-write or store) in barrier
+    /// interval `a_epoch`: its thread, warp epoch and call. A plain access by another
+    /// thread of the same interval races with it (PTX ISA §8.4 "Memory consistency model":
+    /// a plain access and an atomic one to the same location, unordered, conflict).
+    pub(crate) a_thread: u32,
+    pub(crate) a_epoch: u32,
+    pub(crate) a_wepoch: u32,
+    pub(crate) a_loc: Loc,
 }
 
 impl Shadow {
@@ -197,6 +205,10 @@ impl Shadow {
         tma_bar: 0,
         tma_phase: 0,
         cp_thread: NONE,
+        a_thread: NONE,
+        a_epoch: NONE,
+        a_wepoch: 0,
+        a_loc: None,
     };
 }
 

@@ -278,6 +278,39 @@ pub fn emu_histogram(input: &[u32], bins: OutSlice<u32>, atomic: u32) {
     }
 }
 
+/// An atomic and a plain access to one shared word in one barrier interval: thread 0 zeroes
+/// a shared counter (plain store), barrier, every thread adds 1 atomically, then thread 0
+/// reads the counter with a plain load into `out[0]`. With `plant` 0 a barrier comes
+/// between the adds and the read (the correct twin: `out[0]` is the block's size). With
+/// `plant` 1 it does not (the planted bug: on a GPU the read may see any partial count).
+/// With `plant` 2 thread 0 zeroes the counter again, plainly, after the barrier, while the
+/// others add (the planted bug: the store and the adds are unordered).
+///
+/// Launch with 1D blocks.
+#[kernel]
+pub fn emu_atomic_plain_mix(out: OutSlice<u32>, plant: u32) {
+    // SAFETY: one counter; its accesses are ordered by barriers except where `plant`
+    // plants the bug.
+    let counter = unsafe { shared_array!([u32; 1]) };
+    let t = thread_idx_x();
+    if t == 0 {
+        counter[0] = 0;
+    }
+    sync_threads();
+    if plant == 2 && t == 0 {
+        counter[0] = 0;
+    }
+    // SAFETY: the counter lies in the shared array.
+    unsafe { atomic::fetch_add::<Block, u32>(counter.as_mut_ptr(), 1, Ordering::Relaxed) };
+    if plant == 0 {
+        sync_threads();
+    }
+    if t == 0 && !out.is_empty() {
+        // SAFETY: 0 < out.len(); only thread 0 writes.
+        unsafe { out.write(0, counter[0]) };
+    }
+}
+
 /// An uninitialised read through plain indexing: every thread but `skip` writes its element
 /// of a `shared_array!([u32; 32])`; after the barrier each reads its neighbour's, so with
 /// `skip` 5 thread 4 reads element 5, which nobody wrote (the planted bug); with `skip` 32

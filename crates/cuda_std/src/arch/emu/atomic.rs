@@ -95,7 +95,7 @@ macro_rules! raw_bits {
                 device::check_access(
                     ptr as usize,
                     core::mem::size_of::<$t>(),
-                    AccessKind::Atomic,
+                    AccessKind::AtomicLoad,
                     core::panic::Location::caller(),
                 );
                 // SAFETY: as in `raw_rmw`.
