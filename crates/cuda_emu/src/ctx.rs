@@ -588,8 +588,7 @@ fn shadow_access(
                     if s.w_epoch == epoch && s.w_thread != me && !ordered(s.w_thread, s.w_wepoch) {
                         return Some(race(i, s.w_thread, AccessKind::Write, s.w_loc));
                     }
-                    if s.a_epoch == epoch && s.a_thread != me && !ordered(s.a_thread, s.a_wepoch)
-                    {
+                    if s.a_epoch == epoch && s.a_thread != me && !ordered(s.a_thread, s.a_wepoch) {
                         return Some(race(i, s.a_thread, AccessKind::Atomic, s.a_loc));
                     }
                     if s.r_epoch == epoch {
