@@ -31,7 +31,7 @@ pub struct RenderControl {
     /// Set to stop: checked before every pixel.
     pub stop: AtomicBool,
     /// Samples finished so far, counted within rows (every CPU render with this control adds
-    /// to it, a few at a time: [`SampleTally`]): one per pixel of an f32/f64 job (its
+    /// to it, a few at a time, after 64 samples or 2^16 iterations): one per pixel of an f32/f64 job (its
     /// supersamples are one pixel's work), one per sample of a perturbed job
     /// ([`crate::mandelbrot::BandJob::buffer_px_per_px`] per pixel).
     pub samples_done: AtomicU64,
