@@ -234,8 +234,7 @@ impl Function {
     /// [`CudaError::Driver`] if a query or the setting fails.
     pub fn set_max_dynamic_shared_bytes(&self, bytes: u32) -> CudaResult<()> {
         let ctx = self.module.context();
-        let limit =
-            ctx.attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        let limit = ctx.attribute(DeviceAttribute::MaxSharedMemoryPerBlockOptin)?;
         let static_bytes = self
             .kernel
             .code

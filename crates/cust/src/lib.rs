@@ -66,8 +66,6 @@ pub mod tma;
 pub mod util;
 
 pub use context::quick_init;
-/// The driver API's raw types (`CUstream`, `CUdeviceptr`, ...), for C interop.
-pub use cudarc::driver::sys;
 pub use device::init;
 pub use error::{CudaError, CudaResult, GpuContext};
 
