@@ -48,7 +48,8 @@
 use crate::{
     backend::{self, Guard},
     error::{CudaError, CudaResult},
-    function::{BlockSize, Function, GridSize, LaunchConfig, check_cluster},
+    function::Function,
+    launch_config::{BlockSize, GridSize, LaunchConfig, check_cluster},
     memory::{
         device::{KernelMemory, KernelMemoryMut},
         pointer::DevicePointer,

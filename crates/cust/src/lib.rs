@@ -57,6 +57,7 @@ pub mod function;
 pub mod graph;
 mod interop;
 pub mod launch;
+mod launch_config;
 pub mod memory;
 pub mod module;
 pub mod nccl;

@@ -9,7 +9,7 @@ use crate::{
     backend::{self, Completion},
     context::{Context, CurrentContext},
     error::CudaResult,
-    function::LaunchConfig,
+    launch_config::LaunchConfig,
 };
 use std::{
     fmt,

@@ -8,7 +8,7 @@
 //! memory unless `EmulatorOptions::memory_bytes` says otherwise: live device and managed
 //! allocations are counted against it, so `mem_info` and the allocation checks answer as the
 //! driver does. A launch the hardware would refuse (the limits of the CUDA C++ Programming
-//! Guide's "Technical Specifications per Compute Capability", `crate::function`) is refused
+//! Guide's "Technical Specifications per Compute Capability", `crate::launch_config`) is refused
 //! with the driver's `CUDA_ERROR_INVALID_VALUE`; dynamic shared memory above 48 KB needs the
 //! kernel's opt-in, up to sm_90's 227 KB, as on the GPU.
 //!
@@ -33,7 +33,7 @@ use super::{
 use crate::{
     device::DeviceAttribute,
     error::{CudaError, CudaResult},
-    function::{
+    launch_config::{
         DEFAULT_MAX_DYNAMIC_SHARED_BYTES, MAX_BLOCK_XY, MAX_BLOCK_Z, MAX_GRID_X, MAX_GRID_YZ,
         MAX_THREADS_PER_BLOCK, SM90_MAX_SHARED_BYTES_PER_BLOCK_OPTIN, hardware_refuses,
     },
