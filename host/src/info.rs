@@ -55,8 +55,7 @@ pub fn devices() -> Result<Vec<DeviceInfo>, GpuError> {
                 name: dev.name()?,
                 compute_capability: dev.compute_capability()?,
                 total_mem_bytes: dev.total_memory()?,
-                multiprocessors: dev
-                    .get_attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+                multiprocessors: dev.get_attribute(DeviceAttribute::MultiprocessorCount)?,
             })
         })
         .collect()

@@ -430,7 +430,7 @@ fn second_pass(blocks: u32) -> Split {
 pub fn sm_count(gpu: &Gpu) -> Result<u32, GpuError> {
     let n = gpu
         .context()
-        .attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        .attribute(DeviceAttribute::MultiprocessorCount)?;
     Ok(u32::try_from(n).unwrap_or(1).max(1))
 }
 

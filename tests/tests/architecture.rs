@@ -137,16 +137,12 @@ const CUST_CUDARC_FILES: &[(&str, &str)] = &[
         "`CudaError` wraps cudarc's `DriverError`",
     ),
     (
-        "crates/cust/src/lib.rs",
-        "`cust::sys`: the driver's raw types, for C interop",
-    ),
-    (
         "crates/cust/src/device.rs",
-        "GPU enumeration before any context: `Device`, `DeviceAttribute`",
+        "GPU enumeration before any context: `Device`, and `DeviceAttribute`'s driver values",
     ),
     (
         "crates/cust/src/nccl.rs",
-        "NCCL collectives over cudarc's `nccl` (GPU only; `ReduceOp` is cudarc's)",
+        "NCCL collectives over cudarc's `nccl` (GPU only; `ReduceOp` maps to cudarc's)",
     ),
     (
         "crates/cust/src/tma.rs",
@@ -333,6 +329,66 @@ fn cust_names_cudarc_only_in_its_gpu_backend_and_the_listed_modules() {
         "these files of CUST_CUDARC_FILES no longer name cudarc: remove them from the list \
          {stale:?}"
     );
+}
+
+/// The public re-exports and type aliases (`pub use …;`, `pub type … = …;`, each statement
+/// joined across lines) of Rust source `text` that name the crate `krate`:
+/// `line N: statement`.
+fn public_reexports_of(text: &str, krate: &str) -> Vec<String> {
+    let lines: Vec<(usize, &str)> = code_lines(text).collect();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let (n, line) = lines[i];
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("pub use ") || trimmed.starts_with("pub type ") {
+            let mut statement = trimmed.to_owned();
+            while !statement.contains(';') && i + 1 < lines.len() {
+                i += 1;
+                statement.push(' ');
+                statement.push_str(lines[i].1.trim());
+            }
+            if names_crate(&statement, krate) || names(&statement, krate) {
+                found.push(format!("line {n}: {statement}"));
+            }
+        }
+        i += 1;
+    }
+    found
+}
+
+#[test]
+fn cust_reexports_nothing_from_cudarc() {
+    let offenders: Vec<String> = cust_sources()
+        .into_iter()
+        .flat_map(|(rel, text)| {
+            public_reexports_of(&text, "cudarc")
+                .into_iter()
+                .map(move |hit| format!("{rel} {hit}"))
+        })
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "cust re-exports cudarc's items; give cust its own type (as `DeviceAttribute`, \
+         `ValidAsZeroBits`, `nccl::ReduceOp` and `stream::RawStream` are) and convert inside \
+         the module that talks to cudarc:\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_reexport_check_sees_a_planted_reexport() {
+    let krate = "cudarc";
+    let planted = format!(
+        "//! A module.\npub use {krate}::driver::sys;\npub use {krate}::{{\n    nccl,\n}};\n\
+         pub type Raw = {krate}::driver::sys::CUstream;\nuse {krate}::driver::result;\n\
+         pub use crate::device::Device;\n"
+    );
+    let found = public_reexports_of(&planted, krate);
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert!(found[0].starts_with("line 2: pub use"), "{found:?}");
+    assert!(found[1].starts_with("line 3: pub use"), "{found:?}");
+    assert!(found[2].starts_with("line 6: pub type"), "{found:?}");
 }
 
 #[test]

@@ -44,7 +44,7 @@ fn runs(gpu: &Gpu, kernel: TcKernel) -> bool {
     // (99 KiB): there the launch is refused with `CudaError::SharedMemory`.
     let shared = gpu
         .context()
-        .attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        .attribute(DeviceAttribute::MaxSharedMemoryPerBlockOptin)
         .unwrap_or(i32::MAX);
     let ok = match kernel {
         TcKernel::Wgmma | TcKernel::WgmmaCluster2 => cc.major == 9 && cc.minor == 0,

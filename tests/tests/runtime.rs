@@ -78,8 +78,8 @@ fn devices_report_plausible_properties() {
     use cust::device::DeviceAttribute as A;
     assert_eq!(
         (
-            attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-            attribute(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+            attribute(A::ComputeCapabilityMajor),
+            attribute(A::ComputeCapabilityMinor)
         ),
         (cc.major as i32, cc.minor as i32)
     );

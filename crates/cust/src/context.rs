@@ -352,11 +352,11 @@ impl Context {
     }
 
     /// A device attribute of the context's device (`cuDeviceGetAttribute`), e.g.
-    /// [`DeviceAttribute::MultiprocessorCount`](crate::device::DeviceAttribute).
+    /// [`DeviceAttribute::MultiprocessorCount`].
     ///
     /// On the emulator the compute capability (9.0), the launch limits it checks (threads
     /// and dimensions of blocks and grids, the shared-memory opt-in limit), the warp size and
-    /// `MULTIPROCESSOR_COUNT` (the host's cores) are answered.
+    /// `MultiprocessorCount` (the host's cores) are answered.
     ///
     /// # Errors
     /// A driver error; [`CudaError::NotOnEmulator`] on the emulator for other attributes.

@@ -3,9 +3,85 @@
 use crate::error::{CudaError, CudaResult};
 use cudarc::driver::{result, sys};
 
-/// A device attribute (`CUdevice_attribute`), e.g.
-/// `DeviceAttribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`.
-pub use cudarc::driver::sys::CUdevice_attribute as DeviceAttribute;
+/// A device attribute ([`Device::get_attribute`], [`Context::attribute`]), named as in cust
+/// 0.3: each variant is the driver's `CU_DEVICE_ATTRIBUTE_*` of the same name in
+/// `SCREAMING_CASE` (CUDA Driver API, `cuDeviceGetAttribute`). Only the attributes this
+/// workspace reads are listed; the CPU emulator answers those its doc names
+/// ([`Context::attribute`]).
+///
+/// [`Context::attribute`]: crate::context::Context::attribute
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DeviceAttribute {
+    /// Maximum threads per block.
+    MaxThreadsPerBlock,
+    /// Maximum block dimension x, threads.
+    MaxBlockDimX,
+    /// Maximum block dimension y, threads.
+    MaxBlockDimY,
+    /// Maximum block dimension z, threads.
+    MaxBlockDimZ,
+    /// Maximum grid dimension x, blocks.
+    MaxGridDimX,
+    /// Maximum grid dimension y, blocks.
+    MaxGridDimY,
+    /// Maximum grid dimension z, blocks.
+    MaxGridDimZ,
+    /// Shared memory a block may use without opting in, bytes (48 KiB).
+    MaxSharedMemoryPerBlock,
+    /// Shared memory a block may use after opting in
+    /// ([`Function::set_max_dynamic_shared_bytes`](crate::function::Function::set_max_dynamic_shared_bytes)),
+    /// bytes.
+    MaxSharedMemoryPerBlockOptin,
+    /// Shared memory per multiprocessor, bytes.
+    MaxSharedMemoryPerMultiprocessor,
+    /// 32-bit registers per block.
+    MaxRegistersPerBlock,
+    /// Maximum resident threads per multiprocessor.
+    MaxThreadsPerMultiprocessor,
+    /// Threads per warp (32).
+    WarpSize,
+    /// Number of multiprocessors (SMs).
+    MultiprocessorCount,
+    /// L2 cache size, bytes.
+    L2CacheSize,
+    /// Major compute capability version (9 for Hopper).
+    ComputeCapabilityMajor,
+    /// Minor compute capability version.
+    ComputeCapabilityMinor,
+}
+
+impl DeviceAttribute {
+    /// The driver's enum value for this attribute.
+    fn raw(self) -> sys::CUdevice_attribute {
+        use sys::CUdevice_attribute as R;
+        match self {
+            Self::MaxThreadsPerBlock => R::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            Self::MaxBlockDimX => R::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+            Self::MaxBlockDimY => R::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+            Self::MaxBlockDimZ => R::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z,
+            Self::MaxGridDimX => R::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+            Self::MaxGridDimY => R::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+            Self::MaxGridDimZ => R::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z,
+            Self::MaxSharedMemoryPerBlock => R::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+            Self::MaxSharedMemoryPerBlockOptin => {
+                R::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+            }
+            Self::MaxSharedMemoryPerMultiprocessor => {
+                R::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+            }
+            Self::MaxRegistersPerBlock => R::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK,
+            Self::MaxThreadsPerMultiprocessor => {
+                R::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
+            }
+            Self::WarpSize => R::CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+            Self::MultiprocessorCount => R::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            Self::L2CacheSize => R::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+            Self::ComputeCapabilityMajor => R::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+            Self::ComputeCapabilityMinor => R::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+        }
+    }
+}
 
 /// Whether the CUDA driver library can be loaded (cheap; does not initialise CUDA).
 pub fn driver_available() -> bool {
@@ -118,7 +194,7 @@ impl Device {
     /// [`CudaError::Driver`].
     pub fn get_attribute(&self, attribute: DeviceAttribute) -> CudaResult<i32> {
         // SAFETY: `cu_device` came from `cuDeviceGet`.
-        unsafe { result::device::get_attribute(self.cu_device, attribute) }.map_err(
+        unsafe { result::device::get_attribute(self.cu_device, attribute.raw()) }.map_err(
             CudaError::driver(format!("reading {attribute:?} of device {}", self.ordinal)),
         )
     }
@@ -128,10 +204,8 @@ impl Device {
     /// # Errors
     /// [`CudaError::Driver`].
     pub fn compute_capability(&self) -> CudaResult<cust_core::ComputeCapability> {
-        let major =
-            self.get_attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-        let minor =
-            self.get_attribute(DeviceAttribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let major = self.get_attribute(DeviceAttribute::ComputeCapabilityMajor)?;
+        let minor = self.get_attribute(DeviceAttribute::ComputeCapabilityMinor)?;
         Ok(cust_core::ComputeCapability::new(
             major as u32,
             minor as u32,

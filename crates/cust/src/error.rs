@@ -446,7 +446,10 @@ pub fn describe(err: &DriverError) -> String {
     // Without a driver (the CPU emulator's errors in the driver's words), the name comes from
     // cudarc's enum and the text from the table below: cudarc panics when a driver function
     // is called with no library to load it from.
-    if !crate::device::driver_available() {
+    // `device::driver_available`, called directly: `error` is the crate's bottom layer
+    // and imports none of its modules.
+    // SAFETY: only tries to dlopen the driver library by its known names.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
         return format!("{:?} ({}): {}", err.0, err.0 as u32, offline_text(err.0));
     }
     let name = err

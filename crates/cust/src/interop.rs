@@ -23,13 +23,13 @@ use crate::{
         unified::UnifiedBuffer,
     },
     module::Module,
-    stream::Stream,
+    stream::{RawStream, Stream},
 };
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr,
     DevicePtrMut, DeviceRepr, DeviceSlice as CudarcSlice, SyncOnDrop, UnifiedSlice, sys,
 };
-use std::sync::Arc;
+use std::{ffi::c_void, sync::Arc};
 
 impl Context {
     /// Wraps a cudarc context (does not make it current).
@@ -62,8 +62,9 @@ impl Stream {
     /// The driver's stream handle (`CUstream`), for passing to C/C++ libraries that take a
     /// `cudaStream_t` (e.g. CUB); cust 0.3's `as_inner`. The stream stays valid while `self`
     /// lives. Null for the CPU emulator's stream.
-    pub fn as_inner(&self) -> sys::CUstream {
-        driver::cuda_stream(self.queue()).map_or(std::ptr::null_mut(), |s| s.cu_stream())
+    pub fn as_inner(&self) -> RawStream {
+        driver::cuda_stream(self.queue())
+            .map_or(std::ptr::null_mut(), |s| s.cu_stream().cast::<c_void>())
     }
 
     /// The cudarc stream, for crates built over cudarc beside this one (e.g. `blastoff`);

@@ -57,6 +57,7 @@ pub mod function;
 pub mod graph;
 mod interop;
 pub mod launch;
+mod launch_config;
 pub mod memory;
 pub mod module;
 pub mod nccl;
@@ -66,8 +67,6 @@ pub mod tma;
 pub mod util;
 
 pub use context::quick_init;
-/// The driver API's raw types (`CUstream`, `CUdeviceptr`, ...), for C interop.
-pub use cudarc::driver::sys;
 pub use device::init;
 pub use error::{CudaError, CudaResult, GpuContext};
 

@@ -38,7 +38,34 @@ use cudarc::{
 };
 use std::{ffi::CStr, fmt};
 
-pub use cudarc::nccl::safe::ReduceOp;
+/// The reduction of a collective ([`Communicators::all_reduce`]), NCCL's `ncclRedOp_t`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// The sum (`ncclSum`).
+    Sum,
+    /// The product (`ncclProd`).
+    Prod,
+    /// The maximum (`ncclMax`).
+    Max,
+    /// The minimum (`ncclMin`).
+    Min,
+    /// The mean over ranks (`ncclAvg`).
+    Avg,
+}
+
+impl ReduceOp {
+    /// cudarc's value for this reduction.
+    fn to_cudarc(self) -> cudarc::nccl::safe::ReduceOp {
+        use cudarc::nccl::safe::ReduceOp as R;
+        match self {
+            Self::Sum => R::Sum,
+            Self::Prod => R::Prod,
+            Self::Max => R::Max,
+            Self::Min => R::Min,
+            Self::Avg => R::Avg,
+        }
+    }
+}
 
 /// The environment variable that switches NCCL's NVLink multicast (NVLS) on or off. It is
 /// read by NCCL when a communicator is created; see [`Communicators::new`].
@@ -272,7 +299,7 @@ impl Communicators {
             });
         }
         self.grouped("all_reduce", |rank, comm| {
-            comm.all_reduce(send[rank], &mut *recv[rank], &op)
+            comm.all_reduce(send[rank], &mut *recv[rank], &op.to_cudarc())
         })
     }
 
@@ -288,7 +315,7 @@ impl Communicators {
         let ptrs = self.pointers(bufs.iter().map(|b| &**b));
         self.check_buffers("all_reduce_in_place", &ptrs)?;
         self.grouped("all_reduce_in_place", |rank, comm| {
-            comm.all_reduce_in_place(&mut *bufs[rank], &op)
+            comm.all_reduce_in_place(&mut *bufs[rank], &op.to_cudarc())
         })
     }
 

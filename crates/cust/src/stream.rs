@@ -9,12 +9,17 @@ use crate::{
     backend::{self, Completion},
     context::{Context, CurrentContext},
     error::CudaResult,
-    function::LaunchConfig,
+    launch_config::LaunchConfig,
 };
 use std::{
     fmt,
     sync::{Arc, Mutex},
 };
+
+/// The driver's stream handle, CUDA's `CUstream` (the runtime's `cudaStream_t`), as an
+/// opaque pointer for C and C++ libraries that take one (e.g. CUB); from
+/// [`Stream::as_inner`].
+pub type RawStream = *mut std::ffi::c_void;
 
 /// Stream creation flags (cust 0.3's `StreamFlags`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,7 +24,7 @@ type CubFn = unsafe extern "C" fn(
     c_int,
     *mut c_void,
     *mut usize,
-    cust::sys::CUstream,
+    cust::stream::RawStream,
 ) -> c_int;
 
 /// `ferro_cub_sort`: `(pairs, key dtype, keys_in, keys_out, values_in, values_out, n, temp,
@@ -39,7 +39,7 @@ type CubSortFn = unsafe extern "C" fn(
     c_int,
     *mut c_void,
     *mut usize,
-    cust::sys::CUstream,
+    cust::stream::RawStream,
 ) -> c_int;
 
 /// The key `dtype` of `ferro_cub_sort` for `u32` keys (the bench's sort rows).

@@ -8,7 +8,7 @@
 //! memory unless `EmulatorOptions::memory_bytes` says otherwise: live device and managed
 //! allocations are counted against it, so `mem_info` and the allocation checks answer as the
 //! driver does. A launch the hardware would refuse (the limits of the CUDA C++ Programming
-//! Guide's "Technical Specifications per Compute Capability", `crate::function`) is refused
+//! Guide's "Technical Specifications per Compute Capability", `crate::launch_config`) is refused
 //! with the driver's `CUDA_ERROR_INVALID_VALUE`; dynamic shared memory above 48 KB needs the
 //! kernel's opt-in, up to sm_90's 227 KB, as on the GPU.
 //!
@@ -33,7 +33,7 @@ use super::{
 use crate::{
     device::DeviceAttribute,
     error::{CudaError, CudaResult},
-    function::{
+    launch_config::{
         DEFAULT_MAX_DYNAMIC_SHARED_BYTES, MAX_BLOCK_XY, MAX_BLOCK_Z, MAX_GRID_X, MAX_GRID_YZ,
         MAX_THREADS_PER_BLOCK, SM90_MAX_SHARED_BYTES_PER_BLOCK_OPTIN, hardware_refuses,
     },
@@ -705,25 +705,19 @@ impl Backend for Cpu {
         let as_i32 = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
         let (major, minor) = (COMPUTE_CAPABILITY.major, COMPUTE_CAPABILITY.minor);
         Ok(match attribute {
-            A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT => {
+            A::MultiprocessorCount => {
                 let cores = std::thread::available_parallelism().map_or(1, usize::from);
                 i32::try_from(cores).unwrap_or(i32::MAX)
             }
-            A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR => as_i32(major),
-            A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR => as_i32(minor),
-            A::CU_DEVICE_ATTRIBUTE_WARP_SIZE => 32,
-            A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK => as_i32(MAX_THREADS_PER_BLOCK),
-            A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X | A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y => {
-                as_i32(MAX_BLOCK_XY)
-            }
-            A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z => as_i32(MAX_BLOCK_Z),
-            A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X => as_i32(MAX_GRID_X),
-            A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y | A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z => {
-                as_i32(MAX_GRID_YZ)
-            }
-            A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN => {
-                as_i32(SM90_MAX_SHARED_BYTES_PER_BLOCK_OPTIN)
-            }
+            A::ComputeCapabilityMajor => as_i32(major),
+            A::ComputeCapabilityMinor => as_i32(minor),
+            A::WarpSize => 32,
+            A::MaxThreadsPerBlock => as_i32(MAX_THREADS_PER_BLOCK),
+            A::MaxBlockDimX | A::MaxBlockDimY => as_i32(MAX_BLOCK_XY),
+            A::MaxBlockDimZ => as_i32(MAX_BLOCK_Z),
+            A::MaxGridDimX => as_i32(MAX_GRID_X),
+            A::MaxGridDimY | A::MaxGridDimZ => as_i32(MAX_GRID_YZ),
+            A::MaxSharedMemoryPerBlockOptin => as_i32(SM90_MAX_SHARED_BYTES_PER_BLOCK_OPTIN),
             _ => {
                 return Err(not_on_emulator(
                     "device attributes other than the compute capability, the launch \

@@ -35,10 +35,6 @@ use std::{
     time::{Duration, Instant},
 };
 
-/// Every bit pattern of zeros is a valid value of the type (cudarc's marker, required of
-/// zeroed, pinned and managed buffers' elements).
-pub use cudarc::driver::ValidAsZeroBits;
-
 /// One byte of device memory as cudarc types it. `MaybeUninit`, so that the bytes of any
 /// `T: DeviceCopy`, padding included, may be viewed as `Byte`s.
 #[repr(transparent)]
@@ -48,7 +44,7 @@ pub(crate) struct Byte(MaybeUninit<u8>);
 // SAFETY: one plain byte, the same on host and device.
 unsafe impl DeviceRepr for Byte {}
 // SAFETY: a zero byte is a valid `MaybeUninit<u8>`.
-unsafe impl ValidAsZeroBits for Byte {}
+unsafe impl cudarc::driver::ValidAsZeroBits for Byte {}
 
 fn typed(b: &Bytes) -> &[Byte] {
     // SAFETY: `Byte` is `repr(transparent)` over `MaybeUninit<u8>`.

@@ -18,9 +18,9 @@
 //! [`CudaError::BackendMismatch`] when it is the other backend's (or `NotOnEmulator`, for the
 //! few calls that always reported that).
 //!
-//! Two of the GPU backend's types belong to the seam's vocabulary and are re-exported here:
+//! One of the GPU backend's types belongs to the seam's vocabulary and is re-exported here:
 //! [`Guard`], what a kernel parameter holds until its launch is queued (the emulator needs
-//! none), and cudarc's [`ValidAsZeroBits`], public as `cust::memory::ValidAsZeroBits`.
+//! none).
 //!
 //! Conventions: sizes, offsets and ranges are in bytes; host data crosses the seam as
 //! [`Bytes`].
@@ -28,7 +28,7 @@
 pub(crate) mod cpu;
 pub(crate) mod driver;
 
-pub use driver::{Guard, ValidAsZeroBits};
+pub use driver::Guard;
 
 use crate::{
     device::{Device, DeviceAttribute},

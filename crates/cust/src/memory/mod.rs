@@ -23,10 +23,6 @@
 //! ([`DeviceBuffer`], [`DeviceSlice`], [`DeviceSliceMut`], [`DeviceBox`]), [`locked`]
 //! ([`LockedBuffer`]), [`unified`] ([`UnifiedBuffer`], [`UnifiedBox`], [`MemoryAdvice`]).
 
-/// Every bit pattern of zeros is a valid value of the type: required of the elements of
-/// zeroed, pinned and unified buffers (cudarc's trait, implemented for the primitives;
-/// `unsafe impl` it for your own types where it holds).
-pub use crate::backend::ValidAsZeroBits;
 use crate::{
     backend::Bytes,
     error::{CudaError, CudaResult},
@@ -44,6 +40,62 @@ pub use device::{DeviceBox, DeviceBuffer, DeviceSlice, DeviceSliceMut};
 pub use locked::LockedBuffer;
 pub use pointer::DevicePointer;
 pub use unified::{MemoryAdvice, UnifiedBox, UnifiedBuffer};
+
+/// Every bit pattern of zeros is a valid value of the type: required of the elements of
+/// zeroed, pinned and unified buffers, which are filled with zero bytes and read as `T`.
+/// Implemented for the primitive integers and floats, `bool`, `half`'s `f16` and `bf16`,
+/// arrays and tuples (up to 8) of such types.
+///
+/// # Safety
+/// Implement it only for a type for which `size_of::<T>()` zero bytes are a valid value:
+/// no references, no `NonZero*` or `NonNull` fields, no enum without a variant of
+/// discriminant 0. `#[derive(DeviceCopy)]` does not imply it.
+pub unsafe trait ValidAsZeroBits {}
+
+macro_rules! zero_bits {
+    ($($t:ty),* $(,)?) => {
+        // SAFETY: zero bytes are `false`, `0` or `+0.0` of each of these types.
+        $(unsafe impl ValidAsZeroBits for $t {})*
+    };
+}
+zero_bits!(
+    bool,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    f32,
+    f64,
+    cust_core::half::f16,
+    cust_core::half::bf16,
+);
+
+// SAFETY: zero bytes of an array are zero bytes of each element.
+unsafe impl<T: ValidAsZeroBits, const N: usize> ValidAsZeroBits for [T; N] {}
+
+macro_rules! zero_bits_tuple {
+    ($($t:ident),+) => {
+        // SAFETY: zero bytes of a tuple are zero bytes of each field (padding is never
+        // read as a value).
+        unsafe impl<$($t: ValidAsZeroBits),+> ValidAsZeroBits for ($($t,)+) {}
+    };
+}
+zero_bits_tuple!(A);
+zero_bits_tuple!(A, B);
+zero_bits_tuple!(A, B, C);
+zero_bits_tuple!(A, B, C, D);
+zero_bits_tuple!(A, B, C, D, E);
+zero_bits_tuple!(A, B, C, D, E, F);
+zero_bits_tuple!(A, B, C, D, E, F, G);
+zero_bits_tuple!(A, B, C, D, E, F, G, H);
 
 /// `s` as the bytes a copy reads.
 pub(crate) fn as_bytes<T: DeviceCopy>(s: &[T]) -> &Bytes {

@@ -1,26 +1,26 @@
-//! Device memory: [`DeviceBuffer`], its views [`DeviceSlice`] and [`DeviceSliceMut`],
-//! [`DeviceBox`], and [`SliceExt::as_dbuf`](super::SliceExt::as_dbuf).
+//! [`DeviceBuffer`]: `len` `T`s in device memory; its copies and its views.
 
 use super::{
-    AsyncCopyDestination, CopyDestination, DeviceCopy, DevicePointer, ValidAsZeroBits, as_bytes,
-    as_bytes_mut, byte_len, same_len,
+    DeviceSlice, DeviceSliceMut, Guard, KernelMemory, KernelMemoryMut, bounds, byte_range, host_vec,
 };
+/// For the docs' links.
+#[cfg(doc)]
+use crate::error::CudaError;
 use crate::{
     backend::{self, Init, Queue},
     context::{Context, CurrentContext},
-    error::{CudaError, CudaResult},
+    error::CudaResult,
+    memory::{
+        AsyncCopyDestination, CopyDestination, DeviceCopy, DevicePointer, ValidAsZeroBits,
+        as_bytes, as_bytes_mut, byte_len, same_len,
+    },
     stream::Stream,
 };
 use std::{
     fmt,
     marker::PhantomData,
-    mem::size_of,
     ops::{Range, RangeBounds},
 };
-
-/// What a kernel parameter holds until its launch is queued (see [`KernelMemory`]).
-#[doc(hidden)]
-pub use crate::backend::Guard;
 
 /// A buffer of `len` `T`s in device memory, on the context it was made in: GPU memory, or
 /// host memory on the CPU emulator ([`Context::emulator`]). (It implements cudarc's
@@ -28,9 +28,9 @@ pub use crate::backend::Guard;
 /// panic for an emulator buffer, which has no CUDA stream.)
 pub struct DeviceBuffer<T: DeviceCopy> {
     /// The backend's memory, `len * size_of::<T>()` bytes.
-    mem: Box<dyn backend::Memory>,
-    len: usize,
-    _elem: PhantomData<fn() -> T>,
+    pub(super) mem: Box<dyn backend::Memory>,
+    pub(super) len: usize,
+    pub(super) _elem: PhantomData<fn() -> T>,
 }
 
 impl<T: DeviceCopy> fmt::Debug for DeviceBuffer<T> {
@@ -42,32 +42,8 @@ impl<T: DeviceCopy> fmt::Debug for DeviceBuffer<T> {
     }
 }
 
-/// The byte range of elements `start..end` of `T`s.
-fn byte_range<T>(start: usize, end: usize) -> Range<usize> {
-    start * size_of::<T>()..end * size_of::<T>()
-}
-
-/// `len` `T`s of `mem`'s `range`, copied to a new `Vec`; `what` names the copy in an error.
-fn host_vec<T: DeviceCopy>(
-    mem: &dyn backend::Memory,
-    range: Range<usize>,
-    len: usize,
-    what: &'static str,
-) -> CudaResult<Vec<T>> {
-    let mut v = Vec::<T>::with_capacity(len);
-    let spare = &mut v.spare_capacity_mut()[..len];
-    // SAFETY: `len` `MaybeUninit<T>`s of the vector's spare capacity, seen as bytes.
-    let bytes = unsafe {
-        std::slice::from_raw_parts_mut(spare.as_mut_ptr().cast(), std::mem::size_of_val(spare))
-    };
-    mem.read(range, bytes, Queue::Own, what)?;
-    // SAFETY: the copy wrote all `len` elements: the bytes of `T`s from device memory.
-    unsafe { v.set_len(len) };
-    Ok(v)
-}
-
 impl<T: DeviceCopy> DeviceBuffer<T> {
-    fn new(mem: Box<dyn backend::Memory>, len: usize) -> Self {
+    pub(super) fn new(mem: Box<dyn backend::Memory>, len: usize) -> Self {
         Self {
             mem,
             len,
@@ -299,67 +275,6 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     }
 }
 
-/// `range` as Rust writes it (`2..9`, `..=4`, `3..`).
-fn show_range(range: &impl RangeBounds<usize>) -> String {
-    use std::ops::Bound;
-    let start = match range.start_bound() {
-        Bound::Included(s) => s.to_string(),
-        Bound::Excluded(s) => format!("{}", s.saturating_add(1)),
-        Bound::Unbounded => String::new(),
-    };
-    match range.end_bound() {
-        Bound::Included(e) => format!("{start}..={e}"),
-        Bound::Excluded(e) => format!("{start}..{e}"),
-        Bound::Unbounded => format!("{start}.."),
-    }
-}
-
-/// `range` as `start..end` within `0..len`.
-pub(crate) fn bounds(range: &impl RangeBounds<usize>, len: usize) -> CudaResult<(usize, usize)> {
-    use std::ops::Bound;
-    let start = match range.start_bound() {
-        Bound::Included(&s) => Some(s),
-        Bound::Excluded(&s) => s.checked_add(1),
-        Bound::Unbounded => Some(0),
-    };
-    let end = match range.end_bound() {
-        Bound::Included(&e) => e.checked_add(1),
-        Bound::Excluded(&e) => Some(e),
-        Bound::Unbounded => Some(len),
-    };
-    match (start, end) {
-        (Some(s), Some(e)) if s <= e && e <= len => Ok((s, e)),
-        _ => Err(CudaError::OutOfRange {
-            range: show_range(range),
-            len,
-        }),
-    }
-}
-
-/// A buffer as a kernel parameter on `stream`: `(address, length, guard)`; the guard
-/// orders the buffer's use on `stream` (GPU only).
-///
-/// # Errors
-/// [`CudaError::BackendMismatch`] when the buffer and `stream` are of different backends.
-#[doc(hidden)]
-pub trait KernelMemory<T> {
-    /// For a read-only parameter.
-    fn kernel_param<'a>(
-        &'a self,
-        stream: &'a Stream,
-    ) -> CudaResult<(u64, usize, Option<Guard<'a>>)>;
-}
-
-/// As [`KernelMemory`], for a parameter the kernel writes.
-#[doc(hidden)]
-pub trait KernelMemoryMut<T> {
-    /// For a written parameter.
-    fn kernel_param_mut<'a>(
-        &'a mut self,
-        stream: &'a Stream,
-    ) -> CudaResult<(u64, usize, Option<Guard<'a>>)>;
-}
-
 impl<T: DeviceCopy> KernelMemory<T> for DeviceBuffer<T> {
     fn kernel_param<'a>(
         &'a self,
@@ -455,249 +370,5 @@ impl<T: DeviceCopy> AsyncCopyDestination<DeviceBuffer<T>> for DeviceBuffer<T> {
     }
     fn async_copy_to(&self, dest: &mut DeviceBuffer<T>, stream: &Stream) -> CudaResult<()> {
         dest.async_copy_from(self, stream)
-    }
-}
-
-/// What [`DeviceSlice`] and [`DeviceSliceMut`] share over their `mem`, `range` and `len`
-/// fields: `Debug`, `len`, `is_empty`, `as_device_ptr`, `as_host_vec`, the backend memory
-/// for cudarc's traits, and [`KernelMemory`].
-macro_rules! view_common {
-    ($view:ident) => {
-        impl<T: DeviceCopy> fmt::Debug for $view<'_, T> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.debug_struct(stringify!($view))
-                    .field("len", &self.len())
-                    .finish_non_exhaustive()
-            }
-        }
-
-        impl<T: DeviceCopy> $view<'_, T> {
-            /// Number of elements.
-            pub fn len(&self) -> usize {
-                self.len
-            }
-            /// `true` if the view has no elements.
-            pub fn is_empty(&self) -> bool {
-                self.len == 0
-            }
-            /// The device address of the view's first element (a host address on the
-            /// emulator).
-            pub fn as_device_ptr(&self) -> DevicePointer<T> {
-                DevicePointer::from_raw(self.mem.address(self.range.clone()))
-            }
-            /// The view's contents, copied to a new `Vec`; returns once done.
-            ///
-            /// # Errors
-            /// A driver error.
-            pub fn as_host_vec(&self) -> CudaResult<Vec<T>> {
-                host_vec(
-                    &*self.mem,
-                    self.range.clone(),
-                    self.len,
-                    "copying a device slice to the host",
-                )
-            }
-            /// The backend's memory and the view's byte range in it (for cudarc's traits).
-            pub(crate) fn memory(&self) -> (&dyn backend::Memory, Range<usize>) {
-                (&*self.mem, self.range.clone())
-            }
-        }
-
-        impl<T: DeviceCopy> KernelMemory<T> for $view<'_, T> {
-            fn kernel_param<'a>(
-                &'a self,
-                stream: &'a Stream,
-            ) -> CudaResult<(u64, usize, Option<Guard<'a>>)> {
-                let (ptr, guard) = self.mem.use_on(self.range.clone(), stream.queue())?;
-                Ok((ptr, self.len, guard))
-            }
-        }
-    };
-}
-
-/// A read-only view of part of a [`DeviceBuffer`].
-pub struct DeviceSlice<'a, T: DeviceCopy> {
-    mem: &'a dyn backend::Memory,
-    /// The view's bytes in `mem`.
-    range: Range<usize>,
-    len: usize,
-    _elem: PhantomData<fn() -> T>,
-}
-
-view_common!(DeviceSlice);
-
-impl<T: DeviceCopy> DeviceSlice<'_, T> {
-    /// Copies the view into `dest`; returns once done.
-    ///
-    /// # Errors
-    /// [`CudaError::LengthMismatch`] if the lengths differ; a driver error.
-    pub fn copy_to(&self, dest: &mut [T]) -> CudaResult<()> {
-        same_len("DeviceSlice::copy_to", self.len, dest.len())?;
-        self.mem.read(
-            self.range.clone(),
-            // SAFETY: the copy writes the bytes of the view's `T`s.
-            unsafe { as_bytes_mut(dest) },
-            Queue::Sync,
-            "copying a device slice to a host slice",
-        )
-    }
-}
-
-/// A writable view of part of a [`DeviceBuffer`] ([`DeviceBuffer::index_mut`]): a kernel
-/// argument for `OutSlice<T>` / `*mut T` parameters, and a copy destination.
-pub struct DeviceSliceMut<'a, T: DeviceCopy> {
-    mem: &'a mut dyn backend::Memory,
-    /// The view's bytes in `mem`.
-    range: Range<usize>,
-    len: usize,
-    _elem: PhantomData<fn() -> T>,
-}
-
-view_common!(DeviceSliceMut);
-
-impl<T: DeviceCopy> KernelMemoryMut<T> for DeviceSliceMut<'_, T> {
-    fn kernel_param_mut<'a>(
-        &'a mut self,
-        stream: &'a Stream,
-    ) -> CudaResult<(u64, usize, Option<Guard<'a>>)> {
-        let (ptr, guard) = self.mem.use_mut_on(self.range.clone(), stream.queue())?;
-        Ok((ptr, self.len, guard))
-    }
-}
-
-impl<T: DeviceCopy> DeviceSliceMut<'_, T> {
-    /// Queues on `stream` a copy of `source` into the view.
-    ///
-    /// # Errors
-    /// [`CudaError::LengthMismatch`] if the lengths differ; a driver error.
-    pub fn async_copy_from(&mut self, source: &[T], stream: &Stream) -> CudaResult<()> {
-        same_len("DeviceSliceMut::async_copy_from", source.len(), self.len)?;
-        self.mem.write(
-            self.range.clone(),
-            as_bytes(source),
-            Queue::On(stream.queue()),
-            "queueing a host-to-device copy",
-        )
-    }
-
-    /// As [`DeviceSlice::memory`], writable.
-    pub(crate) fn memory_mut(&mut self) -> (&mut dyn backend::Memory, Range<usize>) {
-        (&mut *self.mem, self.range.clone())
-    }
-}
-
-/// One `T` in device memory.
-pub struct DeviceBox<T: DeviceCopy> {
-    buf: DeviceBuffer<T>,
-}
-
-impl<T: DeviceCopy> fmt::Debug for DeviceBox<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("DeviceBox").finish_non_exhaustive()
-    }
-}
-
-impl<T: DeviceCopy> DeviceBox<T> {
-    /// A device copy of `value`, on the current context.
-    ///
-    /// # Errors
-    /// As [`DeviceBuffer::from_slice`].
-    pub fn new(value: &T) -> CudaResult<Self> {
-        Ok(Self {
-            buf: DeviceBuffer::from_slice(std::slice::from_ref(value))?,
-        })
-    }
-
-    /// The device address of the value (for a `*mut T` / `*const T` kernel parameter).
-    pub fn as_device_ptr(&self) -> DevicePointer<T> {
-        self.buf.as_device_ptr()
-    }
-
-    /// The value, copied to the host.
-    ///
-    /// # Errors
-    /// A driver error.
-    pub fn get(&self) -> CudaResult<T> {
-        Ok(self.buf.as_host_vec()?[0])
-    }
-
-    /// The buffer of one element (for cudarc's traits).
-    pub(crate) fn buffer(&self) -> &DeviceBuffer<T> {
-        &self.buf
-    }
-
-    /// As [`DeviceBox::buffer`], writable.
-    pub(crate) fn buffer_mut(&mut self) -> &mut DeviceBuffer<T> {
-        &mut self.buf
-    }
-}
-
-impl<T: DeviceCopy + ValidAsZeroBits> DeviceBox<T> {
-    /// A zeroed `T` on the device, on the current context.
-    ///
-    /// # Errors
-    /// As [`DeviceBuffer::from_slice`].
-    pub fn zeroed() -> CudaResult<Self> {
-        Ok(Self {
-            buf: DeviceBuffer::zeroed(1)?,
-        })
-    }
-}
-
-impl<T: DeviceCopy> DeviceBox<T> {
-    /// Replaces the value on the device with `source`; returns once done.
-    ///
-    /// # Errors
-    /// A driver error.
-    pub fn copy_from(&mut self, source: &T) -> CudaResult<()> {
-        CopyDestination::<[T]>::copy_from(&mut self.buf, std::slice::from_ref(source))
-    }
-
-    /// Copies the value into `dest`; returns once done.
-    ///
-    /// # Errors
-    /// A driver error.
-    pub fn copy_to(&self, dest: &mut T) -> CudaResult<()> {
-        CopyDestination::<[T]>::copy_to(&self.buf, std::slice::from_mut(dest))
-    }
-}
-
-impl<T: DeviceCopy> KernelMemory<T> for DeviceBox<T> {
-    fn kernel_param<'a>(
-        &'a self,
-        stream: &'a Stream,
-    ) -> CudaResult<(u64, usize, Option<Guard<'a>>)> {
-        self.buf.kernel_param(stream)
-    }
-}
-
-impl<T: DeviceCopy> KernelMemoryMut<T> for DeviceBox<T> {
-    fn kernel_param_mut<'a>(
-        &'a mut self,
-        stream: &'a Stream,
-    ) -> CudaResult<(u64, usize, Option<Guard<'a>>)> {
-        self.buf.kernel_param_mut(stream)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ranges_outside_the_buffer_are_errors_naming_range_and_length() {
-        assert_eq!(bounds(&(2..9), 10).unwrap(), (2, 9));
-        assert_eq!(bounds(&(..), 10).unwrap(), (0, 10));
-        assert_eq!(bounds(&(3..=3), 10).unwrap(), (3, 4));
-        let err = bounds(&(4..11), 10).unwrap_err().to_string();
-        assert_eq!(
-            err,
-            "range 4..11 is out of bounds for a buffer of 10 elements"
-        );
-        let err = bounds(&(..=usize::MAX), 10).unwrap_err().to_string();
-        assert!(err.contains(&format!("..={}", usize::MAX)), "{err}");
-        #[allow(clippy::reversed_empty_ranges)]
-        let reversed = bounds(&(5..2), 10);
-        assert!(reversed.unwrap_err().to_string().contains("5..2"));
     }
 }
