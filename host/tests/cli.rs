@@ -1933,38 +1933,13 @@ fn signals_stop_a_deep_render_within_a_second_and_leave_no_file() {
 /// pixels every 10 s (the render is stopped after the first one).
 #[test]
 fn a_deep_render_prints_progress_lines_when_stderr_is_not_a_terminal() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
     let dir = temp_dir();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
-        .args(DEEP_SLOW)
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting ferrocuda");
-    let stderr = child.stderr.take().expect("piped stderr");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let line = rx
-        .iter()
-        .find(|l| l.starts_with("progress:"))
-        .unwrap_or_default();
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    let status = child.wait().expect("waiting for ferrocuda");
+    let (line, code) = first_progress_line_then_sigterm(dir.path(), &DEEP_SLOW, |_| true);
     assert!(
         line.contains("/4000000 pixels"),
         "no progress line: {line:?}"
     );
-    assert_eq!(status.code(), Some(143));
+    assert_eq!(code, Some(143));
     assert_eq!(entries(dir.path()), Vec::<String>::new());
 }
 
@@ -2735,8 +2710,6 @@ fn deep_band_rows_are_bounded_by_what_a_band_holds() {
 /// (about a minute per row in a debug build): the first line, at 10 s, is not at 0.
 #[test]
 fn progress_moves_within_the_rows_of_a_deep_render() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
     let dir = temp_dir();
     let args = [
         "mandelbrot",
@@ -2757,9 +2730,34 @@ fn progress_moves_within_the_rows_of_a_deep_render() {
         "-o",
         "deep.png",
     ];
+    // The reference orbit may report its own steps first.
+    let (line, code) =
+        first_progress_line_then_sigterm(dir.path(), &args, |l| !l.contains("reference orbit"));
+    assert_eq!(code, Some(143), "{line}");
+    assert!(
+        line.contains("/131072 pixels"),
+        "not counted in pixels: {line:?}"
+    );
+    assert!(
+        !line.starts_with("progress: 0/"),
+        "no progress within the rows: {line:?}"
+    );
+    assert_eq!(entries(dir.path()), Vec::<String>::new());
+}
+
+/// Starts `ferrocuda args` in `dir` with stderr piped, waits for its first `progress:` line
+/// that `wanted` accepts (empty if it ends first), stops it with SIGTERM and returns that
+/// line and its exit code.
+fn first_progress_line_then_sigterm(
+    dir: &Path,
+    args: &[&str],
+    wanted: impl Fn(&str) -> bool,
+) -> (String, Option<i32>) {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
     let mut child = Command::new(env!("CARGO_BIN_EXE_ferrocuda"))
         .args(args)
-        .current_dir(dir.path())
+        .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -2773,25 +2771,15 @@ fn progress_moves_within_the_rows_of_a_deep_render() {
             }
         }
     });
-    // The reference orbit may report its own steps first.
     let line = rx
         .iter()
-        .find(|l| l.starts_with("progress:") && !l.contains("reference orbit"))
+        .find(|l| l.starts_with("progress:") && wanted(l))
         .unwrap_or_default();
     let _ = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status();
     let status = child.wait().expect("waiting for ferrocuda");
-    assert_eq!(status.code(), Some(143), "{line}");
-    assert!(
-        line.contains("/131072 pixels"),
-        "not counted in pixels: {line:?}"
-    );
-    assert!(
-        !line.starts_with("progress: 0/"),
-        "no progress within the rows: {line:?}"
-    );
-    assert_eq!(entries(dir.path()), Vec::<String>::new());
+    (line, status.code())
 }
 
 /// Starts `args` in `dir`, waits until `ready(dir)` (polled every 5 ms; the test fails if it
