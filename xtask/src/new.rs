@@ -169,7 +169,7 @@ pub fn exec(args: &Args) -> Result<()> {
 /// This checkout as seen from the project folder `dir`.
 fn checkout_source(dir: &Path) -> Result<Source> {
     let root = project_root();
-    let relative = relative_path(&dir, &root);
+    let relative = relative_path(dir, &root);
     // Written into TOML strings: `/` between components (on every OS), no quotes.
     let ferrocuda = relative
         .iter()
