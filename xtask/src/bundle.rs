@@ -121,6 +121,7 @@ fn example_executables() -> Result<Vec<(String, PathBuf)>> {
     }
     crate::new::exec(&crate::new::Args {
         path: generated.join("new-project"),
+        registry_version: None,
     })?;
     let mut projects = vec![generated.join("new-project")];
     for entry in fs::read_dir(root.join("examples"))? {
