@@ -142,7 +142,8 @@ fn build_mode(o: &Options) -> Result<()> {
         dir.path().join("Cargo.toml"),
         format!(
             "[package]\nname = \"hot-kernels\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\
-             publish = false\n\n[dependencies]\ncuda_std = {{ path = {:?} }}\n\n[lib]\n\
+             publish = false\n\n[dependencies]\n\
+             cuda_std = {{ path = {:?}, package = \"ferrocuda-cuda-std\" }}\n\n[lib]\n\
              crate-type = [\"cdylib\", \"rlib\"]\n\n[workspace]\n",
             cuda_std.display().to_string()
         ),
