@@ -317,6 +317,125 @@ fn a_plain_store_to_a_word_others_add_to_atomically_is_a_race() {
     println!("planted race (plain store to an atomic counter): {err}");
 }
 
+/// Runs [`probe::emu_lost_update`] over one block of 64 threads with every check off and
+/// `seed`; the count it ends with.
+fn lost_update(seed: u64) -> u32 {
+    let mut out = vec![0u32; 1];
+    let options = EmuOptions {
+        checks: emu::EmuChecks::NONE,
+        seed,
+        ..opts()
+    };
+    emulate!(probe::emu_lost_update, [1, 1, 1], [64, 1, 1], 0, &options; slice_mut(&mut out))
+        .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    out[0]
+}
+
+#[test]
+fn with_a_seed_threads_interleave_at_memory_accesses_and_updates_get_lost() {
+    // Seed 0: each thread runs from barrier to barrier alone, so no update is lost.
+    assert_eq!(lost_update(0), 64);
+    // With a seed, threads yield before some accesses: another thread's read can fall
+    // between a read and its write back, as on a GPU.
+    let counts: Vec<u32> = (1..=8).map(lost_update).collect();
+    assert!(
+        counts.iter().any(|&c| c < 64),
+        "no seed lost an update: {counts:?}"
+    );
+    assert!(counts.iter().all(|&c| (1..=64).contains(&c)), "{counts:?}");
+    // The order is the seed's: the same seed loses the same updates.
+    assert_eq!(lost_update(3), counts[2]);
+    println!("counts of 64 racing increments under seeds 1-8: {counts:?}");
+}
+
+#[test]
+fn the_race_check_reports_the_lost_update_under_a_seed() {
+    let mut out = vec![0u32; 1];
+    let options = EmuOptions { seed: 5, ..opts() };
+    let err = emulate!(probe::emu_lost_update, [1, 1, 1], [64, 1, 1], 0, &options;
+        slice_mut(&mut out))
+    .expect_err("the unsynchronised update is a race");
+    assert!(matches!(err, EmuError::SharedRace { .. }), "{err}");
+}
+
+/// Runs [`probe::emu_global_stores`] over 4 blocks of 64 threads; the output on success.
+fn global_stores(plant: u32) -> Result<Vec<u32>, EmuError> {
+    let mut out = vec![0u32; 4 * 64];
+    emulate!(probe::emu_global_stores, [4, 1, 1], [64, 1, 1], 0, &opts();
+        slice_mut(&mut out), plant)?;
+    Ok(out)
+}
+
+/// The sites of a global race's two sides: (block, thread, kind, line).
+fn global_sites(err: &EmuError) -> [(Dim3, Dim3, AccessKind, u32); 2] {
+    let EmuError::GlobalRace { first, second, .. } = err else {
+        panic!("expected a global-memory race, got {err}")
+    };
+    [first, second].map(|a| (a.block, a.thread, a.kind, a.location.line))
+}
+
+#[test]
+fn global_stores_ordered_by_barriers_and_one_per_thread_are_clean() {
+    let out = global_stores(0).unwrap_or_else(|e| panic!("the correct twin: {e}"));
+    let expected: Vec<u32> = (0..4 * 64)
+        .map(|i| if i % 64 == 0 { 64 } else { i % 64 })
+        .collect();
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn two_blocks_storing_one_global_word_is_a_race() {
+    let err = global_stores(1).expect_err("the stores of blocks 0 and 1 are reported");
+    let line = probe_line_in("fn emu_global_stores", "out.write(0, b)", 0);
+    // Blocks run on several workers, in any order: each side is thread 0 of some block at
+    // the store, and the two blocks differ.
+    let [first, second] = global_sites(&err);
+    for side in [first, second] {
+        assert_eq!(
+            (side.1, side.2, side.3),
+            ([0, 0, 0], AccessKind::Write, line),
+            "{err}"
+        );
+    }
+    assert_ne!(first.0, second.0, "two different blocks: {err}");
+    println!("planted race (two blocks store one word): {err}");
+}
+
+#[test]
+fn two_threads_of_a_block_storing_one_global_word_without_a_barrier_is_a_race() {
+    let err = global_stores(2).expect_err("the stores of threads 0 and 1 are reported");
+    let line = probe_line_in("fn emu_global_stores", "out.write(0, t)", 0);
+    assert_eq!(
+        global_sites(&err),
+        [
+            ([0, 0, 0], [0, 0, 0], AccessKind::Write, line),
+            ([0, 0, 0], [1, 0, 0], AccessKind::Write, line)
+        ],
+        "{err}"
+    );
+    println!("planted race (two threads, one global word): {err}");
+}
+
+#[test]
+fn an_atomic_and_another_blocks_plain_store_to_one_global_word_is_a_race() {
+    let err = global_stores(3).expect_err("the atomic and the store are reported");
+    let add = probe_line_in("fn emu_global_stores", "atomic::fetch_add::<Device", 0);
+    let store = probe_line_in("fn emu_global_stores", "out.write(0, 7)", 0);
+    let sites = global_sites(&err);
+    // Blocks may run on different workers in either order: one side is each.
+    let mut kinds = sites;
+    kinds.sort_by_key(|s| s.0);
+    assert_eq!(
+        kinds,
+        [
+            ([0, 0, 0], [0, 0, 0], AccessKind::Atomic, add),
+            ([1, 0, 0], [0, 0, 0], AccessKind::Write, store)
+        ],
+        "{err}"
+    );
+    println!("planted race (an atomic and a plain store, one global word): {err}");
+}
+
 #[test]
 fn uninitialised_read_through_indexing_names_the_element() {
     for (kernel, name) in [

@@ -196,8 +196,9 @@ fn payload_text(payload: &(dyn core::any::Any + Send)) -> String {
     }
 }
 
-/// splitmix64: the seed's permutation of a block's threads.
-fn splitmix(state: &mut u64) -> u64 {
+/// splitmix64: the seed's permutation of a block's threads, and its choice of the memory
+/// accesses threads yield before (`ctx::check_access`).
+pub(crate) fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -423,6 +424,15 @@ impl Launch {
             writes: Cell::new(0),
             worker: self.worker_slot(),
             asyncs: RefCell::new(AsyncState::new(n.div_ceil(128))),
+            interleave: Cell::new(if self.options.seed == 0 {
+                0
+            } else {
+                // Nonzero, and different per block.
+                let mut state = self.options.seed
+                    ^ (u64::from(idx[0]) | u64::from(idx[1]) << 21 | u64::from(idx[2]) << 42)
+                        .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                splitmix(&mut state) | 1
+            }),
         })
     }
 }
@@ -882,6 +892,10 @@ impl Sched<'_> {
         match s {
             // Ready again at once, behind the others; the state keeps the spin's site.
             Suspend::Spin(_) => self.ready.push_back(t),
+            Suspend::Yield => {
+                self.states[t as usize] = St::Ready(0);
+                self.ready.push_back(t);
+            }
             Suspend::MBarrier(_) => self.polling += 1,
             Suspend::Named(w) => {
                 self.at_named[w.id as usize].push(t);
@@ -1027,7 +1041,8 @@ impl Sched<'_> {
                 waits_at: w.what,
                 location: Some(SourceLocation::from_std(w.location)),
             },
-            St::Ready(_) => ThreadSite {
+            // (A yield leaves the thread ready at once: never a waiting state.)
+            St::Ready(_) | St::Wait(Suspend::Yield) => ThreadSite {
                 thread,
                 waits_at: "running",
                 location: None,

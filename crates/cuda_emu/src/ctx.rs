@@ -307,10 +307,38 @@ pub fn host_nanos() -> u64 {
 /// Checks an access of `size` bytes at `addr` by the running thread (no-op outside a
 /// launch): bounds against the known allocations, and for shared memory the race and
 /// initialisation shadows.
+///
+/// With a nonzero [`EmuOptions::seed`](crate::EmuOptions::seed) the thread may first let
+/// its block's other threads run (one access in four, the seed choosing which): threads
+/// then interleave at memory accesses between barriers, as on a GPU, so a lost update or a
+/// check-then-act race can happen on the CPU too.
 #[inline]
 pub fn check_access(addr: usize, size: usize, kind: AccessKind, loc: &'static Location<'static>) {
+    if let Some(t) = current() {
+        interleave(t);
+    }
     check_access_with(addr, size, kind, loc, true);
 }
+
+/// With a seed, lets the block's other ready threads run before this access, one time in
+/// [`INTERLEAVE_ONE_IN`], the block's seeded generator choosing.
+#[inline]
+fn interleave(t: &ThreadState) {
+    let b = t.block();
+    let state = b.interleave.get();
+    if state == 0 {
+        return;
+    }
+    let mut next = state;
+    let r = crate::block::splitmix(&mut next);
+    b.interleave.set(next);
+    if r.is_multiple_of(INTERLEAVE_ONE_IN) {
+        suspend(t, Suspend::Yield);
+    }
+}
+
+/// With a seed, a thread yields before one memory access in this many.
+const INTERLEAVE_ONE_IN: u64 = 4;
 
 /// Whether `size` bytes at `addr` lie inside one of `t`'s block's shared allocations.
 pub(crate) fn in_shared(t: &ThreadState, addr: usize, size: usize) -> bool {
@@ -376,6 +404,20 @@ pub fn check_access_with(
         }
         return;
     }
+    let buffers = &launch.buffers;
+    let i = buffers.partition_point(|b| b.0 <= addr);
+    if i > 0 {
+        let (start, len, name) = &buffers[i - 1];
+        if addr + size <= start + len {
+            drop(mem);
+            if let Some(global) = &launch.global
+                && let Some(err) = global.access(t, addr, size, kind, loc, (name, *start))
+            {
+                fail(t, err);
+            }
+            return;
+        }
+    }
     if !checks.bounds {
         return;
     }
@@ -404,14 +446,6 @@ pub fn check_access_with(
                 drop(mem);
                 out_of_bounds(t, addr, size, kind, loc, nearest);
             }
-        }
-    }
-    let buffers = &launch.buffers;
-    let i = buffers.partition_point(|b| b.0 <= addr);
-    if i > 0 {
-        let (start, len, _) = &buffers[i - 1];
-        if addr + size <= start + len {
-            return;
         }
     }
     let (stack_start, stack_end) = t.stack.get();

@@ -114,6 +114,14 @@
 //!   declared element type) besides the byte offset.
 //!   Bytes a TMA load writes count as initialised and written by no thread (the mbarrier
 //!   that orders them is not tracked here); reads by `wgmma` and TMA stores are not seen.
+//! - **Global-memory races** ([`EmuError::GlobalRace`]): another thread's earlier plain
+//!   store or atomic on a byte of a launch buffer, against a plain store
+//!   (`OutSlice::write`, `mem`'s vector stores), an atomic, or a load through `mem`, not
+//!   ordered by a barrier of their block (or a `sync_warp` naming both lanes); threads of
+//!   different blocks are never ordered (flag handovers through fences are not modelled).
+//!   Reads through `&[T]` parameters and raw pointers are host accesses, unseen; loads are
+//!   checked against earlier stores but not remembered. Up to 2^20 distinct bytes per
+//!   launch are tracked (`global.rs`).
 //! - **Barrier divergence** ([`EmuError::BarrierDivergence`]): threads of a block wait at
 //!   barriers at different source locations, or of different kinds, or at a barrier while
 //!   other threads of the block have exited; **warp mask** errors
@@ -150,6 +158,7 @@ mod cluster;
 mod cp_async;
 mod ctx;
 pub mod device;
+mod global;
 mod mbarrier;
 mod printf;
 mod proxy;
@@ -236,8 +245,12 @@ pub struct HostBuffer {
 #[derive(Clone, Debug)]
 pub struct EmuOptions {
     /// Thread order within a block: 0 (the default) resumes threads in ascending linear
-    /// index; any other value a permutation derived from it and the block index (the same
-    /// permutation on every run), to expose order-dependent bugs.
+    /// index and runs each from one barrier or collective to the next; any other value a
+    /// permutation derived from it and the block index (the same permutation on every
+    /// run), and threads also interleave at memory accesses: before one access in four
+    /// (shared, global and atomic, through the checked paths) the seed's generator lets the
+    /// block's other threads run first. Order-dependent bugs then show as on a GPU (a
+    /// lost update, a check-then-act race), and the same seed replays the same order.
     pub seed: u64,
     /// Which checks run.
     pub checks: EmuChecks,
@@ -329,6 +342,29 @@ impl fmt::Display for Access {
             f,
             "{} by thread {:?} at {}",
             self.kind, self.thread, self.location
+        )
+    }
+}
+
+/// One side of a global-memory race: which block and thread accessed, how, and where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GlobalAccess {
+    /// The block's index in the grid `(x, y, z)`.
+    pub block: Dim3,
+    /// The thread's index in its block `(x, y, z)`.
+    pub thread: Dim3,
+    /// Read, write or atomic.
+    pub kind: AccessKind,
+    /// The accessing call.
+    pub location: SourceLocation,
+}
+
+impl fmt::Display for GlobalAccess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} by block {:?} thread {:?} at {}",
+            self.kind, self.block, self.thread, self.location
         )
     }
 }
@@ -461,6 +497,26 @@ pub enum EmuError {
         first: Box<Access>,
         /// The access that raced with it.
         second: Box<Access>,
+    },
+    /// Two threads of the launch touched the same byte of a global buffer, at least one
+    /// with a plain store, not ordered by a barrier of their block (threads of different
+    /// blocks are never ordered: see the crate docs for what the check sees).
+    #[error(
+        "kernel `{kernel}`: global-memory race at {address:#x} ({buffer} + {offset} bytes): {first}, then {second}, with nothing ordering them"
+    )]
+    GlobalRace {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Host address of the byte.
+        address: usize,
+        /// Which launch buffer (`"parameter 2"`, `"buffer #0 of EmuOptions"`).
+        buffer: String,
+        /// Byte offset in it.
+        offset: usize,
+        /// The earlier access (boxed: keeps `EmuError` small).
+        first: Box<GlobalAccess>,
+        /// The access that raced with it.
+        second: Box<GlobalAccess>,
     },
     /// A thread read shared memory that no thread has written.
     #[error(
@@ -870,6 +926,7 @@ pub unsafe fn launch_cluster<P: ParamSizes, S>(
         cluster,
         dynamic_shared_bytes,
         options: options.clone(),
+        global: options.checks.races.then(global::GlobalShadow::new),
         buffers,
         progress: state::Launch::progress_slots(),
     };

@@ -33,6 +33,9 @@ pub(crate) enum Suspend {
     /// block's other ready threads (`block.rs` reports a block that does nothing else for a
     /// second while the launch makes no progress: a livelock).
     Spin(SpinWait),
+    /// A yield before a memory access, with a seed (`ctx.rs`): runnable again at once,
+    /// behind the block's other ready threads. Progress, not a spin.
+    Yield,
     /// An `mbarrier` poll (`try_wait`/`test_wait`) of a phase that has not completed:
     /// runnable again when the phase completes (resumed with 1) or, when nothing else can
     /// run, once with 0 (the poll's time limit; see `block.rs`).
@@ -275,6 +278,9 @@ pub(crate) struct BlockState {
     pub(crate) writes: Cell<u64>,
     /// The progress slot of the worker that runs the block ([`Launch::note_progress`]).
     pub(crate) worker: usize,
+    /// The seeded generator that picks the memory accesses a thread yields before (0, and
+    /// no yields, without a seed): `ctx::check_access`.
+    pub(crate) interleave: Cell<u64>,
     /// The asynchronous-proxy state: fences, `wgmma` groups in flight, accumulator writes
     /// not yet visible (`proxy.rs`).
     pub(crate) asyncs: RefCell<AsyncState>,
@@ -437,6 +443,8 @@ pub(crate) struct Launch {
     pub(crate) options: EmuOptions,
     /// Known device buffers `(start, bytes, description)`, sorted by start.
     pub(crate) buffers: Vec<(usize, usize, String)>,
+    /// The race check's shadow of the global buffers (`None` with the check off).
+    pub(crate) global: Option<crate::global::GlobalShadow>,
     /// Progress counts, one per worker of the pool that runs the blocks (see
     /// [`Launch::note_progress`]).
     pub(crate) progress: Box<[WorkerProgress]>,

@@ -58,7 +58,7 @@ impl<T: DeviceCopy> OutSlice<'_, T> {
         let i = global_linear_id();
         // SAFETY: `i` is unique to this thread within the launch, so no other thread writes
         // (or, through this OutSlice, reads) element `i`; bounds are checked.
-        i < self.len && unsafe { self.write(i, value) }
+        i < self.len && unsafe { self.write_unchecked_race(i, value) }
     }
 
     /// For a 2D launch over an image `width` elements wide (row-major): writes `value` at
@@ -75,21 +75,44 @@ impl<T: DeviceCopy> OutSlice<'_, T> {
         }
         let i = y as usize * width as usize + x as usize;
         // SAFETY: unique per thread (see above); bounds are checked.
-        i < self.len && unsafe { self.write(i, value) }
+        i < self.len && unsafe { self.write_unchecked_race(i, value) }
     }
 
     /// Writes `value` at element `i` (bounds-checked: returns `false` and writes nothing when
     /// `i >= len`).
     ///
+    /// On the CPU emulator the store is checked for races with the launch's other
+    /// threads: another thread's earlier store or atomic on the same bytes, not ordered by a
+    /// barrier of their block (threads of different blocks are never ordered), is an
+    /// `EmuError::GlobalRace` naming both sites.
+    ///
     /// # Safety
     /// No other thread of the launch may read or write element `i` through this buffer
     /// during the launch (unless all such accesses are ordered by barriers or atomics).
     #[inline(always)]
+    #[track_caller]
     pub unsafe fn write(&self, i: usize, value: T) -> bool {
         if i >= self.len {
             return false;
         }
+        crate::arch::mem::note_store(
+            // SAFETY: in bounds (checked above).
+            unsafe { self.ptr.add(i) }.cast::<u8>(),
+            core::mem::size_of::<T>(),
+        );
         // SAFETY: in bounds of the buffer the host passed; exclusivity is the caller's.
+        unsafe { self.ptr.add(i).write(value) };
+        true
+    }
+
+    /// [`OutSlice::write`] without the emulator's race check, for the safe methods, whose
+    /// indices are unique per thread by construction.
+    ///
+    /// # Safety
+    /// `i < len`, and as for [`OutSlice::write`].
+    #[inline(always)]
+    unsafe fn write_unchecked_race(&self, i: usize, value: T) -> bool {
+        // SAFETY: forwarded to the caller.
         unsafe { self.ptr.add(i).write(value) };
         true
     }

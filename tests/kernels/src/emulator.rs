@@ -311,6 +311,71 @@ pub fn emu_atomic_plain_mix(out: OutSlice<u32>, plant: u32) {
     }
 }
 
+/// A lost update: every thread reads a shared counter and writes it back plus one, with no
+/// atomic (the planted bug). Thread 0 writes the final count to `out[0]`.
+///
+/// Launch with one 1D block.
+#[kernel]
+pub fn emu_lost_update(out: OutSlice<u32>) {
+    // SAFETY: one counter, zeroed by thread 0 before the barrier; the updates race (the bug).
+    let counter = unsafe { shared_array!([u32; 1]) };
+    if thread_idx_x() == 0 {
+        counter[0] = 0;
+    }
+    sync_threads();
+    let seen = counter[0];
+    counter[0] = seen + 1;
+    sync_threads();
+    if thread_idx_x() == 0 {
+        out.write_at_thread(counter[0]);
+    }
+}
+
+/// Stores to a global output, by `plant`:
+/// - 0, the correct twin: thread `t` of block `b` writes element `b·n + t` (`n` threads per
+///   block), then after a barrier thread 0 of the block writes element `b·n` again (ordered
+///   by the barrier);
+/// - 1: thread 0 of every block writes element 0 (a race between blocks);
+/// - 2: threads 0 and 1 of block 0 write element 0 with no barrier between (a race within
+///   a block);
+/// - 3: thread 0 of block 0 adds 1 to element 0 atomically, thread 0 of block 1 stores to
+///   it (an atomic and a plain store of one word).
+///
+/// Launch with 1D blocks; `out` holds at least `grid · n` elements.
+#[kernel]
+pub fn emu_global_stores(out: OutSlice<u32>, plant: u32) {
+    let (b, t, n) = (block_idx_x(), thread_idx_x(), block_dim_x());
+    let mine = (b * n + t) as usize;
+    match plant {
+        0 => {
+            // SAFETY: one element per thread; the second store is ordered by the barrier.
+            unsafe { out.write(mine, t) };
+            sync_threads();
+            if t == 0 {
+                // SAFETY: as above.
+                unsafe { out.write(mine, n) };
+            }
+        }
+        1 if t == 0 => {
+            // SAFETY: none: the planted race.
+            unsafe { out.write(0, b) };
+        }
+        2 if b == 0 && t < 2 => {
+            // SAFETY: none: the planted race.
+            unsafe { out.write(0, t) };
+        }
+        3 if t == 0 && b == 0 => {
+            // SAFETY: in bounds (the launch contract); the planted race is with block 1.
+            unsafe { atomic::fetch_add::<Device, u32>(out.as_mut_ptr(), 1, Ordering::Relaxed) };
+        }
+        3 if t == 0 && b == 1 => {
+            // SAFETY: none: the planted race.
+            unsafe { out.write(0, 7) };
+        }
+        _ => {}
+    }
+}
+
 /// An uninitialised read through plain indexing: every thread but `skip` writes its element
 /// of a `shared_array!([u32; 32])`; after the barrier each reads its neighbour's, so with
 /// `skip` 5 thread 4 reads element 5, which nobody wrote (the planted bug); with `skip` 32

@@ -120,3 +120,11 @@ pub(crate) fn wait_group<const N: u32>() {
 pub(crate) fn wait_all() {
     device::cp_async_wait("mem::async_copy::wait_all", None);
 }
+
+/// A plain store of `size` bytes at `ptr` through a checked path (`OutSlice::write`): the
+/// emulator's bounds and global race checks (nothing outside a launch).
+#[track_caller]
+#[inline]
+pub(crate) fn note_store(ptr: *const u8, size: usize) {
+    device::check_access(ptr as usize, size, AccessKind::Write, Location::caller());
+}
