@@ -85,6 +85,8 @@ macro_rules! wgmma_16bit {
     };
 }
 
+/// The forms without transposes: `.tf32` (`m64nNk8`) and `.e4m3` / `.e5m2` (`m64nNk32`),
+/// both operands K-major.
 macro_rules! wgmma_tf32 {
     ($name:ident, $n:literal, $ptx:literal, [$($i:literal)+]) => {
         #[inline(always)]
@@ -186,5 +188,53 @@ with_acc_indices!(
         mma_m64n256k8_f32_tf32,
         128,
         "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32",
+    )
+);
+with_acc_indices!(
+    32,
+    wgmma_tf32!(
+        mma_m64n64k32_f32_e4m3,
+        32,
+        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3",
+    )
+);
+with_acc_indices!(
+    64,
+    wgmma_tf32!(
+        mma_m64n128k32_f32_e4m3,
+        64,
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
+    )
+);
+with_acc_indices!(
+    128,
+    wgmma_tf32!(
+        mma_m64n256k32_f32_e4m3,
+        128,
+        "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3",
+    )
+);
+with_acc_indices!(
+    32,
+    wgmma_tf32!(
+        mma_m64n64k32_f32_e5m2,
+        32,
+        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2",
+    )
+);
+with_acc_indices!(
+    64,
+    wgmma_tf32!(
+        mma_m64n128k32_f32_e5m2,
+        64,
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2",
+    )
+);
+with_acc_indices!(
+    128,
+    wgmma_tf32!(
+        mma_m64n256k32_f32_e5m2,
+        128,
+        "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2",
     )
 );
