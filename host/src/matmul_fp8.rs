@@ -249,8 +249,9 @@ impl<'a, T: Fp8Elem, O: Fp8Out> Fp8GemmPlan<'a, T, O> {
             Fp8Format::E5m2 => O::E5M2,
         })?;
         let map = |ptr: DevicePointer<u8>, rows: usize, bx: [u32; 2], name: &str| {
-            let map = TensorMap::tiled_2d(ptr, [k as u64, rows as u64], k as u64, bx, TmaSwizzle::B128)
-                .with_gpu_context(|| format!("{what}: the tensor map of {name}"))?;
+            let map =
+                TensorMap::tiled_2d(ptr, [k as u64, rows as u64], k as u64, bx, TmaSwizzle::B128)
+                    .with_gpu_context(|| format!("{what}: the tensor map of {name}"))?;
             DeviceBox::new(&map)
                 .with_gpu_context(|| format!("{what}: uploading the tensor map of {name}"))
         };
@@ -300,10 +301,7 @@ impl<'a, T: Fp8Elem, O: Fp8Out> Fp8GemmPlan<'a, T, O> {
     pub fn launch(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
         let (m, n, k, cfg, scale) = (self.m, self.n, self.k, self.cfg, self.scale);
         // Without a map of C the kernel does not read `map_c`: pass A's.
-        let (map_c, c_by_tma) = self
-            .map_c
-            .as_ref()
-            .map_or((&self.map_a, 0u32), |m| (m, 1));
+        let (map_c, c_by_tma) = self.map_c.as_ref().map_or((&self.map_a, 0u32), |m| (m, 1));
         let args = (
             m,
             n,
@@ -407,9 +405,13 @@ mod tests {
                 "{err}"
             );
         }
-        let err = check_scales("x", 1e30, 1e30).expect_err("overflows").to_string();
+        let err = check_scales("x", 1e30, 1e30)
+            .expect_err("overflows")
+            .to_string();
         assert!(err.contains("scale_a·scale_b"), "{err}");
-        let err = check_scales("x", 1e-30, 1e-30).expect_err("underflows").to_string();
+        let err = check_scales("x", 1e-30, 1e-30)
+            .expect_err("underflows")
+            .to_string();
         assert!(err.contains("scale_a·scale_b"), "{err}");
         assert_eq!(check_scales("x", 0.5, 4.0).unwrap(), 2.0);
     }

@@ -558,12 +558,12 @@ fn wgmma_cluster2_grid_is_bounded_by_the_clusters_that_fit() {
 /// FP8 (`host::matmul_fp8`): `C = scale_a·scale_b·(A·Bᵀ)` for one input format, output
 /// type and shape, bit for bit against a CPU model of the tensor cores: exact FP8 products
 /// ([`host::matmul_fp8::reference_f64`], each input's value decoded from its code), summed
-/// exactly, times the scale, rounded once to the output type. The inputs make every partial
-/// sum exact however narrow the accumulator: `A`'s elements are integers in −3..=3 times
-/// 2⁻³, `B`'s times 2² (codes with several exponents, exact in both formats), so every
-/// product is a multiple of 2⁻¹ and `|sum| ≤ 9·k/2 < 2¹²` for the shapes' `k ≤ 272`, which
-/// needs at most 13 significant bits. The scales (0.25 and 2, both powers of two) make the
-/// scaling exact too.
+/// exactly, times the scale, rounded once to the output type. The inputs keep every partial
+/// sum exact in any accumulator of 12 or more significant bits (NVIDIA does not specify the
+/// FP8 accumulator's width): `A`'s elements are integers in −3..=3 times 2⁻³, `B`'s times
+/// 2² (codes with several exponents, exact in both formats), so every product is a multiple
+/// of 2⁻¹ of magnitude at most 4.5 and `|sum| ≤ 4.5·k < 2¹¹` for the shapes' `k ≤ 272`. The
+/// scales (0.25 and 2, both powers of two) make the scaling exact too.
 fn fp8_exact_case<T: Fp8Elem + std::fmt::Debug, O: Fp8Out + PartialEq + std::fmt::Debug>(
     gpu: &Gpu,
     (m, n, k): (usize, usize, usize),
@@ -577,15 +577,19 @@ fn fp8_exact_case<T: Fp8Elem + std::fmt::Debug, O: Fp8Out + PartialEq + std::fmt
     let b = ints(2 + n as u64, n * k, 4.0);
     let (scale_a, scale_b) = (0.25f32, 2.0f32);
     let name = format!("{} → {} {m}×{n}×{k}", T::NAME, O::NAME);
-    let c: Vec<O> = gemm_fp8(gpu, m, n, k, &a, &b, scale_a, scale_b)
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let c: Vec<O> =
+        gemm_fp8(gpu, m, n, k, &a, &b, scale_a, scale_b).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(c.len(), m * n);
     let at: Vec<(usize, usize)> = (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect();
     let sums = fp8_reference(k, &a, &b, &at);
     let mut wrong = 0usize;
     for (&(i, j), &sum) in at.iter().zip(&sums) {
         // The sum is exact in f32 (checked), the scale a power of two.
-        assert_eq!(f64::from(sum as f32), sum, "{name}: the test's sums must be exact");
+        assert_eq!(
+            f64::from(sum as f32),
+            sum,
+            "{name}: the test's sums must be exact"
+        );
         let want = O::from_f32(sum as f32 * (scale_a * scale_b));
         let got = c[i * n + j];
         let same = got == want || (got.to_f64() == 0.0 && want.to_f64() == 0.0);
@@ -596,7 +600,12 @@ fn fp8_exact_case<T: Fp8Elem + std::fmt::Debug, O: Fp8Out + PartialEq + std::fmt
             wrong += 1;
         }
     }
-    assert_eq!(wrong, 0, "{name}: {wrong} of {} elements differ from the CPU", m * n);
+    assert_eq!(
+        wrong,
+        0,
+        "{name}: {wrong} of {} elements differ from the CPU",
+        m * n
+    );
 }
 
 /// Shapes of the FP8 exact tests on a GPU: a whole tile, ragged m and n (several tiles,
@@ -668,7 +677,10 @@ fn fp8_bad_scales_shapes_and_architectures_are_errors_naming_them() {
     )
     .expect_err("k = 24 is not a multiple of 16")
     .to_string();
-    assert!(err.contains("k = 24") && err.contains("e5m2 GEMM (f32 out)"), "{err}");
+    assert!(
+        err.contains("k = 24") && err.contains("e5m2 GEMM (f32 out)"),
+        "{err}"
+    );
     if !gpu.is_emulator() && !runs(&gpu, TcKernel::Wgmma) {
         let err = gemm_fp8::<F8E4M3, bf16>(&gpu, 64, 64, 32, &a, &a, 1.0, 1.0)
             .expect_err("FP8 wgmma needs sm_90a")

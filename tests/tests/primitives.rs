@@ -1439,7 +1439,10 @@ fn acc_tile_case(
             row_sum(rows[1]),
         ];
         let slots = &got[t * prim::ACC_TILE_SLOTS..(t + 1) * prim::ACC_TILE_SLOTS];
-        assert_eq!(slots, want, "n = {n}, thread {t} (rows {rows:?}): [max, max, sum, sum]");
+        assert_eq!(
+            slots, want,
+            "n = {n}, thread {t} (rows {rows:?}): [max, max, sum, sum]"
+        );
     }
     for r in 0..64 {
         for c in 0..n {

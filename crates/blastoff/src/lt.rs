@@ -376,7 +376,7 @@ impl Core {
             // Checked by `GemmShape::check`: each fits an `int`.
             lt.layouts[i] =
                 result::create_matrix_layout(types[i], rows as u64, cols as u64, ld as i64)
-                .map_err(lt_error("cublasLtMatrixLayoutCreate"))?;
+                    .map_err(lt_error("cublasLtMatrixLayoutCreate"))?;
         }
         lt.algorithms = lt.heuristic(candidates, workspace_bytes)?;
         Ok(lt)

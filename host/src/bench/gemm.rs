@@ -578,7 +578,10 @@ impl Bench<'_> {
         let mut lt = self.opts.cublas.then(|| -> Result<_, BenchError> {
             // cuBLASLt reads the codes as bytes.
             let bytes = |x: &[F8E4M3]| x.iter().map(|v| v.to_bits()).collect::<Vec<u8>>();
-            let (a8, b8) = (upload(self, &bytes(&a_host))?, upload(self, &bytes(&b_host))?);
+            let (a8, b8) = (
+                upload(self, &bytes(&a_host))?,
+                upload(self, &bytes(&b_host))?,
+            );
             let c = upload(self, &vec![bf16::NAN; mu * nu])?;
             let (ctx, stream) = (self.gpu.context(), self.gpu.stream());
             let time = |f: &mut dyn FnMut() -> Result<(), BenchError>| {

@@ -166,9 +166,9 @@ mod kernels_sm90a {
         WG_ROUND_THREADS, WG_STAGE_BYTES, WG_STAGES,
     };
     use crate::gemm_tc::{OutElem, tile_coords};
+    use cuda_std::DeviceCopy;
     use cuda_std::barrier::{MBarrier, fence_init};
     use cuda_std::cluster;
-    use cuda_std::DeviceCopy;
     use cuda_std::half::{F8E4M3, F8E5M2, bf16, f16};
     use cuda_std::prelude::*;
     use cuda_std::shared::shared_addr;
