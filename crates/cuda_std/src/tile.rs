@@ -102,8 +102,10 @@ impl<const STAGES: u32> PipelineState<STAGES> {
 /// row's result in all four threads: what an attention kernel's softmax (row maxima and
 /// sums of `S = Q·Kᵀ`) and a GEMM's row-wise epilogue need.
 ///
-/// `REGS` is 4, 8, …, 128 (N = 8..256, a multiple of 8: `wgmma`'s N), checked at compile
-/// time by the methods that depend on it.
+/// The shapes are `cuda_std::wgmma`'s N = 64, 128, 256 (`REGS` = 32, 64, 128: the
+/// [`AccShape`] tiles; no other `REGS` has the methods). Every element loop is unrolled with
+/// constant indices, so the registers stay registers (an indexed loop would move the array
+/// to local memory).
 ///
 /// ```
 /// use cuda_std::tile::AccTile;
@@ -116,6 +118,12 @@ impl<const STAGES: u32> PipelineState<STAGES> {
 /// assert_eq!(Acc::row_col(37, 5), (17, 11));
 /// // Element i is in row rows(t)[(i / 2) % 2].
 /// assert_eq!(Acc::row_of(6), 1);
+/// // Loaded through the row/column map: element (r, c) = 100·r + c.
+/// let t = Acc::from_fn(37, |r, c| (100 * r + c) as f32);
+/// assert_eq!(t.regs[5], 1711.0);
+/// let mut seen = Vec::new();
+/// t.for_each(37, |r, c, v| seen.push((r, c, v)));
+/// assert_eq!(seen[5], (17, 11, 1711.0));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AccTile<const REGS: usize> {
@@ -123,30 +131,73 @@ pub struct AccTile<const REGS: usize> {
     pub regs: [f32; REGS],
 }
 
-impl<const REGS: usize> AccTile<REGS> {
-    /// Rejects a register count that is not `N / 2` of a `wgmma` N (8..=256, multiples of
-    /// 8).
-    const CHECK: () = assert!(
-        REGS >= 4 && REGS <= 128 && REGS.is_multiple_of(4),
-        "AccTile<REGS>: REGS = N / 2 for a wgmma N in 8..=256, a multiple of 8"
-    );
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// The accumulator tiles of `cuda_std::wgmma`'s shapes, `AccTile<32>`, `<64>` and `<128>`
+/// (N = 64, 128, 256), with their elements' indices spelled out as constants. Sealed.
+pub trait AccShape: sealed::Sealed {
+    /// Calls `f(i)` for every element index `i` in `0..REGS`, each call with a constant.
+    #[doc(hidden)]
+    fn each_index(f: impl FnMut(usize));
+}
+
+/// Implements [`AccShape`] for `AccTile<$regs>` with the index list `[$i …]`.
+macro_rules! acc_shape {
+    ($regs:literal, [$($i:literal)+]) => {
+        impl sealed::Sealed for AccTile<$regs> {}
+        impl AccShape for AccTile<$regs> {
+            #[inline(always)]
+            fn each_index(mut f: impl FnMut(usize)) {
+                $(f($i);)+
+            }
+        }
+    };
+}
+with_acc_indices!(32, acc_shape!(32,));
+with_acc_indices!(64, acc_shape!(64,));
+with_acc_indices!(128, acc_shape!(128,));
+
+impl<const REGS: usize> AccTile<REGS>
+where
+    Self: AccShape,
+{
     /// Rows of the tile: 64.
     pub const ROWS: u32 = 64;
     /// Columns of the tile: N = `2·REGS`.
-    pub const COLS: u32 = {
-        let () = Self::CHECK;
-        2 * REGS as u32
-    };
+    pub const COLS: u32 = 2 * REGS as u32;
 
     /// A tile with every element `value` (e.g. `0.0` before a `wgmma` chain that
     /// accumulates from the start, or `-∞` before a running maximum).
     #[must_use]
     #[inline(always)]
     pub const fn splat(value: f32) -> Self {
-        let () = Self::CHECK;
         Self {
             regs: [value; REGS],
         }
+    }
+
+    /// Thread `thread`'s part of the tile whose element `(row, col)` is `f(row, col)`.
+    #[must_use]
+    #[inline(always)]
+    pub fn from_fn(thread: u32, mut f: impl FnMut(u32, u32) -> f32) -> Self {
+        let mut out = Self::splat(0.0);
+        Self::each_index(|i| {
+            let (row, col) = Self::row_col(thread, i as u32);
+            out.regs[i] = f(row, col);
+        });
+        out
+    }
+
+    /// Calls `f(row, col, value)` for each of thread `thread`'s elements, in register order
+    /// (e.g. to store the tile).
+    #[inline(always)]
+    pub fn for_each(&self, thread: u32, mut f: impl FnMut(u32, u32, f32)) {
+        Self::each_index(|i| {
+            let (row, col) = Self::row_col(thread, i as u32);
+            f(row, col, self.regs[i]);
+        });
     }
 
     /// `(row, col)` in the 64×N tile of element `i` (`< REGS`) of thread `thread` (`< 128`).
@@ -175,13 +226,11 @@ impl<const REGS: usize> AccTile<REGS> {
     /// This thread's elements of each of its two rows folded with `f`, from `init`.
     #[inline(always)]
     fn fold_rows(&self, init: f32, f: impl Fn(f32, f32) -> f32) -> [f32; 2] {
-        let () = Self::CHECK;
         let mut out = [init; 2];
-        let mut i = 0;
-        while i < REGS {
-            out[Self::row_of(i as u32)] = f(out[Self::row_of(i as u32)], self.regs[i]);
-            i += 1;
-        }
+        Self::each_index(|i| {
+            let r = Self::row_of(i as u32);
+            out[r] = f(out[r], self.regs[i]);
+        });
         out
     }
 
@@ -234,11 +283,8 @@ impl<const REGS: usize> AccTile<REGS> {
     /// row maxima, or `|x, s| x / s` with the row sums.
     #[inline(always)]
     pub fn map_rows(&mut self, per_row: [f32; 2], f: impl Fn(f32, f32) -> f32) {
-        let () = Self::CHECK;
-        let mut i = 0;
-        while i < REGS {
+        Self::each_index(|i| {
             self.regs[i] = f(self.regs[i], per_row[Self::row_of(i as u32)]);
-            i += 1;
-        }
+        });
     }
 }

@@ -3,9 +3,8 @@
 //! (`m64n256k16`), TF32 (`m64n256k8`) and FP8 (`m64n256k32`, e4m3 or e5m2 inputs, bf16 or
 //! f32 out, per-tensor scales); layouts and precisions: [the parent module](super).
 //!
-//! One body (`gemm`) serves every type: it is generic over the input
-//! element (`WgmmaElem`: its stage tiles and `wgmma`) and the output element (`WgmmaOut`:
-//! its TMA store box). The FP8 entry points (`gemm_wgmma_{e4m3,e5m2}_{bf16,f32}`) take a
+//! One body (`gemm`) serves every type: it is generic over the input element (`WgmmaElem`:
+//! its stage tiles and `wgmma`) and the output element (`WgmmaOut`: its TMA store box). The FP8 entry points (`gemm_wgmma_{e4m3,e5m2}_{bf16,f32}`) take a
 //! `scale` that the epilogue multiplies every accumulator by before rounding to the output
 //! type: `C = scale·(A·Bᵀ)`, with `scale = scale_a·scale_b` (cuBLASLt's scaled matmul,
 //! `D = scale_a·scale_b·(A·B)`; the host computes the product in `f32`). FP8 stages hold
@@ -53,12 +52,12 @@
 //! TFLOP/s; 172–178 with 4 chunks in flight), against 0.80–1.16× when it truncated; its
 //! errors equal cuBLAS's.
 //!
-//! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16, 32 f32 or 128 FP8 elements:
-//! [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of row `r` at
-//! chunk `c ^ (r % 8)`), which is also the layout the `wgmma` descriptors name (stride byte
-//! offset 1024: 8 rows of 128 bytes); every stage and operand starts 1024-byte aligned. The
-//! ring has [`WG_STAGES`] stages of 48 KiB. Rows past `m` or `n` and columns past `k` are
-//! zero-filled by TMA (the tensor maps hold the true extents).
+//! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16, 32 f32 or 128 FP8
+//! elements: [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of
+//! row `r` at chunk `c ^ (r % 8)`), which is also the layout the `wgmma` descriptors name
+//! (stride byte offset 1024: 8 rows of 128 bytes); every stage and operand starts 1024-byte
+//! aligned. The ring has [`WG_STAGES`] stages of 48 KiB. Rows past `m` or `n` and columns
+//! past `k` are zero-filled by TMA (the tensor maps hold the true extents).
 //!
 //! The grid has one block per multiprocessor (or fewer when there are fewer tiles); block
 //! `b` computes tiles `b`, `b + gridDim`, … in the grouped order of
@@ -536,8 +535,11 @@ mod kernels_sm90a {
         let tiles = groups_m * tiles_n;
         let first_tile = block_idx_x() / CLUSTER;
         let tile_step = grid_dim_x() / CLUSTER;
-        let k_elems = T::AHalf::COLS;
-        let k_tiles = k.div_ceil(k_elems);
+        // Bytes per input element (2 bf16/f16, 4 f32, 1 FP8), as the byte arithmetic the
+        // kernel had before it was generic (its PTX unchanged for those types).
+        let elem_bytes = size_of::<T>() as u32;
+        let k_tiles = (k * elem_bytes).div_ceil(WG_BK_BYTES);
+        let k_elems = WG_BK_BYTES / elem_bytes;
 
         // The stages start at the first 1024-byte boundary of the dynamic shared memory
         // (the 128-byte swizzle pattern repeats every 1024 bytes and TMA and `wgmma` both

@@ -972,11 +972,11 @@ macro_rules! acc_tile_probe {
             type Acc = AccTile<$regs>;
             let t = thread_idx_x();
             let n = Acc::COLS;
-            let mut acc = Acc::splat(0.0);
-            for (i, r) in acc.regs.iter_mut().enumerate() {
-                let (row, col) = Acc::row_col(t, i as u32);
-                *r = input[(row * n + col) as usize];
-            }
+            // SAFETY: `input` holds 64·N elements (the caller's contract) and (row, col) is
+            // inside the 64×N tile.
+            let mut acc = Acc::from_fn(t, |row, col| unsafe {
+                *input.get_unchecked((row * n + col) as usize)
+            });
             // SAFETY: all 128 threads (whole warps) run this convergently.
             let (max, sum) = unsafe { (acc.row_max(), acc.row_sum()) };
             acc.map_rows(max, |x, m| x - m);
@@ -984,14 +984,15 @@ macro_rules! acc_tile_probe {
             // own slots and its own elements of the tile (the layout is a bijection).
             unsafe {
                 let o = out.add(t as usize * ACC_TILE_SLOTS);
-                for (k, v) in [max[0], max[1], sum[0], sum[1]].into_iter().enumerate() {
-                    *o.add(k) = v;
-                }
-                for (i, &v) in acc.regs.iter().enumerate() {
-                    let (row, col) = Acc::row_col(t, i as u32);
-                    *tile_out.add((row * n + col) as usize) = v;
-                }
+                *o = max[0];
+                *o.add(1) = max[1];
+                *o.add(2) = sum[0];
+                *o.add(3) = sum[1];
             }
+            acc.for_each(t, |row, col, v| {
+                // SAFETY: as above.
+                unsafe { *tile_out.add((row * n + col) as usize) = v };
+            });
         }
     };
 }
