@@ -226,7 +226,8 @@ fn emulator_equals_gpu<T: TcElem + std::fmt::Debug>(
 }
 
 /// On a GPU (the bundle's run): every family the GPU runs, at the emulator's exact shapes,
-/// gives the same bits on the GPU and on the CPU emulator in the same process. Without a
+/// and on sm_90 the FP8 GEMM (e4m3 → bf16, e5m2 → f32) at [`FP8_EMULATOR_SHAPES`], gives
+/// the same bits on the GPU and on the CPU emulator in the same process. Without a
 /// GPU there is nothing to compare with: skipped, with a message.
 #[test]
 fn integer_gemms_on_the_emulator_equal_the_gpu_bit_for_bit() {
@@ -247,6 +248,57 @@ fn integer_gemms_on_the_emulator_equal_the_gpu_bit_for_bit() {
         }
         eprintln!("{kernel}: the emulator equals {} bit for bit", gpu.name());
     }
+    if runs(&gpu, TcKernel::Wgmma) {
+        for &shape in &FP8_EMULATOR_SHAPES {
+            fp8_emulator_equals_gpu::<F8E4M3, bf16>(&gpu, &emulator, shape);
+            fp8_emulator_equals_gpu::<F8E5M2, f32>(&gpu, &emulator, shape);
+        }
+        eprintln!("FP8 wgmma: the emulator equals {} bit for bit", gpu.name());
+    }
+}
+
+/// [`emulator_equals_gpu`] for the FP8 GEMM, on [`fp8_exact_case`]'s kind of inputs
+/// (integers in −3..=3 times 2⁻³ and 2², scales 0.25 and 2).
+fn fp8_emulator_equals_gpu<T: Fp8Elem, O: Fp8Out>(
+    gpu: &Gpu,
+    emulator: &Gpu,
+    (m, n, k): (usize, usize, usize),
+) {
+    let ints = |seed: u64, len: usize, unit: f32| -> Vec<T> {
+        (0..len)
+            .map(|i| T::from_f32(((mix(seed, i) % 7) as f32 - 3.0) * unit))
+            .collect()
+    };
+    let (a, b) = (
+        ints(1 + m as u64, m * k, 0.125),
+        ints(2 + n as u64, n * k, 4.0),
+    );
+    let on = |dev: &Gpu| -> Vec<O> {
+        cust::context::CurrentContext::set_current(dev.context());
+        gemm_fp8(dev, m, n, k, &a, &b, 0.25, 2.0).unwrap_or_else(|e| {
+            panic!(
+                "{} → {} {m}×{n}×{k} on {}: {e}",
+                T::NAME,
+                O::NAME,
+                dev.name()
+            )
+        })
+    };
+    let (g, e) = (on(gpu), on(emulator));
+    let differ = g
+        .iter()
+        .zip(&e)
+        .filter(|(x, y)| x.to_f64().to_bits() != y.to_f64().to_bits())
+        .count();
+    assert_eq!(
+        differ,
+        0,
+        "{} → {} {m}×{n}×{k}: {differ} of {} elements differ between {} and the emulator",
+        T::NAME,
+        O::NAME,
+        m * n,
+        gpu.name()
+    );
 }
 
 /// The random test for one family and type (see the module docs for the bound).
