@@ -1,5 +1,7 @@
 //! The GEMM rows by precision (`--precision-gemm`): BF16, FP16, TF32 and FP32 against
-//! cuBLAS's `cublasGemmEx` at the same precision, in the same run, with an accuracy check.
+//! cuBLAS's `cublasGemmEx` and cuBLASLt at the same precision, in the same run, with an
+//! accuracy check; and FP8 E4M3 (`bf16` out, per-tensor scales [`FP8_SCALES`]) against
+//! cuBLASLt's scaled matmul alone (`cublasGemmEx` takes no FP8), in `Bench::fp8_rows`.
 //!
 //! Layout, for every row: `A` is m×k row-major, `B` is n×k row-major (so each output element
 //! reads a row of `A` and a row of `B`), `C = A·Bᵀ` is m×n row-major, all of the precision's
