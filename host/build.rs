@@ -23,6 +23,10 @@ fn main() {
         .max_registers("gemm_wgmma_bf16_c2", 168)
         .max_registers("gemm_wgmma_f16_c2", 168)
         .max_registers("gemm_wgmma_tf32_c2", 168)
+        .max_registers("gemm_wgmma_e4m3_bf16", 168)
+        .max_registers("gemm_wgmma_e4m3_f32", 168)
+        .max_registers("gemm_wgmma_e5m2_bf16", 168)
+        .max_registers("gemm_wgmma_e5m2_f32", 168)
         // Scans: more blocks per multiprocessor keep more tiles' loads in flight while
         // warp 0 looks back (kernels::scan). On an H100 at 2^28, same runs as CUB: 48
         // registers (5 blocks of 256 threads) for 4-byte types, 1.02-1.09x CUB; 64 (4 blocks

@@ -18,6 +18,7 @@ pub mod info;
 pub mod launch;
 pub mod mandelbrot;
 pub mod matmul;
+pub mod matmul_fp8;
 pub mod nvcc;
 pub mod timing;
 pub mod vector;

@@ -216,17 +216,30 @@ pub fn check_shape<T: TcElem>(
     k: usize,
     lens: [usize; 3],
 ) -> Result<(), GpuError> {
-    let fail = |what: String| Err(GpuError::LaunchConfig(format!("{} GEMM: {what}", T::NAME)));
+    check_dims(T::NAME, T::K_MULTIPLE, m, n, k, lens)
+}
+
+/// [`check_shape`] for the GEMM named `name` (in the error: `"{name} GEMM: …"`) whose `k`
+/// must be a multiple of `k_multiple` (16 bytes of a row); shared with
+/// [`crate::matmul_fp8`].
+pub(crate) fn check_dims(
+    name: &str,
+    k_multiple: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    lens: [usize; 3],
+) -> Result<(), GpuError> {
+    let fail = |what: String| Err(GpuError::LaunchConfig(format!("{name} GEMM: {what}")));
     for (name, v) in [("m", m), ("n", n), ("k", k)] {
         if v == 0 || v >= 1 << 31 {
             return fail(format!("{name} = {v} must be in 1..2^31"));
         }
     }
-    if !k.is_multiple_of(T::K_MULTIPLE) {
+    if !k.is_multiple_of(k_multiple) {
         return fail(format!(
-            "k = {k} must be a multiple of {} (rows of A and B must be whole 16-byte chunks \
-             for cp.async and TMA); pad k with zeros",
-            T::K_MULTIPLE
+            "k = {k} must be a multiple of {k_multiple} (rows of A and B must be whole \
+             16-byte chunks for cp.async and TMA); pad k with zeros"
         ));
     }
     // Both families tile C in 128×256 blocks, counted in 32 bits (and a grid holds fewer

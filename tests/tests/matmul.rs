@@ -17,15 +17,20 @@
 //!   f16, 2⁻²⁴ f32; `u_in` = 2⁻¹¹ for TF32's rounded inputs, 0 otherwise), and every
 //!   element is finite.
 //!
+//! - FP8 (`host::matmul_fp8`, e4m3 and e5m2 inputs, bf16 and f32 out, per-tensor scales):
+//!   exact against a CPU model of the FP8 products on inputs whose sums are exact (see
+//!   `fp8_exact_case`), and bad scales, shapes and architectures refused by name.
+//!
 //! GPU tests skip, with a message, on GPUs that cannot run a family (`wgmma` needs exactly
 //! sm_90, `mma.sync` sm_80 or later). Without a GPU (or with `FERROCUDA_DEVICE=cpu`) the
 //! `wgmma` and `mma.sync` tests run on the CPU emulator, at smaller shapes
 //! (`EMULATOR_EXACT_SHAPES`, `random_case`), the cluster variant included.
 
-use cuda_std::half::{bf16, f16};
+use cuda_std::half::{F8E4M3, F8E5M2, bf16, f16};
 use cust::device::DeviceAttribute;
 use host::Gpu;
 use host::matmul::{TcElem, TcKernel, error_bound, gemm, reference_f64};
+use host::matmul_fp8::{Fp8Elem, Fp8Out, gemm_fp8, reference_f64 as fp8_reference};
 use kernels::gemm_tc::mma_sync::MMA_SHARED_BYTES;
 use tests::gpu;
 
@@ -221,7 +226,8 @@ fn emulator_equals_gpu<T: TcElem + std::fmt::Debug>(
 }
 
 /// On a GPU (the bundle's run): every family the GPU runs, at the emulator's exact shapes,
-/// gives the same bits on the GPU and on the CPU emulator in the same process. Without a
+/// and on sm_90 the FP8 GEMM (e4m3 → bf16, e5m2 → f32) at [`FP8_EMULATOR_SHAPES`], gives
+/// the same bits on the GPU and on the CPU emulator in the same process. Without a
 /// GPU there is nothing to compare with: skipped, with a message.
 #[test]
 fn integer_gemms_on_the_emulator_equal_the_gpu_bit_for_bit() {
@@ -242,6 +248,57 @@ fn integer_gemms_on_the_emulator_equal_the_gpu_bit_for_bit() {
         }
         eprintln!("{kernel}: the emulator equals {} bit for bit", gpu.name());
     }
+    if runs(&gpu, TcKernel::Wgmma) {
+        for &shape in &FP8_EMULATOR_SHAPES {
+            fp8_emulator_equals_gpu::<F8E4M3, bf16>(&gpu, &emulator, shape);
+            fp8_emulator_equals_gpu::<F8E5M2, f32>(&gpu, &emulator, shape);
+        }
+        eprintln!("FP8 wgmma: the emulator equals {} bit for bit", gpu.name());
+    }
+}
+
+/// [`emulator_equals_gpu`] for the FP8 GEMM, on [`fp8_exact_case`]'s kind of inputs
+/// (integers in −3..=3 times 2⁻³ and 2², scales 0.25 and 2).
+fn fp8_emulator_equals_gpu<T: Fp8Elem, O: Fp8Out>(
+    gpu: &Gpu,
+    emulator: &Gpu,
+    (m, n, k): (usize, usize, usize),
+) {
+    let ints = |seed: u64, len: usize, unit: f32| -> Vec<T> {
+        (0..len)
+            .map(|i| T::from_f32(((mix(seed, i) % 7) as f32 - 3.0) * unit))
+            .collect()
+    };
+    let (a, b) = (
+        ints(1 + m as u64, m * k, 0.125),
+        ints(2 + n as u64, n * k, 4.0),
+    );
+    let on = |dev: &Gpu| -> Vec<O> {
+        cust::context::CurrentContext::set_current(dev.context());
+        gemm_fp8(dev, m, n, k, &a, &b, 0.25, 2.0).unwrap_or_else(|e| {
+            panic!(
+                "{} → {} {m}×{n}×{k} on {}: {e}",
+                T::NAME,
+                O::NAME,
+                dev.name()
+            )
+        })
+    };
+    let (g, e) = (on(gpu), on(emulator));
+    let differ = g
+        .iter()
+        .zip(&e)
+        .filter(|(x, y)| x.to_f64().to_bits() != y.to_f64().to_bits())
+        .count();
+    assert_eq!(
+        differ,
+        0,
+        "{} → {} {m}×{n}×{k}: {differ} of {} elements differ between {} and the emulator",
+        T::NAME,
+        O::NAME,
+        m * n,
+        gpu.name()
+    );
 }
 
 /// The random test for one family and type (see the module docs for the bound).
@@ -468,6 +525,22 @@ fn gemm_kernels_live_in_their_variants_without_spills() {
             .contains("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16")
     );
     assert!(sm90a.ptx.contains("cp.async.bulk.tensor.2d"));
+    // The FP8 entry points: one `m64n256k32` per 32 bytes of K, both formats.
+    for ty in ["e4m3", "e5m2"] {
+        assert!(
+            sm90a.ptx.contains(&format!(
+                "wgmma.mma_async.sync.aligned.m64n256k32.f32.{ty}.{ty}"
+            )),
+            "no {ty} wgmma in the sm_90a PTX"
+        );
+        for out in ["bf16", "f32"] {
+            let name = format!("gemm_wgmma_{ty}_{out}");
+            assert!(
+                image.entries.iter().any(|e| e.name == name),
+                "{name} is missing from the manifest"
+            );
+        }
+    }
     // The epilogue stores C through shared memory with TMA.
     assert!(
         sm90a
@@ -531,5 +604,142 @@ fn wgmma_cluster2_grid_is_bounded_by_the_clusters_that_fit() {
             "{m}×{n}, {fit} clusters fit"
         );
         eprintln!("{m}×{n}: {fit} clusters of 2 fit; grid {grid:?}");
+    }
+}
+
+/// FP8 (`host::matmul_fp8`): `C = scale_a·scale_b·(A·Bᵀ)` for one input format, output
+/// type and shape, bit for bit against a CPU model of the tensor cores: exact FP8 products
+/// ([`host::matmul_fp8::reference_f64`], each input's value decoded from its code), summed
+/// exactly, times the scale, rounded once to the output type. The inputs keep every partial
+/// sum exact in any accumulator of 12 or more significant bits (NVIDIA does not specify the
+/// FP8 accumulator's width): `A`'s elements are integers in −3..=3 times 2⁻³, `B`'s times
+/// 2² (codes with several exponents, exact in both formats), so every product is a multiple
+/// of 2⁻¹ of magnitude at most 4.5 and `|sum| ≤ 4.5·k < 2¹¹` for the shapes' `k ≤ 272`. The
+/// scales (0.25 and 2, both powers of two) make the scaling exact too.
+fn fp8_exact_case<T: Fp8Elem + std::fmt::Debug, O: Fp8Out + PartialEq + std::fmt::Debug>(
+    gpu: &Gpu,
+    (m, n, k): (usize, usize, usize),
+) {
+    let ints = |seed: u64, len: usize, unit: f32| -> Vec<T> {
+        (0..len)
+            .map(|i| T::from_f32(((mix(seed, i) % 7) as f32 - 3.0) * unit))
+            .collect()
+    };
+    let a = ints(1 + m as u64, m * k, 0.125);
+    let b = ints(2 + n as u64, n * k, 4.0);
+    let (scale_a, scale_b) = (0.25f32, 2.0f32);
+    let name = format!("{} → {} {m}×{n}×{k}", T::NAME, O::NAME);
+    let c: Vec<O> =
+        gemm_fp8(gpu, m, n, k, &a, &b, scale_a, scale_b).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert_eq!(c.len(), m * n);
+    let at: Vec<(usize, usize)> = (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect();
+    let sums = fp8_reference(k, &a, &b, &at);
+    let mut wrong = 0usize;
+    for (&(i, j), &sum) in at.iter().zip(&sums) {
+        // The sum is exact in f32 (checked), the scale a power of two.
+        assert_eq!(
+            f64::from(sum as f32),
+            sum,
+            "{name}: the test's sums must be exact"
+        );
+        let want = O::from_f32(sum as f32 * (scale_a * scale_b));
+        let got = c[i * n + j];
+        let same = got == want || (got.to_f64() == 0.0 && want.to_f64() == 0.0);
+        if !same {
+            if wrong < 5 {
+                eprintln!("{name}: C[{i}][{j}] = {got:?}, expected {want:?} (sum {sum})");
+            }
+            wrong += 1;
+        }
+    }
+    assert_eq!(
+        wrong,
+        0,
+        "{name}: {wrong} of {} elements differ from the CPU",
+        m * n
+    );
+}
+
+/// Shapes of the FP8 exact tests on a GPU: a whole tile, ragged m and n (several tiles,
+/// boxes wholly outside C), k not a multiple of the 128-element K step (144 = 128 + 16,
+/// 272), a single element, more tiles (17 × 9) than multiprocessors. `C`'s rows are
+/// stored by TMA where they are a multiple of 16 bytes (n = 256, 328, 2056; 260 for f32)
+/// and from registers otherwise (n = 1, 513; 260 for bf16).
+const FP8_EXACT_SHAPES: [(usize, usize, usize); 6] = [
+    (128, 256, 128),
+    (200, 328, 144),
+    (1, 1, 16),
+    (257, 513, 272),
+    (300, 260, 144),
+    (2176, 2056, 16),
+];
+
+/// The FP8 exact tests' shapes on the CPU emulator (a debug build emulates the GPU list too
+/// slowly): ragged m and n over several tiles, a ragged K step, a single element.
+const FP8_EMULATOR_SHAPES: [(usize, usize, usize); 2] = [(200, 260, 144), (1, 1, 16)];
+
+/// On a GPU (sm_90 only; others skip with a message), or on the CPU emulator at
+/// [`FP8_EMULATOR_SHAPES`]: both FP8 formats, both output types.
+#[test]
+fn fp8_gemm_equals_the_cpu_model_bit_for_bit() {
+    let gpu = gpu();
+    if !runs(&gpu, TcKernel::Wgmma) {
+        return;
+    }
+    let shapes: &[(usize, usize, usize)] = if gpu.is_emulator() {
+        &FP8_EMULATOR_SHAPES
+    } else {
+        &FP8_EXACT_SHAPES
+    };
+    for &shape in shapes {
+        fp8_exact_case::<F8E4M3, bf16>(&gpu, shape);
+        fp8_exact_case::<F8E4M3, f32>(&gpu, shape);
+        fp8_exact_case::<F8E5M2, bf16>(&gpu, shape);
+        fp8_exact_case::<F8E5M2, f32>(&gpu, shape);
+    }
+}
+
+/// On a GPU or the CPU emulator: bad scales and shapes are refused before any launch,
+/// naming the value; on a GPU other than sm_90 the error names the kernel (and so the
+/// precision) and both architectures.
+#[test]
+fn fp8_bad_scales_shapes_and_architectures_are_errors_naming_them() {
+    let gpu = gpu();
+    let a = vec![F8E4M3::from_f32(1.0); 64 * 32];
+    for (sa, sb, want) in [
+        (0.0, 1.0, "scale_a = 0"),
+        (1.0, -1.0, "scale_b = -1"),
+        (f32::NAN, 1.0, "scale_a = NaN"),
+        (1.0, f32::INFINITY, "scale_b = inf"),
+    ] {
+        let err = gemm_fp8::<F8E4M3, bf16>(&gpu, 64, 64, 32, &a, &a, sa, sb)
+            .expect_err(want)
+            .to_string();
+        assert!(err.contains(want) && err.contains("e4m3 GEMM"), "{err}");
+    }
+    let err = gemm_fp8::<F8E5M2, f32>(
+        &gpu,
+        64,
+        64,
+        24,
+        &vec![F8E5M2::from_f32(1.0); 64 * 24],
+        &vec![F8E5M2::from_f32(1.0); 64 * 24],
+        1.0,
+        1.0,
+    )
+    .expect_err("k = 24 is not a multiple of 16")
+    .to_string();
+    assert!(
+        err.contains("k = 24") && err.contains("e5m2 GEMM (f32 out)"),
+        "{err}"
+    );
+    if !gpu.is_emulator() && !runs(&gpu, TcKernel::Wgmma) {
+        let err = gemm_fp8::<F8E4M3, bf16>(&gpu, 64, 64, 32, &a, &a, 1.0, 1.0)
+            .expect_err("FP8 wgmma needs sm_90a")
+            .to_string();
+        assert!(
+            err.contains("gemm_wgmma_e4m3_bf16") && err.contains("sm_90a"),
+            "{err}"
+        );
     }
 }

@@ -1391,3 +1391,94 @@ fn sm80_instructions_only_in_the_sm80_variant_which_links_libdevice() {
         "libdevice used in the exact (default) PTX"
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Warpgroup accumulator tiles (`cuda_std::tile::AccTile`)
+
+/// The handle type of the `prim_acc_tile_*` probes: `(input: &[f32], out: *mut f32,
+/// tile_out: *mut f32)`.
+type AccTileProbe = cuda_std::launch::Kernel<
+    (
+        cuda_std::launch::Slice<f32>,
+        cuda_std::launch::MutPtr<f32>,
+        cuda_std::launch::MutPtr<f32>,
+    ),
+    cuda_std::launch::Unsafe,
+>;
+
+/// One `prim_acc_tile_*` probe on a 64×`n` matrix of integers in −50..=50 (sums exact in
+/// `f32`, so the order of the quad's additions cannot matter): each thread's row maxima and
+/// sums equal the rows' on the CPU, its rows being, by the PTX ISA's accumulator figure
+/// (written out here, not taken from `cust_core::lanes`), `16·warp + lane / 4` and 8 below;
+/// and the tile written back with each row's maximum subtracted covers every element once.
+fn acc_tile_case(gpu: &Gpu, kernel: AccTileProbe, n: usize) {
+    let input: Vec<f32> = (0..64 * n)
+        .map(|i| ((i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as f32 % 101.0 - 50.0)
+        .collect();
+    let d_in = htod(gpu, &input);
+    let mut out = zeros::<f32>(gpu, 128 * prim::ACC_TILE_SLOTS);
+    let mut tile = htod(gpu, &vec![f32::NAN; 64 * n]);
+    launch!(
+        gpu,
+        gpu.module(),
+        kernel,
+        LaunchConfig::new(1, 128, 0),
+        (&d_in, &mut out, &mut tile)
+    );
+    let (got, tile) = (dtoh(&out), dtoh(&tile));
+    let row = |r: usize| &input[r * n..(r + 1) * n];
+    let row_max = |r: usize| row(r).iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let row_sum = |r: usize| row(r).iter().map(|&x| f64::from(x)).sum::<f64>() as f32;
+    for t in 0..128usize {
+        let (warp, lane) = (t / 32, t % 32);
+        let rows = [16 * warp + lane / 4, 16 * warp + lane / 4 + 8];
+        let want = [
+            row_max(rows[0]),
+            row_max(rows[1]),
+            row_sum(rows[0]),
+            row_sum(rows[1]),
+        ];
+        let slots = &got[t * prim::ACC_TILE_SLOTS..(t + 1) * prim::ACC_TILE_SLOTS];
+        assert_eq!(
+            slots, want,
+            "n = {n}, thread {t} (rows {rows:?}): [max, max, sum, sum]"
+        );
+    }
+    for r in 0..64 {
+        for c in 0..n {
+            assert_eq!(
+                tile[r * n + c],
+                input[r * n + c] - row_max(r),
+                "n = {n}: element ({r}, {c}) of the tile minus its row maximum"
+            );
+        }
+    }
+}
+
+/// On a GPU or the CPU emulator: row maxima and sums of `m64n64` and `m64n256` accumulator
+/// tiles, and `map_rows`, against the CPU.
+#[test]
+fn acc_tile_row_reductions_equal_the_cpu() {
+    let gpu = gpu();
+    acc_tile_case(&gpu, prim::prim_acc_tile_n64, 64);
+    acc_tile_case(&gpu, prim::prim_acc_tile_n256, 256);
+}
+
+/// The accumulator tile's element loops have constant indices: the probes keep all 32 or
+/// 128 elements in registers (no local memory in their PTX), as `wgmma` accumulators must.
+#[test]
+fn acc_tile_probes_use_no_local_memory() {
+    let ptx = PROBES.ptx;
+    for name in ["prim_acc_tile_n64", "prim_acc_tile_n256"] {
+        let start = ptx
+            .find(&format!(".entry {name}("))
+            .unwrap_or_else(|| panic!("{name} is not in the probes' PTX"));
+        let body = &ptx[start..];
+        let body = &body[..body.find("\n}\n").unwrap_or(body.len())];
+        assert!(body.contains("shfl.sync.bfly"), "{name}: no butterfly");
+        assert!(
+            !body.contains(".local") && !body.contains("__local_depot"),
+            "{name} keeps its tile in local memory"
+        );
+    }
+}

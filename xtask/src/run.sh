@@ -150,8 +150,9 @@ if [ "${QUICK:-0}" != 1 ]; then
         --end-scale 1e-7 --smooth --palette electric --gif "$OUT/zoom.gif"
     step vector-add-2e28 ./ferrocuda vector-add --len 268435456
     step bench ./ferrocuda bench -o "$OUT/bench"
-    # GEMM by precision (BF16, FP16, TF32, FP32; 2048³, 4096³, 8192³ and two transformer
-    # shapes) against cuBLAS's cublasGemmEx in the same run, with the sampled f64 check.
+    # GEMM by precision (BF16, FP16, TF32, FP32, FP8 E4M3; 2048³, 4096³, 8192³ and two
+    # transformer shapes) against cuBLAS's cublasGemmEx and cuBLASLt (FP8: cuBLASLt's
+    # scaled matmul only) in the same run, with the sampled f64 check.
     step bench-gemm ./ferrocuda bench --gemm-only --precision-gemm all -o "$OUT/bench-gemm"
     # compute-sanitizer over every integration-test binary with GPU tests (the sanitizer
     # refuses programs that never call CUDA), each tool in turn: memcheck (out-of-bounds and

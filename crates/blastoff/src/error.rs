@@ -115,6 +115,16 @@ pub enum Error {
         /// The operands' type (`bf16`, `f16`, `f32`).
         datatype: &'static str,
     },
+    /// An FP8 scale factor ([`crate::LtMatmulFp8`]) that is zero, negative or not finite.
+    #[error("{call}: {name} = {value} must be positive and finite (D = scale_a·scale_b·(A·B))")]
+    InvalidScale {
+        /// The cuBLAS routine.
+        call: &'static str,
+        /// `scale_a` or `scale_b`.
+        name: &'static str,
+        /// Its value.
+        value: f32,
+    },
     /// A workspace of zero bytes was asked for.
     #[error(
         "{call}: a workspace of 0 bytes is not allowed; ask for at least 1 byte (cuBLAS recommends 32 MiB on Hopper, 4 MiB before)"

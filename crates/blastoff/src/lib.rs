@@ -78,7 +78,7 @@ mod lt;
 pub use context::CublasContext;
 pub use datatype::{GemmDatatype, GemmExDatatype, GpuBox, GpuBuffer, GpuBufferMut};
 pub use error::Error;
-pub use lt::LtMatmul;
+pub use lt::{Fp8Format, LtMatmul, LtMatmulFp8};
 
 /// How [`CublasContext::gemm_ex`] computes: cuBLAS's `cublasComputeType_t`. Every variant
 /// accumulates in `f32` and takes `f32` scalars (`alpha`, `beta`).

@@ -234,6 +234,7 @@ fn decode(ty: MmaType, bits: u32) -> f64 {
         MmaType::F16 => f64::from(half::f16::from_bits(bits as u16).to_f32()),
         MmaType::Bf16 => f64::from(half::bf16::from_bits(bits as u16).to_f32()),
         MmaType::Tf32 => f64::from(f32::from_bits(bits & !0x1fff)),
+        MmaType::E4m3 | MmaType::E5m2 => super::wgmma::fp8_value(ty, bits as u8),
     }
 }
 

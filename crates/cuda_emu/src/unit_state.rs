@@ -10,15 +10,33 @@ use std::vec::Vec;
 
 use crate::Dim3;
 
-/// The input type of an emulated `mma.sync`.
+/// The input type of an emulated `mma.sync` or `wgmma`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MmaType {
-    /// `m16n8k16` with `.f16` inputs.
+    /// `m16n8k16` (`wgmma`: `m64nNk16`) with `.f16` inputs.
     F16,
-    /// `m16n8k16` with `.bf16` inputs.
+    /// `m16n8k16` (`wgmma`: `m64nNk16`) with `.bf16` inputs.
     Bf16,
-    /// `m16n8k8` with `.tf32` inputs.
+    /// `m16n8k8` (`wgmma`: `m64nNk8`) with `.tf32` inputs.
     Tf32,
+    /// `wgmma` `m64nNk32` with `.e4m3` inputs (OCP FP8 E4M3); not an emulated `mma.sync`
+    /// type.
+    E4m3,
+    /// `wgmma` `m64nNk32` with `.e5m2` inputs (OCP FP8 E5M2); not an emulated `mma.sync`
+    /// type.
+    E5m2,
+}
+
+impl MmaType {
+    /// Bytes of one input element: 2 (f16, bf16), 4 (tf32), 1 (e4m3, e5m2).
+    #[must_use]
+    pub const fn bytes(self) -> u32 {
+        match self {
+            Self::F16 | Self::Bf16 => 2,
+            Self::Tf32 => 4,
+            Self::E4m3 | Self::E5m2 => 1,
+        }
+    }
 }
 
 /// A tensor-core collective; the lanes of one must agree on all of it.
@@ -39,6 +57,9 @@ impl TensorOp {
             Self::Mma(MmaType::F16) => "mma_sync (m16n8k16 f16)",
             Self::Mma(MmaType::Bf16) => "mma_sync (m16n8k16 bf16)",
             Self::Mma(MmaType::Tf32) => "mma_sync (m16n8k8 tf32)",
+            // Not issued: `cuda_std` has no FP8 `mma.sync`.
+            Self::Mma(MmaType::E4m3) => "mma_sync (e4m3)",
+            Self::Mma(MmaType::E5m2) => "mma_sync (e5m2)",
             Self::Ldmatrix { count, trans } => match (count, trans) {
                 (1, false) => "ldmatrix_x1",
                 (2, false) => "ldmatrix_x2",

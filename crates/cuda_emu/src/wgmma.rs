@@ -9,12 +9,15 @@
 //! written into its registers (its `acc` array). `A` (64 rows) and `B` (N columns) are read
 //! element by element through the descriptors ([`Descriptor`], [`Operand::element_addr`]);
 //! every product is formed exactly (f16, bf16 and
-//! tf32 significands have at most 11 bits), sums a `D` element's products in ascending `k`
-//! in `f64`, adds the incoming accumulator (when `accumulate`), and rounds once to
-//! nearest-even `f32`, as `mma_sync` is emulated (`tensor.rs`). NVIDIA does not specify the
-//! tensor cores' accumulation order, width or rounding: the result equals the GPU's bit for
-//! bit where every partial sum is exact in `f32`. TF32 inputs are `f32` bits whose 13 low
-//! mantissa bits are ignored.
+//! tf32 significands have at most 11 bits, e4m3 and e5m2 at most 4), sums a `D` element's
+//! products in ascending `k` in `f64`, adds the incoming accumulator (when `accumulate`),
+//! and rounds once to nearest-even `f32`, as `mma_sync` is emulated (`tensor.rs`). NVIDIA
+//! does not specify the tensor cores' accumulation order, width or rounding (for FP8 inputs
+//! it is known to keep fewer bits than `f32`): the result equals the GPU's bit for bit where
+//! every partial sum is exact in the hardware's accumulator. TF32 inputs are `f32` bits
+//! whose 13 low mantissa bits are ignored; FP8 inputs are bytes in the OCP FP8 formats
+//! ([`fp8_value`]). Shapes: `m64nNk16` (f16, bf16), `m64nNk8` (tf32), `m64nNk32` (e4m3,
+//! e5m2): 32 bytes of K per instruction.
 //!
 //! Descriptors (§9.7.15.5.1.2.2 "Matrix Descriptor Format"): start address, leading and
 //! stride byte offsets (14 bits each, `>> 4`), base offset (bits 49–51; only 0 is modelled:
@@ -183,7 +186,8 @@ struct Record {
     tid: crate::Dim3,
 }
 
-/// `wgmma.mma_async` m64nNk16 (f16, bf16) or m64nNk8 (tf32) for the running thread, with
+/// `wgmma.mma_async` m64nNk16 (f16, bf16), m64nNk8 (tf32) or m64nNk32 (e4m3, e5m2) for the
+/// running thread, with
 /// its `acc` (`N / 2` elements), `A` (`a_bits`, M-major if `trans_a`) and `B` (`b_bits`,
 /// N-major if `trans_b`): the thread waits until its warpgroup's 128 threads have issued
 /// it, then the product is computed for all of them at once (so no thread runs on while
@@ -224,10 +228,45 @@ pub fn mma_async(
     suspend(t, Suspend::Group(wait));
 }
 
+/// The value of the FP8 byte `bits` in the format `ty` (`E4m3` or `E5m2`; the OCP 8-bit
+/// Floating Point Specification (OFP8) rev. 1.0, Table 1, as PTX's `.e4m3` and `.e5m2`):
+/// - E4M3: exponent bias 7, 3 mantissa bits, subnormals `m·2⁻⁹`, no infinities, `S.1111.111`
+///   is NaN (so the largest magnitude is 448);
+/// - E5M2: exponent bias 15, 2 mantissa bits, subnormals `m·2⁻¹⁶`, IEEE infinities and NaNs
+///   at the all-ones exponent.
+///
+/// Other types are not FP8: their value is NaN.
+#[must_use]
+pub(crate) fn fp8_value(ty: MmaType, bits: u8) -> f64 {
+    let sign = if bits & 0x80 != 0 { -1.0 } else { 1.0 };
+    let (exp_bits, man_bits, bias) = match ty {
+        MmaType::E4m3 => (4, 3, 7),
+        MmaType::E5m2 => (5, 2, 15),
+        _ => return f64::NAN,
+    };
+    let e = i32::from((bits & 0x7f) >> man_bits);
+    let m = f64::from(bits & ((1 << man_bits) - 1));
+    let all_ones = (1 << exp_bits) - 1;
+    let scale = f64::from(1u32 << man_bits);
+    let magnitude = match ty {
+        MmaType::E4m3 if e == all_ones && m == 7.0 => return f64::NAN,
+        MmaType::E5m2 if e == all_ones => {
+            if m == 0.0 {
+                f64::INFINITY
+            } else {
+                return f64::NAN;
+            }
+        }
+        _ if e == 0 => m / scale * 2f64.powi(1 - bias),
+        _ => (1.0 + m / scale) * 2f64.powi(e - bias),
+    };
+    sign * magnitude
+}
+
 /// The value of the element at shared address `addr` of type `ty`, or `None` outside the
 /// block's shared memory.
 fn read(mem: &SharedMem, ty: MmaType, addr: u32) -> Option<f64> {
-    let bytes = if ty == MmaType::Tf32 { 4 } else { 2 };
+    let bytes = ty.bytes() as usize;
     let host = mem.host_of(addr, bytes)?;
     // SAFETY: `host_of` found `bytes` bytes of a live shared allocation there; the block's
     // threads are all suspended while the scheduler completes the collective.
@@ -242,6 +281,7 @@ fn read(mem: &SharedMem, ty: MmaType, addr: u32) -> Option<f64> {
             MmaType::Tf32 => f64::from(f32::from_bits(
                 core::ptr::read_unaligned(host as *const u32) & !0x1fff,
             )),
+            MmaType::E4m3 | MmaType::E5m2 => fp8_value(ty, *(host as *const u8)),
         }
     })
 }
@@ -302,7 +342,7 @@ pub(crate) unsafe fn complete(
         }
     }
     let ty = first.ty;
-    let elem_bytes = if ty == MmaType::Tf32 { 4 } else { 2 };
+    let elem_bytes = ty.bytes();
     let k = (32 / elem_bytes) as usize;
     let n = first.n;
     let operand = |bits: u64, mn_major: bool| Operand {
@@ -319,7 +359,7 @@ pub(crate) unsafe fn complete(
     // The host byte range `[start, end)` each operand spans, for the check of writes while
     // the `wgmma` is in flight.
     let mut ranges = [(usize::MAX, 0usize); 2];
-    let mut load = |which: char, op: Operand, rows: u32| -> Result<Vec<[f64; 16]>, EmuError> {
+    let mut load = |which: char, op: Operand, rows: u32| -> Result<Vec<[f64; 32]>, EmuError> {
         let range = &mut ranges[usize::from(which == 'B')];
         let mut hosts = Vec::with_capacity(rows as usize * k);
         if op.desc.base_offset != 0 {
@@ -328,7 +368,7 @@ pub(crate) unsafe fn complete(
                 op.desc.base_offset
             )));
         }
-        let mut out = std::vec![[0f64; 16]; rows as usize];
+        let mut out = std::vec![[0f64; 32]; rows as usize];
         for (mn, row) in out.iter_mut().enumerate() {
             for (kk, v) in row.iter_mut().enumerate().take(k) {
                 let addr = op.element_addr(mn as u32, kk as u32);
@@ -555,6 +595,31 @@ mod tests {
                 assert_eq!(op.element_addr(mn, k), swizzled, "mn {mn} k {k}");
             }
         }
+    }
+
+    /// Values from the OFP8 specification's Table 1 and hand-worked codes.
+    #[test]
+    fn fp8_bytes_decode_to_the_spec_values() {
+        let e4 = |b| fp8_value(MmaType::E4m3, b);
+        let e5 = |b| fp8_value(MmaType::E5m2, b);
+        assert_eq!(e4(0x38), 1.0); // 0.0111.000
+        assert_eq!(e4(0x7e), 448.0); // 0.1111.110: the largest
+        assert_eq!(e4(0x78), 256.0); // the all-ones exponent is finite
+        assert_eq!(e4(0x01), 2f64.powi(-9)); // the smallest subnormal
+        assert_eq!(e4(0x08), 2f64.powi(-6)); // the smallest normal
+        assert_eq!(e4(0xc4), -3.0); // 1.1000.100: -1.5·2
+        assert!(e4(0x7f).is_nan() && e4(0xff).is_nan());
+        assert_eq!(e5(0x3c), 1.0); // 0.01111.00
+        assert_eq!(e5(0x7b), 57344.0); // 0.11110.11: the largest
+        assert_eq!(e5(0x01), 2f64.powi(-16));
+        assert_eq!(e5(0x04), 2f64.powi(-14));
+        assert_eq!(e5(0xc2), -3.0); // 1.10000.10: -1.5·2
+        assert_eq!(e5(0x7c), f64::INFINITY);
+        assert_eq!(e5(0xfc), f64::NEG_INFINITY);
+        assert!(e5(0x7d).is_nan() && e5(0xff).is_nan());
+        assert_eq!(e4(0x80), 0.0);
+        assert!(e4(0x80).is_sign_negative());
+        assert!(fp8_value(MmaType::Bf16, 0x38).is_nan());
     }
 
     #[test]

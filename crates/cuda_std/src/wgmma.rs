@@ -7,8 +7,10 @@
 //! 64×K and `B` K×N both read from **shared memory** through [`MatrixDescriptor`]s, and `D`
 //! held in registers: each thread holds `N / 2` `f32`, element `i` of thread `t` at the
 //! `(row, col)` that [`layout::acc_row_col`] gives. Shapes here: `m64nNk16` with `.bf16` or
-//! `.f16` inputs and `m64nNk8` with `.tf32` inputs, for N = 64, 128, 256, all with an `f32`
-//! accumulator.
+//! `.f16` inputs, `m64nNk8` with `.tf32` inputs and `m64nNk32` with `.e4m3` or `.e5m2`
+//! inputs (FP8: [`F8E4M3`](crate::half::F8E4M3), [`F8E5M2`](crate::half::F8E5M2)), for
+//! N = 64, 128, 256, all with an `f32` accumulator. Each instruction reads 32 bytes of K per
+//! row of `A` and column of `B`.
 //!
 //! The instruction is asynchronous. The protocol (PTX ISA §9.7.15.6 "Asynchronous Warpgroup
 //! Level Matrix Multiply-Accumulate Operation"):
@@ -243,6 +245,73 @@ wgmma_tf32!(
     mma_m64n256k8_f32_tf32,
     128,
     "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32"
+);
+
+/// Defines `mma_m64nNk32_f32_{e4m3,e5m2}` (K-major only: FP8 `wgmma` has no transpose).
+macro_rules! wgmma_fp8 {
+    ($name:ident, $n:literal, $ty:literal, $ptx:literal) => {
+        #[doc = concat!("`D = A·B + D` (or `D = A·B` when `accumulate` is false) for `A` 64×32 and `B` 32×",
+            stringify!($n), " in `.", $ty, "` (OCP FP8, one byte per element) from shared \
+            memory, `D` 64×", stringify!($n), " `f32` in registers (PTX `", $ptx, "`).")]
+        ///
+        /// PTX ISA §9.7.15.5.2 "wgmma.mma_async"; **sm_90a**, PTX ISA 8.0. Both operands are
+        /// K-major (`A` stored M×K row-major, `B` stored N×K row-major): the FP8 types have
+        /// no transpose. The accumulation is in `f32` or narrower: NVIDIA does not specify
+        /// its width for FP8 inputs. Otherwise as [`mma_m64n64k16_f32_bf16`].
+        ///
+        /// # Safety
+        /// As [`mma_m64n64k16_f32_bf16`]: sm_90a; the whole warpgroup converged with equal
+        /// arguments; `a`, `b` describe this CTA's shared memory in the named layout, written
+        /// and fenced for the async proxy before, not overwritten before the [`wait_group`].
+        #[inline(always)]
+        #[track_caller]
+        pub unsafe fn $name(
+            acc: &mut [f32; $n],
+            a: MatrixDescriptor,
+            b: MatrixDescriptor,
+            accumulate: bool,
+        ) {
+            // SAFETY: forwarded to the caller.
+            unsafe { crate::arch::wgmma::$name(acc, a, b, accumulate) }
+        }
+    };
+}
+
+wgmma_fp8!(
+    mma_m64n64k32_f32_e4m3,
+    32,
+    "e4m3",
+    "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3"
+);
+wgmma_fp8!(
+    mma_m64n128k32_f32_e4m3,
+    64,
+    "e4m3",
+    "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"
+);
+wgmma_fp8!(
+    mma_m64n256k32_f32_e4m3,
+    128,
+    "e4m3",
+    "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"
+);
+wgmma_fp8!(
+    mma_m64n64k32_f32_e5m2,
+    32,
+    "e5m2",
+    "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2"
+);
+wgmma_fp8!(
+    mma_m64n128k32_f32_e5m2,
+    64,
+    "e5m2",
+    "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2"
+);
+wgmma_fp8!(
+    mma_m64n256k32_f32_e5m2,
+    128,
+    "e5m2",
+    "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2"
 );
 
 /// The lane maps ([`cust_core::lanes::wgmma`]): pure functions from registers to matrix

@@ -13,10 +13,16 @@
 //! times each ([`SELECT_SAMPLES`] samples of `inner` launches between CUDA events, after one
 //! warm-up sample) and keeps the one with the smallest median. The bench then times that
 //! one interleaved with the other implementations.
+//!
+//! FP8 ([`LtGemm::prepare_fp8`]): the same with [`blastoff::LtMatmulFp8`], cuBLASLt's
+//! scaled matmul (`D = scale_a·scale_b·(A·B)`, FP8 `A` and `B`, per-tensor scales in device
+//! memory, `CUBLAS_COMPUTE_32F`), whose only layout, "TN", is the bench's.
 
 use super::BenchError;
-use blastoff::{ComputeType, CublasContext, GemmExDatatype, LtMatmul, MatrixOp};
-use cust::memory::DeviceBuffer;
+use blastoff::{
+    ComputeType, CublasContext, Fp8Format, GemmExDatatype, LtMatmul, LtMatmulFp8, MatrixOp,
+};
+use cust::memory::{DeviceBuffer, DeviceCopy};
 use cust::stream::Stream;
 use std::time::Duration;
 
@@ -31,11 +37,72 @@ const SELECT_SAMPLES: usize = 5;
 pub(super) type TimeOne<'a> =
     dyn Fn(&mut dyn FnMut() -> Result<(), BenchError>) -> Result<Duration, BenchError> + 'a;
 
+/// What [`LtGemm`] times: a cuBLASLt multiply of one problem and its proposed algorithms
+/// ([`LtMatmul`], [`LtMatmulFp8`]), with the operand types `A` (of `A` and `B`) and `C`.
+pub(super) trait LtProblem {
+    /// The element type of `A` and `B` as cuBLASLt reads them.
+    type A: DeviceCopy;
+    /// The element type of `C`.
+    type C: DeviceCopy;
+    /// As [`LtMatmul::algorithms`].
+    fn algorithms(&self) -> usize;
+    /// As [`LtMatmul::select`].
+    fn select(&mut self, index: usize) -> bool;
+    /// As [`LtMatmul::matmul`].
+    fn matmul(
+        &mut self,
+        stream: &Stream,
+        a: &DeviceBuffer<Self::A>,
+        b: &DeviceBuffer<Self::A>,
+        c: &mut DeviceBuffer<Self::C>,
+    ) -> Result<(), blastoff::Error>;
+}
+
+impl<T: GemmExDatatype> LtProblem for LtMatmul<T> {
+    type A = T;
+    type C = T;
+    fn algorithms(&self) -> usize {
+        LtMatmul::algorithms(self)
+    }
+    fn select(&mut self, index: usize) -> bool {
+        LtMatmul::select(self, index)
+    }
+    fn matmul(
+        &mut self,
+        stream: &Stream,
+        a: &DeviceBuffer<T>,
+        b: &DeviceBuffer<T>,
+        c: &mut DeviceBuffer<T>,
+    ) -> Result<(), blastoff::Error> {
+        LtMatmul::matmul(self, stream, a, b, c)
+    }
+}
+
+impl<O: GemmExDatatype> LtProblem for LtMatmulFp8<O> {
+    type A = u8;
+    type C = O;
+    fn algorithms(&self) -> usize {
+        LtMatmulFp8::algorithms(self)
+    }
+    fn select(&mut self, index: usize) -> bool {
+        LtMatmulFp8::select(self, index)
+    }
+    fn matmul(
+        &mut self,
+        stream: &Stream,
+        a: &DeviceBuffer<u8>,
+        b: &DeviceBuffer<u8>,
+        c: &mut DeviceBuffer<O>,
+    ) -> Result<(), blastoff::Error> {
+        LtMatmulFp8::matmul(self, stream, a, b, c)
+    }
+}
+
 /// cuBLASLt for one (precision, shape) with its chosen algorithm, and its own `C`.
-pub(super) struct LtGemm<T: GemmExDatatype> {
-    lt: LtMatmul<T>,
+pub(super) struct LtGemm<L: LtProblem> {
+    lt: L,
     /// `C`, m×n row-major, NaN-filled before the timing.
-    pub c: DeviceBuffer<T>,
+    pub c: DeviceBuffer<L::C>,
     /// What the selection found, for the bench log.
     pub selection: Selection,
 }
@@ -85,7 +152,12 @@ fn fastest(medians: &[Option<f64>]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-impl<T: GemmExDatatype> LtGemm<T> {
+/// A cuBLASLt error as the bench's text.
+fn text(e: blastoff::Error) -> BenchError {
+    BenchError(e.to_string())
+}
+
+impl<T: GemmExDatatype> LtGemm<LtMatmul<T>> {
     /// Prepares cuBLASLt for the row-major `C = A·Bᵀ` (`a` m×k, `b` n×k) at `compute` and
     /// chooses its algorithm by timing the heuristic's candidates with `time` (each sample
     /// `inner` launches on `stream`), writing `c` (m×n, which it then owns).
@@ -102,15 +174,14 @@ impl<T: GemmExDatatype> LtGemm<T> {
         (m, n, k): (usize, usize, usize),
         a: &DeviceBuffer<T>,
         b: &DeviceBuffer<T>,
-        mut c: DeviceBuffer<T>,
+        c: DeviceBuffer<T>,
         stream: &Stream,
         inner: u32,
         time: &TimeOne<'_>,
     ) -> Result<Self, BenchError> {
-        let text = |e: blastoff::Error| BenchError(e.to_string());
         // Column-major: Cᵀ (n×m, ld n) = op(B's buffer, k×n stored, ld k; T) · (A's buffer,
         // k×m, ld k).
-        let mut lt = LtMatmul::<T>::new(
+        let lt = LtMatmul::<T>::new(
             (MatrixOp::Transpose, MatrixOp::None),
             (n, m, k),
             k,
@@ -121,6 +192,69 @@ impl<T: GemmExDatatype> LtGemm<T> {
             CANDIDATES,
         )
         .map_err(text)?;
+        Self::choose(lt, (m, n, k), a, b, c, stream, inner, time)
+    }
+}
+
+impl<O: GemmExDatatype> LtGemm<LtMatmulFp8<O>> {
+    /// As [`LtGemm::prepare`] for FP8 `a` and `b` (codes of `format`, as bytes) with the
+    /// per-tensor scales `scales` (`(scale_a, scale_b)`): `C = scale_a·scale_b·(A·Bᵀ)`.
+    ///
+    /// # Errors
+    /// As [`LtGemm::prepare`]; a scale that is not positive and finite.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the problem (format, dims, scales, operands, output) and how to time it"
+    )]
+    pub fn prepare_fp8(
+        format: Fp8Format,
+        (m, n, k): (usize, usize, usize),
+        scales: (f32, f32),
+        a: &DeviceBuffer<u8>,
+        b: &DeviceBuffer<u8>,
+        c: DeviceBuffer<O>,
+        stream: &Stream,
+        inner: u32,
+        time: &TimeOne<'_>,
+    ) -> Result<Self, BenchError> {
+        // Column-major: Cᵀ = Bᵀ… as `prepare`: B's buffer is cuBLASLt's `A` (transposed,
+        // the "TN" layout FP8 requires); cuBLASLt's `A` scale is then `B`'s.
+        let lt = LtMatmulFp8::<O>::new(
+            format,
+            (n, m, k),
+            k,
+            k,
+            n,
+            (scales.1, scales.0),
+            CublasContext::HOPPER_WORKSPACE_BYTES,
+            CANDIDATES,
+        )
+        .map_err(text)?;
+        Self::choose(lt, (m, n, k), a, b, c, stream, inner, time)
+    }
+}
+
+impl<L: LtProblem> LtGemm<L> {
+    /// Times each of `lt`'s algorithms on the row-major `C = A·Bᵀ` (`a` m×k, `b` n×k,
+    /// writing `c`) with `time` (each sample `inner` launches on `stream`) and keeps the
+    /// fastest.
+    ///
+    /// # Errors
+    /// Every candidate failing.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the problem (multiply, dims, operands, output) and how to time it"
+    )]
+    fn choose(
+        mut lt: L,
+        (m, n, k): (usize, usize, usize),
+        a: &DeviceBuffer<L::A>,
+        b: &DeviceBuffer<L::A>,
+        mut c: DeviceBuffer<L::C>,
+        stream: &Stream,
+        inner: u32,
+        time: &TimeOne<'_>,
+    ) -> Result<Self, BenchError> {
         let mut medians = Vec::new();
         for i in 0..lt.algorithms() {
             lt.select(i);
@@ -165,12 +299,10 @@ impl<T: GemmExDatatype> LtGemm<T> {
     pub fn launch(
         &mut self,
         stream: &Stream,
-        a: &DeviceBuffer<T>,
-        b: &DeviceBuffer<T>,
+        a: &DeviceBuffer<L::A>,
+        b: &DeviceBuffer<L::A>,
     ) -> Result<(), BenchError> {
-        self.lt
-            .matmul(stream, b, a, &mut self.c)
-            .map_err(|e| BenchError(e.to_string()))
+        self.lt.matmul(stream, b, a, &mut self.c).map_err(text)
     }
 }
 

@@ -1,5 +1,7 @@
 //! The GEMM rows by precision (`--precision-gemm`): BF16, FP16, TF32 and FP32 against
-//! cuBLAS's `cublasGemmEx` at the same precision, in the same run, with an accuracy check.
+//! cuBLAS's `cublasGemmEx` and cuBLASLt at the same precision, in the same run, with an
+//! accuracy check; and FP8 E4M3 (`bf16` out, per-tensor scales [`FP8_SCALES`]) against
+//! cuBLASLt's scaled matmul alone (`cublasGemmEx` takes no FP8), in `Bench::fp8_rows`.
 //!
 //! Layout, for every row: `A` is m×k row-major, `B` is n×k row-major (so each output element
 //! reads a row of `A` and a row of `B`), `C = A·Bᵀ` is m×n row-major, all of the precision's
@@ -44,7 +46,7 @@ use super::{Bench, BenchError, Implementation, random_f64, report::Entry};
 use crate::gpu::GpuError;
 use crate::timing::Stats;
 use blastoff::{ComputeType, CublasContext, GemmExDatatype, MatrixOp};
-use cuda_std::half::{bf16, f16};
+use cuda_std::half::{F8E4M3, bf16, f16};
 use cust::error::GpuContext;
 use cust::memory::{DeviceBox, DeviceBuffer, DeviceCopy};
 use cust::stream::Stream;
@@ -82,19 +84,24 @@ pub enum GemmPrecision {
     Tf32,
     /// `f32` throughout, TF32 off (cuBLAS `CUBLAS_COMPUTE_32F`, default math mode).
     Fp32,
+    /// FP8 E4M3 `A` and `B`, per-tensor scales, `bf16` `C`, `f32` accumulation (tensor
+    /// cores; cuBLASLt's scaled matmul, [`crate::matmul_fp8`]).
+    E4m3,
 }
 
 impl GemmPrecision {
     /// Every precision, in table order.
-    pub const ALL: [Self; 4] = [Self::Bf16, Self::Fp16, Self::Tf32, Self::Fp32];
+    pub const ALL: [Self; 5] = [Self::Bf16, Self::Fp16, Self::Tf32, Self::Fp32, Self::E4m3];
 
-    /// The name in workloads and on the command line: `bf16`, `fp16`, `tf32`, `fp32`.
+    /// The name in workloads and on the command line: `bf16`, `fp16`, `tf32`, `fp32`,
+    /// `e4m3`.
     pub const fn name(self) -> &'static str {
         match self {
             Self::Bf16 => "bf16",
             Self::Fp16 => "fp16",
             Self::Tf32 => "tf32",
             Self::Fp32 => "fp32",
+            Self::E4m3 => "e4m3",
         }
     }
 
@@ -109,7 +116,7 @@ impl GemmPrecision {
     pub const fn compute(self) -> ComputeType {
         match self {
             Self::Tf32 => ComputeType::F32FastTf32,
-            Self::Bf16 | Self::Fp16 | Self::Fp32 => ComputeType::F32,
+            Self::Bf16 | Self::Fp16 | Self::Fp32 | Self::E4m3 => ComputeType::F32,
         }
     }
 
@@ -122,18 +129,24 @@ impl GemmPrecision {
     /// - `u_output` = 2⁻⁸ for `bf16` (8 significand bits), 2⁻¹¹ for `f16` (11), 0 for `f32`
     ///   (the accumulator's own rounding);
     /// - `u_products` = 2·2⁻¹⁰ for TF32 (each operand cut to 11 significand bits, by
-    ///   truncation at worst), 0 otherwise (products of `bf16`/`f16` are exact in `f32`).
+    ///   truncation at worst), 0 otherwise (products of `bf16`/`f16`/FP8 are exact in
+    ///   `f32`).
+    ///
+    /// For E4M3 the bound is `bf16`'s (`bf16` output, products exact) with the `f32`
+    /// accumulation assumed: NVIDIA does not specify the tensor cores' accumulator width for
+    /// FP8 inputs, and a narrower one shows as errors above it, in both the cuBLAS row and
+    /// ours. The scales are powers of two ([`FP8_SCALES`]) and add no error.
     ///
     /// Typical errors are far smaller (√k rather than k growth, and rounding errors
     /// cancel); the bound is what no correct kernel can exceed.
     pub fn error_bound(self, k: usize) -> f64 {
         let u_acc = match self {
             Self::Fp32 => 2f64.powi(-24),
-            Self::Bf16 | Self::Fp16 | Self::Tf32 => 2f64.powi(-23),
+            Self::Bf16 | Self::Fp16 | Self::Tf32 | Self::E4m3 => 2f64.powi(-23),
         };
         let gamma = k as f64 * u_acc / (1.0 - k as f64 * u_acc);
         let (u_products, u_output) = match self {
-            Self::Bf16 => (0.0, 2f64.powi(-8)),
+            Self::Bf16 | Self::E4m3 => (0.0, 2f64.powi(-8)),
             Self::Fp16 => (0.0, 2f64.powi(-11)),
             Self::Tf32 => (2.0 * 2f64.powi(-10), 0.0),
             Self::Fp32 => (0.0, 0.0),
@@ -148,16 +161,26 @@ impl std::fmt::Display for GemmPrecision {
     }
 }
 
+/// A number type whose values the accuracy check reads: the storage types and FP8.
+pub(super) trait Exact: Copy + Send + Sync {
+    /// The value, exactly.
+    fn to_f64(self) -> f64;
+}
+
 /// A storage type of the GEMM rows: `bf16`, `f16` or `f32`.
 pub(super) trait Operand:
-    GemmExDatatype + DeviceCopy + Copy + Send + Sync + 'static
+    GemmExDatatype + DeviceCopy + Exact + Copy + Send + Sync + 'static
 {
     /// A quiet NaN: `C` starts as this, so an unwritten element cannot pass for a result.
     const NAN: Self;
     /// `x` rounded to this type (to nearest).
     fn from_f64(x: f64) -> Self;
-    /// The value, exactly.
-    fn to_f64(self) -> f64;
+}
+
+impl Exact for bf16 {
+    fn to_f64(self) -> f64 {
+        bf16::to_f64(self)
+    }
 }
 
 impl Operand for bf16 {
@@ -165,8 +188,11 @@ impl Operand for bf16 {
     fn from_f64(x: f64) -> Self {
         bf16::from_f64(x)
     }
+}
+
+impl Exact for f16 {
     fn to_f64(self) -> f64 {
-        bf16::to_f64(self)
+        f16::to_f64(self)
     }
 }
 
@@ -175,8 +201,11 @@ impl Operand for f16 {
     fn from_f64(x: f64) -> Self {
         f16::from_f64(x)
     }
+}
+
+impl Exact for f32 {
     fn to_f64(self) -> f64 {
-        f16::to_f64(self)
+        f64::from(self)
     }
 }
 
@@ -185,10 +214,18 @@ impl Operand for f32 {
     fn from_f64(x: f64) -> Self {
         x as f32
     }
+}
+
+impl Exact for F8E4M3 {
     fn to_f64(self) -> f64 {
-        f64::from(self)
+        f64::from(self.to_f32())
     }
 }
+
+/// The per-tensor scales `(scale_a, scale_b)` of the FP8 rows, ours and cuBLASLt's: powers
+/// of two, so that scaling adds no rounding, and not 1, so that a kernel that ignored one
+/// would show in the accuracy check.
+pub const FP8_SCALES: (f32, f32) = (0.5, 4.0);
 
 /// The column-major cuBLAS call that computes the row-major `C = A·Bᵀ` (`A` m×k, `B` n×k,
 /// `C` m×n): `Cᵀ (n×m) = B (n×k) · Aᵀ (k×m)`, with `B`'s buffer (column-major `Bᵀ`, k×n) as
@@ -341,11 +378,17 @@ struct Accuracy {
     non_finite: usize,
 }
 
-/// Checks row-major `c` (m×n) = `a`·`b`ᵀ (`a` m×k, `b` n×k, row-major) on [`SAMPLES`]
-/// pseudo-random elements and the four corners, against an `f64` reference from the same
-/// inputs; relative errors are to `Σ_p |a_ip·b_jp|`. Non-finite elements are counted over
-/// all of `c`.
-fn accuracy<T: Operand>(c: &[T], a: &[T], b: &[T], (m, n, k): (usize, usize, usize)) -> Accuracy {
+/// Checks row-major `c` (m×n) = `scale`·`a`·`b`ᵀ (`a` m×k, `b` n×k, row-major) on
+/// [`SAMPLES`] pseudo-random elements and the four corners, against an `f64` reference from
+/// the same inputs; relative errors are to `scale·Σ_p |a_ip·b_jp|`. Non-finite elements are
+/// counted over all of `c`.
+fn accuracy<A: Exact, C: Exact>(
+    c: &[C],
+    a: &[A],
+    b: &[A],
+    (m, n, k): (usize, usize, usize),
+    scale_c: f64,
+) -> Accuracy {
     let non_finite = c.par_iter().filter(|x| !x.to_f64().is_finite()).count();
     let corners = [0, n - 1, (m - 1) * n, m * n - 1];
     let max_rel = (0..SAMPLES)
@@ -354,13 +397,14 @@ fn accuracy<T: Operand>(c: &[T], a: &[T], b: &[T], (m, n, k): (usize, usize, usi
         .map(|idx| {
             let (i, j) = (idx / n, idx % n);
             let (row_a, row_b) = (&a[i * k..(i + 1) * k], &b[j * k..(j + 1) * k]);
-            let (mut v, mut scale) = (0.0f64, 0.0f64);
+            let (mut v, mut abs) = (0.0f64, 0.0f64);
             for (&x, &y) in row_a.iter().zip(row_b) {
                 let prod = x.to_f64() * y.to_f64();
                 v += prod;
-                scale += prod.abs();
+                abs += prod.abs();
             }
-            let err = (c[idx].to_f64() - v).abs() / scale.max(f64::MIN_POSITIVE);
+            let (v, abs) = (v * scale_c, abs * scale_c);
+            let err = (c[idx].to_f64() - v).abs() / abs.max(f64::MIN_POSITIVE);
             // A NaN must not vanish in `max`.
             if err.is_nan() { f64::INFINITY } else { err }
         })
@@ -404,6 +448,7 @@ impl Bench<'_> {
             GemmPrecision::Fp16 => self.precision_rows::<f16>(precision, dims, tensor_core_kernels),
             GemmPrecision::Tf32 => self.precision_rows::<f32>(precision, dims, tensor_core_kernels),
             GemmPrecision::Fp32 => self.precision_rows::<f32>(precision, dims, sgemm_kernel),
+            GemmPrecision::E4m3 => self.fp8_rows(precision, dims),
         }
     }
 
@@ -489,15 +534,165 @@ impl Bench<'_> {
             })
             .collect();
         drop(c_ours);
+        self.report_rows(
+            &workload,
+            flops,
+            bound,
+            vec![(GEMM_EX, blas_outcome), (LT, lt_outcome)],
+            ours_outcomes,
+            |c| accuracy(c, &a_host, &b_host, dims, 1.0),
+        );
+        Ok(())
+    }
 
+    /// The FP8 rows at one shape: E4M3 `A` and `B` (random in [-1, 1), rounded to E4M3),
+    /// `bf16` `C`, scales [`FP8_SCALES`]: cuBLASLt's scaled matmul (its fastest of the
+    /// heuristic's candidates; `cublasGemmEx` takes no FP8, so there is no `gemmex` row)
+    /// and our `wgmma` kernel ([`crate::matmul_fp8::Fp8GemmPlan`]), timed interleaved and
+    /// checked as the other precisions.
+    ///
+    /// # Errors
+    /// As [`Bench::precision_gemm`].
+    fn fp8_rows(
+        &mut self,
+        precision: GemmPrecision,
+        (m, n, k): (u32, u32, u32),
+    ) -> Result<(), GpuError> {
+        use crate::matmul_fp8::Fp8GemmPlan;
+        let dims = (m as usize, n as usize, k as usize);
+        let (mu, nu, ku) = dims;
+        let workload = format!("gemm {precision} {m}x{n}x{k}");
+        self.log(&format!("{workload}: preparing inputs"));
+        let fp8 = |seed, len| -> Vec<F8E4M3> {
+            random_f64(seed, len)
+                .into_par_iter()
+                .map(|v| F8E4M3::from_f32((2.0 * (v - 1.0)) as f32))
+                .collect()
+        };
+        let (a_host, b_host) = (fp8(21, mu * ku), fp8(22, nu * ku));
+        let a = upload(self, &a_host)?;
+        let b = upload(self, &b_host)?;
+        let flops = 2.0 * mu as f64 * nu as f64 * ku as f64;
+        let inner = launches_per_sample(flops);
+        let bound = precision.error_bound(ku);
+        let (scale_a, scale_b) = FP8_SCALES;
+
+        let mut lt = self.opts.cublas.then(|| -> Result<_, BenchError> {
+            // cuBLASLt reads the codes as bytes.
+            let bytes = |x: &[F8E4M3]| x.iter().map(|v| v.to_bits()).collect::<Vec<u8>>();
+            let (a8, b8) = (
+                upload(self, &bytes(&a_host))?,
+                upload(self, &bytes(&b_host))?,
+            );
+            let c = upload(self, &vec![bf16::NAN; mu * nu])?;
+            let (ctx, stream) = (self.gpu.context(), self.gpu.stream());
+            let time = |f: &mut dyn FnMut() -> Result<(), BenchError>| {
+                crate::timing::event_time(ctx, stream, f, || {
+                    stream
+                        .synchronize()
+                        .map_err(|e| BenchError(format!("waiting for cuBLASLt: {e}")))
+                })
+            };
+            let l = LtGemm::prepare_fp8(
+                blastoff::Fp8Format::E4m3,
+                dims,
+                FP8_SCALES,
+                &a8,
+                &b8,
+                c,
+                stream,
+                inner,
+                &time,
+            )?;
+            Ok((l, a8, b8))
+        });
+        if let Some(Ok((l, ..))) = &lt {
+            self.log(&format!(
+                "{workload}: cublas lt: {}",
+                l.selection.describe()
+            ));
+        }
+        let mut c_ours = upload(self, &vec![bf16::NAN; mu * nu])?;
+        let timed = {
+            let gpu = &self.gpu;
+            let stream = gpu.stream();
+            let mut launches: Vec<Result<Launch<'_>, BenchError>> = Vec::new();
+            if let Some(Ok((l, a8, b8))) = lt.as_mut() {
+                let (a8, b8) = (&*a8, &*b8);
+                launches.push(Ok(Box::new(move || l.launch(stream, a8, b8))));
+            }
+            launches.push(
+                Fp8GemmPlan::<F8E4M3, bf16>::new(
+                    gpu,
+                    mu,
+                    nu,
+                    ku,
+                    &a,
+                    &b,
+                    &mut c_ours,
+                    scale_a,
+                    scale_b,
+                )
+                .map(|mut plan| {
+                    Box::new(move || plan.launch(gpu).map_err(BenchError::from)) as Launch<'_>
+                })
+                .map_err(BenchError::from),
+            );
+            self.time_interleaved(inner, launches)
+        };
+        let mut timed = timed.into_iter();
+        let lt_outcome = lt.map(|prepared| {
+            let (l, ..) = prepared?;
+            let stats = timed.next().unwrap_or_else(not_timed)?;
+            Ok::<_, BenchError>((stats, download(&l.c)?))
+        });
+        let ours = timed
+            .next()
+            .unwrap_or_else(not_timed)
+            .and_then(|stats| Ok((stats, download(&c_ours)?)));
+        drop(c_ours);
+        let scale = f64::from(scale_a) * f64::from(scale_b);
+        self.report_rows(
+            &workload,
+            flops,
+            bound,
+            vec![(LT, lt_outcome)],
+            vec![("wgmma", None, ours)],
+            |c| accuracy(c, &a_host, &b_host, dims, scale),
+        );
+        Ok(())
+    }
+
+    /// The rows of one (precision, shape) from what was timed: the cuBLAS rows (`peers`,
+    /// by variant; `None`: not prepared, as with `--no-cublas`), ratios to the faster of
+    /// them, and ours (`(kernel, launch note, outcome)`), each checked with `check`
+    /// ([`accuracy`]) against `bound`, flagged ([`flags`]), logged and added to the
+    /// entries; failures become notes.
+    #[expect(
+        clippy::type_complexity,
+        reason = "the outcomes as timed: (stats, C) or why not"
+    )]
+    fn report_rows<C>(
+        &mut self,
+        workload: &str,
+        flops: f64,
+        bound: f64,
+        outcomes: Vec<(&'static str, Option<Result<(Stats, Vec<C>), BenchError>>)>,
+        ours_outcomes: Vec<(
+            &'static str,
+            Option<String>,
+            Result<(Stats, Vec<C>), BenchError>,
+        )>,
+        check: impl Fn(&[C]) -> Accuracy,
+    ) {
         // The cuBLAS rows (`cublasGemmEx`, cuBLASLt's fastest algorithm); ratios are to the
         // faster of the two.
         let mut peers: Vec<(Entry, Accuracy)> = Vec::new();
-        for (variant, outcome) in [(GEMM_EX, blas_outcome), (LT, lt_outcome)] {
+        for (variant, outcome) in outcomes {
             match outcome {
                 Some(Ok((stats, c))) => {
-                    let acc = accuracy(&c, &a_host, &b_host, dims);
-                    let mut e = Entry::flops(&workload, Implementation::Cublas, stats, flops);
+                    let acc = check(&c);
+                    let mut e = Entry::flops(workload, Implementation::Cublas, stats, flops);
                     e.variant = Some(variant.to_owned());
                     e.max_rel_error = Some(acc.max_rel);
                     peers.push((e, acc));
@@ -528,8 +723,8 @@ impl Bench<'_> {
                     continue;
                 }
             };
-            let acc = accuracy(&c_host, &a_host, &b_host, dims);
-            let mut e = Entry::flops(&workload, Implementation::Rust, stats, flops);
+            let acc = check(&c_host);
+            let mut e = Entry::flops(workload, Implementation::Rust, stats, flops);
             e.variant = Some(kernel.to_owned());
             e.max_rel_error = Some(acc.max_rel);
             let blas = reference.as_ref();
@@ -594,7 +789,6 @@ impl Bench<'_> {
         }
         self.entries.extend(rows);
         self.entries.extend(peers.into_iter().map(|(e, _)| e));
-        Ok(())
     }
 
     /// Prepares cuBLASLt for `C = A·Bᵀ` of `operands` at `precision` and picks its fastest
@@ -607,7 +801,7 @@ impl Bench<'_> {
         &self,
         precision: GemmPrecision,
         operands: &Operands<'_, T>,
-    ) -> Result<LtGemm<T>, BenchError> {
+    ) -> Result<LtGemm<blastoff::LtMatmul<T>>, BenchError> {
         let (m, n, _) = operands.dims;
         let c = upload(self, &vec![T::NAN; m * n])?;
         let (ctx, stream) = (self.gpu.context(), self.gpu.stream());
@@ -892,15 +1086,15 @@ mod tests {
                     .sum::<f64>() as f32
             })
             .collect();
-        let exact = accuracy(&c, &a, &b, (m, n, k));
+        let exact = accuracy(&c, &a, &b, (m, n, k), 1.0);
         assert_eq!(exact.non_finite, 0);
         assert!(exact.max_rel < 1e-7, "{exact:?}");
         // A corner is always sampled: spoil it.
         c[m * n - 1] += 0.5;
-        let spoiled = accuracy(&c, &a, &b, (m, n, k));
+        let spoiled = accuracy(&c, &a, &b, (m, n, k), 1.0);
         assert!(spoiled.max_rel > 1e-3, "{spoiled:?}");
         c[0] = f32::NAN;
-        let nan = accuracy(&c, &a, &b, (m, n, k));
+        let nan = accuracy(&c, &a, &b, (m, n, k), 1.0);
         assert_eq!(nan.non_finite, 1);
         assert_eq!(nan.max_rel, f64::INFINITY);
     }
@@ -941,6 +1135,40 @@ mod tests {
         assert_eq!(GemmPrecision::from_name("BF16"), Some(GemmPrecision::Bf16));
         assert_eq!(GemmPrecision::from_name("fp64"), None);
         assert_eq!(GemmPrecision::Tf32.compute(), ComputeType::F32FastTf32);
+    }
+
+    /// The FP8 rows' check: E4M3 inputs, a bf16 `C` scaled by `scale_a·scale_b`; a `C`
+    /// that left out the scale is far off.
+    #[test]
+    fn fp8_accuracy_applies_the_scale() {
+        let (m, n, k) = (3, 5, 32);
+        let fp8 = |seed, len| -> Vec<F8E4M3> {
+            random_f64(seed, len)
+                .into_iter()
+                .map(|v| F8E4M3::from_f32((2.0 * (v - 1.0)) as f32))
+                .collect()
+        };
+        let (a, b) = (fp8(1, m * k), fp8(2, n * k));
+        let scale = f64::from(FP8_SCALES.0) * f64::from(FP8_SCALES.1);
+        let product = |s: f64| -> Vec<bf16> {
+            (0..m * n)
+                .map(|idx| {
+                    let (i, j) = (idx / n, idx % n);
+                    let v: f64 = (0..k)
+                        .map(|p| a[i * k + p].to_f64() * b[j * k + p].to_f64())
+                        .sum();
+                    bf16::from_f64(s * v)
+                })
+                .collect()
+        };
+        let good = accuracy(&product(scale), &a, &b, (m, n, k), scale);
+        assert!(
+            good.max_rel <= GemmPrecision::E4m3.error_bound(k),
+            "{good:?}"
+        );
+        let unscaled = accuracy(&product(1.0), &a, &b, (m, n, k), scale);
+        assert!(unscaled.max_rel > 0.1, "{unscaled:?}");
+        assert_eq!(GemmPrecision::from_name("E4M3"), Some(GemmPrecision::E4m3));
     }
 
     #[test]

@@ -43,7 +43,9 @@ pub struct BenchArgs {
     #[arg(long)]
     pub no_cub: bool,
     /// Add GEMM rows by precision (off by default): comma-separated bf16, fp16, tf32, fp32,
-    /// or `all`. Each precision is timed at every --precision-gemm-shape against two cuBLAS
+    /// e4m3 (FP8 inputs, per-tensor scales 0.5 and 4, bf16 out; its only cuBLAS row is
+    /// cuBLASLt's scaled matmul: cublasGemmEx takes no FP8), or `all`. Each precision is
+    /// timed at every --precision-gemm-shape against two cuBLAS
     /// rows at that precision (f32 accumulation; fp32 with TF32 off): cublasGemmEx, and
     /// cuBLASLt with the fastest of the 8 algorithms its heuristic proposes for the shape
     /// (each timed first), as TFLOP/s with the ratio to the faster of the two, and the result is checked against an f64 reference on
@@ -87,7 +89,7 @@ fn parse_dims(s: &str) -> Result<(u32, u32, u32), String> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Precisions(pub Vec<GemmPrecision>);
 
-/// `bf16,fp16,tf32,fp32` (any subset, any order, no repeats) or `all`.
+/// `bf16,fp16,tf32,fp32,e4m3` (any subset, any order, no repeats) or `all`.
 fn parse_precisions(s: &str) -> Result<Precisions, String> {
     if s.trim().eq_ignore_ascii_case("all") {
         return Ok(Precisions(GemmPrecision::ALL.to_vec()));
@@ -95,7 +97,7 @@ fn parse_precisions(s: &str) -> Result<Precisions, String> {
     let mut out = Vec::new();
     for name in s.split(',').map(str::trim) {
         let p = GemmPrecision::from_name(name).ok_or_else(|| {
-            format!("`{name}` in `{s}` is not a precision: use bf16, fp16, tf32, fp32 or all")
+            format!("`{name}` in `{s}` is not a precision: use bf16, fp16, tf32, fp32, e4m3 or all")
         })?;
         if out.contains(&p) {
             return Err(format!("`{name}` appears twice in `{s}`"));
@@ -209,7 +211,11 @@ mod tests {
             Ok(Precisions(vec![GemmPrecision::Tf32, GemmPrecision::Bf16]))
         );
         let err = parse_precisions("bf16,fp8").unwrap_err();
-        assert!(err.contains("`fp8`"), "{err}");
+        assert!(err.contains("`fp8`") && err.contains("e4m3"), "{err}");
+        assert_eq!(
+            parse_precisions("e4m3"),
+            Ok(Precisions(vec![GemmPrecision::E4m3]))
+        );
         assert!(parse_precisions("fp16,fp16").is_err());
     }
 

@@ -1,7 +1,14 @@
 //! The Hopper GEMM (**sm_90a**): `C = A·Bᵀ` on `wgmma.mma_async`, fed by TMA through a ring of
 //! shared-memory stages guarded by mbarriers, warp specialised and persistent. bf16 and f16
-//! (`m64n256k16`) and TF32 (`m64n256k8`); layouts and precisions: [the parent
-//! module](super).
+//! (`m64n256k16`), TF32 (`m64n256k8`) and FP8 (`m64n256k32`, e4m3 or e5m2 inputs, bf16 or
+//! f32 out, per-tensor scales); layouts and precisions: [the parent module](super).
+//!
+//! One body (`gemm`) serves every type: it is generic over the input element (`WgmmaElem`:
+//! its stage tiles and `wgmma`) and the output element (`WgmmaOut`: its TMA store box). The FP8 entry points (`gemm_wgmma_{e4m3,e5m2}_{bf16,f32}`) take a
+//! `scale` that the epilogue multiplies every accumulator by before rounding to the output
+//! type: `C = scale·(A·Bᵀ)`, with `scale = scale_a·scale_b` (cuBLASLt's scaled matmul,
+//! `D = scale_a·scale_b·(A·B)`; the host computes the product in `f32`). FP8 stages hold
+//! 128 elements of K per row (128 bytes, as for every type), four `m64n256k32` per stage.
 //!
 //! Design. A block of [`WG_THREADS`] threads is three warpgroups:
 //! - warpgroup 0, the *producer*, lowers its register limit to 40 (`setmaxnreg.dec`); one
@@ -45,12 +52,12 @@
 //! TFLOP/s; 172–178 with 4 chunks in flight), against 0.80–1.16× when it truncated; its
 //! errors equal cuBLAS's.
 //!
-//! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16 or 32 f32 elements:
-//! [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of row `r` at
-//! chunk `c ^ (r % 8)`), which is also the layout the `wgmma` descriptors name (stride byte
-//! offset 1024: 8 rows of 128 bytes); every stage and operand starts 1024-byte aligned. The
-//! ring has [`WG_STAGES`] stages of 48 KiB. Rows past `m` or `n` and columns past `k` are
-//! zero-filled by TMA (the tensor maps hold the true extents).
+//! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16, 32 f32 or 128 FP8
+//! elements: [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of
+//! row `r` at chunk `c ^ (r % 8)`), which is also the layout the `wgmma` descriptors name
+//! (stride byte offset 1024: 8 rows of 128 bytes); every stage and operand starts 1024-byte
+//! aligned. The ring has [`WG_STAGES`] stages of 48 KiB. Rows past `m` or `n` and columns
+//! past `k` are zero-filled by TMA (the tensor maps hold the true extents).
 //!
 //! The grid has one block per multiprocessor (or fewer when there are fewer tiles); block
 //! `b` computes tiles `b`, `b + gridDim`, … in the grouped order of
@@ -158,9 +165,10 @@ mod kernels_sm90a {
         WG_ROUND_THREADS, WG_STAGE_BYTES, WG_STAGES,
     };
     use crate::gemm_tc::{OutElem, tile_coords};
+    use cuda_std::DeviceCopy;
     use cuda_std::barrier::{MBarrier, fence_init};
     use cuda_std::cluster;
-    use cuda_std::half::{bf16, f16};
+    use cuda_std::half::{F8E4M3, F8E5M2, bf16, f16};
     use cuda_std::prelude::*;
     use cuda_std::shared::shared_addr;
     use cuda_std::shared::window::SharedAddr;
@@ -168,21 +176,23 @@ mod kernels_sm90a {
     use cuda_std::tma::{self, TensorMap};
     use cuda_std::wgmma::{self, MatrixDescriptor};
 
-    /// An element type of the `wgmma` GEMM: its shared-memory tiles, and which instruction
-    /// one 32-byte K slice takes.
-    pub trait WgmmaElem: OutElem {
+    /// An input element type of the `wgmma` GEMM: its shared-memory tiles, and which
+    /// instruction one 32-byte K slice takes.
+    pub trait WgmmaElem: Copy + DeviceCopy {
         /// A consumer warpgroup's part of a stage of `A`: 64 rows of [`WG_BK_BYTES`] (one
         /// 128-byte swizzle row each).
         type AHalf: Tile<Elem = Self>;
         /// A stage of `B`: [`WG_BN`] rows of [`WG_BK_BYTES`].
         type BStage: Tile<Elem = Self>;
-        /// A TMA store box of `C`: [`WG_C_BOX_ROWS`] rows of 128 bytes.
-        type CBox: Tile<Elem = Self>;
         /// Whether the operands are `f32` read as TF32, which the producer warpgroup rounds
         /// to nearest in shared memory before the consumers' `wgmma` (see the module docs).
         const TF32: bool = false;
+        /// Whether the epilogue multiplies the accumulators by the launch's `scale` (the
+        /// FP8 types: per-tensor scales, as cuBLASLt's scaled matmul) before rounding them
+        /// to the output type. `false` keeps the other types' epilogue free of it.
+        const SCALED: bool = false;
         /// `acc (+)= A·B` for a 64×256 tile and 32 bytes of K (16 bf16/f16 elements: one
-        /// `m64n256k16`; 8 f32: one `m64n256k8` TF32).
+        /// `m64n256k16`; 8 f32: one `m64n256k8` TF32; 32 FP8: one `m64n256k32`).
         ///
         /// # Safety
         /// As `cuda_std::wgmma::mma_m64n256k16_f32_bf16`.
@@ -194,10 +204,27 @@ mod kernels_sm90a {
         );
     }
 
+    /// An output element type of the `wgmma` GEMM: its TMA store box.
+    pub trait WgmmaOut: OutElem {
+        /// A TMA store box of `C`: [`WG_C_BOX_ROWS`] rows of 128 bytes.
+        type CBox: Tile<Elem = Self>;
+    }
+
+    impl WgmmaOut for bf16 {
+        type CBox = SmemTile<bf16, { WG_C_BOX_ROWS }, 64, swizzle::B128>;
+    }
+
+    impl WgmmaOut for f16 {
+        type CBox = SmemTile<f16, { WG_C_BOX_ROWS }, 64, swizzle::B128>;
+    }
+
+    impl WgmmaOut for f32 {
+        type CBox = SmemTile<f32, { WG_C_BOX_ROWS }, 32, swizzle::B128>;
+    }
+
     impl WgmmaElem for bf16 {
         type AHalf = SmemTile<bf16, 64, 64, swizzle::B128>;
         type BStage = SmemTile<bf16, { WG_BN }, 64, swizzle::B128>;
-        type CBox = SmemTile<bf16, { WG_C_BOX_ROWS }, 64, swizzle::B128>;
         #[inline(always)]
         unsafe fn mma(
             acc: &mut [f32; 128],
@@ -213,7 +240,6 @@ mod kernels_sm90a {
     impl WgmmaElem for f16 {
         type AHalf = SmemTile<f16, 64, 64, swizzle::B128>;
         type BStage = SmemTile<f16, { WG_BN }, 64, swizzle::B128>;
-        type CBox = SmemTile<f16, { WG_C_BOX_ROWS }, 64, swizzle::B128>;
         #[inline(always)]
         unsafe fn mma(
             acc: &mut [f32; 128],
@@ -229,7 +255,6 @@ mod kernels_sm90a {
     impl WgmmaElem for f32 {
         type AHalf = SmemTile<f32, 64, 32, swizzle::B128>;
         type BStage = SmemTile<f32, { WG_BN }, 32, swizzle::B128>;
-        type CBox = SmemTile<f32, { WG_C_BOX_ROWS }, 32, swizzle::B128>;
         const TF32: bool = true;
         #[inline(always)]
         unsafe fn mma(
@@ -240,6 +265,38 @@ mod kernels_sm90a {
         ) {
             // SAFETY: forwarded.
             unsafe { wgmma::mma_m64n256k8_f32_tf32(acc, a, b, accumulate) }
+        }
+    }
+
+    impl WgmmaElem for F8E4M3 {
+        type AHalf = SmemTile<F8E4M3, 64, 128, swizzle::B128>;
+        type BStage = SmemTile<F8E4M3, { WG_BN }, 128, swizzle::B128>;
+        const SCALED: bool = true;
+        #[inline(always)]
+        unsafe fn mma(
+            acc: &mut [f32; 128],
+            a: MatrixDescriptor,
+            b: MatrixDescriptor,
+            accumulate: bool,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { wgmma::mma_m64n256k32_f32_e4m3(acc, a, b, accumulate) }
+        }
+    }
+
+    impl WgmmaElem for F8E5M2 {
+        type AHalf = SmemTile<F8E5M2, 64, 128, swizzle::B128>;
+        type BStage = SmemTile<F8E5M2, { WG_BN }, 128, swizzle::B128>;
+        const SCALED: bool = true;
+        #[inline(always)]
+        unsafe fn mma(
+            acc: &mut [f32; 128],
+            a: MatrixDescriptor,
+            b: MatrixDescriptor,
+            accumulate: bool,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { wgmma::mma_m64n256k32_f32_e5m2(acc, a, b, accumulate) }
         }
     }
 
@@ -371,6 +428,17 @@ mod kernels_sm90a {
         }
     }
 
+    /// A pair of accumulators as the epilogue stores them: times `scale` for the scaled
+    /// (FP8) types, unchanged otherwise (no multiplication in the other kernels).
+    #[inline(always)]
+    fn scaled<T: WgmmaElem>(x: f32, y: f32, scale: f32) -> (f32, f32) {
+        if T::SCALED {
+            (x * scale, y * scale)
+        } else {
+            (x, y)
+        }
+    }
+
     /// How many of the tiles `first, first + step, …` below `tiles` a block computes.
     #[inline(always)]
     fn tiles_of(first: u32, tiles: u32, step: u32) -> u32 {
@@ -432,22 +500,25 @@ mod kernels_sm90a {
         }
     }
 
-    /// The kernel body for element type `T` and clusters of `CLUSTER` blocks along M (1: no
-    /// clusters; 2: the `_c2` entry points); see the [module docs](super).
+    /// The kernel body for input element type `T`, output element type `O` and clusters of
+    /// `CLUSTER` blocks along M (1: no clusters; 2: the `_c2` entry points); see the
+    /// [module docs](super). With [`WgmmaElem::SCALED`] the accumulators are multiplied by
+    /// `scale` before they are rounded to `O` (otherwise `scale` is not read).
     ///
     /// # Safety
     /// As the entry points' `# Safety` sections; with `CLUSTER` > 1 the launch has clusters
     /// of `(CLUSTER, 1, 1)` and the map of `B` the box `b_box_for_cluster(_, CLUSTER)`.
     #[inline(always)]
-    unsafe fn gemm<T: WgmmaElem, const CLUSTER: u32>(
+    unsafe fn gemm<T: WgmmaElem, O: WgmmaOut, const CLUSTER: u32>(
         m: u32,
         n: u32,
         k: u32,
         map_a: *const TensorMap,
         map_b: *const TensorMap,
         map_c: *const TensorMap,
-        c: *mut T,
+        c: *mut O,
         c_by_tma: bool,
+        scale: f32,
     ) {
         let tid = thread_idx_x();
         let warpgroup = tid / 128;
@@ -464,8 +535,11 @@ mod kernels_sm90a {
         let tiles = groups_m * tiles_n;
         let first_tile = block_idx_x() / CLUSTER;
         let tile_step = grid_dim_x() / CLUSTER;
-        let k_tiles = (k * T::BYTES).div_ceil(WG_BK_BYTES);
-        let k_elems = WG_BK_BYTES / T::BYTES;
+        // Bytes per input element (2 bf16/f16, 4 f32, 1 FP8), as the byte arithmetic the
+        // kernel had before it was generic (its PTX unchanged for those types).
+        let elem_bytes = size_of::<T>() as u32;
+        let k_tiles = (k * elem_bytes).div_ceil(WG_BK_BYTES);
+        let k_elems = WG_BK_BYTES / elem_bytes;
 
         // The stages start at the first 1024-byte boundary of the dynamic shared memory
         // (the 128-byte swizzle pattern repeats every 1024 bytes and TMA and `wgmma` both
@@ -682,13 +756,13 @@ mod kernels_sm90a {
                 // and runs on while the warpgroup goes on to the next box and tile; a
                 // buffer is rewritten only after `wait_group_read` says the store two boxes
                 // back has read it.
-                let box_cols = T::CBox::COLS;
+                let box_cols = O::CBox::COLS;
                 let per_box = box_cols / 2;
                 let buf = c_smem + consumer * 2 * WG_C_BOX_BYTES;
                 let bar = 1 + consumer;
                 macro_rules! stage_pair {
                     ($i:literal) => {{
-                        // Constant after inlining: `T::BYTES` is.
+                        // Constant after inlining: `O::BYTES` is.
                         let bx = $i / per_box;
                         let slot = buf + (bx % 2) * WG_C_BOX_BYTES;
                         if $i % per_box == 0 {
@@ -700,17 +774,16 @@ mod kernels_sm90a {
                             warpgroup_sync(bar);
                         }
                         let (r, col) = wgmma::layout::acc_row_col(t, $i);
-                        let x = (col % box_cols) * T::BYTES;
+                        let x = (col % box_cols) * O::BYTES;
                         let addr = slot
-                            + r * T::CBox::ROW_BYTES
-                            + T::CBox::SWIZZLE.chunk(r, x / 16) * 16
+                            + r * O::CBox::ROW_BYTES
+                            + O::CBox::SWIZZLE.chunk(r, x / 16) * 16
                             + x % 16;
+                        let (v0, v1) = scaled::<T>(acc[$i], acc[$i + 1], scale);
                         // SAFETY: inside this warpgroup's box buffer, aligned to the pair;
                         // each (r, col) belongs to one thread; the buffer's previous store
                         // has read it (above).
-                        unsafe {
-                            T::store_pair_shared(SharedAddr::from_bits(addr), acc[$i], acc[$i + 1])
-                        };
+                        unsafe { O::store_pair_shared(SharedAddr::from_bits(addr), v0, v1) };
                         if ($i + 2) % per_box == 0 {
                             tma::fence_proxy_async_shared();
                             warpgroup_sync(bar);
@@ -727,7 +800,7 @@ mod kernels_sm90a {
                                         map_c,
                                         x0 as i32,
                                         row_base as i32,
-                                        smem.add((slot - smem_addr) as usize).cast::<T>(),
+                                        smem.add((slot - smem_addr) as usize).cast::<O>(),
                                     )
                                 };
                                 tma::commit_group();
@@ -744,16 +817,17 @@ mod kernels_sm90a {
                     let (r, col) = wgmma::layout::acc_row_col(t, $i);
                     let (row, col) = (row_base + r, col_base + col);
                     if row < m && col < n {
+                        let (v0, v1) = scaled::<T>(acc[$i], acc[$i + 1], scale);
                         // SAFETY: (row, col) inside C; with `pairs`, col + 1 < n too (both
                         // even) and the pair is aligned to its size.
                         unsafe {
                             let p = c.add(row as usize * n as usize + col as usize);
                             if pairs {
-                                T::store_pair(p, acc[$i], acc[$i + 1]);
+                                O::store_pair(p, v0, v1);
                             } else {
-                                *p = T::from_f32(acc[$i]);
+                                *p = O::from_f32(v0);
                                 if col + 1 < n {
-                                    *p.add(1) = T::from_f32(acc[$i + 1]);
+                                    *p.add(1) = O::from_f32(v1);
                                 }
                             }
                         }
@@ -806,7 +880,7 @@ mod kernels_sm90a {
             ) {
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe {
-                    gemm::<$t, $cluster>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0)
+                    gemm::<$t, $t, $cluster>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0, 1.0)
                 }
             }
         };
@@ -857,6 +931,55 @@ mod kernels_sm90a {
         f32,
         "TF32 (f32 in and out), clusters of 2 along M sharing `B`"
     );
+
+    /// The FP8 entry points: input type `$t`, output type `$o`, no clusters, a `scale`
+    /// parameter.
+    macro_rules! fp8_entry {
+        ($name:ident, $t:ty, $o:ty, $what:literal) => {
+            #[doc = concat!("`C = scale·(A·Bᵀ)` with ", $what, " on `wgmma` + TMA (sm_90a): ",
+                            "the FP8 products accumulated in `f32` (or narrower: the tensor ",
+                            "cores' FP8 accumulation width is not specified), multiplied by ",
+                            "`scale` and rounded once to the output type (to nearest even). ",
+                            "See the [module docs](super) for the design and the launch shape.")]
+            ///
+            /// # Safety
+            /// - `map_a` and `map_b` point to 64-byte-aligned [`TensorMap`]s in global memory,
+            ///   written before the launch, describing `A` (dims `[k, m]`, innermost first)
+            ///   and `B` (dims `[k, n]`) as bytes (`u8`), the 128-byte swizzle, and boxes
+            ///   `a_box(1)` / `b_box(1)`;
+            /// - if `c_by_tma`, `map_c` points to such a map describing `C` (dims `[n, m]`,
+            ///   row stride `n` elements, a multiple of 16 bytes) at `c` with the output
+            ///   type, box `c_box` of its size, the 128-byte swizzle (else it is not read);
+            /// - `c` points to an allocation of at least m·n elements that nothing else
+            ///   accesses during the launch, 16-byte aligned (whole device allocations are);
+            /// - `m`, `n`, `k` ≥ 1, `k` a multiple of 16 (16-byte rows for TMA);
+            /// - launched with the [module's launch shape](super): `WG_THREADS` threads,
+            ///   a 1-D grid without clusters, `WG_SHARED_BYTES` of dynamic shared memory,
+            ///   on an sm_90a build capped at `WG_MAX_REGISTERS` registers.
+            #[kernel]
+            pub unsafe fn $name(
+                m: u32,
+                n: u32,
+                k: u32,
+                map_a: *const TensorMap,
+                map_b: *const TensorMap,
+                map_c: *const TensorMap,
+                c: *mut $o,
+                c_by_tma: u32,
+                scale: f32,
+            ) {
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe {
+                    gemm::<$t, $o, 1>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0, scale)
+                }
+            }
+        };
+    }
+
+    fp8_entry!(gemm_wgmma_e4m3_bf16, F8E4M3, bf16, "e4m3 inputs, bf16 out");
+    fp8_entry!(gemm_wgmma_e4m3_f32, F8E4M3, f32, "e4m3 inputs, f32 out");
+    fp8_entry!(gemm_wgmma_e5m2_bf16, F8E5M2, bf16, "e5m2 inputs, bf16 out");
+    fp8_entry!(gemm_wgmma_e5m2_f32, F8E5M2, f32, "e5m2 inputs, f32 out");
 
     #[cfg(test)]
     mod tests {

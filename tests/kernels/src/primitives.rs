@@ -949,3 +949,53 @@ pub unsafe fn prim_cp_async(input: &[f32], input_u32: &[u32], out: *mut f32, out
         *out_u32.add(o + 2) = *pairs.add(2 * t + 1);
     }
 }
+
+/// Slots per thread written by the `prim_acc_tile_*` probes: the thread's two row maxima,
+/// then its two row sums.
+pub const ACC_TILE_SLOTS: usize = 4;
+
+/// Defines `prim_acc_tile_n{N}`: one warpgroup (a block of 128 threads) loads the 64×N
+/// row-major `input` into a `cuda_std::tile::AccTile` by its fragment layout, reduces its
+/// rows (`row_max`, `row_sum`), writes them at `out[t·ACC_TILE_SLOTS..]` (`[max0, max1,
+/// sum0, sum1]` for thread `t`'s `AccTile::rows(t)`), subtracts each row's maximum with
+/// `map_rows` and stores the tile back to `tile_out` (64×N row-major) by the same layout.
+macro_rules! acc_tile_probe {
+    ($name:ident, $regs:literal) => {
+        /// See [`ACC_TILE_SLOTS`] and the macro's description above.
+        ///
+        /// # Safety
+        /// Launched as one block of 128 threads; `input` holds 64·N `f32`; `out` holds
+        /// `128·ACC_TILE_SLOTS` and `tile_out` 64·N.
+        #[kernel]
+        pub unsafe fn $name(input: &[f32], out: *mut f32, tile_out: *mut f32) {
+            use cuda_std::tile::AccTile;
+            type Acc = AccTile<$regs>;
+            let t = thread_idx_x();
+            let n = Acc::COLS;
+            // SAFETY: `input` holds 64·N elements (the caller's contract) and (row, col) is
+            // inside the 64×N tile.
+            let mut acc = Acc::from_fn(t, |row, col| unsafe {
+                *input.get_unchecked((row * n + col) as usize)
+            });
+            // SAFETY: all 128 threads (whole warps) run this convergently.
+            let (max, sum) = unsafe { (acc.row_max(), acc.row_sum()) };
+            acc.map_rows(max, |x, m| x - m);
+            // SAFETY: the buffers' sizes are the caller's contract; each thread writes its
+            // own slots and its own elements of the tile (the layout is a bijection).
+            unsafe {
+                let o = out.add(t as usize * ACC_TILE_SLOTS);
+                *o = max[0];
+                *o.add(1) = max[1];
+                *o.add(2) = sum[0];
+                *o.add(3) = sum[1];
+            }
+            acc.for_each(t, |row, col, v| {
+                // SAFETY: as above.
+                unsafe { *tile_out.add((row * n + col) as usize) = v };
+            });
+        }
+    };
+}
+
+acc_tile_probe!(prim_acc_tile_n64, 32);
+acc_tile_probe!(prim_acc_tile_n256, 128);

@@ -77,6 +77,12 @@ wgmma!(
     mma_m64n64k8_f32_tf32, 32, Tf32, [];
     mma_m64n128k8_f32_tf32, 64, Tf32, [];
     mma_m64n256k8_f32_tf32, 128, Tf32, [];
+    mma_m64n64k32_f32_e4m3, 32, E4m3, [];
+    mma_m64n128k32_f32_e4m3, 64, E4m3, [];
+    mma_m64n256k32_f32_e4m3, 128, E4m3, [];
+    mma_m64n64k32_f32_e5m2, 32, E5m2, [];
+    mma_m64n128k32_f32_e5m2, 64, E5m2, [];
+    mma_m64n256k32_f32_e5m2, 128, E5m2, [];
 );
 
 #[cfg(test)]

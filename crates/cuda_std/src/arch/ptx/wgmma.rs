@@ -37,20 +37,6 @@ pub(crate) fn reg_dealloc<const N: u32>() {
     unsafe { asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const N, options(nomem, nostack)) };
 }
 
-/// Calls `$m!($($args)* [0 1 … n-1])` with the accumulator indices of an `m64nN` shape
-/// (`n = N / 2` registers per thread), so every accumulator operand has a constant index.
-macro_rules! with_acc_indices {
-    (32, $m:ident!($($args:tt)*)) => {
-        $m!($($args)* [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31]);
-    };
-    (64, $m:ident!($($args:tt)*)) => {
-        $m!($($args)* [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63]);
-    };
-    (128, $m:ident!($($args:tt)*)) => {
-        $m!($($args)* [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80 81 82 83 84 85 86 87 88 89 90 91 92 93 94 95 96 97 98 99 100 101 102 103 104 105 106 107 108 109 110 111 112 113 114 115 116 117 118 119 120 121 122 123 124 125 126 127]);
-    };
-}
-
 /// The accumulator list `{0}, {1}, …` of a `wgmma` template (positional operands).
 macro_rules! acc_list {
     ($first:literal $($i:literal)*) => {
@@ -85,6 +71,8 @@ macro_rules! wgmma_16bit {
     };
 }
 
+/// The forms without transposes: `.tf32` (`m64nNk8`) and `.e4m3` / `.e5m2` (`m64nNk32`),
+/// both operands K-major.
 macro_rules! wgmma_tf32 {
     ($name:ident, $n:literal, $ptx:literal, [$($i:literal)+]) => {
         #[inline(always)]
@@ -186,5 +174,53 @@ with_acc_indices!(
         mma_m64n256k8_f32_tf32,
         128,
         "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32",
+    )
+);
+with_acc_indices!(
+    32,
+    wgmma_tf32!(
+        mma_m64n64k32_f32_e4m3,
+        32,
+        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3",
+    )
+);
+with_acc_indices!(
+    64,
+    wgmma_tf32!(
+        mma_m64n128k32_f32_e4m3,
+        64,
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3",
+    )
+);
+with_acc_indices!(
+    128,
+    wgmma_tf32!(
+        mma_m64n256k32_f32_e4m3,
+        128,
+        "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3",
+    )
+);
+with_acc_indices!(
+    32,
+    wgmma_tf32!(
+        mma_m64n64k32_f32_e5m2,
+        32,
+        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e5m2.e5m2",
+    )
+);
+with_acc_indices!(
+    64,
+    wgmma_tf32!(
+        mma_m64n128k32_f32_e5m2,
+        64,
+        "wgmma.mma_async.sync.aligned.m64n128k32.f32.e5m2.e5m2",
+    )
+);
+with_acc_indices!(
+    128,
+    wgmma_tf32!(
+        mma_m64n256k32_f32_e5m2,
+        128,
+        "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2",
     )
 );
