@@ -153,6 +153,12 @@ if [ "${QUICK:-0}" != 1 ]; then
     # GEMM by precision (BF16, FP16, TF32, FP32; 2048³, 4096³, 8192³ and two transformer
     # shapes) against cuBLAS's cublasGemmEx in the same run, with the sampled f64 check.
     step bench-gemm ./ferrocuda bench --gemm-only --precision-gemm all -o "$OUT/bench-gemm"
+    # Attention forward (bf16; 4x32x4096x128 non-causal and causal, 16x16x2048x64, and
+    # 4x32x4096x128 with 8 key/value heads): the peers (torch SDPA cuDNN and flash backends,
+    # FlashAttention-3 if it imports) timed by python first, then ours beside them.
+    step attention-peers python3 bench/python/attention_peers.py --out "$OUT/attention-peers.json"
+    step bench-attention ./ferrocuda bench --attention --attention-peers "$OUT/attention-peers.json" \
+        -o "$OUT/bench-attention"
     # compute-sanitizer over every integration-test binary with GPU tests (the sanitizer
     # refuses programs that never call CUDA), each tool in turn: memcheck (out-of-bounds and
     # misaligned accesses, leaks of device memory), racecheck (shared-memory data races),

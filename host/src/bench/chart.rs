@@ -19,6 +19,8 @@ fn color(implementation: Implementation) -> RGBColor {
         Implementation::Cub => RGBColor(40, 160, 90),
         Implementation::Cublas => RGBColor(150, 80, 170),
         Implementation::Memcpy => RGBColor(120, 120, 120),
+        Implementation::Torch => RGBColor(200, 60, 60),
+        Implementation::FlashAttn3 => RGBColor(40, 170, 190),
     }
 }
 
