@@ -144,8 +144,8 @@ mod tests {
 
     #[test]
     fn causal_tiles_stop_at_the_diagonal_and_cover_every_visible_key() {
-        for seq_len in [1, 2, 63, 64, 65, 130, 200] {
-            for (rows, cols) in [(64, 64), (128, 64), (64, 32)] {
+        for seq_len in [1u32, 2, 63, 64, 65, 130, 200] {
+            for (rows, cols) in [(64u32, 64u32), (128, 64), (64, 32)] {
                 for causal in [false, true] {
                     for tile in 0..seq_len.div_ceil(rows) {
                         let tiles = key_tiles(tile, rows, cols, seq_len, causal);
@@ -171,7 +171,15 @@ mod tests {
     #[test]
     fn one_key_gives_its_value_and_its_score() {
         let mut o = [0.0; 3];
-        let l = reference_row(&[1.0, 2.0, 3.0], &[1.0, 1.0, 1.0], &[7.0, -1.0, 0.5], 3, 1, 0.5, &mut o);
+        let l = reference_row(
+            &[1.0, 2.0, 3.0],
+            &[1.0, 1.0, 1.0],
+            &[7.0, -1.0, 0.5],
+            3,
+            1,
+            0.5,
+            &mut o,
+        );
         assert_eq!(o, [7.0, -1.0, 0.5]);
         assert_eq!(l, 3.0);
     }

@@ -305,11 +305,7 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
             .module()
             .kernel(if d == 64 { T::D64 } else { T::D128 })?;
         // In range: `check` bounds the grid below 2³¹ blocks.
-        let blocks = grid_blocks(
-            shape.batch as u32,
-            shape.heads as u32,
-            shape.seq_len as u32,
-        );
+        let blocks = grid_blocks(shape.batch as u32, shape.heads as u32, shape.seq_len as u32);
         let cfg = LaunchConfig::new((blocks, 1), ATTN_THREADS, shared_bytes(d));
         Ok(Self {
             shape,
@@ -460,11 +456,7 @@ pub fn reference_f64<T: AttnElem>(
                 .map(|c| (0..keys).map(|j| vr[j * d + c].abs()).fold(0.0, f64::max))
                 .collect();
             let score_abs = (0..keys)
-                .map(|j| {
-                    (0..d)
-                        .map(|c| (qr[c] * kr[j * d + c]).abs())
-                        .sum::<f64>()
-                })
+                .map(|j| (0..d).map(|c| (qr[c] * kr[j * d + c]).abs()).sum::<f64>())
                 .fold(0.0, f64::max);
             ReferenceRow {
                 o,
@@ -532,10 +524,19 @@ mod tests {
         assert!(e.contains("H_kv = 0"), "{e}");
         let e = ok
             .with_kv_heads(2)
-            .check_buffers([ok.q_len(), ok.kv_len(), ok.kv_len() / 4 - 1, ok.q_len(), 1600])
+            .check_buffers([
+                ok.q_len(),
+                ok.kv_len(),
+                ok.kv_len() / 4 - 1,
+                ok.q_len(),
+                1600,
+            ])
             .expect_err("V too short")
             .to_string();
-        assert!(e.contains("V has 25599 elements") && e.contains("25600"), "{e}");
+        assert!(
+            e.contains("V has 25599 elements") && e.contains("25600"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -559,7 +560,10 @@ mod tests {
         assert_eq!(rows[0].o[5], 2.0);
         assert!((rows[0].lse - 2f64.ln()).abs() < 1e-15);
         let causal = reference_f64(shape.with_causal(true), &q, &k, &v, &[(1, 0)]);
-        assert_eq!((causal[0].o[0], causal[0].lse, causal[0].keys), (1.0, 0.0, 1));
+        assert_eq!(
+            (causal[0].o[0], causal[0].lse, causal[0].keys),
+            (1.0, 0.0, 1)
+        );
         assert_eq!(rows[1].keys, 2);
     }
 }

@@ -100,7 +100,10 @@ pub mod layout {
     /// next 8.
     #[must_use]
     pub const fn k_lane(lane: u32, jj: u32, kk: u32) -> (u32, u32) {
-        (16 * jj + lane % 8 + 8 * (lane / 16), 2 * kk + (lane / 8) % 2)
+        (
+            16 * jj + lane % 8 + 8 * (lane / 16),
+            2 * kk + (lane / 8) % 2,
+        )
     }
 
     /// `(row, chunk)` of the `V` tile that lane `lane` addresses in the `ldmatrix.x4.trans`
@@ -108,7 +111,10 @@ pub mod layout {
     /// fragment (K×N = key × dim) of dims `16·nn..+8`, registers 2, 3 that of the next 8.
     #[must_use]
     pub const fn v_lane(lane: u32, kk: u32, nn: u32) -> (u32, u32) {
-        (16 * kk + lane % 8 + 8 * ((lane / 8) % 2), 2 * nn + lane / 16)
+        (
+            16 * kk + lane % 8 + 8 * ((lane / 8) % 2),
+            2 * nn + lane / 16,
+        )
     }
 }
 
@@ -191,6 +197,7 @@ mod kernels_sm80 {
     unsafe fn quad_max(x: f32) -> f32 {
         // SAFETY: converged warp (caller contract).
         let x = x.max(unsafe { shfl_xor_sync(u32::MAX, x, 1, 32) });
+        // SAFETY: as above.
         x.max(unsafe { shfl_xor_sync(u32::MAX, x, 2, 32) })
     }
 
@@ -202,6 +209,7 @@ mod kernels_sm80 {
     unsafe fn quad_sum(x: f32) -> f32 {
         // SAFETY: converged warp (caller contract).
         let x = x + unsafe { shfl_xor_sync(u32::MAX, x, 1, 32) };
+        // SAFETY: as above.
         x + unsafe { shfl_xor_sync(u32::MAX, x, 2, 32) }
     }
 
@@ -552,7 +560,13 @@ mod tests {
 
     /// The tile element `(row, col)` (col in elements) lane `lane`'s register `reg`, half
     /// `half` holds after an `ldmatrix.x4` whose lanes address `(row, chunk)` = `addr(l)`.
-    fn loaded(addr: impl Fn(u32) -> (u32, u32), lane: u32, reg: u32, half: u32, trans: bool) -> (u32, u32) {
+    fn loaded(
+        addr: impl Fn(u32) -> (u32, u32),
+        lane: u32,
+        reg: u32,
+        half: u32,
+        trans: bool,
+    ) -> (u32, u32) {
         let (m, r, c) = ldmatrix_element(lane, reg, half, trans);
         let (row, chunk) = addr(8 * m + r);
         (row, 8 * chunk + c)
@@ -583,7 +597,11 @@ mod tests {
                         for reg in 0..4 {
                             let (kk_, n) = frag::b_m16n8k16(lane, reg % 2, half);
                             let got = loaded(|l| v_lane(l, kk % 4, nn), lane, reg, half, true);
-                            assert_eq!(got, (16 * (kk % 4) + kk_, 16 * nn + 8 * (reg / 2) + n), "V");
+                            assert_eq!(
+                                got,
+                                (16 * (kk % 4) + kk_, 16 * nn + 8 * (reg / 2) + n),
+                                "V"
+                            );
                         }
                     }
                 }

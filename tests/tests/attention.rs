@@ -77,7 +77,9 @@ fn inputs<T: AttnElem>(shape: AttentionShape, seed: u64) -> (Vec<T>, Vec<T>, Vec
 fn rows(gpu: &Gpu, shape: AttentionShape) -> Vec<(usize, usize)> {
     let (heads, s) = (shape.batch * shape.heads, shape.seq_len);
     if gpu.is_emulator() || heads * s <= 4096 {
-        return (0..heads).flat_map(|h| (0..s).map(move |r| (h, r))).collect();
+        return (0..heads)
+            .flat_map(|h| (0..s).map(move |r| (h, r)))
+            .collect();
     }
     let mut out: Vec<(usize, usize)> = (0..heads)
         .flat_map(|h| [0, 1, s - 2, s - 1].map(|r| (h, r)))
@@ -140,18 +142,24 @@ fn shapes() -> Vec<AttentionShape> {
         vec![
             // Ragged S (two query and key tiles, the second of 6 rows), GQA 2:1.
             AttentionShape::new(1, 2, 70, 64).with_kv_heads(1),
-            AttentionShape::new(1, 2, 70, 64).with_kv_heads(1).with_causal(true),
+            AttentionShape::new(1, 2, 70, 64)
+                .with_kv_heads(1)
+                .with_causal(true),
             AttentionShape::new(1, 1, 1, 128).with_causal(true),
             AttentionShape::new(1, 2, 33, 128),
         ]
     } else {
         vec![
             AttentionShape::new(2, 4, 1000, 128).with_kv_heads(2),
-            AttentionShape::new(2, 4, 1000, 128).with_kv_heads(2).with_causal(true),
+            AttentionShape::new(2, 4, 1000, 128)
+                .with_kv_heads(2)
+                .with_causal(true),
             AttentionShape::new(1, 8, 4096, 64),
             AttentionShape::new(1, 8, 4096, 64).with_causal(true),
             AttentionShape::new(3, 2, 1, 64),
-            AttentionShape::new(1, 4, 130, 128).with_kv_heads(1).with_causal(true),
+            AttentionShape::new(1, 4, 130, 128)
+                .with_kv_heads(1)
+                .with_causal(true),
         ]
     }
 }
@@ -186,12 +194,19 @@ fn f16_attention_is_within_the_error_bound() {
 /// Perturbs `K` and `V` at sequence positions ≥ `p` of every key/value head (new random
 /// values) and checks that `O` and `L` of the query rows before `p` are unchanged bit for
 /// bit, while some later row changes (so the perturbation is seen at all).
-fn causal_case<T: AttnElem + PartialEq + std::fmt::Debug>(gpu: &Gpu, shape: AttentionShape, p: usize) {
+fn causal_case<T: AttnElem + PartialEq + std::fmt::Debug>(
+    gpu: &Gpu,
+    shape: AttentionShape,
+    p: usize,
+) {
     let (q, k, v) = inputs::<T>(shape, 31);
     let before = attention(gpu, shape, &q, &k, &v).expect("attention");
     let (mut k2, mut v2) = (k.clone(), v.clone());
     let (s, d) = (shape.seq_len, shape.head_dim);
-    let (new_k, new_v) = (uniform::<T>(41, k.len(), 3.0), uniform::<T>(42, v.len(), 3.0));
+    let (new_k, new_v) = (
+        uniform::<T>(41, k.len(), 3.0),
+        uniform::<T>(42, v.len(), 3.0),
+    );
     for head in 0..shape.batch * shape.kv_heads {
         for row in p..s {
             for c in 0..d {
@@ -233,15 +248,33 @@ fn causal_outputs_do_not_depend_on_future_keys() {
     }
     if emulated() {
         // p inside the second key tile and inside the first.
-        let shape = AttentionShape::new(1, 2, 80, 64).with_kv_heads(1).with_causal(true);
+        let shape = AttentionShape::new(1, 2, 80, 64)
+            .with_kv_heads(1)
+            .with_causal(true);
         causal_case::<bf16>(&gpu, shape, 67);
-        causal_case::<f16>(&gpu, AttentionShape { head_dim: 128, ..shape }, 5);
+        causal_case::<f16>(
+            &gpu,
+            AttentionShape {
+                head_dim: 128,
+                ..shape
+            },
+            5,
+        );
     } else {
-        let shape = AttentionShape::new(2, 8, 1000, 128).with_kv_heads(4).with_causal(true);
+        let shape = AttentionShape::new(2, 8, 1000, 128)
+            .with_kv_heads(4)
+            .with_causal(true);
         for p in [1, 63, 64, 500, 999] {
             causal_case::<bf16>(&gpu, shape, p);
         }
-        causal_case::<f16>(&gpu, AttentionShape { head_dim: 64, ..shape }, 300);
+        causal_case::<f16>(
+            &gpu,
+            AttentionShape {
+                head_dim: 64,
+                ..shape
+            },
+            300,
+        );
     }
 }
 
@@ -258,7 +291,13 @@ fn bad_shapes_are_errors_naming_the_value_before_any_launch() {
             assert!(e.contains(w), "`{w}` not in: {e}");
         }
     };
-    fails(AttentionShape { head_dim: 96, ..ok }, &q, &k, &v, &["D = 96", "[64, 128]"]);
+    fails(
+        AttentionShape { head_dim: 96, ..ok },
+        &q,
+        &k,
+        &v,
+        &["D = 96", "[64, 128]"],
+    );
     fails(ok.with_kv_heads(3), &q, &k, &v, &["H = 4", "H_kv = 3"]);
     fails(AttentionShape { seq_len: 0, ..ok }, &q, &k, &v, &["S = 0"]);
     fails(AttentionShape { batch: 0, ..ok }, &q, &k, &v, &["B = 0"]);

@@ -185,6 +185,9 @@ mod tests {
         assert_eq!(e.who(), "torch cudnn");
         // 2e12 flops in 4.5 ms (the median).
         assert!((e.tflop_per_s.unwrap() - 2e12 / 4.5e-3 / 1e12).abs() < 1e-9);
-        assert!(file.rows[1].entry().is_none(), "unknown implementations are skipped");
+        assert!(
+            file.rows[1].entry().is_none(),
+            "unknown implementations are skipped"
+        );
     }
 }

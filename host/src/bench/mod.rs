@@ -193,7 +193,12 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
     if opts.attention {
         bench.attention(opts.attention_peers.as_ref())?;
         fill_best_peers(&mut bench.entries);
-        return Ok(bench.report(cc, rust_module_load_ms, (ptx_jit_load_ms, cubin_load_ms), None));
+        return Ok(bench.report(
+            cc,
+            rust_module_load_ms,
+            (ptx_jit_load_ms, cubin_load_ms),
+            None,
+        ));
     }
     let cuda_c_build_ms = bench.build_twins();
     if opts.gemm_only {

@@ -249,6 +249,42 @@ mod tests {
         assert!(parse_precisions("fp16,fp16").is_err());
     }
 
+    #[test]
+    fn attention_flags_parse_and_peers_need_attention() {
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            bench: BenchArgs,
+        }
+        let cli = Cli::try_parse_from(["bench", "--attention", "--attention-peers", "p.json"])
+            .expect("flags parse");
+        assert!(cli.bench.attention);
+        assert_eq!(
+            cli.bench.attention_peers.as_deref(),
+            Some(std::path::Path::new("p.json"))
+        );
+        let err = Cli::try_parse_from(["bench", "--attention-peers", "p.json"])
+            .err()
+            .expect("--attention-peers alone is refused")
+            .to_string();
+        assert!(err.contains("--attention"), "{err}");
+    }
+
+    #[test]
+    fn a_peers_file_that_is_not_the_scripts_json_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("peers.json");
+        std::fs::write(&path, "{\"rows\": 3}").expect("write");
+        let err = format!("{:#}", super::read_attention_peers(&path).unwrap_err());
+        assert!(
+            err.contains("--attention-peers") && err.contains("peers.json"),
+            "{err}"
+        );
+        std::fs::write(&path, "{\"torch\": \"2.11\", \"rows\": [], \"notes\": []}").expect("write");
+        let peers = super::read_attention_peers(&path).expect("the script's format");
+        assert_eq!(peers.torch, "2.11");
+    }
+
     /// The flags parse as the bench takes them (clap checks the field types at run time).
     #[test]
     fn precision_flags_parse() {
