@@ -11,10 +11,62 @@
 //! keys `j` ([`visible`]: all `S`, or `j ≤ i` when causal):
 //! `O[i] = Σ_j softmax_j(scale·q_i·k_j) · v_j` and `L[i] = ln Σ_j exp(scale·q_i·k_j)`.
 
-use cuda_std::math::{exp, log, sqrtf};
+use cuda_std::math::{exp, floorf, fmaf, log, sqrtf};
 
 /// `log2(e)`: the kernels evaluate `exp(x)` as `exp2(x·log2(e))`.
 pub const LOG2_E: f32 = core::f32::consts::LOG2_E;
+
+/// `2^x` as the attention kernels' softmax takes it: relative error below 2⁻²³ for `x` in
+/// [−126, 128) (the unit test measures it over 2²⁰ points of [−126, 0]); 0 below −126
+/// (results under `f32`'s smallest normal flush to zero, as PTX `ex2.approx.ftz` does, and
+/// `−∞`, a masked score, gives 0); NaN for NaN.
+///
+/// `x = n + f` with `n = floor(x)`: a degree-6 polynomial in `f` ∈ [0, 1) (interpolating
+/// `2^f` at the 7 Chebyshev nodes of [0, 1], coefficients rounded to `f32`), evaluated with
+/// fused multiply-adds (`cuda_std::math::fmaf`: one `fma.rn` on the GPU, correctly rounded
+/// on the CPU, so both give the same bits), times `2^n` built from its exponent bits. About
+/// ten instructions on the GPU, against `libm`'s table-driven `exp2f` in `f64`.
+///
+/// ```
+/// use common::attention::softmax_exp2;
+/// assert_eq!(softmax_exp2(0.0), 1.0);
+/// assert_eq!(softmax_exp2(-3.0), 0.125);
+/// assert_eq!(softmax_exp2(f32::NEG_INFINITY), 0.0);
+/// assert!(softmax_exp2(f32::NAN).is_nan());
+/// ```
+#[inline(always)]
+#[must_use]
+pub fn softmax_exp2(x: f32) -> f32 {
+    // Interpolation coefficients (c0 = 1 exactly), lowest degree first.
+    const C: [f32; 7] = [
+        1.0,
+        0.693_146_94,
+        0.240_230_46,
+        0.055_480_63,
+        0.009_684_186,
+        0.001_239_133_2,
+        0.000_218_657_85,
+    ];
+    if x < -126.0 {
+        return 0.0;
+    }
+    if x >= 128.0 {
+        return f32::INFINITY;
+    }
+    let n = floorf(x);
+    let f = x - n;
+    let mut p = C[6];
+    p = fmaf(p, f, C[5]);
+    p = fmaf(p, f, C[4]);
+    p = fmaf(p, f, C[3]);
+    p = fmaf(p, f, C[2]);
+    p = fmaf(p, f, C[1]);
+    p = fmaf(p, f, C[0]);
+    // n in −126..=127 here (NaN converts to 0 and stays NaN through `p`): a normal power
+    // of two.
+    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    p * scale
+}
 
 /// The softmax scale for head dimension `head_dim`: `1/√head_dim` (the convention of
 /// "Attention Is All You Need", §3.2.1, and of torch's `scaled_dot_product_attention`).
@@ -166,6 +218,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn softmax_exp2_is_within_its_stated_error() {
+        // 2²⁰ points over [−126, 0], plus integers and their neighbours.
+        let mut worst = 0.0f64;
+        let n = 1 << 20;
+        let mut check = |x: f32| {
+            if x < -126.0 {
+                return; // flushed to zero, by design
+            }
+            let want = 2f64.powf(f64::from(x));
+            let got = f64::from(softmax_exp2(x));
+            worst = worst.max((got - want).abs() / want);
+        };
+        for i in 0..=n {
+            check(-126.0 * i as f32 / n as f32);
+        }
+        for k in -126..=0 {
+            let x = k as f32;
+            check(x);
+            // The neighbours on both sides (for x = 0: the smallest subnormals).
+            check(f32::from_bits(x.to_bits() + 1));
+            if k < 0 {
+                check(f32::from_bits(x.to_bits() - 1));
+            }
+        }
+        assert!(worst < 2f64.powi(-23), "largest relative error {worst:e}");
+        assert_eq!(softmax_exp2(-126.5), 0.0);
+        assert_eq!(softmax_exp2(-1.0), 0.5);
+        assert_eq!(softmax_exp2(10.0), 1024.0);
     }
 
     #[test]

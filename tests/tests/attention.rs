@@ -4,7 +4,7 @@
 //! grouped-query, ragged `S` and `S` = 1.
 //!
 //! - Bound: every checked element of `O` and `L` is within `host::attention::error_bound`
-//!   (stated there: the score error of an f32 dot product, `exp2f`'s, the rounding of `P` to
+//!   (stated there: the score error of an f32 dot product, `2^x`'s, the rounding of `P` to
 //!   the input type before `P·V`, the f32 sum over the keys and the rounding of `O`; for
 //!   bf16 the rounding of `P` dominates: about 2⁻⁸ of `max|v|`). A wrong fragment layout,
 //!   mask or rescaling moves `O` by a sizeable fraction of `|v|` and fails it.
