@@ -154,8 +154,8 @@ fn shapes() -> Vec<AttentionShape> {
             AttentionShape::new(2, 4, 1000, 128)
                 .with_kv_heads(2)
                 .with_causal(true),
-            AttentionShape::new(1, 8, 4096, 64),
-            AttentionShape::new(1, 8, 4096, 64).with_causal(true),
+            AttentionShape::new(1, 8, 2048, 64),
+            AttentionShape::new(1, 8, 2048, 64).with_causal(true),
             AttentionShape::new(3, 2, 1, 64),
             AttentionShape::new(1, 4, 130, 128)
                 .with_kv_heads(1)
@@ -303,4 +303,40 @@ fn bad_shapes_are_errors_naming_the_value_before_any_launch() {
     fails(AttentionShape { batch: 0, ..ok }, &q, &k, &v, &["B = 0"]);
     fails(ok, &q, &k[1..], &v, &["K has 2047 elements", "2048"]);
     fails(ok, &q[..100], &k, &v, &["Q has 100 elements"]);
+}
+
+#[test]
+fn a_nan_key_makes_the_rows_that_see_it_nan_and_no_other() {
+    // torch's softmax over scores with a NaN is NaN in every element, so the rows that see
+    // the key get NaN in O and L; causal rows before it stay finite. (Nothing hangs or
+    // traps: the kernel's control flow does not depend on values.)
+    let gpu = gpu();
+    if !runs(&gpu) {
+        return;
+    }
+    let shape = AttentionShape::new(1, 2, 70, 64)
+        .with_kv_heads(1)
+        .with_causal(true);
+    let (q, mut k, v) = inputs::<bf16>(shape, 51);
+    let nan_key = 10;
+    k[nan_key * 64 + 3] = bf16::from_f32(f32::NAN);
+    let out = attention(&gpu, shape, &q, &k, &v).expect("attention");
+    for head in 0..2 {
+        for row in 0..70 {
+            let o = &out.o[(head * 70 + row) * 64..][..64];
+            let l = out.lse[head * 70 + row];
+            if row < nan_key {
+                assert!(
+                    o.iter().all(|x| x.to_f32().is_finite()) && l.is_finite(),
+                    "head {head} row {row} does not see key {nan_key} but is not finite"
+                );
+            } else {
+                assert!(
+                    o.iter().all(|x| x.to_f32().is_nan()) && l.is_nan(),
+                    "head {head} row {row} sees the NaN key {nan_key}: O and L must be NaN, \
+                     L = {l}"
+                );
+            }
+        }
+    }
 }

@@ -202,6 +202,12 @@ if [ "${QUICK:-0}" != 1 ]; then
                 ./ferrocuda bench --len 268435456 --gemm 256,256,256 --no-cuda-c --no-cublas \
                 --no-cub --warmup 1 --reps 1 -o "/tmp/ncu-$k"
         done
+        # Attention (mma.sync, bf16, D = 128): the first launch of the first --attention
+        # shape (4x32x4096x128, non-causal).
+        step ncu-attention ncu --clock-control none -k regex:^attention_fwd_bf16_d128$ -c 1 \
+            --section SpeedOfLight --section Occupancy --section WarpStateStats \
+            --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+            ./ferrocuda bench --attention --warmup 1 --reps 1 -o /tmp/ncu-attention
         step ncu-sgemm ncu --clock-control none -k regex:^sgemm$ -c 1 \
             --section SpeedOfLight --section Occupancy --section WarpStateStats \
             --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
