@@ -379,6 +379,8 @@ pub fn attention<T: AttnElem>(
     k: &[T],
     v: &[T],
 ) -> Result<AttentionOutput<T>, GpuError> {
+    // The shape first: its element counts are only computed once they are known to fit.
+    shape.check()?;
     shape.check_buffers([q.len(), k.len(), v.len(), shape.q_len(), shape.lse_len()])?;
     let up = |x: &[T], len: usize, what: &str| {
         DeviceBuffer::from_slice_async(&x[..len], gpu.stream())
@@ -523,6 +525,9 @@ mod tests {
         assert!(e.contains("S = 0") && e.contains("1..2^31"), "{e}");
         let e = err(ok.with_kv_heads(0));
         assert!(e.contains("H_kv = 0"), "{e}");
+        // Huge counts are refused without overflowing anything.
+        let e = err(AttentionShape::new(1 << 30, 1 << 30, 1 << 30, 128));
+        assert!(e.contains("more than a grid holds"), "{e}");
         let e = ok
             .with_kv_heads(2)
             .check_buffers([
