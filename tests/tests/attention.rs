@@ -147,6 +147,9 @@ fn shapes() -> Vec<AttentionShape> {
                 .with_causal(true),
             AttentionShape::new(1, 1, 1, 128).with_causal(true),
             AttentionShape::new(1, 2, 33, 128),
+            // Four key tiles: each stage of the K/V ring is refilled (the emulator checks
+            // the copies against the other warps' reads of the previous tile).
+            AttentionShape::new(1, 2, 200, 64).with_kv_heads(1),
         ]
     } else {
         vec![
