@@ -1,4 +1,5 @@
-//! `common`: the Mandelbrot mathematics shared by CPU and GPU code.
+//! `common`: the mathematics shared by CPU and GPU code: Mandelbrot (escape time, deep zoom,
+//! palettes) and the rules of attention ([`attention`]).
 //!
 //! Everything here is `no_std`, allocation-free and compiles both for the host and for
 //! `nvptx64-nvidia-cuda`. The CPU renderer and the GPU kernels call the *same* functions, and
@@ -19,6 +20,7 @@
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(core_float_math))]
 
+pub mod attention;
 pub mod bla;
 pub mod complex;
 pub mod escape;

@@ -1,7 +1,7 @@
 //! ferrocuda's host application library, on top of the `cust` runtime: the GPU handle with
 //! ferrocuda's kernels ([`gpu`]), launch configurations ([`launch`]), the Mandelbrot
 //! renderer on GPU and CPU ([`mandelbrot`]), vector workloads ([`vector`]), tensor-core
-//! matrix products ([`matmul`]), benchmarks
+//! matrix products ([`matmul`]), attention ([`attention`]), benchmarks
 //! ([`mod@bench`], timed by [`timing`], CUDA C peers built by [`nvcc`]) and device
 //! information ([`info`]).
 //!
@@ -10,6 +10,7 @@
 //! library is loaded at run time, so this crate builds and runs (on the CPU) on machines
 //! without CUDA.
 
+pub mod attention;
 pub mod band;
 pub mod bench;
 pub mod deep;

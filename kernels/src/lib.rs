@@ -2,7 +2,7 @@
 //! thread indices and calls a plain function from `common`, the same function the CPU
 //! reference uses.
 //!
-//! Modules: [`mandelbrot`] (escape time and colour per pixel), [`vector`] (STREAM kernels, axpy),
+//! Modules: [`attention`] (attention forward on `mma.sync`, sm_80+), [`mandelbrot`] (escape time and colour per pixel), [`vector`] (STREAM kernels, axpy),
 //! [`reduce`] (sum/min/max, dot), [`scan`] (prefix sums), [`sort`] (radix sort), [`gemm`] (SGEMM), [`gemm_sm80`] (SGEMM on a `cp.async` pipeline, sm_80+), [`gemm_tc`]
 //! (tensor-core GEMM: `mma.sync` in the sm_80 variant, `wgmma` in the sm_90a one). Test kernels live
 //! in the `probes` crate (`tests/kernels`), so this module holds product kernels only; the
@@ -15,6 +15,7 @@
     feature(abi_ptx, asm_experimental_arch, core_float_math)
 )]
 
+pub mod attention;
 pub mod gemm;
 pub mod gemm_sm80;
 pub mod gemm_tc;

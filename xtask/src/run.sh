@@ -154,6 +154,15 @@ if [ "${QUICK:-0}" != 1 ]; then
     # transformer shapes) against cuBLAS's cublasGemmEx and cuBLASLt (FP8: cuBLASLt's
     # scaled matmul only) in the same run, with the sampled f64 check.
     step bench-gemm ./ferrocuda bench --gemm-only --precision-gemm all -o "$OUT/bench-gemm"
+    # Attention forward (bf16; 4x32x4096x128 non-causal and causal, 16x16x2048x64, and
+    # 4x32x4096x128 with 8 key/value heads): the peers (torch SDPA cuDNN and flash backends,
+    # FlashAttention-3 if it imports) timed by python first, then ours beside them.
+    # Without the peers' file (the script died) our rows still run, with a note.
+    step attention-peers python3 bench/python/attention_peers.py --out "$OUT/attention-peers.json"
+    peers=()
+    [ -s "$OUT/attention-peers.json" ] && peers=(--attention-peers "$OUT/attention-peers.json")
+    step bench-attention ./ferrocuda bench --attention ${peers[@]+"${peers[@]}"} \
+        -o "$OUT/bench-attention"
     # compute-sanitizer over every integration-test binary with GPU tests (the sanitizer
     # refuses programs that never call CUDA), each tool in turn: memcheck (out-of-bounds and
     # misaligned accesses, leaks of device memory), racecheck (shared-memory data races),
@@ -197,6 +206,12 @@ if [ "${QUICK:-0}" != 1 ]; then
                 ./ferrocuda bench --len 268435456 --gemm 256,256,256 --no-cuda-c --no-cublas \
                 --no-cub --warmup 1 --reps 1 -o "/tmp/ncu-$k"
         done
+        # Attention (mma.sync, bf16, D = 128): the first launch of the first --attention
+        # shape (4x32x4096x128, non-causal).
+        step ncu-attention ncu --clock-control none -k regex:^attention_fwd_bf16_d128$ -c 1 \
+            --section SpeedOfLight --section Occupancy --section WarpStateStats \
+            --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+            ./ferrocuda bench --attention --warmup 1 --reps 1 -o /tmp/ncu-attention
         step ncu-sgemm ncu --clock-control none -k regex:^sgemm$ -c 1 \
             --section SpeedOfLight --section Occupancy --section WarpStateStats \
             --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \

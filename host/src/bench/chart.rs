@@ -1,7 +1,8 @@
 //! The bench chart, drawn with plotters as SVG: horizontal bars, one per implementation of
 //! each workload, so that every peer (CUDA C twin, CUB, cuBLAS) sits beside ours; bandwidth
 //! workloads in GB/s with the memcpy rate as a vertical line, SGEMM in TFLOP/s below, and the
-//! GEMM rows by precision (BF16, FP16, TF32, FP32 against cuBLAS) in a third panel.
+//! GEMM rows by precision (BF16, FP16, TF32, FP32 against cuBLAS) in a third panel, the
+//! attention rows (against torch's SDPA backends and FlashAttention-3) in a fourth.
 
 use super::{Entry, Implementation, Report};
 use plotters::prelude::*;
@@ -19,11 +20,14 @@ fn color(implementation: Implementation) -> RGBColor {
         Implementation::Cub => RGBColor(40, 160, 90),
         Implementation::Cublas => RGBColor(150, 80, 170),
         Implementation::Memcpy => RGBColor(120, 120, 120),
+        Implementation::Torch => RGBColor(200, 60, 60),
+        Implementation::FlashAttn3 => RGBColor(40, 170, 190),
     }
 }
 
 /// Draws `report` as an SVG document: up to three panels, each drawn only if it has rows —
-/// bandwidth, SGEMM (`sgemm …` rows), and the GEMM rows by precision (`gemm …`). Returned as
+/// bandwidth, SGEMM (`sgemm …` rows), the GEMM rows by precision (`gemm …`) and attention
+/// (`attention …`). Returned as
 /// text, so that the caller writes it as it writes any output file (atomically).
 ///
 /// # Errors
@@ -34,14 +38,20 @@ pub fn svg(report: &Report) -> Result<String, String> {
         .iter()
         .filter(|e| e.gb_per_s.is_some() && e.implementation != Implementation::Memcpy)
         .collect();
-    let flops = |precision: bool| -> Vec<&Entry> {
+    let flops = |prefix: Option<&str>| -> Vec<&Entry> {
+        let is = |e: &Entry, p: &str| e.workload.starts_with(p);
         report
             .entries
             .iter()
-            .filter(|e| e.tflop_per_s.is_some() && e.workload.starts_with("gemm ") == precision)
+            .filter(|e| e.tflop_per_s.is_some())
+            .filter(|e| match prefix {
+                Some(p) => is(e, p),
+                None => !is(e, "gemm ") && !is(e, "attention "),
+            })
             .collect()
     };
-    let (sgemm, by_precision) = (flops(false), flops(true));
+    let (sgemm, by_precision, attention) =
+        (flops(None), flops(Some("gemm ")), flops(Some("attention ")));
     let memcpy = report
         .entries
         .iter()
@@ -54,15 +64,19 @@ pub fn svg(report: &Report) -> Result<String, String> {
             90 + ROW_PX * rows as u32
         }
     };
-    let height = (panel_px(bandwidth.len()) + panel_px(sgemm.len()) + panel_px(by_precision.len()))
-        .max(ROW_PX);
+    let height = (panel_px(bandwidth.len())
+        + panel_px(sgemm.len())
+        + panel_px(by_precision.len())
+        + panel_px(attention.len()))
+    .max(ROW_PX);
     let mut svg = String::new();
     // The drawing areas borrow `svg` until the end of this block.
     {
         let root = SVGBackend::with_string(&mut svg, (WIDTH_PX, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let (top, rest) = root.split_vertically(panel_px(bandwidth.len()));
-        let (middle, bottom) = rest.split_vertically(panel_px(sgemm.len()));
+        let (middle, rest) = rest.split_vertically(panel_px(sgemm.len()));
+        let (bottom, last) = rest.split_vertically(panel_px(by_precision.len()));
         if !bandwidth.is_empty() {
             let title = format!(
                 "ferrocuda bench on {} ({} elements per vector)",
@@ -95,6 +109,21 @@ pub fn svg(report: &Report) -> Result<String, String> {
                 &title,
                 "TFLOP/s (2·m·n·k / median time)",
                 &by_precision,
+                |e| e.tflop_per_s,
+                None,
+            )?;
+        }
+        if !attention.is_empty() {
+            let title = format!(
+                "Attention forward, bf16, B x H x S x D (causal, kv: key/value heads), on {} \
+                 (torch SDPA: cuDNN and flash backends)",
+                report.device
+            );
+            panel(
+                &last,
+                &title,
+                "TFLOP/s (4·B·H·S²·D / median time, halved when causal)",
+                &attention,
                 |e| e.tflop_per_s,
                 None,
             )?;

@@ -16,7 +16,9 @@
 //! keys and pairs, uniform and 4-valued), SGEMM (`sgemm.rs`, with `cublas.rs`), CUB ([`cub`]),
 //! the GEMM rows by precision if asked for (`gemm.rs`: BF16, FP16, TF32, FP32 against
 //! cuBLAS's `cublasGemmEx`, see [`GemmPrecision`]), then the best peers and the [`Report`]
-//! ([`report`], drawn by [`chart`]).
+//! ([`report`], drawn by [`chart`]). With `attention` set it runs only the attention rows
+//! ([`attention`]: our kernel against torch's SDPA backends and FlashAttention-3, measured
+//! by a Python script in the same bundle run).
 
 use crate::gpu::{Gpu, GpuError};
 use crate::timing::{Repeat, Stats};
@@ -26,6 +28,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
+pub mod attention;
 pub mod chart;
 pub mod cub;
 mod cublas;
@@ -68,9 +71,14 @@ pub struct BenchOptions {
     /// Skip the memcpy reference, the vector workloads and CUB: only the SGEMM rows and
     /// the GEMM rows by precision.
     pub gemm_only: bool,
+    /// Run only the attention rows ([`attention`]), nothing else.
+    pub attention: bool,
+    /// The attention peers measured by `bench/python/attention_peers.py` (its JSON, read).
+    pub attention_peers: Option<attention::PeerFile>,
 }
 
-/// Who implemented a timed row. In the JSON as `rust`, `cuda-c`, `cub`, `cublas`, `memcpy`.
+/// Who implemented a timed row. In the JSON as `rust`, `cuda-c`, `cub`, `cublas`, `memcpy`,
+/// `torch`, `flash-attn-3`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Implementation {
@@ -84,6 +92,12 @@ pub enum Implementation {
     Cublas,
     /// A device-to-device `memcpy` (the bandwidth reference).
     Memcpy,
+    /// torch's `scaled_dot_product_attention` (the attention rows; the backend, `cudnn` or
+    /// `flash`, is the entry's variant), measured by `bench/python/attention_peers.py`.
+    Torch,
+    /// FlashAttention-3's `flash_attn_interface.flash_attn_func`, measured by the same
+    /// script where it imports.
+    FlashAttn3,
 }
 
 impl Implementation {
@@ -95,6 +109,8 @@ impl Implementation {
             Self::Cub => "cub",
             Self::Cublas => "cublas",
             Self::Memcpy => "memcpy",
+            Self::Torch => "torch",
+            Self::FlashAttn3 => "flash-attn-3",
         }
     }
 }
@@ -174,6 +190,16 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
     };
     bench.log(&format!("GPU {} ({cc})", bench.gpu.name()));
     let (ptx_jit_load_ms, cubin_load_ms) = bench.module_load_times(cc);
+    if opts.attention {
+        bench.attention(opts.attention_peers.as_ref())?;
+        fill_best_peers(&mut bench.entries);
+        return Ok(bench.report(
+            cc,
+            rust_module_load_ms,
+            (ptx_jit_load_ms, cubin_load_ms),
+            None,
+        ));
+    }
     let cuda_c_build_ms = bench.build_twins();
     if opts.gemm_only {
         bench
@@ -196,24 +222,44 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
         }
     }
     fill_best_peers(&mut bench.entries);
-    Ok(Report {
-        device: bench.gpu.name(),
-        compute_capability: (cc.major, cc.minor),
-        len: bench.len,
-        gemm: opts.gemm.clone(),
-        warmup: opts.warmup,
-        reps: opts.reps,
+    Ok(bench.report(
+        cc,
         rust_module_load_ms,
-        module_source: bench.gpu.module_source().to_string(),
-        ptx_jit_load_ms,
-        cubin_load_ms,
+        (ptx_jit_load_ms, cubin_load_ms),
         cuda_c_build_ms,
-        notes: bench.notes,
-        entries: bench.entries,
-    })
+    ))
 }
 
 impl Bench<'_> {
+    /// The report of what was measured.
+    fn report(
+        self,
+        cc: cust::module::ComputeCapability,
+        rust_module_load_ms: f64,
+        (ptx_jit_load_ms, cubin_load_ms): (Option<f64>, Option<f64>),
+        cuda_c_build_ms: Option<f64>,
+    ) -> Report {
+        Report {
+            device: self.gpu.name(),
+            compute_capability: (cc.major, cc.minor),
+            len: self.len,
+            gemm: if self.opts.attention {
+                Vec::new()
+            } else {
+                self.opts.gemm.clone()
+            },
+            warmup: self.opts.warmup,
+            reps: self.opts.reps,
+            rust_module_load_ms,
+            module_source: self.gpu.module_source().to_string(),
+            ptx_jit_load_ms,
+            cubin_load_ms,
+            cuda_c_build_ms,
+            notes: self.notes,
+            entries: self.entries,
+        }
+    }
+
     /// A progress line.
     fn log(&mut self, line: &str) {
         (self.log)(line);

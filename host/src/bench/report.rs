@@ -429,6 +429,42 @@ mod tests {
         assert_eq!(json.entries[2].max_rel_error, Some(1.5e-3));
     }
 
+    /// Attention rows: ours beside torch's backends (variants) and FlashAttention-3; the
+    /// best peer is the fastest of them, and they get their own chart panel.
+    #[test]
+    fn attention_rows() {
+        use super::super::Implementation::{FlashAttn3, Torch};
+        let row = |imp, ms: f64, variant: Option<&str>| {
+            let mut e = Entry::flops(
+                "attention bf16 16x16x2048x64",
+                imp,
+                Stats::from_samples(vec![ms]),
+                2.2e12,
+            );
+            e.variant = variant.map(str::to_owned);
+            e
+        };
+        let mut r = report();
+        r.entries = vec![
+            row(Rust, 8.0, Some("mma.sync")),
+            row(Torch, 5.0, Some("cudnn")),
+            row(Torch, 7.0, Some("flash")),
+            row(FlashAttn3, 4.0, None),
+        ];
+        fill_best_peers(&mut r.entries);
+        assert_eq!(r.entries[0].best_peer, Some(FlashAttn3));
+        assert_eq!(r.entries[0].vs_best_peer, Some(4.0 / 8.0));
+        let [(_, json_text), (_, svg)] = output_files(&r).unwrap();
+        assert!(
+            svg.contains("Attention forward")
+                && svg.contains("attention bf16 16x16x2048x64 torch cudnn")
+                && !svg.contains("SGEMM"),
+            "{svg}"
+        );
+        let json: Report = serde_json::from_str(&json_text).unwrap();
+        assert_eq!(json.entries[3].implementation, FlashAttn3);
+    }
+
     /// Sort rows (ours and CUB's, as `bench::sort` makes them) get their best peer, a line
     /// in the table, their place in the JSON and a bar in the bandwidth panel.
     #[test]

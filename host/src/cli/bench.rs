@@ -62,6 +62,17 @@ pub struct BenchArgs {
     /// SGEMM rows of --gemm and the --precision-gemm rows still run).
     #[arg(long)]
     pub gemm_only: bool,
+    /// Only the attention rows: our mma.sync forward kernel in bf16 at (B, H, S, D) =
+    /// (4, 32, 4096, 128) non-causal and causal, (16, 16, 2048, 64), and (4, 32, 4096, 128)
+    /// with 8 key/value heads, as TFLOP/s (4·B·H·S²·D, halved when causal), beside the peers
+    /// of --attention-peers.
+    #[arg(long)]
+    pub attention: bool,
+    /// The attention peers' JSON, written in the same run by
+    /// `python3 bench/python/attention_peers.py --out FILE` (torch's SDPA with the cuDNN and
+    /// flash backends, and FlashAttention-3 where it imports).
+    #[arg(long, value_name = "FILE", requires = "attention")]
+    pub attention_peers: Option<PathBuf>,
     /// Run nothing: read a bench.json written earlier (e.g. on a GPU machine) and print its
     /// table and write bench.json and bench.svg again, with the best-peer ratios filled in.
     #[arg(long, value_name = "FILE")]
@@ -134,6 +145,11 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             args.precision_gemm_shape.clone()
         },
         gemm_only: args.gemm_only,
+        attention: args.attention,
+        attention_peers: match &args.attention_peers {
+            Some(path) => Some(read_attention_peers(path)?),
+            None => None,
+        },
     };
     let report =
         bench::run(&opts, |line| super::errln!("{line}")).context("bench runs on the GPU")?;
@@ -166,6 +182,26 @@ fn read_bench_json(path: &std::path::Path) -> Result<String> {
             e.utf8_error().valid_up_to()
         ))
         .into()
+    })
+}
+
+/// Reads and parses an `--attention-peers` file (bounded as `--from-json` files are).
+///
+/// # Errors
+/// The file cannot be read, is too large, or is not the script's JSON (naming the file).
+fn read_attention_peers(path: &std::path::Path) -> Result<bench::attention::PeerFile> {
+    let bytes = super::read_bounded(
+        "--attention-peers",
+        path,
+        MAX_BENCH_JSON_BYTES,
+        "a peers file may be",
+        "64 MiB",
+    )?;
+    serde_json::from_slice(&bytes).with_context(|| {
+        format!(
+            "--attention-peers {}: not the JSON of bench/python/attention_peers.py",
+            path.display()
+        )
     })
 }
 
@@ -217,6 +253,42 @@ mod tests {
             Ok(Precisions(vec![GemmPrecision::E4m3]))
         );
         assert!(parse_precisions("fp16,fp16").is_err());
+    }
+
+    #[test]
+    fn attention_flags_parse_and_peers_need_attention() {
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            bench: BenchArgs,
+        }
+        let cli = Cli::try_parse_from(["bench", "--attention", "--attention-peers", "p.json"])
+            .expect("flags parse");
+        assert!(cli.bench.attention);
+        assert_eq!(
+            cli.bench.attention_peers.as_deref(),
+            Some(std::path::Path::new("p.json"))
+        );
+        let err = Cli::try_parse_from(["bench", "--attention-peers", "p.json"])
+            .err()
+            .expect("--attention-peers alone is refused")
+            .to_string();
+        assert!(err.contains("--attention"), "{err}");
+    }
+
+    #[test]
+    fn a_peers_file_that_is_not_the_scripts_json_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("peers.json");
+        std::fs::write(&path, "{\"rows\": 3}").expect("write");
+        let err = format!("{:#}", super::read_attention_peers(&path).unwrap_err());
+        assert!(
+            err.contains("--attention-peers") && err.contains("peers.json"),
+            "{err}"
+        );
+        std::fs::write(&path, "{\"torch\": \"2.11\", \"rows\": [], \"notes\": []}").expect("write");
+        let peers = super::read_attention_peers(&path).expect("the script's format");
+        assert_eq!(peers.torch, "2.11");
     }
 
     /// The flags parse as the bench takes them (clap checks the field types at run time).

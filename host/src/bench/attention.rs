@@ -1,0 +1,193 @@
+//! The attention rows (`--attention`): our `mma.sync` forward kernel
+//! ([`crate::attention`]) in bf16 at the shapes of [`ATTENTION_SHAPES`], and the peers
+//! measured in the same bundle run by `bench/python/attention_peers.py` (torch's
+//! `scaled_dot_product_attention` with the cuDNN and the flash backend, and
+//! FlashAttention-3's `flash_attn_interface.flash_attn_func` where it imports), read from
+//! the JSON that script writes (`--attention-peers FILE`, [`PeerFile`]).
+//!
+//! Rate: TFLOP/s = `4·B·H·S²·D` (halved when causal) / median time
+//! ([`AttentionShape::flops`], FlashAttention's count, which the script uses too). Inputs
+//! are uniform in [−1, 1), rounded to bf16. Each sample is one launch between two CUDA
+//! events (a launch at these shapes takes milliseconds).
+//!
+//! The peers are timed by the script, not here: torch's own CUDA events around each call,
+//! after warm-up, as many samples as our `--reps`; their rows carry those samples. A peer
+//! that did not run (a backend that refuses a shape, FlashAttention-3 not installed) is a
+//! note of the script's, copied into the report's notes.
+
+use super::{Bench, Entry, Implementation};
+use crate::attention::{AttentionPlan, AttentionShape};
+use crate::gpu::GpuError;
+use crate::timing::Stats;
+use cuda_std::half::bf16;
+use cust::error::GpuContext;
+use cust::memory::DeviceBuffer;
+use serde::{Deserialize, Serialize};
+
+/// The shapes of the attention rows (the issue's: FlashAttention-3's and cuDNN's usual
+/// benchmark points, and one grouped-query shape with 4 query heads per key/value head).
+pub const ATTENTION_SHAPES: [AttentionShape; 4] = [
+    AttentionShape::new(4, 32, 4096, 128),
+    AttentionShape::new(4, 32, 4096, 128).with_causal(true),
+    AttentionShape::new(16, 16, 2048, 64),
+    AttentionShape::new(4, 32, 4096, 128).with_kv_heads(8),
+];
+
+/// The workload name of a shape's rows: `attention bf16 4x32x4096x128` with ` causal` and
+/// ` kv8` (key/value heads) where they apply. The script writes the same names.
+#[must_use]
+pub fn workload(shape: &AttentionShape) -> String {
+    format!(
+        "attention bf16 {}x{}x{}x{}{}{}",
+        shape.batch,
+        shape.heads,
+        shape.seq_len,
+        shape.head_dim,
+        if shape.causal { " causal" } else { "" },
+        if shape.kv_heads == shape.heads {
+            String::new()
+        } else {
+            format!(" kv{}", shape.kv_heads)
+        }
+    )
+}
+
+/// What `attention_peers.py` writes.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct PeerFile {
+    /// torch's version (`torch.__version__`).
+    #[serde(default)]
+    pub torch: String,
+    /// The timed peers.
+    #[serde(default)]
+    pub rows: Vec<PeerRow>,
+    /// What did not run, and why.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// One peer at one shape.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PeerRow {
+    /// [`workload`] of the shape.
+    pub workload: String,
+    /// `torch` or `flash-attn-3`.
+    pub implementation: String,
+    /// `cudnn` or `flash` for torch's backends; absent for FlashAttention-3.
+    #[serde(default)]
+    pub variant: Option<String>,
+    /// `4·B·H·S²·D`, halved when causal.
+    pub flops: f64,
+    /// The timed samples, milliseconds.
+    pub samples_ms: Vec<f64>,
+}
+
+impl PeerRow {
+    /// The row as a report entry.
+    fn entry(&self) -> Option<Entry> {
+        let implementation = match self.implementation.as_str() {
+            "torch" => Implementation::Torch,
+            "flash-attn-3" => Implementation::FlashAttn3,
+            _ => return None,
+        };
+        if self.samples_ms.is_empty() {
+            return None;
+        }
+        let stats = Stats::from_samples(self.samples_ms.clone());
+        let mut e = Entry::flops(&self.workload, implementation, stats, self.flops);
+        e.variant.clone_from(&self.variant);
+        Some(e)
+    }
+}
+
+impl Bench<'_> {
+    /// Times our kernel at every shape of [`ATTENTION_SHAPES`], then adds the peers of
+    /// `peers` (if given) for the same workloads.
+    pub(super) fn attention(&mut self, peers: Option<&PeerFile>) -> Result<(), GpuError> {
+        for shape in ATTENTION_SHAPES {
+            let name = workload(&shape);
+            let gpu = &self.gpu;
+            let inputs = |seed: u64, len: usize| -> Result<DeviceBuffer<bf16>, GpuError> {
+                let host: Vec<bf16> = super::random_f64(seed, len)
+                    .into_iter()
+                    // [0.5, 1.5) → [−1, 1).
+                    .map(|x| bf16::from_f32((2.0 * (x - 1.0)) as f32))
+                    .collect();
+                DeviceBuffer::from_slice_async(&host, gpu.stream())
+                    .gpu_context("copying an attention input to the GPU")
+            };
+            let q = inputs(1, shape.q_len())?;
+            let k = inputs(2, shape.kv_len())?;
+            let v = inputs(3, shape.kv_len())?;
+            let mut o = DeviceBuffer::<bf16>::zeroed_async(shape.q_len(), gpu.stream())
+                .gpu_context("allocating O")?;
+            let mut lse = DeviceBuffer::<f32>::zeroed_async(shape.lse_len(), gpu.stream())
+                .gpu_context("allocating L")?;
+            let mut plan = AttentionPlan::new(gpu, shape, &q, &k, &v, &mut o, &mut lse)?;
+            let stats = self.time(|| plan.launch(gpu))?;
+            let cfg = plan.config();
+            drop(plan);
+            gpu.sync_after(&name, cfg)?;
+            let mut e = Entry::flops(&name, Implementation::Rust, stats, shape.flops());
+            e.variant = Some("mma.sync".into());
+            self.log(&format!("{name}: rust mma.sync {}", e.rate_text()));
+            self.entries.push(e);
+            if let Some(peers) = peers {
+                for row in peers.rows.iter().filter(|r| r.workload == name) {
+                    if let Some(e) = row.entry() {
+                        self.log(&format!("{name}: {} {}", e.who(), e.rate_text()));
+                        self.entries.push(e);
+                    }
+                }
+            }
+        }
+        match peers {
+            Some(p) => self.notes.extend(p.notes.iter().cloned()),
+            None => self
+                .notes
+                .push("attention peers not measured (no --attention-peers file)".into()),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workload_names_name_causal_and_gqa() {
+        let names: Vec<String> = ATTENTION_SHAPES.iter().map(workload).collect();
+        assert_eq!(
+            names,
+            [
+                "attention bf16 4x32x4096x128",
+                "attention bf16 4x32x4096x128 causal",
+                "attention bf16 16x16x2048x64",
+                "attention bf16 4x32x4096x128 kv8",
+            ]
+        );
+    }
+
+    #[test]
+    fn peer_rows_become_entries_with_their_variant() {
+        let file: PeerFile = serde_json::from_str(
+            r#"{"torch": "2.11.0", "notes": ["flash-attn-3: not importable"],
+                "rows": [{"workload": "attention bf16 16x16x2048x64",
+                          "implementation": "torch", "variant": "cudnn",
+                          "flops": 2e12, "samples_ms": [4.0, 5.0, 4.5]},
+                         {"workload": "x", "implementation": "other", "flops": 1,
+                          "samples_ms": [1.0]}]}"#,
+        )
+        .expect("the script's format");
+        let e = file.rows[0].entry().expect("a torch row");
+        assert_eq!(e.implementation, Implementation::Torch);
+        assert_eq!(e.who(), "torch cudnn");
+        // 2e12 flops in 4.5 ms (the median).
+        assert!((e.tflop_per_s.unwrap() - 2e12 / 4.5e-3 / 1e12).abs() < 1e-9);
+        assert!(
+            file.rows[1].entry().is_none(),
+            "unknown implementations are skipped"
+        );
+    }
+}
