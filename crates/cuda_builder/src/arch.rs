@@ -6,11 +6,12 @@ use crate::ComputeCapability;
 
 /// Rust-CUDA's name for an architecture (`NvvmArch::Compute70` = sm_70,
 /// `NvvmArch::Compute90a` = sm_90a, `NvvmArch::Compute100f` = sm_100f), accepted by
-/// [`CudaBuilder::arch`] and [`CudaBuilder::arch_variant`] so Rust-CUDA build scripts port
-/// unchanged. The variants are Rust-CUDA's (its `nvvm` crate): the plain targets from 3.5 to
-/// 12.1, the arch-specific `a` forms (code that runs only on exactly that architecture) and
-/// the family-specific `f` forms (code that runs on that architecture and later ones of the
-/// same major version, PTX ISA 8.8 and later); see [`ComputeCapability`].
+/// [`CudaBuilder::arch`](crate::CudaBuilder::arch) and
+/// [`CudaBuilder::arch_variant`](crate::CudaBuilder::arch_variant) so Rust-CUDA build
+/// scripts port unchanged. The variants are Rust-CUDA's (its `nvvm` crate): the plain
+/// targets from 3.5 to 12.1, the arch-specific `a` forms (code that runs only on exactly that
+/// architecture) and the family-specific `f` forms (code that runs on that architecture and
+/// later ones of the same major version, PTX ISA 8.8 and later); see [`ComputeCapability`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[allow(missing_docs)]
 pub enum NvvmArch {
