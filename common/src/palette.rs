@@ -234,6 +234,94 @@ impl Coloring {
     }
 }
 
+/// Where a band's pixels find their samples: `supersample × supersample` samples per pixel
+/// of a band `width_px` pixels wide, stored row-major by sample rows (`width_px · s` samples
+/// a row), as the deep-zoom escape pass writes them. Passed by value to the colour pass
+/// (`kernels::mandelbrot::colorize`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, cuda_std::DeviceCopy)]
+pub struct SampleGrid {
+    /// Band width in pixels (read only when `supersample > 1`; then not 0).
+    pub width_px: u32,
+    /// Samples per pixel along each axis (0 is taken as 1).
+    pub supersample: u32,
+}
+
+impl SampleGrid {
+    /// One sample per pixel.
+    pub const fn single(width_px: u32) -> Self {
+        Self {
+            width_px,
+            supersample: 1,
+        }
+    }
+
+    /// Samples per pixel (`s²`).
+    #[inline(always)]
+    pub const fn samples_per_px(&self) -> usize {
+        let s = if self.supersample == 0 {
+            1
+        } else {
+            self.supersample as usize
+        };
+        s * s
+    }
+
+    /// The colour of pixel `i` (row-major within the band) from its samples' colours
+    /// `sample(k)` (`k` the sample's index): the sample's own colour with one sample per
+    /// pixel, else [`average_samples`] of the `s × s` samples, sample `(c, j)` of pixel
+    /// `(x, r)` being `k = (r·s + j)·(width_px·s) + x·s + c`.
+    ///
+    /// ```
+    /// # use common::palette::SampleGrid;
+    /// // A 2-pixel-wide band, 2×2 samples: pixel 1 has samples 2, 3, 6 and 7.
+    /// let grid = SampleGrid { width_px: 2, supersample: 2 };
+    /// let c = grid.pixel_color(1, |k| [k as u8 * 10, 0, 0]);
+    /// assert_eq!(c, [(20 + 30 + 60 + 70 + 2) / 4, 0, 0]);
+    /// ```
+    #[inline(always)]
+    pub fn pixel_color(&self, i: usize, mut sample: impl FnMut(usize) -> Rgb) -> Rgb {
+        let s = self.supersample.max(1) as usize;
+        if s == 1 {
+            return sample(i);
+        }
+        let w = self.width_px as usize;
+        let (x, r) = (i % w, i / w);
+        average_samples(s as u32, |j, c| {
+            sample((r * s + j as usize) * (w * s) + x * s + c as usize)
+        })
+    }
+}
+
+/// The colour of a pixel of `s × s` samples: the rounded average `(Σ channel + s²/2) / s²`
+/// of the sample colours `color(j, i)` (sample row `j`, column `i`, each in `0 .. s`), as
+/// [`crate::RenderJob::pixel_supersampled`] averages. The deep-zoom colour pass calls it on
+/// the GPU (`kernels::mandelbrot::colorize`) and the CPU band renderer on the host, so both
+/// give the same bytes. `s` is at most 16 (the sums stay below 2^17).
+///
+/// ```
+/// # use common::palette::average_samples;
+/// let c = average_samples(2, |j, i| [(10 * (2 * j + i)) as u8, 255, 0]);
+/// // (0 + 10 + 20 + 30 + 2) / 4 = 15; (4·255 + 2) / 4 = 255.
+/// assert_eq!(c, [15, 255, 0]);
+/// assert_eq!(average_samples(1, |_, _| [1, 2, 3]), [1, 2, 3]);
+/// ```
+#[inline(always)]
+pub fn average_samples(s: u32, mut color: impl FnMut(u32, u32) -> Rgb) -> Rgb {
+    let mut sum = [0u32; 3];
+    for j in 0..s {
+        for i in 0..s {
+            let c = color(j, i);
+            sum[0] += u32::from(c[0]);
+            sum[1] += u32::from(c[1]);
+            sum[2] += u32::from(c[2]);
+        }
+    }
+    let count = s * s;
+    let avg = |v: u32| ((v + count / 2) / count) as u8;
+    [avg(sum[0]), avg(sum[1]), avg(sum[2])]
+}
+
 /// `r | g << 8 | b << 16`.
 #[inline(always)]
 pub const fn pack_rgb(c: Rgb) -> u32 {

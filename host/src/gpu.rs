@@ -163,6 +163,19 @@ impl Gpu {
     }
 }
 
+/// Launches `function` (resolved once, [`cust::module::Module::kernel`]) with `args` on
+/// `gpu`'s stream between two CUDA events and waits ([`timed`]).
+pub(crate) fn run<'a, P: cuda_std::launch::ParamSizes, A: cust::launch::KernelArgs<'a, P>>(
+    gpu: &'a Gpu,
+    function: &cust::launch::TypedFunction<P, cuda_std::launch::Safe>,
+    cfg: LaunchConfig,
+    args: A,
+) -> Result<Duration, GpuError> {
+    timed(gpu, function.name(), cfg, || {
+        function.launch(gpu.stream(), cfg, args)
+    })
+}
+
 /// Runs `launch` between two CUDA events, waits (a failure names `kernel` and `cfg`), and
 /// returns the time between the events.
 pub(crate) fn timed(

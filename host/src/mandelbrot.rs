@@ -30,7 +30,7 @@ pub use color::COLOR_TABLE_LEN;
 pub(crate) use color::color_table;
 pub use cpu::{render_band_cpu, render_band_cpu_until, render_cpu, render_cpu_styled};
 pub use gpu::{
-    BAND_BYTES_PER_PX, BandBuffers, GpuRenderer, launch_render, render_mandelbrot,
+    BAND_BYTES_PER_PX, BandBuffers, GpuRenderer, RenderKernels, launch_render, render_mandelbrot,
     render_mandelbrot_banded, render_mandelbrot_styled,
 };
 pub use job::BandJob;
@@ -109,7 +109,3 @@ impl BandRenderer<'_> {
         }
     }
 }
-
-/// Re-exported from [`crate::bench::mandelbrot`], where the Mandelbrot bench lives, for the
-/// workspace tests that still import them from here.
-pub use crate::bench::mandelbrot::{bench_kernels, render_naive_cpu};

@@ -856,10 +856,6 @@ fn upload_into<T: Element>(gpu: &Gpu, x: &[T], dst: &mut DeviceBuffer<T>) -> Res
         .gpu_context("copying to the GPU")
 }
 
-/// Re-exported from [`crate::bench::vector_add`], where the vector-add measurement lives,
-/// for the workspace tests that still import it from here.
-pub use crate::bench::vector_add::{VectorAddRun, vector_add};
-
 #[cfg(test)]
 mod tests {
     use super::*;

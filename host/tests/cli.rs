@@ -508,6 +508,84 @@ fn rejects_unknown_precision() {
     assert_rejected(&[&SMALL[..], &["--precision", "f16"]].concat(), &["f16"]);
 }
 
+/// Issue 35: `--png-compression` takes exactly `fast`, `default` or `best`; anything else
+/// (another word, a zlib level number, a different case, an empty value) is a usage error
+/// naming the value and the allowed ones, before anything is rendered or written.
+#[test]
+fn rejects_unknown_png_compression() {
+    for bad in ["fastest", "9", "FAST", " best", ""] {
+        let dir = temp_dir();
+        let args = [&SMALL[..], &["--png-compression", bad]].concat();
+        let out = ferrocuda(dir.path(), &args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "`{bad}`: {err}");
+        // clap names a given value in quotes, and says an empty one is missing.
+        let value = if bad.is_empty() {
+            "a value is required".to_owned()
+        } else {
+            format!("'{bad}'")
+        };
+        for needle in [&value[..], "--png-compression", "fast", "default", "best"] {
+            assert!(
+                err.contains(needle),
+                "`{bad}`: does not name {needle}: {err}"
+            );
+        }
+        assert_eq!(entries(dir.path()), Vec::<String>::new());
+    }
+}
+
+/// Issue 35: every `--png-compression` level writes the same pixels (a deep view, whose
+/// bands are coloured by `PerturbedJob::finish_band` on the CPU, and an f64 view with smooth
+/// colouring in several bands), and a higher level never writes a larger file on these
+/// images.
+#[test]
+fn png_compression_levels_write_the_same_pixels() {
+    let dir = temp_dir();
+    let views: [&[&str]; 2] = [
+        &[
+            "--center",
+            "-0.7435,0.1314",
+            "--scale",
+            "0.01",
+            "--smooth",
+            "--band-rows",
+            "7",
+        ],
+        &["--center", "0,1", "--scale", "1e-40", "--max-iter", "3000"],
+    ];
+    for view in views {
+        let mut images = Vec::new();
+        for level in ["fast", "default", "best"] {
+            let name = format!("{level}.png");
+            let args = [
+                &["mandelbrot", "--backend", "cpu"][..],
+                &["--width", "160", "--height", "120"],
+                view,
+                &["--png-compression", level, "-o", &name],
+            ]
+            .concat();
+            ok(dir.path(), &args);
+            let path = dir.path().join(&name);
+            let size = std::fs::metadata(&path).expect("the PNG").len();
+            images.push((level, size, read_rgb(&path)));
+        }
+        let (_, fast_size, fast) = &images[0];
+        let mut last = *fast_size;
+        for (level, size, image) in &images[1..] {
+            assert!(
+                image == fast,
+                "{view:?}: {level} decodes to other pixels than fast"
+            );
+            assert!(
+                *size <= last,
+                "{view:?}: {level} wrote {size} bytes, more than the level below ({last})"
+            );
+            last = *size;
+        }
+    }
+}
+
 #[test]
 fn rejects_output_in_missing_folder() {
     assert_rejected(
@@ -1173,6 +1251,14 @@ fn deep_zoom_options_name_bad_values() {
     .unwrap();
     let out = ok(dir.path(), &[&SMALL[..], &["--kfr", "i.kfr"]].concat());
     assert!(stdout(&out).contains("max_iter 2000"), "{}", stdout(&out));
+    // Issue 35: a --max-iter given overrides `Iterations`, whatever its value: 1000 (the
+    // value used without either) was taken for "not given" before and ignored.
+    for given in ["1000", "1500"] {
+        let args = [&SMALL[..], &["--kfr", "i.kfr", "--max-iter", given]].concat();
+        let out = ok(dir.path(), &args);
+        let want = format!("max_iter {given},");
+        assert!(stdout(&out).contains(&want), "{}", stdout(&out));
+    }
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //!   function the CPU renderer calls — and writes the escape time (and `|z_n|²` for smooth
 //!   colouring).
 //! - `colorize`: the colour pass, one thread per pixel of the escape pass's output
-//!   ([`Coloring::color`]). Keeping it out of the escape kernel keeps that kernel's registers
+//!   ([`Coloring::color`]), averaging supersampled deep bands' samples. Keeping it out of the escape kernel keeps that kernel's registers
 //!   and instructions to the escape loop; the pass is memory-bound.
 //! - `mandelbrot_ss_f32` / `mandelbrot_ss_f64`: escape time and colour with supersampling
 //!   ([`RenderJob::pixel`]): each pixel averages its samples' colours, so colouring stays in
@@ -25,7 +25,7 @@ use common::{
     Band, Complex, Escape, Palette, Real, RenderJob, Rgb, Viewport,
     bla::Bla,
     escape_time,
-    palette::{Coloring, unpack_rgb},
+    palette::{Coloring, SampleGrid, unpack_rgb},
     perturb::DeepJob,
 };
 use cuda_std::prelude::*;
@@ -111,30 +111,37 @@ fn escape_pixel<F: Real>(
     }
 }
 
-/// The colour pass: `rgb[i] = coloring.color(Escape { n: counts[i], norm_sqr: norms[i] },
-/// max_iter)` for `i < min(counts.len(), rgb.len())`, one thread per element (1D launch).
-/// With `norms` empty (discrete colouring) `norm_sqr` is 0; otherwise `norms` must be as
-/// long as `counts` (missing elements read as 0). `table`: for discrete colouring, the
-/// colours of escape times `0 .. table.len()` from [`Coloring::fill_discrete_table`] (packed
-/// `r | g << 8 | b << 16`), looked up instead of computed; empty otherwise.
+/// The colour pass: for pixel `i` of a band, `rgb[i]` is the colour
+/// `coloring.color(Escape { n: counts[k], norm_sqr: norms[k] }, max_iter)` of its sample
+/// `k = i`, or with `grid.supersample > 1` the rounded average of its `s × s` samples'
+/// colours ([`SampleGrid::pixel_color`], the function the CPU's deep bands call). One thread
+/// per pixel (1D launch), for `i < min(counts.len() / s², rgb.len())`. With `norms` empty
+/// (discrete colouring) `norm_sqr` is 0; otherwise `norms` must be as long as `counts`
+/// (missing elements read as 0). `table`: for discrete colouring, the colours of escape times
+/// `0 .. table.len()` from [`Coloring::fill_discrete_table`] (packed `r | g << 8 | b << 16`),
+/// looked up instead of computed; empty otherwise. Float bands (one sample per pixel) and
+/// deep bands (any supersampling) both go through this kernel.
 #[kernel]
 pub fn colorize(
     coloring: Coloring,
     max_iter: u32,
+    grid: SampleGrid,
     table: &[u32],
     counts: &[u32],
     norms: &[f32],
     rgb: OutSlice<Rgb>,
 ) {
     let i = index_1d();
-    if i < counts.len() {
-        let n = counts[i];
-        let color = if (n as usize) < table.len() {
-            unpack_rgb(table[n as usize])
-        } else {
-            let norm_sqr = if i < norms.len() { norms[i] } else { 0.0 };
-            coloring.color(Escape { n, norm_sqr }, max_iter)
-        };
+    if i < counts.len() / grid.samples_per_px() {
+        let color = grid.pixel_color(i, |k| {
+            let n = counts[k];
+            if (n as usize) < table.len() {
+                unpack_rgb(table[n as usize])
+            } else {
+                let norm_sqr = if k < norms.len() { norms[k] } else { 0.0 };
+                coloring.color(Escape { n, norm_sqr }, max_iter)
+            }
+        });
         // Element i: this thread's own, bounds-checked.
         rgb.write_at_thread(color);
     }

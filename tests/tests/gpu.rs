@@ -63,8 +63,8 @@ fn vector_add_identical_to_cpu() {
         // Values whose sums round: a[i] = i / 3 (inexact), b[i] = 1e-3 · (i mod 97).
         let a: Vec<f32> = (0..n).map(|i| i as f32 / 3.0).collect();
         let b: Vec<f32> = (0..n).map(|i| 1e-3 * (i % 97) as f32).collect();
-        let run =
-            host::vector::vector_add(&gpu, &a, &b, 1).unwrap_or_else(|e| panic!("n = {n}: {e}"));
+        let run = host::bench::vector_add::vector_add(&gpu, &a, &b, 1)
+            .unwrap_or_else(|e| panic!("n = {n}: {e}"));
         let expected = host::vector::add_cpu(&a, &b);
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_identical(

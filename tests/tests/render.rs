@@ -9,7 +9,7 @@ use host::{
     mandelbrot::{
         Image, Precision, RenderParams, Style,
         pool::{GpuPool, GpuSelection, PoolError},
-        render_band_cpu, render_cpu_styled, render_naive_cpu,
+        render_band_cpu, render_cpu_styled,
     },
 };
 use tests::{TestView, assert_identical, deep_views, gpu, views};
@@ -55,7 +55,7 @@ fn optimized_kernel_counts_equal_naive_kernel_counts() {
     for precision in [Precision::F32, Precision::F64] {
         for v in &all {
             let p = params(v, precision, Palette::Classic);
-            let b = host::mandelbrot::bench_kernels(&gpu, &p, 0, 1)
+            let b = host::bench::mandelbrot::bench_kernels(&gpu, &p, 0, 1)
                 .unwrap_or_else(|e| panic!("{}: {e}", v.name));
             let what = format!("{} ({})", v.name, precision.name());
             assert_identical(
@@ -68,7 +68,7 @@ fn optimized_kernel_counts_equal_naive_kernel_counts() {
                 &b.naive_image.rgb,
                 &b.optimized_image.rgb,
             );
-            let cpu = render_naive_cpu(&p);
+            let cpu = host::bench::mandelbrot::render_naive_cpu(&p);
             assert_identical(
                 &format!("{what}: naive GPU vs CPU"),
                 &cpu.counts,
@@ -387,9 +387,11 @@ fn deep_zoom_perturbation_on_the_gpu_equals_the_cpu() {
 
 /// Deep zoom through the band interface (`BandJob::Perturbed`): the GPU pool and one
 /// `GpuRenderer`, in bands of 5 rows, against the CPU bands: identical escape times, `|z_n|²`
-/// (bit for bit, per sample) and colours, with one sample per pixel and with 2×2
-/// supersampling and smooth colouring; the reference orbit and BLA table are uploaded once
-/// per GPU and shared across bands and across two jobs (a zoom's frames).
+/// (bit for bit, per sample) and colours (coloured on the device by the colour pass of float
+/// bands, on the CPU by `PerturbedJob::finish_band`), with one sample per pixel and with 2×2
+/// and 4×4 supersampling, discrete (table lookups, a cycle and an offset) and smooth
+/// colouring; the reference orbit and BLA table are uploaded once per GPU and shared across
+/// bands and across jobs (a zoom's frames).
 #[test]
 fn deep_bands_on_the_gpu_pool_equal_the_cpu_bands() {
     use common::palette::Coloring;
@@ -409,11 +411,20 @@ fn deep_bands_on_the_gpu_pool_equal_the_cpu_bands() {
         shading: Shading::Smooth,
         ..Coloring::discrete(Palette::Electric)
     };
-    let mut renderer = GpuRenderer::new(&gpu, 61 * 5 * 4).unwrap();
+    // A cycle and an offset, looked up in the colour table per sample.
+    let cycled = Coloring {
+        cycle_iters: 37,
+        offset: 0.25,
+        ..Coloring::discrete(Palette::Classic)
+    };
+    let mut renderer = GpuRenderer::new(&gpu, 61 * 5 * 16).unwrap();
     for (s, coloring, iters) in [
         (1, discrete, max_iter),
         (2, smooth, max_iter),
         (1, discrete, 3000),
+        (2, discrete, 3000),
+        (4, cycled, 3000),
+        (4, smooth, 3000),
     ] {
         let job = PerturbedJob::prepare(
             v.job(iters, coloring.bailout_sqr::<f64>()),

@@ -139,6 +139,29 @@ if [ "${QUICK:-0}" != 1 ]; then
     step mandelbrot-deep-8192-gpus-identical cmp /tmp/d8192_gpus_1.png /tmp/d8192_gpus_all.png
     echo "--- 8192x8192 deep view at 1e-10, max_iter 1000000: --gpus 1 vs --gpus all"
     grep -h "kernel\|end to end" "$LOGS"/mandelbrot-deep-8192-gpus-*.log
+    # Issue 35, renders at the GPU's pace. Deep bands are coloured on the GPU: compare each
+    # deep render's "render wall" with its "kernel" (target: at most 1.5x). The f64 16384²
+    # seahorse at each --png-compression level: compare "end to end" with the larger of
+    # "kernel" and "PNG encode" (target at the default level, fast: at most 1.25x).
+    for size in 1920x1080 16384x16384; do
+        iters=5000
+        [ "$size" = 16384x16384 ] && iters=20000
+        step "mandelbrot-deep-1e-300-$size" ./ferrocuda mandelbrot --backend gpu \
+            --width "${size%x*}" --height "${size#*x}" --center 0,1 --scale 1e-300 \
+            --max-iter "$iters" --smooth --palette electric -o "/tmp/deep_1e-300_$size.png"
+    done
+    echo "--- deep 1e-300, 1920x1080 at 5000 and 16384x16384 at 20000 iterations"
+    grep -h "kernel\|end to end" "$LOGS"/mandelbrot-deep-1e-300-*.log
+    for level in fast default best; do
+        step "mandelbrot-16384-f64-png-$level" ./ferrocuda mandelbrot --backend gpu --gpus 1 \
+            --width 16384 --height 16384 --center -0.7435,0.1314 --scale 0.02 --max-iter 50000 \
+            --precision f64 --png-compression "$level" -o "/tmp/m16384_png_$level.png"
+    done
+    echo "--- f64 16384x16384 seahorse valley, max_iter 50000, by --png-compression"
+    for level in fast default best; do
+        echo "$level: $(stat -c %s "/tmp/m16384_png_$level.png") bytes"
+        grep -h "kernel\|end to end" "$LOGS/mandelbrot-16384-f64-png-$level.log"
+    done
     # Past f64: perturbation with BLA on the GPU, checked pixel for pixel against the CPU.
     step mandelbrot-deep-1e-300-verify ./ferrocuda mandelbrot --backend gpu --width 1920 \
         --height 1080 --center 0,1 --scale 1e-300 --max-iter 5000 --smooth --palette electric \

@@ -2,22 +2,58 @@
 //! kernel and its CPU twin, the renderer's optimized passes, and the CUDA C reference kernels
 //! (`bench/cuda/mandelbrot.cu`, built by [`crate::nvcc`]), timed with [`crate::timing`].
 
-use crate::gpu::{Gpu, GpuError};
-use crate::launch::{Launch, for_image};
+use crate::gpu::{Gpu, GpuError, run};
+use crate::launch::for_image;
 use crate::mandelbrot::{
-    BandBuffers, COLOR_TABLE_LEN, Image, Precision, RenderParams, Style, color_table,
-    launch_render, timed,
+    BandBuffers, COLOR_TABLE_LEN, Image, Precision, RenderKernels, RenderParams, Style,
+    color_table, launch_render, timed,
 };
 use crate::timing::{Repeat, Stats};
 use common::Rgb;
 use common::{Band, Palette, Real, Viewport};
-use cust::{error::GpuContext, memory::DeviceBuffer, module::Module};
+use cuda_std::launch::{Out, Safe, Value};
+use cust::{error::GpuContext, launch::TypedFunction, memory::DeviceBuffer, module::Module};
 use kernels::mandelbrot::{mandelbrot_naive_f32, mandelbrot_naive_f64};
 use rayon::prelude::*;
 use std::time::Duration;
 
-/// Launches the baseline `mandelbrot_naive_f32`/`_f64` over the whole `view` into
-/// `counts`/`rgb` (at least `view.len()` pixels) and waits; returns the kernel time.
+/// Parameter kinds of the baseline kernels `mandelbrot_naive_f32`/`_f64`.
+type NaiveParams<F> = (
+    Value<Viewport<F>>,
+    Value<u32>,
+    Value<Palette>,
+    Out<u32>,
+    Out<Rgb>,
+);
+
+/// The baseline kernels `mandelbrot_naive_f32`/`_f64`, resolved once in a module.
+pub struct NaiveKernels {
+    f32: TypedFunction<NaiveParams<f32>, Safe>,
+    f64: TypedFunction<NaiveParams<f64>, Safe>,
+}
+
+impl std::fmt::Debug for NaiveKernels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NaiveKernels").finish_non_exhaustive()
+    }
+}
+
+impl NaiveKernels {
+    /// Resolves both in `gpu`'s module.
+    ///
+    /// # Errors
+    /// As [`cust::module::Module::kernel`].
+    pub fn new(gpu: &Gpu) -> Result<Self, GpuError> {
+        Ok(Self {
+            f32: gpu.module().kernel(mandelbrot_naive_f32)?,
+            f64: gpu.module().kernel(mandelbrot_naive_f64)?,
+        })
+    }
+}
+
+/// Launches the baseline `mandelbrot_naive_f32`/`_f64` (of `kernels`) over the whole view of
+/// `params` (its iteration limit, palette and precision) into `counts`/`rgb` (at least
+/// `params.view.len()` pixels) and waits; returns the kernel time.
 ///
 /// # Panics
 /// If the buffers are smaller than the view (a programming error).
@@ -26,13 +62,17 @@ use std::time::Duration;
 /// As [`launch_render`].
 pub fn launch_naive(
     gpu: &Gpu,
-    view: &Viewport<f64>,
-    max_iter: u32,
-    palette: Palette,
-    precision: Precision,
+    kernels: &NaiveKernels,
+    params: &RenderParams,
     counts: &mut DeviceBuffer<u32>,
     rgb: &mut DeviceBuffer<Rgb>,
 ) -> Result<Duration, GpuError> {
+    let RenderParams {
+        ref view,
+        max_iter,
+        precision,
+        palette,
+    } = *params;
     let len = view.len();
     assert!(
         counts.len() >= len && rgb.len() >= len,
@@ -42,15 +82,14 @@ pub fn launch_naive(
     let mut counts = counts.index_mut(0..len)?;
     let mut rgb = rgb.index_mut(0..len)?;
     match precision {
-        Precision::F32 => timed(gpu, mandelbrot_naive_f32.name(), cfg, || {
-            let view = view.cast::<f32>();
-            let args = (view, max_iter, palette, &mut counts, &mut rgb);
-            mandelbrot_naive_f32.launch(gpu.module(), gpu.stream(), cfg, args)
-        }),
-        Precision::F64 => timed(gpu, mandelbrot_naive_f64.name(), cfg, || {
+        Precision::F32 => {
+            let args = (view.cast::<f32>(), max_iter, palette, &mut counts, &mut rgb);
+            run(gpu, &kernels.f32, cfg, args)
+        }
+        Precision::F64 => {
             let args = (*view, max_iter, palette, &mut counts, &mut rgb);
-            mandelbrot_naive_f64.launch(gpu.module(), gpu.stream(), cfg, args)
-        }),
+            run(gpu, &kernels.f64, cfg, args)
+        }
     }
 }
 
@@ -268,19 +307,14 @@ pub fn bench_kernels(
         first_row: 0,
         rows: view.height_px,
     };
-    let table_len = color_table(gpu, &job, &mut table, &mut None)?;
+    let table_len = color_table(gpu, job.coloring, job.max_iter, &mut table, &mut None)?;
+    let kernels = RenderKernels::new(gpu)?;
+    let naive = NaiveKernels::new(gpu)?;
     let times = Repeat::new(warmup, reps).run(|| {
-        let t_naive = launch_naive(
-            gpu,
-            &view,
-            params.max_iter,
-            params.palette,
-            params.precision,
-            &mut naive_counts,
-            &mut naive_rgb,
-        )?;
+        let t_naive = launch_naive(gpu, &naive, params, &mut naive_counts, &mut naive_rgb)?;
         let t_opt = launch_render(
             gpu,
+            &kernels,
             &job,
             params.precision,
             band,

@@ -11,7 +11,7 @@ use crate::gpu::{Gpu, GpuError};
 use crate::mandelbrot::{Precision, RenderParams};
 use crate::vector::{Element, Float, ScanState, Scannable, Scratch, Split};
 use cuda_std::launch::{ConstPtr, Kernel, MutPtr, Unsafe, Value};
-use cust::{function::LaunchConfig, memory::DeviceBuffer, module::Module};
+use cust::{function::LaunchConfig, launch::TypedFunction, memory::DeviceBuffer, module::Module};
 use kernels::gemm::{SGEMM_THREADS, SGEMM_TILE_M, SGEMM_TILE_N};
 use kernels::scan::SCAN_THREADS;
 use kernels::vector::BLOCK_THREADS;
@@ -90,10 +90,25 @@ pub type MandelParams<T> = (
 /// `cu_sgemm`.
 pub const CU_SGEMM: CuSgemm = Kernel::external("cu_sgemm");
 
+/// The function a kernel handle resolves to in a module ([`Module::kernel`]).
+pub trait Resolve {
+    /// [`TypedFunction`] of the handle's parameter kinds and safety.
+    type Function;
+}
+
+impl<P, S> Resolve for Kernel<P, S> {
+    type Function = TypedFunction<P, S>;
+}
+
+/// What the handle type `K` resolves to.
+pub type Resolved<K> = <K as Resolve>::Function;
+
 /// An element type with CUDA C reduction twins.
 pub trait ReduceTwins: Element {
     /// `cu_reduce_{sum,min,max}_<type>`, in [`crate::vector::ReduceOp`]'s order.
     const CU_REDUCE: [CuReduce<Self>; 3];
+    /// Their functions in `cu`'s module, resolved when it was built.
+    fn reduce_fns(cu: &CudaC) -> &[Resolved<CuReduce<Self>>; 3];
 }
 
 /// A float type with the CUDA C STREAM and dot twins.
@@ -110,12 +125,40 @@ pub trait FloatTwins: Float + ReduceTwins {
     const CU_AXPY: CuAxpy<Self>;
     /// `cu_dot_<type>`.
     const CU_DOT: CuDot<Self>;
+    /// Their functions in `cu`'s module, resolved when it was built.
+    fn float_fns(cu: &CudaC) -> &FloatFns<Self>;
+}
+
+/// The STREAM and dot twins of one float type, resolved once ([`CudaC::build`]).
+#[derive(Debug)]
+pub struct FloatFns<T> {
+    copy: Resolved<CuMap1<T>>,
+    scale: Resolved<CuScale<T>>,
+    add: Resolved<CuMap2<T>>,
+    triad: Resolved<CuTriad<T>>,
+    axpy: Resolved<CuAxpy<T>>,
+    dot: Resolved<CuDot<T>>,
+}
+
+impl<T: FloatTwins> FloatFns<T> {
+    fn resolve(m: &Module) -> Result<Self, GpuError> {
+        Ok(Self {
+            copy: m.kernel(T::CU_COPY)?,
+            scale: m.kernel(T::CU_SCALE)?,
+            add: m.kernel(T::CU_ADD)?,
+            triad: m.kernel(T::CU_TRIAD)?,
+            axpy: m.kernel(T::CU_AXPY)?,
+            dot: m.kernel(T::CU_DOT)?,
+        })
+    }
 }
 
 /// An element type with the CUDA C scan twins.
 pub trait ScanTwins: Scannable {
     /// `cu_scan_inclusive_<type>`, `cu_scan_exclusive_<type>`.
     const CU_SCAN: [CuScan<Self>; 2];
+    /// Their functions in `cu`'s module, resolved when it was built.
+    fn scan_fns(cu: &CudaC) -> &[Resolved<CuScan<Self>>; 2];
 }
 
 /// A floating-point type of the CUDA C Mandelbrot references.
@@ -159,23 +202,29 @@ impl MandelTwins for f64 {
 }
 
 macro_rules! reduce_twins {
-    ($t:ty, $s:literal) => {
+    ($t:ty, $s:literal, $field:ident) => {
         impl ReduceTwins for $t {
             const CU_REDUCE: [CuReduce<Self>; 3] = [
                 Kernel::external(concat!("cu_reduce_sum_", $s)),
                 Kernel::external(concat!("cu_reduce_min_", $s)),
                 Kernel::external(concat!("cu_reduce_max_", $s)),
             ];
+            fn reduce_fns(cu: &CudaC) -> &[Resolved<CuReduce<Self>>; 3] {
+                &cu.$field
+            }
         }
     };
 }
-reduce_twins!(f32, "f32");
-reduce_twins!(f64, "f64");
-reduce_twins!(u32, "u32");
+reduce_twins!(f32, "f32", reduce_f32);
+reduce_twins!(f64, "f64", reduce_f64);
+reduce_twins!(u32, "u32", reduce_u32);
 
 macro_rules! float_twins {
-    ($t:ty, $s:literal) => {
+    ($t:ty, $s:literal, $field:ident) => {
         impl FloatTwins for $t {
+            fn float_fns(cu: &CudaC) -> &FloatFns<Self> {
+                &cu.$field
+            }
             const CU_COPY: CuMap1<Self> = Kernel::external(concat!("cu_copy_", $s));
             const CU_SCALE: CuScale<Self> = Kernel::external(concat!("cu_scale_", $s));
             const CU_ADD: CuMap2<Self> = Kernel::external(concat!("cu_add_", $s));
@@ -185,26 +234,37 @@ macro_rules! float_twins {
         }
     };
 }
-float_twins!(f32, "f32");
-float_twins!(f64, "f64");
+float_twins!(f32, "f32", float_f32);
+float_twins!(f64, "f64", float_f64);
 
 macro_rules! scan_twins {
-    ($t:ty, $s:literal) => {
+    ($t:ty, $s:literal, $field:ident) => {
         impl ScanTwins for $t {
             const CU_SCAN: [CuScan<Self>; 2] = [
                 Kernel::external(concat!("cu_scan_inclusive_", $s)),
                 Kernel::external(concat!("cu_scan_exclusive_", $s)),
             ];
+            fn scan_fns(cu: &CudaC) -> &[Resolved<CuScan<Self>>; 2] {
+                &cu.$field
+            }
         }
     };
 }
-scan_twins!(f32, "f32");
-scan_twins!(u32, "u32");
+scan_twins!(f32, "f32", scan_f32);
+scan_twins!(u32, "u32", scan_u32);
 
-/// The CUDA C twins: a module built from [`CUDA_C_SOURCE`] by `nvcc`.
+/// The CUDA C twins: a module built from [`CUDA_C_SOURCE`] by `nvcc`, every twin resolved
+/// once when it is built (no lookups in the timed launches).
 #[derive(Debug)]
 pub struct CudaC {
-    module: Module,
+    float_f32: FloatFns<f32>,
+    float_f64: FloatFns<f64>,
+    reduce_f32: [Resolved<CuReduce<f32>>; 3],
+    reduce_f64: [Resolved<CuReduce<f64>>; 3],
+    reduce_u32: [Resolved<CuReduce<u32>>; 3],
+    scan_f32: [Resolved<CuScan<f32>>; 2],
+    scan_u32: [Resolved<CuScan<u32>>; 2],
+    sgemm: Resolved<CuSgemm>,
 }
 
 fn cfg_1d(blocks: u32) -> LaunchConfig {
@@ -219,30 +279,27 @@ pub(super) fn second_pass(split: Split) -> Split {
     }
 }
 
-/// Resolves every twin of the vector module in `module`: a missing kernel or a signature
-/// that differs from its handle is an error now, not at the first launch.
-fn check_all(module: &Module) -> Result<(), GpuError> {
-    fn floats<T: FloatTwins>(m: &Module) -> Result<(), GpuError> {
-        m.kernel(T::CU_COPY)?;
-        m.kernel(T::CU_SCALE)?;
-        m.kernel(T::CU_ADD)?;
-        m.kernel(T::CU_TRIAD)?;
-        m.kernel(T::CU_AXPY)?;
-        m.kernel(T::CU_DOT)?;
-        Ok(())
+/// Every twin of the vector module in `module`: a missing kernel or a signature that
+/// differs from its handle is an error now, not at the first launch.
+fn resolve_all(m: &Module) -> Result<CudaC, GpuError> {
+    fn reductions<T: ReduceTwins>(m: &Module) -> Result<[Resolved<CuReduce<T>>; 3], GpuError> {
+        let [sum, min, max] = T::CU_REDUCE;
+        Ok([m.kernel(sum)?, m.kernel(min)?, m.kernel(max)?])
     }
-    fn reductions<T: ReduceTwins>(m: &Module) -> Result<(), GpuError> {
-        T::CU_REDUCE.iter().try_for_each(|k| m.kernel(*k).map(drop))
+    fn scans<T: ScanTwins>(m: &Module) -> Result<[Resolved<CuScan<T>>; 2], GpuError> {
+        let [inclusive, exclusive] = T::CU_SCAN;
+        Ok([m.kernel(inclusive)?, m.kernel(exclusive)?])
     }
-    fn scans<T: ScanTwins>(m: &Module) -> Result<(), GpuError> {
-        T::CU_SCAN.iter().try_for_each(|k| m.kernel(*k).map(drop))
-    }
-    floats::<f32>(module)?;
-    floats::<f64>(module)?;
-    reductions::<u32>(module)?;
-    scans::<f32>(module)?;
-    scans::<u32>(module)?;
-    module.kernel(CU_SGEMM).map(drop)
+    Ok(CudaC {
+        float_f32: FloatFns::resolve(m)?,
+        float_f64: FloatFns::resolve(m)?,
+        reduce_f32: reductions(m)?,
+        reduce_f64: reductions(m)?,
+        reduce_u32: reductions(m)?,
+        scan_f32: scans(m)?,
+        scan_u32: scans(m)?,
+        sgemm: m.kernel(CU_SGEMM)?,
+    })
 }
 
 impl CudaC {
@@ -254,8 +311,7 @@ impl CudaC {
     /// another signature).
     pub fn build(gpu: &Gpu) -> Result<Self, String> {
         let module = crate::nvcc::module(gpu, "vector", CUDA_C_SOURCE)?;
-        check_all(&module).map_err(|e| e.to_string())?;
-        Ok(Self { module })
+        resolve_all(&module).map_err(|e| e.to_string())
     }
 
     /// `cu_<op>_<T>` on the bench's vectors, in the Rust kernel's launch shape `cfg`.
@@ -267,46 +323,34 @@ impl CudaC {
         cfg: LaunchConfig,
         v: &mut Vectors<T>,
     ) -> Result<(), GpuError> {
-        let (m, s, n) = (&self.module, gpu.stream(), v.a.len());
+        let (f, s, n) = (T::float_fns(self), gpu.stream(), v.a.len());
         // SAFETY: every buffer holds n elements (Vectors makes them so); the kernels read
         // and write elements below n only.
         unsafe {
             match op {
-                StreamOp::Copy => {
-                    m.kernel(T::CU_COPY)?
-                        .launch_unchecked(s, cfg, (&v.a, &mut v.c, n))
-                }
-                StreamOp::Scale => {
-                    m.kernel(T::CU_SCALE)?
-                        .launch_unchecked(s, cfg, (&v.c, q, &mut v.b, n))
-                }
-                StreamOp::Add => {
-                    m.kernel(T::CU_ADD)?
-                        .launch_unchecked(s, cfg, (&v.a, &v.b, &mut v.c, n))
-                }
-                StreamOp::Triad => {
-                    m.kernel(T::CU_TRIAD)?
-                        .launch_unchecked(s, cfg, (&v.b, &v.c, q, &mut v.a, n))
-                }
-                StreamOp::Axpy => {
-                    m.kernel(T::CU_AXPY)?
-                        .launch_unchecked(s, cfg, (q, &v.a, &mut v.b, n))
-                }
+                StreamOp::Copy => f.copy.launch_unchecked(s, cfg, (&v.a, &mut v.c, n)),
+                StreamOp::Scale => f.scale.launch_unchecked(s, cfg, (&v.c, q, &mut v.b, n)),
+                StreamOp::Add => f.add.launch_unchecked(s, cfg, (&v.a, &v.b, &mut v.c, n)),
+                StreamOp::Triad => f
+                    .triad
+                    .launch_unchecked(s, cfg, (&v.b, &v.c, q, &mut v.a, n)),
+                StreamOp::Axpy => f.axpy.launch_unchecked(s, cfg, (q, &v.a, &mut v.b, n)),
             }
         }
     }
 
-    /// One pass of `kernel` (a `cu_reduce_*`) over `x` into one value per block of `split`.
+    /// One pass of the reduction `op` (index into [`ReduceTwins::CU_REDUCE`]) over `x` into
+    /// one value per block of `split`.
     fn reduce_pass<T: ReduceTwins>(
         &self,
         gpu: &Gpu,
-        kernel: CuReduce<T>,
+        op: usize,
         x: &DeviceBuffer<T>,
         split: Split,
         out: &mut DeviceBuffer<T>,
     ) -> Result<(), GpuError> {
         assert!(out.len() >= split.blocks as usize, "one output per block");
-        let f = self.module.kernel(kernel)?;
+        let f = &T::reduce_fns(self)[op];
         // SAFETY: `x` holds x.len() elements; `out` has an element per block (checked);
         // chunk is a positive multiple of 4, as the kernel requires.
         unsafe {
@@ -327,11 +371,10 @@ impl CudaC {
         x: &DeviceBuffer<T>,
         scratch: &mut Scratch<T>,
     ) -> Result<(), GpuError> {
-        let kernel = T::CU_REDUCE[op];
         let split = scratch.split();
-        self.reduce_pass(gpu, kernel, x, split, scratch.reduce_buffers().0)?;
+        self.reduce_pass(gpu, op, x, split, scratch.reduce_buffers().0)?;
         let (p, res) = scratch.reduce_buffers();
-        self.reduce_pass(gpu, kernel, p, second_pass(split), res)
+        self.reduce_pass(gpu, op, p, second_pass(split), res)
     }
 
     /// `cu_dot_<T>` then the sum's second pass, into `v.scratch.result`.
@@ -343,7 +386,7 @@ impl CudaC {
             partials.len() >= split.blocks as usize,
             "one partial per block"
         );
-        let dot = self.module.kernel(T::CU_DOT)?;
+        let dot = &T::float_fns(self).dot;
         // SAFETY: `a` and `b` hold at least n elements; one partial per block (checked).
         unsafe {
             dot.launch_unchecked(
@@ -353,7 +396,7 @@ impl CudaC {
             )?;
         }
         let (partials, result) = v.scratch.reduce_buffers();
-        self.reduce_pass(gpu, T::CU_REDUCE[0], partials, second_pass(split), result)
+        self.reduce_pass(gpu, 0, partials, second_pass(split), result)
     }
 
     /// The CUDA C single-pass scan twin (`idx` 0 inclusive, 1 exclusive, as in
@@ -367,7 +410,7 @@ impl CudaC {
         st: &mut ScanState,
         out: &mut DeviceBuffer<T>,
     ) -> Result<(), GpuError> {
-        let f = self.module.kernel(T::CU_SCAN[idx])?;
+        let f = &T::scan_fns(self)[idx];
         let len = x.len().min(out.len());
         let l = st.book(gpu, len)?;
         let status_len = st.status.len();
@@ -417,7 +460,7 @@ impl CudaC {
             0,
         );
         let dims = (m as i32, n as i32, k as i32);
-        let f = self.module.kernel(CU_SGEMM)?;
+        let f = &self.sgemm;
         // SAFETY: buffer sizes m·k, k·n, m·n (checked above); the kernel's launch shape.
         unsafe {
             f.launch_unchecked(

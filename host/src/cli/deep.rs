@@ -182,13 +182,12 @@ impl DeepPrepared {
     }
 }
 
-/// The iteration limit of a deep `mandelbrot` render: the location file's, unless
-/// `--max-iter` (`cli_max_iter`) was given a value other than its default,
-/// [`super::DEFAULT_MAX_ITER`].
-pub fn max_iter(cli_max_iter: u32, loc: &Location) -> u32 {
-    loc.max_iter
-        .filter(|_| cli_max_iter == super::DEFAULT_MAX_ITER)
-        .unwrap_or(cli_max_iter)
+/// The iteration limit of a deep `mandelbrot` render: `--max-iter` (`cli_max_iter`) if it
+/// was given, else the location file's `Iterations`, else [`super::DEFAULT_MAX_ITER`].
+pub fn max_iter(cli_max_iter: Option<u32>, loc: &Location) -> u32 {
+    cli_max_iter
+        .or(loc.max_iter)
+        .unwrap_or(super::DEFAULT_MAX_ITER)
 }
 
 /// The view of `loc` for an image `width × height`.

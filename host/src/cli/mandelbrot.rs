@@ -7,12 +7,13 @@
 //! between bands and removes the temporary file.
 
 use super::decimal::{Decimal, DecimalPoint, parse_decimal_text, parse_scale};
+use super::device::{Backend, open_pool};
 use super::{OutputFile, check_interrupt, outln, parse_complex, parse_palette};
 use anyhow::{Context, Result, bail};
 use clap::ValueEnum;
 use common::{Band, Complex, Palette, RenderJob, Viewport, ViewportError, palette::Shading};
 use host::{
-    Gpu, GpuError,
+    Gpu,
     mandelbrot::{
         BandImage, BandJob, BandRenderer, GpuRenderer, Precision, RenderControl, RenderParams,
         Style,
@@ -62,9 +63,8 @@ pub enum BandRenderers {
 ///   (`host::mandelbrot::cpu`), and escape times and `|z|²` of every sample, 8 bytes a
 ///   sample, for perturbation (`PerturbedJob::render_band_cpu_until`);
 /// - each GPU holds page-locked memory for colours, 3 bytes per element of its band
-///   buffers, which hold every sample of a perturbed band (`GpuRenderer::new`), and, for
-///   perturbed bands, the host copies of the samples' escape times and `|z|²`, 8 bytes a
-///   sample, that `PerturbedJob::finish_band` colours;
+///   buffers, which hold every sample of a perturbed band (`GpuRenderer::new`); perturbed
+///   bands are coloured on the GPU, so their samples' escape times and `|z|²` stay there;
 /// - with `--verify`, every band in flight keeps its escape times (and `|z|²` of perturbed
 ///   samples), and the check renders one band on the CPU again.
 #[derive(Clone, Copy, Debug)]
@@ -105,18 +105,12 @@ impl BandMemory {
             BandRenderers::Cpu => colors + counts,
             BandRenderers::Gpus { count, .. } => {
                 let staging = Self::COLOR_BYTES * self.perturbed_samples.unwrap_or(1);
-                // Perturbed samples are copied to the host to be coloured there.
-                let copies = if self.perturbed_samples.is_some() {
-                    counts
-                } else {
-                    0
-                };
                 let verify = if self.verify {
                     // Kept by every band in flight (the GPU's copies among them), and the
                     // check's own CPU band.
                     self.bands_in_flight() * counts + counts + Self::COLOR_BYTES
                 } else {
-                    count * copies
+                    0
                 };
                 colors + count * staging + verify
             }
@@ -136,19 +130,14 @@ impl BandMemory {
                 format!("{counts} while a band renders, and the colours of {bands} bands in flight")
             }
             BandRenderers::Gpus { count, .. } => {
-                let copies = if self.perturbed_samples.is_some() {
-                    format!(" and host copies of the {counts}")
-                } else {
-                    String::new()
-                };
                 let verify = if self.verify {
                     format!(", and --verify's {counts} of every band and its CPU render")
                 } else {
                     String::new()
                 };
                 format!(
-                    "the colours of {bands} bands in flight, page-locked memory for colours{copies} \
-                     on each of {count} GPUs{verify}"
+                    "the colours of {bands} bands in flight, page-locked memory for colours on \
+                     each of {count} GPUs{verify}"
                 )
             }
         }
@@ -190,17 +179,6 @@ impl BandMemory {
             gib(MAX_BAND_HOST_BYTES)
         );
     }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Backend {
-    /// The GPU when a CUDA driver and device exist, otherwise the CPU.
-    Auto,
-    /// The GPU; an error if there is none.
-    #[value(alias = "cuda")]
-    Gpu,
-    /// The CPU (all cores, rayon).
-    Cpu,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -309,18 +287,18 @@ pub struct MandelbrotArgs {
     #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, value_parser = parse_decimal_text, requires = "center_re", conflicts_with_all = ["center", "corners"])]
     pub center_im: Option<String>,
     /// Take centre, scale and iteration limit from a Kalles Fraktaler location file (its
-    /// `Re`, `Im`, `Zoom` and `Iterations` lines; a --max-iter other than the default 1000
-    /// overrides `Iterations`).
+    /// `Re`, `Im`, `Zoom` and `Iterations` lines; --max-iter, when given, overrides
+    /// `Iterations`).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["center", "corners", "center_re", "center_im", "scale"])]
     pub kfr: Option<PathBuf>,
     /// The view's upper-left and lower-right corners, each RE,IM (instead of --center/--scale).
     #[arg(long, num_args = 2, value_names = ["UL", "LR"], allow_hyphen_values = true, value_parser = parse_complex)]
     pub corners: Option<Vec<Complex<f64>>>,
-    /// Iteration limit (1 to 10,000,000). A view past f64 (perturbation) also holds a
-    /// reference orbit and BLA table of up to 192 bytes per iteration, whatever the image
-    /// size: up to 1.8 GiB at 10,000,000.
-    #[arg(long, default_value_t = super::DEFAULT_MAX_ITER, allow_negative_numbers = true, value_parser = super::parse_max_iter)]
-    pub max_iter: u32,
+    /// Iteration limit (1 to 10,000,000) [default: 1000, or a --kfr file's `Iterations`]. A
+    /// view past f64 (perturbation) also holds a reference orbit and BLA table of up to 192
+    /// bytes per iteration, whatever the image size: up to 1.8 GiB at 10,000,000.
+    #[arg(long, allow_negative_numbers = true, value_parser = super::parse_max_iter)]
+    pub max_iter: Option<u32>,
     /// Arithmetic precision.
     #[arg(long, value_enum, default_value_t = PrecisionArg::Auto)]
     pub precision: PrecisionArg,
@@ -330,7 +308,7 @@ pub struct MandelbrotArgs {
     #[arg(long, value_enum, default_value_t = Backend::Auto)]
     pub backend: Backend,
     /// GPUs to render on: `all`, or N for the first N (each takes the next band when free).
-    #[arg(long, value_name = "all|N", default_value = "all", allow_negative_numbers = true, value_parser = parse_gpus)]
+    #[arg(long, value_name = "all|N", default_value = "all", allow_negative_numbers = true, value_parser = super::device::parse_gpus)]
     pub gpus: GpuSelection,
     /// Rows per band (the unit of one launch and of streaming to the PNG); default: as many
     /// as fit in 2^23 pixels, and with several GPUs at most 1/8 of the image per GPU. The
@@ -348,6 +326,35 @@ pub struct MandelbrotArgs {
     /// Also render on the CPU and check that the images are identical (GPU backend only).
     #[arg(long)]
     pub verify: bool,
+    /// How hard the PNG encoder compresses (zlib level; bands are compressed as they arrive,
+    /// on all cores): fast (level 1), default (zlib's default, 6) or best (9). Same pixels
+    /// whatever the level; see the README for the sizes and times of each.
+    #[arg(long, value_enum, value_name = "LEVEL", default_value_t = PngCompression::Fast)]
+    pub png_compression: PngCompression,
+}
+
+/// The PNG encoder's compression level (`--png-compression`): zlib's levels 1, 6 and 9 with
+/// the "Up" row filter. Every level gives the same pixels; higher levels give smaller files
+/// and take longer (the README's table has sizes and times).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PngCompression {
+    /// zlib level 1: fastest, largest file (the default).
+    Fast,
+    /// zlib's default level (6).
+    Default,
+    /// zlib level 9: smallest file, slowest.
+    Best,
+}
+
+impl PngCompression {
+    /// The encoder's level.
+    fn level(self) -> mtpng::CompressionLevel {
+        match self {
+            Self::Fast => mtpng::CompressionLevel::Fast,
+            Self::Default => mtpng::CompressionLevel::Default,
+            Self::Best => mtpng::CompressionLevel::High,
+        }
+    }
 }
 
 fn parse_cycle(s: &str) -> Result<u32, String> {
@@ -375,19 +382,6 @@ fn parse_supersample(s: &str) -> Result<u32, String> {
         "4" => Ok(4),
         _ => Err(format!(
             "`{s}` is not allowed: supersampling must be 1, 2 (2x2) or 4 (4x4)"
-        )),
-    }
-}
-
-fn parse_gpus(s: &str) -> Result<GpuSelection, String> {
-    let s = s.trim();
-    if s.eq_ignore_ascii_case("all") {
-        return Ok(GpuSelection::All);
-    }
-    match s.parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(GpuSelection::First(n)),
-        _ => Err(format!(
-            "`{s}` is not allowed: --gpus must be `all` or a number of GPUs of at least 1"
         )),
     }
 }
@@ -572,48 +566,6 @@ pub fn choose_precision(job: &RenderJob<f64>, arg: PrecisionArg, quiet: bool) ->
     precision
 }
 
-/// Why `--backend auto` renders on the CPU, for its note: `err` (`NoDriver` or `NoDevice`)
-/// without the advice to programs that cust's `NoDriver` message gives.
-fn no_gpu(err: &GpuError) -> String {
-    match err {
-        GpuError::NoDriver => "no CUDA driver found (libcuda.so could not be loaded)".to_owned(),
-        other => other.to_string(),
-    }
-}
-
-/// Opens the GPU for `backend` (`None`: render on the CPU). `--backend auto` falls back to the
-/// CPU (with a note) when there is no driver or GPU.
-pub fn open_gpu(backend: Backend) -> Result<Option<Gpu>> {
-    Ok(match backend {
-        Backend::Cpu => None,
-        Backend::Gpu => Some(Gpu::new(0).context("--backend gpu was requested")?),
-        Backend::Auto => match Gpu::new(0) {
-            Ok(gpu) => Some(gpu),
-            Err(err @ (GpuError::NoDriver | GpuError::NoDevice)) => {
-                super::errln!("note: {}; rendering on the CPU", no_gpu(&err));
-                None
-            }
-            Err(err) => return Err(err).context("opening the GPU"),
-        },
-    })
-}
-
-/// Opens the GPU pool for `backend` (`None`: render on the CPU), like [`open_gpu`].
-pub fn open_pool(backend: Backend, selection: GpuSelection) -> Result<Option<GpuPool>> {
-    Ok(match backend {
-        Backend::Cpu => None,
-        Backend::Gpu => Some(GpuPool::open(selection).context("--backend gpu was requested")?),
-        Backend::Auto => match GpuPool::open(selection) {
-            Ok(pool) => Some(pool),
-            Err(err @ (GpuError::NoDriver | GpuError::NoDevice)) => {
-                super::errln!("note: {}; rendering on the CPU", no_gpu(&err));
-                None
-            }
-            Err(err) => return Err(err).context("opening the GPUs"),
-        },
-    })
-}
-
 /// Rows per band by default: as many as fit in [`DEFAULT_BAND_PX`] pixels and in
 /// [`host::mandelbrot::MAX_ITERATIONS_PER_LAUNCH`] worst-case iterations (so a stop request
 /// is noticed between launches within about a second) and, with several GPUs, at most 1/8 of
@@ -718,7 +670,7 @@ fn float_job(args: &MandelbrotArgs, style: &Style) -> Result<(RenderJob<f64>, Pr
     }
     let params = RenderParams {
         view,
-        max_iter: args.max_iter,
+        max_iter: args.max_iter.unwrap_or(super::DEFAULT_MAX_ITER),
         precision: Precision::F64,
         palette: args.look.palette,
     };
@@ -741,7 +693,8 @@ pub fn default_deep_band_rows(job: &host::deep::PerturbedJob, gpus: usize) -> u3
 
 pub fn run(args: &MandelbrotArgs) -> Result<()> {
     let (width, height) = (args.width, args.height);
-    check_size_and_iter(width, height, args.max_iter)?;
+    let cli_max_iter = args.max_iter.unwrap_or(super::DEFAULT_MAX_ITER);
+    check_size_and_iter(width, height, cli_max_iter)?;
     let style = args.look.style();
     // Every value is checked before the output file is created; a deep view's reference
     // orbit is computed after (it can take long, and a signal stops it).
@@ -828,7 +781,8 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
             .file()
             .try_clone()
             .context("opening the output file")?;
-        let encoder = scope.spawn(move || encode_png(file, width, height, rx));
+        let level = args.png_compression;
+        let encoder = scope.spawn(move || encode_png(file, width, height, level, rx));
         // Each rendered band, in order: check it against the CPU, hand it to the encoder.
         let mut sink = |b: BandImage| -> Result<()> {
             check_interrupt()?;
@@ -986,11 +940,15 @@ fn verify_band(work: BandJob<'_>, b: &BandImage) -> Result<()> {
 }
 
 /// Encodes the RGB rows received on `rx` (top first, whole rows) as a `width × height` PNG
-/// into `file`; returns the time spent encoding.
+/// into `file` at compression `level`; returns the time spent encoding.
 ///
 /// `mtpng` compresses the rows in parallel on rayon's thread pool, 256 KiB pieces at a time
-/// (zlib level 1, the "Up" filter on every row), each piece its own IDAT chunk as soon as it
-/// is ready ("streaming"), so memory stays bounded by the pieces in flight, not the image.
+/// (the "Up" filter on every row), each piece its own IDAT chunk as soon as it is ready
+/// ("streaming"), so memory stays bounded by the pieces in flight, not the image. The pieces
+/// form one valid zlib stream: each piece is deflated with the previous piece's last 32 KiB
+/// as its dictionary and ends on a byte boundary (a sync flush), and their Adler-32 checksums
+/// are combined, so threads never split one deflate block. Rows arrive band by band while
+/// the next bands render; `rx`'s bound (one band) keeps the renderer from running ahead.
 /// On an H200 machine (16 cores), 32768² full view, 256-row bands: end to end 1.31–1.55 s
 /// and 55.1 MB with "Up", 1.56–1.79 s and 56.6 MB with libpng's adaptive choice per row
 /// With 1024-row bands, "None" made this discrete-colour view smaller (45.3 MB) in about
@@ -1000,12 +958,13 @@ fn encode_png(
     file: std::fs::File,
     width: u32,
     height: u32,
+    level: PngCompression,
     rx: std::sync::mpsc::Receiver<Vec<u8>>,
 ) -> Result<Duration> {
     let mut busy = Duration::ZERO;
     let mut options = mtpng::encoder::Options::new();
     options
-        .set_compression_level(mtpng::CompressionLevel::Fast)
+        .set_compression_level(level.level())
         .and_then(|()| options.set_streaming(true))
         .and_then(|()| options.set_filter_mode(mtpng::Mode::Fixed(mtpng::Filter::Up)))
         .context("setting the PNG encoder's options")?;

@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod decimal;
 pub mod deep;
+pub mod device;
 pub mod info;
 pub mod mandelbrot;
 pub mod mandelbrot_bench;
@@ -311,8 +312,8 @@ pub fn parse_vector_len(s: &str) -> Result<u64, String> {
 pub const MAX_SIDE_PX: u32 = 65_536;
 /// Largest zoom frame side in pixels.
 pub const MAX_FRAME_SIDE_PX: u32 = 8192;
-/// `mandelbrot --max-iter`'s default; a deep location file's `Iterations` replace it unless
-/// `--max-iter` was given another value.
+/// `mandelbrot --max-iter`'s default when neither `--max-iter` nor a location file's
+/// `Iterations` gives one.
 pub const DEFAULT_MAX_ITER: u32 = 1000;
 /// Largest iteration limit.
 pub const MAX_ITER_LIMIT: u32 = 10_000_000;

@@ -6,9 +6,10 @@
 use super::decimal::{DecimalPoint, parse_decimal_text};
 use super::{
     OutputFile, check_interrupt_with,
+    device::{Backend, open_gpu},
     mandelbrot::{
-        Backend, DEFAULT_BAND_PX, LookArgs, PrecisionArg, band_renderer, check_size_and_iter,
-        choose_precision, open_gpu, peak_rss_bytes, view_error,
+        DEFAULT_BAND_PX, LookArgs, PrecisionArg, band_renderer, check_size_and_iter,
+        choose_precision, peak_rss_bytes, view_error,
     },
     outln,
 };

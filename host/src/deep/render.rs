@@ -15,10 +15,11 @@ use common::{
     Band, Complex, Escape, Rgb,
     bla::{self, Bla},
     floatexp::FloatExp,
-    palette::Coloring,
+    palette::{Coloring, SampleGrid},
     perturb::{DeepJob, Perturbed},
 };
-use cust::{error::GpuContext, memory::DeviceBuffer};
+use cuda_std::launch::{Out, Safe, Slice, Value};
+use cust::{error::GpuContext, launch::TypedFunction, memory::DeviceBuffer};
 use rayon::prelude::*;
 use std::{
     sync::{
@@ -57,9 +58,10 @@ pub const DEEP_BYTES_PER_ITERATION: u64 =
 /// shared (by [`Arc`]) with every band, every GPU and, in a zoom, every frame with the same
 /// centre.
 ///
-/// Every band renderer calls the same `common` function ([`DeepJob::escape`]) for every
-/// sample and colours on the host with [`PerturbedJob::finish_band`], so CPU and GPU bands
-/// are identical, escape times, `|z_n|²` and colours.
+/// Every band renderer calls the same `common` functions for every sample
+/// ([`DeepJob::escape`]) and pixel ([`SampleGrid::pixel_color`] of [`Coloring::color`]: on
+/// the host in [`PerturbedJob::finish_band`], on a GPU in the colour pass of float bands), so
+/// CPU and GPU bands are identical, escape times, `|z_n|²` and colours.
 #[derive(Clone, Debug)]
 pub struct PerturbedJob {
     /// The image: `width_px × height_px` pixels, `max_iter`, bailout.
@@ -221,11 +223,12 @@ impl PerturbedJob {
     }
 
     /// Image rows `band` from its samples' escape times and `|z_n|²` (row-major over the
-    /// sample rows of [`PerturbedJob::sample_band`]): each pixel's count is the sum over its
-    /// samples, its colour the rounded average `(Σ channel + s²/2) / s²` of their colours
-    /// (as `common::RenderJob::pixel_supersampled`); with one sample, the count and the
-    /// colour of [`Coloring::color`]. `counts` and `norms` of the result are the samples'
-    /// if `want_counts`, else empty.
+    /// sample rows of [`PerturbedJob::sample_band`]): each pixel's colour is the rounded
+    /// average `(Σ channel + s²/2) / s²` of its samples' colours ([`SampleGrid::pixel_color`],
+    /// which the GPU's colour pass calls too); with one sample, the colour of
+    /// [`Coloring::color`]. `counts` and `norms` of the result are the samples' if
+    /// `want_counts`, else empty. The CPU band renderer's colouring (GPU bands are coloured
+    /// on the device).
     ///
     /// # Panics
     /// If the sample arrays do not hold the band's samples (a programming error).
@@ -254,33 +257,16 @@ impl PerturbedJob {
                 max_iter,
             )
         };
+        let grid = SampleGrid {
+            width_px: self.job.width_px,
+            supersample: self.supersample,
+        };
         let mut rgb = vec![0u8; 3 * len];
-        if s == 1 {
-            rgb.par_chunks_mut(3 * w).enumerate().for_each(|(r, row)| {
-                for (x, px) in row.chunks_exact_mut(3).enumerate() {
-                    px.copy_from_slice(&color(r * w + x));
-                }
-            });
-        } else {
-            let sw = w * s;
-            let count = (s * s) as u32;
-            rgb.par_chunks_mut(3 * w).enumerate().for_each(|(r, row)| {
-                for (x, px) in row.chunks_exact_mut(3).enumerate() {
-                    let mut sum = [0u32; 3];
-                    for j in 0..s {
-                        for i in 0..s {
-                            let c = color((r * s + j) * sw + x * s + i);
-                            for k in 0..3 {
-                                sum[k] += u32::from(c[k]);
-                            }
-                        }
-                    }
-                    for k in 0..3 {
-                        px[k] = ((sum[k] + count / 2) / count) as u8;
-                    }
-                }
-            });
-        }
+        rgb.par_chunks_mut(3 * w).enumerate().for_each(|(r, row)| {
+            for (x, px) in row.chunks_exact_mut(3).enumerate() {
+                px.copy_from_slice(&grid.pixel_color(r * w + x, color));
+            }
+        });
         let (counts, norms) = if want_counts {
             (sample_counts, sample_norms)
         } else {
@@ -295,6 +281,16 @@ impl PerturbedJob {
         }
     }
 }
+
+/// Parameter kinds of the deep escape pass `kernels::mandelbrot::mandelbrot_perturb`.
+pub(crate) type PerturbParams = (
+    Value<DeepJob>,
+    Value<Band>,
+    Slice<Complex<f64>>,
+    Slice<Bla>,
+    Out<u32>,
+    Out<f32>,
+);
 
 /// The reference orbit and BLA table of [`PerturbedJob`]s on one GPU, each uploaded at the
 /// first band that needs it and kept while later jobs share it (the same [`Arc`]): a zoom's
@@ -336,8 +332,8 @@ fn upload_shared<'s, T: cust::memory::DeviceCopy>(
     Ok(&slot.insert(entry).1)
 }
 
-/// Launches `kernels::mandelbrot::mandelbrot_perturb` for the samples of image rows `band`
-/// of `job` into the first samples of `counts` and `norms`, uploading the orbit and BLA
+/// Launches `kernels::mandelbrot::mandelbrot_perturb` (`perturb`, resolved once per GPU) for
+/// the samples of image rows `band` of `job` into the first samples of `counts` and `norms`, uploading the orbit and BLA
 /// table into `upload` unless they are there already, and waits; returns the kernel time
 /// (CUDA events).
 ///
@@ -345,13 +341,13 @@ fn upload_shared<'s, T: cust::memory::DeviceCopy>(
 /// [`GpuError`] if an upload, the launch or the wait fails.
 pub(crate) fn launch_perturbed(
     gpu: &Gpu,
+    perturb: &TypedFunction<PerturbParams, Safe>,
     upload: &mut DeepUpload,
     job: &PerturbedJob,
     band: Band,
     counts: &mut DeviceBuffer<u32>,
     norms: &mut DeviceBuffer<f32>,
 ) -> Result<Duration, GpuError> {
-    use kernels::mandelbrot::mandelbrot_perturb;
     let orbit_dev = upload_shared(
         gpu,
         &mut upload.orbit,
@@ -375,17 +371,15 @@ pub(crate) fn launch_perturbed(
     );
     let orbit = orbit_dev.index(0..job.orbit_len)?;
     let table = bla_dev.index(0..job.bla.len())?;
-    let perturb = gpu.module().kernel(mandelbrot_perturb)?;
     let cfg = crate::launch::for_image(sjob.width_px, sband.rows);
     let mut c = counts.index_mut(0..len)?;
     let mut z = norms.index_mut(0..len)?;
-    crate::gpu::timed(gpu, mandelbrot_perturb.name(), cfg, || {
-        perturb.launch(
-            gpu.stream(),
-            cfg,
-            (sjob, sband, &orbit, &table, &mut c, &mut z),
-        )
-    })
+    crate::gpu::run(
+        gpu,
+        perturb,
+        cfg,
+        (sjob, sband, &orbit, &table, &mut c, &mut z),
+    )
 }
 
 /// Escape times of every pixel (row-major) by perturbation from `orbit` (the reference

@@ -10,19 +10,23 @@ use super::{
 };
 use crate::{
     band::BandImage,
-    gpu::{Gpu, GpuError, timed},
-    launch::{Launch, for_image, for_num_elems},
+    deep::render::PerturbParams,
+    gpu::{Gpu, GpuError, run},
+    launch::{for_image, for_num_elems},
 };
 use common::{
     Band, RenderJob, Rgb,
-    palette::{Coloring, Shading},
+    palette::{Coloring, SampleGrid, Shading},
 };
+use cuda_std::launch::{Out, Safe, Slice, Value};
 use cust::{
     error::GpuContext,
+    launch::TypedFunction,
     memory::{DeviceBuffer, DeviceSlice, LockedBuffer},
 };
 use kernels::mandelbrot::{
-    colorize, mandelbrot_f32, mandelbrot_f64, mandelbrot_ss_f32, mandelbrot_ss_f64,
+    colorize, mandelbrot_f32, mandelbrot_f64, mandelbrot_perturb, mandelbrot_ss_f32,
+    mandelbrot_ss_f64,
 };
 use std::time::{Duration, Instant};
 
@@ -30,10 +34,63 @@ use std::time::{Duration, Instant};
 /// (3).
 pub const BAND_BYTES_PER_PX: usize = 4 + 4 + 3;
 
+/// Parameter kinds of the escape passes `mandelbrot_f32`/`_f64`.
+type EscapeParams<F> = (Value<RenderJob<F>>, Value<Band>, Out<u32>, Out<f32>);
+/// Parameter kinds of the supersampling passes `mandelbrot_ss_f32`/`_f64`.
+type SupersampleParams<F> = (Value<RenderJob<F>>, Value<Band>, Out<u32>, Out<Rgb>);
+/// Parameter kinds of the colour pass `colorize`.
+type ColorizeParams = (
+    Value<Coloring>,
+    Value<u32>,
+    Value<SampleGrid>,
+    Slice<u32>,
+    Slice<u32>,
+    Slice<f32>,
+    Out<Rgb>,
+);
+
+/// The renderer's kernels on one GPU, each resolved once (looked up in the module and its
+/// parameter layout checked) and then launched for every band, as cudarc's `load_function`
+/// and Rust-CUDA's `module.get_function` are used.
+pub struct RenderKernels {
+    escape_f32: TypedFunction<EscapeParams<f32>, Safe>,
+    escape_f64: TypedFunction<EscapeParams<f64>, Safe>,
+    supersample_f32: TypedFunction<SupersampleParams<f32>, Safe>,
+    supersample_f64: TypedFunction<SupersampleParams<f64>, Safe>,
+    colorize: TypedFunction<ColorizeParams, Safe>,
+    pub(crate) perturb: TypedFunction<PerturbParams, Safe>,
+}
+
+impl std::fmt::Debug for RenderKernels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RenderKernels").finish_non_exhaustive()
+    }
+}
+
+impl RenderKernels {
+    /// Resolves the escape, supersampling, colour and perturbation passes in `gpu`'s module.
+    ///
+    /// # Errors
+    /// As [`cust::module::Module::kernel`]: a module without one of them, or with other
+    /// parameter sizes.
+    pub fn new(gpu: &Gpu) -> Result<Self, GpuError> {
+        let module = gpu.module();
+        Ok(Self {
+            escape_f32: module.kernel(mandelbrot_f32)?,
+            escape_f64: module.kernel(mandelbrot_f64)?,
+            supersample_f32: module.kernel(mandelbrot_ss_f32)?,
+            supersample_f64: module.kernel(mandelbrot_ss_f64)?,
+            colorize: module.kernel(colorize)?,
+            perturb: module.kernel(mandelbrot_perturb)?,
+        })
+    }
+}
+
 /// Device buffers for rendering bands of up to `capacity_px` pixels, allocated once and reused
 /// for every band and every frame.
 pub struct GpuRenderer<'g> {
     gpu: &'g Gpu,
+    kernels: RenderKernels,
     counts: DeviceBuffer<u32>,
     norms: DeviceBuffer<f32>,
     rgb: DeviceBuffer<Rgb>,
@@ -79,6 +136,7 @@ impl<'g> GpuRenderer<'g> {
             .gpu_context("allocating the colour table")?;
         Ok(Self {
             gpu,
+            kernels: RenderKernels::new(gpu)?,
             counts,
             norms,
             rgb,
@@ -100,8 +158,10 @@ impl<'g> GpuRenderer<'g> {
     ///
     /// Perturbed jobs: the reference orbit and BLA table are uploaded at the first band of
     /// a job and kept for later jobs sharing them; `mandelbrot_perturb` writes each sample's
-    /// escape time and `|z_n|²`, which are copied back and coloured on the host
-    /// ([`crate::deep::PerturbedJob::finish_band`], the CPU's code).
+    /// escape time and `|z_n|²`, and the colour pass of float bands (`colorize`) colours
+    /// them, averaging supersampled pixels on the device ([`SampleGrid::pixel_color`], the
+    /// function the CPU's [`crate::deep::PerturbedJob::finish_band`] calls). Only the
+    /// colours come back, and the samples' escape times and `|z_n|²` if `want_counts`.
     ///
     /// # Panics
     /// If the band holds more than the capacity's pixels (samples, for perturbed jobs) or
@@ -121,7 +181,8 @@ impl<'g> GpuRenderer<'g> {
             }
             BandJob::Perturbed(p) => p,
         };
-        let len = p.job.width_px as usize * band.rows as usize * work.buffer_px_per_px();
+        let px = p.job.width_px as usize * band.rows as usize;
+        let len = px * work.buffer_px_per_px();
         assert!(
             len <= self.capacity_px,
             "band of {len} samples exceeds the buffers"
@@ -130,25 +191,66 @@ impl<'g> GpuRenderer<'g> {
             band.first_row + band.rows <= p.job.height_px,
             "band leaves the image"
         );
-        let kernel = crate::deep::render::launch_perturbed(
+        let escape = crate::deep::render::launch_perturbed(
             self.gpu,
+            &self.kernels.perturb,
             &mut self.deep,
             p,
             band,
             &mut self.counts,
             &mut self.norms,
         )?;
-        let counts = self
-            .counts
-            .index(0..len)?
-            .as_host_vec()
-            .gpu_context("copying escape times to the host")?;
-        let norms = self
-            .norms
-            .index(0..len)?
-            .as_host_vec()
-            .gpu_context("copying |z|² to the host")?;
-        Ok(p.finish_band(band, counts, norms, want_counts, kernel))
+        let (coloring, max_iter) = (p.coloring, p.job.max_iter);
+        let table_len = color_table(
+            self.gpu,
+            coloring,
+            max_iter,
+            &mut self.table,
+            &mut self.table_for,
+        )?;
+        let grid = SampleGrid {
+            width_px: p.job.width_px,
+            supersample: p.supersample,
+        };
+        let color = {
+            let table = self.table.index(0..table_len)?;
+            let counts = self.counts.index(0..len)?;
+            let norms = self.norms.index(0..len)?;
+            let mut rgb = self.rgb.index_mut(0..px)?;
+            let args = (coloring, max_iter, grid, &table, &counts, &norms, &mut rgb);
+            run(
+                self.gpu,
+                &self.kernels.colorize,
+                for_num_elems(px, 256)?,
+                args,
+            )?
+        };
+        let rgb = self.rgb_to_host(px)?;
+        let (counts, norms) = if want_counts {
+            let counts = self.counts.index(0..len)?.as_host_vec();
+            let norms = self.norms.index(0..len)?.as_host_vec();
+            (
+                counts.gpu_context("copying escape times to the host")?,
+                norms.gpu_context("copying |z|² to the host")?,
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        Ok(BandImage {
+            band,
+            counts,
+            norms,
+            rgb,
+            kernel: escape + color,
+        })
+    }
+
+    /// The first `len` colours of the colour buffer, copied through the page-locked staging
+    /// buffer (only these bytes; waits for the copy).
+    fn rgb_to_host(&mut self, len: usize) -> Result<Vec<u8>, GpuError> {
+        self.staging
+            .async_copy_prefix_from(&self.rgb.index(0..len)?, self.gpu.stream())?;
+        Ok(self.staging.try_as_slice()?[..len].as_flattened().to_vec())
     }
 
     /// Renders the rows `band` of `job` and copies them back (`counts` only if
@@ -176,9 +278,16 @@ impl<'g> GpuRenderer<'g> {
             band.first_row + band.rows <= job.height_px,
             "band leaves the image"
         );
-        let table_len = color_table(self.gpu, job, &mut self.table, &mut self.table_for)?;
+        let table_len = color_table(
+            self.gpu,
+            job.coloring,
+            job.max_iter,
+            &mut self.table,
+            &mut self.table_for,
+        )?;
         let times = launch_render(
             self.gpu,
+            &self.kernels,
             job,
             precision,
             band,
@@ -189,11 +298,7 @@ impl<'g> GpuRenderer<'g> {
                 rgb: &mut self.rgb,
             },
         )?;
-        let stream = self.gpu.stream();
-        // Only this band's bytes; `as_slice` waits for the copy.
-        self.staging
-            .async_copy_prefix_from(&self.rgb.index(0..len)?, stream)?;
-        let rgb = self.staging.try_as_slice()?[..len].as_flattened().to_vec();
+        let rgb = self.rgb_to_host(len)?;
         let counts = if want_counts {
             self.counts
                 .index(0..len)?
@@ -240,6 +345,7 @@ pub struct BandBuffers<'a> {
 /// with a kernel's signature, [`GpuError::Driver`] for event failures.
 pub fn launch_render(
     gpu: &Gpu,
+    kernels: &RenderKernels,
     job: &RenderJob<f64>,
     precision: Precision,
     band: Band,
@@ -261,16 +367,21 @@ pub fn launch_render(
     let cfg = for_image(job.width_px, band.rows);
     let mut counts = counts.index_mut(0..len)?;
     let mut rgb = rgb.index_mut(0..len)?;
+    let k = kernels;
     if job.supersample > 1 {
         let escape = match precision {
-            Precision::F32 => timed(gpu, mandelbrot_ss_f32.name(), cfg, || {
-                let args = (job.cast::<f32>(), band, &mut counts, &mut rgb);
-                mandelbrot_ss_f32.launch(gpu.module(), gpu.stream(), cfg, args)
-            }),
-            Precision::F64 => timed(gpu, mandelbrot_ss_f64.name(), cfg, || {
-                let args = (*job, band, &mut counts, &mut rgb);
-                mandelbrot_ss_f64.launch(gpu.module(), gpu.stream(), cfg, args)
-            }),
+            Precision::F32 => run(
+                gpu,
+                &k.supersample_f32,
+                cfg,
+                (job.cast(), band, &mut counts, &mut rgb),
+            ),
+            Precision::F64 => run(
+                gpu,
+                &k.supersample_f64,
+                cfg,
+                (*job, band, &mut counts, &mut rgb),
+            ),
         }?;
         return Ok(RenderTimes {
             escape,
@@ -280,20 +391,30 @@ pub fn launch_render(
     // Discrete colouring needs no |z_n|²: an empty `norms` takes no writes.
     let mut norms = norms.index_mut(0..if smooth { len } else { 0 })?;
     let escape = match precision {
-        Precision::F32 => timed(gpu, mandelbrot_f32.name(), cfg, || {
-            let args = (job.cast::<f32>(), band, &mut counts, &mut norms);
-            mandelbrot_f32.launch(gpu.module(), gpu.stream(), cfg, args)
-        }),
-        Precision::F64 => timed(gpu, mandelbrot_f64.name(), cfg, || {
-            let args = (*job, band, &mut counts, &mut norms);
-            mandelbrot_f64.launch(gpu.module(), gpu.stream(), cfg, args)
-        }),
+        Precision::F32 => run(
+            gpu,
+            &k.escape_f32,
+            cfg,
+            (job.cast(), band, &mut counts, &mut norms),
+        ),
+        Precision::F64 => run(
+            gpu,
+            &k.escape_f64,
+            cfg,
+            (*job, band, &mut counts, &mut norms),
+        ),
     }?;
-    let color_cfg = for_num_elems(len, 256)?;
-    let color = timed(gpu, colorize.name(), color_cfg, || {
-        let args = (job.coloring, job.max_iter, table, &counts, &norms, &mut rgb);
-        colorize.launch(gpu.module(), gpu.stream(), color_cfg, args)
-    })?;
+    let grid = SampleGrid::single(job.width_px);
+    let args = (
+        job.coloring,
+        job.max_iter,
+        grid,
+        table,
+        &counts,
+        &norms,
+        &mut rgb,
+    );
+    let color = run(gpu, &k.colorize, for_num_elems(len, 256)?, args)?;
     Ok(RenderTimes { escape, color })
 }
 
