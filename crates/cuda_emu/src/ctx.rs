@@ -411,7 +411,7 @@ pub fn check_access_with(
         if addr + size <= start + len {
             drop(mem);
             if let Some(global) = &launch.global
-                && let Some(err) = global.access(t, addr, size, kind, loc, (name, *start))
+                && let Some(err) = global.access(t, addr, size, kind, loc, (i - 1, name, *start))
             {
                 fail(t, err);
             }

@@ -77,18 +77,26 @@ type ByteMap = HashMap<usize, Entry, core::hash::BuildHasherDefault<AddrHasher>>
 pub(crate) struct GlobalShadow {
     shards: Box<[Mutex<ByteMap>]>,
     tracked: std::sync::atomic::AtomicUsize,
+    /// Per launch buffer: whether any store or atomic was recorded in it (loads from a
+    /// buffer nothing wrote, a kernel's inputs, skip the map).
+    written: Box<[std::sync::atomic::AtomicBool]>,
 }
 
 impl GlobalShadow {
-    pub(crate) fn new() -> Self {
+    /// The shadow of a launch with `buffers` buffers.
+    pub(crate) fn new(buffers: usize) -> Self {
         Self {
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
             tracked: std::sync::atomic::AtomicUsize::new(0),
+            written: (0..buffers)
+                .map(|_| std::sync::atomic::AtomicBool::new(false))
+                .collect(),
         }
     }
 
-    /// Checks an access of `size` bytes at `addr`, inside the launch buffer `buffer` (its
-    /// description and start), by thread `t` and records it; returns the first race found.
+    /// Checks an access of `size` bytes at `addr`, inside launch buffer number `index`
+    /// (`buffer`: its description and start), by thread `t` and records it; returns the
+    /// first race found.
     pub(crate) fn access(
         &self,
         t: &ThreadState,
@@ -96,8 +104,17 @@ impl GlobalShadow {
         size: usize,
         kind: AccessKind,
         loc: &'static Location<'static>,
-        (buffer, buffer_start): (&str, usize),
+        (index, buffer, buffer_start): (usize, &str, usize),
     ) -> Option<EmuError> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let written = &self.written[index];
+        if matches!(kind, AccessKind::Read | AccessKind::AtomicLoad) {
+            if !written.load(Relaxed) {
+                return None;
+            }
+        } else if !written.load(Relaxed) {
+            written.store(true, Relaxed);
+        }
         let b = t.block();
         let epoch = b.epoch.get();
         let warp_syncs = b.warp_syncs.borrow();

@@ -926,7 +926,10 @@ pub unsafe fn launch_cluster<P: ParamSizes, S>(
         cluster,
         dynamic_shared_bytes,
         options: options.clone(),
-        global: options.checks.races.then(global::GlobalShadow::new),
+        global: options
+            .checks
+            .races
+            .then(|| global::GlobalShadow::new(buffers.len())),
         buffers,
         progress: state::Launch::progress_slots(),
     };
