@@ -256,6 +256,8 @@ impl<L: LtProblem> LtGemm<L> {
         time: &TimeOne<'_>,
     ) -> Result<Self, BenchError> {
         let mut medians = Vec::new();
+        // The first failure's message, for the error when every candidate fails.
+        let mut first_error: Option<String> = None;
         for i in 0..lt.algorithms() {
             lt.select(i);
             let mut sample = || -> Result<(), BenchError> {
@@ -272,12 +274,20 @@ impl<L: LtProblem> LtGemm<L> {
                 ms.sort_by(f64::total_cmp);
                 Ok::<_, BenchError>(ms[ms.len() / 2] / f64::from(inner.max(1)))
             })();
-            medians.push(median.ok());
+            medians.push(match median {
+                Ok(ms) => Some(ms),
+                Err(e) => {
+                    first_error.get_or_insert_with(|| format!("#{}: {}", i + 1, e.0));
+                    None
+                }
+            });
         }
         let Some(chosen) = fastest(&medians) else {
             return Err(BenchError(format!(
-                "every one of cuBLASLt's {} algorithms failed for {m}x{n}x{k}",
-                lt.algorithms()
+                "every one of cuBLASLt's {} algorithms failed for {m}x{n}x{k} (the first \
+                 failure, {})",
+                lt.algorithms(),
+                first_error.as_deref().unwrap_or("none recorded")
             )));
         };
         lt.select(chosen);

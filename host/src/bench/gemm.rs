@@ -759,10 +759,13 @@ impl Bench<'_> {
             .iter()
             .map(|e| {
                 format!(
-                    "rust {} {} ({:.3}x, max err {:.2e})",
+                    "rust {} {} ({}, max err {:.2e})",
                     e.variant.as_deref().unwrap_or(""),
                     e.rate_text(),
-                    e.vs_reference.unwrap_or(f64::NAN),
+                    e.vs_reference.map_or_else(
+                        || "no cuBLAS row to rate it by".to_owned(),
+                        |r| { format!("{r:.3}x") }
+                    ),
                     e.max_rel_error.unwrap_or(f64::NAN)
                 )
             })
