@@ -72,11 +72,9 @@ pub fn exec(args: &Args) -> Result<()> {
     // The attention peers' script (torch SDPA, FlashAttention-3), run by run.sh before
     // `ferrocuda bench --attention` reads its JSON.
     fs::create_dir_all(out.join("bench/python"))?;
-    for name in ["attention_peers.py"] {
-        let path = project_root().join("bench/python").join(name);
-        fs::copy(&path, out.join("bench/python").join(name))
-            .with_context(|| format!("copying {}", path.display()))?;
-    }
+    let peers = project_root().join("bench/python/attention_peers.py");
+    fs::copy(&peers, out.join("bench/python/attention_peers.py"))
+        .with_context(|| format!("copying {}", peers.display()))?;
     let script = out.join("run.sh");
     fs::write(&script, RUN_SH)?;
     make_executable(&script)?;
