@@ -135,7 +135,7 @@ impl GemmPrecision {
     /// For E4M3 the bound is `bf16`'s (`bf16` output, products exact) with the `f32`
     /// accumulation assumed: NVIDIA does not specify the tensor cores' accumulator width for
     /// FP8 inputs, and a narrower one shows as errors above it, in both the cuBLAS row and
-    /// ours. The scales are powers of two ([`FP8_SCALES`]) and add no error.
+    /// ours. The scales are powers of two (`FP8_SCALES`) and add no error.
     ///
     /// Typical errors are far smaller (√k rather than k growth, and rounding errors
     /// cancel); the bound is what no correct kernel can exceed.
