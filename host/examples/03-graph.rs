@@ -68,6 +68,7 @@ fn main() -> Result<()> {
     // Launch by launch; one warm-up chain first (module and function lookup).
     let (s_gpu, s_host) = timed_runs(&stream, &mut || chain(&stream, &mut a, &mut b))?;
 
+    // ANCHOR: capture
     // Captured once, replayed: the graph borrows `a` and `b` until it is dropped.
     let t = Instant::now();
     let graph = stream.capture(|s| chain(s, &mut a, &mut b))?;
@@ -75,6 +76,7 @@ fn main() -> Result<()> {
     let build = t.elapsed();
     let (g_gpu, g_host) = timed_runs(&stream, &mut || graph.launch())?;
     drop(graph);
+    // ANCHOR_END: capture
     let launches = 2 * (REPS + 1) * CHAIN;
 
     // Every launch multiplied each element by q once (one rounding, no FMA), in order.

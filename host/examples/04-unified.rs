@@ -66,6 +66,7 @@ fn main() -> Result<()> {
     check(&y, &x, "pageable copies")?;
     results.push(("explicit copies, pageable Vec", ms));
 
+    // ANCHOR: pinned
     // Explicit asynchronous copies, pinned host memory.
     let x_pinned = LockedBuffer::from_slice(&x)?;
     let mut y_pinned = LockedBuffer::new(&0f32, N)?;
@@ -79,8 +80,10 @@ fn main() -> Result<()> {
     })?;
     check(y_pinned.try_as_slice()?, &x, "pinned copies")?;
     results.push(("explicit copies, pinned LockedBuffer", ms));
+    // ANCHOR_END: pinned
     drop((x_dev, y_dev, x_pinned, y_pinned));
 
+    // ANCHOR: unified
     // Managed memory: no copies in the program.
     for prefetch in [false, true] {
         let mut x_um = UnifiedBuffer::new(&0f32, N)?;
@@ -118,6 +121,7 @@ fn main() -> Result<()> {
             ms,
         ));
     }
+    // ANCHOR_END: unified
 
     println!(
         "{} on {}: y = q·x over {N} f32 ({} MiB each way), host to host, median of {REPS}",

@@ -943,6 +943,7 @@ fn speed_of_a_reduction_and_a_mandelbrot_tile() {
 /// A context's emulator options reach every typed launch: the planted race is reported with
 /// the checks on and passes unseen with them off, under a non-zero seed.
 #[test]
+// ANCHOR: emu_options
 fn context_options_choose_the_seed_and_the_checks() {
     use cust::context::{Context, EmuChecks, EmulatorOptions};
     use cust::error::CudaError;
@@ -970,3 +971,4 @@ fn context_options_choose_the_seed_and_the_checks() {
         }
     }
 }
+// ANCHOR_END: emu_options

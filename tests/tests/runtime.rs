@@ -313,6 +313,7 @@ fn unsafe_kernels_launch_through_launch_unchecked() {
 }
 
 #[test]
+// ANCHOR: events
 fn events_order_streams_and_time_kernels() {
     let ctx = init();
     let module = Module::from_image(&PROBES).unwrap();
@@ -347,6 +348,7 @@ fn events_order_streams_and_time_kernels() {
     let ms = done.elapsed_time_f32(&start).unwrap();
     assert!(ms > 1.0 && ms < 10_000.0, "{ms} ms");
     drop(ctx);
+    // ANCHOR_END: events
 }
 
 #[test]

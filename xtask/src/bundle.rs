@@ -1,6 +1,8 @@
 //! `cargo xtask bundle`: everything a GPU machine without Rust needs to run the GPU tests and
 //! demonstrations: the release `ferrocuda` binary, the release test binaries, the PTX, and
-//! `run.sh`, which runs them all and prints a summary.
+//! `run.sh`, which runs them all and prints a summary; for the profilers, `ferrocuda` and
+//! the planted-bug test built with line tables (`lines/`), the kernels' sources (`src/`)
+//! and `profile.sh` (`cargo xtask profile`'s steps).
 
 use crate::{build, cargo, project_root};
 use anyhow::{Context, Result, bail};
@@ -13,8 +15,9 @@ use std::{
 
 /// Test targets that cannot run from the bundle (they need no GPU; CI runs them): `cli` finds
 /// the `ferrocuda` binary through a compile-time path on the build machine; `ui` (trybuild)
-/// runs cargo; `architecture` reads the source tree, which the bundle does not carry.
-const SKIPPED_TEST_TARGETS: &[&str] = &["cli", "ui", "architecture"];
+/// runs cargo; `architecture` and `book` read the source tree, which the bundle does not
+/// carry.
+const SKIPPED_TEST_TARGETS: &[&str] = &["cli", "ui", "architecture", "book"];
 
 /// The run script copied into the bundle.
 const RUN_SH: &str = include_str!("run.sh");
@@ -75,9 +78,28 @@ pub fn exec(args: &Args) -> Result<()> {
     let peers = project_root().join("bench/python/attention_peers.py");
     fs::copy(&peers, out.join("bench/python/attention_peers.py"))
         .with_context(|| format!("copying {}", peers.display()))?;
+    // Source lines for the profilers: `ferrocuda` and the planted-bug test again, their
+    // kernels with line tables (`lines/`), `profile.sh`, and the kernels' sources for Nsight
+    // Compute's source page (`src/`, searched by file name: the build's paths are this
+    // machine's).
+    let lines = crate::profile::build_line_tables()?;
+    fs::create_dir_all(out.join("lines"))?;
+    copy_stripped(&lines.ferrocuda, &out.join("lines/ferrocuda"))?;
+    copy_stripped(&lines.sanitizer_test, &out.join("lines/tests-sanitizer"))?;
+    for dir in [
+        "kernels/src",
+        "common/src",
+        "crates/cuda_std/src",
+        "tests/kernels/src",
+    ] {
+        copy_tree(&project_root().join(dir), &out.join("src").join(dir))?;
+    }
     let script = out.join("run.sh");
     fs::write(&script, RUN_SH)?;
     make_executable(&script)?;
+    let profile = out.join("profile.sh");
+    fs::write(&profile, crate::profile::PROFILE_SH)?;
+    make_executable(&profile)?;
 
     let size: u64 = walk(&out)?
         .iter()
@@ -219,6 +241,18 @@ fn copy_stripped(from: &Path, to: &Path) -> Result<()> {
             "warning: cannot run strip ({e}); {} stays unstripped",
             to.display()
         );
+    }
+    Ok(())
+}
+
+/// Copies the files under `from` to the same relative paths under `to`.
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    for file in walk(from)? {
+        let dest = to.join(file.strip_prefix(from)?);
+        if let Some(parent) = dest.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        fs::copy(&file, &dest).with_context(|| format!("copying {}", file.display()))?;
     }
     Ok(())
 }

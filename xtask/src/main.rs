@@ -7,6 +7,7 @@ mod bundle;
 mod emu_speed;
 mod gallery;
 mod new;
+mod profile;
 mod test;
 
 use anyhow::{Context, Result, bail};
@@ -49,6 +50,10 @@ enum Cmd {
     Bench(bench::Args),
     /// Print the CPU emulator's speed (thread-steps/s; release build, no GPU needed).
     EmuSpeed,
+    /// Build the kernels with line tables and run Nsight Compute (source page of the
+    /// Mandelbrot and wgmma GEMM kernels) and compute-sanitizer (a planted out-of-bounds
+    /// write named by its `.rs` line); needs a CUDA GPU, `ncu` and `compute-sanitizer`.
+    Profile(profile::Args),
     /// Create a new kernels project (host crate + kernels crate, typed launch, CPU check)
     /// outside this workspace: `cargo xtask new ../my-gpu-app`.
     New(new::Args),
@@ -78,6 +83,7 @@ fn main() -> Result<()> {
         Cmd::Bench(args) => bench::exec(&args),
         Cmd::EmuSpeed => emu_speed::exec(),
         Cmd::New(args) => new::exec(&args),
+        Cmd::Profile(args) => profile::exec(&args),
     }
 }
 

@@ -241,6 +241,27 @@ if [ "${QUICK:-0}" != 1 ]; then
             ./ferrocuda bench --len 1048576 --gemm 4096,4096,4096 --no-cuda-c --no-cublas \
             --no-cub --warmup 1 --reps 1 -o /tmp/ncu-sgemm
     fi
+    # Source lines for the profilers (issue 34): lines/ holds ferrocuda and the planted-bug
+    # test built with line tables (FERROCUDA_LINE_TABLES=1). First the cost: the Mandelbrot
+    # escape pass and the BF16 wgmma GEMM with and without line tables, alternating, twice.
+    for r in 1 2; do
+        for build in plain lines; do
+            exe=./ferrocuda
+            [ "$build" = lines ] && exe=lines/ferrocuda
+            step "lines-timing-mandelbrot-$build-$r" "$exe" mandelbrot-bench --size 8192 \
+                --max-iter 1000 --json "$OUT/lines-timing-mandelbrot-$build-$r.json"
+            step "lines-timing-gemm-$build-$r" "$exe" bench --gemm-only --precision-gemm bf16 \
+                --precision-gemm-shape 8192,8192,8192 -o "/tmp/lines-timing-gemm-$build-$r"
+        done
+    done
+    # Then what they show: Nsight Compute's source page (.rs lines with stall samples) for
+    # the Mandelbrot kernel and the wgmma GEMM, and compute-sanitizer naming the .rs line of
+    # a planted out-of-bounds write (profile.sh, as `cargo xtask profile` runs it).
+    if command -v ncu >/dev/null; then
+        step ncu-source-mandelbrot ./profile.sh ncu-mandelbrot lines/ferrocuda "$OUT/profile" "$PWD/src"
+        step ncu-source-gemm ./profile.sh ncu-gemm lines/ferrocuda "$OUT/profile" "$PWD/src"
+    fi
+    step sanitizer-names-the-line ./profile.sh sanitizer lines/tests-sanitizer "$OUT/profile"
     if command -v ptxas >/dev/null; then
         step ptxas-sm90 ptxas -arch=sm_90 -v kernels.ptx -o /tmp/kernels.cubin
     fi

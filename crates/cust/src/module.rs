@@ -29,8 +29,8 @@ pub use cust_core::{
 };
 
 /// A JIT option of cust 0.3's `Module::from_ptx`. This runtime loads modules with the
-/// driver's defaults; any option is refused with [`CudaError::Unsupported`] rather than
-/// ignored. Pass `&[]`.
+/// driver's defaults (plus line information for PTX that carries line tables); any option
+/// is refused with [`CudaError::Unsupported`] rather than ignored. Pass `&[]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ModuleJitOption {
@@ -90,7 +90,10 @@ impl fmt::Debug for Module {
 }
 
 impl Module {
-    /// Loads PTX text on the current context; the driver compiles it for the GPU.
+    /// Loads PTX text on the current context; the driver compiles it for the GPU. PTX with
+    /// line tables (`.loc` directives, `cuda_builder`'s `line_tables(true)`) is compiled
+    /// with the driver's line information on (`CU_JIT_GENERATE_LINE_INFO`), so the profilers
+    /// and compute-sanitizer name its source lines; other PTX with the driver's defaults.
     ///
     /// # Errors
     /// [`CudaError::InvalidModule`] if `ptx` is not PTX text (no `.version` / `.target`
@@ -551,6 +554,19 @@ mod tests {
                 .unwrap_err()
                 .contains("NUL")
         );
+    }
+
+    #[test]
+    fn line_tables_are_recognised_by_their_loc_directives() {
+        let has = Code::has_line_tables;
+        assert!(has(
+            ".version 7.0\n\t.file\t1 \"k.rs\"\n{\n\t.loc\t1 3 5\n}"
+        ));
+        assert!(has("{\n    .loc 1 3 5\n}"));
+        // `.local` is a state space, not a line directive; a `.file` alone places nothing.
+        assert!(!has("{\n\t.local .align 4 .b8 \t__local_depot0[8];\n}"));
+        assert!(!has("\t.file\t1 \"k.rs\"\n.version 7.0\n"));
+        assert!(!has(".version 7.0\n// .loc 1 2 3 in a comment\n"));
     }
 
     #[test]

@@ -344,6 +344,7 @@ impl<T, const ROWS: u32, const COLS: u32, S: SwizzleMode> Tile for SmemTile<T, R
 mod tests {
     use super::*;
 
+    // ANCHOR: tile_types
     type A = SmemTile<u16, 128, 64, swizzle::B128>;
     type C32 = SmemTile<f32, 64, 32, swizzle::B128>;
     type H64 = SmemTile<u16, 16, 32, swizzle::B64>;
@@ -362,6 +363,7 @@ mod tests {
         assert_eq!((H64::ROW_BYTES, H64::BYTES, H64::ALIGN), (64, 1024, 512));
         assert_eq!((N::ROW_BYTES, N::BYTES, N::ALIGN), (48, 384, 128));
     }
+    // ANCHOR_END: tile_types
 
     /// Offsets, written out from the PTX ISA's swizzle figures independently of
     /// `Swizzle::chunk`: the 128-byte swizzle XORs the chunk with `r % 8`; the 64-byte one with

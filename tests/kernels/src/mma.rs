@@ -25,6 +25,7 @@ pub const LDMATRIX_RAW_WORDS: usize = 14;
 /// Whole warps only (every lane of every warp runs the `mma`); warp `w` reads
 /// `a[w·M·K ..]`, `b[w·K·N ..]`, `c[w·128 ..]` and writes `d[w·128 .. (w+1)·128]`, all in
 /// bounds.
+// ANCHOR: mma_global
 #[inline(always)]
 unsafe fn mma_global<S: MmaShape<E>, E: Element>(
     a: &[E::Storage],
@@ -65,6 +66,7 @@ pub unsafe fn mma_global_bf16(a: &[u16], b: &[u16], c: &[f32], d: *mut f32, b_co
     // SAFETY: forwarded.
     unsafe { mma_global::<M16N8K16, Bf16>(a, b, c, d, b_col_major) }
 }
+// ANCHOR_END: mma_global
 
 /// `mma_global` for `m16n8k8` `.tf32` (`a`, `b`: `f32`).
 ///

@@ -816,6 +816,7 @@ pub const TILE: usize = 16;
 ///
 /// # Safety
 /// `a.len() >= m·k`, `b.len() >= k·n`, `c` holds `m·n` elements.
+// ANCHOR: matmul_tiled
 #[kernel]
 pub unsafe fn matmul_tiled_f32(a: &[f32], b: &[f32], c: *mut f32, m: u32, k: u32, n: u32) {
     let tile_a = shared_array!(f32, TILE * TILE);
@@ -856,6 +857,7 @@ pub unsafe fn matmul_tiled_f32(a: &[f32], b: &[f32], c: *mut f32, m: u32, k: u32
         unsafe { *c.add(row * n + col) = acc };
     }
 }
+// ANCHOR_END: matmul_tiled
 
 /// `redux.sync` (sm_80): a lane in `mask` writes `out[i*9 ..] = [add u32, min u32, max u32,
 /// add i32, min i32, max i32, and, or, xor]` of `input` over the lanes of `mask` (the `i32`

@@ -383,6 +383,15 @@ impl Backend for Gpu {
 
     fn load_module(&self, code: Code<'_>, origin: &str) -> CudaResult<Arc<dyn Module>> {
         let module = match code {
+            // Line tables: the driver's JIT keeps them only when asked, through the linker,
+            // whose cubin cudarc then loads (cudarc's `load_module` takes no JIT options).
+            Code::Ptx(ptx) if Code::has_line_tables(ptx) => {
+                let cubin = jit_with_line_info(&self.ctx, ptx)
+                    .map_err(|source| self.load_error(origin, PTX_HINT, source))?;
+                self.ctx
+                    .load_module(Ptx::from_binary(cubin))
+                    .map_err(|source| self.load_error(origin, PTX_HINT, source))?
+            }
             Code::Ptx(ptx) => self
                 .ctx
                 .load_module(Ptx::from_src(ptx))
@@ -945,6 +954,57 @@ impl Managed for GpuManaged {
     }
 }
 
+/// Compiles `ptx` for the device of `ctx` with the driver's JIT and line information on
+/// (`CU_JIT_GENERATE_LINE_INFO`, what ptxas' `-lineinfo` is to nvcc), so that Nsight Compute,
+/// compute-sanitizer and cuda-gdb name the source lines of its `.loc` directives; returns the
+/// cubin. Through the JIT linker (`cuLinkCreate`, `cuLinkAddData`, `cuLinkComplete`), the
+/// driver's one entry that takes JIT options and hands back the code.
+fn jit_with_line_info(ctx: &Arc<CudaContext>, ptx: &str) -> Result<Vec<u8>, DriverError> {
+    /// Destroys the link state (and the cubin it owns) when dropped.
+    struct Link(sys::CUlinkState);
+    impl Drop for Link {
+        fn drop(&mut self) {
+            // SAFETY: a state from `cuLinkCreate_v2`, destroyed once; its cubin is copied
+            // out before this runs.
+            unsafe { sys::cuLinkDestroy(self.0) };
+        }
+    }
+    ctx.bind_to_thread()?;
+    // `Code::check_ptx` refused NUL bytes; one here is an invalid image all the same.
+    let source = std::ffi::CString::new(ptx)
+        .map_err(|_| DriverError(sys::CUresult::CUDA_ERROR_INVALID_IMAGE))?;
+    let mut options = [sys::CUjit_option::CU_JIT_GENERATE_LINE_INFO];
+    // An integer option's value is passed in the pointer itself (CUDA Driver API,
+    // `CUjit_option`).
+    let mut values = [std::ptr::without_provenance_mut::<c_void>(1)];
+    let mut state: sys::CUlinkState = std::ptr::null_mut();
+    // SAFETY: one option with its value, arrays of length 1; the driver writes the state.
+    unsafe { sys::cuLinkCreate_v2(1, options.as_mut_ptr(), values.as_mut_ptr(), &mut state) }
+        .result()?;
+    let link = Link(state);
+    // SAFETY: `source` is NUL-terminated and outlives the call (the driver copies it); the
+    // name is a C string literal; the same one option as above.
+    unsafe {
+        sys::cuLinkAddData_v2(
+            link.0,
+            sys::CUjitInputType::CU_JIT_INPUT_PTX,
+            source.as_ptr() as *mut c_void,
+            source.as_bytes_with_nul().len(),
+            c"module.ptx".as_ptr(),
+            1,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
+        )
+    }
+    .result()?;
+    let (mut cubin, mut bytes): (*mut c_void, usize) = (std::ptr::null_mut(), 0);
+    // SAFETY: the driver writes a pointer to the cubin it owns (until `cuLinkDestroy`) and
+    // its size.
+    unsafe { sys::cuLinkComplete(link.0, &mut cubin, &mut bytes) }.result()?;
+    // SAFETY: `cubin` points to `bytes` bytes owned by `link`, alive until it drops below.
+    Ok(unsafe { std::slice::from_raw_parts(cubin.cast::<u8>(), bytes) }.to_vec())
+}
+
 /// A module loaded on a GPU.
 struct GpuModule {
     module: Arc<CudaModule>,
@@ -1232,5 +1292,59 @@ impl Graph for GpuGraph {
         self.graph
             .upload()
             .map_err(CudaError::driver("uploading a CUDA graph"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel with line tables, as `cuda_builder`'s `line_tables(true)` writes them.
+    const LINES_PTX: &str = ".version 7.0
+.target sm_70
+.address_size 64
+\t.file\t1 \"/src/planted_lines.rs\"
+
+.visible .entry store_one(
+\t.param .u64 store_one_param_0
+)
+{
+\t.reg .b32 \t%r<2>;
+\t.reg .b64 \t%rd<3>;
+
+\t.loc\t1 3 5
+\tld.param.u64 \t%rd1, [store_one_param_0];
+\tcvta.to.global.u64 \t%rd2, %rd1;
+\tmov.u32 \t%r1, 1;
+\t.loc\t1 4 9
+\tst.global.u32 \t[%rd2], %r1;
+\tret;
+}
+";
+
+    /// The driver's JIT keeps the line tables of PTX that has them: the cubin holds the
+    /// line sections and names the `.rs` file. (ptxas 12.9 keeps them with or without
+    /// `-lineinfo`; the driver is asked explicitly, as its documentation requires.)
+    #[test]
+    #[ignore = "needs a CUDA GPU: the driver's JIT compiler"]
+    fn jit_with_line_info_keeps_the_source_lines() {
+        assert!(Code::has_line_tables(LINES_PTX));
+        let ctx = CudaContext::new(0).expect("GPU 0");
+        let cubin = jit_with_line_info(&ctx, LINES_PTX).expect("JIT");
+        assert!(Code::is_binary(&cubin), "not an ELF cubin");
+        let has = |needle: &[u8]| cubin.windows(needle.len()).any(|w| w == needle);
+        assert!(
+            has(b".nv_debug_line_sass"),
+            "no SASS line table in the cubin"
+        );
+        assert!(
+            has(b"planted_lines.rs"),
+            "the cubin does not name the source file"
+        );
+        // And it loads and runs.
+        let module = ctx
+            .load_module(Ptx::from_binary(cubin))
+            .expect("loading the cubin");
+        module.load_function("store_one").expect("store_one");
     }
 }

@@ -349,6 +349,18 @@ impl Code<'_> {
         }
         Ok(())
     }
+
+    /// Whether PTX `text` carries line tables: a `.loc` directive (what `cuda_builder`'s
+    /// `line_tables(true)` adds). The driver keeps them in the code it compiles only when
+    /// asked (`CU_JIT_GENERATE_LINE_INFO`, ptxas' `-lineinfo`), so the GPU backend asks
+    /// whenever they are there.
+    pub(crate) fn has_line_tables(text: &str) -> bool {
+        text.lines().any(|l| {
+            l.trim_start()
+                .strip_prefix(".loc")
+                .is_some_and(|rest| rest.starts_with([' ', '\t']))
+        })
+    }
 }
 
 /// What a module was loaded from.
