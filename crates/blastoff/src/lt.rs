@@ -178,7 +178,8 @@ pub enum Fp8Format {
 #[derive(Debug)]
 pub struct LtMatmulFp8<O: GemmExDatatype> {
     core: Core,
-    /// `[scale_a, scale_b]` in device memory; the descriptor holds their addresses.
+    /// `scale_a` and `scale_b` in device memory, 16 bytes apart; the descriptor holds their
+    /// addresses.
     scales: DeviceBuffer<f32>,
     _o: PhantomData<O>,
 }
@@ -216,7 +217,9 @@ impl<O: GemmExDatatype> LtMatmulFp8<O> {
                 });
             }
         }
-        let scales = DeviceBuffer::from_slice(&[scale_a, scale_b])?;
+        // Each scale on its own 16-byte boundary (`scale_a` at 0, `scale_b` at 16 bytes),
+        // as separate allocations would put them.
+        let scales = DeviceBuffer::from_slice(&[scale_a, 0.0, 0.0, 0.0, scale_b, 0.0, 0.0, 0.0])?;
         if scales.is_emulator() {
             return Err(Error::NotOnEmulator { call: MATMUL });
         }
@@ -233,7 +236,7 @@ impl<O: GemmExDatatype> LtMatmulFp8<O> {
             ComputeType::F32,
             workspace_bytes,
             candidates,
-            Some([base, base + 4]),
+            Some([base, base + 16]),
         )?;
         Ok(Self {
             core,
