@@ -553,13 +553,22 @@ pub fn gemm<T: TcElem>(
 /// truncation of the inputs is not modelled: the f32 values are used as given, and
 /// [`error_bound`] covers the difference.
 pub fn reference_f64<T: TcElem>(k: usize, a: &[T], b: &[T], at: &[(usize, usize)]) -> Vec<f64> {
+    rows_dot_f64(k, a, b, at, T::to_f64)
+}
+
+/// `Σ_p f(A[i][p])·f(B[j][p])` in `f64` for the elements `(i, j)` in `at` (`a` m×k, `b` n×k,
+/// row-major): the reference of every GEMM here, `f` widening one element to `f64`.
+pub(crate) fn rows_dot_f64<T: Copy>(
+    k: usize,
+    a: &[T],
+    b: &[T],
+    at: &[(usize, usize)],
+    f: impl Fn(T) -> f64,
+) -> Vec<f64> {
     at.iter()
         .map(|&(i, j)| {
             let (ra, rb) = (&a[i * k..(i + 1) * k], &b[j * k..(j + 1) * k]);
-            ra.iter()
-                .zip(rb)
-                .map(|(x, y)| x.to_f64() * y.to_f64())
-                .sum()
+            ra.iter().zip(rb).map(|(&x, &y)| f(x) * f(y)).sum()
         })
         .collect()
 }

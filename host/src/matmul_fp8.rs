@@ -373,15 +373,7 @@ pub fn gemm_fp8<T: Fp8Elem, O: Fp8Out>(
 /// tests' inputs) for the elements `(i, j)` in `at` (`a` m×k, `b` n×k, row-major), without
 /// the scales.
 pub fn reference_f64<T: Fp8Elem>(k: usize, a: &[T], b: &[T], at: &[(usize, usize)]) -> Vec<f64> {
-    at.iter()
-        .map(|&(i, j)| {
-            let (ra, rb) = (&a[i * k..(i + 1) * k], &b[j * k..(j + 1) * k]);
-            ra.iter()
-                .zip(rb)
-                .map(|(x, y)| x.to_f64() * y.to_f64())
-                .sum()
-        })
-        .collect()
+    crate::matmul::rows_dot_f64(k, a, b, at, T::to_f64)
 }
 
 #[cfg(test)]
