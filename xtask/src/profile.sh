@@ -21,17 +21,44 @@ mkdir -p "$out"
 folders=()
 [ -n "$src" ] && folders=(--source-folders "$src")
 
-# source_page REPORT: prints the source page of REPORT as CSV (CUDA source view where this
-# ncu has it) into REPORT.source.csv and stdout; fails when it names no .rs line.
+# source_page REPORT FILE: prints the source page of REPORT as CSV (CUDA source view where
+# this ncu has it) into REPORT.source.csv, then the rows on the project's .rs files with
+# their warp stall samples, most first; fails unless a line of FILE (a path suffix, the
+# profiled kernel's own file) has samples.
 source_page() {
-    local report=$1 csv=${1%.ncu-rep}.source.csv
+    local report=$1 want=$2 csv=${1%.ncu-rep}.source.csv
     ncu --import "$report" --page source --csv --print-source cuda,sass >"$csv" 2>&1 ||
         ncu --import "$report" --page source --csv >"$csv" 2>&1
-    head -n 60 "$csv"
-    echo "... ($(wc -l <"$csv") lines in $csv)"
-    echo "--- lines naming .rs files:"
-    grep -E '\.rs' "$csv" | head -n 40 || true
-    grep -qE '\.rs' "$csv" || { echo "the source page names no .rs line" >&2; return 1; }
+    echo "($(wc -l <"$csv") lines in $csv)"
+    python3 - "$csv" "$want" <<'PY'
+import csv, sys
+
+# The CSV holds one table per source file: a "File Path" row, a header row starting with
+# "Line No", then one row per line.
+path, header, rows = None, None, []
+for r in csv.reader(open(sys.argv[1], newline="")):
+    if len(r) >= 2 and r[0] == "File Path":
+        path, header = r[1], None
+    elif r and r[0] == "Line No":
+        header = r
+    elif path and header and r and r[0].isdigit() and path.endswith(".rs"):
+        col = "Warp Stall Sampling (All Samples)"
+        if col not in header:
+            sys.exit(f"no '{col}' column in the source page; columns: {header}")
+        samples = int(float(r[header.index(col)].replace(",", "") or 0))
+        rows.append((samples, path, int(r[0]), r[1].strip()[:70]))
+ours = [x for x in rows if "/src/" in x[1]
+        and not any(s in x[1] for s in ("/rustlib/", "/rustc/", "/.cargo/registry/"))]
+ours.sort(key=lambda x: -x[0])
+print(f"--- {len(rows)} .rs rows, {len(ours)} on the project's files; most samples first:")
+for samples, path, line, text in ours[:15]:
+    short = path[path.rfind("/", 0, path.rfind("/src/")) + 1:]
+    print(f"{samples:>10} samples  {short}:{line}  {text}")
+hot = [x for x in ours if x[1].endswith(sys.argv[2]) and x[0] > 0]
+if not hot:
+    sys.exit(f"no line of {sys.argv[2]} has warp stall samples on the source page")
+print(f"--- {len(hot)} lines of {sys.argv[2]} have samples")
+PY
 }
 
 case $what in
@@ -41,14 +68,14 @@ ncu-mandelbrot)
     ncu --set full --import-source yes "${folders[@]}" -f \
         -o "$out/ncu-source-mandelbrot" -k regex:^mandelbrot_f32$ --launch-skip 12 -c 1 \
         "$exe" mandelbrot-bench --size 8192 --max-iter 1000 --precision f32 --reps 10 --warmup 2
-    source_page "$out/ncu-source-mandelbrot.ncu-rep"
+    source_page "$out/ncu-source-mandelbrot.ncu-rep" kernels/src/mandelbrot.rs
     ;;
 ncu-gemm)
     ncu --set full --import-source yes "${folders[@]}" -f \
         -o "$out/ncu-source-gemm" -k regex:^gemm_wgmma_bf16$ -c 1 \
         "$exe" bench --gemm-only --precision-gemm bf16 --precision-gemm-shape 4096,4096,4096 \
         --no-cublas --warmup 1 --reps 1 -o "$out/ncu-source-gemm-bench"
-    source_page "$out/ncu-source-gemm.ncu-rep"
+    source_page "$out/ncu-source-gemm.ncu-rep" kernels/src/gemm_tc/wgmma.rs
     ;;
 sanitizer)
     log=$out/sanitizer-planted-oob.log
