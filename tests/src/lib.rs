@@ -136,6 +136,19 @@ pub fn deep_views() -> Vec<TestView> {
     ]
 }
 
+/// A deterministic pseudo-random `u64` for index `i` of stream `seed` (splitmix64: Steele,
+/// Lea and Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014), for test
+/// inputs that are the same on every run and backend.
+pub fn mix(seed: u64, i: usize) -> u64 {
+    let mut z = seed
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        .wrapping_add(i as u64)
+        .wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// `C = A·B` for row-major `a` (m×k) and `b` (k×n), in the order the test matmul kernels
 /// use: per element `acc = 0`, then `acc += a[i][e]·b[e][j]` for increasing `e`, multiply and
 /// add rounded separately, so GPU results compare bitwise (see [`f32_bits`]).

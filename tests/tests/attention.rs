@@ -19,7 +19,7 @@
 use cuda_std::half::{bf16, f16};
 use host::Gpu;
 use host::attention::{AttentionShape, AttnElem, attention, error_bound, reference_f64};
-use tests::{emulated, gpu};
+use tests::{emulated, gpu, mix};
 
 /// Whether `gpu` runs the `mma.sync` kernels (sm_80+; the emulator runs them); prints why
 /// not.
@@ -39,17 +39,6 @@ fn runs(gpu: &Gpu) -> bool {
         return false;
     }
     true
-}
-
-/// A deterministic pseudo-random `u64` for index `i` of stream `seed` (splitmix64).
-fn mix(seed: u64, i: usize) -> u64 {
-    let mut z = seed
-        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        .wrapping_add(i as u64)
-        .wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// `len` values uniform in `[-amp, amp)`, rounded to `T`.

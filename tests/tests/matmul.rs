@@ -32,7 +32,7 @@ use host::Gpu;
 use host::matmul::{TcElem, TcKernel, error_bound, gemm, reference_f64};
 use host::matmul_fp8::{Fp8Elem, Fp8Out, gemm_fp8, reference_f64 as fp8_reference};
 use kernels::gemm_tc::mma_sync::MMA_SHARED_BYTES;
-use tests::gpu;
+use tests::{gpu, mix};
 
 /// Whether `gpu` runs `kernel`'s family; prints why not. The CPU emulator runs every
 /// family (it emulates `wgmma`, TMA, `mbarrier` and clusters, the sm_90a variant's host body
@@ -63,17 +63,6 @@ fn runs(gpu: &Gpu, kernel: TcKernel) -> bool {
         );
     }
     ok
-}
-
-/// A deterministic pseudo-random `u64` for index `i` of stream `seed` (splitmix64).
-fn mix(seed: u64, i: usize) -> u64 {
-    let mut z = seed
-        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        .wrapping_add(i as u64)
-        .wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// `len` small integers in −3..=3.
