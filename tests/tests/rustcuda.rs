@@ -335,9 +335,10 @@ fn within(got: f64, want_rounded: f64, ulps: f64, bound: f64) -> bool {
 /// `inv_complementary_error_function`, `scaled_complementary_error_function`,
 /// `inv_norm_cdf`) on the device: the same bits as the host's calls of the same functions,
 /// for every argument and function, and within the documented error of the mpmath
-/// references above. Bounds: the errors `float.rs` documents, measured against the exact
-/// references, plus 0.5 ulp for `f64` (the reference here is rounded to `f64` first); `f32`
-/// results are the `f64` ones rounded once, within 0.5 ulp plus a hair.
+/// references above. `f64` bounds: the largest errors `float.rs` documents (measured over
+/// many more arguments: 1.8, 1.9, 3.2 and 2.8 ulp), rounded up, plus 0.5 ulp because the
+/// reference here is rounded to `f64` first; `f32` results are the `f64` ones rounded once,
+/// within 0.5 ulp plus a hair.
 #[test]
 fn erf_family_matches_mpmath_and_the_host_bits() {
     use cuda_std::FloatExt;
@@ -346,8 +347,8 @@ fn erf_family_matches_mpmath_and_the_host_bits() {
     let tables: [(Refs, f64, f64); 4] = [
         (ERFINV_REFS, 2.0 + 0.5, 0.5001),
         (ERFCINV_REFS, 2.0 + 0.5, 0.5001),
-        (ERFCX_REFS, 3.0 + 0.5, 0.5001),
-        (NORMCDFINV_REFS, 2.5 + 0.5, 0.5001),
+        (ERFCX_REFS, 3.5 + 0.5, 0.5001),
+        (NORMCDFINV_REFS, 3.0 + 0.5, 0.5001),
     ];
     let k = RC_ERF_FUNCTIONS.len();
     // Every table's arguments go to every function: the bit comparison with the host covers
