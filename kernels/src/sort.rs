@@ -232,7 +232,7 @@ impl SortKey for u64 {
 /// The histogram kernels' body: adds, for every pass of `[begin_bit, end_bit)`, the number
 /// of keys with each digit to `counts[pass · RADIX + digit]`.
 #[inline(always)]
-fn histogram<K: SortKey>(keys: &[K], counts: &OutSlice<u32>, begin_bit: u32, end_bit: u32) {
+fn histogram<K: SortKey>(keys: &[K], counts: &AtomicSlice<u32>, begin_bit: u32, end_bit: u32) {
     let end_bit = end_bit.min(K::BITS);
     let begin_bit = begin_bit.min(end_bit);
     let passes = passes(begin_bit, end_bit) as usize;
@@ -267,10 +267,8 @@ fn histogram<K: SortKey>(keys: &[K], counts: &OutSlice<u32>, begin_bit: u32, end
         // SAFETY: written before the barrier.
         let c = unsafe { sh.add(i).read() };
         if c != 0 {
-            // SAFETY: i < bins ≤ counts.len() (checked); global words, atomic access only.
-            unsafe {
-                atomic::fetch_add::<Device, u32>(counts.as_mut_ptr().add(i), c, Ordering::Relaxed)
-            };
+            // In bounds: i < bins ≤ counts.len() (checked above).
+            let _ = counts.fetch_add(i, c, Ordering::Relaxed);
         }
         i += threads;
     }
@@ -561,7 +559,7 @@ macro_rules! sort_histogram_kernel {
         /// Launch: 1D grid of any size, 1D blocks of a multiple of 32 threads; `counts`
         /// holds at least `passes · RADIX` words (fewer traps), zeroed by the caller.
         #[kernel]
-        pub fn $name(keys: &[$t], counts: OutSlice<u32>, begin_bit: u32, end_bit: u32) {
+        pub fn $name(keys: &[$t], counts: AtomicSlice<u32>, begin_bit: u32, end_bit: u32) {
             histogram::<$t>(keys, &counts, begin_bit, end_bit);
         }
     };
