@@ -241,7 +241,7 @@ pub struct AtomicSlice<'a, T> {
     ptr: *mut T,
     len: usize,
     // Shared access with interior (atomic) mutability, like `&'a [AtomicU32]`. Methods use
-    // `match`, not `Option::map`: a closure would hide the caller's line from the emulator's
+    // `?`, not `Option::map`: a closure would hide the caller's line from the emulator's
     // reports (`#[track_caller]` does not pass through closures).
     _marker: PhantomData<&'a [core::cell::UnsafeCell<T>]>,
 }
@@ -280,10 +280,8 @@ impl<'a, T: Atomic> AtomicSlice<'a, T> {
     #[track_caller]
     #[must_use]
     pub fn load(&self, i: usize, order: Ordering) -> Option<T> {
-        match self.get(i) {
-            Some(a) => Some(a.load(order)),
-            None => None,
-        }
+        let a = self.get(i)?;
+        Some(a.load(order))
     }
 
     /// Atomically writes `val` to element `i` ([`crate::atomic::store`]; `order`: `Relaxed`,
@@ -305,10 +303,8 @@ impl<'a, T: Atomic> AtomicSlice<'a, T> {
     #[inline(always)]
     #[track_caller]
     pub fn exchange(&self, i: usize, val: T, order: Ordering) -> Option<T> {
-        match self.get(i) {
-            Some(a) => Some(a.exchange(val, order)),
-            None => None,
-        }
+        let a = self.get(i)?;
+        Some(a.exchange(val, order))
     }
 
     /// If element `i` equals `current` (bitwise), replaces it with `new`:
@@ -323,10 +319,8 @@ impl<'a, T: Atomic> AtomicSlice<'a, T> {
         new: T,
         order: Ordering,
     ) -> Option<Result<T, T>> {
-        match self.get(i) {
-            Some(a) => Some(a.compare_exchange(current, new, order)),
-            None => None,
-        }
+        let a = self.get(i)?;
+        Some(a.compare_exchange(current, new, order))
     }
 }
 
@@ -340,10 +334,8 @@ macro_rules! atomic_slice_rmw {
             #[inline(always)]
             #[track_caller]
             pub fn $name(&self, i: usize, val: T, order: Ordering) -> Option<T> {
-                match self.get(i) {
-                    Some(a) => Some(a.$name(val, order)),
-                    None => None,
-                }
+                let a = self.get(i)?;
+                Some(a.$name(val, order))
             }
         )*}
     };

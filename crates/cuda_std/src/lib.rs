@@ -128,7 +128,6 @@ pub use vek;
 /// The items most kernels need: `use cuda_std::prelude::*;`.
 pub mod prelude {
     pub use crate::DeviceCopy;
-    pub use crate::{AtomicSlice, OutSlice};
     pub use crate::atomic::{self, Block, Device, Ordering, System};
     pub use crate::shared::{dynamic_shared, dynamic_shared_size_bytes};
     pub use crate::thread;
@@ -138,6 +137,7 @@ pub mod prelude {
         sync_threads_count, sync_threads_or, thread_idx_x, thread_idx_y, thread_idx_z,
     };
     pub use crate::warp::{self, FULL_MASK, WARP_SIZE, lane_id};
+    pub use crate::{AtomicSlice, OutSlice};
     pub use crate::{address_space, kernel};
     pub use crate::{device_assert, device_assert_eq, device_assert_ne, shared_array};
 }

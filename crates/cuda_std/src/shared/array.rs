@@ -115,10 +115,8 @@ impl<T: Atomic, const N: usize> SharedAtomicArray<T, N> {
     #[track_caller]
     #[must_use]
     pub fn load(&self, i: usize, order: Ordering) -> Option<T> {
-        match self.get(i) {
-            Some(a) => Some(a.load(order)),
-            None => None,
-        }
+        let a = self.get(i)?;
+        Some(a.load(order))
     }
 
     /// Atomically writes `val` to element `i` (`order`: `Relaxed`, `Release` or `SeqCst`);
@@ -140,10 +138,8 @@ impl<T: Atomic, const N: usize> SharedAtomicArray<T, N> {
     #[inline(always)]
     #[track_caller]
     pub fn exchange(&self, i: usize, val: T, order: Ordering) -> Option<T> {
-        match self.get(i) {
-            Some(a) => Some(a.exchange(val, order)),
-            None => None,
-        }
+        let a = self.get(i)?;
+        Some(a.exchange(val, order))
     }
 
     /// If element `i` equals `current` (bitwise), replaces it with `new`:
@@ -157,10 +153,8 @@ impl<T: Atomic, const N: usize> SharedAtomicArray<T, N> {
         new: T,
         order: Ordering,
     ) -> Option<Result<T, T>> {
-        match self.get(i) {
-            Some(a) => Some(a.compare_exchange(current, new, order)),
-            None => None,
-        }
+        let a = self.get(i)?;
+        Some(a.compare_exchange(current, new, order))
     }
 
     /// This thread's share of an initialisation: stores `val` (atomically) at elements
@@ -190,7 +184,7 @@ impl<T: Atomic, const N: usize> SharedAtomicArray<T, N> {
 }
 
 /// Defines `SharedAtomicArray` methods that forward to an `AtomicRef` method of the same
-/// name (a `match`, not `Option::map`: a closure would hide the caller's line from the
+/// name (`?`, not `Option::map`: a closure would hide the caller's line from the
 /// emulator's reports).
 macro_rules! shared_atomic_rmw {
     ($bound:ident: $($name:ident, $what:literal;)*) => {
@@ -201,10 +195,8 @@ macro_rules! shared_atomic_rmw {
             #[inline(always)]
             #[track_caller]
             pub fn $name(&self, i: usize, val: T, order: Ordering) -> Option<T> {
-                match self.get(i) {
-                    Some(a) => Some(a.$name(val, order)),
-                    None => None,
-                }
+                let a = self.get(i)?;
+                Some(a.$name(val, order))
             }
         )*}
     };
