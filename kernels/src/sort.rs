@@ -301,7 +301,7 @@ struct PassArgs<'a, K: SortKey> {
     values_out: &'a OutSlice<'a, u32>,
     bins: &'a [u32],
     status: &'a OutSlice<'a, u64>,
-    counter: &'a OutSlice<'a, u32>,
+    counter: &'a AtomicSlice<'a, u32>,
 }
 
 /// The scatter kernels' body; see the [module docs](self). `exchange` holds one tile of
@@ -340,15 +340,11 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     let sh_warp: *mut u64 = shared_array!(u64, WARPS);
 
     if tid == 0 {
-        let t = if a.counter.is_empty() {
-            u32::MAX
-        } else {
-            // SAFETY: element 0 exists; every access to it is a device-scope atomic.
-            let c = unsafe {
-                atomic::fetch_add::<Device, u32>(a.counter.as_mut_ptr(), 1, Ordering::Relaxed)
-            };
-            c.wrapping_sub(base)
-        };
+        // An empty `counter` gives no tile.
+        let t = a
+            .counter
+            .fetch_add(0, 1, Ordering::Relaxed)
+            .map_or(u32::MAX, |c| c.wrapping_sub(base));
         // SAFETY: a 1-element shared array; read by the block after the barrier.
         unsafe { sh_tile.write(t) };
     }
@@ -599,7 +595,7 @@ macro_rules! sort_pass_kernel {
             values_out: OutSlice<u32>,
             bins: &[u32],
             status: OutSlice<u64>,
-            counter: OutSlice<u32>,
+            counter: AtomicSlice<u32>,
             place: u32,
             epoch: u32,
             base: u32,

@@ -44,7 +44,7 @@ pub type SortPassKernel<K> = Kernel<
         Out<u32>,
         Slice<u32>,
         Out<u64>,
-        Out<u32>,
+        AtomicOut<u32>,
         Value<u32>,
         Value<u32>,
         Value<u32>,

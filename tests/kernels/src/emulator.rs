@@ -150,7 +150,7 @@ pub fn emu_print(out: OutSlice<u32>) {
 ///
 /// Launch with blocks of a multiple of 32 threads, at most 1024.
 #[kernel]
-pub fn emu_block_sum(input: &[u32], total: OutSlice<u64>, odd: OutSlice<u32>) {
+pub fn emu_block_sum(input: &[u32], total: AtomicSlice<u64>, odd: AtomicSlice<u32>) {
     let i = index_1d();
     let v = if i < input.len() { input[i] } else { 0 };
     let odd_count = sync_threads_count(v % 2 == 1);
@@ -183,11 +183,8 @@ pub fn emu_block_sum(input: &[u32], total: OutSlice<u64>, odd: OutSlice<u32>) {
             offset /= 2;
         }
         if lane == 0 {
-            // SAFETY: `total` and `odd` hold one element.
-            unsafe {
-                atomic::fetch_add::<Device, u64>(total.as_mut_ptr(), s, Ordering::Relaxed);
-                atomic::fetch_add::<Device, u32>(odd.as_mut_ptr(), odd_count, Ordering::Relaxed);
-            }
+            let _ = total.fetch_add(0, s, Ordering::Relaxed);
+            let _ = odd.fetch_add(0, odd_count, Ordering::Relaxed);
         }
     }
 }
