@@ -232,7 +232,7 @@ impl SortKey for u64 {
 /// The histogram kernels' body: adds, for every pass of `[begin_bit, end_bit)`, the number
 /// of keys with each digit to `counts[pass · RADIX + digit]`.
 #[inline(always)]
-fn histogram<K: SortKey>(keys: &[K], counts: &OutSlice<u32>, begin_bit: u32, end_bit: u32) {
+fn histogram<K: SortKey>(keys: &[K], counts: &AtomicSlice<u32>, begin_bit: u32, end_bit: u32) {
     let end_bit = end_bit.min(K::BITS);
     let begin_bit = begin_bit.min(end_bit);
     let passes = passes(begin_bit, end_bit) as usize;
@@ -267,10 +267,8 @@ fn histogram<K: SortKey>(keys: &[K], counts: &OutSlice<u32>, begin_bit: u32, end
         // SAFETY: written before the barrier.
         let c = unsafe { sh.add(i).read() };
         if c != 0 {
-            // SAFETY: i < bins ≤ counts.len() (checked); global words, atomic access only.
-            unsafe {
-                atomic::fetch_add::<Device, u32>(counts.as_mut_ptr().add(i), c, Ordering::Relaxed)
-            };
+            // In bounds: i < bins ≤ counts.len() (checked above).
+            let _ = counts.fetch_add(i, c, Ordering::Relaxed);
         }
         i += threads;
     }
@@ -303,7 +301,7 @@ struct PassArgs<'a, K: SortKey> {
     values_out: &'a OutSlice<'a, u32>,
     bins: &'a [u32],
     status: &'a OutSlice<'a, u64>,
-    counter: &'a OutSlice<'a, u32>,
+    counter: &'a AtomicSlice<'a, u32>,
 }
 
 /// The scatter kernels' body; see the [module docs](self). `exchange` holds one tile of
@@ -342,15 +340,11 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     let sh_warp: *mut u64 = shared_array!(u64, WARPS);
 
     if tid == 0 {
-        let t = if a.counter.is_empty() {
-            u32::MAX
-        } else {
-            // SAFETY: element 0 exists; every access to it is a device-scope atomic.
-            let c = unsafe {
-                atomic::fetch_add::<Device, u32>(a.counter.as_mut_ptr(), 1, Ordering::Relaxed)
-            };
-            c.wrapping_sub(base)
-        };
+        // An empty `counter` gives no tile.
+        let t = a
+            .counter
+            .fetch_add(0, 1, Ordering::Relaxed)
+            .map_or(u32::MAX, |c| c.wrapping_sub(base));
         // SAFETY: a 1-element shared array; read by the block after the barrier.
         unsafe { sh_tile.write(t) };
     }
@@ -561,7 +555,7 @@ macro_rules! sort_histogram_kernel {
         /// Launch: 1D grid of any size, 1D blocks of a multiple of 32 threads; `counts`
         /// holds at least `passes · RADIX` words (fewer traps), zeroed by the caller.
         #[kernel]
-        pub fn $name(keys: &[$t], counts: OutSlice<u32>, begin_bit: u32, end_bit: u32) {
+        pub fn $name(keys: &[$t], counts: AtomicSlice<u32>, begin_bit: u32, end_bit: u32) {
             histogram::<$t>(keys, &counts, begin_bit, end_bit);
         }
     };
@@ -601,7 +595,7 @@ macro_rules! sort_pass_kernel {
             values_out: OutSlice<u32>,
             bins: &[u32],
             status: OutSlice<u64>,
-            counter: OutSlice<u32>,
+            counter: AtomicSlice<u32>,
             place: u32,
             epoch: u32,
             base: u32,
