@@ -42,35 +42,30 @@ fn cos_sin_pi(x: f64) -> (f64, f64) {
     ((PI * r).cos(), (PI * r).sin())
 }
 
+/// Runs a pair of float probes, `$k32(x32, out32)` and `$k64(x64, out64)`, each writing `$k`
+/// results per argument (one thread per argument), and returns both outputs.
+macro_rules! float_probes {
+    ($gpu:expr, $x32:expr, $x64:expr, $k:expr, $k32:expr, $k64:expr) => {{
+        let gpu = $gpu;
+        let (x32, x64): (&[f32], &[f64]) = ($x32, $x64);
+        let cfg = LaunchConfig::new((x64.len() as u32).div_ceil(64), 64, 0);
+        let d_x32 = htod(gpu, x32);
+        let mut d_out32 = zeros::<f32>(gpu, x32.len() * $k);
+        launch!(gpu, gpu.module(), $k32, cfg, (&d_x32, &mut d_out32));
+        let d_x64 = htod(gpu, x64);
+        let mut d_out64 = zeros::<f64>(gpu, x64.len() * $k);
+        launch!(gpu, gpu.module(), $k64, cfg, (&d_x64, &mut d_out64));
+        (dtoh(&d_out32), dtoh(&d_out64))
+    }};
+}
+
 #[test]
 fn float_traits_give_libms_bits_and_std_definitions() {
     let gpu = gpu();
     let xs = float_inputs();
     let k = RC_FLOAT_FUNCTIONS.len();
-    let cfg = LaunchConfig::new((xs.len() as u32).div_ceil(64), 64, 0);
-
     let x32: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
-    let d_x32 = htod(&gpu, &x32);
-    let mut d_out32 = zeros::<f32>(&gpu, x32.len() * k);
-    launch!(
-        &gpu,
-        gpu.module(),
-        rc_float_f32,
-        cfg,
-        (&d_x32, &mut d_out32)
-    );
-    let out32 = dtoh(&d_out32);
-
-    let d_x64 = htod(&gpu, &xs);
-    let mut d_out64 = zeros::<f64>(&gpu, xs.len() * k);
-    launch!(
-        &gpu,
-        gpu.module(),
-        rc_float_f64,
-        cfg,
-        (&d_x64, &mut d_out64)
-    );
-    let out64 = dtoh(&d_out64);
+    let (out32, out64) = float_probes!(&gpu, &x32, &xs, k, rc_float_f32, rc_float_f64);
 
     let mut failures = Vec::new();
     for (i, (&x, &y)) in xs.iter().zip(&x32).enumerate() {
@@ -358,27 +353,7 @@ fn erf_family_matches_mpmath_and_the_host_bits() {
         .flat_map(|(refs, ..)| refs.iter().map(|&(x, _)| x))
         .collect();
     let x32: Vec<f32> = xs.iter().map(|&x| x as f32).collect();
-    let cfg = LaunchConfig::new((xs.len() as u32).div_ceil(64), 64, 0);
-    let d_x32 = htod(&gpu, &x32);
-    let mut d_out32 = zeros::<f32>(&gpu, xs.len() * k);
-    launch!(
-        &gpu,
-        gpu.module(),
-        rc_erf_family_f32,
-        cfg,
-        (&d_x32, &mut d_out32)
-    );
-    let out32 = dtoh(&d_out32);
-    let d_x64 = htod(&gpu, &xs);
-    let mut d_out64 = zeros::<f64>(&gpu, xs.len() * k);
-    launch!(
-        &gpu,
-        gpu.module(),
-        rc_erf_family_f64,
-        cfg,
-        (&d_x64, &mut d_out64)
-    );
-    let out64 = dtoh(&d_out64);
+    let (out32, out64) = float_probes!(&gpu, &x32, &xs, k, rc_erf_family_f32, rc_erf_family_f64);
 
     let mut failures = Vec::new();
     for (i, (&x, &y)) in xs.iter().zip(&x32).enumerate() {
