@@ -28,7 +28,7 @@
 //! launch holds the buffer's only borrow: no other parameter aliases it.
 
 use crate::DeviceCopy;
-use crate::atomic::{Atomic, AtomicAdd, AtomicBits, AtomicMinMax, AtomicRef, Device, Ordering};
+use crate::atomic::{Atomic, AtomicRef, Device};
 use core::marker::PhantomData;
 
 /// The kernel handle type, its safety markers and the parameter kinds, defined in
@@ -273,87 +273,9 @@ impl<'a, T: Atomic> AtomicSlice<'a, T> {
         // through this type's atomics of device scope (see the type's docs).
         Some(unsafe { AtomicRef::new(self.ptr.add(i)) })
     }
-
-    /// Atomically reads element `i` ([`crate::atomic::load`]; `order`: `Relaxed`, `Acquire` or
-    /// `SeqCst`). `None` if `i >= len()`.
-    #[inline(always)]
-    #[track_caller]
-    #[must_use]
-    pub fn load(&self, i: usize, order: Ordering) -> Option<T> {
-        let a = self.get(i)?;
-        Some(a.load(order))
-    }
-
-    /// Atomically writes `val` to element `i` ([`crate::atomic::store`]; `order`: `Relaxed`,
-    /// `Release` or `SeqCst`). Returns `false`, writing nothing, if `i >= len()`.
-    #[inline(always)]
-    #[track_caller]
-    pub fn store(&self, i: usize, val: T, order: Ordering) -> bool {
-        match self.get(i) {
-            Some(a) => {
-                a.store(val, order);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Atomically replaces element `i` with `val`, returning the previous value
-    /// ([`crate::atomic::exchange`]). `None` if `i >= len()`.
-    #[inline(always)]
-    #[track_caller]
-    pub fn exchange(&self, i: usize, val: T, order: Ordering) -> Option<T> {
-        let a = self.get(i)?;
-        Some(a.exchange(val, order))
-    }
-
-    /// If element `i` equals `current` (bitwise), replaces it with `new`:
-    /// `Some(Ok(previous))` on success, `Some(Err(previous))` otherwise
-    /// ([`crate::atomic::compare_exchange`]); `None` if `i >= len()`.
-    #[inline(always)]
-    #[track_caller]
-    pub fn compare_exchange(
-        &self,
-        i: usize,
-        current: T,
-        new: T,
-        order: Ordering,
-    ) -> Option<Result<T, T>> {
-        let a = self.get(i)?;
-        Some(a.compare_exchange(current, new, order))
-    }
 }
 
-/// Defines `AtomicSlice` methods that forward to an `AtomicRef` method of the same name.
-macro_rules! atomic_slice_rmw {
-    ($bound:ident: $($name:ident, $what:literal;)*) => {
-        impl<T: $bound> AtomicSlice<'_, T> {$(
-            #[doc = concat!("Atomically ", $what, " element `i`, returning the previous \
-                value ([`atomic::", stringify!($name), "`](crate::atomic::",
-                stringify!($name), ")). `None`, touching nothing, if `i >= len()`.")]
-            #[inline(always)]
-            #[track_caller]
-            pub fn $name(&self, i: usize, val: T, order: Ordering) -> Option<T> {
-                let a = self.get(i)?;
-                Some(a.$name(val, order))
-            }
-        )*}
-    };
-}
-
-atomic_slice_rmw!(AtomicAdd:
-    fetch_add, "adds `val` to (integers wrap)";
-    fetch_sub, "subtracts `val` from (integers wrap)";
-);
-atomic_slice_rmw!(AtomicMinMax:
-    fetch_min, "stores the minimum of `val` and";
-    fetch_max, "stores the maximum of `val` and";
-);
-atomic_slice_rmw!(AtomicBits:
-    fetch_and, "ANDs `val` into";
-    fetch_or, "ORs `val` into";
-    fetch_xor, "XORs `val` into";
-);
+crate::atomic::element_atomics!([] AtomicSlice<'_, T>);
 
 impl<T> AtomicSlice<'_, T> {
     /// The raw device pointer to element 0 (for `unsafe` code: accesses through it must be

@@ -4,7 +4,7 @@
 //! element access asks the backend to record it (`arch::shared::indexed_read` /
 //! `indexed_write`: nothing on the GPU, a checked access on the CPU emulator).
 
-use crate::atomic::{Atomic, AtomicAdd, AtomicBits, AtomicMinMax, AtomicRef, Block, Ordering};
+use crate::atomic::{Atomic, AtomicRef, Block, Ordering};
 use core::cell::UnsafeCell;
 use core::fmt;
 use core::ops::{Index, IndexMut};
@@ -109,54 +109,6 @@ impl<T: Atomic, const N: usize> SharedAtomicArray<T, N> {
         Some(unsafe { AtomicRef::new(cell.get()) })
     }
 
-    /// Atomically reads element `i` (`order`: `Relaxed`, `Acquire` or `SeqCst`); `None` if
-    /// `i >= N`.
-    #[inline(always)]
-    #[track_caller]
-    #[must_use]
-    pub fn load(&self, i: usize, order: Ordering) -> Option<T> {
-        let a = self.get(i)?;
-        Some(a.load(order))
-    }
-
-    /// Atomically writes `val` to element `i` (`order`: `Relaxed`, `Release` or `SeqCst`);
-    /// `false`, writing nothing, if `i >= N`.
-    #[inline(always)]
-    #[track_caller]
-    pub fn store(&self, i: usize, val: T, order: Ordering) -> bool {
-        match self.get(i) {
-            Some(a) => {
-                a.store(val, order);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Atomically replaces element `i` with `val`, returning the previous value; `None` if
-    /// `i >= N`.
-    #[inline(always)]
-    #[track_caller]
-    pub fn exchange(&self, i: usize, val: T, order: Ordering) -> Option<T> {
-        let a = self.get(i)?;
-        Some(a.exchange(val, order))
-    }
-
-    /// If element `i` equals `current` (bitwise), replaces it with `new`:
-    /// `Some(Ok(previous))` on success, `Some(Err(previous))` otherwise; `None` if `i >= N`.
-    #[inline(always)]
-    #[track_caller]
-    pub fn compare_exchange(
-        &self,
-        i: usize,
-        current: T,
-        new: T,
-        order: Ordering,
-    ) -> Option<Result<T, T>> {
-        let a = self.get(i)?;
-        Some(a.compare_exchange(current, new, order))
-    }
-
     /// This thread's share of an initialisation: stores `val` (atomically) at elements
     /// `thread_idx_linear() + k · threads_per_block`, `k = 0, 1, ...` (a block-stride loop),
     /// so that when every thread of the block has called it, every element holds `val`.
@@ -183,38 +135,7 @@ impl<T: Atomic, const N: usize> SharedAtomicArray<T, N> {
     }
 }
 
-/// Defines `SharedAtomicArray` methods that forward to an `AtomicRef` method of the same
-/// name (`?`, not `Option::map`: a closure would hide the caller's line from the
-/// emulator's reports).
-macro_rules! shared_atomic_rmw {
-    ($bound:ident: $($name:ident, $what:literal;)*) => {
-        impl<T: $bound, const N: usize> SharedAtomicArray<T, N> {$(
-            #[doc = concat!("Atomically ", $what, " element `i`, returning the previous \
-                value ([`atomic::", stringify!($name), "`](crate::atomic::",
-                stringify!($name), ")). `None`, touching nothing, if `i >= N`.")]
-            #[inline(always)]
-            #[track_caller]
-            pub fn $name(&self, i: usize, val: T, order: Ordering) -> Option<T> {
-                let a = self.get(i)?;
-                Some(a.$name(val, order))
-            }
-        )*}
-    };
-}
-
-shared_atomic_rmw!(AtomicAdd:
-    fetch_add, "adds `val` to (integers wrap)";
-    fetch_sub, "subtracts `val` from (integers wrap)";
-);
-shared_atomic_rmw!(AtomicMinMax:
-    fetch_min, "stores the minimum of `val` and";
-    fetch_max, "stores the maximum of `val` and";
-);
-shared_atomic_rmw!(AtomicBits:
-    fetch_and, "ANDs `val` into";
-    fetch_or, "ORs `val` into";
-    fetch_xor, "XORs `val` into";
-);
+crate::atomic::element_atomics!([, const N: usize] SharedAtomicArray<T, N>);
 
 impl<T, const N: usize> fmt::Debug for SharedAtomicArray<T, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
