@@ -15,6 +15,19 @@
     feature(abi_ptx, asm_experimental_arch, core_float_math)
 )]
 
+/// Expands `$body` once per listed value, with `$v` bound to it (a constant for the
+/// optimiser): a guaranteed full unroll, so per-thread arrays are indexed by constants only
+/// and stay in registers (LLVM keeps a loop over a large body rolled, and an array it
+/// indexes then lives in local memory).
+macro_rules! unroll {
+    ($v:ident in [$($n:literal),*] $body:block) => {
+        $({
+            let $v: usize = $n;
+            $body
+        })*
+    };
+}
+
 pub mod attention;
 pub mod gemm;
 pub mod gemm_sm80;

@@ -111,6 +111,8 @@ pub const HISTOGRAM_THREADS: u32 = 256;
 pub const HISTOGRAM_ITEMS: usize = 8;
 /// The most digit passes a key has (`u64`: 8).
 pub const MAX_PASSES: usize = 8;
+// The item loops are unrolled by hand (`unroll!` over 0..16).
+const _: () = assert!(SORT_ITEMS == 16);
 /// Warps of a scatter block.
 const WARPS: usize = SORT_THREADS as usize / 32;
 
@@ -393,7 +395,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     let seg = tile_start + warp * 32 * SORT_ITEMS;
     let mut keys = [zero_key::<K>(); SORT_ITEMS];
     let mut values = [0u32; SORT_ITEMS];
-    for i in 0..SORT_ITEMS {
+    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
         let e = seg + i * 32 + lane;
         if full {
             // SAFETY: e < tile_start + SORT_TILE ≤ len: inside `keys` (and `values` for
@@ -410,11 +412,12 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
                 values[i] = a.values[e];
             }
         }
-    }
+    });
 
     // 3. Early counts: each in-range key adds one to its warp's counter of its digit.
     let hist = sh_hist.wrapping_add(warp * RADIX);
-    for (i, k) in keys.iter().enumerate() {
+    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+        let k = keys[i];
         if full || seg + i * 32 + lane < len {
             // SAFETY: the digit is below RADIX: this warp's counter; shared, atomic access.
             let _ = unsafe {
@@ -425,7 +428,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
                 )
             };
         }
-    }
+    });
     sync_threads();
 
     // 4. Tile counts, published at once (before the ranking, so that later tiles' look-backs
@@ -483,7 +486,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     //    Each key goes to that place in `exchange`.
     let below_mask = (1u32 << lane) - 1;
     let mut local = [0u32; SORT_ITEMS];
-    for i in 0..SORT_ITEMS {
+    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
         // Keys past the end of the input (last tile) take the digit RADIX and count nowhere.
         let in_range = full || seg + i * 32 + lane < len;
         let d = if in_range {
@@ -499,12 +502,13 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
             let r = unsafe { warp::vote_ballot_sync(FULL_MASK, in_range) };
             if in_range { r } else { !r }
         };
-        for b in 0..place.digit_bits.min(RADIX_BITS) {
+        // All 8 bits, whatever the digit's width: bits above it are 0 in every lane.
+        unroll!(b in [0, 1, 2, 3, 4, 5, 6, 7] {
             let set = (d >> b) & 1 != 0;
             // SAFETY: as above.
             let m = unsafe { warp::vote_ballot_sync(FULL_MASK, set) };
             peers &= if set { m } else { !m };
-        }
+        });
         let leader = peers.trailing_zeros();
         let mut prior = 0;
         if in_range && leader == lane as u32 {
@@ -525,7 +529,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
         }
         // SAFETY: the whole warp.
         unsafe { warp::sync_warp(FULL_MASK) };
-    }
+    });
 
     // 7. Look-back, one digit per thread (after the ranking, so the tiles before have had
     //    that long to publish their inclusive prefixes).
@@ -567,34 +571,34 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
 
     // 8. Scatter: threads read the tile in order and write each key out.
     let mut dest = [0u32; SORT_ITEMS];
-    for (i, di) in dest.iter_mut().enumerate() {
+    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
         let j = i * SORT_THREADS as usize + tid;
         if j < valid {
             // SAFETY: j < valid: written before the barrier.
             let k = unsafe { exchange.add(j).read() };
             // SAFETY: digit < RADIX; written before the barrier.
-            *di = unsafe { sh_base.add(k.digit(place) as usize).read() }.wrapping_add(j as u32);
+            dest[i] = unsafe { sh_base.add(k.digit(place) as usize).read() }.wrapping_add(j as u32);
             // SAFETY: `write` checks the bound; output positions are a permutation.
-            unsafe { a.keys_out.write(*di as usize, k) };
+            unsafe { a.keys_out.write(dest[i] as usize, k) };
         }
-    }
+    });
     if PAIRS {
         sync_threads();
         let vx = exchange.cast::<u32>();
-        for i in 0..SORT_ITEMS {
+        unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
             if full || seg + i * 32 + lane < len {
                 // SAFETY: as for the keys (a tile of u32 fits in a tile of K).
                 unsafe { vx.add(local[i] as usize).write(values[i]) };
             }
-        }
+        });
         sync_threads();
-        for (i, &di) in dest.iter().enumerate() {
+        unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
             let j = i * SORT_THREADS as usize + tid;
             if j < valid {
                 // SAFETY: as above.
-                unsafe { a.values_out.write(di as usize, vx.add(j).read()) };
+                unsafe { a.values_out.write(dest[i] as usize, vx.add(j).read()) };
             }
-        }
+        });
     }
 }
 
