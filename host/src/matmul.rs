@@ -520,10 +520,8 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 if let Some(r) = rounded {
                     let (mk, nk) = (m as usize * k as usize, n as usize * k as usize);
                     let s = gpu.stream();
-                    // Grid-stride: 4 elements per thread.
-                    let cfg = |len: usize| {
-                        LaunchConfig::new((len.div_ceil(1024).min(1 << 20) as u32).max(1), 256, 0)
-                    };
+                    // The STREAM kernels' launch shape (16-byte packs, one per thread).
+                    let cfg = crate::vector::stream_config::<f32>;
                     r.function
                         .launch(s, cfg(mk), (self.a, &mut r.a))
                         .gpu_context("rounding A to TF32")?;

@@ -301,14 +301,12 @@ mod kernels_sm90a {
     }
 
     /// `out[i] = x[i]` rounded to TF32, to nearest with ties away from zero (as
-    /// `cvt.rna.tf32.f32`; NaNs stay NaNs), for `i < out.len()` (`0.0` past `x.len()`): the
-    /// inputs of `gemm_wgmma_tf32_rounded*`. Any 1-D grid (grid-stride).
+    /// `cvt.rna.tf32.f32`; NaNs stay NaNs), for `i < min(x.len(), out.len())`: the inputs
+    /// of `gemm_wgmma_tf32_rounded*`. The STREAM kernels' element loop (`crate::vector`:
+    /// 16-byte packs, grid-stride, any 1-D grid).
     #[kernel]
     pub fn round_tf32(x: &[f32], out: OutSlice<f32>) {
-        out.write_grid_stride_loop(|i| {
-            x.get(i)
-                .map_or(0.0, |v| f32::from_bits(tf32_rna_bits(v.to_bits())))
-        });
+        crate::vector::map1(x, &out, |v| f32::from_bits(tf32_rna_bits(v.to_bits())));
     }
 
     impl WgmmaElem for F8E4M3 {
