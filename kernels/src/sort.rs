@@ -39,24 +39,23 @@
 //! 2. **Load**, warp-striped: warp `w` owns keys `w·32·ITEMS ..` of the tile, its lane `l`
 //!    item `i` is key `i·32 + l` of that segment (coalesced 128-byte loads); for pairs the
 //!    values likewise.
-//! 3. **Early counts**: each key adds one to its warp's counter of its digit in shared
-//!    memory (block-scope atomics). Keys past the end of the input (last tile) take the
-//!    out-of-range digit [`RADIX`] and count nowhere.
-//! 4. **Tile counts, published at once**: thread `d` sums digit `d`'s counters over the
-//!    warps (turning them into the exclusive prefix over warps) and publishes the tile's
-//!    count of digit `d` (`status_word(epoch, false, count)`, or the inclusive value at once
-//!    for tile 0), before any ranking, so later tiles' look-backs find it early (CUB's
-//!    "early counts").
+//! 3. **Rank within the warp**, item by item: the lanes with equal digits are found by one
+//!    ballot per digit bit (CUB's `MatchAny` by ballots, cheaper than `match.any.sync`);
+//!    the group's lowest lane reads and advances the warp's counter of that digit in shared
+//!    memory by the group's size and broadcasts the old value; a key's rank among the
+//!    warp's keys of its digit is that value plus the group's lanes below it. This visits a
+//!    warp's keys in input order, so ranks are stable, and needs no atomics (one leader per
+//!    digit and step). Keys past the end of the input (last tile) take the out-of-range
+//!    digit [`RADIX`] and count nowhere.
+//! 4. **Tile counts**: thread `d` sums digit `d`'s counters over the warps (turning them
+//!    into the exclusive prefix over warps) and publishes the tile's count of digit `d`
+//!    (`status_word(epoch, false, count)`, or the inclusive value at once for tile 0).
 //! 5. **Block scan** of `(bins[d] << 32) | count[d]` over the digits: its low half is where
 //!    digit `d` starts in the sorted tile (added to its warp counters), its high half where
 //!    digit `d` starts in the output (exclusive over the pass's global `counts`).
-//! 6. **Rank within the warp**, item by item: the lanes with equal digits are found by one
-//!    ballot per digit bit (CUB's `MatchAny` by ballots, cheaper than `match.any.sync`);
-//!    the group's lowest lane reads and advances the warp's counter of that digit by the
-//!    group's size and broadcasts the old value; a key's place in the sorted tile is that
-//!    value plus the group's lanes below it, and the key goes there in shared memory. This
-//!    visits a warp's keys in input order, so ranks are stable.
-//! 7. **Look-back** (tiles > 0), by thread `d` for digit `d`, after the ranking (which
+//! 6. **Place**: each key goes to shared memory at its place in the sorted tile, its
+//!    warp's start for its digit plus its rank.
+//! 7. **Look-back** (tiles > 0), by thread `d` for digit `d`, after the placing (which
 //!    gives the tiles before time to publish their inclusive prefixes): walk back one tile
 //!    at a time, waiting until its status word carries this launch's epoch, adding its
 //!    value, until a word carries an inclusive prefix; publish this tile's inclusive prefix.
@@ -82,9 +81,11 @@
 //!
 //! # Tuning
 //! The histogram threads load [`HISTOGRAM_ITEMS`] keys before counting any, so that many
-//! loads are in flight. The tile (256 × 16) is a first choice; CUB takes 384 × 20 for
-//! 32-bit keys on sm_90. The shared-memory counters are plain block-scope atomics, slow on
-//! low-entropy keys, where a warp's lanes hit one counter.
+//! loads are in flight; its shared-memory counters are block-scope atomics, slow on
+//! low-entropy keys, where a warp's lanes hit one counter. The tile (256 × 16) is a first
+//! choice; CUB takes 384 × 20 for 32-bit keys on sm_90. CUB publishes a tile's counts
+//! before ranking ("early counts", from shared atomics); here the ranking's own counters
+//! give them, without atomics, and the look-back comes after the placing.
 
 // A scatter pass takes the keys and values in and out, the digit counts, the look-back
 // state and its launch values: 10 parameters.
@@ -414,25 +415,55 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
         }
     });
 
-    // 3. Early counts: each in-range key adds one to its warp's counter of its digit.
+    // 3. Rank within the warp, item by item: the lanes with equal digits (8 ballots, one
+    //    per digit bit) advance the warp's counter of that digit by their number; a key's
+    //    rank among the warp's keys of its digit is the counter before, plus its group's
+    //    lanes below it. The counters end as the warp's digit counts.
     let hist = sh_hist.wrapping_add(warp * RADIX);
+    let below_mask = (1u32 << lane) - 1;
+    let mut local = [0u32; SORT_ITEMS];
     unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
-        let k = keys[i];
-        if full || seg + i * 32 + lane < len {
-            // SAFETY: the digit is below RADIX: this warp's counter; shared, atomic access.
-            let _ = unsafe {
-                atomic::fetch_add::<Block, u32>(
-                    hist.add(k.digit(place) as usize),
-                    1,
-                    Ordering::Relaxed,
-                )
-            };
+        // Keys past the end of the input (last tile) take the digit RADIX and count nowhere.
+        let in_range = full || seg + i * 32 + lane < len;
+        let d = if in_range {
+            keys[i].digit(place)
+        } else {
+            RADIX as u32
+        };
+        let mut peers = if full {
+            FULL_MASK
+        } else {
+            // SAFETY: the whole warp calls every ballot (`full` is block-uniform).
+            let r = unsafe { warp::vote_ballot_sync(FULL_MASK, in_range) };
+            if in_range { r } else { !r }
+        };
+        // All 8 bits, whatever the digit's width: bits above it are 0 in every lane.
+        unroll!(b in [0, 1, 2, 3, 4, 5, 6, 7] {
+            let set = (d >> b) & 1 != 0;
+            // SAFETY: as above.
+            let m = unsafe { warp::vote_ballot_sync(FULL_MASK, set) };
+            peers &= if set { m } else { !m };
+        });
+        let leader = peers.trailing_zeros();
+        let mut prior = 0;
+        if in_range && leader == lane as u32 {
+            // SAFETY: d < RADIX: this warp's counter of d, touched only by this group's
+            // leader in this step; the previous step's writes are ordered by `sync_warp`.
+            unsafe {
+                prior = hist.add(d as usize).read();
+                hist.add(d as usize).write(prior + peers.count_ones());
+            }
         }
+        // SAFETY: the whole warp.
+        let prior = unsafe { warp::shfl_idx_sync(FULL_MASK, prior, leader, 32) };
+        local[i] = prior + (peers & below_mask).count_ones();
+        // SAFETY: the whole warp.
+        unsafe { warp::sync_warp(FULL_MASK) };
     });
     sync_threads();
 
-    // 4. Tile counts, published at once (before the ranking, so that later tiles' look-backs
-    //    find them); the warp counters become exclusive prefixes over the warps.
+    // 4. Tile counts, published at once; the warp counters become exclusive prefixes over
+    //    the warps.
     let digit = tid;
     let mut count = 0u32;
     for w in 0..WARPS {
@@ -480,59 +511,20 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     }
     sync_threads();
 
-    // 6. Rank within the warp, item by item: the lanes with equal digits (8 ballots, one
-    //    per digit bit) advance the warp's counter of that digit by their number; a key's
-    //    place in the sorted tile is the counter before, plus its group's lanes below it.
-    //    Each key goes to that place in `exchange`.
-    let below_mask = (1u32 << lane) - 1;
-    let mut local = [0u32; SORT_ITEMS];
+    // 6. Each key goes to its place in the sorted tile in `exchange`: its warp's start for
+    //    its digit plus its rank there.
     unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
-        // Keys past the end of the input (last tile) take the digit RADIX and count nowhere.
-        let in_range = full || seg + i * 32 + lane < len;
-        let d = if in_range {
-            keys[i].digit(place)
-        } else {
-            RADIX as u32
-        };
-        let mut peers = if full {
-            FULL_MASK
-        } else {
-            // SAFETY: the whole warp calls every ballot (`full` and the loop bounds are
-            // block-uniform).
-            let r = unsafe { warp::vote_ballot_sync(FULL_MASK, in_range) };
-            if in_range { r } else { !r }
-        };
-        // All 8 bits, whatever the digit's width: bits above it are 0 in every lane.
-        unroll!(b in [0, 1, 2, 3, 4, 5, 6, 7] {
-            let set = (d >> b) & 1 != 0;
-            // SAFETY: as above.
-            let m = unsafe { warp::vote_ballot_sync(FULL_MASK, set) };
-            peers &= if set { m } else { !m };
-        });
-        let leader = peers.trailing_zeros();
-        let mut prior = 0;
-        if in_range && leader == lane as u32 {
-            // SAFETY: d < RADIX: this warp's counter of d, touched only by this group's
-            // leader in this step; the previous step's writes are ordered by `sync_warp`.
-            unsafe {
-                prior = hist.add(d as usize).read();
-                hist.add(d as usize).write(prior + peers.count_ones());
-            }
-        }
-        // SAFETY: the whole warp.
-        let prior = unsafe { warp::shfl_idx_sync(FULL_MASK, prior, leader, 32) };
-        if in_range {
-            local[i] = prior + (peers & below_mask).count_ones();
+        if full || seg + i * 32 + lane < len {
+            // SAFETY: the digit is below RADIX: this warp's counter, final since the barrier.
+            local[i] += unsafe { hist.add(keys[i].digit(place) as usize).read() };
             // SAFETY: local < valid ≤ SORT_TILE: places in the tile are a permutation of
             // 0 .. valid, so no two threads write one slot.
             unsafe { exchange.add(local[i] as usize).write(keys[i]) };
         }
-        // SAFETY: the whole warp.
-        unsafe { warp::sync_warp(FULL_MASK) };
     });
 
-    // 7. Look-back, one digit per thread (after the ranking, so the tiles before have had
-    //    that long to publish their inclusive prefixes).
+    // 7. Look-back, one digit per thread (after the block scan and the placing, so the
+    //    tiles before have had that long to publish their inclusive prefixes).
     let mut prefix = 0u32;
     if tile > 0 {
         let mut t = tile;
