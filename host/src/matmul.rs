@@ -196,8 +196,8 @@ impl TcElem for f32 {
     const NAME: &'static str = "tf32";
     const K_MULTIPLE: usize = 4;
     const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_tf32;
-    const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32_rounded;
-    const WGMMA_C2: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32_rounded_c2;
+    const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32;
+    const WGMMA_C2: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32_c2;
     const WGMMA_ROUND: Option<RoundKernel<Self>> = Some(kernels::gemm_tc::wgmma::round_tf32);
     const POISON: Self = f32::from_bits(0x7fc0_0dad);
     const OUTPUT_UNIT: f64 = 1.0 / 16_777_216.0;
