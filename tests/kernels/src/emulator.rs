@@ -598,6 +598,8 @@ pub fn emu_plain_spin(out: OutSlice<u32>) {
     }
     sync_threads();
     if t == 0 {
+        // The planted bug: nothing in the loop (or in any other thread) sets the word.
+        #[allow(clippy::while_immutable_condition)]
         while word[0] == 0 {}
         out.write_at_thread(1);
     }
