@@ -28,7 +28,7 @@
 use crate::gpu::{Gpu, GpuError};
 use crate::vector::sm_count;
 use cuda_std::half::{bf16, f16};
-use cuda_std::launch::{ConstPtr, Kernel, MutPtr, Slice, Unsafe, Value};
+use cuda_std::launch::{ConstPtr, Kernel, MutPtr, Out, Safe, Slice, Unsafe, Value};
 use cust::{
     error::GpuContext,
     function::LaunchConfig,
@@ -117,6 +117,8 @@ pub type WgmmaParams<T> = (
 );
 /// The `wgmma` kernels' handle type.
 pub type WgmmaKernel<T> = Kernel<WgmmaParams<T>, Unsafe>;
+/// The input-rounding kernel's handle type: `(x: &[T], out: OutSlice<T>)`.
+pub type RoundKernel<T> = Kernel<(Slice<T>, Out<T>), Safe>;
 
 mod sealed {
     pub trait Sealed {}
@@ -139,6 +141,9 @@ pub trait TcElem: DeviceCopy + TmaElement + Copy + Send + Sync + 'static + seale
     const WGMMA: WgmmaKernel<Self>;
     /// The `wgmma` kernel for clusters of [`WG_CLUSTER_M`] blocks along M.
     const WGMMA_C2: WgmmaKernel<Self>;
+    /// For TF32: the kernel that rounds `A` and `B` to TF32 into scratch copies, which the
+    /// `wgmma` kernels then read (see [`GemmPlan`]); `None` for bf16/f16.
+    const WGMMA_ROUND: Option<RoundKernel<Self>> = None;
     /// A NaN the host writes to outputs before a launch, so unwritten elements show.
     const POISON: Self;
     /// Unit roundoff of the output (2⁻⁸ bf16, 2⁻¹¹ f16, 2⁻²⁴ f32).
@@ -191,8 +196,9 @@ impl TcElem for f32 {
     const NAME: &'static str = "tf32";
     const K_MULTIPLE: usize = 4;
     const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_tf32;
-    const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32;
-    const WGMMA_C2: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32_c2;
+    const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32_rounded;
+    const WGMMA_C2: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32_rounded_c2;
+    const WGMMA_ROUND: Option<RoundKernel<Self>> = Some(kernels::gemm_tc::wgmma::round_tf32);
     const POISON: Self = f32::from_bits(0x7fc0_0dad);
     const OUTPUT_UNIT: f64 = 1.0 / 16_777_216.0;
     const INPUT_UNIT: f64 = 1.0 / 2048.0;
@@ -287,6 +293,13 @@ fn cluster_grid(what: &str, m: u32, n: u32, cluster_m: u32, fit: u32) -> Result<
     Ok(cluster_m * fit.min(groups))
 }
 
+/// TF32's rounded inputs: the kernel, its launch shape, and `A` and `B` rounded to TF32.
+struct Rounded<T: TcElem> {
+    function: TypedFunction<(Slice<T>, Out<T>), Safe>,
+    a: DeviceBuffer<T>,
+    b: DeviceBuffer<T>,
+}
+
 /// The launch of one family, resolved once.
 enum Launcher<T: TcElem> {
     Mma(TypedFunction<MmaParams<T>, Unsafe>),
@@ -298,6 +311,9 @@ enum Launcher<T: TcElem> {
         map_c: Option<DeviceBox<TensorMap>>,
         /// Blocks per cluster along M (1: launched without clusters).
         cluster_m: u32,
+        /// TF32: the rounding kernel and the rounded copies of `A` and `B` that the tensor
+        /// maps describe.
+        rounded: Option<Rounded<T>>,
         /// With clusters, how many fit on the device at once (the grid's bound).
         max_active_clusters: Option<u32>,
     },
@@ -309,6 +325,12 @@ enum Launcher<T: TcElem> {
 /// (where its rows are a multiple of 16 bytes, so that TMA can store it) `C` encoded and
 /// uploaded, and for the latter the clusters that fit at once queried. Borrows the
 /// buffers for as long as it lives (the tensor maps hold their addresses).
+///
+/// TF32 on `wgmma` also allocates rounded copies of `A` and `B` (`(m + n)·k` more `f32`s
+/// of device memory, for the plan's life), which each launch refreshes with
+/// `kernels::gemm_tc::wgmma::round_tf32` before the product reads them: rounding to
+/// nearest TF32 in the kernel's shared memory cost half its speed (see that module's
+/// docs); a memory-bound pass over the inputs costs less.
 pub struct GemmPlan<'a, T: TcElem> {
     m: u32,
     n: u32,
@@ -392,8 +414,30 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                     DeviceBox::new(&map)
                         .with_gpu_context(|| format!("uploading the tensor map of {what}"))
                 };
-                let map_a = map(a, m, a_box(elem_bytes), "A")?;
-                let map_b = map(b, n, b_box_for_cluster(elem_bytes, cluster_m), "B")?;
+                // TF32: the maps describe rounded copies of A and B, refreshed each launch.
+                let rounded = match T::WGMMA_ROUND {
+                    None => None,
+                    Some(round) => {
+                        let what = "allocating the TF32-rounded copies of A and B";
+                        // SAFETY: `T` is `DeviceCopy` (any bits); every launch rounds all
+                        // of `A` and `B` into the copies before the product reads them, in
+                        // stream order.
+                        let (ra, rb) = unsafe {
+                            (
+                                DeviceBuffer::uninitialized(m * k),
+                                DeviceBuffer::uninitialized(n * k),
+                            )
+                        };
+                        Some(Rounded {
+                            function: gpu.module().kernel(round)?,
+                            a: ra.gpu_context(what)?,
+                            b: rb.gpu_context(what)?,
+                        })
+                    }
+                };
+                let (a_in, b_in) = rounded.as_ref().map_or((a, b), |r| (&r.a, &r.b));
+                let map_a = map(a_in, m, a_box(elem_bytes), "A")?;
+                let map_b = map(b_in, n, b_box_for_cluster(elem_bytes, cluster_m), "B")?;
                 // C goes out through TMA where its row stride is a multiple of 16 bytes
                 // (TMA's rule); otherwise the kernel stores it from registers.
                 let c_row_bytes = (n * size_of::<T>()) as u64;
@@ -432,6 +476,7 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                         map_c,
                         cluster_m,
                         max_active_clusters,
+                        rounded,
                     },
                 )
             }
@@ -455,7 +500,7 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
     /// [`GpuError::Launch`] naming the kernel and its configuration if the launch fails.
     pub fn launch(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
         let (m, n, k, cfg) = (self.m, self.n, self.k, self.cfg);
-        match &self.launcher {
+        match &mut self.launcher {
             // SAFETY: `check_shape` checked the shape rules and the buffer lengths; device
             // buffers are whole allocations (256-byte aligned); `c` is borrowed mutably for
             // the plan's life, so nothing else touches it; the launch shape is the module's
@@ -469,9 +514,25 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 map_b,
                 map_c,
                 cluster_m,
+                rounded,
                 ..
             } => {
+                if let Some(r) = rounded {
+                    let (mk, nk) = (m as usize * k as usize, n as usize * k as usize);
+                    let s = gpu.stream();
+                    // Grid-stride: 4 elements per thread.
+                    let cfg = |len: usize| {
+                        LaunchConfig::new((len.div_ceil(1024).min(1 << 20) as u32).max(1), 256, 0)
+                    };
+                    r.function
+                        .launch(s, cfg(mk), (self.a, &mut r.a))
+                        .gpu_context("rounding A to TF32")?;
+                    r.function
+                        .launch(s, cfg(nk), (self.b, &mut r.b))
+                        .gpu_context("rounding B to TF32")?;
+                }
                 // Without a map of C the kernel does not read `map_c`: pass A's.
+                let (map_a, map_b) = (&*map_a, &*map_b);
                 let (map_c, c_by_tma) = map_c.as_ref().map_or((map_a, 0u32), |m| (m, 1));
                 let args = (m, n, k, map_a, map_b, map_c, &mut *self.c, c_by_tma);
                 // SAFETY: as above; the maps describe `a`, `b` and, with `c_by_tma`, `c`

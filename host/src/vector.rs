@@ -18,7 +18,7 @@
 
 use crate::gpu::{Gpu, GpuError};
 use crate::launch::{Launch, LaunchUnchecked};
-use cuda_std::launch::{Kernel, MutPtr, Out, Safe, Slice, Unsafe, Value};
+use cuda_std::launch::{AtomicOut, Kernel, MutPtr, Out, Safe, Slice, Unsafe, Value};
 use cust::{
     device::DeviceAttribute,
     error::GpuContext,
@@ -89,8 +89,17 @@ pub type SgemmKernel = Kernel<
     Unsafe,
 >;
 /// A single-pass scan: `(x, out, status, counter, epoch, base)`; see `kernels::scan`.
-pub type ScanKernel<T> =
-    Kernel<(Slice<T>, Out<T>, Out<u64>, Out<u32>, Value<u32>, Value<u32>), Unsafe>;
+pub type ScanKernel<T> = Kernel<
+    (
+        Slice<T>,
+        Out<T>,
+        Out<u64>,
+        AtomicOut<u32>,
+        Value<u32>,
+        Value<u32>,
+    ),
+    Unsafe,
+>;
 
 /// A float type with the STREAM kernels, axpy and dot.
 pub trait Float:

@@ -544,6 +544,7 @@ fn gemm_kernels_live_in_their_variants_without_spills() {
         "gemm_wgmma_bf16_c2",
         "gemm_wgmma_f16_c2",
         "gemm_wgmma_tf32_c2",
+        "gemm_wgmma_tf32_rounded_c2",
     ] {
         assert!(
             image.entries.iter().any(|e| e.name == name),

@@ -50,7 +50,13 @@
 //! 70 % of warp stall cycles on shared-memory scoreboard dependencies, L1/shared
 //! throughput 56 %). On an H100 this TF32 kernel runs at 0.50–0.66× cuBLAS (191–198
 //! TFLOP/s; 172–178 with 4 chunks in flight), against 0.80–1.16× when it truncated; its
-//! errors equal cuBLAS's.
+//! errors equal cuBLAS's (on an H200 at the bench's five shapes: 0.48–0.53×).
+//!
+//! The host's TF32 path (`host::matmul`) therefore takes the other road: [`round_tf32`]
+//! rounds `A` and `B` once into scratch copies (a memory-bound pass: one load and one
+//! store per element), and the `gemm_wgmma_tf32_rounded*` entry points read those as
+//! [`Tf32Rounded`], with the bf16/f16 kernels' shape (no rounding warps, 40/232
+//! registers): the same products and sums as the in-place kernel, so the same bits.
 //!
 //! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16, 32 f32 or 128 FP8
 //! elements: [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of
@@ -266,6 +272,43 @@ mod kernels_sm90a {
             // SAFETY: forwarded.
             unsafe { wgmma::mma_m64n256k8_f32_tf32(acc, a, b, accumulate) }
         }
+    }
+
+    /// An `f32` already rounded to TF32 (its 13 low mantissa bits clear, as
+    /// [`round_tf32`] writes them), so that `wgmma`'s reading of the top bits loses
+    /// nothing: the input of the `gemm_wgmma_tf32_rounded*` kernels, which skip the
+    /// rounding warps. `C` stays `f32`.
+    #[repr(transparent)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq)]
+    pub struct Tf32Rounded(pub f32);
+
+    // SAFETY: a transparent `f32`: plain bits, valid for every bit pattern, no pointers.
+    unsafe impl DeviceCopy for Tf32Rounded {}
+
+    impl WgmmaElem for Tf32Rounded {
+        type AHalf = SmemTile<Tf32Rounded, 64, 32, swizzle::B128>;
+        type BStage = SmemTile<Tf32Rounded, { WG_BN }, 32, swizzle::B128>;
+        #[inline(always)]
+        unsafe fn mma(
+            acc: &mut [f32; 128],
+            a: MatrixDescriptor,
+            b: MatrixDescriptor,
+            accumulate: bool,
+        ) {
+            // SAFETY: forwarded.
+            unsafe { wgmma::mma_m64n256k8_f32_tf32(acc, a, b, accumulate) }
+        }
+    }
+
+    /// `out[i] = x[i]` rounded to TF32, to nearest with ties away from zero (as
+    /// `cvt.rna.tf32.f32`; NaNs stay NaNs), for `i < out.len()` (`0.0` past `x.len()`): the
+    /// inputs of `gemm_wgmma_tf32_rounded*`. Any 1-D grid (grid-stride).
+    #[kernel]
+    pub fn round_tf32(x: &[f32], out: OutSlice<f32>) {
+        out.write_grid_stride_loop(|i| {
+            x.get(i)
+                .map_or(0.0, |v| f32::from_bits(tf32_rna_bits(v.to_bits())))
+        });
     }
 
     impl WgmmaElem for F8E4M3 {
@@ -850,6 +893,10 @@ mod kernels_sm90a {
 
     macro_rules! entry {
         ($name:ident, $t:ty, $cluster:literal, $what:literal, $b_box:literal, $grid:literal) => {
+            entry!($name, $t, $t, $cluster, $what, $b_box, $grid);
+        };
+        ($name:ident, $t:ty, $o:ty, $cluster:literal, $what:literal, $b_box:literal,
+         $grid:literal) => {
             #[doc = concat!("`C = A·Bᵀ` in ", $what, " on `wgmma` + TMA (sm_90a); see the ",
                             "[module docs](super) for the design and the launch shape.")]
             ///
@@ -875,12 +922,12 @@ mod kernels_sm90a {
                 map_a: *const TensorMap,
                 map_b: *const TensorMap,
                 map_c: *const TensorMap,
-                c: *mut $t,
+                c: *mut $o,
                 c_by_tma: u32,
             ) {
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe {
-                    gemm::<$t, $t, $cluster>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0, 1.0)
+                    gemm::<$t, $o, $cluster>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0, 1.0)
                 }
             }
         };
@@ -930,6 +977,26 @@ mod kernels_sm90a {
         gemm_wgmma_tf32_c2,
         f32,
         "TF32 (f32 in and out), clusters of 2 along M sharing `B`"
+    );
+
+    entry!(
+        gemm_wgmma_tf32_rounded,
+        Tf32Rounded,
+        f32,
+        1,
+        "TF32 (f32 in and out) on inputs already rounded to TF32 ([`round_tf32`])",
+        "`b_box`",
+        "a 1-D grid without clusters"
+    );
+    entry!(
+        gemm_wgmma_tf32_rounded_c2,
+        Tf32Rounded,
+        f32,
+        2,
+        "TF32 (f32 in and out) on inputs already rounded to TF32 ([`round_tf32`]), clusters \
+         of 2 along M sharing `B`",
+        "`b_box_for_cluster(_, WG_CLUSTER_M)`",
+        "a 1-D grid of clusters of `(WG_CLUSTER_M, 1, 1)` blocks (an even grid)"
     );
 
     /// The FP8 entry points: input type `$t`, output type `$o`, no clusters, a `scale`

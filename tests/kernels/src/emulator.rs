@@ -150,7 +150,7 @@ pub fn emu_print(out: OutSlice<u32>) {
 ///
 /// Launch with blocks of a multiple of 32 threads, at most 1024.
 #[kernel]
-pub fn emu_block_sum(input: &[u32], total: OutSlice<u64>, odd: OutSlice<u32>) {
+pub fn emu_block_sum(input: &[u32], total: AtomicSlice<u64>, odd: AtomicSlice<u32>) {
     let i = index_1d();
     let v = if i < input.len() { input[i] } else { 0 };
     let odd_count = sync_threads_count(v % 2 == 1);
@@ -183,11 +183,8 @@ pub fn emu_block_sum(input: &[u32], total: OutSlice<u64>, odd: OutSlice<u32>) {
             offset /= 2;
         }
         if lane == 0 {
-            // SAFETY: `total` and `odd` hold one element.
-            unsafe {
-                atomic::fetch_add::<Device, u64>(total.as_mut_ptr(), s, Ordering::Relaxed);
-                atomic::fetch_add::<Device, u32>(odd.as_mut_ptr(), odd_count, Ordering::Relaxed);
-            }
+            let _ = total.fetch_add(0, s, Ordering::Relaxed);
+            let _ = odd.fetch_add(0, odd_count, Ordering::Relaxed);
         }
     }
 }
@@ -418,10 +415,9 @@ pub fn emu_dynamic_indexed(out: OutSlice<u32>, skip: u32) {
 /// Launch with one block of 64 threads; `out` holds 1 element.
 #[kernel]
 pub fn emu_flag_handover(out: OutSlice<u32>, value: u32) {
-    // SAFETY: one word, touched only through atomics.
-    let word = unsafe { shared_array!([u32; 1]) };
-    // SAFETY: the word lives for the block; every access to it is atomic, block scope.
-    let flag = unsafe { atomic::AtomicRef::<Block, u32>::new(word.as_mut_ptr()) };
+    // One shared word, every access to it a block-scope atomic (safe: no plain access).
+    let word = shared_array!(atomic [u32; 1]);
+    let Some(flag) = word.get(0) else { return };
     let t = thread_idx_x();
     if t == 0 {
         flag.store(0, Ordering::Relaxed);
@@ -447,13 +443,11 @@ pub fn emu_flag_handover(out: OutSlice<u32>, value: u32) {
 ///
 /// Launch with one block; `cells` holds 2 elements.
 #[kernel]
-pub fn emu_spin_lock(cells: OutSlice<u32>) {
-    // SAFETY: two words of `cells`, touched only through atomics during the launch.
-    let (lock, count) = unsafe {
-        (
-            atomic::AtomicRef::<Device, u32>::new(cells.as_mut_ptr()),
-            atomic::AtomicRef::<Device, u32>::new(cells.as_mut_ptr().add(1)),
-        )
+pub fn emu_spin_lock(cells: AtomicSlice<u32>) {
+    // Two words of `cells`, touched only through atomics (an `AtomicSlice` has no other
+    // access).
+    let (Some(lock), Some(count)) = (cells.get(0), cells.get(1)) else {
+        return;
     };
     while lock.compare_exchange(0, 1, Ordering::Acquire).is_err() {}
     let c = count.load(Ordering::Relaxed);
