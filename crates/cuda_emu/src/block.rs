@@ -477,7 +477,6 @@ impl<'a> BlockRun<'a> {
                         cluster_waits: Cell::new(0),
                         polls: Cell::new([0; super::state::POLL_SITES]),
                         polls_next: Cell::new(0),
-                        clock: Cell::new(0),
                         accessed: Cell::new(0),
                         yield_reads: Cell::new([0; super::state::POLL_SITES]),
                         yield_written: Cell::new(0),

@@ -604,14 +604,14 @@ fn shadow_access(
     let my_wepoch = syncs.count(epoch);
     // Whether an earlier access by `other` in this epoch (after `wepoch` of its warp's
     // `sync_warp`s) is ordered before this one by a later `sync_warp` naming both lanes.
-    // Or by release/acquire synchronisation from that access (made at the other thread's
-    // release count `clock`).
+    // Or by release/acquire synchronisation from that access (made at launch sequence
+    // `seq`, `order.rs`).
     let block = crate::order::block_linear(b);
-    let ordered = |other: u32, wepoch: u32, clock: u32| {
+    let ordered = |other: u32, wepoch: u32, seq: u32| {
         (other / 32 == me / 32 && syncs.orders(epoch, wepoch, other, me))
-            || crate::order::happens_before(t, block, other, clock, epoch)
+            || crate::order::happens_before(t, block, other, seq, epoch)
     };
-    let my_clock = t.clock.get();
+    let my_seq = launch.order.now();
     t.accessed.set(epoch + 1);
     let race = |i: usize, first_thread: u32, first_kind: AccessKind, first_loc: Loc| {
         EmuError::SharedRace {
@@ -695,14 +695,14 @@ fn shadow_access(
                 if checks.races
                     && s.w_epoch == epoch
                     && s.w_thread != me
-                    && !ordered(s.w_thread, s.w_wepoch, s.w_clock)
+                    && !ordered(s.w_thread, s.w_wepoch, s.w_seq)
                 {
                     return Some(race(i, s.w_thread, AccessKind::Write, s.w_loc));
                 }
                 if checks.races
                     && s.a_epoch == epoch
                     && s.a_thread != me
-                    && !ordered(s.a_thread, s.a_wepoch, s.a_clock)
+                    && !ordered(s.a_thread, s.a_wepoch, s.a_seq)
                 {
                     return Some(race(i, s.a_thread, AccessKind::Atomic, s.a_loc));
                 }
@@ -711,13 +711,13 @@ fn shadow_access(
                 if checks.races {
                     if s.w_epoch == epoch
                         && s.w_thread != me
-                        && !ordered(s.w_thread, s.w_wepoch, s.w_clock)
+                        && !ordered(s.w_thread, s.w_wepoch, s.w_seq)
                     {
                         return Some(race(i, s.w_thread, AccessKind::Write, s.w_loc));
                     }
                     if s.a_epoch == epoch
                         && s.a_thread != me
-                        && !ordered(s.a_thread, s.a_wepoch, s.a_clock)
+                        && !ordered(s.a_thread, s.a_wepoch, s.a_seq)
                     {
                         return Some(race(i, s.a_thread, AccessKind::Atomic, s.a_loc));
                     }
@@ -737,7 +737,7 @@ fn shadow_access(
                 if checks.races {
                     if s.w_epoch == epoch
                         && s.w_thread != me
-                        && !ordered(s.w_thread, s.w_wepoch, s.w_clock)
+                        && !ordered(s.w_thread, s.w_wepoch, s.w_seq)
                     {
                         return Some(race(i, s.w_thread, AccessKind::Write, s.w_loc));
                     }
@@ -758,9 +758,9 @@ fn shadow_access(
             AccessKind::Read => {
                 if s.r_epoch != epoch {
                     s.r_epoch = epoch;
-                    s.r = [(me, my_wepoch, my_clock, Some(loc)), (NONE, 0, 0, None)];
+                    s.r = [(me, my_wepoch, my_seq, Some(loc)), (NONE, 0, 0, None)];
                 } else if s.r[0].0 != me && s.r[1].0 != me {
-                    s.r[1] = (me, my_wepoch, my_clock, Some(loc));
+                    s.r[1] = (me, my_wepoch, my_seq, Some(loc));
                 }
             }
             AccessKind::Write => {
@@ -768,7 +768,7 @@ fn shadow_access(
                 s.w_thread = me;
                 s.w_epoch = epoch;
                 s.w_wepoch = my_wepoch;
-                s.w_clock = my_clock;
+                s.w_seq = my_seq;
                 s.w_loc = Some(loc);
                 s.w_fence = my_fences;
                 s.tma_bar = 0;
@@ -778,7 +778,7 @@ fn shadow_access(
                 s.a_thread = me;
                 s.a_epoch = epoch;
                 s.a_wepoch = my_wepoch;
-                s.a_clock = my_clock;
+                s.a_seq = my_seq;
                 s.a_loc = Some(loc);
             }
             // (As before it was told apart from other atomics: counted as initialising,

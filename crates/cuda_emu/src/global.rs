@@ -38,8 +38,8 @@ struct Seen {
     block_linear: u32,
     /// The thread's linear index in its block.
     linear: u32,
-    /// The thread's release count at the access (`order.rs`).
-    clock: u32,
+    /// The launch sequence at the access (`order.rs`).
+    seq: u32,
     /// The block's barrier interval at the access.
     epoch: u32,
     /// The warp's completed `sync_warp`s in that interval at the access.
@@ -56,7 +56,7 @@ struct Entry {
 /// Hashes a byte address with one multiplication (Fibonacci hashing): the map's keys are
 /// addresses, which need no protection against chosen collisions.
 #[derive(Default)]
-struct AddrHasher(u64);
+pub(crate) struct AddrHasher(u64);
 
 impl core::hash::Hasher for AddrHasher {
     fn finish(&self) -> u64 {
@@ -128,7 +128,7 @@ impl GlobalShadow {
             thread: t.tid,
             block_linear: crate::order::block_linear(b),
             linear: t.linear,
-            clock: t.clock.get(),
+            seq: b.launch().order.now(),
             epoch,
             wepoch: syncs.count(epoch),
             location: loc,
@@ -142,7 +142,7 @@ impl GlobalShadow {
                     || o.epoch != epoch
                     || (o.linear / 32 == me.linear / 32
                         && syncs.orders(epoch, o.wepoch, o.linear, me.linear))))
-                || crate::order::happens_before(t, o.block_linear, o.linear, o.clock, o.epoch)
+                || crate::order::happens_before(t, o.block_linear, o.linear, o.seq, o.epoch)
         };
         let race = |addr: usize, first: &Seen, first_kind: AccessKind| EmuError::GlobalRace {
             kernel: b.launch().kernel,

@@ -169,9 +169,9 @@ pub(crate) struct Shadow {
     pub(crate) w_thread: u32,
     pub(crate) w_epoch: u32,
     pub(crate) w_wepoch: u32,
-    /// The writer's release count at the write (`order.rs`); likewise `a_clock` and each
+    /// The launch sequence at the write (`order.rs`); likewise `a_seq` and each
     /// reader's third field.
-    pub(crate) w_clock: u32,
+    pub(crate) w_seq: u32,
     pub(crate) w_loc: Loc,
     pub(crate) r_epoch: u32,
     pub(crate) r: [(u32, u32, u32, Loc); 2],
@@ -192,7 +192,7 @@ pub(crate) struct Shadow {
     pub(crate) a_thread: u32,
     pub(crate) a_epoch: u32,
     pub(crate) a_wepoch: u32,
-    pub(crate) a_clock: u32,
+    pub(crate) a_seq: u32,
     pub(crate) a_loc: Loc,
 }
 
@@ -202,7 +202,7 @@ impl Shadow {
         w_thread: NONE,
         w_epoch: NONE,
         w_wepoch: 0,
-        w_clock: 0,
+        w_seq: 0,
         w_loc: None,
         r_epoch: NONE,
         r: [(NONE, 0, 0, None); 2],
@@ -213,7 +213,7 @@ impl Shadow {
         a_thread: NONE,
         a_epoch: NONE,
         a_wepoch: 0,
-        a_clock: 0,
+        a_seq: 0,
         a_loc: None,
     };
 }

@@ -206,11 +206,8 @@ pub(crate) struct ThreadState {
     pub(crate) polls: Cell<[usize; POLL_SITES]>,
     /// Where the next new poll site goes in `polls` (modulo its length).
     pub(crate) polls_next: Cell<u8>,
-    /// The thread's releases so far: each checked access records it, and a release
-    /// publishes the accesses made at it (`order.rs`).
-    pub(crate) clock: Cell<u32>,
     /// One more than the block interval of the thread's last checked access (0: none):
-    /// a release publishes the thread's own count only when it is the current one.
+    /// a release carries the thread's own component only when it is the current one.
     pub(crate) accessed: Cell<u32>,
     /// The addresses the thread read at its last seeded yields (0: none), and the block's
     /// write count then (`ctx::interleave`: a read yield that repeats one with nothing
