@@ -436,6 +436,132 @@ fn an_atomic_and_another_blocks_plain_store_to_one_global_word_is_a_race() {
     println!("planted race (an atomic and a plain store, one global word): {err}");
 }
 
+/// 32 `u32`, 16-byte aligned (the handover probe reads them with `mem::load_v4_u32`).
+#[repr(C, align(16))]
+struct Aligned32([u32; 32]);
+
+/// Runs [`probe::emu_handover_grid`] (2 blocks of 32 threads) with `plant` and `seed`; what
+/// block 1 copied on success.
+fn handover_grid(plant: u32, seed: u64) -> Result<Vec<u32>, EmuError> {
+    let (mut data, mut flag, mut out) = (Aligned32([0; 32]), vec![0u32; 1], vec![0u32; 32]);
+    let options = EmuOptions { seed, ..opts() };
+    emulate!(probe::emu_handover_grid, [2, 1, 1], [32, 1, 1], 0, &options;
+        slice_mut(&mut data.0), slice_mut(&mut flag), slice_mut(&mut out), plant)?;
+    Ok(out)
+}
+
+/// The values [`probe::emu_handover_grid`] and [`probe::emu_handover_block`] hand over.
+fn handed_over() -> Vec<u32> {
+    (100..132).collect()
+}
+
+#[test]
+fn a_flag_handover_between_blocks_with_release_and_acquire_is_clean() {
+    // 0: release store and acquire load; 1: release fence + relaxed store, relaxed load +
+    // acquire fence. Both are the PTX memory model's release and acquire patterns.
+    for plant in [0, 1] {
+        for seed in [0, 1, 7] {
+            let out = handover_grid(plant, seed)
+                .unwrap_or_else(|e| panic!("plant {plant}, seed {seed}: {e}"));
+            assert_eq!(out, handed_over(), "plant {plant}, seed {seed}");
+        }
+    }
+}
+
+/// Asserts that `err` is the race of a handover between blocks: block 0's thread 0 stored
+/// the data, a thread of block 1 read it (which one depends on the spin's order).
+fn assert_grid_handover_race(err: &EmuError) {
+    let store = probe_line_in("fn emu_handover_grid", "data.write(i, 100 + i as u32)", 0);
+    let load = probe_line_in("fn emu_handover_grid", "mem::load_v4_u32(", 0);
+    let [first, second] = global_sites(err);
+    assert_eq!(
+        first,
+        ([0, 0, 0], [0, 0, 0], AccessKind::Write, store),
+        "{err}"
+    );
+    assert_eq!(
+        (second.0, second.2, second.3),
+        ([1, 0, 0], AccessKind::Read, load),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_flag_handover_between_blocks_without_the_writers_release_is_a_race() {
+    // A relaxed flag store with no fence before it: the data may arrive after the flag.
+    for seed in [0, 3] {
+        let err = handover_grid(2, seed).expect_err("the unpublished data is reported");
+        assert_grid_handover_race(&err);
+        if seed == 0 {
+            println!("planted race (handover without a release fence): {err}");
+        }
+    }
+}
+
+#[test]
+fn a_flag_handover_between_blocks_without_the_readers_acquire_is_a_race() {
+    // A relaxed load of the flag and no fence after it: the data loads may go first.
+    let err = handover_grid(3, 0).expect_err("the unacquired data is reported");
+    assert_grid_handover_race(&err);
+    println!("planted race (handover without an acquire): {err}");
+}
+
+#[test]
+fn block_scope_fences_order_nothing_between_blocks() {
+    // `fence::<Block>` on both sides: a `.cta` release and acquire synchronise only threads
+    // of one block.
+    let err = handover_grid(4, 0).expect_err("the block-scoped handover is reported");
+    assert_grid_handover_race(&err);
+}
+
+/// Runs [`probe::emu_handover_block`] (one block of 64 threads) with `plant` and `seed`;
+/// what warp 0 read on success.
+fn handover_block(plant: u32, seed: u64) -> Result<Vec<u32>, EmuError> {
+    let mut out = vec![0u32; 32];
+    let options = EmuOptions { seed, ..opts() };
+    emulate!(probe::emu_handover_block, [1, 1, 1], [64, 1, 1], 0, &options;
+        slice_mut(&mut out), plant)?;
+    Ok(out)
+}
+
+#[test]
+fn a_flag_handover_between_warps_with_release_and_acquire_is_clean() {
+    // Warp 0 runs first (seed 0) and spins until thread 32 publishes.
+    for plant in [0, 1] {
+        for seed in [0, 1, 7] {
+            let out = handover_block(plant, seed)
+                .unwrap_or_else(|e| panic!("plant {plant}, seed {seed}: {e}"));
+            assert_eq!(out, handed_over(), "plant {plant}, seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn a_flag_handover_between_warps_without_its_fences_is_a_race() {
+    let store = probe_line_in("fn emu_handover_block", "data[i] = 100 + i as u32", 0);
+    let load = probe_line_in("fn emu_handover_block", "data[t as usize]", 0);
+    // 2: no release before the relaxed flag store; 3: no acquire after the relaxed loads.
+    for plant in [2, 3] {
+        let err = handover_block(plant, 0).expect_err("the race is reported");
+        let EmuError::SharedRace { first, second, .. } = &err else {
+            panic!("plant {plant}: expected a shared-memory race, got {err}")
+        };
+        assert_eq!(
+            site(first),
+            ([32, 0, 0], AccessKind::Write, store),
+            "plant {plant}: {err}"
+        );
+        // Some thread of warp 0 (which one depends on the spin's order).
+        assert!(second.thread[0] < 32, "plant {plant}: {err}");
+        assert_eq!(
+            (second.kind, second.location.line),
+            (AccessKind::Read, load),
+            "plant {plant}: {err}"
+        );
+        println!("planted race (handover between warps, plant {plant}): {err}");
+    }
+}
+
 #[test]
 fn uninitialised_read_through_indexing_names_the_element() {
     for (kernel, name) in [
@@ -774,6 +900,58 @@ fn a_spin_on_a_flag_nobody_sets_is_a_livelock_naming_the_thread_and_its_load() {
     // machine).
     assert!(elapsed.as_secs_f64() < 5.0, "reported after {elapsed:?}");
     println!("planted livelock: {err} (after {elapsed:?})");
+}
+
+#[test]
+fn a_seeded_spin_on_plain_reads_of_a_flag_nobody_sets_is_a_livelock() {
+    // With a seed a thread yields at some reads; a yield at an address it already read at
+    // a recent yield, with nothing written since, is a spin, so the wait is reported.
+    let mut out = vec![0u32; 1];
+    let options = EmuOptions { seed: 5, ..opts() };
+    let start = Instant::now();
+    let err = emulate!(probe::emu_plain_spin, [1, 1, 1], [64, 1, 1], 0, &options;
+        slice_mut(&mut out))
+    .expect_err("reported, not a hang");
+    let elapsed = start.elapsed();
+    let EmuError::Livelock {
+        kernel, spinning, ..
+    } = &err
+    else {
+        panic!("expected a livelock, got {err}")
+    };
+    assert_eq!(*kernel, "emu_plain_spin");
+    let [site] = &spinning[..] else {
+        panic!("expected one spinning thread: {err}")
+    };
+    assert_eq!(
+        (site.thread, site.waits_at),
+        ([0, 0, 0], "a memory read (a busy-wait)")
+    );
+    let line = probe_line_in("fn emu_plain_spin", "while word[0] == 0", 0);
+    let location = site.location.expect("the read's call");
+    assert_eq!((location.file, location.line), (PROBES_FILE, line));
+    // After one second without progress (the bound leaves room for a loaded machine).
+    assert!(elapsed.as_secs_f64() < 5.0, "reported after {elapsed:?}");
+    println!("planted livelock (plain reads, seed 5): {err} (after {elapsed:?})");
+}
+
+#[test]
+fn a_seeded_spin_on_an_atomic_flag_nobody_sets_is_a_livelock() {
+    // The seeded yields before its loads once counted as progress and hid the spin.
+    let mut out = vec![0u32; 1];
+    let options = EmuOptions { seed: 3, ..opts() };
+    let err = emulate!(probe::emu_flag_handover, [1, 1, 1], [64, 1, 1], 0, &options;
+        slice_mut(&mut out), 0u32)
+    .expect_err("reported, not a hang");
+    let EmuError::Livelock { spinning, .. } = &err else {
+        panic!("expected a livelock, got {err}")
+    };
+    let [site] = &spinning[..] else {
+        panic!("expected one spinning thread: {err}")
+    };
+    assert_eq!(site.thread, [0, 0, 0], "{err}");
+    let line = probe_line_in("fn emu_flag_handover", "flag.load(", 0);
+    assert_eq!(site.location.map(|l| l.line), Some(line), "{err}");
 }
 
 #[test]

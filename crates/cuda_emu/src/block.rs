@@ -424,6 +424,8 @@ impl Launch {
             writes: Cell::new(0),
             worker: self.worker_slot(),
             asyncs: RefCell::new(AsyncState::new(n.div_ceil(128))),
+            order: RefCell::default(),
+            stores: Cell::new(0),
             interleave: Cell::new(if self.options.seed == 0 {
                 0
             } else {
@@ -475,6 +477,9 @@ impl<'a> BlockRun<'a> {
                         cluster_waits: Cell::new(0),
                         polls: Cell::new([0; super::state::POLL_SITES]),
                         polls_next: Cell::new(0),
+                        accessed: Cell::new(0),
+                        yield_reads: Cell::new([0; super::state::POLL_SITES]),
+                        yield_written: Cell::new(0),
                     });
                 }
             }
@@ -1635,9 +1640,10 @@ fn collective(kind: WarpKind, parts: u32, values: &[u64; 32], bs: &[u32; 32]) ->
 
 #[cfg(test)]
 mod tests {
-    use crate::device::{self, BarrierKind, WarpKind};
+    use crate::device::{self, BarrierKind, MemScope, WarpKind};
     use crate::{EmuError, EmuOptions, launch};
     use core::ffi::c_void;
+    use core::sync::atomic::Ordering::Relaxed;
     use cust_core::launch::Kernel;
 
     fn run(name: &'static str, body: unsafe fn(*const *mut c_void)) -> Result<(), EmuError> {
@@ -1865,11 +1871,22 @@ mod tests {
             }
             if device::thread_idx("test")[0] == 0 {
                 // SAFETY: a static, atomic accesses only.
-                unsafe { device::atomic_store("atomic::store", FLAG.as_ptr(), 1) };
+                unsafe {
+                    device::atomic_store(
+                        "atomic::store",
+                        FLAG.as_ptr(),
+                        1,
+                        MemScope::Device,
+                        Relaxed,
+                    )
+                };
             }
         } else if device::thread_idx("test")[0] == 0 {
             // SAFETY: as above.
-            while unsafe { device::atomic_load("atomic::load", FLAG.as_ptr()) } == 0 {}
+            while unsafe {
+                device::atomic_load("atomic::load", FLAG.as_ptr(), MemScope::Device, Relaxed)
+            } == 0
+            {}
         }
     }
 
@@ -1895,11 +1912,27 @@ mod tests {
         match device::block_idx("test")[0] {
             0 if first => {
                 // SAFETY: a static, atomic accesses only.
-                while unsafe { device::atomic_load("atomic::load", SIBLING_FLAG.as_ptr()) } == 0 {}
+                while unsafe {
+                    device::atomic_load(
+                        "atomic::load",
+                        SIBLING_FLAG.as_ptr(),
+                        MemScope::Device,
+                        Relaxed,
+                    )
+                } == 0
+                {}
             }
             1 if first => {
                 // SAFETY: as above.
-                unsafe { device::atomic_store("atomic::store", SIBLING_FLAG.as_ptr(), 1) }
+                unsafe {
+                    device::atomic_store(
+                        "atomic::store",
+                        SIBLING_FLAG.as_ptr(),
+                        1,
+                        MemScope::Device,
+                        Relaxed,
+                    )
+                }
             }
             _ => {}
         }

@@ -8,10 +8,9 @@
 //! any raw-pointer access are host loads and stores, invisible here.
 //!
 //! The ordering it knows: within a block, a barrier (the block's interval count) and a
-//! `sync_warp` whose mask names both lanes; between blocks, nothing. A launch's blocks can
-//! order plain accesses only through atomics and fences (a flag handover), which this
-//! check does not model: two blocks writing one byte are reported even if a lock orders
-//! them.
+//! `sync_warp` whose mask names both lanes; within a block and between blocks,
+//! release/acquire synchronisation through atomics and fences (a flag handover, a lock:
+//! `order.rs`). Two blocks writing one byte with no such chain between are a race.
 //!
 //! Memory: one entry per byte written (about 100 bytes each), up to [`MAX_TRACKED_BYTES`]
 //! distinct bytes per launch; bytes past that are not tracked (the launch still runs).
@@ -35,8 +34,12 @@ const SHARDS: usize = 64;
 struct Seen {
     block: Dim3,
     thread: Dim3,
+    /// The block's linear index in the grid.
+    block_linear: u32,
     /// The thread's linear index in its block.
     linear: u32,
+    /// The launch sequence at the access (`order.rs`).
+    seq: u32,
     /// The block's barrier interval at the access.
     epoch: u32,
     /// The warp's completed `sync_warp`s in that interval at the access.
@@ -53,7 +56,7 @@ struct Entry {
 /// Hashes a byte address with one multiplication (Fibonacci hashing): the map's keys are
 /// addresses, which need no protection against chosen collisions.
 #[derive(Default)]
-struct AddrHasher(u64);
+pub(crate) struct AddrHasher(u64);
 
 impl core::hash::Hasher for AddrHasher {
     fn finish(&self) -> u64 {
@@ -119,22 +122,27 @@ impl GlobalShadow {
         let epoch = b.epoch.get();
         let warp_syncs = b.warp_syncs.borrow();
         let syncs = &warp_syncs[t.warp() as usize];
+        t.accessed.set(epoch + 1);
         let me = Seen {
             block: b.idx,
             thread: t.tid,
+            block_linear: crate::order::block_linear(b),
             linear: t.linear,
+            seq: b.launch().order.now(),
             epoch,
             wepoch: syncs.count(epoch),
             location: loc,
         };
         // Whether `other` is ordered before this access: the same thread, or the same block
-        // with a barrier between, or the same warp with a `sync_warp` naming both since.
+        // with a barrier between, or the same warp with a `sync_warp` naming both since, or
+        // release/acquire synchronisation from it to this thread.
         let ordered = |o: &Seen| {
-            o.block == me.block
+            (o.block == me.block
                 && (o.linear == me.linear
                     || o.epoch != epoch
                     || (o.linear / 32 == me.linear / 32
-                        && syncs.orders(epoch, o.wepoch, o.linear, me.linear)))
+                        && syncs.orders(epoch, o.wepoch, o.linear, me.linear))))
+                || crate::order::happens_before(t, o.block_linear, o.linear, o.seq, o.epoch)
         };
         let race = |addr: usize, first: &Seen, first_kind: AccessKind| EmuError::GlobalRace {
             kernel: b.launch().kernel,

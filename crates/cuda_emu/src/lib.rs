@@ -160,6 +160,7 @@ mod ctx;
 pub mod device;
 mod global;
 mod mbarrier;
+mod order;
 mod printf;
 mod proxy;
 mod shared_mem;
@@ -932,6 +933,7 @@ pub unsafe fn launch_cluster<P: ParamSizes, S>(
             .then(|| global::GlobalShadow::new(buffers.len())),
         buffers,
         progress: state::Launch::progress_slots(),
+        order: Default::default(),
     };
     launch.run()
 }

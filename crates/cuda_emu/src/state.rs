@@ -206,6 +206,14 @@ pub(crate) struct ThreadState {
     pub(crate) polls: Cell<[usize; POLL_SITES]>,
     /// Where the next new poll site goes in `polls` (modulo its length).
     pub(crate) polls_next: Cell<u8>,
+    /// One more than the block interval of the thread's last checked access (0: none):
+    /// a release carries the thread's own component only when it is the current one.
+    pub(crate) accessed: Cell<u32>,
+    /// The addresses the thread read at its last seeded yields (0: none), and the block's
+    /// write count then (`ctx::interleave`: a read yield that repeats one with nothing
+    /// written since is a spin).
+    pub(crate) yield_reads: Cell<[usize; POLL_SITES]>,
+    pub(crate) yield_written: Cell<u64>,
 }
 
 /// How many distinct poll calls a thread's spin loop may make and still be seen as one.
@@ -284,6 +292,11 @@ pub(crate) struct BlockState {
     /// The asynchronous-proxy state: fences, `wgmma` groups in flight, accumulator writes
     /// not yet visible (`proxy.rs`).
     pub(crate) asyncs: RefCell<AsyncState>,
+    /// What the block's threads released and acquired (`order.rs`).
+    pub(crate) order: RefCell<crate::order::BlockOrder>,
+    /// Checked plain stores by the block's threads (counted only with a seed:
+    /// `ctx::interleave`).
+    pub(crate) stores: Cell<u64>,
 }
 
 impl BlockState {
@@ -330,6 +343,7 @@ impl BlockState {
         if let Some(uninit) = pending {
             self.record(uninit);
         }
+        self.order.borrow_mut().end_interval();
     }
 }
 
@@ -448,6 +462,8 @@ pub(crate) struct Launch {
     /// Progress counts, one per worker of the pool that runs the blocks (see
     /// [`Launch::note_progress`]).
     pub(crate) progress: Box<[WorkerProgress]>,
+    /// The release state of global memory (`order.rs`).
+    pub(crate) order: crate::order::LaunchOrder,
 }
 
 /// One worker's progress count, alone on its cache line (only that worker writes it).
