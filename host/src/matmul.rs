@@ -494,10 +494,12 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
     }
 
     /// Queues the product on `gpu`'s stream (no synchronisation). `gpu` must be the one the
-    /// plan was made on.
+    /// plan was made on. TF32 on `wgmma` queues three launches: `round_tf32` over `A` and
+    /// over `B` into the plan's copies, then the product.
     ///
     /// # Errors
-    /// [`GpuError::Launch`] naming the kernel and its configuration if the launch fails.
+    /// [`GpuError::Launch`] naming the kernel and its configuration if a launch fails (for
+    /// the rounding launches, in the context "rounding A to TF32" or "... B ...").
     pub fn launch(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
         let (m, n, k, cfg) = (self.m, self.n, self.k, self.cfg);
         match &mut self.launcher {
