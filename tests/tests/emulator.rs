@@ -455,17 +455,23 @@ fn handed_over() -> Vec<u32> {
     (100..132).collect()
 }
 
-#[test]
-fn a_flag_handover_between_blocks_with_release_and_acquire_is_clean() {
-    // 0: release store and acquire load; 1: release fence + relaxed store, relaxed load +
-    // acquire fence. Both are the PTX memory model's release and acquire patterns.
+/// Asserts that `handover` hands over [`handed_over`] cleanly with both correct patterns
+/// (plant 0: release store and acquire load; 1: release fence + relaxed store, relaxed
+/// load + acquire fence; both the PTX memory model's release and acquire patterns), under
+/// seeds 0, 1 and 7.
+fn assert_clean_handovers(handover: impl Fn(u32, u64) -> Result<Vec<u32>, EmuError>) {
     for plant in [0, 1] {
         for seed in [0, 1, 7] {
-            let out = handover_grid(plant, seed)
-                .unwrap_or_else(|e| panic!("plant {plant}, seed {seed}: {e}"));
+            let out =
+                handover(plant, seed).unwrap_or_else(|e| panic!("plant {plant}, seed {seed}: {e}"));
             assert_eq!(out, handed_over(), "plant {plant}, seed {seed}");
         }
     }
+}
+
+#[test]
+fn a_flag_handover_between_blocks_with_release_and_acquire_is_clean() {
+    assert_clean_handovers(handover_grid);
 }
 
 /// Asserts that `err` is the race of a handover between blocks: block 0's thread 0 stored
@@ -527,13 +533,7 @@ fn handover_block(plant: u32, seed: u64) -> Result<Vec<u32>, EmuError> {
 #[test]
 fn a_flag_handover_between_warps_with_release_and_acquire_is_clean() {
     // Warp 0 runs first (seed 0) and spins until thread 32 publishes.
-    for plant in [0, 1] {
-        for seed in [0, 1, 7] {
-            let out = handover_block(plant, seed)
-                .unwrap_or_else(|e| panic!("plant {plant}, seed {seed}: {e}"));
-            assert_eq!(out, handed_over(), "plant {plant}, seed {seed}");
-        }
-    }
+    assert_clean_handovers(handover_block);
 }
 
 #[test]
