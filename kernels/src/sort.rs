@@ -112,7 +112,14 @@ pub const HISTOGRAM_THREADS: u32 = 256;
 pub const HISTOGRAM_ITEMS: usize = 8;
 /// The most digit passes a key has (`u64`: 8).
 pub const MAX_PASSES: usize = 8;
-// The item loops are unrolled by hand (`unroll!` over 0..16).
+/// Runs `$body` for each of a thread's [`SORT_ITEMS`] keys, with `$i` bound to the item's
+/// index: `unroll!` over 0..16, so the per-item arrays stay in registers.
+macro_rules! each_item {
+    ($i:ident $body:block) => {
+        unroll!($i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] $body)
+    };
+}
+// `each_item!` lists the items by hand.
 const _: () = assert!(SORT_ITEMS == 16);
 /// Warps of a scatter block.
 const WARPS: usize = SORT_THREADS as usize / 32;
@@ -361,8 +368,8 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     let tiles = sort_tiles(len).min(a.status.len() / RADIX);
 
     let sh_tile: *mut u32 = shared_array!(u32, 1);
-    // Per warp and digit: the warp's count, then (steps 4, 5) where the warp's keys of the
-    // digit start in the sorted tile, advanced by the ranking (step 6).
+    // Per warp and digit: the ranking's running count (step 3), then (steps 4, 5) where the
+    // warp's keys of the digit start in the sorted tile, which step 6 reads.
     let sh_hist: *mut u32 = shared_array!(u32, WARPS * RADIX);
     // Per digit: the output offset of the tile's key `j` is `sh_base[digit] + j` (wrapping).
     let sh_base: *mut u32 = shared_array!(u32, RADIX);
@@ -396,7 +403,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     let seg = tile_start + warp * 32 * SORT_ITEMS;
     let mut keys = [zero_key::<K>(); SORT_ITEMS];
     let mut values = [0u32; SORT_ITEMS];
-    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+    each_item!(i {
         let e = seg + i * 32 + lane;
         if full {
             // SAFETY: e < tile_start + SORT_TILE ≤ len: inside `keys` (and `values` for
@@ -422,7 +429,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     let hist = sh_hist.wrapping_add(warp * RADIX);
     let below_mask = (1u32 << lane) - 1;
     let mut local = [0u32; SORT_ITEMS];
-    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+    each_item!(i {
         // Keys past the end of the input (last tile) take the digit RADIX and count nowhere.
         let in_range = full || seg + i * 32 + lane < len;
         let d = if in_range {
@@ -513,7 +520,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
 
     // 6. Each key goes to its place in the sorted tile in `exchange`: its warp's start for
     //    its digit plus its rank there.
-    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+    each_item!(i {
         if full || seg + i * 32 + lane < len {
             // SAFETY: the digit is below RADIX: this warp's counter, final since the barrier.
             local[i] += unsafe { hist.add(keys[i].digit(place) as usize).read() };
@@ -563,7 +570,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
 
     // 8. Scatter: threads read the tile in order and write each key out.
     let mut dest = [0u32; SORT_ITEMS];
-    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+    each_item!(i {
         let j = i * SORT_THREADS as usize + tid;
         if j < valid {
             // SAFETY: j < valid: written before the barrier.
@@ -577,14 +584,14 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     if PAIRS {
         sync_threads();
         let vx = exchange.cast::<u32>();
-        unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+        each_item!(i {
             if full || seg + i * 32 + lane < len {
                 // SAFETY: as for the keys (a tile of u32 fits in a tile of K).
                 unsafe { vx.add(local[i] as usize).write(values[i]) };
             }
         });
         sync_threads();
-        unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+        each_item!(i {
             let j = i * SORT_THREADS as usize + tid;
             if j < valid {
                 // SAFETY: as above.
