@@ -293,7 +293,8 @@ fn cluster_grid(what: &str, m: u32, n: u32, cluster_m: u32, fit: u32) -> Result<
     Ok(cluster_m * fit.min(groups))
 }
 
-/// TF32's rounded inputs: the kernel, its launch shape, and `A` and `B` rounded to TF32.
+/// TF32's rounded inputs: the rounding kernel, resolved once, and the copies of `A` and `B`
+/// it writes (m·k and n·k elements).
 struct Rounded<T: TcElem> {
     function: TypedFunction<(Slice<T>, Out<T>), Safe>,
     a: DeviceBuffer<T>,
@@ -522,7 +523,8 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 if let Some(r) = rounded {
                     let (mk, nk) = (m as usize * k as usize, n as usize * k as usize);
                     let s = gpu.stream();
-                    // The STREAM kernels' launch shape (16-byte packs, one per thread).
+                    // The STREAM kernels' launch shape (16-byte packs, one per thread); only
+                    // TF32 (`f32`) has a rounding kernel.
                     let cfg = crate::vector::stream_config::<f32>;
                     r.function
                         .launch(s, cfg(mk), (self.a, &mut r.a))
