@@ -436,6 +436,162 @@ fn an_atomic_and_another_blocks_plain_store_to_one_global_word_is_a_race() {
     println!("planted race (an atomic and a plain store, one global word): {err}");
 }
 
+/// [`probe::emu_global_stores`] with `plant` over one block of 64 threads, its output
+/// 16-byte aligned (the probe loads four elements at once).
+fn global_stores_aligned(plant: u32) -> Result<Vec<u32>, EmuError> {
+    let mut out = Aligned64([0; 64]);
+    emulate!(probe::emu_global_stores, [1, 1, 1], [64, 1, 1], 0, &opts();
+        slice_mut(&mut out.0), plant)?;
+    Ok(out.0.to_vec())
+}
+
+/// 64 `u32`, 16-byte aligned.
+#[repr(C, align(16))]
+struct Aligned64([u32; 64]);
+
+#[test]
+fn a_load_then_another_threads_store_without_a_barrier_is_a_race() {
+    let err = global_stores_aligned(4).expect_err("the load and the store are reported");
+    let load = probe_line_in("fn emu_global_stores", "mem::load_v4_u32(", 0);
+    let store = probe_line_in("fn emu_global_stores", "out.write(0, 9)", 0);
+    assert_eq!(
+        global_sites(&err),
+        [
+            ([0, 0, 0], [0, 0, 0], AccessKind::Read, load),
+            ([0, 0, 0], [1, 0, 0], AccessKind::Write, store)
+        ],
+        "{err}"
+    );
+    println!("planted race (a load, then another thread's store): {err}");
+    // The twin: a barrier between them.
+    let out = global_stores_aligned(5).unwrap_or_else(|e| panic!("the correct twin: {e}"));
+    assert_eq!(out[..2], [9, 0]);
+}
+
+#[test]
+fn an_atomic_then_another_threads_plain_load_is_a_race() {
+    let err = global_stores_aligned(6).expect_err("the atomic and the load are reported");
+    let add = probe_line_in("fn emu_global_stores", "atomic::fetch_add::<Device", 1);
+    let load = probe_line_in("fn emu_global_stores", "mem::load_v4_u32(", 1);
+    assert_eq!(
+        global_sites(&err),
+        [
+            ([0, 0, 0], [0, 0, 0], AccessKind::Atomic, add),
+            ([0, 0, 0], [1, 0, 0], AccessKind::Read, load)
+        ],
+        "{err}"
+    );
+    println!("planted race (an atomic, then another thread's plain load): {err}");
+}
+
+#[test]
+fn a_store_into_a_buffer_the_kernel_holds_as_a_shared_slice_is_reported() {
+    // The correct twin: input and output in two buffers.
+    let input: Vec<u32> = (0..64).collect();
+    let mut out = vec![0u32; 64];
+    emulate!(probe::emu_add_one, [2, 1, 1], [32, 1, 1], 0, &opts();
+        slice(&input), slice_mut(&mut out))
+    .unwrap_or_else(|e| panic!("the correct twin: {e}"));
+    assert_eq!(out, (1..=64).collect::<Vec<u32>>());
+    // The planted bug: one buffer passed as both the `&[u32]` and the output. (The
+    // kernel's host body then holds a `&[u32]` to memory it writes: what the check
+    // exists to refuse.)
+    let mut both = vec![0u32; 64];
+    let whole = slice_mut(&mut both);
+    let err = emulate!(probe::emu_add_one, [2, 1, 1], [32, 1, 1], 0, &opts(); whole, whole)
+        .expect_err("the store into parameter 0 is reported");
+    let EmuError::ReadOnlyWrite {
+        kernel,
+        parameter,
+        offset,
+        access,
+        ..
+    } = &err
+    else {
+        panic!("expected a store into a `&[T]`, got {err}")
+    };
+    let line = probe_line_in("fn emu_add_one", "out.write(i, input[i] + 1)", 0);
+    assert_eq!(
+        (
+            *kernel,
+            parameter.as_str(),
+            access.kind,
+            access.location.line
+        ),
+        ("emu_add_one", "parameter 0", AccessKind::Write, line),
+        "{err}"
+    );
+    // The first store of its block, at its own element.
+    assert_eq!(
+        *offset as u32,
+        4 * (32 * access.block[0] + access.thread[0]),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("a `&[T]` the kernel only reads"),
+        "{err}"
+    );
+    println!("planted store into a `&[T]`: {err}");
+}
+
+#[test]
+fn an_unseeded_spin_on_plain_reads_of_a_flag_nobody_sets_is_a_livelock() {
+    // Without a seed thread 0 runs alone; its long step makes the block interleave, and
+    // the spin is then seen as with a seed.
+    let mut out = vec![0u32; 1];
+    let start = Instant::now();
+    let err = emulate!(probe::emu_plain_spin, [1, 1, 1], [64, 1, 1], 0, &opts();
+        slice_mut(&mut out))
+    .expect_err("reported, not a hang");
+    let elapsed = start.elapsed();
+    let EmuError::Livelock { spinning, .. } = &err else {
+        panic!("expected a livelock, got {err}")
+    };
+    let [site] = &spinning[..] else {
+        panic!("expected one spinning thread: {err}")
+    };
+    let line = probe_line_in("fn emu_plain_spin", "while word[0] == 0", 0);
+    assert_eq!(
+        (site.thread, site.waits_at, site.location.map(|l| l.line)),
+        ([0, 0, 0], "a memory read (a busy-wait)", Some(line)),
+        "{err}"
+    );
+    assert!(elapsed.as_secs_f64() < 10.0, "reported after {elapsed:?}");
+    println!("planted livelock (plain reads, no seed): {err} (after {elapsed:?})");
+}
+
+#[test]
+fn an_unseeded_spin_on_plain_reads_ends_when_another_thread_stores() {
+    // Checks off: thread 1's store ends thread 0's spin (no hang).
+    let mut out = vec![0u32; 1];
+    let options = EmuOptions {
+        checks: emu::EmuChecks::NONE,
+        ..opts()
+    };
+    emulate!(probe::emu_plain_handover, [1, 1, 1], [32, 1, 1], 0, &options;
+        slice_mut(&mut out))
+    .unwrap_or_else(|e| panic!("the spin ends: {e}"));
+    assert_eq!(out, [7]);
+    // Checks on: the same handover is the race it is, naming both sides.
+    let err = emulate!(probe::emu_plain_handover, [1, 1, 1], [32, 1, 1], 0, &opts();
+        slice_mut(&mut out))
+    .expect_err("the plain handover is a race");
+    let EmuError::SharedRace { first, second, .. } = &err else {
+        panic!("expected a shared-memory race, got {err}")
+    };
+    let read = probe_line_in("fn emu_plain_handover", "while word[0] == 0", 0);
+    let write = probe_line_in("fn emu_plain_handover", "word[0] = 7", 0);
+    assert_eq!(
+        [
+            (first.thread, first.location.line),
+            (second.thread, second.location.line)
+        ],
+        [([0, 0, 0], read), ([1, 0, 0], write)],
+        "{err}"
+    );
+    println!("planted race (a plain handover, no seed): {err}");
+}
+
 /// 32 `u32`, 16-byte aligned (the handover probe reads them with `mem::load_v4_u32`).
 #[repr(C, align(16))]
 struct Aligned32([u32; 32]);

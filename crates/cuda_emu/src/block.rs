@@ -198,6 +198,21 @@ fn payload_text(payload: &(dyn core::any::Any + Send)) -> String {
 
 /// splitmix64: the seed's permutation of a block's threads, and its choice of the memory
 /// accesses threads yield before (`ctx::check_access`).
+/// The interleaving generator's first state for block `idx` under `seed`: nonzero, and
+/// different per block.
+fn interleave_state(seed: u64, idx: Dim3) -> u64 {
+    let mut state = seed
+        ^ (u64::from(idx[0]) | u64::from(idx[1]) << 21 | u64::from(idx[2]) << 42)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    splitmix(&mut state) | 1
+}
+
+/// The generator a block without a seed interleaves by once a thread runs too long alone
+/// (`ctx::interleave`): fixed, so a run replays.
+pub(crate) fn unseeded_interleave(idx: Dim3) -> u64 {
+    interleave_state(0x5eed, idx)
+}
+
 pub(crate) fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
@@ -429,11 +444,7 @@ impl Launch {
             interleave: Cell::new(if self.options.seed == 0 {
                 0
             } else {
-                // Nonzero, and different per block.
-                let mut state = self.options.seed
-                    ^ (u64::from(idx[0]) | u64::from(idx[1]) << 21 | u64::from(idx[2]) << 42)
-                        .wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                splitmix(&mut state) | 1
+                interleave_state(self.options.seed, idx)
             }),
         })
     }
@@ -480,6 +491,7 @@ impl<'a> BlockRun<'a> {
                         accessed: Cell::new(0),
                         yield_reads: Cell::new([0; super::state::POLL_SITES]),
                         yield_written: Cell::new(0),
+                        run_accesses: Cell::new(0),
                     });
                 }
             }

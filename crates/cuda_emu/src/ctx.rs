@@ -386,12 +386,22 @@ pub fn check_access(addr: usize, size: usize, kind: AccessKind, loc: &'static Lo
 /// [`POLL_SITES`] yields, with nothing written by the block since (no checked store, no
 /// atomic that changed memory), is a spin, not progress: a busy-wait on plain reads that
 /// can never end is then reported as a livelock, as one on atomics is.
+///
+/// Without a seed a thread runs alone to its next barrier or collective, until it makes
+/// [`UNSEEDED_RUN_LIMIT`] checked accesses in one step: its block then interleaves as with
+/// a seed, by a generator fixed per block, so a busy-wait on plain reads either sees
+/// another thread's store or is reported, never hangs.
 #[inline]
 fn interleave(t: &ThreadState, addr: usize, kind: AccessKind, loc: &'static Location<'static>) {
     let b = t.block();
-    let state = b.interleave.get();
+    let mut state = b.interleave.get();
     if state == 0 {
-        return;
+        let n = t.run_accesses.get() + 1;
+        t.run_accesses.set(n);
+        if n < UNSEEDED_RUN_LIMIT {
+            return;
+        }
+        state = crate::block::unseeded_interleave(b.idx);
     }
     let reads = matches!(kind, AccessKind::Read | AccessKind::AtomicLoad);
     if !reads {
@@ -422,6 +432,10 @@ fn interleave(t: &ThreadState, addr: usize, kind: AccessKind, loc: &'static Loca
 
 /// With a seed, a thread yields before one memory access in this many.
 const INTERLEAVE_ONE_IN: u64 = 4;
+
+/// Without a seed, a thread's block starts interleaving once the thread makes this many
+/// checked accesses without suspending (a step that long is most likely a busy-wait).
+pub(crate) const UNSEEDED_RUN_LIMIT: u32 = 1 << 20;
 
 /// Whether `size` bytes at `addr` lie inside one of `t`'s block's shared allocations.
 pub(crate) fn in_shared(t: &ThreadState, addr: usize, size: usize) -> bool {
@@ -494,7 +508,7 @@ pub fn check_access_with(
         if addr + size <= start + len {
             drop(mem);
             if let Some(global) = &launch.global
-                && let Some(err) = global.access(t, addr, size, kind, loc, (i - 1, name, *start))
+                && let Some(err) = global.access(t, addr, size, kind, loc, (name, *start))
             {
                 fail(t, err);
             }

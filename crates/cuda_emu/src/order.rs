@@ -382,6 +382,16 @@ pub(crate) fn linear_of(idx: crate::Dim3, grid: crate::Dim3) -> u32 {
     idx[0] + grid[0] * (idx[1] + grid[1] * idx[2])
 }
 
+/// The block index whose linear index in a grid of `grid` blocks is `linear`
+/// ([`linear_of`]'s inverse).
+pub(crate) fn idx_of(linear: u32, grid: crate::Dim3) -> crate::Dim3 {
+    [
+        linear % grid[0],
+        (linear / grid[0]) % grid[1],
+        linear / (grid[0] * grid[1]),
+    ]
+}
+
 /// The clock thread `t` publishes by a release now: what it acquired, its block's
 /// barriers and interval, and, when it made a checked access in this interval, its own
 /// component at the release's launch sequence (its later accesses record a higher one, so

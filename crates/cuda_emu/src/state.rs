@@ -214,6 +214,9 @@ pub(crate) struct ThreadState {
     /// written since is a spin).
     pub(crate) yield_reads: Cell<[usize; POLL_SITES]>,
     pub(crate) yield_written: Cell<u64>,
+    /// Checked memory accesses since the thread last suspended (counted only without a
+    /// seed: `ctx::interleave`).
+    pub(crate) run_accesses: Cell<u32>,
 }
 
 /// How many distinct poll calls a thread's spin loop may make and still be seen as one.
@@ -435,6 +438,7 @@ pub(crate) fn async_misuse(t: &ThreadState, op: &'static str, reason: String) ->
 pub(crate) fn suspend(t: &ThreadState, s: Suspend) -> u64 {
     // SAFETY: set by the coroutine's entry; valid while the coroutine runs.
     let yielder = unsafe { &*t.yielder.get() };
+    t.run_accesses.set(0);
     match yielder.suspend(s) {
         Resume::Value(v) => v,
         Resume::Cancel => std::panic::resume_unwind(Box::new(Unwind::Cancel)),

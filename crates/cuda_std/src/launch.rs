@@ -146,9 +146,10 @@ impl<T: DeviceCopy> OutSlice<'_, T> {
     /// `i >= len`).
     ///
     /// On the CPU emulator the store is checked for races with the launch's other
-    /// threads: another thread's earlier store or atomic on the same bytes, not ordered by a
-    /// barrier of their block (threads of different blocks are never ordered), is an
-    /// `EmuError::GlobalRace` naming both sites.
+    /// threads: another thread's earlier store, atomic or checked load of the same bytes,
+    /// not ordered by a barrier of their block or by release/acquire synchronisation, is an
+    /// `EmuError::GlobalRace` naming both sites; a store into memory the kernel also holds
+    /// as a `&[T]` is an `EmuError::ReadOnlyWrite`.
     ///
     /// # Safety
     /// No other thread of the launch may read or write element `i` through this buffer
@@ -181,7 +182,9 @@ impl<T: DeviceCopy> OutSlice<'_, T> {
         true
     }
 
-    /// The raw device pointer to element 0.
+    /// The raw device pointer to element 0. The CPU emulator's race check does not see a
+    /// dereference of it (`*p = v`, `p.write(v)`): only accesses through
+    /// [`write`](Self::write), [`crate::mem`] and [`crate::atomic`] are checked.
     #[inline(always)]
     pub fn as_mut_ptr(&self) -> *mut T {
         self.ptr

@@ -156,11 +156,16 @@ pub trait ParamKind {
     /// of one element (the buffer is `length × element` bytes); `None` for pointers and
     /// values. The CPU emulator uses it to learn the buffers a launch passes.
     const ELEMENT_BYTES: Option<usize> = None;
+    /// Whether the kernel holds the buffer as a shared reference (`&[T]`, [`Slice`]): its
+    /// memory must not change while the launch runs. The CPU emulator reports a store into
+    /// it.
+    const READ_ONLY: bool = false;
 }
 
 impl<T> ParamKind for Slice<T> {
     const SIZE_BYTES: usize = 16;
     const ELEMENT_BYTES: Option<usize> = Some(size_of::<T>());
+    const READ_ONLY: bool = true;
 }
 impl<T> ParamKind for Out<T> {
     const SIZE_BYTES: usize = 16;
@@ -190,11 +195,14 @@ pub trait ParamSizes {
     /// [`ParamKind::ELEMENT_BYTES`] of each parameter, in order: which parameters are
     /// `(pointer, length)` buffers, and their element size.
     const ELEMENT_BYTES: &'static [Option<usize>];
+    /// [`ParamKind::READ_ONLY`] of each parameter, in order.
+    const READ_ONLY: &'static [bool];
 }
 
 impl ParamSizes for () {
     const PARAM_SIZES: &'static [usize] = &[];
     const ELEMENT_BYTES: &'static [Option<usize>] = &[];
+    const READ_ONLY: &'static [bool] = &[];
 }
 
 macro_rules! impl_param_sizes {
@@ -202,6 +210,7 @@ macro_rules! impl_param_sizes {
         impl<$($k: ParamKind),+> ParamSizes for ($($k,)+) {
             const PARAM_SIZES: &'static [usize] = &[$($k::SIZE_BYTES),+];
             const ELEMENT_BYTES: &'static [Option<usize>] = &[$($k::ELEMENT_BYTES),+];
+            const READ_ONLY: &'static [bool] = &[$($k::READ_ONLY),+];
         }
     };
 }
@@ -247,6 +256,11 @@ mod tests {
         assert_eq!(
             <Kinds as ParamSizes>::ELEMENT_BYTES,
             [Some(4), Some(1), None, None, None, None, Some(8)]
+        );
+        // Only the `&[T]` is held read-only.
+        assert_eq!(
+            <Kinds as ParamSizes>::READ_ONLY,
+            [true, false, false, false, false, false, false]
         );
         assert_eq!(<() as ParamSizes>::PARAM_SIZES, [0usize; 0]);
         assert_eq!(

@@ -336,9 +336,14 @@ pub fn emu_lost_update(out: OutSlice<u32>) {
 /// - 2: threads 0 and 1 of block 0 write element 0 with no barrier between (a race within
 ///   a block);
 /// - 3: thread 0 of block 0 adds 1 to element 0 atomically, thread 0 of block 1 stores to
-///   it (an atomic and a plain store of one word).
+///   it (an atomic and a plain store of one word);
+/// - 4: thread 0 of block 0 loads elements 0–3, then thread 1 stores element 0 with no
+///   barrier between (a load, then another thread's store);
+/// - 5: the twin of 4: a barrier between the load and the store;
+/// - 6: thread 0 of block 0 adds 1 to element 0 atomically, then thread 1 loads it with a
+///   plain load, no barrier between (an atomic, then a plain load).
 ///
-/// Launch with 1D blocks; `out` holds at least `grid · n` elements.
+/// Launch with 1D blocks; `out` holds at least `grid · n` elements, 16-byte aligned.
 #[kernel]
 pub fn emu_global_stores(out: OutSlice<u32>, plant: u32) {
     let (b, t, n) = (block_idx_x(), thread_idx_x(), block_dim_x());
@@ -369,7 +374,74 @@ pub fn emu_global_stores(out: OutSlice<u32>, plant: u32) {
             // SAFETY: none: the planted race.
             unsafe { out.write(0, 7) };
         }
+        4 | 5 => {
+            if b == 0 && t == 0 {
+                // SAFETY: 16-byte aligned, in bounds (the launch contract); for plant 4
+                // the planted race is with thread 1's store.
+                let v = unsafe { mem::load_v4_u32(out.as_mut_ptr().cast_const()) };
+                // SAFETY: element 1 is thread 0's alone.
+                unsafe { out.write(1, v[1]) };
+            }
+            if plant == 5 {
+                sync_threads();
+            }
+            if b == 0 && t == 1 {
+                // SAFETY: none for plant 4: the planted race; for 5 ordered by the barrier.
+                unsafe { out.write(0, 9) };
+            }
+        }
+        6 if b == 0 && t < 2 => {
+            if t == 0 {
+                // SAFETY: in bounds (the launch contract).
+                unsafe { atomic::fetch_add::<Device, u32>(out.as_mut_ptr(), 1, Ordering::Relaxed) };
+            } else {
+                // SAFETY: none: the planted race with thread 0's atomic.
+                let v = unsafe { mem::load_v4_u32(out.as_mut_ptr().cast_const()) };
+                // SAFETY: element 1 is thread 1's alone.
+                unsafe { out.write(1, v[0]) };
+            }
+        }
         _ => {}
+    }
+}
+
+/// Copies `input[i] + 1` to `out[i]`, one element per thread: correct with two buffers;
+/// the planted bug is on the host, which passes one buffer as both (a store into memory
+/// the kernel holds as `&[T]`).
+///
+/// Launch with 1D blocks covering `out.len()` threads; `input` holds as many elements.
+#[kernel]
+pub fn emu_add_one(input: &[u32], out: OutSlice<u32>) {
+    let i = index_1d();
+    if i < out.len() {
+        // SAFETY: one element per thread.
+        unsafe { out.write(i, input[i] + 1) };
+    }
+}
+
+/// A handover through plain shared accesses (the planted bug: a data race, and on a GPU
+/// the load may be hoisted out of the loop): thread 0 spins on `word[0] == 0`; thread 1
+/// sets the word after the barrier. On the emulator without a seed thread 0 runs first and
+/// alone, until its long step makes the block interleave: thread 1's store then ends the
+/// spin (checks off) or is reported as the race it is (checks on).
+///
+/// Launch with one block of at least 2 threads; `out` holds 1 element.
+#[kernel]
+pub fn emu_plain_handover(out: OutSlice<u32>) {
+    // SAFETY: one word, zeroed before the barrier.
+    let word = unsafe { shared_array!([u32; 1]) };
+    let t = thread_idx_x();
+    if t == 0 {
+        word[0] = 0;
+    }
+    sync_threads();
+    if t == 0 {
+        #[allow(clippy::while_immutable_condition)]
+        while word[0] == 0 {}
+        out.write_at_thread(word[0]);
+    } else if t == 1 {
+        // The planted race: nothing orders this store and thread 0's reads.
+        word[0] = 7;
     }
 }
 
