@@ -93,8 +93,8 @@
 
 use crate::scan::{MAX_EPOCH, status_word};
 use cuda_std::atomic::{self, Block, Device, Ordering};
-use cuda_std::mem;
 use cuda_std::prelude::*;
+use cuda_std::{mem, shared};
 
 /// Bits per digit.
 pub const RADIX_BITS: u32 = 8;
@@ -264,7 +264,7 @@ fn histogram<K: SortKey>(keys: &[K], counts: &AtomicSlice<u32>, begin_bit: u32, 
     let mut i = tid;
     while i < bins {
         // SAFETY: i < bins ≤ MAX_PASSES · RADIX; this thread's own words until the barrier.
-        unsafe { sh.add(i).write(0) };
+        unsafe { shared::write(sh.add(i), 0) };
         i += threads;
     }
     sync_threads();
@@ -302,7 +302,7 @@ fn histogram<K: SortKey>(keys: &[K], counts: &AtomicSlice<u32>, begin_bit: u32, 
     let mut i = tid;
     while i < bins {
         // SAFETY: written before the barrier.
-        let c = unsafe { sh.add(i).read() };
+        let c = unsafe { shared::read(sh.add(i)) };
         if c != 0 {
             // In bounds: i < bins ≤ counts.len() (checked above).
             let _ = counts.fetch_add(i, c, Ordering::Relaxed);
@@ -382,15 +382,15 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
             .fetch_add(0, 1, Ordering::Relaxed)
             .map_or(u32::MAX, |c| c.wrapping_sub(base));
         // SAFETY: a 1-element shared array; read by the block after the barrier.
-        unsafe { sh_tile.write(t) };
+        unsafe { shared::write(sh_tile, t) };
     }
     for w in 0..WARPS {
         // SAFETY: w · RADIX + tid < WARPS · RADIX (tid < RADIX); read after the barrier.
-        unsafe { sh_hist.add(w * RADIX + tid).write(0) };
+        unsafe { shared::write(sh_hist.add(w * RADIX + tid), 0) };
     }
     sync_threads();
     // SAFETY: written by thread 0 before the barrier, never written again.
-    let tile = unsafe { sh_tile.read() } as usize;
+    let tile = unsafe { shared::read(sh_tile) } as usize;
     if tile >= tiles {
         // The whole block leaves (block-uniform): nothing to sort, nothing published.
         return;
@@ -423,9 +423,10 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     });
 
     // 3. Rank within the warp, item by item: the lanes with equal digits (8 ballots, one
-    //    per digit bit) advance the warp's counter of that digit by their number; a key's
-    //    rank among the warp's keys of its digit is the counter before, plus its group's
-    //    lanes below it. The counters end as the warp's digit counts.
+    //    per digit bit: `warp::match_any_bits`) advance the warp's counter of that digit by
+    //    their number, through the group's highest lane; a key's rank among the warp's keys
+    //    of its digit is the counter before, plus its group's lanes below it. The counters
+    //    end as the warp's digit counts.
     let hist = sh_hist.wrapping_add(warp * RADIX);
     let below_mask = (1u32 << lane) - 1;
     let mut local = [0u32; SORT_ITEMS];
@@ -437,28 +438,27 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
         } else {
             RADIX as u32
         };
-        let mut peers = if full {
+        let range = if full {
             FULL_MASK
         } else {
             // SAFETY: the whole warp calls every ballot (`full` is block-uniform).
             let r = unsafe { warp::vote_ballot_sync(FULL_MASK, in_range) };
             if in_range { r } else { !r }
         };
-        // All 8 bits, whatever the digit's width: bits above it are 0 in every lane.
-        unroll!(b in [0, 1, 2, 3, 4, 5, 6, 7] {
-            let set = (d >> b) & 1 != 0;
-            // SAFETY: as above.
-            let m = unsafe { warp::vote_ballot_sync(FULL_MASK, set) };
-            peers &= if set { m } else { !m };
-        });
-        let leader = peers.trailing_zeros();
+        // All 8 bits, whatever the digit's width: bits above it are 0 in every lane. (Keys
+        // past the end have digit RADIX, whose low 8 bits are those of digit 0: `range`
+        // keeps them apart.)
+        // SAFETY: the whole warp, converged (as above).
+        let peers = range & unsafe { warp::match_any_bits::<RADIX_BITS>(d) };
+        // The group's highest lane (`peers` holds the caller's own bit: never 0).
+        let leader = 31 - peers.leading_zeros();
         let mut prior = 0;
         if in_range && leader == lane as u32 {
             // SAFETY: d < RADIX: this warp's counter of d, touched only by this group's
             // leader in this step; the previous step's writes are ordered by `sync_warp`.
             unsafe {
-                prior = hist.add(d as usize).read();
-                hist.add(d as usize).write(prior + peers.count_ones());
+                prior = shared::read(hist.add(d as usize));
+                shared::write(hist.add(d as usize), prior + peers.count_ones());
             }
         }
         // SAFETY: the whole warp.
@@ -476,8 +476,8 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     for w in 0..WARPS {
         // SAFETY: digit `tid`'s counters, only this thread's between the barriers.
         unsafe {
-            let c = sh_hist.add(w * RADIX + digit).read();
-            sh_hist.add(w * RADIX + digit).write(count);
+            let c = shared::read(sh_hist.add(w * RADIX + digit));
+            shared::write(sh_hist.add(w * RADIX + digit), count);
             count += c;
         }
     }
@@ -500,20 +500,20 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     let incl = unsafe { warp_scan_u64(v) };
     if lane == 31 {
         // SAFETY: warp < WARPS; read after the barrier.
-        unsafe { sh_warp.add(warp).write(incl) };
+        unsafe { shared::write(sh_warp.add(warp), incl) };
     }
     sync_threads();
     let mut excl = incl - v;
     for w in 0..warp {
         // SAFETY: written before the barrier.
-        excl += unsafe { sh_warp.add(w).read() };
+        excl += unsafe { shared::read(sh_warp.add(w)) };
     }
     let (digit_start, global_start) = (excl as u32, (excl >> 32) as u32);
     for w in 0..WARPS {
         // SAFETY: digit `tid`'s counters, only this thread's between the barriers.
         unsafe {
-            let p = sh_hist.add(w * RADIX + digit).read();
-            sh_hist.add(w * RADIX + digit).write(p + digit_start);
+            let p = shared::read(sh_hist.add(w * RADIX + digit));
+            shared::write(sh_hist.add(w * RADIX + digit), p + digit_start);
         }
     }
     sync_threads();
@@ -523,10 +523,10 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     each_item!(i {
         if full || seg + i * 32 + lane < len {
             // SAFETY: the digit is below RADIX: this warp's counter, final since the barrier.
-            local[i] += unsafe { hist.add(keys[i].digit(place) as usize).read() };
+            local[i] += unsafe { shared::read(hist.add(keys[i].digit(place) as usize)) };
             // SAFETY: local < valid ≤ SORT_TILE: places in the tile are a permutation of
             // 0 .. valid, so no two threads write one slot.
-            unsafe { exchange.add(local[i] as usize).write(keys[i]) };
+            unsafe { shared::write(exchange.add(local[i] as usize), keys[i]) };
         }
     });
 
@@ -562,9 +562,10 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     }
     // SAFETY: digit < RADIX; read after the barrier.
     unsafe {
-        sh_base
-            .add(digit)
-            .write(global_start.wrapping_add(prefix).wrapping_sub(digit_start));
+        shared::write(
+            sh_base.add(digit),
+            global_start.wrapping_add(prefix).wrapping_sub(digit_start),
+        );
     }
     sync_threads();
 
@@ -574,9 +575,9 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
         let j = i * SORT_THREADS as usize + tid;
         if j < valid {
             // SAFETY: j < valid: written before the barrier.
-            let k = unsafe { exchange.add(j).read() };
+            let k = unsafe { shared::read(exchange.add(j)) };
             // SAFETY: digit < RADIX; written before the barrier.
-            dest[i] = unsafe { sh_base.add(k.digit(place) as usize).read() }.wrapping_add(j as u32);
+            dest[i] = unsafe { shared::read(sh_base.add(k.digit(place) as usize)) }.wrapping_add(j as u32);
             // SAFETY: `write` checks the bound; output positions are a permutation.
             unsafe { a.keys_out.write(dest[i] as usize, k) };
         }
@@ -587,7 +588,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
         each_item!(i {
             if full || seg + i * 32 + lane < len {
                 // SAFETY: as for the keys (a tile of u32 fits in a tile of K).
-                unsafe { vx.add(local[i] as usize).write(values[i]) };
+                unsafe { shared::write(vx.add(local[i] as usize), values[i]) };
             }
         });
         sync_threads();
@@ -595,7 +596,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
             let j = i * SORT_THREADS as usize + tid;
             if j < valid {
                 // SAFETY: as above.
-                unsafe { a.values_out.write(dest[i] as usize, vx.add(j).read()) };
+                unsafe { a.values_out.write(dest[i] as usize, shared::read(vx.add(j))) };
             }
         });
     }

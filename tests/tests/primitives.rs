@@ -417,6 +417,42 @@ fn match_any_and_all_group_equal_keys() {
 }
 
 #[test]
+fn match_any_bits_groups_lanes_by_their_low_bits() {
+    let gpu = gpu();
+    let n = 128usize;
+    // Low bits that repeat within a warp, under high bits that differ (so ignoring them
+    // matters), and one warp of equal keys.
+    let keys: Vec<u32> = (0..n as u32)
+        .map(|i| {
+            if i / 32 == 3 {
+                0xdead_beef
+            } else {
+                (i % 32).wrapping_mul(0x9e37_79b9) & 0xffff_ff00 | (i * 7 % 11)
+            }
+        })
+        .collect();
+    let d = htod(&gpu, &keys);
+    let mut out = zeros::<u32>(&gpu, 3 * n);
+    launch!(
+        &gpu,
+        gpu.module(),
+        prim::prim_match_bits,
+        cfg_1d(n as u32, 64),
+        (&d, &mut out)
+    );
+    let got = dtoh(&out);
+    for i in 0..n {
+        let base = i - i % 32;
+        for (j, low) in [0b111u32, 0xff, u32::MAX].into_iter().enumerate() {
+            let expected = (0..32)
+                .filter(|&l| keys[base + l] & low == keys[i] & low)
+                .fold(0u32, |m, l| m | 1 << l);
+            assert_eq!(got[3 * i + j], expected, "thread {i}, low bits {low:#x}");
+        }
+    }
+}
+
+#[test]
 fn lane_masks_and_active_mask() {
     let gpu = gpu();
     let n = 128u32;

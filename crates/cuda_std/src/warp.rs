@@ -573,6 +573,30 @@ pub unsafe fn match_any_sync<T: MatchValue>(mask: u32, value: T) -> u32 {
     unsafe { value.match_any(mask) }
 }
 
+/// The lanes of the whole warp whose `value` agrees with the caller's in its low `BITS`
+/// bits (bits at and above `BITS` are ignored); the caller's own bit is always set. The
+/// same groups as [`match_any_sync`]`(FULL_MASK, value & ((1 << BITS) - 1))`, computed with
+/// one ballot per bit (CUB's `MatchAny<LABEL_BITS>`, which its radix sorts rank with): for
+/// a few bits (a radix sort's 8-bit digit) it issues fewer slow instructions than
+/// `match.any.sync`, which the hardware runs as a long sequence on sm_70 through sm_90.
+///
+/// PTX: per bit, `and.b32`, `setp.ne.u32`, `vote.sync.ballot.b32` with the full mask
+/// `0xffffffff` as an immediate, `@!p not.b32`, `and.b32`, in one `asm!` block per bit
+/// (PTX ISA §9.7, "vote.sync"); sm_30+, PTX ISA 6.0+. `BITS` is 1..=32 (checked at compile
+/// time).
+///
+/// # Safety
+/// All 32 lanes of the warp execute it together, with the same `BITS` (the full mask: a
+/// partial warp, or a lane that has exited, makes it undefined).
+#[inline(always)]
+#[must_use]
+#[track_caller]
+pub unsafe fn match_any_bits<const BITS: u32>(value: u32) -> u32 {
+    const { assert!(BITS >= 1 && BITS <= 32, "match_any_bits takes 1 to 32 bits") };
+    // SAFETY: forwarded to the caller.
+    unsafe { crate::arch::warp::match_any_bits::<BITS>(value) }
+}
+
 /// `Some(mask)` if every non-exited lane of `mask` holds the same `value`, else `None` (CUDA C
 /// `__match_all_sync`, whose predicate output becomes the `Option`).
 ///

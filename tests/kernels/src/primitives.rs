@@ -158,6 +158,28 @@ pub unsafe fn prim_match(keys32: &[u32], keys64: &[u64], out: *mut u32, mask: u3
     }
 }
 
+/// `warp::match_any_bits`: thread `i` writes `out[3i ..] = [low 3 bits, low 8 bits, all 32
+/// bits]` groups of `keys[i]`.
+///
+/// Launch whole warps over `keys.len()` threads; `out` holds `3 · keys.len()` elements.
+#[kernel]
+pub fn prim_match_bits(keys: &[u32], out: OutSlice<u32>) {
+    let i = index_1d();
+    let k = keys[i];
+    // SAFETY: whole warps, converged (no lane returns before).
+    let r = unsafe {
+        [
+            warp::match_any_bits::<3>(k),
+            warp::match_any_bits::<8>(k),
+            warp::match_any_bits::<32>(k),
+        ]
+    };
+    for (j, v) in r.into_iter().enumerate() {
+        // SAFETY: element 3i + j is this thread's alone.
+        unsafe { out.write(3 * i + j, v) };
+    }
+}
+
 /// Lane masks and `active_mask`: writes `out[i*7 ..] = [lanemask_lt, le, eq, ge, gt,
 /// active mask inside `if lane % 3 == 0` (else 0), lane]`, after a `sync_warp(FULL_MASK)`.
 ///

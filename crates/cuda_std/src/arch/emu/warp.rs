@@ -86,6 +86,23 @@ pub(crate) unsafe fn vote_ballot_sync(mask: u32, predicate: bool) -> u32 {
     ) as u32
 }
 
+/// As `warp::match_any_bits`: `match.any` over the full warp on the value's low `BITS` bits.
+#[track_caller]
+pub(crate) unsafe fn match_any_bits<const BITS: u32>(value: u32) -> u32 {
+    let low = if BITS >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << BITS) - 1
+    };
+    device::warp_op(
+        "warp::match_any_bits",
+        WarpKind::MatchAny,
+        u32::MAX,
+        u64::from(value & low),
+        0,
+    ) as u32
+}
+
 macro_rules! match_fns {
     ($($w:ident: $t:ty;)*) => {
         /// `match.any.sync` by operand width.

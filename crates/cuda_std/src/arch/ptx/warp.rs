@@ -129,6 +129,26 @@ pub(crate) unsafe fn vote_ballot_sync(mask: u32, predicate: bool) -> u32 {
     r
 }
 
+/// As `warp::match_any_bits`.
+#[inline(always)]
+pub(crate) unsafe fn match_any_bits<const BITS: u32>(value: u32) -> u32 {
+    let mut peers = u32::MAX;
+    // A constant trip count: unrolled, each `bit` an immediate after folding.
+    for b in 0..BITS {
+        // SAFETY: caller contract (the whole warp, converged); register operands only.
+        unsafe {
+            asm!(
+                "{{ .reg .pred p; .reg .b32 t; and.b32 t, {v}, {bit}; setp.ne.u32 p, t, 0; \
+                 vote.sync.ballot.b32 t, p, 0xffffffff; @!p not.b32 t, t; \
+                 and.b32 {peers}, {peers}, t; }}",
+                v = in(reg32) value, bit = in(reg32) 1u32 << b, peers = inout(reg32) peers,
+                options(nomem, nostack),
+            )
+        };
+    }
+    peers
+}
+
 macro_rules! match_fns {
     ($($w:ident: $t:ty, $rc:ident, $ty:literal;)*) => {
         /// `match.any.sync` by operand width.
