@@ -541,7 +541,7 @@ fn an_unseeded_spin_on_plain_reads_of_a_flag_nobody_sets_is_a_livelock() {
     let mut out = vec![0u32; 1];
     let start = Instant::now();
     let err = emulate!(probe::emu_plain_spin, [1, 1, 1], [64, 1, 1], 0, &opts();
-        slice_mut(&mut out))
+        slice_mut(&mut out), 0u32)
     .expect_err("reported, not a hang");
     let elapsed = start.elapsed();
     let EmuError::Livelock { spinning, .. } = &err else {
@@ -568,19 +568,19 @@ fn an_unseeded_spin_on_plain_reads_ends_when_another_thread_stores() {
         checks: emu::EmuChecks::NONE,
         ..opts()
     };
-    emulate!(probe::emu_plain_handover, [1, 1, 1], [32, 1, 1], 0, &options;
-        slice_mut(&mut out))
+    emulate!(probe::emu_plain_spin, [1, 1, 1], [32, 1, 1], 0, &options;
+        slice_mut(&mut out), 1u32)
     .unwrap_or_else(|e| panic!("the spin ends: {e}"));
     assert_eq!(out, [7]);
     // Checks on: the same handover is the race it is, naming both sides.
-    let err = emulate!(probe::emu_plain_handover, [1, 1, 1], [32, 1, 1], 0, &opts();
-        slice_mut(&mut out))
+    let err = emulate!(probe::emu_plain_spin, [1, 1, 1], [32, 1, 1], 0, &opts();
+        slice_mut(&mut out), 1u32)
     .expect_err("the plain handover is a race");
     let EmuError::SharedRace { first, second, .. } = &err else {
         panic!("expected a shared-memory race, got {err}")
     };
-    let read = probe_line_in("fn emu_plain_handover", "while word[0] == 0", 0);
-    let write = probe_line_in("fn emu_plain_handover", "word[0] = 7", 0);
+    let read = probe_line_in("fn emu_plain_spin", "while word[0] == 0", 0);
+    let write = probe_line_in("fn emu_plain_spin", "word[0] = 7", 0);
     assert_eq!(
         [
             (first.thread, first.location.line),
@@ -1066,7 +1066,7 @@ fn a_seeded_spin_on_plain_reads_of_a_flag_nobody_sets_is_a_livelock() {
     let options = EmuOptions { seed: 5, ..opts() };
     let start = Instant::now();
     let err = emulate!(probe::emu_plain_spin, [1, 1, 1], [64, 1, 1], 0, &options;
-        slice_mut(&mut out))
+        slice_mut(&mut out), 0u32)
     .expect_err("reported, not a hang");
     let elapsed = start.elapsed();
     let EmuError::Livelock {

@@ -419,32 +419,6 @@ pub fn emu_add_one(input: &[u32], out: OutSlice<u32>) {
     }
 }
 
-/// A handover through plain shared accesses (the planted bug: a data race, and on a GPU
-/// the load may be hoisted out of the loop): thread 0 spins on `word[0] == 0`; thread 1
-/// sets the word after the barrier. On the emulator without a seed thread 0 runs first and
-/// alone, until its long step makes the block interleave: thread 1's store then ends the
-/// spin (checks off) or is reported as the race it is (checks on).
-///
-/// Launch with one block of at least 2 threads; `out` holds 1 element.
-#[kernel]
-pub fn emu_plain_handover(out: OutSlice<u32>) {
-    // SAFETY: one word, zeroed before the barrier.
-    let word = unsafe { shared_array!([u32; 1]) };
-    let t = thread_idx_x();
-    if t == 0 {
-        word[0] = 0;
-    }
-    sync_threads();
-    if t == 0 {
-        #[allow(clippy::while_immutable_condition)]
-        while word[0] == 0 {}
-        out.write_at_thread(word[0]);
-    } else if t == 1 {
-        // The planted race: nothing orders this store and thread 0's reads.
-        word[0] = 7;
-    }
-}
-
 /// An uninitialised read through plain indexing: every thread but `skip` writes its element
 /// of a `shared_array!([u32; 32])`; after the barrier each reads its neighbour's, so with
 /// `skip` 5 thread 4 reads element 5, which nobody wrote (the planted bug); with `skip` 32
@@ -648,15 +622,20 @@ pub fn emu_handover_block(out: OutSlice<u32>, plant: u32) {
     }
 }
 
-/// A busy-wait on plain reads of a flag nobody sets (the planted bug): thread 0 spins on
-/// `word[0] == 0`, a shared word zeroed before the barrier, while the block's other threads
-/// exit. On a GPU this hangs (or, the load hoisted, spins on a register); the emulator,
-/// with a seed, reports it as a livelock naming thread 0 and its read.
+/// A busy-wait on plain reads of a shared flag: thread 0 spins on `word[0] == 0`, a word
+/// zeroed before the barrier, then writes the word to `out[0]`. With `setter` 0 nobody sets
+/// it (the planted bug: the block's other threads exit; on a GPU this hangs, or, the load
+/// hoisted, spins on a register), and the emulator reports a livelock naming thread 0 and
+/// its read. With `setter` `t > 0` thread `t` stores 7 after the barrier: a handover
+/// through plain accesses, itself a data race (and on a GPU the load may be hoisted out of
+/// the loop). Without a seed thread 0 runs first and alone, until its long step makes the
+/// block interleave: thread `t`'s store then ends the spin (checks off) or is reported as
+/// the race it is (checks on).
 ///
-/// Launch with one block; `out` holds 1 element.
+/// Launch with one block of more than `setter` threads; `out` holds 1 element.
 #[kernel]
-pub fn emu_plain_spin(out: OutSlice<u32>) {
-    // SAFETY: one word, zeroed before the barrier, only read after it.
+pub fn emu_plain_spin(out: OutSlice<u32>, setter: u32) {
+    // SAFETY: one word, zeroed before the barrier.
     let word = unsafe { shared_array!([u32; 1]) };
     let t = thread_idx_x();
     if t == 0 {
@@ -664,9 +643,12 @@ pub fn emu_plain_spin(out: OutSlice<u32>) {
     }
     sync_threads();
     if t == 0 {
-        // The planted bug: nothing in the loop (or in any other thread) sets the word.
+        // The planted bug: nothing in the loop sets the word.
         #[allow(clippy::while_immutable_condition)]
         while word[0] == 0 {}
-        out.write_at_thread(1);
+        out.write_at_thread(word[0]);
+    } else if t == setter {
+        // Nothing orders this store and thread 0's reads.
+        word[0] = 7;
     }
 }
