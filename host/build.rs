@@ -29,17 +29,27 @@ fn main() {
         .max_registers("gemm_wgmma_e5m2_f32", 168)
         // Scans: more blocks per multiprocessor keep more tiles' loads in flight while
         // warp 0 looks back (kernels::scan). On an H100 at 2^28, same runs as CUB: 48
-        // registers (5 blocks of 256 threads) for 4-byte types, 1.02-1.09x CUB; 64 (4 blocks
-        // of 224) for 8-byte types with 18 items, 0.93-0.96x, against 72 (22 items)
-        // 0.94-0.95x but half speed for the affine scan, and 56 (14 items) 0.91-0.92x.
+        // registers (5 blocks of 256 threads) for 4-byte types, 1.02-1.09x CUB. 8-byte types
+        // (224 threads, 18 items): 72 registers, still 4 blocks (224 x 72 = 16,128 of the
+        // 65,536), without the 12-28 bytes of spills that 64 left; one H100 run at 2^28 gave
+        // f64 0.978 / 0.947x CUB against 0.945 / 0.932x at 64. Tried: 72 with 22 items,
+        // 0.94-0.95x but half speed for the affine scan; 56 with 14 items, 0.91-0.92x.
         .max_registers("scan_inclusive_f32", 48)
         .max_registers("scan_exclusive_f32", 48)
         .max_registers("scan_inclusive_u32", 48)
         .max_registers("scan_exclusive_u32", 48)
-        .max_registers("scan_inclusive_f64", 64)
-        .max_registers("scan_exclusive_f64", 64)
-        .max_registers("scan_inclusive_affine", 64)
-        .max_registers("scan_exclusive_affine", 64)
+        .max_registers("scan_inclusive_f64", 72)
+        .max_registers("scan_exclusive_f64", 72)
+        .max_registers("scan_inclusive_affine", 72)
+        .max_registers("scan_exclusive_affine", 72)
+        // Sort passes of 32-bit keys (256 threads, 16 keys each, unrolled): ptxas 12.9 at
+        // sm_90 gives them 124 registers unbounded (2 blocks per multiprocessor); at 80, 3
+        // blocks, with 152 bytes of spill stores (88 bytes of spill loads) for u32. The scans
+        // above gained from more blocks despite small spills. The pairs and u64 passes keep
+        // their registers (at 80: 368 bytes of spill stores for pairs).
+        .max_registers("sort_pass_u32", 80)
+        .max_registers("sort_pass_i32", 80)
+        .max_registers("sort_pass_f32", 80)
         .build();
     if let Err(err) = result {
         eprintln!("{err}");

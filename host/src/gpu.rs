@@ -4,8 +4,8 @@
 //! Launches go through kernels resolved once ([`cust::launch::TypedFunction`]): a
 //! long-lived owner resolves its kernels when it is built (e.g.
 //! [`crate::mandelbrot::RenderKernels`]); free functions that take a `&Gpu` (the vector
-//! and GEMM functions) keep theirs in the `Gpu`, in kernel tables ([`Gpu::kernels`]) whose
-//! entries ([`Resolved`]) are resolved on first use.
+//! and GEMM functions) keep theirs in the `Gpu`, in kernel tables (`Gpu::kernels`) whose
+//! entries (`Resolved`) are resolved on first use.
 
 use cuda_std::launch::{Kernel, ParamSizes};
 pub use cust::CudaError as GpuError;

@@ -28,10 +28,10 @@
 //! run, download). [`reference_f64`] and [`error_bound`] are the CPU side the tests compare
 //! with.
 
-use crate::gpu::{Gpu, GpuError, ResolvedOf};
+use crate::gpu::{FunctionOf, Gpu, GpuError, ResolvedOf};
 use crate::vector::sm_count;
 use cuda_std::half::{bf16, f16};
-use cuda_std::launch::{ConstPtr, Kernel, MutPtr, Slice, Unsafe, Value};
+use cuda_std::launch::{ConstPtr, Kernel, MutPtr, Out, Safe, Slice, Unsafe, Value};
 use cust::{
     error::GpuContext,
     function::LaunchConfig,
@@ -120,6 +120,8 @@ pub type WgmmaParams<T> = (
 );
 /// The `wgmma` kernels' handle type.
 pub type WgmmaKernel<T> = Kernel<WgmmaParams<T>, Unsafe>;
+/// The input-rounding kernel's handle type: `(x: &[T], out: OutSlice<T>)`.
+pub type RoundKernel<T> = Kernel<(Slice<T>, Out<T>), Safe>;
 
 mod sealed {
     pub trait Sealed {}
@@ -153,6 +155,9 @@ pub trait TcElem: Copy + Send + Sync + 'static + sealed::Sealed {
     const WGMMA: WgmmaKernel<Self::Elem>;
     /// The `wgmma` kernel for clusters of [`WG_CLUSTER_M`] blocks along M.
     const WGMMA_C2: WgmmaKernel<Self::Elem>;
+    /// For TF32: the kernel that rounds `A` and `B` to TF32 into scratch copies, which the
+    /// `wgmma` kernels then read (see [`GemmPlan`]); `None` for bf16/f16.
+    const WGMMA_ROUND: Option<RoundKernel<Self::Elem>> = None;
     /// A NaN the host writes to outputs before a launch, so unwritten elements show.
     const POISON: Self::Elem;
     /// Unit roundoff of the output (2⁻⁸ bf16, 2⁻¹¹ f16, 2⁻²⁴ f32).
@@ -164,7 +169,8 @@ pub trait TcElem: Copy + Send + Sync + 'static + sealed::Sealed {
     /// An element as `f64` (exact).
     fn to_f64(x: Self::Elem) -> f64;
     /// `x` rounded to the element type (to nearest, ties to even: the GPU's `cvt.rn`; for
-    /// [`Tf32`], `x` itself: the rounding to TF32 happens in the tensor cores).
+    /// [`Tf32`], `x` itself: the rounding to TF32 happens on the GPU, by
+    /// [`TcElem::WGMMA_ROUND`] before `wgmma`, in registers for `mma.sync`).
     fn from_f32(x: f32) -> Self::Elem;
 }
 
@@ -211,6 +217,7 @@ impl TcElem for Tf32 {
     const MMA: MmaKernel<f32> = kernels::gemm_tc::mma_sync::gemm_mma_tf32;
     const WGMMA: WgmmaKernel<f32> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32;
     const WGMMA_C2: WgmmaKernel<f32> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32_c2;
+    const WGMMA_ROUND: Option<RoundKernel<f32>> = Some(kernels::gemm_tc::wgmma::round_tf32);
     const POISON: f32 = f32::from_bits(0x7fc0_0dad);
     const OUTPUT_UNIT: f64 = 1.0 / 16_777_216.0;
     const INPUT_UNIT: f64 = 1.0 / 2048.0;
@@ -306,11 +313,13 @@ fn cluster_grid(what: &str, m: u32, n: u32, cluster_m: u32, fit: u32) -> Result<
 }
 
 /// The tensor-core kernels of input type `T`, each resolved in a [`Gpu`]'s module on first
-/// use ([`Gpu::kernels`]): [`TcElem::MMA`], [`TcElem::WGMMA`], [`TcElem::WGMMA_C2`].
+/// use ([`Gpu::kernels`]): [`TcElem::MMA`], [`TcElem::WGMMA`], [`TcElem::WGMMA_C2`] and,
+/// for TF32, [`TcElem::WGMMA_ROUND`].
 struct GemmKernels<T: TcElem> {
     mma: ResolvedOf<MmaKernel<T::Elem>>,
     wgmma: ResolvedOf<WgmmaKernel<T::Elem>>,
     wgmma_c2: ResolvedOf<WgmmaKernel<T::Elem>>,
+    round: ResolvedOf<RoundKernel<T::Elem>>,
 }
 
 impl<T: TcElem> Default for GemmKernels<T> {
@@ -319,8 +328,17 @@ impl<T: TcElem> Default for GemmKernels<T> {
             mma: Default::default(),
             wgmma: Default::default(),
             wgmma_c2: Default::default(),
+            round: Default::default(),
         }
     }
+}
+
+/// TF32's rounded inputs: the rounding kernel (from the [`GemmKernels`] table, resolved
+/// once per [`Gpu`]) and the copies of `A` and `B` it writes (m·k and n·k elements).
+struct Rounded<T: TcElem> {
+    function: FunctionOf<RoundKernel<T::Elem>>,
+    a: DeviceBuffer<T::Elem>,
+    b: DeviceBuffer<T::Elem>,
 }
 
 /// The launch of one family, resolved once.
@@ -334,6 +352,9 @@ enum Launcher<T: TcElem> {
         map_c: Option<DeviceBox<TensorMap>>,
         /// Blocks per cluster along M (1: launched without clusters).
         cluster_m: u32,
+        /// TF32: the rounding kernel and the rounded copies of `A` and `B` that the tensor
+        /// maps describe.
+        rounded: Option<Rounded<T>>,
         /// With clusters, how many fit on the device at once (the grid's bound).
         max_active_clusters: Option<u32>,
     },
@@ -345,6 +366,12 @@ enum Launcher<T: TcElem> {
 /// (where its rows are a multiple of 16 bytes, so that TMA can store it) `C` encoded and
 /// uploaded, and for the latter the clusters that fit at once queried. Borrows the
 /// buffers for as long as it lives (the tensor maps hold their addresses).
+///
+/// TF32 on `wgmma` also allocates rounded copies of `A` and `B` (`(m + n)·k` more `f32`s
+/// of device memory, for the plan's life), which each launch refreshes with
+/// `kernels::gemm_tc::wgmma::round_tf32` before the product reads them: rounding to
+/// nearest TF32 in the kernel's shared memory cost half its speed (see that module's
+/// docs); a memory-bound pass over the inputs costs less.
 pub struct GemmPlan<'a, T: TcElem> {
     m: u32,
     n: u32,
@@ -430,8 +457,30 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                     DeviceBox::new(&map)
                         .with_gpu_context(|| format!("uploading the tensor map of {what}"))
                 };
-                let map_a = map(a, m, a_box(elem_bytes), "A")?;
-                let map_b = map(b, n, b_box_for_cluster(elem_bytes, cluster_m), "B")?;
+                // TF32: the maps describe rounded copies of A and B, refreshed each launch.
+                let rounded = match T::WGMMA_ROUND {
+                    None => None,
+                    Some(round) => {
+                        let what = "allocating the TF32-rounded copies of A and B";
+                        // SAFETY: `T::Elem` is `DeviceCopy` (any bits); every launch rounds all
+                        // of `A` and `B` into the copies before the product reads them, in
+                        // stream order.
+                        let (ra, rb) = unsafe {
+                            (
+                                DeviceBuffer::uninitialized(m * k),
+                                DeviceBuffer::uninitialized(n * k),
+                            )
+                        };
+                        Some(Rounded {
+                            function: table.round.get(gpu, round)?.clone(),
+                            a: ra.gpu_context(what)?,
+                            b: rb.gpu_context(what)?,
+                        })
+                    }
+                };
+                let (a_in, b_in) = rounded.as_ref().map_or((a, b), |r| (&r.a, &r.b));
+                let map_a = map(a_in, m, a_box(elem_bytes), "A")?;
+                let map_b = map(b_in, n, b_box_for_cluster(elem_bytes, cluster_m), "B")?;
                 // C goes out through TMA where its row stride is a multiple of 16 bytes
                 // (TMA's rule); otherwise the kernel stores it from registers.
                 let c_row_bytes = (n * size_of::<T::Elem>()) as u64;
@@ -470,6 +519,7 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                         map_c,
                         cluster_m,
                         max_active_clusters,
+                        rounded,
                     },
                 )
             }
@@ -487,13 +537,15 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
     }
 
     /// Queues the product on `gpu`'s stream (no synchronisation). `gpu` must be the one the
-    /// plan was made on.
+    /// plan was made on. TF32 on `wgmma` queues three launches: `round_tf32` over `A` and
+    /// over `B` into the plan's copies, then the product.
     ///
     /// # Errors
-    /// [`GpuError::Launch`] naming the kernel and its configuration if the launch fails.
+    /// [`GpuError::Launch`] naming the kernel and its configuration if a launch fails (for
+    /// the rounding launches, in the context "rounding A to TF32" or "... B ...").
     pub fn launch(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
         let (m, n, k, cfg) = (self.m, self.n, self.k, self.cfg);
-        match &self.launcher {
+        match &mut self.launcher {
             // SAFETY: `check_shape` checked the shape rules and the buffer lengths; device
             // buffers are whole allocations (256-byte aligned); `c` is borrowed mutably for
             // the plan's life, so nothing else touches it; the launch shape is the module's
@@ -507,9 +559,24 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 map_b,
                 map_c,
                 cluster_m,
+                rounded,
                 ..
             } => {
+                if let Some(r) = rounded {
+                    let (mk, nk) = (m as usize * k as usize, n as usize * k as usize);
+                    let s = gpu.stream();
+                    // The STREAM kernels' launch shape (16-byte packs, one per thread); only
+                    // TF32 (`f32` elements) has a rounding kernel.
+                    let cfg = crate::vector::stream_config::<f32>;
+                    r.function
+                        .launch(s, cfg(mk), (self.a, &mut r.a))
+                        .gpu_context("rounding A to TF32")?;
+                    r.function
+                        .launch(s, cfg(nk), (self.b, &mut r.b))
+                        .gpu_context("rounding B to TF32")?;
+                }
                 // Without a map of C the kernel does not read `map_c`: pass A's.
+                let (map_a, map_b) = (&*map_a, &*map_b);
                 let (map_c, c_by_tma) = map_c.as_ref().map_or((map_a, 0u32), |m| (m, 1));
                 let args = (m, n, k, map_a, map_b, map_c, &mut *self.c, c_by_tma);
                 // SAFETY: as above; the maps describe `a`, `b` and, with `c_by_tma`, `c`

@@ -17,7 +17,7 @@
 //! alignment); matrices are row-major (`A` m×k, `B` k×n, `C` m×n).
 
 use crate::gpu::{FunctionOf, Gpu, GpuError, ResolvedOf};
-use cuda_std::launch::{Kernel, MutPtr, Out, Safe, Slice, Unsafe, Value};
+use cuda_std::launch::{AtomicOut, Kernel, MutPtr, Out, Safe, Slice, Unsafe, Value};
 use cust::{
     device::DeviceAttribute,
     error::GpuContext,
@@ -88,8 +88,17 @@ pub type SgemmKernel = Kernel<
     Unsafe,
 >;
 /// A single-pass scan: `(x, out, status, counter, epoch, base)`; see `kernels::scan`.
-pub type ScanKernel<T> =
-    Kernel<(Slice<T>, Out<T>, Out<u64>, Out<u32>, Value<u32>, Value<u32>), Unsafe>;
+pub type ScanKernel<T> = Kernel<
+    (
+        Slice<T>,
+        Out<T>,
+        Out<u64>,
+        AtomicOut<u32>,
+        Value<u32>,
+        Value<u32>,
+    ),
+    Unsafe,
+>;
 
 /// A float type with the STREAM kernels, axpy and dot.
 pub trait Float:

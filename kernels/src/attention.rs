@@ -137,17 +137,6 @@ mod kernels_sm80 {
     use cuda_std::shared::window::SharedAddr;
     use cuda_std::warp::shfl_xor_sync;
 
-    /// Expands `$body` once per listed value with `$v` bound to it: a guaranteed full unroll,
-    /// so that fragment arrays are indexed by constants only (they stay in registers).
-    macro_rules! unroll {
-        ($v:ident in [$($n:literal),*] $body:block) => {
-            $({
-                let $v: usize = $n;
-                $body
-            })*
-        };
-    }
-
     /// An input type of the attention kernels: the tensor core's element marker and the
     /// rounding of `P` to it.
     pub trait AttnElem: OutElem {

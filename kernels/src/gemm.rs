@@ -39,17 +39,6 @@ const STAGE_FLOATS: u32 = A_STAGE_FLOATS + B_STAGE_FLOATS;
 /// Two stages of A and B: 2 · 2080 floats = 16,640 bytes of static shared memory.
 const SMEM_FLOATS: usize = 2 * STAGE_FLOATS as usize;
 
-/// Expands `$body` once per listed value, with `$v` bound to it (a constant for the
-/// optimiser): a guaranteed full unroll.
-macro_rules! unroll {
-    ($v:ident in [$($n:literal),*] $body:block) => {
-        $({
-            let $v: u32 = $n;
-            $body
-        })*
-    };
-}
-
 #[repr(C, align(16))]
 #[derive(Clone, Copy)]
 struct F4([f32; 4]);
@@ -173,7 +162,7 @@ pub unsafe fn sgemm(
         // The eight k steps are unrolled in the source (rustc's loop unroller leaves a loop
         // of 64 FMAs rolled, and then each step waits for its own shared loads): with
         // constant offsets, ptxas issues the loads of step kk + 1 during the FMAs of kk.
-        unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+        unroll!(kk: u32 in [0, 1, 2, 3, 4, 5, 6, 7] {
             // SAFETY: 16-byte aligned addresses inside this stage (ty, tx < 16; offsets are
             // multiples of 4 floats); written before the last barrier.
             let (a0, a1, b0, b1) = unsafe {

@@ -68,17 +68,6 @@ mod kernel_sm80 {
     use cuda_std::prelude::*;
     use cuda_std::shared::window::{self, SharedAddr};
 
-    /// Expands `$body` once per listed value, with `$v` bound to it (a constant for the
-    /// optimiser): a guaranteed full unroll, so arrays are indexed by constants only.
-    macro_rules! unroll {
-        ($v:ident in [$($n:literal),*] $body:block) => {
-            $({
-                let $v: usize = $n;
-                $body
-            })*
-        };
-    }
-
     /// Floats of the `A` slice of a stage.
     const A_FLOATS: u32 = SGEMM80_TILE_M * SGEMM80_A_STRIDE;
 

@@ -15,6 +15,23 @@
     feature(abi_ptx, asm_experimental_arch, core_float_math)
 )]
 
+/// Expands `$body` once per listed value, with `$v` bound to it (a constant for the
+/// optimiser): a guaranteed full unroll, so per-thread arrays are indexed by constants only
+/// and stay in registers (LLVM keeps a loop over a large body rolled, and an array it
+/// indexes then lives in local memory).
+/// `unroll!(v: u32 in [...] { ... })` binds `v` with another integer type.
+macro_rules! unroll {
+    ($v:ident in [$($n:literal),*] $body:block) => {
+        unroll!($v: usize in [$($n),*] $body)
+    };
+    ($v:ident: $t:ident in [$($n:literal),*] $body:block) => {
+        $({
+            let $v: $t = $n;
+            $body
+        })*
+    };
+}
+
 pub mod attention;
 pub mod gemm;
 pub mod gemm_sm80;

@@ -441,7 +441,7 @@ unsafe fn scan_tile<
     x: &[T],
     out: &OutSlice<T>,
     status: &OutSlice<u64>,
-    counter: &OutSlice<u32>,
+    counter: &AtomicSlice<u32>,
     epoch: u32,
     base: u32,
     delays: (u32, u32),
@@ -478,15 +478,10 @@ unsafe fn scan_tile<
     let blk = unsafe { seg_sh.add(lane * ITEMS) }.cast::<Quad>();
 
     if tid == 0 {
-        let t = if counter.is_empty() {
-            u32::MAX
-        } else {
-            // SAFETY: element 0 exists; every access to it is a device-scope atomic.
-            let c = unsafe {
-                atomic::fetch_add::<Device, u32>(counter.as_mut_ptr(), 1, Ordering::Relaxed)
-            };
-            c.wrapping_sub(base)
-        };
+        // An empty `counter` gives no tile.
+        let t = counter
+            .fetch_add(0, 1, Ordering::Relaxed)
+            .map_or(u32::MAX, |c| c.wrapping_sub(base));
         sh_tile[0] = t;
     }
     sync_threads();
@@ -653,7 +648,7 @@ macro_rules! scan_kernel {
             x: &[$t],
             out: OutSlice<$t>,
             status: OutSlice<u64>,
-            counter: OutSlice<u32>,
+            counter: AtomicSlice<u32>,
             epoch: u32,
             base: u32,
         ) {

@@ -39,29 +39,33 @@
 //! 2. **Load**, warp-striped: warp `w` owns keys `w·32·ITEMS ..` of the tile, its lane `l`
 //!    item `i` is key `i·32 + l` of that segment (coalesced 128-byte loads); for pairs the
 //!    values likewise.
-//! 3. **Rank within the warp**, item by item: `match.any.sync` on the digit groups the lanes
-//!    with equal digits; the group's lowest lane reads and advances the warp's counter of
-//!    that digit in shared memory by the group's size, and broadcasts the old count; a key's
-//!    warp rank is that count plus the group's lanes below it. This visits a warp's keys in
-//!    input order, so ranks are stable. Keys past the end of the input (last tile) take the
-//!    out-of-range digit [`RADIX`] and count nowhere.
-//! 4. **Tile counts**: thread `d` sums digit `d`'s counters over the warps (turning them into
-//!    the exclusive prefix over warps) and publishes the tile's count of digit `d`
+//! 3. **Rank within the warp**, item by item: the lanes with equal digits are found by one
+//!    ballot per digit bit (CUB's `MatchAny` by ballots, cheaper than `match.any.sync`);
+//!    the group's lowest lane reads and advances the warp's counter of that digit in shared
+//!    memory by the group's size and broadcasts the old value; a key's rank among the
+//!    warp's keys of its digit is that value plus the group's lanes below it. This visits a
+//!    warp's keys in input order, so ranks are stable, and needs no atomics (one leader per
+//!    digit and step). Keys past the end of the input (last tile) take the out-of-range
+//!    digit [`RADIX`] and count nowhere.
+//! 4. **Tile counts**: thread `d` sums digit `d`'s counters over the warps (turning them
+//!    into the exclusive prefix over warps) and publishes the tile's count of digit `d`
 //!    (`status_word(epoch, false, count)`, or the inclusive value at once for tile 0).
 //! 5. **Block scan** of `(bins[d] << 32) | count[d]` over the digits: its low half is where
-//!    digit `d` starts in the sorted tile, its high half where digit `d` starts in the
-//!    output (exclusive over the pass's global `counts`).
-//! 6. **Look-back** (tiles > 0), by thread `d` for digit `d`: walk back one tile at a time,
-//!    waiting until its status word carries this launch's epoch, adding its value, until a
-//!    word carries an inclusive prefix; publish this tile's inclusive prefix. This is
-//!    Onesweep's per-digit look-back (one thread per digit, serial over tiles), with the
-//!    scan's status words ([`status_word`]: epoch, inclusive flag and 32-bit value in one
-//!    8-byte relaxed store, single-copy atomic, so no fences).
-//! 7. **Scatter**: each key goes to shared memory at its rank in the tile (digit start +
-//!    warp prefix + warp rank), then threads read the tile in order (striped: key `i·256 +
-//!    t`) and write key `j` to `global_start[digit] + tile_prefix[digit] + j −
-//!    tile_start[digit]`: consecutive threads write consecutive addresses within each digit's
-//!    run. For pairs the values then take the same route through the same shared buffer.
+//!    digit `d` starts in the sorted tile (added to its warp counters), its high half where
+//!    digit `d` starts in the output (exclusive over the pass's global `counts`).
+//! 6. **Place**: each key goes to shared memory at its place in the sorted tile, its
+//!    warp's start for its digit plus its rank.
+//! 7. **Look-back** (tiles > 0), by thread `d` for digit `d`, after the placing (which
+//!    gives the tiles before time to publish their inclusive prefixes): walk back one tile
+//!    at a time, waiting until its status word carries this launch's epoch, adding its
+//!    value, until a word carries an inclusive prefix; publish this tile's inclusive prefix.
+//!    This is Onesweep's per-digit look-back (one thread per digit, serial over tiles), with
+//!    the scan's status words ([`status_word`]: epoch, inclusive flag and 32-bit value in
+//!    one 8-byte relaxed store, single-copy atomic, so no fences).
+//! 8. **Scatter**: threads read the sorted tile in order (striped: key `i·256 + t`) and
+//!    write key `j` to `global_start[digit] + tile_prefix[digit] + j − tile_start[digit]`:
+//!    consecutive threads write consecutive addresses within each digit's run. For pairs
+//!    the values then take the same route through the same shared buffer.
 //!
 //! Output positions are below `len ≤ u32::MAX` and computed in wrapping `u32` arithmetic.
 //!
@@ -75,9 +79,13 @@
 //! As for [`crate::scan`]: tile `t` waits only for tiles `< t`, taken earlier by blocks that
 //! are already resident, which each publish their counts before they wait.
 //!
-//! # Not tuned yet
-//! The tile (256 × 16) and the histogram (plain shared atomics, slow on low-entropy keys,
-//! where a warp's lanes hit one counter) are first choices, not measured on a GPU.
+//! # Tuning
+//! The histogram threads load [`HISTOGRAM_ITEMS`] keys before counting any, so that many
+//! loads are in flight; its shared-memory counters are block-scope atomics, slow on
+//! low-entropy keys, where a warp's lanes hit one counter. The tile (256 × 16) is a first
+//! choice; CUB takes 384 × 20 for 32-bit keys on sm_90. CUB publishes a tile's counts
+//! before ranking ("early counts", from shared atomics); here the ranking's own counters
+//! give them, without atomics, and the look-back comes after the placing.
 
 // A scatter pass takes the keys and values in and out, the digit counts, the look-back
 // state and its launch values: 10 parameters.
@@ -100,8 +108,19 @@ pub const SORT_ITEMS: usize = 16;
 pub const SORT_TILE: usize = SORT_THREADS as usize * SORT_ITEMS;
 /// Threads per block of the histogram kernels.
 pub const HISTOGRAM_THREADS: u32 = 256;
+/// Keys a histogram thread loads before counting them (grid-strided).
+pub const HISTOGRAM_ITEMS: usize = 8;
 /// The most digit passes a key has (`u64`: 8).
 pub const MAX_PASSES: usize = 8;
+/// Runs `$body` for each of a thread's [`SORT_ITEMS`] keys, with `$i` bound to the item's
+/// index: `unroll!` over 0..16, so the per-item arrays stay in registers.
+macro_rules! each_item {
+    ($i:ident $body:block) => {
+        unroll!($i in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] $body)
+    };
+}
+// `each_item!` lists the items by hand.
+const _: () = assert!(SORT_ITEMS == 16);
 /// Warps of a scatter block.
 const WARPS: usize = SORT_THREADS as usize / 32;
 
@@ -232,7 +251,7 @@ impl SortKey for u64 {
 /// The histogram kernels' body: adds, for every pass of `[begin_bit, end_bit)`, the number
 /// of keys with each digit to `counts[pass · RADIX + digit]`.
 #[inline(always)]
-fn histogram<K: SortKey>(keys: &[K], counts: &OutSlice<u32>, begin_bit: u32, end_bit: u32) {
+fn histogram<K: SortKey>(keys: &[K], counts: &AtomicSlice<u32>, begin_bit: u32, end_bit: u32) {
     let end_bit = end_bit.min(K::BITS);
     let begin_bit = begin_bit.min(end_bit);
     let passes = passes(begin_bit, end_bit) as usize;
@@ -250,15 +269,33 @@ fn histogram<K: SortKey>(keys: &[K], counts: &OutSlice<u32>, begin_bit: u32, end
     }
     sync_threads();
     let stride = threads * grid_dim_x() as usize;
-    let mut e = block_idx_x() as usize * threads + tid;
-    while e < keys.len() {
-        // SAFETY: e < keys.len(); `keys` is read-only during the launch.
-        let k = unsafe { mem::load_global_nc(keys.as_ptr().add(e)) };
+    let count = |k: K| {
         for p in 0..passes {
             let d = k.digit(DigitPlace::of_pass(begin_bit, end_bit, p as u32)) as usize;
             // SAFETY: p · RADIX + d < bins (d < RADIX); shared words, atomic access.
-            unsafe { atomic::fetch_add::<Block, u32>(sh.add(p * RADIX + d), 1, Ordering::Relaxed) };
+            let _ = unsafe {
+                atomic::fetch_add::<Block, u32>(sh.add(p * RADIX + d), 1, Ordering::Relaxed)
+            };
         }
+    };
+    // HISTOGRAM_ITEMS keys per thread and round, all loaded before any is counted, so that
+    // that many loads are in flight.
+    let mut e = block_idx_x() as usize * threads + tid;
+    while e + (HISTOGRAM_ITEMS - 1) * stride < keys.len() {
+        let mut k = [zero_key::<K>(); HISTOGRAM_ITEMS];
+        for (j, kj) in k.iter_mut().enumerate() {
+            // SAFETY: e + j · stride < keys.len() (the loop's condition); `keys` is
+            // read-only during the launch.
+            *kj = unsafe { mem::load_global_nc(keys.as_ptr().add(e + j * stride)) };
+        }
+        for kj in k {
+            count(kj);
+        }
+        e += HISTOGRAM_ITEMS * stride;
+    }
+    while e < keys.len() {
+        // SAFETY: e < keys.len(); `keys` is read-only during the launch.
+        count(unsafe { mem::load_global_nc(keys.as_ptr().add(e)) });
         e += stride;
     }
     sync_threads();
@@ -267,10 +304,8 @@ fn histogram<K: SortKey>(keys: &[K], counts: &OutSlice<u32>, begin_bit: u32, end
         // SAFETY: written before the barrier.
         let c = unsafe { sh.add(i).read() };
         if c != 0 {
-            // SAFETY: i < bins ≤ counts.len() (checked); global words, atomic access only.
-            unsafe {
-                atomic::fetch_add::<Device, u32>(counts.as_mut_ptr().add(i), c, Ordering::Relaxed)
-            };
+            // In bounds: i < bins ≤ counts.len() (checked above).
+            let _ = counts.fetch_add(i, c, Ordering::Relaxed);
         }
         i += threads;
     }
@@ -303,7 +338,7 @@ struct PassArgs<'a, K: SortKey> {
     values_out: &'a OutSlice<'a, u32>,
     bins: &'a [u32],
     status: &'a OutSlice<'a, u64>,
-    counter: &'a OutSlice<'a, u32>,
+    counter: &'a AtomicSlice<'a, u32>,
 }
 
 /// The scatter kernels' body; see the [module docs](self). `exchange` holds one tile of
@@ -333,24 +368,19 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     let tiles = sort_tiles(len).min(a.status.len() / RADIX);
 
     let sh_tile: *mut u32 = shared_array!(u32, 1);
-    // Per warp and digit: the warp's count, then (step 4) the exclusive prefix over warps.
+    // Per warp and digit: the ranking's running count (step 3), then (steps 4, 5) where the
+    // warp's keys of the digit start in the sorted tile, which step 6 reads.
     let sh_hist: *mut u32 = shared_array!(u32, WARPS * RADIX);
-    // Per digit: where it starts in the sorted tile; the output offset of the tile's key
-    // `j` is `sh_base[digit] + j` (wrapping).
-    let sh_start: *mut u32 = shared_array!(u32, RADIX);
+    // Per digit: the output offset of the tile's key `j` is `sh_base[digit] + j` (wrapping).
     let sh_base: *mut u32 = shared_array!(u32, RADIX);
     let sh_warp: *mut u64 = shared_array!(u64, WARPS);
 
     if tid == 0 {
-        let t = if a.counter.is_empty() {
-            u32::MAX
-        } else {
-            // SAFETY: element 0 exists; every access to it is a device-scope atomic.
-            let c = unsafe {
-                atomic::fetch_add::<Device, u32>(a.counter.as_mut_ptr(), 1, Ordering::Relaxed)
-            };
-            c.wrapping_sub(base)
-        };
+        // An empty `counter` gives no tile.
+        let t = a
+            .counter
+            .fetch_add(0, 1, Ordering::Relaxed)
+            .map_or(u32::MAX, |c| c.wrapping_sub(base));
         // SAFETY: a 1-element shared array; read by the block after the barrier.
         unsafe { sh_tile.write(t) };
     }
@@ -373,7 +403,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     let seg = tile_start + warp * 32 * SORT_ITEMS;
     let mut keys = [zero_key::<K>(); SORT_ITEMS];
     let mut values = [0u32; SORT_ITEMS];
-    for i in 0..SORT_ITEMS {
+    each_item!(i {
         let e = seg + i * 32 + lane;
         if full {
             // SAFETY: e < tile_start + SORT_TILE ≤ len: inside `keys` (and `values` for
@@ -390,21 +420,37 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
                 values[i] = a.values[e];
             }
         }
-    }
+    });
 
-    // 3. Rank within the warp.
+    // 3. Rank within the warp, item by item: the lanes with equal digits (8 ballots, one
+    //    per digit bit) advance the warp's counter of that digit by their number; a key's
+    //    rank among the warp's keys of its digit is the counter before, plus its group's
+    //    lanes below it. The counters end as the warp's digit counts.
     let hist = sh_hist.wrapping_add(warp * RADIX);
     let below_mask = (1u32 << lane) - 1;
-    let mut ranks = [0u32; SORT_ITEMS];
-    for i in 0..SORT_ITEMS {
+    let mut local = [0u32; SORT_ITEMS];
+    each_item!(i {
+        // Keys past the end of the input (last tile) take the digit RADIX and count nowhere.
         let in_range = full || seg + i * 32 + lane < len;
         let d = if in_range {
             keys[i].digit(place)
         } else {
             RADIX as u32
         };
-        // SAFETY: the whole warp (the branches above are per lane, this call is not).
-        let peers = unsafe { warp::match_any_sync(FULL_MASK, d) };
+        let mut peers = if full {
+            FULL_MASK
+        } else {
+            // SAFETY: the whole warp calls every ballot (`full` is block-uniform).
+            let r = unsafe { warp::vote_ballot_sync(FULL_MASK, in_range) };
+            if in_range { r } else { !r }
+        };
+        // All 8 bits, whatever the digit's width: bits above it are 0 in every lane.
+        unroll!(b in [0, 1, 2, 3, 4, 5, 6, 7] {
+            let set = (d >> b) & 1 != 0;
+            // SAFETY: as above.
+            let m = unsafe { warp::vote_ballot_sync(FULL_MASK, set) };
+            peers &= if set { m } else { !m };
+        });
         let leader = peers.trailing_zeros();
         let mut prior = 0;
         if in_range && leader == lane as u32 {
@@ -417,13 +463,14 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
         }
         // SAFETY: the whole warp.
         let prior = unsafe { warp::shfl_idx_sync(FULL_MASK, prior, leader, 32) };
-        ranks[i] = prior + (peers & below_mask).count_ones();
+        local[i] = prior + (peers & below_mask).count_ones();
         // SAFETY: the whole warp.
         unsafe { warp::sync_warp(FULL_MASK) };
-    }
+    });
     sync_threads();
 
-    // 4. Tile counts; the warp counters become exclusive prefixes over the warps.
+    // 4. Tile counts, published at once; the warp counters become exclusive prefixes over
+    //    the warps.
     let digit = tid;
     let mut count = 0u32;
     for w in 0..WARPS {
@@ -445,7 +492,8 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
         )
     };
 
-    // 5. Block scan of (global count, tile count) over the digits.
+    // 5. Block scan of (global count, tile count) over the digits; each warp counter then
+    //    holds where the warp's keys of that digit start in the sorted tile.
     let bin = a.bins.get(digit).copied().unwrap_or(0);
     let v = (bin as u64) << 32 | count as u64;
     // SAFETY: whole warps (no divergence).
@@ -461,8 +509,29 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
         excl += unsafe { sh_warp.add(w).read() };
     }
     let (digit_start, global_start) = (excl as u32, (excl >> 32) as u32);
+    for w in 0..WARPS {
+        // SAFETY: digit `tid`'s counters, only this thread's between the barriers.
+        unsafe {
+            let p = sh_hist.add(w * RADIX + digit).read();
+            sh_hist.add(w * RADIX + digit).write(p + digit_start);
+        }
+    }
+    sync_threads();
 
-    // 6. Look-back, one digit per thread.
+    // 6. Each key goes to its place in the sorted tile in `exchange`: its warp's start for
+    //    its digit plus its rank there.
+    each_item!(i {
+        if full || seg + i * 32 + lane < len {
+            // SAFETY: the digit is below RADIX: this warp's counter, final since the barrier.
+            local[i] += unsafe { hist.add(keys[i].digit(place) as usize).read() };
+            // SAFETY: local < valid ≤ SORT_TILE: places in the tile are a permutation of
+            // 0 .. valid, so no two threads write one slot.
+            unsafe { exchange.add(local[i] as usize).write(keys[i]) };
+        }
+    });
+
+    // 7. Look-back, one digit per thread (after the block scan and the placing, so the
+    //    tiles before have had that long to publish their inclusive prefixes).
     let mut prefix = 0u32;
     if tile > 0 {
         let mut t = tile;
@@ -493,55 +562,42 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     }
     // SAFETY: digit < RADIX; read after the barrier.
     unsafe {
-        sh_start.add(digit).write(digit_start);
         sh_base
             .add(digit)
             .write(global_start.wrapping_add(prefix).wrapping_sub(digit_start));
     }
     sync_threads();
 
-    // 7. Scatter: keys to their rank in the tile, then out in tile order.
-    let mut local = [0u32; SORT_ITEMS];
-    for i in 0..SORT_ITEMS {
-        if full || seg + i * 32 + lane < len {
-            let d = keys[i].digit(place) as usize;
-            // SAFETY: d < RADIX; the counters were final before the barrier.
-            local[i] = unsafe { sh_start.add(d).read() + hist.add(d).read() } + ranks[i];
-            // SAFETY: local < valid ≤ SORT_TILE: ranks in the tile are a permutation of
-            // 0 .. valid, so no two threads write one slot.
-            unsafe { exchange.add(local[i] as usize).write(keys[i]) };
-        }
-    }
-    sync_threads();
+    // 8. Scatter: threads read the tile in order and write each key out.
     let mut dest = [0u32; SORT_ITEMS];
-    for (i, di) in dest.iter_mut().enumerate() {
+    each_item!(i {
         let j = i * SORT_THREADS as usize + tid;
         if j < valid {
             // SAFETY: j < valid: written before the barrier.
             let k = unsafe { exchange.add(j).read() };
             // SAFETY: digit < RADIX; written before the barrier.
-            *di = unsafe { sh_base.add(k.digit(place) as usize).read() }.wrapping_add(j as u32);
+            dest[i] = unsafe { sh_base.add(k.digit(place) as usize).read() }.wrapping_add(j as u32);
             // SAFETY: `write` checks the bound; output positions are a permutation.
-            unsafe { a.keys_out.write(*di as usize, k) };
+            unsafe { a.keys_out.write(dest[i] as usize, k) };
         }
-    }
+    });
     if PAIRS {
         sync_threads();
         let vx = exchange.cast::<u32>();
-        for i in 0..SORT_ITEMS {
+        each_item!(i {
             if full || seg + i * 32 + lane < len {
                 // SAFETY: as for the keys (a tile of u32 fits in a tile of K).
                 unsafe { vx.add(local[i] as usize).write(values[i]) };
             }
-        }
+        });
         sync_threads();
-        for (i, &di) in dest.iter().enumerate() {
+        each_item!(i {
             let j = i * SORT_THREADS as usize + tid;
             if j < valid {
                 // SAFETY: as above.
-                unsafe { a.values_out.write(di as usize, vx.add(j).read()) };
+                unsafe { a.values_out.write(dest[i] as usize, vx.add(j).read()) };
             }
-        }
+        });
     }
 }
 
@@ -561,7 +617,7 @@ macro_rules! sort_histogram_kernel {
         /// Launch: 1D grid of any size, 1D blocks of a multiple of 32 threads; `counts`
         /// holds at least `passes · RADIX` words (fewer traps), zeroed by the caller.
         #[kernel]
-        pub fn $name(keys: &[$t], counts: OutSlice<u32>, begin_bit: u32, end_bit: u32) {
+        pub fn $name(keys: &[$t], counts: AtomicSlice<u32>, begin_bit: u32, end_bit: u32) {
             histogram::<$t>(keys, &counts, begin_bit, end_bit);
         }
     };
@@ -601,7 +657,7 @@ macro_rules! sort_pass_kernel {
             values_out: OutSlice<u32>,
             bins: &[u32],
             status: OutSlice<u64>,
-            counter: OutSlice<u32>,
+            counter: AtomicSlice<u32>,
             place: u32,
             epoch: u32,
             base: u32,

@@ -150,7 +150,7 @@ fn for_each_owned<T: Elem>(
 /// Safe: each index is visited by one thread only ([`for_each_owned`]), `a` is only read,
 /// so no two threads touch the same element of `out`.
 #[inline(always)]
-fn map1<T: Elem>(a: &[T], out: &OutSlice<T>, f: impl Fn(T) -> T) {
+pub(crate) fn map1<T: Elem>(a: &[T], out: &OutSlice<T>, f: impl Fn(T) -> T) {
     let len = a.len().min(out.len());
     let (ap, op) = (a.as_ptr(), out.as_mut_ptr());
     for_each_owned::<T>(

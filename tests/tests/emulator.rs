@@ -436,6 +436,288 @@ fn an_atomic_and_another_blocks_plain_store_to_one_global_word_is_a_race() {
     println!("planted race (an atomic and a plain store, one global word): {err}");
 }
 
+/// [`probe::emu_global_stores`] with `plant` over one block of 64 threads, its output
+/// 16-byte aligned (the probe loads four elements at once).
+fn global_stores_aligned(plant: u32) -> Result<Vec<u32>, EmuError> {
+    let mut out = Aligned64([0; 64]);
+    emulate!(probe::emu_global_stores, [1, 1, 1], [64, 1, 1], 0, &opts();
+        slice_mut(&mut out.0), plant)?;
+    Ok(out.0.to_vec())
+}
+
+/// 64 `u32`, 16-byte aligned.
+#[repr(C, align(16))]
+struct Aligned64([u32; 64]);
+
+#[test]
+fn a_load_then_another_threads_store_without_a_barrier_is_a_race() {
+    let err = global_stores_aligned(4).expect_err("the load and the store are reported");
+    let load = probe_line_in("fn emu_global_stores", "mem::load_v4_u32(", 0);
+    let store = probe_line_in("fn emu_global_stores", "out.write(0, 9)", 0);
+    assert_eq!(
+        global_sites(&err),
+        [
+            ([0, 0, 0], [0, 0, 0], AccessKind::Read, load),
+            ([0, 0, 0], [1, 0, 0], AccessKind::Write, store)
+        ],
+        "{err}"
+    );
+    println!("planted race (a load, then another thread's store): {err}");
+    // The twin: a barrier between them.
+    let out = global_stores_aligned(5).unwrap_or_else(|e| panic!("the correct twin: {e}"));
+    assert_eq!(out[..2], [9, 0]);
+}
+
+#[test]
+fn an_atomic_then_another_threads_plain_load_is_a_race() {
+    let err = global_stores_aligned(6).expect_err("the atomic and the load are reported");
+    let add = probe_line_in("fn emu_global_stores", "atomic::fetch_add::<Device", 1);
+    let load = probe_line_in("fn emu_global_stores", "mem::load_v4_u32(", 1);
+    assert_eq!(
+        global_sites(&err),
+        [
+            ([0, 0, 0], [0, 0, 0], AccessKind::Atomic, add),
+            ([0, 0, 0], [1, 0, 0], AccessKind::Read, load)
+        ],
+        "{err}"
+    );
+    println!("planted race (an atomic, then another thread's plain load): {err}");
+}
+
+#[test]
+fn a_store_into_a_buffer_the_kernel_holds_as_a_shared_slice_is_reported() {
+    // The correct twin: input and output in two buffers.
+    let input: Vec<u32> = (0..64).collect();
+    let mut out = vec![0u32; 64];
+    emulate!(probe::emu_add_one, [2, 1, 1], [32, 1, 1], 0, &opts();
+        slice(&input), slice_mut(&mut out))
+    .unwrap_or_else(|e| panic!("the correct twin: {e}"));
+    assert_eq!(out, (1..=64).collect::<Vec<u32>>());
+    // The planted bug: one buffer passed as both the `&[u32]` and the output. (The
+    // kernel's host body then holds a `&[u32]` to memory it writes: what the check
+    // exists to refuse.)
+    let mut both = vec![0u32; 64];
+    let whole = slice_mut(&mut both);
+    let err = emulate!(probe::emu_add_one, [2, 1, 1], [32, 1, 1], 0, &opts(); whole, whole)
+        .expect_err("the store into parameter 0 is reported");
+    let EmuError::ReadOnlyWrite {
+        kernel,
+        parameter,
+        offset,
+        access,
+        ..
+    } = &err
+    else {
+        panic!("expected a store into a `&[T]`, got {err}")
+    };
+    let line = probe_line_in("fn emu_add_one", "out.write(i, input[i] + 1)", 0);
+    assert_eq!(
+        (
+            *kernel,
+            parameter.as_str(),
+            access.kind,
+            access.location.line
+        ),
+        ("emu_add_one", "parameter 0", AccessKind::Write, line),
+        "{err}"
+    );
+    // The first store of its block, at its own element.
+    assert_eq!(
+        *offset as u32,
+        4 * (32 * access.block[0] + access.thread[0]),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("a `&[T]` the kernel only reads"),
+        "{err}"
+    );
+    println!("planted store into a `&[T]`: {err}");
+}
+
+#[test]
+fn an_unseeded_spin_on_plain_reads_of_a_flag_nobody_sets_is_a_livelock() {
+    // Without a seed thread 0 runs alone; its long step makes the block interleave, and
+    // the spin is then seen as with a seed.
+    let mut out = vec![0u32; 1];
+    let start = Instant::now();
+    let err = emulate!(probe::emu_plain_spin, [1, 1, 1], [64, 1, 1], 0, &opts();
+        slice_mut(&mut out))
+    .expect_err("reported, not a hang");
+    let elapsed = start.elapsed();
+    let EmuError::Livelock { spinning, .. } = &err else {
+        panic!("expected a livelock, got {err}")
+    };
+    let [site] = &spinning[..] else {
+        panic!("expected one spinning thread: {err}")
+    };
+    let line = probe_line_in("fn emu_plain_spin", "while word[0] == 0", 0);
+    assert_eq!(
+        (site.thread, site.waits_at, site.location.map(|l| l.line)),
+        ([0, 0, 0], "a memory read (a busy-wait)", Some(line)),
+        "{err}"
+    );
+    assert!(elapsed.as_secs_f64() < 10.0, "reported after {elapsed:?}");
+    println!("planted livelock (plain reads, no seed): {err} (after {elapsed:?})");
+}
+
+#[test]
+fn an_unseeded_spin_on_plain_reads_ends_when_another_thread_stores() {
+    // Checks off: thread 1's store ends thread 0's spin (no hang).
+    let mut out = vec![0u32; 1];
+    let options = EmuOptions {
+        checks: emu::EmuChecks::NONE,
+        ..opts()
+    };
+    emulate!(probe::emu_plain_handover, [1, 1, 1], [32, 1, 1], 0, &options;
+        slice_mut(&mut out))
+    .unwrap_or_else(|e| panic!("the spin ends: {e}"));
+    assert_eq!(out, [7]);
+    // Checks on: the same handover is the race it is, naming both sides.
+    let err = emulate!(probe::emu_plain_handover, [1, 1, 1], [32, 1, 1], 0, &opts();
+        slice_mut(&mut out))
+    .expect_err("the plain handover is a race");
+    let EmuError::SharedRace { first, second, .. } = &err else {
+        panic!("expected a shared-memory race, got {err}")
+    };
+    let read = probe_line_in("fn emu_plain_handover", "while word[0] == 0", 0);
+    let write = probe_line_in("fn emu_plain_handover", "word[0] = 7", 0);
+    assert_eq!(
+        [
+            (first.thread, first.location.line),
+            (second.thread, second.location.line)
+        ],
+        [([0, 0, 0], read), ([1, 0, 0], write)],
+        "{err}"
+    );
+    println!("planted race (a plain handover, no seed): {err}");
+}
+
+/// 32 `u32`, 16-byte aligned (the handover probe reads them with `mem::load_v4_u32`).
+#[repr(C, align(16))]
+struct Aligned32([u32; 32]);
+
+/// Runs [`probe::emu_handover_grid`] (2 blocks of 32 threads) with `plant` and `seed`; what
+/// block 1 copied on success.
+fn handover_grid(plant: u32, seed: u64) -> Result<Vec<u32>, EmuError> {
+    let (mut data, mut flag, mut out) = (Aligned32([0; 32]), vec![0u32; 1], vec![0u32; 32]);
+    let options = EmuOptions { seed, ..opts() };
+    emulate!(probe::emu_handover_grid, [2, 1, 1], [32, 1, 1], 0, &options;
+        slice_mut(&mut data.0), slice_mut(&mut flag), slice_mut(&mut out), plant)?;
+    Ok(out)
+}
+
+/// The values [`probe::emu_handover_grid`] and [`probe::emu_handover_block`] hand over.
+fn handed_over() -> Vec<u32> {
+    (100..132).collect()
+}
+
+/// Asserts that `handover` hands over [`handed_over`] cleanly with both correct patterns
+/// (plant 0: release store and acquire load; 1: release fence + relaxed store, relaxed
+/// load + acquire fence; both the PTX memory model's release and acquire patterns), under
+/// seeds 0, 1 and 7.
+fn assert_clean_handovers(handover: impl Fn(u32, u64) -> Result<Vec<u32>, EmuError>) {
+    for plant in [0, 1] {
+        for seed in [0, 1, 7] {
+            let out =
+                handover(plant, seed).unwrap_or_else(|e| panic!("plant {plant}, seed {seed}: {e}"));
+            assert_eq!(out, handed_over(), "plant {plant}, seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn a_flag_handover_between_blocks_with_release_and_acquire_is_clean() {
+    assert_clean_handovers(handover_grid);
+}
+
+/// Asserts that `err` is the race of a handover between blocks: block 0's thread 0 stored
+/// the data, a thread of block 1 read it (which one depends on the spin's order).
+fn assert_grid_handover_race(err: &EmuError) {
+    let store = probe_line_in("fn emu_handover_grid", "data.write(i, 100 + i as u32)", 0);
+    let load = probe_line_in("fn emu_handover_grid", "mem::load_v4_u32(", 0);
+    let [first, second] = global_sites(err);
+    assert_eq!(
+        first,
+        ([0, 0, 0], [0, 0, 0], AccessKind::Write, store),
+        "{err}"
+    );
+    assert_eq!(
+        (second.0, second.2, second.3),
+        ([1, 0, 0], AccessKind::Read, load),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_flag_handover_between_blocks_without_the_writers_release_is_a_race() {
+    // A relaxed flag store with no fence before it: the data may arrive after the flag.
+    for seed in [0, 3] {
+        let err = handover_grid(2, seed).expect_err("the unpublished data is reported");
+        assert_grid_handover_race(&err);
+        if seed == 0 {
+            println!("planted race (handover without a release fence): {err}");
+        }
+    }
+}
+
+#[test]
+fn a_flag_handover_between_blocks_without_the_readers_acquire_is_a_race() {
+    // A relaxed load of the flag and no fence after it: the data loads may go first.
+    let err = handover_grid(3, 0).expect_err("the unacquired data is reported");
+    assert_grid_handover_race(&err);
+    println!("planted race (handover without an acquire): {err}");
+}
+
+#[test]
+fn block_scope_fences_order_nothing_between_blocks() {
+    // `fence::<Block>` on both sides: a `.cta` release and acquire synchronise only threads
+    // of one block.
+    let err = handover_grid(4, 0).expect_err("the block-scoped handover is reported");
+    assert_grid_handover_race(&err);
+}
+
+/// Runs [`probe::emu_handover_block`] (one block of 64 threads) with `plant` and `seed`;
+/// what warp 0 read on success.
+fn handover_block(plant: u32, seed: u64) -> Result<Vec<u32>, EmuError> {
+    let mut out = vec![0u32; 32];
+    let options = EmuOptions { seed, ..opts() };
+    emulate!(probe::emu_handover_block, [1, 1, 1], [64, 1, 1], 0, &options;
+        slice_mut(&mut out), plant)?;
+    Ok(out)
+}
+
+#[test]
+fn a_flag_handover_between_warps_with_release_and_acquire_is_clean() {
+    // Warp 0 runs first (seed 0) and spins until thread 32 publishes.
+    assert_clean_handovers(handover_block);
+}
+
+#[test]
+fn a_flag_handover_between_warps_without_its_fences_is_a_race() {
+    let store = probe_line_in("fn emu_handover_block", "data[i] = 100 + i as u32", 0);
+    let load = probe_line_in("fn emu_handover_block", "data[t as usize]", 0);
+    // 2: no release before the relaxed flag store; 3: no acquire after the relaxed loads.
+    for plant in [2, 3] {
+        let err = handover_block(plant, 0).expect_err("the race is reported");
+        let EmuError::SharedRace { first, second, .. } = &err else {
+            panic!("plant {plant}: expected a shared-memory race, got {err}")
+        };
+        assert_eq!(
+            site(first),
+            ([32, 0, 0], AccessKind::Write, store),
+            "plant {plant}: {err}"
+        );
+        // Some thread of warp 0 (which one depends on the spin's order).
+        assert!(second.thread[0] < 32, "plant {plant}: {err}");
+        assert_eq!(
+            (second.kind, second.location.line),
+            (AccessKind::Read, load),
+            "plant {plant}: {err}"
+        );
+        println!("planted race (handover between warps, plant {plant}): {err}");
+    }
+}
+
 #[test]
 fn uninitialised_read_through_indexing_names_the_element() {
     for (kernel, name) in [
@@ -774,6 +1056,58 @@ fn a_spin_on_a_flag_nobody_sets_is_a_livelock_naming_the_thread_and_its_load() {
     // machine).
     assert!(elapsed.as_secs_f64() < 5.0, "reported after {elapsed:?}");
     println!("planted livelock: {err} (after {elapsed:?})");
+}
+
+#[test]
+fn a_seeded_spin_on_plain_reads_of_a_flag_nobody_sets_is_a_livelock() {
+    // With a seed a thread yields at some reads; a yield at an address it already read at
+    // a recent yield, with nothing written since, is a spin, so the wait is reported.
+    let mut out = vec![0u32; 1];
+    let options = EmuOptions { seed: 5, ..opts() };
+    let start = Instant::now();
+    let err = emulate!(probe::emu_plain_spin, [1, 1, 1], [64, 1, 1], 0, &options;
+        slice_mut(&mut out))
+    .expect_err("reported, not a hang");
+    let elapsed = start.elapsed();
+    let EmuError::Livelock {
+        kernel, spinning, ..
+    } = &err
+    else {
+        panic!("expected a livelock, got {err}")
+    };
+    assert_eq!(*kernel, "emu_plain_spin");
+    let [site] = &spinning[..] else {
+        panic!("expected one spinning thread: {err}")
+    };
+    assert_eq!(
+        (site.thread, site.waits_at),
+        ([0, 0, 0], "a memory read (a busy-wait)")
+    );
+    let line = probe_line_in("fn emu_plain_spin", "while word[0] == 0", 0);
+    let location = site.location.expect("the read's call");
+    assert_eq!((location.file, location.line), (PROBES_FILE, line));
+    // After one second without progress (the bound leaves room for a loaded machine).
+    assert!(elapsed.as_secs_f64() < 5.0, "reported after {elapsed:?}");
+    println!("planted livelock (plain reads, seed 5): {err} (after {elapsed:?})");
+}
+
+#[test]
+fn a_seeded_spin_on_an_atomic_flag_nobody_sets_is_a_livelock() {
+    // The seeded yields before its loads once counted as progress and hid the spin.
+    let mut out = vec![0u32; 1];
+    let options = EmuOptions { seed: 3, ..opts() };
+    let err = emulate!(probe::emu_flag_handover, [1, 1, 1], [64, 1, 1], 0, &options;
+        slice_mut(&mut out), 0u32)
+    .expect_err("reported, not a hang");
+    let EmuError::Livelock { spinning, .. } = &err else {
+        panic!("expected a livelock, got {err}")
+    };
+    let [site] = &spinning[..] else {
+        panic!("expected one spinning thread: {err}")
+    };
+    assert_eq!(site.thread, [0, 0, 0], "{err}");
+    let line = probe_line_in("fn emu_flag_handover", "flag.load(", 0);
+    assert_eq!(site.location.map(|l| l.line), Some(line), "{err}");
 }
 
 #[test]

@@ -55,7 +55,7 @@ pub fn exec(args: &Args) -> Result<()> {
     // copies them over a watched file there.
     crate::run(
         Command::new(out.join("examples/07-hot-reload"))
-            .args(["--edits", "4", "--save-ptx"])
+            .args(["--edits", "5", "--save-ptx"])
             .arg(out.join("hot-reload")),
     )
     .context("07-hot-reload (making the hot-reload PTX)")?;

@@ -45,7 +45,9 @@ for r in csv.reader(open(sys.argv[1], newline="")):
         col = "Warp Stall Sampling (All Samples)"
         if col not in header:
             sys.exit(f"no '{col}' column in the source page; columns: {header}")
-        samples = int(float(r[header.index(col)].replace(",", "") or 0))
+        cell = r[header.index(col)].replace(",", "")
+        # Lines without samples read "-" or are empty.
+        samples = int(float(cell)) if cell.replace(".", "", 1).isdigit() else 0
         rows.append((samples, path, int(r[0]), r[1].strip()[:70]))
 ours = [x for x in rows if "/src/" in x[1]
         and not any(s in x[1] for s in ("/rustlib/", "/rustc/", "/.cargo/registry/"))]

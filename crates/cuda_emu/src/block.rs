@@ -198,6 +198,21 @@ fn payload_text(payload: &(dyn core::any::Any + Send)) -> String {
 
 /// splitmix64: the seed's permutation of a block's threads, and its choice of the memory
 /// accesses threads yield before (`ctx::check_access`).
+/// The interleaving generator's first state for block `idx` under `seed`: nonzero, and
+/// different per block.
+fn interleave_state(seed: u64, idx: Dim3) -> u64 {
+    let mut state = seed
+        ^ (u64::from(idx[0]) | u64::from(idx[1]) << 21 | u64::from(idx[2]) << 42)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    splitmix(&mut state) | 1
+}
+
+/// The generator a block without a seed interleaves by once a thread runs too long alone
+/// (`ctx::interleave`): fixed, so a run replays.
+pub(crate) fn unseeded_interleave(idx: Dim3) -> u64 {
+    interleave_state(0x5eed, idx)
+}
+
 pub(crate) fn splitmix(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
@@ -424,14 +439,12 @@ impl Launch {
             writes: Cell::new(0),
             worker: self.worker_slot(),
             asyncs: RefCell::new(AsyncState::new(n.div_ceil(128))),
+            order: RefCell::default(),
+            stores: Cell::new(0),
             interleave: Cell::new(if self.options.seed == 0 {
                 0
             } else {
-                // Nonzero, and different per block.
-                let mut state = self.options.seed
-                    ^ (u64::from(idx[0]) | u64::from(idx[1]) << 21 | u64::from(idx[2]) << 42)
-                        .wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                splitmix(&mut state) | 1
+                interleave_state(self.options.seed, idx)
             }),
         })
     }
@@ -475,6 +488,10 @@ impl<'a> BlockRun<'a> {
                         cluster_waits: Cell::new(0),
                         polls: Cell::new([0; super::state::POLL_SITES]),
                         polls_next: Cell::new(0),
+                        accessed: Cell::new(0),
+                        yield_reads: Cell::new([0; super::state::POLL_SITES]),
+                        yield_written: Cell::new(0),
+                        run_accesses: Cell::new(0),
                     });
                 }
             }
@@ -1635,9 +1652,10 @@ fn collective(kind: WarpKind, parts: u32, values: &[u64; 32], bs: &[u32; 32]) ->
 
 #[cfg(test)]
 mod tests {
-    use crate::device::{self, BarrierKind, WarpKind};
+    use crate::device::{self, BarrierKind, MemScope, WarpKind};
     use crate::{EmuError, EmuOptions, launch};
     use core::ffi::c_void;
+    use core::sync::atomic::Ordering::Relaxed;
     use cust_core::launch::Kernel;
 
     fn run(name: &'static str, body: unsafe fn(*const *mut c_void)) -> Result<(), EmuError> {
@@ -1865,11 +1883,22 @@ mod tests {
             }
             if device::thread_idx("test")[0] == 0 {
                 // SAFETY: a static, atomic accesses only.
-                unsafe { device::atomic_store("atomic::store", FLAG.as_ptr(), 1) };
+                unsafe {
+                    device::atomic_store(
+                        "atomic::store",
+                        FLAG.as_ptr(),
+                        1,
+                        MemScope::Device,
+                        Relaxed,
+                    )
+                };
             }
         } else if device::thread_idx("test")[0] == 0 {
             // SAFETY: as above.
-            while unsafe { device::atomic_load("atomic::load", FLAG.as_ptr()) } == 0 {}
+            while unsafe {
+                device::atomic_load("atomic::load", FLAG.as_ptr(), MemScope::Device, Relaxed)
+            } == 0
+            {}
         }
     }
 
@@ -1895,11 +1924,27 @@ mod tests {
         match device::block_idx("test")[0] {
             0 if first => {
                 // SAFETY: a static, atomic accesses only.
-                while unsafe { device::atomic_load("atomic::load", SIBLING_FLAG.as_ptr()) } == 0 {}
+                while unsafe {
+                    device::atomic_load(
+                        "atomic::load",
+                        SIBLING_FLAG.as_ptr(),
+                        MemScope::Device,
+                        Relaxed,
+                    )
+                } == 0
+                {}
             }
             1 if first => {
                 // SAFETY: as above.
-                unsafe { device::atomic_store("atomic::store", SIBLING_FLAG.as_ptr(), 1) }
+                unsafe {
+                    device::atomic_store(
+                        "atomic::store",
+                        SIBLING_FLAG.as_ptr(),
+                        1,
+                        MemScope::Device,
+                        Relaxed,
+                    )
+                }
             }
             _ => {}
         }

@@ -9,12 +9,14 @@ use std::boxed::Box;
 use std::string::String;
 
 use self::atomics::{HostAtomic, Op};
+use crate::order::{AtomicAccess, MemScope};
 use crate::shared_mem::{Loc, NONE, Shadow, SharedAlloc, SharedMem, SharedShape};
 use crate::state::{
     BarrierKind, BarrierWait, BlockState, NAMED_BARRIERS, NamedWait, POLL_SITES, SpinWait, Suspend,
     ThreadState, WarpKind, WarpWait, current, fail, suspend, thread,
 };
 use crate::{Access, AccessKind, EmuError, Printed, SourceLocation};
+use core::sync::atomic::Ordering;
 
 /// A block barrier; returns its reduction (count, or 0/1).
 #[track_caller]
@@ -100,6 +102,24 @@ pub fn spin(what: &'static str) {
     yield_spin(thread(what), what, Location::caller());
 }
 
+/// A memory fence (`fence.acq_rel`, `fence.sc`, `membar`) of `scope` with `order`: for the
+/// race checks, a release fence makes the thread's next relaxed atomic stores publish its
+/// accesses before the fence, and an acquire fence learns what its earlier relaxed atomic
+/// reads saw (`order.rs`). It is also a host `SeqCst` fence.
+///
+/// # Panics
+/// If `order` is `Relaxed` (as `core::sync::atomic::fence`).
+#[track_caller]
+pub fn fence(what: &str, scope: MemScope, order: Ordering) {
+    let t = thread(what);
+    assert!(
+        order != Ordering::Relaxed,
+        "{what}: there is no such thing as a relaxed fence"
+    );
+    core::sync::atomic::fence(Ordering::SeqCst);
+    crate::order::fence(t, scope, order);
+}
+
 /// An atomic load (`ld.relaxed`, `ld.acquire`, ...). A poll: when the thread polled at
 /// this call before, without spinning since (a loop; the last 4 distinct calls count), it
 /// first lets the block's other threads run, as [`spin`] does, then loads. A loop waiting
@@ -109,14 +129,21 @@ pub fn spin(what: &'static str) {
 /// # Safety
 /// `ptr` is valid and aligned for an atomic access (the caller checked its bounds).
 #[track_caller]
-pub unsafe fn atomic_load<T: HostAtomic>(what: &'static str, ptr: *const T) -> T {
+pub unsafe fn atomic_load<T: HostAtomic>(
+    what: &'static str,
+    ptr: *const T,
+    scope: MemScope,
+    order: Ordering,
+) -> T {
     let t = thread(what);
     let location = Location::caller();
     if polls_again(t, location) {
         yield_spin(t, what, location);
     }
+    let size = core::mem::size_of::<T>();
     // SAFETY: the caller's contract.
-    unsafe { T::load(ptr) }
+    let op = || (unsafe { T::load(ptr) }, false);
+    crate::order::atomic(t, ptr as usize, size, AtomicAccess::Load, scope, order, op)
 }
 
 /// An atomic compare-and-swap (`atom.cas`); returns the value it found. One that changes
@@ -127,10 +154,23 @@ pub unsafe fn atomic_load<T: HostAtomic>(what: &'static str, ptr: *const T) -> T
 /// # Safety
 /// As [`atomic_load`].
 #[track_caller]
-pub unsafe fn atomic_cas<T: HostAtomic>(what: &'static str, ptr: *mut T, cmp: T, new: T) -> T {
+pub unsafe fn atomic_cas<T: HostAtomic>(
+    what: &'static str,
+    ptr: *mut T,
+    cmp: T,
+    new: T,
+    scope: MemScope,
+    order: Ordering,
+) -> T {
     let t = thread(what);
-    // SAFETY: the caller's contract.
-    let seen = unsafe { T::cas(ptr, cmp, new) };
+    let size = core::mem::size_of::<T>();
+    let op = || {
+        // SAFETY: the caller's contract.
+        let seen = unsafe { T::cas(ptr, cmp, new) };
+        (seen, seen.bits() == cmp.bits())
+    };
+    let access = AtomicAccess::ReadModifyWrite;
+    let seen = crate::order::atomic(t, ptr as usize, size, access, scope, order, op);
     progress_or_poll(
         t,
         what,
@@ -146,10 +186,20 @@ pub unsafe fn atomic_cas<T: HostAtomic>(what: &'static str, ptr: *mut T, cmp: T,
 /// # Safety
 /// As [`atomic_load`].
 #[track_caller]
-pub unsafe fn atomic_rmw<T: HostAtomic>(what: &'static str, ptr: *mut T, op: Op, val: T) -> T {
+pub unsafe fn atomic_rmw<T: HostAtomic>(
+    what: &'static str,
+    ptr: *mut T,
+    op: Op,
+    val: T,
+    scope: MemScope,
+    order: Ordering,
+) -> T {
     let t = thread(what);
+    let size = core::mem::size_of::<T>();
     // SAFETY: the caller's contract.
-    let old = unsafe { T::rmw(ptr, op, val) };
+    let host = || (unsafe { T::rmw(ptr, op, val) }, true);
+    let access = AtomicAccess::ReadModifyWrite;
+    let old = crate::order::atomic(t, ptr as usize, size, access, scope, order, host);
     progress_or_poll(t, what, T::apply(op, old, val).bits() != old.bits());
     old
 }
@@ -160,10 +210,19 @@ pub unsafe fn atomic_rmw<T: HostAtomic>(what: &'static str, ptr: *mut T, op: Op,
 /// # Safety
 /// As [`atomic_load`].
 #[track_caller]
-pub unsafe fn atomic_store<T: HostAtomic>(what: &'static str, ptr: *mut T, val: T) {
+pub unsafe fn atomic_store<T: HostAtomic>(
+    what: &'static str,
+    ptr: *mut T,
+    val: T,
+    scope: MemScope,
+    order: Ordering,
+) {
     let t = thread(what);
+    let size = core::mem::size_of::<T>();
     // SAFETY: the caller's contract.
-    let old = unsafe { T::rmw(ptr, Op::Exch, val) };
+    let op = || (unsafe { T::rmw(ptr, Op::Exch, val) }, true);
+    let access = AtomicAccess::Store;
+    let old = crate::order::atomic(t, ptr as usize, size, access, scope, order, op);
     if old.bits() != val.bits() {
         wrote(t);
     }
@@ -315,30 +374,68 @@ pub fn host_nanos() -> u64 {
 #[inline]
 pub fn check_access(addr: usize, size: usize, kind: AccessKind, loc: &'static Location<'static>) {
     if let Some(t) = current() {
-        interleave(t);
+        interleave(t, addr, kind, loc);
     }
     check_access_with(addr, size, kind, loc, true);
 }
 
 /// With a seed, lets the block's other ready threads run before this access, one time in
 /// [`INTERLEAVE_ONE_IN`], the block's seeded generator choosing.
+///
+/// A yield before a read of an address the thread already read at one of its last
+/// [`POLL_SITES`] yields, with nothing written by the block since (no checked store, no
+/// atomic that changed memory), is a spin, not progress: a busy-wait on plain reads that
+/// can never end is then reported as a livelock, as one on atomics is.
+///
+/// Without a seed a thread runs alone to its next barrier or collective, until it makes
+/// [`UNSEEDED_RUN_LIMIT`] checked accesses in one step: its block then interleaves as with
+/// a seed, by a generator fixed per block, so a busy-wait on plain reads either sees
+/// another thread's store or is reported, never hangs.
 #[inline]
-fn interleave(t: &ThreadState) {
+fn interleave(t: &ThreadState, addr: usize, kind: AccessKind, loc: &'static Location<'static>) {
     let b = t.block();
-    let state = b.interleave.get();
+    let mut state = b.interleave.get();
     if state == 0 {
-        return;
+        let n = t.run_accesses.get() + 1;
+        t.run_accesses.set(n);
+        if n < UNSEEDED_RUN_LIMIT {
+            return;
+        }
+        state = crate::block::unseeded_interleave(b.idx);
+    }
+    let reads = matches!(kind, AccessKind::Read | AccessKind::AtomicLoad);
+    if !reads {
+        b.stores.set(b.stores.get() + 1);
     }
     let mut next = state;
     let r = crate::block::splitmix(&mut next);
     b.interleave.set(next);
     if r.is_multiple_of(INTERLEAVE_ONE_IN) {
+        let written = b.stores.get().wrapping_add(b.writes.get());
+        let mut seen = t.yield_reads.get();
+        if written != t.yield_written.get() {
+            t.yield_written.set(written);
+            seen = [0; POLL_SITES];
+        } else if reads && seen.contains(&addr) {
+            yield_spin(t, "a memory read (a busy-wait)", loc);
+            return;
+        }
+        if reads {
+            let i = t.polls_next.get();
+            seen[i as usize % POLL_SITES] = addr;
+            t.polls_next.set(i.wrapping_add(1));
+        }
+        t.yield_reads.set(seen);
         suspend(t, Suspend::Yield);
     }
 }
 
 /// With a seed, a thread yields before one memory access in this many.
 const INTERLEAVE_ONE_IN: u64 = 4;
+
+/// Without a seed, a thread's block starts interleaving once the thread makes this many
+/// checked accesses without suspending (a step that long is most likely a busy-wait).
+pub(crate) const UNSEEDED_RUN_LIMIT: u32 = 1 << 20;
 
 /// Whether `size` bytes at `addr` lie inside one of `t`'s block's shared allocations.
 pub(crate) fn in_shared(t: &ThreadState, addr: usize, size: usize) -> bool {
@@ -411,7 +508,7 @@ pub fn check_access_with(
         if addr + size <= start + len {
             drop(mem);
             if let Some(global) = &launch.global
-                && let Some(err) = global.access(t, addr, size, kind, loc, (i - 1, name, *start))
+                && let Some(err) = global.access(t, addr, size, kind, loc, (name, *start))
             {
                 fail(t, err);
             }
@@ -521,8 +618,15 @@ fn shadow_access(
     let my_wepoch = syncs.count(epoch);
     // Whether an earlier access by `other` in this epoch (after `wepoch` of its warp's
     // `sync_warp`s) is ordered before this one by a later `sync_warp` naming both lanes.
-    let ordered =
-        |other: u32, wepoch: u32| other / 32 == me / 32 && syncs.orders(epoch, wepoch, other, me);
+    // Or by release/acquire synchronisation from that access (made at launch sequence
+    // `seq`, `order.rs`).
+    let block = crate::order::block_linear(b);
+    let ordered = |other: u32, wepoch: u32, seq: u32| {
+        (other / 32 == me / 32 && syncs.orders(epoch, wepoch, other, me))
+            || crate::order::happens_before(t, block, other, seq, epoch)
+    };
+    let my_seq = launch.order.now();
+    t.accessed.set(epoch + 1);
     let race = |i: usize, first_thread: u32, first_kind: AccessKind, first_loc: Loc| {
         EmuError::SharedRace {
             kernel: launch.kernel,
@@ -605,29 +709,35 @@ fn shadow_access(
                 if checks.races
                     && s.w_epoch == epoch
                     && s.w_thread != me
-                    && !ordered(s.w_thread, s.w_wepoch)
+                    && !ordered(s.w_thread, s.w_wepoch, s.w_seq)
                 {
                     return Some(race(i, s.w_thread, AccessKind::Write, s.w_loc));
                 }
                 if checks.races
                     && s.a_epoch == epoch
                     && s.a_thread != me
-                    && !ordered(s.a_thread, s.a_wepoch)
+                    && !ordered(s.a_thread, s.a_wepoch, s.a_seq)
                 {
                     return Some(race(i, s.a_thread, AccessKind::Atomic, s.a_loc));
                 }
             }
             AccessKind::Write => {
                 if checks.races {
-                    if s.w_epoch == epoch && s.w_thread != me && !ordered(s.w_thread, s.w_wepoch) {
+                    if s.w_epoch == epoch
+                        && s.w_thread != me
+                        && !ordered(s.w_thread, s.w_wepoch, s.w_seq)
+                    {
                         return Some(race(i, s.w_thread, AccessKind::Write, s.w_loc));
                     }
-                    if s.a_epoch == epoch && s.a_thread != me && !ordered(s.a_thread, s.a_wepoch) {
+                    if s.a_epoch == epoch
+                        && s.a_thread != me
+                        && !ordered(s.a_thread, s.a_wepoch, s.a_seq)
+                    {
                         return Some(race(i, s.a_thread, AccessKind::Atomic, s.a_loc));
                     }
                     if s.r_epoch == epoch {
-                        for (r, we, rloc) in s.r {
-                            if r != NONE && r != me && !ordered(r, we) {
+                        for (r, we, rc, rloc) in s.r {
+                            if r != NONE && r != me && !ordered(r, we, rc) {
                                 return Some(race(i, r, AccessKind::Read, rloc));
                             }
                         }
@@ -639,12 +749,15 @@ fn shadow_access(
             // load.
             AccessKind::Atomic | AccessKind::AtomicLoad => {
                 if checks.races {
-                    if s.w_epoch == epoch && s.w_thread != me && !ordered(s.w_thread, s.w_wepoch) {
+                    if s.w_epoch == epoch
+                        && s.w_thread != me
+                        && !ordered(s.w_thread, s.w_wepoch, s.w_seq)
+                    {
                         return Some(race(i, s.w_thread, AccessKind::Write, s.w_loc));
                     }
                     if kind == AccessKind::Atomic && s.r_epoch == epoch {
-                        for (r, we, rloc) in s.r {
-                            if r != NONE && r != me && !ordered(r, we) {
+                        for (r, we, rc, rloc) in s.r {
+                            if r != NONE && r != me && !ordered(r, we, rc) {
                                 return Some(race(i, r, AccessKind::Read, rloc));
                             }
                         }
@@ -659,9 +772,9 @@ fn shadow_access(
             AccessKind::Read => {
                 if s.r_epoch != epoch {
                     s.r_epoch = epoch;
-                    s.r = [(me, my_wepoch, Some(loc)), (NONE, 0, None)];
+                    s.r = [(me, my_wepoch, my_seq, Some(loc)), (NONE, 0, 0, None)];
                 } else if s.r[0].0 != me && s.r[1].0 != me {
-                    s.r[1] = (me, my_wepoch, Some(loc));
+                    s.r[1] = (me, my_wepoch, my_seq, Some(loc));
                 }
             }
             AccessKind::Write => {
@@ -669,6 +782,7 @@ fn shadow_access(
                 s.w_thread = me;
                 s.w_epoch = epoch;
                 s.w_wepoch = my_wepoch;
+                s.w_seq = my_seq;
                 s.w_loc = Some(loc);
                 s.w_fence = my_fences;
                 s.tma_bar = 0;
@@ -678,6 +792,7 @@ fn shadow_access(
                 s.a_thread = me;
                 s.a_epoch = epoch;
                 s.a_wepoch = my_wepoch;
+                s.a_seq = my_seq;
                 s.a_loc = Some(loc);
             }
             // (As before it was told apart from other atomics: counted as initialising,

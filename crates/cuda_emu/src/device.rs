@@ -29,13 +29,14 @@ pub use crate::cp_async::{
 pub use crate::ctx::atomics;
 pub use crate::ctx::{
     active_mask, assert_fail, atomic_cas, atomic_load, atomic_rmw, atomic_store, barrier,
-    check_access, check_access_with, dynamic_shared, host_nanos, live_lanes, named_barrier, printf,
-    shared_addr, shared_ptr, shared_static, spin, total_shared_bytes, warp_op,
+    check_access, check_access_with, dynamic_shared, fence, host_nanos, live_lanes, named_barrier,
+    printf, shared_addr, shared_ptr, shared_static, spin, total_shared_bytes, warp_op,
 };
 pub use crate::mbarrier::{
     arrive as mbarrier_arrive, arrive_remote as mbarrier_arrive_remote, init as mbarrier_init,
     poll as mbarrier_poll,
 };
+pub use crate::order::MemScope;
 pub use crate::proxy::{fence as fence_proxy_async, wgmma_commit, wgmma_wait};
 pub use crate::shared_mem::SharedShape;
 pub use crate::state::{BarrierKind, WarpKind, gpu_only};

@@ -1,27 +1,34 @@
-//! The race check over the launch's global buffers: the last plain writer and the last
-//! atomic of each byte, across every block of the launch.
+//! The race check over the launch's global buffers: per byte, the last plain store, the
+//! last atomic and the last load, across every block of the launch.
 //!
 //! What it sees: stores through the checked paths (`OutSlice::write`, `cuda_std::mem`'s
 //! vector stores), atomics, and loads through the checked paths (`mem`'s vector and
-//! read-only loads). Reads are checked against earlier writes but not remembered, so a read
-//! followed by another thread's write is not seen; reads through a `&[T]` parameter and
-//! any raw-pointer access are host loads and stores, invisible here.
+//! read-only loads, atomic loads). A store conflicts with an unordered earlier store,
+//! atomic or load of another thread; an atomic with an earlier store or plain load; a
+//! plain load with an earlier store or atomic. Only the latest load of a byte is
+//! remembered, so of two unordered loads followed by a store, the store is checked against
+//! the second.
+//!
+//! Reads through a `&[T]` parameter are host loads, invisible here; instead, a store or
+//! atomic into a `&[T]` parameter's memory is itself the finding
+//! ([`EmuError::ReadOnlyWrite`]), so none of those reads can race unseen. Loads from a
+//! `&[T]` are not remembered for the same reason. Raw-pointer dereferences stay unseen.
 //!
 //! The ordering it knows: within a block, a barrier (the block's interval count) and a
-//! `sync_warp` whose mask names both lanes; between blocks, nothing. A launch's blocks can
-//! order plain accesses only through atomics and fences (a flag handover), which this
-//! check does not model: two blocks writing one byte are reported even if a lock orders
-//! them.
+//! `sync_warp` whose mask names both lanes; within a block and between blocks,
+//! release/acquire synchronisation through atomics and fences (a flag handover, a lock:
+//! `order.rs`). Two blocks writing one byte with no such chain between are a race.
 //!
-//! Memory: one entry per byte written (about 100 bytes each), up to [`MAX_TRACKED_BYTES`]
-//! distinct bytes per launch; bytes past that are not tracked (the launch still runs).
+//! Memory: one entry per byte accessed (about 110 bytes with the map's own), up to
+//! [`MAX_TRACKED_BYTES`] distinct bytes per launch; bytes past that are not tracked (the
+//! launch still runs).
 
 use core::panic::Location;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use crate::state::ThreadState;
-use crate::{AccessKind, Dim3, EmuError, GlobalAccess, SourceLocation};
+use crate::{AccessKind, EmuError, GlobalAccess, SourceLocation};
 
 /// At most this many distinct bytes are tracked per launch (about 100 MB of shadow);
 /// later bytes go unchecked.
@@ -30,13 +37,16 @@ pub(crate) const MAX_TRACKED_BYTES: usize = 1 << 20;
 /// Shards of the byte map, picked by address (blocks on different workers rarely contend).
 const SHARDS: usize = 64;
 
-/// One access remembered for a byte.
+/// One access remembered for a byte (the block's and thread's indices are kept linear:
+/// 32 bytes, and `Option<Seen>` no more, through the location's niche).
 #[derive(Clone, Copy)]
 struct Seen {
-    block: Dim3,
-    thread: Dim3,
+    /// The block's linear index in the grid.
+    block_linear: u32,
     /// The thread's linear index in its block.
     linear: u32,
+    /// The launch sequence at the access (`order.rs`).
+    seq: u32,
     /// The block's barrier interval at the access.
     epoch: u32,
     /// The warp's completed `sync_warp`s in that interval at the access.
@@ -48,12 +58,15 @@ struct Seen {
 struct Entry {
     write: Option<Seen>,
     atomic: Option<Seen>,
+    /// The latest load, plain or atomic ([`Entry::read_atomic`]).
+    read: Option<Seen>,
+    read_atomic: bool,
 }
 
 /// Hashes a byte address with one multiplication (Fibonacci hashing): the map's keys are
 /// addresses, which need no protection against chosen collisions.
 #[derive(Default)]
-struct AddrHasher(u64);
+pub(crate) struct AddrHasher(u64);
 
 impl core::hash::Hasher for AddrHasher {
     fn finish(&self) -> u64 {
@@ -77,26 +90,33 @@ type ByteMap = HashMap<usize, Entry, core::hash::BuildHasherDefault<AddrHasher>>
 pub(crate) struct GlobalShadow {
     shards: Box<[Mutex<ByteMap>]>,
     tracked: std::sync::atomic::AtomicUsize,
-    /// Per launch buffer: whether any store or atomic was recorded in it (loads from a
-    /// buffer nothing wrote, a kernel's inputs, skip the map).
-    written: Box<[std::sync::atomic::AtomicBool]>,
+    /// The `&[T]` parameters, `(start, bytes, parameter index)`: stores into them are
+    /// findings, loads from them are not remembered.
+    read_only: Vec<(usize, usize, usize)>,
 }
 
 impl GlobalShadow {
-    /// The shadow of a launch with `buffers` buffers.
-    pub(crate) fn new(buffers: usize) -> Self {
+    /// The shadow of a launch whose `&[T]` parameters are `read_only`
+    /// (`(start, bytes, parameter index)`).
+    pub(crate) fn new(read_only: Vec<(usize, usize, usize)>) -> Self {
         Self {
             shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
             tracked: std::sync::atomic::AtomicUsize::new(0),
-            written: (0..buffers)
-                .map(|_| std::sync::atomic::AtomicBool::new(false))
-                .collect(),
+            read_only,
         }
     }
 
-    /// Checks an access of `size` bytes at `addr`, inside launch buffer number `index`
-    /// (`buffer`: its description and start), by thread `t` and records it; returns the
-    /// first race found.
+    /// The `&[T]` parameter overlapping `size` bytes at `addr`, if any:
+    /// `(start, bytes, parameter index)`.
+    fn read_only_at(&self, addr: usize, size: usize) -> Option<(usize, usize, usize)> {
+        self.read_only
+            .iter()
+            .find(|&&(start, bytes, _)| addr < start + bytes && start < addr + size)
+            .copied()
+    }
+
+    /// Checks an access of `size` bytes at `addr`, inside launch buffer `buffer` (its
+    /// description and start), by thread `t` and records it; returns the first finding.
     pub(crate) fn access(
         &self,
         t: &ThreadState,
@@ -104,52 +124,72 @@ impl GlobalShadow {
         size: usize,
         kind: AccessKind,
         loc: &'static Location<'static>,
-        (index, buffer, buffer_start): (usize, &str, usize),
+        (buffer, buffer_start): (&str, usize),
     ) -> Option<EmuError> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let written = &self.written[index];
-        if matches!(kind, AccessKind::Read | AccessKind::AtomicLoad) {
-            if !written.load(Relaxed) {
-                return None;
-            }
-        } else if !written.load(Relaxed) {
-            written.store(true, Relaxed);
-        }
         let b = t.block();
+        let loads = matches!(kind, AccessKind::Read | AccessKind::AtomicLoad);
+        if !self.read_only.is_empty()
+            && let Some((start, bytes, param)) = self.read_only_at(addr, size)
+        {
+            if loads {
+                // Nothing may store there: no later store to check the load against.
+                if addr >= start && addr + size <= start + bytes {
+                    return None;
+                }
+            } else {
+                let first = addr.max(start);
+                return Some(EmuError::ReadOnlyWrite {
+                    kernel: b.launch().kernel,
+                    address: first,
+                    parameter: std::format!("parameter {param}"),
+                    offset: first - start,
+                    access: Box::new(GlobalAccess {
+                        block: b.idx,
+                        thread: t.tid,
+                        kind,
+                        location: SourceLocation::from_std(loc),
+                    }),
+                });
+            }
+        }
         let epoch = b.epoch.get();
         let warp_syncs = b.warp_syncs.borrow();
         let syncs = &warp_syncs[t.warp() as usize];
+        t.accessed.set(epoch + 1);
         let me = Seen {
-            block: b.idx,
-            thread: t.tid,
+            block_linear: crate::order::block_linear(b),
             linear: t.linear,
+            seq: b.launch().order.now(),
             epoch,
             wepoch: syncs.count(epoch),
             location: loc,
         };
         // Whether `other` is ordered before this access: the same thread, or the same block
-        // with a barrier between, or the same warp with a `sync_warp` naming both since.
+        // with a barrier between, or the same warp with a `sync_warp` naming both since, or
+        // release/acquire synchronisation from it to this thread.
         let ordered = |o: &Seen| {
-            o.block == me.block
+            (o.block_linear == me.block_linear
                 && (o.linear == me.linear
                     || o.epoch != epoch
                     || (o.linear / 32 == me.linear / 32
-                        && syncs.orders(epoch, o.wepoch, o.linear, me.linear)))
+                        && syncs.orders(epoch, o.wepoch, o.linear, me.linear))))
+                || crate::order::happens_before(t, o.block_linear, o.linear, o.seq, o.epoch)
         };
+        let launch = b.launch();
         let race = |addr: usize, first: &Seen, first_kind: AccessKind| EmuError::GlobalRace {
-            kernel: b.launch().kernel,
+            kernel: launch.kernel,
             address: addr,
             buffer: buffer.into(),
             offset: addr - buffer_start,
             first: Box::new(GlobalAccess {
-                block: first.block,
-                thread: first.thread,
+                block: crate::order::idx_of(first.block_linear, launch.grid),
+                thread: b.tid_of(first.linear),
                 kind: first_kind,
                 location: SourceLocation::from_std(first.location),
             }),
             second: Box::new(GlobalAccess {
-                block: me.block,
-                thread: me.thread,
+                block: b.idx,
+                thread: t.tid,
                 kind,
                 location: SourceLocation::from_std(loc),
             }),
@@ -172,16 +212,29 @@ impl GlobalShadow {
             };
             let found = shard.get(&a).copied();
             let e = found.unwrap_or_default();
-            // A plain store conflicts with any earlier plain store or atomic; an atomic
-            // and a load with an earlier plain store. (An atomic load and an atomic
-            // store of one word are not a race.)
+            // Every access conflicts with an earlier plain store. A store conflicts with
+            // any earlier access; an atomic with an earlier plain load; a plain load with
+            // an earlier atomic (an atomic load and an atomic write of one word, or two
+            // loads, are not a race).
             if let Some(w) = e.write.filter(|w| !ordered(w)) {
                 return Some(race(a, &w, AccessKind::Write));
             }
-            if kind == AccessKind::Write
+            if matches!(kind, AccessKind::Write | AccessKind::Read)
                 && let Some(x) = e.atomic.filter(|x| !ordered(x))
             {
                 return Some(race(a, &x, AccessKind::Atomic));
+            }
+            if !loads
+                && let Some(r) = e
+                    .read
+                    .filter(|r| (kind == AccessKind::Write || !e.read_atomic) && !ordered(r))
+            {
+                let first = if e.read_atomic {
+                    AccessKind::AtomicLoad
+                } else {
+                    AccessKind::Read
+                };
+                return Some(race(a, &r, first));
             }
             let record = match kind {
                 AccessKind::Write => Entry {
@@ -192,7 +245,11 @@ impl GlobalShadow {
                     atomic: Some(me),
                     ..e
                 },
-                AccessKind::Read | AccessKind::AtomicLoad => continue,
+                AccessKind::Read | AccessKind::AtomicLoad => Entry {
+                    read: Some(me),
+                    read_atomic: kind == AccessKind::AtomicLoad,
+                    ..e
+                },
             };
             if found.is_none() {
                 let n = self

@@ -114,14 +114,16 @@
 //!   declared element type) besides the byte offset.
 //!   Bytes a TMA load writes count as initialised and written by no thread (the mbarrier
 //!   that orders them is not tracked here); reads by `wgmma` and TMA stores are not seen.
-//! - **Global-memory races** ([`EmuError::GlobalRace`]): another thread's earlier plain
-//!   store or atomic on a byte of a launch buffer, against a plain store
-//!   (`OutSlice::write`, `mem`'s vector stores), an atomic, or a load through `mem`, not
-//!   ordered by a barrier of their block (or a `sync_warp` naming both lanes); threads of
-//!   different blocks are never ordered (flag handovers through fences are not modelled).
-//!   Reads through `&[T]` parameters and raw pointers are host accesses, unseen; loads are
-//!   checked against earlier stores but not remembered. Up to 2^20 distinct bytes per
-//!   launch are tracked (`global.rs`).
+//! - **Global-memory races** ([`EmuError::GlobalRace`]): per byte of a launch buffer, the
+//!   last plain store, atomic and load through the checked paths (`OutSlice::write`,
+//!   `mem`'s vector stores and loads, atomics). A store races with another thread's
+//!   earlier store, atomic or load; an atomic with an earlier store or plain load; a plain
+//!   load with an earlier store or atomic; unless a barrier of their block, a `sync_warp`
+//!   naming both lanes, or release/acquire synchronisation (`order.rs`) orders them. Only a
+//!   byte's latest load is remembered. Reads through `&[T]` parameters are host loads,
+//!   unseen: a store or atomic into a `&[T]` parameter's memory is reported instead
+//!   ([`EmuError::ReadOnlyWrite`]). Raw-pointer dereferences are unseen. Up to 2^20
+//!   distinct bytes per launch are tracked (`global.rs`).
 //! - **Barrier divergence** ([`EmuError::BarrierDivergence`]): threads of a block wait at
 //!   barriers at different source locations, or of different kinds, or at a barrier while
 //!   other threads of the block have exited; **warp mask** errors
@@ -150,8 +152,10 @@
 //! time, while no thread of the launch exits or reaches a barrier, collective or
 //! `mbarrier` poll and no atomic changes memory, is an [`EmuError::Livelock`] naming each
 //! spinning thread and the call it spins at (a spin-wait on another block is not one while
-//! that block progresses; plain loads and stores are not seen, so a spin loop waiting on
-//! only those for a second is reported).
+//! that block progresses). A spin on plain checked reads is seen through interleaving: with
+//! a seed at once, without one after a thread makes 2^20 checked accesses in one step
+//! (its block then interleaves by a fixed generator), so it ends at another thread's store
+//! or is reported. A spin on raw-pointer reads is not seen.
 
 mod block;
 mod cluster;
@@ -160,6 +164,7 @@ mod ctx;
 pub mod device;
 mod global;
 mod mbarrier;
+mod order;
 mod printf;
 mod proxy;
 mod shared_mem;
@@ -245,7 +250,9 @@ pub struct HostBuffer {
 #[derive(Clone, Debug)]
 pub struct EmuOptions {
     /// Thread order within a block: 0 (the default) resumes threads in ascending linear
-    /// index and runs each from one barrier or collective to the next; any other value a
+    /// index and runs each from one barrier or collective to the next (a thread that makes
+    /// 2^20 checked accesses in one step, most likely a busy-wait, starts its block
+    /// interleaving in a fixed order, as below); any other value a
     /// permutation derived from it and the block index (the same permutation on every
     /// run), and threads also interleave at memory accesses: before one access in four
     /// (shared, global and atomic, through the checked paths) the seed's generator lets the
@@ -499,8 +506,9 @@ pub enum EmuError {
         second: Box<Access>,
     },
     /// Two threads of the launch touched the same byte of a global buffer, at least one
-    /// with a plain store, not ordered by a barrier of their block (threads of different
-    /// blocks are never ordered: see the crate docs for what the check sees).
+    /// writing, with nothing ordering them: no barrier of their block, no `sync_warp`
+    /// naming both lanes, no release/acquire synchronisation (see the crate docs for what
+    /// the check sees).
     #[error(
         "kernel `{kernel}`: global-memory race at {address:#x} ({buffer} + {offset} bytes): {first}, then {second}, with nothing ordering them"
     )]
@@ -517,6 +525,26 @@ pub enum EmuError {
         first: Box<GlobalAccess>,
         /// The access that raced with it.
         second: Box<GlobalAccess>,
+    },
+    /// A thread stored into memory that the kernel holds as a `&[T]` parameter, which must
+    /// not change while the launch runs: the kernel's reads through it are host loads the
+    /// race check cannot see, and on the GPU the compiler may serve them from the
+    /// non-coherent read-only cache (`ld.global.nc`), stale. Usually the same buffer passed
+    /// twice, as a `&[T]` and as an output.
+    #[error(
+        "kernel `{kernel}`: a store into {parameter} + {offset} bytes ({address:#x}), a `&[T]` the kernel only reads: {access}; its memory must not change during the launch (pass the output in a buffer of its own, or take the input as `*const T`)"
+    )]
+    ReadOnlyWrite {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Host address of the first byte stored.
+        address: usize,
+        /// Which parameter (`"parameter 0"`).
+        parameter: String,
+        /// Byte offset in it.
+        offset: usize,
+        /// The store (boxed: keeps `EmuError` small).
+        access: Box<GlobalAccess>,
     },
     /// A thread read shared memory that no thread has written.
     #[error(
@@ -917,6 +945,20 @@ pub unsafe fn launch_cluster<P: ParamSizes, S>(
         }
     }
     buffers.sort_by_key(|b| b.0);
+    // The `&[T]` parameters: `(start, bytes, parameter index)`.
+    let read_only: Vec<(usize, usize, usize)> = P::ELEMENT_BYTES
+        .iter()
+        .zip(P::READ_ONLY)
+        .zip(args)
+        .enumerate()
+        .filter_map(|(i, ((elem, &read_only), &arg))| {
+            let elem = (*elem).filter(|_| read_only)?;
+            // SAFETY: as above.
+            let (ptr, len) = unsafe { arg.cast::<(usize, usize)>().read_unaligned() };
+            Some((ptr, len.saturating_mul(elem), i))
+        })
+        .filter(|&(_, bytes, _)| bytes > 0)
+        .collect();
     let launch = state::Launch {
         kernel: name,
         entry,
@@ -929,9 +971,10 @@ pub unsafe fn launch_cluster<P: ParamSizes, S>(
         global: options
             .checks
             .races
-            .then(|| global::GlobalShadow::new(buffers.len())),
+            .then(|| global::GlobalShadow::new(read_only)),
         buffers,
         progress: state::Launch::progress_slots(),
+        order: Default::default(),
     };
     launch.run()
 }

@@ -169,9 +169,12 @@ pub(crate) struct Shadow {
     pub(crate) w_thread: u32,
     pub(crate) w_epoch: u32,
     pub(crate) w_wepoch: u32,
+    /// The launch sequence at the write (`order.rs`); likewise `a_seq` and each
+    /// reader's third field.
+    pub(crate) w_seq: u32,
     pub(crate) w_loc: Loc,
     pub(crate) r_epoch: u32,
-    pub(crate) r: [(u32, u32, Loc); 2],
+    pub(crate) r: [(u32, u32, u32, Loc); 2],
     /// The writer's `fence.proxy.async` count when it wrote (the asynchronous-proxy check:
     /// the write is visible to the async proxy once the writer's count has grown).
     pub(crate) w_fence: u32,
@@ -189,6 +192,7 @@ pub(crate) struct Shadow {
     pub(crate) a_thread: u32,
     pub(crate) a_epoch: u32,
     pub(crate) a_wepoch: u32,
+    pub(crate) a_seq: u32,
     pub(crate) a_loc: Loc,
 }
 
@@ -198,9 +202,10 @@ impl Shadow {
         w_thread: NONE,
         w_epoch: NONE,
         w_wepoch: 0,
+        w_seq: 0,
         w_loc: None,
         r_epoch: NONE,
-        r: [(NONE, 0, None); 2],
+        r: [(NONE, 0, 0, None); 2],
         w_fence: 0,
         tma_bar: 0,
         tma_phase: 0,
@@ -208,6 +213,7 @@ impl Shadow {
         a_thread: NONE,
         a_epoch: NONE,
         a_wepoch: 0,
+        a_seq: 0,
         a_loc: None,
     };
 }

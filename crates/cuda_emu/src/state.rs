@@ -206,6 +206,17 @@ pub(crate) struct ThreadState {
     pub(crate) polls: Cell<[usize; POLL_SITES]>,
     /// Where the next new poll site goes in `polls` (modulo its length).
     pub(crate) polls_next: Cell<u8>,
+    /// One more than the block interval of the thread's last checked access (0: none):
+    /// a release carries the thread's own component only when it is the current one.
+    pub(crate) accessed: Cell<u32>,
+    /// The addresses the thread read at its last seeded yields (0: none), and the block's
+    /// write count then (`ctx::interleave`: a read yield that repeats one with nothing
+    /// written since is a spin).
+    pub(crate) yield_reads: Cell<[usize; POLL_SITES]>,
+    pub(crate) yield_written: Cell<u64>,
+    /// Checked memory accesses since the thread last suspended (counted only without a
+    /// seed: `ctx::interleave`).
+    pub(crate) run_accesses: Cell<u32>,
 }
 
 /// How many distinct poll calls a thread's spin loop may make and still be seen as one.
@@ -284,6 +295,11 @@ pub(crate) struct BlockState {
     /// The asynchronous-proxy state: fences, `wgmma` groups in flight, accumulator writes
     /// not yet visible (`proxy.rs`).
     pub(crate) asyncs: RefCell<AsyncState>,
+    /// What the block's threads released and acquired (`order.rs`).
+    pub(crate) order: RefCell<crate::order::BlockOrder>,
+    /// Checked plain stores by the block's threads (counted only with a seed:
+    /// `ctx::interleave`).
+    pub(crate) stores: Cell<u64>,
 }
 
 impl BlockState {
@@ -330,6 +346,7 @@ impl BlockState {
         if let Some(uninit) = pending {
             self.record(uninit);
         }
+        self.order.borrow_mut().end_interval();
     }
 }
 
@@ -421,6 +438,7 @@ pub(crate) fn async_misuse(t: &ThreadState, op: &'static str, reason: String) ->
 pub(crate) fn suspend(t: &ThreadState, s: Suspend) -> u64 {
     // SAFETY: set by the coroutine's entry; valid while the coroutine runs.
     let yielder = unsafe { &*t.yielder.get() };
+    t.run_accesses.set(0);
     match yielder.suspend(s) {
         Resume::Value(v) => v,
         Resume::Cancel => std::panic::resume_unwind(Box::new(Unwind::Cancel)),
@@ -448,6 +466,8 @@ pub(crate) struct Launch {
     /// Progress counts, one per worker of the pool that runs the blocks (see
     /// [`Launch::note_progress`]).
     pub(crate) progress: Box<[WorkerProgress]>,
+    /// The release state of global memory (`order.rs`).
+    pub(crate) order: crate::order::LaunchOrder,
 }
 
 /// One worker's progress count, alone on its cache line (only that worker writes it).

@@ -985,3 +985,97 @@ atomic_float!(
     /// Rust-CUDA's `SystemAtomicF64`.
     SystemAtomicF64, f64, u64, 8, System, []
 );
+
+/// Defines the element methods of a container of atomics ([`AtomicSlice`] and
+/// [`SharedAtomicArray`]) over its `get(i) -> Option<AtomicRef<…>>`: `load`, `store`,
+/// `exchange`, `compare_exchange` and the `fetch_*` read-modify-writes, each forwarding to
+/// the [`AtomicRef`] method of the same name (so with the container's scope), and touching
+/// nothing when `i` is out of bounds (`None`, or `false` for `store`). `[…]`: generic
+/// parameters after `T` (`, const N: usize`). The bodies use `?`, not `Option::map`: a
+/// closure would hide the caller's line from the emulator's reports.
+///
+/// [`AtomicSlice`]: crate::launch::AtomicSlice
+/// [`SharedAtomicArray`]: crate::shared::SharedAtomicArray
+macro_rules! element_atomics {
+    ([$($g:tt)*] $ty:ty) => {
+        impl<T: $crate::atomic::Atomic $($g)*> $ty {
+            /// Atomically reads element `i` ([`atomic::load`](crate::atomic::load); `order`:
+            /// `Relaxed`, `Acquire` or `SeqCst`). `None` if `i >= len()`.
+            #[inline(always)]
+            #[track_caller]
+            #[must_use]
+            pub fn load(&self, i: usize, order: $crate::atomic::Ordering) -> Option<T> {
+                let a = self.get(i)?;
+                Some(a.load(order))
+            }
+
+            /// Atomically writes `val` to element `i` ([`atomic::store`](crate::atomic::store);
+            /// `order`: `Relaxed`, `Release` or `SeqCst`). Returns `false`, writing nothing,
+            /// if `i >= len()`.
+            #[inline(always)]
+            #[track_caller]
+            pub fn store(&self, i: usize, val: T, order: $crate::atomic::Ordering) -> bool {
+                match self.get(i) {
+                    Some(a) => {
+                        a.store(val, order);
+                        true
+                    }
+                    None => false,
+                }
+            }
+
+            /// Atomically replaces element `i` with `val`, returning the previous value
+            /// ([`atomic::exchange`](crate::atomic::exchange)). `None` if `i >= len()`.
+            #[inline(always)]
+            #[track_caller]
+            pub fn exchange(&self, i: usize, val: T, order: $crate::atomic::Ordering) -> Option<T> {
+                let a = self.get(i)?;
+                Some(a.exchange(val, order))
+            }
+
+            /// If element `i` equals `current` (bitwise), replaces it with `new`:
+            /// `Some(Ok(previous))` on success, `Some(Err(previous))` otherwise
+            /// ([`atomic::compare_exchange`](crate::atomic::compare_exchange)); `None` if
+            /// `i >= len()`.
+            #[inline(always)]
+            #[track_caller]
+            pub fn compare_exchange(
+                &self,
+                i: usize,
+                current: T,
+                new: T,
+                order: $crate::atomic::Ordering,
+            ) -> Option<Result<T, T>> {
+                let a = self.get(i)?;
+                Some(a.compare_exchange(current, new, order))
+            }
+        }
+        $crate::atomic::element_atomics!(@rmw [$($g)*] $ty, AtomicAdd:
+            fetch_add, "adds `val` to (integers wrap)";
+            fetch_sub, "subtracts `val` from (integers wrap)";
+        );
+        $crate::atomic::element_atomics!(@rmw [$($g)*] $ty, AtomicMinMax:
+            fetch_min, "stores the minimum of `val` and";
+            fetch_max, "stores the maximum of `val` and";
+        );
+        $crate::atomic::element_atomics!(@rmw [$($g)*] $ty, AtomicBits:
+            fetch_and, "ANDs `val` into";
+            fetch_or, "ORs `val` into";
+            fetch_xor, "XORs `val` into";
+        );
+    };
+    (@rmw [$($g:tt)*] $ty:ty, $bound:ident: $($name:ident, $what:literal;)*) => {
+        impl<T: $crate::atomic::$bound $($g)*> $ty {$(
+            #[doc = concat!("Atomically ", $what, " element `i`, returning the previous \
+                value ([`atomic::", stringify!($name), "`](crate::atomic::",
+                stringify!($name), ")). `None`, touching nothing, if `i >= len()`.")]
+            #[inline(always)]
+            #[track_caller]
+            pub fn $name(&self, i: usize, val: T, order: $crate::atomic::Ordering) -> Option<T> {
+                let a = self.get(i)?;
+                Some(a.$name(val, order))
+            }
+        )*}
+    };
+}
+pub(crate) use element_atomics;

@@ -5,16 +5,36 @@
 //! type level, what each parameter is. The host crate implements launching for it, accepting
 //! only matching host arguments (a device buffer for a slice, a mutable device buffer for an
 //! output, a value of the same type for a value), so a wrong argument type or count is a
-//! compile error. The handle and the kinds live in `cust_core`; [`OutSlice`] is the
-//! device side's own.
+//! compile error. The handle and the kinds live in `cust_core`; [`OutSlice`] and
+//! [`AtomicSlice`] are the device side's own.
+//!
+//! # Writable parameters and why their safe methods are sound
+//! A kernel's threads run concurrently, so a buffer every thread can write is sound to
+//! write from safe code only where no two threads can touch the same element with at least
+//! one plain (non-atomic) write between them, which would be a data race (undefined
+//! behaviour in Rust and in the PTX memory model). Two parameter types keep that rule by
+//! construction:
+//! - [`OutSlice<T>`]: plain writes, each to an element only the calling thread can name
+//!   ([`OutSlice::write_at_thread`], [`OutSlice::write_2d`],
+//!   [`OutSlice::write_grid_strided`], [`OutSlice::write_grid_stride_loop`]); any other
+//!   index needs the `unsafe` [`OutSlice::write`].
+//! - [`AtomicSlice<T>`]: any thread may update any element, because every access to it is
+//!   an atomic of device scope ([`AtomicSlice::fetch_add`] and friends): atomics never race
+//!   with atomics. It has no plain access at all, which is why it is a kind of its own
+//!   rather than atomic methods on `OutSlice` (those would race with another thread's safe
+//!   plain `write_at_thread` to the same element).
+//!
+//! The host launch passes a mutable device buffer (`&mut DeviceBuffer<T>`) for either, so the
+//! launch holds the buffer's only borrow: no other parameter aliases it.
 
 use crate::DeviceCopy;
+use crate::atomic::{Atomic, AtomicRef, Device};
 use core::marker::PhantomData;
 
 /// The kernel handle type, its safety markers and the parameter kinds, defined in
 /// `cust_core` (the contract crate the host runtime shares) and re-exported here.
 pub use cust_core::launch::{
-    ConstPtr, Kernel, MutPtr, Out, ParamKind, ParamSizes, Safe, Slice, Unsafe, Value,
+    AtomicOut, ConstPtr, Kernel, MutPtr, Out, ParamKind, ParamSizes, Safe, Slice, Unsafe, Value,
 };
 
 #[doc(hidden)]
@@ -78,13 +98,58 @@ impl<T: DeviceCopy> OutSlice<'_, T> {
         i < self.len && unsafe { self.write_unchecked_race(i, value) }
     }
 
+    /// Writes `value` at element `global_linear_id() + k · total_threads` (the `k`-th step of
+    /// a grid-stride loop, where `total_threads` is the launch's thread count: grid size ×
+    /// block size), if it is in bounds; returns whether it wrote (`false` also when the
+    /// index overflows `usize`).
+    ///
+    /// Safe because the index is unique per `(thread, k)`: with `t = global_linear_id()`
+    /// below `total_threads`, `t + k · total_threads` names each element for exactly one
+    /// thread, whatever `k` each thread passes.
+    ///
+    /// ```ignore
+    /// // n elements with any grid: thread t writes t, t + T, t + 2T, ...
+    /// let mut k = 0;
+    /// while out.write_grid_strided(k, 1.0) { k += 1; }
+    /// ```
+    #[inline(always)]
+    pub fn write_grid_strided(&self, k: usize, value: T) -> bool {
+        let Some(i) = grid_strided_index(k) else {
+            return false;
+        };
+        // SAFETY: unique per thread (see above); bounds are checked.
+        i < self.len && unsafe { self.write_unchecked_race(i, value) }
+    }
+
+    /// A grid-stride loop over the whole buffer: for each element `i` this thread owns
+    /// (`i = global_linear_id() + k · total_threads`, `k = 0, 1, ...` while `i < len`), writes
+    /// `f(i)` at `i`. Returns the number of elements written.
+    ///
+    /// Every element is written by exactly one thread of the launch, whatever the grid and
+    /// block sizes (as [`write_grid_strided`](Self::write_grid_strided), which it calls).
+    ///
+    /// ```ignore
+    /// out.write_grid_stride_loop(|i| a[i] * 2.0);
+    /// ```
+    #[inline(always)]
+    pub fn write_grid_stride_loop(&self, mut f: impl FnMut(usize) -> T) -> usize {
+        let mut k = 0;
+        while let Some(i) = grid_strided_index(k).filter(|&i| i < self.len) {
+            // SAFETY: unique per thread (see `write_grid_strided`); `i < len`.
+            unsafe { self.write_unchecked_race(i, f(i)) };
+            k += 1;
+        }
+        k
+    }
+
     /// Writes `value` at element `i` (bounds-checked: returns `false` and writes nothing when
     /// `i >= len`).
     ///
     /// On the CPU emulator the store is checked for races with the launch's other
-    /// threads: another thread's earlier store or atomic on the same bytes, not ordered by a
-    /// barrier of their block (threads of different blocks are never ordered), is an
-    /// `EmuError::GlobalRace` naming both sites.
+    /// threads: another thread's earlier store, atomic or checked load of the same bytes,
+    /// not ordered by a barrier of their block or by release/acquire synchronisation, is an
+    /// `EmuError::GlobalRace` naming both sites; a store into memory the kernel also holds
+    /// as a `&[T]` is an `EmuError::ReadOnlyWrite`.
     ///
     /// # Safety
     /// No other thread of the launch may read or write element `i` through this buffer
@@ -117,9 +182,110 @@ impl<T: DeviceCopy> OutSlice<'_, T> {
         true
     }
 
-    /// The raw device pointer to element 0.
+    /// The raw device pointer to element 0. The CPU emulator's race check does not see a
+    /// dereference of it (`*p = v`, `p.write(v)`): only accesses through
+    /// [`write`](Self::write), [`crate::mem`] and [`crate::atomic`] are checked.
     #[inline(always)]
     pub fn as_mut_ptr(&self) -> *mut T {
+        self.ptr
+    }
+}
+
+/// The number of threads of the launch: grid size × block size (all dimensions).
+#[inline(always)]
+pub fn total_threads() -> usize {
+    use crate::thread::*;
+    grid_dim_x() as usize
+        * grid_dim_y() as usize
+        * grid_dim_z() as usize
+        * block_dim_x() as usize
+        * block_dim_y() as usize
+        * block_dim_z() as usize
+}
+
+/// `global_linear_id() + k · total_threads()`, or `None` if it overflows.
+#[inline(always)]
+fn grid_strided_index(k: usize) -> Option<usize> {
+    k.checked_mul(total_threads())?
+        .checked_add(global_linear_id())
+}
+
+/// A device buffer for a kernel's output that every thread may update at any element,
+/// because every access to it is **atomic** (device scope, PTX `.gpu`): histogram bins,
+/// counters, maxima, flags.
+///
+/// Soundness: the elements are only ever accessed through [`crate::atomic`] operations of
+/// [`Device`] scope, which include every thread of the launch, and atomics never race with
+/// one another; the type has no plain load or store (unlike [`OutSlice`], whose safe plain
+/// writes would race with another thread's atomic on the same element), and the host
+/// passes a mutable device buffer, so no other parameter of the launch aliases it. Every
+/// method is bounds-checked: an index `i >= len()` returns `None` (or `false`) and touches
+/// nothing. The ordering argument is `core`'s: `Relaxed` is enough for counting; see
+/// [`crate::atomic`] for what the others order.
+///
+/// On the CPU emulator each operation is the same [`crate::atomic`] call as with a raw
+/// pointer, so its checks see it as an atomic on the launch's buffer.
+///
+/// Layout: `(pointer, length in elements)`, the same as `&[T]`. Kernel parameter kind:
+/// [`AtomicOut<T>`]; host argument: `&mut DeviceBuffer<T>` (or another mutable device
+/// buffer). `T`: `i32`, `u32`, `i64`, `u64`, `f32`, `f64`.
+///
+/// ```ignore
+/// #[kernel]
+/// pub fn histogram(data: &[u32], bins: AtomicSlice<u32>) {
+///     if let Some(&x) = data.get(index_1d()) {
+///         bins.fetch_add(x as usize % bins.len(), 1, Ordering::Relaxed);
+///     }
+/// }
+/// ```
+#[repr(C)]
+#[derive(Debug)]
+pub struct AtomicSlice<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    // Shared access with interior (atomic) mutability, like `&'a [AtomicU32]`. Methods use
+    // `?`, not `Option::map`: a closure would hide the caller's line from the emulator's
+    // reports (`#[track_caller]` does not pass through closures).
+    _marker: PhantomData<&'a [core::cell::UnsafeCell<T>]>,
+}
+
+impl<'a, T: Atomic> AtomicSlice<'a, T> {
+    /// Number of elements.
+    #[inline(always)]
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// `true` if the buffer has no elements.
+    #[inline(always)]
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A device-scope atomic handle on element `i`, or `None` if `i >= len()`.
+    #[inline(always)]
+    #[must_use]
+    pub fn get(&self, i: usize) -> Option<AtomicRef<'_, Device, T>> {
+        if i >= self.len {
+            return None;
+        }
+        // SAFETY: `i < len`, so the element lies in the buffer the host passed (aligned to
+        // `T`: a device buffer of `T`s); every access to that buffer during the launch goes
+        // through this type's atomics of device scope (see the type's docs).
+        Some(unsafe { AtomicRef::new(self.ptr.add(i)) })
+    }
+}
+
+crate::atomic::element_atomics!([] AtomicSlice<'_, T>);
+
+impl<T> AtomicSlice<'_, T> {
+    /// The raw device pointer to element 0 (for `unsafe` code: accesses through it must be
+    /// atomic too, see [`crate::atomic`]'s safety rules).
+    #[inline(always)]
+    #[must_use]
+    pub fn as_ptr(&self) -> *mut T {
         self.ptr
     }
 }

@@ -43,7 +43,7 @@
 //!   PTX on the GPU or the CPU emulator (`cuda_emu`, which runs a `#[kernel]` with real
 //!   warps, barriers and shared memory and checks for races, divergence, uninitialised
 //!   shared reads and out-of-bounds accesses) on the host;
-//! - [`launch`]: typed kernel handles and parameter kinds (`OutSlice`), used by `#[kernel]`;
+//! - [`launch`]: typed kernel handles and parameter kinds (`OutSlice`, `AtomicSlice`), used by `#[kernel]`;
 //!   the handle, the kinds and [`DeviceCopy`] are `cust_core`'s, the contract crate the host
 //!   runtime shares, re-exported here at their old paths;
 //! - a [`prelude`].
@@ -106,7 +106,7 @@ pub mod wgmma;
 
 pub use copy::DeviceCopy;
 pub use float::{FloatExt, GpuFloat};
-pub use launch::OutSlice;
+pub use launch::{AtomicSlice, OutSlice};
 
 /// Marks a function as a CUDA kernel entry point; see [`cuda_std_macros::kernel`].
 /// [`address_space`] places a function-local `static mut` array in shared memory.
@@ -128,7 +128,6 @@ pub use vek;
 /// The items most kernels need: `use cuda_std::prelude::*;`.
 pub mod prelude {
     pub use crate::DeviceCopy;
-    pub use crate::OutSlice;
     pub use crate::atomic::{self, Block, Device, Ordering, System};
     pub use crate::shared::{dynamic_shared, dynamic_shared_size_bytes};
     pub use crate::thread;
@@ -138,6 +137,7 @@ pub mod prelude {
         sync_threads_count, sync_threads_or, thread_idx_x, thread_idx_y, thread_idx_z,
     };
     pub use crate::warp::{self, FULL_MASK, WARP_SIZE, lane_id};
+    pub use crate::{AtomicSlice, OutSlice};
     pub use crate::{address_space, kernel};
     pub use crate::{device_assert, device_assert_eq, device_assert_ne, shared_array};
 }

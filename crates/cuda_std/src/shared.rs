@@ -37,12 +37,17 @@
 mod array;
 pub mod window;
 
-pub use array::{SharedArray, SharedRows, SharedSlice, SharedTile};
+pub use array::{SharedArray, SharedAtomicArray, SharedRows, SharedSlice, SharedTile};
 
 /// Declares a static shared-memory array, unique to this call site (the same address in
 /// every thread of a block; each block has its own copy).
 ///
-/// Two forms:
+/// Three forms:
+/// - `shared_array!(atomic [ty; len])` evaluates to a `&` [`SharedAtomicArray<ty, len>`],
+///   **safely**: every access to it is a block-scope atomic (`bins.fetch_add(d, 1,
+///   Ordering::Relaxed)`), so threads cannot race on it; `ty` is one of `i32`, `u32`,
+///   `i64`, `u64`, `f32`, `f64`. See [`SharedAtomicArray`] for why this is sound and how
+///   to initialise it.
 /// - `shared_array!([ty; len])` evaluates to a `&mut` [`SharedArray<ty, len>`], which
 ///   indexes like an array (`sums[i] = x`, `let y = sums[i]`, `sums[i] += x`); an array of
 ///   arrays `shared_array!([[ty; cols]; rows])` to a `&mut` [`SharedTile<ty, rows, cols>`]
@@ -105,6 +110,18 @@ pub use array::{SharedArray, SharedRows, SharedSlice, SharedTile};
 /// and zero-filled; outside an emulated launch it panics (device-only).
 #[macro_export]
 macro_rules! shared_array {
+    (atomic [$ty:ty; $len:expr] $(,)?) => {
+        $crate::shared_array!(atomic [$ty; $len], align = ::core::mem::align_of::<$ty>())
+    };
+    (atomic [$ty:ty; $len:expr], align = $align:expr $(,)?) => {
+        // SAFETY: the pointer is this call site's own shared array (`__atomic_array`'s
+        // contract).
+        unsafe {
+            $crate::shared::__atomic_array::<$ty, { $len }>(
+                $crate::__shared_declare!("", [$ty; $len], $align; $ty, [$len]),
+            )
+        }
+    };
     ([[[$ty:ty; $a:expr]; $b:expr]; $c:expr] $(,)?) => {
         $crate::shared_array!([[[$ty; $a]; $b]; $c], align = ::core::mem::align_of::<$ty>())
     };
@@ -176,6 +193,26 @@ pub unsafe fn __array_mut<'a, V, A>(ptr: *mut A) -> &'a mut V {
     // (by the caller's contract), and `V` is a `repr(transparent)` view of `A` (same size
     // and alignment, checked above); races and initialisation are the caller's rules.
     unsafe { &mut *ptr.cast::<V>() }
+}
+
+/// The `atomic [ty; len]` form of [`shared_array!`](crate::shared_array): the shared array
+/// behind `ptr` as a [`SharedAtomicArray`], whose every access is atomic.
+///
+/// # Safety
+/// `ptr` is a `[T; N]` shared array declared by `shared_array!` for its call site, and
+/// every access to it goes through the returned view (nothing else names it).
+#[doc(hidden)]
+#[inline(always)]
+#[must_use]
+pub unsafe fn __atomic_array<'a, T: crate::atomic::Atomic, const N: usize>(
+    ptr: *mut [T; N],
+) -> &'a SharedAtomicArray<T, N> {
+    // SAFETY: `ptr` is the non-null, aligned generic address of a `[T; N]` shared array that
+    // `__shared_declare!` declared for one call site (the caller's contract), alive for the
+    // whole block; `SharedAtomicArray<T, N>` is `repr(transparent)` over
+    // `[UnsafeCell<T>; N]`, which has `[T; N]`'s layout; and the view allows only atomic
+    // accesses, so the references all threads hold never take part in a data race.
+    unsafe { &*ptr.cast::<SharedAtomicArray<T, N>>() }
 }
 
 /// The byte size of a `.shared` declaration: `size` (of the Rust type), at least 1 (`ptxas`

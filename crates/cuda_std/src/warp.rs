@@ -19,7 +19,30 @@
 //! [`active_mask`] gives the lanes executing the current instruction, but it is not a safe
 //! substitute for a mask computed from the program's control flow (lanes may reconverge
 //! later than you expect); prefer masks derived from data, e.g. a [`vote_ballot_sync`] over
-//! the condition that caused divergence.
+//! the condition that caused divergence. The one use that is safe, a collective over
+//! exactly the lanes that read the mask, run at once, is what the `coalesced_*` functions
+//! below do.
+//!
+//! # Safe collectives: the coalesced lanes
+//! The `coalesced_*` functions ([`coalesced_reduce_add`], [`coalesced_ballot`], ...) are
+//! safe. Each reads [`active_mask`] and runs its collective with that mask, in straight-line
+//! code inside one function, so the rules hold by construction: the caller is in the mask,
+//! every lane in it executed the `activemask` together with the caller and therefore goes
+//! on to the same collective with the same mask (nothing between the two can branch), and
+//! the mask never names a lane that took another branch, has exited, or lies past the end
+//! of a partial warp. This is CUDA cooperative groups' `coalesced_threads()` (CUDA C
+//! Programming Guide, "Cooperative Groups: coalesced_group"), without a group value that
+//! could be kept and used later in other control flow.
+//!
+//! The lanes taking part are *those converged at the call*, which the hardware decides:
+//! often the whole warp in uniform code, but any non-empty subset containing the caller is
+//! allowed, and the CPU emulator takes the smallest, the caller alone (see
+//! [`active_mask`]). So the result is returned with its mask ([`Coalesced`]), and correct
+//! code must be correct for every partition of the warp into coalesced groups, e.g. the
+//! warp-aggregated atomic: each group's leader adds the group's sum
+//! (`if r.is_leader() { bins.fetch_add(b, r.value, Relaxed); }`). For a reduction over a
+//! whole warp that must see all 32 lanes (a block reduction's first step), use the
+//! `unsafe` `*_sync` forms with [`FULL_MASK`] in code every lane reaches.
 //!
 //! Everything here needs sm_70+ (our baseline) unless noted; [`redux_sync_add`] and friends
 //! need sm_80.
@@ -645,4 +668,127 @@ redux_fn!(
 redux_fn!(
     /// The bitwise XOR of `value` over the non-exited lanes of `mask`.
     redux_sync_xor, Xor, "__reduce_xor_sync", "xor.b32"
+);
+
+/// The result of a `coalesced_*` collective and the lanes that took part: `mask` has a bit
+/// per lane of the coalesced group (always including the caller's), `value` is the same in
+/// all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Coalesced<T> {
+    /// The collective's result.
+    pub value: T,
+    /// The lanes that took part (bit `i` = lane `i`), the caller's included.
+    pub mask: u32,
+}
+
+impl<T> Coalesced<T> {
+    /// Whether the caller is the group's leader: its lowest lane (exactly one lane of each
+    /// group is), e.g. the one that publishes the group's result.
+    #[inline(always)]
+    #[must_use]
+    pub fn is_leader(&self) -> bool {
+        lane_id() == self.mask.trailing_zeros()
+    }
+
+    /// The number of lanes that took part (1 to 32).
+    #[inline(always)]
+    #[must_use]
+    pub fn size(&self) -> u32 {
+        self.mask.count_ones()
+    }
+
+    /// The caller's rank in the group: the number of group lanes below it (0 for the
+    /// leader), as cooperative groups' `thread_rank()`.
+    #[inline(always)]
+    #[must_use]
+    pub fn rank(&self) -> u32 {
+        (self.mask & lanemask_lt()).count_ones()
+    }
+}
+
+/// The lanes of the caller's warp that take part in a `coalesced_*` call: those converged
+/// with it here (see the module docs, "Safe collectives").
+#[inline(always)]
+#[track_caller]
+fn coalesced_mask() -> u32 {
+    active_mask()
+}
+
+/// [`vote_ballot_sync`] over the coalesced lanes (module docs, "Safe collectives"): bit `i`
+/// of `value` is set iff lane `i` took part and passed a true `predicate`. With
+/// `value.count_ones()`, a count of the group's lanes for which `predicate` holds.
+#[inline(always)]
+#[must_use]
+#[track_caller]
+pub fn coalesced_ballot(predicate: bool) -> Coalesced<u32> {
+    let mask = coalesced_mask();
+    // SAFETY: `mask` is the active mask read just now, in straight-line code: the module's
+    // rules 1–3 hold (module docs, "Safe collectives").
+    let value = unsafe { vote_ballot_sync(mask, predicate) };
+    Coalesced { value, mask }
+}
+
+/// [`vote_any_sync`] over the coalesced lanes: whether `predicate` is true in any of them.
+#[inline(always)]
+#[must_use]
+#[track_caller]
+pub fn coalesced_any(predicate: bool) -> Coalesced<bool> {
+    let mask = coalesced_mask();
+    // SAFETY: as in `coalesced_ballot`.
+    let value = unsafe { vote_any_sync(mask, predicate) };
+    Coalesced { value, mask }
+}
+
+/// [`vote_all_sync`] over the coalesced lanes: whether `predicate` is true in all of them.
+#[inline(always)]
+#[must_use]
+#[track_caller]
+pub fn coalesced_all(predicate: bool) -> Coalesced<bool> {
+    let mask = coalesced_mask();
+    // SAFETY: as in `coalesced_ballot`.
+    let value = unsafe { vote_all_sync(mask, predicate) };
+    Coalesced { value, mask }
+}
+
+macro_rules! coalesced_redux_fn {
+    ($(#[$doc:meta])* $name:ident, $sync:ident) => {
+        $(#[$doc])*
+        #[doc = concat!("\n\n[`", stringify!($sync), "`] with the coalesced lanes as its mask \
+            (module docs, \"Safe collectives\"); **sm_80+** as it is.")]
+        #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+        #[inline(always)]
+        #[must_use]
+        #[track_caller]
+        pub fn $name<T: ReduxInt>(value: T) -> Coalesced<T> {
+            let mask = coalesced_mask();
+            // SAFETY: as in `coalesced_ballot`.
+            let value = unsafe { $sync(mask, value) };
+            Coalesced { value, mask }
+        }
+    };
+}
+
+coalesced_redux_fn!(
+    /// The wrapping sum of `value` over the coalesced lanes, returned to each of them.
+    coalesced_reduce_add, redux_sync_add
+);
+coalesced_redux_fn!(
+    /// The minimum of `value` over the coalesced lanes (signed for `i32`).
+    coalesced_reduce_min, redux_sync_min
+);
+coalesced_redux_fn!(
+    /// The maximum of `value` over the coalesced lanes (signed for `i32`).
+    coalesced_reduce_max, redux_sync_max
+);
+coalesced_redux_fn!(
+    /// The bitwise AND of `value` over the coalesced lanes.
+    coalesced_reduce_and, redux_sync_and
+);
+coalesced_redux_fn!(
+    /// The bitwise OR of `value` over the coalesced lanes.
+    coalesced_reduce_or, redux_sync_or
+);
+coalesced_redux_fn!(
+    /// The bitwise XOR of `value` over the coalesced lanes.
+    coalesced_reduce_xor, redux_sync_xor
 );

@@ -27,6 +27,8 @@ use syn::{
 /// Parameters may be:
 /// - `&[T]`: a read-only device buffer (passed as `(pointer, length)`);
 /// - `OutSlice<T>`: a writable device buffer whose safe methods cannot race;
+/// - `AtomicSlice<T>`: a writable device buffer every access of which is atomic (any
+///   thread may update any element, safely);
 /// - `*mut T` / `*const T`: raw device pointers — the kernel must then be an `unsafe fn`;
 /// - a value of a `DeviceCopy` type (numbers, `#[repr(C)]` structs marked `DeviceCopy`).
 ///
@@ -60,6 +62,7 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 enum Kind<'a> {
     Slice(&'a Type),
     Out(&'a Type),
+    Atomic(&'a Type),
     MutPtr(&'a Type),
     ConstPtr(&'a Type),
     Value(&'a Type),
@@ -71,6 +74,7 @@ impl Kind<'_> {
         match self {
             Kind::Slice(t) => quote!(::cuda_std::launch::Slice<#t>),
             Kind::Out(t) => quote!(::cuda_std::launch::Out<#t>),
+            Kind::Atomic(t) => quote!(::cuda_std::launch::AtomicOut<#t>),
             Kind::MutPtr(t) => quote!(::cuda_std::launch::MutPtr<#t>),
             Kind::ConstPtr(t) => quote!(::cuda_std::launch::ConstPtr<#t>),
             Kind::Value(t) => quote!(::cuda_std::launch::Value<#t>),
@@ -82,6 +86,7 @@ impl Kind<'_> {
         match self {
             Kind::Slice(t)
             | Kind::Out(t)
+            | Kind::Atomic(t)
             | Kind::MutPtr(t)
             | Kind::ConstPtr(t)
             | Kind::Value(t) => t,
@@ -134,6 +139,7 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
         let read = match kind {
             Kind::Slice(t) => quote!(::cuda_std::__host_shim::arg_slice::<#t>),
             Kind::Out(t) => quote!(::cuda_std::__host_shim::arg_out::<#t>),
+            Kind::Atomic(t) => quote!(::cuda_std::__host_shim::arg_atomic::<#t>),
             Kind::MutPtr(_) | Kind::ConstPtr(_) | Kind::Value(_) => {
                 quote!(::cuda_std::__host_shim::arg_value)
             }
@@ -209,8 +215,9 @@ fn classify(ty: &Type) -> syn::Result<Kind<'_>> {
                 return Err(syn::Error::new_spanned(
                     ty,
                     "`&mut` parameters are not allowed in a #[kernel]: every thread would hold \
-                     an aliasing `&mut`; use `OutSlice<T>` (safe per-thread writes) or `*mut T` \
-                     in an `unsafe fn`",
+                     an aliasing `&mut`; use `OutSlice<T>` (safe per-thread writes), \
+                     `AtomicSlice<T>` (safe atomics on any element) or `*mut T` in an \
+                     `unsafe fn`",
                 ));
             }
             match &*r.elem {
@@ -226,25 +233,39 @@ fn classify(ty: &Type) -> syn::Result<Kind<'_>> {
         Type::Ptr(p) => Ok(Kind::ConstPtr(&p.elem)),
         Type::Path(path) if path.qself.is_none() => {
             let last = path.path.segments.last().expect("a path has a segment");
-            if last.ident == "OutSlice" {
+            // `Some(atomic)` for the two buffer types.
+            let buffer = if last.ident == "OutSlice" {
+                Some((false, "write `OutSlice<T>`"))
+            } else if last.ident == "AtomicSlice" {
+                Some((true, "write `AtomicSlice<T>`"))
+            } else {
+                None
+            };
+            if let Some((atomic, usage)) = buffer {
                 let PathArguments::AngleBracketed(args) = &last.arguments else {
-                    return Err(syn::Error::new_spanned(last, "write `OutSlice<T>`"));
+                    return Err(syn::Error::new_spanned(last, usage));
                 };
                 let elem = args.args.iter().find_map(|a| match a {
                     GenericArgument::Type(t) => Some(t),
                     _ => None,
                 });
                 return elem
-                    .map(Kind::Out)
-                    .ok_or_else(|| syn::Error::new_spanned(last, "write `OutSlice<T>`"));
+                    .map(|t| {
+                        if atomic {
+                            Kind::Atomic(t)
+                        } else {
+                            Kind::Out(t)
+                        }
+                    })
+                    .ok_or_else(|| syn::Error::new_spanned(last, usage));
             }
             Ok(Kind::Value(ty))
         }
         Type::Array(_) | Type::Tuple(_) | Type::Paren(_) | Type::Group(_) => Ok(Kind::Value(ty)),
         _ => Err(syn::Error::new_spanned(
             ty,
-            "this type cannot be a #[kernel] parameter: use `&[T]`, `OutSlice<T>`, a raw \
-             pointer, or a `DeviceCopy` value",
+            "this type cannot be a #[kernel] parameter: use `&[T]`, `OutSlice<T>`, \
+             `AtomicSlice<T>`, a raw pointer, or a `DeviceCopy` value",
         )),
     }
 }

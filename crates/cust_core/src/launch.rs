@@ -12,8 +12,8 @@ use crate::DeviceCopy;
 use core::marker::PhantomData;
 
 /// A kernel declared with `#[kernel]`: its PTX entry name, its parameter kinds `P` (a tuple of
-/// [`Slice`], [`Out`], [`MutPtr`], [`ConstPtr`], [`Value`]) and whether launching it is safe
-/// (`S` = [`Safe`] or [`Unsafe`]).
+/// [`Slice`], [`Out`], [`AtomicOut`], [`MutPtr`], [`ConstPtr`], [`Value`]) and whether
+/// launching it is safe (`S` = [`Safe`] or [`Unsafe`]).
 pub struct Kernel<P, S> {
     name: &'static str,
     host: Option<HostEntry>,
@@ -24,7 +24,8 @@ pub struct Kernel<P, S> {
 /// thread, reading the parameters from `args` exactly as `cuLaunchKernel` does.
 ///
 /// `args` points to one pointer per parameter, each pointing at the parameter's bytes as
-/// laid out for the device: a `&[T]` or `OutSlice<T>` is a 16-byte `(pointer, length)` pair,
+/// laid out for the device: a `&[T]`, `OutSlice<T>` or `AtomicSlice<T>` is a 16-byte
+/// `(pointer, length)` pair,
 /// a raw pointer 8 bytes, a value its own (`repr(C)`) bytes. Used by `cuda_emu`, which
 /// sets up the thread's indices, shared memory and warp before calling it.
 ///
@@ -115,7 +116,7 @@ impl<P, S> core::fmt::Debug for Kernel<P, S> {
 }
 
 /// Marks a kernel whose launch cannot cause undefined behaviour: all its parameters are
-/// slices, `OutSlice`s and values, and its body is safe Rust.
+/// slices, `OutSlice`s, `AtomicSlice`s and values, and its body is safe Rust.
 #[derive(Clone, Copy, Debug)]
 pub enum Safe {}
 /// Marks an `unsafe fn` kernel (it takes raw pointers, or its author declared a contract):
@@ -130,6 +131,11 @@ pub struct Slice<T>(PhantomData<T>);
 /// buffer, passed as `(pointer, length)`.
 #[derive(Debug)]
 pub struct Out<T>(PhantomData<T>);
+/// Parameter kind of `AtomicSlice<T>` (`cuda_std::launch::AtomicSlice`): a writable device
+/// buffer every access of which is atomic, passed as `(pointer, length)`. The host passes
+/// a mutable device buffer, as for [`Out`].
+#[derive(Debug)]
+pub struct AtomicOut<T>(PhantomData<T>);
 /// Parameter kind of `*mut T`: a device pointer.
 #[derive(Debug)]
 pub struct MutPtr<T>(PhantomData<T>);
@@ -142,21 +148,30 @@ pub struct Value<T>(PhantomData<T>);
 
 /// The size in bytes a parameter of this kind takes in a PTX entry's parameter list.
 pub trait ParamKind {
-    /// Bytes: 16 for [`Slice`] and [`Out`] (a 64-bit pointer and a `usize` length, the
-    /// 16-byte aggregate rustc passes for `&[T]`), 8 for [`MutPtr`] and [`ConstPtr`],
-    /// `size_of::<T>()` for [`Value<T>`].
+    /// Bytes: 16 for [`Slice`], [`Out`] and [`AtomicOut`] (a 64-bit pointer and a `usize`
+    /// length, the 16-byte aggregate rustc passes for `&[T]`), 8 for [`MutPtr`] and
+    /// [`ConstPtr`], `size_of::<T>()` for [`Value<T>`].
     const SIZE_BYTES: usize;
-    /// For [`Slice<T>`] and [`Out<T>`]: `Some(size_of::<T>())`, the bytes of one element
-    /// (the buffer is `length × element` bytes); `None` for pointers and values. The CPU
-    /// emulator uses it to learn the buffers a launch passes.
+    /// For [`Slice<T>`], [`Out<T>`] and [`AtomicOut<T>`]: `Some(size_of::<T>())`, the bytes
+    /// of one element (the buffer is `length × element` bytes); `None` for pointers and
+    /// values. The CPU emulator uses it to learn the buffers a launch passes.
     const ELEMENT_BYTES: Option<usize> = None;
+    /// Whether the kernel holds the buffer as a shared reference (`&[T]`, [`Slice`]): its
+    /// memory must not change while the launch runs. The CPU emulator reports a store into
+    /// it.
+    const READ_ONLY: bool = false;
 }
 
 impl<T> ParamKind for Slice<T> {
     const SIZE_BYTES: usize = 16;
     const ELEMENT_BYTES: Option<usize> = Some(size_of::<T>());
+    const READ_ONLY: bool = true;
 }
 impl<T> ParamKind for Out<T> {
+    const SIZE_BYTES: usize = 16;
+    const ELEMENT_BYTES: Option<usize> = Some(size_of::<T>());
+}
+impl<T> ParamKind for AtomicOut<T> {
     const SIZE_BYTES: usize = 16;
     const ELEMENT_BYTES: Option<usize> = Some(size_of::<T>());
 }
@@ -180,11 +195,14 @@ pub trait ParamSizes {
     /// [`ParamKind::ELEMENT_BYTES`] of each parameter, in order: which parameters are
     /// `(pointer, length)` buffers, and their element size.
     const ELEMENT_BYTES: &'static [Option<usize>];
+    /// [`ParamKind::READ_ONLY`] of each parameter, in order.
+    const READ_ONLY: &'static [bool];
 }
 
 impl ParamSizes for () {
     const PARAM_SIZES: &'static [usize] = &[];
     const ELEMENT_BYTES: &'static [Option<usize>] = &[];
+    const READ_ONLY: &'static [bool] = &[];
 }
 
 macro_rules! impl_param_sizes {
@@ -192,6 +210,7 @@ macro_rules! impl_param_sizes {
         impl<$($k: ParamKind),+> ParamSizes for ($($k,)+) {
             const PARAM_SIZES: &'static [usize] = &[$($k::SIZE_BYTES),+];
             const ELEMENT_BYTES: &'static [Option<usize>] = &[$($k::ELEMENT_BYTES),+];
+            const READ_ONLY: &'static [bool] = &[$($k::READ_ONLY),+];
         }
     };
 }
@@ -217,7 +236,7 @@ mod tests {
     unsafe impl DeviceCopy for View {}
 
     /// The kinds of `unsafe fn k(a: &[f32], b: OutSlice<u8>, c: *mut u64, d: *const f32,
-    /// e: u32, f: View)`.
+    /// e: u32, f: View, g: AtomicSlice<u64>)`.
     type Kinds = (
         Slice<f32>,
         Out<u8>,
@@ -225,17 +244,23 @@ mod tests {
         ConstPtr<f32>,
         Value<u32>,
         Value<View>,
+        AtomicOut<u64>,
     );
 
     #[test]
     fn parameter_sizes_follow_the_kinds() {
         const K: Kernel<Kinds, Unsafe> = Kernel::__new("k");
-        assert_eq!(K.param_sizes(), [16, 16, 8, 8, 4, 24]);
+        assert_eq!(K.param_sizes(), [16, 16, 8, 8, 4, 24, 16]);
         assert_eq!(K.name(), "k");
         assert!(K.host_entry().is_none());
         assert_eq!(
             <Kinds as ParamSizes>::ELEMENT_BYTES,
-            [Some(4), Some(1), None, None, None, None]
+            [Some(4), Some(1), None, None, None, None, Some(8)]
+        );
+        // Only the `&[T]` is held read-only.
+        assert_eq!(
+            <Kinds as ParamSizes>::READ_ONLY,
+            [true, false, false, false, false, false, false]
         );
         assert_eq!(<() as ParamSizes>::PARAM_SIZES, [0usize; 0]);
         assert_eq!(

@@ -853,22 +853,24 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
             } else {
                 format!("{} GPUs ({})", pool.len(), names.join(", "))
             };
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
             outln!(
                 "{device}: {what}{bands_note}: kernel {:.2} ms, render wall {:.0} ms",
-                kernel.as_secs_f64() * 1e3,
-                report.wall.as_secs_f64() * 1e3
+                ms(kernel),
+                ms(report.wall)
             );
-            if pool.len() > 1 {
-                for share in &report.gpus {
-                    outln!(
-                        "  GPU {}: {} bands ({} rows), kernel {:.2} ms, busy {:.0} ms",
-                        share.ordinal,
-                        share.bands,
-                        share.rows,
-                        share.kernel.as_secs_f64() * 1e3,
-                        share.busy.as_secs_f64() * 1e3
-                    );
-                }
+            // Where the wall goes, per GPU: its setup (buffers, page-locked staging, kernels)
+            // and its bands (launches, kernels, copies back); the rest is waiting.
+            for share in &report.gpus {
+                outln!(
+                    "  GPU {}: {} bands ({} rows), kernel {:.2} ms, setup {:.1} ms, busy {:.1} ms",
+                    share.ordinal,
+                    share.bands,
+                    share.rows,
+                    ms(share.kernel),
+                    ms(share.setup),
+                    ms(share.busy)
+                );
             }
         }
         _ => outln!(

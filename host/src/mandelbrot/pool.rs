@@ -82,6 +82,9 @@ pub struct GpuShare {
     /// Wall time spent rendering its bands (launches, kernels, copies back), excluding time
     /// spent waiting for the reorder window.
     pub busy: Duration,
+    /// Wall time to set it up for the render before its first band: its band buffers, the
+    /// page-locked staging buffer and its kernels ([`GpuRenderer::new`]).
+    pub setup: Duration,
 }
 
 /// Several GPUs, each opened with its own context, stream and kernels module, lent to
@@ -295,6 +298,7 @@ impl GpuPool {
                 rows: 0,
                 kernel: Duration::ZERO,
                 busy: Duration::ZERO,
+                setup: Duration::ZERO,
             })
             .collect();
         for t in tallies {
@@ -304,6 +308,7 @@ impl GpuPool {
                 share.rows += t.rows;
                 share.kernel += t.kernel;
                 share.busy += t.busy;
+                share.setup += t.setup;
             }
         }
         Ok(PoolReport {
@@ -421,6 +426,7 @@ struct Tally {
     rows: u64,
     kernel: Duration,
     busy: Duration,
+    setup: Duration,
 }
 
 /// One render thread: it renders while it holds a GPU of the pool.
@@ -458,7 +464,10 @@ impl<'a> Worker<'a> {
         tally.gpu = Some(lease.index());
         let gpu = lease.item();
         let ordinal = gpu.context().ordinal();
-        let mut renderer = match GpuRenderer::new(gpu, self.capacity_px) {
+        let started = Instant::now();
+        let made = GpuRenderer::new(gpu, self.capacity_px);
+        tally.setup = started.elapsed();
+        let mut renderer = match made {
             Ok(r) => r,
             Err(e) => {
                 let _ = tx.send(Message::Failed(ordinal, e));

@@ -15,7 +15,7 @@
 
 use super::LookBackBook;
 use crate::gpu::{FunctionOf, Gpu, GpuError, ResolvedOf};
-use cuda_std::launch::{Kernel, Out, Safe, Slice, Unsafe, Value};
+use cuda_std::launch::{AtomicOut, Kernel, Out, Safe, Slice, Unsafe, Value};
 use cust::{
     error::GpuContext,
     function::LaunchConfig,
@@ -32,7 +32,7 @@ use rayon::slice::ParallelSliceMut;
 use std::ops::Range;
 
 /// `sort_histogram_<key>`: `(keys, counts, begin_bit, end_bit)`.
-pub type HistogramKernel<K> = Kernel<(Slice<K>, Out<u32>, Value<u32>, Value<u32>), Safe>;
+pub type HistogramKernel<K> = Kernel<(Slice<K>, AtomicOut<u32>, Value<u32>, Value<u32>), Safe>;
 /// `sort_pass[_pairs]_<key>`: `(keys, keys_out, values, values_out, bins, status, counter,
 /// place, epoch, base)`; see `kernels::sort`.
 pub type SortPassKernel<K> = Kernel<
@@ -43,7 +43,7 @@ pub type SortPassKernel<K> = Kernel<
         Out<u32>,
         Slice<u32>,
         Out<u64>,
-        Out<u32>,
+        AtomicOut<u32>,
         Value<u32>,
         Value<u32>,
         Value<u32>,

@@ -134,17 +134,6 @@ mod kernels_sm80 {
     use cuda_std::prelude::*;
     use cuda_std::shared::window::SharedAddr;
 
-    /// Expands `$body` once per listed value with `$v` bound to it: a guaranteed full unroll,
-    /// so that fragment arrays are indexed by constants only (they stay in registers).
-    macro_rules! unroll {
-        ($v:ident in [$($n:literal),*] $body:block) => {
-            $({
-                let $v: usize = $n;
-                $body
-            })*
-        };
-    }
-
     /// An element type of the `mma.sync` GEMM: how one warp MMA is issued on raw fragment
     /// registers, and how results are written.
     pub trait MmaElem: OutElem {

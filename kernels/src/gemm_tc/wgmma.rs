@@ -38,20 +38,17 @@
 //! arrived).
 //!
 //! TF32. `wgmma` reads its `f32` operands straight from shared memory and ignores their 13
-//! low mantissa bits (truncation, twice the input error of rounding). So for TF32 the
-//! producer's other three warps ([`WG_ROUND_THREADS`]) round each stage in place once TMA
-//! has filled it (its *full* barrier), to nearest with ties away from zero (integer
-//! arithmetic on the bits, as `cvt.rna.tf32.f32`), fence the writes to the async proxy
-//! and arrive on the stage's third barrier, *rounded*, which is what the consumers wait
-//! on. For TF32 the producer keeps 56 registers and the consumers 224 (instead of 40 and
-//! 232), so that each rounding thread has 8 chunks of 16 bytes in flight. The price is
-//! shared-memory traffic and latency: every stage is read and written once more, and the
-//! rounding warps wait on their shared loads (Nsight Compute, H100, 4 chunks in flight:
-//! 70 % of warp stall cycles on shared-memory scoreboard dependencies, L1/shared
-//! throughput 56 %). On an H100 this TF32 kernel runs at 0.50–0.66× cuBLAS (191–198
-//! TFLOP/s; 172–178 with 4 chunks in flight), against 0.80–1.16× when it truncated; its
-//! errors equal cuBLAS's.
-//!
+//! low mantissa bits (truncation, twice the input error of rounding). So the TF32 entry
+//! points take inputs already rounded to TF32 ([`Tf32Rounded`]), which [`round_tf32`]
+//! writes (to nearest, ties away from zero, as `cvt.rna.tf32.f32`) and the host's TF32 path
+//! (`host::matmul`) runs before each product, over copies of `A` and `B`: a memory-bound
+//! pass, then the bf16/f16 kernels' shape. The earlier design rounded each stage in shared
+//! memory with three producer warps between TMA and the consumers: every stage read and
+//! written once more, 70 % of warp stall cycles on shared-memory loads (Nsight Compute,
+//! H100), 0.48–0.53× cuBLAS on an H200 at the bench's five shapes, against 0.62–0.90×
+//! (cluster form) for the separate pass in the same H200 bench a session later. Both give
+//! the same products and sums, so the same bits; errors equal cuBLAS's.
+
 //! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16, 32 f32 or 128 FP8
 //! elements: [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of
 //! row `r` at chunk `c ^ (r % 8)`), which is also the layout the `wgmma` descriptors name
@@ -103,9 +100,6 @@ pub const WG_STAGES: u32 = 4;
 /// cluster compute vertically adjacent tiles and share the `B` tile (each loads
 /// `WG_BN / WG_CLUSTER_M` of its rows and multicasts them to all).
 pub const WG_CLUSTER_M: u32 = 2;
-/// Threads of the producer warpgroup that round a TF32 stage (warps 1–3; warp 0 issues the
-/// TMA loads).
-pub const WG_ROUND_THREADS: u32 = 96;
 /// Threads per block: one producer and two consumer warpgroups.
 pub const WG_THREADS: u32 = 384;
 /// Registers per thread the kernel is built with (`.maxnreg`): 384 × 168 ≤ 65,536.
@@ -125,9 +119,9 @@ pub const WG_C_BOX_BYTES: u32 = WG_C_BOX_ROWS * 128;
 pub const WG_C_BYTES: u32 = 2 * 2 * WG_C_BOX_BYTES;
 /// Dynamic shared memory per block, bytes: the stages, the epilogue buffer, 1024 bytes of
 /// alignment slack (the dynamic shared window is only 16-byte aligned) and the
-/// 3 × [`WG_STAGES`] barriers (full, empty, rounded): 230,496 of the 232,448 (227 KiB) a
-/// block may have.
-pub const WG_SHARED_BYTES: u32 = WG_STAGES * WG_STAGE_BYTES + WG_C_BYTES + 1024 + 24 * WG_STAGES;
+/// 2 × [`WG_STAGES`] barriers (full, empty): 230,464 of the 232,448 (227 KiB) a block may
+/// have.
+pub const WG_SHARED_BYTES: u32 = WG_STAGES * WG_STAGE_BYTES + WG_C_BYTES + 1024 + 16 * WG_STAGES;
 const _: () = assert!(WG_SHARED_BYTES <= 227 * 1024);
 /// The TMA box of `A`, innermost first, in elements of `bytes` bytes: `WG_BK_BYTES` of a
 /// row × [`WG_BM`] rows.
@@ -162,7 +156,7 @@ pub const fn c_box(elem_bytes: u32) -> [u32; 2] {
 mod kernels_sm90a {
     use super::{
         WG_A_STAGE_BYTES, WG_BK_BYTES, WG_BM, WG_BN, WG_C_BOX_BYTES, WG_C_BOX_ROWS, WG_C_BYTES,
-        WG_ROUND_THREADS, WG_STAGE_BYTES, WG_STAGES,
+        WG_STAGE_BYTES, WG_STAGES,
     };
     use crate::gemm_tc::{OutElem, tile_coords};
     use cuda_std::DeviceCopy;
@@ -184,9 +178,6 @@ mod kernels_sm90a {
         type AHalf: Tile<Elem = Self>;
         /// A stage of `B`: [`WG_BN`] rows of [`WG_BK_BYTES`].
         type BStage: Tile<Elem = Self>;
-        /// Whether the operands are `f32` read as TF32, which the producer warpgroup rounds
-        /// to nearest in shared memory before the consumers' `wgmma` (see the module docs).
-        const TF32: bool = false;
         /// Whether the epilogue multiplies the accumulators by the launch's `scale` (the
         /// FP8 types: per-tensor scales, as cuBLASLt's scaled matmul) before rounding them
         /// to the output type. `false` keeps the other types' epilogue free of it.
@@ -252,10 +243,20 @@ mod kernels_sm90a {
         }
     }
 
-    impl WgmmaElem for f32 {
-        type AHalf = SmemTile<f32, 64, 32, swizzle::B128>;
-        type BStage = SmemTile<f32, { WG_BN }, 32, swizzle::B128>;
-        const TF32: bool = true;
+    /// An `f32` already rounded to TF32 (its 13 low mantissa bits clear, as
+    /// [`round_tf32`] writes them), so that `wgmma`'s reading of the top bits loses
+    /// nothing: the input of the `gemm_wgmma_tf32*` kernels (whose `C` is `f32`). Any
+    /// other `f32` would be truncated.
+    #[repr(transparent)]
+    #[derive(Clone, Copy, Debug, Default, PartialEq)]
+    pub struct Tf32Rounded(pub f32);
+
+    // SAFETY: a transparent `f32`: plain bits, valid for every bit pattern, no pointers.
+    unsafe impl DeviceCopy for Tf32Rounded {}
+
+    impl WgmmaElem for Tf32Rounded {
+        type AHalf = SmemTile<Tf32Rounded, 64, 32, swizzle::B128>;
+        type BStage = SmemTile<Tf32Rounded, { WG_BN }, 32, swizzle::B128>;
         #[inline(always)]
         unsafe fn mma(
             acc: &mut [f32; 128],
@@ -266,6 +267,15 @@ mod kernels_sm90a {
             // SAFETY: forwarded.
             unsafe { wgmma::mma_m64n256k8_f32_tf32(acc, a, b, accumulate) }
         }
+    }
+
+    /// `out[i] = x[i]` rounded to TF32, to nearest with ties away from zero (as
+    /// `cvt.rna.tf32.f32`; NaNs stay NaNs), for `i < min(x.len(), out.len())`: the inputs
+    /// of `gemm_wgmma_tf32*`. The STREAM kernels' element loop (`crate::vector`:
+    /// 16-byte packs, grid-stride, any 1-D grid).
+    #[kernel]
+    pub fn round_tf32(x: &[f32], out: OutSlice<f32>) {
+        crate::vector::map1(x, &out, |v| f32::from_bits(tf32_rna_bits(v.to_bits())));
     }
 
     impl WgmmaElem for F8E4M3 {
@@ -406,11 +416,6 @@ mod kernels_sm90a {
         }
     }
 
-    /// 16 bytes of a stage, moved by one vector access (`ld.v4` / `st.v4`).
-    #[repr(C, align(16))]
-    #[derive(Clone, Copy)]
-    struct Chunk([u32; 4]);
-
     /// `w`, the bits of an `f32`, rounded to TF32 to nearest, ties away from zero, in
     /// integer arithmetic (what `cvt.rna.tf32.f32` computes, in 2 ALU operations and a
     /// select instead of a conversion): add half a TF32 unit (bit 12) to the magnitude and
@@ -436,67 +441,6 @@ mod kernels_sm90a {
             (x * scale, y * scale)
         } else {
             (x, y)
-        }
-    }
-
-    /// How many of the tiles `first, first + step, …` below `tiles` a block computes.
-    #[inline(always)]
-    fn tiles_of(first: u32, tiles: u32, step: u32) -> u32 {
-        if first >= tiles {
-            0
-        } else {
-            (tiles - first).div_ceil(step)
-        }
-    }
-
-    /// The rounding warps' loop (TF32): for each of `stages` stage uses in ring order, wait
-    /// until TMA has filled the stage (`full`), round every `f32` of it in place to TF32,
-    /// to nearest ([`tf32_rna_bits`], as `cvt.rna.tf32.f32`: what the tensor cores would
-    /// otherwise truncate), make the writes visible to the async proxy that `wgmma` reads
-    /// through (`fence.proxy.async.shared::cta`), and arrive on the stage's `rounded`
-    /// barrier. Thread `r` (0..`WG_ROUND_THREADS`) takes the 16-byte chunks `r`, `r + 96`,
-    /// … (conflict-free: consecutive threads, consecutive chunks). Rounding zeros (TMA's
-    /// out-of-bounds fill) leaves them zero.
-    ///
-    /// # Safety
-    /// `smem` is the 1024-aligned start of the stages; `full` and `rounded` point to the
-    /// stages' initialised barriers (`rounded` counting `WG_ROUND_THREADS` arrivals), and
-    /// every one of the `WG_ROUND_THREADS` threads calls this with the same `stages`; the
-    /// consumers read a stage only after its `rounded` phase completes.
-    #[inline(always)]
-    unsafe fn round_stages(
-        smem: *mut u8,
-        full: *const MBarrier,
-        rounded: *const MBarrier,
-        r: u32,
-        stages: u32,
-    ) {
-        const CHUNKS: u32 = WG_STAGE_BYTES / 16;
-        const _: () = assert!(CHUNKS.is_multiple_of(WG_ROUND_THREADS));
-        let mut ring = Ring::START;
-        for _ in 0..stages {
-            let s = ring.stage() as usize;
-            // SAFETY: caller contract; the stage's phase is the current or the previous one
-            // (the consumers release a stage only after its rounded phase completed, so the
-            // producer cannot refill it before this thread arrived).
-            unsafe {
-                (*full.add(s)).wait(ring.phase());
-                let stage = smem.add(s * WG_STAGE_BYTES as usize).cast::<Chunk>();
-                // Groups of `GROUP` chunks: all loads of a group are issued before its
-                // stores, so their latencies overlap.
-                const GROUP: u32 = 8;
-                const _: () = assert!((CHUNKS / WG_ROUND_THREADS).is_multiple_of(GROUP));
-                for g in 0..CHUNKS / WG_ROUND_THREADS / GROUP {
-                    let at = |j: u32| stage.add((r + (g * GROUP + j) * WG_ROUND_THREADS) as usize);
-                    let q: [Chunk; GROUP as usize] = core::array::from_fn(|j| at(j as u32).read());
-                    for (j, Chunk(w)) in q.into_iter().enumerate() {
-                        at(j as u32).write(Chunk(w.map(tf32_rna_bits)));
-                    }
-                }
-                tma::fence_proxy_async_shared();
-                (*rounded.add(s)).arrive();
-            }
-            ring.advance();
         }
     }
 
@@ -556,10 +500,6 @@ mod kernels_sm90a {
         let c_smem = smem_addr + WG_STAGES * WG_STAGE_BYTES;
         // SAFETY: as above.
         let empty = unsafe { full.add(WG_STAGES as usize) };
-        // TF32 only: a stage's *rounded* barrier, which the rounding warps complete once
-        // they have rounded the stage in place (the consumers wait on it instead of `full`).
-        // SAFETY: as above.
-        let rounded = unsafe { full.add(2 * WG_STAGES as usize) };
 
         if tid == 0 {
             for s in 0..WG_STAGES as usize {
@@ -569,9 +509,6 @@ mod kernels_sm90a {
                     // One arrival per consumer warp (2 warpgroups × 4 warps) of every block
                     // of the cluster: the stage's `B` part of each is also the others'.
                     (*empty.add(s)).init(8 * CLUSTER);
-                    if T::TF32 {
-                        (*rounded.add(s)).init(WG_ROUND_THREADS);
-                    }
                 }
             }
             fence_init();
@@ -586,12 +523,7 @@ mod kernels_sm90a {
 
         if warpgroup == 0 {
             // Producer.
-            // TF32: the rounding warps keep 8 chunks (32 registers) in flight.
-            if T::TF32 {
-                wgmma::reg_dealloc::<56>();
-            } else {
-                wgmma::reg_dealloc::<40>();
-            }
+            wgmma::reg_dealloc::<40>();
             if tid == 0 {
                 // SAFETY: maps in global memory (the launch contract).
                 unsafe {
@@ -646,30 +578,14 @@ mod kernels_sm90a {
                     tile += tile_step;
                 }
             }
-            if T::TF32 && tid >= 128 - WG_ROUND_THREADS {
-                // SAFETY: the barriers are initialised; the stages are this block's.
-                unsafe {
-                    round_stages(
-                        smem,
-                        &*full,
-                        &*rounded,
-                        tid - (128 - WG_ROUND_THREADS),
-                        tiles_of(first_tile, tiles, tile_step) * k_tiles,
-                    )
-                };
-            }
             // With clusters, an exited thread counts as arrived at the final cluster
             // barrier.
             return;
         }
 
         // Consumers.
-        // 384 × 168 registers in all: 128 × 40 + 256 × 232, or 128 × 56 + 256 × 224.
-        if T::TF32 {
-            wgmma::reg_alloc::<224>();
-        } else {
-            wgmma::reg_alloc::<232>();
-        }
+        // 384 × 168 registers in all: 128 × 40 + 256 × 232.
+        wgmma::reg_alloc::<232>();
         let consumer = warpgroup - 1;
         let t = tid % 128;
         let lane = tid % 32;
@@ -688,13 +604,7 @@ mod kernels_sm90a {
             for kt in 0..k_tiles {
                 let s = ring.stage();
                 // SAFETY: initialised barrier, current or previous phase.
-                unsafe {
-                    if T::TF32 {
-                        (*rounded.add(s as usize)).wait(ring.phase())
-                    } else {
-                        (*full.add(s as usize)).wait(ring.phase())
-                    }
-                };
+                unsafe { (*full.add(s as usize)).wait(ring.phase()) };
                 let stage = smem_addr + s * WG_STAGE_BYTES;
                 // The descriptors from the tiles' constants. (Through `Tile::descriptor`,
                 // and the epilogue through `Tile::offset`, LLVM scheduled this kernel
@@ -850,6 +760,10 @@ mod kernels_sm90a {
 
     macro_rules! entry {
         ($name:ident, $t:ty, $cluster:literal, $what:literal, $b_box:literal, $grid:literal) => {
+            entry!($name, $t, $t, $cluster, $what, $b_box, $grid);
+        };
+        ($name:ident, $t:ty, $o:ty, $cluster:literal, $what:literal, $b_box:literal,
+         $grid:literal) => {
             #[doc = concat!("`C = A·Bᵀ` in ", $what, " on `wgmma` + TMA (sm_90a); see the ",
                             "[module docs](super) for the design and the launch shape.")]
             ///
@@ -875,12 +789,12 @@ mod kernels_sm90a {
                 map_a: *const TensorMap,
                 map_b: *const TensorMap,
                 map_c: *const TensorMap,
-                c: *mut $t,
+                c: *mut $o,
                 c_by_tma: u32,
             ) {
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe {
-                    gemm::<$t, $t, $cluster>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0, 1.0)
+                    gemm::<$t, $o, $cluster>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0, 1.0)
                 }
             }
         };
@@ -915,7 +829,6 @@ mod kernels_sm90a {
 
     plain!(gemm_wgmma_bf16, bf16, "bf16 (f32 accumulation, bf16 out)");
     plain!(gemm_wgmma_f16, f16, "f16 (f32 accumulation, f16 out)");
-    plain!(gemm_wgmma_tf32, f32, "TF32 (f32 in and out)");
     clustered!(
         gemm_wgmma_bf16_c2,
         bf16,
@@ -926,10 +839,25 @@ mod kernels_sm90a {
         f16,
         "f16 (f32 accumulation, f16 out), clusters of 2 along M sharing `B`"
     );
-    clustered!(
-        gemm_wgmma_tf32_c2,
+
+    entry!(
+        gemm_wgmma_tf32,
+        Tf32Rounded,
         f32,
-        "TF32 (f32 in and out), clusters of 2 along M sharing `B`"
+        1,
+        "TF32 (f32 in and out) on inputs already rounded to TF32 ([`round_tf32`])",
+        "`b_box`",
+        "a 1-D grid without clusters"
+    );
+    entry!(
+        gemm_wgmma_tf32_c2,
+        Tf32Rounded,
+        f32,
+        2,
+        "TF32 (f32 in and out) on inputs already rounded to TF32 ([`round_tf32`]), clusters \
+         of 2 along M sharing `B`",
+        "`b_box_for_cluster(_, WG_CLUSTER_M)`",
+        "a 1-D grid of clusters of `(WG_CLUSTER_M, 1, 1)` blocks (an even grid)"
     );
 
     /// The FP8 entry points: input type `$t`, output type `$o`, no clusters, a `scale`

@@ -11,7 +11,7 @@
 
 use cuda_std::atomic::{self, Block, Device, Ordering};
 use cuda_std::prelude::*;
-use cuda_std::shared;
+use cuda_std::{mem, shared};
 
 /// Shared-memory race: every thread writes the same shared word with no barrier (threads
 /// 0 and 1 of block 0 are the first pair the emulator reports).
@@ -150,7 +150,7 @@ pub fn emu_print(out: OutSlice<u32>) {
 ///
 /// Launch with blocks of a multiple of 32 threads, at most 1024.
 #[kernel]
-pub fn emu_block_sum(input: &[u32], total: OutSlice<u64>, odd: OutSlice<u32>) {
+pub fn emu_block_sum(input: &[u32], total: AtomicSlice<u64>, odd: AtomicSlice<u32>) {
     let i = index_1d();
     let v = if i < input.len() { input[i] } else { 0 };
     let odd_count = sync_threads_count(v % 2 == 1);
@@ -183,11 +183,8 @@ pub fn emu_block_sum(input: &[u32], total: OutSlice<u64>, odd: OutSlice<u32>) {
             offset /= 2;
         }
         if lane == 0 {
-            // SAFETY: `total` and `odd` hold one element.
-            unsafe {
-                atomic::fetch_add::<Device, u64>(total.as_mut_ptr(), s, Ordering::Relaxed);
-                atomic::fetch_add::<Device, u32>(odd.as_mut_ptr(), odd_count, Ordering::Relaxed);
-            }
+            let _ = total.fetch_add(0, s, Ordering::Relaxed);
+            let _ = odd.fetch_add(0, odd_count, Ordering::Relaxed);
         }
     }
 }
@@ -339,9 +336,14 @@ pub fn emu_lost_update(out: OutSlice<u32>) {
 /// - 2: threads 0 and 1 of block 0 write element 0 with no barrier between (a race within
 ///   a block);
 /// - 3: thread 0 of block 0 adds 1 to element 0 atomically, thread 0 of block 1 stores to
-///   it (an atomic and a plain store of one word).
+///   it (an atomic and a plain store of one word);
+/// - 4: thread 0 of block 0 loads elements 0–3, then thread 1 stores element 0 with no
+///   barrier between (a load, then another thread's store);
+/// - 5: the twin of 4: a barrier between the load and the store;
+/// - 6: thread 0 of block 0 adds 1 to element 0 atomically, then thread 1 loads it with a
+///   plain load, no barrier between (an atomic, then a plain load).
 ///
-/// Launch with 1D blocks; `out` holds at least `grid · n` elements.
+/// Launch with 1D blocks; `out` holds at least `grid · n` elements, 16-byte aligned.
 #[kernel]
 pub fn emu_global_stores(out: OutSlice<u32>, plant: u32) {
     let (b, t, n) = (block_idx_x(), thread_idx_x(), block_dim_x());
@@ -372,7 +374,74 @@ pub fn emu_global_stores(out: OutSlice<u32>, plant: u32) {
             // SAFETY: none: the planted race.
             unsafe { out.write(0, 7) };
         }
+        4 | 5 => {
+            if b == 0 && t == 0 {
+                // SAFETY: 16-byte aligned, in bounds (the launch contract); for plant 4
+                // the planted race is with thread 1's store.
+                let v = unsafe { mem::load_v4_u32(out.as_mut_ptr().cast_const()) };
+                // SAFETY: element 1 is thread 0's alone.
+                unsafe { out.write(1, v[1]) };
+            }
+            if plant == 5 {
+                sync_threads();
+            }
+            if b == 0 && t == 1 {
+                // SAFETY: none for plant 4: the planted race; for 5 ordered by the barrier.
+                unsafe { out.write(0, 9) };
+            }
+        }
+        6 if b == 0 && t < 2 => {
+            if t == 0 {
+                // SAFETY: in bounds (the launch contract).
+                unsafe { atomic::fetch_add::<Device, u32>(out.as_mut_ptr(), 1, Ordering::Relaxed) };
+            } else {
+                // SAFETY: none: the planted race with thread 0's atomic.
+                let v = unsafe { mem::load_v4_u32(out.as_mut_ptr().cast_const()) };
+                // SAFETY: element 1 is thread 1's alone.
+                unsafe { out.write(1, v[0]) };
+            }
+        }
         _ => {}
+    }
+}
+
+/// Copies `input[i] + 1` to `out[i]`, one element per thread: correct with two buffers;
+/// the planted bug is on the host, which passes one buffer as both (a store into memory
+/// the kernel holds as `&[T]`).
+///
+/// Launch with 1D blocks covering `out.len()` threads; `input` holds as many elements.
+#[kernel]
+pub fn emu_add_one(input: &[u32], out: OutSlice<u32>) {
+    let i = index_1d();
+    if i < out.len() {
+        // SAFETY: one element per thread.
+        unsafe { out.write(i, input[i] + 1) };
+    }
+}
+
+/// A handover through plain shared accesses (the planted bug: a data race, and on a GPU
+/// the load may be hoisted out of the loop): thread 0 spins on `word[0] == 0`; thread 1
+/// sets the word after the barrier. On the emulator without a seed thread 0 runs first and
+/// alone, until its long step makes the block interleave: thread 1's store then ends the
+/// spin (checks off) or is reported as the race it is (checks on).
+///
+/// Launch with one block of at least 2 threads; `out` holds 1 element.
+#[kernel]
+pub fn emu_plain_handover(out: OutSlice<u32>) {
+    // SAFETY: one word, zeroed before the barrier.
+    let word = unsafe { shared_array!([u32; 1]) };
+    let t = thread_idx_x();
+    if t == 0 {
+        word[0] = 0;
+    }
+    sync_threads();
+    if t == 0 {
+        #[allow(clippy::while_immutable_condition)]
+        while word[0] == 0 {}
+        out.write_at_thread(word[0]);
+    } else if t == 1 {
+        // The planted race: nothing orders this store and thread 0's reads.
+        word[0] = 7;
     }
 }
 
@@ -418,10 +487,9 @@ pub fn emu_dynamic_indexed(out: OutSlice<u32>, skip: u32) {
 /// Launch with one block of 64 threads; `out` holds 1 element.
 #[kernel]
 pub fn emu_flag_handover(out: OutSlice<u32>, value: u32) {
-    // SAFETY: one word, touched only through atomics.
-    let word = unsafe { shared_array!([u32; 1]) };
-    // SAFETY: the word lives for the block; every access to it is atomic, block scope.
-    let flag = unsafe { atomic::AtomicRef::<Block, u32>::new(word.as_mut_ptr()) };
+    // One shared word, every access to it a block-scope atomic (safe: no plain access).
+    let word = shared_array!(atomic [u32; 1]);
+    let Some(flag) = word.get(0) else { return };
     let t = thread_idx_x();
     if t == 0 {
         flag.store(0, Ordering::Relaxed);
@@ -447,17 +515,158 @@ pub fn emu_flag_handover(out: OutSlice<u32>, value: u32) {
 ///
 /// Launch with one block; `cells` holds 2 elements.
 #[kernel]
-pub fn emu_spin_lock(cells: OutSlice<u32>) {
-    // SAFETY: two words of `cells`, touched only through atomics during the launch.
-    let (lock, count) = unsafe {
-        (
-            atomic::AtomicRef::<Device, u32>::new(cells.as_mut_ptr()),
-            atomic::AtomicRef::<Device, u32>::new(cells.as_mut_ptr().add(1)),
-        )
+pub fn emu_spin_lock(cells: AtomicSlice<u32>) {
+    // Two words of `cells`, touched only through atomics (an `AtomicSlice` has no other
+    // access).
+    let (Some(lock), Some(count)) = (cells.get(0), cells.get(1)) else {
+        return;
     };
     while lock.compare_exchange(0, 1, Ordering::Acquire).is_err() {}
     let c = count.load(Ordering::Relaxed);
     thread::nanosleep(100);
     count.store(c + 1, Ordering::Relaxed);
     lock.store(0, Ordering::Release);
+}
+
+// How the handover probes below publish and await their flag, by `plant`:
+// - 0: a release store, and an acquire load in the wait (correct);
+// - 1: a release fence then a relaxed store; a relaxed load in the wait then an acquire
+//   fence (correct);
+// - 2: a relaxed store with no fence before it (the writer's bug: the data stores may
+//   become visible after the flag);
+// - 3: a release store, but a relaxed load with no fence after the wait (the reader's bug:
+//   its data loads may be satisfied before the flag's);
+// - 4 (between blocks only): fences of block scope (`.cta`), which order nothing for
+//   another block (the bug).
+
+/// Publishes `flag` (set to 1) after the data stores, as `plant` says (above).
+///
+/// # Safety
+/// `flag` is valid and aligned; every concurrent access to it is atomic.
+#[track_caller]
+unsafe fn publish<S: atomic::Scope>(flag: *mut u32, plant: u32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match plant {
+            0 | 3 => atomic::store::<S, u32>(flag, 1, Ordering::Release),
+            1 => {
+                atomic::fence::<S>(Ordering::Release);
+                atomic::store::<S, u32>(flag, 1, Ordering::Relaxed);
+            }
+            4 => {
+                atomic::fence::<Block>(Ordering::Release);
+                atomic::store::<S, u32>(flag, 1, Ordering::Relaxed);
+            }
+            _ => atomic::store::<S, u32>(flag, 1, Ordering::Relaxed),
+        }
+    }
+}
+
+/// Spins until `flag` is 1, then orders the data loads after it as `plant` says (above).
+///
+/// # Safety
+/// As [`publish`].
+#[track_caller]
+unsafe fn wait_for<S: atomic::Scope>(flag: *mut u32, plant: u32) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match plant {
+            0 | 2 => while atomic::load::<S, u32>(flag, Ordering::Acquire) == 0 {},
+            1 => {
+                while atomic::load::<S, u32>(flag, Ordering::Relaxed) == 0 {}
+                atomic::fence::<S>(Ordering::Acquire);
+            }
+            4 => {
+                while atomic::load::<S, u32>(flag, Ordering::Relaxed) == 0 {}
+                atomic::fence::<Block>(Ordering::Acquire);
+            }
+            _ => while atomic::load::<S, u32>(flag, Ordering::Relaxed) == 0 {},
+        }
+    }
+}
+
+/// A flag handover between two blocks (the GPU's classic "last block" or producer and
+/// consumer pattern): thread 0 of block 0 stores `100 + i` to `data[i]` for `i` in
+/// `0..32`, then publishes `flag[0]`; every thread `t` of block 1 spins on the flag, then
+/// loads `data[t]` (through a checked `mem` vector load) and stores it to `out[t]`. The
+/// flag is published and awaited as `plant` says (above), device scope.
+///
+/// Launch with 2 blocks of 32 threads; `data` and `out` hold 32 elements, 16-byte aligned,
+/// `flag` 1, zeroed by the host.
+#[kernel]
+pub fn emu_handover_grid(data: OutSlice<u32>, flag: OutSlice<u32>, out: OutSlice<u32>, plant: u32) {
+    let t = thread_idx_x();
+    let flag = flag.as_mut_ptr();
+    if block_idx_x() == 0 {
+        if t == 0 {
+            for i in 0..32 {
+                // SAFETY: i < 32 = data.len(); block 1 reads it only after the flag.
+                unsafe { data.write(i, 100 + i as u32) };
+            }
+            // SAFETY: one word, touched only through atomics during the launch.
+            unsafe { publish::<Device>(flag, plant) };
+        }
+    } else {
+        // SAFETY: as above.
+        unsafe { wait_for::<Device>(flag, plant) };
+        // SAFETY: the vector `t / 4` of 16-byte aligned `data`, published by block 0.
+        let v = unsafe { mem::load_v4_u32(data.as_mut_ptr().add(4 * (t as usize / 4))) };
+        // SAFETY: t < 32 = out.len(); one element per thread.
+        unsafe { out.write(t as usize, v[t as usize % 4]) };
+    }
+}
+
+/// The same handover between the two warps of one block, through shared memory: thread
+/// 32 stores `100 + i` to element `i` of a shared array (plain indexing), then publishes a
+/// shared flag; every thread `t` of warp 0 spins on the flag, then reads element `t` and
+/// stores it to `out[t]`. The flag is published and awaited as `plant` says
+/// (0 to 3, above), block scope.
+///
+/// Launch with one block of 64 threads; `out` holds 32 elements.
+#[kernel]
+pub fn emu_handover_block(out: OutSlice<u32>, plant: u32) {
+    // SAFETY: the data is written by thread 32 and read after the handover; the flag is
+    // zeroed before the barrier and otherwise touched only through atomics.
+    let (data, word) = unsafe { (shared_array!([u32; 32]), shared_array!([u32; 1])) };
+    let t = thread_idx_x();
+    if t == 0 {
+        word[0] = 0;
+    }
+    sync_threads();
+    let flag = word.as_mut_ptr();
+    if t == 32 {
+        for i in 0..32 {
+            data[i] = 100 + i as u32;
+        }
+        // SAFETY: the flag lies in the shared array.
+        unsafe { publish::<Block>(flag, plant) };
+    } else if t < 32 {
+        // SAFETY: as above.
+        unsafe { wait_for::<Block>(flag, plant) };
+        // SAFETY: t < 32 = out.len(); one element per thread.
+        unsafe { out.write(t as usize, data[t as usize]) };
+    }
+}
+
+/// A busy-wait on plain reads of a flag nobody sets (the planted bug): thread 0 spins on
+/// `word[0] == 0`, a shared word zeroed before the barrier, while the block's other threads
+/// exit. On a GPU this hangs (or, the load hoisted, spins on a register); the emulator,
+/// with a seed, reports it as a livelock naming thread 0 and its read.
+///
+/// Launch with one block; `out` holds 1 element.
+#[kernel]
+pub fn emu_plain_spin(out: OutSlice<u32>) {
+    // SAFETY: one word, zeroed before the barrier, only read after it.
+    let word = unsafe { shared_array!([u32; 1]) };
+    let t = thread_idx_x();
+    if t == 0 {
+        word[0] = 0;
+    }
+    sync_threads();
+    if t == 0 {
+        // The planted bug: nothing in the loop (or in any other thread) sets the word.
+        #[allow(clippy::while_immutable_condition)]
+        while word[0] == 0 {}
+        out.write_at_thread(1);
+    }
 }

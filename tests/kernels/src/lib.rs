@@ -1,8 +1,9 @@
 //! ferrocuda's test kernels ("probes"), kept out of the product kernels module: one kernel
 //! per `cuda_std` primitive with CPU models of the PTX instructions ([`primitives`]), kernels
 //! that exercise the launch layer and parameter ABI ([`launch_checks`]), and runtime probes
-//! for `cust` ([`runtime`]), probes with planted bugs for the CPU emulator ([`emulator`]), and
-//! the device API added for Rust-CUDA kernels ([`rustcuda`]).
+//! for `cust` ([`runtime`]), probes with planted bugs for the CPU emulator ([`emulator`]),
+//! the device API added for Rust-CUDA kernels ([`rustcuda`]), and kernels written with the
+//! safe API alone ([`safe_api`]).
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -19,3 +20,4 @@ pub mod mma;
 pub mod primitives;
 pub mod runtime;
 pub mod rustcuda;
+pub mod safe_api;

@@ -1,5 +1,6 @@
 //! Probes of the device API that Rust-CUDA kernels use and `cuda_std` adds for them
-//! (issue 34 item 5): the float traits [`GpuFloat`] / [`FloatExt`], the atomic float types,
+//! (issue 34 item 5): the float traits [`GpuFloat`] / [`FloatExt`] (with the erf family's
+//! inverses and `erfcx`, composed in `cuda_std`), the atomic float types,
 //! Rust-CUDA's `warp_shuffle_*` (with the in-range flag, on 8-, 16-, 32- and 128-bit
 //! values), its fence names, `cuda_std::vek`, and `cfg(target_feature = "compute_NN")`.
 //! `tests/tests/rustcuda.rs` compares them with CPU references computed independently
@@ -89,6 +90,55 @@ pub unsafe fn rc_float_f64(x: &[f64], out: *mut f64) {
     for (j, v) in rc_float_values!(x[i], f64).into_iter().enumerate() {
         // SAFETY: in bounds by the contract; one writer per element.
         unsafe { *out.add(i * RC_FLOAT_FUNCTIONS.len() + j) = v };
+    }
+}
+
+/// Results per input of [`rc_erf_family_f32`] and [`rc_erf_family_f64`], in this order.
+pub const RC_ERF_FUNCTIONS: [&str; 4] = ["erfinv", "erfcinv", "erfcx", "normcdfinv"];
+
+/// The functions of [`RC_ERF_FUNCTIONS`] of `x`, through [`FloatExt`] (called by path).
+macro_rules! rc_erf_values {
+    ($x:expr, $t:ty) => {{
+        let x: $t = $x;
+        [
+            FloatExt::inv_error_function(x),
+            FloatExt::inv_complementary_error_function(x),
+            FloatExt::scaled_complementary_error_function(x),
+            FloatExt::inv_norm_cdf(x),
+        ]
+    }};
+}
+
+/// `out[i·4 + j]` = function `j` of [`RC_ERF_FUNCTIONS`] of `x[i]` (`f32`): the composed
+/// functions of [`FloatExt`] that `libm` lacks.
+///
+/// # Safety
+/// `out` holds `4 · x.len()` elements; one thread per element of `x` (extra threads return).
+#[kernel]
+pub unsafe fn rc_erf_family_f32(x: &[f32], out: *mut f32) {
+    let i = thread::index_1d() as usize;
+    if i >= x.len() {
+        return;
+    }
+    for (j, v) in rc_erf_values!(x[i], f32).into_iter().enumerate() {
+        // SAFETY: in bounds by the contract; one writer per element.
+        unsafe { *out.add(i * RC_ERF_FUNCTIONS.len() + j) = v };
+    }
+}
+
+/// As [`rc_erf_family_f32`], in `f64`.
+///
+/// # Safety
+/// `out` holds `4 · x.len()` elements; one thread per element of `x`.
+#[kernel]
+pub unsafe fn rc_erf_family_f64(x: &[f64], out: *mut f64) {
+    let i = thread::index_1d() as usize;
+    if i >= x.len() {
+        return;
+    }
+    for (j, v) in rc_erf_values!(x[i], f64).into_iter().enumerate() {
+        // SAFETY: in bounds by the contract; one writer per element.
+        unsafe { *out.add(i * RC_ERF_FUNCTIONS.len() + j) = v };
     }
 }
 

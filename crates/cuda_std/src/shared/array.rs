@@ -4,6 +4,8 @@
 //! element access asks the backend to record it (`arch::shared::indexed_read` /
 //! `indexed_write`: nothing on the GPU, a checked access on the CPU emulator).
 
+use crate::atomic::{Atomic, AtomicRef, Block, Ordering};
+use core::cell::UnsafeCell;
 use core::fmt;
 use core::ops::{Index, IndexMut};
 
@@ -54,6 +56,94 @@ pub type SharedTile<T, const ROWS: usize, const COLS: usize> =
 /// [`SharedArray`] is.
 #[repr(transparent)]
 pub struct SharedSlice<T>([T]);
+
+/// A shared array of `N` elements of `T` every access of which is **atomic** (block scope,
+/// PTX `.cta`): what `shared_array!(atomic [T; N])` gives, safely, as a shared reference.
+/// Any thread of the block may update any element at any time: shared-memory histogram
+/// bins, counters, flags.
+///
+/// Soundness: the elements are reached only through [`crate::atomic`] operations of
+/// [`Block`] scope, which includes every thread that can see the array (shared memory is
+/// per block), and atomics never race with one another; the type has no plain access (a
+/// plain `+=` on one element by two threads would be a data race, which is why the
+/// `[T; N]` form of `shared_array!` needs `unsafe`). Indices are bounds-checked: `i >= N`
+/// returns `None` (or `false`) and touches nothing. Each access is an `atom`/`ld`/`st`
+/// instruction whose result is a defined value whatever the memory held, so reading an
+/// element before any thread wrote it gives an unspecified number (the GPU's shared memory
+/// starts with stale contents; the CPU emulator's with zeros), never undefined behaviour:
+/// initialise it ([`fill_block`](Self::fill_block), then
+/// [`sync_threads`](crate::thread::sync_threads)) before counting.
+///
+/// `T`: `i32`, `u32`, `i64`, `u64`, `f32`, `f64`. Layout: `[T; N]`.
+///
+/// ```ignore
+/// let bins = shared_array!(atomic [u32; 256]);
+/// bins.fill_block(0, Ordering::Relaxed);
+/// sync_threads();
+/// bins.fetch_add(byte as usize, 1, Ordering::Relaxed);
+/// sync_threads();
+/// ```
+#[repr(transparent)]
+pub struct SharedAtomicArray<T, const N: usize>([UnsafeCell<T>; N]);
+
+impl<T: Atomic, const N: usize> SharedAtomicArray<T, N> {
+    /// `N`, the number of elements.
+    #[must_use]
+    pub const fn len(&self) -> usize {
+        N
+    }
+
+    /// Whether `N` is 0.
+    #[must_use]
+    pub const fn is_empty(&self) -> bool {
+        N == 0
+    }
+
+    /// A block-scope atomic handle on element `i`, or `None` if `i >= N`.
+    #[inline(always)]
+    #[must_use]
+    pub fn get(&self, i: usize) -> Option<AtomicRef<'_, Block, T>> {
+        let cell = self.0.get(i)?;
+        // SAFETY: the element is an aligned `T` in this block's shared memory, and every
+        // access to it is a block-scope atomic (the type's soundness argument).
+        Some(unsafe { AtomicRef::new(cell.get()) })
+    }
+
+    /// This thread's share of an initialisation: stores `val` (atomically) at elements
+    /// `thread_idx_linear() + k · threads_per_block`, `k = 0, 1, ...` (a block-stride loop),
+    /// so that when every thread of the block has called it, every element holds `val`.
+    /// Follow it with [`sync_threads`](crate::thread::sync_threads) in every thread before
+    /// the elements are used.
+    #[inline(always)]
+    #[track_caller]
+    pub fn fill_block(&self, val: T, order: Ordering) {
+        use crate::thread::{block_dim_x, block_dim_y, block_dim_z, thread_idx_linear};
+        let step = block_dim_x() as usize * block_dim_y() as usize * block_dim_z() as usize;
+        let mut i = thread_idx_linear() as usize;
+        while i < N {
+            // The loop bound keeps `i < N`.
+            self.store(i, val, order);
+            i += step;
+        }
+    }
+
+    /// The first element's address (for `unsafe` code: accesses through it must be atomic
+    /// too, see [`crate::atomic`]'s safety rules).
+    #[must_use]
+    pub const fn as_ptr(&self) -> *mut T {
+        UnsafeCell::raw_get(self.0.as_ptr())
+    }
+}
+
+crate::atomic::element_atomics!([, const N: usize] SharedAtomicArray<T, N>);
+
+impl<T, const N: usize> fmt::Debug for SharedAtomicArray<T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedAtomicArray")
+            .field("len", &N)
+            .finish_non_exhaustive()
+    }
+}
 
 impl<T, const N: usize> SharedArray<T, N> {
     /// `N`, the number of elements.

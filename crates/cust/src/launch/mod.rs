@@ -11,6 +11,7 @@
 //! |---|---|---|
 //! | `&[T]` | `Slice<T>` | `&DeviceBuffer<T>`, `&DeviceSlice<T>`, `&DeviceSliceMut<T>`, `&UnifiedBuffer<T>`, `&DeviceBox<T>` |
 //! | `OutSlice<T>` | `Out<T>` | `&mut DeviceBuffer<T>`, `&mut DeviceSliceMut<T>`, `&mut UnifiedBuffer<T>`, `&mut DeviceBox<T>` |
+//! | `AtomicSlice<T>` | `AtomicOut<T>` | as for `OutSlice<T>` |
 //! | `*mut T` | `MutPtr<T>` | as for `OutSlice<T>` |
 //! | `*const T` | `ConstPtr<T>` | as for `&[T]` |
 //! | `T: DeviceCopy` | `Value<T>` | `T` |
@@ -59,7 +60,7 @@ use crate::{
 };
 use cust_core::{
     DeviceCopy,
-    launch::{ConstPtr, Kernel, MutPtr, Out, ParamSizes, Safe, Slice, Value},
+    launch::{AtomicOut, ConstPtr, Kernel, MutPtr, Out, ParamSizes, Safe, Slice, Value},
 };
 use std::{ffi::c_void, fmt};
 
@@ -68,7 +69,7 @@ mod untyped;
 #[doc(hidden)]
 pub use untyped::{__launch_raw, RawArg};
 
-/// A `&[T]` or `OutSlice<T>` kernel parameter: rustc passes it as a 16-byte by-value
+/// A `&[T]`, `OutSlice<T>` or `AtomicSlice<T>` kernel parameter: rustc passes it as a 16-byte by-value
 /// aggregate `(data pointer, length in elements)` (verified in rustc's PTX).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -89,9 +90,10 @@ pub struct ByValue<T>(pub T);
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be passed for a kernel parameter of kind `{K}`",
     label = "wrong argument for this kernel parameter",
-    note = "kernel `&[T]` takes `&DeviceBuffer<T>` or `&DeviceSlice<T>`; `OutSlice<T>` and \
-            `*mut T` take `&mut DeviceBuffer<T>` or `&mut DeviceSliceMut<T>`; `*const T` takes \
-            `&DeviceBuffer<T>`; a value of type `T` takes a `T`"
+    note = "kernel `&[T]` takes `&DeviceBuffer<T>` or `&DeviceSlice<T>`; `OutSlice<T>`, \
+            `AtomicSlice<T>` and `*mut T` take `&mut DeviceBuffer<T>` or \
+            `&mut DeviceSliceMut<T>`; `*const T` takes `&DeviceBuffer<T>`; a value of type `T` \
+            takes a `T`"
 )]
 pub trait KernelArg<'a, K> {
     /// What is pushed into the launch's parameter buffer.
@@ -132,6 +134,16 @@ impl<'a, T, S: KernelMemoryMut<T>> KernelArg<'a, Out<T>> for &'a mut S {
             },
             sync,
         ))
+    }
+}
+
+/// An `AtomicSlice<T>` takes a mutable buffer, as an `OutSlice<T>` does: the launch then
+/// holds the buffer's only borrow, so no other parameter of the launch aliases it and every
+/// access to it during the launch is the kernel's atomics.
+impl<'a, T, S: KernelMemoryMut<T>> KernelArg<'a, AtomicOut<T>> for &'a mut S {
+    type Param = SliceParam;
+    fn into_param(self, stream: &'a Stream) -> CudaResult<(SliceParam, Option<Guard<'a>>)> {
+        <Self as KernelArg<'a, Out<T>>>::into_param(self, stream)
     }
 }
 
@@ -444,7 +456,8 @@ impl<P: ParamSizes> TypedFunction<P, Safe> {
         cfg: LaunchConfig,
         args: A,
     ) -> CudaResult<()> {
-        // SAFETY: a `Safe` kernel has only slices, OutSlices and DeviceCopy values, whose
+        // SAFETY: a `Safe` kernel has only slices, OutSlices, AtomicSlices and DeviceCopy
+        // values, whose
         // host arguments are checked by `KernelArgs`, and a safe body.
         unsafe { self.launch_unchecked(stream, cfg, args) }
     }

@@ -1,12 +1,23 @@
 //! `atomic` on the CPU emulator: every operation is a host atomic with `SeqCst` ordering
-//! (at least as strong as any order asked for), after the bounds check. Loads, and
+//! (at least as strong as any order asked for), after the bounds check; the scope and the
+//! order asked for go to the race checks, for which release and acquire operations and
+//! fences order plain accesses (`cuda_emu`'s `order.rs`). Loads, and
 //! compare-and-swaps and read-modify-writes that leave memory unchanged, are polls: one
 //! repeated at the same call lets the block's other threads run
 //! (`cuda_emu::device::atomic_load`), so a spin loop built of them makes progress without
 //! `nanosleep`, and one that can never end is reported as a livelock.
 
 use crate::atomic::{Ordering, ScopeKind};
-use cuda_emu::device::{self, AccessKind, atomics::Op};
+use cuda_emu::device::{self, AccessKind, MemScope, atomics::Op};
+
+/// The emulator's name for `scope`.
+pub(crate) fn mem_scope(scope: ScopeKind) -> MemScope {
+    match scope {
+        ScopeKind::Block => MemScope::Block,
+        ScopeKind::Device => MemScope::Device,
+        ScopeKind::System => MemScope::System,
+    }
+}
 
 /// The `cuda_std` name of `atom`'s operation `op`, for reports.
 const fn rmw_name(op: &str) -> &'static str {
@@ -27,7 +38,6 @@ macro_rules! raw_rmw {
         #[track_caller]
         pub(crate) unsafe fn $name(ptr: *mut $t, val: $t, scope: ScopeKind, order: Ordering) -> $t {
             {
-                let _ = (scope, order);
                 device::enter("atomic::*");
                 device::check_access(
                     ptr as usize,
@@ -36,7 +46,16 @@ macro_rules! raw_rmw {
                     core::panic::Location::caller(),
                 );
                 // SAFETY: forwarded to the caller (module docs); checked above on the emulator.
-                unsafe { device::atomic_rmw(rmw_name($op), ptr, Op::from_ptx($op), val) }
+                unsafe {
+                    device::atomic_rmw(
+                        rmw_name($op),
+                        ptr,
+                        Op::from_ptx($op),
+                        val,
+                        mem_scope(scope),
+                        order,
+                    )
+                }
             }
         }
     };
@@ -74,7 +93,6 @@ macro_rules! raw_bits {
             order: Ordering,
         ) -> $t {
             {
-                let _ = (scope, order);
                 device::enter("atomic::compare_exchange");
                 device::check_access(
                     ptr as usize,
@@ -83,14 +101,22 @@ macro_rules! raw_bits {
                     core::panic::Location::caller(),
                 );
                 // SAFETY: as in `raw_rmw`.
-                unsafe { device::atomic_cas("atomic::compare_exchange", ptr, cmp, new) }
+                unsafe {
+                    device::atomic_cas(
+                        "atomic::compare_exchange",
+                        ptr,
+                        cmp,
+                        new,
+                        mem_scope(scope),
+                        order,
+                    )
+                }
             }
         }
 
         #[track_caller]
         pub(crate) unsafe fn $ld(ptr: *const $t, scope: ScopeKind, order: Ordering) -> $t {
             {
-                let _ = (scope, order);
                 device::enter("atomic::load");
                 device::check_access(
                     ptr as usize,
@@ -99,14 +125,13 @@ macro_rules! raw_bits {
                     core::panic::Location::caller(),
                 );
                 // SAFETY: as in `raw_rmw`.
-                unsafe { device::atomic_load("atomic::load", ptr) }
+                unsafe { device::atomic_load("atomic::load", ptr, mem_scope(scope), order) }
             }
         }
 
         #[track_caller]
         pub(crate) unsafe fn $st(ptr: *mut $t, val: $t, scope: ScopeKind, order: Ordering) {
             {
-                let _ = (scope, order);
                 device::enter("atomic::store");
                 device::check_access(
                     ptr as usize,
@@ -115,7 +140,7 @@ macro_rules! raw_bits {
                     core::panic::Location::caller(),
                 );
                 // SAFETY: as in `raw_rmw`.
-                unsafe { device::atomic_store("atomic::store", ptr, val) }
+                unsafe { device::atomic_store("atomic::store", ptr, val, mem_scope(scope), order) }
             }
         }
     };
@@ -126,7 +151,6 @@ raw_bits!(cas_b64, ld_b64, st_b64, u64, "b64", reg64);
 
 #[track_caller]
 pub(crate) fn fence(scope: ScopeKind, order: Ordering) {
-    let _ = (scope, order);
-    device::enter("atomic::fence");
-    core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
+    // A host `SeqCst` fence; the race checks learn its release and acquire.
+    device::fence("atomic::fence", mem_scope(scope), order);
 }

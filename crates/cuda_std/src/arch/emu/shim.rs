@@ -35,6 +35,21 @@ pub unsafe fn arg_out<'a, T>(arg: *mut c_void) -> crate::launch::OutSlice<'a, T>
     }
 }
 
+/// Reads an `AtomicSlice<T>` parameter from its `(pointer, length)` bytes (used by
+/// `#[kernel]`'s host shim).
+///
+/// # Safety
+/// As [`arg_slice`], for writable memory.
+#[must_use]
+pub unsafe fn arg_atomic<'a, T>(arg: *mut c_void) -> crate::launch::AtomicSlice<'a, T> {
+    // SAFETY: `AtomicSlice` is `repr(C)` { ptr, len, PhantomData }: the same bytes as the
+    // (pointer, length) pair; the caller's contract for the rest.
+    unsafe {
+        arg.cast::<crate::launch::AtomicSlice<'a, T>>()
+            .read_unaligned()
+    }
+}
+
 /// Reads a pointer or value parameter from its bytes (used by `#[kernel]`'s host shim).
 ///
 /// # Safety

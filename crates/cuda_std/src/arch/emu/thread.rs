@@ -40,17 +40,21 @@ pub(crate) fn sync_threads_or(predicate: bool) -> bool {
 }
 
 macro_rules! fence_fn {
-    ($($name:ident),*) => {$(
+    ($($name:ident, $scope:ident);*) => {$(
         #[track_caller]
         pub(crate) fn $name() {
-            // The emulator's threads share the host's memory: a host fence orders them.
-            device::enter(concat!("thread::", stringify!($name)));
-            core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
+            // A host `SeqCst` fence; the race checks learn its release and acquire
+            // (`fence.sc`).
+            device::fence(
+                concat!("thread::", stringify!($name)),
+                device::MemScope::$scope,
+                core::sync::atomic::Ordering::SeqCst,
+            );
         }
     )*};
 }
 
-fence_fn!(fence_block, fence_device, fence_system);
+fence_fn!(fence_block, Block; fence_device, Device; fence_system, System);
 
 #[track_caller]
 pub(crate) fn nanosleep(ns: u32) {
