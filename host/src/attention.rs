@@ -19,7 +19,7 @@
 //! (upload, run, download). [`reference_f64`] and [`error_bound`] are the CPU side the tests
 //! compare with.
 
-use crate::gpu::{Gpu, GpuError};
+use crate::gpu::{Gpu, GpuError, ResolvedOf};
 use cuda_std::half::{bf16, f16};
 use cuda_std::launch::{Kernel, MutPtr, Slice, Unsafe, Value};
 use cust::{
@@ -205,6 +205,22 @@ pub type AttnParams<T> = (
 /// The attention kernels' handle type.
 pub type AttnKernel<T> = Kernel<AttnParams<T>, Unsafe>;
 
+/// The attention kernels of element type `T`, each resolved in a [`Gpu`]'s module on first
+/// use ([`Gpu::kernels`]): [`AttnElem::D64`], [`AttnElem::D128`].
+struct AttnKernels<T> {
+    d64: ResolvedOf<AttnKernel<T>>,
+    d128: ResolvedOf<AttnKernel<T>>,
+}
+
+impl<T> Default for AttnKernels<T> {
+    fn default() -> Self {
+        Self {
+            d64: Default::default(),
+            d128: Default::default(),
+        }
+    }
+}
+
 mod sealed {
     pub trait Sealed {}
     impl Sealed for super::bf16 {}
@@ -301,9 +317,13 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
     ) -> Result<Self, GpuError> {
         shape.check_buffers([q.len(), k.len(), v.len(), o.len(), lse.len()])?;
         let d = shape.head_dim as u32;
-        let function = gpu
-            .module()
-            .kernel(if d == 64 { T::D64 } else { T::D128 })?;
+        let table = gpu.kernels::<AttnKernels<T>>();
+        let function = if d == 64 {
+            table.d64.get(gpu, T::D64)?
+        } else {
+            table.d128.get(gpu, T::D128)?
+        }
+        .clone();
         // In range: `check` bounds the grid below 2³¹ blocks.
         let blocks = grid_blocks(shape.batch as u32, shape.heads as u32, shape.seq_len as u32);
         let cfg = LaunchConfig::new((blocks, 1), ATTN_THREADS, shared_bytes(d));

@@ -1,9 +1,16 @@
 //! [`Gpu`]: one device with ferrocuda's kernels module (or another module image, see
-//! [`Gpu::with_image`]) loaded and a stream to work on, built on the `cust` runtime. Launches go through the kernels' typed handles
-//! (`cust::launch::Launch`), with `gpu.module()` and `gpu.stream()`.
+//! [`Gpu::with_image`]) loaded and a stream to work on, built on the `cust` runtime.
+//!
+//! Launches go through kernels resolved once ([`cust::launch::TypedFunction`]): a
+//! long-lived owner resolves its kernels when it is built (e.g.
+//! [`crate::mandelbrot::RenderKernels`]); free functions that take a `&Gpu` (the vector
+//! and GEMM functions) keep theirs in the `Gpu`, in kernel tables (`Gpu::kernels`) whose
+//! entries (`Resolved`) are resolved on first use.
 
+use cuda_std::launch::{Kernel, ParamSizes};
 pub use cust::CudaError as GpuError;
 pub use cust::device::driver_available;
+use cust::launch::TypedFunction;
 use cust::{
     context::Context,
     device::Device,
@@ -11,7 +18,19 @@ use cust::{
     module::{Module, ModuleImage, ModuleSource},
     stream::Stream,
 };
-use std::{fmt, time::Duration};
+use std::{
+    any::{Any, TypeId},
+    fmt,
+    sync::OnceLock,
+    time::Duration,
+};
+
+/// How many kernel table types one [`Gpu`] can hold ([`Gpu::kernels`]); the crate has
+/// fewer (one per element type of each kernel family).
+const KERNEL_TABLES: usize = 32;
+
+/// A table slot: the table's type and the table, filled once.
+type TableSlot = OnceLock<(TypeId, Box<dyn Any + Send + Sync>)>;
 
 /// One GPU with a module loaded (the kernels module, [`crate::KERNELS`], unless built with
 /// [`Gpu::with_image`]), and its stream.
@@ -19,6 +38,8 @@ pub struct Gpu {
     ctx: Context,
     stream: Stream,
     module: Module,
+    /// Kernel tables ([`Gpu::kernels`]), filled in order, each once.
+    tables: [TableSlot; KERNEL_TABLES],
 }
 
 impl fmt::Debug for Gpu {
@@ -91,7 +112,32 @@ impl Gpu {
             ctx,
             stream,
             module,
+            tables: std::array::from_fn(|_| OnceLock::new()),
         })
+    }
+
+    /// This GPU's table of type `T` (created empty, `T::default()`, on first use, then
+    /// kept as long as the `Gpu`): a struct of [`Resolved`] kernels, which free functions
+    /// taking a `&Gpu` launch through, so each kernel is looked up in the module once per
+    /// `Gpu`, not per launch.
+    ///
+    /// Finding the table compares the [`TypeId`]s of the tables made so far (a few dozen
+    /// at most): no map, no lock once made. Slots are filled in order and a thread only
+    /// fills the first empty slot it meets, so no type gets two tables, even in races.
+    ///
+    /// # Panics
+    /// If more than 32 table types are asked for (the crate has fewer).
+    pub(crate) fn kernels<T: Default + Send + Sync + 'static>(&self) -> &T {
+        let id = TypeId::of::<T>();
+        for slot in &self.tables {
+            let (slot_id, table) = slot.get_or_init(|| (id, Box::new(T::default())));
+            if *slot_id == id {
+                return table
+                    .downcast_ref()
+                    .expect("a table slot holds the type it is tagged with");
+            }
+        }
+        panic!("more than {KERNEL_TABLES} kernel table types on one `Gpu`")
     }
 
     /// What the module was loaded from: `cubin sm_90` or `PTX JIT` when displayed.
@@ -162,6 +208,55 @@ impl Gpu {
         Ok(f.function().suggested_launch_configuration(0, 0.into())?.1)
     }
 }
+
+/// A kernel of a [`Gpu`]'s module, resolved ([`Module::kernel`]) on first use and kept:
+/// an entry of a kernel table ([`Gpu::kernels`]).
+pub(crate) struct Resolved<P, S>(OnceLock<TypedFunction<P, S>>);
+
+impl<P, S> Default for Resolved<P, S> {
+    fn default() -> Self {
+        Self(OnceLock::new())
+    }
+}
+
+impl<P: ParamSizes, S> Resolved<P, S> {
+    /// `kernel` resolved in `gpu`'s module: looked up the first time, kept after. Each
+    /// entry stands for one kernel: pass the same handle every time.
+    ///
+    /// # Errors
+    /// As [`Module::kernel`] (nothing is kept then: the next call looks it up again).
+    pub(crate) fn get(
+        &self,
+        gpu: &Gpu,
+        kernel: Kernel<P, S>,
+    ) -> Result<&TypedFunction<P, S>, GpuError> {
+        if let Some(f) = self.0.get() {
+            debug_assert_eq!(f.name(), kernel.name(), "one kernel per table entry");
+            return Ok(f);
+        }
+        let f = gpu.module.kernel(kernel)?;
+        Ok(self.0.get_or_init(|| f))
+    }
+}
+
+/// The types that go with a `#[kernel]` handle type `K` (e.g. an alias such as
+/// `vector::ReduceKernel<f32>`): its [`TypedFunction`] and its kernel-table entry.
+pub(crate) trait HandleTypes {
+    /// `TypedFunction<P, S>`.
+    type Function;
+    /// `Resolved<P, S>`.
+    type Resolved;
+}
+
+impl<P, S> HandleTypes for Kernel<P, S> {
+    type Function = TypedFunction<P, S>;
+    type Resolved = Resolved<P, S>;
+}
+
+/// The kernel-table entry of handle type `K`.
+pub(crate) type ResolvedOf<K> = <K as HandleTypes>::Resolved;
+/// The resolved function of handle type `K`.
+pub(crate) type FunctionOf<K> = <K as HandleTypes>::Function;
 
 /// Launches `function` (resolved once, [`cust::module::Module::kernel`]) with `args` on
 /// `gpu`'s stream between two CUDA events and waits ([`timed`]).

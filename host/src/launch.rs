@@ -1,5 +1,6 @@
-//! Launch configurations for ferrocuda's kernels. Launching itself is `cust`'s typed launch:
-//! `kernel.launch(gpu.module(), gpu.stream(), cfg, args)` ([`mod@cust::launch`]).
+//! Launch configurations for ferrocuda's kernels. Launching itself is `cust`'s typed launch
+//! of a kernel resolved once ([`mod@cust::launch`]): `gpu.module().kernel(handle)?` when its
+//! owner is built, then `function.launch(gpu.stream(), cfg, args)` per launch.
 
 pub use cust::function::LaunchConfig;
 pub use cust::launch::{Launch, LaunchUnchecked};

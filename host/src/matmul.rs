@@ -1,6 +1,9 @@
 //! Tensor-core matrix products on the GPU: `C = A·Bᵀ` in bf16, f16 (f32 accumulation, the
-//! result rounded to the input type) or TF32 (f32 in and out), with the kernels of
-//! `kernels::gemm_tc`.
+//! result rounded to the input type) or TF32 ([`Tf32`]: f32 in memory, in and out; the
+//! tensor cores read each input rounded to TF32), with the kernels of `kernels::gemm_tc`.
+//! The type parameter names the arithmetic: `gemm::<Tf32>` on `f32` data is the TF32
+//! product, while `f32` alone means FP32 everywhere in the crate
+//! ([`crate::vector::sgemm_dev`]).
 //!
 //! Layout ("TN", both operands K-major): `A` is m×k row-major (`a[i·k + p]`), `B` is n×k
 //! row-major (`b[j·k + p]`), `C` is m×n row-major (`c[i·n + j]`), so
@@ -25,7 +28,7 @@
 //! run, download). [`reference_f64`] and [`error_bound`] are the CPU side the tests compare
 //! with.
 
-use crate::gpu::{Gpu, GpuError};
+use crate::gpu::{FunctionOf, Gpu, GpuError, ResolvedOf};
 use crate::vector::sm_count;
 use cuda_std::half::{bf16, f16};
 use cuda_std::launch::{ConstPtr, Kernel, MutPtr, Out, Safe, Slice, Unsafe, Value};
@@ -124,41 +127,55 @@ mod sealed {
     pub trait Sealed {}
     impl Sealed for super::bf16 {}
     impl Sealed for super::f16 {}
-    impl Sealed for f32 {}
+    impl Sealed for super::Tf32 {}
 }
 
-/// An element type of the tensor-core products: [`bf16`], [`f16`](struct@f16) (f32 accumulation, result
-/// rounded to the type), `f32` (TF32 kernels: the tensor cores read the top 10 mantissa bits
-/// of each input; result in f32). Sealed.
-pub trait TcElem: DeviceCopy + TmaElement + Copy + Send + Sync + 'static + sealed::Sealed {
+/// TF32, the tensor cores' 19-bit float (8 exponent bits, 10 mantissa bits), as the input
+/// type of a tensor-core product: `GemmPlan::<Tf32>` / `gemm::<Tf32>` multiply `f32`
+/// matrices ([`TcElem::Elem`] = `f32`) whose inputs the tensor cores read rounded to TF32,
+/// with an f32 result. A marker, never a value (no TF32 type exists in memory): it keeps
+/// `f32` meaning FP32, as in [`crate::vector::sgemm_dev`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tf32 {}
+
+/// The input type of the tensor-core products: [`bf16`], [`f16`](struct@f16) (f32
+/// accumulation, result rounded to the type) or [`Tf32`] (`f32` in memory: the tensor
+/// cores read each input rounded to nearest TF32, 10 mantissa bits; result in f32). Sealed.
+pub trait TcElem: Copy + Send + Sync + 'static + sealed::Sealed {
+    /// The element type of `A`, `B` and `C` in memory: the type itself for bf16 and f16,
+    /// `f32` for [`Tf32`].
+    type Elem: DeviceCopy + TmaElement + Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static;
     /// `bf16`, `f16` or `tf32`.
     const NAME: &'static str;
     /// `k` must be a multiple of this (16 bytes of a row).
     const K_MULTIPLE: usize;
     /// The `mma.sync` kernel.
-    const MMA: MmaKernel<Self>;
+    const MMA: MmaKernel<Self::Elem>;
     /// The `wgmma` kernel.
-    const WGMMA: WgmmaKernel<Self>;
+    const WGMMA: WgmmaKernel<Self::Elem>;
     /// The `wgmma` kernel for clusters of [`WG_CLUSTER_M`] blocks along M.
-    const WGMMA_C2: WgmmaKernel<Self>;
+    const WGMMA_C2: WgmmaKernel<Self::Elem>;
     /// For TF32: the kernel that rounds `A` and `B` to TF32 into scratch copies, which the
     /// `wgmma` kernels then read (see [`GemmPlan`]); `None` for bf16/f16.
-    const WGMMA_ROUND: Option<RoundKernel<Self>> = None;
+    const WGMMA_ROUND: Option<RoundKernel<Self::Elem>> = None;
     /// A NaN the host writes to outputs before a launch, so unwritten elements show.
-    const POISON: Self;
+    const POISON: Self::Elem;
     /// Unit roundoff of the output (2⁻⁸ bf16, 2⁻¹¹ f16, 2⁻²⁴ f32).
     const OUTPUT_UNIT: f64;
     /// Relative error of reading one input into the tensor core: 0 for bf16/f16 (exact),
     /// 2⁻¹¹ for TF32 (both kernel families round each input to nearest TF32, 11
     /// significant bits).
     const INPUT_UNIT: f64;
-    /// The value as `f64` (exact).
-    fn to_f64(self) -> f64;
-    /// `x` rounded to the type (to nearest, ties to even: the GPU's `cvt.rn`).
-    fn from_f32(x: f32) -> Self;
+    /// An element as `f64` (exact).
+    fn to_f64(x: Self::Elem) -> f64;
+    /// `x` rounded to the element type (to nearest, ties to even: the GPU's `cvt.rn`; for
+    /// [`Tf32`], `x` itself: the rounding to TF32 happens on the GPU, by
+    /// [`TcElem::WGMMA_ROUND`] before `wgmma`, in registers for `mma.sync`).
+    fn from_f32(x: f32) -> Self::Elem;
 }
 
 impl TcElem for bf16 {
+    type Elem = bf16;
     const NAME: &'static str = "bf16";
     const K_MULTIPLE: usize = 8;
     const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_bf16;
@@ -167,15 +184,16 @@ impl TcElem for bf16 {
     const POISON: Self = bf16::from_bits(0x7fc1);
     const OUTPUT_UNIT: f64 = 1.0 / 256.0;
     const INPUT_UNIT: f64 = 0.0;
-    fn to_f64(self) -> f64 {
-        f64::from(self.to_f32())
+    fn to_f64(x: Self) -> f64 {
+        f64::from(x.to_f32())
     }
-    fn from_f32(x: f32) -> Self {
+    fn from_f32(x: f32) -> bf16 {
         bf16::from_f32(x)
     }
 }
 
 impl TcElem for f16 {
+    type Elem = f16;
     const NAME: &'static str = "f16";
     const K_MULTIPLE: usize = 8;
     const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_f16;
@@ -184,28 +202,29 @@ impl TcElem for f16 {
     const POISON: Self = f16::from_bits(0x7e01);
     const OUTPUT_UNIT: f64 = 1.0 / 2048.0;
     const INPUT_UNIT: f64 = 0.0;
-    fn to_f64(self) -> f64 {
-        f64::from(self.to_f32())
+    fn to_f64(x: Self) -> f64 {
+        f64::from(x.to_f32())
     }
-    fn from_f32(x: f32) -> Self {
+    fn from_f32(x: f32) -> f16 {
         f16::from_f32(x)
     }
 }
 
-impl TcElem for f32 {
+impl TcElem for Tf32 {
+    type Elem = f32;
     const NAME: &'static str = "tf32";
     const K_MULTIPLE: usize = 4;
-    const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_tf32;
-    const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32;
-    const WGMMA_C2: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32_c2;
-    const WGMMA_ROUND: Option<RoundKernel<Self>> = Some(kernels::gemm_tc::wgmma::round_tf32);
-    const POISON: Self = f32::from_bits(0x7fc0_0dad);
+    const MMA: MmaKernel<f32> = kernels::gemm_tc::mma_sync::gemm_mma_tf32;
+    const WGMMA: WgmmaKernel<f32> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32;
+    const WGMMA_C2: WgmmaKernel<f32> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32_c2;
+    const WGMMA_ROUND: Option<RoundKernel<f32>> = Some(kernels::gemm_tc::wgmma::round_tf32);
+    const POISON: f32 = f32::from_bits(0x7fc0_0dad);
     const OUTPUT_UNIT: f64 = 1.0 / 16_777_216.0;
     const INPUT_UNIT: f64 = 1.0 / 2048.0;
-    fn to_f64(self) -> f64 {
-        f64::from(self)
+    fn to_f64(x: f32) -> f64 {
+        f64::from(x)
     }
-    fn from_f32(x: f32) -> Self {
+    fn from_f32(x: f32) -> f32 {
         x
     }
 }
@@ -293,19 +312,40 @@ fn cluster_grid(what: &str, m: u32, n: u32, cluster_m: u32, fit: u32) -> Result<
     Ok(cluster_m * fit.min(groups))
 }
 
-/// TF32's rounded inputs: the rounding kernel, resolved once, and the copies of `A` and `B`
-/// it writes (m·k and n·k elements).
+/// The tensor-core kernels of input type `T`, each resolved in a [`Gpu`]'s module on first
+/// use ([`Gpu::kernels`]): [`TcElem::MMA`], [`TcElem::WGMMA`], [`TcElem::WGMMA_C2`] and,
+/// for TF32, [`TcElem::WGMMA_ROUND`].
+struct GemmKernels<T: TcElem> {
+    mma: ResolvedOf<MmaKernel<T::Elem>>,
+    wgmma: ResolvedOf<WgmmaKernel<T::Elem>>,
+    wgmma_c2: ResolvedOf<WgmmaKernel<T::Elem>>,
+    round: ResolvedOf<RoundKernel<T::Elem>>,
+}
+
+impl<T: TcElem> Default for GemmKernels<T> {
+    fn default() -> Self {
+        Self {
+            mma: Default::default(),
+            wgmma: Default::default(),
+            wgmma_c2: Default::default(),
+            round: Default::default(),
+        }
+    }
+}
+
+/// TF32's rounded inputs: the rounding kernel (from the [`GemmKernels`] table, resolved
+/// once per [`Gpu`]) and the copies of `A` and `B` it writes (m·k and n·k elements).
 struct Rounded<T: TcElem> {
-    function: TypedFunction<(Slice<T>, Out<T>), Safe>,
-    a: DeviceBuffer<T>,
-    b: DeviceBuffer<T>,
+    function: FunctionOf<RoundKernel<T::Elem>>,
+    a: DeviceBuffer<T::Elem>,
+    b: DeviceBuffer<T::Elem>,
 }
 
 /// The launch of one family, resolved once.
 enum Launcher<T: TcElem> {
-    Mma(TypedFunction<MmaParams<T>, Unsafe>),
+    Mma(TypedFunction<MmaParams<T::Elem>, Unsafe>),
     Wgmma {
-        function: TypedFunction<WgmmaParams<T>, Unsafe>,
+        function: TypedFunction<WgmmaParams<T::Elem>, Unsafe>,
         map_a: DeviceBox<TensorMap>,
         map_b: DeviceBox<TensorMap>,
         /// The store map of `C`, where its rows are a multiple of 16 bytes (TMA's rule).
@@ -336,9 +376,9 @@ pub struct GemmPlan<'a, T: TcElem> {
     m: u32,
     n: u32,
     k: u32,
-    a: &'a DeviceBuffer<T>,
-    b: &'a DeviceBuffer<T>,
-    c: &'a mut DeviceBuffer<T>,
+    a: &'a DeviceBuffer<T::Elem>,
+    b: &'a DeviceBuffer<T::Elem>,
+    c: &'a mut DeviceBuffer<T::Elem>,
     cfg: LaunchConfig,
     launcher: Launcher<T>,
 }
@@ -380,30 +420,32 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
         m: usize,
         n: usize,
         k: usize,
-        a: &'a DeviceBuffer<T>,
-        b: &'a DeviceBuffer<T>,
-        c: &'a mut DeviceBuffer<T>,
+        a: &'a DeviceBuffer<T::Elem>,
+        b: &'a DeviceBuffer<T::Elem>,
+        c: &'a mut DeviceBuffer<T::Elem>,
     ) -> Result<Self, GpuError> {
         check_shape::<T>(m, n, k, [a.len(), b.len(), c.len()])?;
         // In range: checked above.
         let (m32, n32, k32) = (m as u32, n as u32, k as u32);
+        let table = gpu.kernels::<GemmKernels<T>>();
         let (cfg, launcher) = match kernel {
             TcKernel::MmaSync => {
-                let function = gpu.module().kernel(T::MMA)?;
+                let function = table.mma.get(gpu, T::MMA)?.clone();
                 let tiles = m32.div_ceil(MMA_BM) * n32.div_ceil(MMA_BN);
                 let cfg = LaunchConfig::new((tiles, 1), MMA_THREADS, MMA_SHARED_BYTES);
                 (cfg, Launcher::Mma(function))
             }
             TcKernel::Wgmma | TcKernel::WgmmaCluster2 => {
                 let cluster_m = kernel.cluster_m();
-                let function = gpu.module().kernel(if cluster_m == 1 {
-                    T::WGMMA
+                let function = if cluster_m == 1 {
+                    table.wgmma.get(gpu, T::WGMMA)?
                 } else {
-                    T::WGMMA_C2
-                })?;
-                let elem_bytes = size_of::<T>() as u32;
-                let row_bytes = (k * size_of::<T>()) as u64;
-                let map = |buf: &DeviceBuffer<T>, rows: usize, bx: [u32; 2], what: &str| {
+                    table.wgmma_c2.get(gpu, T::WGMMA_C2)?
+                }
+                .clone();
+                let elem_bytes = size_of::<T::Elem>() as u32;
+                let row_bytes = (k * size_of::<T::Elem>()) as u64;
+                let map = |buf: &DeviceBuffer<T::Elem>, rows: usize, bx: [u32; 2], what: &str| {
                     let map = TensorMap::tiled_2d(
                         buf.as_device_ptr(),
                         [k as u64, rows as u64],
@@ -420,7 +462,7 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                     None => None,
                     Some(round) => {
                         let what = "allocating the TF32-rounded copies of A and B";
-                        // SAFETY: `T` is `DeviceCopy` (any bits); every launch rounds all
+                        // SAFETY: `T::Elem` is `DeviceCopy` (any bits); every launch rounds all
                         // of `A` and `B` into the copies before the product reads them, in
                         // stream order.
                         let (ra, rb) = unsafe {
@@ -430,7 +472,7 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                             )
                         };
                         Some(Rounded {
-                            function: gpu.module().kernel(round)?,
+                            function: table.round.get(gpu, round)?.clone(),
                             a: ra.gpu_context(what)?,
                             b: rb.gpu_context(what)?,
                         })
@@ -441,7 +483,7 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 let map_b = map(b_in, n, b_box_for_cluster(elem_bytes, cluster_m), "B")?;
                 // C goes out through TMA where its row stride is a multiple of 16 bytes
                 // (TMA's rule); otherwise the kernel stores it from registers.
-                let c_row_bytes = (n * size_of::<T>()) as u64;
+                let c_row_bytes = (n * size_of::<T::Elem>()) as u64;
                 let map_c = if c_row_bytes.is_multiple_of(16) {
                     let map = TensorMap::tiled_2d(
                         c.as_device_ptr(),
@@ -524,7 +566,7 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                     let (mk, nk) = (m as usize * k as usize, n as usize * k as usize);
                     let s = gpu.stream();
                     // The STREAM kernels' launch shape (16-byte packs, one per thread); only
-                    // TF32 (`f32`) has a rounding kernel.
+                    // TF32 (`f32` elements) has a rounding kernel.
                     let cfg = crate::vector::stream_config::<f32>;
                     r.function
                         .launch(s, cfg(mk), (self.a, &mut r.a))
@@ -593,9 +635,9 @@ pub fn gemm<T: TcElem>(
     m: usize,
     n: usize,
     k: usize,
-    a: &[T],
-    b: &[T],
-) -> Result<Vec<T>, GpuError> {
+    a: &[T::Elem],
+    b: &[T::Elem],
+) -> Result<Vec<T::Elem>, GpuError> {
     check_shape::<T>(m, n, k, [a.len(), b.len(), m * n])?;
     let a_d = DeviceBuffer::from_slice_async(&a[..m * k], gpu.stream())
         .gpu_context("copying A to the GPU")?;
@@ -603,7 +645,7 @@ pub fn gemm<T: TcElem>(
         .gpu_context("copying B to the GPU")?;
     let mut c_d = DeviceBuffer::from_slice_async(&vec![T::POISON; m * n], gpu.stream())
         .gpu_context("allocating C")?;
-    let mut plan = GemmPlan::new(gpu, kernel, m, n, k, &a_d, &b_d, &mut c_d)?;
+    let mut plan = GemmPlan::<T>::new(gpu, kernel, m, n, k, &a_d, &b_d, &mut c_d)?;
     plan.launch(gpu)?;
     let cfg = plan.config();
     drop(plan);
@@ -613,9 +655,14 @@ pub fn gemm<T: TcElem>(
 
 /// `C[i][j] = Σ_p A[i][p]·B[j][p]` in `f64` (exact for the products; the sum rounded in
 /// `f64`) for the elements `(i, j)` in `at` (`a` m×k, `b` n×k, row-major). TF32's
-/// truncation of the inputs is not modelled: the f32 values are used as given, and
+/// rounding of the inputs is not modelled: the f32 values are used as given, and
 /// [`error_bound`] covers the difference.
-pub fn reference_f64<T: TcElem>(k: usize, a: &[T], b: &[T], at: &[(usize, usize)]) -> Vec<f64> {
+pub fn reference_f64<T: TcElem>(
+    k: usize,
+    a: &[T::Elem],
+    b: &[T::Elem],
+    at: &[(usize, usize)],
+) -> Vec<f64> {
     rows_dot_f64(k, a, b, at, T::to_f64)
 }
 
@@ -667,7 +714,7 @@ mod tests {
             err.contains("k = 100") && err.contains("multiple of 8"),
             "{err}"
         );
-        let err = check_shape::<f32>(4, 4, 0, [0, 0, 16])
+        let err = check_shape::<Tf32>(4, 4, 0, [0, 0, 16])
             .expect_err("k = 0")
             .to_string();
         assert!(err.contains("k = 0"), "{err}");
@@ -675,7 +722,7 @@ mod tests {
             .expect_err("B too short")
             .to_string();
         assert!(err.contains("B has 255 elements"), "{err}");
-        check_shape::<f32>(3, 5, 4, [12, 20, 15]).expect("tf32 needs k % 4 only");
+        check_shape::<Tf32>(3, 5, 4, [12, 20, 15]).expect("tf32 needs k % 4 only");
     }
 
     #[test]
@@ -685,10 +732,10 @@ mod tests {
             small > 10.0 / 256.0 && small < 10.0 / 256.0 + 0.01,
             "{small}"
         );
-        assert!(error_bound::<f32>(4096, 100.0, 10.0) > error_bound::<f32>(64, 100.0, 10.0));
+        assert!(error_bound::<Tf32>(4096, 100.0, 10.0) > error_bound::<Tf32>(64, 100.0, 10.0));
         // TF32 inputs dominate: two inputs rounded to nearest, about 2·2⁻¹¹ = 2⁻¹⁰ of
         // Σ|a||b|.
-        let tf = error_bound::<f32>(64, 1000.0, 0.0);
+        let tf = error_bound::<Tf32>(64, 1000.0, 0.0);
         assert!((0.95..1.05).contains(&tf), "{tf}");
     }
 
@@ -733,6 +780,9 @@ mod tests {
         let a: Vec<f32> = vec![1.0, 2.0, 3.0, 4.0];
         let b: Vec<f32> = vec![5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0];
         // m = 1, n = 2, k = 4.
-        assert_eq!(reference_f64(4, &a, &b, &[(0, 0), (0, 1)]), [70.0, 110.0]);
+        assert_eq!(
+            reference_f64::<Tf32>(4, &a, &b, &[(0, 0), (0, 1)]),
+            [70.0, 110.0]
+        );
     }
 }

@@ -24,7 +24,7 @@
 //! Two levels, as [`crate::matmul`]: [`Fp8GemmPlan`] (made once, launched many times, no
 //! synchronisation) and [`gemm_fp8`] (upload, run, download).
 
-use crate::gpu::{Gpu, GpuError};
+use crate::gpu::{Gpu, GpuError, ResolvedOf};
 use crate::matmul::check_dims;
 use crate::vector::sm_count;
 use cuda_std::half::{F8E4M3, F8E5M2, bf16};
@@ -53,6 +53,22 @@ pub type Fp8Params<O> = (
 );
 /// The FP8 `wgmma` kernels' handle type.
 pub type Fp8Kernel<O> = Kernel<Fp8Params<O>, Unsafe>;
+
+/// The FP8 kernels of output type `O`, each resolved in a [`Gpu`]'s module on first use
+/// ([`Gpu::kernels`]): [`Fp8Out::E4M3`], [`Fp8Out::E5M2`].
+struct Fp8Kernels<O> {
+    e4m3: ResolvedOf<Fp8Kernel<O>>,
+    e5m2: ResolvedOf<Fp8Kernel<O>>,
+}
+
+impl<O> Default for Fp8Kernels<O> {
+    fn default() -> Self {
+        Self {
+            e4m3: Default::default(),
+            e5m2: Default::default(),
+        }
+    }
+}
 
 mod sealed {
     pub trait Sealed {}
@@ -244,10 +260,12 @@ impl<'a, T: Fp8Elem, O: Fp8Out> Fp8GemmPlan<'a, T, O> {
         let scale = check_scales(&what, scale_a, scale_b)?;
         // In range: checked above.
         let (m32, n32, k32) = (m as u32, n as u32, k as u32);
-        let function = gpu.module().kernel(match T::FORMAT {
-            Fp8Format::E4m3 => O::E4M3,
-            Fp8Format::E5m2 => O::E5M2,
-        })?;
+        let table = gpu.kernels::<Fp8Kernels<O>>();
+        let function = match T::FORMAT {
+            Fp8Format::E4m3 => table.e4m3.get(gpu, O::E4M3)?,
+            Fp8Format::E5m2 => table.e5m2.get(gpu, O::E5M2)?,
+        }
+        .clone();
         let map = |ptr: DevicePointer<u8>, rows: usize, bx: [u32; 2], name: &str| {
             let map =
                 TensorMap::tiled_2d(ptr, [k as u64, rows as u64], k as u64, bx, TmaSwizzle::B128)

@@ -16,8 +16,7 @@
 //! Conventions: vectors are whole device allocations (the kernels rely on their 16-byte
 //! alignment); matrices are row-major (`A` m×k, `B` k×n, `C` m×n).
 
-use crate::gpu::{Gpu, GpuError};
-use crate::launch::{Launch, LaunchUnchecked};
+use crate::gpu::{FunctionOf, Gpu, GpuError, ResolvedOf};
 use cuda_std::launch::{AtomicOut, Kernel, MutPtr, Out, Safe, Slice, Unsafe, Value};
 use cust::{
     device::DeviceAttribute,
@@ -140,6 +139,67 @@ pub const AFFINE_SCAN_KERNELS: [ScanKernel<u64>; 2] = [
     kernels::scan::scan_inclusive_affine,
     kernels::scan::scan_exclusive_affine,
 ];
+
+/// The reductions of element type `T`, each resolved in a [`Gpu`]'s module on first use
+/// ([`Gpu::kernels`]): `reduce[op as usize]` is `T::REDUCE_KERNELS[op as usize]`.
+struct ReduceKernels<T> {
+    reduce: [ResolvedOf<ReduceKernel<T>>; 3],
+}
+
+impl<T> Default for ReduceKernels<T> {
+    fn default() -> Self {
+        Self {
+            reduce: Default::default(),
+        }
+    }
+}
+
+/// The element-wise kernels and the dot product of float type `T`, each resolved in a
+/// [`Gpu`]'s module on first use ([`Gpu::kernels`]): the [`Float`] handles.
+struct FloatKernels<T> {
+    copy: ResolvedOf<Map1Kernel<T>>,
+    scale: ResolvedOf<ScaleKernel<T>>,
+    add: ResolvedOf<Map2Kernel<T>>,
+    triad: ResolvedOf<TriadKernel<T>>,
+    axpy: ResolvedOf<AxpyKernel<T>>,
+    dot: ResolvedOf<DotKernel<T>>,
+}
+
+impl<T> Default for FloatKernels<T> {
+    fn default() -> Self {
+        Self {
+            copy: Default::default(),
+            scale: Default::default(),
+            add: Default::default(),
+            triad: Default::default(),
+            axpy: Default::default(),
+            dot: Default::default(),
+        }
+    }
+}
+
+/// The scans (`[inclusive, exclusive]`) of element type `T`, each resolved in a [`Gpu`]'s
+/// module on first use ([`Gpu::kernels`]): [`Scannable::SCAN_KERNELS`], and for `u64`
+/// [`AFFINE_SCAN_KERNELS`] (the only `u64` scans).
+struct ScanKernels<T> {
+    scan: [ResolvedOf<ScanKernel<T>>; 2],
+}
+
+impl<T> Default for ScanKernels<T> {
+    fn default() -> Self {
+        Self {
+            scan: Default::default(),
+        }
+    }
+}
+
+/// The SGEMM kernels, resolved in a [`Gpu`]'s module on first use ([`Gpu::kernels`]):
+/// `sgemm_cp_async` where the module has it for the device (`None` where not), and `sgemm`.
+#[derive(Default)]
+struct SgemmKernels {
+    cp_async: std::sync::OnceLock<Option<FunctionOf<SgemmKernel>>>,
+    sgemm: ResolvedOf<SgemmKernel>,
+}
 
 impl Element for f32 {
     const NAME: &'static str = "f32";
@@ -480,7 +540,8 @@ pub fn copy_dev<T: Float>(
     c: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let cfg = stream_config::<T>(a.len().min(c.len()));
-    T::COPY.launch(gpu.module(), gpu.stream(), cfg, (a, c))
+    let copy = gpu.kernels::<FloatKernels<T>>().copy.get(gpu, T::COPY)?;
+    copy.launch(gpu.stream(), cfg, (a, c))
 }
 
 /// `b = q · c` (STREAM scale).
@@ -491,7 +552,8 @@ pub fn scale_dev<T: Float>(
     b: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let cfg = stream_config::<T>(c.len().min(b.len()));
-    T::SCALE.launch(gpu.module(), gpu.stream(), cfg, (c, q, b))
+    let scale = gpu.kernels::<FloatKernels<T>>().scale.get(gpu, T::SCALE)?;
+    scale.launch(gpu.stream(), cfg, (c, q, b))
 }
 
 /// `c = a + b` (STREAM add).
@@ -502,7 +564,8 @@ pub fn add_dev<T: Float>(
     c: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let cfg = stream_config::<T>(a.len().min(b.len()).min(c.len()));
-    T::ADD.launch(gpu.module(), gpu.stream(), cfg, (a, b, c))
+    let add = gpu.kernels::<FloatKernels<T>>().add.get(gpu, T::ADD)?;
+    add.launch(gpu.stream(), cfg, (a, b, c))
 }
 
 /// `a = b + q · c` (STREAM triad; product and sum rounded separately).
@@ -514,7 +577,8 @@ pub fn triad_dev<T: Float>(
     a: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let cfg = stream_config::<T>(b.len().min(c.len()).min(a.len()));
-    T::TRIAD.launch(gpu.module(), gpu.stream(), cfg, (b, c, q, a))
+    let triad = gpu.kernels::<FloatKernels<T>>().triad.get(gpu, T::TRIAD)?;
+    triad.launch(gpu.stream(), cfg, (b, c, q, a))
 }
 
 /// `y = fma(alpha, x, y)` in place.
@@ -525,19 +589,21 @@ pub fn axpy_dev<T: Float>(
     y: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let cfg = stream_config::<T>(x.len().min(y.len()));
-    T::AXPY.launch(gpu.module(), gpu.stream(), cfg, (alpha, x, y))
+    let axpy = gpu.kernels::<FloatKernels<T>>().axpy.get(gpu, T::AXPY)?;
+    axpy.launch(gpu.stream(), cfg, (alpha, x, y))
 }
 
-/// One pass of a chunked reduction kernel (`x` → one value per block into `out`).
+/// One pass of the chunked reduction kernel of `op` (`x` → one value per block into `out`).
 fn reduce_pass<T: Element>(
     gpu: &Gpu,
-    kernel: ReduceKernel<T>,
+    op: ReduceOp,
     x: &DeviceBuffer<T>,
     split: Split,
     out: &mut DeviceBuffer<T>,
 ) -> Result<(), GpuError> {
     let cfg = config_1d(split.blocks, BLOCK_THREADS);
-    kernel.launch(gpu.module(), gpu.stream(), cfg, (x, split.chunk, out))
+    let kernel = gpu.kernels::<ReduceKernels<T>>().reduce[op as usize].get(gpu, op.kernel())?;
+    kernel.launch(gpu.stream(), cfg, (x, split.chunk, out))
 }
 
 /// `scratch.result = op(x[..])` in two launches.
@@ -547,10 +613,9 @@ pub fn reduce_dev<T: Element>(
     x: &DeviceBuffer<T>,
     scratch: &mut Scratch<T>,
 ) -> Result<(), GpuError> {
-    let kernel = op.kernel::<T>();
-    reduce_pass(gpu, kernel, x, scratch.split, &mut scratch.partials)?;
+    reduce_pass(gpu, op, x, scratch.split, &mut scratch.partials)?;
     let second = second_pass(scratch.split.blocks);
-    reduce_pass(gpu, kernel, &scratch.partials, second, &mut scratch.result)
+    reduce_pass(gpu, op, &scratch.partials, second, &mut scratch.result)
 }
 
 /// `scratch.result = Σ a[i]·b[i]` in two launches (dot, then a sum of the partials).
@@ -562,15 +627,15 @@ pub fn dot_dev<T: Float>(
 ) -> Result<(), GpuError> {
     let split = scratch.split;
     let cfg = config_1d(split.blocks, BLOCK_THREADS);
-    T::DOT.launch(
-        gpu.module(),
+    let dot = gpu.kernels::<FloatKernels<T>>().dot.get(gpu, T::DOT)?;
+    dot.launch(
         gpu.stream(),
         cfg,
         (a, b, split.chunk, &mut scratch.partials),
     )?;
     reduce_pass(
         gpu,
-        ReduceOp::Sum.kernel::<T>(),
+        ReduceOp::Sum,
         &scratch.partials,
         second_pass(split.blocks),
         &mut scratch.result,
@@ -591,14 +656,9 @@ pub fn scan_dev<T: Scannable>(
     state: &mut ScanState,
     out: &mut DeviceSliceMut<'_, T>,
 ) -> Result<(), GpuError> {
-    scan_with_dev(
-        gpu,
-        T::SCAN_KERNELS[kind as usize],
-        T::SCAN_SHAPE,
-        x,
-        state,
-        out,
-    )
+    let kernel = gpu.kernels::<ScanKernels<T>>().scan[kind as usize]
+        .get(gpu, T::SCAN_KERNELS[kind as usize])?;
+    scan_with_dev(gpu, kernel, T::SCAN_SHAPE, x, state, out)
 }
 
 /// The user-operator scan: `out[i]` = the composition, in order, of the affine maps `x[0]`
@@ -614,7 +674,8 @@ pub fn affine_scan_dev(
     state: &mut ScanState,
     out: &mut DeviceSliceMut<'_, u64>,
 ) -> Result<(), GpuError> {
-    let kernel = AFFINE_SCAN_KERNELS[kind as usize];
+    let kernel = gpu.kernels::<ScanKernels<u64>>().scan[kind as usize]
+        .get(gpu, AFFINE_SCAN_KERNELS[kind as usize])?;
     scan_with_dev(
         gpu,
         kernel,
@@ -629,7 +690,7 @@ pub fn affine_scan_dev(
 /// tiles hold `tile` elements.
 fn scan_with_dev<T: cuda_std::DeviceCopy>(
     gpu: &Gpu,
-    kernel: ScanKernel<T>,
+    kernel: &FunctionOf<ScanKernel<T>>,
     (threads, tile): (u32, usize),
     x: &DeviceSlice<'_, T>,
     st: &mut ScanState,
@@ -644,7 +705,6 @@ fn scan_with_dev<T: cuda_std::DeviceCopy>(
     // kernel's shape.
     unsafe {
         kernel.launch_unchecked(
-            gpu.module(),
             gpu.stream(),
             cfg,
             (x, out, &mut st.status, &mut st.counter, l.epoch, l.base),
@@ -679,10 +739,17 @@ pub fn sgemm_dev(
         a.len() >= mu * ku && b.len() >= ku * nu && c.len() >= mu * nu,
         "sgemm: buffer too short"
     );
-    let cp_async: SgemmKernel = kernels::gemm_sm80::sgemm_cp_async;
+    let table = gpu.kernels::<SgemmKernels>();
     // The sm_80 variant is picked when the device can run it; on older devices (or a module
-    // without the variant) the lookup fails and the baseline kernel runs.
-    if k.is_multiple_of(4) && n.is_multiple_of(4) && gpu.module().kernel(cp_async).is_ok() {
+    // without the variant) the lookup fails (once per `Gpu`) and the baseline kernel runs.
+    let cp_async = table.cp_async.get_or_init(|| {
+        let handle: SgemmKernel = kernels::gemm_sm80::sgemm_cp_async;
+        gpu.module().kernel(handle).ok()
+    });
+    if let Some(cp_async) = cp_async
+        .as_ref()
+        .filter(|_| k.is_multiple_of(4) && n.is_multiple_of(4))
+    {
         let cfg = LaunchConfig::new(
             (n.div_ceil(SGEMM80_TILE_N), m.div_ceil(SGEMM80_TILE_M)),
             SGEMM80_THREADS,
@@ -693,12 +760,7 @@ pub fn sgemm_dev(
         // (grid, 256 threads, `SGEMM80_SHARED_BYTES`); `c` is borrowed mutably, so nothing
         // else uses it.
         return unsafe {
-            cp_async.launch_unchecked(
-                gpu.module(),
-                gpu.stream(),
-                cfg,
-                (m, n, k, alpha, a, b, beta, c),
-            )
+            cp_async.launch_unchecked(gpu.stream(), cfg, (m, n, k, alpha, a, b, beta, c))
         };
     }
     let cfg = LaunchConfig::new(
@@ -706,17 +768,10 @@ pub fn sgemm_dev(
         SGEMM_THREADS,
         0,
     );
-    let kernel: SgemmKernel = kernels::gemm::sgemm;
+    let kernel = table.sgemm.get(gpu, kernels::gemm::sgemm)?;
     // SAFETY: buffer sizes checked above, whole allocations (16-byte aligned); the
     // module's launch shape; `c` is borrowed mutably, so nothing else uses it.
-    unsafe {
-        kernel.launch_unchecked(
-            gpu.module(),
-            gpu.stream(),
-            cfg,
-            (m, n, k, alpha, a, b, beta, c),
-        )
-    }
+    unsafe { kernel.launch_unchecked(gpu.stream(), cfg, (m, n, k, alpha, a, b, beta, c)) }
 }
 
 /// Host-level operations: copy in, poison the output, launch, synchronise, copy back.

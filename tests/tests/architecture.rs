@@ -308,6 +308,75 @@ fn product_code_launches_kernels_by_handle_not_by_name() {
     );
 }
 
+/// The launches in Rust source `text` that resolve their kernel on every call: a
+/// `launch(` or `launch_unchecked(` whose first argument is a module (`Launch::launch` and
+/// `LaunchUnchecked::launch_unchecked` on a handle look the kernel up each time), as
+/// `launch(` followed, after any whitespace, by `gpu.module()`, `self.gpu.module()`,
+/// `module,`, `&module,` or `m,`. Returns the 1-based line of each call.
+fn per_call_lookups(text: &str) -> Vec<usize> {
+    let code: Vec<(usize, &str)> = code_lines(text).collect();
+    let mut found = Vec::new();
+    for (at, &(line_no, line)) in code.iter().enumerate() {
+        for call in ["launch(", "launch_unchecked("] {
+            let mut from = 0;
+            while let Some(i) = line[from..].find(call) {
+                let start = from + i + call.len();
+                // The first argument: the rest of this line, or the next code line.
+                let mut arg = line[start..].trim_start().to_owned();
+                if arg.is_empty() {
+                    arg = code.get(at + 1).map_or("", |l| l.1).trim_start().to_owned();
+                }
+                if [
+                    "gpu.module()",
+                    "self.gpu.module()",
+                    "module,",
+                    "&module,",
+                    "m,",
+                ]
+                .iter()
+                .any(|first| arg.starts_with(first))
+                {
+                    found.push(line_no);
+                }
+                from = start;
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn host_launches_kernels_resolved_once() {
+    // The application library and binary; the examples teach cust's API, one-off
+    // `handle.launch(&module, ..)` included.
+    let mut found = Vec::new();
+    files(&root().join("host/src"), &[".rs"], &mut found);
+    assert!(!found.is_empty());
+    let mut offenders = Vec::new();
+    for path in found {
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        for line in per_call_lookups(&text) {
+            offenders.push(format!("{}:{line}", relative(&path)));
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "host launches kernels resolved once (a `TypedFunction` its owner holds, or an entry \
+         of `Gpu::kernels`), not `handle.launch(module, ..)`, which looks the kernel up on \
+         every call:\n{}",
+        offenders.join("\n")
+    );
+}
+
+#[test]
+fn the_lookup_check_sees_planted_per_call_launches() {
+    let planted = "fn f() {\n    T::COPY.launch(gpu.module(), gpu.stream(), cfg, (a, c))\n    \
+                   unsafe {\n        k.launch_unchecked(\n            gpu.module(),\n            \
+                   gpu.stream(),\n        )\n    }\n    // x.launch(gpu.module(), ..) in a comment\n    \
+                   copy.launch(gpu.stream(), cfg, (a, c))\n}\n";
+    assert_eq!(per_call_lookups(planted), [2, 4]);
+}
+
 #[test]
 fn cust_names_cudarc_only_in_its_gpu_backend_and_the_listed_modules() {
     let (naming, offenders) = naming("cudarc", CUST_CUDARC_FILES);

@@ -29,7 +29,7 @@
 use cuda_std::half::{F8E4M3, F8E5M2, bf16, f16};
 use cust::device::DeviceAttribute;
 use host::Gpu;
-use host::matmul::{TcElem, TcKernel, error_bound, gemm, reference_f64};
+use host::matmul::{TcElem, TcKernel, Tf32, error_bound, gemm, reference_f64};
 use host::matmul_fp8::{Fp8Elem, Fp8Out, gemm_fp8, reference_f64 as fp8_reference};
 use kernels::gemm_tc::mma_sync::MMA_SHARED_BYTES;
 use tests::{gpu, mix};
@@ -66,28 +66,24 @@ fn runs(gpu: &Gpu, kernel: TcKernel) -> bool {
 }
 
 /// `len` small integers in −3..=3.
-fn small_ints<T: TcElem>(seed: u64, len: usize) -> Vec<T> {
+fn small_ints<T: TcElem>(seed: u64, len: usize) -> Vec<T::Elem> {
     (0..len)
         .map(|i| T::from_f32((mix(seed, i) % 7) as f32 - 3.0))
         .collect()
 }
 
 /// `len` values uniform in [−1, 1), rounded to `T`.
-fn uniform<T: TcElem>(seed: u64, len: usize) -> Vec<T> {
+fn uniform<T: TcElem>(seed: u64, len: usize) -> Vec<T::Elem> {
     (0..len)
         .map(|i| T::from_f32(((mix(seed, i) >> 40) as f32 / (1u64 << 23) as f32) - 1.0))
         .collect()
 }
 
 /// The exact test for one family, type and shape: GPU result equals the CPU's bit for bit.
-fn exact_case<T: TcElem + PartialEq + std::fmt::Debug>(
-    gpu: &Gpu,
-    kernel: TcKernel,
-    (m, n, k): (usize, usize, usize),
-) {
+fn exact_case<T: TcElem>(gpu: &Gpu, kernel: TcKernel, (m, n, k): (usize, usize, usize)) {
     let a = small_ints::<T>(1 + m as u64, m * k);
     let b = small_ints::<T>(2 + n as u64, n * k);
-    let c = gemm(gpu, kernel, m, n, k, &a, &b)
+    let c = gemm::<T>(gpu, kernel, m, n, k, &a, &b)
         .unwrap_or_else(|e| panic!("{} {kernel} {m}×{n}×{k}: {e}", T::NAME));
     assert_eq!(c.len(), m * n);
     let mut wrong = 0usize;
@@ -95,11 +91,11 @@ fn exact_case<T: TcElem + PartialEq + std::fmt::Debug>(
         for j in 0..n {
             // Exact in f32 (|sum| < 2²⁴), rounded once to T.
             let sum: f32 = (0..k)
-                .map(|p| (a[i * k + p].to_f64() * b[j * k + p].to_f64()) as f32)
+                .map(|p| (T::to_f64(a[i * k + p]) * T::to_f64(b[j * k + p])) as f32)
                 .sum();
             let want = T::from_f32(sum);
             let got = c[i * n + j];
-            let same = got == want || (got.to_f64() == 0.0 && want.to_f64() == 0.0);
+            let same = got == want || (T::to_f64(got) == 0.0 && T::to_f64(want) == 0.0);
             if !same {
                 if wrong < 5 {
                     eprintln!(
@@ -160,7 +156,7 @@ fn exact_all_types(kernel: TcKernel) {
     for &shape in shapes {
         exact_case::<bf16>(&gpu, kernel, shape);
         exact_case::<f16>(&gpu, kernel, shape);
-        exact_case::<f32>(&gpu, kernel, shape);
+        exact_case::<Tf32>(&gpu, kernel, shape);
     }
 }
 
@@ -184,7 +180,7 @@ fn mma_sync_integer_inputs_equal_the_cpu_bit_for_bit() {
 /// The emulator's output for one family, type and shape equals the GPU's bit for bit on the
 /// same integer inputs (bits compared through the exact `f64` value, the sign of zero
 /// included).
-fn emulator_equals_gpu<T: TcElem + std::fmt::Debug>(
+fn emulator_equals_gpu<T: TcElem>(
     gpu: &Gpu,
     emulator: &Gpu,
     kernel: TcKernel,
@@ -195,14 +191,14 @@ fn emulator_equals_gpu<T: TcElem + std::fmt::Debug>(
     let on = |dev: &Gpu| {
         // Buffers are made in the current context: the device's own.
         cust::context::CurrentContext::set_current(dev.context());
-        gemm(dev, kernel, m, n, k, &a, &b)
+        gemm::<T>(dev, kernel, m, n, k, &a, &b)
             .unwrap_or_else(|e| panic!("{} {kernel} {m}×{n}×{k} on {}: {e}", T::NAME, dev.name()))
     };
     let (g, e) = (on(gpu), on(emulator));
     let differ = g
         .iter()
         .zip(&e)
-        .filter(|(x, y)| x.to_f64().to_bits() != y.to_f64().to_bits())
+        .filter(|&(&x, &y)| T::to_f64(x).to_bits() != T::to_f64(y).to_bits())
         .count();
     assert_eq!(
         differ,
@@ -233,7 +229,7 @@ fn integer_gemms_on_the_emulator_equal_the_gpu_bit_for_bit() {
         for &shape in &EMULATOR_EXACT_SHAPES {
             emulator_equals_gpu::<bf16>(&gpu, &emulator, kernel, shape);
             emulator_equals_gpu::<f16>(&gpu, &emulator, kernel, shape);
-            emulator_equals_gpu::<f32>(&gpu, &emulator, kernel, shape);
+            emulator_equals_gpu::<Tf32>(&gpu, &emulator, kernel, shape);
         }
         eprintln!("{kernel}: the emulator equals {} bit for bit", gpu.name());
     }
@@ -291,7 +287,7 @@ fn fp8_emulator_equals_gpu<T: Fp8Elem, O: Fp8Out>(
 }
 
 /// The random test for one family and type (see the module docs for the bound).
-fn random_case<T: TcElem + std::fmt::Debug>(gpu: &Gpu, kernel: TcKernel) {
+fn random_case<T: TcElem>(gpu: &Gpu, kernel: TcKernel) {
     // On the CPU emulator a smaller ragged shape (2 × 2 tiles, 4 to 8 K steps): a debug
     // build emulates the GPU's shape too slowly.
     let (m, n, k) = if gpu.is_emulator() {
@@ -301,9 +297,9 @@ fn random_case<T: TcElem + std::fmt::Debug>(gpu: &Gpu, kernel: TcKernel) {
     };
     let a = uniform::<T>(11, m * k);
     let b = uniform::<T>(12, n * k);
-    let c =
-        gemm(gpu, kernel, m, n, k, &a, &b).unwrap_or_else(|e| panic!("{} {kernel}: {e}", T::NAME));
-    if let Some(i) = c.iter().position(|x| !x.to_f64().is_finite()) {
+    let c = gemm::<T>(gpu, kernel, m, n, k, &a, &b)
+        .unwrap_or_else(|e| panic!("{} {kernel}: {e}", T::NAME));
+    if let Some(i) = c.iter().position(|&x| !T::to_f64(x).is_finite()) {
         panic!(
             "{} {kernel}: C[{}][{}] = {:?} is not finite",
             T::NAME,
@@ -320,14 +316,14 @@ fn random_case<T: TcElem + std::fmt::Debug>(gpu: &Gpu, kernel: TcKernel) {
             )
         })
         .collect();
-    let exact = reference_f64(k, &a, &b, &at);
+    let exact = reference_f64::<T>(k, &a, &b, &at);
     let mut worst = 0.0f64;
     for (&(i, j), &want) in at.iter().zip(&exact) {
         let abs_sum: f64 = (0..k)
-            .map(|p| (a[i * k + p].to_f64() * b[j * k + p].to_f64()).abs())
+            .map(|p| (T::to_f64(a[i * k + p]) * T::to_f64(b[j * k + p])).abs())
             .sum();
         let bound = error_bound::<T>(k, abs_sum, want);
-        let got = c[i * n + j].to_f64();
+        let got = T::to_f64(c[i * n + j]);
         let err = (got - want).abs();
         assert!(
             err <= bound,
@@ -349,7 +345,7 @@ fn random_all_types(kernel: TcKernel) {
     }
     random_case::<bf16>(&gpu, kernel);
     random_case::<f16>(&gpu, kernel);
-    random_case::<f32>(&gpu, kernel);
+    random_case::<Tf32>(&gpu, kernel);
 }
 
 /// On a GPU, or on the CPU emulator at a smaller shape (see `random_case`).
@@ -396,7 +392,7 @@ fn tf32_inputs_are_rounded_to_nearest() {
         }
         for &(m, n, k) in shapes {
             for fractional_a in [true, false] {
-                let ints = |seed: u64, len: usize| small_ints::<f32>(seed, len);
+                let ints = |seed: u64, len: usize| small_ints::<Tf32>(seed, len);
                 let frac = |seed: u64, len: usize| -> Vec<f32> {
                     ints(seed, len)
                         .into_iter()
@@ -408,7 +404,7 @@ fn tf32_inputs_are_rounded_to_nearest() {
                 } else {
                     (ints(31, m * k), frac(32, n * k))
                 };
-                let c = gemm(&gpu, kernel, m, n, k, &a, &b)
+                let c = gemm::<Tf32>(&gpu, kernel, m, n, k, &a, &b)
                     .unwrap_or_else(|e| panic!("tf32 {kernel} {m}×{n}×{k}: {e}"));
                 let dot = |i: usize, j: usize, cut: &dyn Fn(f32) -> f32| -> f32 {
                     (0..k).map(|p| cut(a[i * k + p]) * cut(b[j * k + p])).sum()
@@ -456,7 +452,7 @@ fn shapes_the_kernels_cannot_run_are_errors_naming_the_value() {
     let gpu = gpu();
     let (a, b) = (vec![bf16::ZERO; 64 * 100], vec![bf16::ZERO; 64 * 100]);
     for kernel in TcKernel::ALL {
-        let err = gemm(&gpu, kernel, 64, 64, 100, &a, &b)
+        let err = gemm::<bf16>(&gpu, kernel, 64, 64, 100, &a, &b)
             .expect_err("k = 100 is not a multiple of 8")
             .to_string();
         assert!(err.contains("k = 100"), "{err}");
@@ -582,7 +578,7 @@ fn wgmma_cluster2_grid_is_bounded_by_the_clusters_that_fit() {
         let b = DeviceBuffer::from_slice_async(&vec![bf16::ZERO; n * k], gpu.stream()).expect("B");
         let mut c =
             DeviceBuffer::from_slice_async(&vec![bf16::ZERO; m * n], gpu.stream()).expect("C");
-        let plan = GemmPlan::new(&gpu, TcKernel::WgmmaCluster2, m, n, k, &a, &b, &mut c)
+        let plan = GemmPlan::<bf16>::new(&gpu, TcKernel::WgmmaCluster2, m, n, k, &a, &b, &mut c)
             .unwrap_or_else(|e| panic!("{m}×{n}: {e}"));
         let fit = plan.max_active_clusters().expect("a cluster kernel");
         assert!(fit >= 1);

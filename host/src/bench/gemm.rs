@@ -44,6 +44,7 @@
 use super::cublaslt::LtGemm;
 use super::{Bench, BenchError, Implementation, random_f64, report::Entry};
 use crate::gpu::GpuError;
+use crate::matmul::Tf32;
 use crate::timing::Stats;
 use blastoff::{ComputeType, CublasContext, GemmExDatatype, MatrixOp};
 use cuda_std::half::{F8E4M3, bf16, f16};
@@ -443,10 +444,14 @@ impl Bench<'_> {
     ) -> Result<(), GpuError> {
         match precision {
             GemmPrecision::Bf16 => {
-                self.precision_rows::<bf16>(precision, dims, tensor_core_kernels)
+                self.precision_rows::<bf16>(precision, dims, tensor_core_kernels::<bf16>)
             }
-            GemmPrecision::Fp16 => self.precision_rows::<f16>(precision, dims, tensor_core_kernels),
-            GemmPrecision::Tf32 => self.precision_rows::<f32>(precision, dims, tensor_core_kernels),
+            GemmPrecision::Fp16 => {
+                self.precision_rows::<f16>(precision, dims, tensor_core_kernels::<f16>)
+            }
+            GemmPrecision::Tf32 => {
+                self.precision_rows::<f32>(precision, dims, tensor_core_kernels::<Tf32>)
+            }
             GemmPrecision::Fp32 => self.precision_rows::<f32>(precision, dims, sgemm_kernel),
             GemmPrecision::E4m3 => self.fp8_rows(precision, dims),
         }
@@ -972,7 +977,7 @@ fn sgemm_kernel<'a>(
 }
 
 /// Our tensor-core kernels (`host::matmul`'s `GemmPlan` for every `TcKernel`: `wgmma`,
-/// `wgmma c2`, `mma.sync`) for storage type `T` (`bf16`, `f16`, or `f32` as TF32): each
+/// `wgmma c2`, `mma.sync`) for input type `T` (`bf16`, `f16`, or [`Tf32`] on `f32` data): each
 /// planned once on `operands` and its own NaN-filled `C`, pushed onto `cs` (see
 /// [`OurKernels`]; a kernel that writes nothing cannot pass with another's result). A
 /// kernel that cannot be planned (e.g. `wgmma` before sm_90) is reported in its
@@ -981,14 +986,14 @@ fn sgemm_kernel<'a>(
 ///
 /// # Errors
 /// A GPU error uploading a `C`; the kernels' own errors go into [`Prepared`].
-fn tensor_core_kernels<'a, T: Operand + crate::matmul::TcElem>(
+fn tensor_core_kernels<'a, T: crate::matmul::TcElem<Elem: Operand>>(
     bench: &'a Bench<'_>,
-    operands: &'a Operands<'_, T>,
-    cs: &'a mut Vec<DeviceBuffer<T>>,
+    operands: &'a Operands<'_, T::Elem>,
+    cs: &'a mut Vec<DeviceBuffer<T::Elem>>,
 ) -> Result<Vec<Prepared<'a>>, GpuError> {
     use crate::matmul::{GemmPlan, TcKernel};
     let (m, n, k) = operands.dims;
-    let nan = vec![T::NAN; m * n];
+    let nan = vec![<T::Elem as Operand>::NAN; m * n];
     for _ in TcKernel::ALL {
         cs.push(upload(bench, &nan)?);
     }

@@ -14,8 +14,7 @@
 //! (`kernels::sort::SortKey::ordered`) restricted to the bit range.
 
 use super::LookBackBook;
-use crate::gpu::{Gpu, GpuError};
-use crate::launch::{Launch, LaunchUnchecked};
+use crate::gpu::{FunctionOf, Gpu, GpuError, ResolvedOf};
 use cuda_std::launch::{AtomicOut, Kernel, Out, Safe, Slice, Unsafe, Value};
 use cust::{
     error::GpuContext,
@@ -121,6 +120,22 @@ sortable!(
     0xdead_beef_dead_beef,
     |x| x
 );
+
+/// The sort kernels of key type `K`, each resolved in a [`Gpu`]'s module on first use
+/// ([`Gpu::kernels`]): [`Sortable::HISTOGRAM`] and [`Sortable::PASS`].
+struct SortKernels<K> {
+    histogram: ResolvedOf<HistogramKernel<K>>,
+    pass: [ResolvedOf<SortPassKernel<K>>; 2],
+}
+
+impl<K> Default for SortKernels<K> {
+    fn default() -> Self {
+        Self {
+            histogram: Default::default(),
+            pass: Default::default(),
+        }
+    }
+}
 
 /// A sort's failure: bad arguments (named with their values) or the GPU's error.
 #[derive(Debug, thiserror::Error)]
@@ -376,14 +391,12 @@ fn sort_dev<K: Sortable>(
         .set_zero(stream)
         .gpu_context("zeroing the sort's digit counts")?;
     let cfg = LaunchConfig::new(plan.histogram_blocks, HISTOGRAM_THREADS, 0);
-    K::HISTOGRAM.launch(
-        gpu.module(),
-        stream,
-        cfg,
-        (keys, &mut plan.counts, begin, end),
-    )?;
+    let table = gpu.kernels::<SortKernels<K>>();
+    let histogram = table.histogram.get(gpu, K::HISTOGRAM)?;
+    histogram.launch(stream, cfg, (keys, &mut plan.counts, begin, end))?;
     let tiles = u32::try_from(sort_tiles(len)).unwrap_or(u32::MAX);
-    let kernel = K::PASS[usize::from(values.is_some())];
+    let pairs = usize::from(values.is_some());
+    let kernel = table.pass[pairs].get(gpu, K::PASS[pairs])?;
     let SortPlan {
         counts,
         status,
@@ -486,7 +499,7 @@ impl Pass<'_, '_> {
     fn launch<K, KS, KD, VS, VD>(
         self,
         gpu: &Gpu,
-        kernel: SortPassKernel<K>,
+        kernel: &FunctionOf<SortPassKernel<K>>,
         cfg: LaunchConfig,
         (keys, keys_out): (&KS, &mut KD),
         (values, values_out): (&VS, &mut VD),
@@ -505,7 +518,6 @@ impl Pass<'_, '_> {
         // SORT_THREADS per tile, the kernel's shape.
         unsafe {
             kernel.launch_unchecked(
-                gpu.module(),
                 gpu.stream(),
                 cfg,
                 (
