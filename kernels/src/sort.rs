@@ -403,24 +403,34 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     let seg = tile_start + warp * 32 * SORT_ITEMS;
     let mut keys = [zero_key::<K>(); SORT_ITEMS];
     let mut values = [0u32; SORT_ITEMS];
-    each_item!(i {
-        let e = seg + i * 32 + lane;
-        if full {
-            // SAFETY: e < tile_start + SORT_TILE ≤ len: inside `keys` (and `values` for
-            // pairs); both are read-only during the launch.
+    // The test of `full` outside the items: one base address, sixteen loads at constant
+    // offsets, no branch per item.
+    if full {
+        let (kp, vp) = (
+            a.keys.as_ptr().wrapping_add(seg + lane),
+            a.values.as_ptr().wrapping_add(seg + lane),
+        );
+        each_item!(i {
+            // SAFETY: seg + i·32 + lane < tile_start + SORT_TILE ≤ len: inside `keys` (and
+            // `values` for pairs); both are read-only during the launch.
             unsafe {
-                keys[i] = mem::load_global_nc(a.keys.as_ptr().add(e));
+                keys[i] = mem::load_global_nc(kp.add(i * 32));
                 if PAIRS {
-                    values[i] = mem::load_global_nc(a.values.as_ptr().add(e));
+                    values[i] = mem::load_global_nc(vp.add(i * 32));
                 }
             }
-        } else if e < len {
-            keys[i] = a.keys[e];
-            if PAIRS {
-                values[i] = a.values[e];
+        });
+    } else {
+        each_item!(i {
+            let e = seg + i * 32 + lane;
+            if e < len {
+                keys[i] = a.keys[e];
+                if PAIRS {
+                    values[i] = a.values[e];
+                }
             }
-        }
-    });
+        });
+    }
 
     // 3. Rank within the warp, item by item: the lanes with equal digits (8 ballots, one
     //    per digit bit: `warp::match_any_bits`) advance the warp's counter of that digit by
