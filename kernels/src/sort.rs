@@ -41,12 +41,14 @@
 //!    values likewise.
 //! 3. **Rank within the warp**, item by item: the lanes with equal digits are found by one
 //!    ballot per digit bit (CUB's `MatchAny` by ballots, cheaper than `match.any.sync`);
-//!    the group's lowest lane reads and advances the warp's counter of that digit in shared
+//!    the group's highest lane reads and advances the warp's counter of that digit in shared
 //!    memory by the group's size and broadcasts the old value; a key's rank among the
 //!    warp's keys of its digit is that value plus the group's lanes below it. This visits a
 //!    warp's keys in input order, so ranks are stable, and needs no atomics (one leader per
-//!    digit and step). Keys past the end of the input (last tile) take the out-of-range
-//!    digit [`RADIX`] and count nowhere.
+//!    digit and step). A partial (last) tile is padded with [`SortKey::LAST`], whose digit
+//!    is the largest: the padding ranks after that digit's keys, so it fills the sorted
+//!    tile's last places, which the scatter leaves out, and the published count of that
+//!    digit leaves it out too. Full and partial tiles share one ranking, with no test per key.
 //! 4. **Tile counts**: thread `d` sums digit `d`'s counters over the warps (turning them
 //!    into the exclusive prefix over warps) and publishes the tile's count of digit `d`
 //!    (`status_word(epoch, false, count)`, or the inclusive value at once for tile 0).
@@ -200,6 +202,10 @@ pub trait SortKey: Copy + DeviceCopy + mem::NcValue {
     /// The digit at `place` of [`SortKey::ordered`] (computed at the key's own width; 0 for
     /// a 0-bit digit, whatever its shift).
     fn digit(self, place: DigitPlace) -> u32;
+    /// A key whose ordered image is all ones: its digit at every place is the largest,
+    /// [`DigitPlace::mask`]. The scatter passes pad a partial tile with it (see the [module
+    /// docs](self)).
+    const LAST: Self;
 }
 
 /// The ordered image of an `f32`'s bits: sign bit set for positives, all bits flipped for
@@ -216,9 +222,10 @@ pub const fn f32_ordered(bits: u32) -> u32 {
 }
 
 macro_rules! sort_key32 {
-    ($t:ty, $ordered:expr) => {
+    ($t:ty, $last:expr, $ordered:expr) => {
         impl SortKey for $t {
             const BITS: u32 = 32;
+            const LAST: $t = $last;
             #[inline(always)]
             fn ordered(self) -> u64 {
                 let f: fn($t) -> u32 = $ordered;
@@ -232,12 +239,16 @@ macro_rules! sort_key32 {
         }
     };
 }
-sort_key32!(u32, |x| x);
-sort_key32!(i32, |x| x as u32 ^ 0x8000_0000);
-sort_key32!(f32, |x| f32_ordered(x.to_bits()));
+sort_key32!(u32, u32::MAX, |x| x);
+sort_key32!(i32, i32::MAX, |x| x as u32 ^ 0x8000_0000);
+// A NaN: every NaN's image is `u32::MAX`.
+sort_key32!(f32, f32::from_bits(0x7fff_ffff), |x| f32_ordered(
+    x.to_bits()
+));
 
 impl SortKey for u64 {
     const BITS: u32 = 64;
+    const LAST: u64 = u64::MAX;
     #[inline(always)]
     fn ordered(self) -> u64 {
         self
@@ -401,7 +412,8 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
 
     // 2. Load, warp-striped.
     let seg = tile_start + warp * 32 * SORT_ITEMS;
-    let mut keys = [zero_key::<K>(); SORT_ITEMS];
+    // A partial tile's slots past the input hold `K::LAST` (see step 3).
+    let mut keys = [K::LAST; SORT_ITEMS];
     let mut values = [0u32; SORT_ITEMS];
     // The test of `full` outside the items: one base address, sixteen loads at constant
     // offsets, no branch per item.
@@ -436,34 +448,23 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     //    per digit bit: `warp::match_any_bits`) advance the warp's counter of that digit by
     //    their number, through the group's highest lane; a key's rank among the warp's keys
     //    of its digit is the counter before, plus its group's lanes below it. The counters
-    //    end as the warp's digit counts.
+    //    end as the warp's digit counts. A partial tile's padding (`K::LAST`, after every
+    //    key of the input in the tile) is ranked like a key, with the largest digit: it
+    //    ranks after that digit's keys, so it takes the tile's last `SORT_TILE - valid`
+    //    places, which the scatter skips, and step 4 leaves it out of the published count.
+    //    Full and partial tiles share one ranking, without a test per item.
     let hist = sh_hist.wrapping_add(warp * RADIX);
     let below_mask = (1u32 << lane) - 1;
     let mut local = [0u32; SORT_ITEMS];
     each_item!(i {
-        // Keys past the end of the input (last tile) take the digit RADIX and count nowhere.
-        let in_range = full || seg + i * 32 + lane < len;
-        let d = if in_range {
-            keys[i].digit(place)
-        } else {
-            RADIX as u32
-        };
-        let range = if full {
-            FULL_MASK
-        } else {
-            // SAFETY: the whole warp calls every ballot (`full` is block-uniform).
-            let r = unsafe { warp::vote_ballot_sync(FULL_MASK, in_range) };
-            if in_range { r } else { !r }
-        };
-        // All 8 bits, whatever the digit's width: bits above it are 0 in every lane. (Keys
-        // past the end have digit RADIX, whose low 8 bits are those of digit 0: `range`
-        // keeps them apart.)
-        // SAFETY: the whole warp, converged (as above).
-        let peers = range & unsafe { warp::match_any_bits::<RADIX_BITS>(d) };
+        let d = keys[i].digit(place);
+        // All 8 bits, whatever the digit's width: bits above it are 0 in every lane.
+        // SAFETY: the whole warp, converged (no divergence above).
+        let peers = unsafe { warp::match_any_bits::<RADIX_BITS>(d) };
         // The group's highest lane (`peers` holds the caller's own bit: never 0).
         let leader = 31 - peers.leading_zeros();
         let mut prior = 0;
-        if in_range && leader == lane as u32 {
+        if leader == lane as u32 {
             // SAFETY: d < RADIX: this warp's counter of d, touched only by this group's
             // leader in this step; the previous step's writes are ordered by `sync_warp`.
             unsafe {
@@ -482,6 +483,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     // 4. Tile counts, published at once; the warp counters become exclusive prefixes over
     //    the warps.
     let digit = tid;
+    // Over the warps; with the padding in the largest digit's.
     let mut count = 0u32;
     for w in 0..WARPS {
         // SAFETY: digit `tid`'s counters, only this thread's between the barriers.
@@ -491,13 +493,19 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
             count += c;
         }
     }
+    // The tile's count of the digit among the input's keys: less the padding (step 3).
+    let own = if digit as u32 == place.mask() {
+        count - (SORT_TILE - valid) as u32
+    } else {
+        count
+    };
     let st = a.status.as_mut_ptr();
     // SAFETY: (tile, digit) < tiles · RADIX ≤ status.len(); status words are only accessed
     // atomically.
     unsafe {
         atomic::store::<Device, u64>(
             st.add(tile * RADIX + digit),
-            status_word(epoch, tile == 0, count),
+            status_word(epoch, tile == 0, own),
             Ordering::Relaxed,
         )
     };
@@ -529,15 +537,13 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     sync_threads();
 
     // 6. Each key goes to its place in the sorted tile in `exchange`: its warp's start for
-    //    its digit plus its rank there.
+    //    its digit plus its rank there (the padding to the places from `valid` on).
     each_item!(i {
-        if full || seg + i * 32 + lane < len {
-            // SAFETY: the digit is below RADIX: this warp's counter, final since the barrier.
-            local[i] += unsafe { shared::read(hist.add(keys[i].digit(place) as usize)) };
-            // SAFETY: local < valid ≤ SORT_TILE: places in the tile are a permutation of
-            // 0 .. valid, so no two threads write one slot.
-            unsafe { shared::write(exchange.add(local[i] as usize), keys[i]) };
-        }
+        // SAFETY: the digit is below RADIX: this warp's counter, final since the barrier.
+        local[i] += unsafe { shared::read(hist.add(keys[i].digit(place) as usize)) };
+        // SAFETY: local < SORT_TILE: places in the tile are a permutation of 0 .. SORT_TILE,
+        // so no two threads write one slot.
+        unsafe { shared::write(exchange.add(local[i] as usize), keys[i]) };
     });
 
     // 7. Look-back, one digit per thread (after the block scan and the placing, so the
@@ -565,7 +571,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
         unsafe {
             atomic::store::<Device, u64>(
                 st.add(tile * RADIX + digit),
-                status_word(epoch, true, prefix.wrapping_add(count)),
+                status_word(epoch, true, prefix.wrapping_add(own)),
                 Ordering::Relaxed,
             )
         };
@@ -579,27 +585,34 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     }
     sync_threads();
 
-    // 8. Scatter: threads read the tile in order and write each key out.
+    // 8. Scatter: threads read the tile in order and write each key out (a full tile
+    //    without a test per item; a partial one up to `valid`, leaving out the padding).
     let mut dest = [0u32; SORT_ITEMS];
-    each_item!(i {
+    let scatter = |i: usize, dest: &mut [u32; SORT_ITEMS]| {
         let j = i * SORT_THREADS as usize + tid;
-        if j < valid {
-            // SAFETY: j < valid: written before the barrier.
-            let k = unsafe { shared::read(exchange.add(j)) };
-            // SAFETY: digit < RADIX; written before the barrier.
-            dest[i] = unsafe { shared::read(sh_base.add(k.digit(place) as usize)) }.wrapping_add(j as u32);
-            // SAFETY: `write` checks the bound; output positions are a permutation.
-            unsafe { a.keys_out.write(dest[i] as usize, k) };
-        }
-    });
+        // SAFETY: j < SORT_TILE: written before the barrier.
+        let k = unsafe { shared::read(exchange.add(j)) };
+        // SAFETY: digit < RADIX; written before the barrier.
+        dest[i] =
+            unsafe { shared::read(sh_base.add(k.digit(place) as usize)) }.wrapping_add(j as u32);
+        // SAFETY: `write` checks the bound; output positions are a permutation.
+        unsafe { a.keys_out.write(dest[i] as usize, k) };
+    };
+    if full {
+        each_item!(i { scatter(i, &mut dest) });
+    } else {
+        each_item!(i {
+            if i * SORT_THREADS as usize + tid < valid {
+                scatter(i, &mut dest);
+            }
+        });
+    }
     if PAIRS {
         sync_threads();
         let vx = exchange.cast::<u32>();
         each_item!(i {
-            if full || seg + i * 32 + lane < len {
-                // SAFETY: as for the keys (a tile of u32 fits in a tile of K).
-                unsafe { shared::write(vx.add(local[i] as usize), values[i]) };
-            }
+            // SAFETY: as for the keys (a tile of u32 fits in a tile of K).
+            unsafe { shared::write(vx.add(local[i] as usize), values[i]) };
         });
         sync_threads();
         each_item!(i {
