@@ -96,6 +96,7 @@
 use crate::scan::{MAX_EPOCH, status_word};
 use cuda_std::atomic::{self, Block, Device, Ordering};
 use cuda_std::prelude::*;
+use cuda_std::shared::window::{self, SharedAddr};
 use cuda_std::{mem, shared};
 
 /// Bits per digit.
@@ -206,6 +207,16 @@ pub trait SortKey: Copy + DeviceCopy + mem::NcValue {
     /// [`DigitPlace::mask`]. The scatter passes pad a partial tile with it (see the [module
     /// docs](self)).
     const LAST: Self;
+    /// Reads a key from shared memory at `addr` (`ld.shared`).
+    ///
+    /// # Safety
+    /// As [`window::load_b32`] for each 4 bytes of the key.
+    unsafe fn load_shared(addr: SharedAddr) -> Self;
+    /// Writes the key to shared memory at `addr` (`st.shared`).
+    ///
+    /// # Safety
+    /// As [`window::store_b32`] for each 4 bytes of the key.
+    unsafe fn store_shared(self, addr: SharedAddr);
 }
 
 /// The ordered image of an `f32`'s bits: sign bit set for positives, all bits flipped for
@@ -222,10 +233,24 @@ pub const fn f32_ordered(bits: u32) -> u32 {
 }
 
 macro_rules! sort_key32 {
-    ($t:ty, $last:expr, $ordered:expr) => {
+    ($t:ty, $last:expr, $ordered:expr, $to_b32:expr, $from_b32:expr) => {
         impl SortKey for $t {
             const BITS: u32 = 32;
             const LAST: $t = $last;
+            #[inline(always)]
+            #[track_caller]
+            unsafe fn load_shared(addr: SharedAddr) -> Self {
+                let from: fn(u32) -> $t = $from_b32;
+                // SAFETY: the caller's contract.
+                from(unsafe { window::load_b32(addr) })
+            }
+            #[inline(always)]
+            #[track_caller]
+            unsafe fn store_shared(self, addr: SharedAddr) {
+                let to: fn($t) -> u32 = $to_b32;
+                // SAFETY: the caller's contract.
+                unsafe { window::store_b32(addr, to(self)) }
+            }
             #[inline(always)]
             fn ordered(self) -> u64 {
                 let f: fn($t) -> u32 = $ordered;
@@ -239,16 +264,42 @@ macro_rules! sort_key32 {
         }
     };
 }
-sort_key32!(u32, u32::MAX, |x| x);
-sort_key32!(i32, i32::MAX, |x| x as u32 ^ 0x8000_0000);
-// A NaN: every NaN's image is `u32::MAX`.
-sort_key32!(f32, f32::from_bits(0x7fff_ffff), |x| f32_ordered(
-    x.to_bits()
-));
+// Key type, `LAST`, the ordered image, the key's bits and back.
+sort_key32!(u32, u32::MAX, |x| x, |x| x, |b| b);
+sort_key32!(
+    i32,
+    i32::MAX,
+    |x| x as u32 ^ 0x8000_0000,
+    |x| x as u32,
+    |b| b as i32
+);
+// `LAST` a NaN: every NaN's image is `u32::MAX`.
+sort_key32!(
+    f32,
+    f32::from_bits(0x7fff_ffff),
+    |x| f32_ordered(x.to_bits()),
+    f32::to_bits,
+    f32::from_bits
+);
 
 impl SortKey for u64 {
     const BITS: u32 = 64;
     const LAST: u64 = u64::MAX;
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn load_shared(addr: SharedAddr) -> Self {
+        // SAFETY: the caller's contract, for both halves (low half at the lower address).
+        unsafe { window::load_b32(addr) as u64 | (window::load_b32(addr.byte_add(4)) as u64) << 32 }
+    }
+    #[inline(always)]
+    #[track_caller]
+    unsafe fn store_shared(self, addr: SharedAddr) {
+        // SAFETY: as for `load_shared`.
+        unsafe {
+            window::store_b32(addr, self as u32);
+            window::store_b32(addr.byte_add(4), (self >> 32) as u32);
+        }
+    }
     #[inline(always)]
     fn ordered(self) -> u64 {
         self
@@ -453,7 +504,9 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     //    ranks after that digit's keys, so it takes the tile's last `SORT_TILE - valid`
     //    places, which the scatter skips, and step 4 leaves it out of the published count.
     //    Full and partial tiles share one ranking, without a test per item.
-    let hist = sh_hist.wrapping_add(warp * RADIX);
+    // The hot loops reach shared memory by 32-bit shared address (`ld.shared`/`st.shared`:
+    // the generic pointers gave 64-bit generic loads and stores, an address multiply each).
+    let hist = SharedAddr::of(sh_hist).byte_add((warp * RADIX * 4) as u32);
     let below_mask = (1u32 << lane) - 1;
     let mut local = [0u32; SORT_ITEMS];
     each_item!(i {
@@ -465,11 +518,12 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
         let leader = 31 - peers.leading_zeros();
         let mut prior = 0;
         if leader == lane as u32 {
+            let counter = hist.byte_add(d * 4);
             // SAFETY: d < RADIX: this warp's counter of d, touched only by this group's
             // leader in this step; the previous step's writes are ordered by `sync_warp`.
             unsafe {
-                prior = shared::read(hist.add(d as usize));
-                shared::write(hist.add(d as usize), prior + peers.count_ones());
+                prior = window::load_b32(counter);
+                window::store_b32(counter, prior + peers.count_ones());
             }
         }
         // SAFETY: the whole warp.
@@ -522,9 +576,14 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     }
     sync_threads();
     let mut excl = incl - v;
-    for w in 0..warp {
+    // Over all WARPS warps, counting those before this one: unrolled, without a loop whose
+    // trip count is the warp index.
+    for w in 0..WARPS {
         // SAFETY: written before the barrier.
-        excl += unsafe { shared::read(sh_warp.add(w)) };
+        let t = unsafe { shared::read(sh_warp.add(w)) };
+        if w < warp {
+            excl += t;
+        }
     }
     let (digit_start, global_start) = (excl as u32, (excl >> 32) as u32);
     for w in 0..WARPS {
@@ -538,12 +597,14 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
 
     // 6. Each key goes to its place in the sorted tile in `exchange`: its warp's start for
     //    its digit plus its rank there (the padding to the places from `valid` on).
+    let exchange_at = SharedAddr::of(exchange);
+    let key_bytes = size_of::<K>() as u32;
     each_item!(i {
         // SAFETY: the digit is below RADIX: this warp's counter, final since the barrier.
-        local[i] += unsafe { shared::read(hist.add(keys[i].digit(place) as usize)) };
+        local[i] += unsafe { window::load_b32(hist.byte_add(keys[i].digit(place) * 4)) };
         // SAFETY: local < SORT_TILE: places in the tile are a permutation of 0 .. SORT_TILE,
         // so no two threads write one slot.
-        unsafe { shared::write(exchange.add(local[i] as usize), keys[i]) };
+        unsafe { keys[i].store_shared(exchange_at.byte_add(local[i] * key_bytes)) };
     });
 
     // 7. Look-back, one digit per thread (after the block scan and the placing, so the
@@ -588,13 +649,13 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     // 8. Scatter: threads read the tile in order and write each key out (a full tile
     //    without a test per item; a partial one up to `valid`, leaving out the padding).
     let mut dest = [0u32; SORT_ITEMS];
+    let base_at = SharedAddr::of(sh_base);
     let scatter = |i: usize, dest: &mut [u32; SORT_ITEMS]| {
-        let j = i * SORT_THREADS as usize + tid;
+        let j = (i * SORT_THREADS as usize + tid) as u32;
         // SAFETY: j < SORT_TILE: written before the barrier.
-        let k = unsafe { shared::read(exchange.add(j)) };
+        let k = unsafe { K::load_shared(exchange_at.byte_add(j * key_bytes)) };
         // SAFETY: digit < RADIX; written before the barrier.
-        dest[i] =
-            unsafe { shared::read(sh_base.add(k.digit(place) as usize)) }.wrapping_add(j as u32);
+        dest[i] = unsafe { window::load_b32(base_at.byte_add(k.digit(place) * 4)) }.wrapping_add(j);
         // SAFETY: `write` checks the bound; output positions are a permutation.
         unsafe { a.keys_out.write(dest[i] as usize, k) };
     };
@@ -609,17 +670,18 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     }
     if PAIRS {
         sync_threads();
-        let vx = exchange.cast::<u32>();
         each_item!(i {
             // SAFETY: as for the keys (a tile of u32 fits in a tile of K).
-            unsafe { shared::write(vx.add(local[i] as usize), values[i]) };
+            unsafe { window::store_b32(exchange_at.byte_add(local[i] * 4), values[i]) };
         });
         sync_threads();
         each_item!(i {
             let j = i * SORT_THREADS as usize + tid;
             if j < valid {
                 // SAFETY: as above.
-                unsafe { a.values_out.write(dest[i] as usize, shared::read(vx.add(j))) };
+                let v = unsafe { window::load_b32(exchange_at.byte_add(j as u32 * 4)) };
+                // SAFETY: `write` checks the bound; output positions are a permutation.
+                unsafe { a.values_out.write(dest[i] as usize, v) };
             }
         });
     }

@@ -102,6 +102,20 @@ pub unsafe fn store_b32(addr: SharedAddr, bits: u32) {
     unsafe { crate::arch::window::store_b32(addr.0, bits) }
 }
 
+/// Loads 32 bits from `addr` (PTX `ld.shared.b32 bits, [addr]`), e.g. a `u32` counter or
+/// the bits of an `f32`.
+///
+/// # Safety
+/// The [module's rules](self) for a 4-byte load: `addr` 4-byte aligned inside one shared
+/// array of this block, written before, and not written concurrently.
+#[inline(always)]
+#[must_use]
+#[track_caller]
+pub unsafe fn load_b32(addr: SharedAddr) -> u32 {
+    // SAFETY: the caller's contract.
+    unsafe { crate::arch::window::load_b32(addr.0) }
+}
+
 /// Stores 2 `f32` at `addr` with one 8-byte access (PTX `st.shared.v2.f32 [addr], {x, y}`),
 /// `value[0]` at the lower address.
 ///

@@ -44,6 +44,16 @@ pub(crate) unsafe fn store_b32(addr: u32, bits: u32) {
 }
 
 /// # Safety
+/// As `shared::window::load_b32`.
+#[track_caller]
+pub(crate) unsafe fn load_b32(addr: u32) -> u32 {
+    let what = "shared::window::load_b32";
+    let p = host_ptr(what, addr, 4).cast::<u32>();
+    // SAFETY: as in `store_f32`.
+    unsafe { super::shared::read(p) }
+}
+
+/// # Safety
 /// As `shared::window::store_v2_f32`.
 #[track_caller]
 pub(crate) unsafe fn store_v2_f32(addr: u32, value: [f32; 2]) {

@@ -30,6 +30,20 @@ pub(crate) unsafe fn store_b32(addr: u32, bits: u32) {
 }
 
 /// # Safety
+/// As `shared::window::load_b32`.
+#[inline(always)]
+pub(crate) unsafe fn load_b32(addr: u32) -> u32 {
+    let bits: u32;
+    // SAFETY: caller contract. `pure, readonly`: only reads memory, so equal loads between
+    // the same stores may be merged.
+    unsafe {
+        asm!("ld.shared.b32 {v}, [{a}];", a = in(reg32) addr, v = out(reg32) bits,
+            options(pure, readonly, nostack, preserves_flags));
+    }
+    bits
+}
+
+/// # Safety
 /// As `shared::window::store_v2_f32`.
 #[inline(always)]
 pub(crate) unsafe fn store_v2_f32(addr: u32, value: [f32; 2]) {
