@@ -3,12 +3,12 @@
 //! zoom factor per frame) and `max_iter + growth · log10(start/scale)` iterations. The device
 //! buffers are allocated once and reused for every frame.
 
-use super::decimal::{DecimalPoint, parse_decimal_text};
+use super::decimal::DecimalPoint;
 use super::{
     OutputFile, check_interrupt_with,
     device::{Backend, open_gpu},
     mandelbrot::{
-        DEFAULT_BAND_PX, LookArgs, PrecisionArg, band_renderer, check_size_and_iter,
+        CenterParts, DEFAULT_BAND_PX, LookArgs, PrecisionArg, band_renderer, check_size_and_iter,
         choose_precision, peak_rss_bytes, view_error,
     },
     outln,
@@ -56,6 +56,15 @@ fn parse_growth(s: &str) -> Result<u32, String> {
 }
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("center_re", |a| a.help(
+        "The point zoomed into, real part as a decimal of any length (with --center-im; \
+         instead of --center, for deep zooms; a part smaller than 1e-30103 in size is 0)"
+    )),
+    mut_arg("center_im", |a| a.help(
+        "The point zoomed into, imaginary part as a decimal of any length (with --center-re)"
+    ))
+)]
 pub struct ZoomArgs {
     /// Frame width in pixels (1 to 8192).
     #[arg(long, default_value_t = 640, allow_negative_numbers = true, value_parser = super::parse_frame_side)]
@@ -76,27 +85,8 @@ pub struct ZoomArgs {
     /// frames deeper than f64 resolves are rendered by perturbation (as `mandelbrot` does).
     #[arg(long, default_value = "1e-5", allow_hyphen_values = true, value_parser = parse_end_scale)]
     pub end_scale: String,
-    /// The point zoomed into, real part as a decimal of any length (with --center-im; instead
-    /// of --center, for deep zooms; a part smaller than 1e-30103 in size is 0).
-    #[arg(
-        long,
-        value_name = "DECIMAL",
-        allow_hyphen_values = true,
-        value_parser = parse_decimal_text,
-        requires = "center_im",
-        conflicts_with = "center"
-    )]
-    pub center_re: Option<String>,
-    /// The point zoomed into, imaginary part as a decimal of any length (with --center-re).
-    #[arg(
-        long,
-        value_name = "DECIMAL",
-        allow_hyphen_values = true,
-        value_parser = parse_decimal_text,
-        requires = "center_re",
-        conflicts_with = "center"
-    )]
-    pub center_im: Option<String>,
+    #[command(flatten)]
+    pub center_parts: CenterParts,
     /// Number of frames (1 to 100,000).
     #[arg(long, default_value_t = 60, allow_negative_numbers = true, value_parser = parse_frames)]
     pub frames: u32,
@@ -188,17 +178,17 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             args.end_scale
         ),
     };
-    let center = match (&args.center_re, &args.center_im) {
-        (Some(re), Some(im)) => Complex::new(
+    let center = match args.center_parts.get() {
+        Some((re, im)) => Complex::new(
             re.trim().parse().unwrap_or(f64::NAN),
             im.trim().parse().unwrap_or(f64::NAN),
         ),
-        _ => args.center.to_f64(),
+        None => args.center.to_f64(),
     };
     // Every digit given (not the f64 rounding), for deep frames.
-    let center_text = match (&args.center_re, &args.center_im) {
-        (Some(re), Some(im)) => (re.clone(), im.clone()),
-        _ => (args.center.re.text(), args.center.im.text()),
+    let center_text = match args.center_parts.get() {
+        Some((re, im)) => (re.to_owned(), im.to_owned()),
+        None => (args.center.re.text(), args.center.im.text()),
     };
     if !center.re.is_finite() || !center.im.is_finite() {
         super::usage!(
@@ -220,7 +210,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             super::MAX_ITER_LIMIT
         );
     }
-    if args.precision != PrecisionArg::Auto && args.center_re.is_some() {
+    if args.precision != PrecisionArg::Auto && args.center_parts.get().is_some() {
         super::usage!(
             "--precision {} is not allowed with --center-re/--center-im: those centres are \
              for frames rendered by perturbation from an arbitrary-precision reference orbit; \
@@ -405,7 +395,11 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             let mut rgb = Vec::with_capacity(3 * view.len());
             let rows = rows_per_launch(&job, DEFAULT_BAND_PX).min(capacity_rows);
             for band in Band::split(args.height, rows) {
-                match renderer.render_band_until(&job, precision, band, false, &super::CONTROL)? {
+                let work = BandJob::Float {
+                    job: &job,
+                    precision,
+                };
+                match renderer.render(work, band, false, &super::CONTROL)? {
                     Some(b) => {
                         kernel += b.kernel;
                         rgb.extend_from_slice(&b.rgb);
