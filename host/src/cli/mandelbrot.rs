@@ -6,7 +6,7 @@
 //! bands as it becomes free and the bands are put back in order before encoding. Ctrl-C stops
 //! between bands and removes the temporary file.
 
-use super::decimal::{Decimal, DecimalPoint, parse_decimal_text, parse_scale};
+use super::decimal::{DecimalPoint, parse_decimal_text, parse_scale};
 use super::device::{Backend, open_pool};
 use super::{OutputFile, check_interrupt, outln, parse_complex, parse_palette};
 use anyhow::{Context, Result, bail};
@@ -14,6 +14,7 @@ use clap::ValueEnum;
 use common::{Band, Complex, Palette, RenderJob, Viewport, ViewportError, palette::Shading};
 use host::{
     Gpu,
+    deep::Decimal,
     mandelbrot::{
         BandImage, BandJob, BandRenderer, GpuRenderer, Precision, RenderControl, RenderParams,
         Style,
@@ -448,7 +449,7 @@ fn deep_location(args: &MandelbrotArgs) -> Result<Option<super::deep::Location>>
         Some(Location {
             re: re.to_owned(),
             im: im.to_owned(),
-            scale: args.scale.text(),
+            scale: args.scale.clone(),
             max_iter: None,
         })
     } else {
@@ -481,7 +482,7 @@ fn deep_location(args: &MandelbrotArgs) -> Result<Option<super::deep::Location>>
     let deep = Location {
         re,
         im,
-        scale: args.scale.text(),
+        scale: args.scale.clone(),
         max_iter: None,
     };
     let Some(scale_log10) = scale_log10(&args.scale) else {
@@ -756,7 +757,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
         (None, Some((view, max_iter))) => {
             let mut d = super::deep::prepare(&view, max_iter, &style, args.look.palette, None)?;
             if let Some(loc) = &location {
-                d.scale.clone_from(&loc.scale);
+                d.scale = loc.scale.text();
             }
             Work::Deep(Box::new(d))
         }

@@ -43,7 +43,7 @@ fn parse_start_scale(s: &str) -> Result<f64, String> {
 }
 
 fn parse_end_scale(s: &str) -> Result<String, String> {
-    super::decimal::Decimal::parse_positive(s, "--end-scale").map(|d| d.text())
+    host::deep::Decimal::parse_positive(s, "--end-scale").map(|d| d.text())
 }
 
 fn parse_growth(s: &str) -> Result<u32, String> {
@@ -168,7 +168,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         );
     }
     super::mandelbrot::check_scale("--start-scale", args.start_scale, args.width)?;
-    let end_log10 = match super::decimal::Decimal::parse(&args.end_scale)
+    let end_log10 = match host::deep::Decimal::parse(&args.end_scale)
         .ok()
         .and_then(|d| d.log10_abs())
     {
@@ -232,14 +232,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
     for k in [0, args.frames - 1] {
         let log10 = frame_log10(args.start_scale, end_log10, k, args.frames);
         if deep_frame(k) {
-            DeepView::new(
-                &center_text.0,
-                &center_text.1,
-                &host::deep::decimal_of_log10(log10, 6),
-                args.width,
-                args.height,
-            )
-            .map_err(|e| super::UsageError(format!("frame {k}: {e}")))?;
+            frame_view(&center_text, k, log10, args.width, args.height)?;
             continue;
         }
         let view = Viewport::from_center_scale(args.width, args.height, center, 10f64.powf(log10))
@@ -351,14 +344,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
                         .map_err(|e| stopped_or(e, || written(frames_written)))?,
                 );
             }
-            let view = DeepView::new(
-                &center_text.0,
-                &center_text.1,
-                &host::deep::decimal_of_log10(log10, 6),
-                args.width,
-                args.height,
-            )
-            .map_err(|e| super::UsageError(format!("frame {k}: {e}")))?;
+            let view = frame_view(&center_text, k, log10, args.width, args.height)?;
             let prepared =
                 super::deep::prepare(&view, max_iter, &style, args.look.palette, orbit.clone())
                     .map_err(|e| stopped_or(e, || written(frames_written)))?;
@@ -764,15 +750,31 @@ fn deepest_orbit(
     let depth = (first - deepest).max(0.0);
     let max_iter = (f64::from(args.max_iter) + f64::from(args.max_iter_growth) * depth)
         .min(f64::from(super::mandelbrot::MAX_ITER_LIMIT)) as u32;
-    let view = DeepView::new(
-        &center.0,
-        &center.1,
-        &host::deep::decimal_of_log10(deepest, 6),
+    let (width, height) = (
         args.width * args.look.supersample,
         args.height * args.look.supersample,
-    )
-    .map_err(|e| super::UsageError(e.to_string()))?;
+    );
+    let view = host::deep::scale_of_log10(deepest, 6)
+        .and_then(|scale| DeepView::new(&center.0, &center.1, &scale, width, height))
+        .map_err(|e| super::UsageError(e.to_string()))?;
     super::deep::orbit_with_progress(&view, max_iter, false)
+}
+
+/// Frame `k`'s deep view: `width × height` pixels around `center` (every digit given) at
+/// the scale `10^log10`, written with 7 significant digits.
+///
+/// # Errors
+/// A [`super::UsageError`] naming the frame and the bad value.
+fn frame_view(
+    center: &(String, String),
+    k: u32,
+    log10: f64,
+    width: u32,
+    height: u32,
+) -> Result<DeepView> {
+    host::deep::scale_of_log10(log10, 6)
+        .and_then(|scale| DeepView::new(&center.0, &center.1, &scale, width, height))
+        .map_err(|e| super::UsageError(format!("frame {k}: {e}")).into())
 }
 
 /// `e`, or, if a signal stopped the work, the interruption with what was written.
