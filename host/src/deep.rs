@@ -12,6 +12,7 @@
 
 mod arith;
 pub mod bla;
+mod decimal;
 pub mod direct;
 pub mod minibrot;
 pub mod orbit;
@@ -20,6 +21,7 @@ pub mod view;
 
 pub use arith::to_floatexp;
 pub use bla::{BLA_EPS, bla_table, bla_table_until};
+pub use decimal::{Decimal, MAX_EXPONENT};
 pub use direct::render_direct;
 pub use minibrot::{MINIBROT_FRAME, Minibrot, find_minibrot};
 pub use orbit::{reference_orbit, reference_orbit_until};
@@ -29,5 +31,5 @@ pub use render::{
 };
 pub use view::{
     DeepError, DeepView, MAX_PRECISION_BITS, NEGLIGIBLE_EXP10, decimal, decimal_of_log10,
-    estimated_bits, near_i,
+    estimated_bits, near_i, scale_of_log10,
 };

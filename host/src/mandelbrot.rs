@@ -1,6 +1,6 @@
 //! The Mandelbrot renderer: escape time and colour for every pixel of a [`Viewport`](common::Viewport), on the
 //! GPU ([`GpuRenderer`], [`render_mandelbrot`]) or the CPU ([`render_cpu`], rayon). Both
-//! call the same `common` function, [`RenderJob::pixel`], and give bit-identical images.
+//! call the same `common` function, [`RenderJob::pixel`](common::RenderJob::pixel), and give bit-identical images.
 //!
 //! Large images are rendered in [`Band`]s of rows ([`rows_per_band`]): each band is one launch
 //! into device buffers allocated once ([`GpuRenderer::new`]), copied back and handed to the
@@ -41,7 +41,7 @@ pub use params::{
 pub use precision::Precision;
 
 use crate::gpu::GpuError;
-use common::{Band, RenderJob};
+use common::Band;
 
 /// Where bands are rendered: the CPU, or a GPU with its buffers. One type for the tiled
 /// writers (CLI `zoom`); [`pool::GpuPool`] hands bands to several GPUs.
@@ -54,45 +54,9 @@ pub enum BandRenderer<'g> {
 }
 
 impl BandRenderer<'_> {
-    /// Renders the rows `band` of `job`.
-    ///
-    /// # Errors
-    /// GPU failures, as [`GpuRenderer::render_band`]; the CPU never fails.
-    pub fn render_band(
-        &mut self,
-        job: &RenderJob<f64>,
-        precision: Precision,
-        band: Band,
-        want_counts: bool,
-    ) -> Result<BandImage, GpuError> {
-        self.render_band_until(job, precision, band, want_counts, &RenderControl::new())
-            .map(|b| b.expect("not stopped: the flag is never set"))
-    }
-
-    /// [`BandRenderer::render_band`] that stops early, returning `None`, once `control.stop`
-    /// is set: on the CPU within a pixel; on the GPU after the band's launch (keep GPU bands
-    /// short, e.g. with [`rows_per_launch`]).
-    ///
-    /// # Errors
-    /// As [`BandRenderer::render_band`].
-    pub fn render_band_until(
-        &mut self,
-        job: &RenderJob<f64>,
-        precision: Precision,
-        band: Band,
-        want_counts: bool,
-        control: &RenderControl,
-    ) -> Result<Option<BandImage>, GpuError> {
-        self.render(
-            BandJob::Float { job, precision },
-            band,
-            want_counts,
-            control,
-        )
-    }
-
-    /// Renders the rows `band` of `work` (any arithmetic), stopping early as
-    /// [`BandRenderer::render_band_until`] does.
+    /// Renders the rows `band` of `work` (any arithmetic); stops early, returning `None`,
+    /// once `control.stop` is set: on the CPU within a pixel; on the GPU after the band's
+    /// launch (keep GPU bands short, e.g. with [`rows_per_launch`]).
     ///
     /// # Errors
     /// As [`GpuRenderer::render`]; the CPU never fails.

@@ -174,58 +174,59 @@ pub trait TcElem: Copy + Send + Sync + 'static + sealed::Sealed {
     fn from_f32(x: f32) -> Self::Elem;
 }
 
-impl TcElem for bf16 {
-    type Elem = bf16;
-    const NAME: &'static str = "bf16";
-    const K_MULTIPLE: usize = 8;
-    const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_bf16;
-    const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_bf16;
-    const WGMMA_C2: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_bf16_c2;
-    const POISON: Self = bf16::from_bits(0x7fc1);
-    const OUTPUT_UNIT: f64 = 1.0 / 256.0;
-    const INPUT_UNIT: f64 = 0.0;
-    fn to_f64(x: Self) -> f64 {
-        f64::from(x.to_f32())
-    }
-    fn from_f32(x: f32) -> bf16 {
-        bf16::from_f32(x)
-    }
+/// The `impl TcElem` of each input type, from one table: the marker and its element type in
+/// memory, the name and `k` multiple, the kernels (`mma.sync`, `wgmma`, `wgmma` in clusters,
+/// and for TF32 the rounding pass), the poison value, the units and the conversions.
+macro_rules! impl_tc_elem {
+    ($(
+        $marker:ty => $elem:ty {
+            name: $name:literal, k_multiple: $k:literal,
+            kernels: ($mma:ident, $wgmma:ident, $wgmma_c2:ident $(, round: $round:ident)?),
+            poison: $poison:expr, output_unit: $output_unit:expr, input_unit: $input_unit:expr,
+            to_f64: |$x:ident| $to_f64:expr, from_f32: |$y:ident| $from_f32:expr $(,)?
+        }
+    )*) => {$(
+        impl TcElem for $marker {
+            type Elem = $elem;
+            const NAME: &'static str = $name;
+            const K_MULTIPLE: usize = $k;
+            const MMA: MmaKernel<$elem> = kernels::gemm_tc::mma_sync::$mma;
+            const WGMMA: WgmmaKernel<$elem> = kernels::gemm_tc::wgmma::$wgmma;
+            const WGMMA_C2: WgmmaKernel<$elem> = kernels::gemm_tc::wgmma::$wgmma_c2;
+            $(const WGMMA_ROUND: Option<RoundKernel<$elem>> =
+                Some(kernels::gemm_tc::wgmma::$round);)?
+            const POISON: $elem = $poison;
+            const OUTPUT_UNIT: f64 = $output_unit;
+            const INPUT_UNIT: f64 = $input_unit;
+            fn to_f64($x: $elem) -> f64 {
+                $to_f64
+            }
+            fn from_f32($y: f32) -> $elem {
+                $from_f32
+            }
+        }
+    )*};
 }
 
-impl TcElem for f16 {
-    type Elem = f16;
-    const NAME: &'static str = "f16";
-    const K_MULTIPLE: usize = 8;
-    const MMA: MmaKernel<Self> = kernels::gemm_tc::mma_sync::gemm_mma_f16;
-    const WGMMA: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_f16;
-    const WGMMA_C2: WgmmaKernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_f16_c2;
-    const POISON: Self = f16::from_bits(0x7e01);
-    const OUTPUT_UNIT: f64 = 1.0 / 2048.0;
-    const INPUT_UNIT: f64 = 0.0;
-    fn to_f64(x: Self) -> f64 {
-        f64::from(x.to_f32())
+impl_tc_elem! {
+    bf16 => bf16 {
+        name: "bf16", k_multiple: 8,
+        kernels: (gemm_mma_bf16, gemm_wgmma_bf16, gemm_wgmma_bf16_c2),
+        poison: bf16::from_bits(0x7fc1), output_unit: 1.0 / 256.0, input_unit: 0.0,
+        to_f64: |x| f64::from(x.to_f32()), from_f32: |x| bf16::from_f32(x),
     }
-    fn from_f32(x: f32) -> f16 {
-        f16::from_f32(x)
+    f16 => f16 {
+        name: "f16", k_multiple: 8,
+        kernels: (gemm_mma_f16, gemm_wgmma_f16, gemm_wgmma_f16_c2),
+        poison: f16::from_bits(0x7e01), output_unit: 1.0 / 2048.0, input_unit: 0.0,
+        to_f64: |x| f64::from(x.to_f32()), from_f32: |x| f16::from_f32(x),
     }
-}
-
-impl TcElem for Tf32 {
-    type Elem = f32;
-    const NAME: &'static str = "tf32";
-    const K_MULTIPLE: usize = 4;
-    const MMA: MmaKernel<f32> = kernels::gemm_tc::mma_sync::gemm_mma_tf32;
-    const WGMMA: WgmmaKernel<f32> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32;
-    const WGMMA_C2: WgmmaKernel<f32> = kernels::gemm_tc::wgmma::gemm_wgmma_tf32_c2;
-    const WGMMA_ROUND: Option<RoundKernel<f32>> = Some(kernels::gemm_tc::wgmma::round_tf32);
-    const POISON: f32 = f32::from_bits(0x7fc0_0dad);
-    const OUTPUT_UNIT: f64 = 1.0 / 16_777_216.0;
-    const INPUT_UNIT: f64 = 1.0 / 2048.0;
-    fn to_f64(x: f32) -> f64 {
-        f64::from(x)
-    }
-    fn from_f32(x: f32) -> f32 {
-        x
+    Tf32 => f32 {
+        name: "tf32", k_multiple: 4,
+        kernels: (gemm_mma_tf32, gemm_wgmma_tf32, gemm_wgmma_tf32_c2, round: round_tf32),
+        poison: f32::from_bits(0x7fc0_0dad), output_unit: 1.0 / 16_777_216.0,
+        input_unit: 1.0 / 2048.0,
+        to_f64: |x| f64::from(x), from_f32: |x| x,
     }
 }
 

@@ -33,6 +33,7 @@ pub mod chart;
 pub mod cub;
 mod cublas;
 mod cublaslt;
+mod elementwise;
 mod gemm;
 pub mod mandelbrot;
 pub mod report;

@@ -6,7 +6,7 @@
 //! sizes the driver reports. The twins share the Rust kernels' launch shapes, tile sizes and
 //! scratch, so that the two compare kernel code, not launch choices.
 
-use super::vectors::{StreamOp, Vectors};
+use super::elementwise::{StreamOp, Vectors};
 use crate::gpu::{Gpu, GpuError};
 use crate::mandelbrot::{Precision, RenderParams};
 use crate::vector::{Element, Float, ScanState, Scannable, Scratch, Split};

@@ -2,47 +2,16 @@
 //! its CUDA C twin ([`super::twins`]): the memcpy reference, the STREAM operations, dot,
 //! reductions and scans, for `f32`, `f64` and `u32`.
 
+use super::elementwise::{StreamOp, Vectors};
 use super::twins::{FloatTwins, ReduceTwins, ScanTwins};
 use super::{Bench, Implementation, random_f64, report::Entry};
 use crate::gpu::GpuError;
-use crate::vector::{Element, Float, ReduceOp, ScanKind, ScanState, Scannable, Scratch};
+use crate::vector::{Float, ReduceOp, ScanKind, ScanState, Scannable, Scratch};
 use cust::{
     error::GpuContext,
     memory::{AsyncCopyDestination, DeviceBuffer},
 };
 use rayon::prelude::*;
-
-/// A STREAM-style operation, for launching either implementation with the same shape.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum StreamOp {
-    Copy,
-    Scale,
-    Add,
-    Triad,
-    Axpy,
-}
-
-impl StreamOp {
-    const ALL: [StreamOp; 5] = [Self::Copy, Self::Scale, Self::Add, Self::Triad, Self::Axpy];
-    pub(super) fn index(self) -> usize {
-        self as usize
-    }
-    fn name(self) -> &'static str {
-        ["copy", "scale", "add", "triad", "axpy"][self.index()]
-    }
-    /// Words moved per element (STREAM counting).
-    fn words(self) -> u64 {
-        [2, 2, 3, 3, 3][self.index()]
-    }
-}
-
-/// Device buffers for the vector workloads of one element type.
-pub(super) struct Vectors<T: Element> {
-    pub(super) a: DeviceBuffer<T>,
-    pub(super) b: DeviceBuffer<T>,
-    pub(super) c: DeviceBuffer<T>,
-    pub(super) scratch: Scratch<T>,
-}
 
 fn rust_stream<T: Float>(
     gpu: &crate::Gpu,

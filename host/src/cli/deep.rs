@@ -3,10 +3,9 @@
 //! table) and then rendered in bands like every other view (`cli::mandelbrot`).
 
 use super::UsageError;
-use super::decimal::Decimal;
 use anyhow::{Context, Result};
 use host::{
-    deep::{DeepView, PerturbedJob, SharedOrbit, reference_orbit_until},
+    deep::{Decimal, DeepView, PerturbedJob, SharedOrbit, reference_orbit_until},
     mandelbrot::Style,
 };
 use std::{
@@ -15,7 +14,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-/// A deep-zoom location: the centre and the scale as decimal strings.
+/// A deep-zoom location: the centre as decimal strings, the scale as parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Location {
     /// Real part of the centre.
@@ -23,7 +22,7 @@ pub struct Location {
     /// Imaginary part of the centre.
     pub im: String,
     /// Real-axis extent of the image width.
-    pub scale: String,
+    pub scale: Decimal,
     /// Iteration limit from the location file, if it gave one.
     pub max_iter: Option<u32>,
 }
@@ -107,10 +106,11 @@ impl Location {
         let (digits, e) = f.split_once('e').unwrap_or((&f, "0"));
         let e: i64 = e.parse().unwrap_or(0);
         // |k| ≤ MAX_EXPONENT and |e| < 400: no wrapping.
+        let scale = format!("{digits}e{}", e - k);
         Ok(Self {
             re: re.text(),
             im: im.text(),
-            scale: format!("{digits}e{}", e - k),
+            scale: Decimal::parse(&scale).map_err(|e| format!("`Zoom: {zoom}`: {e}"))?,
             max_iter,
         })
     }
@@ -253,7 +253,7 @@ mod tests {
         assert!(loc.im.starts_with("-0.0000000000000016571246929541869"));
         assert_eq!(loc.max_iter, Some(1_000_000));
         // 4/Z · 640/360 = 7.1111/1.8788e157 = 3.7849e-157.
-        let (m, k) = Decimal::parse(&loc.scale).unwrap().split();
+        let (m, k) = loc.scale.split();
         assert_eq!(k, -157);
         assert!(
             (m - 4.0 * 640.0 / 360.0 / 1.878_813_776_506_9).abs() < 1e-12,
@@ -262,7 +262,7 @@ mod tests {
         );
         // Zooms beyond f64 keep their exponent.
         let deep = Location::parse_kfr("Re: 0\nIm: 1\nZoom: 2.5e600\n", 100, 100).unwrap();
-        assert_eq!(deep.scale, "1.6e-600");
+        assert_eq!(deep.scale.text(), "1.6e-600");
         assert_eq!(deep.max_iter, None);
     }
 
@@ -315,7 +315,7 @@ mod tests {
                 "{text:?}"
             );
             assert_eq!(
-                (loc.scale.as_str(), loc.max_iter),
+                (loc.scale.text().as_str(), loc.max_iter),
                 ("1e0", Some(500)),
                 "{text:?}"
             );

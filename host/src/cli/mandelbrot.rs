@@ -6,7 +6,7 @@
 //! bands as it becomes free and the bands are put back in order before encoding. Ctrl-C stops
 //! between bands and removes the temporary file.
 
-use super::decimal::{Decimal, DecimalPoint, parse_decimal_text, parse_scale};
+use super::decimal::{DecimalPoint, parse_decimal_text, parse_scale};
 use super::device::{Backend, open_pool};
 use super::{OutputFile, check_interrupt, outln, parse_complex, parse_palette};
 use anyhow::{Context, Result, bail};
@@ -14,6 +14,7 @@ use clap::ValueEnum;
 use common::{Band, Complex, Palette, RenderJob, Viewport, ViewportError, palette::Shading};
 use host::{
     Gpu,
+    deep::Decimal,
     mandelbrot::{
         BandImage, BandJob, BandRenderer, GpuRenderer, Precision, RenderControl, RenderParams,
         Style,
@@ -252,7 +253,35 @@ impl LookArgs {
     }
 }
 
+/// A deep view's centre as two decimals of any length, `--center-re` and `--center-im`:
+/// each requires the other, both conflict with `--center`. Shared with `ferrocuda zoom`;
+/// each command words the two options' help itself (`mut_arg` on its arguments).
+#[derive(clap::Args, Clone)]
+pub struct CenterParts {
+    #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, value_parser = parse_decimal_text, requires = "center_im", conflicts_with = "center")]
+    center_re: Option<String>,
+    #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, value_parser = parse_decimal_text, requires = "center_re", conflicts_with = "center")]
+    center_im: Option<String>,
+}
+
+impl CenterParts {
+    /// The real and imaginary parts as given, when they were (clap takes both or neither).
+    pub fn get(&self) -> Option<(&str, &str)> {
+        self.center_re.as_deref().zip(self.center_im.as_deref())
+    }
+}
+
 #[derive(clap::Args)]
+#[command(
+    mut_arg("center_re", |a| a.help(
+        "Real part of the centre as a decimal of any length (deep zooms; with --center-im); a \
+         part smaller than 1e-30103 in size, below what any view resolves, is taken as 0"
+    )),
+    mut_arg("center_im", |a| a.help(
+        "Imaginary part of the centre as a decimal of any length (with --center-re; as \
+         --center-re, a part smaller than 1e-30103 in size is 0)"
+    ))
+)]
 pub struct MandelbrotArgs {
     /// Image width in pixels (1 to 65536).
     #[arg(long, default_value_t = 1200, allow_negative_numbers = true, value_parser = super::parse_side)]
@@ -278,21 +307,15 @@ pub struct MandelbrotArgs {
         conflicts_with = "corners"
     )]
     pub scale: Decimal,
-    /// Real part of the centre as a decimal of any length (deep zooms; with --center-im); a
-    /// part smaller than 1e-30103 in size, below what any view resolves, is taken as 0.
-    #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, value_parser = parse_decimal_text, requires = "center_im", conflicts_with_all = ["center", "corners"])]
-    pub center_re: Option<String>,
-    /// Imaginary part of the centre as a decimal of any length (with --center-re; as
-    /// --center-re, a part smaller than 1e-30103 in size is 0).
-    #[arg(long, value_name = "DECIMAL", allow_hyphen_values = true, value_parser = parse_decimal_text, requires = "center_re", conflicts_with_all = ["center", "corners"])]
-    pub center_im: Option<String>,
+    #[command(flatten)]
+    pub center_parts: CenterParts,
     /// Take centre, scale and iteration limit from a Kalles Fraktaler location file (its
     /// `Re`, `Im`, `Zoom` and `Iterations` lines; --max-iter, when given, overrides
     /// `Iterations`).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["center", "corners", "center_re", "center_im", "scale"])]
     pub kfr: Option<PathBuf>,
     /// The view's upper-left and lower-right corners, each RE,IM (instead of --center/--scale).
-    #[arg(long, num_args = 2, value_names = ["UL", "LR"], allow_hyphen_values = true, value_parser = parse_complex)]
+    #[arg(long, num_args = 2, value_names = ["UL", "LR"], allow_hyphen_values = true, value_parser = parse_complex, conflicts_with_all = ["center_re", "center_im"])]
     pub corners: Option<Vec<Complex<f64>>>,
     /// Iteration limit (1 to 10,000,000) [default: 1000, or a --kfr file's `Iterations`]. A
     /// view past f64 (perturbation) also holds a reference orbit and BLA table of up to 192
@@ -421,12 +444,12 @@ fn deep_location(args: &MandelbrotArgs) -> Result<Option<super::deep::Location>>
         let loc = Location::from_kfr(path, args.width, args.height)?;
         center_within_f64(&loc.re, &loc.im)?;
         Some(loc)
-    } else if let (Some(re), Some(im)) = (&args.center_re, &args.center_im) {
+    } else if let Some((re, im)) = args.center_parts.get() {
         center_within_f64(re, im)?;
         Some(Location {
-            re: re.clone(),
-            im: im.clone(),
-            scale: args.scale.text(),
+            re: re.to_owned(),
+            im: im.to_owned(),
+            scale: args.scale.clone(),
             max_iter: None,
         })
     } else {
@@ -459,7 +482,7 @@ fn deep_location(args: &MandelbrotArgs) -> Result<Option<super::deep::Location>>
     let deep = Location {
         re,
         im,
-        scale: args.scale.text(),
+        scale: args.scale.clone(),
         max_iter: None,
     };
     let Some(scale_log10) = scale_log10(&args.scale) else {
@@ -734,7 +757,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
         (None, Some((view, max_iter))) => {
             let mut d = super::deep::prepare(&view, max_iter, &style, args.look.palette, None)?;
             if let Some(loc) = &location {
-                d.scale.clone_from(&loc.scale);
+                d.scale = loc.scale.text();
             }
             Work::Deep(Box::new(d))
         }

@@ -3,12 +3,12 @@
 //! zoom factor per frame) and `max_iter + growth · log10(start/scale)` iterations. The device
 //! buffers are allocated once and reused for every frame.
 
-use super::decimal::{DecimalPoint, parse_decimal_text};
+use super::decimal::DecimalPoint;
 use super::{
     OutputFile, check_interrupt_with,
     device::{Backend, open_gpu},
     mandelbrot::{
-        DEFAULT_BAND_PX, LookArgs, PrecisionArg, band_renderer, check_size_and_iter,
+        CenterParts, DEFAULT_BAND_PX, LookArgs, PrecisionArg, band_renderer, check_size_and_iter,
         choose_precision, peak_rss_bytes, view_error,
     },
     outln,
@@ -43,7 +43,7 @@ fn parse_start_scale(s: &str) -> Result<f64, String> {
 }
 
 fn parse_end_scale(s: &str) -> Result<String, String> {
-    super::decimal::Decimal::parse_positive(s, "--end-scale").map(|d| d.text())
+    host::deep::Decimal::parse_positive(s, "--end-scale").map(|d| d.text())
 }
 
 fn parse_growth(s: &str) -> Result<u32, String> {
@@ -56,6 +56,15 @@ fn parse_growth(s: &str) -> Result<u32, String> {
 }
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("center_re", |a| a.help(
+        "The point zoomed into, real part as a decimal of any length (with --center-im; \
+         instead of --center, for deep zooms; a part smaller than 1e-30103 in size is 0)"
+    )),
+    mut_arg("center_im", |a| a.help(
+        "The point zoomed into, imaginary part as a decimal of any length (with --center-re)"
+    ))
+)]
 pub struct ZoomArgs {
     /// Frame width in pixels (1 to 8192).
     #[arg(long, default_value_t = 640, allow_negative_numbers = true, value_parser = super::parse_frame_side)]
@@ -76,27 +85,8 @@ pub struct ZoomArgs {
     /// frames deeper than f64 resolves are rendered by perturbation (as `mandelbrot` does).
     #[arg(long, default_value = "1e-5", allow_hyphen_values = true, value_parser = parse_end_scale)]
     pub end_scale: String,
-    /// The point zoomed into, real part as a decimal of any length (with --center-im; instead
-    /// of --center, for deep zooms; a part smaller than 1e-30103 in size is 0).
-    #[arg(
-        long,
-        value_name = "DECIMAL",
-        allow_hyphen_values = true,
-        value_parser = parse_decimal_text,
-        requires = "center_im",
-        conflicts_with = "center"
-    )]
-    pub center_re: Option<String>,
-    /// The point zoomed into, imaginary part as a decimal of any length (with --center-re).
-    #[arg(
-        long,
-        value_name = "DECIMAL",
-        allow_hyphen_values = true,
-        value_parser = parse_decimal_text,
-        requires = "center_re",
-        conflicts_with = "center"
-    )]
-    pub center_im: Option<String>,
+    #[command(flatten)]
+    pub center_parts: CenterParts,
     /// Number of frames (1 to 100,000).
     #[arg(long, default_value_t = 60, allow_negative_numbers = true, value_parser = parse_frames)]
     pub frames: u32,
@@ -178,7 +168,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         );
     }
     super::mandelbrot::check_scale("--start-scale", args.start_scale, args.width)?;
-    let end_log10 = match super::decimal::Decimal::parse(&args.end_scale)
+    let end_log10 = match host::deep::Decimal::parse(&args.end_scale)
         .ok()
         .and_then(|d| d.log10_abs())
     {
@@ -188,17 +178,17 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             args.end_scale
         ),
     };
-    let center = match (&args.center_re, &args.center_im) {
-        (Some(re), Some(im)) => Complex::new(
+    let center = match args.center_parts.get() {
+        Some((re, im)) => Complex::new(
             re.trim().parse().unwrap_or(f64::NAN),
             im.trim().parse().unwrap_or(f64::NAN),
         ),
-        _ => args.center.to_f64(),
+        None => args.center.to_f64(),
     };
     // Every digit given (not the f64 rounding), for deep frames.
-    let center_text = match (&args.center_re, &args.center_im) {
-        (Some(re), Some(im)) => (re.clone(), im.clone()),
-        _ => (args.center.re.text(), args.center.im.text()),
+    let center_text = match args.center_parts.get() {
+        Some((re, im)) => (re.to_owned(), im.to_owned()),
+        None => (args.center.re.text(), args.center.im.text()),
     };
     if !center.re.is_finite() || !center.im.is_finite() {
         super::usage!(
@@ -220,7 +210,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             super::MAX_ITER_LIMIT
         );
     }
-    if args.precision != PrecisionArg::Auto && args.center_re.is_some() {
+    if args.precision != PrecisionArg::Auto && args.center_parts.get().is_some() {
         super::usage!(
             "--precision {} is not allowed with --center-re/--center-im: those centres are \
              for frames rendered by perturbation from an arbitrary-precision reference orbit; \
@@ -242,14 +232,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
     for k in [0, args.frames - 1] {
         let log10 = frame_log10(args.start_scale, end_log10, k, args.frames);
         if deep_frame(k) {
-            DeepView::new(
-                &center_text.0,
-                &center_text.1,
-                &host::deep::decimal_of_log10(log10, 6),
-                args.width,
-                args.height,
-            )
-            .map_err(|e| super::UsageError(format!("frame {k}: {e}")))?;
+            frame_view(&center_text, k, log10, args.width, args.height)?;
             continue;
         }
         let view = Viewport::from_center_scale(args.width, args.height, center, 10f64.powf(log10))
@@ -361,14 +344,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
                         .map_err(|e| stopped_or(e, || written(frames_written)))?,
                 );
             }
-            let view = DeepView::new(
-                &center_text.0,
-                &center_text.1,
-                &host::deep::decimal_of_log10(log10, 6),
-                args.width,
-                args.height,
-            )
-            .map_err(|e| super::UsageError(format!("frame {k}: {e}")))?;
+            let view = frame_view(&center_text, k, log10, args.width, args.height)?;
             let prepared =
                 super::deep::prepare(&view, max_iter, &style, args.look.palette, orbit.clone())
                     .map_err(|e| stopped_or(e, || written(frames_written)))?;
@@ -405,7 +381,11 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
             let mut rgb = Vec::with_capacity(3 * view.len());
             let rows = rows_per_launch(&job, DEFAULT_BAND_PX).min(capacity_rows);
             for band in Band::split(args.height, rows) {
-                match renderer.render_band_until(&job, precision, band, false, &super::CONTROL)? {
+                let work = BandJob::Float {
+                    job: &job,
+                    precision,
+                };
+                match renderer.render(work, band, false, &super::CONTROL)? {
                     Some(b) => {
                         kernel += b.kernel;
                         rgb.extend_from_slice(&b.rgb);
@@ -770,15 +750,31 @@ fn deepest_orbit(
     let depth = (first - deepest).max(0.0);
     let max_iter = (f64::from(args.max_iter) + f64::from(args.max_iter_growth) * depth)
         .min(f64::from(super::mandelbrot::MAX_ITER_LIMIT)) as u32;
-    let view = DeepView::new(
-        &center.0,
-        &center.1,
-        &host::deep::decimal_of_log10(deepest, 6),
+    let (width, height) = (
         args.width * args.look.supersample,
         args.height * args.look.supersample,
-    )
-    .map_err(|e| super::UsageError(e.to_string()))?;
+    );
+    let view = host::deep::scale_of_log10(deepest, 6)
+        .and_then(|scale| DeepView::new(&center.0, &center.1, &scale, width, height))
+        .map_err(|e| super::UsageError(e.to_string()))?;
     super::deep::orbit_with_progress(&view, max_iter, false)
+}
+
+/// Frame `k`'s deep view: `width × height` pixels around `center` (every digit given) at
+/// the scale `10^log10`, written with 7 significant digits.
+///
+/// # Errors
+/// A [`super::UsageError`] naming the frame and the bad value.
+fn frame_view(
+    center: &(String, String),
+    k: u32,
+    log10: f64,
+    width: u32,
+    height: u32,
+) -> Result<DeepView> {
+    host::deep::scale_of_log10(log10, 6)
+        .and_then(|scale| DeepView::new(&center.0, &center.1, &scale, width, height))
+        .map_err(|e| super::UsageError(format!("frame {k}: {e}")).into())
 }
 
 /// `e`, or, if a signal stopped the work, the interruption with what was written.

@@ -38,7 +38,8 @@ impl Minibrot {
     /// # Errors
     /// As [`DeepView::at`]: [`DeepError::EmptyImage`] for a zero size.
     pub fn view(&self, width_px: u32, height_px: u32) -> Result<DeepView, DeepError> {
-        DeepView::at(&self.re, &self.im, &self.frame_scale(), width_px, height_px)
+        let scale = super::view::generated_scale(self.frame_scale())?;
+        DeepView::at(&self.re, &self.im, &scale, width_px, height_px)
     }
 
     /// The nucleus as decimal strings with `digits` significant digits.
@@ -175,7 +176,7 @@ mod tests {
             let v = DeepView::new(
                 &format!("1.4285714285714285714e-{}", exp + 1),
                 &format!("1.{}14285714285714285714", "0".repeat(exp as usize + 1)),
-                &format!("1e-{exp}"),
+                &crate::deep::Decimal::parse(&format!("1e-{exp}")).unwrap(),
                 64,
                 64,
             )

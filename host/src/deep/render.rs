@@ -442,7 +442,7 @@ mod tests {
         let v = DeepView::new(
             "-0.0000000000000000003",
             "1.0000000000000000002",
-            "1e-18",
+            &crate::deep::Decimal::parse("1e-18").unwrap(),
             16,
             12,
         )

@@ -1,7 +1,8 @@
-//! A deep-zoom view: centre and scale as decimal strings of any length, the pixel grid, and
-//! the precision they need (bounded by [`MAX_PRECISION_BITS`]).
+//! A deep-zoom view: centre as decimal strings of any length, the scale as a [`Decimal`], the
+//! pixel grid, and the precision they need (bounded by [`MAX_PRECISION_BITS`]).
 
 use super::arith::{RM, to_floatexp};
+use super::decimal::Decimal;
 use astro_float::{BigFloat, Consts, Radix, Sign};
 use common::{
     floatexp::FloatExp,
@@ -108,23 +109,23 @@ fn leading_place(text: &str) -> Option<(i128, bool)> {
     Some((lead.saturating_add(exp), zero))
 }
 
-/// The bits a view of `scale` (decimal text) on an image `width_px` wide needs, estimated
-/// from the text alone (its decimal exponent and the position of its first significant
-/// digit), without parsing it at any precision: `None` if the text is not of the form
-/// `[+-]digits[.digits][(e|E)[+-]digits]`. Used to refuse views deeper than
-/// [`MAX_PRECISION_BITS`] before an arbitrary-precision parse of a huge exponent.
-pub fn estimated_bits(scale: &str, width_px: u32) -> Option<u64> {
+/// The bits a view of `scale` on an image `width_px` wide needs, estimated from its digits
+/// alone (its decimal exponent and the position of its first significant digit; for a zero,
+/// the written exponent), without converting it at any precision. Used to refuse views
+/// deeper than [`MAX_PRECISION_BITS`] before an arbitrary-precision conversion of a huge
+/// exponent.
+pub fn estimated_bits(scale: &Decimal, width_px: u32) -> u64 {
     // Decimal position of the first significant digit: 10^log10 ≤ |scale| < 10^(log10+1).
-    let (log10, _) = leading_place(scale)?;
+    let log10 = scale.leading_place().unwrap_or_else(|| scale.split().1);
     // bits ≈ −log2(spacing) + 64, spacing = scale / width.
     let spacing_log2 =
         (log10 as f64) * std::f64::consts::LOG2_10 - f64::from(width_px.max(1)).log2();
     let bits = (-spacing_log2).max(0.0) + 64.0;
-    Some(if bits >= u64::MAX as f64 {
+    if bits >= u64::MAX as f64 {
         u64::MAX
     } else {
         bits as u64
-    })
+    }
 }
 
 /// Centre coordinates smaller in size than `10^NEGLIGIBLE_EXP10` (`1e-30103`, just below
@@ -139,49 +140,51 @@ pub const NEGLIGIBLE_EXP10: i64 =
     -(MAX_PRECISION_BITS as i64 * 30_102_999_566 / 100_000_000_000 + 1);
 
 impl DeepView {
-    /// Parses the centre and scale (decimal strings of any length, e.g. `"1e-500"`) and
-    /// chooses the precision: enough bits for the pixel spacing (`scale / width`) plus 64,
-    /// at least 128, at most [`MAX_PRECISION_BITS`]. A centre coordinate smaller in size
-    /// than `10^`[`NEGLIGIBLE_EXP10`] is below every view's resolution and is taken as 0
-    /// (whatever its exponent: `1e-999999999` is read at once).
+    /// Parses the centre (decimal strings of any length) and takes the scale (a [`Decimal`],
+    /// parsed once by its caller, e.g. `1e-500`), and chooses the precision: enough bits for
+    /// the pixel spacing (`scale / width`) plus 64, at least 128, at most
+    /// [`MAX_PRECISION_BITS`]. A centre coordinate smaller in size than
+    /// `10^`[`NEGLIGIBLE_EXP10`] is below every view's resolution and is taken as 0 (whatever
+    /// its exponent: `1e-999999999` is read at once).
     ///
     /// # Errors
-    /// [`DeepError`] naming the bad value; [`DeepError::TooDeep`] (decided from the text,
-    /// before any arbitrary-precision parsing) for a scale needing more than
-    /// [`MAX_PRECISION_BITS`] bits.
+    /// [`DeepError`] naming the bad value (a scale by its [`Decimal::text`]);
+    /// [`DeepError::TooDeep`] (decided from the scale's digits, before any
+    /// arbitrary-precision conversion) for a scale needing more than [`MAX_PRECISION_BITS`]
+    /// bits; [`DeepError::BadScale`] for a scale that is not positive or beyond
+    /// `astro-float`'s range.
     pub fn new(
         center_re: &str,
         center_im: &str,
-        scale: &str,
+        scale: &Decimal,
         width_px: u32,
         height_px: u32,
     ) -> Result<Self, DeepError> {
         if width_px == 0 || height_px == 0 {
             return Err(DeepError::EmptyImage(width_px, height_px));
         }
-        match estimated_bits(scale, width_px) {
-            None => return Err(DeepError::BadScale(scale.into())),
-            // A margin over the estimate's rounding: the exact figure is checked below.
-            Some(bits) if bits > MAX_PRECISION_BITS as u64 + 8 => {
-                return Err(DeepError::TooDeep {
-                    scale: scale.into(),
-                    bits,
-                });
-            }
-            Some(_) => {}
+        let text = scale.text();
+        // A margin over the estimate's rounding: the exact figure is checked below.
+        let estimate = estimated_bits(scale, width_px);
+        if estimate > MAX_PRECISION_BITS as u64 + 8 {
+            return Err(DeepError::TooDeep {
+                scale: text,
+                bits: estimate,
+            });
         }
         let mut cc = Consts::new().expect("astro-float constants cache");
-        // The scale first, at a modest precision, to learn its magnitude.
-        let s = parse(scale, 128, &mut cc).ok_or_else(|| DeepError::BadScale(scale.into()))?;
+        // The scale first at a modest precision, to learn its magnitude: the precision is
+        // chosen from this rounding's binary exponent.
+        let s = parse(&text, 128, &mut cc).ok_or_else(|| DeepError::BadScale(text.clone()))?;
         if s.is_zero() || s.sign() != Some(Sign::Pos) {
-            return Err(DeepError::BadScale(scale.into()));
+            return Err(DeepError::BadScale(text));
         }
         let spacing_exp = i64::from(s.exponent().unwrap_or(0)) - i64::from(width_px.ilog2());
         let bits = usize::try_from((-spacing_exp).max(0) + 64).unwrap_or(usize::MAX / 2);
         let bits = bits.max(128);
         if bits > MAX_PRECISION_BITS {
             return Err(DeepError::TooDeep {
-                scale: scale.into(),
+                scale: text,
                 bits: bits as u64,
             });
         }
@@ -206,7 +209,7 @@ impl DeepView {
         Ok(Self {
             center_re: coordinate("centre real part", center_re, &mut cc)?,
             center_im: coordinate("centre imaginary part", center_im, &mut cc)?,
-            scale: number("scale", scale, &mut cc)?,
+            scale: number("scale", &text, &mut cc)?,
             width_px,
             height_px,
             precision_bits: bits,
@@ -220,7 +223,7 @@ impl DeepView {
     pub fn at(
         re: &BigFloat,
         im: &BigFloat,
-        scale: &str,
+        scale: &Decimal,
         width_px: u32,
         height_px: u32,
     ) -> Result<Self, DeepError> {
@@ -285,6 +288,21 @@ pub(crate) fn parse(text: &str, bits: usize, cc: &mut Consts) -> Option<BigFloat
     (!v.is_nan() && !v.is_inf()).then_some(v)
 }
 
+/// A scale written by this crate (e.g. by [`decimal`]) as a [`Decimal`]: a text that is not
+/// one is a [`DeepError::BadScale`] naming it.
+pub(crate) fn generated_scale(text: String) -> Result<Decimal, DeepError> {
+    Decimal::parse(&text).map_err(|_| DeepError::BadScale(text))
+}
+
+/// The scale `10^log10` as a [`Decimal`] with `decimals` digits after the point, as
+/// [`decimal_of_log10`] writes it.
+///
+/// # Errors
+/// [`DeepError::BadScale`] naming the text for a `log10` that is not finite.
+pub fn scale_of_log10(log10: f64, decimals: usize) -> Result<Decimal, DeepError> {
+    generated_scale(decimal_of_log10(log10, decimals))
+}
+
 /// The view used by the examples and tests: `width_px × height_px` at scale `10^-exp`
 /// around the Misiurewicz point `c = i`, offset by `(1 + i)·10^-exp/7` off its symmetry. The
 /// set has detail at every depth there, and minibrots about `10^-2·exp` across lie within
@@ -296,7 +314,7 @@ pub fn near_i(exp: u32, width_px: u32, height_px: u32) -> Result<DeepView, DeepE
     DeepView::new(
         &format!("1.4285714285714285714e-{}", exp + 1),
         &format!("1.{}14285714285714285714", "0".repeat(exp as usize)),
-        &format!("1e-{exp}"),
+        &generated_scale(format!("1e-{exp}"))?,
         width_px,
         height_px,
     )
@@ -325,6 +343,11 @@ pub fn decimal_of_log10(log10: f64, decimals: usize) -> String {
 mod tests {
     use super::*;
 
+    /// A scale as the command line hands it over.
+    fn scale(text: &str) -> Decimal {
+        Decimal::parse(text).unwrap()
+    }
+
     #[test]
     fn conversion_to_floatexp_is_exact_for_f64_values() {
         for x in [0.75, -3.0, 1e-300, 2.5e10] {
@@ -343,22 +366,23 @@ mod tests {
 
     #[test]
     fn bad_views_name_the_value() {
-        let e = DeepView::new("0.1x", "0", "1e-3", 4, 4).unwrap_err();
+        let e = DeepView::new("0.1x", "0", &scale("1e-3"), 4, 4).unwrap_err();
         assert_eq!(
             e.to_string(),
             "centre real part `0.1x` is not a decimal number (e.g. -0.75, 1.25e-3)"
         );
-        for s in ["0", "-1e-5", "abc", ""] {
+        // Texts that are no decimal at all never get here: `Decimal::parse` refuses them.
+        for s in ["0", "-1e-5"] {
             assert_eq!(
-                DeepView::new("0", "0", s, 4, 4).unwrap_err(),
+                DeepView::new("0", "0", &scale(s), 4, 4).unwrap_err(),
                 DeepError::BadScale(s.into())
             );
         }
         assert_eq!(
-            DeepView::new("0", "0", "1", 0, 4).unwrap_err(),
+            DeepView::new("0", "0", &scale("1"), 0, 4).unwrap_err(),
             DeepError::EmptyImage(0, 4)
         );
-        let v = DeepView::new("0", "1", "1e-300", 64, 64).unwrap();
+        let v = DeepView::new("0", "1", &scale("1e-300"), 64, 64).unwrap();
         // 1e-300/64 ≈ 2^-1003: 1003 + 64 bits.
         assert!(
             (1060..1080).contains(&v.precision_bits),
@@ -378,19 +402,19 @@ mod tests {
         assert!(
             (NEGLIGIBLE_EXP10 as f64) < -(MAX_PRECISION_BITS as f64) * std::f64::consts::LOG10_2
         );
-        let zero = DeepView::new("0", "0", "1e-20", 8, 8).unwrap();
+        let zero = DeepView::new("0", "0", &scale("1e-20"), 8, 8).unwrap();
         for (re, im) in [
             ("1e-999999999", "0"),
             ("0", "-1e-1000000000"),
             ("-0.00000000009e-646456990", "+9.99e-30104"),
             ("0.0001e-30100", "0"),
         ] {
-            let v = DeepView::new(re, im, "1e-20", 8, 8).unwrap();
+            let v = DeepView::new(re, im, &scale("1e-20"), 8, 8).unwrap();
             assert!(v.center_re.is_zero() && v.center_im.is_zero(), "{re},{im}");
             assert_eq!(v.precision_bits, zero.precision_bits, "{re},{im}");
         }
         // At or above the bound: kept (10^-30103 at 128+ bits of relative precision).
-        let kept = DeepView::new("1e-30103", "-2.5e-30000", "1e-20", 8, 8).unwrap();
+        let kept = DeepView::new("1e-30103", "-2.5e-30000", &scale("1e-20"), 8, 8).unwrap();
         assert!(!kept.center_re.is_zero() && !kept.center_im.is_zero());
         assert_eq!(
             to_floatexp(&kept.center_re).e,
@@ -406,7 +430,7 @@ mod tests {
             "",
         ] {
             assert_eq!(
-                DeepView::new(bad, "0", "1e-20", 8, 8).unwrap_err(),
+                DeepView::new(bad, "0", &scale("1e-20"), 8, 8).unwrap_err(),
                 DeepError::NotANumber {
                     what: "centre real part",
                     value: bad.into()
@@ -416,42 +440,33 @@ mod tests {
         }
     }
 
-    /// N9: views deeper than the bound are refused at once, from the text, with the figure;
-    /// the estimate agrees with the parsed precision.
+    /// N9: views deeper than the bound are refused at once, from the scale's digits, with
+    /// the figure; the estimate agrees with the parsed precision.
     #[test]
     fn views_beyond_the_precision_bound_are_refused_quickly() {
-        for scale in [
-            "1e-1000000",
-            "1e-100000000",
-            "0.0001e-99999999999999999999999999",
-        ] {
+        // (An exponent beyond `MAX_EXPONENT` never gets here: `Decimal::parse` refuses it.)
+        for text in ["1e-1000000", "1e-100000000", "0.0001e-1000000000"] {
             let t = std::time::Instant::now();
-            let e = DeepView::new("0", "1", scale, 1920, 1080).unwrap_err();
-            assert!(
-                t.elapsed().as_secs_f64() < 0.5,
-                "{scale}: {:?}",
-                t.elapsed()
-            );
-            assert!(matches!(e, DeepError::TooDeep { .. }), "{scale}: {e:?}");
+            let e = DeepView::new("0", "1", &scale(text), 1920, 1080).unwrap_err();
+            assert!(t.elapsed().as_secs_f64() < 0.5, "{text}: {:?}", t.elapsed());
+            assert!(matches!(e, DeepError::TooDeep { .. }), "{text}: {e:?}");
             let text = e.to_string();
             assert!(text.contains("100000 bits allowed"), "{text}");
         }
         // Just inside the bound: about 29,000 decimal digits.
-        let inside = estimated_bits("1e-29000", 64).unwrap();
+        let inside = estimated_bits(&scale("1e-29000"), 64);
         assert!(
             (96_000..=MAX_PRECISION_BITS as u64).contains(&inside),
             "{inside}"
         );
-        for (scale, w) in [("1e-300", 64), ("0.00123", 1000), ("12.5e-40", 7), ("3", 1)] {
-            let est = estimated_bits(scale, w).unwrap();
-            let v = DeepView::new("0", "0", scale, w, 1).unwrap();
+        for (text, w) in [("1e-300", 64), ("0.00123", 1000), ("12.5e-40", 7), ("3", 1)] {
+            let est = estimated_bits(&scale(text), w);
+            let v = DeepView::new("0", "0", &scale(text), w, 1).unwrap();
             let exact = v.precision_bits as u64;
             assert!(
                 exact == 128 || est.abs_diff(exact) <= 4,
-                "{scale}: estimate {est}, parsed {exact}"
+                "{text}: estimate {est}, parsed {exact}"
             );
         }
-        assert_eq!(estimated_bits("1.2.3", 4), None);
-        assert_eq!(estimated_bits("1e", 4), None);
     }
 }

@@ -22,7 +22,7 @@ use cuda_std::launch::{Out, Safe, Slice, Value};
 use cust::{
     error::GpuContext,
     launch::TypedFunction,
-    memory::{DeviceBuffer, DeviceSlice, LockedBuffer},
+    memory::{DeviceBuffer, DeviceCopy, DeviceSlice, DeviceSliceMut, LockedBuffer},
 };
 use kernels::mandelbrot::{
     colorize, mandelbrot_f32, mandelbrot_f64, mandelbrot_perturb, mandelbrot_ss_f32,
@@ -34,10 +34,10 @@ use std::time::{Duration, Instant};
 /// (3).
 pub const BAND_BYTES_PER_PX: usize = 4 + 4 + 3;
 
-/// Parameter kinds of the escape passes `mandelbrot_f32`/`_f64`.
-type EscapeParams<F> = (Value<RenderJob<F>>, Value<Band>, Out<u32>, Out<f32>);
-/// Parameter kinds of the supersampling passes `mandelbrot_ss_f32`/`_f64`.
-type SupersampleParams<F> = (Value<RenderJob<F>>, Value<Band>, Out<u32>, Out<Rgb>);
+/// Parameter kinds of the float passes: the job in float type `F`, the band, escape times,
+/// and a `T` per pixel (`|z_n|²` for the escape passes `mandelbrot_f32`/`_f64`, colours for
+/// the supersampling passes `mandelbrot_ss_f32`/`_f64`).
+type FloatPassParams<F, T> = (Value<RenderJob<F>>, Value<Band>, Out<u32>, Out<T>);
 /// Parameter kinds of the colour pass `colorize`.
 type ColorizeParams = (
     Value<Coloring>,
@@ -53,10 +53,8 @@ type ColorizeParams = (
 /// parameter layout checked) and then launched for every band, as cudarc's `load_function`
 /// and Rust-CUDA's `module.get_function` are used.
 pub struct RenderKernels {
-    escape_f32: TypedFunction<EscapeParams<f32>, Safe>,
-    escape_f64: TypedFunction<EscapeParams<f64>, Safe>,
-    supersample_f32: TypedFunction<SupersampleParams<f32>, Safe>,
-    supersample_f64: TypedFunction<SupersampleParams<f64>, Safe>,
+    escape: FloatPass<f32>,
+    supersample: FloatPass<Rgb>,
     colorize: TypedFunction<ColorizeParams, Safe>,
     pub(crate) perturb: TypedFunction<PerturbParams, Safe>,
 }
@@ -76,13 +74,44 @@ impl RenderKernels {
     pub fn new(gpu: &Gpu) -> Result<Self, GpuError> {
         let module = gpu.module();
         Ok(Self {
-            escape_f32: module.kernel(mandelbrot_f32)?,
-            escape_f64: module.kernel(mandelbrot_f64)?,
-            supersample_f32: module.kernel(mandelbrot_ss_f32)?,
-            supersample_f64: module.kernel(mandelbrot_ss_f64)?,
+            escape: FloatPass {
+                f32: module.kernel(mandelbrot_f32)?,
+                f64: module.kernel(mandelbrot_f64)?,
+            },
+            supersample: FloatPass {
+                f32: module.kernel(mandelbrot_ss_f32)?,
+                f64: module.kernel(mandelbrot_ss_f64)?,
+            },
             colorize: module.kernel(colorize)?,
             perturb: module.kernel(mandelbrot_perturb)?,
         })
+    }
+}
+
+/// A float pass resolved for both arithmetics, launched in the one a band asks for.
+struct FloatPass<T> {
+    f32: TypedFunction<FloatPassParams<f32, T>, Safe>,
+    f64: TypedFunction<FloatPassParams<f64, T>, Safe>,
+}
+
+impl<T: DeviceCopy> FloatPass<T> {
+    /// Launches the pass in `precision` (`job` cast to f32 for [`Precision::F32`]) on `band`,
+    /// one thread per pixel ([`for_image`]), writing `counts` and `out`, and waits; returns
+    /// the kernel time ([`crate::gpu::run`]).
+    fn run(
+        &self,
+        gpu: &Gpu,
+        precision: Precision,
+        job: &RenderJob<f64>,
+        band: Band,
+        counts: &mut DeviceSliceMut<'_, u32>,
+        out: &mut DeviceSliceMut<'_, T>,
+    ) -> Result<Duration, GpuError> {
+        let cfg = for_image(job.width_px, band.rows);
+        match precision {
+            Precision::F32 => run(gpu, &self.f32, cfg, (job.cast(), band, counts, out)),
+            Precision::F64 => run(gpu, &self.f64, cfg, (*job, band, counts, out)),
+        }
     }
 }
 
@@ -364,25 +393,13 @@ pub fn launch_render(
         counts.len() >= len && rgb.len() >= len && (!smooth || norms.len() >= len),
         "buffers too small for the band"
     );
-    let cfg = for_image(job.width_px, band.rows);
     let mut counts = counts.index_mut(0..len)?;
     let mut rgb = rgb.index_mut(0..len)?;
     let k = kernels;
     if job.supersample > 1 {
-        let escape = match precision {
-            Precision::F32 => run(
-                gpu,
-                &k.supersample_f32,
-                cfg,
-                (job.cast(), band, &mut counts, &mut rgb),
-            ),
-            Precision::F64 => run(
-                gpu,
-                &k.supersample_f64,
-                cfg,
-                (*job, band, &mut counts, &mut rgb),
-            ),
-        }?;
+        let escape = k
+            .supersample
+            .run(gpu, precision, job, band, &mut counts, &mut rgb)?;
         return Ok(RenderTimes {
             escape,
             color: Duration::ZERO,
@@ -390,20 +407,9 @@ pub fn launch_render(
     }
     // Discrete colouring needs no |z_n|²: an empty `norms` takes no writes.
     let mut norms = norms.index_mut(0..if smooth { len } else { 0 })?;
-    let escape = match precision {
-        Precision::F32 => run(
-            gpu,
-            &k.escape_f32,
-            cfg,
-            (job.cast(), band, &mut counts, &mut norms),
-        ),
-        Precision::F64 => run(
-            gpu,
-            &k.escape_f64,
-            cfg,
-            (*job, band, &mut counts, &mut norms),
-        ),
-    }?;
+    let escape = k
+        .escape
+        .run(gpu, precision, job, band, &mut counts, &mut norms)?;
     let grid = SampleGrid::single(job.width_px);
     let args = (
         job.coloring,

@@ -42,18 +42,51 @@ pub enum GpuSelection {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PoolError<E> {
-    /// A GPU failed (opening it, allocating its buffers, or a band's launch or copy).
-    #[error("GPU {ordinal}: {source}")]
+    /// A GPU failed (allocating its buffers, or a band's launch or copy).
+    #[error("GPU {ordinal}, {step}: {source}")]
     Gpu {
         /// The GPU's ordinal.
         ordinal: usize,
-        /// What failed.
+        /// What it was doing: setting up, or rendering which band.
+        step: GpuStep,
+        /// What failed (boxed: the error stays small beside the sink's).
         #[source]
-        source: GpuError,
+        source: Box<GpuError>,
     },
     /// The sink returned an error (rendering stopped).
     #[error("{0}")]
     Sink(E),
+}
+
+/// What a GPU of a pool render was doing when it failed ([`PoolError::Gpu`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GpuStep {
+    /// Setting up for the render, before its first band ([`GpuRenderer::new`]: band
+    /// buffers, staging buffer, kernels).
+    Setup,
+    /// Rendering a band.
+    Band {
+        /// The band's position in the render's `bands` (0 = first).
+        index: usize,
+        /// The band: its image rows.
+        band: Band,
+    },
+}
+
+impl std::fmt::Display for GpuStep {
+    /// `setting up` or `band 3 (rows 192..256)` (rows half-open, 0 = top).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Setup => f.write_str("setting up"),
+            Self::Band { index, band } => write!(
+                f,
+                "band {index} (rows {}..{})",
+                band.first_row,
+                u64::from(band.first_row) + u64::from(band.rows)
+            ),
+        }
+    }
 }
 
 /// How a pool render went: per-GPU shares and the wall time.
@@ -226,7 +259,8 @@ impl GpuPool {
     /// more, and no further band reaches the sink.
     ///
     /// # Errors
-    /// [`PoolError::Gpu`] naming the GPU that failed (allocation, launch, copy);
+    /// [`PoolError::Gpu`] naming the GPU that failed and the band it was rendering (or its
+    /// setup: allocation), with the launch's or copy's error;
     /// [`PoolError::Sink`] with the sink's error.
     pub fn render_bands<E>(
         &self,
@@ -334,8 +368,12 @@ fn device_count() -> Result<usize, GpuError> {
 enum Message {
     /// Band number `.0` (index into `bands`), rendered.
     Band(usize, BandImage),
-    /// The GPU with this ordinal failed.
-    Failed(usize, GpuError),
+    /// The GPU with this ordinal failed at this step.
+    Failed {
+        ordinal: usize,
+        step: GpuStep,
+        source: GpuError,
+    },
 }
 
 /// The next band the sink needs, and whether to stop; workers wait on it to stay inside the
@@ -404,7 +442,17 @@ fn reorder<E>(
             return Ok(false);
         };
         match message {
-            Message::Failed(ordinal, source) => return Err(PoolError::Gpu { ordinal, source }),
+            Message::Failed {
+                ordinal,
+                step,
+                source,
+            } => {
+                return Err(PoolError::Gpu {
+                    ordinal,
+                    step,
+                    source: Box::new(source),
+                });
+            }
             Message::Band(index, image) => {
                 pending.insert(index, image);
             }
@@ -469,8 +517,12 @@ impl<'a> Worker<'a> {
         tally.setup = started.elapsed();
         let mut renderer = match made {
             Ok(r) => r,
-            Err(e) => {
-                let _ = tx.send(Message::Failed(ordinal, e));
+            Err(source) => {
+                let _ = tx.send(Message::Failed {
+                    ordinal,
+                    step: GpuStep::Setup,
+                    source,
+                });
                 return tally;
             }
         };
@@ -496,8 +548,12 @@ impl<'a> Worker<'a> {
                         break;
                     }
                 }
-                Err(e) => {
-                    let _ = tx.send(Message::Failed(ordinal, e));
+                Err(source) => {
+                    let _ = tx.send(Message::Failed {
+                        ordinal,
+                        step: GpuStep::Band { index, band },
+                        source,
+                    });
                     break;
                 }
             }
@@ -557,21 +613,46 @@ mod tests {
         let messages = vec![
             Message::Band(1, image(1)),
             Message::Band(0, image(0)),
-            Message::Failed(3, GpuError::NoDevice),
+            Message::Failed {
+                ordinal: 3,
+                step: GpuStep::Band {
+                    index: 2,
+                    band: image(2).band,
+                },
+                source: GpuError::NoDevice,
+            },
             Message::Band(2, image(2)),
         ];
         let (result, seen, _) = run_reorder(messages, 4);
+        let Err(error) = result else {
+            panic!("{result:?}");
+        };
         assert!(
             matches!(
-                result,
-                Err(PoolError::Gpu {
+                &error,
+                PoolError::Gpu {
                     ordinal: 3,
-                    source: GpuError::NoDevice
-                })
+                    step: GpuStep::Band {
+                        index: 2,
+                        band: Band {
+                            first_row: 2,
+                            rows: 1
+                        }
+                    },
+                    source,
+                } if matches!(**source, GpuError::NoDevice)
             ),
-            "{result:?}"
+            "{error:?}"
+        );
+        // The message names the GPU and the band, with its rows.
+        let message = error.to_string();
+        assert!(
+            message.starts_with("GPU 3, band 2 (rows 2..3): "),
+            "{message}"
         );
         assert_eq!(seen, [0, 1]);
+        // A failure before the first band names the setup instead.
+        assert_eq!(GpuStep::Setup.to_string(), "setting up");
     }
 
     #[test]
