@@ -88,7 +88,11 @@
 //! low-entropy keys, where a warp's lanes hit one counter. The tile (256 × 16) is a first
 //! choice; CUB takes 384 × 20 for 32-bit keys on sm_90. CUB publishes a tile's counts
 //! before ranking ("early counts", from shared atomics); here the ranking's own counters
-//! give them, without atomics, and the look-back comes after the placing.
+//! give them, without atomics, and the look-back comes after the placing. The pass's
+//! shared-memory accesses in its per-key loops go by 32-bit shared address
+//! ([`cuda_std::shared::window`]: `LDS`/`STS`; generic pointers gave 64-bit generic loads and
+//! an address multiply per access), and a partial tile is padded rather than tested per key
+//! (step 3). Registers: see `host/build.rs` (80 per thread, 3 blocks per multiprocessor).
 
 // A scatter pass takes the keys and values in and out, the digit counts, the look-back
 // state and its launch values: 10 parameters.
