@@ -42,19 +42,17 @@ fn main() {
         .max_registers("scan_exclusive_f64", 72)
         .max_registers("scan_inclusive_affine", 72)
         .max_registers("scan_exclusive_affine", 72)
-        // Sort passes of 32-bit keys (256 threads, 16 keys each, unrolled). Unbounded, ptxas
-        // 12.9 at sm_90 gives the keys-only passes 188 registers (1 block per multiprocessor);
-        // at 80, 3 blocks, with about 100 bytes of spill stores. The pairs passes load their
-        // values after the keys' scatter (kernels::sort, step 9); at 80 they spill about 180
-        // bytes (3 blocks), at 128 none (2 blocks; 168 unbounded, 1 block). One H200 run,
-        // 2^28 keys: keys-only at 80, 0.89x CUB; pairs at 128 with the values loaded first,
-        // 0.74x (at 168, 0.49x). The u64 passes keep their registers.
+        // Sort passes of 32-bit keys (256 threads, 16 keys each, unrolled): ptxas 12.9 at
+        // sm_90 gives them 124 registers unbounded (2 blocks per multiprocessor); at 80, 3
+        // blocks, with 152 bytes of spill stores (88 bytes of spill loads) for u32. The scans
+        // above gained from more blocks despite small spills. The pairs and u64 passes keep
+        // their registers (at 80: 368 bytes of spill stores for pairs).
         .max_registers("sort_pass_u32", 80)
         .max_registers("sort_pass_i32", 80)
         .max_registers("sort_pass_f32", 80)
-        .max_registers("sort_pass_pairs_u32", 80)
-        .max_registers("sort_pass_pairs_i32", 80)
-        .max_registers("sort_pass_pairs_f32", 80)
+        .max_registers("sort_pass_pairs_u32", 128)
+        .max_registers("sort_pass_pairs_i32", 128)
+        .max_registers("sort_pass_pairs_f32", 128)
         .build();
     if let Err(err) = result {
         eprintln!("{err}");

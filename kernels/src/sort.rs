@@ -67,8 +67,7 @@
 //! 8. **Scatter**: threads read the sorted tile in order (striped: key `i·256 + t`) and
 //!    write key `j` to `global_start[digit] + tile_prefix[digit] + j − tile_start[digit]`:
 //!    consecutive threads write consecutive addresses within each digit's run. For pairs
-//!    the values, loaded only now (they hold no registers through the ranking), then take
-//!    the same route through the same shared buffer.
+//!    the values then take the same route through the same shared buffer.
 //!
 //! Output positions are below `len ≤ u32::MAX` and computed in wrapping `u32` arithmetic.
 //!
@@ -466,12 +465,39 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     let valid = (len - tile_start).min(SORT_TILE);
     let full = valid == SORT_TILE;
 
-    // 2. Load the keys, warp-striped (the values only after the keys' scatter, step 9, so
-    //    that they take no registers through the ranking).
+    // 2. Load, warp-striped.
     let seg = tile_start + warp * 32 * SORT_ITEMS;
     // A partial tile's slots past the input hold `K::LAST` (see step 3).
     let mut keys = [K::LAST; SORT_ITEMS];
-    load_striped(a.keys, &mut keys, seg + lane, full, len);
+    let mut values = [0u32; SORT_ITEMS];
+    // The test of `full` outside the items: one base address, sixteen loads at constant
+    // offsets, no branch per item.
+    if full {
+        let (kp, vp) = (
+            a.keys.as_ptr().wrapping_add(seg + lane),
+            a.values.as_ptr().wrapping_add(seg + lane),
+        );
+        each_item!(i {
+            // SAFETY: seg + i·32 + lane < tile_start + SORT_TILE ≤ len: inside `keys` (and
+            // `values` for pairs); both are read-only during the launch.
+            unsafe {
+                keys[i] = mem::load_global_nc(kp.add(i * 32));
+                if PAIRS {
+                    values[i] = mem::load_global_nc(vp.add(i * 32));
+                }
+            }
+        });
+    } else {
+        each_item!(i {
+            let e = seg + i * 32 + lane;
+            if e < len {
+                keys[i] = a.keys[e];
+                if PAIRS {
+                    values[i] = a.values[e];
+                }
+            }
+        });
+    }
 
     // 3. Rank within the warp, item by item: the lanes with equal digits (8 ballots, one
     //    per digit bit: `warp::match_any_bits`) advance the warp's counter of that digit by
@@ -646,10 +672,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
             }
         });
     }
-    // 9. Pairs: the values, loaded now, take the keys' route through the same buffer.
     if PAIRS {
-        let mut values = [0u32; SORT_ITEMS];
-        load_striped(a.values, &mut values, seg + lane, full, len);
         sync_threads();
         each_item!(i {
             // SAFETY: as for the keys (a tile of u32 fits in a tile of K).
@@ -663,34 +686,6 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
                 let v = unsafe { window::load_b32(exchange_at.byte_add(j as u32 * 4)) };
                 // SAFETY: `write` checks the bound; output positions are a permutation.
                 unsafe { a.values_out.write(dest[i] as usize, v) };
-            }
-        });
-    }
-}
-
-/// Loads `out[i] = src[first + 32·i]` for the items below `len` (those of a full tile with
-/// one base address and constant offsets, no test per item; `full` means `first + 32·i <
-/// len` for every item), leaving the others as they are.
-#[inline(always)]
-fn load_striped<T: mem::NcValue + Copy>(
-    src: &[T],
-    out: &mut [T; SORT_ITEMS],
-    first: usize,
-    full: bool,
-    len: usize,
-) {
-    if full {
-        let p = src.as_ptr().wrapping_add(first);
-        each_item!(i {
-            // SAFETY: `full`: first + 32·i < len ≤ src.len(); `src` is read-only during the
-            // launch.
-            out[i] = unsafe { mem::load_global_nc(p.add(i * 32)) };
-        });
-    } else {
-        each_item!(i {
-            let e = first + i * 32;
-            if e < len {
-                out[i] = src[e];
             }
         });
     }
