@@ -42,11 +42,13 @@ fn main() {
         .max_registers("scan_exclusive_f64", 72)
         .max_registers("scan_inclusive_affine", 72)
         .max_registers("scan_exclusive_affine", 72)
-        // Sort passes of 32-bit keys (256 threads, 16 keys each, unrolled): ptxas 12.9 at
-        // sm_90 gives them 124 registers unbounded (2 blocks per multiprocessor); at 80, 3
-        // blocks, with 152 bytes of spill stores (88 bytes of spill loads) for u32. The scans
-        // above gained from more blocks despite small spills. The pairs and u64 passes keep
-        // their registers (at 80: 368 bytes of spill stores for pairs).
+        // Sort passes of 32-bit keys (256 threads, 16 keys each, unrolled). Unbounded, ptxas
+        // 12.9 at sm_90 gives the keys-only passes 188 registers (1 block per multiprocessor)
+        // and the pairs passes 168 (1 block, 12.5 % occupancy: 0.49x CUB at 2^28 on an H200);
+        // keys-only at 80: 3 blocks, about 100 bytes of spill stores (0.89x CUB); pairs at 128:
+        // 2 blocks, 24 bytes (0.74x). Tried in the same session on the same GPU model: pairs at
+        // 80 with the values loaded after the keys' scatter (180 bytes of spills, 3 blocks):
+        // 0.68x, slower. The u64 passes keep their registers.
         .max_registers("sort_pass_u32", 80)
         .max_registers("sort_pass_i32", 80)
         .max_registers("sort_pass_f32", 80)

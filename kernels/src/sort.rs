@@ -91,7 +91,8 @@
 //! shared-memory accesses in its per-key loops go by 32-bit shared address
 //! ([`cuda_std::shared::window`]: `LDS`/`STS`; generic pointers gave 64-bit generic loads and
 //! an address multiply per access), and a partial tile is padded rather than tested per key
-//! (step 3). Registers: see `host/build.rs` (80 per thread, 3 blocks per multiprocessor).
+//! (step 3). Registers: see `host/build.rs` (keys only 80 per thread, 3 blocks per
+//! multiprocessor; pairs 128, 2 blocks).
 
 // A scatter pass takes the keys and values in and out, the digit counts, the look-back
 // state and its launch values: 10 parameters.
