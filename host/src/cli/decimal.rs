@@ -20,12 +20,7 @@ impl DecimalPoint {
     /// # Errors
     /// A message naming `s` and the part that is wrong.
     pub fn parse(s: &str) -> Result<Self, String> {
-        let (re, im) = s
-            .split_once(',')
-            .filter(|(_, im)| !im.contains(','))
-            .ok_or_else(|| {
-                format!("`{s}` is not a complex number: write RE,IM with one comma, e.g. -0.75,0.1")
-            })?;
+        let (re, im) = super::parse::split_complex(s)?;
         let part = |p: &str| Decimal::parse(p).map_err(|e| format!("in `{s}`: {e}"));
         Ok(Self {
             re: part(re)?,

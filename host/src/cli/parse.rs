@@ -3,13 +3,17 @@
 use anyhow::Result;
 use common::{Complex, Palette};
 
-pub fn parse_complex(s: &str) -> Result<Complex<f64>, String> {
-    let (re, im) = s
-        .split_once(',')
+/// `RE,IM` split at its one comma; the error names `s` and the form.
+pub(super) fn split_complex(s: &str) -> Result<(&str, &str), String> {
+    s.split_once(',')
         .filter(|(_, im)| !im.contains(','))
         .ok_or_else(|| {
             format!("`{s}` is not a complex number: write RE,IM with one comma, e.g. -0.75,0.1")
-        })?;
+        })
+}
+
+pub fn parse_complex(s: &str) -> Result<Complex<f64>, String> {
+    let (re, im) = split_complex(s)?;
     let parse = |part: &str| -> Result<f64, String> {
         let v: f64 = part
             .trim()
