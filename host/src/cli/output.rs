@@ -213,7 +213,7 @@ fn temp_beside(target: &Path, what: &str, suffix: &str) -> Result<tempfile::Name
 /// signal still stops the wait (that thread stays blocked in `open` and ends with the process).
 ///
 /// # Errors
-/// [`Interrupted`] after a caught signal; otherwise the operating system's error, naming
+/// [`Interrupted`](super::Interrupted) after a caught signal; otherwise the operating system's error, naming
 /// `path` as "the `what` `path`".
 fn open_write_through(path: &Path, what: &str) -> Result<std::fs::File> {
     let (tx, rx) = std::sync::mpsc::channel();
