@@ -52,9 +52,9 @@ fn main() {
         .max_registers("sort_pass_u32", 80)
         .max_registers("sort_pass_i32", 80)
         .max_registers("sort_pass_f32", 80)
-        .max_registers("sort_pass_pairs_u32", 128)
-        .max_registers("sort_pass_pairs_i32", 128)
-        .max_registers("sort_pass_pairs_f32", 128)
+        .max_registers("sort_pass_pairs_u32", 80)
+        .max_registers("sort_pass_pairs_i32", 80)
+        .max_registers("sort_pass_pairs_f32", 80)
         .build();
     if let Err(err) = result {
         eprintln!("{err}");

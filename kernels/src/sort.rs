@@ -108,12 +108,57 @@ use cuda_std::{mem, shared};
 pub const RADIX_BITS: u32 = 8;
 /// Digits per pass (`2^RADIX_BITS`).
 pub const RADIX: usize = 1 << RADIX_BITS;
-/// Threads per block of the scatter kernels: one per digit.
+/// Threads per block of the scatter kernels of `u64` keys and of key-value pairs: one per
+/// digit.
 pub const SORT_THREADS: u32 = RADIX as u32;
+/// Threads per block of the keys-only scatter kernels of 32-bit keys (12 warps, CUB's
+/// sm_90 Onesweep block size): the per-tile work of steps 1, 4, 5 and 7 (by the first
+/// [`RADIX`] threads) spreads over 1.5 times the keys.
+pub const SORT_THREADS_WIDE: u32 = 384;
 /// Keys per thread in a scatter tile.
 pub const SORT_ITEMS: usize = 16;
-/// Keys per tile (one block) of the scatter kernels.
+/// Keys per tile (one block) of the scatter kernels of [`SORT_THREADS`] threads.
 pub const SORT_TILE: usize = SORT_THREADS as usize * SORT_ITEMS;
+/// Keys per tile of the scatter kernels of [`SORT_THREADS_WIDE`] threads.
+pub const SORT_TILE_WIDE: usize = SORT_THREADS_WIDE as usize * SORT_ITEMS;
+/// Warps of the widest scatter block.
+const MAX_WARPS: usize = SORT_THREADS_WIDE as usize / 32;
+/// Warps of the digit threads (the first [`RADIX`] of a block).
+const DIGIT_WARPS: usize = RADIX / 32;
+
+/// Threads per block of `K`'s scatter kernel, keys only or `pairs`:
+/// [`SORT_THREADS_WIDE`] for keys-only 32-bit keys, [`SORT_THREADS`] otherwise (a `u64`
+/// tile of 384 · 16 keys and a pairs pass of 384 threads do not fit: 48 KiB of static
+/// shared memory, and 2 blocks per multiprocessor of the pairs' registers).
+pub const fn pass_threads<K: SortKey>(pairs: bool) -> u32 {
+    if K::BITS == 32 && !pairs {
+        SORT_THREADS_WIDE
+    } else {
+        SORT_THREADS
+    }
+}
+
+/// Keys per tile of `K`'s scatter kernel: [`pass_threads`] · [`SORT_ITEMS`].
+pub const fn pass_tile<K: SortKey>(pairs: bool) -> usize {
+    pass_threads::<K>(pairs) as usize * SORT_ITEMS
+}
+
+/// Whether `K`'s pairs kernel keeps the tile's values in a shared buffer of their own
+/// (32-bit keys: the values are loaded after the keys are placed and leave with them, in
+/// one scatter), rather than moving them through the keys' buffer after the keys (`u64`:
+/// two tiles would pass 48 KiB).
+pub const fn own_value_buffer<K: SortKey>(pairs: bool) -> bool {
+    pairs && K::BITS == 32
+}
+
+/// Bytes of static shared memory of `K`'s scatter kernel: the exchange buffer, the values'
+/// own buffer (or one word), the warp counters, the digit bases and warp totals, the tile
+/// index.
+pub const fn pass_shared_bytes<K: SortKey>(pairs: bool) -> usize {
+    let tile = pass_tile::<K>(pairs);
+    let values = if own_value_buffer::<K>(pairs) { 4 * tile } else { 4 };
+    tile * (K::BITS as usize / 8) + values + 4 * MAX_WARPS * RADIX + 4 * RADIX + 8 * DIGIT_WARPS + 4
+}
 /// Threads per block of the histogram kernels.
 pub const HISTOGRAM_THREADS: u32 = 256;
 /// Keys a histogram thread loads before counting them (grid-strided).
@@ -129,17 +174,15 @@ macro_rules! each_item {
 }
 // `each_item!` lists the items by hand.
 const _: () = assert!(SORT_ITEMS == 16);
-/// Warps of a scatter block.
-const WARPS: usize = SORT_THREADS as usize / 32;
 
 /// Status words a scatter launch over `tiles` tiles needs: one per tile and digit.
 pub const fn status_words(tiles: usize) -> usize {
     tiles * RADIX
 }
 
-/// Scatter tiles for `len` keys.
-pub const fn sort_tiles(len: usize) -> usize {
-    len.div_ceil(SORT_TILE)
+/// Scatter tiles for `len` keys in tiles of `tile` keys ([`pass_tile`]).
+pub const fn sort_tiles(len: usize, tile: usize) -> usize {
+    len.div_ceil(tile)
 }
 
 /// Digit passes over the bit range `[begin_bit, end_bit)`: `ceil((end − begin) / 8)`, and 1
@@ -408,39 +451,48 @@ struct PassArgs<'a, K: SortKey> {
     counter: &'a AtomicSlice<'a, u32>,
 }
 
-/// The scatter kernels' body; see the [module docs](self). `exchange` holds one tile of
-/// `K` (16-byte aligned), also used for the tile's values.
+/// The scatter kernels' body; see the [module docs](self), for blocks of `THREADS` threads
+/// ([`pass_threads`]): tiles of `THREADS · SORT_ITEMS` keys. `exchange` holds one tile of
+/// `K` (16-byte aligned); `values_sh` one tile of `u32` when the values have a buffer of
+/// their own ([`own_value_buffer`]), else the values take `exchange` after the keys.
 ///
 /// # Safety
 /// As for the kernels (liveness and correctness only: memory safety holds for any
 /// arguments).
 #[inline(always)]
-unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
+unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool, const THREADS: usize>(
     exchange: *mut K,
+    values_sh: *mut u32,
     a: PassArgs<'_, K>,
     place: u32,
     epoch: u32,
     base: u32,
 ) {
-    if block_dim_x() != SORT_THREADS {
-        panic!("a sort pass runs with SORT_THREADS (256) threads per block");
+    const { assert!(THREADS % 32 == 0 && THREADS >= RADIX && THREADS / 32 <= MAX_WARPS) };
+    let own_values = PAIRS && own_value_buffer::<K>(PAIRS);
+    let tile_keys = THREADS * SORT_ITEMS;
+    if block_dim_x() as usize != THREADS {
+        panic!("a sort pass runs with `pass_threads` (256 or 384) threads per block");
     }
     let place = DigitPlace::unpack(place);
     let tid = thread_idx_x() as usize;
     let (lane, warp) = (tid % 32, tid / 32);
+    // The first RADIX threads (whole warps) each own one digit in steps 4, 5 and 7.
+    let digit = tid;
+    let is_digit = tid < RADIX;
     let mut len = a.keys.len().min(a.keys_out.len()).min(u32::MAX as usize);
     if PAIRS {
         len = len.min(a.values.len()).min(a.values_out.len());
     }
-    let tiles = sort_tiles(len).min(a.status.len() / RADIX);
+    let tiles = len.div_ceil(tile_keys).min(a.status.len() / RADIX);
 
     let sh_tile: *mut u32 = shared_array!(u32, 1);
     // Per warp and digit: the ranking's running count (step 3), then (steps 4, 5) where the
     // warp's keys of the digit start in the sorted tile, which step 6 reads.
-    let sh_hist: *mut u32 = shared_array!(u32, WARPS * RADIX);
+    let sh_hist: *mut u32 = shared_array!(u32, MAX_WARPS * RADIX);
     // Per digit: the output offset of the tile's key `j` is `sh_base[digit] + j` (wrapping).
     let sh_base: *mut u32 = shared_array!(u32, RADIX);
-    let sh_warp: *mut u64 = shared_array!(u64, WARPS);
+    let sh_warp: *mut u64 = shared_array!(u64, DIGIT_WARPS);
 
     if tid == 0 {
         // An empty `counter` gives no tile.
@@ -451,9 +503,11 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
         // SAFETY: a 1-element shared array; read by the block after the barrier.
         unsafe { shared::write(sh_tile, t) };
     }
-    for w in 0..WARPS {
-        // SAFETY: w · RADIX + tid < WARPS · RADIX (tid < RADIX); read after the barrier.
-        unsafe { shared::write(sh_hist.add(w * RADIX + tid), 0) };
+    // The block's warps' counters: (THREADS / 32) · RADIX words, RADIX / 32 per thread.
+    for r in 0..DIGIT_WARPS {
+        // SAFETY: r · THREADS + tid < THREADS · RADIX / 32 ≤ MAX_WARPS · RADIX; read after
+        // the barrier.
+        unsafe { shared::write(sh_hist.add(r * THREADS + tid), 0) };
     }
     sync_threads();
     // SAFETY: written by thread 0 before the barrier, never written again.
@@ -462,42 +516,52 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
         // The whole block leaves (block-uniform): nothing to sort, nothing published.
         return;
     }
-    let tile_start = tile * SORT_TILE;
-    let valid = (len - tile_start).min(SORT_TILE);
-    let full = valid == SORT_TILE;
+    let tile_start = tile * tile_keys;
+    let valid = (len - tile_start).min(tile_keys);
+    let full = valid == tile_keys;
 
-    // 2. Load, warp-striped.
+    // 2. Load, warp-striped (values here only when they share `exchange` with the keys;
+    //    with a buffer of their own, after step 6).
     let seg = tile_start + warp * 32 * SORT_ITEMS;
     // A partial tile's slots past the input hold `K::LAST` (see step 3).
     let mut keys = [K::LAST; SORT_ITEMS];
     let mut values = [0u32; SORT_ITEMS];
+    let load_values = |values: &mut [u32; SORT_ITEMS]| {
+        if full {
+            let vp = a.values.as_ptr().wrapping_add(seg + lane);
+            each_item!(i {
+                // SAFETY: seg + i·32 + lane < tile_start + tile_keys ≤ len ≤ values.len();
+                // read-only during the launch.
+                values[i] = unsafe { mem::load_global_nc(vp.add(i * 32)) };
+            });
+        } else {
+            each_item!(i {
+                let e = seg + i * 32 + lane;
+                if e < len {
+                    values[i] = a.values[e];
+                }
+            });
+        }
+    };
     // The test of `full` outside the items: one base address, sixteen loads at constant
     // offsets, no branch per item.
     if full {
-        let (kp, vp) = (
-            a.keys.as_ptr().wrapping_add(seg + lane),
-            a.values.as_ptr().wrapping_add(seg + lane),
-        );
+        let kp = a.keys.as_ptr().wrapping_add(seg + lane);
         each_item!(i {
-            // SAFETY: seg + i·32 + lane < tile_start + SORT_TILE ≤ len: inside `keys` (and
-            // `values` for pairs); both are read-only during the launch.
-            unsafe {
-                keys[i] = mem::load_global_nc(kp.add(i * 32));
-                if PAIRS {
-                    values[i] = mem::load_global_nc(vp.add(i * 32));
-                }
-            }
+            // SAFETY: seg + i·32 + lane < tile_start + tile_keys ≤ len: inside `keys`;
+            // read-only during the launch.
+            keys[i] = unsafe { mem::load_global_nc(kp.add(i * 32)) };
         });
     } else {
         each_item!(i {
             let e = seg + i * 32 + lane;
             if e < len {
                 keys[i] = a.keys[e];
-                if PAIRS {
-                    values[i] = a.values[e];
-                }
             }
         });
+    }
+    if PAIRS && !own_values {
+        load_values(&mut values);
     }
 
     // 3. Rank within the warp, item by item: the lanes with equal digits (8 ballots, one
@@ -506,7 +570,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     //    of its digit is the counter before, plus its group's lanes below it. The counters
     //    end as the warp's digit counts. A partial tile's padding (`K::LAST`, after every
     //    key of the input in the tile) is ranked like a key, with the largest digit: it
-    //    ranks after that digit's keys, so it takes the tile's last `SORT_TILE - valid`
+    //    ranks after that digit's keys, so it takes the tile's last `tile_keys - valid`
     //    places, which the scatter skips, and step 4 leaves it out of the published count.
     //    Full and partial tiles share one ranking, without a test per item.
     // The hot loops reach shared memory by 32-bit shared address (`ld.shared`/`st.shared`:
@@ -540,62 +604,69 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     sync_threads();
 
     // 4. Tile counts, published at once; the warp counters become exclusive prefixes over
-    //    the warps.
-    let digit = tid;
-    // Over the warps; with the padding in the largest digit's.
-    let mut count = 0u32;
-    for w in 0..WARPS {
-        // SAFETY: digit `tid`'s counters, only this thread's between the barriers.
-        unsafe {
-            let c = shared::read(sh_hist.add(w * RADIX + digit));
-            shared::write(sh_hist.add(w * RADIX + digit), count);
-            count += c;
-        }
-    }
-    // The tile's count of the digit among the input's keys: less the padding (step 3).
-    let own = if digit as u32 == place.mask() {
-        count - (SORT_TILE - valid) as u32
-    } else {
-        count
-    };
+    //    the warps. 5. Block scan of (global count, tile count) over the digits; each warp
+    //    counter then holds where the warp's keys of that digit start in the sorted tile.
+    //    Both by the digit threads (whole warps: `is_digit` is warp-uniform).
     let st = a.status.as_mut_ptr();
-    // SAFETY: (tile, digit) < tiles · RADIX ≤ status.len(); status words are only accessed
-    // atomically.
-    unsafe {
-        atomic::store::<Device, u64>(
-            st.add(tile * RADIX + digit),
-            status_word(epoch, tile == 0, own),
-            Ordering::Relaxed,
-        )
-    };
-
-    // 5. Block scan of (global count, tile count) over the digits; each warp counter then
-    //    holds where the warp's keys of that digit start in the sorted tile.
-    let bin = a.bins.get(digit).copied().unwrap_or(0);
-    let v = (bin as u64) << 32 | count as u64;
-    // SAFETY: whole warps (no divergence).
-    let incl = unsafe { warp_scan_u64(v) };
-    if lane == 31 {
-        // SAFETY: warp < WARPS; read after the barrier.
-        unsafe { shared::write(sh_warp.add(warp), incl) };
+    let mut own = 0u32;
+    let mut v = 0u64;
+    let mut incl = 0u64;
+    if is_digit {
+        // Over the warps; with the padding in the largest digit's.
+        let mut count = 0u32;
+        for w in 0..THREADS / 32 {
+            // SAFETY: digit `tid`'s counters, only this thread's between the barriers.
+            unsafe {
+                let c = shared::read(sh_hist.add(w * RADIX + digit));
+                shared::write(sh_hist.add(w * RADIX + digit), count);
+                count += c;
+            }
+        }
+        // The tile's count of the digit among the input's keys: less the padding (step 3).
+        own = if digit as u32 == place.mask() {
+            count - (tile_keys - valid) as u32
+        } else {
+            count
+        };
+        // SAFETY: (tile, digit) < tiles · RADIX ≤ status.len(); status words are only
+        // accessed atomically.
+        unsafe {
+            atomic::store::<Device, u64>(
+                st.add(tile * RADIX + digit),
+                status_word(epoch, tile == 0, own),
+                Ordering::Relaxed,
+            )
+        };
+        let bin = a.bins.get(digit).copied().unwrap_or(0);
+        v = (bin as u64) << 32 | count as u64;
+        // SAFETY: whole warps (`is_digit` is warp-uniform).
+        incl = unsafe { warp_scan_u64(v) };
+        if lane == 31 {
+            // SAFETY: warp < DIGIT_WARPS; read after the barrier.
+            unsafe { shared::write(sh_warp.add(warp), incl) };
+        }
     }
     sync_threads();
-    let mut excl = incl - v;
-    // Over all WARPS warps, counting those before this one: unrolled, without a loop whose
-    // trip count is the warp index.
-    for w in 0..WARPS {
-        // SAFETY: written before the barrier.
-        let t = unsafe { shared::read(sh_warp.add(w)) };
-        if w < warp {
-            excl += t;
+    let mut global_start = 0u32;
+    let mut digit_start = 0u32;
+    if is_digit {
+        let mut excl = incl - v;
+        // Over the digit warps, counting those before this one: unrolled, without a loop
+        // whose trip count is the warp index.
+        for w in 0..DIGIT_WARPS {
+            // SAFETY: written before the barrier.
+            let t = unsafe { shared::read(sh_warp.add(w)) };
+            if w < warp {
+                excl += t;
+            }
         }
-    }
-    let (digit_start, global_start) = (excl as u32, (excl >> 32) as u32);
-    for w in 0..WARPS {
-        // SAFETY: digit `tid`'s counters, only this thread's between the barriers.
-        unsafe {
-            let p = shared::read(sh_hist.add(w * RADIX + digit));
-            shared::write(sh_hist.add(w * RADIX + digit), p + digit_start);
+        (digit_start, global_start) = (excl as u32, (excl >> 32) as u32);
+        for w in 0..THREADS / 32 {
+            // SAFETY: digit `tid`'s counters, only this thread's between the barriers.
+            unsafe {
+                let p = shared::read(sh_hist.add(w * RADIX + digit));
+                shared::write(sh_hist.add(w * RADIX + digit), p + digit_start);
+            }
         }
     }
     sync_threads();
@@ -603,77 +674,102 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
     // 6. Each key goes to its place in the sorted tile in `exchange`: its warp's start for
     //    its digit plus its rank there (the padding to the places from `valid` on).
     let exchange_at = SharedAddr::of(exchange);
+    let values_at = SharedAddr::of(values_sh);
     let key_bytes = size_of::<K>() as u32;
     each_item!(i {
         // SAFETY: the digit is below RADIX: this warp's counter, final since the barrier.
         local[i] += unsafe { window::load_b32(hist.byte_add(keys[i].digit(place) * 4)) };
-        // SAFETY: local < SORT_TILE: places in the tile are a permutation of 0 .. SORT_TILE,
-        // so no two threads write one slot.
+        // SAFETY: local < tile_keys: places in the tile are a permutation of
+        // 0 .. tile_keys, so no two threads write one slot.
         unsafe { keys[i].store_shared(exchange_at.byte_add(local[i] * key_bytes)) };
     });
+    // Values with a buffer of their own: loaded now, so their loads are in flight during
+    // the look-back and they hold no registers through the ranking.
+    if own_values {
+        load_values(&mut values);
+    }
 
     // 7. Look-back, one digit per thread (after the block scan and the placing, so the
     //    tiles before have had that long to publish their inclusive prefixes).
-    let mut prefix = 0u32;
-    if tile > 0 {
-        let mut t = tile;
-        loop {
-            t -= 1;
-            let w = loop {
-                // SAFETY: t < tile < tiles: inside `status`; atomic access only.
-                let w = unsafe {
-                    atomic::load::<Device, u64>(st.add(t * RADIX + digit), Ordering::Relaxed)
+    if is_digit {
+        let mut prefix = 0u32;
+        if tile > 0 {
+            let mut t = tile;
+            loop {
+                t -= 1;
+                let w = loop {
+                    // SAFETY: t < tile < tiles: inside `status`; atomic access only.
+                    let w = unsafe {
+                        atomic::load::<Device, u64>(st.add(t * RADIX + digit), Ordering::Relaxed)
+                    };
+                    if (w >> 33) as u32 == epoch {
+                        break w;
+                    }
                 };
-                if (w >> 33) as u32 == epoch {
-                    break w;
+                prefix = prefix.wrapping_add(w as u32);
+                if (w >> 32) & 1 == 1 {
+                    break;
                 }
-            };
-            prefix = prefix.wrapping_add(w as u32);
-            if (w >> 32) & 1 == 1 {
-                break;
             }
+            // SAFETY: as for the aggregate.
+            unsafe {
+                atomic::store::<Device, u64>(
+                    st.add(tile * RADIX + digit),
+                    status_word(epoch, true, prefix.wrapping_add(own)),
+                    Ordering::Relaxed,
+                )
+            };
         }
-        // SAFETY: as for the aggregate.
+        // SAFETY: digit < RADIX; read after the barrier.
         unsafe {
-            atomic::store::<Device, u64>(
-                st.add(tile * RADIX + digit),
-                status_word(epoch, true, prefix.wrapping_add(own)),
-                Ordering::Relaxed,
-            )
-        };
+            shared::write(
+                sh_base.add(digit),
+                global_start.wrapping_add(prefix).wrapping_sub(digit_start),
+            );
+        }
     }
-    // SAFETY: digit < RADIX; read after the barrier.
-    unsafe {
-        shared::write(
-            sh_base.add(digit),
-            global_start.wrapping_add(prefix).wrapping_sub(digit_start),
-        );
+    if own_values {
+        each_item!(i {
+            // SAFETY: local < tile_keys, a permutation (as for the keys); `values_sh`
+            // holds a tile of u32.
+            unsafe { window::store_b32(values_at.byte_add(local[i] * 4), values[i]) };
+        });
     }
     sync_threads();
 
-    // 8. Scatter: threads read the tile in order and write each key out (a full tile
-    //    without a test per item; a partial one up to `valid`, leaving out the padding).
+    // 8. Scatter: threads read the tile in order and write each key (and, with their own
+    //    buffer, its value) out (a full tile without a test per item; a partial one up to
+    //    `valid`, leaving out the padding).
     let mut dest = [0u32; SORT_ITEMS];
     let base_at = SharedAddr::of(sh_base);
     let scatter = |i: usize, dest: &mut [u32; SORT_ITEMS]| {
-        let j = (i * SORT_THREADS as usize + tid) as u32;
-        // SAFETY: j < SORT_TILE: written before the barrier.
+        let j = (i * THREADS + tid) as u32;
+        // SAFETY: j < tile_keys: written before the barrier.
         let k = unsafe { K::load_shared(exchange_at.byte_add(j * key_bytes)) };
         // SAFETY: digit < RADIX; written before the barrier.
-        dest[i] = unsafe { window::load_b32(base_at.byte_add(k.digit(place) * 4)) }.wrapping_add(j);
+        let d = unsafe { window::load_b32(base_at.byte_add(k.digit(place) * 4)) }.wrapping_add(j);
         // SAFETY: `write` checks the bound; output positions are a permutation.
-        unsafe { a.keys_out.write(dest[i] as usize, k) };
+        unsafe { a.keys_out.write(d as usize, k) };
+        if own_values {
+            // SAFETY: j < tile_keys: written before the barrier.
+            let v = unsafe { window::load_b32(values_at.byte_add(j * 4)) };
+            // SAFETY: as for the key.
+            unsafe { a.values_out.write(d as usize, v) };
+        } else {
+            dest[i] = d;
+        }
     };
     if full {
         each_item!(i { scatter(i, &mut dest) });
     } else {
         each_item!(i {
-            if i * SORT_THREADS as usize + tid < valid {
+            if i * THREADS + tid < valid {
                 scatter(i, &mut dest);
             }
         });
     }
-    if PAIRS {
+    if PAIRS && !own_values {
+        // The values through the keys' buffer, after them.
         sync_threads();
         each_item!(i {
             // SAFETY: as for the keys (a tile of u32 fits in a tile of K).
@@ -681,7 +777,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool>(
         });
         sync_threads();
         each_item!(i {
-            let j = i * SORT_THREADS as usize + tid;
+            let j = i * THREADS + tid;
             if j < valid {
                 // SAFETY: as above.
                 let v = unsafe { window::load_b32(exchange_at.byte_add(j as u32 * 4)) };
@@ -724,8 +820,8 @@ macro_rules! sort_pass_kernel {
             values' lengths too; for pairs `values[i]` goes where `keys[i]` goes); see the \
             [module docs](self).")]
         ///
-        /// Launch: 1D grid of at least [`sort_tiles`]`(len)` blocks of [`SORT_THREADS`]
-        /// threads (another block size traps); `bins`: this pass's `RADIX` digit counts
+        /// Launch: 1D grid of at least [`sort_tiles`]`(len, `[`pass_tile`]`)` blocks of
+        /// [`pass_threads`] threads (another block size traps); `bins`: this pass's `RADIX` digit counts
         /// from the upsweep; `status`: [`status_words`]`(tiles)` words (tiles past what it
         /// holds are not sorted); `counter`: one `u32`. A keys-only pass ignores `values`
         /// and `values_out`.
@@ -753,9 +849,20 @@ macro_rules! sort_pass_kernel {
             epoch: u32,
             base: u32,
         ) {
-            // The exchange buffer: one tile of keys (and, for pairs, later of values).
-            const WORDS: usize = SORT_TILE * core::mem::size_of::<$t>() / 4;
-            let exchange = shared_array!(u32, WORDS, align = 16).cast::<$t>();
+            const THREADS: usize = pass_threads::<$t>($pairs) as usize;
+            // The exchange buffer: one tile of keys (and, for `u64` pairs, later of values),
+            // then the values' own buffer (one word where they use the keys'). One array:
+            // a `shared_array!` is named after the line of this macro's call.
+            const WORDS: usize = pass_tile::<$t>($pairs) * core::mem::size_of::<$t>() / 4;
+            const VALUE_WORDS: usize = if own_value_buffer::<$t>($pairs) {
+                pass_tile::<$t>($pairs)
+            } else {
+                1
+            };
+            let exchange = shared_array!(u32, WORDS + VALUE_WORDS, align = 16);
+            // SAFETY: WORDS < WORDS + VALUE_WORDS; 16-byte aligned (WORDS is a multiple of 4).
+            let values_sh = unsafe { exchange.add(WORDS) };
+            let exchange = exchange.cast::<$t>();
             let args = PassArgs {
                 keys,
                 keys_out: &keys_out,
@@ -766,7 +873,9 @@ macro_rules! sort_pass_kernel {
                 counter: &counter,
             };
             // SAFETY: caller contract; `exchange` holds one tile of keys.
-            unsafe { sort_pass_tile::<$t, $pairs>(exchange, args, place, epoch, base) }
+            unsafe {
+                sort_pass_tile::<$t, $pairs, THREADS>(exchange, values_sh, args, place, epoch, base)
+            }
         }
     };
 }
@@ -786,9 +895,14 @@ sort_pass_kernel!(sort_pass_pairs_u64, u64, true, "key-value sort");
 
 // The epochs are the scan's: a status word holds a 31-bit epoch.
 const _: () = assert!(MAX_EPOCH == (1 << 31) - 1);
-// A block's static shared memory (a tile of u64 keys, the warp counters, the digit starts
-// and bases, the warp totals) stays within the 48 KiB a kernel may declare statically.
-const _: () = assert!(8 * SORT_TILE + 4 * WARPS * RADIX + 8 * RADIX + 8 * WARPS + 4 <= 48 * 1024);
+// Every scatter kernel's static shared memory stays within the 48 KiB a kernel may
+// declare statically.
+const _: () = {
+    assert!(pass_shared_bytes::<u32>(false) <= 48 * 1024);
+    assert!(pass_shared_bytes::<u32>(true) <= 48 * 1024);
+    assert!(pass_shared_bytes::<u64>(false) <= 48 * 1024);
+    assert!(pass_shared_bytes::<u64>(true) <= 48 * 1024);
+};
 
 #[cfg(test)]
 mod tests {
@@ -844,6 +958,9 @@ mod tests {
         let last = DigitPlace::of_pass(4, 21, 2);
         assert_eq!((last.shift, last.digit_bits, last.mask()), (20, 1, 1));
         assert_eq!(DigitPlace::unpack(last.pack()), last);
-        assert_eq!(status_words(sort_tiles(SORT_TILE + 1)), 2 * RADIX);
+        assert_eq!(status_words(sort_tiles(SORT_TILE + 1, SORT_TILE)), 2 * RADIX);
+        assert_eq!(pass_tile::<f32>(false), SORT_TILE_WIDE);
+        assert_eq!(pass_tile::<f32>(true), SORT_TILE);
+        assert_eq!(pass_tile::<u64>(false), SORT_TILE);
     }
 }

@@ -11,7 +11,7 @@ use host::vector::{
     self, SortError, SortPlan, Sortable, sort_keys_bits, sort_keys_cpu, sort_pairs_bits,
     sort_pairs_cpu,
 };
-use kernels::sort::SORT_TILE;
+use kernels::sort::{SORT_TILE, SORT_TILE_WIDE};
 use std::ops::Range;
 use tests::{assert_identical, gpu};
 
@@ -163,9 +163,11 @@ fn bits<K: Sortable>(v: &[K]) -> Vec<u64> {
     v.iter().map(|k| k.raw_bits()).collect()
 }
 
-/// Lengths: empty, one, a partial warp, and around the tile boundaries; on a GPU also
-/// thousands of tiles.
+/// Lengths: empty, one, a partial warp, and around the boundaries of both tile sizes
+/// (`3 · SORT_TILE + 1` is also `2 · SORT_TILE_WIDE + 1`); on a GPU also thousands of
+/// tiles.
 fn lengths(gpu: &host::Gpu) -> Vec<usize> {
+    const _: () = assert!(3 * SORT_TILE == 2 * SORT_TILE_WIDE);
     let mut v = vec![
         0,
         1,
@@ -173,6 +175,9 @@ fn lengths(gpu: &host::Gpu) -> Vec<usize> {
         SORT_TILE - 1,
         SORT_TILE,
         SORT_TILE + 1,
+        SORT_TILE_WIDE - 1,
+        SORT_TILE_WIDE,
+        SORT_TILE_WIDE + 1,
         3 * SORT_TILE + 1,
     ];
     if !gpu.is_emulator() {

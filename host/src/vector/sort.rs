@@ -25,8 +25,8 @@ use cust::{
     },
 };
 use kernels::sort::{
-    DigitPlace, HISTOGRAM_THREADS, MAX_PASSES, RADIX, SORT_THREADS, SortKey, passes, sort_tiles,
-    status_words,
+    DigitPlace, HISTOGRAM_THREADS, MAX_PASSES, RADIX, SORT_TILE, SortKey, pass_threads, pass_tile,
+    passes, sort_tiles, status_words,
 };
 use rayon::slice::ParallelSliceMut;
 use std::ops::Range;
@@ -262,7 +262,11 @@ impl<K: Sortable> SortPlan<K> {
             capacity,
             pairs,
             counts: zeroed_u32(MAX_PASSES * RADIX).gpu_context(what)?,
-            status: DeviceBuffer::zeroed_async(status_words(sort_tiles(capacity).max(1)), s)
+            // SORT_TILE, the smallest tile, gives the most tiles.
+            status: DeviceBuffer::zeroed_async(
+                status_words(sort_tiles(capacity, SORT_TILE).max(1)),
+                s,
+            )
                 .gpu_context(what)?,
             counter: zeroed_u32(1).gpu_context(what)?,
             alt_keys: DeviceBuffer::zeroed_async(capacity.max(1), s).gpu_context(what)?,
@@ -394,8 +398,9 @@ fn sort_dev<K: Sortable>(
     let table = gpu.kernels::<SortKernels<K>>();
     let histogram = table.histogram.get(gpu, K::HISTOGRAM)?;
     histogram.launch(stream, cfg, (keys, &mut plan.counts, begin, end))?;
-    let tiles = u32::try_from(sort_tiles(len)).unwrap_or(u32::MAX);
     let pairs = usize::from(values.is_some());
+    let tile = pass_tile::<K>(pairs == 1);
+    let tiles = u32::try_from(sort_tiles(len, tile)).unwrap_or(u32::MAX);
     let kernel = table.pass[pairs].get(gpu, K::PASS[pairs])?;
     let SortPlan {
         counts,
@@ -423,7 +428,7 @@ fn sort_dev<K: Sortable>(
             base: l.base,
         };
         let (src, dst) = pass_buffers(pass, passes);
-        let cfg = LaunchConfig::new(tiles, SORT_THREADS, 0);
+        let cfg = LaunchConfig::new(tiles, pass_threads::<K>(pairs == 1), 0);
         // Keys from `src` to `dst`; values likewise (or, keys only, an unused pair).
         match (&mut values, src, dst) {
             (None, Buf::In, Buf::Out) => look_back.launch(
@@ -515,7 +520,7 @@ impl Pass<'_, '_> {
         // value before this launch, the only one using this plan on the stream (`&mut`);
         // `bins` are the upsweep's counts of these keys at this pass's digit (the previous
         // pass reordered the keys, not their digits); the grid has one block of
-        // SORT_THREADS per tile, the kernel's shape.
+        // `pass_threads` per tile of `pass_tile` keys, the kernel's shape.
         unsafe {
             kernel.launch_unchecked(
                 gpu.stream(),
