@@ -126,12 +126,12 @@ const MAX_WARPS: usize = SORT_THREADS_WIDE as usize / 32;
 /// Warps of the digit threads (the first [`RADIX`] of a block).
 const DIGIT_WARPS: usize = RADIX / 32;
 
-/// Threads per block of `K`'s scatter kernel, keys only or `pairs`:
-/// [`SORT_THREADS_WIDE`] for keys-only 32-bit keys, [`SORT_THREADS`] otherwise (a `u64`
-/// tile of 384 · 16 keys and a pairs pass of 384 threads do not fit: 48 KiB of static
-/// shared memory, and 2 blocks per multiprocessor of the pairs' registers).
+/// Threads per block of `K`'s scatter kernel, keys only or `pairs`: [`SORT_THREADS_WIDE`]
+/// for 32-bit keys, [`SORT_THREADS`] for `u64` (a `u64` tile of 384 · 16 keys would take
+/// 48 KiB of shared memory on its own).
 pub const fn pass_threads<K: SortKey>(pairs: bool) -> u32 {
-    if K::BITS == 32 && !pairs {
+    let _ = pairs;
+    if K::BITS == 32 {
         SORT_THREADS_WIDE
     } else {
         SORT_THREADS
@@ -145,20 +145,34 @@ pub const fn pass_tile<K: SortKey>(pairs: bool) -> usize {
 
 /// Whether `K`'s pairs kernel keeps the tile's values in a shared buffer of their own
 /// (32-bit keys: the values are loaded after the keys are placed and leave with them, in
-/// one scatter), rather than moving them through the keys' buffer after the keys (`u64`:
-/// two tiles would pass 48 KiB).
+/// one scatter), rather than moving them through the keys' buffer after the keys (`u64`).
 pub const fn own_value_buffer<K: SortKey>(pairs: bool) -> bool {
     pairs && K::BITS == 32
 }
 
-/// Bytes of static shared memory of `K`'s scatter kernel: the exchange buffer, the values'
-/// own buffer (or one word), the warp counters, the digit bases and warp totals, the tile
-/// index.
-pub const fn pass_shared_bytes<K: SortKey>(pairs: bool) -> usize {
-    let tile = pass_tile::<K>(pairs);
-    let values = if own_value_buffer::<K>(pairs) { 4 * tile } else { 4 };
-    tile * (K::BITS as usize / 8) + values + 4 * MAX_WARPS * RADIX + 4 * RADIX + 8 * DIGIT_WARPS + 4
+/// Bytes of dynamic shared memory a launch of `K`'s scatter kernel must give
+/// (`shared_mem_bytes`; fewer traps): with [`own_value_buffer`], the tile's keys and values,
+/// 48 KiB for 32-bit keys (with the warp counters, past the 48 KiB a kernel may declare
+/// statically: the launch opts in); 0 otherwise (the tile is static).
+pub const fn pass_dynamic_shared_bytes<K: SortKey>(pairs: bool) -> u32 {
+    if own_value_buffer::<K>(pairs) {
+        (pass_tile::<K>(pairs) * (K::BITS as usize / 8 + 4)) as u32
+    } else {
+        0
+    }
 }
+
+/// Bytes of static shared memory of `K`'s scatter kernel: the exchange buffer (unless it is
+/// dynamic), the warp counters, the digit bases and warp totals, the tile index.
+pub const fn pass_shared_bytes<K: SortKey>(pairs: bool) -> usize {
+    let exchange = if pass_dynamic_shared_bytes::<K>(pairs) > 0 {
+        16
+    } else {
+        pass_tile::<K>(pairs) * (K::BITS as usize / 8)
+    };
+    exchange + 4 * MAX_WARPS * RADIX + 4 * RADIX + 8 * DIGIT_WARPS + 4
+}
+
 /// Threads per block of the histogram kernels.
 pub const HISTOGRAM_THREADS: u32 = 256;
 /// Keys a histogram thread loads before counting them (grid-strided).
@@ -821,7 +835,8 @@ macro_rules! sort_pass_kernel {
             [module docs](self).")]
         ///
         /// Launch: 1D grid of at least [`sort_tiles`]`(len, `[`pass_tile`]`)` blocks of
-        /// [`pass_threads`] threads (another block size traps); `bins`: this pass's `RADIX` digit counts
+        /// [`pass_threads`] threads (another block size traps), with
+        /// [`pass_dynamic_shared_bytes`] of dynamic shared memory (fewer traps); `bins`: this pass's `RADIX` digit counts
         /// from the upsweep; `status`: [`status_words`]`(tiles)` words (tiles past what it
         /// holds are not sorted); `counter`: one `u32`. A keys-only pass ignores `values`
         /// and `values_out`.
@@ -850,19 +865,28 @@ macro_rules! sort_pass_kernel {
             base: u32,
         ) {
             const THREADS: usize = pass_threads::<$t>($pairs) as usize;
-            // The exchange buffer: one tile of keys (and, for `u64` pairs, later of values),
-            // then the values' own buffer (one word where they use the keys'). One array:
-            // a `shared_array!` is named after the line of this macro's call.
-            const WORDS: usize = pass_tile::<$t>($pairs) * core::mem::size_of::<$t>() / 4;
-            const VALUE_WORDS: usize = if own_value_buffer::<$t>($pairs) {
-                pass_tile::<$t>($pairs)
+            const TILE: usize = pass_tile::<$t>($pairs);
+            const DYNAMIC: usize = pass_dynamic_shared_bytes::<$t>($pairs) as usize;
+            // The exchange buffer: one tile of keys (and, for `u64` pairs, later of values);
+            // static, or (with the values' own buffer after it) the dynamic shared memory.
+            const WORDS: usize = if DYNAMIC > 0 {
+                4
             } else {
-                1
+                TILE * core::mem::size_of::<$t>() / 4
             };
-            let exchange = shared_array!(u32, WORDS + VALUE_WORDS, align = 16);
-            // SAFETY: WORDS < WORDS + VALUE_WORDS; 16-byte aligned (WORDS is a multiple of 4).
-            let values_sh = unsafe { exchange.add(WORDS) };
-            let exchange = exchange.cast::<$t>();
+            let (exchange, values_sh) = if DYNAMIC > 0 {
+                if (shared::dynamic_shared_size_bytes() as usize) < DYNAMIC {
+                    panic!("a pairs sort pass needs `pass_dynamic_shared_bytes` of dynamic shared memory");
+                }
+                let keys_sh = shared::dynamic_shared::<u32>();
+                // SAFETY: TILE words of keys, then TILE words of values: inside the
+                // DYNAMIC bytes (checked above); 16-byte aligned (TILE · 4 is a multiple
+                // of 16).
+                (keys_sh.cast::<$t>(), unsafe { keys_sh.add(TILE) })
+            } else {
+                let keys_sh = shared_array!(u32, WORDS, align = 16);
+                (keys_sh.cast::<$t>(), keys_sh)
+            };
             let args = PassArgs {
                 keys,
                 keys_out: &keys_out,
@@ -896,12 +920,16 @@ sort_pass_kernel!(sort_pass_pairs_u64, u64, true, "key-value sort");
 // The epochs are the scan's: a status word holds a 31-bit epoch.
 const _: () = assert!(MAX_EPOCH == (1 << 31) - 1);
 // Every scatter kernel's static shared memory stays within the 48 KiB a kernel may
-// declare statically.
+// declare statically, and static and dynamic together within the 227 KiB an H100 or H200
+// block may opt in to (CUDA C++ Programming Guide, "Technical Specifications per Compute
+// Capability": 227 KB for 9.0), at least two blocks per multiprocessor in 228 KiB.
 const _: () = {
     assert!(pass_shared_bytes::<u32>(false) <= 48 * 1024);
     assert!(pass_shared_bytes::<u32>(true) <= 48 * 1024);
     assert!(pass_shared_bytes::<u64>(false) <= 48 * 1024);
     assert!(pass_shared_bytes::<u64>(true) <= 48 * 1024);
+    let pairs32 = pass_shared_bytes::<u32>(true) + pass_dynamic_shared_bytes::<u32>(true) as usize;
+    assert!(2 * (pairs32 + 1024) <= 228 * 1024);
 };
 
 #[cfg(test)]
@@ -958,9 +986,14 @@ mod tests {
         let last = DigitPlace::of_pass(4, 21, 2);
         assert_eq!((last.shift, last.digit_bits, last.mask()), (20, 1, 1));
         assert_eq!(DigitPlace::unpack(last.pack()), last);
-        assert_eq!(status_words(sort_tiles(SORT_TILE + 1, SORT_TILE)), 2 * RADIX);
+        assert_eq!(
+            status_words(sort_tiles(SORT_TILE + 1, SORT_TILE)),
+            2 * RADIX
+        );
         assert_eq!(pass_tile::<f32>(false), SORT_TILE_WIDE);
-        assert_eq!(pass_tile::<f32>(true), SORT_TILE);
+        assert_eq!(pass_tile::<f32>(true), SORT_TILE_WIDE);
+        assert_eq!(pass_dynamic_shared_bytes::<u32>(true), 48 * 1024);
+        assert_eq!(pass_dynamic_shared_bytes::<u32>(false), 0);
         assert_eq!(pass_tile::<u64>(false), SORT_TILE);
     }
 }

@@ -254,7 +254,7 @@ fn sort_pairs_are_stable() {
     check_pairs::<u32>(5, n, 0..32);
     check_pairs::<f32>(6, n, 0..32);
     check_pairs::<u64>(7, SORT_TILE + 1, 0..64);
-    check_pairs::<i32>(8, SORT_TILE + 1, 0..32);
+    check_pairs::<i32>(8, SORT_TILE_WIDE + 1, 0..32);
     if !gpu().is_emulator() {
         check_pairs::<u32>(9, (1 << 22) + 1, 0..32);
     }

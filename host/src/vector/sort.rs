@@ -25,8 +25,8 @@ use cust::{
     },
 };
 use kernels::sort::{
-    DigitPlace, HISTOGRAM_THREADS, MAX_PASSES, RADIX, SORT_TILE, SortKey, pass_threads, pass_tile,
-    passes, sort_tiles, status_words,
+    DigitPlace, HISTOGRAM_THREADS, MAX_PASSES, RADIX, SORT_TILE, SortKey,
+    pass_dynamic_shared_bytes, pass_threads, pass_tile, passes, sort_tiles, status_words,
 };
 use rayon::slice::ParallelSliceMut;
 use std::ops::Range;
@@ -267,7 +267,7 @@ impl<K: Sortable> SortPlan<K> {
                 status_words(sort_tiles(capacity, SORT_TILE).max(1)),
                 s,
             )
-                .gpu_context(what)?,
+            .gpu_context(what)?,
             counter: zeroed_u32(1).gpu_context(what)?,
             alt_keys: DeviceBuffer::zeroed_async(capacity.max(1), s).gpu_context(what)?,
             alt_values: zeroed_u32(if pairs { capacity } else { 1 }).gpu_context(what)?,
@@ -428,7 +428,11 @@ fn sort_dev<K: Sortable>(
             base: l.base,
         };
         let (src, dst) = pass_buffers(pass, passes);
-        let cfg = LaunchConfig::new(tiles, pass_threads::<K>(pairs == 1), 0);
+        let cfg = LaunchConfig::new(
+            tiles,
+            pass_threads::<K>(pairs == 1),
+            pass_dynamic_shared_bytes::<K>(pairs == 1),
+        );
         // Keys from `src` to `dst`; values likewise (or, keys only, an unused pair).
         match (&mut values, src, dst) {
             (None, Buf::In, Buf::Out) => look_back.launch(
@@ -520,7 +524,8 @@ impl Pass<'_, '_> {
         // value before this launch, the only one using this plan on the stream (`&mut`);
         // `bins` are the upsweep's counts of these keys at this pass's digit (the previous
         // pass reordered the keys, not their digits); the grid has one block of
-        // `pass_threads` per tile of `pass_tile` keys, the kernel's shape.
+        // `pass_threads` per tile of `pass_tile` keys, with `pass_dynamic_shared_bytes`, the
+        // kernel's shape.
         unsafe {
             kernel.launch_unchecked(
                 gpu.stream(),
