@@ -42,13 +42,15 @@ fn main() {
         .max_registers("scan_exclusive_f64", 72)
         .max_registers("scan_inclusive_affine", 72)
         .max_registers("scan_exclusive_affine", 72)
-        // Sort passes of 32-bit keys (256 threads, 16 keys each, unrolled). Unbounded, ptxas
-        // 12.9 at sm_90 gives the keys-only passes 188 registers (1 block per multiprocessor)
-        // and the pairs passes 168 (1 block, 12.5 % occupancy: 0.49x CUB at 2^28 on an H200);
-        // keys-only at 80: 3 blocks, about 100 bytes of spill stores (0.89x CUB); pairs at 128:
-        // 2 blocks, 24 bytes (0.74x). Tried in the same session on the same GPU model: pairs at
-        // 80 with the values loaded after the keys' scatter (180 bytes of spills, 3 blocks):
-        // 0.68x, slower. The u64 passes keep their registers.
+        // Sort passes of 32-bit keys (384 threads, 16 keys each, unrolled). Unbounded, ptxas
+        // 12.9 at sm_90 gave the 256-thread keys-only passes 188 registers and the pairs
+        // passes 168 (1 block per multiprocessor: 0.49x CUB at 2^28 on an H200). At 80: 2
+        // blocks of 384 per multiprocessor (3 of 256), no spills for keys only, 48 bytes of
+        // spill stores for pairs (whose values wait in registers during the look-back). One
+        // H200 each, 2^28, against CUB in the same run: keys 256 threads at 80 0.89x, 384 at
+        // 80 0.94x; pairs 256 at 128 (values through the keys' buffer) 0.74x, at 80 with the
+        // values loaded after the keys' scatter 0.68x, 256 at 80 with their own buffer 0.79x.
+        // The u64 passes keep their registers.
         .max_registers("sort_pass_u32", 80)
         .max_registers("sort_pass_i32", 80)
         .max_registers("sort_pass_f32", 80)

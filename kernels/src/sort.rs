@@ -31,14 +31,17 @@
 //! counts into exclusive digit offsets itself (below), so there is no scan launch between.
 //!
 //! # Scatter passes
-//! `sort_pass[_pairs]_<key>`: each block of [`SORT_THREADS`] (256 = [`RADIX`]) threads sorts
-//! one tile of [`SORT_TILE`] keys ([`SORT_ITEMS`] per thread, 4096 keys):
+//! `sort_pass[_pairs]_<key>`: each block of [`pass_threads`] threads sorts one tile of
+//! [`SORT_ITEMS`] keys per thread: [`SORT_THREADS_WIDE`] (384) threads and
+//! [`SORT_TILE_WIDE`] (6144) keys for 32-bit keys, [`SORT_THREADS`] (256 = [`RADIX`]) and
+//! [`SORT_TILE`] (4096) for `u64`. The first [`RADIX`] threads each own one digit in steps
+//! 4, 5 and 7:
 //!
 //! 1. **Tile index** from a device-wide counter (as the scan: tiles are handed out in the
 //!    order blocks start, which makes the look-back deadlock-free).
 //! 2. **Load**, warp-striped: warp `w` owns keys `w·32·ITEMS ..` of the tile, its lane `l`
-//!    item `i` is key `i·32 + l` of that segment (coalesced 128-byte loads); for pairs the
-//!    values likewise.
+//!    item `i` is key `i·32 + l` of that segment (coalesced 128-byte loads); for `u64`
+//!    pairs the values likewise (32-bit pairs load their values after step 6).
 //! 3. **Rank within the warp**, item by item: the lanes with equal digits are found by one
 //!    ballot per digit bit (CUB's `MatchAny` by ballots, cheaper than `match.any.sync`);
 //!    the group's highest lane reads and advances the warp's counter of that digit in shared
@@ -56,7 +59,9 @@
 //!    digit `d` starts in the sorted tile (added to its warp counters), its high half where
 //!    digit `d` starts in the output (exclusive over the pass's global `counts`).
 //! 6. **Place**: each key goes to shared memory at its place in the sorted tile, its
-//!    warp's start for its digit plus its rank.
+//!    warp's start for its digit plus its rank. Pairs of 32-bit keys then issue their
+//!    values' loads (warp-striped, as the keys), which complete during the look-back, and
+//!    store each value at its key's place in a second buffer after it.
 //! 7. **Look-back** (tiles > 0), by thread `d` for digit `d`, after the placing (which
 //!    gives the tiles before time to publish their inclusive prefixes): walk back one tile
 //!    at a time, waiting until its status word carries this launch's epoch, adding its
@@ -64,10 +69,16 @@
 //!    This is Onesweep's per-digit look-back (one thread per digit, serial over tiles), with
 //!    the scan's status words ([`status_word`]: epoch, inclusive flag and 32-bit value in
 //!    one 8-byte relaxed store, single-copy atomic, so no fences).
-//! 8. **Scatter**: threads read the sorted tile in order (striped: key `i·256 + t`) and
+//! 8. **Scatter**: threads read the sorted tile in order (striped: key `i·threads + t`) and
 //!    write key `j` to `global_start[digit] + tile_prefix[digit] + j − tile_start[digit]`:
-//!    consecutive threads write consecutive addresses within each digit's run. For pairs
-//!    the values then take the same route through the same shared buffer.
+//!    consecutive threads write consecutive addresses within each digit's run; pairs of
+//!    32-bit keys write each value beside its key (same slot of the values' buffer, same
+//!    destination). `u64` pairs move their values after the keys through the keys' buffer.
+//!
+//! Shared memory: keys-only passes hold the tile in static shared memory (24 KiB for 32-bit
+//! keys, 32 KiB for `u64`); 32-bit pairs hold keys and values in 48 KiB of dynamic shared
+//! memory ([`pass_dynamic_shared_bytes`]), since with the warp counters the two tiles pass
+//! the 48 KiB a kernel may declare statically.
 //!
 //! Output positions are below `len ≤ u32::MAX` and computed in wrapping `u32` arithmetic.
 //!
@@ -84,15 +95,20 @@
 //! # Tuning
 //! The histogram threads load [`HISTOGRAM_ITEMS`] keys before counting any, so that many
 //! loads are in flight; its shared-memory counters are block-scope atomics, slow on
-//! low-entropy keys, where a warp's lanes hit one counter. The tile (256 × 16) is a first
-//! choice; CUB takes 384 × 20 for 32-bit keys on sm_90. CUB publishes a tile's counts
+//! low-entropy keys, where a warp's lanes hit one counter. Tiles: CUB's sm_90 Onesweep
+//! takes 384 threads × 20 keys for 32-bit keys, × 23 for pairs with 32-bit values (its
+//! grids in ncu, 2^28 keys on an H200: 34,952 and 30,393 blocks). Here 384 × 16 for 32-bit
+//! keys, alone or with values: on an H200 at 2^28 (one run each, against CUB in the same
+//! run) the keys-only pass went from 256 × 16 (0.89× CUB, 0.83·10⁹ executed instructions
+//! per pass) to 384 × 16 (0.94×, 0.72·10⁹): the per-tile work of steps 1, 4, 5 and 7 is
+//! spread over 1.5 times the keys. CUB publishes a tile's counts
 //! before ranking ("early counts", from shared atomics); here the ranking's own counters
 //! give them, without atomics, and the look-back comes after the placing. The pass's
 //! shared-memory accesses in its per-key loops go by 32-bit shared address
 //! ([`cuda_std::shared::window`]: `LDS`/`STS`; generic pointers gave 64-bit generic loads and
 //! an address multiply per access), and a partial tile is padded rather than tested per key
-//! (step 3). Registers: see `host/build.rs` (keys only 80 per thread, 3 blocks per
-//! multiprocessor; pairs 128, 2 blocks).
+//! (step 3). Registers: see `host/build.rs` (32-bit keys, alone or with values, 80 per
+//! thread: 2 blocks of 384 per multiprocessor).
 
 // A scatter pass takes the keys and values in and out, the digit counts, the look-back
 // state and its launch values: 10 parameters.

@@ -103,9 +103,10 @@ impl Function {
     /// (227 KB on sm_90, 163 KB on sm_80) less the kernel's static shared memory.
     ///
     /// Typed launches ([`TypedFunction`](crate::launch::TypedFunction)) call this themselves,
-    /// once per kernel, the first time a launch asks for more than 48 KB (or more than the
-    /// limit set so far); call it yourself to get the error before the first launch, or for
-    /// [`launch!`](crate::launch!). The setting belongs to the kernel in its module: every
+    /// the first time a launch asks for dynamic shared memory and whenever one asks for more
+    /// than the limit set so far (the driver's default counts static shared memory against
+    /// the 48 KB: see `ensure_dynamic_shared`); call it yourself to get the error before the
+    /// first launch, or for [`launch!`](crate::launch!). The setting belongs to the kernel in its module: every
     /// `Function` of it shares it.
     ///
     /// # Errors
@@ -137,7 +138,9 @@ impl Function {
     }
 
     /// The dynamic shared memory per block launches may use, bytes: what
-    /// [`set_max_dynamic_shared_bytes`](Self::set_max_dynamic_shared_bytes) set, else 48 KB.
+    /// [`set_max_dynamic_shared_bytes`](Self::set_max_dynamic_shared_bytes) set, else 48 KB
+    /// (on a GPU the driver's default is 48 KB less the kernel's static shared memory; typed
+    /// launches set the limit at their first launch with dynamic shared memory).
     pub fn max_dynamic_shared_bytes(&self) -> u32 {
         match self.kernel.max_dynamic_shared_bytes.load(Ordering::Relaxed) {
             0 => DEFAULT_MAX_DYNAMIC_SHARED_BYTES,
@@ -145,11 +148,21 @@ impl Function {
         }
     }
 
-    /// Makes sure a launch with `bytes` of dynamic shared memory is allowed: sets the limit
-    /// ([`set_max_dynamic_shared_bytes`](Self::set_max_dynamic_shared_bytes)) when `bytes` is
-    /// above it on a backend that needs the opt-in (the GPU); one atomic load otherwise.
+    /// Makes sure a launch with `bytes` of dynamic shared memory is allowed, on a backend that
+    /// needs the opt-in (the GPU): sets the limit
+    /// ([`set_max_dynamic_shared_bytes`](Self::set_max_dynamic_shared_bytes)) to `bytes` at
+    /// the first launch with dynamic shared memory, and again whenever a launch asks for more
+    /// than the limit set so far; one atomic load otherwise. Not only above 48 KB: the
+    /// driver's default limit is 48 KB *in all*, static shared memory included
+    /// (`cuFuncGetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)` reads 48 KB
+    /// less the kernel's static bytes), so a kernel with 13 KB of static shared memory is
+    /// refused 48 KB of dynamic (`CUDA_ERROR_INVALID_VALUE`) until it opts in.
     pub(crate) fn ensure_dynamic_shared(&self, bytes: u32) -> CudaResult<()> {
-        if bytes > self.max_dynamic_shared_bytes() && self.kernel.code.shared_memory_opt_in() {
+        if bytes == 0 || !self.kernel.code.shared_memory_opt_in() {
+            return Ok(());
+        }
+        let set = self.kernel.max_dynamic_shared_bytes.load(Ordering::Relaxed);
+        if set == 0 || bytes > set {
             self.set_max_dynamic_shared_bytes(bytes)?;
         }
         Ok(())
