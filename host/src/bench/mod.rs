@@ -64,7 +64,7 @@ pub struct BenchOptions {
     /// Build and time CUB's reductions, scans and radix sorts (needs `nvcc` with CUB, as
     /// in the CUDA toolkit).
     pub cub: bool,
-    /// The precisions of the GEMM rows by precision (`gemm.rs`); empty: none (the default).
+    /// The precisions of the GEMM rows by precision (`gemm/`); empty: none (the default).
     pub precision_gemm: Vec<GemmPrecision>,
     /// Their shapes `(m, n, k)` (row-major `C = A·Bᵀ`, `A` m×k, `B` n×k), each timed for
     /// every precision; usually [`DEFAULT_PRECISION_GEMM_SHAPES`].
