@@ -14,7 +14,7 @@
 //! A run ([`run`]) builds a [`Bench`] and walks the jobs in order: the memcpy reference,
 //! the vector workloads (`vectors.rs`), the radix sorts ([`sort`]: 2^20, 2^24, 2^28 `u32`
 //! keys and pairs, uniform and 4-valued), SGEMM (`sgemm.rs`, with `cublas.rs`), CUB ([`cub`]),
-//! the GEMM rows by precision if asked for (`gemm.rs`: BF16, FP16, TF32, FP32 against
+//! the GEMM rows by precision if asked for (`gemm/`: BF16, FP16, TF32, FP32 against
 //! cuBLAS's `cublasGemmEx`, see [`GemmPrecision`]), then the best peers and the [`Report`]
 //! ([`report`], drawn by [`chart`]). With `attention` set it runs only the attention rows
 //! ([`attention`]: our kernel against torch's SDPA backends and FlashAttention-3, measured
@@ -64,7 +64,7 @@ pub struct BenchOptions {
     /// Build and time CUB's reductions, scans and radix sorts (needs `nvcc` with CUB, as
     /// in the CUDA toolkit).
     pub cub: bool,
-    /// The precisions of the GEMM rows by precision (`gemm.rs`); empty: none (the default).
+    /// The precisions of the GEMM rows by precision (`gemm/`); empty: none (the default).
     pub precision_gemm: Vec<GemmPrecision>,
     /// Their shapes `(m, n, k)` (row-major `C = A·Bᵀ`, `A` m×k, `B` n×k), each timed for
     /// every precision; usually [`DEFAULT_PRECISION_GEMM_SHAPES`].

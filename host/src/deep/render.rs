@@ -2,32 +2,34 @@
 //! ([`crate::mandelbrot::BandJob::Perturbed`]: CPU, [`crate::mandelbrot::GpuRenderer`],
 //! [`crate::mandelbrot::pool::GpuPool`]), and the whole-image CPU helpers for small views
 //! (whole images on a GPU: [`crate::mandelbrot::deep`]).
+//!
+//! The parts: the GPU side of the job (the upload of the shared orbit and BLA table and the
+//! launch of the escape pass, `render/device.rs`) and the whole-image CPU helpers
+//! (`render/whole_image.rs`), both re-exported here.
 
-use super::{
-    bla::{BLA_EPS, bla_table_until},
-    view::DeepView,
-};
-use crate::{
-    band::{BandImage, RenderControl, SampleTally},
-    gpu::{Gpu, GpuError},
-};
+use super::bla::{BLA_EPS, bla_table_until};
+use crate::band::{BandImage, RenderControl, SampleTally};
 use common::{
     Band, Complex, Escape, Rgb,
-    bla::{self, Bla},
+    bla::Bla,
     floatexp::FloatExp,
     palette::{Coloring, SampleGrid},
     perturb::{DeepJob, Perturbed},
 };
-use cuda_std::launch::{Out, Safe, Slice, Value};
-use cust::{error::GpuContext, launch::TypedFunction, memory::DeviceBuffer};
 use rayon::prelude::*;
 use std::{
     sync::{
-        Arc, Weak,
+        Arc,
         atomic::{AtomicBool, Ordering},
     },
     time::{Duration, Instant},
 };
+
+mod device;
+mod whole_image;
+
+pub(crate) use device::{DeepUpload, PerturbParams, launch_perturbed};
+pub use whole_image::{colorize, render_job_cpu, render_perturbed};
 
 /// Upper bound of perturbation iterations in one band (worst case: every sample reaches
 /// `max_iter` without a BLA skip): 2^36 ≈ 6.9·10^10, a quarter of the float kernels'
@@ -282,137 +284,10 @@ impl PerturbedJob {
     }
 }
 
-/// Parameter kinds of the deep escape pass `kernels::mandelbrot::mandelbrot_perturb`.
-pub(crate) type PerturbParams = (
-    Value<DeepJob>,
-    Value<Band>,
-    Slice<Complex<f64>>,
-    Slice<Bla>,
-    Out<u32>,
-    Out<f32>,
-);
-
-/// The reference orbit and BLA table of [`PerturbedJob`]s on one GPU, each uploaded at the
-/// first band that needs it and kept while later jobs share it (the same [`Arc`]): a zoom's
-/// frames share the orbit, each frame has its own table.
-#[derive(Default)]
-pub(crate) struct DeepUpload {
-    orbit: Option<Shared<Complex<f64>>>,
-    bla: Option<Shared<Bla>>,
-}
-
-/// Host data shared by [`Arc`], and its copy on a GPU. The host side is only a [`Weak`]
-/// reference, to recognise the same data again: the host copy is freed when its jobs are,
-/// even while the device copy stays (a zoom's next BLA table is built while the last one is
-/// still on the GPU, and the two must not both be held on the host).
-type Shared<T> = (Weak<Vec<T>>, DeviceBuffer<T>);
-
-/// `host` on the device, unless `slot` holds it already (the same [`Arc`]); the old buffer
-/// is freed first. An empty `host` uploads one `placeholder` element (an empty device buffer
-/// cannot be allocated; the kernel gets an empty view of it).
-fn upload_shared<'s, T: cust::memory::DeviceCopy>(
-    gpu: &Gpu,
-    slot: &'s mut Option<Shared<T>>,
-    host: &Arc<Vec<T>>,
-    placeholder: T,
-    what: &'static str,
-) -> Result<&'s DeviceBuffer<T>, GpuError> {
-    let entry = match slot.take() {
-        // The `Weak` keeps its allocation, so no other `Arc` can have this address.
-        Some((h, dev)) if std::ptr::eq(h.as_ptr(), Arc::as_ptr(host)) => (h, dev),
-        old => {
-            drop(old);
-            gpu.check_free(what, std::mem::size_of_val(&host[..]))?;
-            let one = [placeholder];
-            let data: &[T] = if host.is_empty() { &one } else { host };
-            let dev = DeviceBuffer::from_slice_in(gpu.context(), data).gpu_context(what)?;
-            (Arc::downgrade(host), dev)
-        }
-    };
-    Ok(&slot.insert(entry).1)
-}
-
-/// Launches `kernels::mandelbrot::mandelbrot_perturb` (`perturb`, resolved once per GPU) for
-/// the samples of image rows `band` of `job` into the first samples of `counts` and `norms`, uploading the orbit and BLA
-/// table into `upload` unless they are there already, and waits; returns the kernel time
-/// (CUDA events).
-///
-/// # Errors
-/// [`GpuError`] if an upload, the launch or the wait fails.
-pub(crate) fn launch_perturbed(
-    gpu: &Gpu,
-    perturb: &TypedFunction<PerturbParams, Safe>,
-    upload: &mut DeepUpload,
-    job: &PerturbedJob,
-    band: Band,
-    counts: &mut DeviceBuffer<u32>,
-    norms: &mut DeviceBuffer<f32>,
-) -> Result<Duration, GpuError> {
-    let orbit_dev = upload_shared(
-        gpu,
-        &mut upload.orbit,
-        &job.orbit,
-        Complex::new(0.0, 0.0),
-        "the reference orbit",
-    )?;
-    let bla_dev = upload_shared(
-        gpu,
-        &mut upload.bla,
-        &job.bla,
-        bla::single(0.0, 0.0, 0.0, 4.0),
-        "the BLA table",
-    )?;
-    let sjob = job.sample_job();
-    let sband = job.sample_band(band);
-    let len = sjob.width_px as usize * sband.rows as usize;
-    assert!(
-        counts.len() >= len && norms.len() >= len,
-        "buffers too small for the band"
-    );
-    let orbit = orbit_dev.index(0..job.orbit_len)?;
-    let table = bla_dev.index(0..job.bla.len())?;
-    let cfg = crate::launch::for_image(sjob.width_px, sband.rows);
-    let mut c = counts.index_mut(0..len)?;
-    let mut z = norms.index_mut(0..len)?;
-    crate::gpu::run(
-        gpu,
-        perturb,
-        cfg,
-        (sjob, sband, &orbit, &table, &mut c, &mut z),
-    )
-}
-
-/// Escape times of every pixel (row-major) by perturbation from `orbit` (the reference
-/// orbit of the view's centre), on all CPU cores.
-pub fn render_perturbed(view: &DeepView, orbit: &[Complex<f64>], max_iter: u32) -> Vec<Perturbed> {
-    render_job_cpu(&view.job(max_iter, 4.0), orbit, &[])
-}
-
-/// Every pixel of `job` (row-major) by perturbation from `orbit`, skipping iterations with
-/// `bla` ([`bla_table`](super::bla_table); empty: none), on all CPU cores. For small images: it holds every
-/// pixel (the CLI renders in bands, [`PerturbedJob`]).
-pub fn render_job_cpu(job: &DeepJob, orbit: &[Complex<f64>], bla: &[Bla]) -> Vec<Perturbed> {
-    let w = u64::from(job.width_px);
-    (0..w * u64::from(job.height_px))
-        .into_par_iter()
-        .map(|i| job.escape(orbit, bla, (i % w) as u32, (i / w) as u32))
-        .collect()
-}
-
-/// The colours of escape times `counts` and `|z_n|²` `norms` (row-major, as [`crate::mandelbrot::deep::render`] gives
-/// them) with `coloring`, as `[r, g, b, ...]` (3 bytes per pixel).
-pub fn colorize(counts: &[u32], norms: &[f32], coloring: &Coloring, max_iter: u32) -> Vec<u8> {
-    let mut rgb = Vec::with_capacity(3 * counts.len());
-    for (&n, &norm_sqr) in counts.iter().zip(norms) {
-        rgb.extend_from_slice(&coloring.color(Escape { n, norm_sqr }, max_iter));
-    }
-    rgb
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::deep::{bla_table, find_minibrot, near_i, reference_orbit, render_direct};
+    use crate::deep::{near_i, reference_orbit};
 
     /// The bound the CLI's `--max-iter` help and README state: 192 bytes per iteration, of
     /// which the BLA table is under two entries per orbit step (every level together).
@@ -433,114 +308,6 @@ mod tests {
         assert!(p.bla().len() < 2 * orbit.len(), "{} entries", p.bla().len());
         // The table is held in exactly its size (no spare capacity from growing).
         assert_eq!(p.bla().capacity(), p.bla().len());
-    }
-
-    /// Perturbation against the direct arbitrary-precision iteration, at a shallow depth
-    /// that runs quickly; the deep scales are checked by the `deep-accuracy` example.
-    #[test]
-    fn perturbation_matches_direct_iteration_near_a_misiurewicz_point() {
-        let v = DeepView::new(
-            "-0.0000000000000000003",
-            "1.0000000000000000002",
-            &crate::deep::Decimal::parse("1e-18").unwrap(),
-            16,
-            12,
-        )
-        .unwrap();
-        let max_iter = 400;
-        let orbit = reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter);
-        let perturbed: Vec<u32> = render_perturbed(&v, &orbit, max_iter)
-            .iter()
-            .map(|p| p.n)
-            .collect();
-        let direct = render_direct(&v, max_iter);
-        let same = perturbed
-            .iter()
-            .zip(&direct)
-            .filter(|(a, b)| a == b)
-            .count();
-        assert!(
-            same * 100 >= direct.len() * 99,
-            "{same} of {}",
-            direct.len()
-        );
-        // Structure, not a flat image: several different counts.
-        let mut counts = direct.clone();
-        counts.sort_unstable();
-        counts.dedup();
-        assert!(counts.len() > 5, "{counts:?}");
-    }
-
-    /// With the BLA table, a minibrot view at 1e-300 (period 401, where `|δz|²` underflows
-    /// f64 for most of the orbit) gives the escape times of plain perturbation, and skips
-    /// most iterations.
-    #[test]
-    fn bla_keeps_escape_times_and_skips_most_iterations_at_1e_300() {
-        let near = near_i(150, 24, 16).unwrap();
-        let m = find_minibrot(
-            &near.center_re,
-            &near.center_im,
-            FloatExp::new(0.5, -498),
-            2 * near.precision_bits + 64,
-            10_000,
-        )
-        .expect("a minibrot near i");
-        let v = m.view(24, 16).unwrap();
-        let max_iter = 30 * m.period;
-        let orbit = reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter);
-        let job = v.job(max_iter, 4.0);
-        let table = bla_table(&orbit, &job, BLA_EPS);
-        let plain = render_job_cpu(&job, &orbit, &[]);
-        let skipping = render_job_cpu(&job, &orbit, &table);
-        let same = plain
-            .iter()
-            .zip(&skipping)
-            .filter(|(a, b)| a.n == b.n)
-            .count();
-        assert_eq!(same, plain.len(), "BLA changed escape times");
-        assert!(plain.iter().any(|p| p.n < max_iter), "nothing escaped");
-        let skipped: u64 = skipping.iter().map(|p| u64::from(p.skipped)).sum();
-        let total: u64 = skipping.iter().map(|p| u64::from(p.n)).sum();
-        assert!(skipped * 10 > total * 9, "skipped {skipped} of {total}");
-    }
-
-    /// Beyond f64's range (a minibrot view at about 6e-401, pixel spacing 2^-1333): the
-    /// escape times by perturbation, with and without BLA, equal the direct iteration's. An
-    /// odd size puts a row and a column at δc.im = 0 and δc.re = 0 exactly. Two faults this
-    /// caught: a zero part of δc counted as exponent 0 (so δc "fitted" f64 and entered as
-    /// 0), and f64 steps whose result fell far below f64's range at once (near the
-    /// minibrot, Z passes close to 0 and 2·Z·δz and δz² underflow while δc matters again):
-    /// every pixel then reached max_iter.
-    #[test]
-    fn perturbation_matches_direct_iteration_beyond_f64_at_a_minibrot() {
-        let (w, h) = (7, 5);
-        let near = near_i(200, w, h).unwrap();
-        let m = find_minibrot(
-            &near.center_re,
-            &near.center_im,
-            FloatExp::new(0.5, -664),
-            2 * near.precision_bits + 64,
-            100_000,
-        )
-        .expect("a minibrot near i");
-        let v = m.view(w, h).unwrap();
-        assert!(
-            v.spacing().exponent() < Some(-1100),
-            "not beyond f64's range"
-        );
-        let max_iter = 20 * m.period;
-        let orbit = reference_orbit(&v.center_re, &v.center_im, v.precision_bits, max_iter);
-        let job = v.job(max_iter, 4.0);
-        let table = bla_table(&orbit, &job, BLA_EPS);
-        let direct = render_direct(&v, max_iter);
-        assert!(direct.iter().any(|&n| n < max_iter), "nothing escaped");
-        for (what, bla) in [("perturbation", &[][..]), ("with BLA", &table[..])] {
-            let got: Vec<u32> = render_job_cpu(&job, &orbit, bla)
-                .iter()
-                .map(|p| p.n)
-                .collect();
-            assert_eq!(got, direct, "{what} against the direct iteration");
-        }
     }
 
     /// Bands of any height give the pixels of one band, and the CPU band renderer gives

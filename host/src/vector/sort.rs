@@ -12,6 +12,9 @@
 //! CPU references: [`sort_keys_cpu`] and [`sort_pairs_cpu`], a stable sort (rayon's
 //! `par_sort_by_key`, a parallel merge sort) by the same ordered image
 //! (`kernels::sort::SortKey::ordered`) restricted to the bit range.
+//!
+//! The host-level calls are in `sort/host_level.rs`, the CPU references in `sort/cpu.rs`;
+//! both are re-exported here.
 
 use super::LookBackBook;
 use crate::gpu::{FunctionOf, Gpu, GpuError, ResolvedOf};
@@ -28,8 +31,13 @@ use kernels::sort::{
     DigitPlace, HISTOGRAM_THREADS, MAX_PASSES, RADIX, SORT_TILE, SortKey,
     pass_dynamic_shared_bytes, pass_threads, pass_tile, passes, sort_tiles, status_words,
 };
-use rayon::slice::ParallelSliceMut;
 use std::ops::Range;
+
+mod cpu;
+mod host_level;
+
+pub use cpu::{sort_keys_cpu, sort_pairs_cpu};
+pub use host_level::{sort_keys, sort_keys_bits, sort_pairs, sort_pairs_bits};
 
 /// `sort_histogram_<key>`: `(keys, counts, begin_bit, end_bit)`.
 pub type HistogramKernel<K> = Kernel<(Slice<K>, AtomicOut<u32>, Value<u32>, Value<u32>), Safe>;
@@ -548,161 +556,6 @@ impl Pass<'_, '_> {
     }
 }
 
-/// `keys` sorted on the GPU by all their bits ([`sort_keys_bits`] with `0..K::BITS`).
-///
-/// # Errors
-/// As [`sort_keys_bits`].
-pub fn sort_keys<K: Sortable>(gpu: &Gpu, keys: &[K]) -> Result<Vec<K>, SortError> {
-    sort_keys_bits(gpu, keys, 0..K::BITS)
-}
-
-/// `keys` stably sorted on the GPU by the bits `bits` of their ordered image: copy in,
-/// poison the output ([`Sortable::POISON`]), [`sort_keys_dev`] with a fresh plan, copy back.
-///
-/// # Errors
-/// [`SortError::BitRange`] for a range outside the key, [`SortError::TooLong`], GPU errors.
-pub fn sort_keys_bits<K: Sortable>(
-    gpu: &Gpu,
-    keys: &[K],
-    bits: Range<u32>,
-) -> Result<Vec<K>, SortError> {
-    check_bits::<K>(&bits)?;
-    let mut plan = SortPlan::keys(gpu, keys.len())?;
-    let k = upload(gpu, keys)?;
-    let mut out = upload(gpu, &vec![K::POISON; keys.len()])?;
-    sort_keys_dev(
-        gpu,
-        &k.index(..keys.len())?,
-        &mut out.index_mut(..keys.len())?,
-        bits,
-        &mut plan,
-    )?;
-    finish(gpu, K::PASS[0].name())?;
-    download(&out, keys.len())
-}
-
-/// `(keys, values)` sorted on the GPU by all the keys' bits ([`sort_pairs_bits`]).
-///
-/// # Errors
-/// As [`sort_pairs_bits`].
-pub fn sort_pairs<K: Sortable>(
-    gpu: &Gpu,
-    keys: &[K],
-    values: &[u32],
-) -> Result<(Vec<K>, Vec<u32>), SortError> {
-    sort_pairs_bits(gpu, keys, values, 0..K::BITS)
-}
-
-/// `(keys, values)` stably sorted on the GPU by the bits `bits` of the keys' ordered
-/// image, each value moving with its key.
-///
-/// # Errors
-/// [`SortError::Length`] when `values` and `keys` differ in length, [`SortError::BitRange`],
-/// [`SortError::TooLong`], GPU errors.
-pub fn sort_pairs_bits<K: Sortable>(
-    gpu: &Gpu,
-    keys: &[K],
-    values: &[u32],
-    bits: Range<u32>,
-) -> Result<(Vec<K>, Vec<u32>), SortError> {
-    check_bits::<K>(&bits)?;
-    same_len("values", values.len(), keys.len())?;
-    let n = keys.len();
-    let mut plan = SortPlan::pairs(gpu, n)?;
-    let (k, v) = (upload(gpu, keys)?, upload(gpu, values)?);
-    let mut ko = upload(gpu, &vec![K::POISON; n])?;
-    let mut vo = upload(gpu, &vec![0xdead_beef_u32; n])?;
-    sort_pairs_dev(
-        gpu,
-        (&k.index(..n)?, &v.index(..n)?),
-        (&mut ko.index_mut(..n)?, &mut vo.index_mut(..n)?),
-        bits,
-        &mut plan,
-    )?;
-    finish(gpu, K::PASS[1].name())?;
-    Ok((download(&ko, n)?, download(&vo, n)?))
-}
-
-/// A device copy of `x` (one element at least, so an empty input still allocates).
-fn upload<T: cust::memory::DeviceCopy + ValidAsZeroBits>(
-    gpu: &Gpu,
-    x: &[T],
-) -> Result<DeviceBuffer<T>, GpuError> {
-    let what = "copying the sort's input to the GPU";
-    if x.is_empty() {
-        DeviceBuffer::zeroed_async(1, gpu.stream()).gpu_context(what)
-    } else {
-        DeviceBuffer::from_slice_async(x, gpu.stream()).gpu_context(what)
-    }
-}
-
-fn download<T: cust::memory::DeviceCopy>(
-    x: &DeviceBuffer<T>,
-    len: usize,
-) -> Result<Vec<T>, SortError> {
-    let mut v = x
-        .as_host_vec()
-        .gpu_context("copying the sort's result to the host")?;
-    v.truncate(len);
-    Ok(v)
-}
-
-fn finish(gpu: &Gpu, kernel: &'static str) -> Result<(), GpuError> {
-    gpu.stream()
-        .synchronize()
-        .with_gpu_context(|| format!("running `{kernel}`"))
-}
-
-/// The ordered image's bits `bits` of `k` (what the sort compares).
-fn sort_key<K: SortKey>(k: K, bits: &Range<u32>) -> u64 {
-    let width = bits.end.saturating_sub(bits.start);
-    let mask = if width >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << width) - 1
-    };
-    k.ordered().checked_shr(bits.start).unwrap_or(0) & mask
-}
-
-/// The CPU reference: `keys` stably sorted (rayon's `par_sort_by_key`) by the bits `bits` of
-/// their ordered image (`kernels::sort::SortKey::ordered`).
-///
-/// # Panics
-/// If `bits` is outside the key ([`check_bits`]).
-pub fn sort_keys_cpu<K: SortKey + Send>(keys: &[K], bits: Range<u32>) -> Vec<K> {
-    assert!(
-        check_bits::<K>(&bits).is_ok(),
-        "sort_keys_cpu: bit range {bits:?}"
-    );
-    let mut v = keys.to_vec();
-    v.par_sort_by_key(|&k| sort_key(k, &bits));
-    v
-}
-
-/// The CPU reference of a key-value sort: pairs stably sorted by their keys as in
-/// [`sort_keys_cpu`].
-///
-/// # Panics
-/// If `bits` is outside the key, or the lengths differ.
-pub fn sort_pairs_cpu<K: SortKey + Send>(
-    keys: &[K],
-    values: &[u32],
-    bits: Range<u32>,
-) -> (Vec<K>, Vec<u32>) {
-    assert!(
-        check_bits::<K>(&bits).is_ok(),
-        "sort_pairs_cpu: bit range {bits:?}"
-    );
-    assert_eq!(
-        keys.len(),
-        values.len(),
-        "sort_pairs_cpu: one value per key"
-    );
-    let mut v: Vec<(K, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
-    v.par_sort_by_key(|&(k, _)| sort_key(k, &bits));
-    v.into_iter().unzip()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -733,16 +586,5 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("9..4"), "{e}");
-    }
-
-    #[test]
-    fn cpu_reference_sorts_by_the_bit_range() {
-        let keys = [0x12u32, 0x21, 0x11, 0x22];
-        assert_eq!(sort_keys_cpu(&keys, 0..4), [0x21, 0x11, 0x12, 0x22]);
-        assert_eq!(sort_keys_cpu(&keys, 4..8), [0x12, 0x11, 0x21, 0x22]);
-        assert_eq!(sort_keys_cpu(&keys, 3..3), keys);
-        let (k, v) = sort_pairs_cpu(&[-1.0f32, f32::NAN, -0.0, 0.0], &[0, 1, 2, 3], 0..32);
-        assert_eq!(v, [0, 2, 3, 1]);
-        assert!(k[3].is_nan());
     }
 }

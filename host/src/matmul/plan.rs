@@ -1,0 +1,385 @@
+//! [`GemmPlan`]: one product planned on fixed buffers (kernel resolved, launch configuration,
+//! tensor maps, for TF32 on `wgmma` the rounded copies), then launched many times.
+
+use super::TcKernel;
+use super::elem::{MmaKernel, MmaParams, RoundKernel, TcElem, WgmmaKernel, WgmmaParams};
+use super::shape::check_shape;
+use crate::gpu::{FunctionOf, Gpu, GpuError, ResolvedOf};
+use crate::vector::sm_count;
+use cuda_std::launch::Unsafe;
+use cust::{
+    error::GpuContext,
+    function::LaunchConfig,
+    launch::TypedFunction,
+    memory::{DeviceBox, DeviceBuffer},
+    tma::{TensorMap, TensorMapExt, TmaSwizzle},
+};
+use kernels::gemm_tc::mma_sync::{MMA_BM, MMA_BN, MMA_SHARED_BYTES, MMA_THREADS};
+use kernels::gemm_tc::wgmma::{
+    WG_BM, WG_BN, WG_SHARED_BYTES, WG_THREADS, a_box, b_box_for_cluster, c_box,
+};
+
+/// The persistent grid, in blocks, of the `wgmma` kernel with clusters of `cluster_m` blocks
+/// along M on an m×n `C`, when `fit` such clusters are resident at once
+/// (`cuOccupancyMaxActiveClusters`): the kernel walks groups of `cluster_m` tile rows × one
+/// tile column, a cluster per group at a time, so the grid is `cluster_m · min(fit,
+/// groups)` (a whole number of clusters, at least one); more clusters than fit would run as
+/// a second wave. `what` names the kernel in the error.
+///
+/// # Errors
+/// [`GpuError::LaunchConfig`] naming `what` and the configuration if `fit` is 0 (not one
+/// cluster fits on the device).
+fn cluster_grid(what: &str, m: u32, n: u32, cluster_m: u32, fit: u32) -> Result<u32, GpuError> {
+    if fit == 0 {
+        return Err(GpuError::LaunchConfig(format!(
+            "{what}: no cluster of {cluster_m} blocks of {WG_THREADS} threads with \
+             {WG_SHARED_BYTES} bytes of dynamic shared memory each fits on this device \
+             (cuOccupancyMaxActiveClusters = 0)"
+        )));
+    }
+    let groups = m.div_ceil(WG_BM).div_ceil(cluster_m) * n.div_ceil(WG_BN);
+    Ok(cluster_m * fit.min(groups))
+}
+
+/// The tensor-core kernels of input type `T`, each resolved in a [`Gpu`]'s module on first
+/// use ([`Gpu::kernels`]): [`TcElem::MMA`], [`TcElem::WGMMA`], [`TcElem::WGMMA_C2`] and,
+/// for TF32, [`TcElem::WGMMA_ROUND`].
+struct GemmKernels<T: TcElem> {
+    mma: ResolvedOf<MmaKernel<T::Elem>>,
+    wgmma: ResolvedOf<WgmmaKernel<T::Elem>>,
+    wgmma_c2: ResolvedOf<WgmmaKernel<T::Elem>>,
+    round: ResolvedOf<RoundKernel<T::Elem>>,
+}
+
+impl<T: TcElem> Default for GemmKernels<T> {
+    fn default() -> Self {
+        Self {
+            mma: Default::default(),
+            wgmma: Default::default(),
+            wgmma_c2: Default::default(),
+            round: Default::default(),
+        }
+    }
+}
+
+/// TF32's rounded inputs: the rounding kernel (from the [`GemmKernels`] table, resolved
+/// once per [`Gpu`]) and the copies of `A` and `B` it writes (m·k and n·k elements).
+struct Rounded<T: TcElem> {
+    function: FunctionOf<RoundKernel<T::Elem>>,
+    a: DeviceBuffer<T::Elem>,
+    b: DeviceBuffer<T::Elem>,
+}
+
+/// The launch of one family, resolved once.
+enum Launcher<T: TcElem> {
+    Mma(TypedFunction<MmaParams<T::Elem>, Unsafe>),
+    Wgmma {
+        function: TypedFunction<WgmmaParams<T::Elem>, Unsafe>,
+        map_a: DeviceBox<TensorMap>,
+        map_b: DeviceBox<TensorMap>,
+        /// The store map of `C`, where its rows are a multiple of 16 bytes (TMA's rule).
+        map_c: Option<DeviceBox<TensorMap>>,
+        /// Blocks per cluster along M (1: launched without clusters).
+        cluster_m: u32,
+        /// TF32: the rounding kernel and the rounded copies of `A` and `B` that the tensor
+        /// maps describe.
+        rounded: Option<Rounded<T>>,
+        /// With clusters, how many fit on the device at once (the grid's bound).
+        max_active_clusters: Option<u32>,
+    },
+}
+
+/// One product `C = A·Bᵀ` on fixed buffers, ready to launch: the kernel resolved (in the
+/// module variant the device runs), its launch configuration computed and, for
+/// [`TcKernel::Wgmma`] and [`TcKernel::WgmmaCluster2`], the tensor maps of `A`, `B` and
+/// (where its rows are a multiple of 16 bytes, so that TMA can store it) `C` encoded and
+/// uploaded, and for the latter the clusters that fit at once queried. Borrows the
+/// buffers for as long as it lives (the tensor maps hold their addresses).
+///
+/// TF32 on `wgmma` also allocates rounded copies of `A` and `B` (`(m + n)·k` more `f32`s
+/// of device memory, for the plan's life), which each launch refreshes with
+/// `kernels::gemm_tc::wgmma::round_tf32` before the product reads them: rounding to
+/// nearest TF32 in the kernel's shared memory cost half its speed (see that module's
+/// docs); a memory-bound pass over the inputs costs less.
+pub struct GemmPlan<'a, T: TcElem> {
+    m: u32,
+    n: u32,
+    k: u32,
+    a: &'a DeviceBuffer<T::Elem>,
+    b: &'a DeviceBuffer<T::Elem>,
+    c: &'a mut DeviceBuffer<T::Elem>,
+    cfg: LaunchConfig,
+    launcher: Launcher<T>,
+}
+
+impl<T: TcElem> std::fmt::Debug for GemmPlan<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GemmPlan")
+            .field("type", &T::NAME)
+            .field("m", &self.m)
+            .field("n", &self.n)
+            .field("k", &self.k)
+            .field("cfg", &self.cfg)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, T: TcElem> GemmPlan<'a, T> {
+    /// Plans `C = A·Bᵀ` with `kernel` on `gpu` for `a` (m×k), `b` (n×k) and `c` (m×n), all
+    /// row-major (see the [module docs](super)).
+    ///
+    /// # Errors
+    /// [`GpuError::LaunchConfig`] naming the value if the shape breaks a rule
+    /// ([`check_shape`]); [`GpuError::KernelArchitecture`] naming the kernel and both
+    /// architectures if the device cannot run the family (below sm_80 for
+    /// [`TcKernel::MmaSync`], anything but sm_90 for [`TcKernel::Wgmma`] and
+    /// [`TcKernel::WgmmaCluster2`]); [`GpuError::TensorMap`] or a driver error from encoding
+    /// or uploading the tensor maps; for [`TcKernel::WgmmaCluster2`], a driver error from the
+    /// cluster occupancy query, or [`GpuError::LaunchConfig`] naming the kernel and its
+    /// configuration if not one cluster fits.
+    ///
+    /// The CPU emulator runs every variant's host body, the sm_90a kernels included (it
+    /// emulates `wgmma`, TMA, `mbarrier` and clusters), so it plans every variant; the
+    /// cluster variant's grid is sized by the emulator's answer to the occupancy query
+    /// (one cluster per host core).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        gpu: &Gpu,
+        kernel: TcKernel,
+        m: usize,
+        n: usize,
+        k: usize,
+        a: &'a DeviceBuffer<T::Elem>,
+        b: &'a DeviceBuffer<T::Elem>,
+        c: &'a mut DeviceBuffer<T::Elem>,
+    ) -> Result<Self, GpuError> {
+        check_shape::<T>(m, n, k, [a.len(), b.len(), c.len()])?;
+        // In range: checked above.
+        let (m32, n32, k32) = (m as u32, n as u32, k as u32);
+        let table = gpu.kernels::<GemmKernels<T>>();
+        let (cfg, launcher) = match kernel {
+            TcKernel::MmaSync => {
+                let function = table.mma.get(gpu, T::MMA)?.clone();
+                let tiles = m32.div_ceil(MMA_BM) * n32.div_ceil(MMA_BN);
+                let cfg = LaunchConfig::new((tiles, 1), MMA_THREADS, MMA_SHARED_BYTES);
+                (cfg, Launcher::Mma(function))
+            }
+            TcKernel::Wgmma | TcKernel::WgmmaCluster2 => {
+                let cluster_m = kernel.cluster_m();
+                let function = if cluster_m == 1 {
+                    table.wgmma.get(gpu, T::WGMMA)?
+                } else {
+                    table.wgmma_c2.get(gpu, T::WGMMA_C2)?
+                }
+                .clone();
+                let elem_bytes = size_of::<T::Elem>() as u32;
+                let row_bytes = (k * size_of::<T::Elem>()) as u64;
+                let map = |buf: &DeviceBuffer<T::Elem>, rows: usize, bx: [u32; 2], what: &str| {
+                    let map = TensorMap::tiled_2d(
+                        buf.as_device_ptr(),
+                        [k as u64, rows as u64],
+                        row_bytes,
+                        bx,
+                        TmaSwizzle::B128,
+                    )
+                    .with_gpu_context(|| format!("the tensor map of {what}"))?;
+                    DeviceBox::new(&map)
+                        .with_gpu_context(|| format!("uploading the tensor map of {what}"))
+                };
+                // TF32: the maps describe rounded copies of A and B, refreshed each launch.
+                let rounded = match T::WGMMA_ROUND {
+                    None => None,
+                    Some(round) => {
+                        let what = "allocating the TF32-rounded copies of A and B";
+                        // SAFETY: `T::Elem` is `DeviceCopy` (any bits); every launch rounds all
+                        // of `A` and `B` into the copies before the product reads them, in
+                        // stream order.
+                        let (ra, rb) = unsafe {
+                            (
+                                DeviceBuffer::uninitialized(m * k),
+                                DeviceBuffer::uninitialized(n * k),
+                            )
+                        };
+                        Some(Rounded {
+                            function: table.round.get(gpu, round)?.clone(),
+                            a: ra.gpu_context(what)?,
+                            b: rb.gpu_context(what)?,
+                        })
+                    }
+                };
+                let (a_in, b_in) = rounded.as_ref().map_or((a, b), |r| (&r.a, &r.b));
+                let map_a = map(a_in, m, a_box(elem_bytes), "A")?;
+                let map_b = map(b_in, n, b_box_for_cluster(elem_bytes, cluster_m), "B")?;
+                // C goes out through TMA where its row stride is a multiple of 16 bytes
+                // (TMA's rule); otherwise the kernel stores it from registers.
+                let c_row_bytes = (n * size_of::<T::Elem>()) as u64;
+                let map_c = if c_row_bytes.is_multiple_of(16) {
+                    let map = TensorMap::tiled_2d(
+                        c.as_device_ptr(),
+                        [n as u64, m as u64],
+                        c_row_bytes,
+                        c_box(elem_bytes),
+                        TmaSwizzle::B128,
+                    )
+                    .gpu_context("the tensor map of C")?;
+                    Some(DeviceBox::new(&map).gpu_context("uploading the tensor map of C")?)
+                } else {
+                    None
+                };
+                let (blocks, max_active_clusters) = if cluster_m == 1 {
+                    let tiles = m32.div_ceil(WG_BM) * n32.div_ceil(WG_BN);
+                    (tiles.min(sm_count(gpu)?), None)
+                } else {
+                    let fit = function.function().max_active_clusters(
+                        WG_THREADS.into(),
+                        WG_SHARED_BYTES,
+                        [cluster_m, 1, 1],
+                    )?;
+                    let what = format!("{} GEMM ({kernel}), kernel `{}`", T::NAME, function.name());
+                    (cluster_grid(&what, m32, n32, cluster_m, fit)?, Some(fit))
+                };
+                let cfg = LaunchConfig::new((blocks, 1), WG_THREADS, WG_SHARED_BYTES);
+                (
+                    cfg,
+                    Launcher::Wgmma {
+                        function,
+                        map_a,
+                        map_b,
+                        map_c,
+                        cluster_m,
+                        max_active_clusters,
+                        rounded,
+                    },
+                )
+            }
+        };
+        Ok(Self {
+            m: m32,
+            n: n32,
+            k: k32,
+            a,
+            b,
+            c,
+            cfg,
+            launcher,
+        })
+    }
+
+    /// Queues the product on `gpu`'s stream (no synchronisation). `gpu` must be the one the
+    /// plan was made on. TF32 on `wgmma` queues three launches: `round_tf32` over `A` and
+    /// over `B` into the plan's copies, then the product.
+    ///
+    /// # Errors
+    /// [`GpuError::Launch`] naming the kernel and its configuration if a launch fails (for
+    /// the rounding launches, in the context "rounding A to TF32" or "... B ...").
+    pub fn launch(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
+        let (m, n, k, cfg) = (self.m, self.n, self.k, self.cfg);
+        match &mut self.launcher {
+            // SAFETY: `check_shape` checked the shape rules and the buffer lengths; device
+            // buffers are whole allocations (256-byte aligned); `c` is borrowed mutably for
+            // the plan's life, so nothing else touches it; the launch shape is the module's
+            // (grid of every tile, `MMA_THREADS`, `MMA_SHARED_BYTES`).
+            Launcher::Mma(f) => unsafe {
+                f.launch_unchecked(gpu.stream(), cfg, (m, n, k, self.a, self.b, &mut *self.c))
+            },
+            Launcher::Wgmma {
+                function,
+                map_a,
+                map_b,
+                map_c,
+                cluster_m,
+                rounded,
+                ..
+            } => {
+                if let Some(r) = rounded {
+                    let (mk, nk) = (m as usize * k as usize, n as usize * k as usize);
+                    let s = gpu.stream();
+                    // The STREAM kernels' launch shape (16-byte packs, one per thread); only
+                    // TF32 (`f32` elements) has a rounding kernel.
+                    let cfg = crate::vector::stream_config::<f32>;
+                    r.function
+                        .launch(s, cfg(mk), (self.a, &mut r.a))
+                        .gpu_context("rounding A to TF32")?;
+                    r.function
+                        .launch(s, cfg(nk), (self.b, &mut r.b))
+                        .gpu_context("rounding B to TF32")?;
+                }
+                // Without a map of C the kernel does not read `map_c`: pass A's.
+                let (map_a, map_b) = (&*map_a, &*map_b);
+                let (map_c, c_by_tma) = map_c.as_ref().map_or((map_a, 0u32), |m| (m, 1));
+                let args = (m, n, k, map_a, map_b, map_c, &mut *self.c, c_by_tma);
+                // SAFETY: as above; the maps describe `a`, `b` and, with `c_by_tma`, `c`
+                // (all borrowed for the plan's life; C's rows a multiple of 16 bytes) with
+                // this element type, the module's boxes (`B`'s for this cluster size) and
+                // the 128-byte swizzle, and were written before this launch (a synchronous
+                // upload); the launch shape is the module's (`WG_THREADS`,
+                // `WG_SHARED_BYTES`, a 1-D grid; for the `_c2` kernels clusters of
+                // `[WG_CLUSTER_M, 1, 1]` and a grid that is a multiple of it), and the
+                // sm_90a build caps the kernel at `WG_MAX_REGISTERS` (host/build.rs).
+                unsafe {
+                    if *cluster_m == 1 {
+                        function.launch_unchecked(gpu.stream(), cfg, args)
+                    } else {
+                        function.launch_ex_unchecked(
+                            gpu.stream(),
+                            cfg,
+                            [*cluster_m, 1, 1],
+                            WG_SHARED_BYTES,
+                            args,
+                        )
+                    }
+                }
+            }
+        }
+    }
+
+    /// The launch configuration (grid, block, dynamic shared memory).
+    pub fn config(&self) -> LaunchConfig {
+        self.cfg
+    }
+
+    /// For a kernel with clusters ([`TcKernel::WgmmaCluster2`]), how many of its clusters
+    /// the device holds at once (`cuOccupancyMaxActiveClusters`, queried when the plan was
+    /// made; the grid is at most that many clusters); `None` for the others.
+    pub fn max_active_clusters(&self) -> Option<u32> {
+        match &self.launcher {
+            Launcher::Wgmma {
+                max_active_clusters,
+                ..
+            } => *max_active_clusters,
+            Launcher::Mma(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_grids_hold_whole_clusters_no_more_than_fit_or_have_work() {
+        // 1 tile: one cluster (its second block computes a row past m).
+        assert_eq!(cluster_grid("k", 1, 1, 2, 66).unwrap(), 2);
+        // 3 tile rows (odd) × 2 tile columns: 2 groups of rows × 2 columns.
+        assert_eq!(cluster_grid("k", 257, 512, 2, 66).unwrap(), 8);
+        // 8192²: 64 × 32 tiles, 32 × 32 groups; 60 clusters fit (H100 figures vary).
+        assert_eq!(cluster_grid("k", 8192, 8192, 2, 60).unwrap(), 120);
+        // Odd tile rows × many columns: 17 rows → 9 groups × 9 columns = 81 > 66.
+        assert_eq!(cluster_grid("k", 2176, 2056, 2, 66).unwrap(), 132);
+        let err = cluster_grid(
+            "bf16 GEMM (wgmma c2), kernel `gemm_wgmma_bf16_c2`",
+            64,
+            64,
+            2,
+            0,
+        )
+        .expect_err("no cluster fits")
+        .to_string();
+        assert!(
+            err.contains("gemm_wgmma_bf16_c2")
+                && err.contains("cluster of 2 blocks of 384 threads")
+                && err.contains("cuOccupancyMaxActiveClusters = 0"),
+            "{err}"
+        );
+    }
+}
