@@ -17,7 +17,7 @@ use super::{OutputFile, check_interrupt, outln};
 use anyhow::{Context, Result};
 use common::{Band, RenderJob};
 use host::mandelbrot::{
-    BandImage, BandJob, Precision,
+    BandImage, BandJob, BandKernel, FloatJob, Precision,
     pool::{GpuPool, PoolError},
 };
 use std::time::{Duration, Instant};
@@ -53,10 +53,10 @@ enum Work {
 impl Work {
     fn band_job(&self) -> BandJob<'_> {
         match self {
-            Self::Float { job, precision } => BandJob::Float {
+            Self::Float { job, precision } => BandJob::Float(FloatJob {
                 job,
                 precision: *precision,
-            },
+            }),
             Self::Deep(d) => BandJob::Perturbed(&d.job),
         }
     }
@@ -160,7 +160,7 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
             kernel += b.kernel;
             if verify {
                 let t = Instant::now();
-                verify_band(band_job, &b)?;
+                verify_band(&band_job, &b)?;
                 verify_time += t.elapsed();
             }
             tx.send(b.rgb).map_err(|_| EncoderStopped)?;
