@@ -1,6 +1,14 @@
-//! What every band renderer hands back and how its caller steers it, below both the
-//! Mandelbrot renderer ([`crate::mandelbrot`]) and the deep-zoom jobs ([`crate::deep`]):
-//! [`BandImage`] (one rendered band) and [`RenderControl`] (stop requests and progress).
+//! What a band job is, what every band renderer hands back and how its caller steers it,
+//! below both the Mandelbrot renderer ([`crate::mandelbrot`]) and the deep-zoom jobs
+//! ([`crate::deep`]): [`BandKernel`] (a float or perturbed job: its size, its elements per
+//! pixel, its CPU render), [`BandImage`] (one rendered band) and [`RenderControl`] (stop
+//! requests and progress).
+//!
+//! This module names neither a job type nor a GPU renderer, so both sides depend on it and
+//! not on each other: the float job ([`crate::mandelbrot::FloatJob`]) and the perturbed job
+//! ([`crate::deep::PerturbedJob`]) implement [`BandKernel`] where they are defined, and the
+//! GPU renderer's own extension of it ([`crate::mandelbrot::GpuBandKernel`]) lives beside the
+//! renderer.
 
 use common::Band;
 use std::{
@@ -8,13 +16,72 @@ use std::{
     time::Duration,
 };
 
+/// A band job: what a band renderer computes for rows of one image, float or perturbed.
+/// Every band renderer (the CPU here, [`crate::mandelbrot::GpuRenderer`],
+/// [`crate::mandelbrot::pool::GpuPool`], [`crate::mandelbrot::BandRenderer`]) takes any
+/// implementation, so bands of either arithmetic go through the same renderers and the same
+/// callers (streaming PNG, progress, stop checks).
+///
+/// Implemented by [`crate::mandelbrot::FloatJob`] (escape times in `f32` or `f64`),
+/// [`crate::deep::PerturbedJob`] (perturbation from a reference orbit),
+/// [`crate::mandelbrot::BandJob`] (either, chosen at run time) and references to them.
+pub trait BandKernel: Sync {
+    /// Image width in pixels.
+    fn width_px(&self) -> u32;
+
+    /// Image height in pixels.
+    fn height_px(&self) -> u32;
+
+    /// Elements per band pixel a band renderer holds: the samples per pixel (`s²`) for
+    /// perturbed jobs, whose samples are averaged after the escape pass; one for float jobs,
+    /// whose supersampling kernels average within a pixel's work. A
+    /// [`crate::mandelbrot::GpuRenderer`] needs this many device buffer elements per pixel,
+    /// and a CPU render adds this many to [`RenderControl::samples_done`] per pixel.
+    fn buffer_px_per_px(&self) -> usize;
+
+    /// Renders the rows `band` on the CPU (rayon), giving up (`None`) once `control.stop`
+    /// is set (checked before every pixel or sample) and counting finished pixels or
+    /// samples in `control.samples_done` ([`BandKernel::buffer_px_per_px`] per pixel).
+    /// `counts` (and for perturbed jobs `norms`) of the result are empty unless
+    /// `want_counts`.
+    fn render_cpu_until(
+        &self,
+        band: Band,
+        want_counts: bool,
+        control: &RenderControl,
+    ) -> Option<BandImage>;
+}
+
+impl<K: BandKernel + ?Sized> BandKernel for &K {
+    fn width_px(&self) -> u32 {
+        (**self).width_px()
+    }
+
+    fn height_px(&self) -> u32 {
+        (**self).height_px()
+    }
+
+    fn buffer_px_per_px(&self) -> usize {
+        (**self).buffer_px_per_px()
+    }
+
+    fn render_cpu_until(
+        &self,
+        band: Band,
+        want_counts: bool,
+        control: &RenderControl,
+    ) -> Option<BandImage> {
+        (**self).render_cpu_until(band, want_counts, control)
+    }
+}
+
 /// One rendered band of an image: rows `band.first_row ..` of [`crate::mandelbrot::Image`]'s layout.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BandImage {
     /// Which rows.
     pub band: Band,
     /// Escape times (`width · band.rows` values), or empty when not requested. For a
-    /// perturbed job ([`crate::mandelbrot::BandJob::Perturbed`]) one per sample (`s² · width · band.rows`).
+    /// perturbed job ([`crate::deep::PerturbedJob`]) one per sample (`s² · width · band.rows`).
     pub counts: Vec<u32>,
     /// `|z_n|²` at escape, one per sample, for perturbed jobs when counts were requested
     /// (for checking the GPU against the CPU bit for bit); otherwise empty.
@@ -33,7 +100,7 @@ pub struct RenderControl {
     /// Samples finished so far, counted within rows (every CPU render with this control adds
     /// to it, a few at a time, after 64 samples or 2^16 iterations): one per pixel of an f32/f64 job (its
     /// supersamples are one pixel's work), one per sample of a perturbed job
-    /// ([`crate::mandelbrot::BandJob::buffer_px_per_px`] per pixel).
+    /// ([`BandKernel::buffer_px_per_px`] per pixel).
     pub samples_done: AtomicU64,
 }
 

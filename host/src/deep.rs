@@ -2,8 +2,8 @@
 //! reference orbit in arbitrary precision (`astro-float`, pure Rust; [`orbit`]), the
 //! bilinear-approximation table that skips iterations ([`bla`]), and the pixels iterated by
 //! perturbation (`common::perturb`, shared with the GPU) in bands ([`mod@render`]:
-//! [`PerturbedJob`], rendered by the same band renderers as the `f32`/`f64` images,
-//! [`crate::mandelbrot::BandJob`]). Also the minibrot search ([`minibrot`]) and the slow
+//! [`PerturbedJob`], a [`crate::band::BandKernel`] rendered by the same band renderers as
+//! the `f32`/`f64` images). Also the minibrot search ([`minibrot`]) and the slow
 //! exact check of every pixel in arbitrary precision ([`direct`]). The one arbitrary-
 //! precision step `z ← z² + c` lives in `arith`.
 //!

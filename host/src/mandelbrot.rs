@@ -10,10 +10,10 @@
 
 //!
 //! One module per job: [`precision`] (which arithmetic a view needs), `params` (what to
-//! render, the style, image and band sizes), `cpu` (the CPU renderer), `job` ([`BandJob`],
-//! float or perturbed), `color` (the colour table), `gpu` ([`GpuRenderer`] and the
-//! whole-image wrappers), [`pool`] (several GPUs) and [`deep`] (whole deep images); their
-//! items are re-exported here.
+//! render, the style, image and band sizes), `cpu` (the CPU renderer), `job` ([`FloatJob`]
+//! and [`BandJob`], float or perturbed), `color` (the colour table), `gpu` ([`GpuRenderer`],
+//! [`GpuBandKernel`] and the whole-image wrappers), [`pool`] (several GPUs) and [`deep`]
+//! (whole deep images); their items are re-exported here.
 
 mod color;
 mod cpu;
@@ -24,16 +24,16 @@ mod params;
 pub mod pool;
 pub mod precision;
 
-pub use crate::band::{BandImage, RenderControl};
+pub use crate::band::{BandImage, BandKernel, RenderControl};
 pub(crate) use crate::gpu::timed;
 pub use color::COLOR_TABLE_LEN;
 pub(crate) use color::color_table;
 pub use cpu::{render_band_cpu, render_band_cpu_until, render_cpu, render_cpu_styled};
 pub use gpu::{
-    BAND_BYTES_PER_PX, BandBuffers, GpuRenderer, RenderKernels, launch_render, render_mandelbrot,
-    render_mandelbrot_banded, render_mandelbrot_styled,
+    BAND_BYTES_PER_PX, BandBuffers, GpuBandKernel, GpuRenderer, RenderKernels, launch_render,
+    render_mandelbrot, render_mandelbrot_banded, render_mandelbrot_styled,
 };
-pub use job::BandJob;
+pub use job::{BandJob, FloatJob};
 pub use params::{
     GpuTimings, Image, MAX_ITERATIONS_PER_LAUNCH, RenderParams, RenderTimes, Style, rows_per_band,
     rows_per_launch,
@@ -54,15 +54,15 @@ pub enum BandRenderer<'g> {
 }
 
 impl BandRenderer<'_> {
-    /// Renders the rows `band` of `work` (any arithmetic); stops early, returning `None`,
-    /// once `control.stop` is set: on the CPU within a pixel; on the GPU after the band's
-    /// launch (keep GPU bands short, e.g. with [`rows_per_launch`]).
+    /// Renders the rows `band` of `work` (any [`GpuBandKernel`]); stops early, returning
+    /// `None`, once `control.stop` is set: on the CPU within a pixel; on the GPU after the
+    /// band's launch (keep GPU bands short, e.g. with [`rows_per_launch`]).
     ///
     /// # Errors
     /// As [`GpuRenderer::render`]; the CPU never fails.
     pub fn render(
         &mut self,
-        work: BandJob<'_>,
+        work: impl GpuBandKernel,
         band: Band,
         want_counts: bool,
         control: &RenderControl,

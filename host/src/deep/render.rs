@@ -1,5 +1,5 @@
 //! Pixels by perturbation: [`PerturbedJob`], the deep-zoom job of the band renderers
-//! ([`crate::mandelbrot::BandJob::Perturbed`]: CPU, [`crate::mandelbrot::GpuRenderer`],
+//! (a [`BandKernel`]: CPU, [`crate::mandelbrot::GpuRenderer`],
 //! [`crate::mandelbrot::pool::GpuPool`]), and the whole-image CPU helpers for small views
 //! (whole images on a GPU: [`crate::mandelbrot::deep`]).
 //!
@@ -8,7 +8,7 @@
 //! (`render/whole_image.rs`), both re-exported here.
 
 use super::bla::{BLA_EPS, bla_table_until};
-use crate::band::{BandImage, RenderControl, SampleTally};
+use crate::band::{BandImage, BandKernel, RenderControl, SampleTally};
 use common::{
     Band, Complex, Escape, Rgb,
     bla::Bla,
@@ -184,46 +184,6 @@ impl PerturbedJob {
         self.sample_job().escape(self.orbit(), &self.bla, x, y)
     }
 
-    /// Renders image rows `band` on the CPU (rayon, one task per sample row), giving up as
-    /// soon as `control.stop` is set (checked before every sample) and counting finished
-    /// samples in `control.samples_done` (within rows): `None` when stopped. Counts and `|z_n|²` (one per
-    /// sample) are kept only if `want_counts`.
-    pub fn render_band_cpu_until(
-        &self,
-        band: Band,
-        want_counts: bool,
-        control: &RenderControl,
-    ) -> Option<BandImage> {
-        let start = Instant::now();
-        let sjob = self.sample_job();
-        let sband = self.sample_band(band);
-        let sw = sjob.width_px as usize;
-        let len = sw * sband.rows as usize;
-        let mut counts = vec![0u32; len];
-        let mut norms = vec![0f32; len];
-        counts
-            .par_chunks_mut(sw)
-            .zip(norms.par_chunks_mut(sw))
-            .enumerate()
-            .for_each(|(r, (count_row, norm_row))| {
-                let y = sband.first_row + r as u32;
-                let mut tally = SampleTally::new(control);
-                for (x, (n, z)) in count_row.iter_mut().zip(norm_row).enumerate() {
-                    if control.stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                    let p = sjob.escape(self.orbit(), &self.bla, x as u32, y);
-                    *n = p.n;
-                    *z = p.norm_sqr as f32;
-                    tally.add(p.n);
-                }
-            });
-        if control.stop.load(Ordering::Relaxed) {
-            return None;
-        }
-        Some(self.finish_band(band, counts, norms, want_counts, start.elapsed()))
-    }
-
     /// Image rows `band` from its samples' escape times and `|z_n|²` (row-major over the
     /// sample rows of [`PerturbedJob::sample_band`]): each pixel's colour is the rounded
     /// average `(Σ channel + s²/2) / s²` of its samples' colours ([`SampleGrid::pixel_color`],
@@ -284,6 +244,59 @@ impl PerturbedJob {
     }
 }
 
+impl BandKernel for PerturbedJob {
+    fn width_px(&self) -> u32 {
+        self.job.width_px
+    }
+
+    fn height_px(&self) -> u32 {
+        self.job.height_px
+    }
+
+    /// The samples per pixel, `s²`: they are averaged after the escape pass.
+    fn buffer_px_per_px(&self) -> usize {
+        (self.supersample * self.supersample) as usize
+    }
+
+    /// Rayon, one task per sample row; counts finished samples (within rows). Counts and
+    /// `|z_n|²` (one per sample) are kept only if `want_counts`.
+    fn render_cpu_until(
+        &self,
+        band: Band,
+        want_counts: bool,
+        control: &RenderControl,
+    ) -> Option<BandImage> {
+        let start = Instant::now();
+        let sjob = self.sample_job();
+        let sband = self.sample_band(band);
+        let sw = sjob.width_px as usize;
+        let len = sw * sband.rows as usize;
+        let mut counts = vec![0u32; len];
+        let mut norms = vec![0f32; len];
+        counts
+            .par_chunks_mut(sw)
+            .zip(norms.par_chunks_mut(sw))
+            .enumerate()
+            .for_each(|(r, (count_row, norm_row))| {
+                let y = sband.first_row + r as u32;
+                let mut tally = SampleTally::new(control);
+                for (x, (n, z)) in count_row.iter_mut().zip(norm_row).enumerate() {
+                    if control.stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let p = sjob.escape(self.orbit(), &self.bla, x as u32, y);
+                    *n = p.n;
+                    *z = p.norm_sqr as f32;
+                    tally.add(p.n);
+                }
+            });
+        if control.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        Some(self.finish_band(band, counts, norms, want_counts, start.elapsed()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,7 +344,7 @@ mod tests {
             let (mut c, mut z, mut col) = (Vec::new(), Vec::new(), Vec::new());
             for band in Band::split(11, rows) {
                 let b = p
-                    .render_band_cpu_until(band, true, &RenderControl::new())
+                    .render_cpu_until(band, true, &RenderControl::new())
                     .unwrap();
                 c.extend(b.counts);
                 z.extend(b.norms);
@@ -369,7 +382,7 @@ mod tests {
         assert_eq!(ss.sample_job(), big.job(max_iter, 4.0));
         let samples = render_job_cpu(&ss.sample_job(), &orbit, ss.bla());
         let b = ss
-            .render_band_cpu_until(
+            .render_cpu_until(
                 Band {
                     first_row: 0,
                     rows: 4,
@@ -425,7 +438,7 @@ mod tests {
             rows: 1,
         };
         let b = p
-            .render_band_cpu_until(last, true, &RenderControl::new())
+            .render_cpu_until(last, true, &RenderControl::new())
             .unwrap();
         assert_eq!(b.rgb.len(), 3 * 65_536);
         assert_eq!(b.counts.len(), 65_536);
@@ -457,7 +470,7 @@ mod tests {
         .unwrap();
         control.stop.store(true, Ordering::SeqCst);
         assert!(
-            p.render_band_cpu_until(
+            p.render_cpu_until(
                 Band {
                     first_row: 0,
                     rows: 64

@@ -3,7 +3,7 @@
 //! bands through a [`GpuRenderer`]). For small images and the examples: they hold every
 //! pixel; the CLI renders [`PerturbedJob`] bands.
 
-use super::{BandJob, GpuRenderer};
+use super::GpuRenderer;
 use crate::{
     deep::{BLA_EPS, DeepView, PerturbedJob, bla_table, reference_orbit, render_job_cpu},
     gpu::{Gpu, GpuError},
@@ -40,7 +40,7 @@ pub fn render_gpu(
     let n = job.width_px as usize * job.height_px as usize;
     let (mut counts, mut norms) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for band in Band::split(job.height_px, rows) {
-        let b = renderer.render(BandJob::Perturbed(&pjob), band, true)?;
+        let b = renderer.render(&pjob, band, true)?;
         counts.extend_from_slice(&b.counts);
         norms.extend_from_slice(&b.norms);
     }
@@ -129,7 +129,7 @@ pub fn render(
 mod tests {
     use super::*;
     use crate::{
-        band::RenderControl,
+        band::{BandKernel, RenderControl},
         deep::{SharedOrbit, near_i},
     };
     use std::sync::atomic::AtomicBool;
@@ -161,11 +161,9 @@ mod tests {
                 &AtomicBool::new(false),
             )
             .unwrap();
-            let on_gpu = renderer
-                .render(BandJob::Perturbed(&job), band, true)
-                .unwrap();
+            let on_gpu = renderer.render(&job, band, true).unwrap();
             let on_cpu = job
-                .render_band_cpu_until(band, true, &RenderControl::new())
+                .render_cpu_until(band, true, &RenderControl::new())
                 .unwrap();
             assert_eq!(on_gpu.counts, on_cpu.counts, "max_iter {max_iter}");
             assert_eq!(on_gpu.rgb, on_cpu.rgb, "max_iter {max_iter}");

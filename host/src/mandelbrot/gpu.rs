@@ -1,16 +1,18 @@
 //! The GPU renderer: [`GpuRenderer`] (band buffers allocated once, the escape and colour
 //! passes, colours copied back through page-locked memory, the deep orbit and table
-//! uploaded once per job) and the whole-image wrappers ([`render_mandelbrot`] and friends).
+//! uploaded once per job), the GPU side of the band jobs ([`GpuBandKernel`]: [`FloatJob`],
+//! [`PerturbedJob`], [`BandJob`]) and the whole-image wrappers ([`render_mandelbrot`] and
+//! friends).
 
 use super::{
     color::{COLOR_TABLE_LEN, color_table},
-    job::BandJob,
+    job::{BandJob, FloatJob},
     params::{GpuTimings, Image, RenderParams, RenderTimes, Style, rows_per_band},
     precision::Precision,
 };
 use crate::{
-    band::BandImage,
-    deep::render::PerturbParams,
+    band::{BandImage, BandKernel},
+    deep::{PerturbedJob, render::PerturbParams},
     gpu::{Gpu, GpuError, run},
     launch::{for_image, for_num_elems},
 };
@@ -33,6 +35,77 @@ use std::time::{Duration, Instant};
 /// Device bytes per band pixel of a [`GpuRenderer`]: escape time (4), `|z_n|²` (4), colour
 /// (3).
 pub const BAND_BYTES_PER_PX: usize = 4 + 4 + 3;
+
+/// A [`BandKernel`] a [`GpuRenderer`] can run: the GPU side of a band job, beside the
+/// renderer it drives (so [`crate::band`], below the renderer and the jobs, names neither).
+/// [`GpuRenderer::render`], [`super::pool::GpuPool::render`] and
+/// [`super::BandRenderer::render`] take any implementation.
+pub trait GpuBandKernel: BandKernel {
+    /// Renders the rows `band` of this job on `renderer` and copies them back (`counts`,
+    /// and for perturbed jobs `norms`, only if `want_counts`).
+    ///
+    /// # Panics
+    /// If the band holds more than the renderer's capacity or leaves the image
+    /// (programming errors).
+    ///
+    /// # Errors
+    /// [`GpuError`] if an upload, a kernel or a copy fails.
+    fn render_gpu(
+        &self,
+        renderer: &mut GpuRenderer<'_>,
+        band: Band,
+        want_counts: bool,
+    ) -> Result<BandImage, GpuError>;
+}
+
+impl GpuBandKernel for FloatJob<'_> {
+    /// [`GpuRenderer::render_band`].
+    fn render_gpu(
+        &self,
+        renderer: &mut GpuRenderer<'_>,
+        band: Band,
+        want_counts: bool,
+    ) -> Result<BandImage, GpuError> {
+        renderer.render_band(self.job, self.precision, band, want_counts)
+    }
+}
+
+impl GpuBandKernel for PerturbedJob {
+    /// [`GpuRenderer::render_perturbed`].
+    fn render_gpu(
+        &self,
+        renderer: &mut GpuRenderer<'_>,
+        band: Band,
+        want_counts: bool,
+    ) -> Result<BandImage, GpuError> {
+        renderer.render_perturbed(self, band, want_counts)
+    }
+}
+
+impl GpuBandKernel for BandJob<'_> {
+    fn render_gpu(
+        &self,
+        renderer: &mut GpuRenderer<'_>,
+        band: Band,
+        want_counts: bool,
+    ) -> Result<BandImage, GpuError> {
+        match self {
+            Self::Float(f) => f.render_gpu(renderer, band, want_counts),
+            Self::Perturbed(p) => p.render_gpu(renderer, band, want_counts),
+        }
+    }
+}
+
+impl<K: GpuBandKernel + ?Sized> GpuBandKernel for &K {
+    fn render_gpu(
+        &self,
+        renderer: &mut GpuRenderer<'_>,
+        band: Band,
+        want_counts: bool,
+    ) -> Result<BandImage, GpuError> {
+        (**self).render_gpu(renderer, band, want_counts)
+    }
+}
 
 /// Parameter kinds of the float passes: the job in float type `F`, the band, escape times,
 /// and a `T` per pixel (`|z_n|²` for the escape passes `mandelbrot_f32`/`_f64`, colours for
@@ -182,15 +255,10 @@ impl<'g> GpuRenderer<'g> {
         self.gpu
     }
 
-    /// Renders the rows `band` of `work` and copies them back (`counts`, and for perturbed
-    /// jobs `norms`, only if `want_counts`).
-    ///
-    /// Perturbed jobs: the reference orbit and BLA table are uploaded at the first band of
-    /// a job and kept for later jobs sharing them; `mandelbrot_perturb` writes each sample's
-    /// escape time and `|z_n|²`, and the colour pass of float bands (`colorize`) colours
-    /// them, averaging supersampled pixels on the device ([`SampleGrid::pixel_color`], the
-    /// function the CPU's [`crate::deep::PerturbedJob::finish_band`] calls). Only the
-    /// colours come back, and the samples' escape times and `|z_n|²` if `want_counts`.
+    /// Renders the rows `band` of `work` (any [`GpuBandKernel`]: [`FloatJob`],
+    /// [`PerturbedJob`], [`BandJob`]) and copies them back (`counts`, and for perturbed
+    /// jobs `norms`, only if `want_counts`): [`GpuRenderer::render_band`] or
+    /// [`GpuRenderer::render_perturbed`].
     ///
     /// # Panics
     /// If the band holds more than the capacity's pixels (samples, for perturbed jobs) or
@@ -200,18 +268,37 @@ impl<'g> GpuRenderer<'g> {
     /// [`GpuError`] if an upload, a kernel or a copy fails.
     pub fn render(
         &mut self,
-        work: BandJob<'_>,
+        work: impl GpuBandKernel,
         band: Band,
         want_counts: bool,
     ) -> Result<BandImage, GpuError> {
-        let p = match work {
-            BandJob::Float { job, precision } => {
-                return self.render_band(job, precision, band, want_counts);
-            }
-            BandJob::Perturbed(p) => p,
-        };
+        work.render_gpu(self, band, want_counts)
+    }
+
+    /// Renders the rows `band` of the perturbed job `p` and copies them back (`counts` and
+    /// `norms`, one per sample, only if `want_counts`).
+    ///
+    /// The reference orbit and BLA table are uploaded at the first band of a job and kept
+    /// for later jobs sharing them; `mandelbrot_perturb` writes each sample's escape time
+    /// and `|z_n|²`, and the colour pass of float bands (`colorize`) colours them,
+    /// averaging supersampled pixels on the device ([`SampleGrid::pixel_color`], the
+    /// function the CPU's [`PerturbedJob::finish_band`] calls). Only the colours come back,
+    /// and the samples' escape times and `|z_n|²` if `want_counts`.
+    ///
+    /// # Panics
+    /// If the band holds more than the capacity's samples or leaves the image (programming
+    /// errors).
+    ///
+    /// # Errors
+    /// [`GpuError`] if an upload, a kernel or a copy fails.
+    pub fn render_perturbed(
+        &mut self,
+        p: &PerturbedJob,
+        band: Band,
+        want_counts: bool,
+    ) -> Result<BandImage, GpuError> {
         let px = p.job.width_px as usize * band.rows as usize;
-        let len = px * work.buffer_px_per_px();
+        let len = px * p.buffer_px_per_px();
         assert!(
             len <= self.capacity_px,
             "band of {len} samples exceeds the buffers"

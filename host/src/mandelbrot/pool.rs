@@ -18,7 +18,7 @@
 //! The reordering side (the calling thread's reorder buffer and the window's gate) is in
 //! `pool/reorder.rs`.
 
-use super::{BandImage, BandJob, GpuRenderer, Precision};
+use super::{BandImage, FloatJob, GpuBandKernel, GpuRenderer, Precision};
 use crate::gpu::{Gpu, GpuError, driver_available};
 use common::{Band, RenderJob};
 use cust::pool::{Lease, Pool};
@@ -274,17 +274,18 @@ impl GpuPool {
         want_counts: bool,
         sink: impl FnMut(BandImage) -> Result<(), E>,
     ) -> Result<PoolReport, PoolError<E>> {
-        self.render(BandJob::Float { job, precision }, bands, want_counts, sink)
+        self.render(FloatJob { job, precision }, bands, want_counts, sink)
     }
 
-    /// [`GpuPool::render_bands`] for a job of any arithmetic ([`BandJob`]): perturbed jobs
+    /// [`GpuPool::render_bands`] for a job of any arithmetic (any [`GpuBandKernel`]:
+    /// [`FloatJob`], [`crate::deep::PerturbedJob`], [`super::BandJob`]): perturbed jobs
     /// upload their reference orbit and BLA table once per GPU and share them across bands.
     ///
     /// # Errors
     /// As [`GpuPool::render_bands`].
-    pub fn render<E>(
+    pub fn render<K: GpuBandKernel, E>(
         &self,
-        work: BandJob<'_>,
+        work: K,
         bands: &[Band],
         want_counts: bool,
         mut sink: impl FnMut(BandImage) -> Result<(), E>,
@@ -302,7 +303,7 @@ impl GpuPool {
                     let tx = tx.clone();
                     let worker = Worker {
                         gpus: &self.gpus,
-                        work,
+                        work: &work,
                         bands,
                         want_counts,
                         capacity_px,
@@ -380,9 +381,9 @@ struct Tally {
 }
 
 /// One render thread: it renders while it holds a GPU of the pool.
-struct Worker<'a> {
+struct Worker<'a, K> {
     gpus: &'a Pool<Gpu>,
-    work: BandJob<'a>,
+    work: &'a K,
     bands: &'a [Band],
     want_counts: bool,
     capacity_px: usize,
@@ -391,7 +392,7 @@ struct Worker<'a> {
     gate: &'a Gate,
 }
 
-impl<'a> Worker<'a> {
+impl<'a, K: GpuBandKernel> Worker<'a, K> {
     /// Waits for a GPU of the pool while bands are left and the render runs.
     fn lease(&self) -> Option<Lease<'a, Gpu>> {
         loop {

@@ -38,7 +38,7 @@ pub enum BandRenderers {
 ///   and the same two;
 /// - the band being rendered on the CPU holds escape times, 4 bytes a pixel, for f32/f64
 ///   (`host::mandelbrot::cpu`), and escape times and `|z|²` of every sample, 8 bytes a
-///   sample, for perturbation (`PerturbedJob::render_band_cpu_until`);
+///   sample, for perturbation (`PerturbedJob`'s `BandKernel::render_cpu_until`);
 /// - each GPU holds page-locked memory for colours, 3 bytes per element of its band
 ///   buffers, which hold every sample of a perturbed band (`GpuRenderer::new`); perturbed
 ///   bands are coloured on the GPU, so their samples' escape times and `|z|²` stay there;

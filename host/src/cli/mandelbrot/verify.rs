@@ -1,11 +1,11 @@
 //! `--verify`: every band rendered again on the CPU and compared.
 
 use anyhow::{Result, bail};
-use host::mandelbrot::{BandImage, BandJob, RenderControl};
+use host::mandelbrot::{BandImage, BandKernel, RenderControl};
 
 /// Renders `b`'s rows on the CPU and fails unless the escape times, the `|z_n|²` of
 /// perturbed samples (bit for bit) and the colours are identical.
-pub(super) fn verify_band(work: BandJob<'_>, b: &BandImage) -> Result<()> {
+pub(super) fn verify_band(work: &dyn BandKernel, b: &BandImage) -> Result<()> {
     let band = b.band;
     let Some(cpu) = work.render_cpu_until(band, true, &RenderControl::new()) else {
         unreachable!("a fresh control is never stopped");

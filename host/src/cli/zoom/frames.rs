@@ -11,7 +11,8 @@ use anyhow::Result;
 use common::{Band, Viewport};
 use host::deep::SharedOrbit;
 use host::mandelbrot::{
-    BandJob, BandRenderer, RenderParams, Style, precision, rows_per_band, rows_per_launch,
+    BandKernel, BandRenderer, FloatJob, RenderParams, Style, precision, rows_per_band,
+    rows_per_launch,
 };
 use std::time::{Duration, Instant};
 
@@ -117,7 +118,7 @@ impl<'g, 'a> FrameRenderer<'g, 'a> {
             self.orbit.clone(),
         )
         .map_err(|e| stopped_or(e, written))?;
-        let job = BandJob::Perturbed(&prepared.job);
+        let job = &prepared.job;
         let rows = prepared
             .job
             .rows_per_band(DEFAULT_BAND_PX)
@@ -163,7 +164,7 @@ impl<'g, 'a> FrameRenderer<'g, 'a> {
         let mut rgb = Vec::with_capacity(3 * view.len());
         let rows = rows_per_launch(&job, DEFAULT_BAND_PX).min(self.capacity_rows);
         for band in Band::split(args.height, rows) {
-            let work = BandJob::Float {
+            let work = FloatJob {
                 job: &job,
                 precision,
             };
