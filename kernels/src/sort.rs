@@ -498,7 +498,7 @@ unsafe fn sort_pass_tile<K: SortKey, const PAIRS: bool, const THREADS: usize>(
     epoch: u32,
     base: u32,
 ) {
-    const { assert!(THREADS % 32 == 0 && THREADS >= RADIX && THREADS / 32 <= MAX_WARPS) };
+    const { assert!(THREADS.is_multiple_of(32) && THREADS >= RADIX && THREADS / 32 <= MAX_WARPS) };
     let own_values = PAIRS && own_value_buffer::<K>(PAIRS);
     let tile_keys = THREADS * SORT_ITEMS;
     if block_dim_x() as usize != THREADS {
