@@ -87,6 +87,23 @@ impl<T: Operand> CublasGemm<T> {
 }
 
 impl Bench<'_> {
+    /// Times one queued cuBLASLt call by events on the bench's stream, waiting for it: the
+    /// [`TimeOne`](crate::bench::cublaslt::TimeOne) that [`LtGemm`] takes.
+    ///
+    /// # Errors
+    /// GPU errors of the events or the wait, and those of `f`.
+    pub(super) fn time_lt(
+        &self,
+        f: &mut dyn FnMut() -> Result<(), BenchError>,
+    ) -> Result<std::time::Duration, BenchError> {
+        let stream = self.gpu.stream();
+        crate::timing::event_time(self.gpu.context(), stream, f, || {
+            stream
+                .synchronize()
+                .map_err(|e| BenchError(format!("waiting for cuBLASLt: {e}")))
+        })
+    }
+
     /// Prepares cuBLASLt for `C = A·Bᵀ` of `operands` at `precision` and picks its fastest
     /// algorithm for the shape ([`LtGemm::prepare`], timed on the bench's stream), with a
     /// NaN-filled `C` (m×n row-major) of its own.
@@ -100,21 +117,14 @@ impl Bench<'_> {
     ) -> Result<LtGemm<blastoff::LtMatmul<T>>, BenchError> {
         let (m, n, _) = operands.dims;
         let c = upload(self, &vec![T::NAN; m * n])?;
-        let (ctx, stream) = (self.gpu.context(), self.gpu.stream());
-        let time = |f: &mut dyn FnMut() -> Result<(), BenchError>| {
-            crate::timing::event_time(ctx, stream, f, || {
-                stream
-                    .synchronize()
-                    .map_err(|e| BenchError(format!("waiting for cuBLASLt: {e}")))
-            })
-        };
+        let time = |f: &mut dyn FnMut() -> Result<(), BenchError>| self.time_lt(f);
         LtGemm::prepare(
             precision.compute(),
             operands.dims,
             operands.a,
             operands.b,
             c,
-            stream,
+            self.gpu.stream(),
             operands.inner,
             &time,
         )

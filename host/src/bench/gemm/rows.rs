@@ -209,14 +209,7 @@ impl Bench<'_> {
                 upload(self, &bytes(&b_host))?,
             );
             let c = upload(self, &vec![bf16::NAN; mu * nu])?;
-            let (ctx, stream) = (self.gpu.context(), self.gpu.stream());
-            let time = |f: &mut dyn FnMut() -> Result<(), BenchError>| {
-                crate::timing::event_time(ctx, stream, f, || {
-                    stream
-                        .synchronize()
-                        .map_err(|e| BenchError(format!("waiting for cuBLASLt: {e}")))
-                })
-            };
+            let time = |f: &mut dyn FnMut() -> Result<(), BenchError>| self.time_lt(f);
             let l = LtGemm::prepare_fp8(
                 blastoff::Fp8Format::E4m3,
                 dims,
@@ -224,7 +217,7 @@ impl Bench<'_> {
                 &a8,
                 &b8,
                 c,
-                stream,
+                self.gpu.stream(),
                 inner,
                 &time,
             )?;
