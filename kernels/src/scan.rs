@@ -105,9 +105,10 @@
 
 use crate::reduce::{Op, Sum, require_whole_warps};
 use cuda_std::atomic::{self, Device, Ordering};
+use cuda_std::barrier::{self, MBarrier, Phase};
 use cuda_std::prelude::*;
 use cuda_std::thread::nanosleep;
-use cuda_std::{mem, shared};
+use cuda_std::{mem, shared, tma};
 
 /// Threads per block of the 4-byte scan kernels (8 warps; see the [module docs](self) for
 /// why not CUB's 128).
@@ -137,6 +138,11 @@ const EXCHANGE_WORDS_WIDE: usize = 2 * SCAN_TILE_WIDE;
 // A block's static shared memory (transpose buffer, warp totals, tile index and prefix)
 // stays within the 48 KiB a kernel may declare statically.
 const _: () = assert!(4 * EXCHANGE_WORDS_WIDE + 8 * MAX_WARPS + 16 <= 48 * 1024);
+
+/// Whether this build moves the 8-byte scans' tiles with bulk copies (`cp.async.bulk`,
+/// sm_90): the sm_90a variant and the CPU emulator; older targets load and store through
+/// registers.
+const BULK_WIDE: bool = cfg!(any(not(target_arch = "nvptx64"), target_feature = "sm_90"));
 
 /// The largest epoch a status word can carry (31 bits); the host starts again at 1 after
 /// zeroing the status words.
@@ -317,6 +323,52 @@ unsafe fn blocked_copy<T: ScanValue, const ITEMS: usize>(
     }
 }
 
+/// Folds this thread's `ITEMS` blocked values in shared memory, 16 bytes at a time, in item
+/// order. `rescan = None`: returns their combination. `rescan = Some((run, inclusive))`:
+/// replaces each value in place by its inclusive (`run` ⊕ items up to it) or exclusive
+/// (`run` ⊕ the items before it) prefix, and returns `run` ⊕ all items.
+///
+/// # Safety
+/// As [`blocked_copy`].
+#[inline(always)]
+unsafe fn blocked_fold<T: ScanValue, O: Op<T>, const ITEMS: usize>(
+    blk: *mut Quad,
+    rescan: Option<(T, bool)>,
+) -> T {
+    let per = 16 / size_of::<T>();
+    let mut acc = rescan.map_or(O::IDENTITY, |(run, _)| run);
+    for k in 0..ITEMS / per {
+        // SAFETY: caller contract (quad k of this thread's blocked bytes).
+        let mut q = unsafe { shared::read(blk.add(k)) };
+        let vals = core::ptr::from_mut(&mut q).cast::<T>();
+        for j in 0..per {
+            // SAFETY: a quad holds `per` values of `T` (read and written unaligned: a quad
+            // is 16-byte aligned, T's alignment may be that of its bits).
+            let vi = unsafe { vals.add(j).read_unaligned() };
+            // The first item starts the reduction (no identity term: an identity of +0
+            // would turn a sum of −0s into +0).
+            let next = if rescan.is_none() && k == 0 && j == 0 {
+                vi
+            } else {
+                O::combine(acc, vi)
+            };
+            if let Some((_, inclusive)) = rescan {
+                // SAFETY: as above.
+                unsafe {
+                    vals.add(j)
+                        .write_unaligned(if inclusive { next } else { acc })
+                };
+            }
+            acc = next;
+        }
+        if rescan.is_some() {
+            // SAFETY: caller contract.
+            unsafe { shared::write(blk.add(k), q) };
+        }
+    }
+    acc
+}
+
 /// Publishes tile `tile`'s value (aggregate or inclusive prefix) for `epoch`: one relaxed
 /// 8-byte store for 4-byte types, two (one per 32-bit half) for 8-byte types.
 ///
@@ -423,7 +475,10 @@ unsafe fn look_back<T: ScanValue, O: Op<T>>(
     }
 }
 
-/// The scan kernels' body; see the [module docs](self).
+/// The scan kernels' body; see the [module docs](self). With `BULK`, a full tile whose
+/// input and output are 16-byte aligned moves by bulk copies (the tile in, each warp's
+/// segment out), and the items are read from shared memory again for the rescan instead of
+/// waiting in registers through the look-back.
 ///
 /// # Safety
 /// As for the kernels (liveness and correctness only: memory safety holds for any
@@ -436,6 +491,7 @@ unsafe fn scan_tile<
     const THREADS: u32,
     const ITEMS: usize,
     const INCLUSIVE: bool,
+    const BULK: bool,
 >(
     exchange: *mut T,
     x: &[T],
@@ -470,6 +526,10 @@ unsafe fn scan_tile<
     let sh_tile = unsafe { shared_array!([u32; 1]) };
     let sh_warp: *mut u64 = shared_array!(u64, MAX_WARPS);
     let sh_prefix: *mut u64 = shared_array!(u64, 1);
+    // The bulk load's barrier (used with `BULK` only).
+    // SAFETY: this block's shared memory; initialised by thread 0 before its own use, which
+    // the block barrier below orders before the other threads' waits.
+    let bar = unsafe { &*shared_array!(MBarrier, 1) };
     // Warp w's segment: items w·32·ITEMS .. (w + 1)·32·ITEMS; lane l's blocked items start
     // at l·ITEMS (96 or 144 bytes per lane: 16-byte aligned).
     // SAFETY: inside the buffer (warps·32·ITEMS elements: one tile).
@@ -477,12 +537,32 @@ unsafe fn scan_tile<
     // SAFETY: as above.
     let blk = unsafe { seg_sh.add(lane * ITEMS) }.cast::<Quad>();
 
+    let xp = x.as_ptr();
+    let op = out.as_mut_ptr();
+    // Bulk copies need 16-byte aligned global addresses (every tile and segment is a
+    // multiple of 16 bytes: `exchange_buffer_holds_a_tile_of_either_width`).
+    let bulk_ok = BULK && (xp as usize | op as usize).is_multiple_of(16);
+    let tile_bytes = (tile_elems * size_of::<T>()) as u32;
     if tid == 0 {
         // An empty `counter` gives no tile.
         let t = counter
             .fetch_add(0, 1, Ordering::Relaxed)
             .map_or(u32::MAX, |c| c.wrapping_sub(base));
         sh_tile[0] = t;
+        let t = t as usize;
+        if bulk_ok && t < tiles && (t + 1) * tile_elems <= len {
+            // The whole tile in one bulk copy, issued as soon as the tile is known (the
+            // initialising thread issues before the block barrier: `barrier`'s pitfall).
+            // SAFETY: one initialising thread, fenced before its own use; phase 0 expects the
+            // tile's bytes; the tile is inside `x` (full), 16-byte aligned (`bulk_ok`), and
+            // the buffer holds one tile and is not touched before the wait below.
+            unsafe {
+                bar.init(1);
+                barrier::fence_init();
+                bar.arrive_expect_tx(tile_bytes);
+                tma::bulk_load(exchange, xp.add(t * tile_elems), tile_bytes, bar);
+            }
+        }
     }
     sync_threads();
     // Written by thread 0 before the barrier, never written again.
@@ -497,9 +577,22 @@ unsafe fn scan_tile<
     //    values of `T` (24 or 31.5 KiB) plus the padding.
     let seg = tile * tile_elems + warp * 32 * ITEMS;
     let full = (tile + 1) * tile_elems <= len;
-    let xp = x.as_ptr();
+    let bulk = bulk_ok && full;
     let mut v = [id; ITEMS];
-    if full {
+    if bulk {
+        // SAFETY: initialised by thread 0 before the block barrier; phase 0 completes when
+        // the tile's bytes have landed.
+        unsafe { bar.wait(Phase::ZERO) };
+    } else if BULK {
+        // A partial or unaligned tile of a bulk kernel: element by element into shared
+        // memory (no register array, whose registers would count for the whole kernel).
+        for i in 0..ITEMS {
+            let e = seg + i * 32 + lane;
+            let vi = if e < len { x[e] } else { id };
+            // SAFETY: index < the tile's length; slots of this warp's segment only.
+            unsafe { shared::write(seg_sh.add(i * 32 + lane), vi) };
+        }
+    } else if full {
         for (i, vi) in v.iter_mut().enumerate() {
             // SAFETY: seg + i·32 + lane < (tile + 1)·tile_elems ≤ len: inside `x`, aligned
             // (a `&[T]`); `x` is read-only during the launch.
@@ -515,22 +608,33 @@ unsafe fn scan_tile<
             }
         }
     }
-    for (i, &vi) in v.iter().enumerate() {
-        // SAFETY: index < the tile's length (the buffer's length in T);
-        // slots of this warp's segment only.
-        unsafe { shared::write(seg_sh.add(i * 32 + lane), vi) };
+    if !BULK {
+        for (i, &vi) in v.iter().enumerate() {
+            // SAFETY: index < the tile's length (the buffer's length in T);
+            // slots of this warp's segment only.
+            unsafe { shared::write(seg_sh.add(i * 32 + lane), vi) };
+        }
     }
-    // SAFETY: the whole warp (no divergence: the branches above are block-uniform).
-    unsafe { warp::sync_warp(FULL_MASK) };
-    // SAFETY: this lane's ITEMS · size_of::<T>() blocked bytes (96 or 144: 16-byte aligned
-    // and a multiple of 16), written by this warp before the warp barrier.
-    unsafe { blocked_copy(&mut v, blk, false) };
-
-    // 2. Serial reduction of the thread's items.
-    let mut total = v[0];
-    for &vi in &v[1..] {
-        total = O::combine(total, vi);
+    if !bulk {
+        // SAFETY: the whole warp (no divergence: the branches above are block-uniform).
+        unsafe { warp::sync_warp(FULL_MASK) };
     }
+    // 2. Serial reduction of the thread's items: with `BULK` straight from shared memory,
+    //    16 bytes at a time, otherwise into registers, where they wait for the rescan.
+    let total = if BULK {
+        // SAFETY: this lane's ITEMS · size_of::<T>() blocked bytes (96 or 144: 16-byte
+        // aligned and a multiple of 16), written by this warp before the warp barrier, or
+        // by the bulk copy whose phase completed; only this thread writes them, later.
+        unsafe { blocked_fold::<T, O, ITEMS>(blk, None::<(T, bool)>) }
+    } else {
+        // SAFETY: as above.
+        unsafe { blocked_copy(&mut v, blk, false) };
+        let mut total = v[0];
+        for &vi in &v[1..] {
+            total = O::combine(total, vi);
+        }
+        total
+    };
     // 3. Warp scan; warp totals through shared memory.
     // SAFETY: whole warps.
     let incl = unsafe { warp_scan::<T, O>(total) };
@@ -591,17 +695,43 @@ unsafe fn scan_tile<
     };
 
     // 5. Rescan the items from the thread's exclusive prefix, transpose back, store.
-    let mut run = O::combine(O::combine(tile_prefix, warp_prefix), lane_prefix);
-    for vi in v.iter_mut() {
-        let next = O::combine(run, *vi);
-        *vi = if INCLUSIVE { next } else { run };
-        run = next;
+    let run = O::combine(O::combine(tile_prefix, warp_prefix), lane_prefix);
+    if BULK {
+        // The items again from shared memory (still there: only this thread writes its
+        // blocked bytes), so they held no registers through the look-back; rescanned in
+        // place, 16 bytes at a time.
+        // SAFETY: as for the first read.
+        unsafe { blocked_fold::<T, O, ITEMS>(blk, Some((run, INCLUSIVE))) };
+    } else {
+        let mut run = run;
+        for vi in v.iter_mut() {
+            let next = O::combine(run, *vi);
+            *vi = if INCLUSIVE { next } else { run };
+            run = next;
+        }
+        // SAFETY: this thread's own blocked bytes, which only it read above (as above).
+        unsafe { blocked_copy(&mut v, blk, true) };
     }
-    // SAFETY: this thread's own blocked bytes, which only it read above (as above).
-    unsafe { blocked_copy(&mut v, blk, true) };
+    if bulk {
+        // Each warp's segment in one bulk store, once its lanes' writes are visible to the
+        // async proxy.
+        tma::fence_proxy_async_shared();
+        // SAFETY: whole warp.
+        unsafe { warp::sync_warp(FULL_MASK) };
+        if lane == 0 {
+            let seg_bytes = (32 * ITEMS * size_of::<T>()) as u32;
+            // SAFETY: the segment is inside `out` (full tile) and written only by this warp
+            // (unique tile), 16-byte aligned (`bulk_ok`; segments are multiples of 16
+            // bytes); its shared source was fenced above and is not written again; the
+            // wait keeps the block until the store has read it.
+            unsafe { tma::bulk_store(op.add(seg), seg_sh, seg_bytes) };
+            tma::commit_group();
+            tma::wait_group_read::<0>();
+        }
+        return;
+    }
     // SAFETY: whole warp.
     unsafe { warp::sync_warp(FULL_MASK) };
-    let op = out.as_mut_ptr();
     for i in 0..ITEMS {
         let e = seg + i * 32 + lane;
         // SAFETY: written by this warp before the warp barrier.
@@ -622,7 +752,7 @@ macro_rules! scan_kernel {
         $name:ident,
         $t:ty,
         $op:ty,
-        ($threads:expr, $items:expr, $words:expr),
+        ($threads:expr, $items:expr, $words:expr, $bulk:expr),
         $inclusive:literal,
         $delay:expr,
         $what:literal
@@ -656,7 +786,7 @@ macro_rules! scan_kernel {
             let exchange = shared_array!(u32, $words, align = 16).cast::<$t>();
             // SAFETY: caller contract; `exchange` holds $threads · $items values of $t.
             unsafe {
-                scan_tile::<$t, $op, { $threads }, { $items }, $inclusive>(
+                scan_tile::<$t, $op, { $threads }, { $items }, $inclusive, { $bulk }>(
                     exchange, x, &out, &status, &counter, epoch, base, $delay,
                 )
             }
@@ -675,7 +805,7 @@ scan_kernel!(
     scan_inclusive_f32,
     f32,
     Sum,
-    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS),
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, false),
     true,
     F32_DELAYS,
     "Inclusive prefix sum"
@@ -684,7 +814,7 @@ scan_kernel!(
     scan_exclusive_f32,
     f32,
     Sum,
-    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS),
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, false),
     false,
     F32_DELAYS,
     "Exclusive prefix sum"
@@ -693,7 +823,7 @@ scan_kernel!(
     scan_inclusive_u32,
     u32,
     Sum,
-    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS),
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, false),
     true,
     U32_DELAYS,
     "Inclusive wrapping prefix sum"
@@ -702,7 +832,7 @@ scan_kernel!(
     scan_exclusive_u32,
     u32,
     Sum,
-    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS),
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, false),
     false,
     U32_DELAYS,
     "Exclusive wrapping prefix sum"
@@ -711,7 +841,12 @@ scan_kernel!(
     scan_inclusive_f64,
     f64,
     Sum,
-    (SCAN_THREADS_WIDE, SCAN_ITEMS_WIDE, EXCHANGE_WORDS_WIDE),
+    (
+        SCAN_THREADS_WIDE,
+        SCAN_ITEMS_WIDE,
+        EXCHANGE_WORDS_WIDE,
+        BULK_WIDE
+    ),
     true,
     F64_DELAYS,
     "Inclusive prefix sum"
@@ -720,7 +855,12 @@ scan_kernel!(
     scan_exclusive_f64,
     f64,
     Sum,
-    (SCAN_THREADS_WIDE, SCAN_ITEMS_WIDE, EXCHANGE_WORDS_WIDE),
+    (
+        SCAN_THREADS_WIDE,
+        SCAN_ITEMS_WIDE,
+        EXCHANGE_WORDS_WIDE,
+        BULK_WIDE
+    ),
     false,
     F64_DELAYS,
     "Exclusive prefix sum"
@@ -729,7 +869,12 @@ scan_kernel!(
     scan_inclusive_affine,
     u64,
     Affine,
-    (SCAN_THREADS_WIDE, SCAN_ITEMS_WIDE, EXCHANGE_WORDS_WIDE),
+    (
+        SCAN_THREADS_WIDE,
+        SCAN_ITEMS_WIDE,
+        EXCHANGE_WORDS_WIDE,
+        BULK_WIDE
+    ),
     true,
     U64_DELAYS,
     "Inclusive scan under [`Affine`] composition (`out[i]` = the map `x[0]`, then … `x[i]`)"
@@ -738,7 +883,12 @@ scan_kernel!(
     scan_exclusive_affine,
     u64,
     Affine,
-    (SCAN_THREADS_WIDE, SCAN_ITEMS_WIDE, EXCHANGE_WORDS_WIDE),
+    (
+        SCAN_THREADS_WIDE,
+        SCAN_ITEMS_WIDE,
+        EXCHANGE_WORDS_WIDE,
+        BULK_WIDE
+    ),
     false,
     U64_DELAYS,
     "Exclusive scan under [`Affine`] composition (`out[0]` = the identity map)"

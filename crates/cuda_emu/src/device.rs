@@ -5,7 +5,8 @@
 //! `printf`, named barriers ([`named_barrier`]), the shared window ([`shared_addr`],
 //! [`shared_ptr`]), and Hopper's asynchronous units: `mbarrier` ([`mbarrier_init`],
 //! [`mbarrier_arrive`], [`mbarrier_arrive_remote`], [`mbarrier_poll`]), TMA
-//! ([`tma_load_2d`], [`tma_load_2d_multicast`], [`tma_store_2d`]), `wgmma`
+//! ([`tma_load_2d`], [`tma_load_2d_multicast`], [`tma_store_2d`], [`tma_bulk_load`],
+//! [`tma_bulk_store`]), `wgmma`
 //! ([`wgmma_mma_async`], [`wgmma_check_warpgroup`]) and clusters ([`ctarank`],
 //! [`cluster_arrive`], [`cluster_wait`], [`map_shared_rank`], ...). Kernels never call these directly; they call `cuda_std`, whose public modules
 //! reach this module only through that backend.
@@ -42,7 +43,8 @@ pub use crate::shared_mem::SharedShape;
 pub use crate::state::{BarrierKind, WarpKind, gpu_only};
 pub use crate::tensor::{ldmatrix, mma, stmatrix};
 pub use crate::tma::{
-    load_2d as tma_load_2d, load_2d_multicast as tma_load_2d_multicast, store_2d as tma_store_2d,
+    bulk_load as tma_bulk_load, bulk_store as tma_bulk_store, load_2d as tma_load_2d,
+    load_2d_multicast as tma_load_2d_multicast, store_2d as tma_store_2d,
 };
 pub use crate::unit_state::{MmaType, TensorOp};
 pub use crate::wgmma::{check_warpgroup as wgmma_check_warpgroup, mma_async as wgmma_mma_async};

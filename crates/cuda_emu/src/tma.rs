@@ -25,6 +25,12 @@
 //! 128-byte aligned (§9.7.9.25: "the shared memory address must be aligned to 128 bytes")
 //! and lies in this block's shared memory.
 //!
+//! Bulk copies (`bulk_load`, `bulk_store`; PTX `cp.async.bulk`, no tensor map): a
+//! contiguous run of bytes between global and shared memory, modelled as the tensor copies
+//! are (copied when issued, the load's bytes completed on its mbarrier and marked as its
+//! destination, the store's source checked for the async-proxy fence); both addresses 16-byte
+//! aligned and the size a non-zero multiple of 16, else [`EmuError::AsyncUnit`].
+//!
 //! A multicast load (`load_2d_multicast`) does the same for each block of the cluster its
 //! CTA mask names, at the box's and the barrier's offsets in that block (`cluster.rs`).
 //!
@@ -74,20 +80,21 @@ fn swizzle_width(s: TmaSwizzle) -> u32 {
 }
 
 /// The shared address of the box at host address `smem` of `block`'s shared memory,
-/// checked.
+/// checked: aligned to `align` bytes (128 for a tensor box, 16 for a bulk copy) and inside
+/// one of the block's shared allocations.
 #[track_caller]
 fn shared_box(
     t: &ThreadState,
     block: &BlockState,
     op: &'static str,
-    smem: usize,
-    bytes: usize,
+    (smem, bytes): (usize, usize),
+    align: usize,
 ) -> u32 {
-    if !smem.is_multiple_of(128) {
+    if !smem.is_multiple_of(align) {
         misuse(
             t,
             op,
-            std::format!("the shared box at {smem:#x} is not 128-byte aligned"),
+            std::format!("the shared box at {smem:#x} is not {align}-byte aligned"),
         );
     }
     let mem = block.mem.borrow();
@@ -211,7 +218,7 @@ unsafe fn load_into(
 ) {
     let inner = m.box_dims[0] * m.elem_bytes;
     let bytes = m.box_bytes();
-    let window = shared_box(t, block, what, host, bytes as usize);
+    let window = shared_box(t, block, what, (host, bytes as usize), 128);
     super::proxy::check_tma_overwrite(t, block, host, bytes as usize);
     let width = swizzle_width(m.swizzle);
     let e = m.elem_bytes as usize;
@@ -271,7 +278,7 @@ pub unsafe fn store_2d(what: &'static str, map: *const TensorMap, x: i32, y: i32
     let m = read_map(t, what, map);
     let inner = m.box_dims[0] * m.elem_bytes;
     let host = src as usize;
-    let window = shared_box(t, t.block(), what, host, m.box_bytes() as usize);
+    let window = shared_box(t, t.block(), what, (host, m.box_bytes() as usize), 128);
     super::proxy::check_async_read(t, host, m.box_bytes() as usize, "a TMA store");
     let width = swizzle_width(m.swizzle);
     let e = m.elem_bytes as usize;
@@ -304,6 +311,90 @@ pub unsafe fn store_2d(what: &'static str, map: *const TensorMap, x: i32, y: i32
             }
         }
     }
+}
+
+/// Checks a bulk copy's size and global address: both multiples of 16 (PTX ISA,
+/// `cp.async.bulk`: "the memory addresses must be aligned to 16 bytes", the size "a multiple
+/// of 16"), the size non-zero.
+#[track_caller]
+fn check_bulk(t: &ThreadState, op: &'static str, global: usize, bytes: u32) {
+    if bytes == 0 || !bytes.is_multiple_of(16) {
+        misuse(
+            t,
+            op,
+            std::format!(
+                "a bulk copy of {bytes} bytes: the size must be a non-zero multiple of 16"
+            ),
+        );
+    }
+    if !global.is_multiple_of(16) {
+        misuse(
+            t,
+            op,
+            std::format!("the global address {global:#x} of a bulk copy is not 16-byte aligned"),
+        );
+    }
+}
+
+/// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes` for the running
+/// thread: `bytes` bytes from global `src` to this block's shared memory at `dst`, copied
+/// when issued, then completed as transactions on the mbarrier at `bar`.
+///
+/// # Safety
+/// As `cuda_std::tma::bulk_load`: `src` is readable host memory for `bytes` bytes during
+/// the launch; `dst` and `bar` as that function's contract (checked).
+#[track_caller]
+pub unsafe fn bulk_load(
+    what: &'static str,
+    dst: *mut u8,
+    src: *const u8,
+    bytes: u32,
+    bar: *mut u64,
+) {
+    let t = thread(what);
+    check_bulk(t, what, src as usize, bytes);
+    let block = t.block();
+    let host = dst as usize;
+    shared_box(t, block, what, (host, bytes as usize), 16);
+    super::proxy::check_tma_overwrite(t, block, host, bytes as usize);
+    check_access_with(
+        src as usize,
+        bytes as usize,
+        AccessKind::Read,
+        Location::caller(),
+        false,
+    );
+    // SAFETY: the destination lies in this block's shared memory (checked); the source is
+    // readable (bounds checked above; the caller's contract); they do not overlap (shared
+    // and global memory are different allocations).
+    unsafe { core::ptr::copy_nonoverlapping(src, dst, bytes as usize) };
+    mark_async_write(block, host, bytes as usize);
+    super::proxy::mark_tma_dest(block, host, bytes as usize, bar as usize);
+    super::mbarrier::complete_tx(t, block, what, bar as usize, bytes);
+}
+
+/// `cp.async.bulk.global.shared::cta.bulk_group` for the running thread: `bytes` bytes from
+/// this block's shared memory at `src` to global `dst`, copied when issued.
+///
+/// # Safety
+/// As `cuda_std::tma::bulk_store`: `dst` is writable host memory for `bytes` bytes,
+/// accessed by nothing else meanwhile; `src` as that function's contract (checked).
+#[track_caller]
+pub unsafe fn bulk_store(what: &'static str, dst: *mut u8, src: *const u8, bytes: u32) {
+    let t = thread(what);
+    check_bulk(t, what, dst as usize, bytes);
+    let host = src as usize;
+    shared_box(t, t.block(), what, (host, bytes as usize), 16);
+    super::proxy::check_async_read(t, host, bytes as usize, "a bulk store");
+    check_access_with(
+        dst as usize,
+        bytes as usize,
+        AccessKind::Write,
+        Location::caller(),
+        false,
+    );
+    // SAFETY: as in `bulk_load`, the other way.
+    unsafe { core::ptr::copy_nonoverlapping(src, dst, bytes as usize) };
 }
 
 #[cfg(test)]

@@ -9,6 +9,9 @@
 //! [`MBarrier::arrive_expect_tx`] with the box's bytes, consumers
 //! [`MBarrier::wait`]. Parts of the box outside the tensor are filled with zeros.
 //!
+//! A bulk copy ([`bulk_load`], [`bulk_store`]) moves a contiguous run of bytes the same
+//! way, without a tensor map.
+//!
 //! A store copies a box from shared memory to global memory; completion is tracked with bulk
 //! groups ([`commit_group`], [`wait_group_read`]). Before a store, generic writes to the
 //! shared source must be made visible to the async proxy with
@@ -91,8 +94,54 @@ pub unsafe fn store_2d<T>(map: *const TensorMap, x: i32, y: i32, src: *const T) 
     unsafe { crate::arch::tma::store_2d(map, x, y, src.cast()) }
 }
 
-/// Closes this thread's bulk copies issued since the last commit ([`store_2d`]) into one
-/// bulk async-group (PTX `cp.async.bulk.commit_group`, PTX ISA §9.7.9.27; sm_90).
+/// Copies `bytes` contiguous bytes from global memory at `src` to this CTA's shared memory at
+/// `dst`, completing them as transactions on `bar` (PTX `cp.async.bulk.shared::cluster.
+/// global.mbarrier::complete_tx::bytes`, PTX ISA "Data Movement and Conversion
+/// Instructions: cp.async.bulk"; sm_90, PTX ISA 8.0). The bulk copy needs no tensor map:
+/// one instruction moves a whole tile. Issued by one thread; asynchronous: the issuing
+/// thread calls [`MBarrier::arrive_expect_tx`] with `bytes`, readers [`MBarrier::wait`].
+///
+/// # Safety
+/// - the kernel is built for sm_90 or later;
+/// - `src` and `dst` are 16-byte aligned and `bytes` is a non-zero multiple of 16 (the
+///   instruction's rules; the emulator checks them);
+/// - `src` is valid global memory for `bytes` bytes, not written during the copy;
+/// - `dst` points into this CTA's shared memory with room for `bytes` bytes, and nobody
+///   reads or writes it until `bar`'s phase completes;
+/// - `bar` is an initialised [`MBarrier`] in this CTA's shared memory whose current phase
+///   expects these bytes.
+#[inline(always)]
+#[track_caller]
+pub unsafe fn bulk_load<T>(dst: *mut T, src: *const T, bytes: u32, bar: &MBarrier) {
+    // SAFETY: forwarded to the caller.
+    unsafe { crate::arch::tma::bulk_load(dst.cast(), src.cast(), bytes, bar) }
+}
+
+/// Copies `bytes` contiguous bytes from this CTA's shared memory at `src` to global memory
+/// at `dst` (PTX `cp.async.bulk.global.shared::cta.bulk_group`, PTX ISA "cp.async.bulk";
+/// sm_90, PTX ISA 8.0). Asynchronous: [`commit_group`] then [`wait_group_read`] before
+/// `src` is overwritten; the writes are visible to later kernels.
+///
+/// # Safety
+/// - the kernel is built for sm_90 or later;
+/// - `src` and `dst` are 16-byte aligned and `bytes` is a non-zero multiple of 16;
+/// - `dst` is valid global memory for `bytes` bytes that nothing else accesses during the
+///   launch;
+/// - `src` points into this CTA's shared memory, holding `bytes` bytes written before and
+///   made visible to the async proxy ([`fence_proxy_async_shared`] by each writing thread,
+///   then a barrier covering the writers and the issuing thread);
+/// - `src` is not written until a [`wait_group_read`] covering this store returned, and the
+///   CTA does not exit before the store has read it (a final `wait_group_read::<0>()`).
+#[inline(always)]
+#[track_caller]
+pub unsafe fn bulk_store<T>(dst: *mut T, src: *const T, bytes: u32) {
+    // SAFETY: forwarded to the caller.
+    unsafe { crate::arch::tma::bulk_store(dst.cast(), src.cast(), bytes) }
+}
+
+/// Closes this thread's bulk copies issued since the last commit ([`store_2d`],
+/// [`bulk_store`]) into one bulk async-group (PTX `cp.async.bulk.commit_group`, PTX ISA
+/// §9.7.9.27; sm_90).
 #[inline(always)]
 #[track_caller]
 pub fn commit_group() {

@@ -43,6 +43,23 @@ pub(crate) unsafe fn store_2d(map: *const TensorMap, x: i32, y: i32, src: *const
     unsafe { device::tma_store_2d("tma::store_2d", map, x, y, src) }
 }
 
+/// # Safety
+/// As `tma::bulk_load`.
+#[track_caller]
+pub(crate) unsafe fn bulk_load(dst: *mut u8, src: *const u8, bytes: u32, bar: &MBarrier) {
+    let bar = core::ptr::from_ref(bar).cast::<u64>().cast_mut();
+    // SAFETY: forwarded to the caller (`MBarrier` is a `repr(C)` cell of one `u64`).
+    unsafe { device::tma_bulk_load("tma::bulk_load", dst, src, bytes, bar) }
+}
+
+/// # Safety
+/// As `tma::bulk_store`.
+#[track_caller]
+pub(crate) unsafe fn bulk_store(dst: *mut u8, src: *const u8, bytes: u32) {
+    // SAFETY: forwarded to the caller.
+    unsafe { device::tma_bulk_store("tma::bulk_store", dst, src, bytes) }
+}
+
 /// The emulator's stores are complete when issued: nothing to group.
 #[track_caller]
 pub(crate) fn commit_group() {

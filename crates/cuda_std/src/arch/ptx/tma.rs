@@ -1,4 +1,5 @@
-//! `tma` on the GPU: `cp.async.bulk.tensor` (PTX ISA §9.7.9.25.5), its bulk groups, the
+//! `tma` on the GPU: `cp.async.bulk.tensor` (PTX ISA §9.7.9.25.5), `cp.async.bulk`, their
+//! bulk groups, the
 //! async-proxy fence and `prefetch.tensormap`.
 
 use core::arch::asm;
@@ -65,6 +66,39 @@ pub(crate) unsafe fn store_2d(map: *const TensorMap, x: i32, y: i32, src: *const
             x = in(reg32) x,
             y = in(reg32) y,
             s = in(reg32) shared_addr(src),
+            options(nostack),
+        )
+    };
+}
+
+/// # Safety
+/// As `tma::bulk_load`.
+#[inline(always)]
+pub(crate) unsafe fn bulk_load(dst: *mut u8, src: *const u8, bytes: u32, bar: &MBarrier) {
+    // SAFETY: caller contract. Writes shared memory asynchronously: not `nomem`.
+    unsafe {
+        asm!(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{s}], {n}, [{b}];",
+            d = in(reg32) shared_addr(dst),
+            s = in(reg64) src as u64,
+            n = in(reg32) bytes,
+            b = in(reg32) bar.shared_addr(),
+            options(nostack),
+        )
+    };
+}
+
+/// # Safety
+/// As `tma::bulk_store`.
+#[inline(always)]
+pub(crate) unsafe fn bulk_store(dst: *mut u8, src: *const u8, bytes: u32) {
+    // SAFETY: caller contract. Reads shared and writes global memory: not `nomem`.
+    unsafe {
+        asm!(
+            "cp.async.bulk.global.shared::cta.bulk_group [{d}], [{s}], {n};",
+            d = in(reg64) dst as u64,
+            s = in(reg32) shared_addr(src),
+            n = in(reg32) bytes,
             options(nostack),
         )
     };
