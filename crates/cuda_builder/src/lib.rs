@@ -150,6 +150,7 @@ pub struct CudaBuilder {
     cfgs: Vec<String>,
     variant: Option<String>,
     max_registers: Vec<(String, u32)>,
+    variant_max_registers: Vec<(ComputeCapability, String, u32)>,
     arch_variants: Vec<ComputeCapability>,
     report_resources: bool,
 }
@@ -179,6 +180,7 @@ impl CudaBuilder {
             cfgs: Vec::new(),
             variant: None,
             max_registers: Vec::new(),
+            variant_max_registers: Vec::new(),
             arch_variants: Vec::new(),
             report_resources: false,
         }
@@ -392,6 +394,25 @@ impl CudaBuilder {
         self
     }
 
+    /// Caps the registers of `kernel` at `registers` in the arch-specific variant `arch`
+    /// ([`arch_variant`](Self::arch_variant)) only, in place of its
+    /// [`max_registers`](Self::max_registers) cap there: for a kernel whose variant code
+    /// needs fewer registers than its baseline code (e.g. one that moves its tiles with sm_90
+    /// bulk copies rather than through registers), where ptxas given the baseline's cap
+    /// would use more registers than the variant needs. The build fails
+    /// ([`BuildError::MaxRegisters`]) when `arch` is not a variant of the build or its PTX
+    /// does not define `kernel`. Default: none.
+    pub fn max_registers_in(
+        mut self,
+        arch: impl Into<ComputeCapability>,
+        kernel: impl Into<String>,
+        registers: u32,
+    ) -> Self {
+        self.variant_max_registers
+            .push((arch.into(), kernel.into(), registers));
+        self
+    }
+
     /// Names this build as a variant of the kernels crate (for example `"sm80"` for a build
     /// with `.arch(ComputeCapability::new(8, 0))`), so that it can coexist with the default build
     /// in the same build script: the default target directory becomes
@@ -419,7 +440,8 @@ impl CudaBuilder {
     /// PTX defines it ([`EntryPoint::archs`]), which is how `cust` picks, per kernel, the
     /// variant a device can run. The paths are exported as `<CRATE>_PTX_SM90A` and
     /// `<CRATE>_CUBIN_SM90A`. [`max_registers`](Self::max_registers) caps apply in every
-    /// PTX that defines the kernel; [`output_path`](Self::output_path) and
+    /// PTX that defines the kernel, [`max_registers_in`](Self::max_registers_in) caps in
+    /// their variant; [`output_path`](Self::output_path) and
     /// [`final_module_path`](Self::final_module_path) receive the baseline only.
     ///
     /// Kernels that need the target gate themselves with

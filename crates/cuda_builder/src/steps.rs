@@ -153,6 +153,15 @@ impl CudaBuilder {
 
         // Register caps apply where a kernel is defined: check each is defined somewhere.
         let baseline = if variants.is_empty() {
+            if let Some((arch, kernel, _)) = self.variant_max_registers.first() {
+                return Err(BuildError::MaxRegisters {
+                    kernel: kernel.clone(),
+                    reason: format!(
+                        "a cap for the {arch} variant, but the build has no arch-specific \
+                         variants"
+                    ),
+                });
+            }
             self.clone()
         } else {
             let mut texts = vec![read(&compiled_ptx)?];
@@ -170,6 +179,26 @@ impl CudaBuilder {
                              defines a kernel of that name"
                         .into(),
                 });
+            }
+            for (arch, kernel, _) in &self.variant_max_registers {
+                let text = self
+                    .arch_variants
+                    .iter()
+                    .position(|a| a == arch)
+                    .map(|i| &texts[i + 1]);
+                if !text.is_some_and(|t| defines(t, kernel)) {
+                    return Err(BuildError::MaxRegisters {
+                        kernel: kernel.clone(),
+                        reason: format!(
+                            "a cap for the {arch} variant, but {}",
+                            if text.is_some() {
+                                "that variant's PTX defines no kernel of that name"
+                            } else {
+                                "the build has no such arch-specific variant"
+                            }
+                        ),
+                    });
+                }
             }
             self.caps_defined_in(&texts[0])
         };
@@ -228,8 +257,24 @@ impl CudaBuilder {
     /// the target, the PTX ISA it needs ([`min_ptx_isa`]), ptxas run for `arch` alone with
     /// its cubin kept, and no copies of the PTX (those are the baseline's).
     fn variant_builder(&self, arch: ComputeCapability) -> Self {
+        // The build's caps, with this variant's own in place of them.
+        let own: Vec<(String, u32)> = self
+            .variant_max_registers
+            .iter()
+            .filter(|(a, _, _)| *a == arch)
+            .map(|(_, k, r)| (k.clone(), *r))
+            .collect();
+        let mut max_registers: Vec<(String, u32)> = self
+            .max_registers
+            .iter()
+            .filter(|(k, _)| !own.iter().any(|(o, _)| o == k))
+            .cloned()
+            .collect();
+        max_registers.extend(own);
         Self {
             arch,
+            max_registers,
+            variant_max_registers: Vec::new(),
             ptx_isa: self.ptx_isa.max(min_ptx_isa(arch)),
             ptxas_archs: vec![arch],
             cubin_archs: vec![arch],
@@ -627,9 +672,16 @@ mod tests {
             .arch_variant(sm90a)
             .copy_to("/t/out.ptx")
             .max_registers("k", 32)
-            .max_registers("only_90a", 64);
+            .max_registers("only_90a", 64)
+            .max_registers_in(sm90a, "k", 40);
         assert_eq!(builder.arch_variants, [sm90a], "asked twice, built once");
         let v = builder.variant_builder(sm90a);
+        // The variant's own cap replaces the build's; the others stay.
+        assert_eq!(
+            v.max_registers,
+            [("only_90a".to_owned(), 64), ("k".to_owned(), 40)]
+        );
+        assert!(v.variant_max_registers.is_empty());
         assert_eq!((v.arch, v.ptx_isa), (sm90a, (8, 0)));
         assert_eq!(
             (v.ptxas_archs.as_slice(), v.cubin_archs.as_slice()),
@@ -655,6 +707,12 @@ mod tests {
         let ptx = ".visible .entry k(\n)\n{\n}\n";
         assert_eq!(
             builder.caps_defined_in(ptx).max_registers,
+            [("k".to_owned(), 32)]
+        );
+        // Another variant keeps the build's cap.
+        let sm80 = ComputeCapability::new(8, 0);
+        assert_eq!(
+            builder.variant_builder(sm80).caps_defined_in(ptx).max_registers,
             [("k".to_owned(), 32)]
         );
     }
