@@ -805,7 +805,7 @@ scan_kernel!(
     scan_inclusive_f32,
     f32,
     Sum,
-    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, false),
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, BULK_WIDE),
     true,
     F32_DELAYS,
     "Inclusive prefix sum"
@@ -814,7 +814,7 @@ scan_kernel!(
     scan_exclusive_f32,
     f32,
     Sum,
-    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, false),
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, BULK_WIDE),
     false,
     F32_DELAYS,
     "Exclusive prefix sum"
@@ -823,7 +823,7 @@ scan_kernel!(
     scan_inclusive_u32,
     u32,
     Sum,
-    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, false),
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, BULK_WIDE),
     true,
     U32_DELAYS,
     "Inclusive wrapping prefix sum"
@@ -832,7 +832,7 @@ scan_kernel!(
     scan_exclusive_u32,
     u32,
     Sum,
-    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, false),
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, BULK_WIDE),
     false,
     U32_DELAYS,
     "Exclusive wrapping prefix sum"
