@@ -483,6 +483,9 @@ impl Bench<'_> {
         let size = std::mem::size_of::<T>() as u64;
         for op in ReduceOp::ALL {
             let workload = format!("{} {}", op.name(), T::NAME);
+            if !self.wants(&workload) {
+                continue;
+            }
             let timed = self.time(|| cub.reduce(&self.gpu, op, &x, &mut out, &mut temp));
             let stats = match timed {
                 Ok(s) => s,
@@ -509,6 +512,9 @@ impl Bench<'_> {
         if scans {
             for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
                 let workload = format!("{} {}", scan_label(kind), T::NAME);
+                if !self.wants(&workload) {
+                    continue;
+                }
                 let timed = self.time(|| cub.scan(&self.gpu, kind, &x, &mut out, &mut temp));
                 self.cub_scan_entry(&workload, 2 * size * n as u64, timed, &out, |got| {
                     T::scan_errors(kind, &host, got)
@@ -530,6 +536,9 @@ impl Bench<'_> {
             .gpu_context("allocating CUB scratch")?;
         for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
             let workload = format!("{} affine", scan_label(kind));
+            if !self.wants(&workload) {
+                continue;
+            }
             let timed = self.time(|| cub.affine_scan(&self.gpu, kind, &x, &mut out, &mut temp));
             self.cub_scan_entry(&workload, 16 * n as u64, timed, &out, |got| {
                 let want = crate::vector::affine_scan_cpu(kind, &host);

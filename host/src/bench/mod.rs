@@ -76,6 +76,9 @@ pub struct BenchOptions {
     pub attention: bool,
     /// The attention peers measured by `bench/python/attention_peers.py` (its JSON, read).
     pub attention_peers: Option<attention::PeerFile>,
+    /// Time only the workloads whose name contains one of these texts (e.g. `scan f64`,
+    /// `sort`); empty: all. The memcpy reference always runs.
+    pub workloads: Vec<String>,
 }
 
 /// Who implemented a timed row. In the JSON as `rust`, `cuda-c`, `cub`, `cublas`, `memcpy`,
@@ -232,6 +235,11 @@ pub fn run(opts: &BenchOptions, mut log: impl FnMut(&str)) -> Result<Report, Gpu
 }
 
 impl Bench<'_> {
+    /// Whether `workload` is timed in this run ([`BenchOptions::workloads`]).
+    fn wants(&self, workload: &str) -> bool {
+        self.opts.workloads.is_empty() || self.opts.workloads.iter().any(|w| workload.contains(w))
+    }
+
     /// The report of what was measured.
     fn report(
         self,

@@ -10,6 +10,9 @@ impl Bench<'_> {
     /// Times row-major `C = A·B` (`A` m×k, `B` k×n, `C` m×n, random floats in [-0.5, 0.5))
     /// with the Rust kernel, the twin and cuBLAS; cuBLAS' rate is the rows' reference.
     pub(super) fn sgemm(&mut self, (m, n, k): (u32, u32, u32)) -> Result<(), GpuError> {
+        if !self.wants(&format!("sgemm {m}x{n}x{k}")) {
+            return Ok(());
+        }
         let (mu, nu, ku) = (m as usize, n as usize, k as usize);
         let gpu = &self.gpu;
         // Random floats in [-0.5, 0.5) with full 24-bit significands (not small integers,

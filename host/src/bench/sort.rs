@@ -158,8 +158,15 @@ impl Bench<'_> {
         for n in sort_sizes(self.len) {
             let mut plan = SortPlan::<u32>::pairs(&self.gpu, n).map_err(sort_gpu_error)?;
             for dist in KeyDistribution::ALL {
+                let wanted = [false, true].map(|pairs| self.wants(&sort_workload(n, dist, pairs)));
+                if wanted == [false, false] {
+                    continue;
+                }
                 let mut c = SortCase::new(&self.gpu, n, dist)?;
                 for pairs in [false, true] {
+                    if !wanted[pairs as usize] {
+                        continue;
+                    }
                     let stats = self.time(|| {
                         let (k, ko) = (c.keys.as_slice(), &mut c.keys_out.as_mut_slice());
                         let r = if pairs {
@@ -202,8 +209,15 @@ impl Bench<'_> {
             .gpu_context("allocating CUB scratch")?;
         for n in sort_sizes(self.len) {
             for dist in KeyDistribution::ALL {
+                let wanted = [false, true].map(|pairs| self.wants(&sort_workload(n, dist, pairs)));
+                if wanted == [false, false] {
+                    continue;
+                }
                 let mut c = SortCase::new(&self.gpu, n, dist)?;
                 for pairs in [false, true] {
+                    if !wanted[pairs as usize] {
+                        continue;
+                    }
                     let timed = self.time(|| {
                         let values = pairs.then_some((&c.values, &mut c.values_out));
                         cub.sort_u32(&self.gpu, (&c.keys, &mut c.keys_out), values, &mut temp)

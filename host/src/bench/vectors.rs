@@ -67,6 +67,9 @@ impl Bench<'_> {
             let mut v = self.floats::<f64>()?;
             let (x, out, scratch) = (&v.a, &mut v.c, &mut v.scratch);
             for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+                if !self.wants(&format!("{} f64", scan_label(kind))) {
+                    continue;
+                }
                 let (rust, _) = self.rust_scan(kind, x, scratch.scan_state(), out)?;
                 self.push_pair(rust, None);
             }
@@ -113,6 +116,9 @@ impl Bench<'_> {
         let mut st = ScanState::new(&self.gpu, n)?;
         for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
             let workload = format!("{} affine", scan_label(kind));
+            if !self.wants(&workload) {
+                continue;
+            }
             let stats = self.time(|| {
                 crate::vector::affine_scan_dev(
                     &self.gpu,
@@ -168,6 +174,9 @@ impl Bench<'_> {
         let cfg = crate::vector::stream_config::<T>(n);
         for op in StreamOp::ALL {
             let workload = format!("{} {}", op.name(), T::NAME);
+            if !self.wants(&workload) {
+                continue;
+            }
             let bytes = op.words() * size * n as u64;
             let stats = self.time(|| rust_stream(&self.gpu, op, q, &mut v))?;
             let rust = self.row(&workload, Implementation::Rust, stats, bytes);
@@ -181,7 +190,7 @@ impl Bench<'_> {
             self.push_pair(rust, cuda);
         }
         // Dot: 2 words per element.
-        {
+        if self.wants(&format!("dot {}", T::NAME)) {
             let workload = format!("dot {}", T::NAME);
             let bytes = 2 * size * n as u64;
             let stats =
@@ -209,6 +218,9 @@ impl Bench<'_> {
         let bytes = (std::mem::size_of::<T>() * self.len) as u64;
         for op in ReduceOp::ALL {
             let workload = format!("{} {}", op.name(), T::NAME);
+            if !self.wants(&workload) {
+                continue;
+            }
             let stats = self.time(|| crate::vector::reduce_dev(&self.gpu, op, x, scratch))?;
             let rust_value = super::download_one(&scratch.result)?;
             let rust = self.row(&workload, Implementation::Rust, stats, bytes);
@@ -242,6 +254,9 @@ impl Bench<'_> {
         let bytes = (2 * std::mem::size_of::<T>() * n) as u64;
         for (kind, idx) in [(ScanKind::Inclusive, 0), (ScanKind::Exclusive, 1)] {
             let workload = format!("{} {}", scan_label(kind), T::NAME);
+            if !self.wants(&workload) {
+                continue;
+            }
             let (rust, rust_out) = self.rust_scan(kind, x, scratch.scan_state(), out)?;
             let cuda = match &self.cuda_c {
                 Some(cu) => {

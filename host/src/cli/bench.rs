@@ -73,6 +73,11 @@ pub struct BenchArgs {
     /// flash backends, and FlashAttention-3 where it imports).
     #[arg(long, value_name = "FILE", requires = "attention")]
     pub attention_peers: Option<PathBuf>,
+    /// Time only the workloads whose name contains one of these comma-separated texts, as
+    /// the rows name them (e.g. `scan f64,scan affine` or `sort u32 2^28`); default: all.
+    /// The memcpy reference always runs.
+    #[arg(long, value_name = "TEXTS", value_delimiter = ',', value_parser = parse_workload)]
+    pub workloads: Vec<String>,
     /// Run nothing: read a bench.json written earlier (e.g. on a GPU machine) and print its
     /// table and write bench.json and bench.svg again, with the best-peer ratios filled in.
     #[arg(long, value_name = "FILE")]
@@ -93,6 +98,17 @@ fn parse_dims(s: &str) -> Result<(u32, u32, u32), String> {
         }
     };
     Ok((p(m)?, p(n)?, p(k)?))
+}
+
+/// One text of `--workloads`: not empty (an empty text would match every row).
+fn parse_workload(s: &str) -> Result<String, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err(
+            "an empty text in the list: name part of a workload, e.g. `scan f64` or `sort`".into(),
+        );
+    }
+    Ok(t.to_owned())
 }
 
 /// The value of `--precision-gemm`: one list (a newtype, so that clap takes the whole
@@ -150,9 +166,23 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             Some(path) => Some(read_attention_peers(path)?),
             None => None,
         },
+        workloads: args.workloads.clone(),
     };
     let report =
         bench::run(&opts, |line| super::errln!("{line}")).context("bench runs on the GPU")?;
+    if !args.workloads.is_empty()
+        && report
+            .entries
+            .iter()
+            .all(|e| e.implementation == bench::Implementation::Memcpy)
+    {
+        anyhow::bail!(
+            "--workloads {}: no workload's name contains any of these texts (rows are named \
+             e.g. `exclusive scan f64`, `sum f32`, `sort pairs u32 2^28 uniform`, \
+             `sgemm 4096x4096x4096`); nothing written",
+            args.workloads.join(",")
+        );
+    }
     finish(&report, args)
 }
 
@@ -322,6 +352,15 @@ mod tests {
         let none = Cli::try_parse_from(["bench"]).expect("defaults parse");
         assert_eq!(none.bench.precision_gemm, None);
         assert!(!none.bench.gemm_only);
+        assert!(none.bench.workloads.is_empty());
+        let some = Cli::try_parse_from(["bench", "--workloads", "scan f64, sort u32 2^28"])
+            .expect("workloads parse");
+        assert_eq!(some.bench.workloads, ["scan f64", "sort u32 2^28"]);
+        let err = Cli::try_parse_from(["bench", "--workloads", "scan f64,,sort"])
+            .err()
+            .expect("an empty text is refused")
+            .to_string();
+        assert!(err.contains("an empty text"), "{err}");
     }
 
     #[test]
