@@ -46,10 +46,6 @@ fn main() {
         // no items in registers through the look-back: ptxas 12.9 fits them in 40 registers
         // without spills (7 blocks of 224 by registers; 6 by the 32 KiB of shared memory),
         // but given 72 it takes 60-64 (4 blocks).
-        .max_registers_in(ComputeCapability::sm_90a(), "scan_inclusive_f32", 40)
-        .max_registers_in(ComputeCapability::sm_90a(), "scan_exclusive_f32", 40)
-        .max_registers_in(ComputeCapability::sm_90a(), "scan_inclusive_u32", 40)
-        .max_registers_in(ComputeCapability::sm_90a(), "scan_exclusive_u32", 40)
         .max_registers_in(ComputeCapability::sm_90a(), "scan_inclusive_f64", 40)
         .max_registers_in(ComputeCapability::sm_90a(), "scan_exclusive_f64", 40)
         .max_registers_in(ComputeCapability::sm_90a(), "scan_inclusive_affine", 40)

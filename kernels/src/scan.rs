@@ -43,6 +43,19 @@
 //!    prefix, warp prefix, lane prefix), the warp transposes back to striped through the same
 //!    shared memory, and stores coalesced scalars.
 //!
+//! **8-byte types on sm_90 (the sm_90a variant, and the CPU emulator): bulk copies.** A
+//! full tile whose input and output are 16-byte aligned is loaded by one `cp.async.bulk`
+//! (`tma::bulk_load`, issued by thread 0 as soon as it has claimed the tile, completing on an
+//! mbarrier), and each warp's segment is stored by one `cp.async.bulk` store
+//! (`tma::bulk_store`) after the rescan; the thread reduction and the rescan read the items
+//! from shared memory, 16 bytes at a time, so no item waits in a register through the
+//! look-back. That takes the kernels from 60–64 registers (4 blocks per multiprocessor) to
+//! 40 (6 blocks, then limited by the 31.5 KiB tile). Measured on an H200 at 2^28: the same
+//! speed as the register path (the 8-byte scans are bound by memory there); what moved them
+//! was fewer look-back polls (the delays below the kernels). Partial and unaligned tiles are
+//! copied element by element. The 4-byte scans keep the register path: with bulk copies (6
+//! blocks of 256 at 40 registers) they ran 1–3 % slower in the same H200 run.
+//!
 //! Only the last tile checks bounds (a block-uniform branch picks the full-tile or the
 //! partial-tile load and store); the look-back window reads status slots `tile − 32 ..
 //! tile − 1` with no bounds check, because [`STATUS_PAD`] slots precede tile 0's (a slot
@@ -794,18 +807,24 @@ macro_rules! scan_kernel {
     };
 }
 
-// Look-back delays (ns) between polls and before the first poll, from CUB's sm_90 tuning
-// (`tuning_scan.cuh`, `sm90_tuning_vals<T, threads, items, L2B, L2W>`): float 688 / 1140,
-// other 4-byte types 648 / 1245, double 576 / 1215, other 8-byte types 632 / 1290.
+// Look-back delays (ns) between polls and before the first poll. 4-byte types: CUB's sm_90
+// tuning (`tuning_scan.cuh`, `sm90_tuning_vals<T, threads, items, L2B, L2W>`), float
+// 688 / 1140, other 4-byte types 648 / 1245. 8-byte types: 3x CUB's (double 576 / 1215,
+// other 8-byte types 632 / 1290), for tiles 1.5x CUB's (4032 elements against 2688) and
+// 6 blocks per multiprocessor: polls that come too early only add L2 traffic, and the
+// 8-byte scans are bound by memory (4 or 6 blocks per multiprocessor ran at the same speed).
+// One H200 run at 2^28, ratios to CUB inclusive / exclusive for f64: CUB's delays
+// 0.992 / 0.946, first poll 2x 1.034 / 0.986, both 2x 1.057 / 0.999, no first-poll delay
+// 0.909 / 0.864.
 const F32_DELAYS: (u32, u32) = (688, 1140);
 const U32_DELAYS: (u32, u32) = (648, 1245);
-const F64_DELAYS: (u32, u32) = (576, 1215);
-const U64_DELAYS: (u32, u32) = (632, 1290);
+const F64_DELAYS: (u32, u32) = (3 * 576, 3 * 1215);
+const U64_DELAYS: (u32, u32) = (3 * 632, 3 * 1290);
 scan_kernel!(
     scan_inclusive_f32,
     f32,
     Sum,
-    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, BULK_WIDE),
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, false),
     true,
     F32_DELAYS,
     "Inclusive prefix sum"
@@ -814,7 +833,7 @@ scan_kernel!(
     scan_exclusive_f32,
     f32,
     Sum,
-    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, BULK_WIDE),
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, false),
     false,
     F32_DELAYS,
     "Exclusive prefix sum"
@@ -823,7 +842,7 @@ scan_kernel!(
     scan_inclusive_u32,
     u32,
     Sum,
-    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, BULK_WIDE),
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, false),
     true,
     U32_DELAYS,
     "Inclusive wrapping prefix sum"
@@ -832,7 +851,7 @@ scan_kernel!(
     scan_exclusive_u32,
     u32,
     Sum,
-    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, BULK_WIDE),
+    (SCAN_THREADS, SCAN_ITEMS, EXCHANGE_WORDS, false),
     false,
     U32_DELAYS,
     "Exclusive wrapping prefix sum"

@@ -712,7 +712,10 @@ mod tests {
         // Another variant keeps the build's cap.
         let sm80 = ComputeCapability::new(8, 0);
         assert_eq!(
-            builder.variant_builder(sm80).caps_defined_in(ptx).max_registers,
+            builder
+                .variant_builder(sm80)
+                .caps_defined_in(ptx)
+                .max_registers,
             [("k".to_owned(), 32)]
         );
     }
