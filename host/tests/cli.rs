@@ -1403,6 +1403,8 @@ fn small_cli_defects_are_fixed() {
     ] {
         assert_rejected(args, &["`1001` is not allowed", "1 to 1000"]);
     }
+    // An empty text in the workload filter would match every row.
+    assert_rejected(&["bench", "--workloads", "scan,,sort"], &["an empty text"]);
 }
 
 #[test]
