@@ -153,9 +153,9 @@ const EXCHANGE_WORDS_WIDE: usize = 2 * SCAN_TILE_WIDE;
 const _: () = assert!(4 * EXCHANGE_WORDS_WIDE + 8 * MAX_WARPS + 16 <= 48 * 1024);
 
 /// Whether this build moves the 8-byte scans' tiles with bulk copies (`cp.async.bulk`,
-/// sm_90): the sm_90a variant and the CPU emulator; older targets load and store through
-/// registers.
-const BULK_WIDE: bool = cfg!(any(not(target_arch = "nvptx64"), target_feature = "sm_90"));
+/// sm_90, [`tma::AVAILABLE`]): the sm_90a variant and the CPU emulator; older targets load
+/// and store through registers.
+const BULK_WIDE: bool = tma::AVAILABLE;
 
 /// The largest epoch a status word can carry (31 bits); the host starts again at 1 after
 /// zeroing the status words.

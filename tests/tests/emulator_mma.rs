@@ -359,3 +359,74 @@ fn tma_through_a_driver_encoded_map_is_refused() {
     assert_eq!(location.file, "tests/kernels/src/hopper.rs");
     println!("tma probe: {err}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Hopper intrinsics: 1-D bulk copies (`tma::bulk_load`, `tma::bulk_store`)
+
+/// Runs `bulk_roundtrip` on `bytes` bytes from byte `offset` of a 16-byte aligned source to
+/// a zeroed destination, both registered as launch buffers; returns the destination or the
+/// emulator's error.
+fn bulk_roundtrip(bytes: u32, offset: usize) -> Result<Vec<u8>, EmuError> {
+    let src: Vec<u128> = (0..256u128)
+        .map(|i| i.wrapping_mul(0x0102_0304_0506_0708_090a_0b0c_0d0e_0f10) ^ 0x5a)
+        .collect();
+    let mut dst = vec![0u128; 256];
+    let mut status = vec![0u32; 1];
+    let options = EmuOptions {
+        buffers: vec![
+            emu::HostBuffer {
+                address: src.as_ptr() as usize,
+                bytes: 4096,
+            },
+            emu::HostBuffer {
+                address: dst.as_ptr() as usize,
+                bytes: 4096,
+            },
+        ],
+        ..opts()
+    };
+    // SAFETY: inside `src` (offset + bytes ≤ 4096 in every call below).
+    let from = unsafe { src.as_ptr().cast::<u8>().add(offset) };
+    emulate!(sm90::bulk_roundtrip, [1, 1, 1], [32, 1, 1], &options;
+        from, dst.as_mut_ptr().cast::<u8>(), bytes, status.as_mut_ptr())?;
+    assert_eq!(status[0], 0, "the phase completed");
+    // SAFETY: `dst` is 4096 initialised bytes.
+    let out = unsafe { std::slice::from_raw_parts(dst.as_ptr().cast::<u8>(), 4096) };
+    // SAFETY: as above, for `src`.
+    let want = unsafe { std::slice::from_raw_parts(from, bytes as usize) };
+    assert_eq!(&out[..bytes as usize], want, "the copied bytes");
+    assert!(
+        out[bytes as usize..].iter().all(|&b| b == 0),
+        "nothing past them"
+    );
+    Ok(out.to_vec())
+}
+
+#[test]
+fn bulk_copies_round_trip_a_tile() {
+    bulk_roundtrip(4096, 0).expect("a whole 4 KiB tile");
+    bulk_roundtrip(48, 16).expect("48 bytes from a 16-byte aligned offset");
+}
+
+#[test]
+fn bulk_copies_of_a_size_or_address_the_hardware_refuses_are_reported() {
+    for (bytes, offset, op, why) in [
+        (24, 0, "tma::bulk_load", "a non-zero multiple of 16"),
+        (32, 8, "tma::bulk_load", "is not 16-byte aligned"),
+    ] {
+        let err = bulk_roundtrip(bytes, offset).expect_err("reported");
+        let EmuError::AsyncUnit {
+            op: got,
+            reason,
+            location,
+            ..
+        } = &err
+        else {
+            panic!("expected AsyncUnit, got {err}")
+        };
+        assert_eq!(*got, op, "{err}");
+        assert!(reason.contains(why), "{err}");
+        assert_eq!(location.file, "tests/kernels/src/hopper.rs");
+        println!("bulk copy probe: {err}");
+    }
+}

@@ -303,6 +303,49 @@ pub unsafe fn tma_roundtrip(
     }
 }
 
+/// A 1-D bulk copy round trip: thread 0 loads `bytes` bytes from `src` into shared memory
+/// with `tma::bulk_load` (completing on an `MBarrier`), every thread waits for the phase,
+/// then thread 0 stores them to `dst` with `tma::bulk_store`. A wait that does not end sets
+/// [`TMA_LOAD_TIMEOUT`] in `status` (bounded as in [`tma_roundtrip`]).
+///
+/// # Safety
+/// One block of 32 threads; `src` and `dst` valid for `bytes` ≤ 4096 bytes, 16-byte aligned,
+/// `bytes` a multiple of 16 (the emulator reports a violation of these); `status` one `u32`,
+/// zeroed.
+#[kernel]
+pub unsafe fn bulk_roundtrip(src: *const u8, dst: *mut u8, bytes: u32, status: *mut u32) {
+    let tile = shared_array!(u32, 1024, align = 16).cast::<u8>();
+    let bar_p = shared_array!(MBarrier, 1);
+    // SAFETY: this block's shared memory; one initialising thread, fenced before its own
+    // (async-proxy) use; the block barrier below orders it before the other threads' waits.
+    let bar = unsafe { &*bar_p };
+    if thread_idx_x() == 0 {
+        // SAFETY: caller contract (sizes and alignment); phase 0 expects exactly these bytes.
+        unsafe {
+            bar.init(1);
+            barrier::fence_init();
+            bar.arrive_expect_tx(bytes);
+            tma::bulk_load(tile, src, bytes, bar);
+        }
+    }
+    sync_threads();
+    // SAFETY: initialised; phase 0 is the current one.
+    if !unsafe { bar.wait_bounded(Phase::ZERO, TMA_MAX_POLLS) } {
+        // SAFETY: `status` is valid (caller contract).
+        unsafe { flag(status, TMA_LOAD_TIMEOUT) };
+        return;
+    }
+    // Only the async proxy wrote the tile: the fence is what a kernel that wrote it needs.
+    tma::fence_proxy_async_shared();
+    sync_threads();
+    if is_thread_0() {
+        // SAFETY: the tile holds the bytes (phase completed), fenced above; waited for below.
+        unsafe { tma::bulk_store(dst, tile, bytes) };
+        tma::commit_group();
+        tma::wait_group_read::<0>();
+    }
+}
+
 /// TMA multicast (blocks of 128 threads in clusters of 2): rank 0's thread 0 loads the box
 /// at `(x, y)` of `map` once with `load_2d_multicast` to both CTAs of its cluster (mask
 /// `0b11`); each CTA's thread 0 expects the box's bytes on its own barrier; each CTA then

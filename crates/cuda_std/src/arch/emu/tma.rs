@@ -5,6 +5,9 @@
 //! cluster its mask names.
 
 use crate::barrier::MBarrier;
+
+/// `tma::AVAILABLE` on the emulator: it runs every TMA copy.
+pub(crate) const AVAILABLE: bool = true;
 use cuda_emu::device;
 use cust_core::TensorMap;
 

@@ -5,6 +5,9 @@
 use core::arch::asm;
 
 use crate::barrier::MBarrier;
+
+/// `tma::AVAILABLE` on the GPU: the kernels' target is sm_90 or later.
+pub(crate) const AVAILABLE: bool = cfg!(target_feature = "sm_90");
 use crate::shared::shared_addr;
 use cust_core::TensorMap;
 
