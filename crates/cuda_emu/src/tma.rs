@@ -87,7 +87,8 @@ fn shared_box(
     t: &ThreadState,
     block: &BlockState,
     op: &'static str,
-    (smem, bytes): (usize, usize),
+    smem: usize,
+    bytes: usize,
     align: usize,
 ) -> u32 {
     if !smem.is_multiple_of(align) {
@@ -218,7 +219,7 @@ unsafe fn load_into(
 ) {
     let inner = m.box_dims[0] * m.elem_bytes;
     let bytes = m.box_bytes();
-    let window = shared_box(t, block, what, (host, bytes as usize), 128);
+    let window = shared_box(t, block, what, host, bytes as usize, 128);
     super::proxy::check_tma_overwrite(t, block, host, bytes as usize);
     let width = swizzle_width(m.swizzle);
     let e = m.elem_bytes as usize;
@@ -278,7 +279,7 @@ pub unsafe fn store_2d(what: &'static str, map: *const TensorMap, x: i32, y: i32
     let m = read_map(t, what, map);
     let inner = m.box_dims[0] * m.elem_bytes;
     let host = src as usize;
-    let window = shared_box(t, t.block(), what, (host, m.box_bytes() as usize), 128);
+    let window = shared_box(t, t.block(), what, host, m.box_bytes() as usize, 128);
     super::proxy::check_async_read(t, host, m.box_bytes() as usize, "a TMA store");
     let width = swizzle_width(m.swizzle);
     let e = m.elem_bytes as usize;
@@ -355,7 +356,7 @@ pub unsafe fn bulk_load(
     check_bulk(t, what, src as usize, bytes);
     let block = t.block();
     let host = dst as usize;
-    shared_box(t, block, what, (host, bytes as usize), 16);
+    shared_box(t, block, what, host, bytes as usize, 16);
     super::proxy::check_tma_overwrite(t, block, host, bytes as usize);
     check_access_with(
         src as usize,
@@ -384,7 +385,7 @@ pub unsafe fn bulk_store(what: &'static str, dst: *mut u8, src: *const u8, bytes
     let t = thread(what);
     check_bulk(t, what, dst as usize, bytes);
     let host = src as usize;
-    shared_box(t, t.block(), what, (host, bytes as usize), 16);
+    shared_box(t, t.block(), what, host, bytes as usize, 16);
     super::proxy::check_async_read(t, host, bytes as usize, "a bulk store");
     check_access_with(
         dst as usize,

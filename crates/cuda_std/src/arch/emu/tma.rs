@@ -5,11 +5,11 @@
 //! cluster its mask names.
 
 use crate::barrier::MBarrier;
+use cuda_emu::device;
+use cust_core::TensorMap;
 
 /// `tma::AVAILABLE` on the emulator: it runs every TMA copy.
 pub(crate) const AVAILABLE: bool = true;
-use cuda_emu::device;
-use cust_core::TensorMap;
 
 /// # Safety
 /// As `tma::load_2d`.

@@ -1,15 +1,14 @@
 //! `tma` on the GPU: `cp.async.bulk.tensor` (PTX ISA §9.7.9.25.5), `cp.async.bulk`, their
-//! bulk groups, the
-//! async-proxy fence and `prefetch.tensormap`.
+//! bulk groups, the async-proxy fence and `prefetch.tensormap`.
 
 use core::arch::asm;
 
 use crate::barrier::MBarrier;
+use crate::shared::shared_addr;
+use cust_core::TensorMap;
 
 /// `tma::AVAILABLE` on the GPU: the kernels' target is sm_90 or later.
 pub(crate) const AVAILABLE: bool = cfg!(target_feature = "sm_90");
-use crate::shared::shared_addr;
-use cust_core::TensorMap;
 
 /// # Safety
 /// As `tma::load_2d`.
