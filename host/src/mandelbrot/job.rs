@@ -3,10 +3,7 @@
 //! [`BandKernel`]s; their GPU side ([`super::GpuBandKernel`]) is beside the GPU renderer
 //! (`gpu`), which uses this module, not the other way round.
 
-use super::{
-    cpu::render_band_cpu_until,
-    precision::{Arithmetic, Precision},
-};
+use super::{cpu::render_band_cpu_until, precision::Precision};
 use crate::{
     band::{BandImage, BandKernel, RenderControl},
     deep::PerturbedJob,
@@ -59,14 +56,6 @@ pub enum BandJob<'a> {
 }
 
 impl BandJob<'_> {
-    /// The arithmetic.
-    pub fn arithmetic(&self) -> Arithmetic {
-        match self {
-            Self::Float(f) => f.precision.into(),
-            Self::Perturbed(_) => Arithmetic::Perturbed,
-        }
-    }
-
     /// [`BandKernel::render_cpu_until`], callable without importing the trait.
     pub fn render_cpu_until(
         &self,
