@@ -817,7 +817,7 @@ macro_rules! scan_kernel {
 // CUB's delays 0.992 / 0.946, first poll 2x 1.034 / 0.986, both 2x (these) 1.057 / 0.999,
 // no first-poll delay 0.909 / 0.864. Longer ones gain nothing (2026-11-29, one H200 run,
 // exclusive f64): 2x 0.992 / 0.999, 3x 0.992, 4x 0.976, 6x 0.977, first poll or polls 3x
-// 0.991; both scans then sit at the memory system's limit (README).
+// 0.991; ours then moves CUB's DRAM and L2 traffic at CUB's rate (README).
 const F32_DELAYS: (u32, u32) = (688, 1140);
 const U32_DELAYS: (u32, u32) = (648, 1245);
 const F64_DELAYS: (u32, u32) = (2 * 576, 2 * 1215);
