@@ -142,7 +142,8 @@ pub struct Report {
     /// Loading the build-time cubin for this GPU, timed explicitly, ms (`None`: no cubin
     /// for this compute capability in the binary).
     pub cubin_load_ms: Option<f64>,
-    /// Time to compile the CUDA C twins with nvcc and load the cubin, ms.
+    /// Time to compile the CUDA C twins with nvcc (or copy them from its cache,
+    /// [`crate::nvcc::cache_dir`]) and load the cubin, ms.
     pub cuda_c_build_ms: Option<f64>,
     /// What was skipped and why, checks that were made.
     pub notes: Vec<String>,
