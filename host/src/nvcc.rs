@@ -169,6 +169,10 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
+    /// Held by the tests that write a script and then run it: a process forked by another
+    /// test while a script is open for writing would keep it busy (`ETXTBSY`) for its exec.
+    static SCRIPTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     /// A stand-in for nvcc in `dir`: `--version` prints `version`; a compile appends a line
     /// to `calls.log` and writes its arguments into the `-o` file (or fails, for a source
     /// named `bad.cu`).
@@ -224,6 +228,7 @@ mod tests {
 
     #[test]
     fn a_second_identical_compile_is_read_from_the_cache() {
+        let _one_at_a_time = SCRIPTS.lock().unwrap_or_else(|p| p.into_inner());
         let dir = tempfile::tempdir().unwrap();
         let cache = dir.path().join("cache");
         let source = dir.path().join("peers.cu");
@@ -267,6 +272,7 @@ mod tests {
 
     #[test]
     fn without_a_cache_or_after_a_failure_nothing_is_kept() {
+        let _one_at_a_time = SCRIPTS.lock().unwrap_or_else(|p| p.into_inner());
         let dir = tempfile::tempdir().unwrap();
         let cache = dir.path().join("cache");
         let program = fake_nvcc(dir.path(), "fake nvcc 13.0");
