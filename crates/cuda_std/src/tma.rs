@@ -25,9 +25,9 @@
 use crate::barrier::MBarrier;
 
 /// Whether this build can issue TMA copies (the tensor and the bulk ones; the multicast load
-/// needs sm_90a besides): `true` on the CPU emulator and in kernels built for sm_90 or later, `false` for older targets, where their
-/// PTX does not assemble. A `const`, so a kernel can branch on it and keep a fallback for
-/// older GPUs: the branch not taken is not compiled.
+/// needs sm_90a besides): `true` on the CPU emulator and in kernels built for sm_90 or later,
+/// `false` for older targets, where their PTX does not assemble. A `const`, so a kernel can
+/// branch on it and keep a fallback for older GPUs: the branch not taken is not compiled.
 pub const AVAILABLE: bool = crate::arch::tma::AVAILABLE;
 
 /// A TMA tensor descriptor (CUDA `CUtensorMap`), re-exported from `cust_core`, where the host
