@@ -272,6 +272,13 @@ fma_fn!(
     fma, f64, core::f64::math::mul_add, fma_fma3
 );
 
+/// Whether the host CPU has FMA3 (see `host_fma::available`): for `#[kernel]`'s host shim.
+#[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+#[inline(always)]
+pub(crate) fn host_fma_available() -> bool {
+    host_fma::available()
+}
+
 /// The host's fused multiply-add: the x86-64 FMA3 instruction behind a once-made CPU check,
 /// and the portable fallback.
 #[cfg(not(target_arch = "nvptx64"))]

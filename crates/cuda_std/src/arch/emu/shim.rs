@@ -3,6 +3,16 @@
 
 use core::ffi::c_void;
 
+/// Whether the CPU has FMA3 and the OS saves its registers (checked once, as
+/// `cuda_std::math::fmaf` checks it): `#[kernel]`'s host shim then runs the body compiled
+/// with the `fma` target feature, where `fmaf` and `fma` inline to one instruction.
+#[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+#[inline(always)]
+#[must_use]
+pub fn fma_available() -> bool {
+    crate::math::host_fma_available()
+}
+
 /// Reads a `&[T]` parameter from its `(pointer, length)` bytes (used by `#[kernel]`'s host
 /// shim).
 ///
