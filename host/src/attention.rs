@@ -246,32 +246,29 @@ pub trait AttnElem: DeviceCopy + Copy + Send + Sync + 'static + sealed::Sealed {
     fn from_f32(x: f32) -> Self;
 }
 
-impl AttnElem for bf16 {
-    const NAME: &'static str = "bf16";
-    const D64: AttnKernel<Self> = kernels::attention::attention_fwd_bf16_d64;
-    const D128: AttnKernel<Self> = kernels::attention::attention_fwd_bf16_d128;
-    const POISON: Self = bf16::from_bits(0x7fc1);
-    const UNIT: f64 = 1.0 / 256.0;
-    fn to_f64(self) -> f64 {
-        f64::from(self.to_f32())
-    }
-    fn from_f32(x: f32) -> Self {
-        bf16::from_f32(x)
-    }
+/// `AttnElem` for the 16-bit types: name, kernels (`attention_fwd_{name}_d{64,128}`), a
+/// quiet NaN of the type and its unit roundoff.
+macro_rules! attn_elem {
+    ($($t:ident: $d64:ident, $d128:ident, $poison:literal, $unit:expr;)*) => {$(
+        impl AttnElem for $t {
+            const NAME: &'static str = stringify!($t);
+            const D64: AttnKernel<Self> = kernels::attention::$d64;
+            const D128: AttnKernel<Self> = kernels::attention::$d128;
+            const POISON: Self = $t::from_bits($poison);
+            const UNIT: f64 = $unit;
+            fn to_f64(self) -> f64 {
+                f64::from(self.to_f32())
+            }
+            fn from_f32(x: f32) -> Self {
+                $t::from_f32(x)
+            }
+        }
+    )*};
 }
 
-impl AttnElem for f16 {
-    const NAME: &'static str = "f16";
-    const D64: AttnKernel<Self> = kernels::attention::attention_fwd_f16_d64;
-    const D128: AttnKernel<Self> = kernels::attention::attention_fwd_f16_d128;
-    const POISON: Self = f16::from_bits(0x7e01);
-    const UNIT: f64 = 1.0 / 2048.0;
-    fn to_f64(self) -> f64 {
-        f64::from(self.to_f32())
-    }
-    fn from_f32(x: f32) -> Self {
-        f16::from_f32(x)
-    }
+attn_elem! {
+    bf16: attention_fwd_bf16_d64, attention_fwd_bf16_d128, 0x7fc1, 1.0 / 256.0;
+    f16: attention_fwd_f16_d64, attention_fwd_f16_d128, 0x7e01, 1.0 / 2048.0;
 }
 
 /// One attention forward on fixed buffers, ready to launch: the shape checked, the kernel

@@ -3,6 +3,7 @@
 
 use super::{SortError, SortPlan, Sortable, check_bits, same_len, sort_keys_dev, sort_pairs_dev};
 use crate::gpu::{Gpu, GpuError};
+use crate::vector::finish;
 use cust::{
     error::GpuContext,
     memory::{DeviceBuffer, ValidAsZeroBits},
@@ -106,10 +107,4 @@ fn download<T: cust::memory::DeviceCopy>(
         .gpu_context("copying the sort's result to the host")?;
     v.truncate(len);
     Ok(v)
-}
-
-fn finish(gpu: &Gpu, kernel: &'static str) -> Result<(), GpuError> {
-    gpu.stream()
-        .synchronize()
-        .with_gpu_context(|| format!("running `{kernel}`"))
 }
