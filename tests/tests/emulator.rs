@@ -5,8 +5,6 @@
 use std::ffi::c_void;
 use std::time::Instant;
 
-use common::palette::Coloring;
-use common::{Band, Complex, Palette, RenderJob, Viewport};
 use cuda_emu::{self as emu, AccessKind, Dim3, EmuError, EmuOptions, HostBuffer};
 use cuda_std::launch::Kernel;
 use probes::emulator as probe;
@@ -15,6 +13,8 @@ use probes::primitives as prim;
 #[path = "support/emulate.rs"]
 #[macro_use]
 mod emulate;
+#[path = "support/speed_probes.rs"]
+mod speed_probes;
 use emulate::{opts, run, slice, slice_mut};
 
 /// The line of the `nth` occurrence of `needle` after the line holding `kernel` in the
@@ -1214,64 +1214,24 @@ fn the_gpu_tests_shared_reverse_probe_reverses_each_block() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Speed (printed)
+// The speed benchmark's probes (`tests/benches/emu_speed.rs` times them)
 
+/// The benchmark's three probes (a reduction over 2^20, a 256³ tiled SGEMM, a 512×512
+/// Mandelbrot tile) give the CPU's answers with every check on and with none.
 #[test]
-fn speed_of_a_reduction_and_a_mandelbrot_tile() {
-    // Sum of 2^20 u32 with the product kernel: 256 blocks of 256 threads, 4096 per block.
-    let n = 1usize << 20;
-    let input: Vec<u32> = (0..n as u32).map(|i| i % 1000).collect();
-    let mut partial = vec![0u32; 256];
-    for (name, checks) in [
-        ("all checks", emu::EmuChecks::ALL),
-        ("no checks", emu::EmuChecks::NONE),
-    ] {
-        let options = EmuOptions { checks, ..opts() };
-        let start = Instant::now();
-        let report =
-            emulate!(kernels::reduce::reduce_sum_u32, [256, 1, 1], [256, 1, 1], 0, &options;
-            slice(&input), n / 256, slice_mut(&mut partial))
-            .unwrap_or_else(|e| panic!("{e}"));
-        let s = start.elapsed().as_secs_f64();
-        let expected = input.iter().fold(0u32, |a, &v| a.wrapping_add(v));
+fn speed_probes_match_the_cpu() {
+    let probes = speed_probes::Probes::new();
+    for checks in [emu::EmuChecks::ALL, emu::EmuChecks::NONE] {
+        let (_, reduce) = probes.reduce(checks);
+        assert_eq!((reduce.threads, reduce.thread_steps), (65_536, 565_248));
+        let (_, sgemm) = probes.sgemm(checks);
+        assert_eq!((sgemm.threads, sgemm.thread_steps), (65_536, 2_162_688));
+        let (_, mandelbrot) = probes.mandelbrot(checks);
         assert_eq!(
-            partial.iter().fold(0u32, |a, &v| a.wrapping_add(v)),
-            expected
-        );
-        println!(
-            "reduce_sum_u32 over 2^20 ({name}): {s:.3} s, {:.2e} elements/s, {} thread steps, \
-             {:.2e} thread-steps/s",
-            n as f64 / s,
-            report.thread_steps,
-            report.thread_steps as f64 / s
+            (mandelbrot.threads, mandelbrot.thread_steps),
+            (262_144, 262_144)
         );
     }
-
-    // A 512×512 Mandelbrot tile, f32, with the product escape kernel.
-    let view = Viewport::from_center_scale(512, 512, Complex::new(-0.75, 0.0), 3.0)
-        .unwrap_or_else(|e| panic!("{e}"));
-    let job = RenderJob::new(&view, 1, 256, Coloring::discrete(Palette::Gray)).cast::<f32>();
-    let band = Band {
-        first_row: 0,
-        rows: 512,
-    };
-    let mut counts = vec![0u32; 512 * 512];
-    let norms: Vec<f32> = Vec::new();
-    let start = Instant::now();
-    let report = emulate!(kernels::mandelbrot::mandelbrot_f32, [32, 32, 1], [16, 16, 1], 0,
-        &EmuOptions { checks: emu::EmuChecks::NONE, ..opts() };
-        job, band, slice_mut(&mut counts), slice(&norms))
-    .unwrap_or_else(|e| panic!("{e}"));
-    let s = start.elapsed().as_secs_f64();
-    for (i, &c) in counts.iter().enumerate().step_by(997) {
-        let (x, y) = ((i % 512) as u32, (i / 512) as u32);
-        assert_eq!(c, job.escape_single(x, y).n, "pixel ({x}, {y})");
-    }
-    println!(
-        "mandelbrot_f32 512x512, 256 iterations: {s:.3} s, {:.2e} pixels/s, {} thread steps",
-        (512.0 * 512.0) / s,
-        report.thread_steps
-    );
 }
 
 /// A context's emulator options reach every typed launch: the planted race is reported with
