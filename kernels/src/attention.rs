@@ -41,12 +41,8 @@
 //! row sees key 0, so its maximum is finite after the first tile.
 //!
 //! Launch ([`grid_blocks`]): a 1-D grid of `ceil(S / 64) · B · H` blocks, block `x` taking
-//! head `x / ceil(S / 64)` and query tile `ceil(S / 64) − 1 − x % ceil(S / 64)`: the blocks
-//! of one head are neighbours, so the blocks resident together read the `K` and `V` of a few
-//! heads, which stay in L2 (with the head fastest, the resident blocks spanned every head and
-//! read `K` and `V` from DRAM each time: 16.7 GB at 2.18 TB/s for 4×32×4096×128 on an H200,
-//! Nsight Compute); within a head the last query tiles, which do the most work when causal,
-//! start first. [`ATTN_THREADS`] threads,
+//! head `x % (B·H)` and query tile `ceil(S / 64) − 1 − x / (B·H)` (the last query tiles,
+//! which do the most work when causal, start first), [`ATTN_THREADS`] threads,
 //! [`shared_bytes`]`(D)` of dynamic shared memory (80 KiB for `D` = 128: above the default
 //! 48 KiB, which the host raises).
 
@@ -256,14 +252,10 @@ mod kernels_sm80 {
         let lane = tid % 32;
         let warp = tid / 32;
         let (group, quad) = (lane / 4, lane % 4);
+        let heads_total = batch * heads;
         let q_tiles = seq_len.div_ceil(ATTN_BR);
-        let bh = block_idx_x() / q_tiles;
-        if bh >= batch * heads {
-            // A block past `grid_blocks` (a larger grid than the contract's): the whole
-            // block leaves before its first barrier.
-            return;
-        }
-        let q_tile = q_tiles - 1 - block_idx_x() % q_tiles;
+        let bh = block_idx_x() % heads_total;
+        let q_tile = q_tiles - 1 - block_idx_x() / heads_total;
         let (b, h) = (bh / heads, bh % heads);
         let q0 = q_tile * ATTN_BR;
         let head_elems = seq_len as usize * D as usize;
