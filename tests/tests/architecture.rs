@@ -653,6 +653,7 @@ const EMULATOR_USERS: &[&str] = &[
     "tests/Cargo.toml",
     "tests/tests/emulator.rs",
     "tests/tests/support/emulate.rs",
+    "tests/tests/support/speed_probes.rs",
     "tests/benches/emu_speed.rs",
     "tests/tests/emulator_mma.rs",
     "kernels/Cargo.toml",
