@@ -945,6 +945,74 @@ fn canon64(x: f64) -> u64 {
     }
 }
 
+/// `math::ex2_approx` is within 2 ulp of `2^x` (the CUDA C Programming Guide's bound for
+/// `exp2f`) over `[-126, 128)`, flushes results below `f32`'s smallest normal to `+0`, and
+/// maps ±∞ and NaN as `2^x` does: on the GPU, the special-function unit's
+/// `ex2.approx.ftz.f32`; on the emulator, the host's `exp2f`.
+#[test]
+fn ex2_approx_is_within_two_ulp() {
+    let gpu = gpu();
+    // 2^20 points evenly over [-126, 128), then the edges.
+    let n = 1usize << 20;
+    let mut xs: Vec<f32> = (0..n)
+        .map(|i| -126.0 + 254.0 * i as f32 / n as f32)
+        .collect();
+    let specials = [
+        f32::NEG_INFINITY,
+        f32::INFINITY,
+        f32::NAN,
+        -126.5,
+        -150.0,
+        0.0,
+        -0.0,
+        1e-40,
+        128.0,
+    ];
+    xs.extend(specials);
+    let dx = htod(&gpu, &xs);
+    let mut out = zeros::<f32>(&gpu, xs.len());
+    launch!(
+        &gpu,
+        gpu.module(),
+        prim::prim_ex2_approx,
+        cfg_1d(xs.len() as u32, 256),
+        (&dx, &mut out)
+    );
+    let got = dtoh(&out);
+    let mut worst = (0.0f64, 0.0f32);
+    for (&x, &y) in xs[..n].iter().zip(&got) {
+        let exact = f64::from(x).exp2();
+        // One ulp of an f32 near `exact` (a normal number here).
+        let ulp = 2f64.powi(exact.log2().floor() as i32 - 23);
+        let err = (f64::from(y) - exact).abs() / ulp;
+        if err > worst.0 {
+            worst = (err, x);
+        }
+    }
+    println!(
+        "ex2_approx: at most {:.3} ulp (at x = {})",
+        worst.0, worst.1
+    );
+    assert!(
+        worst.0 <= 2.0,
+        "ex2_approx({}) is {:.3} ulp from 2^x",
+        worst.1,
+        worst.0
+    );
+    let edges = &got[n..];
+    assert_eq!(edges[0].to_bits(), 0, "2^-inf");
+    assert_eq!(edges[1], f32::INFINITY, "2^inf");
+    assert!(edges[2].is_nan(), "2^NaN");
+    assert_eq!(edges[3].to_bits(), 0, "2^-126.5 (subnormal) flushes to +0");
+    assert_eq!(edges[4].to_bits(), 0, "2^-150 flushes to +0");
+    assert_eq!(
+        (edges[5], edges[6], edges[7]),
+        (1.0, 1.0, 1.0),
+        "2^0, 2^-0, 2^subnormal"
+    );
+    assert_eq!(edges[8], f32::INFINITY, "2^128 overflows");
+}
+
 #[test]
 fn exact_math_is_bit_identical_to_the_cpu() {
     let gpu = gpu();

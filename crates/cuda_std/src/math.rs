@@ -272,6 +272,23 @@ fma_fn!(
     fma, f64, core::f64::math::mul_add, fma_fma3
 );
 
+/// `2^x`, fast and approximate: on the GPU one `ex2.approx.ftz.f32` (PTX ISA §9.7.3,
+/// "ex2"; the special-function unit), on the host `libm`'s `exp2f`. Subnormal results are
+/// flushed to `+0` on both, `2^-∞ = 0`, `2^+∞ = +∞`, NaN gives NaN.
+///
+/// **Not the same bits on every backend**, unlike the rest of this module: NVIDIA does not
+/// publish the unit's algorithm, so the host computes `2^x` within 1 ulp and the GPU within
+/// its own bound (`ex2_approx_is_within_two_ulp` in `tests/tests/primitives.rs` checks at most
+/// 2 ulp over `[-126, 128)` on an H200; the CUDA C Programming Guide's table of
+/// single-precision functions gives 2 ulp for `exp2f`). Use it where a few ulp do not
+/// matter and speed does, as in a softmax (`kernels::attention`); [`exp2f`] gives the same
+/// bits on both.
+#[inline(always)]
+#[must_use]
+pub fn ex2_approx(x: f32) -> f32 {
+    crate::arch::math::ex2_approx_ftz(x)
+}
+
 /// Whether the host CPU has FMA3 (see `host_fma::available`): for `#[kernel]`'s host shim.
 #[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
 #[inline(always)]

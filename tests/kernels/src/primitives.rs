@@ -806,6 +806,17 @@ pub unsafe fn prim_math_f32(x: &[f32], out: *mut f32) {
     }
 }
 
+/// `out[i] = math::ex2_approx(x[i])`: the GPU's special-function unit (or the host's
+/// `exp2f` on the emulator), checked against `2^x` within a bound.
+#[kernel]
+pub fn prim_ex2_approx(x: &[f32], out: OutSlice<f32>) {
+    let i = index_1d();
+    if i < x.len() {
+        // SAFETY: element `i` is written by thread `i` only; `write` checks the bound.
+        unsafe { out.write(i, math::ex2_approx(x[i])) };
+    }
+}
+
 /// `out[i*10 ..] = math_f64(x[i])`.
 ///
 /// # Safety

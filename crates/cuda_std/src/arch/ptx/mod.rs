@@ -7,6 +7,7 @@ pub(crate) mod barrier;
 pub(crate) mod cluster;
 pub(crate) mod half;
 pub(crate) mod io;
+pub(crate) mod math;
 pub(crate) mod mem;
 pub(crate) mod mma;
 pub(crate) mod named_barrier;
