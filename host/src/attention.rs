@@ -496,7 +496,7 @@ pub fn reference_f64<T: AttnElem>(
 /// - each score `x_j = q·k_j/√D` is off by at most `ε = (γ_D + 4u)·A/√D` with
 ///   `A = max_j Σ|q||k_j|` (the f32 dot product; the 4u the scaling by `log2(e)/√D` and the
 ///   subtraction of the maximum), and `2^x` adds a relative `2u`
-///   (`cuda_std::math::ex2_approx`: at most 2 ulp, `ex2_approx_is_within_two_ulp`):
+///   (`cuda_std::math::ex2_approx`, checked within 2⁻²² by `ex2_approx_is_within_its_bound`):
 ///   each weight `p_j` is off by a relative `η = ε + 2u` (to first order), the normalised
 ///   weights by `2η`, which moves `O` by at most `2η·V` where `V = max_j |v_jd|`;
 /// - `P` is rounded to `T` before `P·V` (the sum `l` is not): at most `u_T·V`;

@@ -27,12 +27,12 @@
 //!
 //! At the end each row is divided by its sum `l` and stored, and `L = m·ln 2 + ln l`.
 //! `2^x` is [`cuda_std::math::ex2_approx`]: one `ex2.approx.ftz.f32` on the GPU's
-//! special-function unit, within 2 ulp (on the emulator, the host's `exp2f`, so the two agree
-//! within the error bound `host::attention::error_bound`, not bit for bit). The polynomial
-//! that gave the same bits on both ([`common::attention::softmax_exp2`], about 14
-//! instructions per element) held this kernel at 143 / 103 TFLOP/s at 4×32×4096×128 /
-//! 16×16×2048×64 on an H200, against 225 / 177 with `ex2.approx` in the same run: its
-//! integer and FMA work made the ALU the busiest pipe (41 %, Nsight Compute). `ln l` is
+//! special-function unit, within a relative 2⁻²² (on the emulator, the host's `exp2f`, so the
+//! two agree within the error bound `host::attention::error_bound`, not bit for bit). The
+//! polynomial that gave the same bits on both ([`common::attention::softmax_exp2`], about 14
+//! instructions per element) held this kernel at 143 / 102 TFLOP/s at 4×32×4096×128 /
+//! 16×16×2048×64 on an H200, against 221–233 / 174–175 with `ex2_approx` in the same run:
+//! its integer and FMA work made the ALU the busiest pipe (41 %, Nsight Compute). `ln l` is
 //! `cuda_std::math::logf` (once per row).
 //!
 //! Shared memory ([`shared_bytes`]): the block's `Q` tile (64 rows) and two stages of a `K`
@@ -46,8 +46,14 @@
 //! row sees key 0, so its maximum is finite after the first tile.
 //!
 //! Launch ([`grid_blocks`]): a 1-D grid of `ceil(S / 64) · B · H` blocks, block `x` taking
-//! head `x % (B·H)` and query tile `ceil(S / 64) − 1 − x / (B·H)` (the last query tiles,
-//! which do the most work when causal, start first), [`ATTN_THREADS`] threads,
+//! head `x / ceil(S / 64)` and query tile `ceil(S / 64) − 1 − x % ceil(S / 64)`: the blocks
+//! of one head are neighbours, so the blocks resident together read the `K` and `V` of a few
+//! heads, from L2; within a head the last query tiles, which do the most work when causal,
+//! start first. With the head fastest instead, `K` and `V` came from DRAM (81 % of its
+//! throughput, Nsight Compute), and on an H200 this order ran 1.04–1.10× faster (243 / 232 /
+//! 193 TFLOP/s against 221–233 / 221–226 / 174–175 at 4×32×4096×128, causal, 16×16×2048×64;
+//! 0.99× with 8 key/value heads), though it had been 0.81–0.98× with the slower polynomial
+//! `2^x`. [`ATTN_THREADS`] threads,
 //! [`shared_bytes`]`(D)` of dynamic shared memory (80 KiB for `D` = 128: above the default
 //! 48 KiB, which the host raises).
 
@@ -257,10 +263,14 @@ mod kernels_sm80 {
         let lane = tid % 32;
         let warp = tid / 32;
         let (group, quad) = (lane / 4, lane % 4);
-        let heads_total = batch * heads;
         let q_tiles = seq_len.div_ceil(ATTN_BR);
-        let bh = block_idx_x() % heads_total;
-        let q_tile = q_tiles - 1 - block_idx_x() / heads_total;
+        let bh = block_idx_x() / q_tiles;
+        if bh >= batch * heads {
+            // A block past `grid_blocks` (a larger grid than the contract's): the whole
+            // block leaves before its first barrier.
+            return;
+        }
+        let q_tile = q_tiles - 1 - block_idx_x() % q_tiles;
         let (b, h) = (bh / heads, bh % heads);
         let q0 = q_tile * ATTN_BR;
         let head_elems = seq_len as usize * D as usize;
