@@ -279,7 +279,7 @@ fma_fn!(
 /// **Not the same bits on every backend**, unlike the rest of this module: NVIDIA does not
 /// publish the unit's algorithm, so the host computes `2^x` within 1 ulp and the GPU within
 /// its own error: `ex2_approx_is_within_its_bound` (`tests/tests/primitives.rs`, 2^20
-/// points of `[-126, 128)`) found at most a relative 1.09·2⁻²³ (2.06 ulp) on an H200 and
+/// points of `[-126, 128)`) found at most a relative 1.19·2⁻²³ (2.06 ulp) on an H200 and
 /// checks 2⁻²². Use it where that does not matter and speed does, as in a softmax
 /// (`kernels::attention`); [`exp2f`] gives the same bits on both.
 #[inline(always)]
