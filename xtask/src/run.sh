@@ -235,7 +235,7 @@ if [ "${QUICK:-0}" != 1 ]; then
             --section SpeedOfLight --section Occupancy --section WarpStateStats \
             --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
             ./ferrocuda bench --attention --warmup 1 --reps 1 -o /tmp/ncu-attention
-        step ncu-sgemm ncu --clock-control none -k regex:^sgemm$ -c 1 \
+        step ncu-sgemm ncu --clock-control none -k "regex:^sgemm(_cp_async)?$" -c 1 \
             --section SpeedOfLight --section Occupancy --section WarpStateStats \
             --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
             ./ferrocuda bench --len 1048576 --gemm 4096,4096,4096 --no-cuda-c --no-cublas \
