@@ -49,6 +49,21 @@ step() {
     echo "${summary[-1]}" >>"$OUT/progress.txt"
 }
 
+# profiled ARGS...: `ncu ARGS...`, failing when ncu profiled no kernel: it exits 0 then, so a
+# kernel name that matches nothing (as `^sgemm$` did once sm_90 ran `sgemm_cp_async`) would
+# otherwise pass as a step.
+profiled() {
+    local out rc
+    out=$(ncu "$@" 2>&1)
+    rc=$?
+    printf '%s\n' "$out"
+    if [ "$rc" -ne 0 ]; then return "$rc"; fi
+    if grep -q "No kernels were profiled" <<<"$out"; then
+        echo "ncu profiled no kernel (the -k pattern matched none)" >&2
+        return 1
+    fi
+}
+
 # cuBLAS for `ferrocuda bench`: cudarc loads libcublas.so by name (and the CUDA 12 sonames);
 # the Python wheels ship libcublas.so.<major> without the unversioned link, so add one.
 # On the H200 image it is the `nvidia.cublas` package; on the H100 image (CUDA 13 wheels)
@@ -213,29 +228,29 @@ if [ "${QUICK:-0}" != 1 ]; then
     # seahorse valley (the 13th mandelbrot_f32 launch of mandelbrot-bench: 2 warm-up + 10
     # timed runs of the full view come first). Clocks are left alone (--clock-control none).
     if command -v ncu >/dev/null; then
-        step ncu-scan ncu --clock-control none -k regex:scan_exclusive_u32 -c 1 \
+        step ncu-scan profiled --clock-control none -k regex:scan_exclusive_u32 -c 1 \
             --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis \
             ./ferrocuda bench --len 268435456 --gemm 256,256,256 --no-cuda-c --no-cublas --no-cub \
             --warmup 1 --reps 1 -o /tmp/ncu-bench
-        step ncu-mandelbrot ncu --clock-control none -k regex:^mandelbrot_f32$ --launch-skip 12 \
+        step ncu-mandelbrot profiled --clock-control none -k regex:^mandelbrot_f32$ --launch-skip 12 \
             -c 1 --section SpeedOfLight --section Occupancy --section WarpStateStats \
             ./ferrocuda mandelbrot-bench --size 8192 --max-iter 1000 --precision f32 --reps 10 \
             --warmup 2
         # Vector peers (targets against memcpy and cuBLAS): what limits the STREAM copy and
         # add and the SGEMM kernel.
         for k in copy add; do
-            step "ncu-$k" ncu --clock-control none -k "regex:^${k}_f32$" -c 1 \
+            step "ncu-$k" profiled --clock-control none -k "regex:^${k}_f32$" -c 1 \
                 --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
                 ./ferrocuda bench --len 268435456 --gemm 256,256,256 --no-cuda-c --no-cublas \
                 --no-cub --warmup 1 --reps 1 -o "/tmp/ncu-$k"
         done
         # Attention (mma.sync, bf16, D = 128): the first launch of the first --attention
         # shape (4x32x4096x128, non-causal).
-        step ncu-attention ncu --clock-control none -k regex:^attention_fwd_bf16_d128$ -c 1 \
+        step ncu-attention profiled --clock-control none -k regex:^attention_fwd_bf16_d128$ -c 1 \
             --section SpeedOfLight --section Occupancy --section WarpStateStats \
             --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
             ./ferrocuda bench --attention --warmup 1 --reps 1 -o /tmp/ncu-attention
-        step ncu-sgemm ncu --clock-control none -k "regex:^sgemm(_cp_async)?$" -c 1 \
+        step ncu-sgemm profiled --clock-control none -k "regex:^sgemm(_cp_async)?$" -c 1 \
             --section SpeedOfLight --section Occupancy --section WarpStateStats \
             --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
             ./ferrocuda bench --len 1048576 --gemm 4096,4096,4096 --no-cuda-c --no-cublas \
