@@ -18,10 +18,10 @@ pub const LOG2_E: f32 = core::f32::consts::LOG2_E;
 
 /// `2^x` with the same bits on the CPU and the GPU, for a softmax that must reproduce
 /// exactly (the attention kernel used it until it took the faster
-/// `cuda_std::math::ex2_approx`, which agrees only within a relative 2⁻²²): relative error below 2⁻²³ for `x` in
-/// [−126, 128) (the unit test measures it over 2²⁰ points of [−126, 0]); 0 below −126
-/// (results under `f32`'s smallest normal flush to zero, as PTX `ex2.approx.ftz` does, and
-/// `−∞`, a masked score, gives 0); NaN for NaN.
+/// `cuda_std::math::ex2_approx`, which agrees only within a relative 2⁻²²): relative error
+/// below 2⁻²³ for `x` in [−126, 128) (the unit test measures it over 2²⁰ points of
+/// [−126, 0]); 0 below −126 (results under `f32`'s smallest normal flush to zero, as PTX
+/// `ex2.approx.ftz` does, and `−∞`, a masked score, gives 0); NaN for NaN.
 ///
 /// `x = n + f` with `n = floor(x)`: a degree-6 polynomial in `f` ∈ [0, 1) (interpolating
 /// `2^f` at the 7 Chebyshev nodes of [0, 1], coefficients rounded to `f32`), evaluated with

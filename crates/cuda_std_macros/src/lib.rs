@@ -207,7 +207,7 @@ fn expand(func: ItemFn) -> syn::Result<TokenStream2> {
         /// The host shim compiled for CPUs with FMA3, so that the body's fused
         /// multiply-adds (`cuda_std::math::fmaf`, `fma`) become one instruction each instead
         /// of a call: the same results (FMA rounds once either way).
-        #[cfg(all(not(target_arch = "nvptx64"), target_arch = "x86_64", not(target_feature = "fma")))]
+        #[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
         #[allow(non_snake_case, unused_variables, clippy::missing_safety_doc)]
         #[doc(hidden)]
         #[target_feature(enable = "fma")]
