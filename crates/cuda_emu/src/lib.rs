@@ -1,7 +1,36 @@
 //! `cuda_emu`, the CPU emulator: runs a `#[kernel]` on the host, with real 32-lane warps, block
 //! barriers, shared memory and atomics, and checks the GPU does not give you.
 //!
-//! ```ignore
+//! ```
+//! # mod kernels {
+//! #     // Stands in for a kernels crate's `#[kernel] pub fn double(a: &[f32], out:
+//! #     // OutSlice<f32>)` (`out[i] = 2 a[i]`), which needs `cuda_std`, a crate this one
+//! #     // never depends on: the handle `#[kernel]` generates, its host body written against
+//! #     // `cuda_emu::device` as this crate's unit tests write theirs.
+//! #     use core::ffi::c_void;
+//! #     use cuda_emu::device;
+//! #     use cust_core::launch::{Kernel, Out, Safe, Slice};
+//! #     #[allow(non_upper_case_globals)]
+//! #     pub const double: Kernel<(Slice<f32>, Out<f32>), Safe> =
+//! #         Kernel::__new_with_host("double", double_host);
+//! #     /// # Safety
+//! #     /// `HostEntry`'s contract, for `(&[f32], OutSlice<f32>)`.
+//! #     unsafe fn double_host(args: *const *mut c_void) {
+//! #         let ctaid = device::block_idx("double")[0];
+//! #         let ntid = device::block_dim("double")[0];
+//! #         let tid = device::thread_idx("double")[0];
+//! #         let i = (ctaid * ntid + tid) as usize;
+//! #         // SAFETY: two parameters, each a (pointer, length) pair of a live buffer.
+//! #         unsafe {
+//! #             let (a, a_len) = *(*args).cast::<(*const f32, usize)>();
+//! #             let (out, out_len) = *(*args.add(1)).cast::<(*mut f32, usize)>();
+//! #             if i < a_len.min(out_len) {
+//! #                 *out.add(i) = 2.0 * *a.add(i);
+//! #             }
+//! #         }
+//! #     }
+//! # }
+//! # fn main() -> Result<(), cuda_emu::EmuError> {
 //! use cuda_emu::{self as emu, EmuOptions};
 //! let (a, mut out) = (vec![1.0f32; 1024], vec![0.0f32; 1024]);
 //! // The bytes the device would see: a slice is a (pointer, length) pair.
@@ -12,6 +41,9 @@
 //! let report = unsafe {
 //!     emu::launch(&kernels::double, [4, 1, 1], [256, 1, 1], 0, &args, &EmuOptions::default())
 //! }?;
+//! # assert!(out.iter().all(|&x| x == 2.0), "{report:?}");
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! # How it runs

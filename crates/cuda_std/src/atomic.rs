@@ -1,9 +1,17 @@
 //! Atomic operations on raw pointers to global or shared memory, with an explicit **scope**
 //! and **ordering** (PTX memory consistency model, PTX ISA §8).
 //!
-//! ```ignore
+//! ```no_run
+//! # use cuda_std::kernel;
+//! # /// # Safety
+//! # /// `counter` points to a `u32` of device memory that only atomics access.
+//! # #[kernel]
+//! # pub unsafe fn count(counter: *mut u32) {
 //! use cuda_std::atomic::{self, Device, Ordering};
 //! let old = unsafe { atomic::fetch_add::<Device, u32>(counter, 1, Ordering::Relaxed) };
+//! # let _ = old;
+//! # }
+//! # fn main() {}
 //! ```
 //!
 //! **Scope** (a type parameter): the set of threads the operation is atomic, and ordered,

@@ -233,9 +233,16 @@ macro_rules! println {
 /// (or the next synchronisation) fails with `CUDA_ERROR_ASSERT` ("device-side assert
 /// triggered"). The CUDA context is unusable afterwards: the host must recreate it.
 ///
-/// ```ignore
+/// ```no_run
+/// # use cuda_std::{device_assert, kernel, thread::index_1d};
+/// # #[kernel]
+/// # pub fn check(xs: &[f32], n: usize) {
+/// # let i = index_1d();
+/// # let x = xs[i];
 /// device_assert!(i < n);
 /// device_assert!(x >= 0.0, "x = %f at i = %llu", x, i);
+/// # }
+/// # fn main() {}
 /// ```
 ///
 /// Unlike `assert!`, the check is kept in release builds (like CUDA C's `assert` without

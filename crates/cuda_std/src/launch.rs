@@ -107,10 +107,15 @@ impl<T: DeviceCopy> OutSlice<'_, T> {
     /// below `total_threads`, `t + k · total_threads` names each element for exactly one
     /// thread, whatever `k` each thread passes.
     ///
-    /// ```ignore
+    /// ```no_run
+    /// # use cuda_std::{OutSlice, kernel};
+    /// # #[kernel]
+    /// # pub fn fill_ones(out: OutSlice<f32>) {
     /// // n elements with any grid: thread t writes t, t + T, t + 2T, ...
     /// let mut k = 0;
     /// while out.write_grid_strided(k, 1.0) { k += 1; }
+    /// # }
+    /// # fn main() {}
     /// ```
     #[inline(always)]
     pub fn write_grid_strided(&self, k: usize, value: T) -> bool {
@@ -128,8 +133,13 @@ impl<T: DeviceCopy> OutSlice<'_, T> {
     /// Every element is written by exactly one thread of the launch, whatever the grid and
     /// block sizes (as [`write_grid_strided`](Self::write_grid_strided), which it calls).
     ///
-    /// ```ignore
+    /// ```no_run
+    /// # use cuda_std::{OutSlice, kernel};
+    /// # #[kernel]
+    /// # pub fn double(a: &[f32], out: OutSlice<f32>) {
     /// out.write_grid_stride_loop(|i| a[i] * 2.0);
+    /// # }
+    /// # fn main() {}
     /// ```
     #[inline(always)]
     pub fn write_grid_stride_loop(&self, mut f: impl FnMut(usize) -> T) -> usize {
@@ -230,13 +240,15 @@ fn grid_strided_index(k: usize) -> Option<usize> {
 /// [`AtomicOut<T>`]; host argument: `&mut DeviceBuffer<T>` (or another mutable device
 /// buffer). `T`: `i32`, `u32`, `i64`, `u64`, `f32`, `f64`.
 ///
-/// ```ignore
+/// ```no_run
+/// # use cuda_std::prelude::*;
 /// #[kernel]
 /// pub fn histogram(data: &[u32], bins: AtomicSlice<u32>) {
 ///     if let Some(&x) = data.get(index_1d()) {
 ///         bins.fetch_add(x as usize % bins.len(), 1, Ordering::Relaxed);
 ///     }
 /// }
+/// # fn main() {}
 /// ```
 #[repr(C)]
 #[derive(Debug)]

@@ -64,7 +64,12 @@ pub use array::{SharedArray, SharedAtomicArray, SharedRows, SharedSlice, SharedT
 ///
 /// Both take an optional `align = A` (bytes, a power of two; at least the type's alignment).
 ///
-/// ```ignore
+/// ```no_run
+/// # use cuda_std::prelude::*;
+/// # use cuda_std::shared::SharedArray;
+/// # #[kernel]
+/// # pub fn tiles() {
+/// # let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
 /// const TILE: usize = 16;                                   // may be local to the function
 /// let raw: *mut f32 = shared_array!(f32, TILE * TILE);      // align_of::<f32>(); unchecked
 /// let buf: *mut f32 = shared_array!(f32, 1024, align = 16); // for 16-byte vector access
@@ -74,6 +79,9 @@ pub use array::{SharedArray, SharedAtomicArray, SharedRows, SharedSlice, SharedT
 /// // SAFETY: as above.
 /// let tile = unsafe { shared_array!([[f32; TILE + 1]; TILE]) }; // &mut SharedTile<f32, 16, 17>
 /// tile[ty][tx] = 1.0;
+/// # let _ = (raw, buf);
+/// # }
+/// # fn main() {}
 /// ```
 ///
 /// Expands to a `global_asm!(".shared .align A .b8 __cuda_std_shared_<id>[bytes];")` and an

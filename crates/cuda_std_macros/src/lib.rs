@@ -341,7 +341,11 @@ fn check_signature(func: &ItemFn) -> syn::Result<()> {
 /// Places a `static mut` array declared in a function body in **shared memory** (CUDA C's
 /// `__shared__`), as Rust-CUDA's `#[address_space(shared)]` does:
 ///
-/// ```ignore
+/// ```no_run
+/// # use cuda_std::kernel;
+/// # use cuda_std::thread::{thread_idx_x, thread_idx_y};
+/// # #[kernel]
+/// # pub fn load_tile(x: f32) {
 /// use core::mem::MaybeUninit;
 /// use cuda_std::address_space;
 ///
@@ -349,7 +353,10 @@ fn check_signature(func: &ItemFn) -> syn::Result<()> {
 /// #[address_space(shared)]
 /// static mut TILE_A: [[MaybeUninit<f32>; TILE]; TILE] =
 ///     [[const { MaybeUninit::uninit() }; TILE]; TILE];
+/// # let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
 /// unsafe { TILE_A[ty][tx].write(x) };
+/// # }
+/// # fn main() {}
 /// ```
 ///
 /// Rust has no address-space statics, so the item is rewritten into a binding of the same
@@ -410,10 +417,13 @@ pub fn address_space(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// without one of those `repr`s (Rust's default layout may differ between the host and the
 /// GPU compilation). The type must also be `Copy` (derive it too).
 ///
-/// ```ignore
+/// ```
+/// # use cuda_std::DeviceCopy;
 /// #[repr(C)]
 /// #[derive(Clone, Copy, DeviceCopy)]
 /// pub struct Params { scale: f32, offset: f32, n: u32 }
+/// # fn device_copy<T: DeviceCopy>(_: T) {}
+/// # device_copy(Params { scale: 2.0, offset: 1.0, n: 3 });
 /// ```
 #[proc_macro_derive(DeviceCopy)]
 pub fn derive_device_copy(item: TokenStream) -> TokenStream {

@@ -76,12 +76,18 @@ pub struct SharedSlice<T>([T]);
 ///
 /// `T`: `i32`, `u32`, `i64`, `u64`, `f32`, `f64`. Layout: `[T; N]`.
 ///
-/// ```ignore
+/// ```no_run
+/// # use cuda_std::prelude::*;
+/// # #[kernel]
+/// # pub fn byte_histogram(data: &[u8]) {
+/// # let byte = data[index_1d()];
 /// let bins = shared_array!(atomic [u32; 256]);
 /// bins.fill_block(0, Ordering::Relaxed);
 /// sync_threads();
 /// bins.fetch_add(byte as usize, 1, Ordering::Relaxed);
 /// sync_threads();
+/// # }
+/// # fn main() {}
 /// ```
 #[repr(transparent)]
 pub struct SharedAtomicArray<T, const N: usize>([UnsafeCell<T>; N]);

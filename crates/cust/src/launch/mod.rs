@@ -20,8 +20,27 @@
 //! sizes the module declares against the handle's; the resulting [`TypedFunction`] launches
 //! with no lookup and no allocation:
 //!
-//! ```ignore
+//! ```no_run
+//! # #[allow(non_upper_case_globals)]
+//! # mod my_kernels {
+//! #     // The handles `#[kernel]` generates in a kernels crate (which depends on `cuda_std`,
+//! #     // a crate cust never depends on) for `fn scale(x: &[f32], out: OutSlice<f32>, s: f32)`
+//! #     // and `unsafe fn raw_add(a: *const f32, b: *const f32, c: *mut f32)`.
+//! #     use cust_core::launch::{ConstPtr, Kernel, MutPtr, Out, Safe, Slice, Unsafe, Value};
+//! #     pub const scale: Kernel<(Slice<f32>, Out<f32>, Value<f32>), Safe> =
+//! #         Kernel::__new("scale");
+//! #     pub const raw_add: Kernel<(ConstPtr<f32>, ConstPtr<f32>, MutPtr<f32>), Unsafe> =
+//! #         Kernel::external("raw_add");
+//! # }
+//! # fn main() -> cust::CudaResult<()> {
 //! use cust::prelude::*;
+//! # let _ctx = cust::quick_init()?;
+//! # let module = Module::from_ptx("", &[])?;
+//! # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+//! # let cfg = LaunchConfig::for_num_elems(1024, 256)?;
+//! # let (x, mut out) = (DeviceBuffer::<f32>::zeroed(1024)?, DeviceBuffer::<f32>::zeroed(1024)?);
+//! # let (a, b) = (DeviceBuffer::<f32>::zeroed(1024)?, DeviceBuffer::<f32>::zeroed(1024)?);
+//! # let mut c = DeviceBuffer::<f32>::zeroed(1024)?;
 //! let scale = module.kernel(my_kernels::scale)?; // once: lookup + layout check
 //! scale.launch(&stream, cfg, (&x, &mut out, 2.0f32))?; // per launch
 //! // `unsafe fn` kernels (raw pointers) need `launch_unchecked` and an `unsafe` block.
@@ -29,6 +48,8 @@
 //! unsafe { raw_add.launch_unchecked(&stream, cfg, (&a, &b, &mut c))? };
 //! // One-off launches may resolve and launch in one call:
 //! my_kernels::scale.launch(&module, &stream, cfg, (&x, &mut out, 2.0f32))?;
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! A layout mismatch is an error at resolve time, naming the kernel, the module and both
@@ -245,11 +266,31 @@ impl_kernel_args_up_to!(
 /// its parameter layout checked against the handle's once. Launching it does no lookup and
 /// no allocation. Cheap to clone; keeps its module loaded.
 ///
-/// ```ignore
+/// ```no_run
+/// # #[allow(non_upper_case_globals)]
+/// # mod kernels {
+/// #     // The handle `#[kernel]` generates in a kernels crate (which depends on `cuda_std`,
+/// #     // a crate cust never depends on) for the workspace's
+/// #     // `fn triad_f32(b: &[f32], c: &[f32], q: f32, a: OutSlice<f32>)`.
+/// #     use cust_core::launch::{Kernel, Out, Safe, Slice, Value};
+/// #     pub const triad_f32: Kernel<(Slice<f32>, Slice<f32>, Value<f32>, Out<f32>), Safe> =
+/// #         Kernel::__new("triad_f32");
+/// # }
+/// # use cust::prelude::*;
+/// # fn main() -> CudaResult<()> {
+/// # let _ctx = cust::quick_init()?;
+/// # let module = Module::from_ptx("", &[])?;
+/// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+/// # let (cfg, reps) = (LaunchConfig::for_num_elems(1024, 256)?, 10);
+/// # let (b, c) = (DeviceBuffer::<f32>::zeroed(1024)?, DeviceBuffer::<f32>::zeroed(1024)?);
+/// # let mut a = DeviceBuffer::<f32>::zeroed(1024)?;
+/// // a[i] = b[i] + 3·c[i]
 /// let triad = module.kernel(kernels::triad_f32)?; // once
 /// for _ in 0..reps {
-///     triad.launch(&stream, cfg, (&a, &b, &mut c, 3.0f32))?; // many times
+///     triad.launch(&stream, cfg, (&b, &c, 3.0f32, &mut a))?; // many times
 /// }
+/// # Ok(())
+/// # }
 /// ```
 pub struct TypedFunction<P, S> {
     function: Function,

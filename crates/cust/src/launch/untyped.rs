@@ -147,13 +147,24 @@ pub unsafe fn __launch_raw(
 
 /// Launches a kernel, cust 0.3's syntax:
 ///
-/// ```ignore
+/// ```no_run
+/// # use cust::prelude::*;
+/// # fn main() -> CudaResult<()> {
+/// # let _ctx = cust::quick_init()?;
+/// # let module = Module::from_ptx("", &[])?;
+/// # let function = module.get_function("scale")?;
+/// # let stream = Stream::new(StreamFlags::NON_BLOCKING, None)?;
+/// # let (grid, block) = (4u32, 256u32);
+/// # let (a, b) = (DeviceBuffer::<f32>::zeroed(1024)?, DeviceBuffer::<f32>::zeroed(1024)?);
+/// # let (c, x) = (DeviceBuffer::<f32>::zeroed(1024)?, DeviceBuffer::<f32>::zeroed(1024)?);
 /// unsafe {
 ///     launch!(module.vecadd<<<grid, block, 0, stream>>>(
 ///         a.as_device_ptr(), a.len(), b.as_device_ptr(), b.len(), c.as_device_ptr()
 ///     ))?;
 ///     launch!(function<<<grid, block, 0, stream>>>(x.as_device_ptr(), 2.0f32))?;
 /// }
+/// # Ok(())
+/// # }
 /// ```
 ///
 /// `grid` and `block` are anything that converts into [`GridSize`] / [`BlockSize`] (`u32`,
