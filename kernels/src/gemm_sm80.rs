@@ -10,25 +10,35 @@
 //! [`SGEMM80_TILE_M`]×[`SGEMM80_TILE_N`] tile of `C`; each thread an 8×16 sub-tile in 128
 //! registers: rows `4·ty..4·ty + 4` and `64 + 4·ty..` (`ty = tid / 16`), columns
 //! `4·tx + 64·q..4·tx + 64·q + 4` for `q` in 0..4 (`tx = tid % 16`). K is walked in steps of
-//! [`SGEMM80_BK`] = 16: per step, `A`'s 128×16 slice (row-major, rows padded to 20 floats)
-//! and `B`'s 16×256 slice are copied with 16-byte `cp.async.cg` into a ring of
+//! [`SGEMM80_BK`] = 16: per step, `A`'s 128×16 slice, stored transposed (one row of 128 `A`
+//! rows per k value, padded to [`SGEMM80_A_STRIDE`] = 132 floats) with 4-byte
+//! `cp.async.ca`, and `B`'s 16×256 slice with 16-byte `cp.async.cg`, go into a ring of
 //! [`SGEMM80_STAGES`] stages of dynamic shared memory ([`SGEMM80_SHARED_BYTES`]). Each step
 //! waits for its oldest stage, issues the copies of the stage `SGEMM80_STAGES - 1` ahead, and
 //! computes on the oldest, with one barrier per step.
 //!
-//! Shared-memory reads: `A` is read along k, four k values of one row per 16-byte load (a
-//! warp reads two rows, 4 apart: 320 bytes apart, different banks, the other 15 lanes of
-//! each half broadcast); `B` along n, 16-byte loads of 16 consecutive lanes covering 256
-//! contiguous bytes. Per 4 k values a thread loads 8 `A` quads and 16 `B` quads for 512 FMAs.
+//! Shared-memory reads, per k value: two `A` quads (4 consecutive rows each, rows `4·ty`
+//! and `64 + 4·ty`: the two `ty` of a warp read 2 quads, the other lanes broadcast) and four
+//! `B` quads (16 consecutive lanes cover 256 contiguous bytes), then 128 FMAs: 24 registers
+//! of operands per k. The transposed `A` is what makes that few: with `A` stored as it lies
+//! in memory (four k values of one row per quad), a thread held 32 `A` values for four k
+//! values at once and ptxas used all 255 registers; transposed, it uses 226 (ptxas 12.9,
+//! sm_90a), and on an H200 (2026-11-29, three alternating rounds of `ferrocuda bench
+//! --gemm-only`, cuBLAS in the same process) SGEMM went from 0.820–0.833× to 0.897–0.909×
+//! cuBLAS at 2048³, 4096³ and 8192³. The transposing store costs 8 4-byte copies per thread
+//! and stage instead of 2 16-byte ones; the two k values 8 apart that a warp writes share
+//! banks (2-way conflicts, on the copies only).
+//!
 //! Every output is accumulated over k in increasing order with `fma.rn.f32`, from 0 (the
 //! first FMA is the rounded product), so results equal [`crate::gemm::sgemm`]'s bit for bit.
 //!
-//! Edges: chunks of `A` rows past `m` or past `k`, and of `B` rows past `k` or columns past
-//! `n`, are zero-filled in shared memory with plain stores (they add exact zeros).
+//! Edges: elements of `A` rows past `m` or past `k`, and chunks of `B` rows past `k` or
+//! columns past `n`, are zero-filled in shared memory with plain stores (they add exact
+//! zeros).
 //!
 //! Launch: grid `(ceil(n / 256), ceil(m / 128), 1)`, block `(256, 1, 1)`,
 //! [`SGEMM80_SHARED_BYTES`] of dynamic shared memory (above the default 48 KiB: the host's
-//! launch raises the kernel's limit). About 200 registers per thread: one block per
+//! launch raises the kernel's limit). 226 registers per thread: one block per
 //! multiprocessor.
 
 /// Rows of `C` per block.
@@ -41,14 +51,13 @@ pub const SGEMM80_THREADS: u32 = 256;
 pub const SGEMM80_BK: u32 = 16;
 /// Pipeline stages (the `cp.async` ring).
 pub const SGEMM80_STAGES: u32 = 4;
-/// Row stride of the `A` slice in shared memory, floats (16 + 4 padding: the two rows a
-/// warp reads at once, 4 rows apart, fall in different banks).
-pub const SGEMM80_A_STRIDE: u32 = SGEMM80_BK + 4;
-/// Floats of one stage: the `A` slice (128 × 20) then the `B` slice (16 × 256).
-pub const SGEMM80_STAGE_FLOATS: u32 =
-    SGEMM80_TILE_M * SGEMM80_A_STRIDE + SGEMM80_BK * SGEMM80_TILE_N;
+/// Row stride of the `A` slice in shared memory, floats: the slice is stored transposed,
+/// one row of 128 `A` rows per k value, padded by 4 floats.
+pub const SGEMM80_A_STRIDE: u32 = SGEMM80_TILE_M + 4;
+/// Floats of one stage: the `A` slice (16 × 132, transposed) then the `B` slice (16 × 256).
+pub const SGEMM80_STAGE_FLOATS: u32 = SGEMM80_BK * SGEMM80_A_STRIDE + SGEMM80_BK * SGEMM80_TILE_N;
 /// Dynamic shared memory per block, bytes: [`SGEMM80_STAGES`] · 4 · [`SGEMM80_STAGE_FLOATS`]
-/// (104 KiB).
+/// (97 KiB).
 pub const SGEMM80_SHARED_BYTES: u32 = SGEMM80_STAGES * SGEMM80_STAGE_FLOATS * 4;
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
@@ -69,7 +78,7 @@ mod kernel_sm80 {
     use cuda_std::shared::window::{self, SharedAddr};
 
     /// Floats of the `A` slice of a stage.
-    const A_FLOATS: u32 = SGEMM80_TILE_M * SGEMM80_A_STRIDE;
+    const A_FLOATS: u32 = SGEMM80_BK * SGEMM80_A_STRIDE;
 
     #[repr(C, align(16))]
     #[derive(Clone, Copy)]
@@ -111,19 +120,16 @@ mod kernel_sm80 {
         let (ap, bp) = (a.as_ptr().cast::<u8>(), b.as_ptr().cast::<u8>());
         let (nu, ku) = (n as usize, k as usize);
 
-        // Copy duty per stage. A: chunk `tid % 4` (4 floats) of tile rows `tid / 4 + 64·j`
-        // (j < 2). B: chunk `tid % 64` of slice rows `tid / 64 + 4·j` (j < 4).
-        let a_chunk = tid % 4;
-        let a_row = tid / 4;
+        // Copy duty per stage. A: element k0 + `tid % 16` of tile rows `tid / 16 + 16·j`
+        // (j < 8), 4-byte copies into the transposed slice. B: chunk `tid % 64` of slice
+        // rows `tid / 64 + 4·j` (j < 4).
+        let a_k = tid % 16;
+        let a_row = tid / 16;
         let b_chunk = tid % 64;
         let b_row = tid / 64;
-        let a_dst = a_row * SGEMM80_A_STRIDE + a_chunk * 4;
+        let a_dst = a_k * SGEMM80_A_STRIDE + a_row;
         let b_dst = A_FLOATS + b_row * SGEMM80_TILE_N + b_chunk * 4;
-        let a_in = [row0 + a_row < m, row0 + a_row + 64 < m];
-        let a_src = [
-            ((row0 + a_row) as usize * ku + (a_chunk * 4) as usize) * 4,
-            ((row0 + a_row + 64) as usize * ku + (a_chunk * 4) as usize) * 4,
-        ];
+        let a_src = ((row0 + a_row) as usize * ku + a_k as usize) * 4;
         let b_col = col0 + b_chunk * 4;
         let b_col_in = b_col < n;
 
@@ -132,17 +138,20 @@ mod kernel_sm80 {
             let k0 = kt * SGEMM80_BK;
             // SAFETY: `slot < SGEMM80_STAGES`: inside the dynamic shared memory.
             let stage = unsafe { smem.add((slot * SGEMM80_STAGE_FLOATS) as usize) };
-            let a_k_in = k0 + a_chunk * 4 < k;
-            unroll!(j in [0, 1] {
-                // SAFETY: row `a_row + 64·j` of the A slice, 16-byte aligned (stride and
-                // chunk multiples of 4 floats). When copied, the source row is < m and its
-                // chunk lies inside the row (k % 4 == 0), 16-byte aligned.
+            let a_k_in = k0 + a_k < k;
+            unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7] {
+                let row = row0 + a_row + 16 * j as u32;
+                // SAFETY: element (k value a_k, row a_row + 16·j) of the transposed A slice,
+                // inside the stage. When copied, the source row is < m and its column
+                // k0 + a_k < k, 4-byte aligned.
                 unsafe {
-                    let dst = stage.add((a_dst + 64 * j as u32 * SGEMM80_A_STRIDE) as usize);
-                    if a_in[j] && a_k_in {
-                        async_copy::copy_16(dst.cast(), ap.add(a_src[j] + k0 as usize * 4));
+                    if row < m && a_k_in {
+                        let dst = stage.add((a_dst + 16 * j as u32) as usize);
+                        let at = a_src + (16 * j * ku + k0 as usize) * 4;
+                        async_copy::copy_4(dst.cast(), ap.add(at));
                     } else {
-                        mem::store_v4_u32(dst.cast(), [0; 4]);
+                        let at = slot * SGEMM80_STAGE_FLOATS + a_dst + 16 * j as u32;
+                        window::store_f32(base.byte_add(at * 4), 0.0);
                     }
                 }
             });
@@ -164,7 +173,7 @@ mod kernel_sm80 {
 
         // Per-thread read offsets (floats) inside a stage: A rows 4·ty and 64 + 4·ty, B
         // columns 4·tx (+ 64·q).
-        let a_rd = ty * 4 * SGEMM80_A_STRIDE;
+        let a_rd = ty * 4;
         let b_rd = A_FLOATS + tx * 4;
 
         let mut acc = [[0.0f32; 16]; 8];
@@ -196,42 +205,40 @@ mod kernel_sm80 {
             let st = slot * SGEMM80_STAGE_FLOATS * 4;
             let sa = st + a_rd * 4;
             let sb = st + b_rd * 4;
-            // Four groups of four k values: 8 A quads (one per row, along k), then per k
-            // value 4 B quads and 128 FMAs. Constant offsets only, so ptxas can issue the
-            // loads of the next k during the FMAs of this one.
-            unroll!(kq in [0, 1, 2, 3] {
-                let mut af = [[0.0f32; 4]; 8];
-                unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7] {
-                    let r = (i % 4 + 64 * (i / 4)) as u32;
-                    // SAFETY: 16-byte aligned, inside this stage's A slice (rows < 128,
-                    // k offset 4·kq + 4 <= 16); written before the barrier above.
-                    af[i] = unsafe {
+            // Per k value: two `A` quads (rows 4·ty.. and 64 + 4·ty.. of the transposed
+            // slice), four `B` quads and 128 FMAs, from 24 registers of operands. Constant
+            // offsets only, so ptxas can issue the loads of the next k during the FMAs of
+            // this one.
+            unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                let kk = kk as u32;
+                // SAFETY: 16-byte aligned (stride and offsets multiples of 4 floats), inside
+                // this stage's A slice (k value kk < 16, rows 4·ty + 64 + 4 <= 128); written
+                // before the barrier above.
+                let (lo, hi) = unsafe {
+                    (
+                        window::load_v4_f32(base.byte_add(sa + kk * SGEMM80_A_STRIDE * 4)),
+                        window::load_v4_f32(base.byte_add(sa + (kk * SGEMM80_A_STRIDE + 64) * 4)),
+                    )
+                };
+                let af = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]];
+                let mut bf = [0.0f32; 16];
+                unroll!(q in [0, 1, 2, 3] {
+                    // SAFETY: 16-byte aligned, inside this stage's B slice (row kk < 16,
+                    // columns 4·tx + 64·q + 4 <= 256); written before the barrier.
+                    let v = unsafe {
                         window::load_v4_f32(
-                            base.byte_add(sa + (r * SGEMM80_A_STRIDE + 4 * kq as u32) * 4),
+                            base.byte_add(sb + (kk * SGEMM80_TILE_N + 64 * q as u32) * 4),
                         )
                     };
+                    bf[4 * q] = v[0];
+                    bf[4 * q + 1] = v[1];
+                    bf[4 * q + 2] = v[2];
+                    bf[4 * q + 3] = v[3];
                 });
-                unroll!(s in [0, 1, 2, 3] {
-                    let kk = (4 * kq + s) as u32;
-                    let mut bf = [0.0f32; 16];
-                    unroll!(q in [0, 1, 2, 3] {
-                        // SAFETY: 16-byte aligned, inside this stage's B slice (row kk < 16,
-                        // columns 4·tx + 64·q + 4 <= 256); written before the barrier.
-                        let v = unsafe {
-                            window::load_v4_f32(
-                                base.byte_add(sb + (kk * SGEMM80_TILE_N + 64 * q as u32) * 4),
-                            )
-                        };
-                        bf[4 * q] = v[0];
-                        bf[4 * q + 1] = v[1];
-                        bf[4 * q + 2] = v[2];
-                        bf[4 * q + 3] = v[3];
-                    });
-                    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7] {
-                        let ai = af[i][s];
-                        unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
-                            acc[i][j] = fma_f32(ai, bf[j], acc[i][j]);
-                        });
+                unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7] {
+                    let ai = af[i];
+                    unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                        acc[i][j] = fma_f32(ai, bf[j], acc[i][j]);
                     });
                 });
             });
