@@ -7,14 +7,17 @@ use cust::{
     function::LaunchConfig,
     launch::Launch,
     memory::DeviceBuffer,
-    module::{Module, ModuleImage},
+    module::{ComputeCapability, EntryPoint, Module, ModuleImage},
 };
 use host::{
-    GpuError,
+    Gpu, GpuError,
     launch::{for_image, for_num_elems},
 };
 use probes::launch_checks::{abi_probe, iota_2d_u32, raw_copy_u32, scale_offset_f32};
-use std::mem::{align_of, size_of};
+use std::{
+    mem::{align_of, size_of},
+    sync::LazyLock,
+};
 use tests::{PROBES, assert_identical, f32_bits, probes as gpu};
 
 /// The parameter sizes the builder's manifest records for `kernel` of `image`.
@@ -254,28 +257,45 @@ const IMPOSTOR_PTX: &str = "\
 }
 ";
 
-#[test]
-#[ignore = "needs a CUDA GPU: loads PTX text (the emulator has no PTX interpreter; it runs \
-            module-image #[kernel]s)"]
-fn a_handle_resolved_where_the_kernel_has_other_parameters_is_refused_with_both_layouts() {
-    let gpu = gpu();
-    let module = Module::from_ptx_in(gpu.context(), IMPOSTOR_PTX).unwrap();
+/// A module image whose manifest declares the probe's name `scale_offset_f32` with
+/// [`IMPOSTOR_PTX`]'s parameters (8 and 4 bytes) and whose PTX is that text: what
+/// `cuda_builder` records for a kernels crate with that entry. The emulator reads only the
+/// manifest; a GPU also loads the PTX.
+static IMPOSTOR_IMAGE: LazyLock<ModuleImage> = LazyLock::new(|| {
+    let sm_70 = ComputeCapability::new(7, 0);
+    ModuleImage {
+        name: "impostor".into(),
+        ptx_file: String::new(),
+        ptx: IMPOSTOR_PTX,
+        ptx_arch: sm_70,
+        cubins: vec![],
+        entries: vec![EntryPoint {
+            name: "scale_offset_f32".into(),
+            param_sizes: vec![8, 4],
+            resources: vec![],
+            archs: vec![sm_70],
+        }],
+        variants: vec![],
+    }
+});
+
+/// The probe handle `scale_offset_f32` (two slices, two `f32`s) resolved in `module`, whose
+/// entry of that name has 8- and 4-byte parameters, is refused naming both layouts and
+/// `origin`; so is a one-off launch of it, before anything is queued.
+fn assert_impostor_refused(gpu: &Gpu, module: &Module, origin: &str) {
     // The entry exists: looked up by name it resolves; the typed handle does not.
     module.get_function("scale_offset_f32").unwrap();
+    let expected = GpuError::ParamMismatch {
+        kernel: "scale_offset_f32".into(),
+        origin: origin.into(),
+        host: vec![16, 16, 4, 4],
+        module: vec![8, 4],
+        hint: "",
+    };
     let err = module.kernel(scale_offset_f32).unwrap_err();
     let msg = err.to_string();
-    assert_eq!(
-        err,
-        GpuError::ParamMismatch {
-            kernel: "scale_offset_f32".into(),
-            origin: "PTX text".into(),
-            host: vec![16, 16, 4, 4],
-            module: vec![8, 4],
-            hint: "",
-        },
-        "{msg}"
-    );
-    for needle in ["`scale_offset_f32`", "PTX text", "[16, 16, 4, 4]", "[8, 4]"] {
+    assert_eq!(err, expected, "{msg}");
+    for needle in ["`scale_offset_f32`", origin, "[16, 16, 4, 4]", "[8, 4]"] {
         assert!(msg.contains(needle), "`{needle}` missing from: {msg}");
     }
     // The one-off launch path resolves the same way: refused before anything is queued.
@@ -283,9 +303,24 @@ fn a_handle_resolved_where_the_kernel_has_other_parameters_is_refused_with_both_
     let mut out = DeviceBuffer::<f32>::zeroed_async(4, gpu.stream()).unwrap();
     let cfg = LaunchConfig::for_num_elems(4, 32).unwrap();
     let err = scale_offset_f32
-        .launch(&module, gpu.stream(), cfg, (&x, &mut out, 1.0, 0.0))
+        .launch(module, gpu.stream(), cfg, (&x, &mut out, 1.0, 0.0))
         .unwrap_err();
-    assert!(matches!(err, GpuError::ParamMismatch { .. }), "{err}");
+    assert_eq!(err, expected, "{err}");
+}
+
+/// Both backends: the layout from a module image's manifest ([`IMPOSTOR_IMAGE`], named
+/// "kernels module `impostor`"). On a GPU also the layout the driver reports for PTX text
+/// ([`IMPOSTOR_PTX`], "PTX text"): the emulator has no PTX interpreter.
+#[test]
+fn a_handle_resolved_where_the_kernel_has_other_parameters_is_refused_with_both_layouts() {
+    let gpu = gpu();
+    let image = Module::from_image_in(gpu.context(), &IMPOSTOR_IMAGE).unwrap();
+    assert_impostor_refused(&gpu, &image, "kernels module `impostor`");
+    if gpu.is_emulator() {
+        return;
+    }
+    let module = Module::from_ptx_in(gpu.context(), IMPOSTOR_PTX).unwrap();
+    assert_impostor_refused(&gpu, &module, "PTX text");
 }
 
 #[test]
