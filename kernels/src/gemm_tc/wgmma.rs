@@ -47,7 +47,16 @@
 //! written once more, 70 % of warp stall cycles on shared-memory loads (Nsight Compute,
 //! H100), 0.48–0.53× cuBLAS on an H200 at the bench's five shapes, against 0.62–0.90×
 //! (cluster form) for the separate pass in the same H200 bench a session later. Both give
-//! the same products and sums, so the same bits; errors equal cuBLAS's.
+//! the same products and sums, so the same bits; errors equal cuBLAS's. Rounding only `A` in
+//! the kernel (each consumer warpgroup its own 8 KiB of a stage: 4 16-byte loads and stores per
+//! thread, `fence.proxy.async`, a warpgroup barrier) and `B` by the pass was tried too
+//! (2026-11-29, two H200 runs, each alternating with this design, ratios to cuBLASLt, c2 in
+//! parentheses): with the rounding between a stage's full wait and its `wgmma`, 0.75–0.76×
+//! (0.75–0.76×) at 2048³ against 0.71× (0.72×), but 0.82× (0.82–0.83×) at 8192³ against 0.88×
+//! (0.92×); with the next stage's `A` rounded while the current stage's `wgmma` ran, 0.72–0.74×
+//! (0.69–0.71×) at 2048³ and 0.78× (0.75–0.76×) at 8192³. Either way the product kernel itself
+//! ran 6–11 % slower (8192³: 3.50–3.65 ms against 3.27–3.34 ms), more than the pass over `A`
+//! saves except at 2048³, so it was not kept.
 
 //! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16, 32 f32 or 128 FP8
 //! elements: [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of
