@@ -19,7 +19,11 @@ use crate::{Access, AccessKind, EmuError, Printed, SourceLocation};
 use core::sync::atomic::Ordering;
 
 /// A block barrier; returns its reduction (count, or 0/1).
+///
+/// Inlined in a release build, down to the coroutine switch, into the kernel's call (as
+/// [`warp_op`] is): see `state::suspend`.
 #[track_caller]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn barrier(what: &str, kind: BarrierKind, predicate: bool) -> u64 {
     let t = thread(what);
     suspend(
@@ -32,8 +36,10 @@ pub fn barrier(what: &str, kind: BarrierKind, predicate: bool) -> u64 {
     )
 }
 
-/// A warp collective; returns this lane's result.
+/// A warp collective; returns this lane's result. Inlined in a release build, as
+/// [`barrier`] is.
 #[track_caller]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub fn warp_op(what: &str, kind: WarpKind, mask: u32, value: u64, b: u32) -> u64 {
     let t = thread(what);
     suspend(

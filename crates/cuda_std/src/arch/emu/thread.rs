@@ -20,21 +20,25 @@ special_register!(
 );
 
 #[track_caller]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn sync_threads() {
     device::barrier("thread::sync_threads", BarrierKind::Sync, false);
 }
 
 #[track_caller]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn sync_threads_count(predicate: bool) -> u32 {
     device::barrier("thread::sync_threads_count", BarrierKind::Count, predicate) as u32
 }
 
 #[track_caller]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn sync_threads_and(predicate: bool) -> bool {
     device::barrier("thread::sync_threads_and", BarrierKind::And, predicate) != 0
 }
 
 #[track_caller]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) fn sync_threads_or(predicate: bool) -> bool {
     device::barrier("thread::sync_threads_or", BarrierKind::Or, predicate) != 0
 }

@@ -33,6 +33,7 @@ pub(crate) fn active_mask() -> u32 {
 /// # Safety
 /// As `warp::sync_warp`.
 #[track_caller]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn sync_warp(mask: u32) {
     device::warp_op("warp::sync_warp", WarpKind::SyncWarp, mask, 0, 0);
 }
@@ -40,6 +41,7 @@ pub(crate) unsafe fn sync_warp(mask: u32) {
 /// # Safety
 /// As `warp::shfl_idx_sync` and friends.
 #[track_caller]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn shfl_32(mode: ShflMode, mask: u32, a: u32, b: u32, c: u32) -> u32 {
     let kind = WarpKind::Shfl {
         mode: mode as u8,
@@ -51,6 +53,7 @@ pub(crate) unsafe fn shfl_32(mode: ShflMode, mask: u32, a: u32, b: u32, c: u32) 
 /// # Safety
 /// As `warp::shfl_idx_sync` and friends.
 #[track_caller]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn shfl_64(mode: ShflMode, mask: u32, a: u64, b: u32, c: u32) -> u64 {
     let kind = WarpKind::Shfl {
         mode: mode as u8,
@@ -64,6 +67,7 @@ macro_rules! vote_pred {
         /// # Safety
         /// As the `warp` function of the same name.
         #[track_caller]
+        #[cfg_attr(not(debug_assertions), inline(always))]
         pub(crate) unsafe fn $name(mask: u32, predicate: bool) -> bool {
             device::warp_op(concat!("warp::", stringify!($name)), WarpKind::$kind, mask,
                 u64::from(predicate), 0) != 0
@@ -76,6 +80,7 @@ vote_pred!(vote_all_sync, VoteAll; vote_any_sync, VoteAny; vote_uni_sync, VoteUn
 /// # Safety
 /// As `warp::vote_ballot_sync`.
 #[track_caller]
+#[cfg_attr(not(debug_assertions), inline(always))]
 pub(crate) unsafe fn vote_ballot_sync(mask: u32, predicate: bool) -> u32 {
     device::warp_op(
         "warp::vote_ballot_sync",
