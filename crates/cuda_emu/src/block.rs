@@ -14,13 +14,13 @@ use rayon::prelude::*;
 use super::shared_mem::{SharedAlloc, SharedMem, WINDOW_START};
 use super::state::{
     BarrierKind, BarrierWait, BlockState, ClusterState, LAST_PANIC, Launch, NAMED_BARRIERS, Resume,
-    Suspend, ThreadState, Unwind, WarpKind, WarpSyncs, WarpWait, current, set_current,
+    St, Suspend, ThreadState, Unwind, WarpKind, WarpSyncs, WarpWait, current, set_current,
 };
 use super::unit_state::AsyncState;
 use super::{Dim3, EmuError, EmuReport, Printed, SourceLocation, ThreadSite};
 use cust_core::launch::HostEntry;
 
-type Coro = Coroutine<Resume, Suspend, (), DefaultStack>;
+type Coro = Coroutine<Resume, (), (), DefaultStack>;
 
 std::thread_local! {
     /// Stacks kept for reuse by this worker: (size, stacks).
@@ -136,14 +136,6 @@ impl ReadyQueue {
         self.head = 0;
         self.tail = queued.len();
     }
-}
-
-/// Where a thread is.
-#[derive(Clone, Copy, Debug)]
-enum St {
-    Ready(u64),
-    Wait(Suspend),
-    Done,
 }
 
 /// Installs (once) a panic hook that, in an emulated thread, records the panic's message and
@@ -370,7 +362,7 @@ impl Launch {
                     r.sched
                         .states
                         .iter()
-                        .any(|s| !matches!(s, St::Done | St::Wait(Suspend::Cluster(_))))
+                        .any(|s| !matches!(s.get(), St::Done | St::Wait(Suspend::Cluster(_))))
                 })
                 .or_else(|| runs.iter().position(|r| r.sched.done < n));
             if let Some(i) = stuck {
@@ -492,6 +484,7 @@ impl<'a> BlockRun<'a> {
                         yield_reads: Cell::new([0; super::state::POLL_SITES]),
                         yield_written: Cell::new(0),
                         run_accesses: Cell::new(0),
+                        state: core::ptr::null(),
                     });
                 }
             }
@@ -513,7 +506,7 @@ impl<'a> BlockRun<'a> {
         let sched = Sched {
             block,
             n,
-            states: std::vec![St::Ready(0); n as usize],
+            states: (0..n).map(|_| Cell::new(St::Ready(0))).collect(),
             ready: ReadyQueue::new(&order),
             rank,
             shuffled: launch.options.seed != 0,
@@ -533,6 +526,10 @@ impl<'a> BlockRun<'a> {
             named_busy: 0,
             at_cluster: 0,
         };
+        // (The states' heap buffer stays where it is when `sched` moves.)
+        for (thread, state) in threads.iter_mut().zip(&sched.states) {
+            thread.state = state;
+        }
         Ok(Self {
             block,
             linear: linear_block,
@@ -569,7 +566,7 @@ impl<'a> BlockRun<'a> {
             let ts = core::ptr::from_ref(thread) as usize;
             self.coros[t as usize] = Some(Coroutine::with_stack(
                 stack,
-                move |y: &Yielder<Resume, Suspend>, first| {
+                move |y: &Yielder<Resume, ()>, first| {
                     thread_main(
                         ts as *const ThreadState,
                         y,
@@ -594,8 +591,8 @@ impl<'a> BlockRun<'a> {
         let mut round = 0usize;
         let siblings = self.block.cluster().threads > self.sched.n;
         while let Some(t) = self.sched.ready.pop_front() {
-            let v = match &self.sched.states[t as usize] {
-                St::Ready(v) => *v,
+            let v = match self.sched.states[t as usize].get() {
+                St::Ready(v) => v,
                 St::Wait(Suspend::Spin(_)) => 0,
                 _ => continue,
             };
@@ -611,27 +608,37 @@ impl<'a> BlockRun<'a> {
             // thread runs.
             let result = unsafe { (*coro).resume(Resume::Value(v)) };
             set_current(core::ptr::null());
+            // The thread wrote what it waits at into its state (`state::suspend`): read
+            // in place, field by field, as the stores that wrote it are still in flight.
+            let state = self.sched.states[t as usize].as_ptr();
             match result {
                 // The two common suspensions first, their arrivals inline.
-                CoroutineResult::Yield(Suspend::Barrier(b)) => {
-                    round = 0;
-                    self.sched.stepped();
-                    self.sched.arrive_barrier(t, b);
-                }
-                CoroutineResult::Yield(Suspend::Warp(op)) => {
-                    round = 0;
-                    self.sched.stepped();
-                    self.sched.arrive_warp(t, op);
-                }
-                CoroutineResult::Yield(s @ Suspend::Spin(_)) => {
-                    self.sched.arrive(t, s);
-                    self.sched.spun();
-                    round += 1;
-                }
-                CoroutineResult::Yield(s) => {
-                    round = 0;
-                    self.sched.stepped();
-                    self.sched.arrive(t, s);
+                CoroutineResult::Yield(()) => {
+                    // SAFETY: the state is the thread's, written before it suspended; nothing
+                    // writes it while this reads (the reference ends before the arrival).
+                    let (spin, barrier, warp_mask) = match unsafe { &*state } {
+                        St::Wait(Suspend::Barrier(b)) => (false, Some(*b), None),
+                        St::Wait(Suspend::Warp(op)) => (false, None, Some(op.mask)),
+                        St::Wait(Suspend::Spin(_)) => (true, None, None),
+                        _ => (false, None, None),
+                    };
+                    if let Some(b) = barrier {
+                        round = 0;
+                        self.sched.stepped();
+                        self.sched.arrive_barrier(t, b);
+                    } else if let Some(mask) = warp_mask {
+                        round = 0;
+                        self.sched.stepped();
+                        self.sched.arrive_warp(t, mask);
+                    } else if spin {
+                        self.sched.arrive(t);
+                        self.sched.spun();
+                        round += 1;
+                    } else {
+                        round = 0;
+                        self.sched.stepped();
+                        self.sched.arrive(t);
+                    }
                 }
                 CoroutineResult::Return(()) => {
                     round = 0;
@@ -691,7 +698,7 @@ impl<'a> BlockRun<'a> {
 /// A thread's coroutine body: runs the kernel's host entry, turning panics into errors.
 fn thread_main(
     t: *const ThreadState,
-    y: &Yielder<Resume, Suspend>,
+    y: &Yielder<Resume, ()>,
     first: Resume,
     entry: HostEntry,
     args: *const *mut c_void,
@@ -786,7 +793,10 @@ fn barrier_value(kind: BarrierKind, count: u64, live: u64) -> u64 {
 struct Sched<'a> {
     block: &'a BlockState,
     n: u32,
-    states: Vec<St>,
+    /// Each thread's state. A thread writes its own when it suspends (`state::suspend`,
+    /// through [`ThreadState::state`]), so that what it waits at reaches the scheduler
+    /// without a copy: read right after the switch, a copy stalled on the thread's stores.
+    states: Vec<Cell<St>>,
     ready: ReadyQueue,
     rank: Vec<u32>,
     /// Whether a seed shuffled the ranks (without one, a thread's rank is its linear
@@ -890,11 +900,11 @@ impl Sched<'_> {
     /// block waiting at something else, if one is.
     fn livelock(&self) -> EmuError {
         let spinning = (0..self.n)
-            .filter(|&t| matches!(self.states[t as usize], St::Wait(Suspend::Spin(_))))
+            .filter(|&t| matches!(self.states[t as usize].get(), St::Wait(Suspend::Spin(_))))
             .map(|t| self.site(t))
             .collect();
         let elsewhere = (0..self.n)
-            .find(|&t| matches!(self.states[t as usize], St::Wait(s) if !matches!(s, Suspend::Spin(_))))
+            .find(|&t| matches!(self.states[t as usize].get(), St::Wait(s) if !matches!(s, Suspend::Spin(_))))
             .map(|t| Box::new(self.site(t)));
         EmuError::Livelock {
             kernel: self.kernel(),
@@ -904,13 +914,16 @@ impl Sched<'_> {
         }
     }
 
-    fn arrive(&mut self, t: u32, s: Suspend) {
-        self.states[t as usize] = St::Wait(s);
+    /// Thread `t` suspended at what its state says (the thread wrote it).
+    fn arrive(&mut self, t: u32) {
+        let St::Wait(s) = self.states[t as usize].get() else {
+            return;
+        };
         match s {
             // Ready again at once, behind the others; the state keeps the spin's site.
             Suspend::Spin(_) => self.ready.push_back(t),
             Suspend::Yield => {
-                self.states[t as usize] = St::Ready(0);
+                self.states[t as usize].set(St::Ready(0));
                 self.ready.push_back(t);
             }
             Suspend::MBarrier(_) => self.polling += 1,
@@ -922,23 +935,21 @@ impl Sched<'_> {
             Suspend::Group(_) => self.arrive_group(t),
             Suspend::Barrier(b) => self.arrive_barrier(t, b),
             Suspend::Cluster(_) => self.at_cluster += 1,
-            Suspend::Warp(op) => self.arrive_warp(t, op),
+            Suspend::Warp(op) => self.arrive_warp(t, op.mask),
         }
     }
 
     /// Thread `t` arrived at the block barrier.
     #[inline(always)]
     fn arrive_barrier(&mut self, t: u32, b: BarrierWait) {
-        self.states[t as usize] = St::Wait(Suspend::Barrier(b));
         self.at_barrier += 1;
         self.barrier.arrive(t, self.rank[t as usize], b);
         self.try_barrier();
     }
 
-    /// Thread `t` arrived at a warp collective.
+    /// Thread `t` arrived at a warp collective with `mask` (the rest of it is in its state).
     #[inline(always)]
-    fn arrive_warp(&mut self, t: u32, op: WarpWait) {
-        self.states[t as usize] = St::Wait(Suspend::Warp(op));
+    fn arrive_warp(&mut self, t: u32, mask: u32) {
         let w = (t / 32) as usize;
         let lane_bit = 1 << (t % 32);
         self.waiting[w] |= lane_bit;
@@ -946,14 +957,16 @@ impl Sched<'_> {
         // none exited) with lanes still to come; `try_warp_op` would wait without a
         // finding.
         let (exist, done) = (self.exist[w], self.done_lanes[w]);
-        if op.mask & lane_bit != 0
-            && op.mask & !exist == 0
-            && op.mask & done == 0
-            && op.mask & !self.waiting[w] != 0
+        if mask & lane_bit != 0
+            && mask & !exist == 0
+            && mask & done == 0
+            && mask & !self.waiting[w] != 0
         {
             return;
         }
-        self.try_warp_op(t, op);
+        if let St::Wait(Suspend::Warp(op)) = self.states[t as usize].get() {
+            self.try_warp_op(t, op);
+        }
     }
 
     /// Thread `t` arrived at a warpgroup collective.
@@ -970,7 +983,7 @@ impl Sched<'_> {
     }
 
     fn exit(&mut self, t: u32) {
-        self.states[t as usize] = St::Done;
+        self.states[t as usize].set(St::Done);
         self.done += 1;
         self.progress();
         let w = (t / 32) as usize;
@@ -992,7 +1005,7 @@ impl Sched<'_> {
         if self.at_group[(t / 128) as usize] > 0 {
             let g = t / 128;
             if let Some(u) = (128 * g..(128 * g + 128).min(self.n))
-                .find(|&u| matches!(self.states[u as usize], St::Wait(Suspend::Group(_))))
+                .find(|&u| matches!(self.states[u as usize].get(), St::Wait(Suspend::Group(_))))
             {
                 self.group_divergence(u, t);
                 return;
@@ -1005,7 +1018,7 @@ impl Sched<'_> {
             let lane = pending.trailing_zeros();
             pending &= pending - 1;
             let u = w as u32 * 32 + lane;
-            if let St::Wait(Suspend::Warp(op)) = self.states[u as usize] {
+            if let St::Wait(Suspend::Warp(op)) = self.states[u as usize].get() {
                 self.try_warp_op(u, op);
                 if self.block.error.borrow().is_some() {
                     return;
@@ -1017,7 +1030,7 @@ impl Sched<'_> {
 
     fn site(&self, t: u32) -> ThreadSite {
         let thread = self.block.tid_of(t);
-        match self.states[t as usize] {
+        match self.states[t as usize].get() {
             St::Wait(Suspend::Barrier(b)) => ThreadSite {
                 thread,
                 waits_at: b.kind.name(),
@@ -1094,7 +1107,7 @@ impl Sched<'_> {
         let mut first: Option<(u32, BarrierKind, &'static core::panic::Location<'static>)> = None;
         let (mut count, mut exited) = (0u64, None);
         for t in 0..self.n {
-            match self.states[t as usize] {
+            match self.states[t as usize].get() {
                 St::Wait(Suspend::Barrier(b)) => {
                     count += u64::from(b.predicate);
                     match first {
@@ -1147,7 +1160,7 @@ impl Sched<'_> {
             released.sort_unstable_by_key(|&t| self.rank[t as usize]);
         }
         for &t in &released {
-            self.states[t as usize] = St::Ready(value);
+            self.states[t as usize].set(St::Ready(value));
             self.ready.push_back(t);
         }
         released.clear();
@@ -1218,7 +1231,7 @@ impl Sched<'_> {
         while rest != 0 {
             let lane = rest.trailing_zeros();
             rest &= rest - 1;
-            match self.states[(base + lane) as usize] {
+            match self.states[(base + lane) as usize].get() {
                 St::Wait(Suspend::Warp(o)) if o.kind == op.kind && o.mask == op.mask => {
                     values[lane as usize] = o.value;
                     bs[lane as usize] = o.b;
@@ -1248,7 +1261,7 @@ impl Sched<'_> {
         while rest != 0 {
             let lane = rest.trailing_zeros();
             rest &= rest - 1;
-            self.states[(base + lane) as usize] = St::Ready(results[lane as usize]);
+            self.states[(base + lane) as usize].set(St::Ready(results[lane as usize]));
             released[count] = base + lane;
             count += 1;
         }
@@ -1268,12 +1281,12 @@ impl Sched<'_> {
         let Some(&first) = waiting.first() else {
             return;
         };
-        let St::Wait(Suspend::Named(w)) = self.states[first as usize] else {
+        let St::Wait(Suspend::Named(w)) = self.states[first as usize].get() else {
             return;
         };
         let mut lanes_waiting = std::collections::BTreeMap::<u32, u32>::new();
         for &u in waiting {
-            if let St::Wait(Suspend::Named(v)) = self.states[u as usize]
+            if let St::Wait(Suspend::Named(v)) = self.states[u as usize].get()
                 && v.threads != w.threads
             {
                 let err = EmuError::BarrierDivergence {
@@ -1304,7 +1317,7 @@ impl Sched<'_> {
         self.progress();
         released.sort_by_key(|&u| self.rank[u as usize]);
         for u in released {
-            self.states[u as usize] = St::Ready(0);
+            self.states[u as usize].set(St::Ready(0));
             self.ready.push_back(u);
         }
     }
@@ -1334,7 +1347,7 @@ impl Sched<'_> {
         let threads: Vec<u32> = (128 * g..128 * g + 128).collect();
         let records: Vec<(u32, usize)> = threads
             .iter()
-            .map(|&t| match self.states[t as usize] {
+            .map(|&t| match self.states[t as usize].get() {
                 St::Wait(Suspend::Group(w)) => (t, w.record),
                 _ => (t, 0),
             })
@@ -1350,7 +1363,7 @@ impl Sched<'_> {
         let mut released = threads;
         released.sort_by_key(|&t| self.rank[t as usize]);
         for t in released {
-            self.states[t as usize] = St::Ready(0);
+            self.states[t as usize].set(St::Ready(0));
             self.ready.push_back(t);
         }
     }
@@ -1376,14 +1389,14 @@ impl Sched<'_> {
         let mbarriers = self.block.mbarriers.borrow();
         let mut woken: Vec<u32> = (0..self.n)
             .filter(|&t| {
-                matches!(self.states[t as usize],
+                matches!(self.states[t as usize].get(),
                     St::Wait(Suspend::MBarrier(w)) if mbarriers.phase_done(w.address, w.parity))
             })
             .collect();
         drop(mbarriers);
         woken.sort_by_key(|&t| self.rank[t as usize]);
         for t in woken {
-            self.states[t as usize] = St::Ready(1);
+            self.states[t as usize].set(St::Ready(1));
             self.polling -= 1;
             self.ready.push_back(t);
         }
@@ -1404,13 +1417,13 @@ impl Sched<'_> {
         let phase = self.block.cluster().phase.get();
         let mut woken: Vec<u32> = (0..self.n)
             .filter(|&t| {
-                matches!(self.states[t as usize],
+                matches!(self.states[t as usize].get(),
                     St::Wait(Suspend::Cluster(w)) if w.phase < phase)
             })
             .collect();
         woken.sort_by_key(|&t| self.rank[t as usize]);
         for t in woken {
-            self.states[t as usize] = St::Ready(0);
+            self.states[t as usize].set(St::Ready(0));
             self.at_cluster -= 1;
             self.ready.push_back(t);
         }
@@ -1420,11 +1433,16 @@ impl Sched<'_> {
     /// poll's time limit passed (nothing else could run).
     fn time_out_polls(&mut self) {
         let mut woken: Vec<u32> = (0..self.n)
-            .filter(|&t| matches!(self.states[t as usize], St::Wait(Suspend::MBarrier(_))))
+            .filter(|&t| {
+                matches!(
+                    self.states[t as usize].get(),
+                    St::Wait(Suspend::MBarrier(_))
+                )
+            })
             .collect();
         woken.sort_by_key(|&t| self.rank[t as usize]);
         for t in woken {
-            self.states[t as usize] = St::Ready(0);
+            self.states[t as usize].set(St::Ready(0));
             self.ready.push_back(t);
         }
         self.polling = 0;
@@ -1434,22 +1452,25 @@ impl Sched<'_> {
     fn deadlock(&self) -> EmuError {
         // Threads polling an mbarrier phase that cannot complete come first: what the
         // others wait for (a barrier, a collective) is usually downstream of it.
-        if let Some(t) =
-            (0..self.n).find(|&t| matches!(self.states[t as usize], St::Wait(Suspend::MBarrier(_))))
-        {
-            let St::Wait(Suspend::MBarrier(w)) = self.states[t as usize] else {
+        if let Some(t) = (0..self.n).find(|&t| {
+            matches!(
+                self.states[t as usize].get(),
+                St::Wait(Suspend::MBarrier(_))
+            )
+        }) {
+            let St::Wait(Suspend::MBarrier(w)) = self.states[t as usize].get() else {
                 unreachable!()
             };
             let waiters: Vec<Dim3> = (0..self.n)
                 .filter(|&u| {
-                    matches!(self.states[u as usize],
+                    matches!(self.states[u as usize].get(),
                         St::Wait(Suspend::MBarrier(v)) if v.address == w.address)
                 })
                 .map(|u| self.block.tid_of(u))
                 .collect();
             let elsewhere = (0..self.n).find(|&u| {
                 !matches!(
-                    self.states[u as usize],
+                    self.states[u as usize].get(),
                     St::Done | St::Wait(Suspend::MBarrier(_))
                 )
             });
@@ -1462,15 +1483,15 @@ impl Sched<'_> {
             );
         }
         // A named barrier that too few threads reach: one of them, and a thread elsewhere.
-        if let Some(t) =
-            (0..self.n).find(|&t| matches!(self.states[t as usize], St::Wait(Suspend::Named(_))))
+        if let Some(t) = (0..self.n)
+            .find(|&t| matches!(self.states[t as usize].get(), St::Wait(Suspend::Named(_))))
         {
-            let St::Wait(Suspend::Named(w)) = self.states[t as usize] else {
+            let St::Wait(Suspend::Named(w)) = self.states[t as usize].get() else {
                 unreachable!()
             };
             let other = (0..self.n)
                 .find(|&u| {
-                    !matches!(self.states[u as usize],
+                    !matches!(self.states[u as usize].get(),
                         St::Wait(Suspend::Named(v)) if v.id == w.id)
                 })
                 .unwrap_or(t);
@@ -1482,13 +1503,14 @@ impl Sched<'_> {
             };
         }
         // A warpgroup collective: a thread of the group that is elsewhere.
-        if let Some(t) =
-            (0..self.n).find(|&t| matches!(self.states[t as usize], St::Wait(Suspend::Group(_))))
+        if let Some(t) = (0..self.n)
+            .find(|&t| matches!(self.states[t as usize].get(), St::Wait(Suspend::Group(_))))
         {
             let g = t / 128;
             let other = (128 * g..128 * g + 128)
                 .find(|&u| {
-                    u >= self.n || !matches!(self.states[u as usize], St::Wait(Suspend::Group(_)))
+                    u >= self.n
+                        || !matches!(self.states[u as usize].get(), St::Wait(Suspend::Group(_)))
                 })
                 .unwrap_or(t);
             let waiting = t;
@@ -1512,7 +1534,7 @@ impl Sched<'_> {
         }
         // A collective first: the lanes it names that are elsewhere.
         for t in 0..self.n {
-            if let St::Wait(Suspend::Warp(op)) = self.states[t as usize] {
+            if let St::Wait(Suspend::Warp(op)) = self.states[t as usize].get() {
                 let w = (t / 32) as usize;
                 let base = w as u32 * 32;
                 let mut missing = 0;
@@ -1520,7 +1542,7 @@ impl Sched<'_> {
                 while rest != 0 {
                     let lane = rest.trailing_zeros();
                     rest &= rest - 1;
-                    let same = matches!(self.states[(base + lane) as usize],
+                    let same = matches!(self.states[(base + lane) as usize].get(),
                         St::Wait(Suspend::Warp(o)) if o.kind == op.kind && o.mask == op.mask);
                     if !same {
                         missing |= 1 << lane;
@@ -1536,9 +1558,9 @@ impl Sched<'_> {
         }
         // Otherwise threads wait at different barriers.
         let waiting = (0..self.n)
-            .find(|&t| matches!(self.states[t as usize], St::Wait(Suspend::Barrier(_))))
+            .find(|&t| matches!(self.states[t as usize].get(), St::Wait(Suspend::Barrier(_))))
             .unwrap_or(0);
-        let key = |t: u32| match self.states[t as usize] {
+        let key = |t: u32| match self.states[t as usize].get() {
             St::Wait(Suspend::Barrier(b)) => Some((b.kind, b.location)),
             _ => None,
         };

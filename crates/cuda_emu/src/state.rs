@@ -20,6 +20,15 @@ use crate::shared_mem::SharedMem;
 use crate::unit_state::{AsyncState, MBarrierWait, MBarriers, TensorOp};
 use crate::{Dim3, EmuError, EmuOptions, Printed, SourceLocation};
 
+/// Where a thread is: its scheduling state (`block.rs`), which the thread itself sets to
+/// `Wait` when it suspends ([`suspend`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum St {
+    Ready(u64),
+    Wait(Suspend),
+    Done,
+}
+
 /// What a thread waits for when it suspends.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Suspend {
@@ -193,7 +202,7 @@ pub(crate) struct ThreadState {
     pub(crate) tid: Dim3,
     pub(crate) linear: u32,
     pub(crate) block: *const BlockState,
-    pub(crate) yielder: Cell<*const Yielder<Resume, Suspend>>,
+    pub(crate) yielder: Cell<*const Yielder<Resume, ()>>,
     /// The coroutine stack's address range `[start, end)` (set when the thread starts):
     /// accesses to locals are in bounds.
     pub(crate) stack: Cell<(usize, usize)>,
@@ -217,6 +226,9 @@ pub(crate) struct ThreadState {
     /// Checked memory accesses since the thread last suspended (counted only without a
     /// seed: `ctx::interleave`).
     pub(crate) run_accesses: Cell<u32>,
+    /// The thread's scheduling state, in its block's scheduler (set before the thread
+    /// starts; the scheduler outlives the thread's coroutine).
+    pub(crate) state: *const Cell<St>,
 }
 
 /// How many distinct poll calls a thread's spin loop may make and still be seen as one.
@@ -452,7 +464,11 @@ pub(crate) fn suspend(t: &ThreadState, s: Suspend) -> u64 {
     // SAFETY: set by the coroutine's entry; valid while the coroutine runs.
     let yielder = unsafe { &*t.yielder.get() };
     t.run_accesses.set(0);
-    match yielder.suspend(s) {
+    // SAFETY: `state` points to the thread's state in its block's scheduler, which outlives
+    // the coroutine and reads it only while the thread is suspended; written in place (not
+    // through `Cell::set`, which would read the old value first).
+    unsafe { (*t.state).as_ptr().write(St::Wait(s)) };
+    match yielder.suspend(()) {
         Resume::Value(v) => v,
         Resume::Cancel => cancelled(),
     }
