@@ -509,6 +509,7 @@ impl<'a> BlockRun<'a> {
             states: (0..n).map(|_| Cell::new(St::Ready(0))).collect(),
             ready: ReadyQueue::new(&order),
             rank,
+            order,
             shuffled: launch.options.seed != 0,
             at_barrier: 0,
             barrier: BarrierArrivals::default(),
@@ -799,6 +800,8 @@ struct Sched<'a> {
     states: Vec<Cell<St>>,
     ready: ReadyQueue,
     rank: Vec<u32>,
+    /// The threads in rank order (the inverse of `rank`).
+    order: Vec<u32>,
     /// Whether a seed shuffled the ranks (without one, a thread's rank is its linear
     /// index).
     shuffled: bool,
@@ -1157,7 +1160,13 @@ impl Sched<'_> {
         self.progress();
         let mut released = core::mem::take(&mut self.barrier.waiting);
         if self.barrier.unordered {
-            released.sort_unstable_by_key(|&t| self.rank[t as usize]);
+            // The waiting threads are those whose state is at the barrier: in rank order,
+            // the ranks' threads filtered (linear where sorting `released` by rank was a
+            // visible share of the reduction's steps).
+            released.clear();
+            released.extend(self.order.iter().copied().filter(|&t| {
+                matches!(self.states[t as usize].get(), St::Wait(Suspend::Barrier(_)))
+            }));
         }
         for &t in &released {
             self.states[t as usize].set(St::Ready(value));
