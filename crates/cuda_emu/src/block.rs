@@ -41,11 +41,15 @@ fn take_stack(bytes: usize) -> std::io::Result<DefaultStack> {
     }
 }
 
-fn give_stack(bytes: usize, stack: DefaultStack) {
+/// Keeps `stacks` (of `bytes`) for this worker's next blocks, up to 1024 in all (the rest
+/// are freed): one thread-local access per block, where one per stack was a visible share
+/// of a short thread's cost.
+fn give_stacks(bytes: usize, stacks: Vec<DefaultStack>) {
     STACKS.with(|s| {
         let mut s = s.borrow_mut();
-        if s.0 == bytes && s.1.len() < 1024 {
-            s.1.push(stack);
+        if s.0 == bytes {
+            let room = 1024usize.saturating_sub(s.1.len());
+            s.1.extend(stacks.into_iter().take(room));
         }
     });
 }
@@ -678,16 +682,18 @@ impl<'a> BlockRun<'a> {
                 set_current(core::ptr::null());
             }
         }
+        let mut stacks = core::mem::take(&mut self.spare);
+        let recycled = stacks.len();
         for coro in self.coros.iter_mut() {
             if let Some(c) = coro.take()
                 && c.done()
             {
-                give_stack(stack_bytes, c.into_stack());
+                stacks.push(c.into_stack());
             }
         }
-        for stack in self.spare.drain(..) {
-            give_stack(stack_bytes, stack);
-        }
+        // (Kept in the order they were given before: the threads' stacks, then the spares.)
+        stacks.rotate_left(recycled);
+        give_stacks(stack_bytes, stacks);
         BlockOutcome {
             steps: self.steps + self.block.steps.get(),
             printed: self.block.printed.take(),
