@@ -1,6 +1,7 @@
 //! Attention forward on the GPU: `O = softmax(Q·Kᵀ/√D)·V` and the log-sum-exp `L`, in bf16
-//! or f16, with the `mma.sync` kernels of `kernels::attention` (sm_80 and later; and the
-//! CPU emulator).
+//! or f16, with the kernels of `kernels::attention`: on `wgmma` on sm_90
+//! ([`AttentionKernel::Wgmma`], `kernels::attention::wgmma`; and on the CPU emulator),
+//! on `mma.sync` on sm_80 and later ([`AttentionKernel::MmaSync`]).
 //!
 //! Layouts ([`common::attention`]): `Q` and `O` are `(B, H, S, D)` row-major, `K` and `V`
 //! `(B, H_kv, S, D)` (grouped-query attention: `H_kv` divides `H`, query head `h` reads
@@ -28,7 +29,45 @@ use cust::{
     launch::TypedFunction,
     memory::{DeviceBuffer, DeviceCopy},
 };
+use kernels::attention::wgmma::{WG_ATTN_THREADS, wg_grid_blocks, wg_shared_bytes};
 use kernels::attention::{ATTN_BR, ATTN_HEAD_DIMS, ATTN_THREADS, grid_blocks, shared_bytes};
+
+/// Which attention kernel a plan launches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AttentionKernel {
+    /// `mma.sync` (sm_80 and later): 64 query rows per block of 4 warps.
+    MmaSync,
+    /// `wgmma` with `P` from registers (sm_90a): 128 query rows per block of 2 warpgroups.
+    Wgmma,
+}
+
+impl AttentionKernel {
+    /// The fastest kernel `gpu` runs: [`AttentionKernel::Wgmma`] on compute capability 9.0
+    /// (and the CPU emulator, which reports 9.0), [`AttentionKernel::MmaSync`] otherwise.
+    ///
+    /// # Errors
+    /// A driver error if the compute capability cannot be read.
+    pub fn best_for(gpu: &Gpu) -> Result<Self, GpuError> {
+        let cc = gpu
+            .context()
+            .compute_capability()
+            .gpu_context("reading the compute capability")?;
+        Ok(if (cc.major, cc.minor) == (9, 0) {
+            Self::Wgmma
+        } else {
+            Self::MmaSync
+        })
+    }
+
+    /// The kernel's name stem in reports (`mma.sync`, `wgmma`).
+    #[must_use]
+    pub const fn label(self) -> &'static str {
+        match self {
+            Self::MmaSync => "mma.sync",
+            Self::Wgmma => "wgmma",
+        }
+    }
+}
 
 /// The shape of one attention: batch `B`, query heads `H`, key/value heads `H_kv`, sequence
 /// length `S` (queries and keys alike), head dimension `D`, and whether it is causal.
@@ -210,6 +249,8 @@ pub type AttnKernel<T> = Kernel<AttnParams<T>, Unsafe>;
 struct AttnKernels<T> {
     d64: ResolvedOf<AttnKernel<T>>,
     d128: ResolvedOf<AttnKernel<T>>,
+    wg_d64: ResolvedOf<AttnKernel<T>>,
+    wg_d128: ResolvedOf<AttnKernel<T>>,
 }
 
 impl<T> Default for AttnKernels<T> {
@@ -217,6 +258,8 @@ impl<T> Default for AttnKernels<T> {
         Self {
             d64: Default::default(),
             d128: Default::default(),
+            wg_d64: Default::default(),
+            wg_d128: Default::default(),
         }
     }
 }
@@ -235,6 +278,10 @@ pub trait AttnElem: DeviceCopy + Copy + Send + Sync + 'static + sealed::Sealed {
     const D64: AttnKernel<Self>;
     /// The kernel for `D` = 128.
     const D128: AttnKernel<Self>;
+    /// The `wgmma` kernel for `D` = 64.
+    const WG_D64: AttnKernel<Self>;
+    /// The `wgmma` kernel for `D` = 128.
+    const WG_D128: AttnKernel<Self>;
     /// A NaN the host writes to `O` before a launch, so unwritten elements show.
     const POISON: Self;
     /// Unit roundoff of the type (2⁻⁸ bf16, 2⁻¹¹ f16): the relative error of rounding `P`
@@ -249,11 +296,14 @@ pub trait AttnElem: DeviceCopy + Copy + Send + Sync + 'static + sealed::Sealed {
 /// `AttnElem` for the 16-bit types: name, kernels (`attention_fwd_{name}_d{64,128}`), a
 /// quiet NaN of the type and its unit roundoff.
 macro_rules! attn_elem {
-    ($($t:ident: $d64:ident, $d128:ident, $poison:literal, $unit:expr;)*) => {$(
+    ($($t:ident: $d64:ident, $d128:ident, $wg64:ident, $wg128:ident, $poison:literal,
+       $unit:expr;)*) => {$(
         impl AttnElem for $t {
             const NAME: &'static str = stringify!($t);
             const D64: AttnKernel<Self> = kernels::attention::$d64;
             const D128: AttnKernel<Self> = kernels::attention::$d128;
+            const WG_D64: AttnKernel<Self> = kernels::attention::wgmma::$wg64;
+            const WG_D128: AttnKernel<Self> = kernels::attention::wgmma::$wg128;
             const POISON: Self = $t::from_bits($poison);
             const UNIT: f64 = $unit;
             fn to_f64(self) -> f64 {
@@ -267,8 +317,10 @@ macro_rules! attn_elem {
 }
 
 attn_elem! {
-    bf16: attention_fwd_bf16_d64, attention_fwd_bf16_d128, 0x7fc1, 1.0 / 256.0;
-    f16: attention_fwd_f16_d64, attention_fwd_f16_d128, 0x7e01, 1.0 / 2048.0;
+    bf16: attention_fwd_bf16_d64, attention_fwd_bf16_d128, attention_fwd_wgmma_bf16_d64,
+        attention_fwd_wgmma_bf16_d128, 0x7fc1, 1.0 / 256.0;
+    f16: attention_fwd_f16_d64, attention_fwd_f16_d128, attention_fwd_wgmma_f16_d64,
+        attention_fwd_wgmma_f16_d128, 0x7e01, 1.0 / 2048.0;
 }
 
 /// One attention forward on fixed buffers, ready to launch: the shape checked, the kernel
@@ -276,6 +328,7 @@ attn_elem! {
 /// configuration computed. Borrows the buffers for as long as it lives.
 pub struct AttentionPlan<'a, T: AttnElem> {
     shape: AttentionShape,
+    kernel: AttentionKernel,
     q: &'a DeviceBuffer<T>,
     k: &'a DeviceBuffer<T>,
     v: &'a DeviceBuffer<T>,
@@ -290,6 +343,7 @@ impl<T: AttnElem> std::fmt::Debug for AttentionPlan<'_, T> {
         f.debug_struct("AttentionPlan")
             .field("type", &T::NAME)
             .field("shape", &self.shape)
+            .field("kernel", &self.kernel)
             .field("cfg", &self.cfg)
             .finish_non_exhaustive()
     }
@@ -297,14 +351,35 @@ impl<T: AttnElem> std::fmt::Debug for AttentionPlan<'_, T> {
 
 impl<'a, T: AttnElem> AttentionPlan<'a, T> {
     /// Plans attention of `shape` on `gpu` reading `q`, `k`, `v` and writing `o` and `lse`
-    /// (layouts: [module docs](self)).
+    /// (layouts: [module docs](self)), with the fastest kernel the device runs
+    /// ([`AttentionKernel::best_for`]).
+    ///
+    /// # Errors
+    /// As [`AttentionPlan::with_kernel`].
+    pub fn new(
+        gpu: &Gpu,
+        shape: AttentionShape,
+        q: &'a DeviceBuffer<T>,
+        k: &'a DeviceBuffer<T>,
+        v: &'a DeviceBuffer<T>,
+        o: &'a mut DeviceBuffer<T>,
+        lse: &'a mut DeviceBuffer<f32>,
+    ) -> Result<Self, GpuError> {
+        let kernel = AttentionKernel::best_for(gpu)?;
+        Self::with_kernel(gpu, kernel, shape, q, k, v, o, lse)
+    }
+
+    /// [`AttentionPlan::new`] with the kernel `kernel`.
     ///
     /// # Errors
     /// [`GpuError::LaunchConfig`] naming the value if the shape or a buffer length breaks a
     /// rule ([`AttentionShape::check_buffers`]); [`GpuError::KernelArchitecture`] naming the
-    /// kernel and both architectures if the device is older than sm_80.
-    pub fn new(
+    /// kernel and both architectures if the device cannot run it (older than sm_80 for
+    /// [`AttentionKernel::MmaSync`], anything but sm_90 for [`AttentionKernel::Wgmma`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_kernel(
         gpu: &Gpu,
+        kernel: AttentionKernel,
         shape: AttentionShape,
         q: &'a DeviceBuffer<T>,
         k: &'a DeviceBuffer<T>,
@@ -315,17 +390,39 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
         shape.check_buffers([q.len(), k.len(), v.len(), o.len(), lse.len()])?;
         let d = shape.head_dim as u32;
         let table = gpu.kernels::<AttnKernels<T>>();
-        let function = if d == 64 {
-            table.d64.get(gpu, T::D64)?
-        } else {
-            table.d128.get(gpu, T::D128)?
-        }
-        .clone();
-        // In range: `check` bounds the grid below 2³¹ blocks.
-        let blocks = grid_blocks(shape.batch as u32, shape.heads as u32, shape.seq_len as u32);
-        let cfg = LaunchConfig::new((blocks, 1), ATTN_THREADS, shared_bytes(d));
+        let (batch, heads, seq) = (shape.batch as u32, shape.heads as u32, shape.seq_len as u32);
+        // In range: `check` bounds the grid of 64-row blocks below 2³¹, and the `wgmma`
+        // grid has half as many.
+        let (function, cfg) = match (kernel, d) {
+            (AttentionKernel::MmaSync, _) => (
+                if d == 64 {
+                    table.d64.get(gpu, T::D64)?
+                } else {
+                    table.d128.get(gpu, T::D128)?
+                },
+                LaunchConfig::new(
+                    (grid_blocks(batch, heads, seq), 1),
+                    ATTN_THREADS,
+                    shared_bytes(d),
+                ),
+            ),
+            (AttentionKernel::Wgmma, _) => (
+                if d == 64 {
+                    table.wg_d64.get(gpu, T::WG_D64)?
+                } else {
+                    table.wg_d128.get(gpu, T::WG_D128)?
+                },
+                LaunchConfig::new(
+                    (wg_grid_blocks(batch, heads, seq), 1),
+                    WG_ATTN_THREADS,
+                    wg_shared_bytes(d),
+                ),
+            ),
+        };
+        let function = function.clone();
         Ok(Self {
             shape,
+            kernel,
             q,
             k,
             v,
@@ -358,8 +455,9 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
         // SAFETY: `check_buffers` checked the shape rules (D the kernel's, counts ≥ 1,
         // H_kv divides H, the grid below 2³¹) and the buffer lengths; device buffers are
         // whole allocations (256-byte aligned); `o` and `lse` are borrowed mutably for the
-        // plan's life, so nothing else touches them; the launch shape is the module's
-        // (`grid_blocks`, `ATTN_THREADS`, `shared_bytes(D)`).
+        // plan's life, so nothing else touches them; the launch shape is the kernel's
+        // (`grid_blocks`, `ATTN_THREADS`, `shared_bytes(D)`, or the `wg_` ones), and the
+        // `wgmma` kernel was resolved from the sm_90a variant only.
         unsafe { self.function.launch_unchecked(gpu.stream(), self.cfg, args) }
     }
 
@@ -371,6 +469,11 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
     /// The shape.
     pub fn shape(&self) -> AttentionShape {
         self.shape
+    }
+
+    /// The kernel it launches.
+    pub fn kernel(&self) -> AttentionKernel {
+        self.kernel
     }
 }
 

@@ -57,6 +57,8 @@
 //! [`shared_bytes`]`(D)` of dynamic shared memory (80 KiB for `D` = 128: above the default
 //! 48 KiB, which the host raises).
 
+pub mod wgmma;
+
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 pub use kernels_sm80::*;
 

@@ -7,7 +7,7 @@
 //! [`mbarrier_arrive`], [`mbarrier_arrive_remote`], [`mbarrier_poll`]), TMA
 //! ([`tma_load_2d`], [`tma_load_2d_multicast`], [`tma_store_2d`], [`tma_bulk_load`],
 //! [`tma_bulk_store`]), `wgmma`
-//! ([`wgmma_mma_async`], [`wgmma_check_warpgroup`]) and clusters ([`ctarank`],
+//! ([`wgmma_mma_async`], [`wgmma_mma_async_rs`], [`wgmma_check_warpgroup`]) and clusters ([`ctarank`],
 //! [`cluster_arrive`], [`cluster_wait`], [`map_shared_rank`], ...). Kernels never call these directly; they call `cuda_std`, whose public modules
 //! reach this module only through that backend.
 //!
@@ -47,7 +47,10 @@ pub use crate::tma::{
     load_2d_multicast as tma_load_2d_multicast, store_2d as tma_store_2d,
 };
 pub use crate::unit_state::{MmaType, TensorOp};
-pub use crate::wgmma::{check_warpgroup as wgmma_check_warpgroup, mma_async as wgmma_mma_async};
+pub use crate::wgmma::{
+    check_warpgroup as wgmma_check_warpgroup, mma_async as wgmma_mma_async,
+    mma_async_rs as wgmma_mma_async_rs,
+};
 
 /// Checks that the caller is an emulated thread (the host stub's panic otherwise), for
 /// intrinsics whose host form needs nothing else (fences, prefetches, `cp.async` groups).

@@ -59,7 +59,7 @@ use super::shared_mem::SharedMem;
 use super::state::{BlockState, GroupWait, Suspend, ThreadState, suspend, thread};
 use super::unit_state::{InFlight, MmaType, PendingAcc};
 use super::{EmuError, SourceLocation};
-use cust_core::lanes::wgmma::acc_row_col;
+use cust_core::lanes::wgmma::{a_row_col, acc_row_col};
 
 /// A decoded matrix descriptor (PTX ISA §9.7.15.5.1.2.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -177,6 +177,9 @@ struct Record {
     acc: *mut f32,
     n: u32,
     a_bits: u64,
+    /// `A` from registers (the RS form): this thread's four registers of its warp's 16×16
+    /// fragment (`cust_core::lanes::wgmma::a_row_col`); `a_bits` is then 0.
+    a_regs: Option<[u32; 4]>,
     b_bits: u64,
     trans_a: bool,
     trans_b: bool,
@@ -205,6 +208,40 @@ pub fn mma_async(
     trans_b: bool,
     accumulate: bool,
 ) {
+    issue(what, ty, acc, a_bits, None, b_bits, trans_a, trans_b, accumulate);
+}
+
+/// `wgmma.mma_async` m64nNk16 (f16, bf16) with `A` from registers (the RS form): as
+/// [`mma_async`], with `a` this thread's four registers of `A` (two elements each, the
+/// lower column in the low half: the lane map `cust_core::lanes::wgmma::a_row_col`)
+/// instead of a descriptor; `B` is read through `b_bits`, N-major if `trans_b`.
+#[track_caller]
+pub fn mma_async_rs(
+    what: &'static str,
+    ty: MmaType,
+    acc: &mut [f32],
+    a: [u32; 4],
+    b_bits: u64,
+    trans_b: bool,
+    accumulate: bool,
+) {
+    issue(what, ty, acc, 0, Some(a), b_bits, false, trans_b, accumulate);
+}
+
+/// Both forms: records the thread's part and waits for its warpgroup.
+#[track_caller]
+#[allow(clippy::too_many_arguments)]
+fn issue(
+    what: &'static str,
+    ty: MmaType,
+    acc: &mut [f32],
+    a_bits: u64,
+    a_regs: Option<[u32; 4]>,
+    b_bits: u64,
+    trans_a: bool,
+    trans_b: bool,
+    accumulate: bool,
+) {
     let t = thread(what);
     check_warpgroup(what);
     let mut record = Record {
@@ -212,6 +249,7 @@ pub fn mma_async(
         acc: acc.as_mut_ptr(),
         n: (acc.len() * 2) as u32,
         a_bits,
+        a_regs,
         b_bits,
         trans_a,
         trans_b,
@@ -319,6 +357,7 @@ pub(crate) unsafe fn complete(
             r.ty,
             r.n,
             r.a_bits,
+            r.a_regs.is_some(),
             r.b_bits,
             r.trans_a,
             r.trans_b,
@@ -410,7 +449,28 @@ pub(crate) unsafe fn complete(
         }
         Ok(out)
     };
-    let a_rows = load('A', a, 64)?;
+    let a_rows = if first.a_regs.is_some() {
+        // The RS form: row r, column c of A from the register of the thread the lane map
+        // names (16-bit types only: two elements per register, the lower column low).
+        let mut rows = std::vec![[0f64; 32]; 64];
+        for i in 0..records.len() {
+            let tw = records[i].0 % 128;
+            let regs = get(i).a_regs.unwrap_or_default();
+            for (reg, bits) in regs.into_iter().enumerate() {
+                for hi in 0..2 {
+                    let (row, col) = a_row_col(tw, reg as u32, hi);
+                    let h = (bits >> (16 * hi)) as u16;
+                    rows[row as usize][col as usize] = match ty {
+                        MmaType::F16 => f64::from(half::f16::from_bits(h).to_f32()),
+                        _ => f64::from(half::bf16::from_bits(h).to_f32()),
+                    };
+                }
+            }
+        }
+        rows
+    } else {
+        load('A', a, 64)?
+    };
     let b_cols = load('B', b, n)?;
     drop(mem);
     let mut asyncs = block.asyncs.borrow_mut();

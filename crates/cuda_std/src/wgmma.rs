@@ -165,6 +165,42 @@ macro_rules! wgmma_16bit {
     };
 }
 
+/// Defines `mma_m64nNk16_f32_{bf16,f16}_rs`: `A` from four registers, `B` by descriptor,
+/// `B`'s transpose as a const generic.
+macro_rules! wgmma_16bit_rs {
+    ($name:ident, $n:literal, $ty:literal, $ptx:literal) => {
+        #[doc = concat!("`D = A·B + D` (or `D = A·B` when `accumulate` is false) for `A` 64×16 in `.",
+            $ty, "` from **registers** and `B` 16×", stringify!($n), " from shared memory, `D` 64×",
+            stringify!($n), " `f32` in registers (PTX `", $ptx, "` with a register `A`: the RS form).")]
+        ///
+        /// PTX ISA §9.7.15.5.2 "wgmma.mma_async"; **sm_90a**, PTX ISA 8.0. `a` holds this
+        /// thread's part of `A`: register `r`, half `h` (0: the low 16 bits) is element
+        /// [`layout::a_row_col`]`(thread, r, h)`. Accumulator elements `8j..8j + 8` of a
+        /// `D` of the same warpgroup, packed in pairs (`[pack(d[8j], d[8j+1]), pack(d[8j+2],
+        /// d[8j+3]), …]`), are its columns `16j..16j + 16` in exactly this layout, so a
+        /// product's result feeds the next product's `A` without shared memory (attention's
+        /// `P·V`). `TRANS_B` as in [`mma_m64n64k16_f32_bf16`]; `A` has no transpose.
+        ///
+        /// # Safety
+        /// As [`mma_m64n64k16_f32_bf16`] for `B`: sm_90a; the whole warpgroup converged with
+        /// equal `b` and `accumulate`; `b` describes this CTA's shared memory in the named
+        /// layout, written and fenced for the async proxy before, not overwritten before the
+        /// [`wait_group`]. The registers of `a` are read asynchronously too: the compiler
+        /// keeps them until the [`wait_group`] (they are inputs of the instruction).
+        #[inline(always)]
+        #[track_caller]
+        pub unsafe fn $name<const TRANS_B: bool>(
+            acc: &mut [f32; $n],
+            a: [u32; 4],
+            b: MatrixDescriptor,
+            accumulate: bool,
+        ) {
+            // SAFETY: forwarded to the caller.
+            unsafe { crate::arch::wgmma::$name::<TRANS_B>(acc, a, b, accumulate) }
+        }
+    };
+}
+
 /// Defines `mma_m64nNk8_f32_tf32` (K-major only: tf32 `wgmma` has no transpose).
 macro_rules! wgmma_tf32 {
     ($name:ident, $n:literal, $ptx:literal) => {
@@ -245,6 +281,43 @@ wgmma_tf32!(
     mma_m64n256k8_f32_tf32,
     128,
     "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32"
+);
+
+wgmma_16bit_rs!(
+    mma_m64n64k16_f32_bf16_rs,
+    32,
+    "bf16",
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"
+);
+wgmma_16bit_rs!(
+    mma_m64n64k16_f32_f16_rs,
+    32,
+    "f16",
+    "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16"
+);
+wgmma_16bit_rs!(
+    mma_m64n128k16_f32_bf16_rs,
+    64,
+    "bf16",
+    "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"
+);
+wgmma_16bit_rs!(
+    mma_m64n128k16_f32_f16_rs,
+    64,
+    "f16",
+    "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"
+);
+wgmma_16bit_rs!(
+    mma_m64n256k16_f32_bf16_rs,
+    128,
+    "bf16",
+    "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"
+);
+wgmma_16bit_rs!(
+    mma_m64n256k16_f32_f16_rs,
+    128,
+    "f16",
+    "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"
 );
 
 /// Defines `mma_m64nNk32_f32_{e4m3,e5m2}` (K-major only: FP8 `wgmma` has no transpose).

@@ -103,6 +103,24 @@ pub mod wgmma {
         )
     }
 
+    /// `(row, col)` in the 64×16 tile of `A` of half `half` (0: the low 16 bits) of
+    /// register `reg` (0..4) of thread `thread` (0..128) for the `m64nNk16` forms that take
+    /// `A` from registers (f16, bf16; PTX ISA §9.7.15.5.1.1, figure "WGMMA .m64nNk16 register
+    /// fragment layout for matrix A"): warp `w` owns rows `16w..16w+16` in the `mma.m16n8k16`
+    /// `A` layout, register `reg` at row `16w + group + 8·(reg % 2)`, column
+    /// `8·(reg / 2) + 2t + half`. So accumulator elements `8j..8j+8` of a 64×N `D`
+    /// ([`acc_row_col`]), packed in pairs, are exactly the `A` registers of its columns
+    /// `16j..16j+16`: how attention feeds `P = softmax(S)` into `P·V` without shared memory.
+    #[must_use]
+    pub const fn a_row_col(thread: u32, reg: u32, half: u32) -> (u32, u32) {
+        let (warp, lane) = (thread / 32, thread % 32);
+        let (group, t) = (lane / 4, lane % 4);
+        (
+            16 * warp + group + 8 * (reg % 2),
+            8 * (reg / 2) + 2 * t + half,
+        )
+    }
+
     /// Byte offset of the byte `k_bytes` (of its row, K-major) of row `row` in a
     /// `cuda_std::wgmma::Swizzle::None` K-major tile whose core matrices (8 rows ×
     /// 16 bytes, rows 16 bytes apart) are `lbo` bytes apart along K and `sbo` bytes apart

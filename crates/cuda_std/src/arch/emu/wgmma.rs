@@ -85,6 +85,39 @@ wgmma!(
     mma_m64n256k32_f32_e5m2, 128, E5m2, [];
 );
 
+macro_rules! wgmma_rs {
+    ($($name:ident, $n:literal, $ty:ident;)*) => {$(
+        /// # Safety
+        /// As the `wgmma` function of the same name.
+        #[track_caller]
+        pub(crate) unsafe fn $name<const TRANS_B: bool>(
+            acc: &mut [f32; $n],
+            a: [u32; 4],
+            b: MatrixDescriptor,
+            accumulate: bool,
+        ) {
+            device::wgmma_mma_async_rs(
+                concat!("wgmma::", stringify!($name)),
+                MmaType::$ty,
+                acc,
+                a,
+                b.bits(),
+                TRANS_B,
+                accumulate,
+            );
+        }
+    )*};
+}
+
+wgmma_rs!(
+    mma_m64n64k16_f32_bf16_rs, 32, Bf16;
+    mma_m64n128k16_f32_bf16_rs, 64, Bf16;
+    mma_m64n256k16_f32_bf16_rs, 128, Bf16;
+    mma_m64n64k16_f32_f16_rs, 32, F16;
+    mma_m64n128k16_f32_f16_rs, 64, F16;
+    mma_m64n256k16_f32_f16_rs, 128, F16;
+);
+
 #[cfg(test)]
 mod tests {
     use crate::wgmma::{MatrixDescriptor, Swizzle};

@@ -71,6 +71,37 @@ macro_rules! wgmma_16bit {
     };
 }
 
+/// The 16-bit forms with `A` from registers (RS): four `.b32` registers of `A`, `B` by
+/// descriptor, only `B`'s transpose (`A` in registers has none).
+macro_rules! wgmma_16bit_rs {
+    ($name:ident, $n:literal, $ptx:literal, [$($i:literal)+]) => {
+        #[inline(always)]
+        pub(crate) unsafe fn $name<const TRANS_B: bool>(
+            acc: &mut [f32; $n],
+            a: [u32; 4],
+            b: MatrixDescriptor,
+            accumulate: bool,
+        ) {
+            // SAFETY: caller contract. Reads shared memory: not `nomem`.
+            unsafe {
+                asm!(
+                    concat!("{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; ", $ptx, " {{",
+                        acc_list!($($i)+), "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, {tb}; }}"),
+                    $(inout(reg32) acc[$i],)+
+                    a0 = in(reg32) a[0],
+                    a1 = in(reg32) a[1],
+                    a2 = in(reg32) a[2],
+                    a3 = in(reg32) a[3],
+                    b = in(reg64) b.0,
+                    sd = in(reg32) u32::from(accumulate),
+                    tb = const TRANS_B as u32,
+                    options(nostack),
+                )
+            };
+        }
+    };
+}
+
 /// The forms without transposes: `.tf32` (`m64nNk8`) and `.e4m3` / `.e5m2` (`m64nNk32`),
 /// both operands K-major.
 macro_rules! wgmma_tf32 {
@@ -222,5 +253,53 @@ with_acc_indices!(
         mma_m64n256k32_f32_e5m2,
         128,
         "wgmma.mma_async.sync.aligned.m64n256k32.f32.e5m2.e5m2",
+    )
+);
+with_acc_indices!(
+    32,
+    wgmma_16bit_rs!(
+        mma_m64n64k16_f32_bf16_rs,
+        32,
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+    )
+);
+with_acc_indices!(
+    32,
+    wgmma_16bit_rs!(
+        mma_m64n64k16_f32_f16_rs,
+        32,
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
+    )
+);
+with_acc_indices!(
+    64,
+    wgmma_16bit_rs!(
+        mma_m64n128k16_f32_bf16_rs,
+        64,
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
+    )
+);
+with_acc_indices!(
+    64,
+    wgmma_16bit_rs!(
+        mma_m64n128k16_f32_f16_rs,
+        64,
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
+    )
+);
+with_acc_indices!(
+    128,
+    wgmma_16bit_rs!(
+        mma_m64n256k16_f32_bf16_rs,
+        128,
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
+    )
+);
+with_acc_indices!(
+    128,
+    wgmma_16bit_rs!(
+        mma_m64n256k16_f32_f16_rs,
+        128,
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16",
     )
 );
