@@ -486,14 +486,29 @@ pub struct AttentionOutput<T> {
     pub lse: Vec<f32>,
 }
 
-/// Attention of `shape` on the GPU: uploads `q`, `k`, `v`, runs the kernel, waits and
-/// downloads `O` and `L`.
+/// Attention of `shape` on the GPU: uploads `q`, `k`, `v`, runs the fastest kernel the
+/// device has ([`AttentionKernel::best_for`]), waits and downloads `O` and `L`.
 ///
 /// # Errors
-/// As [`AttentionPlan::new`]; [`GpuError::Launch`] (or a driver error) naming the kernel if
-/// it fails; errors of the copies.
+/// As [`attention_with`].
 pub fn attention<T: AttnElem>(
     gpu: &Gpu,
+    shape: AttentionShape,
+    q: &[T],
+    k: &[T],
+    v: &[T],
+) -> Result<AttentionOutput<T>, GpuError> {
+    attention_with(gpu, AttentionKernel::best_for(gpu)?, shape, q, k, v)
+}
+
+/// [`attention`] with the kernel `kernel`.
+///
+/// # Errors
+/// As [`AttentionPlan::with_kernel`]; [`GpuError::Launch`] (or a driver error) naming the
+/// kernel if it fails; errors of the copies.
+pub fn attention_with<T: AttnElem>(
+    gpu: &Gpu,
+    kernel: AttentionKernel,
     shape: AttentionShape,
     q: &[T],
     k: &[T],
@@ -513,7 +528,8 @@ pub fn attention<T: AttnElem>(
         .gpu_context("allocating O")?;
     let mut l_d = DeviceBuffer::from_slice_async(&vec![f32::NAN; shape.lse_len()], gpu.stream())
         .gpu_context("allocating L")?;
-    let mut plan = AttentionPlan::new(gpu, shape, &q_d, &k_d, &v_d, &mut o_d, &mut l_d)?;
+    let mut plan =
+        AttentionPlan::with_kernel(gpu, kernel, shape, &q_d, &k_d, &v_d, &mut o_d, &mut l_d)?;
     plan.launch(gpu)?;
     let cfg = plan.config();
     drop(plan);

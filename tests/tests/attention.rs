@@ -12,13 +12,17 @@
 //!   rows before `p` unchanged bit for bit (`O` and `L`).
 //! - Bad shapes are errors naming the value, before any launch.
 //!
-//! Without a GPU (or with `FERROCUDA_DEVICE=cpu`) the same tests run on the CPU emulator at
-//! small shapes (`emulated()`); on a GPU older than sm_80 the kernel tests skip with a
-//! message.
+//! Each test runs every kernel the device has ([`kernels`]: `wgmma` and `mma.sync` on sm_90
+//! and on the emulator, `mma.sync` on sm_80 and sm_89). Without a GPU (or with
+//! `FERROCUDA_DEVICE=cpu`) the same tests run on the CPU emulator at small shapes
+//! (`emulated()`); on a GPU older than sm_80 the kernel tests skip with a message.
 
 use cuda_std::half::{bf16, f16};
 use host::Gpu;
-use host::attention::{AttentionShape, AttnElem, attention, error_bound, reference_f64};
+use host::attention::{
+    AttentionKernel, AttentionOutput, AttentionShape, AttnElem, attention_with, error_bound,
+    reference_f64,
+};
 use tests::{emulated, gpu, mix};
 
 /// Whether `gpu` runs the `mma.sync` kernels (sm_80+; the emulator runs them); prints why
@@ -39,6 +43,28 @@ fn runs(gpu: &Gpu) -> bool {
         return false;
     }
     true
+}
+
+/// The kernels `gpu` runs: both on compute capability 9.0 and the emulator, `mma.sync`
+/// otherwise (call after [`runs`]).
+fn kernels(gpu: &Gpu) -> Vec<AttentionKernel> {
+    match AttentionKernel::best_for(gpu).expect("compute capability") {
+        AttentionKernel::Wgmma => vec![AttentionKernel::Wgmma, AttentionKernel::MmaSync],
+        AttentionKernel::MmaSync => vec![AttentionKernel::MmaSync],
+    }
+}
+
+/// [`attention_with`] with `kernel`, panicking with the kernel and shape on an error.
+fn attention<T: AttnElem>(
+    gpu: &Gpu,
+    kernel: AttentionKernel,
+    shape: AttentionShape,
+    q: &[T],
+    k: &[T],
+    v: &[T],
+) -> AttentionOutput<T> {
+    attention_with(gpu, kernel, shape, q, k, v)
+        .unwrap_or_else(|e| panic!("{} {} attention ({shape}): {e}", kernel.label(), T::NAME))
 }
 
 /// `len` values uniform in `[-amp, amp)`, rounded to `T`.
@@ -79,10 +105,15 @@ fn rows(gpu: &Gpu, shape: AttentionShape) -> Vec<(usize, usize)> {
 
 /// Runs `shape` and checks `O` and `L` on [`rows`] against the bound; panics naming the
 /// first element out of it, with expected, actual and the difference.
-fn check_case<T: AttnElem + std::fmt::Debug>(gpu: &Gpu, shape: AttentionShape, seed: u64) {
+fn check_case<T: AttnElem + std::fmt::Debug>(
+    gpu: &Gpu,
+    kernel: AttentionKernel,
+    shape: AttentionShape,
+    seed: u64,
+) {
     let (q, k, v) = inputs::<T>(shape, seed);
-    let out = attention(gpu, shape, &q, &k, &v)
-        .unwrap_or_else(|e| panic!("{} attention ({shape}): {e}", T::NAME));
+    let out = attention(gpu, kernel, shape, &q, &k, &v);
+    let name = format!("{} {}", kernel.label(), T::NAME);
     let at = rows(gpu, shape);
     let reference = reference_f64(shape, &q, &k, &v, &at);
     let d = shape.head_dim;
@@ -95,9 +126,8 @@ fn check_case<T: AttnElem + std::fmt::Debug>(gpu: &Gpu, shape: AttentionShape, s
             let diff = (got - want).abs();
             assert!(
                 diff <= bound,
-                "{} attention ({shape}): O[head {head}][row {row}][{col}] = {got}, expected \
-                 {want} (f64), difference {diff:e} > bound {bound:e}",
-                T::NAME
+                "{name} attention ({shape}): O[head {head}][row {row}][{col}] = {got}, \
+                 expected {want} (f64), difference {diff:e} > bound {bound:e}"
             );
             worst_o = worst_o.max(diff / bound);
         }
@@ -106,9 +136,8 @@ fn check_case<T: AttnElem + std::fmt::Debug>(gpu: &Gpu, shape: AttentionShape, s
         let diff = (got - r.lse).abs();
         assert!(
             diff <= bound,
-            "{} attention ({shape}): L[head {head}][row {row}] = {got}, expected {} (f64), \
-             difference {diff:e} > bound {bound:e}",
-            T::NAME,
+            "{name} attention ({shape}): L[head {head}][row {row}] = {got}, expected {} \
+             (f64), difference {diff:e} > bound {bound:e}",
             r.lse
         );
         worst_l = worst_l.max(diff / bound);
@@ -116,11 +145,10 @@ fn check_case<T: AttnElem + std::fmt::Debug>(gpu: &Gpu, shape: AttentionShape, s
     // Every element written (the outputs start as NaN).
     let unwritten = out.o.iter().filter(|x| x.to_f64().is_nan()).count()
         + out.lse.iter().filter(|x| x.is_nan()).count();
-    assert_eq!(unwritten, 0, "{} attention ({shape}): NaN outputs", T::NAME);
+    assert_eq!(unwritten, 0, "{name} attention ({shape}): NaN outputs");
     eprintln!(
-        "{} attention ({shape}): {} rows within the bound (largest error / bound: O {worst_o:.3}, \
-         L {worst_l:.3})",
-        T::NAME,
+        "{name} attention ({shape}): {} rows within the bound (largest error / bound: O \
+         {worst_o:.3}, L {worst_l:.3})",
         at.len()
     );
 }
@@ -136,9 +164,13 @@ fn shapes() -> Vec<AttentionShape> {
                 .with_causal(true),
             AttentionShape::new(1, 1, 1, 128).with_causal(true),
             AttentionShape::new(1, 2, 33, 128),
-            // Four key tiles: each stage of the K/V ring is refilled (the emulator checks
-            // the copies against the other warps' reads of the previous tile).
+            // Four key tiles of 64 (`mma.sync`), two of 128 (`wgmma`): each stage of the K/V
+            // ring is refilled (the emulator checks the copies against the other warps'
+            // reads of the previous tile).
             AttentionShape::new(1, 2, 200, 64).with_kv_heads(1),
+            // Three key tiles of 128, the last ragged: the `wgmma` kernel's ring refilled,
+            // causal, with 3 query tiles of 128 (2 blocks' diagonals).
+            AttentionShape::new(1, 1, 300, 64).with_causal(true),
         ]
     } else {
         vec![
@@ -162,8 +194,10 @@ fn bf16_attention_is_within_the_error_bound() {
     if !runs(&gpu) {
         return;
     }
-    for (i, shape) in shapes().into_iter().enumerate() {
-        check_case::<bf16>(&gpu, shape, 10 + i as u64);
+    for kernel in kernels(&gpu) {
+        for (i, shape) in shapes().into_iter().enumerate() {
+            check_case::<bf16>(&gpu, kernel, shape, 10 + i as u64);
+        }
     }
 }
 
@@ -173,13 +207,15 @@ fn f16_attention_is_within_the_error_bound() {
     if !runs(&gpu) {
         return;
     }
-    for (i, shape) in shapes().into_iter().enumerate() {
-        // Alternate D, so f16 meets both head dimensions on the emulator too.
-        let shape = AttentionShape {
-            head_dim: if shape.head_dim == 64 { 128 } else { 64 },
-            ..shape
-        };
-        check_case::<f16>(&gpu, shape, 20 + i as u64);
+    for kernel in kernels(&gpu) {
+        for (i, shape) in shapes().into_iter().enumerate() {
+            // Alternate D, so f16 meets both head dimensions on the emulator too.
+            let shape = AttentionShape {
+                head_dim: if shape.head_dim == 64 { 128 } else { 64 },
+                ..shape
+            };
+            check_case::<f16>(&gpu, kernel, shape, 20 + i as u64);
+        }
     }
 }
 
@@ -191,8 +227,20 @@ fn causal_case<T: AttnElem + PartialEq + std::fmt::Debug>(
     shape: AttentionShape,
     p: usize,
 ) {
+    for kernel in kernels(gpu) {
+        causal_case_with::<T>(gpu, kernel, shape, p);
+    }
+}
+
+/// [`causal_case`] for one kernel.
+fn causal_case_with<T: AttnElem + PartialEq + std::fmt::Debug>(
+    gpu: &Gpu,
+    kernel: AttentionKernel,
+    shape: AttentionShape,
+    p: usize,
+) {
     let (q, k, v) = inputs::<T>(shape, 31);
-    let before = attention(gpu, shape, &q, &k, &v).expect("attention");
+    let before = attention(gpu, kernel, shape, &q, &k, &v);
     let (mut k2, mut v2) = (k.clone(), v.clone());
     let (s, d) = (shape.seq_len, shape.head_dim);
     let (new_k, new_v) = (
@@ -208,7 +256,7 @@ fn causal_case<T: AttnElem + PartialEq + std::fmt::Debug>(
             }
         }
     }
-    let after = attention(gpu, shape, &q, &k2, &v2).expect("attention");
+    let after = attention(gpu, kernel, shape, &q, &k2, &v2);
     let mut later_changed = false;
     for head in 0..shape.batch * shape.heads {
         for row in 0..s {
@@ -218,8 +266,9 @@ fn causal_case<T: AttnElem + PartialEq + std::fmt::Debug>(
             if row < p {
                 assert!(
                     same,
-                    "{} causal ({shape}): head {head} row {row} < {p} changed when keys ≥ {p} \
-                     did: L {} → {}",
+                    "{} {} causal ({shape}): head {head} row {row} < {p} changed when keys ≥ \
+                     {p} did: L {} → {}",
+                    kernel.label(),
                     T::NAME,
                     before.lse[head * s + row],
                     after.lse[head * s + row]
@@ -229,7 +278,11 @@ fn causal_case<T: AttnElem + PartialEq + std::fmt::Debug>(
             }
         }
     }
-    assert!(later_changed, "the perturbation changed no row at all");
+    assert!(
+        later_changed,
+        "{}: the perturbation changed no row at all",
+        kernel.label()
+    );
 }
 
 #[test]
@@ -276,7 +329,7 @@ fn bad_shapes_are_errors_naming_the_value_before_any_launch() {
     let ok = AttentionShape::new(1, 4, 8, 64);
     let (q, k, v) = inputs::<bf16>(ok, 1);
     let fails = |shape: AttentionShape, q: &[bf16], k: &[bf16], v: &[bf16], words: &[&str]| {
-        let e = attention(&gpu, shape, q, k, v)
+        let e = host::attention::attention(&gpu, shape, q, k, v)
             .expect_err("a bad shape must be refused")
             .to_string();
         for w in words {
@@ -312,7 +365,22 @@ fn a_nan_key_makes_the_rows_that_see_it_nan_and_no_other() {
     let (q, mut k, v) = inputs::<bf16>(shape, 51);
     let nan_key = 10;
     k[nan_key * 64 + 3] = bf16::from_f32(f32::NAN);
-    let out = attention(&gpu, shape, &q, &k, &v).expect("attention");
+    for kernel in kernels(&gpu) {
+        nan_case(&gpu, kernel, shape, &q, &k, &v, nan_key);
+    }
+}
+
+/// The rows of `shape` (S = 70, causal) that see key `nan_key` are NaN, the others finite.
+fn nan_case(
+    gpu: &Gpu,
+    kernel: AttentionKernel,
+    shape: AttentionShape,
+    q: &[bf16],
+    k: &[bf16],
+    v: &[bf16],
+    nan_key: usize,
+) {
+    let out = attention(gpu, kernel, shape, q, k, v);
     for head in 0..2 {
         for row in 0..70 {
             let o = &out.o[(head * 70 + row) * 64..][..64];
@@ -320,13 +388,15 @@ fn a_nan_key_makes_the_rows_that_see_it_nan_and_no_other() {
             if row < nan_key {
                 assert!(
                     o.iter().all(|x| x.to_f32().is_finite()) && l.is_finite(),
-                    "head {head} row {row} does not see key {nan_key} but is not finite"
+                    "{}: head {head} row {row} does not see key {nan_key} but is not finite",
+                    kernel.label()
                 );
             } else {
                 assert!(
                     o.iter().all(|x| x.to_f32().is_nan()) && l.is_nan(),
-                    "head {head} row {row} sees the NaN key {nan_key}: O and L must be NaN, \
-                     L = {l}"
+                    "{}: head {head} row {row} sees the NaN key {nan_key}: O and L must be NaN, \
+                     L = {l}",
+                    kernel.label()
                 );
             }
         }

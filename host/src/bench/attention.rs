@@ -1,5 +1,5 @@
-//! The attention rows (`--attention`): our `mma.sync` forward kernel
-//! ([`crate::attention`]) in bf16 at the shapes of [`ATTENTION_SHAPES`], and the peers
+//! The attention rows (`--attention`): our forward kernels ([`crate::attention`]: `wgmma`
+//! on sm_90, and `mma.sync`, each its own row, named in its variant) in bf16 at the shapes of [`ATTENTION_SHAPES`], and the peers
 //! measured in the same bundle run by `bench/python/attention_peers.py` (torch's
 //! `scaled_dot_product_attention` with the cuDNN and the flash backend, and
 //! FlashAttention-3's `flash_attn_interface.flash_attn_func` where it imports), read from
@@ -16,7 +16,7 @@
 //! note of the script's, copied into the report's notes.
 
 use super::{Bench, Entry, Implementation};
-use crate::attention::{AttentionPlan, AttentionShape};
+use crate::attention::{AttentionKernel, AttentionPlan, AttentionShape};
 use crate::gpu::GpuError;
 use crate::timing::Stats;
 use cuda_std::half::bf16;
@@ -104,6 +104,10 @@ impl Bench<'_> {
     /// Times our kernel at every shape of [`ATTENTION_SHAPES`], then adds the peers of
     /// `peers` (if given) for the same workloads.
     pub(super) fn attention(&mut self, peers: Option<&PeerFile>) -> Result<(), GpuError> {
+        let kernels: &[AttentionKernel] = match AttentionKernel::best_for(&self.gpu)? {
+            AttentionKernel::Wgmma => &[AttentionKernel::Wgmma, AttentionKernel::MmaSync],
+            AttentionKernel::MmaSync => &[AttentionKernel::MmaSync],
+        };
         for shape in ATTENTION_SHAPES {
             let name = workload(&shape);
             let gpu = &self.gpu;
@@ -123,15 +127,23 @@ impl Bench<'_> {
                 .gpu_context("allocating O")?;
             let mut lse = DeviceBuffer::<f32>::zeroed_async(shape.lse_len(), gpu.stream())
                 .gpu_context("allocating L")?;
-            let mut plan = AttentionPlan::new(gpu, shape, &q, &k, &v, &mut o, &mut lse)?;
-            let stats = self.time(|| plan.launch(gpu))?;
-            let cfg = plan.config();
-            drop(plan);
-            gpu.sync_after(&name, cfg)?;
-            let mut e = Entry::flops(&name, Implementation::Rust, stats, shape.flops());
-            e.variant = Some("mma.sync".into());
-            self.log(&format!("{name}: rust mma.sync {}", e.rate_text()));
-            self.entries.push(e);
+            let mut ours = Vec::new();
+            for &kernel in kernels {
+                let mut plan = AttentionPlan::with_kernel(
+                    gpu, kernel, shape, &q, &k, &v, &mut o, &mut lse,
+                )?;
+                let stats = self.time(|| plan.launch(gpu))?;
+                let cfg = plan.config();
+                drop(plan);
+                gpu.sync_after(&name, cfg)?;
+                let mut e = Entry::flops(&name, Implementation::Rust, stats, shape.flops());
+                e.variant = Some(kernel.label().into());
+                ours.push(e);
+            }
+            for e in ours {
+                self.log(&format!("{name}: {} {}", e.who(), e.rate_text()));
+                self.entries.push(e);
+            }
             if let Some(peers) = peers {
                 for row in peers.rows.iter().filter(|r| r.workload == name) {
                     if let Some(e) = row.entry() {

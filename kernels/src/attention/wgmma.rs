@@ -352,23 +352,26 @@ mod kernels_sm90a {
             // 3. O += P·V: keys 16·kk..16·kk + 16 of P are accumulator elements
             // 8·kk..8·kk + 8, packed in pairs into the A registers.
             let v_tile = v_at(slot);
-            wgmma::fence();
+            let mut p = [[0u32; 4]; 8];
             unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
-                let p = [
+                p[kk] = [
                     T::pack(s[8 * kk], s[8 * kk + 1]),
                     T::pack(s[8 * kk + 2], s[8 * kk + 3]),
                     T::pack(s[8 * kk + 4], s[8 * kk + 5]),
                     T::pack(s[8 * kk + 6], s[8 * kk + 7]),
                 ];
+            });
+            wgmma::fence();
+            unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
                 // Keys 16·kk.. are rows 16·kk.. of every column block of V: 2048 bytes on.
                 let bd = desc(v_tile + kk as u32 * 2048, WG_ATTN_BC * 128);
                 // SAFETY: as for Q·Kᵀ, for this stage's V tile; `acc` is this warpgroup's O.
                 unsafe {
                     if D == 64 {
-                        T::pv64(&mut acc[0], p, bd);
+                        T::pv64(&mut acc[0], p[kk], bd);
                     } else {
                         // SAFETY: `[[f32; 32]; 2]` and `[f32; 64]` have the same layout.
-                        T::pv128(&mut *(&raw mut acc).cast::<[f32; 64]>(), p, bd);
+                        T::pv128(&mut *(&raw mut acc).cast::<[f32; 64]>(), p[kk], bd);
                     }
                 }
             });
