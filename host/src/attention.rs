@@ -22,14 +22,17 @@
 
 use crate::gpu::{Gpu, GpuError, ResolvedOf};
 use cuda_std::half::{bf16, f16};
-use cuda_std::launch::{Kernel, MutPtr, Slice, Unsafe, Value};
+use cuda_std::launch::{ConstPtr, Kernel, MutPtr, Slice, Unsafe, Value};
 use cust::{
     error::GpuContext,
     function::LaunchConfig,
     launch::TypedFunction,
-    memory::{DeviceBuffer, DeviceCopy},
+    memory::{DeviceBox, DeviceBuffer, DeviceCopy},
+    tma::{TensorMap, TensorMapExt, TmaElement, TmaSwizzle},
 };
-use kernels::attention::wgmma::{WG_ATTN_THREADS, wg_grid_blocks, wg_shared_bytes};
+use kernels::attention::wgmma::{
+    WG_ATTN_KV_BOX, WG_ATTN_Q_BOX, WG_ATTN_THREADS, wg_grid_blocks, wg_shared_bytes,
+};
 use kernels::attention::{ATTN_BR, ATTN_HEAD_DIMS, ATTN_THREADS, grid_blocks, shared_bytes};
 
 /// Which attention kernel a plan launches.
@@ -243,14 +246,30 @@ pub type AttnParams<T> = (
 );
 /// The attention kernels' handle type.
 pub type AttnKernel<T> = Kernel<AttnParams<T>, Unsafe>;
+/// The parameter kinds of the `wgmma` attention kernels: `(batch, seq_len, heads, kv_heads,
+/// causal, map_q, map_k, map_v, o: *mut T, lse: *mut f32)`.
+pub type WgAttnParams<T> = (
+    Value<u32>,
+    Value<u32>,
+    Value<u32>,
+    Value<u32>,
+    Value<u32>,
+    ConstPtr<TensorMap>,
+    ConstPtr<TensorMap>,
+    ConstPtr<TensorMap>,
+    MutPtr<T>,
+    MutPtr<f32>,
+);
+/// The `wgmma` attention kernels' handle type.
+pub type WgAttnKernel<T> = Kernel<WgAttnParams<T>, Unsafe>;
 
 /// The attention kernels of element type `T`, each resolved in a [`Gpu`]'s module on first
 /// use ([`Gpu::kernels`]): [`AttnElem::D64`], [`AttnElem::D128`].
 struct AttnKernels<T> {
     d64: ResolvedOf<AttnKernel<T>>,
     d128: ResolvedOf<AttnKernel<T>>,
-    wg_d64: ResolvedOf<AttnKernel<T>>,
-    wg_d128: ResolvedOf<AttnKernel<T>>,
+    wg_d64: ResolvedOf<WgAttnKernel<T>>,
+    wg_d128: ResolvedOf<WgAttnKernel<T>>,
 }
 
 impl<T> Default for AttnKernels<T> {
@@ -271,7 +290,7 @@ mod sealed {
 }
 
 /// An input type of attention: [`bf16`] or [`f16`](struct@f16). Sealed.
-pub trait AttnElem: DeviceCopy + Copy + Send + Sync + 'static + sealed::Sealed {
+pub trait AttnElem: DeviceCopy + TmaElement + Copy + Send + Sync + 'static + sealed::Sealed {
     /// `bf16` or `f16`.
     const NAME: &'static str;
     /// The kernel for `D` = 64.
@@ -279,9 +298,9 @@ pub trait AttnElem: DeviceCopy + Copy + Send + Sync + 'static + sealed::Sealed {
     /// The kernel for `D` = 128.
     const D128: AttnKernel<Self>;
     /// The `wgmma` kernel for `D` = 64.
-    const WG_D64: AttnKernel<Self>;
+    const WG_D64: WgAttnKernel<Self>;
     /// The `wgmma` kernel for `D` = 128.
-    const WG_D128: AttnKernel<Self>;
+    const WG_D128: WgAttnKernel<Self>;
     /// A NaN the host writes to `O` before a launch, so unwritten elements show.
     const POISON: Self;
     /// Unit roundoff of the type (2⁻⁸ bf16, 2⁻¹¹ f16): the relative error of rounding `P`
@@ -302,8 +321,8 @@ macro_rules! attn_elem {
             const NAME: &'static str = stringify!($t);
             const D64: AttnKernel<Self> = kernels::attention::$d64;
             const D128: AttnKernel<Self> = kernels::attention::$d128;
-            const WG_D64: AttnKernel<Self> = kernels::attention::wgmma::$wg64;
-            const WG_D128: AttnKernel<Self> = kernels::attention::wgmma::$wg128;
+            const WG_D64: WgAttnKernel<Self> = kernels::attention::wgmma::$wg64;
+            const WG_D128: WgAttnKernel<Self> = kernels::attention::wgmma::$wg128;
             const POISON: Self = $t::from_bits($poison);
             const UNIT: f64 = $unit;
             fn to_f64(self) -> f64 {
@@ -335,7 +354,17 @@ pub struct AttentionPlan<'a, T: AttnElem> {
     o: &'a mut DeviceBuffer<T>,
     lse: &'a mut DeviceBuffer<f32>,
     cfg: LaunchConfig,
-    function: TypedFunction<AttnParams<T>, Unsafe>,
+    launcher: Launcher<T>,
+}
+
+/// The launch of one kernel, resolved once.
+enum Launcher<T: AttnElem> {
+    Mma(TypedFunction<AttnParams<T>, Unsafe>),
+    Wgmma {
+        function: TypedFunction<WgAttnParams<T>, Unsafe>,
+        /// The tensor maps of `Q`, `K` and `V` (they hold the buffers' addresses).
+        maps: [DeviceBox<TensorMap>; 3],
+    },
 }
 
 impl<T: AttnElem> std::fmt::Debug for AttentionPlan<'_, T> {
@@ -393,33 +422,66 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
         let (batch, heads, seq) = (shape.batch as u32, shape.heads as u32, shape.seq_len as u32);
         // In range: `check` bounds the grid of 64-row blocks below 2³¹, and the `wgmma`
         // grid has half as many.
-        let (function, cfg) = match (kernel, d) {
-            (AttentionKernel::MmaSync, _) => (
-                if d == 64 {
-                    table.d64.get(gpu, T::D64)?
-                } else {
-                    table.d128.get(gpu, T::D128)?
-                },
+        let (launcher, cfg) = match kernel {
+            AttentionKernel::MmaSync => (
+                Launcher::Mma(
+                    if d == 64 {
+                        table.d64.get(gpu, T::D64)?
+                    } else {
+                        table.d128.get(gpu, T::D128)?
+                    }
+                    .clone(),
+                ),
                 LaunchConfig::new(
                     (grid_blocks(batch, heads, seq), 1),
                     ATTN_THREADS,
                     shared_bytes(d),
                 ),
             ),
-            (AttentionKernel::Wgmma, _) => (
-                if d == 64 {
+            AttentionKernel::Wgmma => {
+                let function = if d == 64 {
                     table.wg_d64.get(gpu, T::WG_D64)?
                 } else {
                     table.wg_d128.get(gpu, T::WG_D128)?
-                },
-                LaunchConfig::new(
-                    (wg_grid_blocks(batch, heads, seq), 1),
-                    WG_ATTN_THREADS,
-                    wg_shared_bytes(d),
-                ),
-            ),
+                }
+                .clone();
+                let heads_kv = shape.batch * shape.kv_heads;
+                let rows = [shape.batch * shape.heads, heads_kv, heads_kv].map(|h| h * shape.seq_len);
+                // TMA's row coordinates are `i32`.
+                if rows[0] >= 1 << 31 {
+                    return Err(GpuError::LaunchConfig(format!(
+                        "attention: B·H·S = {} rows, more than the wgmma kernel's tensor maps \
+                         address (2^31 - 1)",
+                        rows[0]
+                    )));
+                }
+                let map = |buf: &DeviceBuffer<T>, rows: usize, bx: [u32; 2], what: &str| {
+                    let map = TensorMap::tiled_2d(
+                        buf.as_device_ptr(),
+                        [shape.head_dim as u64, rows as u64],
+                        (shape.head_dim * size_of::<T>()) as u64,
+                        bx,
+                        TmaSwizzle::B128,
+                    )
+                    .with_gpu_context(|| format!("the tensor map of {what}"))?;
+                    DeviceBox::new(&map)
+                        .with_gpu_context(|| format!("uploading the tensor map of {what}"))
+                };
+                let maps = [
+                    map(q, rows[0], WG_ATTN_Q_BOX, "Q")?,
+                    map(k, rows[1], WG_ATTN_KV_BOX, "K")?,
+                    map(v, rows[2], WG_ATTN_KV_BOX, "V")?,
+                ];
+                (
+                    Launcher::Wgmma { function, maps },
+                    LaunchConfig::new(
+                        (wg_grid_blocks(batch, heads, seq), 1),
+                        WG_ATTN_THREADS,
+                        wg_shared_bytes(d),
+                    ),
+                )
+            }
         };
-        let function = function.clone();
         Ok(Self {
             shape,
             kernel,
@@ -429,7 +491,7 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
             o,
             lse,
             cfg,
-            function,
+            launcher,
         })
     }
 
@@ -440,25 +502,59 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
     /// [`GpuError::Launch`] naming the kernel and its configuration if the launch fails.
     pub fn launch(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
         let s = self.shape;
-        let args = (
+        let head = (
             s.batch as u32,
             s.seq_len as u32,
             s.heads as u32,
             s.kv_heads as u32,
             u32::from(s.causal),
-            self.q,
-            self.k,
-            self.v,
-            &mut *self.o,
-            &mut *self.lse,
         );
-        // SAFETY: `check_buffers` checked the shape rules (D the kernel's, counts ≥ 1,
-        // H_kv divides H, the grid below 2³¹) and the buffer lengths; device buffers are
-        // whole allocations (256-byte aligned); `o` and `lse` are borrowed mutably for the
-        // plan's life, so nothing else touches them; the launch shape is the kernel's
-        // (`grid_blocks`, `ATTN_THREADS`, `shared_bytes(D)`, or the `wg_` ones), and the
-        // `wgmma` kernel was resolved from the sm_90a variant only.
-        unsafe { self.function.launch_unchecked(gpu.stream(), self.cfg, args) }
+        match &self.launcher {
+            Launcher::Mma(function) => {
+                let args = (
+                    head.0,
+                    head.1,
+                    head.2,
+                    head.3,
+                    head.4,
+                    self.q,
+                    self.k,
+                    self.v,
+                    &mut *self.o,
+                    &mut *self.lse,
+                );
+                // SAFETY: `check_buffers` checked the shape rules (D the kernel's, counts
+                // ≥ 1, H_kv divides H, the grid below 2³¹) and the buffer lengths; device
+                // buffers are whole allocations (256-byte aligned); `o` and `lse` are
+                // borrowed mutably for the plan's life, so nothing else touches them; the
+                // launch shape is the kernel's (`grid_blocks`, `ATTN_THREADS`,
+                // `shared_bytes(D)`).
+                unsafe { function.launch_unchecked(gpu.stream(), self.cfg, args) }
+            }
+            Launcher::Wgmma { function, maps } => {
+                let [map_q, map_k, map_v] = maps;
+                let args = (
+                    head.0,
+                    head.1,
+                    head.2,
+                    head.3,
+                    head.4,
+                    map_q,
+                    map_k,
+                    map_v,
+                    &mut *self.o,
+                    &mut *self.lse,
+                );
+                // SAFETY: as for `mma.sync`, and the maps describe `q`, `k`, `v` (borrowed
+                // for the plan's life) as `B·H·S` / `B·H_kv·S` rows of `D` elements with the
+                // kernel's boxes and the 128-byte swizzle, written before this launch (a
+                // synchronous upload), B·H·S below 2³¹ (checked by `with_kernel`); the
+                // launch shape is the kernel's (`wg_grid_blocks`, `WG_ATTN_THREADS`,
+                // `wg_shared_bytes(D)`), and the sm_90a build caps it at
+                // `WG_ATTN_MAX_REGISTERS` (host/build.rs).
+                unsafe { function.launch_unchecked(gpu.stream(), self.cfg, args) }
+            }
+        }
     }
 
     /// The launch configuration (grid, block, dynamic shared memory).

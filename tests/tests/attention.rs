@@ -402,3 +402,35 @@ fn nan_case(
         }
     }
 }
+
+#[test]
+fn a_nan_value_in_one_head_stays_in_that_head() {
+    // The `wgmma` kernel's tiles run past S into the next head's rows (its tensor maps see
+    // all heads as one matrix); a NaN value there must not reach this head through P = 0.
+    let gpu = gpu();
+    if !runs(&gpu) {
+        return;
+    }
+    let shape = AttentionShape::new(1, 2, 70, 64);
+    let (q, k, mut v) = inputs::<bf16>(shape, 61);
+    // Head 1, key 0, dim 5.
+    v[70 * 64 + 5] = bf16::from_f32(f32::NAN);
+    for kernel in kernels(&gpu) {
+        let out = attention(&gpu, kernel, shape, &q, &k, &v);
+        for row in 0..70 {
+            let head0 = &out.o[row * 64..][..64];
+            assert!(
+                head0.iter().all(|x| x.to_f32().is_finite()),
+                "{}: head 0 row {row} is not finite though only head 1 has a NaN value",
+                kernel.label()
+            );
+            // Every row of head 1 sees key 0: its column 5 is NaN, the others finite.
+            let head1 = &out.o[(70 + row) * 64..][..64];
+            assert!(
+                head1[5].to_f32().is_nan() && head1[4].to_f32().is_finite(),
+                "{}: head 1 row {row}: column 5 must be NaN, column 4 finite",
+                kernel.label()
+            );
+        }
+    }
+}

@@ -8,52 +8,70 @@
 //! S, D)`, `K`, `V` `(B, H_kv, S, D)` row-major in bf16 or f16, `D` ∈ {64, 128}, `L` `(B, H,
 //! S)` in `f32`, causal or not, grouped-query; the entry points take the same parameters.
 //!
-//! Design. A block of [`WG_ATTN_THREADS`] threads is two warpgroups, each owning 64 of the
-//! block's [`WG_ATTN_BR`] = 128 query rows of one head. The block walks the keys in tiles of
-//! [`WG_ATTN_BC`] = 128 (for causal attention only up to its diagonal tile), with `K` and `V`
-//! tiles copied by all threads with 16-byte `cp.async` into a ring of two stages, the next
-//! tile's copies in flight while the tensor cores work on the current one. Per tile and
-//! warpgroup:
-//! 1. `S = Q·Kᵀ` (64×128 `f32`, 64 registers a thread): `D/16` `m64n128k16` with both
-//!    operands in shared memory, K-major;
-//! 2. the online softmax of the `mma.sync` kernel on the accumulator layout
-//!    ([`cuda_std::wgmma::layout::acc_row_col`]: a thread holds two rows, and a row is
-//!    spread over the 4 lanes of a quad, so the row maximum takes two shuffles);
-//! 3. `O += P·V`: `P` rounded to the input type and packed in pairs is already the `A`
-//!    operand of `m64nDk16` from registers ([`cuda_std::wgmma::layout::a_row_col`]), so
-//!    `P` never goes through shared memory; `V` (row-major: N-major for this product) is read
-//!    transposed by the descriptor.
+//! Design (FlashAttention-3's warp specialisation and intra-warpgroup overlap, §3.1–3.2). A
+//! block of [`WG_ATTN_THREADS`] threads is three warpgroups and owns [`WG_ATTN_BR`] = 128
+//! query rows of one head:
+//! - warpgroup 0, the *producer*, lowers its register limit to 40 (`setmaxnreg.dec`); one of
+//!   its threads loads the block's `Q` tile by TMA once, then, per tile of [`WG_ATTN_BC`] =
+//!   128 keys (for causal attention only up to the block's diagonal tile), waits until a
+//!   stage of the [`WG_ATTN_STAGES`]-stage ring is free (its *empty* mbarrier) and loads the
+//!   `K` and the `V` tile into it by TMA, each announced on its own *full* mbarrier;
+//! - warpgroups 1 and 2, the *consumers*, raise their limit to 232 and own 64 query rows
+//!   each. Per key tile `j` a consumer issues `S_j = Q·K_jᵀ` (`D/16` `m64n128k16`, both
+//!   operands K-major in shared memory) and then `O += P_{j−1}·V_{j−1}` (8 `m64nDk16` with
+//!   `A` = `P` from registers, the RS form: `P` rounded to the input type and packed in
+//!   pairs is already that operand's layout, [`cuda_std::wgmma::layout::a_row_col`], so it
+//!   never goes through shared memory; `V`, row-major, is N-major for this product), waits
+//!   for `S_j` only (`wait_group 1`), runs the online softmax of the `mma.sync` kernel on
+//!   it while `P_{j−1}·V_{j−1}` still runs on the tensor cores, then waits for that product,
+//!   releases its stage, rescales `O` and packs `P_j`.
 //!
-//! Shared memory ([`wg_shared_bytes`]): the `Q` tile (128 rows) and two stages of a `K` and
-//! a `V` tile (128 rows each), every tile split into column blocks of 64 elements (128
-//! bytes a row), each block a run of 128-byte rows in the 128-byte swizzle (16-byte chunk
-//! `c` of row `r` at chunk `c ^ (r % 8)`), 1024-byte aligned: the layout `wgmma`'s
-//! descriptors name, K-major for `Q` and `K` (stride byte offset 1024: 8 rows) and N-major
-//! for `V` (leading byte offset: the next column block; stride byte offset 1024: 8 keys).
-//! `cp.async` writes through the generic proxy, so every thread fences
-//! (`fence.proxy.async`) after its copies land and before the barrier that lets `wgmma`
-//! read them.
+//! Shared memory ([`wg_shared_bytes`]): the `Q` tile (128 rows) and the stages' `K` and `V`
+//! tiles (128 rows each), every tile split into column blocks of 64 elements (128 bytes a
+//! row) that TMA writes with the 128-byte swizzle (16-byte chunk `c` of row `r` at chunk
+//! `c ^ (r % 8)`), 1024-byte aligned: the layout `wgmma`'s descriptors name, K-major for
+//! `Q` and `K` (stride byte offset 1024: 8 rows) and N-major for `V` (leading byte offset:
+//! the next column block; stride byte offset 1024: 8 keys); then the mbarriers.
 //!
-//! Edges: rows past `S` are zero-filled by the copies, keys past `S` masked out of the
-//! softmax, query rows past `S` not stored. Launch ([`wg_grid_blocks`]): one block per head
-//! and 128 query rows, in the order of the `mma.sync` kernels (the blocks of a head
-//! neighbours, its last query tiles first); [`WG_ATTN_THREADS`] threads,
-//! [`wg_shared_bytes`]`(D)` of dynamic shared memory.
+//! Edges. The tensor maps see `Q` and `O` as `B·H·S` rows of `D` elements and `K`, `V` as
+//! `B·H_kv·S` rows, so a tile that runs past `S` reads the next head's first rows (or
+//! TMA's zeros past the tensor). Those query rows are computed and not stored, those keys
+//! are masked out of the softmax (`−∞` whatever their score, NaN included); their values
+//! would meet `P = 0`, which still makes NaN of an infinite or NaN value in another head,
+//! so on a ragged last tile the consumers overwrite those `V` rows with zeros (each its
+//! half, `fence.proxy.async`, a barrier of the 256 consumer threads) before the last
+//! `P·V`.
+//!
+//! Launch ([`wg_grid_blocks`]): one block per head and 128 query rows, in the order of the
+//! `mma.sync` kernels (the blocks of a head neighbours, its last query tiles first);
+//! [`WG_ATTN_THREADS`] threads, [`wg_shared_bytes`]`(D)` of dynamic shared memory, built
+//! with at most [`WG_ATTN_MAX_REGISTERS`] registers a thread (`.maxnreg`, so that 384
+//! threads fit before the warpgroups rebalance).
 
-/// Query rows per block: two warpgroups of 64.
+/// Query rows per block: two consumer warpgroups of 64.
 pub const WG_ATTN_BR: u32 = 128;
 /// Keys per `K`/`V` tile (the `N` of `S = Q·Kᵀ`, the `K` of `P·V`).
 pub const WG_ATTN_BC: u32 = 128;
-/// Threads per block: two warpgroups.
-pub const WG_ATTN_THREADS: u32 = 256;
+/// Stages of the `K`/`V` ring.
+pub const WG_ATTN_STAGES: u32 = 2;
+/// Threads per block: one producer and two consumer warpgroups.
+pub const WG_ATTN_THREADS: u32 = 384;
+/// Registers a thread the kernels are built with (`.maxnreg`): 384 × 168 ≤ 65,536.
+pub const WG_ATTN_MAX_REGISTERS: u32 = 168;
 
-/// Dynamic shared memory per block, bytes, for head dimension `d`: the `Q` tile, two stages
-/// of a `K` and a `V` tile, and 1024 bytes of slack to align the tiles (161 KiB for 128, 81
-/// KiB for 64).
+/// Dynamic shared memory per block, bytes, for head dimension `d`: the `Q` tile, the
+/// stages' `K` and `V` tiles, 1024 bytes of slack to align them, and the `1 + 3·STAGES`
+/// mbarriers (162 KiB for 128, 82 KiB for 64).
 #[must_use]
 pub const fn wg_shared_bytes(d: u32) -> u32 {
-    (WG_ATTN_BR + 2 * 2 * WG_ATTN_BC) * d * 2 + 1024
+    (WG_ATTN_BR + 2 * WG_ATTN_STAGES * WG_ATTN_BC) * d * 2 + 1024 + 8 * (1 + 3 * WG_ATTN_STAGES)
 }
+
+/// The TMA box of `Q`, innermost first: 64 elements (128 bytes) × 64 rows (a consumer's
+/// rows of one column block).
+pub const WG_ATTN_Q_BOX: [u32; 2] = [64, 64];
+/// The TMA box of `K` and `V`: 64 elements × [`WG_ATTN_BC`] rows.
+pub const WG_ATTN_KV_BOX: [u32; 2] = [64, WG_ATTN_BC];
 
 /// Blocks of the 1-D grid for `batch`·`heads` heads of `seq_len` rows.
 #[must_use]
@@ -67,17 +85,16 @@ pub use kernels_sm90a::*;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 mod kernels_sm90a {
     #![allow(clippy::too_many_arguments)]
-    use super::{WG_ATTN_BC, WG_ATTN_BR, WG_ATTN_THREADS};
+    use super::{WG_ATTN_BC, WG_ATTN_BR, WG_ATTN_STAGES};
     use crate::attention::AttnElem;
     use common::attention::{LOG2_E, key_tiles, kv_head, softmax_scale, visible};
     use cuda_std::half::{bf16, f16};
     use cuda_std::math::{ex2_approx, logf};
-    use cuda_std::mem::async_copy;
+    use cuda_std::barrier::{MBarrier, Phase, fence_init};
     use cuda_std::prelude::*;
     use cuda_std::shared::shared_addr;
-    use cuda_std::shared::window::SharedAddr;
-    use cuda_std::tile::Swizzle;
-    use cuda_std::tma::fence_proxy_async_shared;
+    use cuda_std::tile::{PipelineState, Swizzle};
+    use cuda_std::tma::{self, TensorMap, fence_proxy_async_shared};
     use cuda_std::warp::shfl_xor_sync;
     use cuda_std::wgmma::{self, MatrixDescriptor, layout::acc_row_col};
 
@@ -173,140 +190,54 @@ mod kernels_sm90a {
         MatrixDescriptor::new(start, lbo, 1024, Swizzle::B128)
     }
 
-    /// The kernel body for element type `T` and head dimension `D`.
-    ///
-    /// # Safety
-    /// As the entry points' `# Safety` sections.
-    #[inline(always)]
-    unsafe fn forward<T: WgAttnElem, const D: u32>(
-        batch: u32,
-        seq_len: u32,
-        heads: u32,
-        kv_heads: u32,
-        causal: bool,
-        q: *const T,
-        k: *const T,
-        v: *const T,
-        o: *mut T,
-        lse: *mut f32,
-    ) {
-        let tid = thread_idx_x();
-        let wg = tid / 128;
-        let t = tid % 128;
-        let lane = tid % 32;
-        let quad = lane % 4;
-        let q_tiles = seq_len.div_ceil(WG_ATTN_BR);
-        let bh = block_idx_x() / q_tiles;
-        if bh >= batch * heads {
-            return;
-        }
-        let q_tile = q_tiles - 1 - block_idx_x() % q_tiles;
-        let (b, h) = (bh / heads, bh % heads);
-        let q0 = q_tile * WG_ATTN_BR;
-        // This warpgroup's first query row.
-        let row0 = q0 + 64 * wg;
-        let head_elems = seq_len as usize * D as usize;
-        let q_head = (b * heads + h) as usize * head_elems;
-        let kv_index = (b * kv_heads + kv_head(h, heads, kv_heads)) as usize * head_elems;
-        let tiles = key_tiles(q_tile, WG_ATTN_BR, WG_ATTN_BC, seq_len, causal);
+    /// The ring position of the `K`/`V` stages.
+    type Ring = PipelineState<WG_ATTN_STAGES>;
 
-        // Tiles from the first 1024-byte boundary (the swizzle's period).
-        let raw = dynamic_shared::<u8>();
-        let base = shared_addr(raw);
-        let smem = (base + 1023) & !1023;
-        let q_bytes = WG_ATTN_BR * D * 2;
-        let tile_bytes = WG_ATTN_BC * D * 2;
-        let k_at = |slot: u32| smem + q_bytes + slot * 2 * tile_bytes;
-        let v_at = |slot: u32| k_at(slot) + tile_bytes;
-
-        // Copies `rows` rows from sequence row `first` of the head at element `head` of
-        // `src` into the tile at shared address `dst`: column block `c / 8` of 16-byte chunk
-        // `c` of row `r` at `dst + (c / 8)·rows·128 + r·128 + ((c % 8) ^ (r % 8))·16`, zeros
-        // for rows past S.
-        let chunks = D / 8;
-        let copy_tile = |src: *const T, head: usize, first: u32, rows: u32, dst: u32| {
-            let mut id = tid;
-            while id < rows * chunks {
-                let (r, c) = (id / chunks, id % chunks);
-                let inside = first + r < seq_len;
-                let at = head + (first + r) as usize * D as usize + (c * 8) as usize;
-                let from = if inside { src.wrapping_add(at) } else { src };
-                let to = dst + (c / 8) * rows * 128 + r * 128 + (((c % 8) ^ (r % 8)) << 4);
-                // SAFETY: `to` is a 16-byte chunk of the tile inside the dynamic shared
-                // memory (`wg_shared_bytes(D)`); where `inside`, `from` is 16 bytes inside
-                // the tensor (row < S of an existing head), 16-byte aligned; otherwise
-                // nothing is read. Nobody reads the chunk before this thread's wait and the
-                // barrier after it, and nobody still reads the stage (the barrier that ends
-                // its previous use).
-                unsafe {
-                    async_copy::copy_16_zero_fill(
-                        SharedAddr::from_bits(to),
-                        from.cast(),
-                        if inside { 16 } else { 0 },
-                        true,
-                    );
-                }
-                id += WG_ATTN_THREADS;
-            }
-        };
-
-        copy_tile(q, q_head, q0, WG_ATTN_BR, smem);
-        copy_tile(k, kv_index, 0, WG_ATTN_BC, k_at(0));
-        copy_tile(v, kv_index, 0, WG_ATTN_BC, v_at(0));
-        async_copy::commit_group();
-
-        let scale_log2 = softmax_scale(D) * LOG2_E;
-        // Rows `group` and `group + 8` of this warp's 16: the running maximum (log2 units)
-        // and this lane's part of the running sum.
-        let mut row_max = [f32::NEG_INFINITY; 2];
-        let mut row_sum = [0.0f32; 2];
-        // O: 64×D, D/2 accumulators a thread (the second half unused for D = 64).
-        let mut acc = [[0.0f32; 32]; 2];
-        let mut s = [0.0f32; 64];
-
-        let mut tile = 0;
-        while tile < tiles {
-            let slot = tile % 2;
-            if tile + 1 < tiles {
-                let next = (tile + 1) * WG_ATTN_BC;
-                copy_tile(k, kv_index, next, WG_ATTN_BC, k_at(1 - slot));
-                copy_tile(v, kv_index, next, WG_ATTN_BC, v_at(1 - slot));
-            }
-            async_copy::commit_group();
-            async_copy::wait_group::<1>();
-            fence_proxy_async_shared();
-            sync_threads();
-
-            // 1. S = Q·Kᵀ: D/16 steps of 16 dims, 4 per 128-byte column block.
-            let q_tile_at = smem + 64 * wg * 128;
-            let k_tile = k_at(slot);
-            wgmma::fence();
-            unroll!(st: u32 in [0, 1, 2, 3, 4, 5, 6, 7] {
-                if st < D / 16 {
-                    let a = desc(q_tile_at + (st / 4) * WG_ATTN_BR * 128 + (st % 4) * 32, 16);
-                    let bd = desc(k_tile + (st / 4) * WG_ATTN_BC * 128 + (st % 4) * 32, 16);
-                    // SAFETY: the whole warpgroup runs this convergently with equal
-                    // arguments; Q and this stage's K tile were copied, fenced for the
-                    // async proxy and published by the barrier above; the stage is not
-                    // rewritten before the barrier that ends this iteration, after the
-                    // wait below.
-                    unsafe { T::qk(&mut s, a, bd, st == 0) };
-                }
-            });
-            wgmma::commit_group();
-            wgmma::wait_group::<0>();
-
-            // 2. Online softmax, scores in log2 units; masked where a key is not visible
-            // (only the causal diagonal and the last, ragged tile have such keys).
-            let k0 = tile * WG_ATTN_BC;
-            let needs_mask =
-                k0 + WG_ATTN_BC > seq_len || (causal && k0 + WG_ATTN_BC - 1 > row0);
-            unroll!(i: u32 in [
+    /// Calls `$m!(i)` for `i` in 0..64 (constant indices: the accumulators stay in
+    /// registers).
+    macro_rules! each64 {
+        ($i:ident => $body:block) => {
+            unroll!($i: u32 in [
                 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
                 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41,
                 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61,
                 62, 63
-            ] {
+            ] $body)
+        };
+    }
+
+    /// One consumer warpgroup's online-softmax state: rows `group` and `group + 8` of each
+    /// of its warps' 16 rows.
+    struct Softmax {
+        /// The running maximum of each row, log2 units (−∞ before any visible key).
+        row_max: [f32; 2],
+        /// This lane's part of each row's running sum (summed over the quad at the end).
+        row_sum: [f32; 2],
+    }
+
+    impl Softmax {
+        /// Turns the scores `s` of the key tile from key `k0` into `P = 2^(S·scale − m)`
+        /// in place (masked keys 0), updating the row maxima and sums, and returns each
+        /// row's rescaling factor `2^(m_old − m_new)` for `O`. `t` is the thread's index in
+        /// the warpgroup, `row0` the warpgroup's first query row.
+        ///
+        /// # Safety
+        /// All 32 lanes of the warp call it convergently.
+        #[inline(always)]
+        unsafe fn step(
+            &mut self,
+            s: &mut [f32; 64],
+            t: u32,
+            row0: u32,
+            k0: u32,
+            seq_len: u32,
+            causal: bool,
+            scale_log2: f32,
+        ) -> [f32; 2] {
+            // Only the causal diagonal and the last, ragged tile have keys to mask.
+            let needs_mask =
+                k0 + WG_ATTN_BC > seq_len || (causal && k0 + WG_ATTN_BC - 1 > row0);
+            each64!(i => {
                 let x = s[i as usize] * scale_log2;
                 let (r, c) = acc_row_col(t, i);
                 s[i as usize] = if needs_mask && !visible(row0 + r, k0 + c, seq_len, causal) {
@@ -318,16 +249,16 @@ mod kernels_sm90a {
             let mut alpha = [0.0f32; 2];
             unroll!(hr in [0, 1] {
                 // Element i is in row half (i / 2) % 2.
-                let mut m = row_max[hr];
+                let mut m = self.row_max[hr];
                 unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
                     m = m.max(s[4 * j + 2 * hr]).max(s[4 * j + 2 * hr + 1]);
                 });
-                // SAFETY: converged warp.
+                // SAFETY: converged warp (caller contract).
                 let m = unsafe { quad_max(m) };
                 // A row with no visible key yet keeps −∞; subtract 0 then (every p is 0).
                 let base = if m == f32::NEG_INFINITY { 0.0 } else { m };
-                alpha[hr] = ex2_approx(row_max[hr] - base);
-                row_max[hr] = m;
+                alpha[hr] = ex2_approx(self.row_max[hr] - base);
+                self.row_max[hr] = m;
                 let mut sum = 0.0f32;
                 unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
                     unroll!(c in [0, 1] {
@@ -336,64 +267,289 @@ mod kernels_sm90a {
                         sum += p;
                     });
                 });
-                row_sum[hr] = row_sum[hr] * alpha[hr] + sum;
+                self.row_sum[hr] = self.row_sum[hr] * alpha[hr] + sum;
             });
-            unroll!(i in [
-                0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
-                22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41,
-                42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61,
-                62, 63
-            ] {
-                if (i as u32) < D / 2 {
-                    acc[i / 32][i % 32] *= alpha[(i / 2) % 2];
+            alpha
+        }
+    }
+
+    /// `P` (the softmax's `s`) rounded to `T` and packed as the `A` registers of the 8
+    /// `P·V` steps: keys `16·kk..16·kk + 16` are accumulator elements `8·kk..8·kk + 8`.
+    #[inline(always)]
+    fn pack_p<T: WgAttnElem>(s: &[f32; 64]) -> [[u32; 4]; 8] {
+        let mut p = [[0u32; 4]; 8];
+        unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+            p[kk] = [
+                T::pack(s[8 * kk], s[8 * kk + 1]),
+                T::pack(s[8 * kk + 2], s[8 * kk + 3]),
+                T::pack(s[8 * kk + 4], s[8 * kk + 5]),
+                T::pack(s[8 * kk + 6], s[8 * kk + 7]),
+            ];
+        });
+        p
+    }
+
+    /// The kernel body for element type `T` and head dimension `D`.
+    ///
+    /// # Safety
+    /// As the entry points' `# Safety` sections.
+    #[inline(always)]
+    unsafe fn forward<T: WgAttnElem, const D: u32>(
+        batch: u32,
+        seq_len: u32,
+        heads: u32,
+        kv_heads: u32,
+        causal: bool,
+        map_q: *const TensorMap,
+        map_k: *const TensorMap,
+        map_v: *const TensorMap,
+        o: *mut T,
+        lse: *mut f32,
+    ) {
+        let tid = thread_idx_x();
+        let wg = tid / 128;
+        let q_tiles = seq_len.div_ceil(WG_ATTN_BR);
+        let bh = block_idx_x() / q_tiles;
+        if bh >= batch * heads {
+            // A block past `wg_grid_blocks`: the whole block leaves before any barrier.
+            return;
+        }
+        let q_tile = q_tiles - 1 - block_idx_x() % q_tiles;
+        let (b, h) = (bh / heads, bh % heads);
+        let q0 = q_tile * WG_ATTN_BR;
+        let kv_row0 = (b * kv_heads + kv_head(h, heads, kv_heads)) * seq_len;
+        let tiles = key_tiles(q_tile, WG_ATTN_BR, WG_ATTN_BC, seq_len, causal);
+
+        // Tiles from the first 1024-byte boundary (the swizzle's period), barriers after.
+        let raw = dynamic_shared::<u8>();
+        let pad = (1024 - (shared_addr(raw) & 1023)) & 1023;
+        // SAFETY: `wg_shared_bytes` reserves 1024 bytes of slack for `pad`.
+        let smem = unsafe { raw.add(pad as usize) };
+        let smem_addr = shared_addr(smem);
+        let q_bytes = WG_ATTN_BR * D * 2;
+        let tile_bytes = WG_ATTN_BC * D * 2;
+        let k_off = |s: u32| q_bytes + s * 2 * tile_bytes;
+        let v_off = |s: u32| k_off(s) + tile_bytes;
+        // SAFETY: after the tiles, inside `wg_shared_bytes`, 8-byte aligned.
+        let bars = unsafe { smem.add((q_bytes + WG_ATTN_STAGES * 2 * tile_bytes) as usize) }
+            .cast::<MBarrier>();
+        // SAFETY (the four): `1 + 3·STAGES` barriers after `bars`, `s < STAGES`.
+        let q_full = unsafe { &*bars };
+        let k_full = |s: u32| unsafe { &*bars.add(1 + s as usize) };
+        let v_full = |s: u32| unsafe { &*bars.add((1 + WG_ATTN_STAGES + s) as usize) };
+        let empty = |s: u32| unsafe { &*bars.add((1 + 2 * WG_ATTN_STAGES + s) as usize) };
+
+        if tid == 0 {
+            // SAFETY: one thread initialises, fence and barrier below before any use.
+            unsafe {
+                q_full.init(1);
+                for s in 0..WG_ATTN_STAGES {
+                    k_full(s).init(1);
+                    v_full(s).init(1);
+                    // One arrival per consumer warp.
+                    empty(s).init(8);
+                }
+            }
+            fence_init();
+        }
+        sync_threads();
+
+        if wg == 0 {
+            // Producer.
+            wgmma::reg_dealloc::<40>();
+            if tid == 0 {
+                let blocks = D / 64;
+                // SAFETY: the maps are in global memory (the launch contract); the
+                // barriers are initialised; every destination is a 1024-aligned column
+                // block of its tile inside the dynamic shared memory; a stage is loaded only
+                // after its empty phase (both consumers done reading it) completed, and its
+                // full barriers announce exactly the bytes the loads deliver (whole boxes,
+                // zeros past the tensor included).
+                unsafe {
+                    tma::prefetch_descriptor(map_q);
+                    tma::prefetch_descriptor(map_k);
+                    tma::prefetch_descriptor(map_v);
+                    q_full.arrive_expect_tx(q_bytes);
+                    let q_row = (bh * seq_len + q0) as i32;
+                    for kc in 0..blocks {
+                        for half in 0..2 {
+                            let dst = smem.add((kc * WG_ATTN_BR * 128 + half * 64 * 128) as usize);
+                            tma::load_2d(
+                                dst.cast::<T>(),
+                                map_q,
+                                (kc * 64) as i32,
+                                q_row + 64 * half as i32,
+                                q_full,
+                            );
+                        }
+                    }
+                    let mut ring = Ring::PRODUCER_START;
+                    for j in 0..tiles {
+                        let s = ring.stage();
+                        empty(s).wait(ring.phase());
+                        let row = (kv_row0 + j * WG_ATTN_BC) as i32;
+                        k_full(s).arrive_expect_tx(tile_bytes);
+                        for kc in 0..blocks {
+                            let dst = smem.add((k_off(s) + kc * WG_ATTN_BC * 128) as usize);
+                            tma::load_2d(dst.cast::<T>(), map_k, (kc * 64) as i32, row, k_full(s));
+                        }
+                        v_full(s).arrive_expect_tx(tile_bytes);
+                        for kc in 0..blocks {
+                            let dst = smem.add((v_off(s) + kc * WG_ATTN_BC * 128) as usize);
+                            tma::load_2d(dst.cast::<T>(), map_v, (kc * 64) as i32, row, v_full(s));
+                        }
+                        ring.advance();
+                    }
+                }
+            }
+            return;
+        }
+
+        // Consumers: 384 × 168 registers in all, 128 × 40 + 256 × 232.
+        wgmma::reg_alloc::<232>();
+        let c = wg - 1;
+        let t = tid % 128;
+        let lane = tid % 32;
+        let quad = lane % 4;
+        let row0 = q0 + 64 * c;
+        let q_at = smem_addr + 64 * c * 128;
+        let scale_log2 = softmax_scale(D) * LOG2_E;
+        let mut softmax = Softmax {
+            row_max: [f32::NEG_INFINITY; 2],
+            row_sum: [0.0; 2],
+        };
+        // O: 64×D, D/2 accumulators a thread (the second half unused for D = 64).
+        let mut acc = [[0.0f32; 32]; 2];
+        let mut s = [0.0f32; 64];
+
+        // S = Q·Kᵀ for the K tile of stage `st`: D/16 steps of 16 dims, 4 per column block.
+        let issue_s = |s: &mut [f32; 64], st: u32| {
+            let k_at = smem_addr + k_off(st);
+            unroll!(ks: u32 in [0, 1, 2, 3, 4, 5, 6, 7] {
+                if ks < D / 16 {
+                    let a = desc(q_at + (ks / 4) * WG_ATTN_BR * 128 + (ks % 4) * 32, 16);
+                    let bd = desc(k_at + (ks / 4) * WG_ATTN_BC * 128 + (ks % 4) * 32, 16);
+                    // SAFETY: the whole warpgroup runs this convergently with equal
+                    // arguments; Q and this stage's K were written by TMA and their full
+                    // phases completed; the stage is not reloaded before this warpgroup
+                    // releases it, after the wait that covers this group.
+                    unsafe { T::qk(s, a, bd, ks == 0) };
                 }
             });
-
-            // 3. O += P·V: keys 16·kk..16·kk + 16 of P are accumulator elements
-            // 8·kk..8·kk + 8, packed in pairs into the A registers.
-            let v_tile = v_at(slot);
-            let mut p = [[0u32; 4]; 8];
+        };
+        // O += P·V for the V tile of stage `st`: keys 16·kk.. are rows 16·kk.. of every
+        // column block of V, 2048 bytes on.
+        let issue_pv = |acc: &mut [[f32; 32]; 2], p: &[[u32; 4]; 8], st: u32| {
+            let v_at = smem_addr + v_off(st);
             unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
-                p[kk] = [
-                    T::pack(s[8 * kk], s[8 * kk + 1]),
-                    T::pack(s[8 * kk + 2], s[8 * kk + 3]),
-                    T::pack(s[8 * kk + 4], s[8 * kk + 5]),
-                    T::pack(s[8 * kk + 6], s[8 * kk + 7]),
-                ];
-            });
-            wgmma::fence();
-            unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
-                // Keys 16·kk.. are rows 16·kk.. of every column block of V: 2048 bytes on.
-                let bd = desc(v_tile + kk as u32 * 2048, WG_ATTN_BC * 128);
-                // SAFETY: as for Q·Kᵀ, for this stage's V tile; `acc` is this warpgroup's O.
+                let bd = desc(v_at + kk as u32 * 2048, WG_ATTN_BC * 128);
+                // SAFETY: as for `issue_s`, for this stage's V tile.
                 unsafe {
                     if D == 64 {
                         T::pv64(&mut acc[0], p[kk], bd);
                     } else {
                         // SAFETY: `[[f32; 32]; 2]` and `[f32; 64]` have the same layout.
-                        T::pv128(&mut *(&raw mut acc).cast::<[f32; 64]>(), p[kk], bd);
+                        T::pv128(&mut *(&raw mut *acc).cast::<[f32; 64]>(), p[kk], bd);
                     }
                 }
             });
+        };
+        // Releases stage `st`: one arrival per warp, after the wait that retired its reads.
+        let release = |st: u32| {
+            if lane == 0 {
+                // SAFETY: initialised barrier; this warp's one arrival of the phase.
+                unsafe { empty(st).arrive() };
+            }
+        };
+
+        // SAFETY (the waits below): initialised barriers, each waited for the phase of
+        // this round of the ring (the producer fills the stages in the same order).
+        unsafe { q_full.wait(Phase::ZERO) };
+        let mut ring = Ring::START;
+        unsafe { k_full(ring.stage()).wait(ring.phase()) };
+        wgmma::fence();
+        issue_s(&mut s, ring.stage());
+        wgmma::commit_group();
+        wgmma::wait_group::<0>();
+        // SAFETY: converged warp.
+        unsafe { softmax.step(&mut s, t, row0, 0, seq_len, causal, scale_log2) };
+        let mut p = pack_p::<T>(&s);
+        let mut prev = ring;
+        ring.advance();
+        let mut j = 1;
+        while j < tiles {
+            unsafe {
+                k_full(ring.stage()).wait(ring.phase());
+                v_full(prev.stage()).wait(prev.phase());
+            }
+            wgmma::fence();
+            issue_s(&mut s, ring.stage());
             wgmma::commit_group();
+            issue_pv(&mut acc, &p, prev.stage());
+            wgmma::commit_group();
+            // S_j is ready; P_{j−1}·V_{j−1} may still run while the softmax does.
+            wgmma::wait_group::<1>();
+            // SAFETY: converged warp.
+            let alpha = unsafe {
+                softmax.step(&mut s, t, row0, j * WG_ATTN_BC, seq_len, causal, scale_log2)
+            };
             wgmma::wait_group::<0>();
-            // Every warpgroup has read this stage before the next iteration's copies refill
-            // it.
-            sync_threads();
-            tile += 1;
+            release(prev.stage());
+            each64!(i => {
+                if i < D / 2 {
+                    acc[(i / 32) as usize][(i % 32) as usize] *= alpha[((i / 2) % 2) as usize];
+                }
+            });
+            p = pack_p::<T>(&s);
+            prev = ring;
+            ring.advance();
+            j += 1;
         }
-        async_copy::wait_all();
+        unsafe { v_full(prev.stage()).wait(prev.phase()) };
+        let k_last = (tiles - 1) * WG_ATTN_BC;
+        if k_last + WG_ATTN_BC > seq_len {
+            // The ragged last tile: V rows past S (another head's, or TMA's zeros) become
+            // zeros, this warpgroup's half of them (rows of its parity).
+            let first = seq_len - k_last;
+            let chunks = (WG_ATTN_BC - first) * (D / 8);
+            let mut id = t;
+            while id < chunks {
+                let r = first + id / (D / 8);
+                if r % 2 == c {
+                    let ch = id % (D / 8);
+                    let at = v_off(prev.stage())
+                        + (ch / 8) * WG_ATTN_BC * 128
+                        + r * 128
+                        + (((ch % 8) ^ (r % 8)) << 4);
+                    // SAFETY: a 16-byte chunk of this stage's V tile, whose TMA load
+                    // completed (the wait above); no other thread writes it (rows of this
+                    // warpgroup's parity) or reads it before the barrier below.
+                    unsafe { smem.add(at as usize).cast::<[u32; 4]>().write([0; 4]) };
+                }
+                id += 128;
+            }
+            fence_proxy_async_shared();
+            // SAFETY: both consumer warpgroups (256 threads, whole warps) reach this
+            // barrier, on the same ragged last tile; id 1 is used nowhere else.
+            unsafe { cuda_std::thread::named_barrier_sync::<256>(1) };
+        }
+        wgmma::fence();
+        issue_pv(&mut acc, &p, prev.stage());
+        wgmma::commit_group();
+        wgmma::wait_group::<0>();
+        release(prev.stage());
 
         // Epilogue: O = acc / l, L = m·ln 2 + ln l, for rows inside S.
         let mut inv = [0.0f32; 2];
+        let q_head = bh as usize * seq_len as usize * D as usize;
         unroll!(hr in [0, 1] {
             // SAFETY: converged warp.
-            let l = unsafe { quad_sum(row_sum[hr]) };
+            let l = unsafe { quad_sum(softmax.row_sum[hr]) };
             inv[hr] = 1.0 / l;
             let (r, _) = acc_row_col(t, 2 * hr as u32);
             let row = row0 + r;
             if quad == 0 && row < seq_len {
-                let value = row_max[hr] * core::f32::consts::LN_2 + logf(l);
+                let value = softmax.row_max[hr] * core::f32::consts::LN_2 + logf(l);
                 // SAFETY: element (b, h, row) of L, row < S; written by this lane only.
                 unsafe { *lse.add(bh as usize * seq_len as usize + row as usize) = value };
             }
@@ -403,15 +559,15 @@ mod kernels_sm90a {
             44, 46, 48, 50, 52, 54, 56, 58, 60, 62
         ] {
             if (i as u32) < D / 2 {
-                let (r, c) = acc_row_col(t, i as u32);
+                let (r, col) = acc_row_col(t, i as u32);
                 let row = row0 + r;
                 if row < seq_len {
                     let f = inv[(i / 2) % 2];
-                    // SAFETY: (row, c), (row, c + 1) inside this head's O rows (row < S,
-                    // c + 1 < D); 4-byte aligned (c even); one lane per pair.
+                    // SAFETY: (row, col), (row, col + 1) inside this head's O rows (row < S,
+                    // col + 1 < D); 4-byte aligned (col even); one lane per pair.
                     unsafe {
                         T::store_pair(
-                            o.add(q_head + row as usize * D as usize + c as usize),
+                            o.add(q_head + row as usize * D as usize + col as usize),
                             acc[i / 32][i % 32] * f,
                             acc[i / 32][i % 32 + 1] * f,
                         );
@@ -424,22 +580,27 @@ mod kernels_sm90a {
     macro_rules! entry {
         ($name:ident, $t:ty, $d:literal) => {
             #[doc = concat!("Attention forward, ", stringify!($t), " inputs, head dimension ",
-                            stringify!($d), ", on `wgmma` (sm_90a); see the ",
+                            stringify!($d), ", on `wgmma` and TMA (sm_90a); see the ",
                             "[module docs](super) for the design and launch shape.")]
             ///
-            /// Parameters and results as the `mma.sync` entry point of the same type and `D`.
+            /// Parameters and results as the `mma.sync` entry point of the same type and `D`,
+            /// with the inputs through tensor maps.
             ///
             /// # Safety
-            /// - `q` holds at least `batch·heads·seq_len·D` elements, `k` and `v` at least
-            ///   `batch·kv_heads·seq_len·D`, all 16-byte aligned (whole device allocations
-            ///   are); `o` and `lse` point to allocations of at least `batch·heads·seq_len·D`
+            /// - `map_q` points to a 64-byte-aligned [`TensorMap`] in global memory, written
+            ///   before the launch, describing `Q` as `batch·heads·seq_len` rows of `D`
+            ///   elements of this type (dims `[D, batch·heads·seq_len]`, innermost first), box
+            ///   `WG_ATTN_Q_BOX`, the 128-byte swizzle; `map_k` and `map_v` the same for `K`
+            ///   and `V` with `batch·kv_heads·seq_len` rows and box `WG_ATTN_KV_BOX`;
+            /// - `o` and `lse` point to allocations of at least `batch·heads·seq_len·D`
             ///   and `batch·heads·seq_len` elements, 4-byte aligned, that nothing else
             ///   accesses during the launch;
             /// - `batch`, `seq_len`, `heads`, `kv_heads` ≥ 1, `kv_heads` divides `heads`,
-            ///   and `wg_grid_blocks(batch, heads, seq_len)` < 2³¹;
+            ///   `batch·heads·seq_len` < 2³¹ (TMA's row coordinates are `i32`);
             /// - launched with a 1-D grid of `wg_grid_blocks(batch, heads, seq_len)` blocks
             #[doc = concat!("  of `WG_ATTN_THREADS` threads, `wg_shared_bytes(", stringify!($d),
-                            ")` of dynamic shared memory, on an sm_90a build.")]
+                            ")` of dynamic shared memory, on an sm_90a build capped at ",
+                            "`WG_ATTN_MAX_REGISTERS` registers.")]
             #[kernel]
             pub unsafe fn $name(
                 batch: u32,
@@ -447,9 +608,9 @@ mod kernels_sm90a {
                 heads: u32,
                 kv_heads: u32,
                 causal: u32,
-                q: &[$t],
-                k: &[$t],
-                v: &[$t],
+                map_q: *const TensorMap,
+                map_k: *const TensorMap,
+                map_v: *const TensorMap,
                 o: *mut $t,
                 lse: *mut f32,
             ) {
@@ -461,9 +622,9 @@ mod kernels_sm90a {
                         heads,
                         kv_heads,
                         causal != 0,
-                        q.as_ptr(),
-                        k.as_ptr(),
-                        v.as_ptr(),
+                        map_q,
+                        map_k,
+                        map_v,
                         o,
                         lse,
                     )
