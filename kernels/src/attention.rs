@@ -139,7 +139,7 @@ mod kernels_sm80 {
     use super::{ATTN_BC, ATTN_BR, ATTN_STAGES, ATTN_THREADS};
     use crate::gemm_tc::OutElem;
     use common::attention::{LOG2_E, key_tiles, kv_head, softmax_scale, visible};
-    use cuda_std::half::{bf16, bf16_from_f32, f16, f16_from_f32};
+    use cuda_std::half::{bf16, bf16x2_from_f32, f16, f16x2_from_f32};
     use cuda_std::math::{ex2_approx, logf};
     use cuda_std::mem::async_copy;
     use cuda_std::mma::{
@@ -164,7 +164,7 @@ mod kernels_sm80 {
         type Mma = Bf16;
         #[inline(always)]
         fn pack(lo: f32, hi: f32) -> u32 {
-            u32::from(bf16_from_f32(lo).to_bits()) | (u32::from(bf16_from_f32(hi).to_bits()) << 16)
+            bf16x2_from_f32(lo, hi).to_bits()
         }
     }
 
@@ -172,7 +172,7 @@ mod kernels_sm80 {
         type Mma = F16;
         #[inline(always)]
         fn pack(lo: f32, hi: f32) -> u32 {
-            u32::from(f16_from_f32(lo).to_bits()) | (u32::from(f16_from_f32(hi).to_bits()) << 16)
+            f16x2_from_f32(lo, hi).to_bits()
         }
     }
 

@@ -20,7 +20,8 @@
 //! high 16 bits**, the order of `mov.b32 d, {a, b}`, whose semantics are `d = a | (b << 16)` (PTX
 //! ISA §9.7, "Data Movement and Conversion Instructions: mov"). In memory (little-endian) element 0
 //! comes first, so a `&[f16]` of even length reads as a `&[F16x2]` of pairs `(v[2i], v[2i+1])`.
-//! Note that `cvt.rn.f16x2.f32 d, a, b` puts `a` in the *high* half; we do not use it.
+//! Note that `cvt.rn.f16x2.f32 d, a, b` puts `a` in the *high* half: [`f16x2_from_f32`] and
+//! [`bf16x2_from_f32`] take their arguments in element order and swap them for it.
 //!
 //! # Same bits on the CPU and the GPU
 //! Every function here also runs on the host, where it computes in software and rounds once
@@ -253,6 +254,41 @@ pub fn f16_to_f32(x: f16) -> f32 {
 #[must_use]
 pub fn bf16_from_f32(x: f32) -> bf16 {
     bf16::from_bits(crate::arch::half::bf16_from_f32(x))
+}
+
+/// `lo` and `hi` rounded to the nearest `bf16` (ties to even) and packed, `lo` as element 0
+/// (the low half): one `cvt.rn.bf16x2.f32 d, hi, lo` (PTX ISA §9.7 "cvt": its first source
+/// goes to the high half), where two [`bf16_from_f32`] and the packing take six
+/// instructions. **sm_80+**, PTX ISA 7.0. On the host: two `half::bf16::from_f32`, the same
+/// bits for non-NaN inputs.
+///
+/// ```
+/// use cuda_std::half::{bf16, bf16x2_from_f32};
+/// let p = bf16x2_from_f32(1.0, -2.5);
+/// assert_eq!(p.to_array(), [bf16::from_f32(1.0), bf16::from_f32(-2.5)]);
+/// assert_eq!(p.to_bits(), 0xc020_3f80);
+/// ```
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+#[inline(always)]
+#[must_use]
+pub fn bf16x2_from_f32(lo: f32, hi: f32) -> Bf16x2 {
+    Bf16x2::from_bits(crate::arch::half::bf16x2_from_f32(lo, hi))
+}
+
+/// `lo` and `hi` rounded to the nearest `f16` (ties to even; beyond ±65520 to ±∞) and
+/// packed, `lo` as element 0: one `cvt.rn.f16x2.f32 d, hi, lo`. **sm_80+**, PTX ISA 7.0. On
+/// the host: two `half::f16::from_f32`, the same bits for non-NaN inputs.
+///
+/// ```
+/// use cuda_std::half::{f16, f16x2_from_f32};
+/// let p = f16x2_from_f32(0.5, 70000.0);
+/// assert_eq!(p.to_array(), [f16::from_f32(0.5), f16::INFINITY]);
+/// ```
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+#[inline(always)]
+#[must_use]
+pub fn f16x2_from_f32(lo: f32, hi: f32) -> F16x2 {
+    F16x2::from_bits(crate::arch::half::f16x2_from_f32(lo, hi))
 }
 
 /// `x` as an `f32` (exact): the `bf16` bits shifted into the high half of an `f32`, on both

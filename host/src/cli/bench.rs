@@ -62,7 +62,7 @@ pub struct BenchArgs {
     /// SGEMM rows of --gemm and the --precision-gemm rows still run).
     #[arg(long)]
     pub gemm_only: bool,
-    /// Only the attention rows: our mma.sync forward kernel in bf16 at (B, H, S, D) =
+    /// Only the attention rows: our forward kernels in bf16 (wgmma on sm_90, and mma.sync) at (B, H, S, D) =
     /// (4, 32, 4096, 128) non-causal and causal, (16, 16, 2048, 64), and (4, 32, 4096, 128)
     /// with 8 key/value heads, as TFLOP/s (4·B·H·S²·D, halved when causal), beside the peers
     /// of --attention-peers.

@@ -89,7 +89,7 @@ mod kernels_sm90a {
     use crate::attention::AttnElem;
     use common::attention::{LOG2_E, key_tiles, kv_head, softmax_scale, visible};
     use cuda_std::half::{bf16, f16};
-    use cuda_std::math::{ex2_approx, logf};
+    use cuda_std::math::{ex2_approx, fmaf, logf};
     use cuda_std::barrier::{MBarrier, Phase, fence_init};
     use cuda_std::prelude::*;
     use cuda_std::shared::shared_addr;
@@ -237,24 +237,25 @@ mod kernels_sm90a {
             // Only the causal diagonal and the last, ragged tile have keys to mask.
             let needs_mask =
                 k0 + WG_ATTN_BC > seq_len || (causal && k0 + WG_ATTN_BC - 1 > row0);
-            each64!(i => {
-                let x = s[i as usize] * scale_log2;
-                let (r, c) = acc_row_col(t, i);
-                s[i as usize] = if needs_mask && !visible(row0 + r, k0 + c, seq_len, causal) {
-                    f32::NEG_INFINITY
-                } else {
-                    x
-                };
-            });
+            if needs_mask {
+                each64!(i => {
+                    let (r, c) = acc_row_col(t, i);
+                    if !visible(row0 + r, k0 + c, seq_len, causal) {
+                        s[i as usize] = f32::NEG_INFINITY;
+                    }
+                });
+            }
             let mut alpha = [0.0f32; 2];
             unroll!(hr in [0, 1] {
-                // Element i is in row half (i / 2) % 2.
-                let mut m = self.row_max[hr];
+                // Element i is in row half (i / 2) % 2. The maximum of the raw scores, then
+                // scaled (the scale is positive): `p = 2^(s·scale − m·scale)` is one fused
+                // multiply-add and one `ex2` a score.
+                let mut m = f32::NEG_INFINITY;
                 unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
                     m = m.max(s[4 * j + 2 * hr]).max(s[4 * j + 2 * hr + 1]);
                 });
                 // SAFETY: converged warp (caller contract).
-                let m = unsafe { quad_max(m) };
+                let m = (unsafe { quad_max(m) } * scale_log2).max(self.row_max[hr]);
                 // A row with no visible key yet keeps −∞; subtract 0 then (every p is 0).
                 let base = if m == f32::NEG_INFINITY { 0.0 } else { m };
                 alpha[hr] = ex2_approx(self.row_max[hr] - base);
@@ -262,7 +263,7 @@ mod kernels_sm90a {
                 let mut sum = 0.0f32;
                 unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
                     unroll!(c in [0, 1] {
-                        let p = ex2_approx(s[4 * j + 2 * hr + c] - base);
+                        let p = ex2_approx(fmaf(s[4 * j + 2 * hr + c], scale_log2, -base));
                         s[4 * j + 2 * hr + c] = p;
                         sum += p;
                     });

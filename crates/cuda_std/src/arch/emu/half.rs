@@ -105,6 +105,14 @@ pub(crate) fn bf16_from_f32(x: f32) -> u16 {
     bf16::from_f32(x).to_bits()
 }
 
+pub(crate) fn bf16x2_from_f32(lo: f32, hi: f32) -> u32 {
+    pack(bf16_from_f32(lo), bf16_from_f32(hi))
+}
+
+pub(crate) fn f16x2_from_f32(lo: f32, hi: f32) -> u32 {
+    pack(f16_from_f32(lo), f16_from_f32(hi))
+}
+
 macro_rules! fp8 {
     ($($lower:ident),*) => {$(
         /// The FP8 conversions: in software on the host (`None`: the caller's

@@ -72,6 +72,30 @@ pub(crate) fn bf16_from_f32(x: f32) -> u16 {
     h
 }
 
+/// `cvt.rn.{bf16x2,f16x2}.f32 d, hi, lo` (sm_80+, PTX ISA 7.0): the instruction's first
+/// source goes to the *high* half.
+macro_rules! pair_from_f32 {
+    ($($name:ident => $ptx:literal;)*) => {$(
+        #[cfg(target_feature = "sm_80")]
+        #[inline(always)]
+        pub(crate) fn $name(lo: f32, hi: f32) -> u32 {
+            let d: u32;
+            // SAFETY: register operands only; this exists only in sm_80+ builds, where the
+            // packed conversion exists.
+            unsafe {
+                asm!($ptx, d = out(reg32) d, hi = in(reg32) hi, lo = in(reg32) lo,
+                    options(pure, nomem, nostack))
+            };
+            d
+        }
+    )*};
+}
+
+pair_from_f32!(
+    bf16x2_from_f32 => "cvt.rn.bf16x2.f32 {d}, {hi}, {lo};";
+    f16x2_from_f32 => "cvt.rn.f16x2.f32 {d}, {hi}, {lo};";
+);
+
 macro_rules! fp8 {
     ($($lower:ident, $name:literal;)*) => {$(
         /// The FP8 conversions: `cvt` on sm_89+ (PTX ISA 7.8); `None` elsewhere (the caller's
