@@ -24,7 +24,9 @@
 //!   never goes through shared memory; `V`, row-major, is N-major for this product), waits
 //!   for `S_j` only (`wait_group 1`), runs the online softmax of the `mma.sync` kernel on
 //!   it while `P_{j−1}·V_{j−1}` still runs on the tensor cores, then waits for that product,
-//!   releases its stage, rescales `O` and packs `P_j`.
+//!   releases its stage, rescales `O` and packs `P_j`. The two consumers take turns to issue
+//!   (two mbarriers: FlashAttention-3's ping-pong), so the tensor cores run one consumer's
+//!   products while the other runs its softmax.
 //!
 //! Shared memory ([`wg_shared_bytes`]): the `Q` tile (128 rows) and the stages' `K` and `V`
 //! tiles (128 rows each), every tile split into column blocks of 64 elements (128 bytes a
@@ -60,11 +62,11 @@ pub const WG_ATTN_THREADS: u32 = 384;
 pub const WG_ATTN_MAX_REGISTERS: u32 = 168;
 
 /// Dynamic shared memory per block, bytes, for head dimension `d`: the `Q` tile, the
-/// stages' `K` and `V` tiles, 1024 bytes of slack to align them, and the `1 + 3·STAGES`
+/// stages' `K` and `V` tiles, 1024 bytes of slack to align them, and the `3 + 3·STAGES`
 /// mbarriers (162 KiB for 128, 82 KiB for 64).
 #[must_use]
 pub const fn wg_shared_bytes(d: u32) -> u32 {
-    (WG_ATTN_BR + 2 * WG_ATTN_STAGES * WG_ATTN_BC) * d * 2 + 1024 + 8 * (1 + 3 * WG_ATTN_STAGES)
+    (WG_ATTN_BR + 2 * WG_ATTN_STAGES * WG_ATTN_BC) * d * 2 + 1024 + 8 * (3 + 3 * WG_ATTN_STAGES)
 }
 
 /// The TMA box of `Q`, innermost first: 64 elements (128 bytes) × 64 rows (a consumer's
@@ -334,11 +336,14 @@ mod kernels_sm90a {
         // SAFETY: after the tiles, inside `wg_shared_bytes`, 8-byte aligned.
         let bars = unsafe { smem.add((q_bytes + WG_ATTN_STAGES * 2 * tile_bytes) as usize) }
             .cast::<MBarrier>();
-        // SAFETY (the four): `1 + 3·STAGES` barriers after `bars`, `s < STAGES`.
+        // SAFETY (the five): `3 + 3·STAGES` barriers after `bars`, `s < STAGES`, `c < 2`.
         let q_full = unsafe { &*bars };
         let k_full = |s: u32| unsafe { &*bars.add(1 + s as usize) };
         let v_full = |s: u32| unsafe { &*bars.add((1 + WG_ATTN_STAGES + s) as usize) };
         let empty = |s: u32| unsafe { &*bars.add((1 + 2 * WG_ATTN_STAGES + s) as usize) };
+        // Consumer `c`'s turn to issue its products (the ping-pong), arrived on by the
+        // other consumer's 128 threads.
+        let turn = |c: u32| unsafe { &*bars.add((1 + 3 * WG_ATTN_STAGES + c) as usize) };
 
         if tid == 0 {
             // SAFETY: one thread initialises, fence and barrier below before any use.
@@ -350,6 +355,8 @@ mod kernels_sm90a {
                     // One arrival per consumer warp.
                     empty(s).init(8);
                 }
+                turn(0).init(128);
+                turn(1).init(128);
             }
             fence_init();
         }
@@ -463,14 +470,44 @@ mod kernels_sm90a {
             }
         };
 
+        // The ping-pong (FlashAttention-3's "pingpong scheduling"): the consumers take turns
+        // to issue their products, so that the tensor cores run one consumer's products
+        // while the other runs its softmax. Issue `n` of consumer 0 waits for the other's
+        // issue `n − 1`, issue `n` of consumer 1 for consumer 0's issue `n` (neither gets
+        // two turns ahead, so a turn barrier's parity is never ambiguous).
+        let mut issues = 0u32;
+        let my_turn = |issues: u32| {
+            if c == 1 || issues > 0 {
+                let phase = if c == 1 { issues } else { issues - 1 };
+                // SAFETY: initialised barrier; the other consumer's 128 threads complete
+                // its phase `phase` with their issue `phase` (see above).
+                unsafe {
+                    turn(c).wait(if phase % 2 == 0 {
+                        Phase::ZERO
+                    } else {
+                        Phase::ZERO.flip()
+                    })
+                };
+            }
+        };
+        // Every thread arrives: an arrival by one lane would leave the warp diverged at the
+        // `wgmma.wait_group` (`.aligned`) that follows, which hung the GPU (not the emulator).
+        let your_turn = || {
+            // SAFETY: initialised barrier; this thread's one arrival of the phase.
+            unsafe { turn(1 - c).arrive() };
+        };
+
         // SAFETY (the waits below): initialised barriers, each waited for the phase of
         // this round of the ring (the producer fills the stages in the same order).
         unsafe { q_full.wait(Phase::ZERO) };
         let mut ring = Ring::START;
         unsafe { k_full(ring.stage()).wait(ring.phase()) };
+        my_turn(issues);
         wgmma::fence();
         issue_s(&mut s, ring.stage());
         wgmma::commit_group();
+        your_turn();
+        issues += 1;
         wgmma::wait_group::<0>();
         // SAFETY: converged warp.
         unsafe { softmax.step(&mut s, t, row0, 0, seq_len, causal, scale_log2) };
@@ -483,11 +520,14 @@ mod kernels_sm90a {
                 k_full(ring.stage()).wait(ring.phase());
                 v_full(prev.stage()).wait(prev.phase());
             }
+            my_turn(issues);
             wgmma::fence();
             issue_s(&mut s, ring.stage());
             wgmma::commit_group();
             issue_pv(&mut acc, &p, prev.stage());
             wgmma::commit_group();
+            your_turn();
+            issues += 1;
             // S_j is ready; P_{j−1}·V_{j−1} may still run while the softmax does.
             wgmma::wait_group::<1>();
             // SAFETY: converged warp.
@@ -534,9 +574,11 @@ mod kernels_sm90a {
             // barrier, on the same ragged last tile; id 1 is used nowhere else.
             unsafe { cuda_std::thread::named_barrier_sync::<256>(1) };
         }
+        my_turn(issues);
         wgmma::fence();
         issue_pv(&mut acc, &p, prev.stage());
         wgmma::commit_group();
+        your_turn();
         wgmma::wait_group::<0>();
         release(prev.stage());
 
