@@ -55,7 +55,7 @@ pub const WG_ATTN_BR: u32 = 128;
 /// Keys per `K`/`V` tile (the `N` of `S = Q·Kᵀ`, the `K` of `P·V`).
 pub const WG_ATTN_BC: u32 = 128;
 /// Stages of the `K`/`V` ring.
-pub const WG_ATTN_STAGES: u32 = 2;
+pub const WG_ATTN_STAGES: u32 = 3;
 /// Threads per block: one producer and two consumer warpgroups.
 pub const WG_ATTN_THREADS: u32 = 384;
 /// Registers a thread the kernels are built with (`.maxnreg`): 384 × 168 ≤ 65,536.
@@ -63,11 +63,13 @@ pub const WG_ATTN_MAX_REGISTERS: u32 = 168;
 
 /// Dynamic shared memory per block, bytes, for head dimension `d`: the `Q` tile, the
 /// stages' `K` and `V` tiles, 1024 bytes of slack to align them, and the `3 + 3·STAGES`
-/// mbarriers (162 KiB for 128, 82 KiB for 64).
+/// mbarriers (225 KiB for 128, 113 KiB for 64).
 #[must_use]
 pub const fn wg_shared_bytes(d: u32) -> u32 {
     (WG_ATTN_BR + 2 * WG_ATTN_STAGES * WG_ATTN_BC) * d * 2 + 1024 + 8 * (3 + 3 * WG_ATTN_STAGES)
 }
+
+const _: () = assert!(wg_shared_bytes(128) <= 227 * 1024, "a block has at most 227 KiB");
 
 /// The TMA box of `Q`, innermost first: 64 elements (128 bytes) × 64 rows (a consumer's
 /// rows of one column block).
