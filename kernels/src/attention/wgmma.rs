@@ -44,6 +44,20 @@
 //! half, `fence.proxy.async`, a barrier of the 256 consumer threads) before the last
 //! `P·V`.
 //!
+//! What moved it (one H200, bf16, `ferrocuda bench --attention`, each change alternated with
+//! the build before it in one run; TFLOP/s at 4×32×4096×128 / causal / 16×16×2048×64):
+//! - all 256 threads copying `K`, `V` by `cp.async`, two block barriers a tile, no overlap:
+//!   277 / 256 / 168 (the `mma.sync` kernel: 246 / 235 / 194);
+//! - warp specialisation on TMA and mbarriers, `S_{j+1}` issued with `P_j·V_j`: 391 / 339 / 212;
+//! - `P` packed by `cvt.rn.bf16x2.f32` (one instruction a pair, six before) and the scale
+//!   folded into the `ex2`'s `fma`: 497 / 428 / 322;
+//! - the ping-pong: 506 / 434 / 337 (within noise but for D = 64);
+//! - three stages instead of two: 547–637 / 507–547 / 370–374.
+//!
+//! Tried and not kept: freeing a stage's `K` as soon as its `S` is computed (separate empty
+//! barriers for `K` and `V`) with four stages for D = 64: 561–587 / 510–516 / 364–365 against
+//! 557–637 / 507–547 / 370–372 in the same run.
+//!
 //! Launch ([`wg_grid_blocks`]): one block per head and 128 query rows, in the order of the
 //! `mma.sync` kernels (the blocks of a head neighbours, its last query tiles first);
 //! [`WG_ATTN_THREADS`] threads, [`wg_shared_bytes`]`(D)` of dynamic shared memory, built
