@@ -290,7 +290,9 @@ mod sealed {
 }
 
 /// An input type of attention: [`bf16`] or [`f16`](struct@f16). Sealed.
-pub trait AttnElem: DeviceCopy + TmaElement + Copy + Send + Sync + 'static + sealed::Sealed {
+pub trait AttnElem:
+    DeviceCopy + TmaElement + Copy + Send + Sync + 'static + sealed::Sealed
+{
     /// `bf16` or `f16`.
     const NAME: &'static str;
     /// The kernel for `D` = 64.
@@ -446,7 +448,8 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
                 }
                 .clone();
                 let heads_kv = shape.batch * shape.kv_heads;
-                let rows = [shape.batch * shape.heads, heads_kv, heads_kv].map(|h| h * shape.seq_len);
+                let rows =
+                    [shape.batch * shape.heads, heads_kv, heads_kv].map(|h| h * shape.seq_len);
                 // TMA's row coordinates are `i32`.
                 if rows[0] >= 1 << 31 {
                     return Err(GpuError::LaunchConfig(format!(

@@ -208,7 +208,9 @@ pub fn mma_async(
     trans_b: bool,
     accumulate: bool,
 ) {
-    issue(what, ty, acc, a_bits, None, b_bits, trans_a, trans_b, accumulate);
+    issue(
+        what, ty, acc, a_bits, None, b_bits, trans_a, trans_b, accumulate,
+    );
 }
 
 /// `wgmma.mma_async` m64nNk16 (f16, bf16) with `A` from registers (the RS form): as
@@ -225,7 +227,17 @@ pub fn mma_async_rs(
     trans_b: bool,
     accumulate: bool,
 ) {
-    issue(what, ty, acc, 0, Some(a), b_bits, false, trans_b, accumulate);
+    issue(
+        what,
+        ty,
+        acc,
+        0,
+        Some(a),
+        b_bits,
+        false,
+        trans_b,
+        accumulate,
+    );
 }
 
 /// Both forms: records the thread's part and waits for its warpgroup.
@@ -453,8 +465,8 @@ pub(crate) unsafe fn complete(
         // The RS form: row r, column c of A from the register of the thread the lane map
         // names (16-bit types only: two elements per register, the lower column low).
         let mut rows = std::vec![[0f64; 32]; 64];
-        for i in 0..records.len() {
-            let tw = records[i].0 % 128;
+        for (i, &(linear, _)) in records.iter().enumerate() {
+            let tw = linear % 128;
             let regs = get(i).a_regs.unwrap_or_default();
             for (reg, bits) in regs.into_iter().enumerate() {
                 for hi in 0..2 {

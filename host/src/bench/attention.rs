@@ -129,9 +129,8 @@ impl Bench<'_> {
                 .gpu_context("allocating L")?;
             let mut ours = Vec::new();
             for &kernel in kernels {
-                let mut plan = AttentionPlan::with_kernel(
-                    gpu, kernel, shape, &q, &k, &v, &mut o, &mut lse,
-                )?;
+                let mut plan =
+                    AttentionPlan::with_kernel(gpu, kernel, shape, &q, &k, &v, &mut o, &mut lse)?;
                 let stats = self.time(|| plan.launch(gpu))?;
                 let cfg = plan.config();
                 drop(plan);

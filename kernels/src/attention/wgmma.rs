@@ -83,7 +83,10 @@ pub const fn wg_shared_bytes(d: u32) -> u32 {
     (WG_ATTN_BR + 2 * WG_ATTN_STAGES * WG_ATTN_BC) * d * 2 + 1024 + 8 * (3 + 3 * WG_ATTN_STAGES)
 }
 
-const _: () = assert!(wg_shared_bytes(128) <= 227 * 1024, "a block has at most 227 KiB");
+const _: () = assert!(
+    wg_shared_bytes(128) <= 227 * 1024,
+    "a block has at most 227 KiB"
+);
 
 /// The TMA box of `Q`, innermost first: 64 elements (128 bytes) × 64 rows (a consumer's
 /// rows of one column block).
@@ -106,9 +109,9 @@ mod kernels_sm90a {
     use super::{WG_ATTN_BC, WG_ATTN_BR, WG_ATTN_STAGES};
     use crate::attention::AttnElem;
     use common::attention::{LOG2_E, key_tiles, kv_head, softmax_scale, visible};
+    use cuda_std::barrier::{MBarrier, Phase, fence_init};
     use cuda_std::half::{bf16, f16};
     use cuda_std::math::{ex2_approx, fmaf, logf};
-    use cuda_std::barrier::{MBarrier, Phase, fence_init};
     use cuda_std::prelude::*;
     use cuda_std::shared::shared_addr;
     use cuda_std::tile::{PipelineState, Swizzle};
@@ -253,8 +256,7 @@ mod kernels_sm90a {
             scale_log2: f32,
         ) -> [f32; 2] {
             // Only the causal diagonal and the last, ragged tile have keys to mask.
-            let needs_mask =
-                k0 + WG_ATTN_BC > seq_len || (causal && k0 + WG_ATTN_BC - 1 > row0);
+            let needs_mask = k0 + WG_ATTN_BC > seq_len || (causal && k0 + WG_ATTN_BC - 1 > row0);
             if needs_mask {
                 each64!(i => {
                     let (r, c) = acc_row_col(t, i);
@@ -352,14 +354,18 @@ mod kernels_sm90a {
         // SAFETY: after the tiles, inside `wg_shared_bytes`, 8-byte aligned.
         let bars = unsafe { smem.add((q_bytes + WG_ATTN_STAGES * 2 * tile_bytes) as usize) }
             .cast::<MBarrier>();
-        // SAFETY (the five): `3 + 3·STAGES` barriers after `bars`, `s < STAGES`, `c < 2`.
-        let q_full = unsafe { &*bars };
-        let k_full = |s: u32| unsafe { &*bars.add(1 + s as usize) };
-        let v_full = |s: u32| unsafe { &*bars.add((1 + WG_ATTN_STAGES + s) as usize) };
-        let empty = |s: u32| unsafe { &*bars.add((1 + 2 * WG_ATTN_STAGES + s) as usize) };
+        let bar = |i: u32| {
+            // SAFETY: `3 + 3·STAGES` barriers after `bars` (`wg_shared_bytes`); every index
+            // below is under it (`s < STAGES`, `c < 2`).
+            unsafe { &*bars.add(i as usize) }
+        };
+        let q_full = bar(0);
+        let k_full = |s: u32| bar(1 + s);
+        let v_full = |s: u32| bar(1 + WG_ATTN_STAGES + s);
+        let empty = |s: u32| bar(1 + 2 * WG_ATTN_STAGES + s);
         // Consumer `c`'s turn to issue its products (the ping-pong), arrived on by the
         // other consumer's 128 threads.
-        let turn = |c: u32| unsafe { &*bars.add((1 + 3 * WG_ATTN_STAGES + c) as usize) };
+        let turn = |c: u32| bar(1 + 3 * WG_ATTN_STAGES + c);
 
         if tid == 0 {
             // SAFETY: one thread initialises, fence and barrier below before any use.
@@ -513,10 +519,12 @@ mod kernels_sm90a {
             unsafe { turn(1 - c).arrive() };
         };
 
-        // SAFETY (the waits below): initialised barriers, each waited for the phase of
-        // this round of the ring (the producer fills the stages in the same order).
+        // SAFETY: initialised barriers (this wait and the ring's below), each waited for
+        // the phase of this round of the ring (the producer fills the stages in the same
+        // order), which the producer's loads complete.
         unsafe { q_full.wait(Phase::ZERO) };
         let mut ring = Ring::START;
+        // SAFETY: as above.
         unsafe { k_full(ring.stage()).wait(ring.phase()) };
         my_turn(issues);
         wgmma::fence();
@@ -532,6 +540,7 @@ mod kernels_sm90a {
         ring.advance();
         let mut j = 1;
         while j < tiles {
+            // SAFETY: as above.
             unsafe {
                 k_full(ring.stage()).wait(ring.phase());
                 v_full(prev.stage()).wait(prev.phase());
@@ -562,6 +571,7 @@ mod kernels_sm90a {
             ring.advance();
             j += 1;
         }
+        // SAFETY: as above.
         unsafe { v_full(prev.stage()).wait(prev.phase()) };
         let k_last = (tiles - 1) * WG_ATTN_BC;
         if k_last + WG_ATTN_BC > seq_len {
