@@ -104,6 +104,34 @@ fn acc_row_col_covers_each_tile_element_once() {
 }
 
 #[test]
+fn a_row_col_covers_the_a_tile_and_packs_accumulator_pairs() {
+    // PTX ISA figure "WGMMA .m64nNk16 register fragment layout for matrix A": T0's a0, a1 at
+    // row 0, columns 0, 1; a2, a3 at row 8; a4.. at column 8; warp w from row 16w.
+    assert_eq!(layout::a_row_col(0, 0, 0), (0, 0));
+    assert_eq!(layout::a_row_col(0, 0, 1), (0, 1));
+    assert_eq!(layout::a_row_col(0, 1, 0), (8, 0));
+    assert_eq!(layout::a_row_col(0, 2, 1), (0, 9));
+    assert_eq!(layout::a_row_col(46, 3, 0), (27, 12));
+    let mut seen = [0u8; 64 * 16];
+    for t in 0..128 {
+        for reg in 0..4 {
+            for half in 0..2 {
+                let (r, c) = layout::a_row_col(t, reg, half);
+                assert!(r < 64 && c < 16, "t={t} reg={reg} half={half}: ({r}, {c})");
+                seen[(r * 16 + c) as usize] += 1;
+                // What attention's P·V relies on: accumulator elements 8j + 2·reg + half of
+                // a 64×N D are its columns 16j.. in this layout.
+                for j in 0..4 {
+                    let (ar, ac) = layout::acc_row_col(t, 8 * j + 2 * reg + half);
+                    assert_eq!((ar, ac), (r, 16 * j + c), "t={t} j={j} reg={reg} half={half}");
+                }
+            }
+        }
+    }
+    assert!(seen.iter().all(|&s| s == 1), "A 64×16: not a bijection");
+}
+
+#[test]
 fn staging_layouts_are_bijections_onto_their_tiles() {
     // 64 rows × 128 bytes in 16-byte units: each layout must place every 16-byte chunk in a
     // distinct slot of the 8 KiB tile.
