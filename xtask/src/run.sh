@@ -244,9 +244,9 @@ if [ "${QUICK:-0}" != 1 ]; then
                 ./ferrocuda bench --len 268435456 --gemm 256,256,256 --no-cuda-c --no-cublas \
                 --no-cub --warmup 1 --reps 1 -o "/tmp/ncu-$k"
         done
-        # Attention (mma.sync, bf16, D = 128): the first launch of the first --attention
-        # shape (4x32x4096x128, non-causal).
-        step ncu-attention profiled --clock-control none -k regex:^attention_fwd_bf16_d128$ -c 1 \
+        # Attention (bf16, D = 128): the first launch of each kernel (wgmma, then mma.sync)
+        # at the first --attention shape (4x32x4096x128, non-causal).
+        step ncu-attention profiled --clock-control none -k regex:attention_fwd_.*bf16_d128 -c 2 \
             --section SpeedOfLight --section Occupancy --section WarpStateStats \
             --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
             ./ferrocuda bench --attention --warmup 1 --reps 1 -o /tmp/ncu-attention
