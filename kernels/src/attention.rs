@@ -192,12 +192,12 @@ mod kernels_sm80 {
     }
 
     /// The maximum of `x` over the 4 lanes of this lane's quad (the lanes holding one row
-    /// of an accumulator fragment).
+    /// of an accumulator fragment, of `mma.sync` and of `wgmma` alike).
     ///
     /// # Safety
     /// All 32 lanes of the warp call it convergently.
     #[inline(always)]
-    unsafe fn quad_max(x: f32) -> f32 {
+    pub(super) unsafe fn quad_max(x: f32) -> f32 {
         // SAFETY: converged warp (caller contract).
         let x = x.max(unsafe { shfl_xor_sync(u32::MAX, x, 1, 32) });
         // SAFETY: as above.
@@ -209,7 +209,7 @@ mod kernels_sm80 {
     /// # Safety
     /// All 32 lanes of the warp call it convergently.
     #[inline(always)]
-    unsafe fn quad_sum(x: f32) -> f32 {
+    pub(super) unsafe fn quad_sum(x: f32) -> f32 {
         // SAFETY: converged warp (caller contract).
         let x = x + unsafe { shfl_xor_sync(u32::MAX, x, 1, 32) };
         // SAFETY: as above.

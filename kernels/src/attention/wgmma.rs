@@ -108,6 +108,7 @@ mod kernels_sm90a {
     #![allow(clippy::too_many_arguments)]
     use super::{WG_ATTN_BC, WG_ATTN_BR, WG_ATTN_STAGES};
     use crate::attention::AttnElem;
+    use crate::attention::kernels_sm80::{quad_max, quad_sum};
     use common::attention::{LOG2_E, key_tiles, kv_head, softmax_scale, visible};
     use cuda_std::barrier::{MBarrier, Phase, fence_init};
     use cuda_std::half::{bf16, f16};
@@ -116,7 +117,6 @@ mod kernels_sm90a {
     use cuda_std::shared::shared_addr;
     use cuda_std::tile::{PipelineState, Swizzle};
     use cuda_std::tma::{self, TensorMap, fence_proxy_async_shared};
-    use cuda_std::warp::shfl_xor_sync;
     use cuda_std::wgmma::{self, MatrixDescriptor, layout::acc_row_col};
 
     /// The `wgmma` instructions of an input type.
@@ -178,30 +178,6 @@ mod kernels_sm90a {
         mma_m64n64k16_f32_f16_rs,
         mma_m64n128k16_f32_f16_rs
     );
-
-    /// The maximum of `x` over the 4 lanes of this lane's quad (one accumulator row).
-    ///
-    /// # Safety
-    /// All 32 lanes of the warp call it convergently.
-    #[inline(always)]
-    unsafe fn quad_max(x: f32) -> f32 {
-        // SAFETY: converged warp (caller contract).
-        let x = x.max(unsafe { shfl_xor_sync(u32::MAX, x, 1, 32) });
-        // SAFETY: as above.
-        x.max(unsafe { shfl_xor_sync(u32::MAX, x, 2, 32) })
-    }
-
-    /// The sum of `x` over the 4 lanes of this lane's quad.
-    ///
-    /// # Safety
-    /// All 32 lanes of the warp call it convergently.
-    #[inline(always)]
-    unsafe fn quad_sum(x: f32) -> f32 {
-        // SAFETY: converged warp (caller contract).
-        let x = x + unsafe { shfl_xor_sync(u32::MAX, x, 1, 32) };
-        // SAFETY: as above.
-        x + unsafe { shfl_xor_sync(u32::MAX, x, 2, 32) }
-    }
 
     /// A descriptor of a 128-byte-swizzled operand at shared address `start` with leading
     /// byte offset `lbo` (K-major: unused; N-major: the next 64-element column block) and
