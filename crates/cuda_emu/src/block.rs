@@ -14,7 +14,8 @@ use rayon::prelude::*;
 use super::shared_mem::{SharedAlloc, SharedMem, WINDOW_START};
 use super::state::{
     BarrierKind, BarrierWait, BlockState, ClusterState, LAST_PANIC, Launch, NAMED_BARRIERS, Resume,
-    St, Suspend, ThreadState, Unwind, WarpKind, WarpSyncs, WarpWait, current, set_current,
+    St, Suspend, ThreadState, Unwind, WarpKind, WarpSyncs, WarpWait, WorkerProgress, current,
+    set_current,
 };
 use super::unit_state::AsyncState;
 use super::{Dim3, EmuError, EmuReport, Printed, SourceLocation, ThreadSite};
@@ -109,6 +110,12 @@ impl ReadyQueue {
         let t = self.ring[self.head & (self.ring.len() - 1)];
         self.head += 1;
         Some(t)
+    }
+
+    /// The thread that runs next, if any.
+    #[inline]
+    fn peek(&self) -> Option<u32> {
+        (self.head != self.tail).then(|| self.ring[self.head & (self.ring.len() - 1)])
     }
 
     #[inline]
@@ -427,6 +434,7 @@ impl Launch {
             pending_uninit: RefCell::new(None),
             live: RefCell::new(live),
             error: RefCell::new(None),
+            failed: Cell::new(false),
             printed: RefCell::new(Vec::new()),
             steps: Cell::new(0),
             mbarriers: RefCell::new(Default::default()),
@@ -488,6 +496,7 @@ impl<'a> BlockRun<'a> {
                         yield_reads: Cell::new([0; super::state::POLL_SITES]),
                         yield_written: Cell::new(0),
                         run_accesses: Cell::new(0),
+                        sp: core::ptr::null(),
                         state: core::ptr::null(),
                     });
                 }
@@ -509,8 +518,10 @@ impl<'a> BlockRun<'a> {
         let exist = block.live.borrow().clone();
         let sched = Sched {
             block,
+            progress_slot: block.launch().progress_slot(block.worker),
             n,
             states: (0..n).map(|_| Cell::new(St::Ready(0))).collect(),
+            sps: (0..n).map(|_| Cell::new(0)).collect(),
             ready: ReadyQueue::new(&order),
             rank,
             order,
@@ -532,8 +543,9 @@ impl<'a> BlockRun<'a> {
             at_cluster: 0,
         };
         // (The states' heap buffer stays where it is when `sched` moves.)
-        for (thread, state) in threads.iter_mut().zip(&sched.states) {
+        for ((thread, state), sp) in threads.iter_mut().zip(&sched.states).zip(&sched.sps) {
             thread.state = state;
+            thread.sp = sp;
         }
         Ok(Self {
             block,
@@ -603,6 +615,10 @@ impl<'a> BlockRun<'a> {
             };
             ran = true;
             self.steps += 1;
+            // The next thread's stack lines, on their way while this one runs.
+            if let Some(next) = self.sched.ready.peek() {
+                prefetch_stack(self.sched.sps[next as usize].get());
+            }
             let Some(coro) = self.coroutine(t) else {
                 break;
             };
@@ -657,7 +673,7 @@ impl<'a> BlockRun<'a> {
                     super::cp_async::land(thread, None);
                 }
             }
-            if self.block.error.borrow().is_some() {
+            if self.block.failed.get() {
                 break;
             }
             self.sched.wake_polls();
@@ -701,6 +717,32 @@ impl<'a> BlockRun<'a> {
         }
     }
 }
+
+/// Prefetches the stack lines that the resumption of a thread suspended at stack pointer
+/// `sp` (0: never suspended, nothing to fetch) reads first: the three words the switch
+/// saved below `sp` and the [`PREFETCH_LINES`] lines from there up (its frame). A block's
+/// threads take turns, so each one's frame has left the level-1 cache by its next step
+/// (256 threads' frames are several times its size); fetched one step ahead, its lines
+/// arrive while the thread before it runs.
+#[inline(always)]
+fn prefetch_stack(sp: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if sp != 0 {
+        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let first = (sp - 24) & !63;
+        for line in 0..PREFETCH_LINES {
+            // SAFETY: a prefetch is only a hint: it never faults, whatever the address.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((first + line * 64) as *const i8) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = sp;
+}
+
+/// Stack lines [`prefetch_stack`] fetches: the tiled SGEMM probe's frame and the switch's
+/// words span 9 or 10 lines, the reduction's 5 or 6; more than its frame were fetched for
+/// nothing, and 8 was the best of 5, 6, 8 and 11 measured (`emu_speed`, both probes).
+const PREFETCH_LINES: usize = 8;
 
 /// A thread's coroutine body: runs the kernel's host entry, turning panics into errors.
 fn thread_main(
@@ -799,11 +841,18 @@ fn barrier_value(kind: BarrierKind, count: u64, live: u64) -> u64 {
 /// The scheduling state of one block.
 struct Sched<'a> {
     block: &'a BlockState,
+    /// The launch's progress count of the worker running the block
+    /// ([`Launch::note_progress`]), looked up once.
+    progress_slot: &'a core::sync::atomic::AtomicU64,
     n: u32,
     /// Each thread's state. A thread writes its own when it suspends (`state::suspend`,
     /// through [`ThreadState::state`]), so that what it waits at reaches the scheduler
     /// without a copy: read right after the switch, a copy stalled on the thread's stores.
     states: Vec<Cell<St>>,
+    /// Each thread's stack pointer at its last suspension (0: never suspended), written by
+    /// the thread (`state::suspend`, through [`ThreadState::sp`]): `drain` prefetches
+    /// the next thread's stack lines from it.
+    sps: Vec<Cell<usize>>,
     ready: ReadyQueue,
     rank: Vec<u32>,
     /// The threads in rank order (the inverse of `rank`).
@@ -863,9 +912,12 @@ impl Sched<'_> {
     /// spinning on it.
     #[inline]
     fn stepped(&mut self) {
-        self.spins = 0;
-        self.quiet = None;
-        self.block.launch().note_progress(self.block.worker);
+        // (`quiet` is set only after spins, so it is `None` already when `spins` is 0.)
+        if self.spins != 0 {
+            self.spins = 0;
+            self.quiet = None;
+        }
+        WorkerProgress::note(self.progress_slot);
     }
 
     /// What a spinning block waits for to change: every worker's steps and atomic writes

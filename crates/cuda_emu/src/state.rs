@@ -226,6 +226,10 @@ pub(crate) struct ThreadState {
     /// Checked memory accesses since the thread last suspended (counted only without a
     /// seed: `ctx::interleave`).
     pub(crate) run_accesses: Cell<u32>,
+    /// Where the thread writes its stack pointer when it suspends, in its block's
+    /// scheduler (which prefetches the stack lines the thread's resumption reads, and
+    /// reads the stack pointers from one dense array, not from the threads' states).
+    pub(crate) sp: *const Cell<usize>,
     /// The thread's scheduling state, in its block's scheduler (set before the thread
     /// starts; the scheduler outlives the thread's coroutine).
     pub(crate) state: *const Cell<St>,
@@ -286,6 +290,9 @@ pub(crate) struct BlockState {
     /// Lanes that have not exited, per warp.
     pub(crate) live: RefCell<Vec<u32>>,
     pub(crate) error: RefCell<Option<EmuError>>,
+    /// Whether `error` holds an error ([`BlockState::record`] sets it): what the scheduler
+    /// checks after every step, without the `RefCell`'s borrow.
+    pub(crate) failed: Cell<bool>,
     pub(crate) printed: RefCell<Vec<Printed>>,
     pub(crate) steps: Cell<u64>,
     /// The block's `mbarrier` objects, by host address (operated on by `mbarrier.rs`).
@@ -343,6 +350,7 @@ impl BlockState {
     /// such a read (a panic on its garbage value, a divergence) is its consequence.
     pub(crate) fn record(&self, err: EmuError) {
         let mut slot = self.error.borrow_mut();
+        self.failed.set(true);
         if slot.is_none() {
             let pending = self.pending_uninit.borrow_mut().take();
             *slot = Some(match pending {
@@ -464,6 +472,9 @@ pub(crate) fn suspend(t: &ThreadState, s: Suspend) -> u64 {
     // SAFETY: set by the coroutine's entry; valid while the coroutine runs.
     let yielder = unsafe { &*t.yielder.get() };
     t.run_accesses.set(0);
+    // SAFETY: `sp` points to the thread's slot in its block's scheduler, which outlives
+    // the coroutine.
+    unsafe { (*t.sp).set(stack_pointer()) };
     // SAFETY: `state` points to the thread's state in its block's scheduler, which outlives
     // the coroutine and reads it only while the thread is suspended; written in place (not
     // through `Cell::set`, which would read the old value first).
@@ -471,6 +482,25 @@ pub(crate) fn suspend(t: &ThreadState, s: Suspend) -> u64 {
     match yielder.suspend(()) {
         Resume::Value(v) => v,
         Resume::Cancel => cancelled(),
+    }
+}
+
+/// The current stack pointer (approximately: an address in the caller's frame).
+#[inline(always)]
+fn stack_pointer() -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let sp: usize;
+        // SAFETY: reads a register.
+        unsafe {
+            core::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags));
+        }
+        sp
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let marker = 0u8;
+        core::ptr::from_ref(&marker) as usize
     }
 }
 
@@ -512,6 +542,20 @@ pub(crate) struct Launch {
 #[repr(align(128))]
 pub(crate) struct WorkerProgress(AtomicU64);
 
+impl WorkerProgress {
+    /// Counts one unit of progress in `count`, a slot that only the running worker writes
+    /// ([`Launch::progress_slot`]).
+    #[inline]
+    pub(crate) fn note(count: &AtomicU64) {
+        // Only one worker writes the count, so a load and a store make the increment: a
+        // read-modify-write (`lock xadd`) would cost this per-step call several times more.
+        count.store(
+            count.load(Ordering::Relaxed).wrapping_add(1),
+            Ordering::Relaxed,
+        );
+    }
+}
+
 impl Launch {
     /// One progress slot per worker of the current rayon pool (the one `run` spreads the
     /// blocks over), plus one for a caller outside it.
@@ -532,13 +576,12 @@ impl Launch {
     /// only spin is livelocked once no worker counts any for a while.
     #[inline]
     pub(crate) fn note_progress(&self, slot: usize) {
-        // Only worker `slot` writes its count, so a load and a store make the increment: a
-        // read-modify-write (`lock xadd`) would cost this per-step call several times more.
-        let count = &self.progress[slot].0;
-        count.store(
-            count.load(Ordering::Relaxed).wrapping_add(1),
-            Ordering::Relaxed,
-        );
+        WorkerProgress::note(self.progress_slot(slot));
+    }
+
+    /// Worker `slot`'s count, for [`WorkerProgress::note`].
+    pub(crate) fn progress_slot(&self, slot: usize) -> &AtomicU64 {
+        &self.progress[slot].0
     }
 
     /// The progress counted by every worker so far.
