@@ -407,14 +407,14 @@ fn interleave(t: &ThreadState, addr: usize, kind: AccessKind, loc: &'static Loca
         if n < UNSEEDED_RUN_LIMIT {
             return;
         }
-        state = crate::block::unseeded_interleave(b.idx);
+        state = crate::interleave::unseeded_interleave(b.idx);
     }
     let reads = matches!(kind, AccessKind::Read | AccessKind::AtomicLoad);
     if !reads {
         b.stores.set(b.stores.get() + 1);
     }
     let mut next = state;
-    let r = crate::block::splitmix(&mut next);
+    let r = crate::interleave::splitmix(&mut next);
     b.interleave.set(next);
     if r.is_multiple_of(INTERLEAVE_ONE_IN) {
         let written = b.stores.get().wrapping_add(b.writes.get());

@@ -195,6 +195,7 @@ mod cp_async;
 mod ctx;
 pub mod device;
 mod global;
+mod interleave;
 mod mbarrier;
 mod order;
 mod printf;
