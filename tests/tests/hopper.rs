@@ -123,7 +123,11 @@ fn a_row_col_covers_the_a_tile_and_packs_accumulator_pairs() {
                 // a 64×N D are its columns 16j.. in this layout.
                 for j in 0..4 {
                     let (ar, ac) = layout::acc_row_col(t, 8 * j + 2 * reg + half);
-                    assert_eq!((ar, ac), (r, 16 * j + c), "t={t} j={j} reg={reg} half={half}");
+                    assert_eq!(
+                        (ar, ac),
+                        (r, 16 * j + c),
+                        "t={t} j={j} reg={reg} half={half}"
+                    );
                 }
             }
         }

@@ -200,7 +200,6 @@ fn payload_text(payload: &(dyn core::any::Any + Send)) -> String {
     }
 }
 
-
 struct BlockOutcome {
     steps: u64,
     printed: Vec<Printed>,

@@ -9,11 +9,12 @@ use std::boxed::Box;
 use std::string::String;
 
 use self::atomics::{HostAtomic, Op};
-use crate::order::{AtomicAccess, MemScope};
+use crate::clock::MemScope;
+use crate::order::AtomicAccess;
 use crate::shared_mem::{Loc, NONE, Shadow, SharedAlloc, SharedMem, SharedShape};
 use crate::state::{
     BarrierKind, BarrierWait, BlockState, NAMED_BARRIERS, NamedWait, POLL_SITES, SpinWait, Suspend,
-    ThreadState, WarpKind, WarpWait, current, fail, suspend, thread,
+    ThreadState, WarpKind, WarpWait, current, fail, in_block_shared, suspend, thread,
 };
 use crate::{Access, AccessKind, EmuError, Printed, SourceLocation};
 use core::sync::atomic::Ordering;
@@ -446,19 +447,6 @@ pub(crate) const UNSEEDED_RUN_LIMIT: u32 = 1 << 20;
 /// Whether `size` bytes at `addr` lie inside one of `t`'s block's shared allocations.
 pub(crate) fn in_shared(t: &ThreadState, addr: usize, size: usize) -> bool {
     in_block_shared(t.block(), addr, size)
-}
-
-/// Whether `size` bytes at `addr` lie inside one of `block`'s shared allocations.
-pub(crate) fn in_block_shared(block: &BlockState, addr: usize, size: usize) -> bool {
-    let mem = block.mem.borrow();
-    mem.statics
-        .iter()
-        .map(|(_, a)| a)
-        .chain(core::iter::once(&mem.dynamic))
-        .any(|a| {
-            let start = a.ptr as usize;
-            addr >= start && addr + size <= start + a.bytes
-        })
 }
 
 /// [`check_access`], with the uninitialised-read check only when `uninit` is true (reads

@@ -20,6 +20,7 @@ use crate::Dim3;
 use crate::state::thread;
 
 pub use crate::AccessKind;
+pub use crate::clock::MemScope;
 pub use crate::cluster::{
     arrive as cluster_arrive, cluster_ctaid, cluster_dim, cluster_id, ctarank, grid_clusters,
     map_shared_rank, nctarank, wait as cluster_wait,
@@ -37,7 +38,6 @@ pub use crate::mbarrier::{
     arrive as mbarrier_arrive, arrive_remote as mbarrier_arrive_remote, init as mbarrier_init,
     poll as mbarrier_poll,
 };
-pub use crate::order::MemScope;
 pub use crate::proxy::{fence as fence_proxy_async, wgmma_commit, wgmma_wait};
 pub use crate::shared_mem::SharedShape;
 pub use crate::state::{BarrierKind, WarpKind, gpu_only};

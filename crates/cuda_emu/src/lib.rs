@@ -190,11 +190,13 @@
 //! or is reported. A spin on raw-pointer reads is not seen.
 
 mod block;
+mod clock;
 mod cluster;
 mod cp_async;
 mod ctx;
 pub mod device;
 mod global;
+mod global_shadow;
 mod interleave;
 mod mbarrier;
 mod order;
@@ -1004,7 +1006,7 @@ pub unsafe fn launch_cluster<P: ParamSizes, S>(
         global: options
             .checks
             .races
-            .then(|| global::GlobalShadow::new(read_only)),
+            .then(|| global_shadow::GlobalShadow::new(read_only)),
         buffers,
         progress: state::Launch::progress_slots(),
         order: Default::default(),

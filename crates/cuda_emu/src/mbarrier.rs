@@ -44,7 +44,7 @@ use core::panic::Location;
 use std::string::String;
 use std::vec::Vec;
 
-use super::ctx::in_block_shared;
+use super::state::in_block_shared;
 use super::state::{BlockState, Suspend, ThreadState, suspend, thread};
 use super::unit_state::{MBarrierState, MBarrierWait};
 use super::{Dim3, EmuError, ThreadSite};

@@ -3,7 +3,8 @@
 //! ([`current`], [`thread`]), the suspend/resume vocabulary of the scheduler and the
 //! operations ([`Suspend`] and its wait records, [`Resume`], [`Unwind`]; [`suspend`],
 //! [`fail`]), and the host stub's panic ([`gpu_only`]). It imports only the crate root's
-//! types and the low data modules (`shared_mem.rs`, `unit_state.rs`), never an operation.
+//! types and the low data modules (`shared_mem.rs`, `unit_state.rs`, `clock.rs`,
+//! `global_shadow.rs`), never an operation.
 
 use core::cell::{Cell, RefCell};
 use core::ffi::c_void;
@@ -315,7 +316,7 @@ pub(crate) struct BlockState {
     /// not yet visible (`proxy.rs`).
     pub(crate) asyncs: RefCell<AsyncState>,
     /// What the block's threads released and acquired (`order.rs`).
-    pub(crate) order: RefCell<crate::order::BlockOrder>,
+    pub(crate) order: RefCell<crate::clock::BlockOrder>,
     /// Checked plain stores by the block's threads (counted only with a seed:
     /// `ctx::interleave`).
     pub(crate) stores: Cell<u64>,
@@ -368,6 +369,19 @@ impl BlockState {
         }
         self.order.borrow_mut().end_interval();
     }
+}
+
+/// Whether `size` bytes at `addr` lie inside one of `block`'s shared allocations.
+pub(crate) fn in_block_shared(block: &BlockState, addr: usize, size: usize) -> bool {
+    let mem = block.mem.borrow();
+    mem.statics
+        .iter()
+        .map(|(_, a)| a)
+        .chain(core::iter::once(&mem.dynamic))
+        .any(|a| {
+            let start = a.ptr as usize;
+            addr >= start && addr + size <= start + a.bytes
+        })
 }
 
 /// The blocks of one cluster, run together on one worker, and their cluster barrier
@@ -529,12 +543,12 @@ pub(crate) struct Launch {
     /// Known device buffers `(start, bytes, description)`, sorted by start.
     pub(crate) buffers: Vec<(usize, usize, String)>,
     /// The race check's shadow of the global buffers (`None` with the check off).
-    pub(crate) global: Option<crate::global::GlobalShadow>,
+    pub(crate) global: Option<crate::global_shadow::GlobalShadow>,
     /// Progress counts, one per worker of the pool that runs the blocks (see
     /// [`Launch::note_progress`]).
     pub(crate) progress: Box<[WorkerProgress]>,
     /// The release state of global memory (`order.rs`).
-    pub(crate) order: crate::order::LaunchOrder,
+    pub(crate) order: crate::clock::LaunchOrder,
 }
 
 /// One worker's progress count, alone on its cache line (only that worker writes it).
