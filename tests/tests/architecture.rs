@@ -6,7 +6,7 @@
 //! `cuda_std`; nothing launches a kernel by a name string.
 
 use std::{
-    collections::BTreeSet,
+    collections::{BTreeMap, BTreeSet},
     fs,
     path::{Path, PathBuf},
 };
@@ -775,5 +775,156 @@ fn the_swizzle_and_the_wgmma_descriptor_are_defined_once_in_the_contract() {
         "the swizzle and the wgmma descriptor are defined once, in cust_core::tile \
          (ARCHITECTURE.md, cust_core):\n{}",
         offenders.join("\n")
+    );
+}
+
+/// The emulator's modules (file stems of `crates/cuda_emu/src`) that `text`, one of its
+/// files with its `#[cfg(test)]` module cut off, names through `crate::` or `super::` paths
+/// (`use` groups included), out of `modules`.
+fn emulator_imports(text: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let code: String = code_lines(text)
+        .map(|(_, line)| format!("{line}\n"))
+        .collect();
+    let mut found = BTreeSet::new();
+    for prefix in ["crate::", "super::"] {
+        let mut rest = code.as_str();
+        while let Some(at) = rest.find(prefix) {
+            rest = &rest[at + prefix.len()..];
+            if let Some(group) = rest.strip_prefix('{') {
+                // `use crate::{a, b::c, d::{e, f}}`: the first name of each top-level item.
+                let mut depth = 0;
+                let mut item_start = true;
+                let mut name = String::new();
+                for c in group.chars() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' if depth == 0 => break,
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => item_start = true,
+                        c if depth == 0 && item_start && is_ident(c) => name.push(c),
+                        _ if depth == 0 && !name.is_empty() => {
+                            found.insert(std::mem::take(&mut name));
+                            item_start = false;
+                        }
+                        _ => {}
+                    }
+                }
+                if !name.is_empty() {
+                    found.insert(name);
+                }
+            } else {
+                let name: String = rest.chars().take_while(|&c| is_ident(c)).collect();
+                found.insert(name);
+            }
+        }
+    }
+    found.retain(|m| modules.contains(m));
+    found
+}
+
+/// A cycle of `edges` (module → the modules it imports), if there is one, as the modules
+/// along it.
+fn import_cycle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        m: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == m) {
+            return Some(path[at..].to_vec());
+        }
+        if done.contains(m) {
+            return None;
+        }
+        path.push(m.to_owned());
+        for next in edges.get(m).into_iter().flatten() {
+            if let Some(cycle) = visit(next, edges, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(m.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    edges
+        .keys()
+        .find_map(|m| visit(m, edges, &mut Vec::new(), &mut done))
+}
+
+/// What ARCHITECTURE.md says of the CPU emulator's layout: its data modules import no
+/// operation module, and no two of its modules import each other through a circle.
+const EMULATOR_DATA_MODULES: [&str; 5] = [
+    "state",
+    "shared_mem",
+    "unit_state",
+    "clock",
+    "global_shadow",
+];
+
+#[test]
+fn the_emulator_has_no_import_circle_and_its_data_modules_are_leaves() {
+    let src = root().join("crates/cuda_emu/src");
+    let mut paths = Vec::new();
+    files(&src, &[".rs"], &mut paths);
+    let stem = |p: &Path| p.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let modules: BTreeSet<String> = paths
+        .iter()
+        .filter_map(|p| stem(p))
+        .filter(|m| m != "lib")
+        .collect();
+    assert!(
+        modules.len() >= 15,
+        "crates/cuda_emu/src was not found: {modules:?}"
+    );
+    let mut edges = BTreeMap::new();
+    for p in &paths {
+        let Some(m) = stem(p).filter(|m| modules.contains(m)) else {
+            continue;
+        };
+        let text = fs::read_to_string(p).expect("readable source");
+        // The unit tests may reach anything (through `crate::device`, the facade).
+        let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+        let mut imports = emulator_imports(code, &modules);
+        imports.remove(&m);
+        edges.insert(m, imports);
+    }
+    if let Some(cycle) = import_cycle(&edges) {
+        panic!(
+            "crates/cuda_emu/src has an import circle: {}",
+            cycle.join(" -> ")
+        );
+    }
+    for data in EMULATOR_DATA_MODULES {
+        let outside: Vec<_> = edges[data]
+            .iter()
+            .filter(|m| !EMULATOR_DATA_MODULES.contains(&m.as_str()))
+            .collect();
+        assert!(
+            outside.is_empty(),
+            "cuda_emu's {data}.rs imports {outside:?}; its data modules ({EMULATOR_DATA_MODULES:?}) \
+             import no operation module (ARCHITECTURE.md)"
+        );
+    }
+}
+
+#[test]
+fn the_circle_check_sees_planted_imports() {
+    let modules: BTreeSet<String> = ["a", "b", "c", "d"].map(String::from).into();
+    let a = "use crate::{b, x::y};\n// use crate::d;\nfn f() { super::c::g() }";
+    assert_eq!(
+        emulator_imports(a, &modules),
+        ["b", "c"].map(String::from).into()
+    );
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    edges.insert("a".into(), ["b".into()].into());
+    edges.insert("b".into(), ["c".into()].into());
+    edges.insert("c".into(), BTreeSet::new());
+    assert_eq!(import_cycle(&edges), None);
+    edges.insert("c".into(), ["a".into()].into());
+    assert_eq!(
+        import_cycle(&edges),
+        Some(["a", "b", "c"].map(String::from).to_vec())
     );
 }
