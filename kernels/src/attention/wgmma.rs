@@ -6,7 +6,8 @@
 //!
 //! Inputs, outputs and rules are those of [the `mma.sync` kernels](super): `Q`, `O` `(B, H,
 //! S, D)`, `K`, `V` `(B, H_kv, S, D)` row-major in bf16 or f16, `D` ∈ {64, 128}, `L` `(B, H,
-//! S)` in `f32`, causal or not, grouped-query; the entry points take the same parameters.
+//! S)` in `f32`, causal or not, grouped-query; the entry points take the same scalars, and
+//! `Q`, `K`, `V` as TMA tensor maps (the host's `AttentionPlan` encodes them).
 //!
 //! Design (FlashAttention-3's warp specialisation and intra-warpgroup overlap, §3.1–3.2). A
 //! block of [`WG_ATTN_THREADS`] threads is three warpgroups and owns [`WG_ATTN_BR`] = 128
