@@ -247,28 +247,40 @@ mod kernels_sm90a {
                 // Element i is in row half (i / 2) % 2. The maximum of the raw scores, then
                 // scaled (the scale is positive): `p = 2^(s·scale − m·scale)` is one fused
                 // multiply-add and one `ex2` a score.
-                let mut m = f32::NEG_INFINITY;
+                // Both reductions over the row's 32 elements as trees (depth 5, not a chain of
+                // 32 dependent operations).
+                let mut v = [0.0f32; 16];
                 unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
-                    m = m.max(s[4 * j + 2 * hr]).max(s[4 * j + 2 * hr + 1]);
+                    v[j] = s[4 * j + 2 * hr].max(s[4 * j + 2 * hr + 1]);
                 });
+                let m = tree16(v, f32::max);
                 // SAFETY: converged warp (caller contract).
                 let m = (unsafe { quad_max(m) } * scale_log2).max(self.row_max[hr]);
                 // A row with no visible key yet keeps −∞; subtract 0 then (every p is 0).
                 let base = if m == f32::NEG_INFINITY { 0.0 } else { m };
                 alpha[hr] = ex2_approx(self.row_max[hr] - base);
                 self.row_max[hr] = m;
-                let mut sum = 0.0f32;
                 unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
                     unroll!(c in [0, 1] {
                         let p = ex2_approx(fmaf(s[4 * j + 2 * hr + c], scale_log2, -base));
                         s[4 * j + 2 * hr + c] = p;
-                        sum += p;
                     });
+                    v[j] = s[4 * j + 2 * hr] + s[4 * j + 2 * hr + 1];
                 });
+                let sum = tree16(v, |a, b| a + b);
                 self.row_sum[hr] = self.row_sum[hr] * alpha[hr] + sum;
             });
             alpha
         }
+    }
+
+    /// `f` over the 16 values of `v` as a balanced tree (`f` associative: `max`, `+`).
+    #[inline(always)]
+    fn tree16(mut v: [f32; 16], f: impl Fn(f32, f32) -> f32) -> f32 {
+        unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7] { v[j] = f(v[j], v[j + 8]); });
+        unroll!(j in [0, 1, 2, 3] { v[j] = f(v[j], v[j + 4]); });
+        unroll!(j in [0, 1] { v[j] = f(v[j], v[j + 2]); });
+        f(v[0], v[1])
     }
 
     /// `P` (the softmax's `s`) rounded to `T` and packed as the `A` registers of the 8
