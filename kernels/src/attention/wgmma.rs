@@ -53,7 +53,9 @@
 //! - `P` packed by `cvt.rn.bf16x2.f32` (one instruction a pair, six before) and the scale
 //!   folded into the `ex2`'s `fma`: 497 / 428 / 322;
 //! - the ping-pong: 506 / 434 / 337 (within noise but for D = 64);
-//! - three stages instead of two: 547–637 / 507–547 / 370–374.
+//! - three stages instead of two: 547–637 / 507–547 / 370–374;
+//! - the row maximum and sum as trees (depth 5) instead of chains of 32: 608–651 / 513–527 /
+//!   390–393 against 566–592 / 514–542 / 368–372.
 //!
 //! Tried and not kept: freeing a stage's `K` as soon as its `S` is computed (separate empty
 //! barriers for `K` and `V`) with four stages for D = 64: 561–587 / 510–516 / 364–365 against
