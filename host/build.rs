@@ -17,9 +17,9 @@ fn main() {
         .arch_variant(ComputeCapability::sm_90a())
         // 384 threads × 168 registers fit the 64 K register file; the warpgroups then
         // rebalance with `setmaxnreg` (kernels::gemm_tc::wgmma::WG_MAX_REGISTERS).
-        .max_registers("attention_fwd_wgmma_bf16_d64", 168)
+        .max_registers("attention_fwd_wgmma_bf16_d64", 128)
         .max_registers("attention_fwd_wgmma_bf16_d128", 168)
-        .max_registers("attention_fwd_wgmma_f16_d64", 168)
+        .max_registers("attention_fwd_wgmma_f16_d64", 128)
         .max_registers("attention_fwd_wgmma_f16_d128", 168)
         .max_registers("gemm_wgmma_bf16", 168)
         .max_registers("gemm_wgmma_f16", 168)

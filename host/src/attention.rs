@@ -31,7 +31,7 @@ use cust::{
     tma::{TensorMap, TensorMapExt, TmaElement, TmaSwizzle},
 };
 use kernels::attention::wgmma::{
-    WG_ATTN_KV_BOX, WG_ATTN_Q_BOX, WG_ATTN_THREADS, wg_grid_blocks, wg_shared_bytes,
+    WG_ATTN_KV_BOX, WG_ATTN_Q_BOX, wg_attn_threads, wg_grid_blocks, wg_shared_bytes,
 };
 use kernels::attention::{ATTN_BR, ATTN_HEAD_DIMS, ATTN_THREADS, grid_blocks, shared_bytes};
 
@@ -478,8 +478,8 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
                 (
                     Launcher::Wgmma { function, maps },
                     LaunchConfig::new(
-                        (wg_grid_blocks(batch, heads, seq), 1),
-                        WG_ATTN_THREADS,
+                        (wg_grid_blocks(batch, heads, seq, d), 1),
+                        wg_attn_threads(d),
                         wg_shared_bytes(d),
                     ),
                 )
@@ -552,9 +552,9 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
                 // for the plan's life) as `B·H·S` / `B·H_kv·S` rows of `D` elements with the
                 // kernel's boxes and the 128-byte swizzle, written before this launch (a
                 // synchronous upload), B·H·S below 2³¹ (checked by `with_kernel`); the
-                // launch shape is the kernel's (`wg_grid_blocks`, `WG_ATTN_THREADS`,
+                // launch shape is the kernel's (`wg_grid_blocks`, `wg_attn_threads`,
                 // `wg_shared_bytes(D)`), and the sm_90a build caps it at
-                // `WG_ATTN_MAX_REGISTERS` (host/build.rs).
+                // `wg_attn_max_registers(D)` (host/build.rs).
                 unsafe { function.launch_unchecked(gpu.stream(), self.cfg, args) }
             }
         }

@@ -10,24 +10,25 @@
 //! `Q`, `K`, `V` as TMA tensor maps (the host's `AttentionPlan` encodes them).
 //!
 //! Design (FlashAttention-3's warp specialisation and intra-warpgroup overlap, §3.1–3.2). A
-//! block of [`WG_ATTN_THREADS`] threads is three warpgroups and owns [`WG_ATTN_BR`] = 128
-//! query rows of one head:
+//! block is a producer warpgroup and [`wg_attn_consumers`]`(D)` consumer warpgroups (two
+//! for D = 128, three for D = 64) and owns 64 query rows of one head per consumer
+//! ([`wg_attn_rows`]):
 //! - warpgroup 0, the *producer*, lowers its register limit to 40 (`setmaxnreg.dec`); one of
 //!   its threads loads the block's `Q` tile by TMA once, then, per tile of [`WG_ATTN_BC`] =
 //!   128 keys (for causal attention only up to the block's diagonal tile), waits until a
 //!   stage of the [`WG_ATTN_STAGES`]-stage ring is free (its *empty* mbarrier) and loads the
 //!   `K` and the `V` tile into it by TMA, each announced on its own *full* mbarrier;
-//! - warpgroups 1 and 2, the *consumers*, raise their limit to 232 and own 64 query rows
-//!   each. Per key tile `j` a consumer issues `S_j = Q·K_jᵀ` (`D/16` `m64n128k16`, both
+//! - the other warpgroups, the *consumers*, raise their limit to 232 (two consumers) or 160
+//!   (three; the producer then lowers its own to 24) and own 64 query rows each. Per key tile `j` a consumer issues `S_j = Q·K_jᵀ` (`D/16` `m64n128k16`, both
 //!   operands K-major in shared memory) and then `O += P_{j−1}·V_{j−1}` (8 `m64nDk16` with
 //!   `A` = `P` from registers, the RS form: `P` rounded to the input type and packed in
 //!   pairs is already that operand's layout, [`cuda_std::wgmma::layout::a_row_col`], so it
 //!   never goes through shared memory; `V`, row-major, is N-major for this product), waits
 //!   for `S_j` only (`wait_group 1`), runs the online softmax of the `mma.sync` kernel on
 //!   it while `P_{j−1}·V_{j−1}` still runs on the tensor cores, then waits for that product,
-//!   releases its stage, rescales `O` and packs `P_j`. The two consumers take turns to issue
-//!   (two mbarriers: FlashAttention-3's ping-pong), so the tensor cores run one consumer's
-//!   products while the other runs its softmax.
+//!   releases its stage, rescales `O` and packs `P_j`. The consumers take turns to issue (an
+//!   mbarrier each: FlashAttention-3's ping-pong), so the tensor cores run one consumer's
+//!   products while the others run their softmax.
 //!
 //! Shared memory ([`wg_shared_bytes`]): the `Q` tile (128 rows) and the stages' `K` and `V`
 //! tiles (128 rows each), every tile split into column blocks of 64 elements (128 bytes a
@@ -42,8 +43,7 @@
 //! are masked out of the softmax (`−∞` whatever their score, NaN included); their values
 //! would meet `P = 0`, which still makes NaN of an infinite or NaN value in another head,
 //! so on a ragged last tile the consumers overwrite those `V` rows with zeros (each its
-//! half, `fence.proxy.async`, a barrier of the 256 consumer threads) before the last
-//! `P·V`.
+//! share, `fence.proxy.async`, a barrier of all consumer threads) before the last `P·V`.
 //!
 //! What moved it (one H200, bf16, `ferrocuda bench --attention`, each change alternated with
 //! the build before it in one run; TFLOP/s at 4×32×4096×128 / causal / 16×16×2048×64):
@@ -55,39 +55,64 @@
 //! - the ping-pong: 506 / 434 / 337 (within noise but for D = 64);
 //! - three stages instead of two: 547–637 / 507–547 / 370–374;
 //! - the row maximum and sum as trees (depth 5) instead of chains of 32: 608–651 / 513–527 /
-//!   390–393 against 566–592 / 514–542 / 368–372.
+//!   390–393 against 566–592 / 514–542 / 368–372;
+//! - three consumer warpgroups for D = 64 (192 rows, `setmaxnreg` 24 / 160): 16×16×2048×64 at
+//!   438–442 against 391 (the D = 128 kernels keep two).
 //!
 //! Tried and not kept: freeing a stage's `K` as soon as its `S` is computed (separate empty
 //! barriers for `K` and `V`) with four stages for D = 64: 561–587 / 510–516 / 364–365 against
 //! 557–637 / 507–547 / 370–372 in the same run.
 //!
-//! Launch ([`wg_grid_blocks`]): one block per head and 128 query rows, in the order of the
-//! `mma.sync` kernels (the blocks of a head neighbours, its last query tiles first);
-//! [`WG_ATTN_THREADS`] threads, [`wg_shared_bytes`]`(D)` of dynamic shared memory, built
-//! with at most [`WG_ATTN_MAX_REGISTERS`] registers a thread (`.maxnreg`, so that 384
-//! threads fit before the warpgroups rebalance).
+//! Launch ([`wg_grid_blocks`]): one block per head and [`wg_attn_rows`]`(D)` query rows, in
+//! the order of the `mma.sync` kernels (the blocks of a head neighbours, its last query tiles
+//! first); [`wg_attn_threads`]`(D)` threads, [`wg_shared_bytes`]`(D)` of dynamic shared
+//! memory, built with at most [`wg_attn_max_registers`]`(D)` registers a thread (`.maxnreg`,
+//! so that the block fits before the warpgroups rebalance).
 
-/// Query rows per block: two consumer warpgroups of 64.
-pub const WG_ATTN_BR: u32 = 128;
+/// Consumer warpgroups per block for head dimension `d`: 3 for 64 (FlashAttention-3's 192
+/// rows: the softmax, not the tensor cores, bounds D = 64, and a third warpgroup hides more
+/// of its latency), 2 for 128 (registers: 64 accumulators each for `S` and `O`).
+#[must_use]
+pub const fn wg_attn_consumers(d: u32) -> u32 {
+    if d == 64 { 3 } else { 2 }
+}
+
+/// Query rows per block for head dimension `d`: 64 per consumer warpgroup.
+#[must_use]
+pub const fn wg_attn_rows(d: u32) -> u32 {
+    64 * wg_attn_consumers(d)
+}
+
 /// Keys per `K`/`V` tile (the `N` of `S = Q·Kᵀ`, the `K` of `P·V`).
 pub const WG_ATTN_BC: u32 = 128;
 /// Stages of the `K`/`V` ring.
 pub const WG_ATTN_STAGES: u32 = 3;
-/// Threads per block: one producer and two consumer warpgroups.
-pub const WG_ATTN_THREADS: u32 = 384;
-/// Registers a thread the kernels are built with (`.maxnreg`): 384 × 168 ≤ 65,536.
-pub const WG_ATTN_MAX_REGISTERS: u32 = 168;
+
+/// Threads per block for head dimension `d`: the producer and the consumer warpgroups.
+#[must_use]
+pub const fn wg_attn_threads(d: u32) -> u32 {
+    128 * (1 + wg_attn_consumers(d))
+}
+
+/// Registers a thread the kernel for head dimension `d` is built with (`.maxnreg`): its
+/// threads × this ≤ 65,536 (168 for 384 threads, 128 for 512).
+#[must_use]
+pub const fn wg_attn_max_registers(d: u32) -> u32 {
+    if wg_attn_consumers(d) == 3 { 128 } else { 168 }
+}
 
 /// Dynamic shared memory per block, bytes, for head dimension `d`: the `Q` tile, the
-/// stages' `K` and `V` tiles, 1024 bytes of slack to align them, and the `3 + 3·STAGES`
-/// mbarriers (225 KiB for 128, 113 KiB for 64).
+/// stages' `K` and `V` tiles, 1024 bytes of slack to align them, and the
+/// `1 + 3·STAGES + consumers` mbarriers (225 KiB for 128, 121 KiB for 64).
 #[must_use]
 pub const fn wg_shared_bytes(d: u32) -> u32 {
-    (WG_ATTN_BR + 2 * WG_ATTN_STAGES * WG_ATTN_BC) * d * 2 + 1024 + 8 * (3 + 3 * WG_ATTN_STAGES)
+    (wg_attn_rows(d) + 2 * WG_ATTN_STAGES * WG_ATTN_BC) * d * 2
+        + 1024
+        + 8 * (1 + 3 * WG_ATTN_STAGES + wg_attn_consumers(d))
 }
 
 const _: () = assert!(
-    wg_shared_bytes(128) <= 227 * 1024,
+    wg_shared_bytes(128) <= 227 * 1024 && wg_shared_bytes(64) <= 227 * 1024,
     "a block has at most 227 KiB"
 );
 
@@ -97,10 +122,10 @@ pub const WG_ATTN_Q_BOX: [u32; 2] = [64, 64];
 /// The TMA box of `K` and `V`: 64 elements × [`WG_ATTN_BC`] rows.
 pub const WG_ATTN_KV_BOX: [u32; 2] = [64, WG_ATTN_BC];
 
-/// Blocks of the 1-D grid for `batch`·`heads` heads of `seq_len` rows.
+/// Blocks of the 1-D grid for `batch`·`heads` heads of `seq_len` rows, head dimension `d`.
 #[must_use]
-pub const fn wg_grid_blocks(batch: u32, heads: u32, seq_len: u32) -> u32 {
-    seq_len.div_ceil(WG_ATTN_BR) * batch * heads
+pub const fn wg_grid_blocks(batch: u32, heads: u32, seq_len: u32, d: u32) -> u32 {
+    seq_len.div_ceil(wg_attn_rows(d)) * batch * heads
 }
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
@@ -109,7 +134,7 @@ pub use kernels_sm90a::*;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 mod kernels_sm90a {
     #![allow(clippy::too_many_arguments)]
-    use super::{WG_ATTN_BC, WG_ATTN_BR, WG_ATTN_STAGES};
+    use super::{WG_ATTN_BC, WG_ATTN_STAGES};
     use crate::attention::AttnElem;
     use crate::attention::kernels_sm80::{quad_max, quad_sum};
     use common::attention::{LOG2_E, key_tiles, kv_head, softmax_scale, visible};
@@ -306,7 +331,7 @@ mod kernels_sm90a {
     /// # Safety
     /// As the entry points' `# Safety` sections.
     #[inline(always)]
-    unsafe fn forward<T: WgAttnElem, const D: u32>(
+    unsafe fn forward<T: WgAttnElem, const D: u32, const C: u32>(
         batch: u32,
         seq_len: u32,
         heads: u32,
@@ -318,9 +343,11 @@ mod kernels_sm90a {
         o: *mut T,
         lse: *mut f32,
     ) {
+        // Query rows per block: C consumer warpgroups of 64.
+        let br = 64 * C;
         let tid = thread_idx_x();
         let wg = tid / 128;
-        let q_tiles = seq_len.div_ceil(WG_ATTN_BR);
+        let q_tiles = seq_len.div_ceil(br);
         let bh = block_idx_x() / q_tiles;
         if bh >= batch * heads {
             // A block past `wg_grid_blocks`: the whole block leaves before any barrier.
@@ -328,9 +355,9 @@ mod kernels_sm90a {
         }
         let q_tile = q_tiles - 1 - block_idx_x() % q_tiles;
         let (b, h) = (bh / heads, bh % heads);
-        let q0 = q_tile * WG_ATTN_BR;
+        let q0 = q_tile * br;
         let kv_row0 = (b * kv_heads + kv_head(h, heads, kv_heads)) * seq_len;
-        let tiles = key_tiles(q_tile, WG_ATTN_BR, WG_ATTN_BC, seq_len, causal);
+        let tiles = key_tiles(q_tile, br, WG_ATTN_BC, seq_len, causal);
 
         // Tiles from the first 1024-byte boundary (the swizzle's period), barriers after.
         let raw = dynamic_shared::<u8>();
@@ -338,7 +365,7 @@ mod kernels_sm90a {
         // SAFETY: `wg_shared_bytes` reserves 1024 bytes of slack for `pad`.
         let smem = unsafe { raw.add(pad as usize) };
         let smem_addr = shared_addr(smem);
-        let q_bytes = WG_ATTN_BR * D * 2;
+        let q_bytes = br * D * 2;
         let tile_bytes = WG_ATTN_BC * D * 2;
         let k_off = |s: u32| q_bytes + s * 2 * tile_bytes;
         let v_off = |s: u32| k_off(s) + tile_bytes;
@@ -346,8 +373,8 @@ mod kernels_sm90a {
         let bars = unsafe { smem.add((q_bytes + WG_ATTN_STAGES * 2 * tile_bytes) as usize) }
             .cast::<MBarrier>();
         let bar = |i: u32| {
-            // SAFETY: `3 + 3·STAGES` barriers after `bars` (`wg_shared_bytes`); every index
-            // below is under it (`s < STAGES`, `c < 2`).
+            // SAFETY: `1 + 3·STAGES + C` barriers after `bars` (`wg_shared_bytes`); every
+            // index below is under it (`s < STAGES`, `c < C`).
             unsafe { &*bars.add(i as usize) }
         };
         let q_full = bar(0);
@@ -355,7 +382,7 @@ mod kernels_sm90a {
         let v_full = |s: u32| bar(1 + WG_ATTN_STAGES + s);
         let empty = |s: u32| bar(1 + 2 * WG_ATTN_STAGES + s);
         // Consumer `c`'s turn to issue its products (the ping-pong), arrived on by the
-        // other consumer's 128 threads.
+        // 128 threads of the consumer before it (`c − 1`, or `C − 1` for consumer 0).
         let turn = |c: u32| bar(1 + 3 * WG_ATTN_STAGES + c);
 
         if tid == 0 {
@@ -366,10 +393,11 @@ mod kernels_sm90a {
                     k_full(s).init(1);
                     v_full(s).init(1);
                     // One arrival per consumer warp.
-                    empty(s).init(8);
+                    empty(s).init(4 * C);
                 }
-                turn(0).init(128);
-                turn(1).init(128);
+                for c in 0..C {
+                    turn(c).init(128);
+                }
             }
             fence_init();
         }
@@ -377,7 +405,11 @@ mod kernels_sm90a {
 
         if wg == 0 {
             // Producer.
-            wgmma::reg_dealloc::<40>();
+            if C == 3 {
+                wgmma::reg_dealloc::<24>();
+            } else {
+                wgmma::reg_dealloc::<40>();
+            }
             if tid == 0 {
                 let blocks = D / 64;
                 // SAFETY: the maps are in global memory (the launch contract); the
@@ -393,8 +425,8 @@ mod kernels_sm90a {
                     q_full.arrive_expect_tx(q_bytes);
                     let q_row = (bh * seq_len + q0) as i32;
                     for kc in 0..blocks {
-                        for half in 0..2 {
-                            let dst = smem.add((kc * WG_ATTN_BR * 128 + half * 64 * 128) as usize);
+                        for half in 0..C {
+                            let dst = smem.add((kc * br * 128 + half * 64 * 128) as usize);
                             tma::load_2d(
                                 dst.cast::<T>(),
                                 map_q,
@@ -426,8 +458,13 @@ mod kernels_sm90a {
             return;
         }
 
-        // Consumers: 384 × 168 registers in all, 128 × 40 + 256 × 232.
-        wgmma::reg_alloc::<232>();
+        // Consumers: 384 × 168 registers in all, 128 × 40 + 256 × 232; or 512 × 128,
+        // 128 × 24 + 384 × 160.
+        if C == 3 {
+            wgmma::reg_alloc::<160>();
+        } else {
+            wgmma::reg_alloc::<232>();
+        }
         let c = wg - 1;
         let t = tid % 128;
         let lane = tid % 32;
@@ -448,7 +485,7 @@ mod kernels_sm90a {
             let k_at = smem_addr + k_off(st);
             unroll!(ks: u32 in [0, 1, 2, 3, 4, 5, 6, 7] {
                 if ks < D / 16 {
-                    let a = desc(q_at + (ks / 4) * WG_ATTN_BR * 128 + (ks % 4) * 32, 16);
+                    let a = desc(q_at + (ks / 4) * br * 128 + (ks % 4) * 32, 16);
                     let bd = desc(k_at + (ks / 4) * WG_ATTN_BC * 128 + (ks % 4) * 32, 16);
                     // SAFETY: the whole warpgroup runs this convergently with equal
                     // arguments; Q and this stage's K were written by TMA and their full
@@ -490,8 +527,8 @@ mod kernels_sm90a {
         // two turns ahead, so a turn barrier's parity is never ambiguous).
         let mut issues = 0u32;
         let my_turn = |issues: u32| {
-            if c == 1 || issues > 0 {
-                let phase = if c == 1 { issues } else { issues - 1 };
+            if c > 0 || issues > 0 {
+                let phase = if c > 0 { issues } else { issues - 1 };
                 // SAFETY: initialised barrier; the other consumer's 128 threads complete
                 // its phase `phase` with their issue `phase` (see above).
                 unsafe {
@@ -507,7 +544,7 @@ mod kernels_sm90a {
         // `wgmma.wait_group` (`.aligned`) that follows, which hung the GPU (not the emulator).
         let your_turn = || {
             // SAFETY: initialised barrier; this thread's one arrival of the phase.
-            unsafe { turn(1 - c).arrive() };
+            unsafe { turn((c + 1) % C).arrive() };
         };
 
         // SAFETY: initialised barriers (this wait and the ring's below), each waited for
@@ -573,7 +610,7 @@ mod kernels_sm90a {
             let mut id = t;
             while id < chunks {
                 let r = first + id / (D / 8);
-                if r % 2 == c {
+                if r % C == c {
                     let ch = id % (D / 8);
                     let at = v_off(prev.stage())
                         + (ch / 8) * WG_ATTN_BC * 128
@@ -589,7 +626,13 @@ mod kernels_sm90a {
             fence_proxy_async_shared();
             // SAFETY: both consumer warpgroups (256 threads, whole warps) reach this
             // barrier, on the same ragged last tile; id 1 is used nowhere else.
-            unsafe { cuda_std::thread::named_barrier_sync::<256>(1) };
+            unsafe {
+                if C == 3 {
+                    cuda_std::thread::named_barrier_sync::<384>(1);
+                } else {
+                    cuda_std::thread::named_barrier_sync::<256>(1);
+                }
+            }
         }
         my_turn(issues);
         wgmma::fence();
@@ -657,10 +700,11 @@ mod kernels_sm90a {
             ///   accesses during the launch;
             /// - `batch`, `seq_len`, `heads`, `kv_heads` ≥ 1, `kv_heads` divides `heads`,
             ///   `batch·heads·seq_len` < 2³¹ (TMA's row coordinates are `i32`);
-            /// - launched with a 1-D grid of `wg_grid_blocks(batch, heads, seq_len)` blocks
-            #[doc = concat!("  of `WG_ATTN_THREADS` threads, `wg_shared_bytes(", stringify!($d),
-                            ")` of dynamic shared memory, on an sm_90a build capped at ",
-                            "`WG_ATTN_MAX_REGISTERS` registers.")]
+            #[doc = concat!("- launched with a 1-D grid of `wg_grid_blocks(batch, heads, seq_len, ",
+                            stringify!($d), ")` blocks of `wg_attn_threads(", stringify!($d),
+                            ")` threads, `wg_shared_bytes(", stringify!($d), ")` of dynamic ",
+                            "shared memory, on an sm_90a build capped at `wg_attn_max_registers(",
+                            stringify!($d), ")` registers.")]
             #[kernel]
             pub unsafe fn $name(
                 batch: u32,
@@ -676,7 +720,7 @@ mod kernels_sm90a {
             ) {
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe {
-                    forward::<$t, $d>(
+                    forward::<$t, $d, { super::wg_attn_consumers($d) }>(
                         batch,
                         seq_len,
                         heads,
