@@ -11,9 +11,9 @@
 //!
 //! Shapes ([`AttentionShape::check`]): `D` ∈ {64, 128}; `B`, `H`, `H_kv`, `S` ≥ 1; `H_kv`
 //! divides `H`; `B·H·ceil(S / 64)` (the grid, one block per head and 64 query rows) below
-//! 2³¹. A shape
-//! outside these rules is an error naming the value and what is allowed, before any
-//! launch.
+//! 2³¹; for [`AttentionKernel::Wgmma`] also `B·H·S` below 2³¹ (its tensor maps' row
+//! coordinates are `i32`; checked by [`AttentionPlan::with_kernel`]). A shape outside these
+//! rules is an error naming the value and what is allowed, before any launch.
 //!
 //! Two levels, as in [`crate::matmul`]: [`AttentionPlan`] (made once per shape and buffers,
 //! launched many times, no synchronisation: what a benchmark times) and [`attention`]
@@ -40,7 +40,8 @@ use kernels::attention::{ATTN_BR, ATTN_HEAD_DIMS, ATTN_THREADS, grid_blocks, sha
 pub enum AttentionKernel {
     /// `mma.sync` (sm_80 and later): 64 query rows per block of 4 warps.
     MmaSync,
-    /// `wgmma` with `P` from registers (sm_90a): 128 query rows per block of 2 warpgroups.
+    /// `wgmma` with `P` from registers (sm_90a): a TMA producer warpgroup and 64 query rows
+    /// per consumer warpgroup, 2 consumers (128 rows) for D = 128, 3 (192 rows) for D = 64.
     Wgmma,
 }
 
@@ -264,7 +265,8 @@ pub type WgAttnParams<T> = (
 pub type WgAttnKernel<T> = Kernel<WgAttnParams<T>, Unsafe>;
 
 /// The attention kernels of element type `T`, each resolved in a [`Gpu`]'s module on first
-/// use ([`Gpu::kernels`]): [`AttnElem::D64`], [`AttnElem::D128`].
+/// use ([`Gpu::kernels`]): [`AttnElem::D64`], [`AttnElem::D128`], [`AttnElem::WG_D64`],
+/// [`AttnElem::WG_D128`].
 struct AttnKernels<T> {
     d64: ResolvedOf<AttnKernel<T>>,
     d128: ResolvedOf<AttnKernel<T>>,
@@ -314,8 +316,8 @@ pub trait AttnElem:
     fn from_f32(x: f32) -> Self;
 }
 
-/// `AttnElem` for the 16-bit types: name, kernels (`attention_fwd_{name}_d{64,128}`), a
-/// quiet NaN of the type and its unit roundoff.
+/// `AttnElem` for the 16-bit types: name, kernels (`attention_fwd_{name}_d{64,128}` and
+/// `attention_fwd_wgmma_{name}_d{64,128}`), a quiet NaN of the type and its unit roundoff.
 macro_rules! attn_elem {
     ($($t:ident: $d64:ident, $d128:ident, $wg64:ident, $wg128:ident, $poison:literal,
        $unit:expr;)*) => {$(
