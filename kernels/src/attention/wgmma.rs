@@ -137,7 +137,7 @@ mod kernels_sm90a {
     use super::{WG_ATTN_BC, WG_ATTN_STAGES};
     use crate::attention::AttnElem;
     use crate::attention::kernels_sm80::{quad_max, quad_sum};
-    use common::attention::{LOG2_E, key_tiles, kv_head, softmax_scale, visible};
+    use common::attention::{LOG2_E, block_tile, key_tiles, kv_head, softmax_scale, visible};
     use cuda_std::barrier::{MBarrier, Phase, fence_init};
     use cuda_std::half::{bf16, f16};
     use cuda_std::math::{ex2_approx, fmaf, logf};
@@ -348,12 +348,10 @@ mod kernels_sm90a {
         let tid = thread_idx_x();
         let wg = tid / 128;
         let q_tiles = seq_len.div_ceil(br);
-        let bh = block_idx_x() / q_tiles;
-        if bh >= batch * heads {
+        let Some((bh, q_tile)) = block_tile(block_idx_x(), q_tiles, batch * heads) else {
             // A block past `wg_grid_blocks`: the whole block leaves before any barrier.
             return;
-        }
-        let q_tile = q_tiles - 1 - block_idx_x() % q_tiles;
+        };
         let (b, h) = (bh / heads, bh % heads);
         let q0 = q_tile * br;
         let kv_row0 = (b * kv_heads + kv_head(h, heads, kv_heads)) * seq_len;
