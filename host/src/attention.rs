@@ -20,7 +20,7 @@
 //! (upload, run, download). [`reference_f64`] and [`error_bound`] are the CPU side the tests
 //! compare with.
 
-use crate::gpu::{Gpu, GpuError, ResolvedOf};
+use crate::gpu::{Gpu, GpuError, ResolvedOf, kernel_table};
 use cuda_std::half::{bf16, f16};
 use cuda_std::launch::{ConstPtr, Kernel, MutPtr, Slice, Unsafe, Value};
 use cust::{
@@ -264,24 +264,15 @@ pub type WgAttnParams<T> = (
 /// The `wgmma` attention kernels' handle type.
 pub type WgAttnKernel<T> = Kernel<WgAttnParams<T>, Unsafe>;
 
-/// The attention kernels of element type `T`, each resolved in a [`Gpu`]'s module on first
-/// use ([`Gpu::kernels`]): [`AttnElem::D64`], [`AttnElem::D128`], [`AttnElem::WG_D64`],
-/// [`AttnElem::WG_D128`].
-struct AttnKernels<T> {
-    d64: ResolvedOf<AttnKernel<T>>,
-    d128: ResolvedOf<AttnKernel<T>>,
-    wg_d64: ResolvedOf<WgAttnKernel<T>>,
-    wg_d128: ResolvedOf<WgAttnKernel<T>>,
-}
-
-impl<T> Default for AttnKernels<T> {
-    fn default() -> Self {
-        Self {
-            d64: Default::default(),
-            d128: Default::default(),
-            wg_d64: Default::default(),
-            wg_d128: Default::default(),
-        }
+kernel_table! {
+    /// The attention kernels of element type `T`, each resolved in a [`Gpu`]'s module on first use
+    /// ([`Gpu::kernels`]): [`AttnElem::D64`], [`AttnElem::D128`], [`AttnElem::WG_D64`],
+    /// [`AttnElem::WG_D128`].
+    struct AttnKernels<T> {
+        d64: ResolvedOf<AttnKernel<T>>,
+        d128: ResolvedOf<AttnKernel<T>>,
+        wg_d64: ResolvedOf<WgAttnKernel<T>>,
+        wg_d128: ResolvedOf<WgAttnKernel<T>>,
     }
 }
 
