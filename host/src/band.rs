@@ -90,6 +90,37 @@ pub struct BandImage {
     pub rgb: Vec<u8>,
     /// Kernel time (GPU: CUDA events around the escape and colour launches; CPU: wall time).
     pub kernel: Duration,
+    /// The band's copies between host and device (zero on the CPU).
+    pub copies: CopyTimes,
+}
+
+/// Host wall time of a GPU band's copies, by direction: host timers around each copy and
+/// the wait for it (the band's kernels have finished before, each launch being waited for,
+/// so this is the transfer with its driver overhead). Zero for CPU bands. The copies of
+/// several bands add up with `+=`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CopyTimes {
+    /// Host to device: a deep job's reference orbit and BLA table when a band uploads them
+    /// (the first band of a job on each GPU; device allocation included), and the colour
+    /// table when the colouring changes.
+    pub htod: Duration,
+    /// Device to host: the colours (through page-locked staging memory), and escape times
+    /// (and `|z_n|²` of perturbed samples) when they were asked for.
+    pub dtoh: Duration,
+}
+
+impl CopyTimes {
+    /// Both directions.
+    pub fn total(&self) -> Duration {
+        self.htod + self.dtoh
+    }
+}
+
+impl std::ops::AddAssign for CopyTimes {
+    fn add_assign(&mut self, other: Self) {
+        self.htod += other.htod;
+        self.dtoh += other.dtoh;
+    }
 }
 
 /// Lets the caller of a CPU render stop it early and watch its progress.

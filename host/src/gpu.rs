@@ -239,6 +239,42 @@ impl<P: ParamSizes, S> Resolved<P, S> {
     }
 }
 
+/// Declares a kernel table ([`Gpu::kernels`]): a struct of [`Resolved`] entries with one
+/// type parameter, and its `Default` (every entry unresolved). Unlike `#[derive(Default)]`,
+/// the `Default` puts no `Default` bound on the type parameter, which is an element or
+/// marker type that has none to give; a bound written on the struct is kept on the impl.
+///
+/// ```ignore
+/// kernel_table! {
+///     /// The reductions of element type `T`.
+///     struct ReduceKernels<T> {
+///         reduce: [ResolvedOf<ReduceKernel<T>>; 3],
+///     }
+/// }
+/// ```
+macro_rules! kernel_table {
+    (
+        $(#[$attr:meta])*
+        $vis:vis struct $name:ident<$param:ident $(: $bound:path)?> {
+            $($(#[$field_attr:meta])* $field_vis:vis $field:ident: $ty:ty),+ $(,)?
+        }
+    ) => {
+        $(#[$attr])*
+        $vis struct $name<$param $(: $bound)?> {
+            $($(#[$field_attr])* $field_vis $field: $ty),+
+        }
+
+        impl<$param $(: $bound)?> Default for $name<$param> {
+            fn default() -> Self {
+                Self {
+                    $($field: Default::default()),+
+                }
+            }
+        }
+    };
+}
+pub(crate) use kernel_table;
+
 /// The types that go with a `#[kernel]` handle type `K` (e.g. an alias such as
 /// `vector::ReduceKernel<f32>`): its [`TypedFunction`] and its kernel-table entry.
 pub(crate) trait HandleTypes {

@@ -24,7 +24,7 @@ mod params;
 pub mod pool;
 pub mod precision;
 
-pub use crate::band::{BandImage, BandKernel, RenderControl};
+pub use crate::band::{BandImage, BandKernel, CopyTimes, RenderControl};
 pub(crate) use crate::gpu::timed;
 pub use color::COLOR_TABLE_LEN;
 pub(crate) use color::color_table;

@@ -24,7 +24,7 @@
 //! Two levels, as [`crate::matmul`]: [`Fp8GemmPlan`] (made once, launched many times, no
 //! synchronisation) and [`gemm_fp8`] (upload, run, download).
 
-use crate::gpu::{Gpu, GpuError, ResolvedOf};
+use crate::gpu::{Gpu, GpuError, ResolvedOf, kernel_table};
 use crate::matmul::check_dims;
 use crate::vector::sm_count;
 use cuda_std::half::{F8E4M3, F8E5M2, bf16};
@@ -54,19 +54,12 @@ pub type Fp8Params<O> = (
 /// The FP8 `wgmma` kernels' handle type.
 pub type Fp8Kernel<O> = Kernel<Fp8Params<O>, Unsafe>;
 
-/// The FP8 kernels of output type `O`, each resolved in a [`Gpu`]'s module on first use
-/// ([`Gpu::kernels`]): [`Fp8Out::E4M3`], [`Fp8Out::E5M2`].
-struct Fp8Kernels<O> {
-    e4m3: ResolvedOf<Fp8Kernel<O>>,
-    e5m2: ResolvedOf<Fp8Kernel<O>>,
-}
-
-impl<O> Default for Fp8Kernels<O> {
-    fn default() -> Self {
-        Self {
-            e4m3: Default::default(),
-            e5m2: Default::default(),
-        }
+kernel_table! {
+    /// The FP8 kernels of output type `O`, each resolved in a [`Gpu`]'s module on first use
+    /// ([`Gpu::kernels`]): [`Fp8Out::E4M3`], [`Fp8Out::E5M2`].
+    struct Fp8Kernels<O> {
+        e4m3: ResolvedOf<Fp8Kernel<O>>,
+        e5m2: ResolvedOf<Fp8Kernel<O>>,
     }
 }
 

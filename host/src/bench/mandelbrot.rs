@@ -307,7 +307,7 @@ pub fn bench_kernels(
         first_row: 0,
         rows: view.height_px,
     };
-    let table_len = color_table(gpu, job.coloring, job.max_iter, &mut table, &mut None)?;
+    let table_len = color_table(gpu, job.coloring, job.max_iter, &mut table, &mut None)?.len;
     let kernels = RenderKernels::new(gpu)?;
     let naive = NaiveKernels::new(gpu)?;
     let times = Repeat::new(warmup, reps).run(|| {

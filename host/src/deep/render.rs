@@ -8,7 +8,7 @@
 //! (`render/whole_image.rs`), both re-exported here.
 
 use super::bla::{BLA_EPS, bla_table_until};
-use crate::band::{BandImage, BandKernel, RenderControl, SampleTally};
+use crate::band::{BandImage, BandKernel, CopyTimes, RenderControl, SampleTally};
 use common::{
     Band, Complex, Escape, Rgb,
     bla::Bla,
@@ -240,6 +240,7 @@ impl PerturbedJob {
             norms,
             rgb,
             kernel,
+            copies: CopyTimes::default(),
         }
     }
 }

@@ -5,7 +5,7 @@ use super::{
     params::{Image, RenderParams, Style},
     precision::Precision,
 };
-use crate::band::{BandImage, RenderControl, SampleTally};
+use crate::band::{BandImage, CopyTimes, RenderControl, SampleTally};
 use common::{Band, Real, RenderJob};
 use rayon::prelude::*;
 use std::{sync::atomic::Ordering, time::Instant};
@@ -67,6 +67,7 @@ pub fn render_band_cpu_until(
         norms: Vec::new(),
         rgb,
         kernel: start.elapsed(),
+        copies: CopyTimes::default(),
     })
 }
 

@@ -177,4 +177,35 @@ mod tests {
         // The orbit is still ours (and still uploaded): only our reference keeps it.
         assert_eq!(Arc::strong_count(&orbit), 1);
     }
+
+    /// A GPU band reports its copies by direction: the first band of a job uploads the
+    /// orbit, the BLA table and the colour table (host to device), and every band copies
+    /// its colours back (device to host); a CPU band has none.
+    #[test]
+    fn gpu_bands_report_their_copies_and_cpu_bands_none() {
+        let gpu = Gpu::emulator(&crate::KERNELS).unwrap();
+        let v = near_i(30, 8, 6).unwrap();
+        let coloring = Coloring::discrete(common::Palette::Fire);
+        let orbit: SharedOrbit =
+            reference_orbit(&v.center_re, &v.center_im, v.precision_bits, 200).into();
+        let job = PerturbedJob::prepare(
+            v.job(200, coloring.bailout_sqr::<f64>()),
+            1,
+            coloring,
+            orbit,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        let mut renderer = GpuRenderer::new(&gpu, 8 * 3).unwrap();
+        let bands = [0, 3].map(|first_row| Band { first_row, rows: 3 });
+        let first = renderer.render(&job, bands[0], false).unwrap();
+        assert!(first.copies.htod > Duration::ZERO, "{:?}", first.copies);
+        assert!(first.copies.dtoh > Duration::ZERO, "{:?}", first.copies);
+        let second = renderer.render(&job, bands[1], false).unwrap();
+        assert!(second.copies.dtoh > Duration::ZERO, "{:?}", second.copies);
+        let on_cpu = job
+            .render_cpu_until(bands[0], false, &RenderControl::new())
+            .unwrap();
+        assert_eq!(on_cpu.copies, crate::band::CopyTimes::default());
+    }
 }

@@ -11,7 +11,7 @@ use super::{
     precision::Precision,
 };
 use crate::{
-    band::{BandImage, BandKernel},
+    band::{BandImage, BandKernel, CopyTimes},
     deep::{PerturbedJob, render::PerturbParams},
     gpu::{Gpu, GpuError, run},
     launch::{for_image, for_num_elems},
@@ -317,19 +317,23 @@ impl<'g> GpuRenderer<'g> {
             &mut self.norms,
         )?;
         let (coloring, max_iter) = (p.coloring, p.job.max_iter);
-        let table_len = color_table(
+        let table = color_table(
             self.gpu,
             coloring,
             max_iter,
             &mut self.table,
             &mut self.table_for,
         )?;
+        let mut copies = CopyTimes {
+            htod: escape.htod + table.htod,
+            dtoh: Duration::ZERO,
+        };
         let grid = SampleGrid {
             width_px: p.job.width_px,
             supersample: p.supersample,
         };
         let color = {
-            let table = self.table.index(0..table_len)?;
+            let table = self.table.index(0..table.len)?;
             let counts = self.counts.index(0..len)?;
             let norms = self.norms.index(0..len)?;
             let mut rgb = self.rgb.index_mut(0..px)?;
@@ -341,10 +345,12 @@ impl<'g> GpuRenderer<'g> {
                 args,
             )?
         };
-        let rgb = self.rgb_to_host(px)?;
+        let rgb = self.rgb_to_host(px, &mut copies)?;
         let (counts, norms) = if want_counts {
+            let started = Instant::now();
             let counts = self.counts.index(0..len)?.as_host_vec();
             let norms = self.norms.index(0..len)?.as_host_vec();
+            copies.dtoh += started.elapsed();
             (
                 counts.gpu_context("copying escape times to the host")?,
                 norms.gpu_context("copying |z|² to the host")?,
@@ -357,16 +363,22 @@ impl<'g> GpuRenderer<'g> {
             counts,
             norms,
             rgb,
-            kernel: escape + color,
+            kernel: escape.kernel + color,
+            copies,
         })
     }
 
     /// The first `len` colours of the colour buffer, copied through the page-locked staging
-    /// buffer (only these bytes; waits for the copy).
-    fn rgb_to_host(&mut self, len: usize) -> Result<Vec<u8>, GpuError> {
+    /// buffer (only these bytes; waits for the copy). The copy, from queuing it to its end,
+    /// is added to `copies.dtoh`; the move out of the staging buffer into the returned
+    /// `Vec` (host memory only) is not.
+    fn rgb_to_host(&mut self, len: usize, copies: &mut CopyTimes) -> Result<Vec<u8>, GpuError> {
+        let started = Instant::now();
         self.staging
             .async_copy_prefix_from(&self.rgb.index(0..len)?, self.gpu.stream())?;
-        Ok(self.staging.try_as_slice()?[..len].as_flattened().to_vec())
+        let staged = self.staging.try_as_slice()?;
+        copies.dtoh += started.elapsed();
+        Ok(staged[..len].as_flattened().to_vec())
     }
 
     /// Renders the rows `band` of `job` and copies them back (`counts` only if
@@ -394,13 +406,17 @@ impl<'g> GpuRenderer<'g> {
             band.first_row + band.rows <= job.height_px,
             "band leaves the image"
         );
-        let table_len = color_table(
+        let table = color_table(
             self.gpu,
             job.coloring,
             job.max_iter,
             &mut self.table,
             &mut self.table_for,
         )?;
+        let mut copies = CopyTimes {
+            htod: table.htod,
+            dtoh: Duration::ZERO,
+        };
         let times = launch_render(
             self.gpu,
             &self.kernels,
@@ -410,16 +426,20 @@ impl<'g> GpuRenderer<'g> {
             BandBuffers {
                 counts: &mut self.counts,
                 norms: &mut self.norms,
-                table: self.table.index(0..table_len)?,
+                table: self.table.index(0..table.len)?,
                 rgb: &mut self.rgb,
             },
         )?;
-        let rgb = self.rgb_to_host(len)?;
+        let rgb = self.rgb_to_host(len, &mut copies)?;
         let counts = if want_counts {
-            self.counts
+            let started = Instant::now();
+            let counts = self
+                .counts
                 .index(0..len)?
                 .as_host_vec()
-                .gpu_context("copying escape times to the host")?
+                .gpu_context("copying escape times to the host")?;
+            copies.dtoh += started.elapsed();
+            counts
         } else {
             Vec::new()
         };
@@ -429,6 +449,7 @@ impl<'g> GpuRenderer<'g> {
             norms: Vec::new(),
             rgb,
             kernel: times.total(),
+            copies,
         })
     }
 }
@@ -551,14 +572,17 @@ pub fn render_mandelbrot_banded(
         rgb: Vec::with_capacity(3 * len),
     };
     let mut kernel = Duration::ZERO;
+    let mut copies = CopyTimes::default();
     for band in Band::split(job.height_px, rows) {
         let b = renderer.render_band(&job, params.precision, band, true)?;
         kernel += b.kernel;
+        copies += b.copies;
         image.counts.extend_from_slice(&b.counts);
         image.rgb.extend_from_slice(&b.rgb);
     }
     let timings = GpuTimings {
         kernel,
+        copies,
         total: start.elapsed(),
     };
     Ok((image, timings))

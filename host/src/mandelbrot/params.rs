@@ -2,6 +2,7 @@
 //! render gives back, and the band and launch sizes ([`rows_per_band`], [`rows_per_launch`]).
 
 use super::precision::Precision;
+use crate::band::CopyTimes;
 use common::{
     Palette, RenderJob, Viewport,
     palette::{Coloring, Shading},
@@ -108,6 +109,8 @@ impl RenderTimes {
 pub struct GpuTimings {
     /// Kernel execution time (CUDA events around the launches).
     pub kernel: Duration,
+    /// The bands' copies between host and device, by direction (host timers: [`CopyTimes`]).
+    pub copies: CopyTimes,
     /// Whole render: allocation, launches, copies back to the host.
     pub total: Duration,
 }

@@ -18,7 +18,7 @@
 //! The reordering side (the calling thread's reorder buffer and the window's gate) is in
 //! `pool/reorder.rs`.
 
-use super::{BandImage, FloatJob, GpuBandKernel, GpuRenderer, Precision};
+use super::{BandImage, CopyTimes, FloatJob, GpuBandKernel, GpuRenderer, Precision};
 use crate::gpu::{Gpu, GpuError, driver_available};
 use common::{Band, RenderJob};
 use cust::pool::{Lease, Pool};
@@ -116,8 +116,12 @@ pub struct GpuShare {
     pub rows: u64,
     /// Sum of its kernel times (CUDA events).
     pub kernel: Duration,
-    /// Wall time spent rendering its bands (launches, kernels, copies back), excluding time
-    /// spent waiting for the reorder window.
+    /// Sum of its bands' copies between host and device, by direction ([`CopyTimes`]: the
+    /// deep orbit and BLA table and the colour table up, colours and any escape times
+    /// down).
+    pub copies: CopyTimes,
+    /// Wall time spent rendering its bands (uploads, launches, kernels, copies back),
+    /// excluding time spent waiting for the reorder window.
     pub busy: Duration,
     /// Wall time to set it up for the render before its first band: its band buffers, the
     /// page-locked staging buffer and its kernels ([`GpuRenderer::new`]).
@@ -336,6 +340,7 @@ impl GpuPool {
                 bands: 0,
                 rows: 0,
                 kernel: Duration::ZERO,
+                copies: CopyTimes::default(),
                 busy: Duration::ZERO,
                 setup: Duration::ZERO,
             })
@@ -346,6 +351,7 @@ impl GpuPool {
                 share.bands += t.bands;
                 share.rows += t.rows;
                 share.kernel += t.kernel;
+                share.copies += t.copies;
                 share.busy += t.busy;
                 share.setup += t.setup;
             }
@@ -376,6 +382,7 @@ struct Tally {
     bands: usize,
     rows: u64,
     kernel: Duration,
+    copies: CopyTimes,
     busy: Duration,
     setup: Duration,
 }
@@ -447,6 +454,7 @@ impl<'a, K: GpuBandKernel> Worker<'a, K> {
                     tally.bands += 1;
                     tally.rows += u64::from(band.rows);
                     tally.kernel += image.kernel;
+                    tally.copies += image.copies;
                     if tx.send(Message::Band(index, image)).is_err() {
                         break;
                     }

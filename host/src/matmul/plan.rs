@@ -4,7 +4,7 @@
 use super::TcKernel;
 use super::elem::{MmaKernel, MmaParams, RoundKernel, TcElem, WgmmaKernel, WgmmaParams};
 use super::shape::check_shape;
-use crate::gpu::{FunctionOf, Gpu, GpuError, ResolvedOf};
+use crate::gpu::{FunctionOf, Gpu, GpuError, ResolvedOf, kernel_table};
 use crate::vector::sm_count;
 use cuda_std::launch::Unsafe;
 use cust::{
@@ -41,24 +41,15 @@ fn cluster_grid(what: &str, m: u32, n: u32, cluster_m: u32, fit: u32) -> Result<
     Ok(cluster_m * fit.min(groups))
 }
 
-/// The tensor-core kernels of input type `T`, each resolved in a [`Gpu`]'s module on first
-/// use ([`Gpu::kernels`]): [`TcElem::MMA`], [`TcElem::WGMMA`], [`TcElem::WGMMA_C2`] and,
-/// for TF32, [`TcElem::WGMMA_ROUND`].
-struct GemmKernels<T: TcElem> {
-    mma: ResolvedOf<MmaKernel<T::Elem>>,
-    wgmma: ResolvedOf<WgmmaKernel<T::Elem>>,
-    wgmma_c2: ResolvedOf<WgmmaKernel<T::Elem>>,
-    round: ResolvedOf<RoundKernel<T::Elem>>,
-}
-
-impl<T: TcElem> Default for GemmKernels<T> {
-    fn default() -> Self {
-        Self {
-            mma: Default::default(),
-            wgmma: Default::default(),
-            wgmma_c2: Default::default(),
-            round: Default::default(),
-        }
+kernel_table! {
+    /// The tensor-core kernels of input type `T`, each resolved in a [`Gpu`]'s module on first use
+    /// ([`Gpu::kernels`]): [`TcElem::MMA`], [`TcElem::WGMMA`], [`TcElem::WGMMA_C2`] and, for TF32,
+    /// [`TcElem::WGMMA_ROUND`].
+    struct GemmKernels<T: TcElem> {
+        mma: ResolvedOf<MmaKernel<T::Elem>>,
+        wgmma: ResolvedOf<WgmmaKernel<T::Elem>>,
+        wgmma_c2: ResolvedOf<WgmmaKernel<T::Elem>>,
+        round: ResolvedOf<RoundKernel<T::Elem>>,
     }
 }
 

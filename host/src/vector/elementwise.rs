@@ -2,7 +2,7 @@
 //! the launch shape ([`stream_config`]) and the device- and host-level calls.
 
 use super::{Element, config_1d, download, finish, poisoned, upload};
-use crate::gpu::{Gpu, GpuError, ResolvedOf};
+use crate::gpu::{Gpu, GpuError, ResolvedOf, kernel_table};
 use cuda_std::launch::{Kernel, Out, Safe, Slice, Value};
 use cust::{function::LaunchConfig, memory::DeviceBuffer};
 use kernels::vector::BLOCK_THREADS;
@@ -42,27 +42,16 @@ pub trait Float:
     fn from_f64(v: f64) -> Self;
 }
 
-/// The element-wise kernels and the dot product of float type `T`, each resolved in a
-/// [`Gpu`]'s module on first use ([`Gpu::kernels`]): the [`Float`] handles.
-pub(super) struct FloatKernels<T> {
-    copy: ResolvedOf<Map1Kernel<T>>,
-    scale: ResolvedOf<ScaleKernel<T>>,
-    add: ResolvedOf<Map2Kernel<T>>,
-    triad: ResolvedOf<TriadKernel<T>>,
-    axpy: ResolvedOf<AxpyKernel<T>>,
-    pub(super) dot: ResolvedOf<DotKernel<T>>,
-}
-
-impl<T> Default for FloatKernels<T> {
-    fn default() -> Self {
-        Self {
-            copy: Default::default(),
-            scale: Default::default(),
-            add: Default::default(),
-            triad: Default::default(),
-            axpy: Default::default(),
-            dot: Default::default(),
-        }
+kernel_table! {
+    /// The element-wise kernels and the dot product of float type `T`, each resolved in a [`Gpu`]'s
+    /// module on first use ([`Gpu::kernels`]): the [`Float`] handles.
+    pub(super) struct FloatKernels<T> {
+        copy: ResolvedOf<Map1Kernel<T>>,
+        scale: ResolvedOf<ScaleKernel<T>>,
+        add: ResolvedOf<Map2Kernel<T>>,
+        triad: ResolvedOf<TriadKernel<T>>,
+        axpy: ResolvedOf<AxpyKernel<T>>,
+        pub(super) dot: ResolvedOf<DotKernel<T>>,
     }
 }
 

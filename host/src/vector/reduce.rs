@@ -4,7 +4,7 @@
 use super::elementwise::{Float, FloatKernels};
 use super::scan::ScanState;
 use super::{Element, config_1d, download, finish, sm_count, upload, upload_into};
-use crate::gpu::{Gpu, GpuError, ResolvedOf};
+use crate::gpu::{Gpu, GpuError, ResolvedOf, kernel_table};
 use cuda_std::launch::{Kernel, Out, Safe, Slice, Value};
 use cust::{error::GpuContext, memory::DeviceBuffer};
 use kernels::vector::BLOCK_THREADS;
@@ -12,17 +12,11 @@ use kernels::vector::BLOCK_THREADS;
 /// A reduction kernel: `(x: &[T], chunk: usize, out: OutSlice<T>)`.
 pub type ReduceKernel<T> = Kernel<(Slice<T>, Value<usize>, Out<T>), Safe>;
 
-/// The reductions of element type `T`, each resolved in a [`Gpu`]'s module on first use
-/// ([`Gpu::kernels`]): `reduce[op as usize]` is `T::REDUCE_KERNELS[op as usize]`.
-struct ReduceKernels<T> {
-    reduce: [ResolvedOf<ReduceKernel<T>>; 3],
-}
-
-impl<T> Default for ReduceKernels<T> {
-    fn default() -> Self {
-        Self {
-            reduce: Default::default(),
-        }
+kernel_table! {
+    /// The reductions of element type `T`, each resolved in a [`Gpu`]'s module on first use
+    /// ([`Gpu::kernels`]): `reduce[op as usize]` is `T::REDUCE_KERNELS[op as usize]`.
+    struct ReduceKernels<T> {
+        reduce: [ResolvedOf<ReduceKernel<T>>; 3],
     }
 }
 

@@ -4,7 +4,7 @@
 //! device- and host-level calls.
 
 use super::{Element, config_1d, download, finish, poisoned, upload};
-use crate::gpu::{FunctionOf, Gpu, GpuError, ResolvedOf};
+use crate::gpu::{FunctionOf, Gpu, GpuError, ResolvedOf, kernel_table};
 use cuda_std::launch::{AtomicOut, Kernel, Out, Slice, Unsafe, Value};
 use cust::{
     error::GpuContext,
@@ -45,18 +45,12 @@ pub const AFFINE_SCAN_KERNELS: [ScanKernel<u64>; 2] = [
     kernels::scan::scan_exclusive_affine,
 ];
 
-/// The scans (`[inclusive, exclusive]`) of element type `T`, each resolved in a [`Gpu`]'s
-/// module on first use ([`Gpu::kernels`]): [`Scannable::SCAN_KERNELS`], and for `u64`
-/// [`AFFINE_SCAN_KERNELS`] (the only `u64` scans).
-struct ScanKernels<T> {
-    scan: [ResolvedOf<ScanKernel<T>>; 2],
-}
-
-impl<T> Default for ScanKernels<T> {
-    fn default() -> Self {
-        Self {
-            scan: Default::default(),
-        }
+kernel_table! {
+    /// The scans (`[inclusive, exclusive]`) of element type `T`, each resolved in a [`Gpu`]'s
+    /// module on first use ([`Gpu::kernels`]): [`Scannable::SCAN_KERNELS`], and for `u64`
+    /// [`AFFINE_SCAN_KERNELS`] (the only `u64` scans).
+    struct ScanKernels<T> {
+        scan: [ResolvedOf<ScanKernel<T>>; 2],
     }
 }
 

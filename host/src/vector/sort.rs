@@ -17,7 +17,7 @@
 //! both are re-exported here.
 
 use super::LookBackBook;
-use crate::gpu::{FunctionOf, Gpu, GpuError, ResolvedOf};
+use crate::gpu::{FunctionOf, Gpu, GpuError, ResolvedOf, kernel_table};
 use cuda_std::launch::{AtomicOut, Kernel, Out, Safe, Slice, Unsafe, Value};
 use cust::{
     error::GpuContext,
@@ -129,19 +129,12 @@ sortable!(
     |x| x
 );
 
-/// The sort kernels of key type `K`, each resolved in a [`Gpu`]'s module on first use
-/// ([`Gpu::kernels`]): [`Sortable::HISTOGRAM`] and [`Sortable::PASS`].
-struct SortKernels<K> {
-    histogram: ResolvedOf<HistogramKernel<K>>,
-    pass: [ResolvedOf<SortPassKernel<K>>; 2],
-}
-
-impl<K> Default for SortKernels<K> {
-    fn default() -> Self {
-        Self {
-            histogram: Default::default(),
-            pass: Default::default(),
-        }
+kernel_table! {
+    /// The sort kernels of key type `K`, each resolved in a [`Gpu`]'s module on first use
+    /// ([`Gpu::kernels`]): [`Sortable::HISTOGRAM`] and [`Sortable::PASS`].
+    struct SortKernels<K> {
+        histogram: ResolvedOf<HistogramKernel<K>>,
+        pass: [ResolvedOf<SortPassKernel<K>>; 2],
     }
 }
 

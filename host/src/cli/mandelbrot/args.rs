@@ -1,5 +1,5 @@
-//! `mandelbrot`'s options: the argument structs (`MandelbrotArgs`, and `LookArgs` and
-//! `CenterParts`, which `zoom` flattens too), their value parsers and the size check.
+//! `mandelbrot`'s options: the argument structs (`MandelbrotArgs`, and `RenderArgs`,
+//! `LookArgs` and `CenterParts`, which `zoom` flattens too), their value parsers and the size check.
 
 use crate::cli::decimal::{DecimalPoint, parse_decimal_text, parse_scale};
 use crate::cli::device::Backend;
@@ -87,6 +87,20 @@ impl LookArgs {
     }
 }
 
+/// How and where to render: the precision, the look and the backend, shared with
+/// `ferrocuda zoom` (which words `--precision`'s help itself, with `mut_arg`).
+#[derive(clap::Args, Clone)]
+pub struct RenderArgs {
+    /// Arithmetic precision.
+    #[arg(long, value_enum, default_value_t = PrecisionArg::Auto)]
+    pub precision: PrecisionArg,
+    #[command(flatten)]
+    pub look: LookArgs,
+    /// Where to compute.
+    #[arg(long, value_enum, default_value_t = Backend::Auto)]
+    pub backend: Backend,
+}
+
 /// A deep view's centre as two decimals of any length, `--center-re` and `--center-im`:
 /// each requires the other, both conflict with `--center`. Shared with `ferrocuda zoom`;
 /// each command words the two options' help itself (`mut_arg` on its arguments).
@@ -156,14 +170,8 @@ pub struct MandelbrotArgs {
     /// bytes per iteration, whatever the image size: up to 1.8 GiB at 10,000,000.
     #[arg(long, allow_negative_numbers = true, value_parser = crate::cli::parse_max_iter)]
     pub max_iter: Option<u32>,
-    /// Arithmetic precision.
-    #[arg(long, value_enum, default_value_t = PrecisionArg::Auto)]
-    pub precision: PrecisionArg,
     #[command(flatten)]
-    pub look: LookArgs,
-    /// Where to compute.
-    #[arg(long, value_enum, default_value_t = Backend::Auto)]
-    pub backend: Backend,
+    pub render: RenderArgs,
     /// GPUs to render on: `all`, or N for the first N (each takes the next band when free).
     #[arg(long, value_name = "all|N", default_value = "all", allow_negative_numbers = true, value_parser = crate::cli::device::parse_gpus)]
     pub gpus: GpuSelection,

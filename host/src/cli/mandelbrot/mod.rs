@@ -25,7 +25,7 @@ use host::{
 use std::time::Instant;
 
 pub use super::MAX_ITER_LIMIT;
-pub use args::{CenterParts, LookArgs, MandelbrotArgs, PrecisionArg, check_size_and_iter};
+pub use args::{CenterParts, MandelbrotArgs, PrecisionArg, RenderArgs, check_size_and_iter};
 pub use memory::{DEFAULT_BAND_PX, band_renderer};
 pub use view::{check_scale, choose_precision, view_error};
 
@@ -90,12 +90,12 @@ impl Plan {
 /// `ferrocuda mandelbrot`: plans the image, opens the devices, renders the bands into the
 /// PNG file and reports what it took.
 pub fn run(args: &MandelbrotArgs) -> Result<()> {
-    let style = args.look.style();
+    let style = args.render.look.style();
     let plan = plan(args, &style)?;
     let output = OutputFile::create(&args.output)?;
     super::catch_signals();
 
-    let pool = open_pool(args.backend, args.gpus)?;
+    let pool = open_pool(args.render.backend, args.gpus)?;
     let verify = args.verify && pool.is_some();
     let memory = band_memory(args, pool.as_ref(), plan.perturbed_samples(&style), verify)?;
     let start = Instant::now();
@@ -183,7 +183,8 @@ fn prepare(plan: Plan, args: &MandelbrotArgs, style: &Style) -> Result<Work> {
             view,
             max_iter,
         } => {
-            let mut d = super::deep::prepare(&view, max_iter, style, args.look.palette, None)?;
+            let mut d =
+                super::deep::prepare(&view, max_iter, style, args.render.look.palette, None)?;
             d.scale = location.scale.text();
             Work::Deep(Box::new(d))
         }

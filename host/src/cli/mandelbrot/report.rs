@@ -25,9 +25,10 @@ pub(super) fn describe(work: &Work, width: u32, height: u32) -> String {
     }
 }
 
-/// Prints where `what` was rendered and how long it took: the GPUs' kernel time and the
-/// render's wall time, then each GPU's bands, setup and busy time (the rest is waiting);
-/// or the CPU's threads and render time.
+/// Prints where `what` was rendered and how long it took: the GPUs' kernel and copy times
+/// and the render's wall time, then each GPU's bands, kernel time, copies by direction
+/// (`htod` up, `dtoh` down), setup and busy time (the rest is waiting); or the CPU's
+/// threads and render time.
 ///
 /// # Errors
 /// As [`crate::cli::write_line`]: a closed standard output, or a failed write.
@@ -42,19 +43,23 @@ pub(super) fn print_render(what: &str, pool: Option<&GpuPool>, tally: &Tally) ->
                 format!("{} GPUs ({})", pool.len(), names.join(", "))
             };
             outln!(
-                "{device}: {what}: kernel {:.2} ms, render wall {:.0} ms",
+                "{device}: {what}: kernel {:.2} ms, copies {:.2} ms, render wall {:.0} ms",
                 ms(tally.kernel),
+                ms(tally.copies.total()),
                 ms(report.wall)
             );
             // Where the wall goes, per GPU: its setup (buffers, page-locked staging, kernels)
-            // and its bands (launches, kernels, copies back); the rest is waiting.
+            // and its bands (uploads, launches, kernels, copies back); the rest is waiting.
             for share in &report.gpus {
                 outln!(
-                    "  GPU {}: {} bands ({} rows), kernel {:.2} ms, setup {:.1} ms, busy {:.1} ms",
+                    "  GPU {}: {} bands ({} rows), kernel {:.2} ms, copies htod {:.2} ms + dtoh \
+                     {:.2} ms, setup {:.1} ms, busy {:.1} ms",
                     share.ordinal,
                     share.bands,
                     share.rows,
                     ms(share.kernel),
+                    ms(share.copies.htod),
+                    ms(share.copies.dtoh),
                     ms(share.setup),
                     ms(share.busy)
                 );

@@ -11,7 +11,7 @@ use crate::cli::{OutputFile, check_interrupt};
 use anyhow::{Context, Result};
 use common::Band;
 use host::mandelbrot::{
-    BandImage, BandJob, BandKernel,
+    BandImage, BandJob, BandKernel, CopyTimes,
     pool::{GpuPool, PoolError, PoolReport},
 };
 use std::{
@@ -24,6 +24,8 @@ use std::{
 pub(super) struct Tally {
     /// Sum of the bands' kernel times (GPU: CUDA events; CPU: wall time).
     pub kernel: Duration,
+    /// Sum of the GPU bands' copies between host and device (zero on the CPU).
+    pub copies: CopyTimes,
     /// Wall time of the `--verify` CPU renders.
     pub verify_time: Duration,
     /// The pool's per-GPU shares and wall time, when the GPUs rendered.
@@ -109,6 +111,7 @@ impl<'a> BandStream<'a> {
         let mut sink = |b: BandImage| -> Result<()> {
             check_interrupt()?;
             tally.kernel += b.kernel;
+            tally.copies += b.copies;
             if self.verify {
                 let t = Instant::now();
                 verify_band(&self.band_job, &b)?;

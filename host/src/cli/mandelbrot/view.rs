@@ -38,18 +38,18 @@ pub(super) fn deep_location(args: &MandelbrotArgs) -> Result<Option<crate::cli::
         None
     };
     if let Some(loc) = explicit {
-        if args.precision != PrecisionArg::Auto {
+        if args.render.precision != PrecisionArg::Auto {
             crate::cli::usage!(
                 "--precision {} is not allowed with --center-re/--center-im or --kfr: those \
                  views are always rendered by perturbation from an arbitrary-precision \
                  reference orbit; leave --precision at auto, or give --center RE,IM to \
                  choose f32 or f64",
-                args.precision.name()
+                args.render.precision.name()
             );
         }
         return Ok(Some(loc));
     }
-    if args.corners.is_some() || args.precision != PrecisionArg::Auto {
+    if args.corners.is_some() || args.render.precision != PrecisionArg::Auto {
         return Ok(None);
     }
     if let Some(c) = &args.center {
@@ -77,7 +77,7 @@ pub(super) fn deep_location(args: &MandelbrotArgs) -> Result<Option<crate::cli::
         scale_log10,
         args.width,
         args.height,
-        args.look.supersample,
+        args.render.look.supersample,
     );
     Ok((choice.arithmetic == Arithmetic::Perturbed).then_some(deep))
 }
@@ -208,7 +208,11 @@ pub(super) fn float_job(
         }),
     }?;
     Precision::check_view(&view).map_err(|e| {
-        match args.precision.too_deep_advice(args.corners.is_some()) {
+        match args
+            .render
+            .precision
+            .too_deep_advice(args.corners.is_some())
+        {
             Some(advice) => crate::cli::UsageError(format!("{e}: {advice}")),
             None => crate::cli::UsageError(e),
         }
@@ -229,9 +233,9 @@ pub(super) fn float_job(
         view,
         max_iter: args.max_iter.unwrap_or(crate::cli::DEFAULT_MAX_ITER),
         precision: Precision::F64,
-        palette: args.look.palette,
+        palette: args.render.look.palette,
     };
     let job = params.job(style);
-    let precision = choose_precision(&job, args.precision, false);
+    let precision = choose_precision(&job, args.render.precision, false);
     Ok((job, precision))
 }

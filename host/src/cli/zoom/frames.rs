@@ -53,7 +53,7 @@ impl<'g, 'a> FrameRenderer<'g, 'a> {
         let capacity_rows = rows_per_band(args.width, DEFAULT_BAND_PX).min(args.height);
         // Perturbed frames keep every sample's escape time and |z|² on the device.
         let samples = if (0..args.frames).any(|k| plan.is_deep(k)) {
-            args.look.supersample.pow(2) as usize
+            args.render.look.supersample.pow(2) as usize
         } else {
             1
         };
@@ -68,7 +68,7 @@ impl<'g, 'a> FrameRenderer<'g, 'a> {
             capacity_rows,
             samples,
             orbit: None,
-            style: args.look.style(),
+            style: args.render.look.style(),
             warned: false,
             kernel: Duration::ZERO,
             deep: (0, Duration::ZERO),
@@ -114,7 +114,7 @@ impl<'g, 'a> FrameRenderer<'g, 'a> {
             &view,
             max_iter,
             &self.style,
-            args.look.palette,
+            args.render.look.palette,
             self.orbit.clone(),
         )
         .map_err(|e| stopped_or(e, written))?;
@@ -154,11 +154,11 @@ impl<'g, 'a> FrameRenderer<'g, 'a> {
             view,
             max_iter,
             precision: host::mandelbrot::Precision::F64,
-            palette: args.look.palette,
+            palette: args.render.look.palette,
         };
         let job = params.job(&self.style);
         // Warn once, at the first frame that needs it.
-        let precision = choose_precision(&job, args.precision, self.warned);
+        let precision = choose_precision(&job, args.render.precision, self.warned);
         let choice = precision::for_viewport(&job.samples);
         self.warned |= !choice.resolves(precision.into());
         let mut rgb = Vec::with_capacity(3 * view.len());

@@ -9,8 +9,8 @@ mod plan;
 
 use super::decimal::DecimalPoint;
 use super::{
-    device::{Backend, open_gpu},
-    mandelbrot::{CenterParts, LookArgs, PrecisionArg, peak_rss_bytes},
+    device::open_gpu,
+    mandelbrot::{CenterParts, RenderArgs, peak_rss_bytes},
     outln,
 };
 use anyhow::Result;
@@ -55,6 +55,9 @@ fn parse_growth(s: &str) -> Result<u32, String> {
     )),
     mut_arg("center_im", |a| a.help(
         "The point zoomed into, imaginary part as a decimal of any length (with --center-re)"
+    )),
+    mut_arg("precision", |a| a.help(
+        "Arithmetic precision (auto: per frame, from its pixel spacing)"
     ))
 )]
 pub struct ZoomArgs {
@@ -95,14 +98,8 @@ pub struct ZoomArgs {
     /// limit is capped at --max-iter's largest value, 10,000,000 (with a note).
     #[arg(long, value_name = "ITERS", default_value_t = 250, allow_negative_numbers = true, value_parser = parse_growth)]
     pub max_iter_growth: u32,
-    /// Arithmetic precision (auto: per frame, from its pixel spacing).
-    #[arg(long, value_enum, default_value_t = PrecisionArg::Auto)]
-    pub precision: PrecisionArg,
     #[command(flatten)]
-    pub look: LookArgs,
-    /// Where to compute.
-    #[arg(long, value_enum, default_value_t = Backend::Auto)]
-    pub backend: Backend,
+    pub render: RenderArgs,
     /// Folder for the PNG frames (frame_00000.png, ...); created if missing. Frames of an
     /// earlier, longer zoom beyond this one's last frame are removed.
     #[arg(
@@ -133,7 +130,7 @@ pub fn run(args: &ZoomArgs) -> Result<()> {
         args.height,
         args.fps,
     )?;
-    let gpu = open_gpu(args.backend)?;
+    let gpu = open_gpu(args.render.backend)?;
     let mut renderer = FrameRenderer::new(args, &plan, gpu.as_ref())?;
     super::catch_signals();
     let progress = super::Progress::new(u64::from(args.frames), "frames");

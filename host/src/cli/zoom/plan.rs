@@ -85,12 +85,12 @@ impl<'a> Plan<'a> {
                 MAX_ITER_LIMIT
             );
         }
-        if args.precision != PrecisionArg::Auto && args.center_parts.get().is_some() {
+        if args.render.precision != PrecisionArg::Auto && args.center_parts.get().is_some() {
             usage!(
                 "--precision {} is not allowed with --center-re/--center-im: those centres are \
                  for frames rendered by perturbation from an arbitrary-precision reference orbit; \
                  leave --precision at auto, or give --center RE,IM to choose f32 or f64",
-                args.precision.name()
+                args.render.precision.name()
             );
         }
         let plan = Self {
@@ -136,7 +136,7 @@ impl<'a> Plan<'a> {
                 })
             })?;
             host::mandelbrot::Precision::check_view(&view).map_err(|e| {
-                match args.precision.too_deep_advice(false) {
+                match args.render.precision.too_deep_advice(false) {
                     Some(advice) => UsageError(format!("frame {k}: {e}: {advice}")),
                     None => UsageError(format!("frame {k}: {e}")),
                 }
@@ -172,8 +172,8 @@ impl<'a> Plan<'a> {
         let deepest = args.start_scale.log10().min(self.end_log10);
         let max_iter = self.max_iter(deepest);
         let (width, height) = (
-            args.width * args.look.supersample,
-            args.height * args.look.supersample,
+            args.width * args.render.look.supersample,
+            args.height * args.render.look.supersample,
         );
         let view = host::deep::scale_of_log10(deepest, 6)
             .and_then(|scale| DeepView::new(&center.0, &center.1, &scale, width, height))
@@ -196,13 +196,13 @@ fn frame_log10(start: f64, end_log10: f64, k: u32, frames: u32) -> f64 {
 /// precision rule `mandelbrot` uses (`host::mandelbrot::precision`, on the sample grid);
 /// never when --precision forces f32 or f64.
 fn is_deep(args: &ZoomArgs, log10: f64, center: Complex<f64>) -> bool {
-    args.precision == PrecisionArg::Auto
+    args.render.precision == PrecisionArg::Auto
         && precision::for_center_scale(
             center,
             log10,
             args.width,
             args.height,
-            args.look.supersample,
+            args.render.look.supersample,
         )
         .arithmetic
             == Arithmetic::Perturbed

@@ -13,7 +13,7 @@ use cuda_std::launch::{Out, Safe, Slice, Value};
 use cust::{error::GpuContext, launch::TypedFunction, memory::DeviceBuffer};
 use std::{
     sync::{Arc, Weak},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 /// Parameter kinds of the deep escape pass `kernels::mandelbrot::mandelbrot_perturb`.
@@ -66,10 +66,20 @@ fn upload_shared<'s, T: cust::memory::DeviceCopy>(
     Ok(&slot.insert(entry).1)
 }
 
+/// The times of one [`launch_perturbed`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PerturbedTimes {
+    /// The kernel (CUDA events around the launch).
+    pub(crate) kernel: Duration,
+    /// Host time of the orbit's and the BLA table's uploads (device allocation, copy and
+    /// wait); about zero when both were on the device already.
+    pub(crate) htod: Duration,
+}
+
 /// Launches `kernels::mandelbrot::mandelbrot_perturb` (`perturb`, resolved once per GPU) for
 /// the samples of image rows `band` of `job` into the first samples of `counts` and `norms`, uploading the orbit and BLA
 /// table into `upload` unless they are there already, and waits; returns the kernel time
-/// (CUDA events).
+/// (CUDA events) and the uploads' time.
 ///
 /// # Errors
 /// [`GpuError`] if an upload, the launch or the wait fails.
@@ -81,7 +91,8 @@ pub(crate) fn launch_perturbed(
     band: Band,
     counts: &mut DeviceBuffer<u32>,
     norms: &mut DeviceBuffer<f32>,
-) -> Result<Duration, GpuError> {
+) -> Result<PerturbedTimes, GpuError> {
+    let uploading = Instant::now();
     let orbit_dev = upload_shared(
         gpu,
         &mut upload.orbit,
@@ -96,6 +107,7 @@ pub(crate) fn launch_perturbed(
         bla::single(0.0, 0.0, 0.0, 4.0),
         "the BLA table",
     )?;
+    let htod = uploading.elapsed();
     let sjob = job.sample_job();
     let sband = job.sample_band(band);
     let len = sjob.width_px as usize * sband.rows as usize;
@@ -108,10 +120,11 @@ pub(crate) fn launch_perturbed(
     let cfg = crate::launch::for_image(sjob.width_px, sband.rows);
     let mut c = counts.index_mut(0..len)?;
     let mut z = norms.index_mut(0..len)?;
-    crate::gpu::run(
+    let kernel = crate::gpu::run(
         gpu,
         perturb,
         cfg,
         (sjob, sband, &orbit, &table, &mut c, &mut z),
-    )
+    )?;
+    Ok(PerturbedTimes { kernel, htod })
 }

@@ -128,6 +128,7 @@ mod tests {
             norms: Vec::new(),
             rgb: vec![index as u8; 3],
             kernel: Duration::ZERO,
+            copies: Default::default(),
         }
     }
 
