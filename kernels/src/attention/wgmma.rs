@@ -57,11 +57,26 @@
 //! - the row maximum and sum as trees (depth 5) instead of chains of 32: 608–651 / 513–527 /
 //!   390–393 against 566–592 / 514–542 / 368–372;
 //! - three consumer warpgroups for D = 64 (192 rows, `setmaxnreg` 24 / 160): 16×16×2048×64 at
-//!   438–442 against 391 (the D = 128 kernels keep two).
+//!   438–442 against 391 (the D = 128 kernels keep two);
+//! - the consumer's index made provably warp-uniform (a shuffle from lane 0), so that the
+//!   `Q` address and the descriptors live in uniform registers (`R2UR` moves 40 → 9 in the
+//!   bf16 D = 128 kernel's SASS): 16×16×2048×64 at 450 against 438 (medians of four rounds
+//!   alternating in one run, every round above), the D = 128 rows within noise (613 / 527 /
+//!   603 against 616 / 532 / 581).
 //!
-//! Tried and not kept: freeing a stage's `K` as soon as its `S` is computed (separate empty
-//! barriers for `K` and `V`) with four stages for D = 64: 561–587 / 510–516 / 364–365 against
-//! 557–637 / 507–547 / 370–372 in the same run.
+//! Tried and not kept:
+//! - freeing a stage's `K` as soon as its `S` is computed (separate empty barriers for `K`
+//!   and `V`) with four stages for D = 64: 561–587 / 510–516 / 364–365 against 557–637 /
+//!   507–547 / 370–372 in the same run;
+//! - skipping `O`'s rescale when no row maximum of the warp moved (a warp vote; exact, since
+//!   `alpha` is then 1): 574 / 539 / 446 / 571 against 616 / 532 / 438 / 581 (medians of
+//!   four rounds, the grouped-query shape last);
+//! - a persistent grid (one block a multiprocessor walking the work tiles, the producer
+//!   loading the next tile's `Q` and `K`/`V` during the consumers' epilogue, as
+//!   FlashAttention-3): with the work-tile loop around the consumers' body `ptxas` spills
+//!   (256–316 bytes) and serialises every `wgmma` (its warning C7512, "insufficient register
+//!   resources"), with or without the uniform index, `setmaxnreg` 24 / 240, or `O` and `S`
+//!   carried across tiles instead of zeroed; not run.
 //!
 //! Launch ([`wg_grid_blocks`]): one block per head and [`wg_attn_rows`]`(D)` query rows, in
 //! the order of the `mma.sync` kernels (the blocks of a head neighbours, its last query tiles
@@ -463,7 +478,11 @@ mod kernels_sm90a {
         } else {
             wgmma::reg_alloc::<232>();
         }
-        let c = wg - 1;
+        // The consumer's index through a shuffle from lane 0, which `ptxas` knows is equal
+        // across the warp (CUTLASS's `canonical_warp_group_idx`), so that what derives from
+        // it (the `Q` tile's address, the `wgmma` descriptors) may live in uniform registers.
+        // SAFETY: all 32 lanes of the warp run this convergently.
+        let c = unsafe { cuda_std::warp::shfl_idx_sync(u32::MAX, wg, 0, 32) } - 1;
         let t = tid % 128;
         let lane = tid % 32;
         let quad = lane % 4;
