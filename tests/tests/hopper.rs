@@ -341,6 +341,50 @@ fn stmatrix_stores_the_ldmatrix_layout() {
     assert_eq!(dtoh(&out), stmatrix_reference());
 }
 
+/// `cuda_std::tile::Pipeline`: a producer thread passes 50 items through a 2- and a
+/// 3-stage ring (25 and 17 rounds, so every stage's barriers go through both parities many
+/// times) to two consumer warps, with bulk copies completing on the full barriers; every
+/// item must arrive once, whole, in order. A wait for the wrong phase either never ends (the
+/// emulator fails the launch as a deadlock) or lets a consumer read a stage before it is
+/// filled or after it was refilled, which shows as another item's word in `out`.
+#[test]
+fn pipeline_passes_every_item_through_the_ring_in_order() {
+    let Some((gpu, module)) = sm90a() else { return };
+    let items = 50usize;
+    let words = probe::PIPE_ITEM_WORDS as usize;
+    let src: Vec<u32> = (0..(items * words) as u32)
+        .map(|i| i.wrapping_mul(0x9e37_79b9) ^ 0x5bd1_e995)
+        .collect();
+    let src_d = htod(&gpu, &src);
+    for (stages, kernel) in [(2, probe::pipeline_ring_2), (3, probe::pipeline_ring_3)] {
+        let mut out = zeros::<u32>(&gpu, items * words);
+        launch!(
+            &gpu,
+            &module,
+            kernel,
+            LaunchConfig::new(1, probe::PIPE_THREADS, 0),
+            (&src_d, items as u32, &mut out)
+        );
+        let out = dtoh(&out);
+        if let Some(i) = out.iter().zip(&src).position(|(o, s)| o != s) {
+            let from = src.iter().position(|&s| s == out[i]);
+            panic!(
+                "{stages} stages: item {} word {} is {:#010x}, expected {:#010x} (that value \
+                 is {})",
+                i / words,
+                i % words,
+                out[i],
+                src[i],
+                from.map_or("no item's".to_string(), |f| format!(
+                    "item {} word {}",
+                    f / words,
+                    f % words
+                ))
+            );
+        }
+    }
+}
+
 /// TMA and cluster probes: tensor maps encoded by `cust::tma`, cluster launches.
 mod tma_and_cluster {
     use super::*;

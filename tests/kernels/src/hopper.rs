@@ -12,6 +12,7 @@
 use cuda_std::barrier::{self, MBarrier, Phase};
 use cuda_std::prelude::*;
 use cuda_std::shared::shared_addr;
+use cuda_std::tile::{Pipeline, PipelineState};
 use cuda_std::tma::{self, TensorMap};
 use cuda_std::wgmma::{self, MatrixDescriptor, Swizzle, layout};
 use cuda_std::{cluster, mma};
@@ -344,6 +345,102 @@ pub unsafe fn bulk_roundtrip(src: *const u8, dst: *mut u8, bytes: u32, status: *
         tma::commit_group();
         tma::wait_group_read::<0>();
     }
+}
+
+/// `u32` words per item of the [`pipeline_ring_2`] / [`pipeline_ring_3`] probes: 256 bytes,
+/// one bulk copy, one word per consumer thread.
+pub const PIPE_ITEM_WORDS: u32 = 64;
+/// Threads per block of the pipeline probes: a producer warp and two consumer warps.
+pub const PIPE_THREADS: u32 = 32 + PIPE_ITEM_WORDS;
+
+/// The body of the pipeline probes: a `STAGES`-stage [`Pipeline`] passes `items` items of
+/// [`PIPE_ITEM_WORDS`] words from `src` to `out` (item `i` at `[i · 64, (i + 1) · 64)` of
+/// both). Thread 0 (the producer warp's lane 0) waits for each stage to be free
+/// (`producer_acquire`), announces its bytes (`producer_expect`) and fills it with a bulk
+/// copy of the next item completing on the stage's full barrier; each of the 64 consumer
+/// threads (warps 1 and 2) waits for the stage (`consumer_wait`), copies its word to `out`
+/// and releases the stage (`consumer_release`: 64 arrivals per round).
+///
+/// With a phase one round off, either a wait never ends (the CPU emulator reports the
+/// deadlock; on a GPU the launch hangs) or a consumer reads a stage before it is filled or
+/// after it was refilled: its word is then another item's, and `out` differs from `src`.
+///
+/// # Safety
+/// One block of [`PIPE_THREADS`] threads; `STAGES` ≤ 3; `src` and `out` hold
+/// `items · 64` `u32`, `src` 16-byte aligned.
+#[inline(always)]
+pub unsafe fn pipeline_ring<const STAGES: u32>(src: *const u32, items: u32, out: *mut u32) {
+    let stages = shared_array!(u32, 3 * PIPE_ITEM_WORDS as usize, align = 128);
+    let bars = shared_array!(MBarrier, 6);
+    // SAFETY: `bars` is this block's shared memory with room for 2 · 3 barriers, used for
+    // nothing else; every thread passes the same pointer.
+    let pipe = unsafe { Pipeline::<STAGES>::from_ptr(bars) };
+    let t = thread_idx_x();
+    let item_bytes = PIPE_ITEM_WORDS * 4;
+    let stage = |s: u32| stages.wrapping_add((s * PIPE_ITEM_WORDS) as usize);
+    if t == 0 {
+        // SAFETY: one thread, before the block barrier below; 64 consumer threads each
+        // release every stage once per round.
+        unsafe { pipe.init(PIPE_ITEM_WORDS) };
+    }
+    sync_threads();
+    if t < 32 {
+        if is_thread_0() {
+            let mut p = PipelineState::<STAGES>::PRODUCER_START;
+            for i in 0..items {
+                // SAFETY: initialised and ordered (block barrier); `p` walks the ring in
+                // order from the producer's start; the stage's buffer holds an item (256
+                // bytes, 128-byte aligned) and is free once acquired; the phase expects
+                // exactly the copy's bytes; `src` holds item `i` (caller contract).
+                unsafe {
+                    pipe.producer_acquire(p);
+                    pipe.producer_expect(p, item_bytes);
+                    tma::bulk_load(
+                        stage(p.stage()),
+                        src.add((i * PIPE_ITEM_WORDS) as usize),
+                        item_bytes,
+                        pipe.full(p.stage()),
+                    );
+                }
+                p.advance();
+            }
+        }
+        return;
+    }
+    let c = t - 32;
+    let mut s = PipelineState::<STAGES>::START;
+    for i in 0..items {
+        // SAFETY: initialised and ordered; `s` walks the ring in order from the start and
+        // this thread released each stage's previous round; the word is read before this
+        // thread's release of the stage; `out` holds item `i` (caller contract).
+        unsafe {
+            pipe.consumer_wait(s);
+            let v = stage(s.stage()).add(c as usize).read_volatile();
+            out.add((i * PIPE_ITEM_WORDS + c) as usize).write(v);
+            pipe.consumer_release(s);
+        }
+        s.advance();
+    }
+}
+
+/// [`pipeline_ring`] with 2 stages.
+///
+/// # Safety
+/// As [`pipeline_ring`].
+#[kernel]
+pub unsafe fn pipeline_ring_2(src: *const u32, items: u32, out: *mut u32) {
+    // SAFETY: forwarded.
+    unsafe { pipeline_ring::<2>(src, items, out) }
+}
+
+/// [`pipeline_ring`] with 3 stages.
+///
+/// # Safety
+/// As [`pipeline_ring`].
+#[kernel]
+pub unsafe fn pipeline_ring_3(src: *const u32, items: u32, out: *mut u32) {
+    // SAFETY: forwarded.
+    unsafe { pipeline_ring::<3>(src, items, out) }
 }
 
 /// TMA multicast (blocks of 128 threads in clusters of 2): rank 0's thread 0 loads the box
