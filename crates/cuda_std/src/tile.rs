@@ -19,7 +19,7 @@
 //! assert_eq!(ATile::offset(9, 35), 9 * 128 + 5 * 16 + 6);
 //! ```
 
-pub use cust_core::tile::{MatrixDescriptor, SmemTile, Swizzle, SwizzleMode, Tile, swizzle};
+pub use cust_core::tile::{MatrixDescriptor, SmemTile, Swizzle, SwizzleMode, Tile, Tiles, swizzle};
 
 use crate::barrier::{MBarrier, Phase, fence_init};
 
@@ -232,6 +232,20 @@ impl<const STAGES: u32> Pipeline<STAGES> {
     pub unsafe fn producer_expect(&self, state: PipelineState<STAGES>, tx_bytes: u32) {
         // SAFETY: forwarded to the caller.
         unsafe { self.full(state.stage()).arrive_expect_tx(tx_bytes) }
+    }
+
+    /// [`Pipeline::producer_expect`] with the bytes of the tiles `S` (one [`Tile`] or a
+    /// tuple, e.g. a GEMM stage's `(ATile, BTile)`: [`Tiles::TX_BYTES`]), the tiles the
+    /// stage's loads ([`crate::tma::load_tile`]) deliver.
+    ///
+    /// # Safety
+    /// As [`Pipeline::producer_expect`], with the loads of this stage and round exactly the
+    /// tiles `S`.
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn producer_expect_tiles<S: Tiles>(&self, state: PipelineState<STAGES>) {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.producer_expect(state, S::TX_BYTES) }
     }
 
     /// A consumer's wait until stage `state.stage()` is filled: its full barrier's phase

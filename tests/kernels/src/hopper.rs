@@ -12,7 +12,7 @@
 use cuda_std::barrier::{self, MBarrier, Phase};
 use cuda_std::prelude::*;
 use cuda_std::shared::shared_addr;
-use cuda_std::tile::{Pipeline, PipelineState};
+use cuda_std::tile::{Pipeline, PipelineState, SmemTile, Tile, swizzle};
 use cuda_std::tma::{self, TensorMap};
 use cuda_std::wgmma::{self, MatrixDescriptor, Swizzle, layout};
 use cuda_std::{cluster, mma};
@@ -299,6 +299,68 @@ pub unsafe fn tma_roundtrip(
     if is_thread_0() {
         // SAFETY: the tile holds the box, fenced for the async proxy above; waited for below.
         unsafe { tma::store_2d(map_out, x, y, tile) };
+        tma::commit_group();
+        tma::wait_group_read::<0>();
+    }
+}
+
+/// The tile of [`tma_tile_roundtrip`]: 16 rows of 32 `u32` (128-byte rows) in the 128-byte
+/// swizzle. The test builds its tensor maps from this type (`TensorMapExt::for_tile`).
+pub type ProbeTile = SmemTile<u32, 16, 32, swizzle::B128>;
+
+/// [`tma_roundtrip`] through the typed copies: thread 0 expects the bytes of one
+/// [`ProbeTile`] (`tma::expect_tiles`) and loads the tile at `(x, y)` of `map_in`
+/// (`tma::load_tile`) into a 1024-byte aligned shared tile; all threads wait (bounded: a
+/// timeout sets [`TMA_LOAD_TIMEOUT`] in `status`) and copy the tile's raw words to `raw`;
+/// thread 0 stores the tile to `(x, y)` of `map_out` (`tma::store_tile`). On the CPU
+/// emulator a map whose box or swizzle is not the tile's fails the launch.
+///
+/// # Safety
+/// One block of 128 threads; `map_in`, `map_out`: valid 2-D maps of 4-byte elements in
+/// global memory (for the copies to succeed on a GPU, with [`ProbeTile`]'s box and swizzle);
+/// `raw` holds `ProbeTile::BYTES / 4` `u32`; `status` one `u32`, zeroed.
+#[kernel]
+pub unsafe fn tma_tile_roundtrip(
+    map_in: *const TensorMap,
+    map_out: *const TensorMap,
+    x: i32,
+    y: i32,
+    raw: *mut u32,
+    status: *mut u32,
+) {
+    let tile = shared_array!(u32, 512, align = 1024);
+    let bar_p = shared_array!(MBarrier, 1);
+    // SAFETY: this block's shared memory; one initialising thread, fenced before its own
+    // (async-proxy) use; the block barrier below orders it before the other threads' waits.
+    let bar = unsafe { &*bar_p };
+    if thread_idx_x() == 0 {
+        // SAFETY: as above; the tile is 1024-byte aligned with room for a `ProbeTile`;
+        // phase 0 expects exactly its bytes; `map_in` is valid (caller contract).
+        unsafe {
+            bar.init(1);
+            barrier::fence_init();
+            tma::expect_tiles::<ProbeTile>(bar);
+            tma::load_tile::<ProbeTile>(tile, map_in, [x, y], bar);
+        }
+    }
+    sync_threads();
+    // SAFETY: initialised; phase 0 is the current one.
+    if !unsafe { bar.wait_bounded(Phase::ZERO, TMA_MAX_POLLS) } {
+        // SAFETY: `status` is valid (caller contract).
+        unsafe { flag(status, TMA_LOAD_TIMEOUT) };
+        return;
+    }
+    let mut i = thread_idx_x();
+    while i < ProbeTile::BYTES / 4 {
+        // SAFETY: in bounds of the tile and of `raw`.
+        unsafe { raw.add(i as usize).write(tile.add(i as usize).read()) };
+        i += 128;
+    }
+    tma::fence_proxy_async_shared();
+    sync_threads();
+    if is_thread_0() {
+        // SAFETY: the tile holds the box (phase completed), fenced above; waited for below.
+        unsafe { tma::store_tile::<ProbeTile>(map_out, [x, y], tile) };
         tma::commit_group();
         tma::wait_group_read::<0>();
     }
