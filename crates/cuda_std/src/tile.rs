@@ -164,8 +164,9 @@ impl<const STAGES: u32> Pipeline<STAGES> {
     #[inline(always)]
     pub fn empty(&self, stage: u32) -> &MBarrier {
         debug_assert!(stage < STAGES);
-        // SAFETY: as in `full`: barrier `STAGES + stage < 2 · STAGES`.
-        unsafe { &*self.bars.add((STAGES + stage) as usize) }
+        // SAFETY: as in `full`: barrier `STAGES + stage < 2 · STAGES`. (Two steps, so that
+        // the constant part folds into the address.)
+        unsafe { &*self.bars.add(STAGES as usize).add(stage as usize) }
     }
 
     /// Initialises every stage's barriers, the full ones for one arrival per phase (the
