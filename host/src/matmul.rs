@@ -44,6 +44,7 @@ mod shape;
 
 pub use elem::{MmaKernel, MmaParams, RoundKernel, TcElem, Tf32, WgmmaKernel, WgmmaParams};
 pub use plan::GemmPlan;
+pub(crate) use plan::tile_map;
 pub(crate) use reference::rows_dot_f64;
 pub use reference::{error_bound, reference_f64};
 pub(crate) use shape::check_dims;

@@ -25,7 +25,7 @@
 //! synchronisation) and [`gemm_fp8`] (upload, run, download).
 
 use crate::gpu::{Gpu, GpuError, ResolvedOf, kernel_table};
-use crate::matmul::check_dims;
+use crate::matmul::{check_dims, tile_map};
 use crate::vector::sm_count;
 use cuda_std::half::{F8E4M3, F8E5M2, bf16};
 use cuda_std::launch::{ConstPtr, Kernel, MutPtr, Unsafe, Value};
@@ -34,9 +34,9 @@ use cust::{
     function::LaunchConfig,
     launch::TypedFunction,
     memory::{DeviceBox, DeviceBuffer, DeviceCopy, DevicePointer},
-    tma::{TensorMap, TensorMapExt, TmaElement, TmaSwizzle},
+    tma::{TensorMap, TmaElement},
 };
-use kernels::gemm_tc::wgmma::{WG_BM, WG_BN, WG_SHARED_BYTES, WG_THREADS, a_box, b_box, c_box};
+use kernels::gemm_tc::wgmma::{WG_BM, WG_BN, WG_SHARED_BYTES, WG_THREADS, WgmmaElem, WgmmaOut};
 
 /// The parameter kinds of the FP8 `wgmma` kernels: `(m, n, k, map_a, map_b, map_c,
 /// c: *mut O, c_by_tma: u32, scale: f32)`.
@@ -82,6 +82,9 @@ pub enum Fp8Format {
 
 /// An FP8 input type: [`F8E4M3`] or [`F8E5M2`]. Sealed.
 pub trait Fp8Elem: DeviceCopy + Copy + Send + Sync + 'static + sealed::Sealed {
+    /// The `wgmma` kernels' input type: the type itself, whose stage tiles (`AStage`,
+    /// `BStage`) the tensor maps of `A` and `B` are built from.
+    type WgmmaIn: WgmmaElem;
     /// `e4m3` or `e5m2`.
     const NAME: &'static str;
     /// Which format.
@@ -94,6 +97,7 @@ pub trait Fp8Elem: DeviceCopy + Copy + Send + Sync + 'static + sealed::Sealed {
 }
 
 impl Fp8Elem for F8E4M3 {
+    type WgmmaIn = Self;
     const NAME: &'static str = "e4m3";
     const FORMAT: Fp8Format = Fp8Format::E4m3;
     fn to_f64(self) -> f64 {
@@ -105,6 +109,7 @@ impl Fp8Elem for F8E4M3 {
 }
 
 impl Fp8Elem for F8E5M2 {
+    type WgmmaIn = Self;
     const NAME: &'static str = "e5m2";
     const FORMAT: Fp8Format = Fp8Format::E5m2;
     fn to_f64(self) -> f64 {
@@ -117,6 +122,9 @@ impl Fp8Elem for F8E5M2 {
 
 /// An output type of the FP8 products: [`bf16`] or `f32`. Sealed.
 pub trait Fp8Out: DeviceCopy + TmaElement + Copy + Send + Sync + 'static + sealed::Sealed {
+    /// The `wgmma` kernels' output type: the type itself, whose store tile
+    /// (`WgmmaOut::CBox`) the tensor map of `C` is built from.
+    type WgmmaC: WgmmaOut;
     /// `bf16` or `f32`.
     const NAME: &'static str;
     /// The kernel for e4m3 inputs.
@@ -132,6 +140,7 @@ pub trait Fp8Out: DeviceCopy + TmaElement + Copy + Send + Sync + 'static + seale
 }
 
 impl Fp8Out for bf16 {
+    type WgmmaC = Self;
     const NAME: &'static str = "bf16";
     const E4M3: Fp8Kernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_e4m3_bf16;
     const E5M2: Fp8Kernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_e5m2_bf16;
@@ -145,6 +154,7 @@ impl Fp8Out for bf16 {
 }
 
 impl Fp8Out for f32 {
+    type WgmmaC = Self;
     const NAME: &'static str = "f32";
     const E4M3: Fp8Kernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_e4m3_f32;
     const E5M2: Fp8Kernel<Self> = kernels::gemm_tc::wgmma::gemm_wgmma_e5m2_f32;
@@ -259,30 +269,23 @@ impl<'a, T: Fp8Elem, O: Fp8Out> Fp8GemmPlan<'a, T, O> {
             Fp8Format::E5m2 => table.e5m2.get(gpu, O::E5M2)?,
         }
         .clone();
-        let map = |ptr: DevicePointer<u8>, rows: usize, bx: [u32; 2], name: &str| {
-            let map =
-                TensorMap::tiled_2d(ptr, [k as u64, rows as u64], k as u64, bx, TmaSwizzle::B128)
-                    .with_gpu_context(|| format!("{what}: the tensor map of {name}"))?;
-            DeviceBox::new(&map)
-                .with_gpu_context(|| format!("{what}: uploading the tensor map of {name}"))
-        };
-        let map_a = map(as_bytes(a), m, a_box(1), "A")?;
-        let map_b = map(as_bytes(b), n, b_box(1), "B")?;
+        // The maps copy the kernel's tiles (`A` and `B` as bytes: FP8 tiles over `u8`).
+        let map_a = tile_map::<<T::WgmmaIn as WgmmaElem>::AStage, _>(as_bytes(a), [k, m], k, "A")
+            .with_gpu_context(|| what.clone())?;
+        let map_b = tile_map::<<T::WgmmaIn as WgmmaElem>::BStage, _>(as_bytes(b), [k, n], k, "B")
+            .with_gpu_context(|| what.clone())?;
         // C goes out through TMA where its row stride is a multiple of 16 bytes (TMA's
         // rule); otherwise the kernel stores it from registers.
-        let c_row_bytes = (n * size_of::<O>()) as u64;
+        let c_row_bytes = n * size_of::<O>();
         let map_c = if c_row_bytes.is_multiple_of(16) {
-            let map = TensorMap::tiled_2d(
-                c.as_device_ptr(),
-                [n as u64, m as u64],
-                c_row_bytes,
-                c_box(size_of::<O>() as u32),
-                TmaSwizzle::B128,
-            )
-            .with_gpu_context(|| format!("{what}: the tensor map of C"))?;
             Some(
-                DeviceBox::new(&map)
-                    .with_gpu_context(|| format!("{what}: uploading the tensor map of C"))?,
+                tile_map::<<O::WgmmaC as WgmmaOut>::CBox, _>(
+                    c.as_device_ptr(),
+                    [n, m],
+                    c_row_bytes,
+                    "C",
+                )
+                .with_gpu_context(|| what.clone())?,
             )
         } else {
             None

@@ -341,6 +341,50 @@ fn stmatrix_stores_the_ldmatrix_layout() {
     assert_eq!(dtoh(&out), stmatrix_reference());
 }
 
+/// `cuda_std::tile::Pipeline`: a producer thread passes 50 items through a 2- and a
+/// 3-stage ring (25 and 17 rounds, so every stage's barriers go through both parities many
+/// times) to two consumer warps, with bulk copies completing on the full barriers; every
+/// item must arrive once, whole, in order. A wait for the wrong phase either never ends (the
+/// emulator fails the launch as a deadlock) or lets a consumer read a stage before it is
+/// filled or after it was refilled, which shows as another item's word in `out`.
+#[test]
+fn pipeline_passes_every_item_through_the_ring_in_order() {
+    let Some((gpu, module)) = sm90a() else { return };
+    let items = 50usize;
+    let words = probe::PIPE_ITEM_WORDS as usize;
+    let src: Vec<u32> = (0..(items * words) as u32)
+        .map(|i| i.wrapping_mul(0x9e37_79b9) ^ 0x5bd1_e995)
+        .collect();
+    let src_d = htod(&gpu, &src);
+    for (stages, kernel) in [(2, probe::pipeline_ring_2), (3, probe::pipeline_ring_3)] {
+        let mut out = zeros::<u32>(&gpu, items * words);
+        launch!(
+            &gpu,
+            &module,
+            kernel,
+            LaunchConfig::new(1, probe::PIPE_THREADS, 0),
+            (&src_d, items as u32, &mut out)
+        );
+        let out = dtoh(&out);
+        if let Some(i) = out.iter().zip(&src).position(|(o, s)| o != s) {
+            let from = src.iter().position(|&s| s == out[i]);
+            panic!(
+                "{stages} stages: item {} word {} is {:#010x}, expected {:#010x} (that value \
+                 is {})",
+                i / words,
+                i % words,
+                out[i],
+                src[i],
+                from.map_or("no item's".to_string(), |f| format!(
+                    "item {} word {}",
+                    f / words,
+                    f % words
+                ))
+            );
+        }
+    }
+}
+
 /// TMA and cluster probes: tensor maps encoded by `cust::tma`, cluster launches.
 mod tma_and_cluster {
     use super::*;
@@ -426,6 +470,94 @@ mod tma_and_cluster {
                 }
             }
         }
+    }
+
+    /// The typed copies (`tma::expect_tiles`, `load_tile`, `store_tile` of
+    /// `probe::ProbeTile`, 16 × 32 `u32` in the 128-byte swizzle) with maps built from the
+    /// same type (`TensorMap::for_tile`): the raw tile is the box in the tile's layout
+    /// (`Tile::offset`), and the store writes the box back. On the CPU emulator a map with
+    /// another box (32 × 8) is refused by the typed load, naming both layouts.
+    #[test]
+    fn typed_tile_copies_use_the_tiles_layout() {
+        use cuda_std::tile::Tile;
+        use probes::hopper::ProbeTile;
+        let Some((gpu, module)) = sm90a() else { return };
+        let (w, h, x, y) = (96usize, 80usize, 64usize, 40usize);
+        let [bw, bh] = ProbeTile::BOX.map(|d| d as usize);
+        let input: Vec<u32> = (0..(w * h) as u32).map(|i| i * 11 + 3).collect();
+        let src = htod(&gpu, &input);
+        let dst = zeros::<u32>(&gpu, w * h);
+        let map = |buf: &cust::memory::DeviceBuffer<u32>| {
+            let m = TensorMap::for_tile::<ProbeTile, u32>(
+                buf.as_device_ptr(),
+                [w as u64, h as u64],
+                (w * 4) as u64,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
+            DeviceBox::new(&m).expect("tensor map copy")
+        };
+        let (map_in, map_out) = (map(&src), map(&dst));
+        let mut raw = zeros::<u32>(&gpu, (ProbeTile::BYTES / 4) as usize);
+        let mut status = zeros::<u32>(&gpu, 1);
+        launch!(
+            &gpu,
+            &module,
+            probe::tma_tile_roundtrip,
+            LaunchConfig::new(1, 128, 0),
+            (&map_in, &map_out, x as i32, y as i32, &mut raw, &mut status)
+        );
+        assert_eq!(
+            dtoh(&status)[0],
+            0,
+            "the typed load's phase never completed"
+        );
+        let (tile, out) = (dtoh(&raw), dtoh(&dst));
+        for r in 0..bh {
+            for c in 0..bw {
+                let off = ProbeTile::offset(r as u32, c as u32) as usize;
+                assert_eq!(tile[off / 4], input[(y + r) * w + x + c], "raw ({r}, {c})");
+            }
+        }
+        for r in 0..h {
+            for c in 0..w {
+                let inside = (y..y + bh).contains(&r) && (x..x + bw).contains(&c);
+                let want = if inside { input[r * w + c] } else { 0 };
+                assert_eq!(out[r * w + c], want, "stored ({r}, {c})");
+            }
+        }
+        if !gpu.is_emulator() {
+            return;
+        }
+        // A map built by hand for another box: the emulator's typed load refuses it.
+        let other = TensorMap::tiled_2d::<u32>(
+            src.as_device_ptr(),
+            [w as u64, h as u64],
+            (w * 4) as u64,
+            [32, 8],
+            TmaSwizzle::B128,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let other = DeviceBox::new(&other).expect("tensor map copy");
+        let kernel = module
+            .kernel(probe::tma_tile_roundtrip)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let cfg = LaunchConfig::new(1, 128, 0);
+        // SAFETY: buffers sized as the probe's `# Safety` asks; the emulator checks the map.
+        let launched = unsafe {
+            kernel.launch_unchecked(
+                gpu.stream(),
+                cfg,
+                (&other, &map_out, x as i32, y as i32, &mut raw, &mut status),
+            )
+        };
+        let err = launched
+            .and_then(|()| gpu.stream().synchronize_after(kernel.name(), cfg))
+            .expect_err("a map with another box is refused")
+            .to_string();
+        assert!(
+            err.contains("boxes of 32 × 8 elements") && err.contains("is 32 × 16 elements"),
+            "{err}"
+        );
     }
 
     /// TMA multicast in clusters of 2 (4 blocks): rank 0 loads one 32 × 16 box of a

@@ -6,7 +6,7 @@
 //! [`shared_ptr`]), and Hopper's asynchronous units: `mbarrier` ([`mbarrier_init`],
 //! [`mbarrier_arrive`], [`mbarrier_arrive_remote`], [`mbarrier_poll`]), TMA
 //! ([`tma_load_2d`], [`tma_load_2d_multicast`], [`tma_store_2d`], [`tma_bulk_load`],
-//! [`tma_bulk_store`]), `wgmma`
+//! [`tma_bulk_store`], [`tma_check_tile`]), `wgmma`
 //! ([`wgmma_mma_async`], [`wgmma_mma_async_rs`], [`wgmma_check_warpgroup`]) and clusters ([`ctarank`],
 //! [`cluster_arrive`], [`cluster_wait`], [`map_shared_rank`], ...). Kernels never call these directly; they call `cuda_std`, whose public modules
 //! reach this module only through that backend.
@@ -43,7 +43,8 @@ pub use crate::shared_mem::SharedShape;
 pub use crate::state::{BarrierKind, WarpKind, gpu_only};
 pub use crate::tensor::{ldmatrix, mma, stmatrix};
 pub use crate::tma::{
-    bulk_load as tma_bulk_load, bulk_store as tma_bulk_store, load_2d as tma_load_2d,
+    TileLayout as TmaTileLayout, bulk_load as tma_bulk_load, bulk_store as tma_bulk_store,
+    check_tile as tma_check_tile, load_2d as tma_load_2d,
     load_2d_multicast as tma_load_2d_multicast, store_2d as tma_store_2d,
 };
 pub use crate::unit_state::{MmaType, TensorOp};

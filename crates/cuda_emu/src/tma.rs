@@ -31,6 +31,12 @@
 //! destination, the store's source checked for the async-proxy fence); both addresses 16-byte
 //! aligned and the size a non-zero multiple of 16, else [`EmuError::AsyncUnit`].
 //!
+//! Typed copies (`cuda_std::tma::load_tile` and friends, which name a `cust_core::tile`
+//! type) are checked against their tile first ([`check_tile`], [`EmuError::AsyncUnit`]): the
+//! map's box, swizzle and element size are the tile's, and the shared tile starts at its
+//! alignment (one swizzle atom: 1024 bytes for the 128-byte swizzle), so a host map built
+//! for another tile, or a misplaced stage, fails with both layouts named.
+//!
 //! A multicast load (`load_2d_multicast`) does the same for each block of the cluster its
 //! CTA mask names, at the box's and the barrier's offsets in that block (`cluster.rs`).
 //!
@@ -139,6 +145,67 @@ fn inside(m: &Tiled2d, x: i32, y: i64) -> Option<(u32, u32)> {
     let lo = (-x).clamp(0, i64::from(m.box_dims[0]));
     let hi = (m.dims[0] as i64 - x).clamp(0, i64::from(m.box_dims[0]));
     (lo < hi).then_some((lo as u32, hi as u32))
+}
+
+/// The layout a typed TMA copy names (`cuda_std::tma::load_tile` and friends): its tile
+/// type's box, swizzle, element size and alignment, and the type's name for the message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileLayout {
+    /// The tile type, as `core::any::type_name` spells it.
+    pub name: &'static str,
+    /// Its TMA box, `[columns, rows]` in elements.
+    pub box_dims: [u32; 2],
+    /// Its swizzle.
+    pub swizzle: TmaSwizzle,
+    /// Bytes per element.
+    pub elem_bytes: u32,
+    /// The alignment of its first byte in shared memory, bytes.
+    pub align: u32,
+}
+
+/// Checks a typed TMA copy for the running thread: the map at `map` copies boxes of
+/// `tile`'s layout (box, swizzle, element size), and the shared tile at `smem` (a host
+/// address) starts at a shared address aligned to `tile.align`. The copy itself checks the
+/// rest (the map's alignment and encoding, the box inside the block's shared memory).
+#[track_caller]
+pub fn check_tile(what: &'static str, map: *const TensorMap, tile: &TileLayout, smem: *const u8) {
+    let t = thread(what);
+    let m = read_map(t, what, map);
+    if (m.box_dims, m.swizzle, m.elem_bytes) != (tile.box_dims, tile.swizzle, tile.elem_bytes) {
+        misuse(
+            t,
+            what,
+            std::format!(
+                "the tensor map copies boxes of {} × {} elements of {} bytes with swizzle \
+                 {:?}, but the tile `{}` is {} × {} elements of {} bytes with swizzle {:?} \
+                 (build the map from the tile type: `cust::tma::TensorMapExt::for_tile`)",
+                m.box_dims[0],
+                m.box_dims[1],
+                m.elem_bytes,
+                m.swizzle,
+                tile.name,
+                tile.box_dims[0],
+                tile.box_dims[1],
+                tile.elem_bytes,
+                tile.swizzle,
+            ),
+        );
+    }
+    let window = t.block().mem.borrow().window_of(smem as usize);
+    if let Some(w) = window
+        && !w.is_multiple_of(tile.align)
+    {
+        misuse(
+            t,
+            what,
+            std::format!(
+                "the shared tile `{}` starts at shared address {w:#x}, not {}-byte aligned \
+                 (its swizzle atom)",
+                tile.name,
+                tile.align
+            ),
+        );
+    }
 }
 
 /// `cp.async.bulk.tensor.2d` load for the running thread: the box at `(x, y)` of `map` to

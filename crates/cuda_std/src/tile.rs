@@ -4,6 +4,9 @@
 //! The host builds its tensor maps from the same types (they live in
 //! [`cust_core::tile`], which both sides depend on).
 //!
+//! Also the rings that feed such tiles from a TMA producer to their consumers ([`Pipeline`],
+//! walked with a [`PipelineState`]) and a warpgroup's accumulator tile ([`AccTile`]).
+//!
 //! ```
 //! use cuda_std::half::bf16;
 //! use cuda_std::tile::{SmemTile, Tile, swizzle};
@@ -16,9 +19,9 @@
 //! assert_eq!(ATile::offset(9, 35), 9 * 128 + 5 * 16 + 6);
 //! ```
 
-pub use cust_core::tile::{MatrixDescriptor, SmemTile, Swizzle, SwizzleMode, Tile, swizzle};
+pub use cust_core::tile::{MatrixDescriptor, SmemTile, Swizzle, SwizzleMode, Tile, Tiles, swizzle};
 
-use crate::barrier::Phase;
+use crate::barrier::{MBarrier, Phase, fence_init};
 
 /// A position in a ring of `STAGES` pipeline stages (CUTLASS's `PipelineState`): the stage
 /// a producer fills or a consumer reads next, and the [`Phase`] its barrier's wait is for.
@@ -83,6 +86,232 @@ impl<const STAGES: u32> PipelineState<STAGES> {
         if self.stage == STAGES {
             self.stage = 0;
             self.phase = self.phase.flip();
+        }
+    }
+}
+
+/// The barriers of a ring of `STAGES` shared-memory stages passed from producers to
+/// consumers (CUTLASS's `PipelineTmaAsync`, ThunderKittens' semaphores): per stage a *full*
+/// [`MBarrier`] (count 1: the producer's arrival with the stage's expected bytes, which the
+/// TMA loads complete) and an *empty* one (one arrival per consumer, or per consumer warp,
+/// that has finished reading the stage). A producer and its consumers each walk the ring
+/// with a [`PipelineState`]: the producer from [`PipelineState::PRODUCER_START`], the
+/// consumers from [`PipelineState::START`], each calling [`PipelineState::advance`] after
+/// each stage.
+///
+/// ```text
+/// producer (one thread)                     consumers
+/// producer_acquire(p)   wait empty          consumer_wait(c)     wait full
+/// producer_expect(p, bytes)                 ... read stage c.stage() ...
+/// tma::load_*(.., full(p.stage()))          consumer_release(c)  arrive on empty
+/// p.advance()                               c.advance()
+/// ```
+///
+/// A handle (a pointer, `Copy`) to `2 · STAGES` barriers in shared memory: the full
+/// barriers of stages `0..STAGES`, then the empty ones ([`Pipeline::SHARED_BYTES`] bytes,
+/// 8-byte aligned), at a place the kernel chooses (a `shared_array!`, or an offset in
+/// dynamic shared memory), given to [`Pipeline::from_ptr`]. One thread calls
+/// [`Pipeline::init`]; a block barrier (or a cluster barrier, when other blocks of the
+/// cluster arrive on or load into this block's stages) follows before any use.
+///
+/// Phases: a stage's full barrier completes one phase per round of the ring, as does its
+/// empty barrier, so a [`PipelineState`]'s phase (flipped when the ring wraps) is the one
+/// both waits are for. The producer starts one phase back on the empty barriers
+/// ([`PipelineState::PRODUCER_START`]), a phase that counts as completed, so every stage
+/// starts free.
+#[derive(Clone, Copy, Debug)]
+pub struct Pipeline<const STAGES: u32> {
+    /// `full[0..STAGES]`, then `empty[0..STAGES]`.
+    bars: *const MBarrier,
+}
+
+impl<const STAGES: u32> Pipeline<STAGES> {
+    /// Bytes of shared memory the barriers take: two `MBarrier`s (8 bytes each) per stage.
+    pub const SHARED_BYTES: u32 = {
+        assert!(STAGES > 0, "a pipeline has at least one stage");
+        2 * STAGES * core::mem::size_of::<MBarrier>() as u32
+    };
+
+    /// The pipeline whose `2 · STAGES` barriers are at `bars` (full barriers of stages
+    /// `0..STAGES`, then the empty ones). Does not touch them: one thread then calls
+    /// [`Pipeline::init`].
+    ///
+    /// # Safety
+    /// - `bars` points into this CTA's shared memory, 8-byte aligned, with room for
+    ///   [`Pipeline::SHARED_BYTES`] bytes that nothing but these barriers uses for as long
+    ///   as any handle to them is used (the kernel's whole run, or until every thread is
+    ///   past its last use);
+    /// - every thread that uses the pipeline gets the same `bars`.
+    #[must_use]
+    #[inline(always)]
+    pub const unsafe fn from_ptr(bars: *mut MBarrier) -> Self {
+        Self { bars }
+    }
+
+    /// The full barrier of stage `stage` (`< STAGES`): what the TMA loads filling the stage
+    /// complete their bytes on.
+    #[must_use]
+    #[inline(always)]
+    pub fn full(&self, stage: u32) -> &MBarrier {
+        debug_assert!(stage < STAGES);
+        // SAFETY: `from_ptr`'s contract: `2 · STAGES` barriers at `bars`; `stage < STAGES`.
+        unsafe { &*self.bars.add(stage as usize) }
+    }
+
+    /// The empty barrier of stage `stage` (`< STAGES`): what consumers arrive on when they
+    /// have finished reading the stage.
+    #[must_use]
+    #[inline(always)]
+    pub fn empty(&self, stage: u32) -> &MBarrier {
+        debug_assert!(stage < STAGES);
+        // SAFETY: as in `full`: barrier `STAGES + stage < 2 · STAGES`. (Two steps, so that
+        // the constant part folds into the address.)
+        unsafe { &*self.bars.add(STAGES as usize).add(stage as usize) }
+    }
+
+    /// Initialises every stage's barriers, the full ones for one arrival per phase (the
+    /// producer's [`Pipeline::producer_expect`]), the empty ones for `consumer_arrivals`
+    /// arrivals per phase ([`Pipeline::consumer_release`] calls; with clusters, those of
+    /// every block that arrives on this block's stages), then [`fence_init`]. Stage by
+    /// stage, full then empty.
+    ///
+    /// # Safety
+    /// - exactly one thread of the block calls it, once, before any use; after it, a block
+    ///   barrier ([`sync_threads`](crate::thread::sync_threads)), or a cluster barrier
+    ///   ([`cluster::sync`](crate::cluster::sync)) when other blocks of the cluster use
+    ///   these barriers, separates it from every use (see the pitfall in
+    ///   [`crate::barrier`]: do not test the same thread condition on both sides of that
+    ///   barrier);
+    /// - `consumer_arrivals` is in `1..2²⁰` and is exactly the number of
+    ///   [`consumer_release`](Pipeline::consumer_release) arrivals each stage receives per
+    ///   round.
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn init(&self, consumer_arrivals: u32) {
+        for s in 0..STAGES {
+            // SAFETY: forwarded to the caller: one thread, before any use.
+            unsafe {
+                self.full(s).init(1);
+                self.empty(s).init(consumer_arrivals);
+            }
+        }
+        fence_init();
+    }
+
+    /// The producer's wait until stage `state.stage()` is free: its empty barrier's phase
+    /// `state.phase()` has completed (every consumer released the stage's previous round;
+    /// at once in the first round, from [`PipelineState::PRODUCER_START`]).
+    ///
+    /// # Safety
+    /// - the pipeline is initialised and the init was ordered before this call
+    ///   ([`Pipeline::init`]);
+    /// - `state` is the producer's position, walked from [`PipelineState::PRODUCER_START`]
+    ///   with one [`PipelineState::advance`] per stage filled, and the producer fills the
+    ///   stages in ring order without skipping one (so `state.phase()` is the empty
+    ///   barrier's current phase or the one before it);
+    /// - the consumers eventually release the stage, or the thread hangs.
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn producer_acquire(&self, state: PipelineState<STAGES>) {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.empty(state.stage()).wait(state.phase()) }
+    }
+
+    /// The producer's arrival on stage `state.stage()`'s full barrier, announcing the
+    /// `tx_bytes` bytes the stage's TMA loads (issued after this, completing on
+    /// [`Pipeline::full`]) will deliver (`mbarrier.arrive.expect_tx`). The stage's full
+    /// phase completes when those bytes have landed.
+    ///
+    /// # Safety
+    /// - one thread (the producer) calls it once per stage and round, after
+    ///   [`Pipeline::producer_acquire`] for the same `state` returned;
+    /// - `tx_bytes` (< 2²⁰) is exactly the bytes the loads completing on this stage's full
+    ///   barrier deliver in this round, in this block (with multicast, those issued by
+    ///   other blocks too) (fewer and the phase never completes; more is undefined).
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn producer_expect(&self, state: PipelineState<STAGES>, tx_bytes: u32) {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.full(state.stage()).arrive_expect_tx(tx_bytes) }
+    }
+
+    /// [`Pipeline::producer_expect`] with the bytes of the tiles `S` (one [`Tile`] or a
+    /// tuple, e.g. a GEMM stage's `(ATile, BTile)`: [`Tiles::TX_BYTES`]), the tiles the
+    /// stage's loads ([`crate::tma::load_tile`]) deliver.
+    ///
+    /// # Safety
+    /// As [`Pipeline::producer_expect`], with the loads of this stage and round exactly the
+    /// tiles `S`.
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn producer_expect_tiles<S: Tiles>(&self, state: PipelineState<STAGES>) {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.producer_expect(state, S::TX_BYTES) }
+    }
+
+    /// A consumer's wait until stage `state.stage()` is filled: its full barrier's phase
+    /// `state.phase()` has completed (acquire: the stage's bytes are visible to this thread,
+    /// and to the async proxy, e.g. `wgmma`, it issues after this).
+    ///
+    /// # Safety
+    /// - the pipeline is initialised and the init was ordered before this call;
+    /// - `state` is this consumer's position, walked from [`PipelineState::START`] with one
+    ///   [`PipelineState::advance`] per stage consumed, in ring order, and the consumer has
+    ///   released the stage's previous round before waiting for this one (so
+    ///   `state.phase()` is the full barrier's current phase or the one before it);
+    /// - the producer eventually fills the stage, or the thread hangs.
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn consumer_wait(&self, state: PipelineState<STAGES>) {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.full(state.stage()).wait(state.phase()) }
+    }
+
+    /// A consumer's release of stage `state.stage()`: one arrival on its empty barrier
+    /// (release semantics at CTA scope: this thread's reads of the stage happen before the
+    /// producer's refill). The stage is free again once all `consumer_arrivals` arrived.
+    ///
+    /// # Safety
+    /// - the consumer waited for this stage's round ([`Pipeline::consumer_wait`] with the
+    ///   same `state`) and is done with it: its own reads have completed, and reads it
+    ///   issued to the async proxy (`wgmma`) have been waited for (`wgmma::wait_group`);
+    ///   where one thread arrives for several (a warp's lane 0), the others' reads are
+    ///   ordered before its arrival (e.g. by [`sync_warp`](crate::warp::sync_warp) or a
+    ///   warpgroup's completed `wgmma` group);
+    /// - the stage's empty barrier still expects this arrival in this round (at most
+    ///   `consumer_arrivals` per round).
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn consumer_release(&self, state: PipelineState<STAGES>) {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.empty(state.stage()).arrive() }
+    }
+
+    /// [`Pipeline::consumer_release`] to the stage's empty barrier in each of the blocks of
+    /// rank `0..CTAS` of the cluster (`mbarrier.arrive.shared::cluster` through `mapa`, CTA
+    /// scope, no cluster-scope fence: [`MBarrier::arrive_remote`]), for a stage that every
+    /// block's producer writes into (multicast loads); with `CTAS` = 1, the local
+    /// [`Pipeline::consumer_release`] (no cluster needed).
+    ///
+    /// # Safety
+    /// As [`Pipeline::consumer_release`], in each of those blocks: with `CTAS` > 1 the
+    /// kernel is launched with clusters of at least `CTAS` blocks, each block's pipeline
+    /// lies at the same shared-memory offset and counts these arrivals in its
+    /// `consumer_arrivals`, no block of the cluster has exited (a final cluster barrier),
+    /// and the stage was only read through the async proxy or the reads need no
+    /// cluster-scope release (use [`MBarrier::arrive_cluster`] to publish writes).
+    #[inline(always)]
+    #[track_caller]
+    pub unsafe fn consumer_release_cluster<const CTAS: u32>(&self, state: PipelineState<STAGES>) {
+        let empty = self.empty(state.stage());
+        if CTAS == 1 {
+            // SAFETY: forwarded to the caller.
+            unsafe { empty.arrive() };
+        } else {
+            for rank in 0..CTAS {
+                // SAFETY: forwarded to the caller.
+                unsafe { empty.arrive_remote(rank) };
+            }
         }
     }
 }

@@ -9,6 +9,16 @@
 //! [`MBarrier::arrive_expect_tx`] with the box's bytes, consumers
 //! [`MBarrier::wait`]. Parts of the box outside the tensor are filled with zeros.
 //!
+//! Typed copies name the shared-memory tile instead of its numbers: [`load_tile`],
+//! [`load_tile_multicast`] and [`store_tile`] take a [`Tile`] type (e.g.
+//! `SmemTile<bf16, 128, 64, swizzle::B128>`) whose box and swizzle the host's map was built
+//! from (`cust::tma::TensorMapExt::for_tile`), and [`expect_tiles`] announces the bytes of
+//! a set of tiles ([`Tiles`]) on the barrier, so the expected count is derived from the
+//! same types as the loads (ThunderKittens' `tma::load_async(tile, ..)` and
+//! `tma::expect(sem, tiles..)`). On the CPU emulator each typed copy also checks that the
+//! map's box, swizzle and element size are the tile's and that the shared tile is aligned
+//! to its swizzle atom.
+//!
 //! A bulk copy ([`bulk_load`], [`bulk_store`]) moves a contiguous run of bytes the same
 //! way, without a tensor map.
 //!
@@ -23,6 +33,7 @@
 //! stubs that panic.
 
 use crate::barrier::MBarrier;
+use crate::tile::{Tile, Tiles};
 
 /// Whether this build can issue TMA copies (the tensor and the bulk ones; the multicast load
 /// needs sm_90a besides): `true` on the CPU emulator and in kernels built for sm_90 or later,
@@ -78,6 +89,78 @@ pub unsafe fn load_2d_multicast<T>(
 ) {
     // SAFETY: forwarded to the caller.
     unsafe { crate::arch::tma::load_2d_multicast(dst.cast(), map, x, y, bar, cta_mask) }
+}
+
+/// [`load_2d`] of one tile of type `Tl`: the box at element coordinates `coords` (`[x, y]`,
+/// `x` innermost) into the shared tile at `dst`, completing [`Tile::BYTES`] on `bar`. The
+/// map must copy `Tl`'s box ([`Tile::BOX`]) with its swizzle ([`Tile::SWIZZLE`]), as
+/// `cust::tma::TensorMapExt::for_tile::<Tl, _>` builds it; the CPU emulator checks that.
+/// The same PTX as `load_2d`.
+///
+/// # Safety
+/// As [`load_2d`], with the box and swizzle `Tl`'s and the element size `Tl::Elem`'s, and
+/// `dst` aligned to [`Tile::ALIGN`] (a swizzle atom: 1024 bytes for the 128-byte swizzle)
+/// with room for [`Tile::BYTES`].
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_tile<Tl: Tile>(
+    dst: *mut Tl::Elem,
+    map: *const TensorMap,
+    coords: [i32; 2],
+    bar: &MBarrier,
+) {
+    crate::arch::tma::check_tile::<Tl>("tma::load_tile", map, dst.cast());
+    // SAFETY: forwarded to the caller.
+    unsafe { crate::arch::tma::load_2d(dst.cast(), map, coords[0], coords[1], bar) }
+}
+
+/// [`load_2d_multicast`] of one tile of type `Tl` (see [`load_tile`]): written at `dst`'s
+/// offset, completing [`Tile::BYTES`] on `bar`'s offset, in every CTA of the cluster whose
+/// rank's bit is set in `cta_mask`.
+///
+/// # Safety
+/// As [`load_2d_multicast`] and [`load_tile`].
+#[inline(always)]
+#[track_caller]
+pub unsafe fn load_tile_multicast<Tl: Tile>(
+    dst: *mut Tl::Elem,
+    map: *const TensorMap,
+    coords: [i32; 2],
+    bar: &MBarrier,
+    cta_mask: u16,
+) {
+    crate::arch::tma::check_tile::<Tl>("tma::load_tile_multicast", map, dst.cast());
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        crate::arch::tma::load_2d_multicast(dst.cast(), map, coords[0], coords[1], bar, cta_mask)
+    }
+}
+
+/// [`store_2d`] of one tile of type `Tl` (see [`load_tile`]): the shared tile at `src` to
+/// element coordinates `coords` (`[x, y]`) of the tensor `map` describes.
+///
+/// # Safety
+/// As [`store_2d`], with the box and swizzle `Tl`'s and `src` aligned to [`Tile::ALIGN`].
+#[inline(always)]
+#[track_caller]
+pub unsafe fn store_tile<Tl: Tile>(map: *const TensorMap, coords: [i32; 2], src: *const Tl::Elem) {
+    crate::arch::tma::check_tile::<Tl>("tma::store_tile", map, src.cast());
+    // SAFETY: forwarded to the caller.
+    unsafe { crate::arch::tma::store_2d(map, coords[0], coords[1], src.cast()) }
+}
+
+/// Arrives on `bar` expecting the bytes of the tiles `S` (one [`Tile`] or a tuple:
+/// [`Tiles::TX_BYTES`]): [`MBarrier::arrive_expect_tx`]`(S::TX_BYTES)`, the issuing thread's call
+/// before the loads of those tiles ([`load_tile`]) that complete on `bar`.
+///
+/// # Safety
+/// As [`MBarrier::arrive_expect_tx`]: the loads completing on `bar` in this phase are
+/// exactly the tiles `S` (with multicast, those other CTAs issue into this one included).
+#[inline(always)]
+#[track_caller]
+pub unsafe fn expect_tiles<S: Tiles>(bar: &MBarrier) {
+    // SAFETY: forwarded to the caller.
+    unsafe { bar.arrive_expect_tx(S::TX_BYTES) }
 }
 
 /// Stores the box at `src` (this CTA's shared memory, in the map's swizzle layout) to

@@ -18,6 +18,10 @@
 //! # }
 //! ```
 //!
+//! A kernel that copies typed tiles (`cuda_std::tma::load_tile::<Tl>`) gets its map from
+//! the same tile type, [`TensorMapExt::for_tile`]: box and swizzle are then `Tl`'s, one
+//! definition for host and device.
+//!
 //! Conventions (those of `cuTensorMapEncodeTiled`): dimensions and coordinates innermost
 //! first (`[columns, rows]` for a row-major matrix), in elements; strides in bytes; the
 //! kernel's `cuda_std::tma` copies take the same order.
@@ -29,6 +33,7 @@ use crate::{
 use cudarc::driver::sys;
 use cust_core::DeviceCopy;
 pub use cust_core::TensorMap;
+use cust_core::tile::Tile;
 use cust_core::tma::Tiled2d;
 
 /// The shared-memory swizzle a TMA copy applies (`CUtensorMapSwizzle`): the inner box
@@ -167,6 +172,55 @@ pub trait TensorMapExt: Sized {
         box_dims: [u32; 2],
         swizzle: TmaSwizzle,
     ) -> CudaResult<Self>;
+
+    /// [`TensorMapExt::tiled_2d`] for copies of the shared-memory tile type `Tl`: the box is
+    /// [`Tile::BOX`] and the swizzle [`Tile::SWIZZLE`], so the host's map and the kernel's
+    /// typed copies (`cuda_std::tma::load_tile::<Tl>` and friends) take their layout from
+    /// one definition. The buffer's element type `T` gives the map's data type; it has the
+    /// size of the tile's element `Tl::Elem` (checked at compile time), so a tile of a
+    /// device-only type can be mapped over bytes of the same size (FP8 over `u8`, a
+    /// TF32-rounded `f32` wrapper over `f32`).
+    ///
+    /// ```no_run
+    /// use cust::{prelude::*, tma::{TensorMap, TensorMapExt}};
+    /// use cust_core::half::bf16;
+    /// use cust_core::tile::{SmemTile, swizzle};
+    /// # fn main() -> CudaResult<()> {
+    /// # let _ctx = cust::quick_init()?;
+    /// // The A tile of a GEMM stage: 128 rows of 64 bf16 (128-byte rows), 128-byte swizzle.
+    /// type ATile = SmemTile<bf16, 128, 64, swizzle::B128>;
+    /// let (m, k) = (4096u64, 4096u64);
+    /// let a = DeviceBuffer::<bf16>::zeroed((m * k) as usize)?;
+    /// let map = TensorMap::for_tile::<ATile, _>(a.as_device_ptr(), [k, m], k * 2)?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// A buffer of 2-byte elements for a tile of 4-byte ones does not compile:
+    ///
+    /// ```compile_fail
+    /// use cust::{memory::DevicePointer, tma::{TensorMap, TensorMapExt}};
+    /// use cust_core::tile::{SmemTile, swizzle};
+    /// type F32Tile = SmemTile<f32, 8, 32, swizzle::B128>;
+    /// let base = DevicePointer::<u16>::from_raw(0x1000);
+    /// let _ = TensorMap::for_tile::<F32Tile, u16>(base, [64, 64], 128);
+    /// ```
+    ///
+    /// # Errors
+    /// As [`TensorMapExt::tiled_2d`].
+    fn for_tile<Tl: Tile, T: TmaElement>(
+        base: DevicePointer<T>,
+        dims: [u64; 2],
+        row_stride_bytes: u64,
+    ) -> CudaResult<Self> {
+        const {
+            assert!(
+                size_of::<T>() == size_of::<Tl::Elem>(),
+                "the buffer's elements have the size of the tile's"
+            )
+        };
+        Self::tiled_2d(base, dims, row_stride_bytes, Tl::BOX, Tl::SWIZZLE)
+    }
 }
 
 impl TensorMapExt for TensorMap {
@@ -410,6 +464,34 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("at most 128 bytes"), "{err}");
+    }
+
+    #[test]
+    fn tile_maps_take_the_tiles_box_and_swizzle() {
+        use cust_core::tile::{SmemTile, swizzle};
+        let _ctx = crate::context::Context::emulator();
+        // A tile of another one-byte type over bytes (as FP8 tiles over `u8`): 128 rows of
+        // 128 elements.
+        type Bytes = SmemTile<i8, 128, 128, swizzle::B128>;
+        let map = TensorMap::for_tile::<Bytes, u8>(DevicePointer::from_raw(BASE), DIMS, 8192)
+            .expect("encoded for the emulator");
+        let fields = map.decode_cpu().expect("the CPU layout");
+        assert_eq!(
+            (fields.box_dims, fields.swizzle, fields.elem_bytes),
+            ([128, 128], TmaSwizzle::B128, 1)
+        );
+        type H64 = SmemTile<cust_core::half::f16, 16, 32, swizzle::B64>;
+        let map = TensorMap::for_tile::<H64, cust_core::half::f16>(
+            DevicePointer::from_raw(BASE),
+            DIMS,
+            8192,
+        )
+        .expect("encoded for the emulator");
+        let fields = map.decode_cpu().expect("the CPU layout");
+        assert_eq!(
+            (fields.box_dims, fields.swizzle),
+            ([32, 16], TmaSwizzle::B64)
+        );
     }
 
     #[test]

@@ -340,6 +340,43 @@ impl<T, const ROWS: u32, const COLS: u32, S: SwizzleMode> Tile for SmemTile<T, R
     }
 }
 
+/// The tiles that one TMA transaction phase delivers together: one [`Tile`], or a tuple of
+/// up to four (e.g. a GEMM stage's `(ATile, BTile)`). [`Tiles::TX_BYTES`] is their sum, the
+/// count an mbarrier's phase expects (`mbarrier.arrive.expect_tx`), so that it is derived
+/// from the same types as the loads instead of written by hand (ThunderKittens'
+/// `tma::expect(sem, tiles...)`).
+///
+/// ```
+/// use cust_core::tile::{SmemTile, Tile, Tiles, swizzle};
+/// type A = SmemTile<u16, 128, 64, swizzle::B128>;
+/// type B = SmemTile<u16, 256, 64, swizzle::B128>;
+/// assert_eq!(<(A, B) as Tiles>::TX_BYTES, 48 * 1024);
+/// assert_eq!(<A as Tiles>::TX_BYTES, A::BYTES);
+/// ```
+pub trait Tiles {
+    /// The bytes of all the tiles ([`Tile::BYTES`] summed): the transaction count their
+    /// TMA loads complete. (Named apart from `Tile::BYTES`, so that both traits can be in
+    /// scope.)
+    const TX_BYTES: u32;
+}
+
+impl<Tl: Tile> Tiles for Tl {
+    const TX_BYTES: u32 = Tl::BYTES;
+}
+
+macro_rules! tiles_tuple {
+    ($($t:ident),+) => {
+        impl<$($t: Tile),+> Tiles for ($($t,)+) {
+            const TX_BYTES: u32 = 0 $(+ $t::BYTES)+;
+        }
+    };
+}
+
+tiles_tuple!(A);
+tiles_tuple!(A, B);
+tiles_tuple!(A, B, C);
+tiles_tuple!(A, B, C, D);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@ use cust::{
     memory::DeviceCopy,
     tma::{TensorMap, TmaElement},
 };
+use kernels::gemm_tc::wgmma::{Tf32Rounded, WgmmaElem, WgmmaOut};
 
 /// The parameter kinds of the `mma.sync` kernels: `(m, n, k, a: &[T], b: &[T], c: *mut T)`.
 pub type MmaParams<T> = (
@@ -59,6 +60,13 @@ pub trait TcElem: Copy + Send + Sync + 'static + sealed::Sealed {
     /// The element type of `A`, `B` and `C` in memory: the type itself for bf16 and f16,
     /// `f32` for [`Tf32`].
     type Elem: DeviceCopy + TmaElement + Copy + PartialEq + std::fmt::Debug + Send + Sync + 'static;
+    /// The `wgmma` kernels' input element type, whose stage tiles (`AStage`, `BStage`,
+    /// `BHalf`) the tensor maps of `A` and `B` are built from: the type itself for bf16 and
+    /// f16, [`Tf32Rounded`] for [`Tf32`] (the size of [`TcElem::Elem`]).
+    type WgmmaIn: WgmmaElem;
+    /// The `wgmma` kernels' output element type, [`TcElem::Elem`], whose store tile
+    /// ([`WgmmaOut::CBox`]) the tensor map of `C` is built from.
+    type WgmmaC: WgmmaOut;
     /// `bf16`, `f16` or `tf32`.
     const NAME: &'static str;
     /// `k` must be a multiple of this (16 bytes of a row).
@@ -91,12 +99,14 @@ pub trait TcElem: Copy + Send + Sync + 'static + sealed::Sealed {
 }
 
 /// The `impl TcElem` of each input type, from one table: the marker and its element type in
-/// memory, the name and `k` multiple, the kernels (`mma.sync`, `wgmma`, `wgmma` in clusters,
-/// and for TF32 the rounding pass), the poison value, the units and the conversions.
+/// memory, the name and `k` multiple, the `wgmma` kernels' input type, the kernels
+/// (`mma.sync`, `wgmma`, `wgmma` in clusters, and for TF32 the rounding pass), the poison
+/// value, the units and the conversions.
 macro_rules! impl_tc_elem {
     ($(
         $marker:ty => $elem:ty {
             name: $name:literal, k_multiple: $k:literal,
+            wgmma_in: $win:ty,
             kernels: ($mma:ident, $wgmma:ident, $wgmma_c2:ident $(, round: $round:ident)?),
             poison: $poison:expr, output_unit: $output_unit:expr, input_unit: $input_unit:expr,
             to_f64: |$x:ident| $to_f64:expr, from_f32: |$y:ident| $from_f32:expr $(,)?
@@ -104,6 +114,8 @@ macro_rules! impl_tc_elem {
     )*) => {$(
         impl TcElem for $marker {
             type Elem = $elem;
+            type WgmmaIn = $win;
+            type WgmmaC = $elem;
             const NAME: &'static str = $name;
             const K_MULTIPLE: usize = $k;
             const MMA: MmaKernel<$elem> = kernels::gemm_tc::mma_sync::$mma;
@@ -126,19 +138,19 @@ macro_rules! impl_tc_elem {
 
 impl_tc_elem! {
     bf16 => bf16 {
-        name: "bf16", k_multiple: 8,
+        name: "bf16", k_multiple: 8, wgmma_in: bf16,
         kernels: (gemm_mma_bf16, gemm_wgmma_bf16, gemm_wgmma_bf16_c2),
         poison: bf16::from_bits(0x7fc1), output_unit: 1.0 / 256.0, input_unit: 0.0,
         to_f64: |x| f64::from(x.to_f32()), from_f32: |x| bf16::from_f32(x),
     }
     f16 => f16 {
-        name: "f16", k_multiple: 8,
+        name: "f16", k_multiple: 8, wgmma_in: f16,
         kernels: (gemm_mma_f16, gemm_wgmma_f16, gemm_wgmma_f16_c2),
         poison: f16::from_bits(0x7e01), output_unit: 1.0 / 2048.0, input_unit: 0.0,
         to_f64: |x| f64::from(x.to_f32()), from_f32: |x| f16::from_f32(x),
     }
     Tf32 => f32 {
-        name: "tf32", k_multiple: 4,
+        name: "tf32", k_multiple: 4, wgmma_in: Tf32Rounded,
         kernels: (gemm_mma_tf32, gemm_wgmma_tf32, gemm_wgmma_tf32_c2, round: round_tf32),
         poison: f32::from_bits(0x7fc0_0dad), output_unit: 1.0 / 16_777_216.0,
         input_unit: 1.0 / 2048.0,

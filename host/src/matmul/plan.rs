@@ -7,17 +7,39 @@ use super::shape::check_shape;
 use crate::gpu::{FunctionOf, Gpu, GpuError, ResolvedOf, kernel_table};
 use crate::vector::sm_count;
 use cuda_std::launch::Unsafe;
+use cuda_std::tile::Tile;
 use cust::{
-    error::GpuContext,
+    error::{CudaResult, GpuContext},
     function::LaunchConfig,
     launch::TypedFunction,
-    memory::{DeviceBox, DeviceBuffer},
-    tma::{TensorMap, TensorMapExt, TmaSwizzle},
+    memory::{DeviceBox, DeviceBuffer, DevicePointer},
+    tma::{TensorMap, TensorMapExt, TmaElement},
 };
 use kernels::gemm_tc::mma_sync::{MMA_BM, MMA_BN, MMA_SHARED_BYTES, MMA_THREADS};
 use kernels::gemm_tc::wgmma::{
-    WG_BM, WG_BN, WG_SHARED_BYTES, WG_THREADS, a_box, b_box_for_cluster, c_box,
+    WG_BM, WG_BN, WG_CLUSTER_M, WG_SHARED_BYTES, WG_THREADS, WgmmaElem, WgmmaOut,
 };
+
+/// The tensor map of a row-major matrix of `rows` rows of `cols` elements, rows
+/// `row_stride_bytes` apart, at `base`, copied in tiles of the kernel's type `Tl` (box and
+/// swizzle from the type: [`TensorMapExt::for_tile`]), uploaded for the kernel (which takes
+/// `*const TensorMap`). `what` names the matrix in the errors' context.
+///
+/// # Errors
+/// `CudaError::TensorMap` naming the rule a bad base, stride or shape breaks, or a driver
+/// error from encoding or uploading, each in the context "the tensor map of {what}" or
+/// "uploading the tensor map of {what}".
+pub(crate) fn tile_map<Tl: Tile, E: TmaElement>(
+    base: DevicePointer<E>,
+    [cols, rows]: [usize; 2],
+    row_stride_bytes: usize,
+    what: &str,
+) -> CudaResult<DeviceBox<TensorMap>> {
+    let map =
+        TensorMap::for_tile::<Tl, E>(base, [cols as u64, rows as u64], row_stride_bytes as u64)
+            .with_gpu_context(|| format!("the tensor map of {what}"))?;
+    DeviceBox::new(&map).with_gpu_context(|| format!("uploading the tensor map of {what}"))
+}
 
 /// The persistent grid, in blocks, of the `wgmma` kernel with clusters of `cluster_m` blocks
 /// along M on an m×n `C`, when `fit` such clusters are resident at once
@@ -163,20 +185,7 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                     table.wgmma_c2.get(gpu, T::WGMMA_C2)?
                 }
                 .clone();
-                let elem_bytes = size_of::<T::Elem>() as u32;
-                let row_bytes = (k * size_of::<T::Elem>()) as u64;
-                let map = |buf: &DeviceBuffer<T::Elem>, rows: usize, bx: [u32; 2], what: &str| {
-                    let map = TensorMap::tiled_2d(
-                        buf.as_device_ptr(),
-                        [k as u64, rows as u64],
-                        row_bytes,
-                        bx,
-                        TmaSwizzle::B128,
-                    )
-                    .with_gpu_context(|| format!("the tensor map of {what}"))?;
-                    DeviceBox::new(&map)
-                        .with_gpu_context(|| format!("uploading the tensor map of {what}"))
-                };
+                let row_bytes = k * size_of::<T::Elem>();
                 // TF32: the maps describe rounded copies of A and B, refreshed each launch.
                 let rounded = match T::WGMMA_ROUND {
                     None => None,
@@ -199,21 +208,28 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                     }
                 };
                 let (a_in, b_in) = rounded.as_ref().map_or((a, b), |r| (&r.a, &r.b));
-                let map_a = map(a_in, m, a_box(elem_bytes), "A")?;
-                let map_b = map(b_in, n, b_box_for_cluster(elem_bytes, cluster_m), "B")?;
+                // The maps copy the kernel's stage tiles: `A` and `B` whole without
+                // clusters, each block of a cluster its share of `B` (`BHalf`).
+                type In<T> = <T as TcElem>::WgmmaIn;
+                let (a_in, b_in) = (a_in.as_device_ptr(), b_in.as_device_ptr());
+                let map_a =
+                    tile_map::<<In<T> as WgmmaElem>::AStage, _>(a_in, [k, m], row_bytes, "A")?;
+                let map_b = if cluster_m == 1 {
+                    tile_map::<<In<T> as WgmmaElem>::BStage, _>(b_in, [k, n], row_bytes, "B")?
+                } else {
+                    debug_assert_eq!(cluster_m, WG_CLUSTER_M);
+                    tile_map::<<In<T> as WgmmaElem>::BHalf, _>(b_in, [k, n], row_bytes, "B")?
+                };
                 // C goes out through TMA where its row stride is a multiple of 16 bytes
                 // (TMA's rule); otherwise the kernel stores it from registers.
-                let c_row_bytes = (n * size_of::<T::Elem>()) as u64;
+                let c_row_bytes = n * size_of::<T::Elem>();
                 let map_c = if c_row_bytes.is_multiple_of(16) {
-                    let map = TensorMap::tiled_2d(
+                    Some(tile_map::<<T::WgmmaC as WgmmaOut>::CBox, _>(
                         c.as_device_ptr(),
-                        [n as u64, m as u64],
+                        [n, m],
                         c_row_bytes,
-                        c_box(elem_bytes),
-                        TmaSwizzle::B128,
-                    )
-                    .gpu_context("the tensor map of C")?;
-                    Some(DeviceBox::new(&map).gpu_context("uploading the tensor map of C")?)
+                        "C",
+                    )?)
                 } else {
                     None
                 };
@@ -301,8 +317,8 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 let args = (m, n, k, map_a, map_b, map_c, &mut *self.c, c_by_tma);
                 // SAFETY: as above; the maps describe `a`, `b` and, with `c_by_tma`, `c`
                 // (all borrowed for the plan's life; C's rows a multiple of 16 bytes) with
-                // this element type, the module's boxes (`B`'s for this cluster size) and
-                // the 128-byte swizzle, and were written before this launch (a synchronous
+                // this element type's size, built from the kernel's tile types (`B`'s for
+                // this cluster size), and were written before this launch (a synchronous
                 // upload); the launch shape is the module's (`WG_THREADS`,
                 // `WG_SHARED_BYTES`, a 1-D grid; for the `_c2` kernels clusters of
                 // `[WG_CLUSTER_M, 1, 1]` and a grid that is a multiple of it), and the

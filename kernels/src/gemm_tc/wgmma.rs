@@ -13,9 +13,11 @@
 //! Design. A block of [`WG_THREADS`] threads is three warpgroups:
 //! - warpgroup 0, the *producer*, lowers its register limit to 40 (`setmaxnreg.dec`); one
 //!   of its threads issues, per K step, two TMA loads (the [`WG_BM`] rows of `A` and the
-//!   [`WG_BN`] rows of `B`, [`WG_BK_BYTES`] of each) into the next free stage, after waiting
-//!   on that stage's *empty* barrier, having announced the stage's bytes on its *full*
-//!   barrier (`mbarrier.arrive.expect_tx`);
+//!   [`WG_BN`] rows of `B`, [`WG_BK_BYTES`] of each: the tiles `WgmmaElem::AStage` and
+//!   `WgmmaElem::BStage`) into the next free stage, after waiting on that stage's *empty*
+//!   barrier, having announced the stage's bytes on its *full* barrier
+//!   (`mbarrier.arrive.expect_tx`, the two tiles' bytes); the ring's barriers are a
+//!   `cuda_std::tile::Pipeline`;
 //! - warpgroups 1 and 2, the *consumers*, raise their limit to 232 (`setmaxnreg.inc`); each
 //!   owns 64 rows of the 128×256 block tile (128 `f32` accumulators per thread), waits on a
 //!   stage's full barrier, issues 4 `wgmma` of K = 32 bytes each on it, commits, and with
@@ -26,7 +28,7 @@
 //! `gemm_wgmma_*` run without clusters (every block on its own), the `gemm_wgmma_*_c2`
 //! ones with clusters of [`WG_CLUSTER_M`] = 2 blocks that compute vertically adjacent
 //! tiles with the same `B` tile. There each block's producer loads its `A` tile and 128 of
-//! the 256 rows of `B` ([`b_box_for_cluster`]) and multicasts the `B` half into the same
+//! the 256 rows of `B` (the tile `WgmmaElem::BHalf`) and multicasts the `B` half into the same
 //! stage of both blocks (`cp.async.bulk.tensor … multicast::cluster`), which halves the
 //! L2→SM traffic of `B` (two thirds of a stage). A stage of a block is then written by both
 //! producers, so its empty barrier counts the consumer warps of both blocks (16 arrivals)
@@ -96,6 +98,8 @@
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 pub use kernels_sm90a::*;
 
+use cuda_std::tile::{Pipeline, SmemTile, Tile, Tiles, swizzle};
+
 /// Rows of `C` per block tile (two consumer warpgroups of 64 rows).
 pub const WG_BM: u32 = 128;
 /// Columns of `C` per block tile (`wgmma` N = 256).
@@ -113,12 +117,20 @@ pub const WG_CLUSTER_M: u32 = 2;
 pub const WG_THREADS: u32 = 384;
 /// Registers per thread the kernel is built with (`.maxnreg`): 384 × 168 ≤ 65,536.
 pub const WG_MAX_REGISTERS: u32 = 168;
+/// The `A` part of a stage as bytes: [`WG_BM`] rows of [`WG_BK_BYTES`] in the 128-byte
+/// swizzle. Every input type's `WgmmaElem::AStage` is this layout with its own element
+/// type (64 bf16/f16, 32 f32 or 128 FP8 elements per row), checked where the kernel is
+/// instantiated.
+pub type AStageBytes = SmemTile<u8, WG_BM, WG_BK_BYTES, swizzle::B128>;
+/// The `B` part of a stage as bytes: [`WG_BN`] rows of [`WG_BK_BYTES`] (as
+/// [`AStageBytes`], for `WgmmaElem::BStage`).
+pub type BStageBytes = SmemTile<u8, WG_BN, WG_BK_BYTES, swizzle::B128>;
 /// Bytes of `A` per stage.
-pub const WG_A_STAGE_BYTES: u32 = WG_BM * WG_BK_BYTES;
+pub const WG_A_STAGE_BYTES: u32 = AStageBytes::BYTES;
 /// Bytes of `B` per stage.
-pub const WG_B_STAGE_BYTES: u32 = WG_BN * WG_BK_BYTES;
-/// Bytes of one stage (`A` then `B`).
-pub const WG_STAGE_BYTES: u32 = WG_A_STAGE_BYTES + WG_B_STAGE_BYTES;
+pub const WG_B_STAGE_BYTES: u32 = BStageBytes::BYTES;
+/// Bytes of one stage (`A` then `B`): what a stage's full barrier expects.
+pub const WG_STAGE_BYTES: u32 = <(AStageBytes, BStageBytes) as Tiles>::TX_BYTES;
 /// Rows of one TMA store box of `C` (a consumer warpgroup's 64 rows).
 pub const WG_C_BOX_ROWS: u32 = 64;
 /// Bytes of one TMA store box of `C`: [`WG_C_BOX_ROWS`] rows of 128 bytes (64 bf16/f16 or
@@ -128,35 +140,11 @@ pub const WG_C_BOX_BYTES: u32 = WG_C_BOX_ROWS * 128;
 pub const WG_C_BYTES: u32 = 2 * 2 * WG_C_BOX_BYTES;
 /// Dynamic shared memory per block, bytes: the stages, the epilogue buffer, 1024 bytes of
 /// alignment slack (the dynamic shared window is only 16-byte aligned) and the
-/// 2 × [`WG_STAGES`] barriers (full, empty): 230,464 of the 232,448 (227 KiB) a block may
-/// have.
-pub const WG_SHARED_BYTES: u32 = WG_STAGES * WG_STAGE_BYTES + WG_C_BYTES + 1024 + 16 * WG_STAGES;
+/// 2 × [`WG_STAGES`] barriers (full, empty: a [`Pipeline`]): 230,464 of the 232,448 (227
+/// KiB) a block may have.
+pub const WG_SHARED_BYTES: u32 =
+    WG_STAGES * WG_STAGE_BYTES + WG_C_BYTES + 1024 + Pipeline::<WG_STAGES>::SHARED_BYTES;
 const _: () = assert!(WG_SHARED_BYTES <= 227 * 1024);
-/// The TMA box of `A`, innermost first, in elements of `bytes` bytes: `WG_BK_BYTES` of a
-/// row × [`WG_BM`] rows.
-#[must_use]
-pub const fn a_box(elem_bytes: u32) -> [u32; 2] {
-    [WG_BK_BYTES / elem_bytes, WG_BM]
-}
-/// The TMA box of `B` for the entry points without clusters, innermost first:
-/// `WG_BK_BYTES` of a row × [`WG_BN`] rows.
-#[must_use]
-pub const fn b_box(elem_bytes: u32) -> [u32; 2] {
-    b_box_for_cluster(elem_bytes, 1)
-}
-/// The TMA box of `B` for clusters of `cluster_m` blocks along M (1: no clusters), innermost
-/// first: `WG_BK_BYTES` of a row × `WG_BN / cluster_m` rows (each block of a cluster loads
-/// that share of the tile's [`WG_BN`] rows and multicasts it). `cluster_m` divides `WG_BN`.
-#[must_use]
-pub const fn b_box_for_cluster(elem_bytes: u32, cluster_m: u32) -> [u32; 2] {
-    [WG_BK_BYTES / elem_bytes, WG_BN / cluster_m]
-}
-/// The TMA store box of `C`, innermost first: 128 bytes of a row × [`WG_C_BOX_ROWS`] rows
-/// (128-byte swizzle).
-#[must_use]
-pub const fn c_box(elem_bytes: u32) -> [u32; 2] {
-    [128 / elem_bytes, WG_C_BOX_ROWS]
-}
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 // The entry points take 8 parameters (m, n, k, three tensor maps' pointers, C, a flag);
@@ -165,28 +153,34 @@ pub const fn c_box(elem_bytes: u32) -> [u32; 2] {
 mod kernels_sm90a {
     use super::{
         WG_A_STAGE_BYTES, WG_BK_BYTES, WG_BM, WG_BN, WG_C_BOX_BYTES, WG_C_BOX_ROWS, WG_C_BYTES,
-        WG_STAGE_BYTES, WG_STAGES,
+        WG_CLUSTER_M, WG_STAGE_BYTES, WG_STAGES,
     };
     use crate::gemm_tc::{OutElem, tile_coords};
     use cuda_std::DeviceCopy;
-    use cuda_std::barrier::{MBarrier, fence_init};
     use cuda_std::cluster;
     use cuda_std::half::{F8E4M3, F8E5M2, bf16, f16};
     use cuda_std::prelude::*;
     use cuda_std::shared::shared_addr;
     use cuda_std::shared::window::SharedAddr;
-    use cuda_std::tile::{PipelineState, SmemTile, Tile, swizzle};
+    use cuda_std::tile::{Pipeline, PipelineState, SmemTile, Tile, Tiles, swizzle};
     use cuda_std::tma::{self, TensorMap};
     use cuda_std::wgmma::{self, MatrixDescriptor};
 
-    /// An input element type of the `wgmma` GEMM: its shared-memory tiles, and which
-    /// instruction one 32-byte K slice takes.
+    /// An input element type of the `wgmma` GEMM: its shared-memory tiles (which the host's
+    /// tensor maps are built from: `TensorMapExt::for_tile`), and which instruction one
+    /// 32-byte K slice takes.
     pub trait WgmmaElem: Copy + DeviceCopy {
-        /// A consumer warpgroup's part of a stage of `A`: 64 rows of [`WG_BK_BYTES`] (one
-        /// 128-byte swizzle row each).
+        /// A stage of `A`, one TMA load: [`WG_BM`] rows of [`WG_BK_BYTES`] (one 128-byte
+        /// swizzle row each).
+        type AStage: Tile<Elem = Self>;
+        /// A consumer warpgroup's part of a stage of `A`: 64 rows of [`WG_BK_BYTES`].
         type AHalf: Tile<Elem = Self>;
-        /// A stage of `B`: [`WG_BN`] rows of [`WG_BK_BYTES`].
+        /// A stage of `B`: [`WG_BN`] rows of [`WG_BK_BYTES`]; one TMA load without
+        /// clusters.
         type BStage: Tile<Elem = Self>;
+        /// The share of a stage of `B` that each block of a cluster of [`WG_CLUSTER_M`]
+        /// loads and multicasts: `WG_BN / WG_CLUSTER_M` rows of [`WG_BK_BYTES`].
+        type BHalf: Tile<Elem = Self>;
         /// Whether the epilogue multiplies the accumulators by the launch's `scale` (the
         /// FP8 types: per-tensor scales, as cuBLASLt's scaled matmul) before rounding them
         /// to the output type. `false` keeps the other types' epilogue free of it.
@@ -222,9 +216,18 @@ mod kernels_sm90a {
         type CBox = SmemTile<f32, { WG_C_BOX_ROWS }, 32, swizzle::B128>;
     }
 
+    /// The stage tiles of an input type whose 128-byte row holds `$cols` elements.
+    macro_rules! stage_tiles {
+        ($t:ty, $cols:literal) => {
+            type AStage = SmemTile<$t, { WG_BM }, $cols, swizzle::B128>;
+            type AHalf = SmemTile<$t, { WG_BM / 2 }, $cols, swizzle::B128>;
+            type BStage = SmemTile<$t, { WG_BN }, $cols, swizzle::B128>;
+            type BHalf = SmemTile<$t, { WG_BN / WG_CLUSTER_M }, $cols, swizzle::B128>;
+        };
+    }
+
     impl WgmmaElem for bf16 {
-        type AHalf = SmemTile<bf16, 64, 64, swizzle::B128>;
-        type BStage = SmemTile<bf16, { WG_BN }, 64, swizzle::B128>;
+        stage_tiles!(bf16, 64);
         #[inline(always)]
         unsafe fn mma(
             acc: &mut [f32; 128],
@@ -238,8 +241,7 @@ mod kernels_sm90a {
     }
 
     impl WgmmaElem for f16 {
-        type AHalf = SmemTile<f16, 64, 64, swizzle::B128>;
-        type BStage = SmemTile<f16, { WG_BN }, 64, swizzle::B128>;
+        stage_tiles!(f16, 64);
         #[inline(always)]
         unsafe fn mma(
             acc: &mut [f32; 128],
@@ -264,8 +266,7 @@ mod kernels_sm90a {
     unsafe impl DeviceCopy for Tf32Rounded {}
 
     impl WgmmaElem for Tf32Rounded {
-        type AHalf = SmemTile<Tf32Rounded, 64, 32, swizzle::B128>;
-        type BStage = SmemTile<Tf32Rounded, { WG_BN }, 32, swizzle::B128>;
+        stage_tiles!(Tf32Rounded, 32);
         #[inline(always)]
         unsafe fn mma(
             acc: &mut [f32; 128],
@@ -288,8 +289,7 @@ mod kernels_sm90a {
     }
 
     impl WgmmaElem for F8E4M3 {
-        type AHalf = SmemTile<F8E4M3, 64, 128, swizzle::B128>;
-        type BStage = SmemTile<F8E4M3, { WG_BN }, 128, swizzle::B128>;
+        stage_tiles!(F8E4M3, 128);
         const SCALED: bool = true;
         #[inline(always)]
         unsafe fn mma(
@@ -304,8 +304,7 @@ mod kernels_sm90a {
     }
 
     impl WgmmaElem for F8E5M2 {
-        type AHalf = SmemTile<F8E5M2, 64, 128, swizzle::B128>;
-        type BStage = SmemTile<F8E5M2, { WG_BN }, 128, swizzle::B128>;
+        stage_tiles!(F8E5M2, 128);
         const SCALED: bool = true;
         #[inline(always)]
         unsafe fn mma(
@@ -404,27 +403,6 @@ mod kernels_sm90a {
         unsafe { cuda_std::thread::named_barrier_sync::<128>(id) };
     }
 
-    /// Releases a stage: one arrival on its empty barrier in every block of the cluster of
-    /// `CLUSTER` blocks (both producers wrote into it); a plain local arrival without
-    /// clusters.
-    ///
-    /// # Safety
-    /// As [`MBarrier::arrive`] for `CLUSTER` = 1, else [`MBarrier::arrive_remote`] for each
-    /// rank below `CLUSTER` (the kernel launched with clusters of `CLUSTER` blocks).
-    #[inline(always)]
-    unsafe fn release<const CLUSTER: u32>(empty: &MBarrier) {
-        if CLUSTER == 1 {
-            // SAFETY: forwarded.
-            unsafe { empty.arrive() };
-        } else {
-            for r in 0..CLUSTER {
-                // SAFETY: forwarded (the stage was only read, by `wgmma`, whose group the
-                // caller waited for: no cluster-scope release is needed).
-                unsafe { empty.arrive_remote(r) };
-            }
-        }
-    }
-
     /// `w`, the bits of an `f32`, rounded to TF32 to nearest, ties away from zero, in
     /// integer arithmetic (what `cvt.rna.tf32.f32` computes, in 2 ALU operations and a
     /// select instead of a conversion): add half a TF32 unit (bit 12) to the magnitude and
@@ -459,8 +437,9 @@ mod kernels_sm90a {
     /// `scale` before they are rounded to `O` (otherwise `scale` is not read).
     ///
     /// # Safety
-    /// As the entry points' `# Safety` sections; with `CLUSTER` > 1 the launch has clusters
-    /// of `(CLUSTER, 1, 1)` and the map of `B` the box `b_box_for_cluster(_, CLUSTER)`.
+    /// As the entry points' `# Safety` sections; with `CLUSTER` > 1 (then [`WG_CLUSTER_M`])
+    /// the launch has clusters of `(CLUSTER, 1, 1)` and the map of `B` the tile
+    /// `T::BHalf`'s box.
     #[inline(always)]
     unsafe fn gemm<T: WgmmaElem, O: WgmmaOut, const CLUSTER: u32>(
         m: u32,
@@ -473,6 +452,13 @@ mod kernels_sm90a {
         c_by_tma: bool,
         scale: f32,
     ) {
+        const {
+            assert!(CLUSTER == 1 || CLUSTER == WG_CLUSTER_M);
+            // The stage layout (`WG_STAGE_BYTES`, the `B` part after `A`) is every type's.
+            assert!(<(T::AStage, T::BStage) as Tiles>::TX_BYTES == WG_STAGE_BYTES);
+            assert!(T::AStage::BYTES == WG_A_STAGE_BYTES);
+            assert!(O::CBox::BYTES == WG_C_BOX_BYTES);
+        }
         let tid = thread_idx_x();
         let warpgroup = tid / 128;
         // Block `rank` of a cluster computes tile row `CLUSTER·g + rank` of the cluster's
@@ -496,31 +482,31 @@ mod kernels_sm90a {
 
         // The stages start at the first 1024-byte boundary of the dynamic shared memory
         // (the 128-byte swizzle pattern repeats every 1024 bytes and TMA and `wgmma` both
-        // take it from address bits 7..10); the barriers follow the stages.
+        // take it from address bits 7..10); the ring's barriers follow the stages and the
+        // epilogue buffer.
         let raw: *mut u8 = dynamic_shared::<u8>();
         let pad = (1024 - (shared_addr(raw) & 1023)) & 1023;
         // SAFETY: `WG_SHARED_BYTES` reserves 1024 bytes of slack for `pad`.
         let smem = unsafe { raw.add(pad as usize) };
         let smem_addr = shared_addr(smem);
-        // SAFETY: the barriers are after the stages, inside `WG_SHARED_BYTES`, 8-aligned.
-        let full = unsafe { smem.add((WG_STAGES * WG_STAGE_BYTES + WG_C_BYTES) as usize) }
-            .cast::<MBarrier>();
+        // SAFETY: `WG_SHARED_BYTES` holds the pipeline's barriers after the stages and the
+        // epilogue buffer, 8-aligned (whole KiB before them), used for nothing else; every
+        // thread computes the same address.
+        let pipe = unsafe {
+            Pipeline::<WG_STAGES>::from_ptr(
+                smem.add((WG_STAGES * WG_STAGE_BYTES + WG_C_BYTES) as usize)
+                    .cast(),
+            )
+        };
         // The epilogue buffer, 1024-aligned (the stages are whole KiB).
         let c_smem = smem_addr + WG_STAGES * WG_STAGE_BYTES;
-        // SAFETY: as above.
-        let empty = unsafe { full.add(WG_STAGES as usize) };
 
         if tid == 0 {
-            for s in 0..WG_STAGES as usize {
-                // SAFETY: one thread initialises, fence + barrier below before any use.
-                unsafe {
-                    (*full.add(s)).init(1);
-                    // One arrival per consumer warp (2 warpgroups × 4 warps) of every block
-                    // of the cluster: the stage's `B` part of each is also the others'.
-                    (*empty.add(s)).init(8 * CLUSTER);
-                }
-            }
-            fence_init();
+            // SAFETY: one thread initialises, the barrier below before any use. One
+            // arrival per consumer warp (2 warpgroups × 4 warps) of every block of the
+            // cluster on each empty barrier: the stage's `B` part of each is also the
+            // others'.
+            unsafe { pipe.init(8 * CLUSTER) };
         }
         if CLUSTER == 1 {
             sync_threads();
@@ -549,34 +535,34 @@ mod kernels_sm90a {
                     let row_b = (tn * WG_BN + rank * b_rows) as i32;
                     for kt in 0..k_tiles {
                         let s = ring.stage() as usize;
-                        // SAFETY: initialised barriers; the stage's phase is the current
-                        // or the previous one (the ring walks all stages in order); the
-                        // stage is free (in every block of the cluster) once its empty
-                        // phase, which counts every block's consumers, completed; this
-                        // block's full barrier receives `A` and every block's part of `B`:
-                        // `WG_STAGE_BYTES` in total, 1024-aligned destinations (the `B`
-                        // part at `rank · b_rows` rows, a multiple of 8 rows of 128
-                        // bytes); the other blocks' full barriers of this stage are in the
-                        // same phase (their consumers released the stage's previous use
-                        // after that phase completed).
+                        // SAFETY: an initialised pipeline; `ring` walks all stages in order
+                        // from the producer's start; the stage is free (in every block of
+                        // the cluster) once its empty phase, which counts every block's
+                        // consumers, completed; this block's full barrier receives `A` and
+                        // every block's part of `B`, the tiles `(AStage, BStage)` in total,
+                        // at 1024-aligned destinations (the `B` part at `rank · b_rows`
+                        // rows, a multiple of 8 rows of 128 bytes), through maps built from
+                        // the same tile types (the launch contract); the other blocks' full
+                        // barriers of this stage are in the same phase (their consumers
+                        // released the stage's previous use after that phase completed).
                         unsafe {
-                            let (f, e) = (&*full.add(s), &*empty.add(s));
-                            e.wait(ring.phase());
-                            f.arrive_expect_tx(WG_STAGE_BYTES);
+                            pipe.producer_acquire(ring);
+                            pipe.producer_expect_tiles::<(T::AStage, T::BStage)>(ring);
+                            let f = pipe.full(ring.stage());
                             let stage = smem.add(s * WG_STAGE_BYTES as usize);
-                            let x = (kt * k_elems) as i32;
-                            tma::load_2d(stage.cast::<T>(), map_a, x, row_a, f);
+                            let xy = [(kt * k_elems) as i32, row_a];
+                            tma::load_tile::<T::AStage>(stage.cast::<T>(), map_a, xy, f);
                             let stage_b = stage
                                 .add((WG_A_STAGE_BYTES + rank * b_rows * WG_BK_BYTES) as usize)
                                 .cast::<T>();
+                            let xy = [xy[0], row_b];
                             if CLUSTER == 1 {
-                                tma::load_2d(stage_b, map_b, x, row_b, f);
+                                tma::load_tile::<T::BStage>(stage_b, map_b, xy, f);
                             } else {
-                                tma::load_2d_multicast(
+                                tma::load_tile_multicast::<T::BHalf>(
                                     stage_b,
                                     map_b,
-                                    x,
-                                    row_b,
+                                    xy,
                                     f,
                                     ((1u32 << CLUSTER) - 1) as u16,
                                 );
@@ -609,11 +595,13 @@ mod kernels_sm90a {
         while tile < tiles {
             let (gm, tn) = tile_coords(tile, groups_m, tiles_n);
             let tm = gm * CLUSTER + rank;
-            let mut prev = 0u32;
+            // The stage the previous K step read (set before its first use: k_tiles ≥ 1).
+            let mut prev = Ring::START;
             for kt in 0..k_tiles {
                 let s = ring.stage();
-                // SAFETY: initialised barrier, current or previous phase.
-                unsafe { (*full.add(s as usize)).wait(ring.phase()) };
+                // SAFETY: an initialised pipeline; `ring` walks all stages in order from the
+                // start, and this warpgroup released every stage's previous round before.
+                unsafe { pipe.consumer_wait(ring) };
                 let stage = smem_addr + s * WG_STAGE_BYTES;
                 // The descriptors from the tiles' constants. (Through `Tile::descriptor`,
                 // and the epilogue through `Tile::offset`, LLVM scheduled this kernel
@@ -645,19 +633,20 @@ mod kernels_sm90a {
                 wgmma::commit_group();
                 wgmma::wait_group::<1>();
                 if kt != 0 && lane == 0 {
-                    // SAFETY: the wgmma group reading stage `prev` has completed; this
-                    // warp's one arrival of the phase, in every block of the cluster (every
-                    // producer wrote into this block's stage); no block has exited (the
-                    // final cluster barrier).
-                    unsafe { release::<CLUSTER>(&*empty.add(prev as usize)) };
+                    // SAFETY: the wgmma group reading stage `prev` has completed (the
+                    // stage was only read by `wgmma`: no cluster-scope release is needed);
+                    // this warp's one arrival of the round, in every block of the cluster
+                    // (every producer wrote into this block's stage; each pipeline counts
+                    // `8 · CLUSTER`); no block has exited (the final cluster barrier).
+                    unsafe { pipe.consumer_release_cluster::<CLUSTER>(prev) };
                 }
-                prev = s;
+                prev = ring;
                 ring.advance();
             }
             wgmma::wait_group::<0>();
             if lane == 0 {
                 // SAFETY: as above, for the last stage of the tile.
-                unsafe { release::<CLUSTER>(&*empty.add(prev as usize)) };
+                unsafe { pipe.consumer_release_cluster::<CLUSTER>(prev) };
             }
 
             // Epilogue: element i of thread t is at acc_row_col(t, i) of this warpgroup's
@@ -715,10 +704,9 @@ mod kernels_sm90a {
                                 // store, and the thread waits for all its stores before it
                                 // exits.
                                 unsafe {
-                                    tma::store_2d(
+                                    tma::store_tile::<O::CBox>(
                                         map_c,
-                                        x0 as i32,
-                                        row_base as i32,
+                                        [x0 as i32, row_base as i32],
                                         smem.add((slot - smem_addr) as usize).cast::<O>(),
                                     )
                                 };
@@ -768,10 +756,10 @@ mod kernels_sm90a {
     }
 
     macro_rules! entry {
-        ($name:ident, $t:ty, $cluster:literal, $what:literal, $b_box:literal, $grid:literal) => {
-            entry!($name, $t, $t, $cluster, $what, $b_box, $grid);
+        ($name:ident, $t:ty, $cluster:literal, $what:literal, $b_tile:literal, $grid:literal) => {
+            entry!($name, $t, $t, $cluster, $what, $b_tile, $grid);
         };
-        ($name:ident, $t:ty, $o:ty, $cluster:literal, $what:literal, $b_box:literal,
+        ($name:ident, $t:ty, $o:ty, $cluster:literal, $what:literal, $b_tile:literal,
          $grid:literal) => {
             #[doc = concat!("`C = A·Bᵀ` in ", $what, " on `wgmma` + TMA (sm_90a); see the ",
                             "[module docs](super) for the design and the launch shape.")]
@@ -779,11 +767,12 @@ mod kernels_sm90a {
             /// # Safety
             /// - `map_a` and `map_b` point to 64-byte-aligned [`TensorMap`]s in global memory,
             ///   written before the launch, describing `A` (dims `[k, m]`, innermost first)
-            ///   and `B` (dims `[k, n]`) with this element type, the 128-byte swizzle, and
-            #[doc = concat!("  boxes `a_box` / ", $b_box, " of the element size;")]
+            ///   and `B` (dims `[k, n]`) with elements of this type's size, built from the
+            #[doc = concat!("  tiles `WgmmaElem::AStage` / ", $b_tile, " (box and swizzle: ")]
+            ///   `TensorMapExt::for_tile`);
             /// - if `c_by_tma`, `map_c` points to such a map describing `C` (dims `[n, m]`,
-            ///   row stride `n` elements, a multiple of 16 bytes) at `c`, box `c_box`, the
-            ///   128-byte swizzle (else it is not read: `C` is stored from registers);
+            ///   row stride `n` elements, a multiple of 16 bytes) at `c`, built from the
+            ///   tile `WgmmaOut::CBox` (else it is not read: `C` is stored from registers);
             /// - `c` points to an allocation of at least m·n elements that nothing else
             ///   accesses during the launch, 16-byte aligned (whole device allocations are);
             /// - `m`, `n`, `k` ≥ 1, `k` a multiple of 8 (bf16/f16) or 4 (f32);
@@ -817,7 +806,7 @@ mod kernels_sm90a {
                 $t,
                 1,
                 $what,
-                "`b_box`",
+                "`WgmmaElem::BStage`",
                 "a 1-D grid without clusters"
             );
         };
@@ -830,7 +819,7 @@ mod kernels_sm90a {
                 $t,
                 2,
                 $what,
-                "`b_box_for_cluster(_, WG_CLUSTER_M)`",
+                "`WgmmaElem::BHalf`",
                 "a 1-D grid of clusters of `(WG_CLUSTER_M, 1, 1)` blocks (an even grid)"
             );
         };
@@ -855,7 +844,7 @@ mod kernels_sm90a {
         f32,
         1,
         "TF32 (f32 in and out) on inputs already rounded to TF32 ([`round_tf32`])",
-        "`b_box`",
+        "`WgmmaElem::BStage`",
         "a 1-D grid without clusters"
     );
     entry!(
@@ -865,7 +854,7 @@ mod kernels_sm90a {
         2,
         "TF32 (f32 in and out) on inputs already rounded to TF32 ([`round_tf32`]), clusters \
          of 2 along M sharing `B`",
-        "`b_box_for_cluster(_, WG_CLUSTER_M)`",
+        "`WgmmaElem::BHalf`",
         "a 1-D grid of clusters of `(WG_CLUSTER_M, 1, 1)` blocks (an even grid)"
     );
 
@@ -882,11 +871,11 @@ mod kernels_sm90a {
             /// # Safety
             /// - `map_a` and `map_b` point to 64-byte-aligned [`TensorMap`]s in global memory,
             ///   written before the launch, describing `A` (dims `[k, m]`, innermost first)
-            ///   and `B` (dims `[k, n]`) as bytes (`u8`), the 128-byte swizzle, and boxes
-            ///   `a_box(1)` / `b_box(1)`;
+            ///   and `B` (dims `[k, n]`) as bytes (`u8`), built from the tiles
+            ///   `WgmmaElem::AStage` / `WgmmaElem::BStage` (`TensorMapExt::for_tile`);
             /// - if `c_by_tma`, `map_c` points to such a map describing `C` (dims `[n, m]`,
             ///   row stride `n` elements, a multiple of 16 bytes) at `c` with the output
-            ///   type, box `c_box` of its size, the 128-byte swizzle (else it is not read);
+            ///   type, built from the tile `WgmmaOut::CBox` (else it is not read);
             /// - `c` points to an allocation of at least m·n elements that nothing else
             ///   accesses during the launch, 16-byte aligned (whole device allocations are);
             /// - `m`, `n`, `k` ≥ 1, `k` a multiple of 16 (16-byte rows for TMA);

@@ -12,6 +12,7 @@
 use cuda_std::barrier::{self, MBarrier, Phase};
 use cuda_std::prelude::*;
 use cuda_std::shared::shared_addr;
+use cuda_std::tile::{Pipeline, PipelineState, SmemTile, Tile, swizzle};
 use cuda_std::tma::{self, TensorMap};
 use cuda_std::wgmma::{self, MatrixDescriptor, Swizzle, layout};
 use cuda_std::{cluster, mma};
@@ -303,6 +304,68 @@ pub unsafe fn tma_roundtrip(
     }
 }
 
+/// The tile of [`tma_tile_roundtrip`]: 16 rows of 32 `u32` (128-byte rows) in the 128-byte
+/// swizzle. The test builds its tensor maps from this type (`TensorMapExt::for_tile`).
+pub type ProbeTile = SmemTile<u32, 16, 32, swizzle::B128>;
+
+/// [`tma_roundtrip`] through the typed copies: thread 0 expects the bytes of one
+/// [`ProbeTile`] (`tma::expect_tiles`) and loads the tile at `(x, y)` of `map_in`
+/// (`tma::load_tile`) into a 1024-byte aligned shared tile; all threads wait (bounded: a
+/// timeout sets [`TMA_LOAD_TIMEOUT`] in `status`) and copy the tile's raw words to `raw`;
+/// thread 0 stores the tile to `(x, y)` of `map_out` (`tma::store_tile`). On the CPU
+/// emulator a map whose box or swizzle is not the tile's fails the launch.
+///
+/// # Safety
+/// One block of 128 threads; `map_in`, `map_out`: valid 2-D maps of 4-byte elements in
+/// global memory (for the copies to succeed on a GPU, with [`ProbeTile`]'s box and swizzle);
+/// `raw` holds `ProbeTile::BYTES / 4` `u32`; `status` one `u32`, zeroed.
+#[kernel]
+pub unsafe fn tma_tile_roundtrip(
+    map_in: *const TensorMap,
+    map_out: *const TensorMap,
+    x: i32,
+    y: i32,
+    raw: *mut u32,
+    status: *mut u32,
+) {
+    let tile = shared_array!(u32, 512, align = 1024);
+    let bar_p = shared_array!(MBarrier, 1);
+    // SAFETY: this block's shared memory; one initialising thread, fenced before its own
+    // (async-proxy) use; the block barrier below orders it before the other threads' waits.
+    let bar = unsafe { &*bar_p };
+    if thread_idx_x() == 0 {
+        // SAFETY: as above; the tile is 1024-byte aligned with room for a `ProbeTile`;
+        // phase 0 expects exactly its bytes; `map_in` is valid (caller contract).
+        unsafe {
+            bar.init(1);
+            barrier::fence_init();
+            tma::expect_tiles::<ProbeTile>(bar);
+            tma::load_tile::<ProbeTile>(tile, map_in, [x, y], bar);
+        }
+    }
+    sync_threads();
+    // SAFETY: initialised; phase 0 is the current one.
+    if !unsafe { bar.wait_bounded(Phase::ZERO, TMA_MAX_POLLS) } {
+        // SAFETY: `status` is valid (caller contract).
+        unsafe { flag(status, TMA_LOAD_TIMEOUT) };
+        return;
+    }
+    let mut i = thread_idx_x();
+    while i < ProbeTile::BYTES / 4 {
+        // SAFETY: in bounds of the tile and of `raw`.
+        unsafe { raw.add(i as usize).write(tile.add(i as usize).read()) };
+        i += 128;
+    }
+    tma::fence_proxy_async_shared();
+    sync_threads();
+    if is_thread_0() {
+        // SAFETY: the tile holds the box (phase completed), fenced above; waited for below.
+        unsafe { tma::store_tile::<ProbeTile>(map_out, [x, y], tile) };
+        tma::commit_group();
+        tma::wait_group_read::<0>();
+    }
+}
+
 /// A 1-D bulk copy round trip: thread 0 loads `bytes` bytes from `src` into shared memory
 /// with `tma::bulk_load` (completing on an `MBarrier`), every thread waits for the phase,
 /// then thread 0 stores them to `dst` with `tma::bulk_store`. A wait that does not end sets
@@ -344,6 +407,102 @@ pub unsafe fn bulk_roundtrip(src: *const u8, dst: *mut u8, bytes: u32, status: *
         tma::commit_group();
         tma::wait_group_read::<0>();
     }
+}
+
+/// `u32` words per item of the [`pipeline_ring_2`] / [`pipeline_ring_3`] probes: 256 bytes,
+/// one bulk copy, one word per consumer thread.
+pub const PIPE_ITEM_WORDS: u32 = 64;
+/// Threads per block of the pipeline probes: a producer warp and two consumer warps.
+pub const PIPE_THREADS: u32 = 32 + PIPE_ITEM_WORDS;
+
+/// The body of the pipeline probes: a `STAGES`-stage [`Pipeline`] passes `items` items of
+/// [`PIPE_ITEM_WORDS`] words from `src` to `out` (item `i` at `[i · 64, (i + 1) · 64)` of
+/// both). Thread 0 (the producer warp's lane 0) waits for each stage to be free
+/// (`producer_acquire`), announces its bytes (`producer_expect`) and fills it with a bulk
+/// copy of the next item completing on the stage's full barrier; each of the 64 consumer
+/// threads (warps 1 and 2) waits for the stage (`consumer_wait`), copies its word to `out`
+/// and releases the stage (`consumer_release`: 64 arrivals per round).
+///
+/// With a phase one round off, either a wait never ends (the CPU emulator reports the
+/// deadlock; on a GPU the launch hangs) or a consumer reads a stage before it is filled or
+/// after it was refilled: its word is then another item's, and `out` differs from `src`.
+///
+/// # Safety
+/// One block of [`PIPE_THREADS`] threads; `STAGES` ≤ 3; `src` and `out` hold
+/// `items · 64` `u32`, `src` 16-byte aligned.
+#[inline(always)]
+pub unsafe fn pipeline_ring<const STAGES: u32>(src: *const u32, items: u32, out: *mut u32) {
+    let stages = shared_array!(u32, 3 * PIPE_ITEM_WORDS as usize, align = 128);
+    let bars = shared_array!(MBarrier, 6);
+    // SAFETY: `bars` is this block's shared memory with room for 2 · 3 barriers, used for
+    // nothing else; every thread passes the same pointer.
+    let pipe = unsafe { Pipeline::<STAGES>::from_ptr(bars) };
+    let t = thread_idx_x();
+    let item_bytes = PIPE_ITEM_WORDS * 4;
+    let stage = |s: u32| stages.wrapping_add((s * PIPE_ITEM_WORDS) as usize);
+    if t == 0 {
+        // SAFETY: one thread, before the block barrier below; 64 consumer threads each
+        // release every stage once per round.
+        unsafe { pipe.init(PIPE_ITEM_WORDS) };
+    }
+    sync_threads();
+    if t < 32 {
+        if is_thread_0() {
+            let mut p = PipelineState::<STAGES>::PRODUCER_START;
+            for i in 0..items {
+                // SAFETY: initialised and ordered (block barrier); `p` walks the ring in
+                // order from the producer's start; the stage's buffer holds an item (256
+                // bytes, 128-byte aligned) and is free once acquired; the phase expects
+                // exactly the copy's bytes; `src` holds item `i` (caller contract).
+                unsafe {
+                    pipe.producer_acquire(p);
+                    pipe.producer_expect(p, item_bytes);
+                    tma::bulk_load(
+                        stage(p.stage()),
+                        src.add((i * PIPE_ITEM_WORDS) as usize),
+                        item_bytes,
+                        pipe.full(p.stage()),
+                    );
+                }
+                p.advance();
+            }
+        }
+        return;
+    }
+    let c = t - 32;
+    let mut s = PipelineState::<STAGES>::START;
+    for i in 0..items {
+        // SAFETY: initialised and ordered; `s` walks the ring in order from the start and
+        // this thread released each stage's previous round; the word is read before this
+        // thread's release of the stage; `out` holds item `i` (caller contract).
+        unsafe {
+            pipe.consumer_wait(s);
+            let v = stage(s.stage()).add(c as usize).read_volatile();
+            out.add((i * PIPE_ITEM_WORDS + c) as usize).write(v);
+            pipe.consumer_release(s);
+        }
+        s.advance();
+    }
+}
+
+/// [`pipeline_ring`] with 2 stages.
+///
+/// # Safety
+/// As [`pipeline_ring`].
+#[kernel]
+pub unsafe fn pipeline_ring_2(src: *const u32, items: u32, out: *mut u32) {
+    // SAFETY: forwarded.
+    unsafe { pipeline_ring::<2>(src, items, out) }
+}
+
+/// [`pipeline_ring`] with 3 stages.
+///
+/// # Safety
+/// As [`pipeline_ring`].
+#[kernel]
+pub unsafe fn pipeline_ring_3(src: *const u32, items: u32, out: *mut u32) {
+    // SAFETY: forwarded.
+    unsafe { pipeline_ring::<3>(src, items, out) }
 }
 
 /// TMA multicast (blocks of 128 threads in clusters of 2): rank 0's thread 0 loads the box

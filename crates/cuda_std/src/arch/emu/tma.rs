@@ -7,9 +7,25 @@
 use crate::barrier::MBarrier;
 use cuda_emu::device;
 use cust_core::TensorMap;
+use cust_core::tile::Tile;
 
 /// `tma::AVAILABLE` on the emulator: it runs every TMA copy.
 pub(crate) const AVAILABLE: bool = true;
+
+/// Checks a typed copy of tile `Tl` (`tma::load_tile` and friends): the map copies `Tl`'s
+/// box with its swizzle and element size, and the shared tile at `smem` is aligned to
+/// `Tl::ALIGN`.
+#[track_caller]
+pub(crate) fn check_tile<Tl: Tile>(what: &'static str, map: *const TensorMap, smem: *const u8) {
+    let tile = device::TmaTileLayout {
+        name: core::any::type_name::<Tl>(),
+        box_dims: Tl::BOX,
+        swizzle: Tl::SWIZZLE,
+        elem_bytes: core::mem::size_of::<Tl::Elem>() as u32,
+        align: Tl::ALIGN,
+    };
+    device::tma_check_tile(what, map, &tile, smem);
+}
 
 /// # Safety
 /// As `tma::load_2d`.
