@@ -94,9 +94,10 @@ pub struct BandImage {
     pub copies: CopyTimes,
 }
 
-/// Host wall time of a GPU band's copies, by direction: host timers around each copy and
-/// the wait for it (the band's kernels have finished before, each launch being waited for,
-/// so this is the transfer with its driver overhead). Zero for CPU bands. The copies of
+/// Time of a GPU band's copies, by direction: the colours' copy back between CUDA events
+/// around it (GPU time, as kernels are timed: the copy is queued behind the band's kernels
+/// and not waited for at once), the other copies by host timers around the copy and the
+/// wait for it (the transfer with its driver overhead). Zero for CPU bands. The copies of
 /// several bands add up with `+=`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CopyTimes {
@@ -104,8 +105,8 @@ pub struct CopyTimes {
     /// (the first band of a job on each GPU; device allocation included), and the colour
     /// table when the colouring changes.
     pub htod: Duration,
-    /// Device to host: the colours (through page-locked staging memory), and escape times
-    /// (and `|z_n|²` of perturbed samples) when they were asked for.
+    /// Device to host: the colours (through page-locked staging memory; CUDA events), and
+    /// escape times (and `|z_n|²` of perturbed samples) when they were asked for.
     pub dtoh: Duration,
 }
 

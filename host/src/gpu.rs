@@ -307,6 +307,76 @@ pub(crate) fn run<'a, P: cuda_std::launch::ParamSizes, A: cust::launch::KernelAr
     })
 }
 
+/// A kernel launch queued on a [`Gpu`]'s stream between two CUDA events and not waited for
+/// ([`queue`]): the host goes on while the GPU runs it.
+pub(crate) struct QueuedKernel {
+    start: cust::event::Event,
+    end: cust::event::Event,
+    kernel: String,
+    cfg: LaunchConfig,
+}
+
+impl fmt::Debug for QueuedKernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QueuedKernel")
+            .field("kernel", &self.kernel)
+            .finish_non_exhaustive()
+    }
+}
+
+impl QueuedKernel {
+    /// Waits for the kernel (only for it and the work queued before it, not for later work
+    /// on the stream).
+    ///
+    /// # Errors
+    /// [`GpuError::Launch`] naming the kernel and its configuration if it (or work before
+    /// it) failed.
+    pub(crate) fn wait(&self, gpu: &Gpu) -> Result<(), GpuError> {
+        match self.end.synchronize() {
+            Ok(()) => Ok(()),
+            // A failed kernel fails every later call of its context: the stream's
+            // synchronisation reports it as this kernel's failure, as `timed` does.
+            Err(e) => gpu.sync_after(&self.kernel, self.cfg).and(Err(e)),
+        }
+    }
+
+    /// The kernel's time between its events: [`QueuedKernel::wait`], then the events'
+    /// elapsed time.
+    ///
+    /// # Errors
+    /// As [`QueuedKernel::wait`], or a driver error of the events.
+    pub(crate) fn time(&self, gpu: &Gpu) -> Result<Duration, GpuError> {
+        self.wait(gpu)?;
+        self.end.elapsed(&self.start)
+    }
+}
+
+/// Queues `function` with `args` on `gpu`'s stream between two CUDA events and returns
+/// without waiting ([`QueuedKernel::time`] waits and reads the time): [`run`] without the
+/// wait, so that the host can work while the GPU runs it.
+///
+/// # Errors
+/// A launch error (bad configuration or arguments) or a driver error of the events.
+pub(crate) fn queue<'a, P: cuda_std::launch::ParamSizes, A: cust::launch::KernelArgs<'a, P>>(
+    gpu: &'a Gpu,
+    function: &cust::launch::TypedFunction<P, cuda_std::launch::Safe>,
+    cfg: LaunchConfig,
+    args: A,
+) -> Result<QueuedKernel, GpuError> {
+    use cust::event::{Event, EventFlags};
+    let start = Event::new_in(gpu.context(), EventFlags::DEFAULT)?;
+    start.record(gpu.stream())?;
+    function.launch(gpu.stream(), cfg, args)?;
+    let end = Event::new_in(gpu.context(), EventFlags::DEFAULT)?;
+    end.record(gpu.stream())?;
+    Ok(QueuedKernel {
+        start,
+        end,
+        kernel: function.name().to_owned(),
+        cfg,
+    })
+}
+
 /// Runs `launch` between two CUDA events, waits (a failure names `kernel` and `cfg`), and
 /// returns the time between the events.
 pub(crate) fn timed(

@@ -13,7 +13,7 @@ use super::{
 use crate::{
     band::{BandImage, BandKernel, CopyTimes},
     deep::{PerturbedJob, render::PerturbParams},
-    gpu::{Gpu, GpuError, run},
+    gpu::{Gpu, GpuError, QueuedKernel, queue},
     launch::{for_image, for_num_elems},
 };
 use common::{
@@ -23,6 +23,7 @@ use common::{
 use cuda_std::launch::{Out, Safe, Slice, Value};
 use cust::{
     error::GpuContext,
+    event::{Event, EventFlags},
     launch::TypedFunction,
     memory::{DeviceBuffer, DeviceCopy, DeviceSlice, DeviceSliceMut, LockedBuffer},
 };
@@ -41,69 +42,69 @@ pub const BAND_BYTES_PER_PX: usize = 4 + 4 + 3;
 /// [`GpuRenderer::render`], [`super::pool::GpuPool::render`] and
 /// [`super::BandRenderer::render`] take any implementation.
 pub trait GpuBandKernel: BandKernel {
-    /// Renders the rows `band` of this job on `renderer` and copies them back (`counts`,
-    /// and for perturbed jobs `norms`, only if `want_counts`).
+    /// Queues the rows `band` of this job on `renderer` ([`GpuRenderer::queue`], which
+    /// calls this once it has checked that a staging buffer is free): its uploads, kernels
+    /// and the copy of its colours, and, only if `want_counts`, copies back `counts` (and
+    /// for perturbed jobs `norms`) before returning.
     ///
     /// # Panics
     /// If the band holds more than the renderer's capacity or leaves the image
     /// (programming errors).
     ///
     /// # Errors
-    /// [`GpuError`] if an upload, a kernel or a copy fails.
-    fn render_gpu(
+    /// [`GpuError`] if an upload, a launch or a copy fails.
+    fn queue_gpu(
         &self,
         renderer: &mut GpuRenderer<'_>,
         band: Band,
         want_counts: bool,
-    ) -> Result<BandImage, GpuError>;
+    ) -> Result<QueuedBand, GpuError>;
 }
 
 impl GpuBandKernel for FloatJob<'_> {
-    /// [`GpuRenderer::render_band`].
-    fn render_gpu(
+    fn queue_gpu(
         &self,
         renderer: &mut GpuRenderer<'_>,
         band: Band,
         want_counts: bool,
-    ) -> Result<BandImage, GpuError> {
-        renderer.render_band(self.job, self.precision, band, want_counts)
+    ) -> Result<QueuedBand, GpuError> {
+        renderer.queue_float(self.job, self.precision, band, want_counts)
     }
 }
 
 impl GpuBandKernel for PerturbedJob {
-    /// [`GpuRenderer::render_perturbed`].
-    fn render_gpu(
+    fn queue_gpu(
         &self,
         renderer: &mut GpuRenderer<'_>,
         band: Band,
         want_counts: bool,
-    ) -> Result<BandImage, GpuError> {
-        renderer.render_perturbed(self, band, want_counts)
+    ) -> Result<QueuedBand, GpuError> {
+        renderer.queue_perturbed(self, band, want_counts)
     }
 }
 
 impl GpuBandKernel for BandJob<'_> {
-    fn render_gpu(
+    fn queue_gpu(
         &self,
         renderer: &mut GpuRenderer<'_>,
         band: Band,
         want_counts: bool,
-    ) -> Result<BandImage, GpuError> {
+    ) -> Result<QueuedBand, GpuError> {
         match self {
-            Self::Float(f) => f.render_gpu(renderer, band, want_counts),
-            Self::Perturbed(p) => p.render_gpu(renderer, band, want_counts),
+            Self::Float(f) => f.queue_gpu(renderer, band, want_counts),
+            Self::Perturbed(p) => p.queue_gpu(renderer, band, want_counts),
         }
     }
 }
 
 impl<K: GpuBandKernel + ?Sized> GpuBandKernel for &K {
-    fn render_gpu(
+    fn queue_gpu(
         &self,
         renderer: &mut GpuRenderer<'_>,
         band: Band,
         want_counts: bool,
-    ) -> Result<BandImage, GpuError> {
-        (**self).render_gpu(renderer, band, want_counts)
+    ) -> Result<QueuedBand, GpuError> {
+        (**self).queue_gpu(renderer, band, want_counts)
     }
 }
 
@@ -168,10 +169,10 @@ struct FloatPass<T> {
 }
 
 impl<T: DeviceCopy> FloatPass<T> {
-    /// Launches the pass in `precision` (`job` cast to f32 for [`Precision::F32`]) on `band`,
-    /// one thread per pixel ([`for_image`]), writing `counts` and `out`, and waits; returns
-    /// the kernel time ([`crate::gpu::run`]).
-    fn run(
+    /// Queues the pass in `precision` (`job` cast to f32 for [`Precision::F32`]) on `band`,
+    /// one thread per pixel ([`for_image`]), writing `counts` and `out`
+    /// ([`crate::gpu::queue`]: not waited for).
+    fn queue(
         &self,
         gpu: &Gpu,
         precision: Precision,
@@ -179,17 +180,24 @@ impl<T: DeviceCopy> FloatPass<T> {
         band: Band,
         counts: &mut DeviceSliceMut<'_, u32>,
         out: &mut DeviceSliceMut<'_, T>,
-    ) -> Result<Duration, GpuError> {
+    ) -> Result<QueuedKernel, GpuError> {
         let cfg = for_image(job.width_px, band.rows);
         match precision {
-            Precision::F32 => run(gpu, &self.f32, cfg, (job.cast(), band, counts, out)),
-            Precision::F64 => run(gpu, &self.f64, cfg, (*job, band, counts, out)),
+            Precision::F32 => queue(gpu, &self.f32, cfg, (job.cast(), band, counts, out)),
+            Precision::F64 => queue(gpu, &self.f64, cfg, (*job, band, counts, out)),
         }
     }
 }
 
-/// Device buffers for rendering bands of up to `capacity_px` pixels, allocated once and reused
-/// for every band and every frame.
+/// Device buffers for rendering bands of up to `capacity_px` elements (pixels, or samples of
+/// supersampled perturbed bands), allocated once and reused for every band and every frame,
+/// and two page-locked staging buffers the colours come back through.
+///
+/// A band is rendered in two steps, so that the host's work on one band overlaps the GPU's
+/// work on the next: [`GpuRenderer::queue`] queues its uploads, kernels and the copy of its
+/// colours into a staging buffer, and returns; [`GpuRenderer::finish`] waits for them and
+/// moves the colours out. The staging buffers are used in turn, so one band can be queued
+/// while the previous one is being finished ([`GpuRenderer::render`] does both at once).
 pub struct GpuRenderer<'g> {
     gpu: &'g Gpu,
     kernels: RenderKernels,
@@ -200,9 +208,16 @@ pub struct GpuRenderer<'g> {
     /// and iteration limit it was filled for.
     table: DeviceBuffer<u32>,
     table_for: Option<(Coloring, u32)>,
-    /// Page-locked host memory the colours are copied into: a pageable copy of a 100 MB band
-    /// ran at about 1 GB/s on an H200 machine while the PNG encoder's threads were busy.
-    staging: LockedBuffer<Rgb>,
+    /// Page-locked host memory the colours are copied into, one colour per band pixel: a
+    /// pageable copy of a 100 MB band ran at about 1 GB/s on an H200 machine while the PNG
+    /// encoder's threads were busy. Two, used in turn by queued bands.
+    staging: [LockedBuffer<Rgb>; 2],
+    /// The staging buffer the next queued band uses.
+    next_slot: usize,
+    /// The ticket of the queued band whose colours each staging buffer holds (`None`: free).
+    in_slot: [Option<u64>; 2],
+    /// The ticket of the next queued band.
+    next_ticket: u64,
     capacity_px: usize,
     /// The reference orbit and BLA table of the last perturbed job, on this GPU.
     deep: crate::deep::render::DeepUpload,
@@ -212,19 +227,64 @@ impl std::fmt::Debug for GpuRenderer<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GpuRenderer")
             .field("capacity_px", &self.capacity_px)
+            .field("staging_px", &self.staging[0].len())
             .finish_non_exhaustive()
+    }
+}
+
+/// A band whose work is queued on its renderer's stream ([`GpuRenderer::queue`]): its
+/// kernels, between CUDA events, and the copy of its colours into a staging buffer, between
+/// two more. [`GpuRenderer::finish`] waits for them and returns the band.
+#[derive(Debug)]
+#[must_use = "a queued band's colours come back through GpuRenderer::finish"]
+pub struct QueuedBand {
+    band: Band,
+    /// Pixels, and the staging buffer holding their colours.
+    px: usize,
+    slot: usize,
+    ticket: u64,
+    kernels: Vec<QueuedKernel>,
+    /// Events around the colours' copy into the staging buffer.
+    copy_start: Event,
+    copy_end: Event,
+    /// Escape times and `|z_n|²`, copied back already when asked for.
+    counts: Vec<u32>,
+    norms: Vec<f32>,
+    /// The uploads, and the copies of `counts` and `norms`.
+    copies: CopyTimes,
+}
+
+impl QueuedBand {
+    /// The band's rows.
+    pub fn band(&self) -> Band {
+        self.band
     }
 }
 
 impl<'g> GpuRenderer<'g> {
     /// Allocates buffers for bands of up to `capacity_px` pixels (11 bytes per pixel: escape
-    /// time, `|z_n|²` for smooth colouring, colour), and 3 bytes per pixel of page-locked
-    /// host memory for copying colours back.
+    /// time, `|z_n|²` for smooth colouring, colour), and 6 bytes per pixel of page-locked
+    /// host memory (two staging buffers) for copying colours back.
     ///
     /// # Errors
     /// [`GpuError::OutOfMemory`] if they do not fit, [`GpuError::Driver`] if allocation fails.
     pub fn new(gpu: &'g Gpu, capacity_px: usize) -> Result<Self, GpuError> {
-        let capacity_px = capacity_px.max(1);
+        Self::with_samples(gpu, capacity_px, 1)
+    }
+
+    /// [`GpuRenderer::new`] for bands of up to `capacity_px` pixels of `samples_per_px`
+    /// samples each ([`BandKernel::buffer_px_per_px`]): device buffers for every sample,
+    /// page-locked staging for the pixels' colours only.
+    ///
+    /// # Errors
+    /// As [`GpuRenderer::new`].
+    pub fn with_samples(
+        gpu: &'g Gpu,
+        capacity_px: usize,
+        samples_per_px: usize,
+    ) -> Result<Self, GpuError> {
+        let staging_px = capacity_px.max(1);
+        let capacity_px = staging_px * samples_per_px.max(1);
         gpu.check_free("the band buffers", capacity_px * BAND_BYTES_PER_PX)?;
         let stream = gpu.stream();
         let counts = DeviceBuffer::zeroed_async(capacity_px, stream)
@@ -233,7 +293,10 @@ impl<'g> GpuRenderer<'g> {
             .gpu_context("allocating the |z|² buffer")?;
         let rgb = DeviceBuffer::zeroed_async(capacity_px, stream)
             .gpu_context("allocating the colour buffer")?;
-        let staging = LockedBuffer::new_in(gpu.context(), &[0u8; 3], capacity_px)?;
+        let staging = [
+            LockedBuffer::new_in(gpu.context(), &[0u8; 3], staging_px)?,
+            LockedBuffer::new_in(gpu.context(), &[0u8; 3], staging_px)?,
+        ];
         let table = DeviceBuffer::zeroed_async(COLOR_TABLE_LEN, stream)
             .gpu_context("allocating the colour table")?;
         Ok(Self {
@@ -245,6 +308,9 @@ impl<'g> GpuRenderer<'g> {
             table,
             table_for: None,
             staging,
+            next_slot: 0,
+            in_slot: [None; 2],
+            next_ticket: 0,
             capacity_px,
             deep: crate::deep::render::DeepUpload::default(),
         })
@@ -257,12 +323,11 @@ impl<'g> GpuRenderer<'g> {
 
     /// Renders the rows `band` of `work` (any [`GpuBandKernel`]: [`FloatJob`],
     /// [`PerturbedJob`], [`BandJob`]) and copies them back (`counts`, and for perturbed
-    /// jobs `norms`, only if `want_counts`): [`GpuRenderer::render_band`] or
-    /// [`GpuRenderer::render_perturbed`].
+    /// jobs `norms`, only if `want_counts`): [`GpuRenderer::queue`], then
+    /// [`GpuRenderer::finish`].
     ///
     /// # Panics
-    /// If the band holds more than the capacity's pixels (samples, for perturbed jobs) or
-    /// leaves the image (programming errors).
+    /// As [`GpuRenderer::queue`].
     ///
     /// # Errors
     /// [`GpuError`] if an upload, a kernel or a copy fails.
@@ -272,11 +337,74 @@ impl<'g> GpuRenderer<'g> {
         band: Band,
         want_counts: bool,
     ) -> Result<BandImage, GpuError> {
-        work.render_gpu(self, band, want_counts)
+        let queued = self.queue(work, band, want_counts)?;
+        self.finish(queued)
+    }
+
+    /// Queues the rows `band` of `work` on the GPU's stream: uploads (the colour table, a
+    /// perturbed job's orbit and BLA table), the kernels, and the copy of the colours into
+    /// a free staging buffer; returns without waiting for the kernels, unless `want_counts`
+    /// (then escape times, and for perturbed jobs `|z_n|²`, are copied back before it
+    /// returns). [`GpuRenderer::finish`] gives the band. At most two bands may be queued
+    /// and not yet finished.
+    ///
+    /// # Panics
+    /// If two bands are queued and not finished, or if the band holds more than the
+    /// capacity's pixels (samples, for perturbed jobs) or leaves the image (programming
+    /// errors).
+    ///
+    /// # Errors
+    /// [`GpuError`] if an upload, a launch or a copy fails (a kernel's failure may only be
+    /// reported by [`GpuRenderer::finish`]).
+    pub fn queue(
+        &mut self,
+        work: impl GpuBandKernel,
+        band: Band,
+        want_counts: bool,
+    ) -> Result<QueuedBand, GpuError> {
+        assert!(
+            self.in_slot[self.next_slot].is_none(),
+            "two bands are queued on this renderer already: finish one first"
+        );
+        work.queue_gpu(self, band, want_counts)
+    }
+
+    /// Waits for the queued band `queued` (its kernels and the copy of its colours) and
+    /// returns it, its colours moved out of the staging buffer. The host's move overlaps
+    /// the GPU's work on a band queued after this one.
+    ///
+    /// # Panics
+    /// If `queued` was not queued on this renderer, or was finished already.
+    ///
+    /// # Errors
+    /// [`GpuError::Launch`] naming the kernel if one of the band's kernels failed, or a
+    /// driver error of the copy.
+    pub fn finish(&mut self, queued: QueuedBand) -> Result<BandImage, GpuError> {
+        assert!(
+            self.in_slot[queued.slot] == Some(queued.ticket),
+            "finishing a band that is not queued on this renderer"
+        );
+        self.in_slot[queued.slot] = None;
+        let mut kernel = Duration::ZERO;
+        for k in &queued.kernels {
+            kernel += k.time(self.gpu)?;
+        }
+        let staged = self.staging[queued.slot].try_as_slice()?;
+        let mut copies = queued.copies;
+        copies.dtoh += queued.copy_end.elapsed(&queued.copy_start)?;
+        Ok(BandImage {
+            band: queued.band,
+            counts: queued.counts,
+            norms: queued.norms,
+            rgb: staged[..queued.px].as_flattened().to_vec(),
+            kernel,
+            copies,
+        })
     }
 
     /// Renders the rows `band` of the perturbed job `p` and copies them back (`counts` and
-    /// `norms`, one per sample, only if `want_counts`).
+    /// `norms`, one per sample, only if `want_counts`): [`GpuRenderer::render`] for a
+    /// perturbed job.
     ///
     /// The reference orbit and BLA table are uploaded at the first band of a job and kept
     /// for later jobs sharing them; `mandelbrot_perturb` writes each sample's escape time
@@ -286,8 +414,7 @@ impl<'g> GpuRenderer<'g> {
     /// and the samples' escape times and `|z_n|²` if `want_counts`.
     ///
     /// # Panics
-    /// If the band holds more than the capacity's samples or leaves the image (programming
-    /// errors).
+    /// As [`GpuRenderer::queue`].
     ///
     /// # Errors
     /// [`GpuError`] if an upload, a kernel or a copy fails.
@@ -297,16 +424,34 @@ impl<'g> GpuRenderer<'g> {
         band: Band,
         want_counts: bool,
     ) -> Result<BandImage, GpuError> {
+        self.render(p, band, want_counts)
+    }
+
+    /// [`GpuRenderer::queue`] for a perturbed job ([`GpuRenderer::render_perturbed`]).
+    fn queue_perturbed(
+        &mut self,
+        p: &PerturbedJob,
+        band: Band,
+        want_counts: bool,
+    ) -> Result<QueuedBand, GpuError> {
         let px = p.job.width_px as usize * band.rows as usize;
         let len = px * p.buffer_px_per_px();
         assert!(
-            len <= self.capacity_px,
+            len <= self.capacity_px && px <= self.staging[0].len(),
             "band of {len} samples exceeds the buffers"
         );
         assert!(
             band.first_row + band.rows <= p.job.height_px,
             "band leaves the image"
         );
+        let (coloring, max_iter) = (p.coloring, p.job.max_iter);
+        let table = color_table(
+            self.gpu,
+            coloring,
+            max_iter,
+            &mut self.table,
+            &mut self.table_for,
+        )?;
         let escape = crate::deep::render::launch_perturbed(
             self.gpu,
             &self.kernels.perturb,
@@ -316,15 +461,7 @@ impl<'g> GpuRenderer<'g> {
             &mut self.counts,
             &mut self.norms,
         )?;
-        let (coloring, max_iter) = (p.coloring, p.job.max_iter);
-        let table = color_table(
-            self.gpu,
-            coloring,
-            max_iter,
-            &mut self.table,
-            &mut self.table_for,
-        )?;
-        let mut copies = CopyTimes {
+        let copies = CopyTimes {
             htod: escape.htod + table.htod,
             dtoh: Duration::ZERO,
         };
@@ -338,55 +475,86 @@ impl<'g> GpuRenderer<'g> {
             let norms = self.norms.index(0..len)?;
             let mut rgb = self.rgb.index_mut(0..px)?;
             let args = (coloring, max_iter, grid, &table, &counts, &norms, &mut rgb);
-            run(
+            queue(
                 self.gpu,
                 &self.kernels.colorize,
                 for_num_elems(px, 256)?,
                 args,
             )?
         };
-        let rgb = self.rgb_to_host(px, &mut copies)?;
-        let (counts, norms) = if want_counts {
-            let started = Instant::now();
-            let counts = self.counts.index(0..len)?.as_host_vec();
-            let norms = self.norms.index(0..len)?.as_host_vec();
-            copies.dtoh += started.elapsed();
-            (
-                counts.gpu_context("copying escape times to the host")?,
-                norms.gpu_context("copying |z|² to the host")?,
-            )
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        Ok(BandImage {
+        let counts_len = if want_counts { len } else { 0 };
+        self.queue_copies(
             band,
+            px,
+            vec![escape.kernel, color],
+            copies,
+            counts_len,
+            true,
+        )
+    }
+
+    /// Queues the copy of the band's `px` colours into the next staging buffer after
+    /// `kernels`, and, when `counts_len` > 0, waits for `kernels` and copies back the first
+    /// `counts_len` escape times (and `|z_n|²` if `with_norms`).
+    fn queue_copies(
+        &mut self,
+        band: Band,
+        px: usize,
+        kernels: Vec<QueuedKernel>,
+        mut copies: CopyTimes,
+        counts_len: usize,
+        with_norms: bool,
+    ) -> Result<QueuedBand, GpuError> {
+        let slot = self.next_slot;
+        let stream = self.gpu.stream();
+        let copy_start = Event::new_in(self.gpu.context(), EventFlags::DEFAULT)?;
+        copy_start.record(stream)?;
+        self.staging[slot].async_copy_prefix_from(&self.rgb.index(0..px)?, stream)?;
+        let copy_end = Event::new_in(self.gpu.context(), EventFlags::DEFAULT)?;
+        copy_end.record(stream)?;
+        let ticket = self.next_ticket;
+        self.next_ticket += 1;
+        self.in_slot[slot] = Some(ticket);
+        self.next_slot = 1 - slot;
+        let (mut counts, mut norms) = (Vec::new(), Vec::new());
+        if counts_len > 0 {
+            for k in &kernels {
+                k.wait(self.gpu)?;
+            }
+            let started = Instant::now();
+            counts = self
+                .counts
+                .index(0..counts_len)?
+                .as_host_vec()
+                .gpu_context("copying escape times to the host")?;
+            if with_norms {
+                norms = self
+                    .norms
+                    .index(0..counts_len)?
+                    .as_host_vec()
+                    .gpu_context("copying |z|² to the host")?;
+            }
+            copies.dtoh += started.elapsed();
+        }
+        Ok(QueuedBand {
+            band,
+            px,
+            slot,
+            ticket,
+            kernels,
+            copy_start,
+            copy_end,
             counts,
             norms,
-            rgb,
-            kernel: escape.kernel + color,
             copies,
         })
     }
 
-    /// The first `len` colours of the colour buffer, copied through the page-locked staging
-    /// buffer (only these bytes; waits for the copy). The copy, from queuing it to its end,
-    /// is added to `copies.dtoh`; the move out of the staging buffer into the returned
-    /// `Vec` (host memory only) is not.
-    fn rgb_to_host(&mut self, len: usize, copies: &mut CopyTimes) -> Result<Vec<u8>, GpuError> {
-        let started = Instant::now();
-        self.staging
-            .async_copy_prefix_from(&self.rgb.index(0..len)?, self.gpu.stream())?;
-        let staged = self.staging.try_as_slice()?;
-        copies.dtoh += started.elapsed();
-        Ok(staged[..len].as_flattened().to_vec())
-    }
-
     /// Renders the rows `band` of `job` and copies them back (`counts` only if
-    /// `want_counts`).
+    /// `want_counts`): [`GpuRenderer::render`] for a float job.
     ///
     /// # Panics
-    /// If the band holds more than the capacity's pixels or leaves the image (programming
-    /// errors).
+    /// As [`GpuRenderer::queue`].
     ///
     /// # Errors
     /// [`GpuError::Launch`] if the kernel fails, [`GpuError::Driver`] if a copy fails.
@@ -397,9 +565,20 @@ impl<'g> GpuRenderer<'g> {
         band: Band,
         want_counts: bool,
     ) -> Result<BandImage, GpuError> {
+        self.render(FloatJob { job, precision }, band, want_counts)
+    }
+
+    /// [`GpuRenderer::queue`] for a float job ([`GpuRenderer::render_band`]).
+    fn queue_float(
+        &mut self,
+        job: &RenderJob<f64>,
+        precision: Precision,
+        band: Band,
+        want_counts: bool,
+    ) -> Result<QueuedBand, GpuError> {
         let len = job.width_px as usize * band.rows as usize;
         assert!(
-            len <= self.capacity_px,
+            len <= self.capacity_px && len <= self.staging[0].len(),
             "band of {len} pixels exceeds the buffers"
         );
         assert!(
@@ -413,11 +592,11 @@ impl<'g> GpuRenderer<'g> {
             &mut self.table,
             &mut self.table_for,
         )?;
-        let mut copies = CopyTimes {
+        let copies = CopyTimes {
             htod: table.htod,
             dtoh: Duration::ZERO,
         };
-        let times = launch_render(
+        let kernels = queue_render(
             self.gpu,
             &self.kernels,
             job,
@@ -430,27 +609,8 @@ impl<'g> GpuRenderer<'g> {
                 rgb: &mut self.rgb,
             },
         )?;
-        let rgb = self.rgb_to_host(len, &mut copies)?;
-        let counts = if want_counts {
-            let started = Instant::now();
-            let counts = self
-                .counts
-                .index(0..len)?
-                .as_host_vec()
-                .gpu_context("copying escape times to the host")?;
-            copies.dtoh += started.elapsed();
-            counts
-        } else {
-            Vec::new()
-        };
-        Ok(BandImage {
-            band,
-            counts,
-            norms: Vec::new(),
-            rgb,
-            kernel: times.total(),
-            copies,
-        })
+        let counts_len = if want_counts { len } else { 0 };
+        self.queue_copies(band, len, kernels, copies, counts_len, false)
     }
 }
 
@@ -468,11 +628,8 @@ pub struct BandBuffers<'a> {
     pub rgb: &'a mut DeviceBuffer<Rgb>,
 }
 
-/// Renders `band` of `job` into `bufs` and waits; returns the kernel times from CUDA events.
-///
-/// One sample per pixel: the escape pass `mandelbrot_f32`/`_f64` writes escape times (and,
-/// for smooth colouring, `|z_n|²`), then the colour pass `colorize`, which looks discrete
-/// colours up in `bufs.table`. Supersampled: `mandelbrot_ss_*`, one kernel for both.
+/// Renders `band` of `job` into `bufs` and waits; returns the kernel times from CUDA events
+/// ([`queue_render`], then a wait for each kernel).
 ///
 /// # Panics
 /// If the buffers are smaller than the band (a programming error).
@@ -488,6 +645,35 @@ pub fn launch_render(
     band: Band,
     bufs: BandBuffers<'_>,
 ) -> Result<RenderTimes, GpuError> {
+    let queued = queue_render(gpu, kernels, job, precision, band, bufs)?;
+    let mut times = queued.iter().map(|k| k.time(gpu));
+    Ok(RenderTimes {
+        escape: times.next().transpose()?.unwrap_or_default(),
+        color: times.next().transpose()?.unwrap_or_default(),
+    })
+}
+
+/// Queues the render of `band` of `job` into `bufs` and returns without waiting: the escape
+/// pass's kernel, then the colour pass's if there is one, each between CUDA events.
+///
+/// One sample per pixel: the escape pass `mandelbrot_f32`/`_f64` writes escape times (and,
+/// for smooth colouring, `|z_n|²`), then the colour pass `colorize`, which looks discrete
+/// colours up in `bufs.table`. Supersampled: `mandelbrot_ss_*`, one kernel for both.
+///
+/// # Panics
+/// If the buffers are smaller than the band (a programming error).
+///
+/// # Errors
+/// [`GpuError::Launch`] if a launch fails, [`GpuError::ParamMismatch`] if the module
+/// disagrees with a kernel's signature, [`GpuError::Driver`] for event failures.
+pub(crate) fn queue_render(
+    gpu: &Gpu,
+    kernels: &RenderKernels,
+    job: &RenderJob<f64>,
+    precision: Precision,
+    band: Band,
+    bufs: BandBuffers<'_>,
+) -> Result<Vec<QueuedKernel>, GpuError> {
     let BandBuffers {
         counts,
         norms,
@@ -507,17 +693,14 @@ pub fn launch_render(
     if job.supersample > 1 {
         let escape = k
             .supersample
-            .run(gpu, precision, job, band, &mut counts, &mut rgb)?;
-        return Ok(RenderTimes {
-            escape,
-            color: Duration::ZERO,
-        });
+            .queue(gpu, precision, job, band, &mut counts, &mut rgb)?;
+        return Ok(vec![escape]);
     }
     // Discrete colouring needs no |z_n|²: an empty `norms` takes no writes.
     let mut norms = norms.index_mut(0..if smooth { len } else { 0 })?;
     let escape = k
         .escape
-        .run(gpu, precision, job, band, &mut counts, &mut norms)?;
+        .queue(gpu, precision, job, band, &mut counts, &mut norms)?;
     let grid = SampleGrid::single(job.width_px);
     let args = (
         job.coloring,
@@ -528,8 +711,8 @@ pub fn launch_render(
         &norms,
         &mut rgb,
     );
-    let color = run(gpu, &k.colorize, for_num_elems(len, 256)?, args)?;
-    Ok(RenderTimes { escape, color })
+    let color = queue(gpu, &k.colorize, for_num_elems(len, 256)?, args)?;
+    Ok(vec![escape, color])
 }
 
 /// Renders on this GPU with the default [`Style`]: one thread per pixel, 16×16 blocks.

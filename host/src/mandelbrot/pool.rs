@@ -18,7 +18,7 @@
 //! The reordering side (the calling thread's reorder buffer and the window's gate) is in
 //! `pool/reorder.rs`.
 
-use super::{BandImage, CopyTimes, FloatJob, GpuBandKernel, GpuRenderer, Precision};
+use super::{BandImage, CopyTimes, FloatJob, GpuBandKernel, GpuRenderer, Precision, QueuedBand};
 use crate::gpu::{Gpu, GpuError, driver_available};
 use common::{Band, RenderJob};
 use cust::pool::{Lease, Pool};
@@ -120,8 +120,11 @@ pub struct GpuShare {
     /// deep orbit and BLA table and the colour table up, colours and any escape times
     /// down).
     pub copies: CopyTimes,
-    /// Wall time spent rendering its bands (uploads, launches, kernels, copies back),
-    /// excluding time spent waiting for the reorder window.
+    /// Wall time spent on its bands' host side: queuing them (uploads, launches) and
+    /// finishing them (waiting for their kernels and copies, moving the colours out of
+    /// page-locked memory), excluding time spent waiting for the reorder window. A band is
+    /// finished while the next one runs on the GPU, so this is about the kernel time when
+    /// the host keeps up.
     pub busy: Duration,
     /// Wall time to set it up for the render before its first band: its band buffers, the
     /// page-locked staging buffer and its kernels ([`GpuRenderer::new`]).
@@ -296,7 +299,7 @@ impl GpuPool {
     ) -> Result<PoolReport, PoolError<E>> {
         let start = Instant::now();
         let max_rows = bands.iter().map(|b| b.rows).max().unwrap_or(0);
-        let capacity_px = work.width_px() as usize * max_rows as usize * work.buffer_px_per_px();
+        let capacity_px = work.width_px() as usize * max_rows as usize;
         let window = self.reorder_window();
         let next_band = AtomicUsize::new(0);
         let gate = Gate::default();
@@ -393,6 +396,7 @@ struct Worker<'a, K> {
     work: &'a K,
     bands: &'a [Band],
     want_counts: bool,
+    /// Pixels of the largest band ([`GpuRenderer::with_samples`]).
     capacity_px: usize,
     window: usize,
     next_band: &'a AtomicUsize,
@@ -400,6 +404,41 @@ struct Worker<'a, K> {
 }
 
 impl<'a, K: GpuBandKernel> Worker<'a, K> {
+    /// Finishes the queued band `pending` (number `.0` of `bands`), if any, and sends it,
+    /// or its failure, to the reordering thread; `false` if it failed or nobody listens.
+    fn finish(
+        &self,
+        renderer: &mut GpuRenderer<'_>,
+        pending: Option<(usize, QueuedBand)>,
+        tally: &mut Tally,
+        tx: &mpsc::Sender<Message>,
+    ) -> bool {
+        let Some((index, queued)) = pending else {
+            return true;
+        };
+        let band = queued.band();
+        let started = Instant::now();
+        let finished = renderer.finish(queued);
+        tally.busy += started.elapsed();
+        match finished {
+            Ok(image) => {
+                tally.bands += 1;
+                tally.rows += u64::from(band.rows);
+                tally.kernel += image.kernel;
+                tally.copies += image.copies;
+                tx.send(Message::Band(index, image)).is_ok()
+            }
+            Err(source) => {
+                let _ = tx.send(Message::Failed {
+                    ordinal: renderer.gpu().context().ordinal(),
+                    step: GpuStep::Band { index, band },
+                    source,
+                });
+                false
+            }
+        }
+    }
+
     /// Waits for a GPU of the pool while bands are left and the render runs.
     fn lease(&self) -> Option<Lease<'a, Gpu>> {
         loop {
@@ -423,7 +462,7 @@ impl<'a, K: GpuBandKernel> Worker<'a, K> {
         let gpu = lease.item();
         let ordinal = gpu.context().ordinal();
         let started = Instant::now();
-        let made = GpuRenderer::new(gpu, self.capacity_px);
+        let made = GpuRenderer::with_samples(gpu, self.capacity_px, self.work.buffer_px_per_px());
         tally.setup = started.elapsed();
         let mut renderer = match made {
             Ok(r) => r,
@@ -436,39 +475,176 @@ impl<'a, K: GpuBandKernel> Worker<'a, K> {
                 return tally;
             }
         };
+        // One band ahead: band i+1 is queued on the GPU before band i's colours are moved
+        // out of their staging buffer, so the host's work overlaps the GPU's.
+        let mut pending: Option<(usize, QueuedBand)> = None;
         loop {
             let index = self.next_band.fetch_add(1, Ordering::Relaxed);
             let Some(&band) = self.bands.get(index) else {
                 break;
             };
             // Bands are taken in increasing order, so the one the sink needs next is held by
-            // a worker that is not waiting here: this cannot deadlock.
+            // a worker that is not waiting here: a worker hands its pending band over before
+            // it waits, so this cannot deadlock.
+            if !self.gate.admits(index, self.window)
+                && !self.finish(&mut renderer, pending.take(), &mut tally, tx)
+            {
+                return tally;
+            }
             if !self.gate.wait_for(index, self.window) {
                 break;
             }
             let started = Instant::now();
-            let rendered = renderer.render(self.work, band, self.want_counts);
+            let queued = renderer.queue(self.work, band, self.want_counts);
             tally.busy += started.elapsed();
-            match rendered {
-                Ok(image) => {
-                    tally.bands += 1;
-                    tally.rows += u64::from(band.rows);
-                    tally.kernel += image.kernel;
-                    tally.copies += image.copies;
-                    if tx.send(Message::Band(index, image)).is_err() {
+            match queued {
+                Ok(queued) => {
+                    let previous = pending.replace((index, queued));
+                    if !self.finish(&mut renderer, previous, &mut tally, tx) {
                         break;
                     }
                 }
                 Err(source) => {
-                    let _ = tx.send(Message::Failed {
-                        ordinal,
-                        step: GpuStep::Band { index, band },
-                        source,
-                    });
-                    break;
+                    // A fault of the previous band's kernels can surface only here: it is
+                    // reported first, as that band's.
+                    if self.finish(&mut renderer, pending.take(), &mut tally, tx) {
+                        let _ = tx.send(Message::Failed {
+                            ordinal,
+                            step: GpuStep::Band { index, band },
+                            source,
+                        });
+                    }
+                    return tally;
                 }
             }
         }
+        // Also after a stop: the band's work on the GPU is waited for before its buffers go.
+        self.finish(&mut renderer, pending, &mut tally, tx);
         tally
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        band::{BandKernel, RenderControl},
+        deep::{PerturbedJob, SharedOrbit, near_i, reference_orbit},
+        mandelbrot::{RenderParams, Style, render_band_cpu},
+    };
+    use common::{
+        Complex, Palette, Viewport,
+        palette::{Coloring, Shading},
+    };
+    use std::sync::atomic::AtomicBool;
+
+    /// Renders `work` on a pool of one emulated GPU in `bands` and returns the bands in the
+    /// order the sink got them.
+    fn pool_bands<K: GpuBandKernel>(work: K, bands: &[Band], want_counts: bool) -> Vec<BandImage> {
+        let pool = GpuPool::from_gpus(vec![Gpu::emulator(&crate::KERNELS).unwrap()]);
+        let mut got = Vec::new();
+        let report = pool
+            .render(work, bands, want_counts, |b| {
+                got.push(b);
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        assert_eq!(report.gpus[0].bands, bands.len());
+        got
+    }
+
+    /// A pool render queues each band before the previous one is finished (two staging
+    /// buffers in turn): the sink still gets every band in image order, byte for byte the
+    /// CPU's, for a perturbed job (supersampled, smooth) and an f64 job, with bands of
+    /// unequal heights and with and without escape times.
+    #[test]
+    fn pipelined_bands_arrive_in_order_and_equal_the_cpu() {
+        let bands = Band::split(23, 3).collect::<Vec<_>>();
+        assert!(bands.len() > 4 && bands.last().unwrap().rows < 3);
+
+        let v = near_i(30, 10, 23).unwrap();
+        let coloring = Coloring::smooth(Palette::Fire);
+        let orbit: SharedOrbit =
+            reference_orbit(&v.center_re, &v.center_im, v.precision_bits, 300).into();
+        let deep = PerturbedJob::prepare(
+            v.job(300, coloring.bailout_sqr::<f64>()),
+            2,
+            coloring,
+            orbit,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        for want_counts in [false, true] {
+            let got = pool_bands(&deep, &bands, want_counts);
+            assert_eq!(got.len(), bands.len());
+            for (b, &band) in got.iter().zip(&bands) {
+                assert_eq!(b.band, band, "bands out of order");
+                let cpu = deep
+                    .render_cpu_until(band, want_counts, &RenderControl::new())
+                    .unwrap();
+                assert_eq!(b.rgb, cpu.rgb, "deep band {band:?}");
+                assert_eq!(b.counts, cpu.counts, "deep band {band:?}");
+                assert_eq!(b.norms, cpu.norms, "deep band {band:?}");
+            }
+        }
+
+        let params = RenderParams {
+            view: Viewport::from_center_scale(16, 23, Complex::new(-0.75, 0.1), 3.0).unwrap(),
+            max_iter: 200,
+            precision: Precision::F64,
+            palette: Palette::Electric,
+        };
+        for shading in [Shading::Discrete, Shading::Smooth] {
+            let style = Style {
+                shading,
+                ..Style::default()
+            };
+            let job = params.job(&style);
+            let work = FloatJob {
+                job: &job,
+                precision: Precision::F64,
+            };
+            let got = pool_bands(work, &bands, true);
+            for (b, &band) in got.iter().zip(&bands) {
+                assert_eq!(b.band, band, "bands out of order");
+                let cpu = render_band_cpu(&job, Precision::F64, band, true);
+                assert_eq!(b.rgb, cpu.rgb, "{shading:?} band {band:?}");
+                assert_eq!(b.counts, cpu.counts, "{shading:?} band {band:?}");
+            }
+        }
+    }
+
+    /// A renderer holds at most two queued bands, one per staging buffer: finishing them
+    /// in turn gives each band its own colours, and queuing a third first is refused.
+    #[test]
+    fn a_renderer_queues_two_bands_and_refuses_a_third() {
+        let gpu = Gpu::emulator(&crate::KERNELS).unwrap();
+        let params = RenderParams {
+            view: Viewport::from_center_scale(8, 6, Complex::new(-0.75, 0.1), 3.0).unwrap(),
+            max_iter: 100,
+            precision: Precision::F64,
+            palette: Palette::Fire,
+        };
+        let job = params.job(&Style::default());
+        let work = FloatJob {
+            job: &job,
+            precision: Precision::F64,
+        };
+        let mut renderer = GpuRenderer::new(&gpu, 8 * 3).unwrap();
+        let bands = [0, 3].map(|first_row| Band { first_row, rows: 3 });
+        let first = renderer.queue(work, bands[0], false).unwrap();
+        let second = renderer.queue(work, bands[1], false).unwrap();
+        let third = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            renderer.queue(work, bands[0], false)
+        }));
+        assert!(third.is_err(), "a third queued band was accepted");
+        for (queued, band) in [first, second].into_iter().zip(bands) {
+            let b = renderer.finish(queued).unwrap();
+            assert_eq!(b.band, band);
+            assert_eq!(
+                b.rgb,
+                render_band_cpu(&job, Precision::F64, band, false).rgb
+            );
+        }
     }
 }

@@ -39,9 +39,10 @@ pub enum BandRenderers {
 /// - the band being rendered on the CPU holds escape times, 4 bytes a pixel, for f32/f64
 ///   (`host::mandelbrot::cpu`), and escape times and `|z|²` of every sample, 8 bytes a
 ///   sample, for perturbation (`PerturbedJob`'s `BandKernel::render_cpu_until`);
-/// - each GPU holds page-locked memory for colours, 3 bytes per element of its band
-///   buffers, which hold every sample of a perturbed band (`GpuRenderer::new`); perturbed
-///   bands are coloured on the GPU, so their samples' escape times and `|z|²` stay there;
+/// - each GPU holds page-locked memory for colours, two staging buffers of 3 bytes a pixel
+///   (`GpuRenderer::with_samples`: one band's colours come back while the previous band's
+///   are moved out); perturbed bands are coloured on the GPU, so their samples' escape
+///   times and `|z|²` stay there;
 /// - with `--verify`, every band in flight keeps its escape times (and `|z|²` of perturbed
 ///   samples), and the check renders one band on the CPU again.
 #[derive(Clone, Copy, Debug)]
@@ -81,7 +82,7 @@ impl BandMemory {
         match self.renderers {
             BandRenderers::Cpu => colors + counts,
             BandRenderers::Gpus { count, .. } => {
-                let staging = Self::COLOR_BYTES * self.perturbed_samples.unwrap_or(1);
+                let staging = 2 * Self::COLOR_BYTES;
                 let verify = if self.verify {
                     // Kept by every band in flight (the GPU's copies among them), and the
                     // check's own CPU band.

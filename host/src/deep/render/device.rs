@@ -66,23 +66,24 @@ fn upload_shared<'s, T: cust::memory::DeviceCopy>(
     Ok(&slot.insert(entry).1)
 }
 
-/// The times of one [`launch_perturbed`].
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PerturbedTimes {
-    /// The kernel (CUDA events around the launch).
-    pub(crate) kernel: Duration,
+/// One [`launch_perturbed`]: its kernel, queued, and the uploads' time.
+#[derive(Debug)]
+pub(crate) struct PerturbedLaunch {
+    /// The kernel, between CUDA events, not waited for.
+    pub(crate) kernel: crate::gpu::QueuedKernel,
     /// Host time of the orbit's and the BLA table's uploads (device allocation, copy and
     /// wait); about zero when both were on the device already.
     pub(crate) htod: Duration,
 }
 
-/// Launches `kernels::mandelbrot::mandelbrot_perturb` (`perturb`, resolved once per GPU) for
-/// the samples of image rows `band` of `job` into the first samples of `counts` and `norms`, uploading the orbit and BLA
-/// table into `upload` unless they are there already, and waits; returns the kernel time
-/// (CUDA events) and the uploads' time.
+/// Queues `kernels::mandelbrot::mandelbrot_perturb` (`perturb`, resolved once per GPU) for
+/// the samples of image rows `band` of `job` into the first samples of `counts` and
+/// `norms`, uploading the orbit and BLA table into `upload` unless they are there already;
+/// returns without waiting for the kernel ([`crate::gpu::QueuedKernel::time`] waits and
+/// gives its time), with the uploads' time.
 ///
 /// # Errors
-/// [`GpuError`] if an upload, the launch or the wait fails.
+/// [`GpuError`] if an upload or the launch fails.
 pub(crate) fn launch_perturbed(
     gpu: &Gpu,
     perturb: &TypedFunction<PerturbParams, Safe>,
@@ -91,7 +92,7 @@ pub(crate) fn launch_perturbed(
     band: Band,
     counts: &mut DeviceBuffer<u32>,
     norms: &mut DeviceBuffer<f32>,
-) -> Result<PerturbedTimes, GpuError> {
+) -> Result<PerturbedLaunch, GpuError> {
     let uploading = Instant::now();
     let orbit_dev = upload_shared(
         gpu,
@@ -120,11 +121,11 @@ pub(crate) fn launch_perturbed(
     let cfg = crate::launch::for_image(sjob.width_px, sband.rows);
     let mut c = counts.index_mut(0..len)?;
     let mut z = norms.index_mut(0..len)?;
-    let kernel = crate::gpu::run(
+    let kernel = crate::gpu::queue(
         gpu,
         perturb,
         cfg,
         (sjob, sband, &orbit, &table, &mut c, &mut z),
     )?;
-    Ok(PerturbedTimes { kernel, htod })
+    Ok(PerturbedLaunch { kernel, htod })
 }

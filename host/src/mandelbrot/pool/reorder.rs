@@ -57,6 +57,13 @@ impl Gate {
         self.lock().stop
     }
 
+    /// Whether band `index` is inside the window (`index < emitted + window`) or the render
+    /// stopped: [`Gate::wait_for`] would return at once.
+    pub(super) fn admits(&self, index: usize, window: usize) -> bool {
+        let state = self.lock();
+        state.stop || index < state.emitted + window
+    }
+
     /// Waits until band `index` is inside the window (`index < emitted + window`); `false`
     /// if the render stopped meanwhile.
     pub(super) fn wait_for(&self, index: usize, window: usize) -> bool {
