@@ -629,7 +629,7 @@ pub struct BandBuffers<'a> {
 }
 
 /// Renders `band` of `job` into `bufs` and waits; returns the kernel times from CUDA events
-/// ([`queue_render`], then a wait for each kernel).
+/// (`queue_render`, then a wait for each kernel).
 ///
 /// # Panics
 /// If the buffers are smaller than the band (a programming error).
