@@ -363,7 +363,7 @@ impl<'g> GpuRenderer<'g> {
         want_counts: bool,
     ) -> Result<QueuedBand, GpuError> {
         assert!(
-            self.in_slot[self.next_slot].is_none(),
+            self.in_slot.iter().any(Option::is_none),
             "two bands are queued on this renderer already: finish one first"
         );
         work.queue_gpu(self, band, want_counts)
@@ -505,7 +505,12 @@ impl<'g> GpuRenderer<'g> {
         counts_len: usize,
         with_norms: bool,
     ) -> Result<QueuedBand, GpuError> {
-        let slot = self.next_slot;
+        // The staging buffers in turn, or the free one (bands may be finished out of order).
+        let slot = if self.in_slot[self.next_slot].is_none() {
+            self.next_slot
+        } else {
+            1 - self.next_slot
+        };
         let stream = self.gpu.stream();
         let copy_start = Event::new_in(self.gpu.context(), EventFlags::DEFAULT)?;
         copy_start.record(stream)?;
@@ -514,13 +519,13 @@ impl<'g> GpuRenderer<'g> {
         copy_end.record(stream)?;
         let ticket = self.next_ticket;
         self.next_ticket += 1;
-        self.in_slot[slot] = Some(ticket);
-        self.next_slot = 1 - slot;
         let (mut counts, mut norms) = (Vec::new(), Vec::new());
         if counts_len > 0 {
             for k in &kernels {
                 k.wait(self.gpu)?;
             }
+            // The colours' copy ahead of these in the stream is timed by its events already.
+            copy_end.synchronize()?;
             let started = Instant::now();
             counts = self
                 .counts
@@ -536,6 +541,10 @@ impl<'g> GpuRenderer<'g> {
             }
             copies.dtoh += started.elapsed();
         }
+        // Taken only now: a failure above leaves the slot free (its copy is stream-ordered
+        // before any later one into it, and nothing reads it).
+        self.in_slot[slot] = Some(ticket);
+        self.next_slot = 1 - slot;
         Ok(QueuedBand {
             band,
             px,

@@ -109,7 +109,8 @@ impl RenderTimes {
 pub struct GpuTimings {
     /// Kernel execution time (CUDA events around the launches).
     pub kernel: Duration,
-    /// The bands' copies between host and device, by direction (host timers: [`CopyTimes`]).
+    /// The bands' copies between host and device, by direction ([`CopyTimes`]: CUDA events
+    /// for the colours, host timers for the rest).
     pub copies: CopyTimes,
     /// Whole render: allocation, launches, copies back to the host.
     pub total: Duration,

@@ -503,10 +503,22 @@ impl<'a, K: GpuBandKernel> Worker<'a, K> {
                     if !self.finish(&mut renderer, previous, &mut tally, tx) {
                         break;
                     }
+                    // With escape times `queue` has waited for the band's kernels already:
+                    // finish it now, so that a failure is always its own band's (a GPU fault
+                    // fails every later call, so a band finished while the next one runs
+                    // could be named for the next one's fault).
+                    if self.want_counts
+                        && !self.finish(&mut renderer, pending.take(), &mut tally, tx)
+                    {
+                        break;
+                    }
                 }
                 Err(source) => {
-                    // A fault of the previous band's kernels can surface only here: it is
-                    // reported first, as that band's.
+                    // A fault of the previous band's kernels surfaces here too: that band is
+                    // finished and reported first. Without escape times a fault of this band's
+                    // kernels while the previous one is being finished is reported as the
+                    // previous band's (CUDA's errors stick to the context): the GPU is named
+                    // right, the band may be the one before.
                     if self.finish(&mut renderer, pending.take(), &mut tally, tx) {
                         let _ = tx.send(Message::Failed {
                             ordinal,
@@ -617,7 +629,7 @@ mod tests {
     /// A renderer holds at most two queued bands, one per staging buffer: finishing them
     /// in turn gives each band its own colours, and queuing a third first is refused.
     #[test]
-    fn a_renderer_queues_two_bands_and_refuses_a_third() {
+    fn a_renderer_queues_two_bands_refuses_a_third_and_reuses_the_one_finished() {
         let gpu = Gpu::emulator(&crate::KERNELS).unwrap();
         let params = RenderParams {
             view: Viewport::from_center_scale(8, 6, Complex::new(-0.75, 0.1), 3.0).unwrap(),
@@ -638,13 +650,14 @@ mod tests {
             renderer.queue(work, bands[0], false)
         }));
         assert!(third.is_err(), "a third queued band was accepted");
-        for (queued, band) in [first, second].into_iter().zip(bands) {
+        // Finished out of order, the freed buffer takes the next band.
+        let cpu = |band| render_band_cpu(&job, Precision::F64, band, false).rgb;
+        let b = renderer.finish(second).unwrap();
+        assert_eq!((b.band, b.rgb), (bands[1], cpu(bands[1])));
+        let again = renderer.queue(work, bands[1], false).unwrap();
+        for (queued, band) in [(first, bands[0]), (again, bands[1])] {
             let b = renderer.finish(queued).unwrap();
-            assert_eq!(b.band, band);
-            assert_eq!(
-                b.rgb,
-                render_band_cpu(&job, Precision::F64, band, false).rgb
-            );
+            assert_eq!((b.band, b.rgb), (band, cpu(band)));
         }
     }
 }

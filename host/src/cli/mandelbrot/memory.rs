@@ -178,10 +178,19 @@ pub fn default_band_rows(job: &RenderJob<f64>, gpus: usize) -> u32 {
     rows.min(job.height_px.div_ceil(per_gpu)).max(1)
 }
 
-/// The band renderer: `gpu` with band buffers of `capacity_px` pixels, or the CPU.
-pub fn band_renderer(gpu: Option<&Gpu>, capacity_px: usize) -> Result<BandRenderer<'_>> {
+/// The band renderer: `gpu` with band buffers of `capacity_px` pixels of `samples_per_px`
+/// samples each (page-locked staging for the pixels' colours only), or the CPU.
+pub fn band_renderer(
+    gpu: Option<&Gpu>,
+    capacity_px: usize,
+    samples_per_px: usize,
+) -> Result<BandRenderer<'_>> {
     Ok(match gpu {
-        Some(gpu) => BandRenderer::Gpu(Box::new(GpuRenderer::new(gpu, capacity_px)?)),
+        Some(gpu) => BandRenderer::Gpu(Box::new(GpuRenderer::with_samples(
+            gpu,
+            capacity_px,
+            samples_per_px,
+        )?)),
         None => BandRenderer::Cpu,
     })
 }

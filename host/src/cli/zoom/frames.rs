@@ -59,7 +59,8 @@ impl<'g, 'a> FrameRenderer<'g, 'a> {
         };
         let renderer = crate::cli::mandelbrot::band_renderer(
             gpu,
-            args.width as usize * capacity_rows as usize * samples,
+            args.width as usize * capacity_rows as usize,
+            samples,
         )?;
         Ok(Self {
             args,
