@@ -244,7 +244,10 @@ impl<P: ParamSizes, S> Resolved<P, S> {
 /// the `Default` puts no `Default` bound on the type parameter, which is an element or
 /// marker type that has none to give; a bound written on the struct is kept on the impl.
 ///
-/// ```ignore
+/// How `vector/reduce.rs` uses it (the macro is private to the crate, so this is not a
+/// doctest; the tables of `vector`, `matmul` and `attention` compile it):
+///
+/// ```text
 /// kernel_table! {
 ///     /// The reductions of element type `T`.
 ///     struct ReduceKernels<T> {
