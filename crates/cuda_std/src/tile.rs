@@ -295,7 +295,9 @@ impl<const STAGES: u32> Pipeline<STAGES> {
     ///
     /// # Safety
     /// As [`Pipeline::consumer_release`], in each of those blocks: with `CTAS` > 1 the
-    /// kernel is launched with clusters of at least `CTAS` blocks, each block's pipeline
+    /// kernel is launched with clusters of exactly `CTAS` blocks (a larger cluster's blocks
+    /// `CTAS..` would arrive on the barriers of ranks `0..CTAS`, not their own group's),
+    /// each block's pipeline
     /// lies at the same shared-memory offset and counts these arrivals in its
     /// `consumer_arrivals`, no block of the cluster has exited (a final cluster barrier),
     /// and the stage was only read through the async proxy or the reads need no
