@@ -145,6 +145,12 @@ pub const WG_C_BYTES: u32 = 2 * 2 * WG_C_BOX_BYTES;
 pub const WG_SHARED_BYTES: u32 =
     WG_STAGES * WG_STAGE_BYTES + WG_C_BYTES + 1024 + Pipeline::<WG_STAGES>::SHARED_BYTES;
 const _: () = assert!(WG_SHARED_BYTES <= 227 * 1024);
+// The cluster's blocks multicast one `BHalf` each: together exactly one `BStage`, the bytes
+// every block's full barrier expects (`(AStage, BStage)`).
+const _: () = assert!(
+    WG_BN.is_multiple_of(WG_CLUSTER_M),
+    "the cluster's B halves must add up to the B stage"
+);
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 // The entry points take 8 parameters (m, n, k, three tensor maps' pointers, C, a flag);
