@@ -210,10 +210,13 @@ pub struct GpuRenderer<'g> {
     table_for: Option<(Coloring, u32)>,
     /// Page-locked host memory the colours are copied into, one colour per band pixel: a
     /// pageable copy of a 100 MB band ran at about 1 GB/s on an H200 machine while the PNG
-    /// encoder's threads were busy. Two, used in turn by queued bands.
-    staging: [LockedBuffer<Rgb>; 2],
-    /// The staging buffer the next queued band uses.
-    next_slot: usize,
+    /// encoder's threads were busy. Two, the first free one taking the next queued band;
+    /// the second is allocated when a band is queued while the first is taken (one
+    /// 1920×1080 buffer took 3.5–5 ms to allocate on an H200 machine, so a render of one band
+    /// does not pay for two).
+    staging: [Option<LockedBuffer<Rgb>>; 2],
+    /// Pixels a staging buffer holds.
+    staging_px: usize,
     /// The ticket of the queued band whose colours each staging buffer holds (`None`: free).
     in_slot: [Option<u64>; 2],
     /// The ticket of the next queued band.
@@ -227,7 +230,7 @@ impl std::fmt::Debug for GpuRenderer<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GpuRenderer")
             .field("capacity_px", &self.capacity_px)
-            .field("staging_px", &self.staging[0].len())
+            .field("staging_px", &self.staging_px)
             .finish_non_exhaustive()
     }
 }
@@ -294,8 +297,8 @@ impl<'g> GpuRenderer<'g> {
         let rgb = DeviceBuffer::zeroed_async(capacity_px, stream)
             .gpu_context("allocating the colour buffer")?;
         let staging = [
-            LockedBuffer::new_in(gpu.context(), &[0u8; 3], staging_px)?,
-            LockedBuffer::new_in(gpu.context(), &[0u8; 3], staging_px)?,
+            Some(LockedBuffer::new_in(gpu.context(), &[0u8; 3], staging_px)?),
+            None,
         ];
         let table = DeviceBuffer::zeroed_async(COLOR_TABLE_LEN, stream)
             .gpu_context("allocating the colour table")?;
@@ -308,7 +311,7 @@ impl<'g> GpuRenderer<'g> {
             table,
             table_for: None,
             staging,
-            next_slot: 0,
+            staging_px,
             in_slot: [None; 2],
             next_ticket: 0,
             capacity_px,
@@ -389,7 +392,10 @@ impl<'g> GpuRenderer<'g> {
         for k in &queued.kernels {
             kernel += k.time(self.gpu)?;
         }
-        let staged = self.staging[queued.slot].try_as_slice()?;
+        let staged = self.staging[queued.slot]
+            .as_ref()
+            .expect("a queued band's staging buffer exists")
+            .try_as_slice()?;
         let mut copies = queued.copies;
         copies.dtoh += queued.copy_end.elapsed(&queued.copy_start)?;
         Ok(BandImage {
@@ -437,7 +443,7 @@ impl<'g> GpuRenderer<'g> {
         let px = p.job.width_px as usize * band.rows as usize;
         let len = px * p.buffer_px_per_px();
         assert!(
-            len <= self.capacity_px && px <= self.staging[0].len(),
+            len <= self.capacity_px && px <= self.staging_px,
             "band of {len} samples exceeds the buffers"
         );
         assert!(
@@ -505,16 +511,21 @@ impl<'g> GpuRenderer<'g> {
         counts_len: usize,
         with_norms: bool,
     ) -> Result<QueuedBand, GpuError> {
-        // The staging buffers in turn, or the free one (bands may be finished out of order).
-        let slot = if self.in_slot[self.next_slot].is_none() {
-            self.next_slot
-        } else {
-            1 - self.next_slot
-        };
+        // The first free staging buffer (`queue` checked that one is), the second made on
+        // its first use.
+        let slot = usize::from(self.in_slot[0].is_some());
+        if self.staging[slot].is_none() {
+            self.staging[slot] = Some(LockedBuffer::new_in(
+                self.gpu.context(),
+                &[0u8; 3],
+                self.staging_px,
+            )?);
+        }
+        let staging = self.staging[slot].as_mut().expect("made above");
         let stream = self.gpu.stream();
         let copy_start = Event::new_in(self.gpu.context(), EventFlags::DEFAULT)?;
         copy_start.record(stream)?;
-        self.staging[slot].async_copy_prefix_from(&self.rgb.index(0..px)?, stream)?;
+        staging.async_copy_prefix_from(&self.rgb.index(0..px)?, stream)?;
         let copy_end = Event::new_in(self.gpu.context(), EventFlags::DEFAULT)?;
         copy_end.record(stream)?;
         let ticket = self.next_ticket;
@@ -544,7 +555,6 @@ impl<'g> GpuRenderer<'g> {
         // Taken only now: a failure above leaves the slot free (its copy is stream-ordered
         // before any later one into it, and nothing reads it).
         self.in_slot[slot] = Some(ticket);
-        self.next_slot = 1 - slot;
         Ok(QueuedBand {
             band,
             px,
@@ -587,7 +597,7 @@ impl<'g> GpuRenderer<'g> {
     ) -> Result<QueuedBand, GpuError> {
         let len = job.width_px as usize * band.rows as usize;
         assert!(
-            len <= self.capacity_px && len <= self.staging[0].len(),
+            len <= self.capacity_px && len <= self.staging_px,
             "band of {len} pixels exceeds the buffers"
         );
         assert!(
@@ -790,4 +800,40 @@ pub fn render_mandelbrot_styled(
     style: &Style,
 ) -> Result<(Image, GpuTimings), GpuError> {
     render_mandelbrot_banded(gpu, params, style, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mandelbrot::{RenderParams, Style};
+    use common::{Complex, Palette, Viewport};
+
+    /// A renderer makes its second staging buffer only when a band is queued while the
+    /// first is taken: bands rendered one at a time use one.
+    #[test]
+    fn the_second_staging_buffer_is_made_only_for_a_second_queued_band() {
+        let gpu = Gpu::emulator(&crate::KERNELS).unwrap();
+        let params = RenderParams {
+            view: Viewport::from_center_scale(8, 6, Complex::new(-0.75, 0.1), 3.0).unwrap(),
+            max_iter: 100,
+            precision: Precision::F64,
+            palette: Palette::Fire,
+        };
+        let job = params.job(&Style::default());
+        let work = FloatJob {
+            job: &job,
+            precision: Precision::F64,
+        };
+        let mut renderer = GpuRenderer::new(&gpu, 8 * 3).unwrap();
+        let bands = [0, 3].map(|first_row| Band { first_row, rows: 3 });
+        for band in bands {
+            renderer.render(work, band, false).unwrap();
+        }
+        assert!(renderer.staging[1].is_none(), "made for bands one at a time");
+        let first = renderer.queue(work, bands[0], false).unwrap();
+        let second = renderer.queue(work, bands[1], false).unwrap();
+        assert!(renderer.staging[1].is_some());
+        renderer.finish(first).unwrap();
+        renderer.finish(second).unwrap();
+    }
 }
