@@ -829,7 +829,10 @@ mod tests {
         for band in bands {
             renderer.render(work, band, false).unwrap();
         }
-        assert!(renderer.staging[1].is_none(), "made for bands one at a time");
+        assert!(
+            renderer.staging[1].is_none(),
+            "made for bands one at a time"
+        );
         let first = renderer.queue(work, bands[0], false).unwrap();
         let second = renderer.queue(work, bands[1], false).unwrap();
         assert!(renderer.staging[1].is_some());
