@@ -803,29 +803,46 @@ pub fn render_mandelbrot_styled(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::mandelbrot::{RenderParams, Style};
     use common::{Complex, Palette, Viewport};
 
-    /// A renderer makes its second staging buffer only when a band is queued while the
-    /// first is taken: bands rendered one at a time use one.
-    #[test]
-    fn the_second_staging_buffer_is_made_only_for_a_second_queued_band() {
-        let gpu = Gpu::emulator(&crate::KERNELS).unwrap();
+    /// An 8×6 f64 job of the whole set at 100 iterations, for renderer tests.
+    pub(crate) fn small_f64_job() -> RenderJob<f64> {
         let params = RenderParams {
             view: Viewport::from_center_scale(8, 6, Complex::new(-0.75, 0.1), 3.0).unwrap(),
             max_iter: 100,
             precision: Precision::F64,
             palette: Palette::Fire,
         };
-        let job = params.job(&Style::default());
+        params.job(&Style::default())
+    }
+
+    /// [`small_f64_job`]'s two bands of 3 rows.
+    pub(crate) const TWO_BANDS: [Band; 2] = [
+        Band {
+            first_row: 0,
+            rows: 3,
+        },
+        Band {
+            first_row: 3,
+            rows: 3,
+        },
+    ];
+
+    /// A renderer makes its second staging buffer only when a band is queued while the
+    /// first is taken: bands rendered one at a time use one.
+    #[test]
+    fn the_second_staging_buffer_is_made_only_for_a_second_queued_band() {
+        let gpu = Gpu::emulator(&crate::KERNELS).unwrap();
+        let job = small_f64_job();
         let work = FloatJob {
             job: &job,
             precision: Precision::F64,
         };
         let mut renderer = GpuRenderer::new(&gpu, 8 * 3).unwrap();
-        let bands = [0, 3].map(|first_row| Band { first_row, rows: 3 });
+        let bands = TWO_BANDS;
         for band in bands {
             renderer.render(work, band, false).unwrap();
         }

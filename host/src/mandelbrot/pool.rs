@@ -631,19 +631,13 @@ mod tests {
     #[test]
     fn a_renderer_queues_two_bands_refuses_a_third_and_reuses_the_one_finished() {
         let gpu = Gpu::emulator(&crate::KERNELS).unwrap();
-        let params = RenderParams {
-            view: Viewport::from_center_scale(8, 6, Complex::new(-0.75, 0.1), 3.0).unwrap(),
-            max_iter: 100,
-            precision: Precision::F64,
-            palette: Palette::Fire,
-        };
-        let job = params.job(&Style::default());
+        let job = crate::mandelbrot::gpu::tests::small_f64_job();
         let work = FloatJob {
             job: &job,
             precision: Precision::F64,
         };
         let mut renderer = GpuRenderer::new(&gpu, 8 * 3).unwrap();
-        let bands = [0, 3].map(|first_row| Band { first_row, rows: 3 });
+        let bands = crate::mandelbrot::gpu::tests::TWO_BANDS;
         let first = renderer.queue(work, bands[0], false).unwrap();
         let second = renderer.queue(work, bands[1], false).unwrap();
         let third = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
