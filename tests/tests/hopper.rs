@@ -293,7 +293,7 @@ fn check_wgmma<T: cust::memory::DeviceCopy>(
     }
 }
 
-/// `wgmma` bf16, f16 and tf32 for N = 64, 128, 256, no-swizzle and 128-byte-swizzle tiles
+/// `wgmma` bf16, f16 and tf32 for N = 64, 128, 256 (bf16, f16: and 176), no-swizzle and 128-byte-swizzle tiles
 /// (on the GPU, or on the CPU emulator, which reads the tiles through the same descriptors).
 #[test]
 fn wgmma_matches_the_cpu_model() {
@@ -317,9 +317,11 @@ fn wgmma_matches_the_cpu_model() {
     }
     case!("bf16", probe::wgmma_bf16_n64, 64, 64, bf16);
     case!("bf16", probe::wgmma_bf16_n128, 128, 64, bf16);
+    case!("bf16", probe::wgmma_bf16_n176, 176, 64, bf16);
     case!("bf16", probe::wgmma_bf16_n256, 256, 64, bf16);
     case!("f16", probe::wgmma_f16_n64, 64, 64, f16);
     case!("f16", probe::wgmma_f16_n128, 128, 64, f16);
+    case!("f16", probe::wgmma_f16_n176, 176, 64, f16);
     case!("f16", probe::wgmma_f16_n256, 256, 64, f16);
     case!("tf32", probe::wgmma_tf32_n64, 64, 32, |x: f32| x);
     case!("tf32", probe::wgmma_tf32_n128, 128, 32, |x: f32| x);

@@ -9,7 +9,9 @@
 //! `(row, col)` that [`layout::acc_row_col`] gives. Shapes here: `m64nNk16` with `.bf16` or
 //! `.f16` inputs, `m64nNk8` with `.tf32` inputs and `m64nNk32` with `.e4m3` or `.e5m2`
 //! inputs (FP8: [`F8E4M3`](crate::half::F8E4M3), [`F8E5M2`](crate::half::F8E5M2)), for
-//! N = 64, 128, 256, all with an `f32` accumulator. Each instruction reads 32 bytes of K per
+//! N = 64, 128, 256, and N = 176 for `.bf16` and `.f16` with both operands in shared memory
+//! (attention's key tile of 176; PTX ISA §9.7.15.2 "Matrix Shape" allows any multiple of 8
+//! up to 256 for these types), all with an `f32` accumulator. Each instruction reads 32 bytes of K per
 //! row of `A` and column of `B`.
 //!
 //! The instruction is asynchronous. The protocol (PTX ISA §9.7.15.6 "Asynchronous Warpgroup
@@ -244,6 +246,12 @@ wgmma_16bit!(
     "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"
 );
 wgmma_16bit!(
+    mma_m64n176k16_f32_bf16,
+    88,
+    "bf16",
+    "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16"
+);
+wgmma_16bit!(
     mma_m64n256k16_f32_bf16,
     128,
     "bf16",
@@ -260,6 +268,12 @@ wgmma_16bit!(
     64,
     "f16",
     "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"
+);
+wgmma_16bit!(
+    mma_m64n176k16_f32_f16,
+    88,
+    "f16",
+    "wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16"
 );
 wgmma_16bit!(
     mma_m64n256k16_f32_f16,

@@ -128,6 +128,10 @@ wgmma_probe!(
     wgmma_bf16_n128, u16, 128, wgmma::mma_m64n128k16_f32_bf16::<false, false>
 );
 wgmma_probe!(
+    /// `wgmma` m64n176k16 `.bf16` (attention's key tile of 176).
+    wgmma_bf16_n176, u16, 176, wgmma::mma_m64n176k16_f32_bf16::<false, false>
+);
+wgmma_probe!(
     /// `wgmma` m64n256k16 `.bf16`.
     wgmma_bf16_n256, u16, 256, wgmma::mma_m64n256k16_f32_bf16::<false, false>
 );
@@ -138,6 +142,10 @@ wgmma_probe!(
 wgmma_probe!(
     /// `wgmma` m64n128k16 `.f16`.
     wgmma_f16_n128, u16, 128, wgmma::mma_m64n128k16_f32_f16::<false, false>
+);
+wgmma_probe!(
+    /// `wgmma` m64n176k16 `.f16` (attention's key tile of 176).
+    wgmma_f16_n176, u16, 176, wgmma::mma_m64n176k16_f32_f16::<false, false>
 );
 wgmma_probe!(
     /// `wgmma` m64n256k16 `.f16`.

@@ -70,9 +70,11 @@ macro_rules! wgmma {
 wgmma!(
     mma_m64n64k16_f32_bf16, 32, Bf16, [TRANS_B];
     mma_m64n128k16_f32_bf16, 64, Bf16, [TRANS_B];
+    mma_m64n176k16_f32_bf16, 88, Bf16, [TRANS_B];
     mma_m64n256k16_f32_bf16, 128, Bf16, [TRANS_B];
     mma_m64n64k16_f32_f16, 32, F16, [TRANS_B];
     mma_m64n128k16_f32_f16, 64, F16, [TRANS_B];
+    mma_m64n176k16_f32_f16, 88, F16, [TRANS_B];
     mma_m64n256k16_f32_f16, 128, F16, [TRANS_B];
     mma_m64n64k8_f32_tf32, 32, Tf32, [];
     mma_m64n128k8_f32_tf32, 64, Tf32, [];

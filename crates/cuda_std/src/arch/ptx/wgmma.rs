@@ -148,6 +148,15 @@ with_acc_indices!(
     )
 );
 with_acc_indices!(
+    88,
+    wgmma_16bit!(
+        mma_m64n176k16_f32_bf16,
+        88,
+        "bf16",
+        "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16",
+    )
+);
+with_acc_indices!(
     128,
     wgmma_16bit!(
         mma_m64n256k16_f32_bf16,
@@ -172,6 +181,15 @@ with_acc_indices!(
         64,
         "f16",
         "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
+    )
+);
+with_acc_indices!(
+    88,
+    wgmma_16bit!(
+        mma_m64n176k16_f32_f16,
+        88,
+        "f16",
+        "wgmma.mma_async.sync.aligned.m64n176k16.f32.f16.f16",
     )
 );
 with_acc_indices!(
