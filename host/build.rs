@@ -29,6 +29,8 @@ fn main() {
         .max_registers("gemm_wgmma_bf16_c2", 168)
         .max_registers("gemm_wgmma_f16_c2", 168)
         .max_registers("gemm_wgmma_tf32_c2", 168)
+        .max_registers("gemm_wgmma_tf32_rs", 168)
+        .max_registers("gemm_wgmma_tf32_rs_c2", 168)
         .max_registers("gemm_wgmma_e4m3_bf16", 168)
         .max_registers("gemm_wgmma_e4m3_f32", 168)
         .max_registers("gemm_wgmma_e5m2_bf16", 168)

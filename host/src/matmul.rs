@@ -15,6 +15,9 @@
 //!   [`TcKernel::WgmmaCluster2`] is the same kernel with
 //!   clusters of two blocks along M that share the `B` tile (TMA multicast), its persistent
 //!   grid sized by the cluster occupancy query;
+//!   for TF32 also [`TcKernel::WgmmaRs`] and [`TcKernel::WgmmaRsCluster2`], the same two
+//!   with `A` rounded to TF32 in registers instead of by a pass before the product
+//!   ([`GemmPlan`]);
 //! - [`TcKernel::MmaSync`]: warp-level `mma.sync` with a `cp.async` pipeline (sm_80 and
 //!   later).
 //!
@@ -62,32 +65,64 @@ pub enum TcKernel {
     /// cluster that fits on the device at once (`cuOccupancyMaxActiveClusters`), and no
     /// more clusters than there are (pair of tile rows, tile column) groups.
     WgmmaCluster2,
+    /// TF32 only: [`TcKernel::Wgmma`] with `A` read from registers (the `wgmma` RS form,
+    /// `kernels::gemm_tc::wgmma::gemm_wgmma_tf32_rs`): each consumer warpgroup loads its
+    /// rows of a stage of `A` (plain `f32`) into registers and rounds them to TF32 there,
+    /// so only `B` goes through the rounding pass before the product. Same products and
+    /// sums, so the same bits, as [`TcKernel::Wgmma`].
+    WgmmaRs,
+    /// TF32 only: [`TcKernel::WgmmaCluster2`] with `A` from registers, as
+    /// [`TcKernel::WgmmaRs`] (`gemm_wgmma_tf32_rs_c2`).
+    WgmmaRsCluster2,
     /// Warp-level `mma.sync` (sm_80 and later), `kernels::gemm_tc::mma_sync`.
     MmaSync,
 }
 
 impl TcKernel {
-    /// Every kernel, in the order of the benchmark's rows.
-    pub const ALL: [Self; 3] = [Self::Wgmma, Self::WgmmaCluster2, Self::MmaSync];
+    /// Every kernel, in the order of the benchmark's rows (each type runs those in its
+    /// [`TcElem::KERNELS`]).
+    pub const ALL: [Self; 5] = [
+        Self::Wgmma,
+        Self::WgmmaCluster2,
+        Self::WgmmaRs,
+        Self::WgmmaRsCluster2,
+        Self::MmaSync,
+    ];
 
-    /// The name in logs and benchmark rows: `wgmma`, `wgmma c2`, `mma.sync`.
+    /// The name in logs and benchmark rows: `wgmma`, `wgmma c2`, `wgmma rs`, `wgmma rs c2`,
+    /// `mma.sync`.
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
             Self::Wgmma => "wgmma",
             Self::WgmmaCluster2 => "wgmma c2",
+            Self::WgmmaRs => "wgmma rs",
+            Self::WgmmaRsCluster2 => "wgmma rs c2",
             Self::MmaSync => "mma.sync",
         }
     }
 
-    /// Blocks per cluster along M: 2 for [`TcKernel::WgmmaCluster2`], else 1 (no
-    /// clusters).
+    /// Blocks per cluster along M: 2 for [`TcKernel::WgmmaCluster2`] and
+    /// [`TcKernel::WgmmaRsCluster2`], else 1 (no clusters).
     #[must_use]
     pub const fn cluster_m(self) -> u32 {
         match self {
-            Self::WgmmaCluster2 => WG_CLUSTER_M,
-            Self::Wgmma | Self::MmaSync => 1,
+            Self::WgmmaCluster2 | Self::WgmmaRsCluster2 => WG_CLUSTER_M,
+            Self::Wgmma | Self::WgmmaRs | Self::MmaSync => 1,
         }
+    }
+
+    /// Whether this is a `wgmma` kernel (sm_90a), with or without clusters or `A` in
+    /// registers.
+    #[must_use]
+    pub const fn is_wgmma(self) -> bool {
+        !matches!(self, Self::MmaSync)
+    }
+
+    /// Whether the `wgmma` kernel takes `A` from registers (the RS form, TF32 only).
+    #[must_use]
+    pub const fn a_in_registers(self) -> bool {
+        matches!(self, Self::WgmmaRs | Self::WgmmaRsCluster2)
     }
 }
 
@@ -134,9 +169,20 @@ mod tests {
     #[test]
     fn kernel_names_and_cluster_sizes() {
         let names: Vec<String> = TcKernel::ALL.iter().map(ToString::to_string).collect();
-        assert_eq!(names, ["wgmma", "wgmma c2", "mma.sync"]);
+        assert_eq!(
+            names,
+            ["wgmma", "wgmma c2", "wgmma rs", "wgmma rs c2", "mma.sync"]
+        );
         assert_eq!(TcKernel::WgmmaCluster2.cluster_m(), 2);
+        assert_eq!(TcKernel::WgmmaRsCluster2.cluster_m(), 2);
         assert_eq!(TcKernel::Wgmma.cluster_m(), 1);
+        assert_eq!(TcKernel::WgmmaRs.cluster_m(), 1);
         assert_eq!(TcKernel::MmaSync.cluster_m(), 1);
+        // The RS form exists for TF32 only.
+        assert!(Tf32::KERNELS.contains(&TcKernel::WgmmaRs));
+        assert!(!<cuda_std::half::bf16 as TcElem>::KERNELS.contains(&TcKernel::WgmmaRs));
+        assert!(!<cuda_std::half::f16 as TcElem>::KERNELS.contains(&TcKernel::WgmmaRsCluster2));
+        let planned = TcKernel::ALL.iter().filter(|k| Tf32::KERNELS.contains(k));
+        assert_eq!(planned.count(), 5);
     }
 }

@@ -52,7 +52,10 @@ fn runs(gpu: &Gpu, kernel: TcKernel) -> bool {
         .attribute(DeviceAttribute::MaxSharedMemoryPerBlockOptin)
         .unwrap_or(i32::MAX);
     let ok = match kernel {
-        TcKernel::Wgmma | TcKernel::WgmmaCluster2 => cc.major == 9 && cc.minor == 0,
+        TcKernel::Wgmma
+        | TcKernel::WgmmaCluster2
+        | TcKernel::WgmmaRs
+        | TcKernel::WgmmaRsCluster2 => cc.major == 9 && cc.minor == 0,
         TcKernel::MmaSync => cc.major >= 8 && i64::from(shared) >= i64::from(MMA_SHARED_BYTES),
     };
     if !ok {
@@ -154,10 +157,17 @@ fn exact_all_types(kernel: TcKernel) {
         &EXACT_SHAPES
     };
     for &shape in shapes {
-        exact_case::<bf16>(&gpu, kernel, shape);
-        exact_case::<f16>(&gpu, kernel, shape);
+        if has::<bf16>(kernel) {
+            exact_case::<bf16>(&gpu, kernel, shape);
+            exact_case::<f16>(&gpu, kernel, shape);
+        }
         exact_case::<Tf32>(&gpu, kernel, shape);
     }
+}
+
+/// Whether type `T` has `kernel` (the RS forms are TF32's only).
+fn has<T: TcElem>(kernel: TcKernel) -> bool {
+    T::KERNELS.contains(&kernel)
 }
 
 /// On a GPU, or on the CPU emulator at [`EMULATOR_EXACT_SHAPES`].
@@ -169,6 +179,14 @@ fn wgmma_integer_inputs_equal_the_cpu_bit_for_bit() {
 #[test]
 fn wgmma_cluster2_integer_inputs_equal_the_cpu_bit_for_bit() {
     exact_all_types(TcKernel::WgmmaCluster2);
+}
+
+/// TF32 with `A` rounded in registers (the RS form), without and with clusters: on a GPU,
+/// or on the CPU emulator at [`EMULATOR_EXACT_SHAPES`].
+#[test]
+fn wgmma_rs_tf32_integer_inputs_equal_the_cpu_bit_for_bit() {
+    exact_all_types(TcKernel::WgmmaRs);
+    exact_all_types(TcKernel::WgmmaRsCluster2);
 }
 
 /// On a GPU, or on the CPU emulator at [`EMULATOR_EXACT_SHAPES`].
@@ -222,13 +240,15 @@ fn integer_gemms_on_the_emulator_equal_the_gpu_bit_for_bit() {
         return;
     }
     let emulator = Gpu::emulator(&host::KERNELS).expect("the CPU emulator");
-    for kernel in [TcKernel::Wgmma, TcKernel::WgmmaCluster2, TcKernel::MmaSync] {
+    for kernel in TcKernel::ALL {
         if !runs(&gpu, kernel) {
             continue;
         }
         for &shape in &EMULATOR_EXACT_SHAPES {
-            emulator_equals_gpu::<bf16>(&gpu, &emulator, kernel, shape);
-            emulator_equals_gpu::<f16>(&gpu, &emulator, kernel, shape);
+            if has::<bf16>(kernel) {
+                emulator_equals_gpu::<bf16>(&gpu, &emulator, kernel, shape);
+                emulator_equals_gpu::<f16>(&gpu, &emulator, kernel, shape);
+            }
             emulator_equals_gpu::<Tf32>(&gpu, &emulator, kernel, shape);
         }
         eprintln!("{kernel}: the emulator equals {} bit for bit", gpu.name());
@@ -343,8 +363,10 @@ fn random_all_types(kernel: TcKernel) {
     if !runs(&gpu, kernel) {
         return;
     }
-    random_case::<bf16>(&gpu, kernel);
-    random_case::<f16>(&gpu, kernel);
+    if has::<bf16>(kernel) {
+        random_case::<bf16>(&gpu, kernel);
+        random_case::<f16>(&gpu, kernel);
+    }
     random_case::<Tf32>(&gpu, kernel);
 }
 
@@ -357,6 +379,62 @@ fn wgmma_random_inputs_are_within_the_error_bound() {
 #[test]
 fn wgmma_cluster2_random_inputs_are_within_the_error_bound() {
     random_all_types(TcKernel::WgmmaCluster2);
+}
+
+/// TF32 with `A` rounded in registers, without and with clusters: on a GPU, or on the CPU
+/// emulator at a smaller shape (see `random_case`).
+#[test]
+fn wgmma_rs_tf32_random_inputs_are_within_the_error_bound() {
+    random_all_types(TcKernel::WgmmaRs);
+    random_all_types(TcKernel::WgmmaRsCluster2);
+}
+
+/// On random inputs (not exact sums) the RS form (`A` rounded in registers) gives the same
+/// bits as the SS form (`A` rounded by the pass) with the same cluster size: both round to
+/// nearest the same way and the tensor cores then see the same operands in the same order.
+/// On a GPU at 1024×1536×2048 (ragged variant 1000×1500×1028), on the CPU emulator at
+/// 136×264×256.
+#[test]
+fn wgmma_rs_tf32_equals_the_ss_form_bit_for_bit() {
+    let gpu = gpu();
+    let shapes: &[(usize, usize, usize)] = if gpu.is_emulator() {
+        &[(136, 264, 256)]
+    } else {
+        &[(1024, 1536, 2048), (1000, 1500, 1028)]
+    };
+    for (ss, rs) in [
+        (TcKernel::Wgmma, TcKernel::WgmmaRs),
+        (TcKernel::WgmmaCluster2, TcKernel::WgmmaRsCluster2),
+    ] {
+        if !runs(&gpu, rs) {
+            return;
+        }
+        for &(m, n, k) in shapes {
+            let a = uniform::<Tf32>(21, m * k);
+            let b = uniform::<Tf32>(22, n * k);
+            let run = |kernel| {
+                gemm::<Tf32>(&gpu, kernel, m, n, k, &a, &b)
+                    .unwrap_or_else(|e| panic!("tf32 {kernel} {m}×{n}×{k}: {e}"))
+            };
+            let (c_ss, c_rs) = (run(ss), run(rs));
+            let differ: Vec<usize> = (0..m * n)
+                .filter(|&i| c_ss[i].to_bits() != c_rs[i].to_bits())
+                .collect();
+            if let Some(&i) = differ.first() {
+                panic!(
+                    "tf32 {m}×{n}×{k}: {} of {} elements differ between {ss} and {rs}, the \
+                     first C[{}][{}] = {} ({ss}) and {} ({rs})",
+                    differ.len(),
+                    m * n,
+                    i / n,
+                    i % n,
+                    c_ss[i],
+                    c_rs[i]
+                );
+            }
+        }
+        eprintln!("tf32 {rs} equals {ss} bit for bit");
+    }
 }
 
 /// On a GPU, or on the CPU emulator at a smaller shape (see `random_case`).

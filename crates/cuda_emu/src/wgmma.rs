@@ -59,7 +59,7 @@ use super::shared_mem::SharedMem;
 use super::state::{BlockState, GroupWait, Suspend, ThreadState, suspend, thread};
 use super::unit_state::{InFlight, MmaType, PendingAcc};
 use super::{EmuError, SourceLocation};
-use cust_core::lanes::wgmma::{a_row_col, acc_row_col};
+use cust_core::lanes::wgmma::{a_row_col, a_row_col_tf32, acc_row_col};
 
 /// A decoded matrix descriptor (PTX ISA §9.7.15.5.1.2.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,10 +213,12 @@ pub fn mma_async(
     );
 }
 
-/// `wgmma.mma_async` m64nNk16 (f16, bf16) with `A` from registers (the RS form): as
-/// [`mma_async`], with `a` this thread's four registers of `A` (two elements each, the
-/// lower column in the low half: the lane map `cust_core::lanes::wgmma::a_row_col`)
-/// instead of a descriptor; `B` is read through `b_bits`, N-major if `trans_b`.
+/// `wgmma.mma_async` m64nNk16 (f16, bf16) or m64nNk8 (tf32) with `A` from registers (the
+/// RS form): as [`mma_async`], with `a` this thread's four registers of `A` (16-bit types:
+/// two elements each, the lower column in the low half, the lane map
+/// `cust_core::lanes::wgmma::a_row_col`; tf32: one `f32` each, its 13 low mantissa bits
+/// ignored, `a_row_col_tf32`) instead of a descriptor; `B` is read through `b_bits`,
+/// N-major if `trans_b` (always `false` for tf32).
 #[track_caller]
 pub fn mma_async_rs(
     what: &'static str,
@@ -463,12 +465,19 @@ pub(crate) unsafe fn complete(
     };
     let a_rows = if first.a_regs.is_some() {
         // The RS form: row r, column c of A from the register of the thread the lane map
-        // names (16-bit types only: two elements per register, the lower column low).
+        // names: for the 16-bit types two elements per register, the lower column low
+        // (`a_row_col`); for tf32 one `f32` per register, its 13 low mantissa bits ignored
+        // (`a_row_col_tf32`).
         let mut rows = std::vec![[0f64; 32]; 64];
         for (i, &(linear, _)) in records.iter().enumerate() {
             let tw = linear % 128;
             let regs = get(i).a_regs.unwrap_or_default();
             for (reg, bits) in regs.into_iter().enumerate() {
+                if ty == MmaType::Tf32 {
+                    let (row, col) = a_row_col_tf32(tw, reg as u32);
+                    rows[row as usize][col as usize] = f64::from(f32::from_bits(bits & !0x1fff));
+                    continue;
+                }
                 for hi in 0..2 {
                     let (row, col) = a_row_col(tw, reg as u32, hi);
                     let h = (bits >> (16 * hi)) as u16;

@@ -233,6 +233,45 @@ macro_rules! wgmma_tf32 {
     };
 }
 
+/// Defines `mma_m64nNk8_f32_tf32_rs`: `A` from four registers (one `.tf32` each), `B` by
+/// descriptor (K-major: `.tf32` has no transpose).
+macro_rules! wgmma_tf32_rs {
+    ($name:ident, $n:literal, $ptx:literal) => {
+        #[doc = concat!("`D = A·B + D` (or `D = A·B` when `accumulate` is false) for `A` 64×8 in `.tf32` \
+            from **registers** and `B` 8×", stringify!($n), " in `.tf32` (`f32` in memory; the low \
+            13 mantissa bits are ignored) from shared memory, `D` 64×", stringify!($n),
+            " `f32` in registers (PTX `", $ptx, "` with a register `A`: the RS form).")]
+        ///
+        /// PTX ISA §9.7.15.5.2 "wgmma.mma_async"; **sm_90a**, PTX ISA 8.0. `a` holds this
+        /// thread's part of `A`, one `f32` per register (its 13 low mantissa bits ignored,
+        /// so round it first, e.g. with [`tf32_from_f32`](crate::mma::tf32_from_f32)):
+        /// register `r` is element [`layout::a_row_col_tf32`]`(thread, r)`, per warp the
+        /// `mma.m16n8k8` `.tf32` `A` fragment of its 16 rows, which `ldmatrix.x4` loads from
+        /// a K-major tile (see that function). `B` is K-major, as in
+        /// [`mma_m64n64k8_f32_tf32`].
+        ///
+        /// # Safety
+        /// As [`mma_m64n64k8_f32_tf32`] for `B`: sm_90a; the whole warpgroup converged with
+        /// equal `b` and `accumulate`; `b` describes this CTA's shared memory in the named
+        /// layout, written and fenced for the async proxy before, not overwritten before the
+        /// [`wait_group`]. The registers of `a` are read asynchronously too: written before
+        /// the preceding [`fence`] (PTX ISA §9.7.15.7.1: a fence between a register access
+        /// and a `wgmma` reading the register); the compiler keeps them until the
+        /// [`wait_group`] (they are inputs of the instruction).
+        #[inline(always)]
+        #[track_caller]
+        pub unsafe fn $name(
+            acc: &mut [f32; $n],
+            a: [u32; 4],
+            b: MatrixDescriptor,
+            accumulate: bool,
+        ) {
+            // SAFETY: forwarded to the caller.
+            unsafe { crate::arch::wgmma::$name(acc, a, b, accumulate) }
+        }
+    };
+}
+
 wgmma_16bit!(
     mma_m64n64k16_f32_bf16,
     32,
@@ -332,6 +371,22 @@ wgmma_16bit_rs!(
     128,
     "f16",
     "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"
+);
+
+wgmma_tf32_rs!(
+    mma_m64n64k8_f32_tf32_rs,
+    32,
+    "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32"
+);
+wgmma_tf32_rs!(
+    mma_m64n128k8_f32_tf32_rs,
+    64,
+    "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"
+);
+wgmma_tf32_rs!(
+    mma_m64n256k8_f32_tf32_rs,
+    128,
+    "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32"
 );
 
 /// Defines `mma_m64nNk32_f32_{e4m3,e5m2}` (K-major only: FP8 `wgmma` has no transpose).

@@ -121,6 +121,23 @@ pub mod wgmma {
         )
     }
 
+    /// `(row, col)` in the 64×8 tile of `A` of register `reg` (0..4, one `.tf32` element
+    /// each) of thread `thread` (0..128) for the `m64nNk8` `.tf32` forms that take `A` from
+    /// registers (PTX ISA §9.7.15.5.1.1, figure "WGMMA .m64nNk8 register fragment layout for
+    /// matrix A"): warp `w` owns rows `16w..16w+16` in the `mma.m16n8k8` `.tf32` `A` layout
+    /// ([`super::mma::a_m16n8k8_tf32`]), register `reg` at row `16w + group + 8·(reg % 2)`,
+    /// column `t + 4·(reg / 2)`. So `ldmatrix.x4` (16-bit pairs) of the four 8-row × 16-byte
+    /// blocks (rows `16w..16w+8` and `16w+8..16w+16`, times columns `0..4` and `4..8`, in
+    /// that order) puts exactly this fragment in its four registers: an `f32` is a pair of
+    /// 16-bit elements, and lane `l` gets row `l / 4`, pair `l % 4` of each block
+    /// ([`super::mma::ldmatrix_b16`]).
+    #[must_use]
+    pub const fn a_row_col_tf32(thread: u32, reg: u32) -> (u32, u32) {
+        let (warp, lane) = (thread / 32, thread % 32);
+        let (row, col) = super::mma::a_m16n8k8_tf32(lane, reg);
+        (16 * warp + row, col)
+    }
+
     /// Byte offset of the byte `k_bytes` (of its row, K-major) of row `row` in a
     /// `cuda_std::wgmma::Swizzle::None` K-major tile whose core matrices (8 rows ×
     /// 16 bytes, rows 16 bytes apart) are `lbo` bytes apart along K and `sbo` bytes apart
@@ -140,5 +157,32 @@ pub mod wgmma {
     #[must_use]
     pub const fn offset_swizzle_128b(row: u32, k_bytes: u32) -> u32 {
         row * 128 + (((k_bytes / 16) ^ (row % 8)) * 16) + k_bytes % 16
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{mma, wgmma};
+
+    /// The `.tf32` `A` fragment covers the 64×8 tile once, and is what `ldmatrix.x4` gives
+    /// when matrix `reg` is rows `16w + 8·(reg % 2)..+8`, columns `4·(reg / 2)..+4` (16
+    /// bytes), an `f32` being the 16-bit pair `2c, 2c + 1`.
+    #[test]
+    fn tf32_a_fragment_is_ldmatrix_x4_of_four_row_blocks() {
+        let mut seen = [[0u8; 8]; 64];
+        for thread in 0..128 {
+            let (warp, lane) = (thread / 32, thread % 32);
+            for reg in 0..4 {
+                let (row, col) = wgmma::a_row_col_tf32(thread, reg);
+                seen[row as usize][col as usize] += 1;
+                let (r, pair) = mma::ldmatrix_b16(lane, 0);
+                assert_eq!(pair % 2, 0);
+                assert_eq!(
+                    (row, col),
+                    (16 * warp + 8 * (reg % 2) + r, 4 * (reg / 2) + pair / 2)
+                );
+            }
+        }
+        assert!(seen.iter().flatten().all(|&n| n == 1));
     }
 }

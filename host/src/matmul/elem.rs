@@ -9,6 +9,8 @@ use cust::{
 };
 use kernels::gemm_tc::wgmma::{Tf32Rounded, WgmmaElem, WgmmaOut};
 
+use super::TcKernel;
+
 /// The parameter kinds of the `mma.sync` kernels: `(m, n, k, a: &[T], b: &[T], c: *mut T)`.
 pub type MmaParams<T> = (
     Value<u32>,
@@ -82,6 +84,15 @@ pub trait TcElem: Copy + Send + Sync + 'static + sealed::Sealed {
     /// For TF32: the kernel that rounds `A` and `B` to TF32 into scratch copies, which the
     /// `wgmma` kernels then read (see [`GemmPlan`](super::GemmPlan)); `None` for bf16/f16.
     const WGMMA_ROUND: Option<RoundKernel<Self::Elem>> = None;
+    /// For TF32: the `wgmma` kernels that round `A` in registers (the RS form, read
+    /// unrounded; only `B` goes through [`TcElem::WGMMA_ROUND`]), without and with clusters
+    /// of [`WG_CLUSTER_M`]; `None` for bf16/f16.
+    ///
+    /// [`WG_CLUSTER_M`]: kernels::gemm_tc::wgmma::WG_CLUSTER_M
+    const WGMMA_RS: Option<[WgmmaKernel<Self::Elem>; 2]> = None;
+    /// The kernels this type has, in [`TcKernel::ALL`]'s order: every one for TF32, all but
+    /// the RS forms ([`TcKernel::WgmmaRs`], [`TcKernel::WgmmaRsCluster2`]) for bf16/f16.
+    const KERNELS: &'static [TcKernel];
     /// A NaN the host writes to outputs before a launch, so unwritten elements show.
     const POISON: Self::Elem;
     /// Unit roundoff of the output (2⁻⁸ bf16, 2⁻¹¹ f16, 2⁻²⁴ f32).
@@ -100,14 +111,16 @@ pub trait TcElem: Copy + Send + Sync + 'static + sealed::Sealed {
 
 /// The `impl TcElem` of each input type, from one table: the marker and its element type in
 /// memory, the name and `k` multiple, the `wgmma` kernels' input type, the kernels
-/// (`mma.sync`, `wgmma`, `wgmma` in clusters, and for TF32 the rounding pass), the poison
+/// (`mma.sync`, `wgmma`, `wgmma` in clusters, and for TF32 the rounding pass and the RS
+/// forms), the poison
 /// value, the units and the conversions.
 macro_rules! impl_tc_elem {
     ($(
         $marker:ty => $elem:ty {
             name: $name:literal, k_multiple: $k:literal,
             wgmma_in: $win:ty,
-            kernels: ($mma:ident, $wgmma:ident, $wgmma_c2:ident $(, round: $round:ident)?),
+            kernels: ($mma:ident, $wgmma:ident, $wgmma_c2:ident
+                      $(, round: $round:ident, rs: ($rs:ident, $rs_c2:ident))?),
             poison: $poison:expr, output_unit: $output_unit:expr, input_unit: $input_unit:expr,
             to_f64: |$x:ident| $to_f64:expr, from_f32: |$y:ident| $from_f32:expr $(,)?
         }
@@ -122,7 +135,14 @@ macro_rules! impl_tc_elem {
             const WGMMA: WgmmaKernel<$elem> = kernels::gemm_tc::wgmma::$wgmma;
             const WGMMA_C2: WgmmaKernel<$elem> = kernels::gemm_tc::wgmma::$wgmma_c2;
             $(const WGMMA_ROUND: Option<RoundKernel<$elem>> =
-                Some(kernels::gemm_tc::wgmma::$round);)?
+                Some(kernels::gemm_tc::wgmma::$round);
+            const WGMMA_RS: Option<[WgmmaKernel<$elem>; 2]> =
+                Some([kernels::gemm_tc::wgmma::$rs, kernels::gemm_tc::wgmma::$rs_c2]);)?
+            const KERNELS: &'static [TcKernel] = if Self::WGMMA_RS.is_some() {
+                &TcKernel::ALL
+            } else {
+                &[TcKernel::Wgmma, TcKernel::WgmmaCluster2, TcKernel::MmaSync]
+            };
             const POISON: $elem = $poison;
             const OUTPUT_UNIT: f64 = $output_unit;
             const INPUT_UNIT: f64 = $input_unit;
@@ -151,7 +171,8 @@ impl_tc_elem! {
     }
     Tf32 => f32 {
         name: "tf32", k_multiple: 4, wgmma_in: Tf32Rounded,
-        kernels: (gemm_mma_tf32, gemm_wgmma_tf32, gemm_wgmma_tf32_c2, round: round_tf32),
+        kernels: (gemm_mma_tf32, gemm_wgmma_tf32, gemm_wgmma_tf32_c2, round: round_tf32,
+                  rs: (gemm_wgmma_tf32_rs, gemm_wgmma_tf32_rs_c2)),
         poison: f32::from_bits(0x7fc0_0dad), output_unit: 1.0 / 16_777_216.0,
         input_unit: 1.0 / 2048.0,
         to_f64: |x| f64::from(x), from_f32: |x| x,

@@ -66,20 +66,23 @@ fn cluster_grid(what: &str, m: u32, n: u32, cluster_m: u32, fit: u32) -> Result<
 kernel_table! {
     /// The tensor-core kernels of input type `T`, each resolved in a [`Gpu`]'s module on first use
     /// ([`Gpu::kernels`]): [`TcElem::MMA`], [`TcElem::WGMMA`], [`TcElem::WGMMA_C2`] and, for TF32,
-    /// [`TcElem::WGMMA_ROUND`].
+    /// [`TcElem::WGMMA_ROUND`] and the two [`TcElem::WGMMA_RS`].
     struct GemmKernels<T: TcElem> {
         mma: ResolvedOf<MmaKernel<T::Elem>>,
         wgmma: ResolvedOf<WgmmaKernel<T::Elem>>,
         wgmma_c2: ResolvedOf<WgmmaKernel<T::Elem>>,
+        wgmma_rs: ResolvedOf<WgmmaKernel<T::Elem>>,
+        wgmma_rs_c2: ResolvedOf<WgmmaKernel<T::Elem>>,
         round: ResolvedOf<RoundKernel<T::Elem>>,
     }
 }
 
 /// TF32's rounded inputs: the rounding kernel (from the [`GemmKernels`] table, resolved
-/// once per [`Gpu`]) and the copies of `A` and `B` it writes (m·k and n·k elements).
+/// once per [`Gpu`]) and the copies of `A` and `B` it writes (m·k and n·k elements); no
+/// copy of `A` for the RS form, which rounds `A` in registers.
 struct Rounded<T: TcElem> {
     function: FunctionOf<RoundKernel<T::Elem>>,
-    a: DeviceBuffer<T::Elem>,
+    a: Option<DeviceBuffer<T::Elem>>,
     b: DeviceBuffer<T::Elem>,
 }
 
@@ -113,7 +116,10 @@ enum Launcher<T: TcElem> {
 /// of device memory, for the plan's life), which each launch refreshes with
 /// `kernels::gemm_tc::wgmma::round_tf32` before the product reads them: rounding to
 /// nearest TF32 in the kernel's shared memory cost half its speed (see that module's
-/// docs); a memory-bound pass over the inputs costs less.
+/// docs); a memory-bound pass over the inputs costs less. The RS forms
+/// ([`TcKernel::WgmmaRs`], [`TcKernel::WgmmaRsCluster2`]) read `A` as it is and round it in
+/// registers, so only `B` is copied and rounded (`n·k` more `f32`s, half the pass's bytes
+/// for a square product); `B` stays in shared memory, where `wgmma` would truncate it.
 pub struct GemmPlan<'a, T: TcElem> {
     m: u32,
     n: u32,
@@ -145,8 +151,10 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
     /// [`GpuError::LaunchConfig`] naming the value if the shape breaks a rule
     /// ([`check_shape`]); [`GpuError::KernelArchitecture`] naming the kernel and both
     /// architectures if the device cannot run the family (below sm_80 for
-    /// [`TcKernel::MmaSync`], anything but sm_90 for [`TcKernel::Wgmma`] and
-    /// [`TcKernel::WgmmaCluster2`]); [`GpuError::TensorMap`] or a driver error from encoding
+    /// [`TcKernel::MmaSync`], anything but sm_90 for the `wgmma` kernels);
+    /// [`GpuError::LaunchConfig`] naming the kernel for an RS form ([`TcKernel::WgmmaRs`],
+    /// [`TcKernel::WgmmaRsCluster2`]) of a type other than TF32; [`GpuError::TensorMap`] or
+    /// a driver error from encoding
     /// or uploading the tensor maps; for [`TcKernel::WgmmaCluster2`], a driver error from the
     /// cluster occupancy query, or [`GpuError::LaunchConfig`] naming the kernel and its
     /// configuration if not one cluster fits.
@@ -177,16 +185,30 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 let cfg = LaunchConfig::new((tiles, 1), MMA_THREADS, MMA_SHARED_BYTES);
                 (cfg, Launcher::Mma(function))
             }
-            TcKernel::Wgmma | TcKernel::WgmmaCluster2 => {
+            TcKernel::Wgmma
+            | TcKernel::WgmmaCluster2
+            | TcKernel::WgmmaRs
+            | TcKernel::WgmmaRsCluster2 => {
                 let cluster_m = kernel.cluster_m();
-                let function = if cluster_m == 1 {
-                    table.wgmma.get(gpu, T::WGMMA)?
-                } else {
-                    table.wgmma_c2.get(gpu, T::WGMMA_C2)?
+                let a_in_registers = kernel.a_in_registers();
+                let function = match (a_in_registers, T::WGMMA_RS) {
+                    (false, _) if cluster_m == 1 => table.wgmma.get(gpu, T::WGMMA)?,
+                    (false, _) => table.wgmma_c2.get(gpu, T::WGMMA_C2)?,
+                    (true, Some([rs, _])) if cluster_m == 1 => table.wgmma_rs.get(gpu, rs)?,
+                    (true, Some([_, rs_c2])) => table.wgmma_rs_c2.get(gpu, rs_c2)?,
+                    (true, None) => {
+                        return Err(GpuError::LaunchConfig(format!(
+                            "{} GEMM: the {kernel} kernel (A rounded to TF32 in registers) \
+                             exists for TF32 only; use the {} kernel",
+                            T::NAME,
+                            if cluster_m == 1 { "wgmma" } else { "wgmma c2" }
+                        )));
+                    }
                 }
                 .clone();
                 let row_bytes = k * size_of::<T::Elem>();
-                // TF32: the maps describe rounded copies of A and B, refreshed each launch.
+                // TF32: the maps describe rounded copies of A (but for the RS form, which
+                // rounds A in registers) and B, refreshed each launch.
                 let rounded = match T::WGMMA_ROUND {
                     None => None,
                     Some(round) => {
@@ -196,18 +218,20 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                         // stream order.
                         let (ra, rb) = unsafe {
                             (
-                                DeviceBuffer::uninitialized(m * k),
+                                (!a_in_registers).then(|| DeviceBuffer::uninitialized(m * k)),
                                 DeviceBuffer::uninitialized(n * k),
                             )
                         };
                         Some(Rounded {
                             function: table.round.get(gpu, round)?.clone(),
-                            a: ra.gpu_context(what)?,
+                            a: ra.transpose().gpu_context(what)?,
                             b: rb.gpu_context(what)?,
                         })
                     }
                 };
-                let (a_in, b_in) = rounded.as_ref().map_or((a, b), |r| (&r.a, &r.b));
+                let (a_in, b_in) = rounded
+                    .as_ref()
+                    .map_or((a, b), |r| (r.a.as_ref().unwrap_or(a), &r.b));
                 // The maps copy the kernel's stage tiles: `A` and `B` whole without
                 // clusters, each block of a cluster its share of `B` (`BHalf`).
                 type In<T> = <T as TcElem>::WgmmaIn;
@@ -274,7 +298,7 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
 
     /// Queues the product on `gpu`'s stream (no synchronisation). `gpu` must be the one the
     /// plan was made on. TF32 on `wgmma` queues three launches: `round_tf32` over `A` and
-    /// over `B` into the plan's copies, then the product.
+    /// over `B` into the plan's copies, then the product; two for the RS forms (`B` only).
     ///
     /// # Errors
     /// [`GpuError::Launch`] naming the kernel and its configuration if a launch fails (for
@@ -304,9 +328,12 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                     // The STREAM kernels' launch shape (16-byte packs, one per thread); only
                     // TF32 (`f32` elements) has a rounding kernel.
                     let cfg = crate::vector::stream_config::<f32>;
-                    r.function
-                        .launch(s, cfg(mk), (self.a, &mut r.a))
-                        .gpu_context("rounding A to TF32")?;
+                    // The RS form rounds A in registers: no copy of A.
+                    if let Some(ra) = &mut r.a {
+                        r.function
+                            .launch(s, cfg(mk), (self.a, ra))
+                            .gpu_context("rounding A to TF32")?;
+                    }
                     r.function
                         .launch(s, cfg(nk), (self.b, &mut r.b))
                         .gpu_context("rounding B to TF32")?;
@@ -345,7 +372,7 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
         self.cfg
     }
 
-    /// For a kernel with clusters ([`TcKernel::WgmmaCluster2`]), how many of its clusters
+    /// For a kernel with clusters ([`TcKernel::WgmmaCluster2`], [`TcKernel::WgmmaRsCluster2`]), how many of its clusters
     /// the device holds at once (`cuOccupancyMaxActiveClusters`, queried when the plan was
     /// made; the grid is at most that many clusters); `None` for the others.
     pub fn max_active_clusters(&self) -> Option<u32> {

@@ -20,7 +20,8 @@
 //!   `cuda_std::tile::Pipeline`;
 //! - warpgroups 1 and 2, the *consumers*, raise their limit to 232 (`setmaxnreg.inc`); each
 //!   owns 64 rows of the 128×256 block tile (128 `f32` accumulators per thread), waits on a
-//!   stage's full barrier, issues 4 `wgmma` of K = 32 bytes each on it, commits, and with
+//!   stage's full barrier, issues 4 `wgmma` of K = 32 bytes each on it (`A` from shared
+//!   memory, or for the TF32 RS form from registers: see TF32 below), commits, and with
 //!   `wgmma.wait_group 1` releases the *previous* stage (one arrival per warp on its empty
 //!   barrier), so one group of `wgmma` is always in flight.
 //!
@@ -59,6 +60,25 @@
 //! (0.69–0.71×) at 2048³ and 0.78× (0.75–0.76×) at 8192³. Either way the product kernel itself
 //! ran 6–11 % slower (8192³: 3.50–3.65 ms against 3.27–3.34 ms), more than the pass over `A`
 //! saves except at 2048³, so it was not kept.
+//!
+//! TF32 with `A` from registers (the RS form; built, not yet measured on a GPU): the entry
+//! points `gemm_wgmma_tf32_rs` and `gemm_wgmma_tf32_rs_c2` are the same body with
+//! [`RegA`] instead of [`SmemA`] as its `A` operand. `A` comes in plain `f32` (the host
+//! passes it unrounded: no pass and no copy of `A`); per stage each consumer warpgroup loads
+//! its 64 rows of `A` from the stage with four `ldmatrix.x4` (one per K step of 8: an `f32`
+//! is a pair of 16-bit elements, so the four 8×8 16-bit matrices are rows `16w..16w+8` and
+//! `16w+8..16w+16` of warp `w` times the step's two 16-byte chunks, which is the
+//! `m64nNk8` `.tf32` `A` fragment, `cuda_std::wgmma::layout::a_row_col_tf32`; the 8 rows of
+//! each matrix fall in 8 different swizzled chunks, free of bank conflicts), rounds the 16
+//! values to TF32 (`cvt.rna.tf32.f32`: the same rounding as [`round_tf32`]), fences and
+//! issues four `m64n256k8` with `A` in registers. `B` stays in shared memory, where `wgmma`
+//! would truncate it, so the host still rounds `B` by the pass (half the pass's bytes of a
+//! square product). Same products and sums as the SS form, so the same bits. ptxas 12.9: 0
+//! spills, no serialisation warning; the SASS keeps the four `HGMMA` of a stage in one group
+//! with `wait_group 1` as the SS form does, and allocates the fragments of consecutive
+//! stages to the same registers (it reads the next stage's `A` into them while the
+//! previous group may run: ptxas's choice, the PTX never rewrites a register a `wgmma`
+//! read), so the GPU tests' bit-for-bit comparison with the SS form is what checks it.
 
 //! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16, 32 f32 or 128 FP8
 //! elements: [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of
@@ -165,6 +185,7 @@ mod kernels_sm90a {
     use cuda_std::DeviceCopy;
     use cuda_std::cluster;
     use cuda_std::half::{F8E4M3, F8E5M2, bf16, f16};
+    use cuda_std::mma::tf32_from_f32;
     use cuda_std::prelude::*;
     use cuda_std::shared::shared_addr;
     use cuda_std::shared::window::SharedAddr;
@@ -292,6 +313,130 @@ mod kernels_sm90a {
     #[kernel]
     pub fn round_tf32(x: &[f32], out: OutSlice<f32>) {
         crate::vector::map1(x, &out, |v| f32::from_bits(tf32_rna_bits(v.to_bits())));
+    }
+
+    /// Where a consumer warpgroup's `wgmma` reads `A` from: the kernel body's parameter for
+    /// the two forms, `SmemA` (shared memory through a descriptor, every input type) and
+    /// `RegA` (registers, rounded there on the way: TF32).
+    pub trait AOperand<T: WgmmaElem> {
+        /// Per-thread state kept across stages (the `ldmatrix` offsets of `RegA`).
+        type Lanes: Copy;
+        /// Whether `A` comes from registers (the kernel body then calls
+        /// [`AOperand::stage_mma`]; for `false` it inlines `SmemA`'s sequence itself).
+        const IN_REGISTERS: bool;
+        /// The state of thread `t` (0..128) of a consumer warpgroup.
+        fn lanes(t: u32) -> Self::Lanes;
+        /// `acc (+)= A·B` for the stage of K step `kt` (`acc =` for `kt` = 0): this
+        /// warpgroup's 64 rows of `A` at shared address
+        /// `a_half` (the tile `T::AHalf`; `a` its descriptor) times the stage's `B` (`b`, 256
+        /// rows), 4 × 32 bytes of K, `wgmma.fence` included, the commit not.
+        ///
+        /// # Safety
+        /// The whole warpgroup runs this convergently with equal `a_half`, `a`, `b` and
+        /// `kt`; the stage was written by TMA and its full phase completed, and is
+        /// not overwritten before a `wgmma.wait_group` covering these operations returned.
+        unsafe fn stage_mma(
+            acc: &mut [f32; 128],
+            lanes: Self::Lanes,
+            a_half: u32,
+            a: MatrixDescriptor,
+            b: MatrixDescriptor,
+            kt: u32,
+        );
+    }
+
+    /// `A` read by `wgmma` from shared memory (the SS form).
+    #[derive(Debug)]
+    pub enum SmemA {}
+
+    impl<T: WgmmaElem> AOperand<T> for SmemA {
+        type Lanes = ();
+        const IN_REGISTERS: bool = false;
+        #[inline(always)]
+        fn lanes(_t: u32) {}
+        #[inline(always)]
+        unsafe fn stage_mma(
+            acc: &mut [f32; 128],
+            (): (),
+            _a_half: u32,
+            a: MatrixDescriptor,
+            b: MatrixDescriptor,
+            kt: u32,
+        ) {
+            wgmma::fence();
+            // SAFETY: the caller's contract; `a` names this warpgroup's `A` half.
+            unsafe {
+                T::mma(acc, a, b, kt != 0);
+                T::mma(acc, a.add_bytes(32), b.add_bytes(32), true);
+                T::mma(acc, a.add_bytes(64), b.add_bytes(64), true);
+                T::mma(acc, a.add_bytes(96), b.add_bytes(96), true);
+            }
+        }
+    }
+
+    /// `A` loaded into registers and rounded there (the RS form; TF32, unrounded `f32` in
+    /// memory): per stage, four `ldmatrix.x4` give each thread its `m64nNk8` `A` fragment of
+    /// the four K steps of 8 (`wgmma::layout::a_row_col_tf32`: an `f32` is a pair of 16-bit
+    /// elements, so the four 8×8 16-bit matrices of one `ldmatrix.x4` are rows
+    /// `16w..16w+8` and `16w+8..16w+16` of warp `w`, times the two 16-byte chunks of the K
+    /// step), each element is rounded to TF32 (`cvt.rna.tf32.f32`), and four
+    /// `m64n256k8` take `A` from the registers. The registers of a stage stay live until the
+    /// `wait_group` after the next stage's commit (ptxas keeps a `wgmma`'s register operands
+    /// until a wait covers it), so two stages' fragments (32 registers) are live at once.
+    #[derive(Debug)]
+    pub enum RegA {}
+
+    impl AOperand<Tf32Rounded> for RegA {
+        /// Byte offsets in the `A` half of the rows this lane points `ldmatrix` at, one per
+        /// K step of 8.
+        type Lanes = [u32; 4];
+        const IN_REGISTERS: bool = true;
+        #[inline(always)]
+        fn lanes(t: u32) -> [u32; 4] {
+            type AHalf = <Tf32Rounded as WgmmaElem>::AHalf;
+            // Lanes 8i..8i+8 address the rows of matrix i: rows 16w + 8·(i % 2) + l % 8,
+            // 16-byte chunk 2s + i / 2 of K step s (columns 8s + 4·(i / 2)..+4), at its
+            // swizzled place in the row (chunk `c ^ (row % 8)`: the 8 rows of a matrix fall
+            // in 8 different chunks, so each `ldmatrix` phase is free of bank conflicts).
+            let (warp, lane) = (t / 32, t % 32);
+            let i = lane / 8;
+            let row = 16 * warp + 8 * (i % 2) + lane % 8;
+            let at =
+                |s: u32| row * AHalf::ROW_BYTES + AHalf::SWIZZLE.chunk(row, 2 * s + i / 2) * 16;
+            [at(0), at(1), at(2), at(3)]
+        }
+        #[inline(always)]
+        unsafe fn stage_mma(
+            acc: &mut [f32; 128],
+            lanes: [u32; 4],
+            a_half: u32,
+            _a: MatrixDescriptor,
+            b: MatrixDescriptor,
+            kt: u32,
+        ) {
+            let fragment = |s: usize| {
+                // SAFETY: the whole warp runs this convergently (the caller's contract);
+                // every lane's address is a 16-byte chunk of this warpgroup's `A` half,
+                // written by TMA (its full phase completed: visible to this thread), not
+                // written again before the stage is released.
+                let raw = unsafe {
+                    cuda_std::mma::ldmatrix_x4_window(SharedAddr::from_bits(a_half + lanes[s]))
+                };
+                raw.map(|x| tf32_from_f32(f32::from_bits(x)).to_bits())
+            };
+            let a = [fragment(0), fragment(1), fragment(2), fragment(3)];
+            // The fragments' registers were written: a fence before the `wgmma` that read
+            // them (PTX ISA §9.7.15.7.1).
+            wgmma::fence();
+            // SAFETY: the caller's contract for `b`; the fragments are this thread's part of
+            // `A` for each K step of 8, written before the fence.
+            unsafe {
+                wgmma::mma_m64n256k8_f32_tf32_rs(acc, a[0], b, kt != 0);
+                wgmma::mma_m64n256k8_f32_tf32_rs(acc, a[1], b.add_bytes(32), true);
+                wgmma::mma_m64n256k8_f32_tf32_rs(acc, a[2], b.add_bytes(64), true);
+                wgmma::mma_m64n256k8_f32_tf32_rs(acc, a[3], b.add_bytes(96), true);
+            }
+        }
     }
 
     impl WgmmaElem for F8E4M3 {
@@ -447,7 +592,7 @@ mod kernels_sm90a {
     /// the launch has clusters of `(CLUSTER, 1, 1)` and the map of `B` the tile
     /// `T::BHalf`'s box.
     #[inline(always)]
-    unsafe fn gemm<T: WgmmaElem, O: WgmmaOut, const CLUSTER: u32>(
+    unsafe fn gemm<T: WgmmaElem, O: WgmmaOut, A: AOperand<T>, const CLUSTER: u32>(
         m: u32,
         n: u32,
         k: u32,
@@ -592,6 +737,7 @@ mod kernels_sm90a {
         let lane = tid % 32;
         let mut ring = Ring::START;
         let mut acc = [0.0f32; 128];
+        let a_lanes = A::lanes(t);
         let pairs = n.is_multiple_of(2);
         if c_by_tma && t == 0 {
             // SAFETY: a global-memory map (the launch contract).
@@ -613,28 +759,35 @@ mod kernels_sm90a {
                 // and the epilogue through `Tile::offset`, LLVM scheduled this kernel
                 // differently: 3–4 % slower in an interleaved A/B run on an H200; spelled out
                 // like this the PTX is the hand-written kernel's, register names aside.)
-                let a = MatrixDescriptor::new(
-                    stage + consumer * T::AHalf::BYTES,
-                    16,
-                    8 * T::AHalf::ROW_BYTES,
-                    T::AHalf::SWIZZLE,
-                );
+                // `RegA` reads `A` through `a_half` and leaves `a` unused.
+                let a_half = stage + consumer * T::AHalf::BYTES;
+                let a =
+                    MatrixDescriptor::new(a_half, 16, 8 * T::AHalf::ROW_BYTES, T::AHalf::SWIZZLE);
                 let b = MatrixDescriptor::new(
                     stage + WG_A_STAGE_BYTES,
                     16,
                     8 * T::BStage::ROW_BYTES,
                     T::BStage::SWIZZLE,
                 );
-                wgmma::fence();
-                // SAFETY: the whole warpgroup runs this convergently with equal arguments;
-                // the stage was written by TMA (async proxy) and its full phase completed;
-                // it is not overwritten before this warpgroup releases it below, after the
-                // wait that covers these operations.
-                unsafe {
-                    T::mma(&mut acc, a, b, kt != 0);
-                    T::mma(&mut acc, a.add_bytes(32), b.add_bytes(32), true);
-                    T::mma(&mut acc, a.add_bytes(64), b.add_bytes(64), true);
-                    T::mma(&mut acc, a.add_bytes(96), b.add_bytes(96), true);
+                // The whole warpgroup runs the stage's `wgmma` convergently with equal
+                // arguments; the stage was written by TMA (async proxy) and its full phase
+                // completed; it is not overwritten before this warpgroup releases it below,
+                // after the wait that covers these operations.
+                if A::IN_REGISTERS {
+                    // SAFETY: as just said (`stage_mma`'s contract).
+                    unsafe { A::stage_mma(&mut acc, a_lanes, a_half, a, b, kt) };
+                } else {
+                    // `SmemA::stage_mma` spelled out: through the call LLVM folded the
+                    // descriptors' K offsets differently (other SASS in the loop), and a
+                    // change of this kernel's scheduling has cost 3–4 % before.
+                    wgmma::fence();
+                    // SAFETY: as just said; `a` names this warpgroup's `A` half.
+                    unsafe {
+                        T::mma(&mut acc, a, b, kt != 0);
+                        T::mma(&mut acc, a.add_bytes(32), b.add_bytes(32), true);
+                        T::mma(&mut acc, a.add_bytes(64), b.add_bytes(64), true);
+                        T::mma(&mut acc, a.add_bytes(96), b.add_bytes(96), true);
+                    }
                 }
                 wgmma::commit_group();
                 wgmma::wait_group::<1>();
@@ -763,9 +916,9 @@ mod kernels_sm90a {
 
     macro_rules! entry {
         ($name:ident, $t:ty, $cluster:literal, $what:literal, $b_tile:literal, $grid:literal) => {
-            entry!($name, $t, $t, $cluster, $what, $b_tile, $grid);
+            entry!($name, $t, $t, SmemA, $cluster, $what, $b_tile, $grid);
         };
-        ($name:ident, $t:ty, $o:ty, $cluster:literal, $what:literal, $b_tile:literal,
+        ($name:ident, $t:ty, $o:ty, $a:ty, $cluster:literal, $what:literal, $b_tile:literal,
          $grid:literal) => {
             #[doc = concat!("`C = A·Bᵀ` in ", $what, " on `wgmma` + TMA (sm_90a); see the ",
                             "[module docs](super) for the design and the launch shape.")]
@@ -798,7 +951,17 @@ mod kernels_sm90a {
             ) {
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe {
-                    gemm::<$t, $o, $cluster>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0, 1.0)
+                    gemm::<$t, $o, $a, $cluster>(
+                        m,
+                        n,
+                        k,
+                        map_a,
+                        map_b,
+                        map_c,
+                        c,
+                        c_by_tma != 0,
+                        1.0,
+                    )
                 }
             }
         };
@@ -848,6 +1011,7 @@ mod kernels_sm90a {
         gemm_wgmma_tf32,
         Tf32Rounded,
         f32,
+        SmemA,
         1,
         "TF32 (f32 in and out) on inputs already rounded to TF32 ([`round_tf32`])",
         "`WgmmaElem::BStage`",
@@ -857,9 +1021,35 @@ mod kernels_sm90a {
         gemm_wgmma_tf32_c2,
         Tf32Rounded,
         f32,
+        SmemA,
         2,
         "TF32 (f32 in and out) on inputs already rounded to TF32 ([`round_tf32`]), clusters \
          of 2 along M sharing `B`",
+        "`WgmmaElem::BHalf`",
+        "a 1-D grid of clusters of `(WG_CLUSTER_M, 1, 1)` blocks (an even grid)"
+    );
+
+    entry!(
+        gemm_wgmma_tf32_rs,
+        Tf32Rounded,
+        f32,
+        RegA,
+        1,
+        "TF32 (f32 in and out) with `A` rounded to TF32 in registers (plain `f32` in memory; \
+         the RS form) and `B` already rounded ([`round_tf32`]; its elements typed \
+         [`Tf32Rounded`] in the map)",
+        "`WgmmaElem::BStage`",
+        "a 1-D grid without clusters"
+    );
+    entry!(
+        gemm_wgmma_tf32_rs_c2,
+        Tf32Rounded,
+        f32,
+        RegA,
+        2,
+        "TF32 (f32 in and out) with `A` rounded to TF32 in registers (plain `f32` in memory; \
+         the RS form) and `B` already rounded ([`round_tf32`]), clusters of 2 along M \
+         sharing `B`",
         "`WgmmaElem::BHalf`",
         "a 1-D grid of clusters of `(WG_CLUSTER_M, 1, 1)` blocks (an even grid)"
     );
@@ -902,7 +1092,7 @@ mod kernels_sm90a {
             ) {
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe {
-                    gemm::<$t, $o, 1>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0, scale)
+                    gemm::<$t, $o, SmemA, 1>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0, scale)
                 }
             }
         };

@@ -16,7 +16,8 @@
 //! values go to every implementation and to the reference.
 //!
 //! Our kernels: the tensor-core GEMMs of `host::matmul` (`wgmma`, `wgmma c2` — the same
-//! kernel with clusters of two sharing `B` — and `mma.sync`, for BF16, FP16 and TF32, hooked
+//! kernel with clusters of two sharing `B` — and `mma.sync`, for BF16, FP16 and TF32, and
+//! for TF32 `wgmma rs` and `wgmma rs c2`, which round `A` in registers; hooked
 //! in by [`tensor_core_kernels`]; each its own row) and, for FP32, the SGEMM kernel of
 //! [`crate::vector::sgemm_dev`] (which takes `B` as k×n row-major: it gets `Bᵀ`, transposed
 //! on the host, so it multiplies the same matrices).

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 /// One of our kernels on one (precision, shape), ready to time: its name, its launch or why
 /// it cannot run (e.g. a `wgmma` kernel on a GPU before sm_90), and how it launches.
 pub(super) struct Prepared<'a> {
-    /// `wgmma`, `wgmma c2`, `mma.sync`, `sgemm`.
+    /// `wgmma`, `wgmma c2`, `wgmma rs`, `wgmma rs c2` (TF32), `mma.sync`, `sgemm`.
     pub kernel: &'static str,
     /// One launch (the plan made, the buffers bound), or the error.
     pub launch: Result<Launch<'a>, BenchError>,
@@ -64,8 +64,10 @@ pub(super) fn sgemm_kernel<'a>(
     }])
 }
 
-/// Our tensor-core kernels (`host::matmul`'s `GemmPlan` for every `TcKernel`: `wgmma`,
-/// `wgmma c2`, `mma.sync`) for input type `T` (`bf16`, `f16`, or [`Tf32`] on `f32` data): each
+/// Our tensor-core kernels (`host::matmul`'s `GemmPlan` for every `TcKernel` of the type,
+/// `TcElem::KERNELS`: `wgmma`, `wgmma c2`, for TF32 the RS forms `wgmma rs` and
+/// `wgmma rs c2` (`A` rounded in registers), `mma.sync`) for input type `T` (`bf16`, `f16`,
+/// or [`Tf32`] on `f32` data): each
 /// planned once on `operands` and its own NaN-filled `C`, pushed onto `cs` (see
 /// [`OurKernels`]; a kernel that writes nothing cannot pass with another's result). A
 /// kernel that cannot be planned (e.g. `wgmma` before sm_90) is reported in its
@@ -81,15 +83,16 @@ pub(super) fn tensor_core_kernels<'a, T: crate::matmul::TcElem<Elem: Operand>>(
     operands: &'a Operands<'_, T::Elem>,
     cs: &'a mut Vec<DeviceBuffer<T::Elem>>,
 ) -> Result<Vec<Prepared<'a>>, GpuError> {
-    use crate::matmul::{GemmPlan, TcKernel};
+    use crate::matmul::GemmPlan;
     let (m, n, k) = operands.dims;
     let nan = vec![<T::Elem as Operand>::NAN; m * n];
-    for _ in TcKernel::ALL {
+    for _ in T::KERNELS {
         cs.push(upload(bench, &nan)?);
     }
     let gpu = &bench.gpu;
-    let prepared = TcKernel::ALL
-        .into_iter()
+    let prepared = T::KERNELS
+        .iter()
+        .copied()
         .zip(cs.iter_mut())
         .map(|(kernel, c)| {
             let mut launch_note = None;

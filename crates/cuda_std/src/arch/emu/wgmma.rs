@@ -120,6 +120,36 @@ wgmma_rs!(
     mma_m64n256k16_f32_f16_rs, 128, F16;
 );
 
+macro_rules! wgmma_tf32_rs {
+    ($($name:ident, $n:literal;)*) => {$(
+        /// # Safety
+        /// As the `wgmma` function of the same name.
+        #[track_caller]
+        pub(crate) unsafe fn $name(
+            acc: &mut [f32; $n],
+            a: [u32; 4],
+            b: MatrixDescriptor,
+            accumulate: bool,
+        ) {
+            device::wgmma_mma_async_rs(
+                concat!("wgmma::", stringify!($name)),
+                MmaType::Tf32,
+                acc,
+                a,
+                b.bits(),
+                false,
+                accumulate,
+            );
+        }
+    )*};
+}
+
+wgmma_tf32_rs!(
+    mma_m64n64k8_f32_tf32_rs, 32;
+    mma_m64n128k8_f32_tf32_rs, 64;
+    mma_m64n256k8_f32_tf32_rs, 128;
+);
+
 #[cfg(test)]
 mod tests {
     use crate::wgmma::{MatrixDescriptor, Swizzle};

@@ -129,6 +129,36 @@ macro_rules! wgmma_tf32 {
     };
 }
 
+/// The `.tf32` forms with `A` from registers (RS): four `.b32` registers of `A` (one
+/// `.tf32` each), `B` by descriptor, no transposes.
+macro_rules! wgmma_tf32_rs {
+    ($name:ident, $n:literal, $ptx:literal, [$($i:literal)+]) => {
+        #[inline(always)]
+        pub(crate) unsafe fn $name(
+            acc: &mut [f32; $n],
+            a: [u32; 4],
+            b: MatrixDescriptor,
+            accumulate: bool,
+        ) {
+            // SAFETY: caller contract. Reads shared memory: not `nomem`.
+            unsafe {
+                asm!(
+                    concat!("{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; ", $ptx, " {{",
+                        acc_list!($($i)+), "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1; }}"),
+                    $(inout(reg32) acc[$i],)+
+                    a0 = in(reg32) a[0],
+                    a1 = in(reg32) a[1],
+                    a2 = in(reg32) a[2],
+                    a3 = in(reg32) a[3],
+                    b = in(reg64) b.0,
+                    sd = in(reg32) u32::from(accumulate),
+                    options(nostack),
+                )
+            };
+        }
+    };
+}
+
 with_acc_indices!(
     32,
     wgmma_16bit!(
@@ -319,5 +349,29 @@ with_acc_indices!(
         mma_m64n256k16_f32_f16_rs,
         128,
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16",
+    )
+);
+with_acc_indices!(
+    32,
+    wgmma_tf32_rs!(
+        mma_m64n64k8_f32_tf32_rs,
+        32,
+        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32",
+    )
+);
+with_acc_indices!(
+    64,
+    wgmma_tf32_rs!(
+        mma_m64n128k8_f32_tf32_rs,
+        64,
+        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32",
+    )
+);
+with_acc_indices!(
+    128,
+    wgmma_tf32_rs!(
+        mma_m64n256k8_f32_tf32_rs,
+        128,
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32",
     )
 );
