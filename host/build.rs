@@ -21,8 +21,6 @@ fn main() {
         .max_registers("attention_fwd_wgmma_bf16_d128", 168)
         .max_registers("attention_fwd_wgmma_f16_d64", 128)
         .max_registers("attention_fwd_wgmma_f16_d128", 168)
-        .max_registers("attention_fwd_wgmma_bf16_d128_bc176", 168)
-        .max_registers("attention_fwd_wgmma_f16_d128_bc176", 168)
         .max_registers("gemm_wgmma_bf16", 168)
         .max_registers("gemm_wgmma_f16", 168)
         .max_registers("gemm_wgmma_tf32", 168)

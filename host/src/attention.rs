@@ -44,26 +44,13 @@ pub enum AttentionKernel {
     /// `mma.sync` (sm_80 and later): 64 query rows per block of 4 warps.
     MmaSync,
     /// `wgmma` with `P` from registers (sm_90a): a TMA producer warpgroup and 64 query rows
-    /// per consumer warpgroup, 2 consumers (128 rows) for D = 128, 3 (192 rows) for D = 64;
-    /// key tiles of 128 in 3 stages.
+    /// per consumer warpgroup, 2 consumers (128 rows) for D = 128, 3 (192 rows) for D = 64.
     Wgmma,
-    /// [`AttentionKernel::Wgmma`] with FlashAttention-3's key tile for D = 128 without a
-    /// causal mask: 176 keys in 2 stages (`kernels::attention::wgmma::WG_ATTN_BC_WIDE`); for
-    /// D = 64 and causal attention the same kernel as `Wgmma`. A variant for A/B
-    /// measurement (issue 33), not yet measured; [`WGMMA_WIDE_KEY_TILE`] makes it the
-    /// default.
-    WgmmaWide,
 }
-
-/// Whether [`AttentionKernel::best_for`] picks [`AttentionKernel::WgmmaWide`] instead of
-/// [`AttentionKernel::Wgmma`] on sm_90: a build-time switch for the A/B of the two key
-/// tiles (two `ferrocuda` binaries that differ only in it).
-pub const WGMMA_WIDE_KEY_TILE: bool = false;
 
 impl AttentionKernel {
     /// The fastest kernel `gpu` runs: [`AttentionKernel::Wgmma`] on compute capability 9.0
-    /// (and the CPU emulator, which reports 9.0; [`AttentionKernel::WgmmaWide`] there if
-    /// [`WGMMA_WIDE_KEY_TILE`]), [`AttentionKernel::MmaSync`] otherwise.
+    /// (and the CPU emulator, which reports 9.0), [`AttentionKernel::MmaSync`] otherwise.
     ///
     /// # Errors
     /// A driver error if the compute capability cannot be read.
@@ -73,23 +60,18 @@ impl AttentionKernel {
             .compute_capability()
             .gpu_context("reading the compute capability")?;
         Ok(if (cc.major, cc.minor) == (9, 0) {
-            if WGMMA_WIDE_KEY_TILE {
-                Self::WgmmaWide
-            } else {
-                Self::Wgmma
-            }
+            Self::Wgmma
         } else {
             Self::MmaSync
         })
     }
 
-    /// The kernel's name stem in reports (`mma.sync`, `wgmma`, `wgmma bc176`).
+    /// The kernel's name stem in reports (`mma.sync`, `wgmma`).
     #[must_use]
     pub const fn label(self) -> &'static str {
         match self {
             Self::MmaSync => "mma.sync",
             Self::Wgmma => "wgmma",
-            Self::WgmmaWide => "wgmma bc176",
         }
     }
 }

@@ -46,14 +46,10 @@ fn runs(gpu: &Gpu) -> bool {
 }
 
 /// The kernels `gpu` runs: both on compute capability 9.0 and the emulator, `mma.sync`
-/// otherwise (call after [`runs`]). `wgmma` with key tiles of 176
-/// ([`AttentionKernel::WgmmaWide`]) differs from `wgmma` only for D = 128 without a causal
-/// mask: its own test, [`wide_key_tiles_are_within_the_error_bound`].
+/// otherwise (call after [`runs`]).
 fn kernels(gpu: &Gpu) -> Vec<AttentionKernel> {
     match AttentionKernel::best_for(gpu).expect("compute capability") {
-        AttentionKernel::Wgmma | AttentionKernel::WgmmaWide => {
-            vec![AttentionKernel::Wgmma, AttentionKernel::MmaSync]
-        }
+        AttentionKernel::Wgmma => vec![AttentionKernel::Wgmma, AttentionKernel::MmaSync],
         AttentionKernel::MmaSync => vec![AttentionKernel::MmaSync],
     }
 }
@@ -202,57 +198,6 @@ fn bf16_attention_is_within_the_error_bound() {
         for (i, shape) in shapes().into_iter().enumerate() {
             check_case::<bf16>(&gpu, kernel, shape, 10 + i as u64);
         }
-    }
-}
-
-/// The `wgmma` kernel with key tiles of 176 ([`AttentionKernel::WgmmaWide`], D = 128 without
-/// a causal mask), bf16 and f16: S = 1, ragged S (no S here is a multiple of 176), the ring
-/// of two stages refilled (S = 400: tiles of 176, 176 and 48), grouped-query; and a NaN
-/// value in the next head's first key, which the ragged last tile reads past S, stays out
-/// of this head. On sm_90 and the emulator; skipped elsewhere.
-#[test]
-fn wide_key_tiles_are_within_the_error_bound() {
-    let gpu = gpu();
-    if !runs(&gpu) {
-        return;
-    }
-    if !kernels(&gpu).contains(&AttentionKernel::Wgmma) {
-        eprintln!(
-            "skipped: {} does not run the wgmma kernels (sm_90)",
-            gpu.name()
-        );
-        return;
-    }
-    let kernel = AttentionKernel::WgmmaWide;
-    let shapes = if emulated() {
-        vec![
-            AttentionShape::new(1, 1, 1, 128),
-            AttentionShape::new(1, 2, 33, 128).with_kv_heads(1),
-            AttentionShape::new(1, 1, 400, 128),
-        ]
-    } else {
-        vec![
-            AttentionShape::new(3, 2, 1, 128),
-            AttentionShape::new(2, 4, 1000, 128).with_kv_heads(2),
-            AttentionShape::new(1, 8, 4096, 128),
-        ]
-    };
-    for (i, &shape) in shapes.iter().enumerate() {
-        check_case::<bf16>(&gpu, kernel, shape, 70 + i as u64);
-        check_case::<f16>(&gpu, kernel, shape, 80 + i as u64);
-    }
-    // Head 1, key 0, dim 5: head 0's ragged tile (S = 33) reads it as its key 33.
-    let shape = AttentionShape::new(1, 2, 33, 128);
-    let (q, k, mut v) = inputs::<bf16>(shape, 90);
-    v[33 * 128 + 5] = bf16::from_f32(f32::NAN);
-    let out = attention(&gpu, kernel, shape, &q, &k, &v);
-    for row in 0..33 {
-        let o = &out.o[row * 128..][..128];
-        assert!(
-            o.iter().all(|x| x.to_f32().is_finite()) && out.lse[row].is_finite(),
-            "{}: head 0 row {row} is not finite after a NaN value in head 1",
-            kernel.label()
-        );
     }
 }
 

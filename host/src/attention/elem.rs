@@ -62,9 +62,6 @@ pub trait AttnElem:
     const WG_D64: WgAttnKernel<Self>;
     /// The `wgmma` kernel for `D` = 128.
     const WG_D128: WgAttnKernel<Self>;
-    /// The `wgmma` kernel for `D` = 128 with key tiles of 176
-    /// (`kernels::attention::wgmma::WG_ATTN_BC_WIDE`).
-    const WG_D128_WIDE: WgAttnKernel<Self>;
     /// A NaN the host writes to `O` before a launch, so unwritten elements show.
     const POISON: Self;
     /// Unit roundoff of the type (2⁻⁸ bf16, 2⁻¹¹ f16): the relative error of rounding `P`
@@ -76,19 +73,17 @@ pub trait AttnElem:
     fn from_f32(x: f32) -> Self;
 }
 
-/// `AttnElem` for the 16-bit types: name, kernels (`attention_fwd_{name}_d{64,128}`,
-/// `attention_fwd_wgmma_{name}_d{64,128}` and `attention_fwd_wgmma_{name}_d128_bc176`), a
-/// quiet NaN of the type and its unit roundoff.
+/// `AttnElem` for the 16-bit types: name, kernels (`attention_fwd_{name}_d{64,128}` and
+/// `attention_fwd_wgmma_{name}_d{64,128}`), a quiet NaN of the type and its unit roundoff.
 macro_rules! attn_elem {
-    ($($t:ident: $d64:ident, $d128:ident, $wg64:ident, $wg128:ident, $wg128w:ident,
-       $poison:literal, $unit:expr;)*) => {$(
+    ($($t:ident: $d64:ident, $d128:ident, $wg64:ident, $wg128:ident, $poison:literal,
+       $unit:expr;)*) => {$(
         impl AttnElem for $t {
             const NAME: &'static str = stringify!($t);
             const D64: AttnKernel<Self> = kernels::attention::$d64;
             const D128: AttnKernel<Self> = kernels::attention::$d128;
             const WG_D64: WgAttnKernel<Self> = kernels::attention::wgmma::$wg64;
             const WG_D128: WgAttnKernel<Self> = kernels::attention::wgmma::$wg128;
-            const WG_D128_WIDE: WgAttnKernel<Self> = kernels::attention::wgmma::$wg128w;
             const POISON: Self = $t::from_bits($poison);
             const UNIT: f64 = $unit;
             fn to_f64(self) -> f64 {
@@ -103,9 +98,7 @@ macro_rules! attn_elem {
 
 attn_elem! {
     bf16: attention_fwd_bf16_d64, attention_fwd_bf16_d128, attention_fwd_wgmma_bf16_d64,
-        attention_fwd_wgmma_bf16_d128, attention_fwd_wgmma_bf16_d128_bc176, 0x7fc1,
-        1.0 / 256.0;
+        attention_fwd_wgmma_bf16_d128, 0x7fc1, 1.0 / 256.0;
     f16: attention_fwd_f16_d64, attention_fwd_f16_d128, attention_fwd_wgmma_f16_d64,
-        attention_fwd_wgmma_f16_d128, attention_fwd_wgmma_f16_d128_bc176, 0x7e01,
-        1.0 / 2048.0;
+        attention_fwd_wgmma_f16_d128, 0x7e01, 1.0 / 2048.0;
 }

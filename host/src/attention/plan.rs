@@ -15,21 +15,19 @@ use cust::{
     tma::{TensorMap, TensorMapExt, TmaSwizzle},
 };
 use kernels::attention::wgmma::{
-    WG_ATTN_BC, WG_ATTN_BC_WIDE, WG_ATTN_Q_BOX, WG_ATTN_STAGES, WG_ATTN_STAGES_WIDE,
-    wg_attn_kv_box, wg_attn_threads, wg_grid_blocks, wg_shared_bytes,
+    WG_ATTN_KV_BOX, WG_ATTN_Q_BOX, wg_attn_threads, wg_grid_blocks, wg_shared_bytes,
 };
 use kernels::attention::{ATTN_THREADS, grid_blocks, shared_bytes};
 
 kernel_table! {
     /// The attention kernels of element type `T`, each resolved in a [`Gpu`]'s module on first use
     /// ([`Gpu::kernels`]): [`AttnElem::D64`], [`AttnElem::D128`], [`AttnElem::WG_D64`],
-    /// [`AttnElem::WG_D128`], [`AttnElem::WG_D128_WIDE`].
+    /// [`AttnElem::WG_D128`].
     struct AttnKernels<T> {
         d64: ResolvedOf<AttnKernel<T>>,
         d128: ResolvedOf<AttnKernel<T>>,
         wg_d64: ResolvedOf<WgAttnKernel<T>>,
         wg_d128: ResolvedOf<WgAttnKernel<T>>,
-        wg_d128_wide: ResolvedOf<WgAttnKernel<T>>,
     }
 }
 
@@ -95,8 +93,7 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
     /// [`GpuError::LaunchConfig`] naming the value if the shape or a buffer length breaks a
     /// rule ([`AttentionShape::check_buffers`]); [`GpuError::KernelArchitecture`] naming the
     /// kernel and both architectures if the device cannot run it (older than sm_80 for
-    /// [`AttentionKernel::MmaSync`], anything but sm_90 for [`AttentionKernel::Wgmma`] and
-    /// [`AttentionKernel::WgmmaWide`]).
+    /// [`AttentionKernel::MmaSync`], anything but sm_90 for [`AttentionKernel::Wgmma`]).
     #[allow(clippy::too_many_arguments)]
     pub fn with_kernel(
         gpu: &Gpu,
@@ -130,23 +127,13 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
                     shared_bytes(d),
                 ),
             ),
-            AttentionKernel::Wgmma | AttentionKernel::WgmmaWide => {
-                // Key tiles of 176 only where FlashAttention-3 takes them (D = 128, not
-                // causal); the kernel of 128 otherwise.
-                let wide = kernel == AttentionKernel::WgmmaWide && d == 128 && !shape.causal;
+            AttentionKernel::Wgmma => {
                 let function = if d == 64 {
                     table.wg_d64.get(gpu, T::WG_D64)?
-                } else if wide {
-                    table.wg_d128_wide.get(gpu, T::WG_D128_WIDE)?
                 } else {
                     table.wg_d128.get(gpu, T::WG_D128)?
                 }
                 .clone();
-                let (bc, stages) = if wide {
-                    (WG_ATTN_BC_WIDE, WG_ATTN_STAGES_WIDE)
-                } else {
-                    (WG_ATTN_BC, WG_ATTN_STAGES)
-                };
                 let heads_kv = shape.batch * shape.kv_heads;
                 let rows =
                     [shape.batch * shape.heads, heads_kv, heads_kv].map(|h| h * shape.seq_len);
@@ -172,15 +159,15 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
                 };
                 let maps = [
                     map(q, rows[0], WG_ATTN_Q_BOX, "Q")?,
-                    map(k, rows[1], wg_attn_kv_box(bc), "K")?,
-                    map(v, rows[2], wg_attn_kv_box(bc), "V")?,
+                    map(k, rows[1], WG_ATTN_KV_BOX, "K")?,
+                    map(v, rows[2], WG_ATTN_KV_BOX, "V")?,
                 ];
                 (
                     Launcher::Wgmma { function, maps },
                     LaunchConfig::new(
                         (wg_grid_blocks(batch, heads, seq, d), 1),
                         wg_attn_threads(d),
-                        wg_shared_bytes(d, bc, stages),
+                        wg_shared_bytes(d),
                     ),
                 )
             }
@@ -253,8 +240,7 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
                 // kernel's boxes and the 128-byte swizzle, written before this launch (a
                 // synchronous upload), B·H·S below 2³¹ (checked by `with_kernel`); the
                 // launch shape is the kernel's (`wg_grid_blocks`, `wg_attn_threads`,
-                // `wg_shared_bytes(D, BC, STAGES)` and the `K`/`V` box of its key tile, both
-                // chosen with the kernel in `with_kernel`), and the sm_90a build caps it at
+                // `wg_shared_bytes(D)`), and the sm_90a build caps it at
                 // `wg_attn_max_registers(D)` (host/build.rs).
                 unsafe { function.launch_unchecked(gpu.stream(), self.cfg, args) }
             }

@@ -106,7 +106,6 @@ impl Bench<'_> {
     pub(super) fn attention(&mut self, peers: Option<&PeerFile>) -> Result<(), GpuError> {
         let kernels: &[AttentionKernel] = match AttentionKernel::best_for(&self.gpu)? {
             AttentionKernel::Wgmma => &[AttentionKernel::Wgmma, AttentionKernel::MmaSync],
-            AttentionKernel::WgmmaWide => &[AttentionKernel::WgmmaWide, AttentionKernel::MmaSync],
             AttentionKernel::MmaSync => &[AttentionKernel::MmaSync],
         };
         for shape in ATTENTION_SHAPES {

@@ -30,17 +30,8 @@
 //!   mbarrier each: FlashAttention-3's ping-pong), so the tensor cores run one consumer's
 //!   products while the others run their softmax.
 //!
-//! Key tiles of 176, a variant, not yet measured (`attention_fwd_wgmma_{bf16,f16}_d128_bc176`,
-//! D = 128; the host's `AttentionKernel::WgmmaWide` launches it without a causal mask):
-//! FlashAttention-3's tile for that case (`hopper/tile_size.h`: `kBlockN` 176, 2 stages,
-//! `setmaxnreg` 24 / 240). The same body with [`WG_ATTN_BC_WIDE`] = 176 keys a tile in
-//! [`WG_ATTN_STAGES_WIDE`] = 2 stages (209 KiB): `S_j` by `m64n176k16` (88 scores a thread),
-//! `P·V` in 11 steps instead of 8, the producer at 24 registers and the consumers at 240.
-//! 4096 = 23·176 + 48, so its last tile is ragged at every benchmark shape (masked and its
-//! `V` rows zeroed, as below).
-//!
 //! Shared memory ([`wg_shared_bytes`]): the `Q` tile (128 rows) and the stages' `K` and `V`
-//! tiles (128 or 176 rows each), every tile split into column blocks of 64 elements (128 bytes a
+//! tiles (128 rows each), every tile split into column blocks of 64 elements (128 bytes a
 //! row) that TMA writes with the 128-byte swizzle (16-byte chunk `c` of row `r` at chunk
 //! `c ^ (r % 8)`), 1024-byte aligned: the layout `wgmma`'s descriptors name, K-major for
 //! `Q` and `K` (stride byte offset 1024: 8 rows) and N-major for `V` (leading byte offset:
@@ -89,15 +80,13 @@
 //!   carried across tiles instead of zeroed; not run.
 //!
 //! Not yet measured: the masks as a column limit per row instead of a row and a column
-//! index a score (the same rule; 224 fewer SASS instructions in the D = 128 kernel, and
-//! without it the variant of 176 spilled 36 bytes in its mask); the variant of 176 (above).
+//! index a score (the same rule; 224 fewer SASS instructions in the D = 128 kernel).
 //!
 //! Launch ([`wg_grid_blocks`]): one block per head and [`wg_attn_rows`]`(D)` query rows, in
 //! the order of the `mma.sync` kernels (the blocks of a head neighbours, its last query tiles
-//! first); [`wg_attn_threads`]`(D)` threads, [`wg_shared_bytes`]`(D, BC, STAGES)` of dynamic
-//! shared memory, the `K`/`V` box [`wg_attn_kv_box`]`(BC)`, built with at most
-//! [`wg_attn_max_registers`]`(D)` registers a thread (`.maxnreg`, so that the block fits
-//! before the warpgroups rebalance).
+//! first); [`wg_attn_threads`]`(D)` threads, [`wg_shared_bytes`]`(D)` of dynamic shared
+//! memory, built with at most [`wg_attn_max_registers`]`(D)` registers a thread (`.maxnreg`,
+//! so that the block fits before the warpgroups rebalance).
 
 /// Consumer warpgroups per block for head dimension `d`: 3 for 64 (FlashAttention-3's 192
 /// rows: the softmax, not the tensor cores, bounds D = 64, and a third warpgroup hides more
@@ -113,17 +102,10 @@ pub const fn wg_attn_rows(d: u32) -> u32 {
     64 * wg_attn_consumers(d)
 }
 
-/// Keys per `K`/`V` tile (the `N` of `S = Q·Kᵀ`, the `K` of `P·V`) of the kernels
-/// `attention_fwd_wgmma_{bf16,f16}_d{64,128}`.
+/// Keys per `K`/`V` tile (the `N` of `S = Q·Kᵀ`, the `K` of `P·V`).
 pub const WG_ATTN_BC: u32 = 128;
-/// Stages of their `K`/`V` ring.
+/// Stages of the `K`/`V` ring.
 pub const WG_ATTN_STAGES: u32 = 3;
-/// Keys per `K`/`V` tile of the wide variant, `attention_fwd_wgmma_{bf16,f16}_d128_bc176`
-/// (D = 128 only): FlashAttention-3's key tile for head dimension 128 without a causal mask
-/// (`hopper/tile_size.h`: `kBlockN` 176, 2 stages). A variant, not yet measured.
-pub const WG_ATTN_BC_WIDE: u32 = 176;
-/// Stages of the wide variant's ring (three would need 296 KiB).
-pub const WG_ATTN_STAGES_WIDE: u32 = 2;
 
 /// Threads per block for head dimension `d`: the producer and the consumer warpgroups.
 #[must_use]
@@ -138,32 +120,26 @@ pub const fn wg_attn_max_registers(d: u32) -> u32 {
     if wg_attn_consumers(d) == 3 { 128 } else { 168 }
 }
 
-/// Dynamic shared memory per block, bytes, for head dimension `d`, key tiles of `bc` keys
-/// and `stages` stages: the `Q` tile, the stages' `K` and `V` tiles, 1024 bytes of slack to
-/// align them, and the `1 + 3·stages + consumers` mbarriers (225 KiB for 128 with
-/// [`WG_ATTN_BC`], [`WG_ATTN_STAGES`]; 121 KiB for 64; 209 KiB for the wide variant,
-/// [`WG_ATTN_BC_WIDE`], [`WG_ATTN_STAGES_WIDE`]).
+/// Dynamic shared memory per block, bytes, for head dimension `d`: the `Q` tile, the
+/// stages' `K` and `V` tiles, 1024 bytes of slack to align them, and the
+/// `1 + 3·STAGES + consumers` mbarriers (225 KiB for 128, 121 KiB for 64).
 #[must_use]
-pub const fn wg_shared_bytes(d: u32, bc: u32, stages: u32) -> u32 {
-    (wg_attn_rows(d) + 2 * stages * bc) * d * 2 + 1024 + 8 * (1 + 3 * stages + wg_attn_consumers(d))
+pub const fn wg_shared_bytes(d: u32) -> u32 {
+    (wg_attn_rows(d) + 2 * WG_ATTN_STAGES * WG_ATTN_BC) * d * 2
+        + 1024
+        + 8 * (1 + 3 * WG_ATTN_STAGES + wg_attn_consumers(d))
 }
 
 const _: () = assert!(
-    wg_shared_bytes(128, WG_ATTN_BC, WG_ATTN_STAGES) <= 227 * 1024
-        && wg_shared_bytes(64, WG_ATTN_BC, WG_ATTN_STAGES) <= 227 * 1024
-        && wg_shared_bytes(128, WG_ATTN_BC_WIDE, WG_ATTN_STAGES_WIDE) <= 227 * 1024,
+    wg_shared_bytes(128) <= 227 * 1024 && wg_shared_bytes(64) <= 227 * 1024,
     "a block has at most 227 KiB"
 );
 
 /// The TMA box of `Q`, innermost first: 64 elements (128 bytes) × 64 rows (a consumer's
 /// rows of one column block).
 pub const WG_ATTN_Q_BOX: [u32; 2] = [64, 64];
-/// The TMA box of `K` and `V` for key tiles of `bc` keys: 64 elements × `bc` rows (at most
-/// 256: TMA's largest box dimension).
-#[must_use]
-pub const fn wg_attn_kv_box(bc: u32) -> [u32; 2] {
-    [64, bc]
-}
+/// The TMA box of `K` and `V`: 64 elements × [`WG_ATTN_BC`] rows.
+pub const WG_ATTN_KV_BOX: [u32; 2] = [64, WG_ATTN_BC];
 
 /// Blocks of the 1-D grid for `batch`·`heads` heads of `seq_len` rows, head dimension `d`.
 #[must_use]
@@ -177,7 +153,7 @@ pub use kernels_sm90a::*;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 mod kernels_sm90a {
     #![allow(clippy::too_many_arguments)]
-    use super::{WG_ATTN_BC, WG_ATTN_BC_WIDE, WG_ATTN_STAGES, WG_ATTN_STAGES_WIDE};
+    use super::{WG_ATTN_BC, WG_ATTN_STAGES};
     use crate::attention::AttnElem;
     use crate::attention::kernels_sm80::{quad_max, quad_sum};
     use common::attention::{LOG2_E, block_tile, key_tiles, kv_head, softmax_scale, visible_keys};
@@ -198,12 +174,6 @@ mod kernels_sm90a {
         /// # Safety
         /// As `cuda_std::wgmma::mma_m64n128k16_f32_bf16`.
         unsafe fn qk(acc: &mut [f32; 64], a: MatrixDescriptor, b: MatrixDescriptor, first: bool);
-        /// `acc (+)= A·B` for `S = Q·Kᵀ` with key tiles of 176: `m64n176k16`, both operands
-        /// K-major in shared memory.
-        ///
-        /// # Safety
-        /// As `cuda_std::wgmma::mma_m64n176k16_f32_bf16`.
-        unsafe fn qk176(acc: &mut [f32; 88], a: MatrixDescriptor, b: MatrixDescriptor, first: bool);
         /// `acc += P·V` for `D` = 64: `m64n64k16`, `A` from registers, `B` N-major.
         ///
         /// # Safety
@@ -217,7 +187,7 @@ mod kernels_sm90a {
     }
 
     macro_rules! wg_attn_elem {
-        ($t:ty, $qk:ident, $qk176:ident, $pv64:ident, $pv128:ident) => {
+        ($t:ty, $qk:ident, $pv64:ident, $pv128:ident) => {
             impl WgAttnElem for $t {
                 #[inline(always)]
                 unsafe fn qk(
@@ -228,16 +198,6 @@ mod kernels_sm90a {
                 ) {
                     // SAFETY: forwarded.
                     unsafe { wgmma::$qk::<false, false>(acc, a, b, !first) }
-                }
-                #[inline(always)]
-                unsafe fn qk176(
-                    acc: &mut [f32; 88],
-                    a: MatrixDescriptor,
-                    b: MatrixDescriptor,
-                    first: bool,
-                ) {
-                    // SAFETY: forwarded.
-                    unsafe { wgmma::$qk176::<false, false>(acc, a, b, !first) }
                 }
                 #[inline(always)]
                 unsafe fn pv64(acc: &mut [f32; 32], a: [u32; 4], b: MatrixDescriptor) {
@@ -256,14 +216,12 @@ mod kernels_sm90a {
     wg_attn_elem!(
         bf16,
         mma_m64n128k16_f32_bf16,
-        mma_m64n176k16_f32_bf16,
         mma_m64n64k16_f32_bf16_rs,
         mma_m64n128k16_f32_bf16_rs
     );
     wg_attn_elem!(
         f16,
         mma_m64n128k16_f32_f16,
-        mma_m64n176k16_f32_f16,
         mma_m64n64k16_f32_f16_rs,
         mma_m64n128k16_f32_f16_rs
     );
@@ -276,13 +234,10 @@ mod kernels_sm90a {
         MatrixDescriptor::new(start, lbo, 1024, Swizzle::B128)
     }
 
-    /// Scores of a key tile, a thread's part: `BC / 2` of the 88 (`m64n176`) are used, the
-    /// rest never touched (so never allocated).
-    type Scores = [f32; 88];
-    /// `P` packed as the `A` registers of the `P·V` steps, `BC / 16` of the 11 used.
-    type PackedP = [[u32; 4]; 11];
+    /// The ring position of the `K`/`V` stages.
+    type Ring = PipelineState<WG_ATTN_STAGES>;
 
-    /// Calls `$body` for `$i` in 0..64 (constant indices: the accumulators stay in
+    /// Calls `$m!(i)` for `i` in 0..64 (constant indices: the accumulators stay in
     /// registers).
     macro_rules! each64 {
         ($i:ident => $body:block) => {
@@ -291,20 +246,6 @@ mod kernels_sm90a {
                 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41,
                 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61,
                 62, 63
-            ] $body)
-        };
-    }
-
-    /// [`each64`] for `$i` in 0..88, the scores of a key tile of up to 176; callers bound it
-    /// (`i < BC / 2`), a constant test.
-    macro_rules! each88 {
-        ($i:ident => $body:block) => {
-            unroll!($i: u32 in [
-                0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
-                22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41,
-                42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61,
-                62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81,
-                82, 83, 84, 85, 86, 87
             ] $body)
         };
     }
@@ -319,17 +260,17 @@ mod kernels_sm90a {
     }
 
     impl Softmax {
-        /// Turns the scores `s` of the key tile of `BC` keys from key `k0` into
-        /// `P = 2^(S·scale − m)` in place (masked keys 0), updating the row maxima and sums,
-        /// and returns each row's rescaling factor `2^(m_old − m_new)` for `O`. `t` is the
-        /// thread's index in the warpgroup, `row0` the warpgroup's first query row.
+        /// Turns the scores `s` of the key tile from key `k0` into `P = 2^(S·scale − m)`
+        /// in place (masked keys 0), updating the row maxima and sums, and returns each
+        /// row's rescaling factor `2^(m_old − m_new)` for `O`. `t` is the thread's index in
+        /// the warpgroup, `row0` the warpgroup's first query row.
         ///
         /// # Safety
         /// All 32 lanes of the warp call it convergently.
         #[inline(always)]
-        unsafe fn step<const BC: u32>(
+        unsafe fn step(
             &mut self,
-            s: &mut Scores,
+            s: &mut [f32; 64],
             t: u32,
             row0: u32,
             k0: u32,
@@ -338,7 +279,7 @@ mod kernels_sm90a {
             scale_log2: f32,
         ) -> [f32; 2] {
             // Only the causal diagonal and the last, ragged tile have keys to mask.
-            let needs_mask = k0 + BC > seq_len || (causal && k0 + BC - 1 > row0);
+            let needs_mask = k0 + WG_ATTN_BC > seq_len || (causal && k0 + WG_ATTN_BC - 1 > row0);
             if needs_mask {
                 // Row half `hr` sees keys `0..visible_keys(row)` (`visible`): a column limit,
                 // here relative to this thread's first column `k0 + acc_row_col(t, 0).1`, so
@@ -351,8 +292,8 @@ mod kernels_sm90a {
                     let (r, c0) = acc_row_col(t, 2 * hr as u32);
                     lim[hr] = visible_keys(row0 + r, seq_len, causal) as i32 - (k0 + c0) as i32;
                 });
-                each88!(i => {
-                    if i < BC / 2 && acc_row_col(0, i).1 as i32 >= lim[((i / 2) % 2) as usize] {
+                each64!(i => {
+                    if acc_row_col(0, i).1 as i32 >= lim[((i / 2) % 2) as usize] {
                         s[i as usize] = f32::NEG_INFINITY;
                     }
                 });
@@ -362,82 +303,64 @@ mod kernels_sm90a {
                 // Element i is in row half (i / 2) % 2. The maximum of the raw scores, then
                 // scaled (the scale is positive): `p = 2^(s·scale − m·scale)` is one fused
                 // multiply-add and one `ex2` a score.
-                // Both reductions over the row's BC / 4 elements (32 or 44) as trees (depth 5
-                // or 6, not a chain of 32 dependent operations).
-                let mut v = [0.0f32; 22];
-                unroll!(j in [
-                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21
-                ] {
-                    if (j as u32) < BC / 8 {
-                        v[j] = s[4 * j + 2 * hr].max(s[4 * j + 2 * hr + 1]);
-                    }
+                // Both reductions over the row's 32 elements as trees (depth 5, not a chain of
+                // 32 dependent operations).
+                let mut v = [0.0f32; 16];
+                unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                    v[j] = s[4 * j + 2 * hr].max(s[4 * j + 2 * hr + 1]);
                 });
-                let m = tree::<BC>(v, f32::max);
+                let m = tree16(v, f32::max);
                 // SAFETY: converged warp (caller contract).
                 let m = (unsafe { quad_max(m) } * scale_log2).max(self.row_max[hr]);
                 // A row with no visible key yet keeps −∞; subtract 0 then (every p is 0).
                 let base = if m == f32::NEG_INFINITY { 0.0 } else { m };
                 alpha[hr] = ex2_approx(self.row_max[hr] - base);
                 self.row_max[hr] = m;
-                unroll!(j in [
-                    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21
-                ] {
-                    if (j as u32) < BC / 8 {
-                        unroll!(c in [0, 1] {
-                            let p = ex2_approx(fmaf(s[4 * j + 2 * hr + c], scale_log2, -base));
-                            s[4 * j + 2 * hr + c] = p;
-                        });
-                        v[j] = s[4 * j + 2 * hr] + s[4 * j + 2 * hr + 1];
-                    }
+                unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
+                    unroll!(c in [0, 1] {
+                        let p = ex2_approx(fmaf(s[4 * j + 2 * hr + c], scale_log2, -base));
+                        s[4 * j + 2 * hr + c] = p;
+                    });
+                    v[j] = s[4 * j + 2 * hr] + s[4 * j + 2 * hr + 1];
                 });
-                let sum = tree::<BC>(v, |a, b| a + b);
+                let sum = tree16(v, |a, b| a + b);
                 self.row_sum[hr] = self.row_sum[hr] * alpha[hr] + sum;
             });
             alpha
         }
     }
 
-    /// `f` over the first `BC / 8` values of `v` (16 or 22) as a balanced tree (`f`
-    /// associative: `max`, `+`): those past 16 folded onto the first ones, then a tree of 16.
+    /// `f` over the 16 values of `v` as a balanced tree (`f` associative: `max`, `+`).
     #[inline(always)]
-    fn tree<const BC: u32>(mut v: [f32; 22], f: impl Fn(f32, f32) -> f32) -> f32 {
-        unroll!(j in [0, 1, 2, 3, 4, 5] {
-            if 16 + (j as u32) < BC / 8 {
-                v[j] = f(v[j], v[j + 16]);
-            }
-        });
+    fn tree16(mut v: [f32; 16], f: impl Fn(f32, f32) -> f32) -> f32 {
         unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7] { v[j] = f(v[j], v[j + 8]); });
         unroll!(j in [0, 1, 2, 3] { v[j] = f(v[j], v[j + 4]); });
         unroll!(j in [0, 1] { v[j] = f(v[j], v[j + 2]); });
         f(v[0], v[1])
     }
 
-    /// `P` (the softmax's `s`) rounded to `T` and packed as the `A` registers of the
-    /// `BC / 16` `P·V` steps: keys `16·kk..16·kk + 16` are accumulator elements
-    /// `8·kk..8·kk + 8`.
+    /// `P` (the softmax's `s`) rounded to `T` and packed as the `A` registers of the 8
+    /// `P·V` steps: keys `16·kk..16·kk + 16` are accumulator elements `8·kk..8·kk + 8`.
     #[inline(always)]
-    fn pack_p<T: WgAttnElem, const BC: u32>(s: &Scores) -> PackedP {
-        let mut p = [[0u32; 4]; 11];
-        unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] {
-            if (kk as u32) < BC / 16 {
-                p[kk] = [
-                    T::pack(s[8 * kk], s[8 * kk + 1]),
-                    T::pack(s[8 * kk + 2], s[8 * kk + 3]),
-                    T::pack(s[8 * kk + 4], s[8 * kk + 5]),
-                    T::pack(s[8 * kk + 6], s[8 * kk + 7]),
-                ];
-            }
+    fn pack_p<T: WgAttnElem>(s: &[f32; 64]) -> [[u32; 4]; 8] {
+        let mut p = [[0u32; 4]; 8];
+        unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+            p[kk] = [
+                T::pack(s[8 * kk], s[8 * kk + 1]),
+                T::pack(s[8 * kk + 2], s[8 * kk + 3]),
+                T::pack(s[8 * kk + 4], s[8 * kk + 5]),
+                T::pack(s[8 * kk + 6], s[8 * kk + 7]),
+            ];
         });
         p
     }
 
-    /// The kernel body for element type `T`, head dimension `D`, `C` consumer warpgroups,
-    /// key tiles of `BC` keys (128 or 176; 176 with D = 128 only) and `ST` stages.
+    /// The kernel body for element type `T` and head dimension `D`.
     ///
     /// # Safety
     /// As the entry points' `# Safety` sections.
     #[inline(always)]
-    unsafe fn forward<T: WgAttnElem, const D: u32, const C: u32, const BC: u32, const ST: u32>(
+    unsafe fn forward<T: WgAttnElem, const D: u32, const C: u32>(
         batch: u32,
         seq_len: u32,
         heads: u32,
@@ -461,8 +384,7 @@ mod kernels_sm90a {
         let (b, h) = (bh / heads, bh % heads);
         let q0 = q_tile * br;
         let kv_row0 = (b * kv_heads + kv_head(h, heads, kv_heads)) * seq_len;
-        let tiles = key_tiles(q_tile, br, BC, seq_len, causal);
-        const { assert!(BC == 128 || (BC == 176 && D == 128 && C == 2)) };
+        let tiles = key_tiles(q_tile, br, WG_ATTN_BC, seq_len, causal);
 
         // Tiles from the first 1024-byte boundary (the swizzle's period), barriers after.
         let raw = dynamic_shared::<u8>();
@@ -471,29 +393,30 @@ mod kernels_sm90a {
         let smem = unsafe { raw.add(pad as usize) };
         let smem_addr = shared_addr(smem);
         let q_bytes = br * D * 2;
-        let tile_bytes = BC * D * 2;
+        let tile_bytes = WG_ATTN_BC * D * 2;
         let k_off = |s: u32| q_bytes + s * 2 * tile_bytes;
         let v_off = |s: u32| k_off(s) + tile_bytes;
         // SAFETY: after the tiles, inside `wg_shared_bytes`, 8-byte aligned.
-        let bars = unsafe { smem.add((q_bytes + ST * 2 * tile_bytes) as usize) }.cast::<MBarrier>();
+        let bars = unsafe { smem.add((q_bytes + WG_ATTN_STAGES * 2 * tile_bytes) as usize) }
+            .cast::<MBarrier>();
         let bar = |i: u32| {
-            // SAFETY: `1 + 3·ST + C` barriers after `bars` (`wg_shared_bytes`); every
+            // SAFETY: `1 + 3·STAGES + C` barriers after `bars` (`wg_shared_bytes`); every
             // index below is under it (`s < STAGES`, `c < C`).
             unsafe { &*bars.add(i as usize) }
         };
         let q_full = bar(0);
         let k_full = |s: u32| bar(1 + s);
-        let v_full = |s: u32| bar(1 + ST + s);
-        let empty = |s: u32| bar(1 + 2 * ST + s);
+        let v_full = |s: u32| bar(1 + WG_ATTN_STAGES + s);
+        let empty = |s: u32| bar(1 + 2 * WG_ATTN_STAGES + s);
         // Consumer `c`'s turn to issue its products (the ping-pong), arrived on by the
         // 128 threads of the consumer before it (`c − 1`, or `C − 1` for consumer 0).
-        let turn = |c: u32| bar(1 + 3 * ST + c);
+        let turn = |c: u32| bar(1 + 3 * WG_ATTN_STAGES + c);
 
         if tid == 0 {
             // SAFETY: one thread initialises, fence and barrier below before any use.
             unsafe {
                 q_full.init(1);
-                for s in 0..ST {
+                for s in 0..WG_ATTN_STAGES {
                     k_full(s).init(1);
                     v_full(s).init(1);
                     // One arrival per consumer warp.
@@ -509,7 +432,7 @@ mod kernels_sm90a {
 
         if wg == 0 {
             // Producer.
-            if C == 3 || BC > 128 {
+            if C == 3 {
                 wgmma::reg_dealloc::<24>();
             } else {
                 wgmma::reg_dealloc::<40>();
@@ -540,19 +463,19 @@ mod kernels_sm90a {
                             );
                         }
                     }
-                    let mut ring = PipelineState::<ST>::PRODUCER_START;
+                    let mut ring = Ring::PRODUCER_START;
                     for j in 0..tiles {
                         let s = ring.stage();
                         empty(s).wait(ring.phase());
-                        let row = (kv_row0 + j * BC) as i32;
+                        let row = (kv_row0 + j * WG_ATTN_BC) as i32;
                         k_full(s).arrive_expect_tx(tile_bytes);
                         for kc in 0..blocks {
-                            let dst = smem.add((k_off(s) + kc * BC * 128) as usize);
+                            let dst = smem.add((k_off(s) + kc * WG_ATTN_BC * 128) as usize);
                             tma::load_2d(dst.cast::<T>(), map_k, (kc * 64) as i32, row, k_full(s));
                         }
                         v_full(s).arrive_expect_tx(tile_bytes);
                         for kc in 0..blocks {
-                            let dst = smem.add((v_off(s) + kc * BC * 128) as usize);
+                            let dst = smem.add((v_off(s) + kc * WG_ATTN_BC * 128) as usize);
                             tma::load_2d(dst.cast::<T>(), map_v, (kc * 64) as i32, row, v_full(s));
                         }
                         ring.advance();
@@ -562,13 +485,10 @@ mod kernels_sm90a {
             return;
         }
 
-        // Consumers: 384 × 168 registers in all, 128 × 40 + 256 × 232, or with key tiles
-        // of 176 128 × 24 + 256 × 240 (FlashAttention-3's split; 88 scores a thread instead
-        // of 64); or 512 × 128, 128 × 24 + 384 × 160.
+        // Consumers: 384 × 168 registers in all, 128 × 40 + 256 × 232; or 512 × 128,
+        // 128 × 24 + 384 × 160.
         if C == 3 {
             wgmma::reg_alloc::<160>();
-        } else if BC > 128 {
-            wgmma::reg_alloc::<240>();
         } else {
             wgmma::reg_alloc::<232>();
         }
@@ -589,45 +509,36 @@ mod kernels_sm90a {
         };
         // O: 64×D, D/2 accumulators a thread (the second half unused for D = 64).
         let mut acc = [[0.0f32; 32]; 2];
-        let mut s: Scores = [0.0; 88];
+        let mut s = [0.0f32; 64];
 
         // S = Q·Kᵀ for the K tile of stage `st`: D/16 steps of 16 dims, 4 per column block.
-        let issue_s = |s: &mut Scores, st: u32| {
+        let issue_s = |s: &mut [f32; 64], st: u32| {
             let k_at = smem_addr + k_off(st);
             unroll!(ks: u32 in [0, 1, 2, 3, 4, 5, 6, 7] {
                 if ks < D / 16 {
                     let a = desc(q_at + (ks / 4) * br * 128 + (ks % 4) * 32, 16);
-                    let bd = desc(k_at + (ks / 4) * BC * 128 + (ks % 4) * 32, 16);
+                    let bd = desc(k_at + (ks / 4) * WG_ATTN_BC * 128 + (ks % 4) * 32, 16);
                     // SAFETY: the whole warpgroup runs this convergently with equal
                     // arguments; Q and this stage's K were written by TMA and their full
                     // phases completed; the stage is not reloaded before this warpgroup
                     // releases it, after the wait that covers this group.
-                    unsafe {
-                        if BC == 128 {
-                            // SAFETY: the first 64 of the 88 scores, an array of them.
-                            T::qk(&mut *(&raw mut *s).cast::<[f32; 64]>(), a, bd, ks == 0);
-                        } else {
-                            T::qk176(s, a, bd, ks == 0);
-                        }
-                    };
+                    unsafe { T::qk(s, a, bd, ks == 0) };
                 }
             });
         };
         // O += P·V for the V tile of stage `st`: keys 16·kk.. are rows 16·kk.. of every
-        // column block of V, 2048 bytes on; BC / 16 steps.
-        let issue_pv = |acc: &mut [[f32; 32]; 2], p: &PackedP, st: u32| {
+        // column block of V, 2048 bytes on.
+        let issue_pv = |acc: &mut [[f32; 32]; 2], p: &[[u32; 4]; 8], st: u32| {
             let v_at = smem_addr + v_off(st);
-            unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] {
-                if (kk as u32) < BC / 16 {
-                    let bd = desc(v_at + kk as u32 * 2048, BC * 128);
-                    // SAFETY: as for `issue_s`, for this stage's V tile.
-                    unsafe {
-                        if D == 64 {
-                            T::pv64(&mut acc[0], p[kk], bd);
-                        } else {
-                            // SAFETY: `[[f32; 32]; 2]` and `[f32; 64]` have the same layout.
-                            T::pv128(&mut *(&raw mut *acc).cast::<[f32; 64]>(), p[kk], bd);
-                        }
+            unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
+                let bd = desc(v_at + kk as u32 * 2048, WG_ATTN_BC * 128);
+                // SAFETY: as for `issue_s`, for this stage's V tile.
+                unsafe {
+                    if D == 64 {
+                        T::pv64(&mut acc[0], p[kk], bd);
+                    } else {
+                        // SAFETY: `[[f32; 32]; 2]` and `[f32; 64]` have the same layout.
+                        T::pv128(&mut *(&raw mut *acc).cast::<[f32; 64]>(), p[kk], bd);
                     }
                 }
             });
@@ -671,7 +582,7 @@ mod kernels_sm90a {
         // the phase of this round of the ring (the producer fills the stages in the same
         // order), which the producer's loads complete.
         unsafe { q_full.wait(Phase::ZERO) };
-        let mut ring = PipelineState::<ST>::START;
+        let mut ring = Ring::START;
         // SAFETY: as above.
         unsafe { k_full(ring.stage()).wait(ring.phase()) };
         my_turn(issues);
@@ -682,8 +593,8 @@ mod kernels_sm90a {
         issues += 1;
         wgmma::wait_group::<0>();
         // SAFETY: converged warp.
-        unsafe { softmax.step::<BC>(&mut s, t, row0, 0, seq_len, causal, scale_log2) };
-        let mut p = pack_p::<T, BC>(&s);
+        unsafe { softmax.step(&mut s, t, row0, 0, seq_len, causal, scale_log2) };
+        let mut p = pack_p::<T>(&s);
         let mut prev = ring;
         ring.advance();
         let mut j = 1;
@@ -704,8 +615,9 @@ mod kernels_sm90a {
             // S_j is ready; P_{j−1}·V_{j−1} may still run while the softmax does.
             wgmma::wait_group::<1>();
             // SAFETY: converged warp.
-            let alpha =
-                unsafe { softmax.step::<BC>(&mut s, t, row0, j * BC, seq_len, causal, scale_log2) };
+            let alpha = unsafe {
+                softmax.step(&mut s, t, row0, j * WG_ATTN_BC, seq_len, causal, scale_log2)
+            };
             wgmma::wait_group::<0>();
             release(prev.stage());
             each64!(i => {
@@ -713,26 +625,26 @@ mod kernels_sm90a {
                     acc[(i / 32) as usize][(i % 32) as usize] *= alpha[((i / 2) % 2) as usize];
                 }
             });
-            p = pack_p::<T, BC>(&s);
+            p = pack_p::<T>(&s);
             prev = ring;
             ring.advance();
             j += 1;
         }
         // SAFETY: as above.
         unsafe { v_full(prev.stage()).wait(prev.phase()) };
-        let k_last = (tiles - 1) * BC;
-        if k_last + BC > seq_len {
+        let k_last = (tiles - 1) * WG_ATTN_BC;
+        if k_last + WG_ATTN_BC > seq_len {
             // The ragged last tile: V rows past S (another head's, or TMA's zeros) become
             // zeros, this warpgroup's half of them (rows of its parity).
             let first = seq_len - k_last;
-            let chunks = (BC - first) * (D / 8);
+            let chunks = (WG_ATTN_BC - first) * (D / 8);
             let mut id = t;
             while id < chunks {
                 let r = first + id / (D / 8);
                 if r % C == c {
                     let ch = id % (D / 8);
                     let at = v_off(prev.stage())
-                        + (ch / 8) * BC * 128
+                        + (ch / 8) * WG_ATTN_BC * 128
                         + r * 128
                         + (((ch % 8) ^ (r % 8)) << 4);
                     // SAFETY: a 16-byte chunk of this stage's V tile, whose TMA load
@@ -800,11 +712,9 @@ mod kernels_sm90a {
     }
 
     macro_rules! entry {
-        ($name:ident, $t:ty, $d:literal, $bc:ident, $st:ident) => {
+        ($name:ident, $t:ty, $d:literal) => {
             #[doc = concat!("Attention forward, ", stringify!($t), " inputs, head dimension ",
-                            stringify!($d), ", key tiles of [`", stringify!($bc), "`](super::",
-                            stringify!($bc), ") keys in [`", stringify!($st), "`](super::",
-                            stringify!($st), ") stages, on `wgmma` and TMA (sm_90a); see the ",
+                            stringify!($d), ", on `wgmma` and TMA (sm_90a); see the ",
                             "[module docs](super) for the design and launch shape.")]
             ///
             /// Parameters and results as the `mma.sync` entry point of the same type and `D`,
@@ -815,8 +725,7 @@ mod kernels_sm90a {
             ///   before the launch, describing `Q` as `batch·heads·seq_len` rows of `D`
             ///   elements of this type (dims `[D, batch·heads·seq_len]`, innermost first), box
             ///   `WG_ATTN_Q_BOX`, the 128-byte swizzle; `map_k` and `map_v` the same for `K`
-            #[doc = concat!("  and `V` with `batch·kv_heads·seq_len` rows and box ",
-                            "`wg_attn_kv_box(", stringify!($bc), ")`;")]
+            ///   and `V` with `batch·kv_heads·seq_len` rows and box `WG_ATTN_KV_BOX`;
             /// - `o` and `lse` point to allocations of at least `batch·heads·seq_len·D`
             ///   and `batch·heads·seq_len` elements, 4-byte aligned, that nothing else
             ///   accesses during the launch;
@@ -824,8 +733,7 @@ mod kernels_sm90a {
             ///   `batch·heads·seq_len` < 2³¹ (TMA's row coordinates are `i32`);
             #[doc = concat!("- launched with a 1-D grid of `wg_grid_blocks(batch, heads, seq_len, ",
                             stringify!($d), ")` blocks of `wg_attn_threads(", stringify!($d),
-                            ")` threads, `wg_shared_bytes(", stringify!($d), ", ",
-                            stringify!($bc), ", ", stringify!($st), ")` of dynamic ",
+                            ")` threads, `wg_shared_bytes(", stringify!($d), ")` of dynamic ",
                             "shared memory, on an sm_90a build capped at `wg_attn_max_registers(",
                             stringify!($d), ")` registers.")]
             #[kernel]
@@ -843,7 +751,7 @@ mod kernels_sm90a {
             ) {
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe {
-                    forward::<$t, $d, { super::wg_attn_consumers($d) }, $bc, $st>(
+                    forward::<$t, $d, { super::wg_attn_consumers($d) }>(
                         batch,
                         seq_len,
                         heads,
@@ -860,46 +768,8 @@ mod kernels_sm90a {
         };
     }
 
-    entry!(
-        attention_fwd_wgmma_bf16_d64,
-        bf16,
-        64,
-        WG_ATTN_BC,
-        WG_ATTN_STAGES
-    );
-    entry!(
-        attention_fwd_wgmma_bf16_d128,
-        bf16,
-        128,
-        WG_ATTN_BC,
-        WG_ATTN_STAGES
-    );
-    entry!(
-        attention_fwd_wgmma_f16_d64,
-        f16,
-        64,
-        WG_ATTN_BC,
-        WG_ATTN_STAGES
-    );
-    entry!(
-        attention_fwd_wgmma_f16_d128,
-        f16,
-        128,
-        WG_ATTN_BC,
-        WG_ATTN_STAGES
-    );
-    entry!(
-        attention_fwd_wgmma_bf16_d128_bc176,
-        bf16,
-        128,
-        WG_ATTN_BC_WIDE,
-        WG_ATTN_STAGES_WIDE
-    );
-    entry!(
-        attention_fwd_wgmma_f16_d128_bc176,
-        f16,
-        128,
-        WG_ATTN_BC_WIDE,
-        WG_ATTN_STAGES_WIDE
-    );
+    entry!(attention_fwd_wgmma_bf16_d64, bf16, 64);
+    entry!(attention_fwd_wgmma_bf16_d128, bf16, 128);
+    entry!(attention_fwd_wgmma_f16_d64, f16, 64);
+    entry!(attention_fwd_wgmma_f16_d128, f16, 128);
 }
