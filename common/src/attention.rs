@@ -139,25 +139,6 @@ pub const fn visible(query: u32, key: u32, seq_len: u32, causal: bool) -> bool {
     key < seq_len && (!causal || key <= query)
 }
 
-/// How many keys query row `query` sees in a sequence of `seq_len`: it sees keys
-/// `0..visible_keys(query, seq_len, causal)`, so [`visible`] is `key < visible_keys(..)`
-/// (a column limit per row, which a kernel compares each key with).
-///
-/// ```
-/// use common::attention::visible_keys;
-/// assert_eq!(visible_keys(3, 10, true), 4);
-/// assert_eq!(visible_keys(3, 10, false), 10);
-/// assert_eq!(visible_keys(12, 10, true), 10); // a row past S
-/// ```
-#[must_use]
-pub const fn visible_keys(query: u32, seq_len: u32, causal: bool) -> u32 {
-    if causal && query < seq_len {
-        query + 1
-    } else {
-        seq_len
-    }
-}
-
 /// How many key tiles of `tile_cols` keys the query tile `query_tile` (rows
 /// `query_tile·tile_rows ..`) must visit in a sequence of `seq_len`: all of them, or with
 /// `causal` those up to the one holding the tile's last row (the later ones are wholly in
@@ -258,10 +239,6 @@ mod tests {
                         // Every key a row of the tile sees lies in the visited tiles.
                         for row in tile * rows..((tile + 1) * rows).min(seq_len) {
                             for key in 0..seq_len {
-                                assert_eq!(
-                                    visible(row, key, seq_len, causal),
-                                    key < visible_keys(row, seq_len, causal)
-                                );
                                 if visible(row, key, seq_len, causal) {
                                     assert!(key / cols < tiles, "{seq_len} {row} {key}");
                                 }

@@ -40,8 +40,7 @@
 //! Edges. The tensor maps see `Q` and `O` as `B·H·S` rows of `D` elements and `K`, `V` as
 //! `B·H_kv·S` rows, so a tile that runs past `S` reads the next head's first rows (or
 //! TMA's zeros past the tensor). Those query rows are computed and not stored, those keys
-//! are masked out of the softmax (`−∞` whatever their score, NaN included; one comparison a
-//! score with the row's column limit, `common::attention::visible_keys`); their values
+//! are masked out of the softmax (`−∞` whatever their score, NaN included); their values
 //! would meet `P = 0`, which still makes NaN of an infinite or NaN value in another head,
 //! so on a ragged last tile the consumers overwrite those `V` rows with zeros (each its
 //! share, `fence.proxy.async`, a barrier of all consumer threads) before the last `P·V`.
@@ -78,9 +77,6 @@
 //!   (256–316 bytes) and serialises every `wgmma` (its warning C7512, "insufficient register
 //!   resources"), with or without the uniform index, `setmaxnreg` 24 / 240, or `O` and `S`
 //!   carried across tiles instead of zeroed; not run.
-//!
-//! Not yet measured: the masks as a column limit per row instead of a row and a column
-//! index a score (the same rule; 224 fewer SASS instructions in the D = 128 kernel).
 //!
 //! Launch ([`wg_grid_blocks`]): one block per head and [`wg_attn_rows`]`(D)` query rows, in
 //! the order of the `mma.sync` kernels (the blocks of a head neighbours, its last query tiles
@@ -156,7 +152,7 @@ mod kernels_sm90a {
     use super::{WG_ATTN_BC, WG_ATTN_STAGES};
     use crate::attention::AttnElem;
     use crate::attention::kernels_sm80::{quad_max, quad_sum};
-    use common::attention::{LOG2_E, block_tile, key_tiles, kv_head, softmax_scale, visible_keys};
+    use common::attention::{LOG2_E, block_tile, key_tiles, kv_head, softmax_scale, visible};
     use cuda_std::barrier::{MBarrier, Phase, fence_init};
     use cuda_std::half::{bf16, f16};
     use cuda_std::math::{ex2_approx, fmaf, logf};
@@ -281,19 +277,9 @@ mod kernels_sm90a {
             // Only the causal diagonal and the last, ragged tile have keys to mask.
             let needs_mask = k0 + WG_ATTN_BC > seq_len || (causal && k0 + WG_ATTN_BC - 1 > row0);
             if needs_mask {
-                // Row half `hr` sees keys `0..visible_keys(row)` (`visible`): a column limit,
-                // here relative to this thread's first column `k0 + acc_row_col(t, 0).1`, so
-                // that each score meets one constant, its column less the thread's first
-                // (`acc_row_col(0, i).1`: columns are `8·(i / 4) + 2·(t % 4) + i % 2`), and
-                // the mask holds two registers, not a row and a column a score (as
-                // FlashAttention-3's column limit).
-                let mut lim = [0i32; 2];
-                unroll!(hr in [0, 1] {
-                    let (r, c0) = acc_row_col(t, 2 * hr as u32);
-                    lim[hr] = visible_keys(row0 + r, seq_len, causal) as i32 - (k0 + c0) as i32;
-                });
                 each64!(i => {
-                    if acc_row_col(0, i).1 as i32 >= lim[((i / 2) % 2) as usize] {
+                    let (r, c) = acc_row_col(t, i);
+                    if !visible(row0 + r, k0 + c, seq_len, causal) {
                         s[i as usize] = f32::NEG_INFINITY;
                     }
                 });
