@@ -76,7 +76,17 @@
 //!   FlashAttention-3): with the work-tile loop around the consumers' body `ptxas` spills
 //!   (256–316 bytes) and serialises every `wgmma` (its warning C7512, "insufficient register
 //!   resources"), with or without the uniform index, `setmaxnreg` 24 / 240, or `O` and `S`
-//!   carried across tiles instead of zeroed; not run.
+//!   carried across tiles instead of zeroed; not run;
+//! - FlashAttention-3's key tile for non-causal D = 128, 176 keys (`m64n176k16`, 88 scores
+//!   a thread, two stages in 209 KiB, `setmaxnreg` 24 / 240; 0 spills, no serialisation):
+//!   508 / 505 / 509 TFLOP/s at 4×32×4096×128 and 514 / 511 / 516 with 8 `K`/`V` heads
+//!   against 574 / 599 / 569 and 578 / 594 / 572 for this kernel with the same masks (three
+//!   processes each, alternating in one H200 run, 2026-11-29);
+//! - the masks as a column limit per row (one comparison with a constant a score, as
+//!   FlashAttention-3; 224 fewer SASS instructions in the D = 128 kernel), which the 176-key
+//!   tile needed to stay free of spills: 574 / 508 / 578 TFLOP/s (non-causal, causal, 8
+//!   `K`/`V` heads; medians of three processes) against 581 / 550 / 600 for the row and column
+//!   test of this kernel in the same run.
 //!
 //! Launch ([`wg_grid_blocks`]): one block per head and [`wg_attn_rows`]`(D)` query rows, in
 //! the order of the `mma.sync` kernels (the blocks of a head neighbours, its last query tiles
