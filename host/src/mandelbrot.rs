@@ -12,7 +12,8 @@
 //! One module per job: [`precision`] (which arithmetic a view needs), `params` (what to
 //! render, the style, image and band sizes), `cpu` (the CPU renderer), `job` ([`FloatJob`]
 //! and [`BandJob`], float or perturbed), `color` (the colour table), `gpu` ([`GpuRenderer`],
-//! [`GpuBandKernel`] and the whole-image wrappers), [`pool`] (several GPUs) and [`deep`]
+//! [`GpuBandKernel`]; its kernels table, colour copies and whole-image wrappers in `gpu/`),
+//! [`pool`] (several GPUs) and [`deep`]
 //! (whole deep images); their items are re-exported here.
 
 mod color;

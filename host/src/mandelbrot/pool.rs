@@ -4,7 +4,7 @@
 //! under `cust`'s `DevicePool`: a render starts one host thread per GPU of the pool, and each
 //! thread renders only while it holds a GPU's lease, so renders from several threads share
 //! the GPUs and a GPU on loan elsewhere is simply not used until it comes back. A thread with
-//! a GPU allocates its band buffers ([`GpuRenderer`]), takes the next band index from a shared
+//! a GPU allocates its band buffers ([`GpuRenderer`](super::GpuRenderer)), takes the next band index from a shared
 //! counter (work stealing: a GPU that finishes early simply takes more bands), renders it and
 //! hands it to the calling thread. The calling thread puts bands back in image order in a reorder buffer
 //! and passes each to a sink (e.g. the streaming PNG encoder) as soon as all bands above it
@@ -16,22 +16,22 @@
 //! coordinates, so the image is identical to a single-GPU (or CPU) render.
 //!
 //! The reordering side (the calling thread's reorder buffer and the window's gate) is in
-//! `pool/reorder.rs`.
+//! `pool/reorder.rs`, the render threads' side ([`GpuRenderer`](super::GpuRenderer) setup, the band loop) in
+//! `pool/worker.rs`.
 
-use super::{BandImage, CopyTimes, FloatJob, GpuBandKernel, GpuRenderer, Precision, QueuedBand};
+use super::{BandImage, CopyTimes, FloatJob, GpuBandKernel, Precision};
 use crate::gpu::{Gpu, GpuError, driver_available};
 use common::{Band, RenderJob};
 use cust::pool::{Lease, Pool};
 use reorder::{Gate, Message, reorder};
 use std::{
-    sync::{
-        atomic::{AtomicUsize, Ordering},
-        mpsc,
-    },
+    sync::{atomic::AtomicUsize, mpsc},
     time::{Duration, Instant},
 };
+use worker::{Tally, Worker};
 
 mod reorder;
+mod worker;
 
 /// Which GPUs a pool uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,7 +66,7 @@ pub enum PoolError<E> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum GpuStep {
-    /// Setting up for the render, before its first band ([`GpuRenderer::new`]: band
+    /// Setting up for the render, before its first band ([`GpuRenderer::new`](super::GpuRenderer::new): band
     /// buffers, staging buffer, kernels).
     Setup,
     /// Rendering a band.
@@ -127,7 +127,7 @@ pub struct GpuShare {
     /// the host keeps up.
     pub busy: Duration,
     /// Wall time to set it up for the render before its first band: its band buffers, the
-    /// page-locked staging buffer and its kernels ([`GpuRenderer::new`]).
+    /// page-locked staging buffer and its kernels ([`GpuRenderer::new`](super::GpuRenderer::new)).
     pub setup: Duration,
 }
 
@@ -147,9 +147,6 @@ impl std::fmt::Debug for GpuPool {
             .finish()
     }
 }
-
-/// How long a render thread waits for a GPU before checking whether bands are left.
-const LEASE_POLL: Duration = Duration::from_millis(5);
 
 impl GpuPool {
     /// Opens the selected GPUs (in parallel: each loads, and the driver JIT-compiles, the
@@ -378,171 +375,13 @@ fn device_count() -> Result<usize, GpuError> {
     }
 }
 
-/// What one worker rendered, on which GPU of the pool (none if it never got one).
-#[derive(Default)]
-struct Tally {
-    gpu: Option<usize>,
-    bands: usize,
-    rows: u64,
-    kernel: Duration,
-    copies: CopyTimes,
-    busy: Duration,
-    setup: Duration,
-}
-
-/// One render thread: it renders while it holds a GPU of the pool.
-struct Worker<'a, K> {
-    gpus: &'a Pool<Gpu>,
-    work: &'a K,
-    bands: &'a [Band],
-    want_counts: bool,
-    /// Pixels of the largest band ([`GpuRenderer::with_samples`]).
-    capacity_px: usize,
-    window: usize,
-    next_band: &'a AtomicUsize,
-    gate: &'a Gate,
-}
-
-impl<'a, K: GpuBandKernel> Worker<'a, K> {
-    /// Finishes the queued band `pending` (number `.0` of `bands`), if any, and sends it,
-    /// or its failure, to the reordering thread; `false` if it failed or nobody listens.
-    fn finish(
-        &self,
-        renderer: &mut GpuRenderer<'_>,
-        pending: Option<(usize, QueuedBand)>,
-        tally: &mut Tally,
-        tx: &mpsc::Sender<Message>,
-    ) -> bool {
-        let Some((index, queued)) = pending else {
-            return true;
-        };
-        let band = queued.band();
-        let started = Instant::now();
-        let finished = renderer.finish(queued);
-        tally.busy += started.elapsed();
-        match finished {
-            Ok(image) => {
-                tally.bands += 1;
-                tally.rows += u64::from(band.rows);
-                tally.kernel += image.kernel;
-                tally.copies += image.copies;
-                tx.send(Message::Band(index, image)).is_ok()
-            }
-            Err(source) => {
-                let _ = tx.send(Message::Failed {
-                    ordinal: renderer.gpu().context().ordinal(),
-                    step: GpuStep::Band { index, band },
-                    source,
-                });
-                false
-            }
-        }
-    }
-
-    /// Waits for a GPU of the pool while bands are left and the render runs.
-    fn lease(&self) -> Option<Lease<'a, Gpu>> {
-        loop {
-            if self.next_band.load(Ordering::Relaxed) >= self.bands.len() || self.gate.stopped() {
-                return None;
-            }
-            if let Some(lease) = self.gpus.acquire_timeout(LEASE_POLL) {
-                return Some(lease);
-            }
-        }
-    }
-
-    /// Gets a GPU, then renders bands until none is left, the render stops, or the GPU fails
-    /// (reported on `tx`); returns what it rendered.
-    fn run(self, tx: &mpsc::Sender<Message>) -> Tally {
-        let mut tally = Tally::default();
-        let Some(lease) = self.lease() else {
-            return tally;
-        };
-        tally.gpu = Some(lease.index());
-        let gpu = lease.item();
-        let ordinal = gpu.context().ordinal();
-        let started = Instant::now();
-        let made = GpuRenderer::with_samples(gpu, self.capacity_px, self.work.buffer_px_per_px());
-        tally.setup = started.elapsed();
-        let mut renderer = match made {
-            Ok(r) => r,
-            Err(source) => {
-                let _ = tx.send(Message::Failed {
-                    ordinal,
-                    step: GpuStep::Setup,
-                    source,
-                });
-                return tally;
-            }
-        };
-        // One band ahead: band i+1 is queued on the GPU before band i's colours are moved
-        // out of their staging buffer, so the host's work overlaps the GPU's.
-        let mut pending: Option<(usize, QueuedBand)> = None;
-        loop {
-            let index = self.next_band.fetch_add(1, Ordering::Relaxed);
-            let Some(&band) = self.bands.get(index) else {
-                break;
-            };
-            // Bands are taken in increasing order, so the one the sink needs next is held by
-            // a worker that is not waiting here: a worker hands its pending band over before
-            // it waits, so this cannot deadlock.
-            if !self.gate.admits(index, self.window)
-                && !self.finish(&mut renderer, pending.take(), &mut tally, tx)
-            {
-                return tally;
-            }
-            if !self.gate.wait_for(index, self.window) {
-                break;
-            }
-            let started = Instant::now();
-            let queued = renderer.queue(self.work, band, self.want_counts);
-            tally.busy += started.elapsed();
-            match queued {
-                Ok(queued) => {
-                    let previous = pending.replace((index, queued));
-                    if !self.finish(&mut renderer, previous, &mut tally, tx) {
-                        break;
-                    }
-                    // With escape times `queue` has waited for the band's kernels already:
-                    // finish it now, so that a failure is always its own band's (a GPU fault
-                    // fails every later call, so a band finished while the next one runs
-                    // could be named for the next one's fault).
-                    if self.want_counts
-                        && !self.finish(&mut renderer, pending.take(), &mut tally, tx)
-                    {
-                        break;
-                    }
-                }
-                Err(source) => {
-                    // A fault of the previous band's kernels surfaces here too: that band is
-                    // finished and reported first. Without escape times a fault of this band's
-                    // kernels while the previous one is being finished is reported as the
-                    // previous band's (CUDA's errors stick to the context): the GPU is named
-                    // right, the band may be the one before.
-                    if self.finish(&mut renderer, pending.take(), &mut tally, tx) {
-                        let _ = tx.send(Message::Failed {
-                            ordinal,
-                            step: GpuStep::Band { index, band },
-                            source,
-                        });
-                    }
-                    return tally;
-                }
-            }
-        }
-        // Also after a stop: the band's work on the GPU is waited for before its buffers go.
-        self.finish(&mut renderer, pending, &mut tally, tx);
-        tally
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{
         band::{BandKernel, RenderControl},
         deep::{PerturbedJob, SharedOrbit, near_i, reference_orbit},
-        mandelbrot::{RenderParams, Style, render_band_cpu},
+        mandelbrot::{GpuRenderer, RenderParams, Style, render_band_cpu},
     };
     use common::{
         Complex, Palette, Viewport,
