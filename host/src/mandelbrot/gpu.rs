@@ -10,7 +10,7 @@
 //! wrappers.
 
 use super::{
-    color::{COLOR_TABLE_LEN, color_table},
+    color::color_table,
     job::{BandJob, FloatJob},
     precision::Precision,
 };
@@ -21,18 +21,19 @@ use crate::{
     launch::for_num_elems,
 };
 use common::{
-    Band, RenderJob, Rgb,
+    Band, RenderJob,
     palette::{Coloring, SampleGrid},
 };
-use copy_back::{ColorCopies, Results};
-use cust::{error::GpuContext, memory::DeviceBuffer};
+use copy_back::Results;
 use std::time::Duration;
 
+mod buffers;
 mod copy_back;
 mod kernels;
 mod whole_image;
 
-pub use copy_back::QueuedBand;
+pub use buffers::{BufferSize, RenderBuffers};
+pub use copy_back::{CopyBack, DIRECT_COPY_MAX_PX, QueuedBand};
 pub(crate) use kernels::queue_render;
 pub use kernels::{BandBuffers, RenderKernels, launch_render};
 pub use whole_image::{render_mandelbrot, render_mandelbrot_banded, render_mandelbrot_styled};
@@ -113,8 +114,9 @@ impl<K: GpuBandKernel + ?Sized> GpuBandKernel for &K {
 }
 
 /// Device buffers for rendering bands of up to `capacity_px` elements (pixels, or samples of
-/// supersampled perturbed bands), allocated once and reused for every band and every frame,
-/// and two page-locked staging buffers the colours come back through.
+/// supersampled perturbed bands), allocated once and reused for every band and every frame
+/// ([`RenderBuffers`]), and up to two page-locked staging buffers the colours come back
+/// through (none for small renders: [`CopyBack::Direct`]).
 ///
 /// A band is rendered in two steps, so that the host's work on one band overlaps the GPU's
 /// work on the next: [`GpuRenderer::queue`] queues its uploads, kernels and the copy of its
@@ -124,16 +126,9 @@ impl<K: GpuBandKernel + ?Sized> GpuBandKernel for &K {
 pub struct GpuRenderer<'g> {
     gpu: &'g Gpu,
     kernels: RenderKernels,
-    counts: DeviceBuffer<u32>,
-    norms: DeviceBuffer<f32>,
-    rgb: DeviceBuffer<Rgb>,
-    /// The colour table of discrete shading ([`COLOR_TABLE_LEN`] entries), and the colouring
-    /// and iteration limit it was filled for.
-    table: DeviceBuffer<u32>,
+    bufs: RenderBuffers,
+    /// The colouring and iteration limit the colour table was filled for.
     table_for: Option<(Coloring, u32)>,
-    /// The colours' way back: staging buffers and the bands queued in them.
-    copies: ColorCopies,
-    capacity_px: usize,
     /// The reference orbit and BLA table of the last perturbed job, on this GPU.
     deep: crate::deep::render::DeepUpload,
 }
@@ -141,8 +136,7 @@ pub struct GpuRenderer<'g> {
 impl std::fmt::Debug for GpuRenderer<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GpuRenderer")
-            .field("capacity_px", &self.capacity_px)
-            .field("staging_px", &self.copies.staging_px)
+            .field("buffers", &self.bufs)
             .finish_non_exhaustive()
     }
 }
@@ -169,29 +163,33 @@ impl<'g> GpuRenderer<'g> {
         capacity_px: usize,
         samples_per_px: usize,
     ) -> Result<Self, GpuError> {
-        let staging_px = capacity_px.max(1);
-        let capacity_px = staging_px * samples_per_px.max(1);
-        gpu.check_free("the band buffers", capacity_px * BAND_BYTES_PER_PX)?;
-        let stream = gpu.stream();
-        let counts = DeviceBuffer::zeroed_async(capacity_px, stream)
-            .gpu_context("allocating the escape-time buffer")?;
-        let norms = DeviceBuffer::zeroed_async(capacity_px, stream)
-            .gpu_context("allocating the |z|² buffer")?;
-        let rgb = DeviceBuffer::zeroed_async(capacity_px, stream)
-            .gpu_context("allocating the colour buffer")?;
-        let copies = ColorCopies::new(gpu, staging_px)?;
-        let table = DeviceBuffer::zeroed_async(COLOR_TABLE_LEN, stream)
-            .gpu_context("allocating the colour table")?;
+        let size = BufferSize {
+            band_px: capacity_px,
+            samples_per_px,
+            copy_back: CopyBack::Staged,
+        };
+        Self::from_buffers(gpu, RenderBuffers::new(gpu, size)?)
+    }
+
+    /// A renderer on `gpu` with buffers made already ([`RenderBuffers::new`] on this GPU):
+    /// resolves its kernels ([`RenderKernels::new`]).
+    ///
+    /// # Panics
+    /// If `bufs` are on another GPU (a programming error).
+    ///
+    /// # Errors
+    /// As [`RenderKernels::new`].
+    pub fn from_buffers(gpu: &'g Gpu, bufs: RenderBuffers) -> Result<Self, GpuError> {
+        assert_eq!(
+            bufs.ordinal(),
+            gpu.context().ordinal(),
+            "render buffers used on another GPU"
+        );
         Ok(Self {
             gpu,
             kernels: RenderKernels::new(gpu)?,
-            counts,
-            norms,
-            rgb,
-            table,
+            bufs,
             table_for: None,
-            copies,
-            capacity_px,
             deep: crate::deep::render::DeepUpload::default(),
         })
     }
@@ -225,8 +223,10 @@ impl<'g> GpuRenderer<'g> {
     /// perturbed job's orbit and BLA table), the kernels, and the copy of the colours into
     /// a free staging buffer; returns without waiting for the kernels, unless `want_counts`
     /// (then escape times, and for perturbed jobs `|z_n|²`, are copied back before it
-    /// returns). [`GpuRenderer::finish`] gives the band. At most two bands may be queued
-    /// and not yet finished.
+    /// returns) or the renderer copies colours back directly ([`CopyBack::Direct`]: then
+    /// they are copied back before it returns). [`GpuRenderer::finish`] gives the band. At
+    /// most two bands may be queued and not yet finished (any number with
+    /// [`CopyBack::Direct`]).
     ///
     /// # Panics
     /// If two bands are queued and not finished, or if the band holds more than the
@@ -243,7 +243,7 @@ impl<'g> GpuRenderer<'g> {
         want_counts: bool,
     ) -> Result<QueuedBand, GpuError> {
         assert!(
-            self.copies.has_room(),
+            self.bufs.copies.has_room(),
             "two bands are queued on this renderer already: finish one first"
         );
         work.queue_gpu(self, band, want_counts)
@@ -260,7 +260,7 @@ impl<'g> GpuRenderer<'g> {
     /// [`GpuError::Launch`] naming the kernel if one of the band's kernels failed, or a
     /// driver error of the copy.
     pub fn finish(&mut self, queued: QueuedBand) -> Result<BandImage, GpuError> {
-        self.copies.finish(self.gpu, queued)
+        self.bufs.copies.finish(self.gpu, queued)
     }
 
     /// Renders the rows `band` of the perturbed job `p` and copies them back (`counts` and
@@ -298,7 +298,7 @@ impl<'g> GpuRenderer<'g> {
         let px = p.job.width_px as usize * band.rows as usize;
         let len = px * p.buffer_px_per_px();
         assert!(
-            len <= self.capacity_px && px <= self.copies.staging_px,
+            len <= self.bufs.capacity_px && px <= self.bufs.copies.staging_px,
             "band of {len} samples exceeds the buffers"
         );
         assert!(
@@ -310,7 +310,7 @@ impl<'g> GpuRenderer<'g> {
             self.gpu,
             coloring,
             max_iter,
-            &mut self.table,
+            &mut self.bufs.table,
             &mut self.table_for,
         )?;
         let escape = crate::deep::render::launch_perturbed(
@@ -319,8 +319,8 @@ impl<'g> GpuRenderer<'g> {
             &mut self.deep,
             p,
             band,
-            &mut self.counts,
-            &mut self.norms,
+            &mut self.bufs.counts,
+            &mut self.bufs.norms,
         )?;
         let copies = CopyTimes {
             htod: escape.htod + table.htod,
@@ -331,10 +331,10 @@ impl<'g> GpuRenderer<'g> {
             supersample: p.supersample,
         };
         let color = {
-            let table = self.table.index(0..table.len)?;
-            let counts = self.counts.index(0..len)?;
-            let norms = self.norms.index(0..len)?;
-            let mut rgb = self.rgb.index_mut(0..px)?;
+            let table = self.bufs.table.index(0..table.len)?;
+            let counts = self.bufs.counts.index(0..len)?;
+            let norms = self.bufs.norms.index(0..len)?;
+            let mut rgb = self.bufs.rgb.index_mut(0..px)?;
             let args = (coloring, max_iter, grid, &table, &counts, &norms, &mut rgb);
             queue(
                 self.gpu,
@@ -344,12 +344,18 @@ impl<'g> GpuRenderer<'g> {
             )?
         };
         let from = Results {
-            rgb: self.rgb.index(0..px)?,
-            counts: want_counts.then(|| self.counts.index(0..len)).transpose()?,
-            norms: want_counts.then(|| self.norms.index(0..len)).transpose()?,
+            rgb: self.bufs.rgb.index(0..px)?,
+            counts: want_counts
+                .then(|| self.bufs.counts.index(0..len))
+                .transpose()?,
+            norms: want_counts
+                .then(|| self.bufs.norms.index(0..len))
+                .transpose()?,
         };
         let kernels = vec![escape.kernel, color];
-        self.copies.queue(self.gpu, band, from, kernels, copies)
+        self.bufs
+            .copies
+            .queue(self.gpu, band, from, kernels, copies)
     }
 
     /// Renders the rows `band` of `job` and copies them back (`counts` only if
@@ -380,7 +386,7 @@ impl<'g> GpuRenderer<'g> {
     ) -> Result<QueuedBand, GpuError> {
         let len = job.width_px as usize * band.rows as usize;
         assert!(
-            len <= self.capacity_px && len <= self.copies.staging_px,
+            len <= self.bufs.capacity_px && len <= self.bufs.copies.staging_px,
             "band of {len} pixels exceeds the buffers"
         );
         assert!(
@@ -391,7 +397,7 @@ impl<'g> GpuRenderer<'g> {
             self.gpu,
             job.coloring,
             job.max_iter,
-            &mut self.table,
+            &mut self.bufs.table,
             &mut self.table_for,
         )?;
         let copies = CopyTimes {
@@ -405,18 +411,22 @@ impl<'g> GpuRenderer<'g> {
             precision,
             band,
             BandBuffers {
-                counts: &mut self.counts,
-                norms: &mut self.norms,
-                table: self.table.index(0..table.len)?,
-                rgb: &mut self.rgb,
+                counts: &mut self.bufs.counts,
+                norms: &mut self.bufs.norms,
+                table: self.bufs.table.index(0..table.len)?,
+                rgb: &mut self.bufs.rgb,
             },
         )?;
         let from = Results {
-            rgb: self.rgb.index(0..len)?,
-            counts: want_counts.then(|| self.counts.index(0..len)).transpose()?,
+            rgb: self.bufs.rgb.index(0..len)?,
+            counts: want_counts
+                .then(|| self.bufs.counts.index(0..len))
+                .transpose()?,
             norms: None,
         };
-        self.copies.queue(self.gpu, band, from, kernels, copies)
+        self.bufs
+            .copies
+            .queue(self.gpu, band, from, kernels, copies)
     }
 }
 #[cfg(test)]
@@ -464,13 +474,74 @@ pub(crate) mod tests {
             renderer.render(work, band, false).unwrap();
         }
         assert!(
-            renderer.copies.staging[1].is_none(),
+            renderer.bufs.copies.staging[1].is_none(),
             "made for bands one at a time"
         );
         let first = renderer.queue(work, bands[0], false).unwrap();
         let second = renderer.queue(work, bands[1], false).unwrap();
-        assert!(renderer.copies.staging[1].is_some());
+        assert!(renderer.bufs.copies.staging[1].is_some());
         renderer.finish(first).unwrap();
         renderer.finish(second).unwrap();
+    }
+
+    /// Both copy backs give the CPU's bytes, colours and escape times, band by band; the
+    /// direct one makes no page-locked buffer and lets any number of bands be queued.
+    #[test]
+    fn staged_and_direct_copies_give_the_cpu_bytes() {
+        let gpu = Gpu::emulator(&crate::KERNELS).unwrap();
+        let job = small_f64_job();
+        let work = FloatJob {
+            job: &job,
+            precision: Precision::F64,
+        };
+        let cpu = |band, want_counts| {
+            crate::mandelbrot::render_band_cpu(&job, Precision::F64, band, want_counts)
+        };
+        for copy_back in [CopyBack::Staged, CopyBack::Direct] {
+            let size = BufferSize {
+                band_px: 8 * 3,
+                samples_per_px: 1,
+                copy_back,
+            };
+            let bufs = RenderBuffers::new(&gpu, size).unwrap();
+            let mut renderer = GpuRenderer::from_buffers(&gpu, bufs).unwrap();
+            for want_counts in [false, true] {
+                for band in TWO_BANDS {
+                    let b = renderer.render(work, band, want_counts).unwrap();
+                    let want = cpu(band, want_counts);
+                    assert_eq!(b.rgb, want.rgb, "{copy_back:?} {band:?}");
+                    assert_eq!(b.counts, want.counts, "{copy_back:?} {band:?}");
+                }
+            }
+            let staged = renderer.bufs.copies.staging.iter().flatten().count();
+            assert_eq!(staged, usize::from(copy_back == CopyBack::Staged));
+        }
+        let size = BufferSize {
+            band_px: 8 * 3,
+            samples_per_px: 1,
+            copy_back: CopyBack::Direct,
+        };
+        let mut renderer =
+            GpuRenderer::from_buffers(&gpu, RenderBuffers::new(&gpu, size).unwrap()).unwrap();
+        let queued: Vec<_> = [TWO_BANDS[0], TWO_BANDS[1], TWO_BANDS[0]]
+            .into_iter()
+            .map(|band| renderer.queue(work, band, false).unwrap())
+            .collect();
+        for q in queued.into_iter().rev() {
+            let band = q.band();
+            assert_eq!(renderer.finish(q).unwrap().rgb, cpu(band, false).rgb);
+        }
+    }
+
+    /// The copy-back rule: directly for a render of at most [`DIRECT_COPY_MAX_PX`] pixels in
+    /// at most 4 bands' worth, through staging otherwise.
+    #[test]
+    fn small_renders_copy_back_directly() {
+        let hd = 1920 * 1080;
+        assert_eq!(CopyBack::for_render(hd, hd), CopyBack::Direct);
+        assert_eq!(CopyBack::for_render(hd, hd / 4), CopyBack::Direct);
+        assert_eq!(CopyBack::for_render(hd, hd / 5), CopyBack::Staged);
+        let big = DIRECT_COPY_MAX_PX + 1;
+        assert_eq!(CopyBack::for_render(big, big), CopyBack::Staged);
     }
 }

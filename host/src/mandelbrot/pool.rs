@@ -19,7 +19,7 @@
 //! `pool/reorder.rs`, the render threads' side ([`GpuRenderer`](super::GpuRenderer) setup, the band loop) in
 //! `pool/worker.rs`.
 
-use super::{BandImage, CopyTimes, FloatJob, GpuBandKernel, Precision};
+use super::{BandImage, BufferSize, CopyBack, CopyTimes, FloatJob, GpuBandKernel, Precision};
 use crate::gpu::{Gpu, GpuError, driver_available};
 use common::{Band, RenderJob};
 use cust::pool::{Lease, Pool};
@@ -127,7 +127,8 @@ pub struct GpuShare {
     /// the host keeps up.
     pub busy: Duration,
     /// Wall time to set it up for the render before its first band: its band buffers, the
-    /// page-locked staging buffer and its kernels ([`GpuRenderer::new`](super::GpuRenderer::new)).
+    /// page-locked staging buffer (none for a small render: [`CopyBack::Direct`]) and its
+    /// kernels ([`super::RenderBuffers::new`], [`GpuRenderer::from_buffers`](super::GpuRenderer::from_buffers)).
     pub setup: Duration,
 }
 
@@ -261,7 +262,8 @@ impl GpuPool {
     /// image) on the GPUs of the pool and calls `sink` with every band, in the order of
     /// `bands`, on the calling thread. GPUs on loan elsewhere join when they come back; the
     /// render waits for at least one. Counts are copied back only if `want_counts`. Each GPU
-    /// allocates band buffers for the largest band ([`super::BAND_BYTES_PER_PX`] bytes per pixel).
+    /// allocates band buffers for the largest band ([`super::BAND_BYTES_PER_PX`] bytes per
+    /// pixel), and page-locked staging unless the render is small ([`GpuPool::buffer_size`]).
     ///
     /// The first error stops the render: GPUs finish the band they are rendering and take no
     /// more, and no further band reaches the sink.
@@ -281,6 +283,21 @@ impl GpuPool {
         self.render(FloatJob { job, precision }, bands, want_counts, sink)
     }
 
+    /// What each GPU's buffers for rendering `bands` of `work` are sized for: the largest
+    /// band's pixels, `work`'s samples per pixel, and the copy back
+    /// [`CopyBack::for_render`] chooses for the render's pixels.
+    pub fn buffer_size(work: &impl GpuBandKernel, bands: &[Band]) -> BufferSize {
+        let max_rows = bands.iter().map(|b| b.rows).max().unwrap_or(0);
+        let band_px = work.width_px() as usize * max_rows as usize;
+        let rows: u64 = bands.iter().map(|b| u64::from(b.rows)).sum();
+        let render_px = rows * u64::from(work.width_px());
+        BufferSize {
+            band_px,
+            samples_per_px: work.buffer_px_per_px(),
+            copy_back: CopyBack::for_render(render_px, band_px as u64),
+        }
+    }
+
     /// [`GpuPool::render_bands`] for a job of any arithmetic (any [`GpuBandKernel`]:
     /// [`FloatJob`], [`crate::deep::PerturbedJob`], [`super::BandJob`]): perturbed jobs
     /// upload their reference orbit and BLA table once per GPU and share them across bands.
@@ -295,8 +312,7 @@ impl GpuPool {
         mut sink: impl FnMut(BandImage) -> Result<(), E>,
     ) -> Result<PoolReport, PoolError<E>> {
         let start = Instant::now();
-        let max_rows = bands.iter().map(|b| b.rows).max().unwrap_or(0);
-        let capacity_px = work.width_px() as usize * max_rows as usize;
+        let size = Self::buffer_size(&work, bands);
         let window = self.reorder_window();
         let next_band = AtomicUsize::new(0);
         let gate = Gate::default();
@@ -310,7 +326,7 @@ impl GpuPool {
                         work: &work,
                         bands,
                         want_counts,
-                        capacity_px,
+                        size,
                         window,
                         next_band: &next_band,
                         gate: &gate,
@@ -407,11 +423,16 @@ mod tests {
     /// A pool render queues each band before the previous one is finished (two staging
     /// buffers in turn): the sink still gets every band in image order, byte for byte the
     /// CPU's, for a perturbed job (supersampled, smooth) and an f64 job, with bands of
-    /// unequal heights and with and without escape times.
+    /// unequal heights and with and without escape times; and the same image as one band,
+    /// whose colours come back directly ([`CopyBack::Direct`]), is the CPU's too.
     #[test]
     fn pipelined_bands_arrive_in_order_and_equal_the_cpu() {
         let bands = Band::split(23, 3).collect::<Vec<_>>();
         assert!(bands.len() > 4 && bands.last().unwrap().rows < 3);
+        let whole = [Band {
+            first_row: 0,
+            rows: 23,
+        }];
 
         let v = near_i(30, 10, 23).unwrap();
         let coloring = Coloring::smooth(Palette::Fire);
@@ -425,10 +446,18 @@ mod tests {
             &AtomicBool::new(false),
         )
         .unwrap();
-        for want_counts in [false, true] {
-            let got = pool_bands(&deep, &bands, want_counts);
+        assert_eq!(
+            GpuPool::buffer_size(&deep, &bands).copy_back,
+            CopyBack::Staged
+        );
+        assert_eq!(
+            GpuPool::buffer_size(&deep, &whole).copy_back,
+            CopyBack::Direct
+        );
+        for (bands, want_counts) in [(&bands[..], false), (&bands, true), (&whole, false)] {
+            let got = pool_bands(&deep, bands, want_counts);
             assert_eq!(got.len(), bands.len());
-            for (b, &band) in got.iter().zip(&bands) {
+            for (b, &band) in got.iter().zip(bands) {
                 assert_eq!(b.band, band, "bands out of order");
                 let cpu = deep
                     .render_cpu_until(band, want_counts, &RenderControl::new())
@@ -455,8 +484,17 @@ mod tests {
                 job: &job,
                 precision: Precision::F64,
             };
-            let got = pool_bands(work, &bands, true);
-            for (b, &band) in got.iter().zip(&bands) {
+            assert_eq!(
+                GpuPool::buffer_size(&work, &bands).copy_back,
+                CopyBack::Staged
+            );
+            assert_eq!(
+                GpuPool::buffer_size(&work, &whole).copy_back,
+                CopyBack::Direct
+            );
+            let mut got = pool_bands(work, &bands, true);
+            got.extend(pool_bands(work, &whole, true));
+            for (b, &band) in got.iter().zip(bands.iter().chain(&whole)) {
                 assert_eq!(b.band, band, "bands out of order");
                 let cpu = render_band_cpu(&job, Precision::F64, band, true);
                 assert_eq!(b.rgb, cpu.rgb, "{shading:?} band {band:?}");

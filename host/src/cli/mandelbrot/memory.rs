@@ -41,7 +41,8 @@ pub enum BandRenderers {
 ///   sample, for perturbation (`PerturbedJob`'s `BandKernel::render_cpu_until`);
 /// - each GPU holds page-locked memory for colours, two staging buffers of 3 bytes a pixel
 ///   (`GpuRenderer::with_samples`: one band's colours come back while the previous band's
-///   are moved out); perturbed bands are coloured on the GPU, so their samples' escape
+///   are moved out; counted even for a small render, which has none:
+///   `host::mandelbrot::CopyBack::Direct`); perturbed bands are coloured on the GPU, so their samples' escape
 ///   times and `|z|²` stay there;
 /// - with `--verify`, every band in flight keeps its escape times (and `|z|²` of perturbed
 ///   samples), and the check renders one band on the CPU again.

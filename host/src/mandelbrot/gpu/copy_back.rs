@@ -1,6 +1,7 @@
-//! A band's colours on their way back to the host ([`ColorCopies`]): queued into one of two
-//! page-locked staging buffers after the band's kernels, then moved out when the band is
-//! finished; the band in between is a [`QueuedBand`].
+//! A band's colours on their way back to the host ([`ColorCopies`]), as [`CopyBack`] says:
+//! queued into one of two page-locked staging buffers after the band's kernels, then moved
+//! out when the band is finished; or, for small renders, copied straight into the band's
+//! own `Vec`. The band in between is a [`QueuedBand`].
 
 use crate::{
     band::{BandImage, CopyTimes},
@@ -14,26 +15,80 @@ use cust::{
 };
 use std::time::{Duration, Instant};
 
+/// How a renderer's band colours come back to the host ([`CopyBack::for_render`] chooses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyBack {
+    /// Through page-locked staging buffers: the copy is queued after the band's kernels
+    /// and the band finished later, so a worker's next band runs on the GPU while this one's
+    /// colours are moved out. Costs a page-locked allocation per renderer (two when bands
+    /// are queued ahead), 3 bytes a pixel of the largest band.
+    Staged,
+    /// Straight from the device into the band's own `Vec` (a pageable copy, synchronous):
+    /// no page-locked memory, but [`super::GpuRenderer::queue`] waits for the band's
+    /// kernels and its copy, so nothing overlaps.
+    Direct,
+}
+
+/// Most pixels of a render whose colours [`CopyBack::for_render`] copies back directly:
+/// 2²³ (25 MB of colours; 3840×2160 is below it).
+///
+/// Measured on an H200 machine (driver 580, a fresh process, `cuMemHostAlloc` against
+/// `cuMemcpyDtoH` into pageable memory) for 6.2 / 12.6 / 25 / 101 MB of colours: the
+/// page-locked allocation took 3.5 / 5.4 / 13.3 / 37 ms (0.4–0.6 ns a byte), a pinned copy
+/// 0.20 / 0.31 / 0.52 / 1.9 ms, a pageable one 0.77 / 1.05 / 3.0 / 7.1 ms (8–14 GB/s: about
+/// 0.1 ns a byte more). The staged path also copies every colour once more, out of the
+/// staging buffer. So a pageable copy of a whole render of up to 25 MB costs less than the
+/// page-locked allocation of it; above that, renders are several bands whose copies the
+/// staged path hides behind kernels, and a pageable copy ran at about 1 GB/s on that
+/// machine while the PNG encoder's threads were busy.
+pub const DIRECT_COPY_MAX_PX: u64 = 1 << 23;
+
+impl CopyBack {
+    /// The copy back for a render of `render_px` pixels whose largest band has `band_px`:
+    /// [`CopyBack::Direct`] when the render has at most [`DIRECT_COPY_MAX_PX`] pixels and at
+    /// most 4 bands' worth (one staging buffer of a band, 0.4–0.6 ns a byte to allocate,
+    /// against the direct path's extra 0.1 ns a byte for every colour of the render:
+    /// [`DIRECT_COPY_MAX_PX`]'s measurements), else [`CopyBack::Staged`].
+    pub fn for_render(render_px: u64, band_px: u64) -> Self {
+        if render_px <= DIRECT_COPY_MAX_PX && render_px <= band_px.saturating_mul(4) {
+            Self::Direct
+        } else {
+            Self::Staged
+        }
+    }
+}
+
 /// A band whose work is queued on its renderer's stream ([`super::GpuRenderer::queue`]):
 /// its kernels, between CUDA events, and the copy of its colours into a staging buffer,
-/// between two more. [`super::GpuRenderer::finish`] waits for them and returns the band.
+/// between two more (or its colours, copied back already: [`CopyBack::Direct`]).
+/// [`super::GpuRenderer::finish`] waits for them and returns the band.
 #[derive(Debug)]
 #[must_use = "a queued band's colours come back through GpuRenderer::finish"]
 pub struct QueuedBand {
     band: Band,
-    /// Pixels, and the staging buffer holding their colours.
-    px: usize,
-    slot: usize,
-    ticket: u64,
     kernels: Vec<QueuedKernel>,
-    /// Events around the colours' copy into the staging buffer.
-    copy_start: Event,
-    copy_end: Event,
+    colors: Colors,
     /// Escape times and `|z_n|²`, copied back already when asked for.
     counts: Vec<u32>,
     norms: Vec<f32>,
     /// The uploads, and the copies of `counts` and `norms`.
     copies: CopyTimes,
+}
+
+/// Where a queued band's colours are.
+#[derive(Debug)]
+enum Colors {
+    /// `px` colours in staging buffer `slot`, for the band numbered `ticket`, copied
+    /// between two events.
+    Staged {
+        px: usize,
+        slot: usize,
+        ticket: u64,
+        copy_start: Event,
+        copy_end: Event,
+    },
+    /// In host memory already, 3 bytes a pixel.
+    Direct(Vec<u8>),
 }
 
 impl QueuedBand {
@@ -61,6 +116,7 @@ pub(super) struct Results<'a> {
 /// took 3.5–5 ms to allocate on an H200 machine, so a render of one band does not pay for
 /// two).
 pub(super) struct ColorCopies {
+    copy_back: CopyBack,
     pub(super) staging: [Option<LockedBuffer<Rgb>>; 2],
     /// Pixels a staging buffer holds.
     pub(super) staging_px: usize,
@@ -71,31 +127,81 @@ pub(super) struct ColorCopies {
 }
 
 impl ColorCopies {
-    /// Staging for bands of up to `staging_px` pixels, the first buffer made now.
+    /// Copies back of bands of up to `staging_px` pixels: for [`CopyBack::Staged`] the
+    /// first staging buffer is made now, for [`CopyBack::Direct`] none ever is.
     ///
     /// # Errors
     /// [`GpuError::Driver`] if the page-locked allocation fails.
-    pub(super) fn new(gpu: &Gpu, staging_px: usize) -> Result<Self, GpuError> {
+    pub(super) fn new(gpu: &Gpu, staging_px: usize, copy_back: CopyBack) -> Result<Self, GpuError> {
+        let first = match copy_back {
+            CopyBack::Staged => Some(LockedBuffer::new_in(gpu.context(), &[0u8; 3], staging_px)?),
+            CopyBack::Direct => None,
+        };
         Ok(Self {
-            staging: [
-                Some(LockedBuffer::new_in(gpu.context(), &[0u8; 3], staging_px)?),
-                None,
-            ],
+            copy_back,
+            staging: [first, None],
             staging_px,
             in_slot: [None; 2],
             next_ticket: 0,
         })
     }
 
-    /// Whether another band may be queued (fewer than two are queued and not finished).
+    /// Whether another band may be queued: fewer than two are queued and not finished
+    /// (always, for [`CopyBack::Direct`]: a queued band holds no staging buffer).
     pub(super) fn has_room(&self) -> bool {
-        self.in_slot.iter().any(Option::is_none)
+        self.copy_back == CopyBack::Direct || self.in_slot.iter().any(Option::is_none)
     }
 
     /// Queues the copy of the band's colours (`from.rgb`) into the next staging buffer
     /// after `kernels`, and, when `from.counts` is given, waits for `kernels` and copies
-    /// back the escape times (and `from.norms`).
+    /// back the escape times (and `from.norms`). [`CopyBack::Direct`]: waits for `kernels`
+    /// and copies all of them back now.
     pub(super) fn queue(
+        &mut self,
+        gpu: &Gpu,
+        band: Band,
+        from: Results<'_>,
+        kernels: Vec<QueuedKernel>,
+        copies: CopyTimes,
+    ) -> Result<QueuedBand, GpuError> {
+        match self.copy_back {
+            CopyBack::Staged => self.queue_staged(gpu, band, from, kernels, copies),
+            CopyBack::Direct => Self::copy_direct(gpu, band, from, kernels, copies),
+        }
+    }
+
+    /// [`ColorCopies::queue`] for [`CopyBack::Direct`]: waits for `kernels`, then copies
+    /// the colours (and any escape times and `|z_n|²`) into host `Vec`s, timed on the host.
+    fn copy_direct(
+        gpu: &Gpu,
+        band: Band,
+        from: Results<'_>,
+        kernels: Vec<QueuedKernel>,
+        mut copies: CopyTimes,
+    ) -> Result<QueuedBand, GpuError> {
+        for k in &kernels {
+            k.wait(gpu)?;
+        }
+        let started = Instant::now();
+        let rgb = from
+            .rgb
+            .as_host_vec()
+            .gpu_context("copying colours to the host")?
+            .into_flattened();
+        let (counts, norms) = copy_counts(&from)?;
+        copies.dtoh += started.elapsed();
+        Ok(QueuedBand {
+            band,
+            kernels,
+            colors: Colors::Direct(rgb),
+            counts,
+            norms,
+            copies,
+        })
+    }
+
+    /// [`ColorCopies::queue`] for [`CopyBack::Staged`].
+    fn queue_staged(
         &mut self,
         gpu: &Gpu,
         band: Band,
@@ -124,21 +230,14 @@ impl ColorCopies {
         let ticket = self.next_ticket;
         self.next_ticket += 1;
         let (mut counts, mut norms) = (Vec::new(), Vec::new());
-        if let Some(from_counts) = from.counts {
+        if from.counts.is_some() {
             for k in &kernels {
                 k.wait(gpu)?;
             }
             // The colours' copy ahead of these in the stream is timed by its events already.
             copy_end.synchronize()?;
             let started = Instant::now();
-            counts = from_counts
-                .as_host_vec()
-                .gpu_context("copying escape times to the host")?;
-            if let Some(from_norms) = from.norms {
-                norms = from_norms
-                    .as_host_vec()
-                    .gpu_context("copying |z|² to the host")?;
-            }
+            (counts, norms) = copy_counts(&from)?;
             copies.dtoh += started.elapsed();
         }
         // Taken only now: a failure above leaves the slot free (its copy is stream-ordered
@@ -146,12 +245,14 @@ impl ColorCopies {
         self.in_slot[slot] = Some(ticket);
         Ok(QueuedBand {
             band,
-            px,
-            slot,
-            ticket,
             kernels,
-            copy_start,
-            copy_end,
+            colors: Colors::Staged {
+                px,
+                slot,
+                ticket,
+                copy_start,
+                copy_end,
+            },
             counts,
             norms,
             copies,
@@ -164,28 +265,58 @@ impl ColorCopies {
     /// # Panics
     /// If `queued` was not queued here, or was finished already.
     pub(super) fn finish(&mut self, gpu: &Gpu, queued: QueuedBand) -> Result<BandImage, GpuError> {
-        assert!(
-            self.in_slot[queued.slot] == Some(queued.ticket),
-            "finishing a band that is not queued on this renderer"
-        );
-        self.in_slot[queued.slot] = None;
+        if let Colors::Staged { slot, ticket, .. } = queued.colors {
+            assert!(
+                self.in_slot[slot] == Some(ticket),
+                "finishing a band that is not queued on this renderer"
+            );
+            self.in_slot[slot] = None;
+        }
         let mut kernel = Duration::ZERO;
         for k in &queued.kernels {
             kernel += k.time(gpu)?;
         }
-        let staged = self.staging[queued.slot]
-            .as_ref()
-            .expect("a queued band's staging buffer exists")
-            .try_as_slice()?;
         let mut copies = queued.copies;
-        copies.dtoh += queued.copy_end.elapsed(&queued.copy_start)?;
+        let rgb = match queued.colors {
+            Colors::Direct(rgb) => rgb,
+            Colors::Staged {
+                px,
+                slot,
+                copy_start,
+                copy_end,
+                ..
+            } => {
+                let staged = self.staging[slot]
+                    .as_ref()
+                    .expect("a queued band's staging buffer exists")
+                    .try_as_slice()?;
+                copies.dtoh += copy_end.elapsed(&copy_start)?;
+                staged[..px].as_flattened().to_vec()
+            }
+        };
         Ok(BandImage {
             band: queued.band,
             counts: queued.counts,
             norms: queued.norms,
-            rgb: staged[..queued.px].as_flattened().to_vec(),
+            rgb,
             kernel,
             copies,
         })
     }
+}
+
+/// Copies `from.counts` and `from.norms` (those given) to the host, once the kernels that
+/// write them are done.
+fn copy_counts(from: &Results<'_>) -> Result<(Vec<u32>, Vec<f32>), GpuError> {
+    let counts = match &from.counts {
+        Some(c) => c
+            .as_host_vec()
+            .gpu_context("copying escape times to the host")?,
+        None => Vec::new(),
+    };
+    let norms = match &from.norms {
+        Some(n) => n.as_host_vec().gpu_context("copying |z|² to the host")?,
+        None => Vec::new(),
+    };
+    Ok((counts, norms))
 }

@@ -1,7 +1,7 @@
 //! Whole images on one GPU: [`render_mandelbrot`] and friends, band by band through one
 //! [`GpuRenderer`].
 
-use super::GpuRenderer;
+use super::{BufferSize, CopyBack, GpuRenderer, RenderBuffers};
 use crate::{
     band::CopyTimes,
     gpu::{Gpu, GpuError},
@@ -22,7 +22,8 @@ pub fn render_mandelbrot(
 }
 
 /// Renders the whole image on this GPU in bands of at most `max_band_px` pixels (`None`:
-/// one band), reusing one set of device buffers.
+/// one band), reusing one set of device buffers; colours come back as
+/// [`CopyBack::for_render`] says.
 ///
 /// # Errors
 /// [`GpuError::OutOfMemory`] if the band buffers ([`super::BAND_BYTES_PER_PX`] bytes per pixel) do not fit,
@@ -41,7 +42,13 @@ pub fn render_mandelbrot_banded(
         None => job.height_px,
     }
     .min(job.height_px);
-    let mut renderer = GpuRenderer::new(gpu, job.width_px as usize * rows as usize)?;
+    let band_px = job.width_px as usize * rows as usize;
+    let size = BufferSize {
+        band_px,
+        samples_per_px: 1,
+        copy_back: CopyBack::for_render(params.view.len() as u64, band_px as u64),
+    };
+    let mut renderer = GpuRenderer::from_buffers(gpu, RenderBuffers::new(gpu, size)?)?;
     let len = params.view.len();
     let mut image = Image {
         width_px: job.width_px,

@@ -10,7 +10,7 @@ use super::{
 use crate::{
     band::CopyTimes,
     gpu::Gpu,
-    mandelbrot::{GpuBandKernel, GpuRenderer, QueuedBand},
+    mandelbrot::{BufferSize, GpuBandKernel, GpuRenderer, QueuedBand, RenderBuffers},
 };
 use common::Band;
 use cust::pool::{Lease, Pool};
@@ -42,8 +42,8 @@ pub(super) struct Worker<'a, K> {
     pub(super) work: &'a K,
     pub(super) bands: &'a [Band],
     pub(super) want_counts: bool,
-    /// Pixels of the largest band ([`GpuRenderer::with_samples`]).
-    pub(super) capacity_px: usize,
+    /// What its buffers are sized for ([`super::GpuPool::buffer_size`]).
+    pub(super) size: BufferSize,
     pub(super) window: usize,
     pub(super) next_band: &'a AtomicUsize,
     pub(super) gate: &'a Gate,
@@ -108,7 +108,8 @@ impl<'a, K: GpuBandKernel> Worker<'a, K> {
         let gpu = lease.item();
         let ordinal = gpu.context().ordinal();
         let started = Instant::now();
-        let made = GpuRenderer::with_samples(gpu, self.capacity_px, self.work.buffer_px_per_px());
+        let made = RenderBuffers::new(gpu, self.size)
+            .and_then(|bufs| GpuRenderer::from_buffers(gpu, bufs));
         tally.setup = started.elapsed();
         let mut renderer = match made {
             Ok(r) => r,
