@@ -17,19 +17,23 @@
 //!
 //! The reordering side (the calling thread's reorder buffer and the window's gate) is in
 //! `pool/reorder.rs`, the render threads' side ([`GpuRenderer`](super::GpuRenderer) setup, the band loop) in
-//! `pool/worker.rs`.
+//! `pool/worker.rs`, buffers made before a render ([`Prepared`]) in `pool/prepare.rs`.
 
-use super::{BandImage, BufferSize, CopyBack, CopyTimes, FloatJob, GpuBandKernel, Precision};
+use super::{BandImage, BufferSize, CopyTimes, FloatJob, GpuBandKernel, Precision};
 use crate::gpu::{Gpu, GpuError, driver_available};
 use common::{Band, RenderJob};
 use cust::pool::{Lease, Pool};
+use prepare::PreparedGpu;
 use reorder::{Gate, Message, reorder};
 use std::{
-    sync::{atomic::AtomicUsize, mpsc},
+    sync::{Mutex, atomic::AtomicUsize, mpsc},
     time::{Duration, Instant},
 };
 use worker::{Tally, Worker};
 
+pub use prepare::Prepared;
+
+mod prepare;
 mod reorder;
 mod worker;
 
@@ -99,8 +103,11 @@ pub struct PoolReport {
     /// One entry per GPU of the pool, in pool order.
     pub gpus: Vec<GpuShare>,
     /// From the start of the render to the last band passed to the sink (includes the time
-    /// the sink took, e.g. waiting for a PNG encoder).
+    /// the sink took, e.g. waiting for a PNG encoder), plus [`PoolReport::waited`].
     pub wall: Duration,
+    /// How long the caller waited for the buffers of a prepared render after its host work
+    /// ([`Prepared::waited`]; counted in `wall`); zero otherwise.
+    pub waited: Duration,
 }
 
 /// One GPU's part of a pool render.
@@ -127,9 +134,14 @@ pub struct GpuShare {
     /// the host keeps up.
     pub busy: Duration,
     /// Wall time to set it up for the render before its first band: its band buffers, the
-    /// page-locked staging buffer (none for a small render: [`CopyBack::Direct`]) and its
+    /// page-locked staging buffer (none for a small render: [`super::CopyBack::Direct`]) and its
     /// kernels ([`super::RenderBuffers::new`], [`GpuRenderer::from_buffers`](super::GpuRenderer::from_buffers)).
+    /// Buffers made beforehand are not counted here but in [`GpuShare::prepared`].
     pub setup: Duration,
+    /// How long its buffers took when they were made beforehand ([`GpuPool::prepare`]) and
+    /// this render used them (not in `setup`, and in the wall only as far as the caller
+    /// waited for them: [`PoolReport::waited`]); `None` when it made its own.
+    pub prepared: Option<Duration>,
 }
 
 /// Several GPUs, each opened with its own context, stream and kernels module, lent to
@@ -283,19 +295,10 @@ impl GpuPool {
         self.render(FloatJob { job, precision }, bands, want_counts, sink)
     }
 
-    /// What each GPU's buffers for rendering `bands` of `work` are sized for: the largest
-    /// band's pixels, `work`'s samples per pixel, and the copy back
-    /// [`CopyBack::for_render`] chooses for the render's pixels.
+    /// What each GPU's buffers for rendering `bands` of `work` are sized for
+    /// ([`BufferSize::for_bands`] of `work`'s width and samples per pixel).
     pub fn buffer_size(work: &impl GpuBandKernel, bands: &[Band]) -> BufferSize {
-        let max_rows = bands.iter().map(|b| b.rows).max().unwrap_or(0);
-        let band_px = work.width_px() as usize * max_rows as usize;
-        let rows: u64 = bands.iter().map(|b| u64::from(b.rows)).sum();
-        let render_px = rows * u64::from(work.width_px());
-        BufferSize {
-            band_px,
-            samples_per_px: work.buffer_px_per_px(),
-            copy_back: CopyBack::for_render(render_px, band_px as u64),
-        }
+        BufferSize::for_bands(work.width_px(), work.buffer_px_per_px(), bands)
     }
 
     /// [`GpuPool::render_bands`] for a job of any arithmetic (any [`GpuBandKernel`]:
@@ -309,10 +312,50 @@ impl GpuPool {
         work: K,
         bands: &[Band],
         want_counts: bool,
+        sink: impl FnMut(BandImage) -> Result<(), E>,
+    ) -> Result<PoolReport, PoolError<E>> {
+        self.render_with(work, bands, want_counts, None, sink)
+    }
+
+    /// [`GpuPool::render`] with buffers made beforehand ([`GpuPool::prepare`],
+    /// [`GpuPool::prepare_beside`]): each GPU takes its prepared buffers if they are sized
+    /// for this render ([`GpuPool::buffer_size`]); buffers of another size are dropped
+    /// before the render starts and every GPU allocates its own, as [`GpuPool::render`]
+    /// does. The report's wall includes the time waited for them ([`PoolReport::waited`]),
+    /// and each GPU's share the time they took ([`GpuShare::prepared`]).
+    ///
+    /// # Errors
+    /// As [`GpuPool::render_bands`]; a GPU whose prepared buffers (of this render's size)
+    /// could not be made fails with [`GpuStep::Setup`] and that error.
+    pub fn render_prepared<K: GpuBandKernel, E>(
+        &self,
+        work: K,
+        bands: &[Band],
+        want_counts: bool,
+        prepared: Prepared,
+        sink: impl FnMut(BandImage) -> Result<(), E>,
+    ) -> Result<PoolReport, PoolError<E>> {
+        self.render_with(work, bands, want_counts, Some(prepared), sink)
+    }
+
+    /// [`GpuPool::render`], with `prepared` buffers if any.
+    fn render_with<K: GpuBandKernel, E>(
+        &self,
+        work: K,
+        bands: &[Band],
+        want_counts: bool,
+        prepared: Option<Prepared>,
         mut sink: impl FnMut(BandImage) -> Result<(), E>,
     ) -> Result<PoolReport, PoolError<E>> {
         let start = Instant::now();
         let size = Self::buffer_size(&work, bands);
+        let waited = prepared.as_ref().map_or(Duration::ZERO, Prepared::waited);
+        // Buffers of another size go now, before any GPU allocates its own.
+        let prepared: Vec<Mutex<Option<PreparedGpu>>> = prepared
+            .filter(|p| p.size == size)
+            .map_or_else(Vec::new, |p| {
+                p.gpus.into_iter().map(|g| Mutex::new(Some(g))).collect()
+            });
         let window = self.reorder_window();
         let next_band = AtomicUsize::new(0);
         let gate = Gate::default();
@@ -327,6 +370,7 @@ impl GpuPool {
                         bands,
                         want_counts,
                         size,
+                        prepared: &prepared,
                         window,
                         next_band: &next_band,
                         gate: &gate,
@@ -359,6 +403,7 @@ impl GpuPool {
                 copies: CopyTimes::default(),
                 busy: Duration::ZERO,
                 setup: Duration::ZERO,
+                prepared: None,
             })
             .collect();
         for t in tallies {
@@ -370,11 +415,15 @@ impl GpuPool {
                 share.copies += t.copies;
                 share.busy += t.busy;
                 share.setup += t.setup;
+                if let Some(took) = t.prepared {
+                    *share.prepared.get_or_insert(Duration::ZERO) += took;
+                }
             }
         }
         Ok(PoolReport {
             gpus,
-            wall: start.elapsed(),
+            wall: start.elapsed() + waited,
+            waited,
         })
     }
 }
@@ -397,7 +446,7 @@ mod tests {
     use crate::{
         band::{BandKernel, RenderControl},
         deep::{PerturbedJob, SharedOrbit, near_i, reference_orbit},
-        mandelbrot::{GpuRenderer, RenderParams, Style, render_band_cpu},
+        mandelbrot::{CopyBack, GpuRenderer, RenderParams, Style, render_band_cpu},
     };
     use common::{
         Complex, Palette, Viewport,
@@ -501,6 +550,129 @@ mod tests {
                 assert_eq!(b.counts, cpu.counts, "{shading:?} band {band:?}");
             }
         }
+    }
+
+    /// Renders `work` in `bands` on a pool of one emulated GPU with buffers prepared for
+    /// `size` (`None`: sized for this render); returns the bands and the report.
+    fn prepared_bands<K: GpuBandKernel>(
+        work: K,
+        bands: &[Band],
+        size: Option<BufferSize>,
+    ) -> (Vec<BandImage>, PoolReport) {
+        let pool = GpuPool::from_gpus(vec![Gpu::emulator(&crate::KERNELS).unwrap()]);
+        let size = size.unwrap_or_else(|| GpuPool::buffer_size(&work, bands));
+        let ((), prepared) = pool.prepare_beside(size, || ());
+        assert!(prepared.outcomes().all(|(made, _)| made.is_ok()));
+        let mut got = Vec::new();
+        let report = pool
+            .render_prepared(work, bands, true, prepared, |b| {
+                got.push(b);
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        assert!(report.wall >= report.waited);
+        (got, report)
+    }
+
+    /// A render with buffers prepared beside the host work equals one without, byte for
+    /// byte, deep (supersampled) and f64, and reports the preparation in the GPU's share;
+    /// buffers prepared for another size are not used (the GPU makes its own) and the image
+    /// is the same.
+    #[test]
+    fn prepared_renders_equal_unprepared_ones_and_other_sizes_are_not_used() {
+        let bands = Band::split(23, 5).collect::<Vec<_>>();
+        let v = near_i(30, 10, 23).unwrap();
+        let coloring = Coloring::smooth(Palette::Electric);
+        let orbit: SharedOrbit =
+            reference_orbit(&v.center_re, &v.center_im, v.precision_bits, 300).into();
+        let deep = PerturbedJob::prepare(
+            v.job(300, coloring.bailout_sqr::<f64>()),
+            2,
+            coloring,
+            orbit,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        let job = crate::mandelbrot::gpu::tests::small_f64_job();
+        let float = FloatJob {
+            job: &job,
+            precision: Precision::F64,
+        };
+        let float_bands = Band::split(job.height_px, 2).collect::<Vec<_>>();
+        let same = |a: &[BandImage], b: &[BandImage], what: &str| {
+            assert_eq!(a.len(), b.len(), "{what}");
+            for (a, b) in a.iter().zip(b) {
+                assert_eq!(a.band, b.band, "{what}");
+                assert_eq!(a.rgb, b.rgb, "{what} band {:?}", a.band);
+                assert_eq!(a.counts, b.counts, "{what} band {:?}", a.band);
+                assert_eq!(a.norms, b.norms, "{what} band {:?}", a.band);
+            }
+        };
+
+        let unprepared = pool_bands(&deep, &bands, true);
+        let (got, report) = prepared_bands(&deep, &bands, None);
+        same(&got, &unprepared, "deep");
+        assert!(report.gpus[0].prepared.is_some(), "{report:?}");
+        let other = BufferSize {
+            band_px: GpuPool::buffer_size(&deep, &bands).band_px + 1,
+            ..GpuPool::buffer_size(&deep, &bands)
+        };
+        let (got, report) = prepared_bands(&deep, &bands, Some(other));
+        same(&got, &unprepared, "deep, another size prepared");
+        assert_eq!(report.gpus[0].prepared, None, "{report:?}");
+
+        let unprepared = pool_bands(float, &float_bands, true);
+        let (got, report) = prepared_bands(float, &float_bands, None);
+        same(&got, &unprepared, "f64");
+        assert!(report.gpus[0].prepared.is_some(), "{report:?}");
+        // Sized for the deep job's samples: not this job's buffers.
+        let deep_size = GpuPool::buffer_size(&deep, &float_bands);
+        let (got, report) = prepared_bands(float, &float_bands, Some(deep_size));
+        same(&got, &unprepared, "f64, another size prepared");
+        assert_eq!(report.gpus[0].prepared, None, "{report:?}");
+    }
+
+    /// Buffers that do not fit fail their preparation with the bounded-memory error, kept
+    /// for that GPU; a render of that size reports it as the GPU's setup failure.
+    #[test]
+    fn a_failed_preparation_is_the_gpus_setup_failure() {
+        let pool = GpuPool::from_gpus(vec![Gpu::emulator(&crate::KERNELS).unwrap()]);
+        let impossible = BufferSize {
+            band_px: 1 << 50,
+            samples_per_px: 1,
+            copy_back: CopyBack::Staged,
+        };
+        let mut prepared = pool.prepare(impossible);
+        let outcomes: Vec<_> = prepared.outcomes().collect();
+        assert!(
+            matches!(outcomes[..], [(Err(GpuError::OutOfMemory { .. }), _)]),
+            "{outcomes:?}"
+        );
+        // The emulator cannot be made to fail a render's own size, so the failed
+        // preparation stands for one: relabelled with the render's size, it is used.
+        let job = crate::mandelbrot::gpu::tests::small_f64_job();
+        let work = FloatJob {
+            job: &job,
+            precision: Precision::F64,
+        };
+        let bands = Band::split(job.height_px, 2).collect::<Vec<_>>();
+        prepared.size = GpuPool::buffer_size(&work, &bands);
+        let result = pool.render_prepared(work, &bands, false, prepared, |_| Ok::<_, &str>(()));
+        let Err(error) = result else {
+            panic!("a failed preparation was not reported");
+        };
+        assert!(
+            matches!(
+                &error,
+                PoolError::Gpu { ordinal: 0, step: GpuStep::Setup, source }
+                    if matches!(**source, GpuError::OutOfMemory { .. })
+            ),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().starts_with("GPU 0, setting up: "),
+            "{error}"
+        );
     }
 
     /// A renderer holds at most two queued bands, one per staging buffer: finishing them

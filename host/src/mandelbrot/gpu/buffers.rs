@@ -11,7 +11,7 @@ use crate::{
     gpu::{Gpu, GpuError},
     mandelbrot::COLOR_TABLE_LEN,
 };
-use common::Rgb;
+use common::{Band, Rgb};
 use cust::{error::GpuContext, memory::DeviceBuffer};
 
 /// What a renderer's buffers are sized for.
@@ -24,6 +24,24 @@ pub struct BufferSize {
     pub samples_per_px: usize,
     /// How the colours come back.
     pub copy_back: CopyBack,
+}
+
+impl BufferSize {
+    /// What each GPU's buffers for rendering `bands` of an image `width_px` wide with
+    /// `samples_per_px` samples per pixel are sized for: the largest band's pixels, and the
+    /// copy back [`CopyBack::for_render`] chooses for the bands' pixels. Known before the
+    /// job itself (a deep view's reference orbit), so buffers can be made beforehand.
+    pub fn for_bands(width_px: u32, samples_per_px: usize, bands: &[Band]) -> Self {
+        let max_rows = bands.iter().map(|b| b.rows).max().unwrap_or(0);
+        let band_px = width_px as usize * max_rows as usize;
+        let rows: u64 = bands.iter().map(|b| u64::from(b.rows)).sum();
+        let render_px = rows * u64::from(width_px);
+        Self {
+            band_px,
+            samples_per_px,
+            copy_back: CopyBack::for_render(render_px, band_px as u64),
+        }
+    }
 }
 
 /// The device buffers of a [`super::GpuRenderer`] on one GPU, for bands of up to

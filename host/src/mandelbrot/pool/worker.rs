@@ -5,6 +5,7 @@
 
 use super::{
     GpuStep,
+    prepare::PreparedGpu,
     reorder::{Gate, Message},
 };
 use crate::{
@@ -16,6 +17,7 @@ use common::Band;
 use cust::pool::{Lease, Pool};
 use std::{
     sync::{
+        Mutex, PoisonError,
         atomic::{AtomicUsize, Ordering},
         mpsc,
     },
@@ -34,6 +36,8 @@ pub(super) struct Tally {
     pub(super) copies: CopyTimes,
     pub(super) busy: Duration,
     pub(super) setup: Duration,
+    /// How long its prepared buffers took, if it used them.
+    pub(super) prepared: Option<Duration>,
 }
 
 /// One render thread: it renders while it holds a GPU of the pool.
@@ -44,6 +48,9 @@ pub(super) struct Worker<'a, K> {
     pub(super) want_counts: bool,
     /// What its buffers are sized for ([`super::GpuPool::buffer_size`]).
     pub(super) size: BufferSize,
+    /// Buffers of `size` made beforehand, one slot per GPU in pool order (empty: none); the
+    /// first worker on a GPU takes its slot's.
+    pub(super) prepared: &'a [Mutex<Option<PreparedGpu>>],
     pub(super) window: usize,
     pub(super) next_band: &'a AtomicUsize,
     pub(super) gate: &'a Gate,
@@ -107,9 +114,19 @@ impl<'a, K: GpuBandKernel> Worker<'a, K> {
         tally.gpu = Some(lease.index());
         let gpu = lease.item();
         let ordinal = gpu.context().ordinal();
+        let prepared = self
+            .prepared
+            .get(lease.index())
+            .and_then(|slot| slot.lock().unwrap_or_else(PoisonError::into_inner).take());
         let started = Instant::now();
-        let made = RenderBuffers::new(gpu, self.size)
-            .and_then(|bufs| GpuRenderer::from_buffers(gpu, bufs));
+        let buffers = match prepared {
+            Some(p) => {
+                tally.prepared = Some(p.took);
+                p.buffers
+            }
+            None => RenderBuffers::new(gpu, self.size),
+        };
+        let made = buffers.and_then(|bufs| GpuRenderer::from_buffers(gpu, bufs));
         tally.setup = started.elapsed();
         let mut renderer = match made {
             Ok(r) => r,
