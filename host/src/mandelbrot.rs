@@ -12,7 +12,8 @@
 //! One module per job: [`precision`] (which arithmetic a view needs), `params` (what to
 //! render, the style, image and band sizes), `cpu` (the CPU renderer), `job` ([`FloatJob`]
 //! and [`BandJob`], float or perturbed), `color` (the colour table), `gpu` ([`GpuRenderer`],
-//! [`GpuBandKernel`] and the whole-image wrappers), [`pool`] (several GPUs) and [`deep`]
+//! [`GpuBandKernel`]; its kernels table, colour copies and whole-image wrappers in `gpu/`),
+//! [`pool`] (several GPUs) and [`deep`]
 //! (whole deep images); their items are re-exported here.
 
 mod color;
@@ -30,8 +31,9 @@ pub use color::COLOR_TABLE_LEN;
 pub(crate) use color::color_table;
 pub use cpu::{render_band_cpu, render_band_cpu_until, render_cpu, render_cpu_styled};
 pub use gpu::{
-    BAND_BYTES_PER_PX, BandBuffers, GpuBandKernel, GpuRenderer, QueuedBand, RenderKernels,
-    launch_render, render_mandelbrot, render_mandelbrot_banded, render_mandelbrot_styled,
+    BAND_BYTES_PER_PX, BandBuffers, BufferSize, CopyBack, DIRECT_COPY_MAX_PX, GpuBandKernel,
+    GpuRenderer, QueuedBand, RenderBuffers, RenderKernels, launch_render, render_mandelbrot,
+    render_mandelbrot_banded, render_mandelbrot_styled,
 };
 pub use job::{BandJob, FloatJob};
 pub use params::{

@@ -82,6 +82,15 @@ impl<T> Pool<T> {
         self.items.is_empty()
     }
 
+    /// Item `index` without lending it, on loan or not: for work that may run beside its
+    /// holder's (e.g. allocating memory on a GPU that another thread renders on).
+    ///
+    /// # Panics
+    /// If `index` ≥ [`len`](Pool::len).
+    pub fn peek(&self, index: usize) -> &T {
+        &self.items[index]
+    }
+
     /// Items not on loan now.
     pub fn free_count(&self) -> usize {
         self.lock().len()
@@ -328,6 +337,9 @@ mod tests {
         assert_eq!(d.index(), 2);
         assert!(pool.try_acquire().is_none());
         assert!(pool.acquire_timeout(Duration::from_millis(20)).is_none());
+        // Peeking at an item on loan neither waits nor lends it.
+        assert_eq!(*pool.peek(2), 2);
+        assert_eq!(pool.free_count(), 0);
         drop(b);
         assert_eq!(
             pool.acquire_timeout(Duration::from_millis(20))

@@ -161,14 +161,20 @@ impl PerturbedJob {
     /// [`MAX_PERTURBED_ITERATIONS_PER_LAUNCH`] worst-case iterations, at least 1, at most
     /// the image height.
     pub fn rows_per_band(&self, max_band_px: u64) -> u32 {
-        let s = u64::from(self.supersample);
-        let w = u64::from(self.job.width_px.max(1));
-        let per_row = w * s * s * u64::from(self.job.max_iter.max(1));
+        Self::rows_per_band_of(&self.job, self.supersample, max_band_px)
+    }
+
+    /// [`PerturbedJob::rows_per_band`] of the job of `job`'s image with `supersample ×
+    /// supersample` samples per pixel, known before its reference orbit is.
+    pub fn rows_per_band_of(job: &DeepJob, supersample: u32, max_band_px: u64) -> u32 {
+        let s = u64::from(supersample.max(1));
+        let w = u64::from(job.width_px.max(1));
+        let per_row = w * s * s * u64::from(job.max_iter.max(1));
         let by_work = (MAX_PERTURBED_ITERATIONS_PER_LAUNCH / per_row).max(1);
         let by_px = (max_band_px / w).max(1);
         u32::try_from(by_work.min(by_px))
             .unwrap_or(u32::MAX)
-            .min(self.job.height_px.max(1))
+            .min(job.height_px.max(1))
     }
 
     /// The sample rows of image rows `band`.

@@ -4,7 +4,7 @@
 //! under `cust`'s `DevicePool`: a render starts one host thread per GPU of the pool, and each
 //! thread renders only while it holds a GPU's lease, so renders from several threads share
 //! the GPUs and a GPU on loan elsewhere is simply not used until it comes back. A thread with
-//! a GPU allocates its band buffers ([`GpuRenderer`]), takes the next band index from a shared
+//! a GPU allocates its band buffers ([`GpuRenderer`](super::GpuRenderer)), takes the next band index from a shared
 //! counter (work stealing: a GPU that finishes early simply takes more bands), renders it and
 //! hands it to the calling thread. The calling thread puts bands back in image order in a reorder buffer
 //! and passes each to a sink (e.g. the streaming PNG encoder) as soon as all bands above it
@@ -16,22 +16,26 @@
 //! coordinates, so the image is identical to a single-GPU (or CPU) render.
 //!
 //! The reordering side (the calling thread's reorder buffer and the window's gate) is in
-//! `pool/reorder.rs`.
+//! `pool/reorder.rs`, the render threads' side ([`GpuRenderer`](super::GpuRenderer) setup, the band loop) in
+//! `pool/worker.rs`, buffers made before a render ([`Prepared`]) in `pool/prepare.rs`.
 
-use super::{BandImage, CopyTimes, FloatJob, GpuBandKernel, GpuRenderer, Precision, QueuedBand};
+use super::{BandImage, BufferSize, CopyTimes, FloatJob, GpuBandKernel, Precision};
 use crate::gpu::{Gpu, GpuError, driver_available};
 use common::{Band, RenderJob};
 use cust::pool::{Lease, Pool};
+use prepare::PreparedGpu;
 use reorder::{Gate, Message, reorder};
 use std::{
-    sync::{
-        atomic::{AtomicUsize, Ordering},
-        mpsc,
-    },
+    sync::{Mutex, atomic::AtomicUsize, mpsc},
     time::{Duration, Instant},
 };
+use worker::{Tally, Worker};
 
+pub use prepare::Prepared;
+
+mod prepare;
 mod reorder;
+mod worker;
 
 /// Which GPUs a pool uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,7 +70,7 @@ pub enum PoolError<E> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum GpuStep {
-    /// Setting up for the render, before its first band ([`GpuRenderer::new`]: band
+    /// Setting up for the render, before its first band ([`GpuRenderer::new`](super::GpuRenderer::new): band
     /// buffers, staging buffer, kernels).
     Setup,
     /// Rendering a band.
@@ -99,8 +103,11 @@ pub struct PoolReport {
     /// One entry per GPU of the pool, in pool order.
     pub gpus: Vec<GpuShare>,
     /// From the start of the render to the last band passed to the sink (includes the time
-    /// the sink took, e.g. waiting for a PNG encoder).
+    /// the sink took, e.g. waiting for a PNG encoder), plus [`PoolReport::waited`].
     pub wall: Duration,
+    /// How long the caller waited for the buffers of a prepared render after its host work
+    /// ([`Prepared::waited`]; counted in `wall`); zero otherwise.
+    pub waited: Duration,
 }
 
 /// One GPU's part of a pool render.
@@ -127,8 +134,14 @@ pub struct GpuShare {
     /// the host keeps up.
     pub busy: Duration,
     /// Wall time to set it up for the render before its first band: its band buffers, the
-    /// page-locked staging buffer and its kernels ([`GpuRenderer::new`]).
+    /// page-locked staging buffer (none for a small render: [`super::CopyBack::Direct`]) and its
+    /// kernels ([`super::RenderBuffers::new`], [`GpuRenderer::from_buffers`](super::GpuRenderer::from_buffers)).
+    /// Buffers made beforehand are not counted here but in [`GpuShare::prepared`].
     pub setup: Duration,
+    /// How long its buffers took when they were made beforehand ([`GpuPool::prepare`]) and
+    /// this render used them (not in `setup`, and in the wall only as far as the caller
+    /// waited for them: [`PoolReport::waited`]); `None` when it made its own.
+    pub prepared: Option<Duration>,
 }
 
 /// Several GPUs, each opened with its own context, stream and kernels module, lent to
@@ -147,9 +160,6 @@ impl std::fmt::Debug for GpuPool {
             .finish()
     }
 }
-
-/// How long a render thread waits for a GPU before checking whether bands are left.
-const LEASE_POLL: Duration = Duration::from_millis(5);
 
 impl GpuPool {
     /// Opens the selected GPUs (in parallel: each loads, and the driver JIT-compiles, the
@@ -264,7 +274,8 @@ impl GpuPool {
     /// image) on the GPUs of the pool and calls `sink` with every band, in the order of
     /// `bands`, on the calling thread. GPUs on loan elsewhere join when they come back; the
     /// render waits for at least one. Counts are copied back only if `want_counts`. Each GPU
-    /// allocates band buffers for the largest band ([`super::BAND_BYTES_PER_PX`] bytes per pixel).
+    /// allocates band buffers for the largest band ([`super::BAND_BYTES_PER_PX`] bytes per
+    /// pixel), and page-locked staging unless the render is small ([`GpuPool::buffer_size`]).
     ///
     /// The first error stops the render: GPUs finish the band they are rendering and take no
     /// more, and no further band reaches the sink.
@@ -284,6 +295,12 @@ impl GpuPool {
         self.render(FloatJob { job, precision }, bands, want_counts, sink)
     }
 
+    /// What each GPU's buffers for rendering `bands` of `work` are sized for
+    /// ([`BufferSize::for_bands`] of `work`'s width and samples per pixel).
+    pub fn buffer_size(work: &impl GpuBandKernel, bands: &[Band]) -> BufferSize {
+        BufferSize::for_bands(work.width_px(), work.buffer_px_per_px(), bands)
+    }
+
     /// [`GpuPool::render_bands`] for a job of any arithmetic (any [`GpuBandKernel`]:
     /// [`FloatJob`], [`crate::deep::PerturbedJob`], [`super::BandJob`]): perturbed jobs
     /// upload their reference orbit and BLA table once per GPU and share them across bands.
@@ -295,11 +312,50 @@ impl GpuPool {
         work: K,
         bands: &[Band],
         want_counts: bool,
+        sink: impl FnMut(BandImage) -> Result<(), E>,
+    ) -> Result<PoolReport, PoolError<E>> {
+        self.render_with(work, bands, want_counts, None, sink)
+    }
+
+    /// [`GpuPool::render`] with buffers made beforehand ([`GpuPool::prepare`],
+    /// [`GpuPool::prepare_beside`]): each GPU takes its prepared buffers if they are sized
+    /// for this render ([`GpuPool::buffer_size`]); buffers of another size are dropped
+    /// before the render starts and every GPU allocates its own, as [`GpuPool::render`]
+    /// does. The report's wall includes the time waited for them ([`PoolReport::waited`]),
+    /// and each GPU's share the time they took ([`GpuShare::prepared`]).
+    ///
+    /// # Errors
+    /// As [`GpuPool::render_bands`]; a GPU whose prepared buffers (of this render's size)
+    /// could not be made fails with [`GpuStep::Setup`] and that error.
+    pub fn render_prepared<K: GpuBandKernel, E>(
+        &self,
+        work: K,
+        bands: &[Band],
+        want_counts: bool,
+        prepared: Prepared,
+        sink: impl FnMut(BandImage) -> Result<(), E>,
+    ) -> Result<PoolReport, PoolError<E>> {
+        self.render_with(work, bands, want_counts, Some(prepared), sink)
+    }
+
+    /// [`GpuPool::render`], with `prepared` buffers if any.
+    fn render_with<K: GpuBandKernel, E>(
+        &self,
+        work: K,
+        bands: &[Band],
+        want_counts: bool,
+        prepared: Option<Prepared>,
         mut sink: impl FnMut(BandImage) -> Result<(), E>,
     ) -> Result<PoolReport, PoolError<E>> {
         let start = Instant::now();
-        let max_rows = bands.iter().map(|b| b.rows).max().unwrap_or(0);
-        let capacity_px = work.width_px() as usize * max_rows as usize;
+        let size = Self::buffer_size(&work, bands);
+        let waited = prepared.as_ref().map_or(Duration::ZERO, Prepared::waited);
+        // Buffers of another size go now, before any GPU allocates its own.
+        let prepared: Vec<Mutex<Option<PreparedGpu>>> = prepared
+            .filter(|p| p.size == size)
+            .map_or_else(Vec::new, |p| {
+                p.gpus.into_iter().map(|g| Mutex::new(Some(g))).collect()
+            });
         let window = self.reorder_window();
         let next_band = AtomicUsize::new(0);
         let gate = Gate::default();
@@ -313,7 +369,8 @@ impl GpuPool {
                         work: &work,
                         bands,
                         want_counts,
-                        capacity_px,
+                        size,
+                        prepared: &prepared,
                         window,
                         next_band: &next_band,
                         gate: &gate,
@@ -346,6 +403,7 @@ impl GpuPool {
                 copies: CopyTimes::default(),
                 busy: Duration::ZERO,
                 setup: Duration::ZERO,
+                prepared: None,
             })
             .collect();
         for t in tallies {
@@ -357,11 +415,15 @@ impl GpuPool {
                 share.copies += t.copies;
                 share.busy += t.busy;
                 share.setup += t.setup;
+                if let Some(took) = t.prepared {
+                    *share.prepared.get_or_insert(Duration::ZERO) += took;
+                }
             }
         }
         Ok(PoolReport {
             gpus,
-            wall: start.elapsed(),
+            wall: start.elapsed() + waited,
+            waited,
         })
     }
 }
@@ -378,171 +440,13 @@ fn device_count() -> Result<usize, GpuError> {
     }
 }
 
-/// What one worker rendered, on which GPU of the pool (none if it never got one).
-#[derive(Default)]
-struct Tally {
-    gpu: Option<usize>,
-    bands: usize,
-    rows: u64,
-    kernel: Duration,
-    copies: CopyTimes,
-    busy: Duration,
-    setup: Duration,
-}
-
-/// One render thread: it renders while it holds a GPU of the pool.
-struct Worker<'a, K> {
-    gpus: &'a Pool<Gpu>,
-    work: &'a K,
-    bands: &'a [Band],
-    want_counts: bool,
-    /// Pixels of the largest band ([`GpuRenderer::with_samples`]).
-    capacity_px: usize,
-    window: usize,
-    next_band: &'a AtomicUsize,
-    gate: &'a Gate,
-}
-
-impl<'a, K: GpuBandKernel> Worker<'a, K> {
-    /// Finishes the queued band `pending` (number `.0` of `bands`), if any, and sends it,
-    /// or its failure, to the reordering thread; `false` if it failed or nobody listens.
-    fn finish(
-        &self,
-        renderer: &mut GpuRenderer<'_>,
-        pending: Option<(usize, QueuedBand)>,
-        tally: &mut Tally,
-        tx: &mpsc::Sender<Message>,
-    ) -> bool {
-        let Some((index, queued)) = pending else {
-            return true;
-        };
-        let band = queued.band();
-        let started = Instant::now();
-        let finished = renderer.finish(queued);
-        tally.busy += started.elapsed();
-        match finished {
-            Ok(image) => {
-                tally.bands += 1;
-                tally.rows += u64::from(band.rows);
-                tally.kernel += image.kernel;
-                tally.copies += image.copies;
-                tx.send(Message::Band(index, image)).is_ok()
-            }
-            Err(source) => {
-                let _ = tx.send(Message::Failed {
-                    ordinal: renderer.gpu().context().ordinal(),
-                    step: GpuStep::Band { index, band },
-                    source,
-                });
-                false
-            }
-        }
-    }
-
-    /// Waits for a GPU of the pool while bands are left and the render runs.
-    fn lease(&self) -> Option<Lease<'a, Gpu>> {
-        loop {
-            if self.next_band.load(Ordering::Relaxed) >= self.bands.len() || self.gate.stopped() {
-                return None;
-            }
-            if let Some(lease) = self.gpus.acquire_timeout(LEASE_POLL) {
-                return Some(lease);
-            }
-        }
-    }
-
-    /// Gets a GPU, then renders bands until none is left, the render stops, or the GPU fails
-    /// (reported on `tx`); returns what it rendered.
-    fn run(self, tx: &mpsc::Sender<Message>) -> Tally {
-        let mut tally = Tally::default();
-        let Some(lease) = self.lease() else {
-            return tally;
-        };
-        tally.gpu = Some(lease.index());
-        let gpu = lease.item();
-        let ordinal = gpu.context().ordinal();
-        let started = Instant::now();
-        let made = GpuRenderer::with_samples(gpu, self.capacity_px, self.work.buffer_px_per_px());
-        tally.setup = started.elapsed();
-        let mut renderer = match made {
-            Ok(r) => r,
-            Err(source) => {
-                let _ = tx.send(Message::Failed {
-                    ordinal,
-                    step: GpuStep::Setup,
-                    source,
-                });
-                return tally;
-            }
-        };
-        // One band ahead: band i+1 is queued on the GPU before band i's colours are moved
-        // out of their staging buffer, so the host's work overlaps the GPU's.
-        let mut pending: Option<(usize, QueuedBand)> = None;
-        loop {
-            let index = self.next_band.fetch_add(1, Ordering::Relaxed);
-            let Some(&band) = self.bands.get(index) else {
-                break;
-            };
-            // Bands are taken in increasing order, so the one the sink needs next is held by
-            // a worker that is not waiting here: a worker hands its pending band over before
-            // it waits, so this cannot deadlock.
-            if !self.gate.admits(index, self.window)
-                && !self.finish(&mut renderer, pending.take(), &mut tally, tx)
-            {
-                return tally;
-            }
-            if !self.gate.wait_for(index, self.window) {
-                break;
-            }
-            let started = Instant::now();
-            let queued = renderer.queue(self.work, band, self.want_counts);
-            tally.busy += started.elapsed();
-            match queued {
-                Ok(queued) => {
-                    let previous = pending.replace((index, queued));
-                    if !self.finish(&mut renderer, previous, &mut tally, tx) {
-                        break;
-                    }
-                    // With escape times `queue` has waited for the band's kernels already:
-                    // finish it now, so that a failure is always its own band's (a GPU fault
-                    // fails every later call, so a band finished while the next one runs
-                    // could be named for the next one's fault).
-                    if self.want_counts
-                        && !self.finish(&mut renderer, pending.take(), &mut tally, tx)
-                    {
-                        break;
-                    }
-                }
-                Err(source) => {
-                    // A fault of the previous band's kernels surfaces here too: that band is
-                    // finished and reported first. Without escape times a fault of this band's
-                    // kernels while the previous one is being finished is reported as the
-                    // previous band's (CUDA's errors stick to the context): the GPU is named
-                    // right, the band may be the one before.
-                    if self.finish(&mut renderer, pending.take(), &mut tally, tx) {
-                        let _ = tx.send(Message::Failed {
-                            ordinal,
-                            step: GpuStep::Band { index, band },
-                            source,
-                        });
-                    }
-                    return tally;
-                }
-            }
-        }
-        // Also after a stop: the band's work on the GPU is waited for before its buffers go.
-        self.finish(&mut renderer, pending, &mut tally, tx);
-        tally
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{
         band::{BandKernel, RenderControl},
         deep::{PerturbedJob, SharedOrbit, near_i, reference_orbit},
-        mandelbrot::{RenderParams, Style, render_band_cpu},
+        mandelbrot::{CopyBack, GpuRenderer, RenderParams, Style, render_band_cpu},
     };
     use common::{
         Complex, Palette, Viewport,
@@ -568,11 +472,16 @@ mod tests {
     /// A pool render queues each band before the previous one is finished (two staging
     /// buffers in turn): the sink still gets every band in image order, byte for byte the
     /// CPU's, for a perturbed job (supersampled, smooth) and an f64 job, with bands of
-    /// unequal heights and with and without escape times.
+    /// unequal heights and with and without escape times; and the same image as one band,
+    /// whose colours come back directly ([`CopyBack::Direct`]), is the CPU's too.
     #[test]
     fn pipelined_bands_arrive_in_order_and_equal_the_cpu() {
         let bands = Band::split(23, 3).collect::<Vec<_>>();
         assert!(bands.len() > 4 && bands.last().unwrap().rows < 3);
+        let whole = [Band {
+            first_row: 0,
+            rows: 23,
+        }];
 
         let v = near_i(30, 10, 23).unwrap();
         let coloring = Coloring::smooth(Palette::Fire);
@@ -586,10 +495,18 @@ mod tests {
             &AtomicBool::new(false),
         )
         .unwrap();
-        for want_counts in [false, true] {
-            let got = pool_bands(&deep, &bands, want_counts);
+        assert_eq!(
+            GpuPool::buffer_size(&deep, &bands).copy_back,
+            CopyBack::Staged
+        );
+        assert_eq!(
+            GpuPool::buffer_size(&deep, &whole).copy_back,
+            CopyBack::Direct
+        );
+        for (bands, want_counts) in [(&bands[..], false), (&bands, true), (&whole, false)] {
+            let got = pool_bands(&deep, bands, want_counts);
             assert_eq!(got.len(), bands.len());
-            for (b, &band) in got.iter().zip(&bands) {
+            for (b, &band) in got.iter().zip(bands) {
                 assert_eq!(b.band, band, "bands out of order");
                 let cpu = deep
                     .render_cpu_until(band, want_counts, &RenderControl::new())
@@ -616,14 +533,146 @@ mod tests {
                 job: &job,
                 precision: Precision::F64,
             };
-            let got = pool_bands(work, &bands, true);
-            for (b, &band) in got.iter().zip(&bands) {
+            assert_eq!(
+                GpuPool::buffer_size(&work, &bands).copy_back,
+                CopyBack::Staged
+            );
+            assert_eq!(
+                GpuPool::buffer_size(&work, &whole).copy_back,
+                CopyBack::Direct
+            );
+            let mut got = pool_bands(work, &bands, true);
+            got.extend(pool_bands(work, &whole, true));
+            for (b, &band) in got.iter().zip(bands.iter().chain(&whole)) {
                 assert_eq!(b.band, band, "bands out of order");
                 let cpu = render_band_cpu(&job, Precision::F64, band, true);
                 assert_eq!(b.rgb, cpu.rgb, "{shading:?} band {band:?}");
                 assert_eq!(b.counts, cpu.counts, "{shading:?} band {band:?}");
             }
         }
+    }
+
+    /// Renders `work` in `bands` on a pool of one emulated GPU with buffers prepared for
+    /// `size` (`None`: sized for this render); returns the bands and the report.
+    fn prepared_bands<K: GpuBandKernel>(
+        work: K,
+        bands: &[Band],
+        size: Option<BufferSize>,
+    ) -> (Vec<BandImage>, PoolReport) {
+        let pool = GpuPool::from_gpus(vec![Gpu::emulator(&crate::KERNELS).unwrap()]);
+        let size = size.unwrap_or_else(|| GpuPool::buffer_size(&work, bands));
+        let ((), prepared) = pool.prepare_beside(size, || ());
+        assert!(prepared.outcomes().all(|(made, _)| made.is_ok()));
+        let mut got = Vec::new();
+        let report = pool
+            .render_prepared(work, bands, true, prepared, |b| {
+                got.push(b);
+                Ok::<_, ()>(())
+            })
+            .unwrap();
+        assert!(report.wall >= report.waited);
+        (got, report)
+    }
+
+    /// A render with buffers prepared beside the host work equals one without, byte for
+    /// byte, deep (supersampled) and f64, and reports the preparation in the GPU's share;
+    /// buffers prepared for another size are not used (the GPU makes its own) and the image
+    /// is the same.
+    #[test]
+    fn prepared_renders_equal_unprepared_ones_and_other_sizes_are_not_used() {
+        let bands = Band::split(23, 5).collect::<Vec<_>>();
+        let v = near_i(30, 10, 23).unwrap();
+        let coloring = Coloring::smooth(Palette::Electric);
+        let orbit: SharedOrbit =
+            reference_orbit(&v.center_re, &v.center_im, v.precision_bits, 300).into();
+        let deep = PerturbedJob::prepare(
+            v.job(300, coloring.bailout_sqr::<f64>()),
+            2,
+            coloring,
+            orbit,
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        let job = crate::mandelbrot::gpu::tests::small_f64_job();
+        let float = FloatJob {
+            job: &job,
+            precision: Precision::F64,
+        };
+        let float_bands = Band::split(job.height_px, 2).collect::<Vec<_>>();
+        let same = |a: &[BandImage], b: &[BandImage], what: &str| {
+            assert_eq!(a.len(), b.len(), "{what}");
+            for (a, b) in a.iter().zip(b) {
+                assert_eq!(a.band, b.band, "{what}");
+                assert_eq!(a.rgb, b.rgb, "{what} band {:?}", a.band);
+                assert_eq!(a.counts, b.counts, "{what} band {:?}", a.band);
+                assert_eq!(a.norms, b.norms, "{what} band {:?}", a.band);
+            }
+        };
+
+        let unprepared = pool_bands(&deep, &bands, true);
+        let (got, report) = prepared_bands(&deep, &bands, None);
+        same(&got, &unprepared, "deep");
+        assert!(report.gpus[0].prepared.is_some(), "{report:?}");
+        let other = BufferSize {
+            band_px: GpuPool::buffer_size(&deep, &bands).band_px + 1,
+            ..GpuPool::buffer_size(&deep, &bands)
+        };
+        let (got, report) = prepared_bands(&deep, &bands, Some(other));
+        same(&got, &unprepared, "deep, another size prepared");
+        assert_eq!(report.gpus[0].prepared, None, "{report:?}");
+
+        let unprepared = pool_bands(float, &float_bands, true);
+        let (got, report) = prepared_bands(float, &float_bands, None);
+        same(&got, &unprepared, "f64");
+        assert!(report.gpus[0].prepared.is_some(), "{report:?}");
+        // Sized for the deep job's samples: not this job's buffers.
+        let deep_size = GpuPool::buffer_size(&deep, &float_bands);
+        let (got, report) = prepared_bands(float, &float_bands, Some(deep_size));
+        same(&got, &unprepared, "f64, another size prepared");
+        assert_eq!(report.gpus[0].prepared, None, "{report:?}");
+    }
+
+    /// Buffers that do not fit fail their preparation with the bounded-memory error, kept
+    /// for that GPU; a render of that size reports it as the GPU's setup failure.
+    #[test]
+    fn a_failed_preparation_is_the_gpus_setup_failure() {
+        let pool = GpuPool::from_gpus(vec![Gpu::emulator(&crate::KERNELS).unwrap()]);
+        let impossible = BufferSize {
+            band_px: 1 << 50,
+            samples_per_px: 1,
+            copy_back: CopyBack::Staged,
+        };
+        let mut prepared = pool.prepare(impossible);
+        let outcomes: Vec<_> = prepared.outcomes().collect();
+        assert!(
+            matches!(outcomes[..], [(Err(GpuError::OutOfMemory { .. }), _)]),
+            "{outcomes:?}"
+        );
+        // The emulator cannot be made to fail a render's own size, so the failed
+        // preparation stands for one: relabelled with the render's size, it is used.
+        let job = crate::mandelbrot::gpu::tests::small_f64_job();
+        let work = FloatJob {
+            job: &job,
+            precision: Precision::F64,
+        };
+        let bands = Band::split(job.height_px, 2).collect::<Vec<_>>();
+        prepared.size = GpuPool::buffer_size(&work, &bands);
+        let result = pool.render_prepared(work, &bands, false, prepared, |_| Ok::<_, &str>(()));
+        let Err(error) = result else {
+            panic!("a failed preparation was not reported");
+        };
+        assert!(
+            matches!(
+                &error,
+                PoolError::Gpu { ordinal: 0, step: GpuStep::Setup, source }
+                    if matches!(**source, GpuError::OutOfMemory { .. })
+            ),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().starts_with("GPU 0, setting up: "),
+            "{error}"
+        );
     }
 
     /// A renderer holds at most two queued bands, one per staging buffer: finishing them

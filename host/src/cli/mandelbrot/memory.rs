@@ -1,9 +1,10 @@
 //! Band sizes and the host memory the bands of one render may hold.
 
 use anyhow::Result;
-use common::RenderJob;
+use common::{RenderJob, perturb::DeepJob};
 use host::{
     Gpu,
+    deep::PerturbedJob,
     mandelbrot::{BandRenderer, GpuRenderer, rows_per_launch},
 };
 
@@ -41,7 +42,8 @@ pub enum BandRenderers {
 ///   sample, for perturbation (`PerturbedJob`'s `BandKernel::render_cpu_until`);
 /// - each GPU holds page-locked memory for colours, two staging buffers of 3 bytes a pixel
 ///   (`GpuRenderer::with_samples`: one band's colours come back while the previous band's
-///   are moved out); perturbed bands are coloured on the GPU, so their samples' escape
+///   are moved out; counted even for a small render, which has none:
+///   `host::mandelbrot::CopyBack::Direct`); perturbed bands are coloured on the GPU, so their samples' escape
 ///   times and `|z|²` stay there;
 /// - with `--verify`, every band in flight keeps its escape times (and `|z|²` of perturbed
 ///   samples), and the check renders one band on the CPU again.
@@ -195,14 +197,15 @@ pub fn band_renderer(
     })
 }
 
-/// Rows per band by default for a perturbed job: as many as fit in [`DEFAULT_BAND_PX`]
+/// Rows per band by default for a perturbed job (`job`'s image, `supersample²` samples per
+/// pixel; its reference orbit need not exist yet): as many as fit in [`DEFAULT_BAND_PX`]
 /// pixels and in [`host::deep::MAX_PERTURBED_ITERATIONS_PER_LAUNCH`] worst-case iterations
 /// and, with several GPUs, at most 1/8 of the image per GPU.
-pub fn default_deep_band_rows(job: &host::deep::PerturbedJob, gpus: usize) -> u32 {
-    let rows = job.rows_per_band(DEFAULT_BAND_PX);
+pub fn default_deep_band_rows(job: &DeepJob, supersample: u32, gpus: usize) -> u32 {
+    let rows = PerturbedJob::rows_per_band_of(job, supersample, DEFAULT_BAND_PX);
     if gpus <= 1 {
         return rows;
     }
     let per_gpu = u32::try_from(8 * gpus).unwrap_or(u32::MAX);
-    rows.min(job.job.height_px.div_ceil(per_gpu)).max(1)
+    rows.min(job.height_px.div_ceil(per_gpu)).max(1)
 }

@@ -20,7 +20,10 @@ use anyhow::{Context, Result};
 use common::{Band, RenderJob};
 use host::{
     deep::DeepView,
-    mandelbrot::{BandJob, FloatJob, Precision, Style, pool::GpuPool},
+    mandelbrot::{
+        BandJob, BufferSize, FloatJob, Precision, Style,
+        pool::{GpuPool, Prepared},
+    },
 };
 use std::time::Instant;
 
@@ -99,16 +102,18 @@ pub fn run(args: &MandelbrotArgs) -> Result<()> {
     let verify = args.verify && pool.is_some();
     let memory = band_memory(args, pool.as_ref(), plan.perturbed_samples(&style), verify)?;
     let start = Instant::now();
-    let work = prepare(plan, args, &style)?;
-    let rows = band_rows(args, &work, pool.as_ref(), memory);
+    let rows = band_rows(args, &plan, &style, pool.as_ref(), memory);
+    let bands: Vec<Band> = Band::split(args.height, rows).collect();
+    let (work, prepared) = prepare_beside_buffers(plan, args, &style, pool.as_ref(), &bands);
+    let work = work?;
     if args.verify && pool.is_none() {
         super::errln!(
             "note: --verify compares the GPU with the CPU; rendering on the CPU, nothing to compare"
         );
     }
 
-    let bands: Vec<Band> = Band::split(args.height, rows).collect();
-    let render = BandStream::new(args, pool.as_ref(), work.band_job(), &bands, verify);
+    let render = BandStream::new(args, pool.as_ref(), work.band_job(), &bands, verify)
+        .with_prepared(prepared);
     let mut tally = Tally::default();
     let encode = render.into_png(&output, &mut tally);
     let encode = encode.with_context(|| format!("writing `{}`", args.output.display()))?;
@@ -191,20 +196,46 @@ fn prepare(plan: Plan, args: &MandelbrotArgs, style: &Style) -> Result<Work> {
     })
 }
 
+/// [`prepare`], and for a deep view on GPUs each GPU's buffers for `bands` made beside it
+/// ([`GpuPool::prepare_beside`]): the GPUs' first allocations take milliseconds that the
+/// reference orbit and BLA table would otherwise be followed by. An f32/f64 job has no host
+/// work to hide them behind, so its GPUs allocate when the render starts.
+fn prepare_beside_buffers(
+    plan: Plan,
+    args: &MandelbrotArgs,
+    style: &Style,
+    pool: Option<&GpuPool>,
+    bands: &[Band],
+) -> (Result<Work>, Option<Prepared>) {
+    match (pool, plan.perturbed_samples(style)) {
+        (Some(pool), Some(samples)) => {
+            let size = BufferSize::for_bands(args.width, samples as usize, bands);
+            let (work, prepared) = pool.prepare_beside(size, || prepare(plan, args, style));
+            (work, Some(prepared))
+        }
+        _ => (prepare(plan, args, style), None),
+    }
+}
+
 /// Rows per band: `--band-rows`, else the job's default for the number of GPUs within the
-/// memory rule; at most the image height.
+/// memory rule; at most the image height. Known before a deep view's reference orbit.
 fn band_rows(
     args: &MandelbrotArgs,
-    work: &Work,
+    plan: &Plan,
+    style: &Style,
     pool: Option<&GpuPool>,
     memory: BandMemory,
 ) -> u32 {
     let gpus = pool.map_or(1, GpuPool::len);
     args.band_rows
         .unwrap_or_else(|| {
-            let default = match work {
-                Work::Float { job, .. } => default_band_rows(job, gpus),
-                Work::Deep(d) => default_deep_band_rows(&d.job, gpus),
+            let default = match plan {
+                Plan::Float { job, .. } => default_band_rows(job, gpus),
+                Plan::Deep { view, max_iter, .. } => {
+                    let coloring = style.coloring(args.render.look.palette);
+                    let job = view.job(*max_iter, coloring.bailout_sqr::<f64>());
+                    default_deep_band_rows(&job, style.supersample, gpus)
+                }
             };
             default.min(memory.max_rows(args.width))
         })

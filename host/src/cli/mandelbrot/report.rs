@@ -50,10 +50,19 @@ pub(super) fn print_render(what: &str, pool: Option<&GpuPool>, tally: &Tally) ->
             );
             // Where the wall goes, per GPU: its setup (buffers, page-locked staging, kernels)
             // and its bands (uploads, launches, kernels, copies back); the rest is waiting.
+            // Buffers made beside a deep view's reference orbit are not in the wall, except
+            // the time the render waited for them (in the wall).
             for share in &report.gpus {
+                let prepared = share.prepared.map_or_else(String::new, |took| {
+                    format!(
+                        " (+ {:.1} ms prepared beside the reference orbit, {:.1} ms waited)",
+                        ms(took),
+                        ms(report.waited)
+                    )
+                });
                 outln!(
                     "  GPU {}: {} bands ({} rows), kernel {:.2} ms, copies htod {:.2} ms + dtoh \
-                     {:.2} ms, setup {:.1} ms, busy {:.1} ms",
+                     {:.2} ms, setup {:.1} ms{prepared}, busy {:.1} ms",
                     share.ordinal,
                     share.bands,
                     share.rows,

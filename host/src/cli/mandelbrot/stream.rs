@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use common::Band;
 use host::mandelbrot::{
     BandImage, BandJob, BandKernel, CopyTimes,
-    pool::{GpuPool, PoolError, PoolReport},
+    pool::{GpuPool, PoolError, PoolReport, Prepared},
 };
 use std::{
     sync::mpsc::SyncSender,
@@ -39,6 +39,8 @@ pub(super) struct BandStream<'a> {
     band_job: BandJob<'a>,
     bands: &'a [Band],
     verify: bool,
+    /// The GPUs' buffers, made beforehand ([`BandStream::with_prepared`]).
+    prepared: Option<Prepared>,
     progress: crate::cli::Progress,
 }
 
@@ -70,8 +72,14 @@ impl<'a> BandStream<'a> {
             band_job,
             bands,
             verify,
+            prepared: None,
             progress,
         }
+    }
+
+    /// The GPUs render with `prepared` buffers, if any ([`GpuPool::render_prepared`]).
+    pub(super) fn with_prepared(self, prepared: Option<Prepared>) -> Self {
+        Self { prepared, ..self }
     }
 
     /// Renders every band and streams it into the PNG encoder (on its own thread, writing
@@ -81,7 +89,8 @@ impl<'a> BandStream<'a> {
     /// # Errors
     /// The first failing band, `--verify` difference or interruption; when the encoder
     /// failed first, its error.
-    pub(super) fn into_png(self, output: &OutputFile, tally: &mut Tally) -> Result<Duration> {
+    pub(super) fn into_png(mut self, output: &OutputFile, tally: &mut Tally) -> Result<Duration> {
+        let prepared = self.prepared.take();
         std::thread::scope(|scope| -> Result<Duration> {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
             let file = output
@@ -91,7 +100,7 @@ impl<'a> BandStream<'a> {
             let (width, height) = (self.args.width, self.args.height);
             let level = self.args.png_compression;
             let encoder = scope.spawn(move || encode_png(file, width, height, level, rx));
-            let rendered = self.render(&tx, tally);
+            let rendered = self.render(&tx, tally, prepared);
             drop(tx);
             let encoded = encoder.join().expect("the PNG encoder thread panicked");
             match rendered {
@@ -104,8 +113,14 @@ impl<'a> BandStream<'a> {
     }
 
     /// Renders every band in order and hands each to `tx`: checked against the CPU under
-    /// `--verify`, counted in the progress line when the GPUs render.
-    fn render(&self, tx: &SyncSender<Vec<u8>>, tally: &mut Tally) -> Result<()> {
+    /// `--verify`, counted in the progress line when the GPUs render (with `prepared`
+    /// buffers, if any).
+    fn render(
+        &self,
+        tx: &SyncSender<Vec<u8>>,
+        tally: &mut Tally,
+        prepared: Option<Prepared>,
+    ) -> Result<()> {
         let count_bands = self.pool.is_some();
         let width = self.args.width;
         let mut sink = |b: BandImage| -> Result<()> {
@@ -123,15 +138,22 @@ impl<'a> BandStream<'a> {
             }
             Ok(())
         };
+        let (job, bands, want_counts) = (self.band_job, self.bands, self.verify);
         match self.pool {
-            Some(pool) => match pool.render(self.band_job, self.bands, self.verify, &mut sink) {
-                Ok(r) => {
-                    tally.report = Some(r);
-                    Ok(())
+            Some(pool) => {
+                let rendered = match prepared {
+                    Some(p) => pool.render_prepared(job, bands, want_counts, p, &mut sink),
+                    None => pool.render(job, bands, want_counts, &mut sink),
+                };
+                match rendered {
+                    Ok(r) => {
+                        tally.report = Some(r);
+                        Ok(())
+                    }
+                    Err(PoolError::Sink(e)) => Err(e),
+                    Err(e) => Err(anyhow::Error::new(e)),
                 }
-                Err(PoolError::Sink(e)) => Err(e),
-                Err(e) => Err(anyhow::Error::new(e)),
-            },
+            }
             None => self.bands.iter().try_for_each(|&band| {
                 match self
                     .band_job
