@@ -533,6 +533,45 @@ pub(crate) mod tests {
         }
     }
 
+    /// A direct copy back's first band comes back in the host colours made, pages written,
+    /// with the buffers (moved out, not copied; cut to the band when the buffers are sized
+    /// for more), later bands in new `Vec`s, all with the CPU's bytes; the staged copy back
+    /// makes none.
+    #[test]
+    fn direct_copy_back_uses_the_colours_made_beforehand() {
+        let gpu = Gpu::emulator(&crate::KERNELS).unwrap();
+        let job = small_f64_job();
+        let work = FloatJob {
+            job: &job,
+            precision: Precision::F64,
+        };
+        let size = BufferSize {
+            band_px: 8 * 4,
+            samples_per_px: 1,
+            copy_back: CopyBack::Direct,
+        };
+        let mut bufs = RenderBuffers::new(&gpu, size).unwrap();
+        let made = bufs
+            .copies
+            .host_colors_addr()
+            .expect("made for a direct copy");
+        let mut renderer = GpuRenderer::from_buffers(&gpu, bufs).unwrap();
+        for (i, band) in TWO_BANDS.into_iter().enumerate() {
+            let b = renderer.render(work, band, true).unwrap();
+            let want = crate::mandelbrot::render_band_cpu(&job, Precision::F64, band, true);
+            assert_eq!(b.rgb, want.rgb, "{band:?}");
+            assert_eq!(b.counts, want.counts, "{band:?}");
+            assert_eq!(b.rgb.as_ptr() as usize == made, i == 0, "{band:?}");
+        }
+        assert_eq!(renderer.bufs.copies.host_colors_addr(), None, "taken");
+        let staged = BufferSize {
+            copy_back: CopyBack::Staged,
+            ..size
+        };
+        let mut bufs = RenderBuffers::new(&gpu, staged).unwrap();
+        assert_eq!(bufs.copies.host_colors_addr(), None);
+    }
+
     /// The copy-back rule: directly for a render of at most [`DIRECT_COPY_MAX_PX`] pixels in
     /// at most 4 bands' worth, through staging otherwise.
     #[test]

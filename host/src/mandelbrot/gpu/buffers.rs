@@ -47,7 +47,9 @@ impl BufferSize {
 /// The device buffers of a [`super::GpuRenderer`] on one GPU, for bands of up to
 /// `capacity_px` elements (pixels, or samples of supersampled perturbed bands), and the
 /// page-locked staging its colours come back through ([`CopyBack::Staged`]; none for
-/// [`CopyBack::Direct`]). Made once and reused for every band and every frame.
+/// [`CopyBack::Direct`], whose first band's host colours are made with them instead, their
+/// pages written on a thread of their own). Made once and reused for every band and every
+/// frame.
 pub struct RenderBuffers {
     pub(super) counts: DeviceBuffer<u32>,
     pub(super) norms: DeviceBuffer<f32>,
@@ -76,7 +78,9 @@ impl RenderBuffers {
     /// `size.samples_per_px` samples each ([`BAND_BYTES_PER_PX`] bytes per sample: escape
     /// time, `|z_n|²`, colour) and the colour table, and for [`CopyBack::Staged`] the first
     /// page-locked staging buffer (3 bytes per pixel; a second is made when a band is queued
-    /// while the first is taken).
+    /// while the first is taken). For [`CopyBack::Direct`] it starts a thread that allocates
+    /// the first band's host colours (3 bytes per pixel) and writes every page of them, so
+    /// the copy into them does not fault pages in; the first band waits for it.
     ///
     /// # Errors
     /// [`GpuError::OutOfMemory`] if they do not fit, [`GpuError::Driver`] if allocation fails.
@@ -84,6 +88,9 @@ impl RenderBuffers {
         let staging_px = size.band_px.max(1);
         let capacity_px = staging_px * size.samples_per_px.max(1);
         gpu.check_free("the band buffers", capacity_px * BAND_BYTES_PER_PX)?;
+        // First, so that a direct copy back's host colours are made beside the device
+        // allocations.
+        let copies = ColorCopies::new(gpu, staging_px, size.copy_back)?;
         let stream = gpu.stream();
         let counts = DeviceBuffer::zeroed_async(capacity_px, stream)
             .gpu_context("allocating the escape-time buffer")?;
@@ -91,7 +98,6 @@ impl RenderBuffers {
             .gpu_context("allocating the |z|² buffer")?;
         let rgb = DeviceBuffer::zeroed_async(capacity_px, stream)
             .gpu_context("allocating the colour buffer")?;
-        let copies = ColorCopies::new(gpu, staging_px, size.copy_back)?;
         let table = DeviceBuffer::zeroed_async(COLOR_TABLE_LEN, stream)
             .gpu_context("allocating the colour table")?;
         Ok(Self {

@@ -1,7 +1,8 @@
 //! A band's colours on their way back to the host ([`ColorCopies`]), as [`CopyBack`] says:
 //! queued into one of two page-locked staging buffers after the band's kernels, then moved
 //! out when the band is finished; or, for small renders, copied straight into the band's
-//! own `Vec`. The band in between is a [`QueuedBand`].
+//! own `Vec` (the first band's made, its pages written, beside the renderer's device
+//! buffers: [`HostColors`]). The band in between is a [`QueuedBand`].
 
 use crate::{
     band::{BandImage, CopyTimes},
@@ -13,7 +14,10 @@ use cust::{
     event::{Event, EventFlags},
     memory::{DeviceSlice, LockedBuffer},
 };
-use std::time::{Duration, Instant};
+use std::{
+    thread::JoinHandle,
+    time::{Duration, Instant},
+};
 
 /// How a renderer's band colours come back to the host ([`CopyBack::for_render`] chooses).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,7 +29,9 @@ pub enum CopyBack {
     Staged,
     /// Straight from the device into the band's own `Vec` (a pageable copy, synchronous):
     /// no page-locked memory, but [`super::GpuRenderer::queue`] waits for the band's
-    /// kernels and its copy, so nothing overlaps.
+    /// kernels and its copy, so nothing overlaps. The first band's `Vec` is made, its pages
+    /// written, on a thread of its own while the renderer's device buffers are made
+    /// ([`DIRECT_COPY_MAX_PX`] says why); later bands' are allocated as they come back.
     Direct,
 }
 
@@ -41,6 +47,17 @@ pub enum CopyBack {
 /// page-locked allocation of it; above that, renders are several bands whose copies the
 /// staged path hides behind kernels, and a pageable copy ran at about 1 GB/s on that
 /// machine while the PNG encoder's threads were busy.
+///
+/// In a render, though, the direct copy of a deep 1e-300 1920×1080 view (6.2 MB, one band;
+/// H200, three fresh processes) took 4.5–5.7 ms (about 1.2 GB/s), not 0.77 ms: it copied
+/// into a `Vec` allocated for the copy, whose untouched pages most likely fault one by one
+/// while the driver moves the colours out of its own staging into them (the escape times'
+/// and `|z_n|²` copies, when asked for, still do). So the first band's colour `Vec` is now
+/// allocated and every page of it written beforehand, on a thread of its own started with
+/// the renderer's buffers (beside the device allocations, and the reference orbit when
+/// [`crate::mandelbrot::pool::GpuPool::prepare_beside`] makes them), and the colours are
+/// copied into it ([`cust::memory::DeviceSlice::copy_to`]) and handed on without another
+/// copy.
 pub const DIRECT_COPY_MAX_PX: u64 = 1 << 23;
 
 impl CopyBack {
@@ -109,6 +126,57 @@ pub(super) struct Results<'a> {
     pub norms: Option<DeviceSlice<'a, f32>>,
 }
 
+/// For [`CopyBack::Direct`]: host memory for one band's colours whose pages are written
+/// already, so the copy into it does not fault them in ([`DIRECT_COPY_MAX_PX`]). Made on a
+/// thread of its own ([`HostColors::make`]), waited for by the first band that takes it.
+enum HostColors {
+    /// Being allocated and written.
+    Making(JoinHandle<Vec<Rgb>>),
+    /// Ready.
+    Made(Vec<Rgb>),
+}
+
+impl HostColors {
+    /// Starts allocating `px` colours and writing every page of them, on a new thread
+    /// (here, if no thread could be started).
+    fn make(px: usize, ordinal: usize) -> Self {
+        match std::thread::Builder::new()
+            .name(format!("gpu {ordinal} colours"))
+            .spawn(move || Self::written(px))
+        {
+            Ok(thread) => Self::Making(thread),
+            Err(_) => Self::Made(Self::written(px)),
+        }
+    }
+
+    /// `px` black colours, every page of them written.
+    fn written(px: usize) -> Vec<Rgb> {
+        // Opaque to the optimizer, so allocation and zeroing are not fused into a `calloc`,
+        // whose pages stay untouched until the copy writes them.
+        let mut colors: Vec<Rgb> = std::hint::black_box(Vec::with_capacity(px));
+        colors.resize(px, [0; 3]);
+        colors
+    }
+
+    /// The colours (waiting for them if they are being made): `None` if their thread
+    /// panicked.
+    fn wait(self) -> Option<Vec<Rgb>> {
+        match self {
+            Self::Making(thread) => thread.join().ok(),
+            Self::Made(colors) => Some(colors),
+        }
+    }
+}
+
+impl std::fmt::Debug for HostColors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Making(_) => "HostColors::Making",
+            Self::Made(_) => "HostColors::Made",
+        })
+    }
+}
+
 /// Page-locked host memory the colours are copied into, one colour per band pixel: a
 /// pageable copy of a 100 MB band ran at about 1 GB/s on an H200 machine while the PNG
 /// encoder's threads were busy. Two, the first free one taking the next queued band; the
@@ -124,18 +192,29 @@ pub(super) struct ColorCopies {
     in_slot: [Option<u64>; 2],
     /// The ticket of the next queued band.
     next_ticket: u64,
+    /// [`CopyBack::Direct`]: the next band's colours, `staging_px` of them, pages written
+    /// (until a band takes them).
+    host_colors: Option<HostColors>,
 }
 
 impl ColorCopies {
     /// Copies back of bands of up to `staging_px` pixels: for [`CopyBack::Staged`] the
-    /// first staging buffer is made now, for [`CopyBack::Direct`] none ever is.
+    /// first staging buffer is made now; for [`CopyBack::Direct`] none ever is, and the
+    /// first band's colours start being made on a thread of their own ([`HostColors`]),
+    /// beside whatever the caller does next.
     ///
     /// # Errors
     /// [`GpuError::Driver`] if the page-locked allocation fails.
     pub(super) fn new(gpu: &Gpu, staging_px: usize, copy_back: CopyBack) -> Result<Self, GpuError> {
-        let first = match copy_back {
-            CopyBack::Staged => Some(LockedBuffer::new_in(gpu.context(), &[0u8; 3], staging_px)?),
-            CopyBack::Direct => None,
+        let (first, host_colors) = match copy_back {
+            CopyBack::Staged => (
+                Some(LockedBuffer::new_in(gpu.context(), &[0u8; 3], staging_px)?),
+                None,
+            ),
+            CopyBack::Direct => (
+                None,
+                Some(HostColors::make(staging_px, gpu.context().ordinal())),
+            ),
         };
         Ok(Self {
             copy_back,
@@ -143,7 +222,17 @@ impl ColorCopies {
             staging_px,
             in_slot: [None; 2],
             next_ticket: 0,
+            host_colors,
         })
+    }
+
+    /// The made colours' address, waiting for them (for tests: `None` if there are none).
+    #[cfg(test)]
+    pub(super) fn host_colors_addr(&mut self) -> Option<usize> {
+        let colors = self.host_colors.take()?.wait()?;
+        let addr = colors.as_ptr() as usize;
+        self.host_colors = Some(HostColors::Made(colors));
+        Some(addr)
     }
 
     /// Whether another band may be queued: fewer than two are queued and not finished
@@ -166,13 +255,16 @@ impl ColorCopies {
     ) -> Result<QueuedBand, GpuError> {
         match self.copy_back {
             CopyBack::Staged => self.queue_staged(gpu, band, from, kernels, copies),
-            CopyBack::Direct => Self::copy_direct(gpu, band, from, kernels, copies),
+            CopyBack::Direct => self.copy_direct(gpu, band, from, kernels, copies),
         }
     }
 
     /// [`ColorCopies::queue`] for [`CopyBack::Direct`]: waits for `kernels`, then copies
-    /// the colours (and any escape times and `|z_n|²`) into host `Vec`s, timed on the host.
+    /// the colours (and any escape times and `|z_n|²`) into host `Vec`s, timed on the host:
+    /// the colours into the made ones ([`HostColors`]) if no band has taken them, else
+    /// into a new `Vec`.
     fn copy_direct(
+        &mut self,
         gpu: &Gpu,
         band: Band,
         from: Results<'_>,
@@ -182,12 +274,23 @@ impl ColorCopies {
         for k in &kernels {
             k.wait(gpu)?;
         }
+        let px = from.rgb.len();
+        let made = self.host_colors.take().and_then(HostColors::wait);
         let started = Instant::now();
-        let rgb = from
-            .rgb
-            .as_host_vec()
-            .gpu_context("copying colours to the host")?
-            .into_flattened();
+        let rgb = match made {
+            Some(mut colors) if colors.len() >= px => {
+                colors.truncate(px);
+                from.rgb
+                    .copy_to(&mut colors)
+                    .gpu_context("copying colours to the host")?;
+                colors
+            }
+            _ => from
+                .rgb
+                .as_host_vec()
+                .gpu_context("copying colours to the host")?,
+        }
+        .into_flattened();
         let (counts, norms) = copy_counts(&from)?;
         copies.dtoh += started.elapsed();
         Ok(QueuedBand {
