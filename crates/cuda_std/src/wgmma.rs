@@ -83,6 +83,25 @@ pub fn wait_group<const N: u32>() {
     crate::arch::wgmma::wait_group::<N>()
 }
 
+/// Keeps the registers of `a` live and unmoved at this point, for the compiler (LLVM):
+/// an `asm!` without instructions (a PTX comment) that takes the four values in registers
+/// and may rewrite them (CUTLASS's `warpgroup_fence_operand`). Costs nothing at run time.
+///
+/// Use it on a register `A` fragment of an RS-form `wgmma` (e.g.
+/// [`mma_m64n256k8_f32_tf32_rs`]) after the [`wait_group`] that covers that `wgmma`: PTX
+/// ISA §9.7.15.5.2 ("wgmma.mma_async") makes it undefined to access the accumulator or the
+/// `A` registers of a `wgmma.mma_async` before a `wgmma.wait_group` that waits on its group,
+/// so the fragment must not be rewritten before then. This call keeps LLVM from reusing or
+/// moving the values earlier; it does not by itself give them other PTX registers than the
+/// next fragment's: a fragment made in a loop is written to the same PTX registers on every
+/// trip, so a loop that keeps a `wgmma` in flight across trips must make consecutive
+/// fragments at different places in the code (unroll by two) or wait for the group first.
+#[inline(always)]
+#[track_caller]
+pub fn fence_operand(a: &mut [u32; 4]) {
+    crate::arch::wgmma::fence_operand(a)
+}
+
 /// Rejects a `setmaxnreg` count outside `24..=256` or not a multiple of 8 (PTX ISA
 /// §9.7.17.1 "setmaxnreg") at compile time.
 const fn check_reg_count(n: u32) {
@@ -256,8 +275,11 @@ macro_rules! wgmma_tf32_rs {
         /// layout, written and fenced for the async proxy before, not overwritten before the
         /// [`wait_group`]. The registers of `a` are read asynchronously too: written before
         /// the preceding [`fence`] (PTX ISA §9.7.15.7.1: a fence between a register access
-        /// and a `wgmma` reading the register); the compiler keeps them until the
-        /// [`wait_group`] (they are inputs of the instruction).
+        /// and a `wgmma` reading the register), and not rewritten before a [`wait_group`]
+        /// covering this `wgmma` returned (PTX ISA §9.7.15.5.2). Neither the compiler nor
+        /// ptxas sees that read after the instruction: a loop that loads the next fragment
+        /// while this `wgmma` runs must load it into other PTX registers (unroll by two) and
+        /// keep this one live with [`fence_operand`] after the wait.
         #[inline(always)]
         #[track_caller]
         pub unsafe fn $name(

@@ -61,9 +61,9 @@
 //! ran 6–11 % slower (8192³: 3.50–3.65 ms against 3.27–3.34 ms), more than the pass over `A`
 //! saves except at 2048³, so it was not kept.
 //!
-//! TF32 with `A` from registers (the RS form; built, not yet measured on a GPU): the entry
-//! points `gemm_wgmma_tf32_rs` and `gemm_wgmma_tf32_rs_c2` are the same body with
-//! [`RegA`] instead of [`SmemA`] as its `A` operand. `A` comes in plain `f32` (the host
+//! TF32 with `A` from registers (the RS form; fixed after wrong results on a GPU, below, and
+//! not yet re-measured): the entry points `gemm_wgmma_tf32_rs` and `gemm_wgmma_tf32_rs_c2`
+//! are the same body with [`RegA`] instead of [`SmemA`] as its `A` operand. `A` comes in plain `f32` (the host
 //! passes it unrounded: no pass and no copy of `A`); per stage each consumer warpgroup loads
 //! its 64 rows of `A` from the stage with four `ldmatrix.x4` (one per K step of 8: an `f32`
 //! is a pair of 16-bit elements, so the four 8×8 16-bit matrices are rows `16w..16w+8` and
@@ -73,12 +73,25 @@
 //! values to TF32 (`cvt.rna.tf32.f32`: the same rounding as [`round_tf32`]), fences and
 //! issues four `m64n256k8` with `A` in registers. `B` stays in shared memory, where `wgmma`
 //! would truncate it, so the host still rounds `B` by the pass (half the pass's bytes of a
-//! square product). Same products and sums as the SS form, so the same bits. ptxas 12.9: 0
-//! spills, no serialisation warning; the SASS keeps the four `HGMMA` of a stage in one group
-//! with `wait_group 1` as the SS form does, and allocates the fragments of consecutive
-//! stages to the same registers (it reads the next stage's `A` into them while the
-//! previous group may run: ptxas's choice, the PTX never rewrites a register a `wgmma`
-//! read), so the GPU tests' bit-for-bit comparison with the SS form is what checks it.
+//! square product). Same products and sums as the SS form, so the same bits.
+//!
+//! The first version (one K step per loop trip) was wrong on an H200: max relative error
+//! ~1e-1 at every shape, the integer, RS == SS, random and rounding tests failing, yet the
+//! integer test passing under compute-sanitizer synccheck and racecheck, which slow the
+//! kernel down: a timing hazard. The loop's `ldmatrix` and `cvt.rna` wrote the same PTX
+//! registers on every trip, so the next stage's fragments overwrote (R152–R167 in the SASS)
+//! the `A` registers of the previous stage's `wgmma` group while `wait_group 1` left it
+//! running, which PTX ISA §9.7.15.5.2 leaves undefined. Now the loop takes two K steps per
+//! trip (a third copy for an odd `k_tiles`), so consecutive stages' fragments are made at
+//! different places and live in different registers, and each stage's fragments go through
+//! `wgmma::fence_operand` after the `wait_group` that covers their group (the next stage's
+//! `wait_group 1`, or the final `wait_group 0`), CUTLASS's `warpgroup_fence_operand`, which
+//! keeps LLVM from ending their life earlier (it emits no instruction: what gives ptxas
+//! other registers is the two-step loop). ptxas 12.9: 168 registers, 0 spills, no
+//! serialisation warning; in the SASS the even steps' `LDSM`/`HGMMA` use R152–R167, the odd
+//! steps' R168–R183, the odd tail's R184–R199, and no instruction between a group's `HGMMA`
+//! and the `WARPGROUP.DEPBAR` that retires it writes its `A` registers. Not yet re-measured
+//! on a GPU.
 
 //! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16, 32 f32 or 128 FP8
 //! elements: [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of
@@ -321,6 +334,9 @@ mod kernels_sm90a {
     pub trait AOperand<T: WgmmaElem> {
         /// Per-thread state kept across stages (the `ldmatrix` offsets of `RegA`).
         type Lanes: Copy;
+        /// The registers a stage's `wgmma` read `A` from (`RegA`: the four fragments), kept
+        /// by the kernel body until the `wgmma.wait_group` that covers them returned.
+        type Held: Copy + Default;
         /// Whether `A` comes from registers (the kernel body then calls
         /// [`AOperand::stage_mma`]; for `false` it inlines `SmemA`'s sequence itself).
         const IN_REGISTERS: bool;
@@ -329,7 +345,9 @@ mod kernels_sm90a {
         /// `acc (+)= A·B` for the stage of K step `kt` (`acc =` for `kt` = 0): this
         /// warpgroup's 64 rows of `A` at shared address
         /// `a_half` (the tile `T::AHalf`; `a` its descriptor) times the stage's `B` (`b`, 256
-        /// rows), 4 × 32 bytes of K, `wgmma.fence` included, the commit not.
+        /// rows), 4 × 32 bytes of K, `wgmma.fence` included, the commit not. Returns the
+        /// registers the `wgmma` read `A` from, for [`AOperand::fence_held`] after the wait
+        /// that covers them.
         ///
         /// # Safety
         /// The whole warpgroup runs this convergently with equal `a_half`, `a`, `b` and
@@ -342,7 +360,11 @@ mod kernels_sm90a {
             a: MatrixDescriptor,
             b: MatrixDescriptor,
             kt: u32,
-        );
+        ) -> Self::Held;
+        /// Keeps `held` (a stage's [`AOperand::stage_mma`] result) live up to here: call it
+        /// after the `wgmma.wait_group` that covers that stage's `wgmma` (PTX ISA
+        /// §9.7.15.5.2: its register operands must not be rewritten before).
+        fn fence_held(held: &mut Self::Held);
     }
 
     /// `A` read by `wgmma` from shared memory (the SS form).
@@ -351,9 +373,12 @@ mod kernels_sm90a {
 
     impl<T: WgmmaElem> AOperand<T> for SmemA {
         type Lanes = ();
+        type Held = ();
         const IN_REGISTERS: bool = false;
         #[inline(always)]
         fn lanes(_t: u32) {}
+        #[inline(always)]
+        fn fence_held((): &mut ()) {}
         #[inline(always)]
         unsafe fn stage_mma(
             acc: &mut [f32; 128],
@@ -380,9 +405,11 @@ mod kernels_sm90a {
     /// elements, so the four 8×8 16-bit matrices of one `ldmatrix.x4` are rows
     /// `16w..16w+8` and `16w+8..16w+16` of warp `w`, times the two 16-byte chunks of the K
     /// step), each element is rounded to TF32 (`cvt.rna.tf32.f32`), and four
-    /// `m64n256k8` take `A` from the registers. The registers of a stage stay live until the
-    /// `wait_group` after the next stage's commit (ptxas keeps a `wgmma`'s register operands
-    /// until a wait covers it), so two stages' fragments (32 registers) are live at once.
+    /// `m64n256k8` take `A` from the registers. The kernel body keeps a stage's registers
+    /// ([`AOperand::Held`]) live until the `wait_group` after the next stage's commit and
+    /// takes two stages per loop trip, so that the next stage's fragments go to other
+    /// registers (the module docs: a one-stage loop overwrote them while the `wgmma` ran);
+    /// two stages' fragments (32 registers) are live at once.
     #[derive(Debug)]
     pub enum RegA {}
 
@@ -390,6 +417,7 @@ mod kernels_sm90a {
         /// Byte offsets in the `A` half of the rows this lane points `ldmatrix` at, one per
         /// K step of 8.
         type Lanes = [u32; 4];
+        type Held = [[u32; 4]; 4];
         const IN_REGISTERS: bool = true;
         #[inline(always)]
         fn lanes(t: u32) -> [u32; 4] {
@@ -413,7 +441,7 @@ mod kernels_sm90a {
             _a: MatrixDescriptor,
             b: MatrixDescriptor,
             kt: u32,
-        ) {
+        ) -> [[u32; 4]; 4] {
             let fragment = |s: usize| {
                 // SAFETY: the whole warp runs this convergently (the caller's contract);
                 // every lane's address is a 16-byte chunk of this warpgroup's `A` half,
@@ -435,6 +463,13 @@ mod kernels_sm90a {
                 wgmma::mma_m64n256k8_f32_tf32_rs(acc, a[1], b.add_bytes(32), true);
                 wgmma::mma_m64n256k8_f32_tf32_rs(acc, a[2], b.add_bytes(64), true);
                 wgmma::mma_m64n256k8_f32_tf32_rs(acc, a[3], b.add_bytes(96), true);
+            }
+            a
+        }
+        #[inline(always)]
+        fn fence_held(held: &mut [[u32; 4]; 4]) {
+            for fragment in held {
+                wgmma::fence_operand(fragment);
             }
         }
     }
@@ -749,60 +784,103 @@ mod kernels_sm90a {
             let tm = gm * CLUSTER + rank;
             // The stage the previous K step read (set before its first use: k_tiles ≥ 1).
             let mut prev = Ring::START;
-            for kt in 0..k_tiles {
-                let s = ring.stage();
-                // SAFETY: an initialised pipeline; `ring` walks all stages in order from the
-                // start, and this warpgroup released every stage's previous round before.
-                unsafe { pipe.consumer_wait(ring) };
-                let stage = smem_addr + s * WG_STAGE_BYTES;
-                // The descriptors from the tiles' constants. (Through `Tile::descriptor`,
-                // and the epilogue through `Tile::offset`, LLVM scheduled this kernel
-                // differently: 3–4 % slower in an interleaved A/B run on an H200; spelled out
-                // like this the PTX is the hand-written kernel's, register names aside.)
-                // `RegA` reads `A` through `a_half` and leaves `a` unused.
-                let a_half = stage + consumer * T::AHalf::BYTES;
-                let a =
-                    MatrixDescriptor::new(a_half, 16, 8 * T::AHalf::ROW_BYTES, T::AHalf::SWIZZLE);
-                let b = MatrixDescriptor::new(
-                    stage + WG_A_STAGE_BYTES,
-                    16,
-                    8 * T::BStage::ROW_BYTES,
-                    T::BStage::SWIZZLE,
-                );
-                // The whole warpgroup runs the stage's `wgmma` convergently with equal
-                // arguments; the stage was written by TMA (async proxy) and its full phase
-                // completed; it is not overwritten before this warpgroup releases it below,
-                // after the wait that covers these operations.
-                if A::IN_REGISTERS {
-                    // SAFETY: as just said (`stage_mma`'s contract).
-                    unsafe { A::stage_mma(&mut acc, a_lanes, a_half, a, b, kt) };
-                } else {
-                    // `SmemA::stage_mma` spelled out: through the call LLVM folded the
-                    // descriptors' K offsets differently (other SASS in the loop), and a
-                    // change of this kernel's scheduling has cost 3–4 % before.
-                    wgmma::fence();
-                    // SAFETY: as just said; `a` names this warpgroup's `A` half.
-                    unsafe {
-                        T::mma(&mut acc, a, b, kt != 0);
-                        T::mma(&mut acc, a.add_bytes(32), b.add_bytes(32), true);
-                        T::mma(&mut acc, a.add_bytes(64), b.add_bytes(64), true);
-                        T::mma(&mut acc, a.add_bytes(96), b.add_bytes(96), true);
+            // One K step: wait for the stage, issue its `wgmma` and commit, wait until one
+            // group is in flight, release the previous stage and fence `$held` (the `A`
+            // registers of the group the wait just covered); evaluates to this stage's `A`
+            // registers (`A::Held`).
+            macro_rules! k_step {
+                ($kt:expr, $held:expr) => {{
+                    let kt: u32 = $kt;
+                    let s = ring.stage();
+                    // SAFETY: an initialised pipeline; `ring` walks all stages in order from
+                    // the start, and this warpgroup released every stage's previous round
+                    // before.
+                    unsafe { pipe.consumer_wait(ring) };
+                    let stage = smem_addr + s * WG_STAGE_BYTES;
+                    // The descriptors from the tiles' constants. (Through `Tile::descriptor`,
+                    // and the epilogue through `Tile::offset`, LLVM scheduled this kernel
+                    // differently: 3–4 % slower in an interleaved A/B run on an H200; spelled
+                    // out like this the PTX is the hand-written kernel's, register names
+                    // aside.) `RegA` reads `A` through `a_half` and leaves `a` unused.
+                    let a_half = stage + consumer * T::AHalf::BYTES;
+                    let a = MatrixDescriptor::new(
+                        a_half,
+                        16,
+                        8 * T::AHalf::ROW_BYTES,
+                        T::AHalf::SWIZZLE,
+                    );
+                    let b = MatrixDescriptor::new(
+                        stage + WG_A_STAGE_BYTES,
+                        16,
+                        8 * T::BStage::ROW_BYTES,
+                        T::BStage::SWIZZLE,
+                    );
+                    // The whole warpgroup runs the stage's `wgmma` convergently with equal
+                    // arguments; the stage was written by TMA (async proxy) and its full
+                    // phase completed; it is not overwritten before this warpgroup releases
+                    // it below, after the wait that covers these operations.
+                    let held: A::Held = if A::IN_REGISTERS {
+                        // SAFETY: as just said (`stage_mma`'s contract).
+                        unsafe { A::stage_mma(&mut acc, a_lanes, a_half, a, b, kt) }
+                    } else {
+                        // `SmemA::stage_mma` spelled out: through the call LLVM folded the
+                        // descriptors' K offsets differently (other SASS in the loop), and a
+                        // change of this kernel's scheduling has cost 3–4 % before.
+                        wgmma::fence();
+                        // SAFETY: as just said; `a` names this warpgroup's `A` half.
+                        unsafe {
+                            T::mma(&mut acc, a, b, kt != 0);
+                            T::mma(&mut acc, a.add_bytes(32), b.add_bytes(32), true);
+                            T::mma(&mut acc, a.add_bytes(64), b.add_bytes(64), true);
+                            T::mma(&mut acc, a.add_bytes(96), b.add_bytes(96), true);
+                        }
+                        A::Held::default()
+                    };
+                    wgmma::commit_group();
+                    wgmma::wait_group::<1>();
+                    let mut covered: A::Held = $held;
+                    A::fence_held(&mut covered);
+                    if kt != 0 && lane == 0 {
+                        // SAFETY: the wgmma group reading stage `prev` has completed (the
+                        // stage was only read by `wgmma`: no cluster-scope release is
+                        // needed); this warp's one arrival of the round, in every block of
+                        // the cluster (every producer wrote into this block's stage; each
+                        // pipeline counts `8 · CLUSTER`); no block has exited (the final
+                        // cluster barrier).
+                        unsafe { pipe.consumer_release_cluster::<CLUSTER>(prev) };
                     }
+                    prev = ring;
+                    ring.advance();
+                    held
+                }};
+            }
+            // The `A` registers of the group in flight (`A::Held::default()` before the
+            // first step: fencing it is harmless).
+            let mut held = A::Held::default();
+            if A::IN_REGISTERS {
+                // Two steps per trip, so that consecutive stages' fragments are made at two
+                // places in the code and so live in different PTX registers: a step loads
+                // its fragments while the previous step's group, which reads the other
+                // set, is still running (PTX ISA §9.7.15.5.2: a `wgmma`'s `A` registers
+                // must not be rewritten before a wait covers it; in a one-step loop the
+                // next trip's `ldmatrix` wrote the very registers the running `wgmma`
+                // read, and ptxas kept that).
+                let mut kt = 0;
+                while kt + 1 < k_tiles {
+                    let even = k_step!(kt, held);
+                    held = k_step!(kt + 1, even);
+                    kt += 2;
                 }
-                wgmma::commit_group();
-                wgmma::wait_group::<1>();
-                if kt != 0 && lane == 0 {
-                    // SAFETY: the wgmma group reading stage `prev` has completed (the
-                    // stage was only read by `wgmma`: no cluster-scope release is needed);
-                    // this warp's one arrival of the round, in every block of the cluster
-                    // (every producer wrote into this block's stage; each pipeline counts
-                    // `8 · CLUSTER`); no block has exited (the final cluster barrier).
-                    unsafe { pipe.consumer_release_cluster::<CLUSTER>(prev) };
+                if kt < k_tiles {
+                    held = k_step!(kt, held);
                 }
-                prev = ring;
-                ring.advance();
+            } else {
+                for kt in 0..k_tiles {
+                    held = k_step!(kt, held);
+                }
             }
             wgmma::wait_group::<0>();
+            A::fence_held(&mut held);
             if lane == 0 {
                 // SAFETY: as above, for the last stage of the tile.
                 unsafe { pipe.consumer_release_cluster::<CLUSTER>(prev) };

@@ -26,6 +26,9 @@ pub(crate) fn wait_group<const N: u32>() {
     device::wgmma_wait("wgmma::wait_group", N);
 }
 
+/// Nothing to do: the emulator's `wgmma` reads `A` when issued.
+pub(crate) fn fence_operand(_a: &mut [u32; 4]) {}
+
 #[track_caller]
 pub(crate) fn reg_alloc<const N: u32>() {
     device::enter("wgmma::reg_alloc");

@@ -26,6 +26,24 @@ pub(crate) fn wait_group<const N: u32>() {
 }
 
 #[inline(always)]
+pub(crate) fn fence_operand(a: &mut [u32; 4]) {
+    // SAFETY: a PTX comment naming the registers (`asm!` requires every operand used):
+    // no instruction; its only effect is on the compiler, which must have the four values
+    // in registers here and assume they are read and rewritten. Not `nomem` (as CUTLASS's
+    // `"memory"` clobber): memory accesses do not move across it.
+    unsafe {
+        asm!(
+            "// wgmma fence_operand {0}, {1}, {2}, {3}",
+            inout(reg32) a[0],
+            inout(reg32) a[1],
+            inout(reg32) a[2],
+            inout(reg32) a[3],
+            options(nostack, preserves_flags),
+        )
+    };
+}
+
+#[inline(always)]
 pub(crate) fn reg_alloc<const N: u32>() {
     // SAFETY: an immediate operand, checked by the caller (`wgmma::reg_alloc`).
     unsafe { asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const N, options(nomem, nostack)) };
