@@ -469,6 +469,23 @@ mod tests {
         got
     }
 
+    /// A small deep job: 23 rows near `i` at scale 10⁻³⁰, 300 iterations, supersampled 2×2,
+    /// smooth colouring in `palette`.
+    fn small_deep_job(palette: Palette) -> PerturbedJob {
+        let v = near_i(30, 10, 23).unwrap();
+        let coloring = Coloring::smooth(palette);
+        let orbit: SharedOrbit =
+            reference_orbit(&v.center_re, &v.center_im, v.precision_bits, 300).into();
+        PerturbedJob::prepare(
+            v.job(300, coloring.bailout_sqr::<f64>()),
+            2,
+            coloring,
+            orbit,
+            &AtomicBool::new(false),
+        )
+        .unwrap()
+    }
+
     /// A pool render queues each band before the previous one is finished (two staging
     /// buffers in turn): the sink still gets every band in image order, byte for byte the
     /// CPU's, for a perturbed job (supersampled, smooth) and an f64 job, with bands of
@@ -483,18 +500,7 @@ mod tests {
             rows: 23,
         }];
 
-        let v = near_i(30, 10, 23).unwrap();
-        let coloring = Coloring::smooth(Palette::Fire);
-        let orbit: SharedOrbit =
-            reference_orbit(&v.center_re, &v.center_im, v.precision_bits, 300).into();
-        let deep = PerturbedJob::prepare(
-            v.job(300, coloring.bailout_sqr::<f64>()),
-            2,
-            coloring,
-            orbit,
-            &AtomicBool::new(false),
-        )
-        .unwrap();
+        let deep = small_deep_job(Palette::Fire);
         assert_eq!(
             GpuPool::buffer_size(&deep, &bands).copy_back,
             CopyBack::Staged
@@ -581,18 +587,7 @@ mod tests {
     #[test]
     fn prepared_renders_equal_unprepared_ones_and_other_sizes_are_not_used() {
         let bands = Band::split(23, 5).collect::<Vec<_>>();
-        let v = near_i(30, 10, 23).unwrap();
-        let coloring = Coloring::smooth(Palette::Electric);
-        let orbit: SharedOrbit =
-            reference_orbit(&v.center_re, &v.center_im, v.precision_bits, 300).into();
-        let deep = PerturbedJob::prepare(
-            v.job(300, coloring.bailout_sqr::<f64>()),
-            2,
-            coloring,
-            orbit,
-            &AtomicBool::new(false),
-        )
-        .unwrap();
+        let deep = small_deep_job(Palette::Electric);
         let job = crate::mandelbrot::gpu::tests::small_f64_job();
         let float = FloatJob {
             job: &job,
