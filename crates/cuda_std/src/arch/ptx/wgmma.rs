@@ -89,12 +89,13 @@ macro_rules! wgmma_16bit {
     };
 }
 
-/// The 16-bit forms with `A` from registers (RS): four `.b32` registers of `A`, `B` by
-/// descriptor, only `B`'s transpose (`A` in registers has none).
-macro_rules! wgmma_16bit_rs {
-    ($name:ident, $n:literal, $ptx:literal, [$($i:literal)+]) => {
+/// The forms with `A` from registers (RS): four `.b32` registers of `A` (two 16-bit elements
+/// or one `.tf32` each), `B` by descriptor; the 16-bit forms (given `TRANS_B`) take `B`'s
+/// transpose (`A` in registers has none), `.tf32` has no transposes.
+macro_rules! wgmma_rs {
+    ($name:ident, $n:literal, $ptx:literal, $($tb:ident,)? [$($i:literal)+]) => {
         #[inline(always)]
-        pub(crate) unsafe fn $name<const TRANS_B: bool>(
+        pub(crate) unsafe fn $name$(<const $tb: bool>)?(
             acc: &mut [f32; $n],
             a: [u32; 4],
             b: MatrixDescriptor,
@@ -104,7 +105,8 @@ macro_rules! wgmma_16bit_rs {
             unsafe {
                 asm!(
                     concat!("{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; ", $ptx, " {{",
-                        acc_list!($($i)+), "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1, {tb}; }}"),
+                        acc_list!($($i)+), "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1"
+                        $(, ", {", stringify!($tb), "}")?, "; }}"),
                     $(inout(reg32) acc[$i],)+
                     a0 = in(reg32) a[0],
                     a1 = in(reg32) a[1],
@@ -112,7 +114,7 @@ macro_rules! wgmma_16bit_rs {
                     a3 = in(reg32) a[3],
                     b = in(reg64) b.0,
                     sd = in(reg32) u32::from(accumulate),
-                    tb = const TRANS_B as u32,
+                    $($tb = const $tb as u32,)?
                     options(nostack),
                 )
             };
@@ -138,36 +140,6 @@ macro_rules! wgmma_tf32 {
                         acc_list!($($i)+), "}}, {a}, {b}, p, 1, 1; }}"),
                     $(inout(reg32) acc[$i],)+
                     a = in(reg64) a.0,
-                    b = in(reg64) b.0,
-                    sd = in(reg32) u32::from(accumulate),
-                    options(nostack),
-                )
-            };
-        }
-    };
-}
-
-/// The `.tf32` forms with `A` from registers (RS): four `.b32` registers of `A` (one
-/// `.tf32` each), `B` by descriptor, no transposes.
-macro_rules! wgmma_tf32_rs {
-    ($name:ident, $n:literal, $ptx:literal, [$($i:literal)+]) => {
-        #[inline(always)]
-        pub(crate) unsafe fn $name(
-            acc: &mut [f32; $n],
-            a: [u32; 4],
-            b: MatrixDescriptor,
-            accumulate: bool,
-        ) {
-            // SAFETY: caller contract. Reads shared memory: not `nomem`.
-            unsafe {
-                asm!(
-                    concat!("{{ .reg .pred p; setp.ne.b32 p, {sd}, 0; ", $ptx, " {{",
-                        acc_list!($($i)+), "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, p, 1, 1; }}"),
-                    $(inout(reg32) acc[$i],)+
-                    a0 = in(reg32) a[0],
-                    a1 = in(reg32) a[1],
-                    a2 = in(reg32) a[2],
-                    a3 = in(reg32) a[3],
                     b = in(reg64) b.0,
                     sd = in(reg32) u32::from(accumulate),
                     options(nostack),
@@ -323,55 +295,61 @@ with_acc_indices!(
 );
 with_acc_indices!(
     32,
-    wgmma_16bit_rs!(
+    wgmma_rs!(
         mma_m64n64k16_f32_bf16_rs,
         32,
         "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+        TRANS_B,
     )
 );
 with_acc_indices!(
     32,
-    wgmma_16bit_rs!(
+    wgmma_rs!(
         mma_m64n64k16_f32_f16_rs,
         32,
         "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16",
+        TRANS_B,
     )
 );
 with_acc_indices!(
     64,
-    wgmma_16bit_rs!(
+    wgmma_rs!(
         mma_m64n128k16_f32_bf16_rs,
         64,
         "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16",
+        TRANS_B,
     )
 );
 with_acc_indices!(
     64,
-    wgmma_16bit_rs!(
+    wgmma_rs!(
         mma_m64n128k16_f32_f16_rs,
         64,
         "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
+        TRANS_B,
     )
 );
 with_acc_indices!(
     128,
-    wgmma_16bit_rs!(
+    wgmma_rs!(
         mma_m64n256k16_f32_bf16_rs,
         128,
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16",
+        TRANS_B,
     )
 );
 with_acc_indices!(
     128,
-    wgmma_16bit_rs!(
+    wgmma_rs!(
         mma_m64n256k16_f32_f16_rs,
         128,
         "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16",
+        TRANS_B,
     )
 );
 with_acc_indices!(
     32,
-    wgmma_tf32_rs!(
+    wgmma_rs!(
         mma_m64n64k8_f32_tf32_rs,
         32,
         "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32",
@@ -379,7 +357,7 @@ with_acc_indices!(
 );
 with_acc_indices!(
     64,
-    wgmma_tf32_rs!(
+    wgmma_rs!(
         mma_m64n128k8_f32_tf32_rs,
         64,
         "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32",
@@ -387,7 +365,7 @@ with_acc_indices!(
 );
 with_acc_indices!(
     128,
-    wgmma_tf32_rs!(
+    wgmma_rs!(
         mma_m64n256k8_f32_tf32_rs,
         128,
         "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32",
