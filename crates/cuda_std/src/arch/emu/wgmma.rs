@@ -90,12 +90,14 @@ wgmma!(
     mma_m64n256k32_f32_e5m2, 128, E5m2, [];
 );
 
+/// The forms with `A` from registers (RS): the 16-bit ones take `B`'s transpose (`TRANS_B`,
+/// written after the type), `.tf32` has none.
 macro_rules! wgmma_rs {
-    ($($name:ident, $n:literal, $ty:ident;)*) => {$(
+    ($($name:ident, $n:literal, $ty:ident $(, $tb:ident)?;)*) => {$(
         /// # Safety
         /// As the `wgmma` function of the same name.
         #[track_caller]
-        pub(crate) unsafe fn $name<const TRANS_B: bool>(
+        pub(crate) unsafe fn $name$(<const $tb: bool>)?(
             acc: &mut [f32; $n],
             a: [u32; 4],
             b: MatrixDescriptor,
@@ -107,7 +109,7 @@ macro_rules! wgmma_rs {
                 acc,
                 a,
                 b.bits(),
-                TRANS_B,
+                false $(|| $tb)?,
                 accumulate,
             );
         }
@@ -115,42 +117,15 @@ macro_rules! wgmma_rs {
 }
 
 wgmma_rs!(
-    mma_m64n64k16_f32_bf16_rs, 32, Bf16;
-    mma_m64n128k16_f32_bf16_rs, 64, Bf16;
-    mma_m64n256k16_f32_bf16_rs, 128, Bf16;
-    mma_m64n64k16_f32_f16_rs, 32, F16;
-    mma_m64n128k16_f32_f16_rs, 64, F16;
-    mma_m64n256k16_f32_f16_rs, 128, F16;
-);
-
-macro_rules! wgmma_tf32_rs {
-    ($($name:ident, $n:literal;)*) => {$(
-        /// # Safety
-        /// As the `wgmma` function of the same name.
-        #[track_caller]
-        pub(crate) unsafe fn $name(
-            acc: &mut [f32; $n],
-            a: [u32; 4],
-            b: MatrixDescriptor,
-            accumulate: bool,
-        ) {
-            device::wgmma_mma_async_rs(
-                concat!("wgmma::", stringify!($name)),
-                MmaType::Tf32,
-                acc,
-                a,
-                b.bits(),
-                false,
-                accumulate,
-            );
-        }
-    )*};
-}
-
-wgmma_tf32_rs!(
-    mma_m64n64k8_f32_tf32_rs, 32;
-    mma_m64n128k8_f32_tf32_rs, 64;
-    mma_m64n256k8_f32_tf32_rs, 128;
+    mma_m64n64k16_f32_bf16_rs, 32, Bf16, TRANS_B;
+    mma_m64n128k16_f32_bf16_rs, 64, Bf16, TRANS_B;
+    mma_m64n256k16_f32_bf16_rs, 128, Bf16, TRANS_B;
+    mma_m64n64k16_f32_f16_rs, 32, F16, TRANS_B;
+    mma_m64n128k16_f32_f16_rs, 64, F16, TRANS_B;
+    mma_m64n256k16_f32_f16_rs, 128, F16, TRANS_B;
+    mma_m64n64k8_f32_tf32_rs, 32, Tf32;
+    mma_m64n128k8_f32_tf32_rs, 64, Tf32;
+    mma_m64n256k8_f32_tf32_rs, 128, Tf32;
 );
 
 #[cfg(test)]
