@@ -426,6 +426,57 @@ fn buffers_copy_and_refuse_length_mismatches() {
     assert_eq!(v, 42);
 }
 
+/// Taken by the tests that capture a graph and by those that synchronise the device (the
+/// drop of an unpooled buffer, `cuMemFree`), which would invalidate a capture running on
+/// another thread of this process.
+static DEVICE_SYNC: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+#[test]
+fn unpooled_buffers_wait_for_their_work_and_are_freed_on_drop() {
+    // `DeviceBuffer::{zeroed, from_slice}_unpooled` allocate by `cuMemAlloc` on a GPU, outside
+    // the stream-ordered pool, and the drop frees by `cuMemFree` after the work queued on the
+    // buffer. A drop that did not wait would free memory a kernel still writes; one that did
+    // not free would run out of memory below.
+    let _sync = DEVICE_SYNC
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let ctx = init();
+    let module = Module::from_image(&PROBES).unwrap();
+    let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
+    let data: Vec<u32> = (0..1000).map(|i| i * 3 + 1).collect();
+    let copied = DeviceBuffer::from_slice_unpooled(&ctx, &data).unwrap();
+    assert_eq!(copied.as_host_vec().unwrap(), data);
+    let mut buf = DeviceBuffer::<u32>::zeroed_unpooled(&ctx, 1 << 20).unwrap();
+    assert!(buf.as_host_vec().unwrap().iter().all(|&v| v == 0));
+    let done = Event::new(EventFlags::DEFAULT).unwrap();
+    // About 20 ms at ~2 GHz, so that a drop which did not wait would come first.
+    delay_then_write_u32
+        .launch(
+            &module,
+            &stream,
+            cfg_1d(1, 32),
+            (&mut buf, 40_000_000u64, 7u32),
+        )
+        .unwrap();
+    done.record(&stream).unwrap();
+    drop(buf);
+    assert_eq!(
+        done.query().unwrap(),
+        EventStatus::Ready,
+        "the buffer was freed before the kernel writing into it finished"
+    );
+    if !ctx.is_emulator() {
+        // 24 buffers of a sixteenth of the device's memory each, one at a time: more than
+        // the device holds, unless each drop frees its buffer.
+        let (_, total) = ctx.mem_info().unwrap();
+        for i in 0..24 {
+            let chunk = DeviceBuffer::<u8>::zeroed_unpooled(&ctx, total / 16)
+                .unwrap_or_else(|e| panic!("buffer {i} of {} bytes: {e}", total / 16));
+            drop(chunk);
+        }
+    }
+}
+
 #[test]
 fn pinned_buffers_round_trip_asynchronously() {
     let ctx = init();
@@ -549,6 +600,9 @@ fn oversized_allocations_are_refused_with_the_figure() {
 
 #[test]
 fn graphs_replay_captured_launches_and_refuse_what_cannot_be_captured() {
+    let _sync = DEVICE_SYNC
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let ctx = init();
     let module = Module::from_image(&PROBES).unwrap();
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();
@@ -603,6 +657,9 @@ fn graphs_replay_captured_launches_and_refuse_what_cannot_be_captured() {
 
 #[test]
 fn compute_graphs_run_nodes_after_their_declared_inputs() {
+    let _sync = DEVICE_SYNC
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     init();
     let module = Module::from_image(&PROBES).unwrap();
     let stream = Stream::new(StreamFlags::NON_BLOCKING, None).unwrap();

@@ -29,7 +29,7 @@ use std::{
     any::Any,
     ffi::c_void,
     fmt,
-    mem::MaybeUninit,
+    mem::{ManuallyDrop, MaybeUninit},
     ops::Range,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
@@ -142,7 +142,7 @@ pub(crate) fn cuda_memory(memory: &dyn Memory) -> Option<&CudaSlice<Byte>> {
     memory
         .as_any()
         .downcast_ref::<GpuMemory>()
-        .map(|m| &m.slice)
+        .map(|m| &*m.slice)
 }
 
 /// As [`cuda_memory`], writable.
@@ -150,7 +150,7 @@ pub(crate) fn cuda_memory_mut(memory: &mut dyn Memory) -> Option<&mut CudaSlice<
     memory
         .as_any_mut()
         .downcast_mut::<GpuMemory>()
-        .map(|m| &mut m.slice)
+        .map(|m| &mut *m.slice)
 }
 
 /// The managed allocation behind seam managed memory, if it is the GPU's.
@@ -360,7 +360,22 @@ impl Backend for Gpu {
         let stream = self.ctx.default_stream();
         let slice = alloc_on(&stream, bytes, init).map_err(failed(during))?;
         stream.synchronize().map_err(failed(during))?;
-        Ok(Box::new(GpuMemory { slice }))
+        Ok(Box::new(GpuMemory::pooled(slice)))
+    }
+
+    fn alloc_unpooled(
+        &self,
+        bytes: usize,
+        init: Init<'_>,
+        during: fmt::Arguments<'_>,
+    ) -> CudaResult<Box<dyn Memory>> {
+        let stream = self.ctx.default_stream();
+        let slice = alloc_unpooled(&stream, bytes, init).map_err(failed(during))?;
+        if let Err(e) = stream.synchronize() {
+            free_unpooled(slice);
+            return Err(failed(during)(e));
+        }
+        Ok(Box::new(GpuMemory::unpooled(slice)))
     }
 
     fn alloc_pinned(&self, bytes: usize) -> CudaResult<Box<dyn Pinned>> {
@@ -455,6 +470,55 @@ fn alloc_on(
         Init::Zeroed => stream.alloc_zeros::<Byte>(bytes),
         Init::Copy(src) => stream.clone_htod(typed(src)),
     }
+}
+
+/// Allocates `bytes` holding `init` with `cuMemAlloc`, outside the device's stream-ordered
+/// memory pool, the fill queued on `stream` (not waited for): `DeviceBuffer`'s `_unpooled`
+/// constructors. A process's first `cuMemAllocAsync` on a device sets up the pool: 7.7–11.8
+/// ms on an H200 (driver 580) whatever the size (256 bytes or 23 MB), against 0.14–0.16 ms
+/// for a first `cuMemAlloc` and 0.06–0.10 ms for the next ones
+/// (`bench/python/first_alloc.py`, 2026-11-29, four fresh processes per variant).
+/// [`free_unpooled`] frees them.
+fn alloc_unpooled(
+    stream: &Arc<CudaStream>,
+    bytes: usize,
+    init: Init<'_>,
+) -> Result<CudaSlice<Byte>, DriverError> {
+    stream.context().bind_to_thread()?;
+    // SAFETY: a plain allocation on the bound context; its contents are filled below, or
+    // arbitrary for `Init::Uninit` (the caller vouches for not reading them first).
+    let ptr = unsafe { result::malloc_sync(bytes) }?;
+    // SAFETY: `ptr` is a new allocation of `bytes` bytes on `stream`'s context, owned by the
+    // slice from here on and given back to `cuMemFree` by `free_unpooled` (never to cudarc's
+    // drop, which would free it into the pool). cudarc makes the slice's two tracking
+    // events here (it panics only if the driver cannot create an event).
+    let mut slice = unsafe { stream.upgrade_device_ptr::<Byte>(ptr, bytes) };
+    let filled = match init {
+        Init::Uninit => Ok(()),
+        Init::Zeroed => stream.memset_zeros(&mut slice),
+        Init::Copy(src) => stream.memcpy_htod(typed(src), &mut slice),
+    };
+    match filled {
+        Ok(()) => Ok(slice),
+        Err(e) => {
+            free_unpooled(slice);
+            Err(e)
+        }
+    }
+}
+
+/// Frees memory of [`alloc_unpooled`]: waits for the work queued on it (its stream, after
+/// the waits cudarc's `leak` queues for its last reads and writes on other streams), then
+/// `cuMemFree`. Errors are kept as the context's, as cudarc's drop does.
+fn free_unpooled(slice: CudaSlice<Byte>) {
+    let stream = slice.stream().clone();
+    let ctx = stream.context().clone();
+    let ptr = slice.leak();
+    ctx.record_err(stream.synchronize());
+    ctx.record_err(ctx.bind_to_thread());
+    // SAFETY: allocated by `cuMemAlloc` (`alloc_unpooled`), freed once (the slice is gone),
+    // and the work queued on it has finished.
+    ctx.record_err(unsafe { result::free_sync(ptr) });
 }
 
 /// Runs `op` on the stream `queue` names (`own`: the memory's own), waiting for it for
@@ -552,7 +616,7 @@ impl Stream for GpuStream {
         during: fmt::Arguments<'_>,
     ) -> CudaResult<Box<dyn Memory>> {
         let slice = alloc_on(&self.stream, bytes, init).map_err(failed(during))?;
-        Ok(Box::new(GpuMemory { slice }))
+        Ok(Box::new(GpuMemory::pooled(slice)))
     }
 
     fn notify(&self, done: Arc<Mutex<Completion>>) -> CudaResult<()> {
@@ -663,9 +727,42 @@ impl Event for GpuEvent {
     }
 }
 
-/// GPU memory.
+/// GPU memory: from the stream-ordered pool (`cuMemAllocAsync`, freed by cudarc's drop)
+/// or not ([`alloc_unpooled`], freed by [`free_unpooled`]).
 struct GpuMemory {
-    slice: CudaSlice<Byte>,
+    /// Taken once, by the drop.
+    slice: ManuallyDrop<CudaSlice<Byte>>,
+    /// Made by `cuMemAlloc`, outside the pool.
+    unpooled: bool,
+}
+
+impl GpuMemory {
+    /// Memory from the pool.
+    fn pooled(slice: CudaSlice<Byte>) -> Self {
+        Self {
+            slice: ManuallyDrop::new(slice),
+            unpooled: false,
+        }
+    }
+
+    /// Memory of [`alloc_unpooled`].
+    fn unpooled(slice: CudaSlice<Byte>) -> Self {
+        Self {
+            slice: ManuallyDrop::new(slice),
+            unpooled: true,
+        }
+    }
+}
+
+impl Drop for GpuMemory {
+    fn drop(&mut self) {
+        // SAFETY: taken once, here; the field is not used again.
+        let slice = unsafe { ManuallyDrop::take(&mut self.slice) };
+        if self.unpooled {
+            free_unpooled(slice);
+        }
+        // Pooled: cudarc's drop (`cuMemFreeAsync` on its stream, after its events).
+    }
 }
 
 impl Memory for GpuMemory {
@@ -741,7 +838,7 @@ impl Memory for GpuMemory {
     ) -> CudaResult<()> {
         let src = cuda_memory(src).ok_or_else(|| from_cpu("copying between device buffers"))?;
         let own = self.slice.stream().clone();
-        queued(queue, &own, what, |s| s.memcpy_dtod(src, &mut self.slice))
+        queued(queue, &own, what, |s| s.memcpy_dtod(src, &mut *self.slice))
     }
 
     fn set_zero(&mut self, stream: &dyn Stream) -> CudaResult<()> {
@@ -749,7 +846,7 @@ impl Memory for GpuMemory {
             not_on_emulator("a GPU memset on a CPU-emulator stream")
         })?
         .stream
-        .memset_zeros(&mut self.slice)
+        .memset_zeros(&mut *self.slice)
         .map_err(CudaError::driver("queueing a memset of a device buffer"))
     }
 
@@ -759,7 +856,7 @@ impl Memory for GpuMemory {
         };
         let cuda = gpu_stream(stream, || with_cpu("queueing a pinned host-to-device copy"))?;
         cuda.stream
-            .memcpy_htod(&pinned.slice, &mut self.slice)
+            .memcpy_htod(&pinned.slice, &mut *self.slice)
             .map_err(CudaError::driver("queueing a pinned host-to-device copy"))?;
         pinned.copy_queued(stream)
     }
@@ -770,7 +867,7 @@ impl Memory for GpuMemory {
         };
         let cuda = gpu_stream(stream, || with_cpu("queueing a device-to-pinned-host copy"))?;
         cuda.stream
-            .memcpy_dtoh(&self.slice, &mut pinned.slice)
+            .memcpy_dtoh(&*self.slice, &mut pinned.slice)
             .map_err(CudaError::driver("queueing a device-to-pinned-host copy"))?;
         pinned.copy_queued(stream)
     }

@@ -114,6 +114,17 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug {
         init: Init<'_>,
         during: fmt::Arguments<'_>,
     ) -> CudaResult<Box<dyn Memory>>;
+    /// As [`Backend::alloc`], but on a GPU by `cuMemAlloc`, outside the stream-ordered memory
+    /// pool, and freed by `cuMemFree` (which synchronises the device). The emulator has no
+    /// pool: [`Backend::alloc`].
+    fn alloc_unpooled(
+        &self,
+        bytes: usize,
+        init: Init<'_>,
+        during: fmt::Arguments<'_>,
+    ) -> CudaResult<Box<dyn Memory>> {
+        self.alloc(bytes, init, during)
+    }
     /// `bytes` of page-locked host memory, contents unset (plain zeroed host memory on the
     /// emulator); the caller writes every byte before reading any.
     fn alloc_pinned(&self, bytes: usize) -> CudaResult<Box<dyn Pinned>>;

@@ -43,7 +43,7 @@ pub(super) fn print_render(what: &str, pool: Option<&GpuPool>, tally: &Tally) ->
                 format!("{} GPUs ({})", pool.len(), names.join(", "))
             };
             outln!(
-                "{device}: {what}: kernel {:.2} ms, copies {:.2} ms, render wall {:.0} ms",
+                "{device}: {what}: kernel {:.2} ms, copies {:.2} ms, render wall {:.1} ms",
                 ms(tally.kernel),
                 ms(tally.copies.total()),
                 ms(report.wall)

@@ -59,7 +59,9 @@ fn upload_shared<'s, T: cust::memory::DeviceCopy>(
             gpu.check_free(what, std::mem::size_of_val(&host[..]))?;
             let one = [placeholder];
             let data: &[T] = if host.is_empty() { &one } else { host };
-            let dev = DeviceBuffer::from_slice_in(gpu.context(), data).gpu_context(what)?;
+            // Outside the stream-ordered pool, as the renderer's buffers
+            // (`RenderBuffers::new`): so a deep render never waits for the pool's setup.
+            let dev = DeviceBuffer::from_slice_unpooled(gpu.context(), data).gpu_context(what)?;
             (Arc::downgrade(host), dev)
         }
     };

@@ -91,14 +91,16 @@ impl RenderBuffers {
         // First, so that a direct copy back's host colours are made beside the device
         // allocations.
         let copies = ColorCopies::new(gpu, staging_px, size.copy_back)?;
-        let stream = gpu.stream();
-        let counts = DeviceBuffer::zeroed_async(capacity_px, stream)
+        // Outside the stream-ordered pool, whose setup costs a process's first allocation
+        // 8–12 ms on an H200: these are made once per render and kept.
+        let ctx = gpu.context();
+        let counts = DeviceBuffer::zeroed_unpooled(ctx, capacity_px)
             .gpu_context("allocating the escape-time buffer")?;
-        let norms = DeviceBuffer::zeroed_async(capacity_px, stream)
+        let norms = DeviceBuffer::zeroed_unpooled(ctx, capacity_px)
             .gpu_context("allocating the |z|² buffer")?;
-        let rgb = DeviceBuffer::zeroed_async(capacity_px, stream)
+        let rgb = DeviceBuffer::zeroed_unpooled(ctx, capacity_px)
             .gpu_context("allocating the colour buffer")?;
-        let table = DeviceBuffer::zeroed_async(COLOR_TABLE_LEN, stream)
+        let table = DeviceBuffer::zeroed_unpooled(ctx, COLOR_TABLE_LEN)
             .gpu_context("allocating the colour table")?;
         Ok(Self {
             counts,
