@@ -15,6 +15,7 @@ use super::{
 use crate::{
     device::{Device, DeviceAttribute, driver_version},
     error::{CudaError, CudaResult},
+    launch_config::LaunchAttributes,
 };
 use cudarc::{
     driver::{
@@ -1070,6 +1071,36 @@ fn cluster_attribute(cluster: [u32; 3]) -> sys::CUlaunchAttribute {
     }
 }
 
+/// The `CUlaunchAttribute`s of `attributes` and how many of the two are set (the first
+/// ones): `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` unless the cluster is `[1, 1, 1]`, then
+/// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` (value 1) where allowed.
+fn launch_attributes(attributes: LaunchAttributes) -> ([sys::CUlaunchAttribute; 2], u32) {
+    use sys::CUlaunchAttributeID::*;
+    let unset = sys::CUlaunchAttribute {
+        id: CU_LAUNCH_ATTRIBUTE_IGNORE,
+        pad: [0; 4],
+        value: sys::CUlaunchAttributeValue { pad: [0; 64] },
+    };
+    let mut set = [unset; 2];
+    let mut count = 0;
+    let cluster = attributes.cluster_dims();
+    if cluster != [1, 1, 1] {
+        set[count] = cluster_attribute(cluster);
+        count += 1;
+    }
+    if attributes.programmatic_stream_serialization_allowed() {
+        set[count] = sys::CUlaunchAttribute {
+            id: CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+            pad: [0; 4],
+            value: sys::CUlaunchAttributeValue {
+                programmaticStreamSerializationAllowed: 1,
+            },
+        };
+        count += 1;
+    }
+    (set, count as u32)
+}
+
 impl super::Function for GpuFunction {
     fn as_any(&self) -> &dyn Any {
         self
@@ -1234,14 +1265,14 @@ impl super::Function for GpuFunction {
         let queued = cuda
             .context()
             .bind_to_thread()
-            .and_then(|()| match launch.cluster {
+            .and_then(|()| match launch.attributes {
                 // SAFETY: the caller's contract: one pointer per parameter, each to a value of
                 // the size the module declares, outliving the call.
                 None => unsafe {
                     result::launch_kernel(f, grid, block, shared_bytes, cuda.cu_stream(), args)
                 },
-                Some(cluster) => {
-                    let mut attribute = cluster_attribute(cluster);
+                Some(attributes) => {
+                    let (mut attrs, count) = launch_attributes(attributes);
                     let config = sys::CUlaunchConfig {
                         gridDimX: grid.0,
                         gridDimY: grid.1,
@@ -1251,10 +1282,11 @@ impl super::Function for GpuFunction {
                         blockDimZ: block.2,
                         sharedMemBytes: shared_bytes,
                         hStream: cuda.cu_stream(),
-                        attrs: &raw mut attribute,
-                        numAttrs: u32::from(cluster != [1, 1, 1]),
+                        attrs: attrs.as_mut_ptr(),
+                        numAttrs: count,
                     };
-                    // SAFETY: as above; `config` and `attribute` outlive the call; no `extra`.
+                    // SAFETY: as above; `config` and `attrs` (whose first `count` entries
+                    // are set) outlive the call; no `extra`.
                     unsafe {
                         sys::cuLaunchKernelEx(
                             &raw const config,
