@@ -1331,6 +1331,40 @@ impl Graph for GpuGraph {
 mod tests {
     use super::*;
 
+    /// The attributes `cuLaunchKernelEx` gets: the cluster's only when it has more than one
+    /// block, programmatic stream serialization (value 1) only when allowed, packed first.
+    #[test]
+    fn launch_attributes_set_only_what_was_asked_in_order() {
+        use sys::CUlaunchAttributeID::*;
+        let (_, count) = launch_attributes(LaunchAttributes::new());
+        assert_eq!(count, 0);
+        let (set, count) = launch_attributes(LaunchAttributes::from([2, 1, 1]));
+        assert_eq!(count, 1);
+        assert_eq!(set[0].id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+        // SAFETY: the union's member for this attribute id.
+        let dim = unsafe { set[0].value.clusterDim };
+        assert_eq!((dim.x, dim.y, dim.z), (2, 1, 1));
+        let pdl = LaunchAttributes::new().programmatic_stream_serialization(true);
+        let (set, count) = launch_attributes(pdl);
+        assert_eq!(count, 1);
+        assert_eq!(
+            set[0].id,
+            CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        );
+        // SAFETY: the union's member for this attribute id.
+        let allowed = unsafe { set[0].value.programmaticStreamSerializationAllowed };
+        assert_eq!(allowed, 1);
+        let (set, count) = launch_attributes(pdl.cluster([2, 1, 1]));
+        assert_eq!(count, 2);
+        assert_eq!(
+            [set[0].id, set[1].id],
+            [
+                CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+            ]
+        );
+    }
+
     /// A kernel with line tables, as `cuda_builder`'s `line_tables(true)` writes them.
     const LINES_PTX: &str = ".version 7.0
 .target sm_70
