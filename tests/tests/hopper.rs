@@ -13,7 +13,7 @@
 
 use cuda_std::mma::layout::ldmatrix_b16;
 use cuda_std::wgmma::{MatrixDescriptor, Swizzle, layout};
-use cust::function::LaunchConfig;
+use cust::function::{LaunchAttributes, LaunchConfig};
 use host::Gpu;
 use probes::hopper::{self as probe, STMATRIX_WORDS, stmatrix_value};
 use tests::{dtoh, htod, launch_probe as launch, zeros};
@@ -384,6 +384,50 @@ fn pipeline_passes_every_item_through_the_ring_in_order() {
                 ))
             );
         }
+    }
+}
+
+/// Programmatic dependent launch: the dependent, launched with
+/// `LaunchAttributes::programmatic_stream_serialization` right after the primary (which
+/// triggers its dependents at its start), waits for it (`grid_dependency_sync`) and must see
+/// every element the primary wrote: `out = 2·x + 4` exactly. On an sm_90 GPU the dependent
+/// may really start early; the CPU emulator runs the launches in order and ignores the
+/// attribute (the same result is its test: the option is accepted and changes nothing).
+#[test]
+fn a_programmatic_dependent_launch_sees_the_primary_s_writes() {
+    let Some((gpu, module)) = sm90a() else { return };
+    let n = if gpu.is_emulator() {
+        3 * 1024 + 5
+    } else {
+        1 << 24
+    };
+    let x: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 8)
+        .collect();
+    let x_dev = htod(&gpu, &x);
+    let mut mid = zeros::<u32>(&gpu, n);
+    let mut out = zeros::<u32>(&gpu, n);
+    let cfg = LaunchConfig::new(((n as u32).div_ceil(256), 1), 256, 0);
+    let primary = module
+        .kernel(probe::pdl_primary)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let dependent = module
+        .kernel(probe::pdl_dependent)
+        .unwrap_or_else(|e| panic!("{e}"));
+    primary
+        .launch(gpu.stream(), cfg, (&x_dev, &mut mid))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let attributes = LaunchAttributes::new().programmatic_stream_serialization(true);
+    // SAFETY: the dependent reads `mid`, which the primary writes, only after
+    // `grid_dependency_sync`; it writes `out`, which the primary does not access.
+    unsafe { dependent.launch_ex_unchecked(gpu.stream(), cfg, attributes, 0, (&mid, &mut out)) }
+        .unwrap_or_else(|e| panic!("{e}"));
+    gpu.stream()
+        .synchronize()
+        .expect("programmatic dependent launch");
+    let out = dtoh(&out);
+    for (i, (&got, &xi)) in out.iter().zip(&x).enumerate() {
+        assert_eq!(got, 2 * xi + 4, "element {i} of {n}");
     }
 }
 

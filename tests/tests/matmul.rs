@@ -638,6 +638,48 @@ fn gemm_kernels_live_in_their_variants_without_spills() {
     assert!(!sm90a.ptx.contains("barrier.cluster.wait.aligned"));
 }
 
+/// Programmatic dependent launch of TF32's product after the rounding pass: the pass
+/// triggers its dependents, every TF32 `wgmma` kernel waits for its prerequisite grid (once:
+/// the producer, before its first TMA load), and no other kernel does either.
+#[test]
+fn tf32_products_wait_for_the_rounding_pass_and_only_they() {
+    let image = &*host::KERNELS;
+    let sm90a = image
+        .variants
+        .iter()
+        .find(|v| v.arch.arch_specific)
+        .expect("an sm_90a variant");
+    let ptx = &sm90a.ptx;
+    // Each entry's text: from its `.entry` to the next one.
+    let starts: Vec<usize> = ptx.match_indices(".entry ").map(|(i, _)| i).collect();
+    let mut seen = 0;
+    for (n, &start) in starts.iter().enumerate() {
+        let body = &ptx[start..starts.get(n + 1).copied().unwrap_or(ptx.len())];
+        let name = body[".entry ".len()..]
+            .split(|c: char| c == '(' || c.is_whitespace())
+            .next()
+            .unwrap_or_default();
+        let (waits, triggers) = (
+            body.matches("griddepcontrol.wait;").count(),
+            body.matches("griddepcontrol.launch_dependents;").count(),
+        );
+        let expected = match name {
+            "round_tf32" => (0, 1),
+            "gemm_wgmma_tf32"
+            | "gemm_wgmma_tf32_c2"
+            | "gemm_wgmma_tf32_rs"
+            | "gemm_wgmma_tf32_rs_c2" => (1, 0),
+            _ => (0, 0),
+        };
+        assert_eq!((waits, triggers), expected, "{name}: (waits, triggers)");
+        seen += usize::from(expected != (0, 0));
+    }
+    assert_eq!(
+        seen, 5,
+        "the TF32 kernels and the rounding pass are in the sm_90a PTX"
+    );
+}
+
 /// The cluster variant launches with an even grid of clusters of two (a whole number of
 /// clusters), no larger than the clusters the device holds at once, and no larger than
 /// the pairs of tile rows × tile columns need.

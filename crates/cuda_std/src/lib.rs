@@ -22,7 +22,8 @@
 //!   version 8.x) by chapter and instruction name.
 //!
 //! Modules mirror `std`:
-//! - [`thread`]: indices, dimensions, block barriers (also with reductions), fences, clocks;
+//! - [`thread`]: indices, dimensions, block barriers (also with reductions), fences, clocks,
+//!   and grid dependency control for programmatic dependent launch (sm_90);
 //! - [`warp`]: lane ids, shuffles, votes, match, `redux.sync`, warp barriers;
 //! - [`shared`]: static ([`shared_array!`]) and dynamic shared memory;
 //! - [`atomic`]: atomics with an explicit scope (block, device, system) and ordering;

@@ -1,5 +1,7 @@
 //! Thread, block and grid indices and dimensions, global indices (1D, 2D, 3D), block-wide
-//! barriers (plain and with a count/and/or reduction), memory fences, sleep and clocks.
+//! barriers (plain and with a count/and/or reduction), memory fences, grid dependency control
+//! (programmatic dependent launch, sm_90: [`grid_dependency_sync`],
+//! [`trigger_programmatic_launch_completion`]), sleep and clocks.
 //!
 //! Each index accessor reads one PTX special register (PTX ISA §10 "Special Registers":
 //! `%tid`, `%ntid`, `%ctaid`, `%nctaid`); all are available on every compute capability.
@@ -274,6 +276,60 @@ pub fn system_fence() {
 #[track_caller]
 pub fn grid_fence() {
     crate::arch::thread::fence_device()
+}
+
+/// Waits until every *prerequisite grid* of this launch has completed and its memory
+/// operations are performed and visible to this grid (PTX `griddepcontrol.wait`, PTX ISA
+/// §9.7.13 "Parallel Synchronization and Communication Instructions: griddepcontrol";
+/// **sm_90**, PTX ISA 7.8; CUDA C `cudaGridDependencySynchronize()`).
+///
+/// Prerequisite grids come from *programmatic dependent launch*: a kernel launched with
+/// programmatic stream serialization allowed (on the host,
+/// `cust::function::LaunchAttributes::programmatic_stream_serialization`) may start before
+/// the kernel queued just before it on the stream (its prerequisite) has completed, as soon
+/// as every block of that kernel has called [`trigger_programmatic_launch_completion`] or
+/// exited. This call is where a thread of the dependent kernel waits for it: the calling
+/// thread's accesses after the call see the prerequisite's writes and are ordered after all
+/// its accesses; its accesses before the call are not. So a thread calls it before it
+/// reads what the prerequisite writes, or writes what the prerequisite reads or writes (or
+/// is ordered after a thread that called it, by a barrier or an `mbarrier`). Only the
+/// calling thread waits.
+///
+/// After an ordinary launch (without the attribute) the kernel before it had completed
+/// when this one started, and the call returns at once: a kernel that calls it is correct
+/// either way.
+///
+/// Not `cfg`-gated, like the other sm_90 instructions ([`crate::barrier`],
+/// [`crate::cluster`]): a kernel that calls it must be built for sm_90 or later (ptxas
+/// rejects the instruction for older targets). On the CPU emulator it returns at once:
+/// emulated launches run to completion in stream order (the host's launch attribute is
+/// ignored there), so every earlier kernel has completed before this one starts.
+#[inline(always)]
+#[track_caller]
+pub fn grid_dependency_sync() {
+    crate::arch::thread::grid_dependency_sync()
+}
+
+/// Lets the kernels that depend on this one through programmatic dependent launch be
+/// scheduled once every block of this grid has made this call or exited (PTX
+/// `griddepcontrol.launch_dependents`, PTX ISA §9.7.13 "Parallel Synchronization and
+/// Communication Instructions: griddepcontrol"; **sm_90**, PTX ISA 7.8; CUDA C
+/// `cudaTriggerProgrammaticLaunchCompletion()`).
+///
+/// Only a scheduling hint: it says nothing about this grid's memory, and the dependent may
+/// still start only when this grid completes. A dependent's [`grid_dependency_sync`] waits
+/// for this whole grid to complete and for its writes to be visible, wherever this call
+/// was made, so calling it early (at the start of the kernel) is correct: it only lets the
+/// dependent's blocks take resources while this grid runs. Calls after a block's first have
+/// no further effect; a block that never calls it counts at its exit; without a dependent
+/// launched with programmatic stream serialization it does nothing.
+///
+/// sm_90 or later, not `cfg`-gated (as [`grid_dependency_sync`]). On the CPU emulator it
+/// does nothing (launches run to completion in stream order).
+#[inline(always)]
+#[track_caller]
+pub fn trigger_programmatic_launch_completion() {
+    crate::arch::thread::trigger_programmatic_launch_completion()
 }
 
 /// Suspends this thread for about `ns` nanoseconds (hint; the hardware sleeps for a

@@ -1,14 +1,15 @@
 //! [`Function`] (a kernel of a loaded module), and the launch configuration types
-//! [`GridSize`], [`BlockSize`] and [`LaunchConfig`] with the hardware's launch limits
+//! [`GridSize`], [`BlockSize`], [`LaunchConfig`] and [`LaunchAttributes`] with the hardware's
+//! launch limits
 //! (defined in the private `launch_config` module, below the backends that check them).
 
 /// For the docs' links.
 #[cfg(doc)]
 use crate::error::CudaError;
 pub use crate::launch_config::{
-    BlockSize, DEFAULT_MAX_DYNAMIC_SHARED_BYTES, GridSize, LaunchConfig, MAX_BLOCK_XY, MAX_BLOCK_Z,
-    MAX_GRID_X, MAX_GRID_YZ, MAX_NON_PORTABLE_CLUSTER_BLOCKS, MAX_PORTABLE_CLUSTER_BLOCKS,
-    MAX_THREADS_PER_BLOCK, SM90_MAX_SHARED_BYTES_PER_BLOCK_OPTIN,
+    BlockSize, DEFAULT_MAX_DYNAMIC_SHARED_BYTES, GridSize, LaunchAttributes, LaunchConfig,
+    MAX_BLOCK_XY, MAX_BLOCK_Z, MAX_GRID_X, MAX_GRID_YZ, MAX_NON_PORTABLE_CLUSTER_BLOCKS,
+    MAX_PORTABLE_CLUSTER_BLOCKS, MAX_THREADS_PER_BLOCK, SM90_MAX_SHARED_BYTES_PER_BLOCK_OPTIN,
 };
 use crate::{
     backend::FunctionAttribute,

@@ -216,6 +216,96 @@ pub const MAX_PORTABLE_CLUSTER_BLOCKS: u32 = 8;
 /// [allow]: crate::function::Function::set_non_portable_cluster_size_allowed
 pub const MAX_NON_PORTABLE_CLUSTER_BLOCKS: u32 = 16;
 
+/// The launch attributes (`CUlaunchAttribute`s of `cuLaunchKernelEx`) that
+/// [`TypedFunction::launch_ex_unchecked`][ex] sets: blocks per thread block cluster and
+/// programmatic stream serialization. [`LaunchAttributes::new`] (also `Default`) sets
+/// neither; a cluster shape `[x, y, z]` converts into attributes with only that cluster.
+///
+/// ```
+/// use cust::function::LaunchAttributes;
+/// let plain = LaunchAttributes::new();
+/// assert_eq!(plain.cluster_dims(), [1, 1, 1]);
+/// let pdl = LaunchAttributes::from([2, 1, 1]).programmatic_stream_serialization(true);
+/// assert_eq!(pdl.cluster_dims(), [2, 1, 1]);
+/// assert!(pdl.programmatic_stream_serialization_allowed());
+/// ```
+///
+/// [ex]: crate::launch::TypedFunction::launch_ex_unchecked
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchAttributes {
+    cluster: [u32; 3],
+    programmatic_stream_serialization: bool,
+}
+
+impl Default for LaunchAttributes {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl From<[u32; 3]> for LaunchAttributes {
+    /// Attributes with clusters of `cluster` blocks and nothing else.
+    fn from(cluster: [u32; 3]) -> Self {
+        Self::new().cluster(cluster)
+    }
+}
+
+impl LaunchAttributes {
+    /// No attribute: clusters of one block (no cluster attribute) and stream serialization
+    /// as for any launch.
+    pub const fn new() -> Self {
+        Self {
+            cluster: [1, 1, 1],
+            programmatic_stream_serialization: false,
+        }
+    }
+
+    /// Launches as a grid of thread block clusters of `cluster` blocks in (x, y, z)
+    /// (`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`; sm_90 and later). Default `[1, 1, 1]`: no
+    /// cluster attribute (any GPU).
+    #[must_use]
+    pub const fn cluster(mut self, cluster: [u32; 3]) -> Self {
+        self.cluster = cluster;
+        self
+    }
+
+    /// Allows *programmatic dependent launch*: with `true` the launch carries
+    /// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` with
+    /// `programmaticStreamSerializationAllowed = 1` (CUDA C++ Programming Guide,
+    /// "Programmatic Dependent Launch and Synchronization"; compute capability 9.0 and
+    /// later). Default `false`.
+    ///
+    /// This kernel (the *secondary*) may then start before the kernel queued just before it
+    /// on the same stream (the *primary*) has completed: as soon as every block of the
+    /// primary has called `cuda_std::thread::trigger_programmatic_launch_completion` or
+    /// exited. Until the secondary's threads call `cuda_std::thread::grid_dependency_sync`,
+    /// nothing orders them after the primary: they must not read what the primary writes,
+    /// nor write what it reads or writes, before that call. A secondary that never calls it
+    /// still starts early; it is then up to the kernel that its accesses do not conflict.
+    /// Work queued after the secondary without the attribute waits for the secondary as
+    /// usual.
+    ///
+    /// The CPU emulator ignores the attribute: its streams run each launch to completion
+    /// in the order queued, so the secondary starts after the primary completed, and
+    /// `grid_dependency_sync` returns at once.
+    #[must_use]
+    pub const fn programmatic_stream_serialization(mut self, allowed: bool) -> Self {
+        self.programmatic_stream_serialization = allowed;
+        self
+    }
+
+    /// Blocks per cluster in (x, y, z): `[1, 1, 1]` unless [`cluster`](Self::cluster) set it.
+    pub const fn cluster_dims(&self) -> [u32; 3] {
+        self.cluster
+    }
+
+    /// Whether the launch allows programmatic stream serialization
+    /// ([`programmatic_stream_serialization`](Self::programmatic_stream_serialization)).
+    pub const fn programmatic_stream_serialization_allowed(&self) -> bool {
+        self.programmatic_stream_serialization
+    }
+}
+
 impl LaunchConfig {
     /// A configuration from cust-style dimensions (anything that converts into
     /// [`GridSize`] / [`BlockSize`]) and `shared_mem_bytes` of dynamic shared memory.

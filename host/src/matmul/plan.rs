@@ -10,7 +10,7 @@ use cuda_std::launch::Unsafe;
 use cuda_std::tile::Tile;
 use cust::{
     error::{CudaResult, GpuContext},
-    function::LaunchConfig,
+    function::{LaunchAttributes, LaunchConfig},
     launch::TypedFunction,
     memory::{DeviceBox, DeviceBuffer, DevicePointer},
     tma::{TensorMap, TensorMapExt, TmaElement},
@@ -299,6 +299,8 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
     /// Queues the product on `gpu`'s stream (no synchronisation). `gpu` must be the one the
     /// plan was made on. TF32 on `wgmma` queues three launches: `round_tf32` over `A` and
     /// over `B` into the plan's copies, then the product; two for the RS forms (`B` only).
+    /// The product is a programmatic dependent launch of the rounding of `B` (its blocks may
+    /// start while the pass finishes, and wait for it before they load the inputs).
     ///
     /// # Errors
     /// [`GpuError::Launch`] naming the kernel and its configuration if a launch fails (for
@@ -342,6 +344,14 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 let (map_a, map_b) = (&*map_a, &*map_b);
                 let (map_c, c_by_tma) = map_c.as_ref().map_or((map_a, 0u32), |m| (m, 1));
                 let args = (m, n, k, map_a, map_b, map_c, &mut *self.c, c_by_tma);
+                // TF32: a programmatic dependent launch right after the rounding of `B`
+                // (nothing queued in between), so that the product's prologue overlaps the
+                // pass's last blocks (`round_tf32` triggers its dependents; the product's
+                // producer waits for the pass before its first load: the `wgmma` module's
+                // docs).
+                let dependent = rounded.is_some();
+                let attributes = LaunchAttributes::from([*cluster_m, 1, 1])
+                    .programmatic_stream_serialization(dependent);
                 // SAFETY: as above; the maps describe `a`, `b` and, with `c_by_tma`, `c`
                 // (all borrowed for the plan's life; C's rows a multiple of 16 bytes) with
                 // this element type's size, built from the kernel's tile types (`B`'s for
@@ -349,15 +359,19 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 // upload); the launch shape is the module's (`WG_THREADS`,
                 // `WG_SHARED_BYTES`, a 1-D grid; for the `_c2` kernels clusters of
                 // `[WG_CLUSTER_M, 1, 1]` and a grid that is a multiple of it), and the
-                // sm_90a build caps the kernel at `WG_MAX_REGISTERS` (host/build.rs).
+                // sm_90a build caps the kernel at `WG_MAX_REGISTERS` (host/build.rs). With
+                // programmatic stream serialization (TF32 only, whose kernels wait for the
+                // kernel before them before loading `A` or `B`), that kernel is the rounding
+                // of `B`, which reads `b` and writes the rounded copy, and accesses neither
+                // `c` nor the maps.
                 unsafe {
-                    if *cluster_m == 1 {
+                    if *cluster_m == 1 && !dependent {
                         function.launch_unchecked(gpu.stream(), cfg, args)
                     } else {
                         function.launch_ex_unchecked(
                             gpu.stream(),
                             cfg,
-                            [*cluster_m, 1, 1],
+                            attributes,
                             WG_SHARED_BYTES,
                             args,
                         )

@@ -92,6 +92,24 @@
 //! steps' R168–R183, the odd tail's R184–R199, and no instruction between a group's `HGMMA`
 //! and the `WARPGROUP.DEPBAR` that retires it writes its `A` registers. Not yet re-measured
 //! on a GPU.
+//!
+//! TF32 and programmatic dependent launch (not yet measured on a GPU): the host launches
+//! the TF32 product (every TF32 entry point, SS and RS, with or without clusters) right
+//! after the rounding pass over `B`, with programmatic stream serialization
+//! (`cust::function::LaunchAttributes::programmatic_stream_serialization`), so that its
+//! blocks may start while the pass's last blocks run: [`round_tf32`] lets them
+//! (`griddepcontrol.launch_dependents` at its start; a scheduling hint only), and the
+//! product's prologue (barrier init, `setmaxnreg`, the tensor maps' prefetch) overlaps the
+//! pass. The producer thread then waits for the pass (`griddepcontrol.wait`:
+//! `cuda_std::thread::grid_dependency_sync`, the whole pass completed and its writes
+//! visible) before its first TMA load, the first read of anything the pass writes (the
+//! SS form's `A` copy was written by the pass before it, which had completed when the
+//! `B` pass started). The consumers read only shared memory and the map of `C` before a
+//! stage's full phase, which those loads complete, and the pass does not touch `C`, so
+//! nothing else needs to wait. The product waits in every block, so it completes after the
+//! pass. Launched without the attribute (or on the emulator, whose launches run in order)
+//! the wait returns at once. The other types' kernels have no wait
+//! (`WgmmaElem::AFTER_ROUNDING`).
 
 //! A stage holds 128 bytes of every row of `A` and `B` (64 bf16/f16, 32 f32 or 128 FP8
 //! elements: [`WG_BK_BYTES`]), stored by TMA with the 128-byte swizzle (16-byte chunk `c` of
@@ -225,6 +243,12 @@ mod kernels_sm90a {
         /// FP8 types: per-tensor scales, as cuBLASLt's scaled matmul) before rounding them
         /// to the output type. `false` keeps the other types' epilogue free of it.
         const SCALED: bool = false;
+        /// Whether the producer waits for the kernel's prerequisite grids
+        /// (`cuda_std::thread::grid_dependency_sync`) before its first TMA load: the TF32
+        /// type, whose inputs the rounding pass ([`round_tf32`]) writes just before the
+        /// product, which the host launches with programmatic stream serialization (see
+        /// the module docs). `false` keeps the other types' kernels free of it.
+        const AFTER_ROUNDING: bool = false;
         /// `acc (+)= A·B` for a 64×256 tile and 32 bytes of K (16 bf16/f16 elements: one
         /// `m64n256k16`; 8 f32: one `m64n256k8` TF32; 32 FP8: one `m64n256k32`).
         ///
@@ -307,6 +331,7 @@ mod kernels_sm90a {
 
     impl WgmmaElem for Tf32Rounded {
         stage_tiles!(Tf32Rounded, 32);
+        const AFTER_ROUNDING: bool = true;
         #[inline(always)]
         unsafe fn mma(
             acc: &mut [f32; 128],
@@ -323,8 +348,15 @@ mod kernels_sm90a {
     /// `cvt.rna.tf32.f32`; NaNs stay NaNs), for `i < min(x.len(), out.len())`: the inputs
     /// of `gemm_wgmma_tf32*`. The STREAM kernels' element loop (`crate::vector`:
     /// 16-byte packs, grid-stride, any 1-D grid).
+    ///
+    /// Each block first lets the kernel after it start early
+    /// (`cuda_std::thread::trigger_programmatic_launch_completion`, a scheduling hint): the
+    /// TF32 product the host launches next, with programmatic stream serialization, then
+    /// runs its prologue while this pass finishes, and waits for the pass before it reads
+    /// `out` (see the module docs).
     #[kernel]
     pub fn round_tf32(x: &[f32], out: OutSlice<f32>) {
+        cuda_std::thread::trigger_programmatic_launch_completion();
         crate::vector::map1(x, &out, |v| f32::from_bits(tf32_rna_bits(v.to_bits())));
     }
 
@@ -711,6 +743,18 @@ mod kernels_sm90a {
                     tma::prefetch_descriptor(map_a);
                     tma::prefetch_descriptor(map_b);
                 }
+                if T::AFTER_ROUNDING {
+                    // Launched right after the rounding pass, which may still run (the
+                    // host's programmatic dependent launch): wait for it to complete, its
+                    // writes visible, before the first load of what it wrote. Everything
+                    // above (barrier init, `setmaxnreg`, the maps' prefetch: the maps are
+                    // not the pass's) overlaps the pass. The consumers read no global
+                    // memory but `map_c` (prefetched at their start, not the pass's) and
+                    // store `C` (which the pass does not access) only after a stage's full
+                    // phase, which these loads complete. Without that launch attribute
+                    // this returns at once.
+                    cuda_std::thread::grid_dependency_sync();
+                }
                 // Every stage starts free.
                 let mut ring = Ring::PRODUCER_START;
                 let mut tile = first_tile;
@@ -1015,7 +1059,11 @@ mod kernels_sm90a {
             /// - `m`, `n`, `k` ≥ 1, `k` a multiple of 8 (bf16/f16) or 4 (f32);
             /// - launched with the [module's launch shape](super): `WG_THREADS` threads,
             #[doc = concat!("  ", $grid, ", `WG_SHARED_BYTES` of dynamic shared memory, on an")]
-            ///   sm_90a build capped at `WG_MAX_REGISTERS` registers.
+            ///   sm_90a build capped at `WG_MAX_REGISTERS` registers;
+            /// - if launched with programmatic stream serialization: a TF32 kernel (the
+            ///   others do not wait for the kernel before them), after a kernel that does not
+            ///   access `C` or the maps (the inputs it may write: the producer waits for it
+            ///   before loading them; see the module docs).
             #[kernel]
             pub unsafe fn $name(
                 m: u32,

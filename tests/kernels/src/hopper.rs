@@ -1,5 +1,5 @@
-//! Probes of the Hopper modules of `cuda_std` (`wgmma`, `barrier`, `tma`, `cluster`, and
-//! `mma::stmatrix_*`): they exist only in the PTX built for sm_90a
+//! Probes of the Hopper modules of `cuda_std` (`wgmma`, `barrier`, `tma`, `cluster`,
+//! `mma::stmatrix_*`, and `thread`'s grid dependency control): they exist only in the PTX built for sm_90a
 //! (`cfg(target_feature = "sm_90a")`, the `PROBES_SM90A` module of `tests/build.rs`);
 //! `tests/tests/hopper.rs` compares their output with CPU models, bit for bit.
 //!
@@ -701,4 +701,23 @@ pub unsafe fn stmatrix_probe(out: *mut u16) {
         mma::stmatrix_x1_trans(row, [regs[0]]);
         mma::stmatrix_x2_trans(row, [regs[0], regs[1]]);
     }
+}
+
+/// The primary of the programmatic dependent launch probe: lets the kernel after it start
+/// (`thread::trigger_programmatic_launch_completion`, first, as the TF32 rounding pass
+/// does), then writes `mid[i] = 2·x[i] + 1` for every element (a grid-stride loop).
+#[kernel]
+pub fn pdl_primary(x: &[u32], mid: OutSlice<u32>) {
+    thread::trigger_programmatic_launch_completion();
+    mid.write_grid_stride_loop(|i| 2 * x.get(i).copied().unwrap_or(0) + 1);
+}
+
+/// The dependent of [`pdl_primary`]: waits for its prerequisite grid
+/// (`thread::grid_dependency_sync`), then writes `out[i] = mid[i] + 3`. Launched with
+/// programmatic stream serialization right after the primary, it may start while the
+/// primary runs; the wait makes every `mid` element the primary's.
+#[kernel]
+pub fn pdl_dependent(mid: &[u32], out: OutSlice<u32>) {
+    thread::grid_dependency_sync();
+    out.write_grid_stride_loop(|i| mid.get(i).copied().unwrap_or(0) + 3);
 }

@@ -23,7 +23,10 @@
 //!
 //! What needs a GPU (code from PTX or cubins, occupancy queries, clusters, device
 //! attributes other than those [`Cpu::attribute`] answers) keeps the seam's default:
-//! `NotOnEmulator`.
+//! `NotOnEmulator`. A launch that allows programmatic stream serialization
+//! (`LaunchAttributes::programmatic_stream_serialization`) runs as any other: the launches
+//! of a stream run to completion one after the other, which every dependent launch allows,
+//! and the kernels' `grid_dependency_sync` returns at once.
 
 use super::{
     Backend, Bytes, CPU, Completion, DEFAULT_STREAM_CAPTURE, Event, EventKind, FunctionAttribute,
@@ -99,7 +102,7 @@ impl<P: ParamSizes, S> HostKernel for Kernel<P, S> {
         let config = (
             launch.grid,
             launch.block,
-            launch.cluster.unwrap_or([1, 1, 1]),
+            launch.attributes.unwrap_or_default().cluster_dims(),
             launch.shared_bytes,
         );
         // SAFETY: forwarded to the caller.
@@ -121,7 +124,7 @@ impl<P: ParamSizes, S> HostKernel for Kernel<P, S> {
             host: self.host_entry(),
             grid: launch.grid,
             block: launch.block,
-            cluster: launch.cluster.unwrap_or([1, 1, 1]),
+            cluster: launch.attributes.unwrap_or_default().cluster_dims(),
             shared_bytes: launch.shared_bytes,
             args,
             replay: replay::<P, S>,

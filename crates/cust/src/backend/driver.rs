@@ -15,6 +15,7 @@ use super::{
 use crate::{
     device::{Device, DeviceAttribute, driver_version},
     error::{CudaError, CudaResult},
+    launch_config::LaunchAttributes,
 };
 use cudarc::{
     driver::{
@@ -1167,6 +1168,36 @@ fn cluster_attribute(cluster: [u32; 3]) -> sys::CUlaunchAttribute {
     }
 }
 
+/// The `CUlaunchAttribute`s of `attributes` and how many of the two are set (the first
+/// ones): `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` unless the cluster is `[1, 1, 1]`, then
+/// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` (value 1) where allowed.
+fn launch_attributes(attributes: LaunchAttributes) -> ([sys::CUlaunchAttribute; 2], u32) {
+    use sys::CUlaunchAttributeID::*;
+    let unset = sys::CUlaunchAttribute {
+        id: CU_LAUNCH_ATTRIBUTE_IGNORE,
+        pad: [0; 4],
+        value: sys::CUlaunchAttributeValue { pad: [0; 64] },
+    };
+    let mut set = [unset; 2];
+    let mut count = 0;
+    let cluster = attributes.cluster_dims();
+    if cluster != [1, 1, 1] {
+        set[count] = cluster_attribute(cluster);
+        count += 1;
+    }
+    if attributes.programmatic_stream_serialization_allowed() {
+        set[count] = sys::CUlaunchAttribute {
+            id: CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+            pad: [0; 4],
+            value: sys::CUlaunchAttributeValue {
+                programmaticStreamSerializationAllowed: 1,
+            },
+        };
+        count += 1;
+    }
+    (set, count as u32)
+}
+
 impl super::Function for GpuFunction {
     fn as_any(&self) -> &dyn Any {
         self
@@ -1331,14 +1362,14 @@ impl super::Function for GpuFunction {
         let queued = cuda
             .context()
             .bind_to_thread()
-            .and_then(|()| match launch.cluster {
+            .and_then(|()| match launch.attributes {
                 // SAFETY: the caller's contract: one pointer per parameter, each to a value of
                 // the size the module declares, outliving the call.
                 None => unsafe {
                     result::launch_kernel(f, grid, block, shared_bytes, cuda.cu_stream(), args)
                 },
-                Some(cluster) => {
-                    let mut attribute = cluster_attribute(cluster);
+                Some(attributes) => {
+                    let (mut attrs, count) = launch_attributes(attributes);
                     let config = sys::CUlaunchConfig {
                         gridDimX: grid.0,
                         gridDimY: grid.1,
@@ -1348,10 +1379,11 @@ impl super::Function for GpuFunction {
                         blockDimZ: block.2,
                         sharedMemBytes: shared_bytes,
                         hStream: cuda.cu_stream(),
-                        attrs: &raw mut attribute,
-                        numAttrs: u32::from(cluster != [1, 1, 1]),
+                        attrs: attrs.as_mut_ptr(),
+                        numAttrs: count,
                     };
-                    // SAFETY: as above; `config` and `attribute` outlive the call; no `extra`.
+                    // SAFETY: as above; `config` and `attrs` (whose first `count` entries
+                    // are set) outlive the call; no `extra`.
                     unsafe {
                         sys::cuLaunchKernelEx(
                             &raw const config,
@@ -1395,6 +1427,40 @@ impl Graph for GpuGraph {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The attributes `cuLaunchKernelEx` gets: the cluster's only when it has more than one
+    /// block, programmatic stream serialization (value 1) only when allowed, packed first.
+    #[test]
+    fn launch_attributes_set_only_what_was_asked_in_order() {
+        use sys::CUlaunchAttributeID::*;
+        let (_, count) = launch_attributes(LaunchAttributes::new());
+        assert_eq!(count, 0);
+        let (set, count) = launch_attributes(LaunchAttributes::from([2, 1, 1]));
+        assert_eq!(count, 1);
+        assert_eq!(set[0].id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+        // SAFETY: the union's member for this attribute id.
+        let dim = unsafe { set[0].value.clusterDim };
+        assert_eq!((dim.x, dim.y, dim.z), (2, 1, 1));
+        let pdl = LaunchAttributes::new().programmatic_stream_serialization(true);
+        let (set, count) = launch_attributes(pdl);
+        assert_eq!(count, 1);
+        assert_eq!(
+            set[0].id,
+            CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        );
+        // SAFETY: the union's member for this attribute id.
+        let allowed = unsafe { set[0].value.programmaticStreamSerializationAllowed };
+        assert_eq!(allowed, 1);
+        let (set, count) = launch_attributes(pdl.cluster([2, 1, 1]));
+        assert_eq!(count, 2);
+        assert_eq!(
+            [set[0].id, set[1].id],
+            [
+                CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+            ]
+        );
+    }
 
     /// A kernel with line tables, as `cuda_builder`'s `line_tables(true)` writes them.
     const LINES_PTX: &str = ".version 7.0

@@ -33,6 +33,7 @@ pub use driver::Guard;
 use crate::{
     device::{Device, DeviceAttribute},
     error::{CudaError, CudaResult},
+    launch_config::LaunchAttributes,
 };
 use cust_core::{ComputeCapability, ModuleImage, ModuleTarget};
 use std::{
@@ -474,9 +475,10 @@ pub(crate) struct Launch<'a> {
     pub(crate) block: (u32, u32, u32),
     /// Dynamic shared memory per block, bytes.
     pub(crate) shared_bytes: u32,
-    /// Blocks per cluster: `None` for a plain launch (`cuLaunchKernel`); `Some` for
-    /// `cuLaunchKernelEx`, with the cluster attribute unless it is `[1, 1, 1]`.
-    pub(crate) cluster: Option<[u32; 3]>,
+    /// `None` for a plain launch (`cuLaunchKernel`); `Some` for `cuLaunchKernelEx` with
+    /// these attributes (the cluster attribute unless the cluster is `[1, 1, 1]`; the
+    /// programmatic stream serialization attribute where allowed).
+    pub(crate) attributes: Option<LaunchAttributes>,
     /// One pointer per parameter, each to the parameter's bytes as laid out for the device.
     pub(crate) args: &'a mut [*mut c_void],
     /// The kernel's host body, which the emulator runs (`None` for untyped `launch!`).

@@ -74,7 +74,7 @@ use crate::{
     backend::{self, Guard},
     error::{CudaError, CudaResult},
     function::Function,
-    launch_config::{LaunchConfig, check_cluster},
+    launch_config::{LaunchAttributes, LaunchConfig, check_cluster},
     memory::device::{KernelMemory, KernelMemoryMut},
     module::Module,
     stream::Stream,
@@ -381,47 +381,59 @@ impl<P: ParamSizes, S> TypedFunction<P, S> {
         unsafe { self.queue(stream, cfg, None, args) }
     }
 
-    /// Queues the kernel on `stream` as a grid of thread block clusters
-    /// (`cuLaunchKernelEx` with `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`; sm_90 and later),
-    /// for any kernel, including `unsafe fn` kernels: `config`'s grid (in blocks) and block
-    /// (in threads), `cluster` blocks per cluster in (x, y, z), and `shared_bytes` of dynamic
-    /// shared memory per block (which replaces `config.shared_mem_bytes`). A `cluster` of
-    /// `[1, 1, 1]` launches without the attribute (any GPU). Above 48 KB of dynamic shared
+    /// Queues the kernel on `stream` with launch attributes (`cuLaunchKernelEx`), for any
+    /// kernel, including `unsafe fn` kernels: `config`'s grid (in blocks) and block (in
+    /// threads), `shared_bytes` of dynamic shared memory per block (which replaces
+    /// `config.shared_mem_bytes`), and `attributes`: a cluster shape `[x, y, z]` (blocks per
+    /// thread block cluster, `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`; sm_90 and later) or a
+    /// [`LaunchAttributes`], which may also allow programmatic stream serialization
+    /// ([`LaunchAttributes::programmatic_stream_serialization`]). A cluster of `[1, 1, 1]`
+    /// launches without the cluster attribute (any GPU). Above 48 KB of dynamic shared
     /// memory the kernel's limit is raised first, once
     /// ([`Function::set_max_dynamic_shared_bytes`]). The arguments go through the same
     /// stack array as [`launch_unchecked`](Self::launch_unchecked): no allocation.
     ///
     /// # Errors
     /// Before anything is queued, [`CudaError::LaunchConfig`] naming the values if a
-    /// `cluster` dimension is 0, a grid dimension is not a multiple of the cluster's, or the
+    /// cluster dimension is 0, a grid dimension is not a multiple of the cluster's, or the
     /// cluster has more than 8 blocks (16 after
     /// [`Function::set_non_portable_cluster_size_allowed`]); [`CudaError::SharedMemory`] if
     /// `shared_bytes` exceeds the device's limit. Then as [`TypedFunction::launch`] (the
-    /// emulator runs each cluster's blocks together).
+    /// emulator runs each cluster's blocks together, and ignores programmatic stream
+    /// serialization: its launches run to completion in stream order).
     ///
     /// # Safety
     /// As [`launch_unchecked`](Self::launch_unchecked); besides, a kernel that uses cluster
     /// features (distributed shared memory, `barrier.cluster`, multicast) assumes the
-    /// cluster shape it is launched with.
+    /// cluster shape it is launched with, and with programmatic stream serialization the
+    /// kernel may start while the kernel queued before it on `stream` still runs: none of
+    /// its accesses that conflict with that kernel's (it reads what that kernel writes, or
+    /// writes what it reads or writes) may happen before the thread making it has called
+    /// `cuda_std::thread::grid_dependency_sync`.
     pub unsafe fn launch_ex_unchecked<'a, A: KernelArgs<'a, P>>(
         &self,
         stream: &'a Stream,
         config: LaunchConfig,
-        cluster: [u32; 3],
+        attributes: impl Into<LaunchAttributes>,
         shared_bytes: u32,
         args: A,
     ) -> CudaResult<()> {
+        let attributes = attributes.into();
         let cfg = config.with_shared_mem_bytes(shared_bytes);
-        check_cluster(cfg.grid_dim, cluster, self.function.max_cluster_blocks())?;
+        check_cluster(
+            cfg.grid_dim,
+            attributes.cluster_dims(),
+            self.function.max_cluster_blocks(),
+        )?;
         // SAFETY: forwarded to the caller.
-        unsafe { self.queue(stream, cfg, Some(cluster), args) }
+        unsafe { self.queue(stream, cfg, Some(attributes), args) }
     }
 
-    /// The one launch body, with or without clusters: raises the kernel's dynamic shared
-    /// memory limit if needed, converts the arguments on `stream` (a buffer of the other
-    /// backend is refused here), and hands the stack array of argument pointers to the
-    /// function's backend: the GPU queues it (`cuLaunchKernel`, or `cuLaunchKernelEx` for
-    /// `cluster`), the emulator runs the handle's host body.
+    /// The one launch body, with or without launch attributes: raises the kernel's dynamic
+    /// shared memory limit if needed, converts the arguments on `stream` (a buffer of the
+    /// other backend is refused here), and hands the stack array of argument pointers to the
+    /// function's backend: the GPU queues it (`cuLaunchKernel`, or `cuLaunchKernelEx` with
+    /// `attributes`), the emulator runs the handle's host body.
     ///
     /// # Safety
     /// As [`launch_ex_unchecked`](Self::launch_ex_unchecked).
@@ -429,7 +441,7 @@ impl<P: ParamSizes, S> TypedFunction<P, S> {
         &self,
         stream: &'a Stream,
         cfg: LaunchConfig,
-        cluster: Option<[u32; 3]>,
+        attributes: Option<LaunchAttributes>,
         args: A,
     ) -> CudaResult<()> {
         self.function.ensure_dynamic_shared(cfg.shared_mem_bytes)?;
@@ -447,7 +459,7 @@ impl<P: ParamSizes, S> TypedFunction<P, S> {
                     grid: cfg.grid_dim,
                     block: cfg.block_dim,
                     shared_bytes: cfg.shared_mem_bytes,
-                    cluster,
+                    attributes,
                     args: pointers.as_mut(),
                     host: Some(&self.handle),
                 },
@@ -464,6 +476,11 @@ impl<P: ParamSizes> TypedFunction<P, Safe> {
     /// is safe: a cluster launch with `cluster` blocks per cluster and `shared_bytes` of
     /// dynamic shared memory per block.
     ///
+    /// It takes a cluster shape only, not [`LaunchAttributes`]: with programmatic stream
+    /// serialization a kernel may run while the kernel before it on the stream still writes
+    /// the buffers it reads, which only the kernel's own code can rule out (an `unsafe`
+    /// contract: [`launch_ex_unchecked`](TypedFunction::launch_ex_unchecked)).
+    ///
     /// # Errors
     /// As [`launch_ex_unchecked`](TypedFunction::launch_ex_unchecked).
     pub fn launch_ex<'a, A: KernelArgs<'a, P>>(
@@ -474,7 +491,7 @@ impl<P: ParamSizes> TypedFunction<P, Safe> {
         shared_bytes: u32,
         args: A,
     ) -> CudaResult<()> {
-        // SAFETY: as in `launch`.
+        // SAFETY: as in `launch`; no programmatic stream serialization (only a cluster).
         unsafe { self.launch_ex_unchecked(stream, config, cluster, shared_bytes, args) }
     }
 

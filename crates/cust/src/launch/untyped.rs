@@ -137,7 +137,7 @@ pub unsafe fn __launch_raw(
                 grid: cfg.grid_dim,
                 block: cfg.block_dim,
                 shared_bytes: cfg.shared_mem_bytes,
-                cluster: None,
+                attributes: None,
                 args: &mut pointers,
                 host: None,
             },

@@ -60,6 +60,19 @@ macro_rules! fence_fn {
 
 fence_fn!(fence_block, Block; fence_device, Device; fence_system, System);
 
+/// Nothing to wait for: the emulator's launches run to completion in stream order, so
+/// every earlier grid has completed (its writes visible) before this one starts.
+#[track_caller]
+pub(crate) fn grid_dependency_sync() {
+    device::enter("thread::grid_dependency_sync");
+}
+
+/// Nothing to schedule: the next launch starts after this one completes.
+#[track_caller]
+pub(crate) fn trigger_programmatic_launch_completion() {
+    device::enter("thread::trigger_programmatic_launch_completion");
+}
+
 #[track_caller]
 pub(crate) fn nanosleep(ns: u32) {
     // The emulator yields to the block's other threads (spin loops make progress).

@@ -1,5 +1,5 @@
 //! `thread` on the GPU: special registers (PTX ISA §10), `barrier` (§9.7 "bar, barrier"),
-//! `fence` (§9.7 "membar/fence"), `nanosleep`, clocks.
+//! `fence` (§9.7 "membar/fence"), `griddepcontrol` (§9.7.13), `nanosleep`, clocks.
 
 macro_rules! special_register {
     ($($name:ident => $intrinsic:ident),* $(,)?) => {$(
@@ -93,6 +93,20 @@ fence_fn!(
     fence_device, "fence.sc.gpu;";
     fence_system, "fence.sc.sys;";
 );
+
+#[inline(always)]
+pub(crate) fn grid_dependency_sync() {
+    // SAFETY: no operands; it only waits. Not `nomem`: the prerequisite grids' results are
+    // read after it, so memory accesses must not move above it.
+    unsafe { core::arch::asm!("griddepcontrol.wait;", options(nostack)) }
+}
+
+#[inline(always)]
+pub(crate) fn trigger_programmatic_launch_completion() {
+    // SAFETY: no operands; a scheduling hint with no effect on this grid's memory (so
+    // `nomem`: accesses may move across it).
+    unsafe { core::arch::asm!("griddepcontrol.launch_dependents;", options(nomem, nostack)) }
+}
 
 #[inline(always)]
 pub(crate) fn nanosleep(ns: u32) {
