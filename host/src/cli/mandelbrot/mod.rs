@@ -197,9 +197,9 @@ fn prepare(plan: Plan, args: &MandelbrotArgs, style: &Style) -> Result<Work> {
 }
 
 /// [`prepare`], and for a deep view on GPUs each GPU's buffers for `bands` made beside it
-/// ([`GpuPool::prepare_beside`]): the GPUs' first allocations take milliseconds that the
-/// reference orbit and BLA table would otherwise be followed by. An f32/f64 job has no host
-/// work to hide them behind, so its GPUs allocate when the render starts.
+/// ([`GpuPool::prepare_beside`]): the allocations (about a millisecond, the host colours'
+/// pages included) then do not follow the reference orbit and BLA table. An f32/f64 job has
+/// no host work to hide them behind, so its GPUs allocate when the render starts.
 fn prepare_beside_buffers(
     plan: Plan,
     args: &MandelbrotArgs,

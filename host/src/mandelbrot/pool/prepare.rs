@@ -3,10 +3,12 @@
 //! while the caller does its host work (a deep view's reference orbit and BLA table), and
 //! [`GpuPool::render_prepared`] renders with them.
 //!
-//! A process's first device allocations on a GPU cost milliseconds whatever their size
-//! (7.6–10.2 ms on an H200 for a 1920×1080 deep render whose kernels take 2.2 ms), and the
-//! buffers' sizes depend only on the bands' shape ([`BufferSize`]), not on the job: made
-//! beside the host work, that time leaves the render.
+//! Made beside the host work, the buffers' setup leaves the render: 0.6–0.8 ms on an H200
+//! for a 1920×1080 deep render whose kernels take 2.2 ms (the device buffers by `cuMemAlloc`,
+//! outside the stream-ordered pool, whose setup would cost a process's first allocation
+//! 7.7–11.8 ms: [`RenderBuffers::new`]; and a direct copy back's host colours, paged in on a
+//! thread of their own). The buffers' sizes depend only on the bands' shape
+//! ([`BufferSize`]), not on the job, so they can be made before the job is known.
 
 use super::GpuPool;
 use crate::{
@@ -93,7 +95,7 @@ impl GpuPool {
     /// [`GpuPool::prepare`] on another thread while `host_work` runs on this one; returns
     /// both once both are done, with the time this thread waited for the buffers after
     /// `host_work` returned ([`Prepared::waited`], counted into the render's wall by
-    /// [`GpuPool::render_prepared`]). The preparation takes milliseconds and is always
+    /// [`GpuPool::render_prepared`]). The preparation takes about a millisecond and is always
     /// joined, also when `host_work` fails or panics, so it never outlives this call.
     pub fn prepare_beside<R>(
         &self,
