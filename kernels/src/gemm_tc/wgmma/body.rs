@@ -2,6 +2,13 @@
 //! place in shared memory, the ring's barriers), the producer warpgroup (TMA loads into
 //! the ring), the consumer warpgroups (`wgmma` on each stage, `A` from an [`AOperand`])
 //! and their epilogue (`C` stored by TMA through shared memory, or from registers).
+//!
+//! One function, as it was in one file. Moved into `#[inline(always)]` functions of their
+//! own (2026-11-29, rustc 1.95), the producer's loop and the epilogue changed the sm_90a
+//! PTX: the producer alone swapped two instructions of the ring's `advance` in each
+//! kernel; the epilogue changed address folding and block order. This kernel has run 3–4 %
+//! slower after such reshuffles before (the descriptors' comment below), so a split of
+//! the body waits for a measurement on a GPU.
 
 use super::elem::{WgmmaElem, WgmmaOut};
 use super::epilogue::{for_even_acc, scaled, warpgroup_sync};
