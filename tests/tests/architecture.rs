@@ -657,7 +657,7 @@ const EMULATOR_USERS: &[&str] = &[
     "tests/benches/emu_speed.rs",
     "tests/tests/emulator_mma.rs",
     "kernels/Cargo.toml",
-    "kernels/src/gemm_tc/mma_sync.rs",
+    "kernels/src/gemm_tc/mma_sync/tests.rs",
 ];
 
 #[test]
