@@ -184,6 +184,28 @@ impl fmt::Debug for Gpu {
 }
 
 impl Gpu {
+    /// `bytes` holding `init`, filled on the default stream, which is then waited for: from
+    /// the stream-ordered pool ([`alloc_on`]) or, `unpooled`, by `cuMemAlloc`
+    /// ([`alloc_unpooled`]). A failed wait frees the memory as it was allocated.
+    fn alloc_ready(
+        &self,
+        bytes: usize,
+        init: Init<'_>,
+        during: fmt::Arguments<'_>,
+        unpooled: bool,
+    ) -> CudaResult<Box<dyn Memory>> {
+        let stream = self.ctx.default_stream();
+        let slice = if unpooled {
+            alloc_unpooled(&stream, bytes, init)
+        } else {
+            alloc_on(&stream, bytes, init)
+        }
+        .map_err(failed(during))?;
+        let memory = GpuMemory::new(slice, unpooled);
+        stream.synchronize().map_err(failed(during))?;
+        Ok(Box::new(memory))
+    }
+
     /// Opens GPU `ordinal`'s primary context.
     pub(crate) fn open(ordinal: usize) -> CudaResult<Arc<dyn Backend>> {
         let ctx = CudaContext::new(ordinal).map_err(CudaError::driver(format!(
@@ -358,10 +380,7 @@ impl Backend for Gpu {
         init: Init<'_>,
         during: fmt::Arguments<'_>,
     ) -> CudaResult<Box<dyn Memory>> {
-        let stream = self.ctx.default_stream();
-        let slice = alloc_on(&stream, bytes, init).map_err(failed(during))?;
-        stream.synchronize().map_err(failed(during))?;
-        Ok(Box::new(GpuMemory::pooled(slice)))
+        self.alloc_ready(bytes, init, during, false)
     }
 
     fn alloc_unpooled(
@@ -370,13 +389,7 @@ impl Backend for Gpu {
         init: Init<'_>,
         during: fmt::Arguments<'_>,
     ) -> CudaResult<Box<dyn Memory>> {
-        let stream = self.ctx.default_stream();
-        let slice = alloc_unpooled(&stream, bytes, init).map_err(failed(during))?;
-        if let Err(e) = stream.synchronize() {
-            free_unpooled(slice);
-            return Err(failed(during)(e));
-        }
-        Ok(Box::new(GpuMemory::unpooled(slice)))
+        self.alloc_ready(bytes, init, during, true)
     }
 
     fn alloc_pinned(&self, bytes: usize) -> CudaResult<Box<dyn Pinned>> {
@@ -617,7 +630,7 @@ impl Stream for GpuStream {
         during: fmt::Arguments<'_>,
     ) -> CudaResult<Box<dyn Memory>> {
         let slice = alloc_on(&self.stream, bytes, init).map_err(failed(during))?;
-        Ok(Box::new(GpuMemory::pooled(slice)))
+        Ok(Box::new(GpuMemory::new(slice, false)))
     }
 
     fn notify(&self, done: Arc<Mutex<Completion>>) -> CudaResult<()> {
@@ -738,19 +751,11 @@ struct GpuMemory {
 }
 
 impl GpuMemory {
-    /// Memory from the pool.
-    fn pooled(slice: CudaSlice<Byte>) -> Self {
+    /// `slice` from the pool, or from [`alloc_unpooled`] if `unpooled`.
+    fn new(slice: CudaSlice<Byte>, unpooled: bool) -> Self {
         Self {
             slice: ManuallyDrop::new(slice),
-            unpooled: false,
-        }
-    }
-
-    /// Memory of [`alloc_unpooled`].
-    fn unpooled(slice: CudaSlice<Byte>) -> Self {
-        Self {
-            slice: ManuallyDrop::new(slice),
-            unpooled: true,
+            unpooled,
         }
     }
 }
