@@ -86,7 +86,13 @@
 //!   FlashAttention-3; 224 fewer SASS instructions in the D = 128 kernel), which the 176-key
 //!   tile needed to stay free of spills: 574 / 508 / 578 TFLOP/s (non-causal, causal, 8
 //!   `K`/`V` heads; medians of three processes) against 581 / 550 / 600 for the row and column
-//!   test of this kernel in the same run.
+//!   test of this kernel in the same run;
+//! - `setmaxnreg` 24 / 240 for D = 128, as FlashAttention-3 (this kernel: 40 / 232; ptxas
+//!   12.9 the same 168 registers, no spills): 652 / 587 / 595, 535 / 524 / 573, 451 / 447 /
+//!   455 and 596 / 586 / 597 TFLOP/s (non-causal, causal, D = 64, 8 `K`/`V` heads) against
+//!   640 / 608 / 584, 574 / 529 / 524, 444 / 453 / 445 and 656 / 600 / 657 (three processes
+//!   each, alternating in one H200 run, 2026-11-29): within the spread between processes, and
+//!   lower with 8 `K`/`V` heads.
 //!
 //! Launch ([`wg_grid_blocks`]): one block per head and [`wg_attn_rows`]`(D)` query rows, in
 //! the order of the `mma.sync` kernels (the blocks of a head neighbours, its last query tiles
