@@ -49,7 +49,9 @@ impl BufferSize {
 /// page-locked staging its colours come back through ([`CopyBack::Staged`]; none for
 /// [`CopyBack::Direct`], whose first band's host colours are made with them instead, their
 /// pages written on a thread of their own). Made once and reused for every band and every
-/// frame.
+/// frame. The device buffers are allocated outside the stream-ordered pool
+/// (`DeviceBuffer::zeroed_unpooled`), so dropping them synchronises the device (`cuMemFree`):
+/// not while another thread of the process captures a CUDA graph on it.
 pub struct RenderBuffers {
     pub(super) counts: DeviceBuffer<u32>,
     pub(super) norms: DeviceBuffer<f32>,
