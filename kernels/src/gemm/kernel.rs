@@ -1,49 +1,18 @@
-//! SGEMM: `C = α·A·B + β·C` in `f32`, row-major, any `m`, `n`, `k`.
-//!
-//! `A` is m×k (`a[i·k + p]`), `B` is k×n (`b[p·n + j]`), `C` is m×n (`c[i·n + j]`).
-//!
-//! Each block of [`SGEMM_THREADS`] threads computes a [`SGEMM_TILE_M`]×[`SGEMM_TILE_N`] tile
-//! of `C`; each thread an 8×8 sub-tile held in 64 registers, as two 4-row × two 4-column
-//! strips 64 apart (so the shared-memory reads of a warp are broadcasts or conflict-free
-//! 16-byte loads). The k dimension is walked in steps of 8: `A` (stored transposed, rows
-//! padded by 4 floats against bank conflicts) and `B` tiles go through shared memory, double
-//! buffered — the global loads of step t+1 are issued before the 512 FMAs of step t, one
-//! barrier per step. Global loads are 16 bytes when `k` (for A) or `n` (for B and C) is a
-//! multiple of 4 and the access is inside the matrix, else guarded 4-byte loads that fill the
-//! padding with zeros. Products are accumulated with fused multiply-adds (`fma.rn.f32`).
-//!
-//! Launch: grid `(ceil(n / 128), ceil(m / 128), 1)`, block `(256, 1, 1)`, no dynamic shared
-//! memory (16,640 bytes static).
+//! The `#[kernel]` entry point [`sgemm`]: the global loads of the `A` and `B` tiles, their
+//! stores into the two shared-memory stages, the double-buffered main loop over k (512 FMAs
+//! per step) and the call into the [epilogue](super::epilogue).
 
 // The BLAS-style SGEMM signature has 8 parameters.
 #![allow(clippy::too_many_arguments)]
 
+use super::epilogue::Epilogue;
+use super::{A_STAGE_FLOATS, A_STRIDE, BK, SGEMM_TILE_M, SGEMM_TILE_N, SMEM_FLOATS, STAGE_FLOATS};
 use cuda_std::math::fmaf as fma_f32;
 use cuda_std::mem;
 use cuda_std::prelude::*;
 use cuda_std::shared::window::{self, SharedAddr};
 
-/// Rows of `C` per block.
-pub const SGEMM_TILE_M: u32 = 128;
-/// Columns of `C` per block.
-pub const SGEMM_TILE_N: u32 = 128;
-/// Threads per block.
-pub const SGEMM_THREADS: u32 = 256;
-
-const BK: u32 = 8;
-/// Row stride of the transposed A tile in shared memory, floats (padded).
-const A_STRIDE: u32 = SGEMM_TILE_M + 4;
-const A_STAGE_FLOATS: u32 = BK * A_STRIDE;
-const B_STAGE_FLOATS: u32 = BK * SGEMM_TILE_N;
-const STAGE_FLOATS: u32 = A_STAGE_FLOATS + B_STAGE_FLOATS;
-/// Two stages of A and B: 2 · 2080 floats = 16,640 bytes of static shared memory.
-const SMEM_FLOATS: usize = 2 * STAGE_FLOATS as usize;
-
-#[repr(C, align(16))]
-#[derive(Clone, Copy)]
-struct F4([f32; 4]);
-
-/// `C = α·A·B + β·C` (row-major; see the [module docs](self) for the launch shape). With
+/// `C = α·A·B + β·C` (row-major; see the [module docs](super) for the launch shape). With
 /// `beta == 0`, `C` is not read (it may hold NaNs), as in BLAS.
 ///
 /// # Safety
@@ -210,76 +179,5 @@ pub unsafe fn sgemm(
         out.row(row0 + 64 + ty * 4 + 1, col, &acc[5]);
         out.row(row0 + 64 + ty * 4 + 2, col, &acc[6]);
         out.row(row0 + 64 + ty * 4 + 3, col, &acc[7]);
-    }
-}
-
-/// Writes `C = α·acc + β·C` for one row of a thread's sub-tile.
-struct Epilogue {
-    m: u32,
-    n: u32,
-    alpha: f32,
-    beta: f32,
-    c: *mut f32,
-    /// `n % 4 == 0`: 16-byte accesses.
-    vec: bool,
-}
-
-impl Epilogue {
-    /// Row `r`, columns `col..col + 4` and `col + 64..col + 68` from `vals[0..4]` and
-    /// `vals[4..8]`, skipping what lies outside the matrix.
-    ///
-    /// # Safety
-    /// `c` holds m·n elements, 16-byte aligned.
-    #[inline(always)]
-    unsafe fn row(&self, r: u32, col: u32, vals: &[f32; 8]) {
-        if r >= self.m {
-            return;
-        }
-        // SAFETY: forwarded.
-        unsafe {
-            self.quad(r, col, [vals[0], vals[1], vals[2], vals[3]]);
-            self.quad(r, col + 64, [vals[4], vals[5], vals[6], vals[7]]);
-        }
-    }
-
-    /// # Safety
-    /// As for [`Epilogue::row`]; `r < m`.
-    #[inline(always)]
-    unsafe fn quad(&self, r: u32, c0: u32, v: [f32; 4]) {
-        let (n, alpha, beta) = (self.n, self.alpha, self.beta);
-        let at = r as usize * n as usize + c0 as usize;
-        if self.vec && c0 < n {
-            // SAFETY: n % 4 == 0 and c0 % 4 == 0: columns c0..c0 + 4 lie in row r < m;
-            // 16-byte aligned.
-            let cp = unsafe { self.c.add(at) as *mut F4 };
-            let o = if beta == 0.0 {
-                [alpha * v[0], alpha * v[1], alpha * v[2], alpha * v[3]]
-            } else {
-                // SAFETY: as above.
-                let old = unsafe { cp.read().0 };
-                [
-                    fma_f32(beta, old[0], alpha * v[0]),
-                    fma_f32(beta, old[1], alpha * v[1]),
-                    fma_f32(beta, old[2], alpha * v[2]),
-                    fma_f32(beta, old[3], alpha * v[3]),
-                ]
-            };
-            // SAFETY: as above.
-            unsafe { cp.write(F4(o)) };
-        } else {
-            for (j, vj) in v.into_iter().enumerate() {
-                if c0 + (j as u32) < n {
-                    // SAFETY: row r < m, column c0 + j < n.
-                    unsafe {
-                        let cp = self.c.add(at + j);
-                        *cp = if beta == 0.0 {
-                            alpha * vj
-                        } else {
-                            fma_f32(beta, *cp, alpha * vj)
-                        };
-                    }
-                }
-            }
-        }
     }
 }
