@@ -37,6 +37,18 @@ mod prepare;
 mod reorder;
 mod worker;
 
+/// Bands each GPU of a pool may render past the next one the sink needs
+/// ([`GpuPool::reorder_window`]). GPU and PNG encoder take turns being the slower one from
+/// band to band, and with 2 each often waited for the other. A deep 1e-300 render at
+/// 16384×16384 (79 bands of 10 MB, 20,000 iterations; 2026-11-29, alternating renders,
+/// images identical), render wall against kernel + copies: on a 16-core H200 machine 1.31–1.43×
+/// with 2 and 1.14–1.18× with 4 (and a 4-band encoder queue, not kept: alone it changed
+/// nothing); on a 32-core machine (two H200s, `--gpus 1`) 1.21–1.27× with 2 and 1.07–1.08×
+/// with 4, end to end 330–348 ms against 368–396 ms, peak memory 225–228 MiB against
+/// 225–237 MiB. Host memory grows by a band per GPU for each band of window
+/// (`cli::mandelbrot::memory` counts it).
+pub const BANDS_AHEAD: usize = 4;
+
 /// Which GPUs a pool uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GpuSelection {
@@ -263,11 +275,12 @@ impl GpuPool {
         self.gpus.is_empty()
     }
 
-    /// How many bands past the next one the sink needs a GPU may start: two per GPU, so every
-    /// GPU can work ahead while one band waits for a slower neighbour. At most this many bands
-    /// wait in the reorder buffer, plus one being rendered per GPU.
+    /// How many bands past the next one the sink needs a GPU may start: [`BANDS_AHEAD`] per
+    /// GPU, so every GPU can work ahead while one band waits for a slower neighbour or the
+    /// sink is slow for a few bands. At most this many bands wait in the reorder buffer, plus
+    /// one being rendered per GPU.
     pub fn reorder_window(&self) -> usize {
-        2 * self.gpus.len()
+        BANDS_AHEAD * self.gpus.len()
     }
 
     /// Renders `bands` of `job` (each at most `job.width_px · max rows` pixels, inside the
