@@ -1559,15 +1559,17 @@ fn acc_tile_case(gpu: &Gpu, kernel: AccTileProbe, n: usize) {
         for c in 0..n {
             assert_eq!(
                 tile[r * n + c],
-                input[r * n + c] - row_max(r),
-                "n = {n}: element ({r}, {c}) of the tile minus its row maximum"
+                2.0 * (input[r * n + c] - row_max(r)) + r as f32 - c as f32,
+                "n = {n}: element ({r}, {c}) of the tile minus its row maximum, then mapped \
+                 to 2·x + row − col"
             );
         }
     }
 }
 
 /// On a GPU or the CPU emulator: row maxima and sums of `m64n64` and `m64n256` accumulator
-/// tiles, and `map_rows`, against the CPU.
+/// tiles (trees over each thread's elements, then the quad), `map_rows`, `map` and
+/// `for_each_pair`, against the CPU.
 #[test]
 fn acc_tile_row_reductions_equal_the_cpu() {
     let gpu = gpu();

@@ -454,15 +454,51 @@ where
         ((i / 2) % 2) as usize
     }
 
-    /// This thread's elements of each of its two rows folded with `f`, from `init`.
+    /// This thread's elements of each of its two rows combined with `f` (associative) as a
+    /// balanced tree: adjacent pairs `(i, i + 1)` first, then the pair results `h` apart for
+    /// `h` = `REGS/8`, …, 2, 1 (depth log₂ of the row's `REGS / 2` elements, where a chain
+    /// would be `REGS / 2` operations long: the latency an online softmax waits for).
     #[inline(always)]
-    fn fold_rows(&self, init: f32, f: impl Fn(f32, f32) -> f32) -> [f32; 2] {
-        let mut out = [init; 2];
+    fn tree_rows(&self, f: impl Fn(f32, f32) -> f32) -> [f32; 2] {
+        // v[r][j]: pair j of row r, elements 4j + 2r and 4j + 2r + 1.
+        let mut v = [[0.0f32; 32]; 2];
         Self::each_index(|i| {
-            let r = Self::row_of(i as u32);
-            out[r] = f(out[r], self.regs[i]);
+            if i % 2 == 0 {
+                v[Self::row_of(i as u32)][i / 4] = f(self.regs[i], self.regs[i + 1]);
+            }
         });
-        out
+        let pairs = REGS / 4;
+        v.map(|mut v| {
+            macro_rules! halve {
+                ($h:literal, [$($j:literal)*]) => {
+                    if pairs > $h {
+                        $(v[$j] = f(v[$j], v[$j + $h]);)*
+                    }
+                };
+            }
+            halve!(16, [0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15]);
+            halve!(8, [0 1 2 3 4 5 6 7]);
+            halve!(4, [0 1 2 3]);
+            halve!(2, [0 1]);
+            f(v[0], v[1])
+        })
+    }
+
+    /// The maxima of this thread's own elements of its two rows ([`AccTile::rows`]), as a
+    /// tree: with [`AccTile::quad_max`], the rows' maxima ([`AccTile::row_max`]).
+    #[must_use]
+    #[inline(always)]
+    pub fn thread_row_max(&self) -> [f32; 2] {
+        self.tree_rows(f32::max)
+    }
+
+    /// The sums of this thread's own elements of its two rows, as a tree (pairs of adjacent
+    /// columns first): with [`AccTile::quad_sum`], the rows' sums ([`AccTile::row_sum`]).
+    /// An online softmax keeps these per thread and sums across the quad once, at the end.
+    #[must_use]
+    #[inline(always)]
+    pub fn thread_row_sum(&self) -> [f32; 2] {
+        self.tree_rows(|a, b| a + b)
     }
 
     /// `x` combined with `f` across the four threads of this thread's quad (butterfly
@@ -480,9 +516,33 @@ where
         })
     }
 
+    /// Per-row values `x` (a thread's [`AccTile::thread_row_max`]) reduced to the rows'
+    /// maxima across the four threads of the quad, which hold the whole rows between them.
+    ///
+    /// # Safety
+    /// As [`AccTile::row_max`].
+    #[must_use]
+    #[inline(always)]
+    pub unsafe fn quad_max(x: [f32; 2]) -> [f32; 2] {
+        // SAFETY: forwarded.
+        unsafe { Self::across_quad(x, f32::max) }
+    }
+
+    /// Per-row values `x` (a thread's [`AccTile::thread_row_sum`]) summed across the quad:
+    /// `(t0 + t1) + (t2 + t3)` after the butterflies, rounded at each step.
+    ///
+    /// # Safety
+    /// As [`AccTile::row_max`].
+    #[must_use]
+    #[inline(always)]
+    pub unsafe fn quad_sum(x: [f32; 2]) -> [f32; 2] {
+        // SAFETY: forwarded.
+        unsafe { Self::across_quad(x, |a, b| a + b) }
+    }
+
     /// The maxima of this thread's two rows ([`AccTile::rows`]) over all N columns: each
-    /// thread's own elements, then across its quad. `f32::max` semantics: a NaN is ignored
-    /// unless a whole row is NaN.
+    /// thread's own elements ([`AccTile::thread_row_max`]), then across its quad. `f32::max`
+    /// semantics: a NaN is ignored unless a whole row is NaN.
     ///
     /// # Safety
     /// All 32 lanes of the calling warp call it convergently (the shuffles' mask is the
@@ -490,23 +550,44 @@ where
     #[must_use]
     #[inline(always)]
     pub unsafe fn row_max(&self) -> [f32; 2] {
-        let own = self.fold_rows(f32::NEG_INFINITY, f32::max);
         // SAFETY: forwarded.
-        unsafe { Self::across_quad(own, f32::max) }
+        unsafe { Self::quad_max(self.thread_row_max()) }
     }
 
     /// The sums of this thread's two rows ([`AccTile::rows`]) over all N columns: each
-    /// thread's own elements in register order, then across its quad (`(t0 + t1) + (t2 +
-    /// t3)` after the butterflies, rounded at each step: exact where every partial sum is).
+    /// thread's own elements ([`AccTile::thread_row_sum`]), then across its quad (rounded at
+    /// each step: exact where every partial sum is).
     ///
     /// # Safety
     /// As [`AccTile::row_max`].
     #[must_use]
     #[inline(always)]
     pub unsafe fn row_sum(&self) -> [f32; 2] {
-        let own = self.fold_rows(0.0, |a, b| a + b);
         // SAFETY: forwarded.
-        unsafe { Self::across_quad(own, |a, b| a + b) }
+        unsafe { Self::quad_sum(self.thread_row_sum()) }
+    }
+
+    /// Replaces every element by `f(row, col, value)` (thread `thread`'s elements, with their
+    /// place in the tile): e.g. a mask that sets the scores of invisible keys to `-∞`.
+    #[inline(always)]
+    pub fn map(&mut self, thread: u32, mut f: impl FnMut(u32, u32, f32) -> f32) {
+        Self::each_index(|i| {
+            let (row, col) = Self::row_col(thread, i as u32);
+            self.regs[i] = f(row, col, self.regs[i]);
+        });
+    }
+
+    /// Calls `f(row, col, v0, v1)` for each pair of thread `thread`'s elements that are
+    /// neighbours in a row, `(row, col)` and `(row, col + 1)` (`col` even), in register
+    /// order: what an epilogue stores as one 2-element (e.g. `bf16x2`) write.
+    #[inline(always)]
+    pub fn for_each_pair(&self, thread: u32, mut f: impl FnMut(u32, u32, f32, f32)) {
+        Self::each_index(|i| {
+            if i % 2 == 0 {
+                let (row, col) = Self::row_col(thread, i as u32);
+                f(row, col, self.regs[i], self.regs[i + 1]);
+            }
+        });
     }
 
     /// Applies `f(value, row_value)` to every element, with `row_value` this thread's value

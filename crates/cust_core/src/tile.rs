@@ -293,6 +293,19 @@ pub trait Tile {
     /// while a `wgmma` no-swizzle operand is made of 8×16-byte core matrices.
     #[must_use]
     fn descriptor(start: u32) -> MatrixDescriptor;
+
+    /// The `wgmma` descriptor of an MN-major operand (`TRANS_* = true`) stored as tiles of
+    /// this type one after another from shared address `start` (aligned to
+    /// [`Tile::ALIGN`]): the tile's rows run along the product's K and its columns along M
+    /// or N, so each tile holds `COLS` of M/N (64 `bf16` for [`swizzle::B128`]) and the next
+    /// tile the next `COLS`. Leading byte offset [`Tile::BYTES`] (from one such tile to the
+    /// next along M/N), stride byte offset 8 rows (the next 8 values of K). E.g. an
+    /// attention's `V` in `P·V`, keys along K and head dimensions along N. Step K by whole
+    /// 16-row slices: add `16 · ROW_BYTES` to `start`.
+    ///
+    /// Does not compile for [`swizzle::None`] tiles, as [`Tile::descriptor`].
+    #[must_use]
+    fn descriptor_mn_major(start: u32) -> MatrixDescriptor;
 }
 
 impl<T, const ROWS: u32, const COLS: u32, S: SwizzleMode> Tile for SmemTile<T, ROWS, COLS, S> {
@@ -337,6 +350,17 @@ impl<T, const ROWS: u32, const COLS: u32, S: SwizzleMode> Tile for SmemTile<T, R
             )
         };
         MatrixDescriptor::new(start, 16, 8 * Self::ROW_BYTES, S::SWIZZLE)
+    }
+
+    #[inline(always)]
+    fn descriptor_mn_major(start: u32) -> MatrixDescriptor {
+        const {
+            assert!(
+                S::SWIZZLE.span_bytes().is_some(),
+                "a wgmma descriptor needs a swizzled tile"
+            )
+        };
+        MatrixDescriptor::new(start, Self::BYTES, 8 * Self::ROW_BYTES, S::SWIZZLE)
     }
 }
 
@@ -438,6 +462,20 @@ mod tests {
             "the hand-written descriptor of the GEMM kernel"
         );
         assert_eq!(H64::descriptor(0).bits() >> 62, 2);
+    }
+
+    #[test]
+    fn the_mn_major_descriptor_steps_tile_by_tile_along_mn() {
+        // `A` as column blocks of an MN-major operand: LBO one tile (16384 bytes >> 4), SBO
+        // 8 rows (1024 >> 4), start 0x8000 >> 4, 128-byte swizzle.
+        let d = A::descriptor_mn_major(0x8000);
+        assert_eq!(d.bits(), 0x800 | (1024 << 16) | (64 << 32) | (1 << 62));
+        assert_eq!(
+            d,
+            MatrixDescriptor::new(0x8000, 128 * 128, 1024, Swizzle::B128),
+            "the hand-written `V` descriptor of the attention kernel (128 keys a tile)"
+        );
+        assert_eq!(H64::descriptor_mn_major(0).bits() >> 16 & 0x3fff, 1024 >> 4);
     }
 
     #[test]

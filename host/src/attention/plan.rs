@@ -12,10 +12,10 @@ use cust::{
     function::LaunchConfig,
     launch::TypedFunction,
     memory::{DeviceBox, DeviceBuffer},
-    tma::{TensorMap, TensorMapExt, TmaSwizzle},
+    tma::{TensorMap, TensorMapExt},
 };
 use kernels::attention::wgmma::{
-    WG_ATTN_KV_BOX, WG_ATTN_Q_BOX, wg_attn_threads, wg_grid_blocks, wg_shared_bytes,
+    KvBlock, QBlock, wg_attn_threads, wg_grid_blocks, wg_shared_bytes,
 };
 use kernels::attention::{ATTN_THREADS, grid_blocks, shared_bytes};
 
@@ -145,22 +145,39 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
                         rows[0]
                     )));
                 }
-                let map = |buf: &DeviceBuffer<T>, rows: usize, bx: [u32; 2], what: &str| {
-                    let map = TensorMap::tiled_2d(
-                        buf.as_device_ptr(),
-                        [shape.head_dim as u64, rows as u64],
-                        (shape.head_dim * size_of::<T>()) as u64,
-                        bx,
-                        TmaSwizzle::B128,
-                    )
-                    .with_gpu_context(|| format!("the tensor map of {what}"))?;
+                // Each map's box and swizzle are its tile type's, as the kernel loads it.
+                let upload = |map: cust::error::CudaResult<TensorMap>, what: &str| {
+                    let map = map.with_gpu_context(|| format!("the tensor map of {what}"))?;
                     DeviceBox::new(&map)
                         .with_gpu_context(|| format!("uploading the tensor map of {what}"))
                 };
+                let dims = |rows: usize| [shape.head_dim as u64, rows as u64];
+                let row_bytes = (shape.head_dim * size_of::<T>()) as u64;
                 let maps = [
-                    map(q, rows[0], WG_ATTN_Q_BOX, "Q")?,
-                    map(k, rows[1], WG_ATTN_KV_BOX, "K")?,
-                    map(v, rows[2], WG_ATTN_KV_BOX, "V")?,
+                    upload(
+                        TensorMap::for_tile::<QBlock<T>, T>(
+                            q.as_device_ptr(),
+                            dims(rows[0]),
+                            row_bytes,
+                        ),
+                        "Q",
+                    )?,
+                    upload(
+                        TensorMap::for_tile::<KvBlock<T>, T>(
+                            k.as_device_ptr(),
+                            dims(rows[1]),
+                            row_bytes,
+                        ),
+                        "K",
+                    )?,
+                    upload(
+                        TensorMap::for_tile::<KvBlock<T>, T>(
+                            v.as_device_ptr(),
+                            dims(rows[2]),
+                            row_bytes,
+                        ),
+                        "V",
+                    )?,
                 ];
                 (
                     Launcher::Wgmma { function, maps },

@@ -37,6 +37,21 @@
 //! `Q` and `K` (stride byte offset 1024: 8 rows) and N-major for `V` (leading byte offset:
 //! the next column block; stride byte offset 1024: 8 keys); then the mbarriers.
 //!
+//! The tile layer (`cuda_std::tile`) names all of it: the tiles are [`QBlock`] and
+//! [`KvBlock`] (one 64-element column block each: their sizes, swizzled offsets and `wgmma`
+//! descriptors, K-major `Tile::descriptor` for `Q` and `K`, `Tile::descriptor_mn_major` for
+//! `V`), TMA loads them with `tma::load_tile` (on the emulator each load checks the tensor
+//! map's box and swizzle against the tile type, and the host encodes the maps from the same
+//! types), the `K`/`V` ring is a `Pipeline` (full barriers: `K`'s; `V`'s full barriers
+//! beside it, so that `S` starts before `V` lands), and `S` and `O` are `AccTile`s: the
+//! masks through `AccTile::map`, the row maxima and sums as trees over each thread's
+//! elements and then the quad (`AccTile::row_max`, `thread_row_sum`, `quad_sum`), `O`'s
+//! rescale through `map_rows`, its store through `for_each_pair`. Against the hand-built
+//! kernel before it (one H200, 2026-11-29, four processes each, alternating, TFLOP/s,
+//! medians): 586 / 529 / 456 / 623 against 589 / 546 / 452 / 595 at 4×32×4096×128 /
+//! causal / 16×16×2048×64 / 8 `K`/`V` heads, within the spread between processes (ours
+//! 509–641 per process at D = 128); cuDNN in the same run 656 / 558 / 418 / 656.
+//!
 //! Edges. The tensor maps see `Q` and `O` as `B·H·S` rows of `D` elements and `K`, `V` as
 //! `B·H_kv·S` rows, so a tile that runs past `S` reads the next head's first rows (or
 //! TMA's zeros past the tensor). Those query rows are computed and not stored, those keys
@@ -100,6 +115,8 @@
 //! memory, built with at most [`wg_attn_max_registers`]`(D)` registers a thread (`.maxnreg`,
 //! so that the block fits before the warpgroups rebalance).
 
+use cuda_std::tile::{Pipeline, SmemTile, Tile, swizzle};
+
 /// Consumer warpgroups per block for head dimension `d`: 3 for 64 (FlashAttention-3's 192
 /// rows: the softmax, not the tensor cores, bounds D = 64, and a third warpgroup hides more
 /// of its latency), 2 for 128 (registers: 64 accumulators each for `S` and `O`).
@@ -132,14 +149,18 @@ pub const fn wg_attn_max_registers(d: u32) -> u32 {
     if wg_attn_consumers(d) == 3 { 128 } else { 168 }
 }
 
-/// Dynamic shared memory per block, bytes, for head dimension `d`: the `Q` tile, the
-/// stages' `K` and `V` tiles, 1024 bytes of slack to align them, and the
-/// `1 + 3·STAGES + consumers` mbarriers (225 KiB for 128, 121 KiB for 64).
+/// Dynamic shared memory per block, bytes, for head dimension `d`: the `Q` tile
+/// ([`QBlock`]s), the stages' `K` and `V` tiles ([`KvBlock`]s), 1024 bytes of slack to align
+/// them, and the mbarriers: `Q`'s, the `K`/`V` ring's [`Pipeline`] (full: `K`; empty), `V`'s
+/// full barriers and one turn barrier per consumer (225 KiB for 128, 121 KiB for 64).
 #[must_use]
 pub const fn wg_shared_bytes(d: u32) -> u32 {
-    (wg_attn_rows(d) + 2 * WG_ATTN_STAGES * WG_ATTN_BC) * d * 2
+    let blocks = d / 64;
+    wg_attn_consumers(d) * blocks * <QBlock<u16> as Tile>::BYTES
+        + WG_ATTN_STAGES * 2 * blocks * <KvBlock<u16> as Tile>::BYTES
         + 1024
-        + 8 * (1 + 3 * WG_ATTN_STAGES + wg_attn_consumers(d))
+        + Pipeline::<WG_ATTN_STAGES>::SHARED_BYTES
+        + 8 * (1 + WG_ATTN_STAGES + wg_attn_consumers(d))
 }
 
 const _: () = assert!(
@@ -147,11 +168,15 @@ const _: () = assert!(
     "a block has at most 227 KiB"
 );
 
-/// The TMA box of `Q`, innermost first: 64 elements (128 bytes) × 64 rows (a consumer's
-/// rows of one column block).
-pub const WG_ATTN_Q_BOX: [u32; 2] = [64, 64];
-/// The TMA box of `K` and `V`: 64 elements × [`WG_ATTN_BC`] rows.
-pub const WG_ATTN_KV_BOX: [u32; 2] = [64, WG_ATTN_BC];
+/// One column block of a consumer's `Q` rows in shared memory: 64 query rows × 64 elements
+/// (128 bytes a row, the 128-byte swizzle), `E` bf16 or f16. It is the `Q` tensor map's box
+/// (the host encodes the map from this type: `TensorMapExt::for_tile`), and a `Q` tile is
+/// `D / 64` column blocks of every consumer's rows: block `kc` of consumer `c` is tile
+/// `kc · C + c`.
+pub type QBlock<E> = SmemTile<E, 64, 64, swizzle::B128>;
+/// One column block of a `K` or `V` tile: [`WG_ATTN_BC`] keys × 64 elements, the `K` and `V`
+/// tensor maps' box; a stage's `K` (and its `V`) is `D / 64` of them, one after another.
+pub type KvBlock<E> = SmemTile<E, WG_ATTN_BC, 64, swizzle::B128>;
 
 /// Blocks of the 1-D grid for `batch`·`heads` heads of `seq_len` rows, head dimension `d`.
 #[must_use]
@@ -165,18 +190,17 @@ pub use kernels_sm90a::*;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 mod kernels_sm90a {
     #![allow(clippy::too_many_arguments)]
-    use super::{WG_ATTN_BC, WG_ATTN_STAGES};
+    use super::{KvBlock, QBlock, WG_ATTN_BC, WG_ATTN_STAGES};
     use crate::attention::AttnElem;
-    use crate::attention::kernels_sm80::{quad_max, quad_sum};
     use common::attention::{LOG2_E, block_tile, key_tiles, kv_head, softmax_scale, visible};
-    use cuda_std::barrier::{MBarrier, Phase, fence_init};
+    use cuda_std::barrier::{MBarrier, Phase};
     use cuda_std::half::{bf16, f16};
     use cuda_std::math::{ex2_approx, fmaf, logf};
     use cuda_std::prelude::*;
     use cuda_std::shared::shared_addr;
-    use cuda_std::tile::{PipelineState, Swizzle};
+    use cuda_std::tile::{AccShape, AccTile, Pipeline, PipelineState, Tile};
     use cuda_std::tma::{self, TensorMap, fence_proxy_async_shared};
-    use cuda_std::wgmma::{self, MatrixDescriptor, layout::acc_row_col};
+    use cuda_std::wgmma::{self, MatrixDescriptor};
 
     /// The `wgmma` instructions of an input type.
     pub trait WgAttnElem: AttnElem {
@@ -238,36 +262,43 @@ mod kernels_sm90a {
         mma_m64n128k16_f32_f16_rs
     );
 
-    /// A descriptor of a 128-byte-swizzled operand at shared address `start` with leading
-    /// byte offset `lbo` (K-major: unused; N-major: the next 64-element column block) and
-    /// stride byte offset 1024 (8 rows of 128 bytes).
-    #[inline(always)]
-    fn desc(start: u32, lbo: u32) -> MatrixDescriptor {
-        MatrixDescriptor::new(start, lbo, 1024, Swizzle::B128)
-    }
-
     /// The ring position of the `K`/`V` stages.
     type Ring = PipelineState<WG_ATTN_STAGES>;
 
-    /// Calls `$m!(i)` for `i` in 0..64 (constant indices: the accumulators stay in
-    /// registers).
-    macro_rules! each64 {
-        ($i:ident => $body:block) => {
-            unroll!($i: u32 in [
-                0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
-                22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41,
-                42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61,
-                62, 63
-            ] $body)
-        };
+    /// A consumer's `O` accumulator for head dimension `D`: the 64×`D` tile `AccTile<D / 2>`,
+    /// and its `P·V` step (`m64nDk16`).
+    trait OAcc: Sized {
+        /// `self += P·V` for one step of 16 keys: `p` the `A` registers (`pack_p`), `v` the
+        /// N-major descriptor of those 16 rows of `V`.
+        ///
+        /// # Safety
+        /// As `cuda_std::wgmma::mma_m64n128k16_f32_bf16_rs`.
+        unsafe fn pv<T: WgAttnElem>(&mut self, p: [u32; 4], v: MatrixDescriptor);
     }
 
-    /// One consumer warpgroup's online-softmax state: rows `group` and `group + 8` of each
-    /// of its warps' 16 rows.
+    impl OAcc for AccTile<32> {
+        #[inline(always)]
+        unsafe fn pv<T: WgAttnElem>(&mut self, p: [u32; 4], v: MatrixDescriptor) {
+            // SAFETY: forwarded.
+            unsafe { T::pv64(&mut self.regs, p, v) }
+        }
+    }
+
+    impl OAcc for AccTile<64> {
+        #[inline(always)]
+        unsafe fn pv<T: WgAttnElem>(&mut self, p: [u32; 4], v: MatrixDescriptor) {
+            // SAFETY: forwarded.
+            unsafe { T::pv128(&mut self.regs, p, v) }
+        }
+    }
+
+    /// One consumer warpgroup's online-softmax state: its thread's two rows
+    /// ([`AccTile::rows`]) of the warpgroup's 64.
     struct Softmax {
         /// The running maximum of each row, log2 units (−∞ before any visible key).
         row_max: [f32; 2],
-        /// This lane's part of each row's running sum (summed over the quad at the end).
+        /// This thread's part of each row's running sum ([`AccTile::thread_row_sum`]; summed
+        /// over the quad at the end).
         row_sum: [f32; 2],
     }
 
@@ -282,7 +313,7 @@ mod kernels_sm90a {
         #[inline(always)]
         unsafe fn step(
             &mut self,
-            s: &mut [f32; 64],
+            s: &mut AccTile<64>,
             t: u32,
             row0: u32,
             k0: u32,
@@ -293,58 +324,42 @@ mod kernels_sm90a {
             // Only the causal diagonal and the last, ragged tile have keys to mask.
             let needs_mask = k0 + WG_ATTN_BC > seq_len || (causal && k0 + WG_ATTN_BC - 1 > row0);
             if needs_mask {
-                each64!(i => {
-                    let (r, c) = acc_row_col(t, i);
-                    if !visible(row0 + r, k0 + c, seq_len, causal) {
-                        s[i as usize] = f32::NEG_INFINITY;
+                s.map(t, |r, c, x| {
+                    if visible(row0 + r, k0 + c, seq_len, causal) {
+                        x
+                    } else {
+                        f32::NEG_INFINITY
                     }
                 });
             }
+            // The maximum of the raw scores, then scaled (the scale is positive): `p = 2^(s·
+            // scale − m·scale)` is one fused multiply-add and one `ex2` a score. The
+            // reductions over a row's 32 elements are trees (depth 5, not chains of 32).
+            // SAFETY: converged warp (caller contract).
+            let raw_max = unsafe { s.row_max() };
             let mut alpha = [0.0f32; 2];
+            let mut base = [0.0f32; 2];
             unroll!(hr in [0, 1] {
-                // Element i is in row half (i / 2) % 2. The maximum of the raw scores, then
-                // scaled (the scale is positive): `p = 2^(s·scale − m·scale)` is one fused
-                // multiply-add and one `ex2` a score.
-                // Both reductions over the row's 32 elements as trees (depth 5, not a chain of
-                // 32 dependent operations).
-                let mut v = [0.0f32; 16];
-                unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
-                    v[j] = s[4 * j + 2 * hr].max(s[4 * j + 2 * hr + 1]);
-                });
-                let m = tree16(v, f32::max);
-                // SAFETY: converged warp (caller contract).
-                let m = (unsafe { quad_max(m) } * scale_log2).max(self.row_max[hr]);
+                let m = (raw_max[hr] * scale_log2).max(self.row_max[hr]);
                 // A row with no visible key yet keeps −∞; subtract 0 then (every p is 0).
-                let base = if m == f32::NEG_INFINITY { 0.0 } else { m };
-                alpha[hr] = ex2_approx(self.row_max[hr] - base);
+                base[hr] = if m == f32::NEG_INFINITY { 0.0 } else { m };
+                alpha[hr] = ex2_approx(self.row_max[hr] - base[hr]);
                 self.row_max[hr] = m;
-                unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] {
-                    unroll!(c in [0, 1] {
-                        let p = ex2_approx(fmaf(s[4 * j + 2 * hr + c], scale_log2, -base));
-                        s[4 * j + 2 * hr + c] = p;
-                    });
-                    v[j] = s[4 * j + 2 * hr] + s[4 * j + 2 * hr + 1];
-                });
-                let sum = tree16(v, |a, b| a + b);
-                self.row_sum[hr] = self.row_sum[hr] * alpha[hr] + sum;
+            });
+            s.map_rows(base, |x, b| ex2_approx(fmaf(x, scale_log2, -b)));
+            let sum = s.thread_row_sum();
+            unroll!(hr in [0, 1] {
+                self.row_sum[hr] = self.row_sum[hr] * alpha[hr] + sum[hr];
             });
             alpha
         }
     }
 
-    /// `f` over the 16 values of `v` as a balanced tree (`f` associative: `max`, `+`).
-    #[inline(always)]
-    fn tree16(mut v: [f32; 16], f: impl Fn(f32, f32) -> f32) -> f32 {
-        unroll!(j in [0, 1, 2, 3, 4, 5, 6, 7] { v[j] = f(v[j], v[j + 8]); });
-        unroll!(j in [0, 1, 2, 3] { v[j] = f(v[j], v[j + 4]); });
-        unroll!(j in [0, 1] { v[j] = f(v[j], v[j + 2]); });
-        f(v[0], v[1])
-    }
-
     /// `P` (the softmax's `s`) rounded to `T` and packed as the `A` registers of the 8
     /// `P·V` steps: keys `16·kk..16·kk + 16` are accumulator elements `8·kk..8·kk + 8`.
     #[inline(always)]
-    fn pack_p<T: WgAttnElem>(s: &[f32; 64]) -> [[u32; 4]; 8] {
+    fn pack_p<T: WgAttnElem>(s: &AccTile<64>) -> [[u32; 4]; 8] {
+        let s = &s.regs;
         let mut p = [[0u32; 4]; 8];
         unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
             p[kk] = [
@@ -357,12 +372,13 @@ mod kernels_sm90a {
         p
     }
 
-    /// The kernel body for element type `T` and head dimension `D`.
+    /// The kernel body for element type `T`, head dimension `D`, `C` consumer warpgroups and
+    /// `O` tiles of `OR = D / 2` accumulators a thread.
     ///
     /// # Safety
     /// As the entry points' `# Safety` sections.
     #[inline(always)]
-    unsafe fn forward<T: WgAttnElem, const D: u32, const C: u32>(
+    unsafe fn forward<T: WgAttnElem, const D: u32, const C: u32, const OR: usize>(
         batch: u32,
         seq_len: u32,
         heads: u32,
@@ -373,9 +389,14 @@ mod kernels_sm90a {
         map_v: *const TensorMap,
         o: *mut T,
         lse: *mut f32,
-    ) {
+    ) where
+        AccTile<OR>: AccShape + OAcc,
+    {
+        const { assert!(OR as u32 == D / 2, "O is 64×D: D / 2 accumulators a thread") };
         // Query rows per block: C consumer warpgroups of 64.
         let br = 64 * C;
+        // Column blocks of 64 elements in a row of Q, K or V.
+        let blocks = D / 64;
         let tid = thread_idx_x();
         let wg = tid / 128;
         let q_tiles = seq_len.div_ceil(br);
@@ -394,41 +415,44 @@ mod kernels_sm90a {
         // SAFETY: `wg_shared_bytes` reserves 1024 bytes of slack for `pad`.
         let smem = unsafe { raw.add(pad as usize) };
         let smem_addr = shared_addr(smem);
-        let q_bytes = br * D * 2;
-        let tile_bytes = WG_ATTN_BC * D * 2;
-        let k_off = |s: u32| q_bytes + s * 2 * tile_bytes;
-        let v_off = |s: u32| k_off(s) + tile_bytes;
+        // Column block `kc` of consumer `c`'s Q rows is Q block `kc·C + c`.
+        let q_block = |kc: u32, c: u32| (kc * C + c) * QBlock::<T>::BYTES;
+        let q_bytes = C * blocks * QBlock::<T>::BYTES;
+        // A stage's K (or V) tile: `blocks` column blocks.
+        let kv_bytes = blocks * KvBlock::<T>::BYTES;
+        let k_off = |s: u32| q_bytes + s * 2 * kv_bytes;
+        let v_off = |s: u32| k_off(s) + kv_bytes;
         // SAFETY: after the tiles, inside `wg_shared_bytes`, 8-byte aligned.
-        let bars = unsafe { smem.add((q_bytes + WG_ATTN_STAGES * 2 * tile_bytes) as usize) }
+        let bars = unsafe { smem.add((q_bytes + WG_ATTN_STAGES * 2 * kv_bytes) as usize) }
             .cast::<MBarrier>();
+        // The K/V ring: full barriers (K's), then empty ones.
+        // SAFETY: `2·STAGES` barriers at `bars` (`wg_shared_bytes`).
+        let ring_bars = unsafe { Pipeline::<WG_ATTN_STAGES>::from_ptr(bars) };
         let bar = |i: u32| {
-            // SAFETY: `1 + 3·STAGES + C` barriers after `bars` (`wg_shared_bytes`); every
+            // SAFETY: `1 + STAGES + C` barriers after the ring's (`wg_shared_bytes`); every
             // index below is under it (`s < STAGES`, `c < C`).
-            unsafe { &*bars.add(i as usize) }
+            unsafe { &*bars.add((2 * WG_ATTN_STAGES + i) as usize) }
         };
         let q_full = bar(0);
-        let k_full = |s: u32| bar(1 + s);
-        let v_full = |s: u32| bar(1 + WG_ATTN_STAGES + s);
-        let empty = |s: u32| bar(1 + 2 * WG_ATTN_STAGES + s);
+        let v_full = |s: u32| bar(1 + s);
         // Consumer `c`'s turn to issue its products (the ping-pong), arrived on by the
         // 128 threads of the consumer before it (`c − 1`, or `C − 1` for consumer 0).
-        let turn = |c: u32| bar(1 + 3 * WG_ATTN_STAGES + c);
+        let turn = |c: u32| bar(1 + WG_ATTN_STAGES + c);
 
         if tid == 0 {
-            // SAFETY: one thread initialises, fence and barrier below before any use.
+            // SAFETY: one thread initialises, fence (the ring's init) and barrier below
+            // before any use.
             unsafe {
                 q_full.init(1);
                 for s in 0..WG_ATTN_STAGES {
-                    k_full(s).init(1);
                     v_full(s).init(1);
-                    // One arrival per consumer warp.
-                    empty(s).init(4 * C);
                 }
                 for c in 0..C {
                     turn(c).init(128);
                 }
+                // One arrival per consumer warp; ends with the init fence.
+                ring_bars.init(4 * C);
             }
-            fence_init();
         }
         sync_threads();
 
@@ -440,13 +464,13 @@ mod kernels_sm90a {
                 wgmma::reg_dealloc::<40>();
             }
             if tid == 0 {
-                let blocks = D / 64;
-                // SAFETY: the maps are in global memory (the launch contract); the
-                // barriers are initialised; every destination is a 1024-aligned column
-                // block of its tile inside the dynamic shared memory; a stage is loaded only
-                // after its empty phase (both consumers done reading it) completed, and its
-                // full barriers announce exactly the bytes the loads deliver (whole boxes,
-                // zeros past the tensor included).
+                // SAFETY: the maps are in global memory (the launch contract), encoded for
+                // `QBlock` and `KvBlock` (the host's `for_tile`); the barriers are
+                // initialised; every destination is a 1024-aligned tile of its type inside
+                // the dynamic shared memory; a stage is loaded only after its empty phase
+                // (both consumers done reading it) completed, and its full barriers announce
+                // exactly the bytes the loads deliver (whole boxes, zeros past the tensor
+                // included).
                 unsafe {
                     tma::prefetch_descriptor(map_q);
                     tma::prefetch_descriptor(map_k);
@@ -454,13 +478,11 @@ mod kernels_sm90a {
                     q_full.arrive_expect_tx(q_bytes);
                     let q_row = (bh * seq_len + q0) as i32;
                     for kc in 0..blocks {
-                        for half in 0..C {
-                            let dst = smem.add((kc * br * 128 + half * 64 * 128) as usize);
-                            tma::load_2d(
-                                dst.cast::<T>(),
+                        for c in 0..C {
+                            tma::load_tile::<QBlock<T>>(
+                                smem.add(q_block(kc, c) as usize).cast(),
                                 map_q,
-                                (kc * 64) as i32,
-                                q_row + 64 * half as i32,
+                                [(kc * 64) as i32, q_row + 64 * c as i32],
                                 q_full,
                             );
                         }
@@ -468,17 +490,27 @@ mod kernels_sm90a {
                     let mut ring = Ring::PRODUCER_START;
                     for j in 0..tiles {
                         let s = ring.stage();
-                        empty(s).wait(ring.phase());
+                        ring_bars.producer_acquire(ring);
                         let row = (kv_row0 + j * WG_ATTN_BC) as i32;
-                        k_full(s).arrive_expect_tx(tile_bytes);
+                        ring_bars.producer_expect(ring, kv_bytes);
                         for kc in 0..blocks {
-                            let dst = smem.add((k_off(s) + kc * WG_ATTN_BC * 128) as usize);
-                            tma::load_2d(dst.cast::<T>(), map_k, (kc * 64) as i32, row, k_full(s));
+                            tma::load_tile::<KvBlock<T>>(
+                                smem.add((k_off(s) + kc * KvBlock::<T>::BYTES) as usize)
+                                    .cast(),
+                                map_k,
+                                [(kc * 64) as i32, row],
+                                ring_bars.full(s),
+                            );
                         }
-                        v_full(s).arrive_expect_tx(tile_bytes);
+                        v_full(s).arrive_expect_tx(kv_bytes);
                         for kc in 0..blocks {
-                            let dst = smem.add((v_off(s) + kc * WG_ATTN_BC * 128) as usize);
-                            tma::load_2d(dst.cast::<T>(), map_v, (kc * 64) as i32, row, v_full(s));
+                            tma::load_tile::<KvBlock<T>>(
+                                smem.add((v_off(s) + kc * KvBlock::<T>::BYTES) as usize)
+                                    .cast(),
+                                map_v,
+                                [(kc * 64) as i32, row],
+                                v_full(s),
+                            );
                         }
                         ring.advance();
                     }
@@ -503,53 +535,49 @@ mod kernels_sm90a {
         let lane = tid % 32;
         let quad = lane % 4;
         let row0 = q0 + 64 * c;
-        let q_at = smem_addr + 64 * c * 128;
         let scale_log2 = softmax_scale(D) * LOG2_E;
         let mut softmax = Softmax {
             row_max: [f32::NEG_INFINITY; 2],
             row_sum: [0.0; 2],
         };
-        // O: 64×D, D/2 accumulators a thread (the second half unused for D = 64).
-        let mut acc = [[0.0f32; 32]; 2];
-        let mut s = [0.0f32; 64];
+        let mut acc = AccTile::<OR>::splat(0.0);
+        let mut s = AccTile::<64>::splat(0.0);
 
-        // S = Q·Kᵀ for the K tile of stage `st`: D/16 steps of 16 dims, 4 per column block.
-        let issue_s = |s: &mut [f32; 64], st: u32| {
+        // S = Q·Kᵀ for the K tile of stage `st`: D/16 steps of 16 dims (32 bytes), 4 per
+        // column block; both operands K-major.
+        let issue_s = |s: &mut AccTile<64>, st: u32| {
             let k_at = smem_addr + k_off(st);
             unroll!(ks: u32 in [0, 1, 2, 3, 4, 5, 6, 7] {
                 if ks < D / 16 {
-                    let a = desc(q_at + (ks / 4) * br * 128 + (ks % 4) * 32, 16);
-                    let bd = desc(k_at + (ks / 4) * WG_ATTN_BC * 128 + (ks % 4) * 32, 16);
+                    let (kc, step) = (ks / 4, (ks % 4) * 32);
+                    let a = QBlock::<T>::descriptor(smem_addr + q_block(kc, c) + step);
+                    let bd = KvBlock::<T>::descriptor(k_at + kc * KvBlock::<T>::BYTES + step);
                     // SAFETY: the whole warpgroup runs this convergently with equal
                     // arguments; Q and this stage's K were written by TMA and their full
                     // phases completed; the stage is not reloaded before this warpgroup
                     // releases it, after the wait that covers this group.
-                    unsafe { T::qk(s, a, bd, ks == 0) };
+                    unsafe { T::qk(&mut s.regs, a, bd, ks == 0) };
                 }
             });
         };
         // O += P·V for the V tile of stage `st`: keys 16·kk.. are rows 16·kk.. of every
-        // column block of V, 2048 bytes on.
-        let issue_pv = |acc: &mut [[f32; 32]; 2], p: &[[u32; 4]; 8], st: u32| {
+        // column block of V (N-major: the blocks lie `KvBlock::BYTES` apart along N).
+        let issue_pv = |acc: &mut AccTile<OR>, p: &[[u32; 4]; 8], st: u32| {
             let v_at = smem_addr + v_off(st);
             unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
-                let bd = desc(v_at + kk as u32 * 2048, WG_ATTN_BC * 128);
+                let bd = KvBlock::<T>::descriptor_mn_major(
+                    v_at + kk as u32 * 16 * KvBlock::<T>::ROW_BYTES,
+                );
                 // SAFETY: as for `issue_s`, for this stage's V tile.
-                unsafe {
-                    if D == 64 {
-                        T::pv64(&mut acc[0], p[kk], bd);
-                    } else {
-                        // SAFETY: `[[f32; 32]; 2]` and `[f32; 64]` have the same layout.
-                        T::pv128(&mut *(&raw mut *acc).cast::<[f32; 64]>(), p[kk], bd);
-                    }
-                }
+                unsafe { acc.pv::<T>(p[kk], bd) };
             });
         };
         // Releases stage `st`: one arrival per warp, after the wait that retired its reads.
-        let release = |st: u32| {
+        let release = |st: Ring| {
             if lane == 0 {
-                // SAFETY: initialised barrier; this warp's one arrival of the phase.
-                unsafe { empty(st).arrive() };
+                // SAFETY: initialised ring; this warp's one arrival of the phase, after the
+                // `wgmma` groups that read the stage completed.
+                unsafe { ring_bars.consumer_release(st) };
             }
         };
 
@@ -586,7 +614,7 @@ mod kernels_sm90a {
         unsafe { q_full.wait(Phase::ZERO) };
         let mut ring = Ring::START;
         // SAFETY: as above.
-        unsafe { k_full(ring.stage()).wait(ring.phase()) };
+        unsafe { ring_bars.consumer_wait(ring) };
         my_turn(issues);
         wgmma::fence();
         issue_s(&mut s, ring.stage());
@@ -603,7 +631,7 @@ mod kernels_sm90a {
         while j < tiles {
             // SAFETY: as above.
             unsafe {
-                k_full(ring.stage()).wait(ring.phase());
+                ring_bars.consumer_wait(ring);
                 v_full(prev.stage()).wait(prev.phase());
             }
             my_turn(issues);
@@ -621,12 +649,8 @@ mod kernels_sm90a {
                 softmax.step(&mut s, t, row0, j * WG_ATTN_BC, seq_len, causal, scale_log2)
             };
             wgmma::wait_group::<0>();
-            release(prev.stage());
-            each64!(i => {
-                if i < D / 2 {
-                    acc[(i / 32) as usize][(i % 32) as usize] *= alpha[((i / 2) % 2) as usize];
-                }
-            });
+            release(prev);
+            acc.map_rows(alpha, |x, a| x * a);
             p = pack_p::<T>(&s);
             prev = ring;
             ring.advance();
@@ -646,9 +670,8 @@ mod kernels_sm90a {
                 if r % C == c {
                     let ch = id % (D / 8);
                     let at = v_off(prev.stage())
-                        + (ch / 8) * WG_ATTN_BC * 128
-                        + r * 128
-                        + (((ch % 8) ^ (r % 8)) << 4);
+                        + (ch / 8) * KvBlock::<T>::BYTES
+                        + KvBlock::<T>::byte_offset(r, (ch % 8) * 16);
                     // SAFETY: a 16-byte chunk of this stage's V tile, whose TMA load
                     // completed (the wait above); no other thread writes it (rows of this
                     // warpgroup's parity) or reads it before the barrier below.
@@ -673,41 +696,34 @@ mod kernels_sm90a {
         wgmma::commit_group();
         your_turn();
         wgmma::wait_group::<0>();
-        release(prev.stage());
+        release(prev);
 
         // Epilogue: O = acc / l, L = m·ln 2 + ln l, for rows inside S.
-        let mut inv = [0.0f32; 2];
-        let q_head = bh as usize * seq_len as usize * D as usize;
+        // SAFETY: converged warp.
+        let l = unsafe { AccTile::<64>::quad_sum(softmax.row_sum) };
+        let inv = l.map(|l| 1.0 / l);
+        let rows = AccTile::<OR>::rows(t);
         unroll!(hr in [0, 1] {
-            // SAFETY: converged warp.
-            let l = unsafe { quad_sum(softmax.row_sum[hr]) };
-            inv[hr] = 1.0 / l;
-            let (r, _) = acc_row_col(t, 2 * hr as u32);
-            let row = row0 + r;
+            let row = row0 + rows[hr];
             if quad == 0 && row < seq_len {
-                let value = softmax.row_max[hr] * core::f32::consts::LN_2 + logf(l);
+                let value = softmax.row_max[hr] * core::f32::consts::LN_2 + logf(l[hr]);
                 // SAFETY: element (b, h, row) of L, row < S; written by this lane only.
                 unsafe { *lse.add(bh as usize * seq_len as usize + row as usize) = value };
             }
         });
-        unroll!(i in [
-            0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42,
-            44, 46, 48, 50, 52, 54, 56, 58, 60, 62
-        ] {
-            if (i as u32) < D / 2 {
-                let (r, col) = acc_row_col(t, i as u32);
-                let row = row0 + r;
-                if row < seq_len {
-                    let f = inv[(i / 2) % 2];
-                    // SAFETY: (row, col), (row, col + 1) inside this head's O rows (row < S,
-                    // col + 1 < D); 4-byte aligned (col even); one lane per pair.
-                    unsafe {
-                        T::store_pair(
-                            o.add(q_head + row as usize * D as usize + col as usize),
-                            acc[i / 32][i % 32] * f,
-                            acc[i / 32][i % 32 + 1] * f,
-                        );
-                    }
+        let q_head = bh as usize * seq_len as usize * D as usize;
+        acc.map_rows(inv, |x, f| x * f);
+        acc.for_each_pair(t, |r, col, v0, v1| {
+            let row = row0 + r;
+            if row < seq_len {
+                // SAFETY: (row, col), (row, col + 1) inside this head's O rows (row < S,
+                // col + 1 < D); 4-byte aligned (col even); one lane per pair.
+                unsafe {
+                    T::store_pair(
+                        o.add(q_head + row as usize * D as usize + col as usize),
+                        v0,
+                        v1,
+                    );
                 }
             }
         });
@@ -726,8 +742,8 @@ mod kernels_sm90a {
             /// - `map_q` points to a 64-byte-aligned [`TensorMap`] in global memory, written
             ///   before the launch, describing `Q` as `batch·heads·seq_len` rows of `D`
             ///   elements of this type (dims `[D, batch·heads·seq_len]`, innermost first), box
-            ///   `WG_ATTN_Q_BOX`, the 128-byte swizzle; `map_k` and `map_v` the same for `K`
-            ///   and `V` with `batch·kv_heads·seq_len` rows and box `WG_ATTN_KV_BOX`;
+            ///   [`QBlock`] (its box and swizzle); `map_k` and `map_v` the same for `K`
+            ///   and `V` with `batch·kv_heads·seq_len` rows and [`KvBlock`];
             /// - `o` and `lse` point to allocations of at least `batch·heads·seq_len·D`
             ///   and `batch·heads·seq_len` elements, 4-byte aligned, that nothing else
             ///   accesses during the launch;
@@ -753,7 +769,7 @@ mod kernels_sm90a {
             ) {
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe {
-                    forward::<$t, $d, { super::wg_attn_consumers($d) }>(
+                    forward::<$t, $d, { super::wg_attn_consumers($d) }, { $d / 2 }>(
                         batch,
                         seq_len,
                         heads,

@@ -993,7 +993,9 @@ pub const ACC_TILE_SLOTS: usize = 4;
 /// row-major `input` into a `cuda_std::tile::AccTile` by its fragment layout, reduces its
 /// rows (`row_max`, `row_sum`), writes them at `out[t·ACC_TILE_SLOTS..]` (`[max0, max1,
 /// sum0, sum1]` for thread `t`'s `AccTile::rows(t)`), subtracts each row's maximum with
-/// `map_rows` and stores the tile back to `tile_out` (64×N row-major) by the same layout.
+/// `map_rows`, maps element `(row, col)` to `2·x + row − col` with `map`, and stores the tile
+/// back to `tile_out` (64×N row-major) by the same layout, a pair of neighbours at a time
+/// (`for_each_pair`).
 macro_rules! acc_tile_probe {
     ($name:ident, $regs:literal) => {
         /// See [`ACC_TILE_SLOTS`] and the macro's description above.
@@ -1015,6 +1017,7 @@ macro_rules! acc_tile_probe {
             // SAFETY: all 128 threads (whole warps) run this convergently.
             let (max, sum) = unsafe { (acc.row_max(), acc.row_sum()) };
             acc.map_rows(max, |x, m| x - m);
+            acc.map(t, |row, col, x| 2.0 * x + row as f32 - col as f32);
             // SAFETY: the buffers' sizes are the caller's contract; each thread writes its
             // own slots and its own elements of the tile (the layout is a bijection).
             unsafe {
@@ -1024,9 +1027,12 @@ macro_rules! acc_tile_probe {
                 *o.add(2) = sum[0];
                 *o.add(3) = sum[1];
             }
-            acc.for_each(t, |row, col, v| {
-                // SAFETY: as above.
-                unsafe { *tile_out.add((row * n + col) as usize) = v };
+            acc.for_each_pair(t, |row, col, v0, v1| {
+                // SAFETY: as above; `col + 1 < N` (`col` is even).
+                unsafe {
+                    *tile_out.add((row * n + col) as usize) = v0;
+                    *tile_out.add((row * n + col + 1) as usize) = v1;
+                }
             });
         }
     };
