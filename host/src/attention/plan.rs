@@ -15,7 +15,7 @@ use cust::{
     tma::{TensorMap, TensorMapExt},
 };
 use kernels::attention::wgmma::{
-    KvBlock, QBlock, wg_attn_threads, wg_grid_blocks, wg_shared_bytes,
+    KvBlock, QBlock, wg_attn_threads, wg_grid_blocks, wg_persistent, wg_shared_bytes,
 };
 use kernels::attention::{ATTN_THREADS, grid_blocks, shared_bytes};
 
@@ -179,13 +179,20 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
                         "V",
                     )?,
                 ];
+                // Persistent (D = 128, not causal): at most one block per multiprocessor,
+                // each walking the work tiles (`wg_grid_blocks` of them) in steps of the
+                // grid. Causal work tiles differ in length, and the hardware's block
+                // scheduler balances them better than a fixed stride: one work tile a block
+                // (the same kernel's loop then runs once).
+                let work_tiles = wg_grid_blocks(batch, heads, seq, d);
+                let grid = if wg_persistent(d) && !shape.causal {
+                    work_tiles.min(crate::vector::sm_count(gpu)?)
+                } else {
+                    work_tiles
+                };
                 (
                     Launcher::Wgmma { function, maps },
-                    LaunchConfig::new(
-                        (wg_grid_blocks(batch, heads, seq, d), 1),
-                        wg_attn_threads(d),
-                        wg_shared_bytes(d),
-                    ),
+                    LaunchConfig::new((grid, 1), wg_attn_threads(d), wg_shared_bytes(d)),
                 )
             }
         };

@@ -86,12 +86,14 @@
 //! - skipping `O`'s rescale when no row maximum of the warp moved (a warp vote; exact, since
 //!   `alpha` is then 1): 574 / 539 / 446 / 571 against 616 / 532 / 438 / 581 (medians of
 //!   four rounds, the grouped-query shape last);
-//! - a persistent grid (one block a multiprocessor walking the work tiles, the producer
-//!   loading the next tile's `Q` and `K`/`V` during the consumers' epilogue, as
-//!   FlashAttention-3): with the work-tile loop around the consumers' body `ptxas` spills
-//!   (256–316 bytes) and serialises every `wgmma` (its warning C7512, "insufficient register
-//!   resources"), with or without the uniform index, `setmaxnreg` 24 / 240, or `O` and `S`
-//!   carried across tiles instead of zeroed; not run;
+//! - a persistent grid in the hand-built kernel before the tile layer: with the work-tile
+//!   loop around the consumers' body `ptxas` spilled (256–316 bytes) and serialised every
+//!   `wgmma` (its warning C7512, "insufficient register resources"), with or without the
+//!   uniform index, `setmaxnreg` 24 / 240, or `O` and `S` carried across tiles instead of
+//!   zeroed; not run (the kernel on the tile layer has the loop without either: below);
+//! - the persistent grid for causal attention: 524 against 545 TFLOP/s (medians of five
+//!   processes, below), likely because a fixed stride balances the unequal causal work
+//!   tiles worse than the hardware's block scheduler does;
 //! - FlashAttention-3's key tile for non-causal D = 128, 176 keys (`m64n176k16`, 88 scores
 //!   a thread, two stages in 209 KiB, `setmaxnreg` 24 / 240; 0 spills, no serialisation):
 //!   508 / 505 / 509 TFLOP/s at 4×32×4096×128 and 514 / 511 / 516 with 8 `K`/`V` heads
@@ -109,9 +111,23 @@
 //!   each, alternating in one H200 run, 2026-11-29): within the spread between processes, and
 //!   lower with 8 `K`/`V` heads.
 //!
-//! Launch ([`wg_grid_blocks`]): one block per head and [`wg_attn_rows`]`(D)` query rows, in
-//! the order of the `mma.sync` kernels (the blocks of a head neighbours, its last query tiles
-//! first); [`wg_attn_threads`]`(D)` threads, [`wg_shared_bytes`]`(D)` of dynamic shared
+//! Persistence ([`wg_persistent`]): a block walks the work tiles `blockIdx.x`, `blockIdx.x +
+//! gridDim.x`, … (a work tile: one head's [`wg_attn_rows`]`(D)` query rows); the producer
+//! loads the next work tile's `Q` once the consumers' last `S = Q·Kᵀ` of the current one
+//! completed (a `Q` empty barrier, one arrival per consumer warp) and its `K`/`V` into the
+//! ring's stages as they free, so they are in shared memory when the consumers finish the
+//! current tile's last `P·V` and epilogue; the ping-pong's issue count and the ring carry on
+//! from tile to tile. The host launches at most one block per multiprocessor for D = 128
+//! non-causal, and one block per work tile otherwise (the loop then runs once; for D = 64
+//! it is compiled out: at 128 registers a thread it spilled 68 bytes). Against one block per
+//! work tile (one H200, 2026-11-29, five processes each, alternating, TFLOP/s, medians):
+//! 4×32×4096×128 597 against 583 (higher in each of the five pairs), with 8 `K`/`V` heads 612
+//! against 601; cuDNN in that run 652 / 653. The emulator found the first version's
+//! deadlock: the last `P·V` of a work tile was not counted as an issue, so the ping-pong's
+//! parities went wrong on the next tile.
+//!
+//! Launch ([`wg_grid_blocks`] work tiles): in the order of the `mma.sync` kernels (the blocks
+//! of a head neighbours, its last query tiles first); [`wg_attn_threads`]`(D)` threads, [`wg_shared_bytes`]`(D)` of dynamic shared
 //! memory, built with at most [`wg_attn_max_registers`]`(D)` registers a thread (`.maxnreg`,
 //! so that the block fits before the warpgroups rebalance).
 
@@ -129,6 +145,17 @@ pub const fn wg_attn_consumers(d: u32) -> u32 {
 #[must_use]
 pub const fn wg_attn_rows(d: u32) -> u32 {
     64 * wg_attn_consumers(d)
+}
+
+/// Whether the kernel for head dimension `d` is persistent (a grid of at most one block per
+/// multiprocessor, each block walking the work tiles in steps of the grid, the producer
+/// loading the next work tile's `Q`, `K` and `V` while the consumers finish the last one):
+/// for D = 128 (the host launches it so for non-causal attention only). The D = 64 kernel
+/// (three consumers at 128 registers a thread) spills with the work-tile loop (ptxas 12.9:
+/// 68 bytes), so it keeps one work tile a block.
+#[must_use]
+pub const fn wg_persistent(d: u32) -> bool {
+    wg_attn_consumers(d) == 2
 }
 
 /// Keys per `K`/`V` tile (the `N` of `S = Q·Kᵀ`, the `K` of `P·V`).
@@ -160,7 +187,7 @@ pub const fn wg_shared_bytes(d: u32) -> u32 {
         + WG_ATTN_STAGES * 2 * blocks * <KvBlock<u16> as Tile>::BYTES
         + 1024
         + Pipeline::<WG_ATTN_STAGES>::SHARED_BYTES
-        + 8 * (1 + WG_ATTN_STAGES + wg_attn_consumers(d))
+        + 8 * (2 + WG_ATTN_STAGES + wg_attn_consumers(d))
 }
 
 const _: () = assert!(
@@ -400,14 +427,24 @@ mod kernels_sm90a {
         let tid = thread_idx_x();
         let wg = tid / 128;
         let q_tiles = seq_len.div_ceil(br);
-        let Some((bh, q_tile)) = block_tile(block_idx_x(), q_tiles, batch * heads) else {
-            // A block past `wg_grid_blocks`: the whole block leaves before any barrier.
-            return;
+        // Work tile `w` (`block_tile`'s order: a head's query tiles together, its last
+        // first): its head `bh`, first query row, first `K`/`V` row and number of key tiles.
+        // The grid is persistent: block `b` takes work tiles `b`, `b + grid`, …
+        let work = |w: u32| {
+            let (bh, q_tile) = block_tile(w, q_tiles, batch * heads)?;
+            let (b, h) = (bh / heads, bh % heads);
+            Some((
+                bh,
+                q_tile * br,
+                (b * kv_heads + kv_head(h, heads, kv_heads)) * seq_len,
+                key_tiles(q_tile, br, WG_ATTN_BC, seq_len, causal),
+            ))
         };
-        let (b, h) = (bh / heads, bh % heads);
-        let q0 = q_tile * br;
-        let kv_row0 = (b * kv_heads + kv_head(h, heads, kv_heads)) * seq_len;
-        let tiles = key_tiles(q_tile, br, WG_ATTN_BC, seq_len, causal);
+        let grid = grid_dim_x();
+        if work(block_idx_x()).is_none() {
+            // A block past the work tiles: the whole block leaves before any barrier.
+            return;
+        }
 
         // Tiles from the first 1024-byte boundary (the swizzle's period), barriers after.
         let raw = dynamic_shared::<u8>();
@@ -429,21 +466,25 @@ mod kernels_sm90a {
         // SAFETY: `2·STAGES` barriers at `bars` (`wg_shared_bytes`).
         let ring_bars = unsafe { Pipeline::<WG_ATTN_STAGES>::from_ptr(bars) };
         let bar = |i: u32| {
-            // SAFETY: `1 + STAGES + C` barriers after the ring's (`wg_shared_bytes`); every
+            // SAFETY: `2 + STAGES + C` barriers after the ring's (`wg_shared_bytes`); every
             // index below is under it (`s < STAGES`, `c < C`).
             unsafe { &*bars.add((2 * WG_ATTN_STAGES + i) as usize) }
         };
+        // `Q` of a work tile loaded (full), and read by the consumers' last `S` (empty: one
+        // arrival per consumer warp), so the producer may load the next work tile's `Q`.
         let q_full = bar(0);
-        let v_full = |s: u32| bar(1 + s);
+        let q_empty = bar(1);
+        let v_full = |s: u32| bar(2 + s);
         // Consumer `c`'s turn to issue its products (the ping-pong), arrived on by the
         // 128 threads of the consumer before it (`c − 1`, or `C − 1` for consumer 0).
-        let turn = |c: u32| bar(1 + WG_ATTN_STAGES + c);
+        let turn = |c: u32| bar(2 + WG_ATTN_STAGES + c);
 
         if tid == 0 {
             // SAFETY: one thread initialises, fence (the ring's init) and barrier below
             // before any use.
             unsafe {
                 q_full.init(1);
+                q_empty.init(4 * C);
                 for s in 0..WG_ATTN_STAGES {
                     v_full(s).init(1);
                 }
@@ -475,44 +516,59 @@ mod kernels_sm90a {
                     tma::prefetch_descriptor(map_q);
                     tma::prefetch_descriptor(map_k);
                     tma::prefetch_descriptor(map_v);
-                    q_full.arrive_expect_tx(q_bytes);
-                    let q_row = (bh * seq_len + q0) as i32;
-                    for kc in 0..blocks {
-                        for c in 0..C {
-                            tma::load_tile::<QBlock<T>>(
-                                smem.add(q_block(kc, c) as usize).cast(),
-                                map_q,
-                                [(kc * 64) as i32, q_row + 64 * c as i32],
-                                q_full,
-                            );
-                        }
-                    }
                     let mut ring = Ring::PRODUCER_START;
-                    for j in 0..tiles {
-                        let s = ring.stage();
-                        ring_bars.producer_acquire(ring);
-                        let row = (kv_row0 + j * WG_ATTN_BC) as i32;
-                        ring_bars.producer_expect(ring, kv_bytes);
-                        for kc in 0..blocks {
-                            tma::load_tile::<KvBlock<T>>(
-                                smem.add((k_off(s) + kc * KvBlock::<T>::BYTES) as usize)
-                                    .cast(),
-                                map_k,
-                                [(kc * 64) as i32, row],
-                                ring_bars.full(s),
-                            );
+                    let mut w = block_idx_x();
+                    // The phase of `q_empty` the next work tile's `Q` waits for: the previous
+                    // work tile's release (none for the first).
+                    let mut q_free: Option<Phase> = None;
+                    while let Some((bh, q0, kv_row0, tiles)) = work(w) {
+                        if let Some(phase) = q_free {
+                            // The previous work tile's `Q` is no longer read.
+                            q_empty.wait(phase);
                         }
-                        v_full(s).arrive_expect_tx(kv_bytes);
+                        q_free = Some(q_free.map_or(Phase::ZERO, Phase::flip));
+                        q_full.arrive_expect_tx(q_bytes);
+                        let q_row = (bh * seq_len + q0) as i32;
                         for kc in 0..blocks {
-                            tma::load_tile::<KvBlock<T>>(
-                                smem.add((v_off(s) + kc * KvBlock::<T>::BYTES) as usize)
-                                    .cast(),
-                                map_v,
-                                [(kc * 64) as i32, row],
-                                v_full(s),
-                            );
+                            for c in 0..C {
+                                tma::load_tile::<QBlock<T>>(
+                                    smem.add(q_block(kc, c) as usize).cast(),
+                                    map_q,
+                                    [(kc * 64) as i32, q_row + 64 * c as i32],
+                                    q_full,
+                                );
+                            }
                         }
-                        ring.advance();
+                        for j in 0..tiles {
+                            let s = ring.stage();
+                            ring_bars.producer_acquire(ring);
+                            let row = (kv_row0 + j * WG_ATTN_BC) as i32;
+                            ring_bars.producer_expect(ring, kv_bytes);
+                            for kc in 0..blocks {
+                                tma::load_tile::<KvBlock<T>>(
+                                    smem.add((k_off(s) + kc * KvBlock::<T>::BYTES) as usize)
+                                        .cast(),
+                                    map_k,
+                                    [(kc * 64) as i32, row],
+                                    ring_bars.full(s),
+                                );
+                            }
+                            v_full(s).arrive_expect_tx(kv_bytes);
+                            for kc in 0..blocks {
+                                tma::load_tile::<KvBlock<T>>(
+                                    smem.add((v_off(s) + kc * KvBlock::<T>::BYTES) as usize)
+                                        .cast(),
+                                    map_v,
+                                    [(kc * 64) as i32, row],
+                                    v_full(s),
+                                );
+                            }
+                            ring.advance();
+                        }
+                        w += grid;
+                        if !super::wg_persistent(D) {
+                            break;
+                        }
                     }
                 }
             }
@@ -534,14 +590,7 @@ mod kernels_sm90a {
         let t = tid % 128;
         let lane = tid % 32;
         let quad = lane % 4;
-        let row0 = q0 + 64 * c;
         let scale_log2 = softmax_scale(D) * LOG2_E;
-        let mut softmax = Softmax {
-            row_max: [f32::NEG_INFINITY; 2],
-            row_sum: [0.0; 2],
-        };
-        let mut acc = AccTile::<OR>::splat(0.0);
-        let mut s = AccTile::<64>::splat(0.0);
 
         // S = Q·Kᵀ for the K tile of stage `st`: D/16 steps of 16 dims (32 bytes), 4 per
         // column block; both operands K-major.
@@ -608,125 +657,159 @@ mod kernels_sm90a {
             unsafe { turn((c + 1) % C).arrive() };
         };
 
-        // SAFETY: initialised barriers (this wait and the ring's below), each waited for
-        // the phase of this round of the ring (the producer fills the stages in the same
-        // order), which the producer's loads complete.
-        unsafe { q_full.wait(Phase::ZERO) };
         let mut ring = Ring::START;
-        // SAFETY: as above.
-        unsafe { ring_bars.consumer_wait(ring) };
-        my_turn(issues);
-        wgmma::fence();
-        issue_s(&mut s, ring.stage());
-        wgmma::commit_group();
-        your_turn();
-        issues += 1;
-        wgmma::wait_group::<0>();
-        // SAFETY: converged warp.
-        unsafe { softmax.step(&mut s, t, row0, 0, seq_len, causal, scale_log2) };
-        let mut p = pack_p::<T>(&s);
-        let mut prev = ring;
-        ring.advance();
-        let mut j = 1;
-        while j < tiles {
-            // SAFETY: as above.
-            unsafe {
-                ring_bars.consumer_wait(ring);
-                v_full(prev.stage()).wait(prev.phase());
+        let mut w = block_idx_x();
+        // The phase of `q_full` this work tile's `Q` completes.
+        let mut q_phase = Phase::ZERO;
+        // The consumer's `Q` reads of this work tile are over (its last `S` completed): one
+        // arrival per warp on `q_empty`, so the producer may load the next work tile's `Q`.
+        let release_q = || {
+            if lane == 0 {
+                // SAFETY: initialised barrier; this warp's one arrival of the phase, after
+                // the `wgmma` group that read `Q` completed.
+                unsafe { q_empty.arrive() };
             }
+        };
+        while let Some((bh, q0, _, tiles)) = work(w) {
+            let row0 = q0 + 64 * c;
+            let mut softmax = Softmax {
+                row_max: [f32::NEG_INFINITY; 2],
+                row_sum: [0.0; 2],
+            };
+            let mut acc = AccTile::<OR>::splat(0.0);
+            let mut s = AccTile::<64>::splat(0.0);
+            // SAFETY: initialised barriers (this wait and the ring's below), each waited for
+            // the phase of this round of the ring (the producer fills the stages in the same
+            // order), which the producer's loads complete.
+            unsafe { q_full.wait(q_phase) };
+            // SAFETY: as above.
+            unsafe { ring_bars.consumer_wait(ring) };
             my_turn(issues);
             wgmma::fence();
             issue_s(&mut s, ring.stage());
             wgmma::commit_group();
+            your_turn();
+            issues += 1;
+            wgmma::wait_group::<0>();
+            if tiles == 1 {
+                release_q();
+            }
+            // SAFETY: converged warp.
+            unsafe { softmax.step(&mut s, t, row0, 0, seq_len, causal, scale_log2) };
+            let mut p = pack_p::<T>(&s);
+            let mut prev = ring;
+            ring.advance();
+            let mut j = 1;
+            while j < tiles {
+                // SAFETY: as above.
+                unsafe {
+                    ring_bars.consumer_wait(ring);
+                    v_full(prev.stage()).wait(prev.phase());
+                }
+                my_turn(issues);
+                wgmma::fence();
+                issue_s(&mut s, ring.stage());
+                wgmma::commit_group();
+                issue_pv(&mut acc, &p, prev.stage());
+                wgmma::commit_group();
+                your_turn();
+                issues += 1;
+                // S_j is ready; P_{j−1}·V_{j−1} may still run while the softmax does.
+                wgmma::wait_group::<1>();
+                if j == tiles - 1 {
+                    release_q();
+                }
+                // SAFETY: converged warp.
+                let alpha = unsafe {
+                    softmax.step(&mut s, t, row0, j * WG_ATTN_BC, seq_len, causal, scale_log2)
+                };
+                wgmma::wait_group::<0>();
+                release(prev);
+                acc.map_rows(alpha, |x, a| x * a);
+                p = pack_p::<T>(&s);
+                prev = ring;
+                ring.advance();
+                j += 1;
+            }
+            // SAFETY: as above.
+            unsafe { v_full(prev.stage()).wait(prev.phase()) };
+            let k_last = (tiles - 1) * WG_ATTN_BC;
+            if k_last + WG_ATTN_BC > seq_len {
+                // The ragged last tile: V rows past S (another head's, or TMA's zeros) become
+                // zeros, this warpgroup's half of them (rows of its parity).
+                let first = seq_len - k_last;
+                let chunks = (WG_ATTN_BC - first) * (D / 8);
+                let mut id = t;
+                while id < chunks {
+                    let r = first + id / (D / 8);
+                    if r % C == c {
+                        let ch = id % (D / 8);
+                        let at = v_off(prev.stage())
+                            + (ch / 8) * KvBlock::<T>::BYTES
+                            + KvBlock::<T>::byte_offset(r, (ch % 8) * 16);
+                        // SAFETY: a 16-byte chunk of this stage's V tile, whose TMA load
+                        // completed (the wait above); no other thread writes it (rows of this
+                        // warpgroup's parity) or reads it before the barrier below.
+                        unsafe { smem.add(at as usize).cast::<[u32; 4]>().write([0; 4]) };
+                    }
+                    id += 128;
+                }
+                fence_proxy_async_shared();
+                // SAFETY: both consumer warpgroups (256 threads, whole warps) reach this
+                // barrier, on the same ragged last tile; id 1 is used nowhere else.
+                unsafe {
+                    if C == 3 {
+                        cuda_std::thread::named_barrier_sync::<384>(1);
+                    } else {
+                        cuda_std::thread::named_barrier_sync::<256>(1);
+                    }
+                }
+            }
+            my_turn(issues);
+            wgmma::fence();
             issue_pv(&mut acc, &p, prev.stage());
             wgmma::commit_group();
             your_turn();
+            // Counted too: the next work tile's issues carry on the ping-pong's phases.
             issues += 1;
-            // S_j is ready; P_{j−1}·V_{j−1} may still run while the softmax does.
-            wgmma::wait_group::<1>();
-            // SAFETY: converged warp.
-            let alpha = unsafe {
-                softmax.step(&mut s, t, row0, j * WG_ATTN_BC, seq_len, causal, scale_log2)
-            };
             wgmma::wait_group::<0>();
             release(prev);
-            acc.map_rows(alpha, |x, a| x * a);
-            p = pack_p::<T>(&s);
-            prev = ring;
-            ring.advance();
-            j += 1;
-        }
-        // SAFETY: as above.
-        unsafe { v_full(prev.stage()).wait(prev.phase()) };
-        let k_last = (tiles - 1) * WG_ATTN_BC;
-        if k_last + WG_ATTN_BC > seq_len {
-            // The ragged last tile: V rows past S (another head's, or TMA's zeros) become
-            // zeros, this warpgroup's half of them (rows of its parity).
-            let first = seq_len - k_last;
-            let chunks = (WG_ATTN_BC - first) * (D / 8);
-            let mut id = t;
-            while id < chunks {
-                let r = first + id / (D / 8);
-                if r % C == c {
-                    let ch = id % (D / 8);
-                    let at = v_off(prev.stage())
-                        + (ch / 8) * KvBlock::<T>::BYTES
-                        + KvBlock::<T>::byte_offset(r, (ch % 8) * 16);
-                    // SAFETY: a 16-byte chunk of this stage's V tile, whose TMA load
-                    // completed (the wait above); no other thread writes it (rows of this
-                    // warpgroup's parity) or reads it before the barrier below.
-                    unsafe { smem.add(at as usize).cast::<[u32; 4]>().write([0; 4]) };
-                }
-                id += 128;
-            }
-            fence_proxy_async_shared();
-            // SAFETY: both consumer warpgroups (256 threads, whole warps) reach this
-            // barrier, on the same ragged last tile; id 1 is used nowhere else.
-            unsafe {
-                if C == 3 {
-                    cuda_std::thread::named_barrier_sync::<384>(1);
-                } else {
-                    cuda_std::thread::named_barrier_sync::<256>(1);
-                }
-            }
-        }
-        my_turn(issues);
-        wgmma::fence();
-        issue_pv(&mut acc, &p, prev.stage());
-        wgmma::commit_group();
-        your_turn();
-        wgmma::wait_group::<0>();
-        release(prev);
 
-        // Epilogue: O = acc / l, L = m·ln 2 + ln l, for rows inside S.
-        // SAFETY: converged warp.
-        let l = unsafe { AccTile::<64>::quad_sum(softmax.row_sum) };
-        let inv = l.map(|l| 1.0 / l);
-        let rows = AccTile::<OR>::rows(t);
-        unroll!(hr in [0, 1] {
-            let row = row0 + rows[hr];
-            if quad == 0 && row < seq_len {
-                let value = softmax.row_max[hr] * core::f32::consts::LN_2 + logf(l[hr]);
-                // SAFETY: element (b, h, row) of L, row < S; written by this lane only.
-                unsafe { *lse.add(bh as usize * seq_len as usize + row as usize) = value };
-            }
-        });
-        let q_head = bh as usize * seq_len as usize * D as usize;
-        acc.map_rows(inv, |x, f| x * f);
-        acc.for_each_pair(t, |r, col, v0, v1| {
-            let row = row0 + r;
-            if row < seq_len {
-                // SAFETY: (row, col), (row, col + 1) inside this head's O rows (row < S,
-                // col + 1 < D); 4-byte aligned (col even); one lane per pair.
-                unsafe {
-                    T::store_pair(
-                        o.add(q_head + row as usize * D as usize + col as usize),
-                        v0,
-                        v1,
-                    );
+            // Epilogue: O = acc / l, L = m·ln 2 + ln l, for rows inside S.
+            // SAFETY: converged warp.
+            let l = unsafe { AccTile::<64>::quad_sum(softmax.row_sum) };
+            let inv = l.map(|l| 1.0 / l);
+            let rows = AccTile::<OR>::rows(t);
+            unroll!(hr in [0, 1] {
+                let row = row0 + rows[hr];
+                if quad == 0 && row < seq_len {
+                    let value = softmax.row_max[hr] * core::f32::consts::LN_2 + logf(l[hr]);
+                    // SAFETY: element (b, h, row) of L, row < S; written by this lane only.
+                    unsafe { *lse.add(bh as usize * seq_len as usize + row as usize) = value };
                 }
+            });
+            let q_head = bh as usize * seq_len as usize * D as usize;
+            acc.map_rows(inv, |x, f| x * f);
+            acc.for_each_pair(t, |r, col, v0, v1| {
+                let row = row0 + r;
+                if row < seq_len {
+                    // SAFETY: (row, col), (row, col + 1) inside this head's O rows (row < S,
+                    // col + 1 < D); 4-byte aligned (col even); one lane per pair.
+                    unsafe {
+                        T::store_pair(
+                            o.add(q_head + row as usize * D as usize + col as usize),
+                            v0,
+                            v1,
+                        );
+                    }
+                }
+            });
+            w += grid;
+            q_phase = q_phase.flip();
+            if !super::wg_persistent(D) {
+                break;
             }
-        });
+        }
     }
 
     macro_rules! entry {
@@ -749,8 +832,10 @@ mod kernels_sm90a {
             ///   accesses during the launch;
             /// - `batch`, `seq_len`, `heads`, `kv_heads` ≥ 1, `kv_heads` divides `heads`,
             ///   `batch·heads·seq_len` < 2³¹ (TMA's row coordinates are `i32`);
-            #[doc = concat!("- launched with a 1-D grid of `wg_grid_blocks(batch, heads, seq_len, ",
-                            stringify!($d), ")` blocks of `wg_attn_threads(", stringify!($d),
+            #[doc = concat!("- launched with a 1-D grid of at least 1 and at most ",
+                            "`wg_grid_blocks(batch, heads, seq_len, ",
+                            stringify!($d), ")` blocks (each walks the work tiles in steps of ",
+                            "the grid) of `wg_attn_threads(", stringify!($d),
                             ")` threads, `wg_shared_bytes(", stringify!($d), ")` of dynamic ",
                             "shared memory, on an sm_90a build capped at `wg_attn_max_registers(",
                             stringify!($d), ")` registers.")]
