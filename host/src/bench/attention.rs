@@ -10,6 +10,14 @@
 //! are uniform in [−1, 1), rounded to bf16. Each sample is one launch between two CUDA
 //! events (a launch at these shapes takes milliseconds).
 //!
+//! Accuracy ("max err"): after timing, each kernel's `O` is checked against the f64
+//! reference ([`crate::attention::reference_f64`]) on the [`CHECKED_ROWS`] rows of
+//! [`checked_rows`], as the largest `|O − O_ref|` over their elements; the script checks
+//! torch's backends the same way on the same rows of the same inputs (it regenerates ours:
+//! [`INPUT_SEEDS`] through the bench's generator, `random_f64`), so the two are errors
+//! against the same reference. The script reports its first input values, and a mismatch
+//! with ours is a note instead of a comparison.
+//!
 //! The peers are timed by the script, not here: torch's own CUDA events around each call,
 //! after warm-up, as many samples as our `--reps`; their rows carry those samples. A peer
 //! that did not run (a backend that refuses a shape, FlashAttention-3 not installed) is a
@@ -32,6 +40,47 @@ pub const ATTENTION_SHAPES: [AttentionShape; 4] = [
     AttentionShape::new(16, 16, 2048, 64),
     AttentionShape::new(4, 32, 4096, 128).with_kv_heads(8),
 ];
+
+/// The seeds of `Q`, `K` and `V` (the bench's `random_f64`, mapped from [0.5, 1.5) to
+/// [−1, 1) and rounded to f32, then bf16, each to nearest); `attention_peers.py` makes the
+/// same inputs from them.
+pub const INPUT_SEEDS: [u64; 3] = [1, 2, 3];
+
+/// How many rows [`checked_rows`] names.
+pub const CHECKED_ROWS: usize = 64;
+
+/// The `(head, row)` pairs whose `O` the accuracy check compares with the f64 reference
+/// (`head` in `0..B·H`): `head = j·B·H / 64`, `row = (977·j + 13) mod S` for `j` in
+/// `0..64`. `attention_peers.py` checks the same rows.
+#[must_use]
+pub fn checked_rows(shape: &AttentionShape) -> Vec<(usize, usize)> {
+    let heads = shape.batch * shape.heads;
+    (0..CHECKED_ROWS)
+        .map(|j| (j * heads / CHECKED_ROWS, (977 * j + 13) % shape.seq_len))
+        .collect()
+}
+
+/// The largest `|O − O_ref|` over the elements of the `rows` of `o` (`(B, H, S, D)`
+/// row-major), against the f64 reference of those rows.
+fn max_abs_error(
+    shape: &AttentionShape,
+    (q, k, v): (&[bf16], &[bf16], &[bf16]),
+    o: &[bf16],
+    rows: &[(usize, usize)],
+) -> f64 {
+    let d = shape.head_dim;
+    crate::attention::reference_f64(*shape, q, k, v, rows)
+        .iter()
+        .zip(rows)
+        .flat_map(|(r, &(head, row))| {
+            let got = &o[(head * shape.seq_len + row) * d..][..d];
+            got.iter()
+                .zip(&r.o)
+                .map(|(g, want)| (g.to_f64() - want).abs())
+                .collect::<Vec<_>>()
+        })
+        .fold(0.0, f64::max)
+}
 
 /// The workload name of a shape's rows: `attention bf16 4x32x4096x128` with ` causal` and
 /// ` kv8` (key/value heads) where they apply. The script writes the same names.
@@ -64,6 +113,10 @@ pub struct PeerFile {
     /// What did not run, and why.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// The script's first four values of `Q` (seed [`INPUT_SEEDS`]`[0]`), as `f32`: equal to
+    /// ours when its inputs are ours, so that its errors compare with ours.
+    #[serde(default)]
+    pub inputs_first: Vec<f64>,
 }
 
 /// One peer at one shape.
@@ -80,6 +133,10 @@ pub struct PeerRow {
     pub flops: f64,
     /// The timed samples, milliseconds.
     pub samples_ms: Vec<f64>,
+    /// The largest `|O − O_ref|` on the [`checked_rows`] of the same inputs as ours, if the
+    /// script checked them.
+    #[serde(default)]
+    pub max_abs_err: Option<f64>,
 }
 
 impl PeerRow {
@@ -96,6 +153,7 @@ impl PeerRow {
         let stats = Stats::from_samples(self.samples_ms.clone());
         let mut e = Entry::flops(&self.workload, implementation, stats, self.flops);
         e.variant.clone_from(&self.variant);
+        e.max_rel_error = self.max_abs_err;
         Some(e)
     }
 }
@@ -111,18 +169,25 @@ impl Bench<'_> {
         for shape in ATTENTION_SHAPES {
             let name = workload(&shape);
             let gpu = &self.gpu;
-            let inputs = |seed: u64, len: usize| -> Result<DeviceBuffer<bf16>, GpuError> {
-                let host: Vec<bf16> = super::random_f64(seed, len)
+            let host = |seed: u64, len: usize| -> Vec<bf16> {
+                super::random_f64(seed, len)
                     .into_iter()
                     // [0.5, 1.5) → [−1, 1).
                     .map(|x| bf16::from_f32((2.0 * (x - 1.0)) as f32))
-                    .collect();
-                DeviceBuffer::from_slice_async(&host, gpu.stream())
+                    .collect()
+            };
+            let [sq, sk, sv] = INPUT_SEEDS;
+            let (hq, hk, hv) = (
+                host(sq, shape.q_len()),
+                host(sk, shape.kv_len()),
+                host(sv, shape.kv_len()),
+            );
+            let upload = |x: &[bf16]| {
+                DeviceBuffer::from_slice_async(x, gpu.stream())
                     .gpu_context("copying an attention input to the GPU")
             };
-            let q = inputs(1, shape.q_len())?;
-            let k = inputs(2, shape.kv_len())?;
-            let v = inputs(3, shape.kv_len())?;
+            let (q, k, v) = (upload(&hq)?, upload(&hk)?, upload(&hv)?);
+            let rows = checked_rows(&shape);
             let mut o = DeviceBuffer::<bf16>::zeroed_async(shape.q_len(), gpu.stream())
                 .gpu_context("allocating O")?;
             let mut lse = DeviceBuffer::<f32>::zeroed_async(shape.lse_len(), gpu.stream())
@@ -137,6 +202,8 @@ impl Bench<'_> {
                 gpu.sync_after(&name, cfg)?;
                 let mut e = Entry::flops(&name, Implementation::Rust, stats, shape.flops());
                 e.variant = Some(kernel.label().into());
+                let got = o.as_host_vec().gpu_context("copying O to the host")?;
+                e.max_rel_error = Some(max_abs_error(&shape, (&hq, &hk, &hv), &got, &rows));
                 ours.push(e);
             }
             for e in ours {
@@ -153,7 +220,20 @@ impl Bench<'_> {
             }
         }
         match peers {
-            Some(p) => self.notes.extend(p.notes.iter().cloned()),
+            Some(p) => {
+                self.notes.extend(p.notes.iter().cloned());
+                let ours: Vec<f64> = super::random_f64(INPUT_SEEDS[0], 4)
+                    .into_iter()
+                    .map(|x| f64::from(bf16::from_f32((2.0 * (x - 1.0)) as f32).to_f32()))
+                    .collect();
+                if p.rows.iter().any(|r| r.max_abs_err.is_some()) && p.inputs_first != ours {
+                    self.notes.push(format!(
+                        "attention peers: the script's inputs begin {:?}, ours {ours:?}: its \
+                         max err is against other inputs",
+                        p.inputs_first
+                    ));
+                }
+            }
             None => self
                 .notes
                 .push("attention peers not measured (no --attention-peers file)".into()),
@@ -165,6 +245,39 @@ impl Bench<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first four `Q` values, computed apart from the bench (Python integers for the
+    /// splitmix64 steps, `struct` for f32 and bf16 rounding to nearest even): what
+    /// `attention_peers.py` must regenerate for its errors to be against our inputs.
+    #[test]
+    fn the_inputs_start_with_the_values_the_script_regenerates() {
+        let first: Vec<f32> = super::super::random_f64(INPUT_SEEDS[0], 4)
+            .into_iter()
+            .map(|x| bf16::from_f32((2.0 * (x - 1.0)) as f32).to_f32())
+            .collect();
+        assert_eq!(
+            first,
+            [-0.066_894_53, -0.679_687_5, -0.196_289_06, 0.605_468_75]
+        );
+    }
+
+    #[test]
+    fn checked_rows_are_inside_the_shape_and_spread_over_heads() {
+        for shape in ATTENTION_SHAPES {
+            let rows = checked_rows(&shape);
+            assert_eq!(rows.len(), CHECKED_ROWS);
+            assert!(
+                rows.iter()
+                    .all(|&(h, r)| h < shape.batch * shape.heads && r < shape.seq_len)
+            );
+            let heads: std::collections::BTreeSet<_> = rows.iter().map(|r| r.0).collect();
+            assert_eq!(
+                heads.len(),
+                CHECKED_ROWS.min(shape.batch * shape.heads),
+                "{shape}"
+            );
+        }
+    }
 
     #[test]
     fn workload_names_name_causal_and_gqa() {

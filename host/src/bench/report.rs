@@ -40,8 +40,10 @@ pub struct Entry {
     /// `wgmma`, `mma.sync`, `sgemm`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
-    /// The largest error of the result against an `f64` CPU reference on sampled elements,
-    /// relative to `Σ_p |a_ip·b_pj|` (the GEMM rows by precision); absent otherwise.
+    /// The largest error of the result against an `f64` CPU reference on sampled elements:
+    /// relative to `Σ_p |a_ip·b_pj|` for the GEMM rows by precision, the absolute
+    /// `|O − O_ref|` on `bench::attention::checked_rows` for the attention rows (ours, and
+    /// the script's for torch's backends); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rel_error: Option<f64>,
 }
@@ -277,7 +279,8 @@ pub fn table(report: &Report) -> String {
          algorithm at that precision); best peer: \
          ours over the fastest other implementation in this run (the CUDA C twin, CUB, cuBLAS; \
          memcpy for copies); max err: largest error on sampled elements against an f64 \
-         reference, relative to Σ|a·b| (gemm rows)"
+         reference, relative to Σ|a·b| (gemm rows), or largest |O − O_ref| on 64 rows of the \
+         same inputs (attention rows, ours and torch's)"
     );
     let _ = writeln!(
         s,
