@@ -43,8 +43,9 @@ mod worker;
 /// 16384×16384 (79 bands of 10 MB, 20,000 iterations; 2026-11-29, alternating renders,
 /// images identical), render wall against kernel + copies: on a 16-core H200 machine 1.31–1.43×
 /// with 2 and 1.14–1.18× with 4 (and a 4-band encoder queue, not kept: alone it changed
-/// nothing), and in a later run 1.19–1.24× with 4 alone against 1.32–1.38× with 2; on a 32-core machine (two H200s, `--gpus 1`) 1.21–1.27× with 2 and 1.07–1.08×
-/// with 4, end to end 330–348 ms against 368–396 ms, peak memory 225–228 MiB against
+/// nothing), and in a later run 1.19–1.24× with 4 alone against 1.32–1.38× with 2; on a
+/// 32-core machine (two H200s, `--gpus 1`) 1.21–1.27× with 2 and 1.07–1.08× with 4, end to
+/// end 330–348 ms against 368–396 ms, peak memory 225–228 MiB against
 /// 225–237 MiB. Host memory grows by a band per GPU for each band of window
 /// (`cli::mandelbrot::memory` counts it).
 pub const BANDS_AHEAD: usize = 4;
