@@ -91,6 +91,12 @@
 //!   `wgmma` (its warning C7512, "insufficient register resources"), with or without the
 //!   uniform index, `setmaxnreg` 24 / 240, or `O` and `S` carried across tiles instead of
 //!   zeroed; not run (the kernel on the tile layer has the loop without either: below);
+//! - a dynamic tile scheduler for the persistent grid (the producer takes each next work
+//!   tile from a device-wide atomic counter and hands it to the consumers through shared
+//!   memory, before its `Q` arrival): 556 / 482 / 447 / 550 TFLOP/s against 587 / 532 / 448 /
+//!   611 for the fixed stride (non-causal, causal, D = 64, 8 `K`/`V` heads; medians of four
+//!   processes alternating, one H200, 2026-11-29 night; causal with the persistent grid 515),
+//!   and compute-sanitizer's racecheck reported 10 hazards on the shared slot; not kept;
 //! - the persistent grid for causal attention: 524 against 545 TFLOP/s (medians of five
 //!   processes, below), likely because a fixed stride balances the unequal causal work
 //!   tiles worse than the hardware's block scheduler does;
