@@ -7,6 +7,7 @@ use super::{
 };
 use crate::gpu::{Gpu, GpuError, ResolvedOf, kernel_table};
 use cuda_std::launch::Unsafe;
+use cuda_std::tile::Tile;
 use cust::{
     error::GpuContext,
     function::LaunchConfig,
@@ -54,6 +55,24 @@ enum Launcher<T: AttnElem> {
         /// The tensor maps of `Q`, `K` and `V` (they hold the buffers' addresses).
         maps: [DeviceBox<TensorMap>; 3],
     },
+}
+
+/// `buf` as `rows` rows of `d` elements: its tensor map, encoded for the tile type `Tl` (its
+/// box and swizzle, as the kernel loads it) and uploaded for the kernel; `what` names the
+/// buffer in errors.
+fn upload_map<Tl: Tile, T: AttnElem>(
+    buf: &DeviceBuffer<T>,
+    rows: usize,
+    d: usize,
+    what: &str,
+) -> Result<DeviceBox<TensorMap>, GpuError> {
+    let map = TensorMap::for_tile::<Tl, T>(
+        buf.as_device_ptr(),
+        [d as u64, rows as u64],
+        (d * size_of::<T>()) as u64,
+    )
+    .with_gpu_context(|| format!("the tensor map of {what}"))?;
+    DeviceBox::new(&map).with_gpu_context(|| format!("uploading the tensor map of {what}"))
 }
 
 impl<T: AttnElem> std::fmt::Debug for AttentionPlan<'_, T> {
@@ -145,39 +164,11 @@ impl<'a, T: AttnElem> AttentionPlan<'a, T> {
                         rows[0]
                     )));
                 }
-                // Each map's box and swizzle are its tile type's, as the kernel loads it.
-                let upload = |map: cust::error::CudaResult<TensorMap>, what: &str| {
-                    let map = map.with_gpu_context(|| format!("the tensor map of {what}"))?;
-                    DeviceBox::new(&map)
-                        .with_gpu_context(|| format!("uploading the tensor map of {what}"))
-                };
-                let dims = |rows: usize| [shape.head_dim as u64, rows as u64];
-                let row_bytes = (shape.head_dim * size_of::<T>()) as u64;
+                let hd = shape.head_dim;
                 let maps = [
-                    upload(
-                        TensorMap::for_tile::<QBlock<T>, T>(
-                            q.as_device_ptr(),
-                            dims(rows[0]),
-                            row_bytes,
-                        ),
-                        "Q",
-                    )?,
-                    upload(
-                        TensorMap::for_tile::<KvBlock<T>, T>(
-                            k.as_device_ptr(),
-                            dims(rows[1]),
-                            row_bytes,
-                        ),
-                        "K",
-                    )?,
-                    upload(
-                        TensorMap::for_tile::<KvBlock<T>, T>(
-                            v.as_device_ptr(),
-                            dims(rows[2]),
-                            row_bytes,
-                        ),
-                        "V",
-                    )?,
+                    upload_map::<QBlock<T>, T>(q, rows[0], hd, "Q")?,
+                    upload_map::<KvBlock<T>, T>(k, rows[1], hd, "K")?,
+                    upload_map::<KvBlock<T>, T>(v, rows[2], hd, "V")?,
                 ];
                 // Persistent (D = 128, not causal): at most one block per multiprocessor,
                 // each walking the work tiles (`wg_grid_blocks` of them) in steps of the
