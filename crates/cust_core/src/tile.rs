@@ -343,24 +343,34 @@ impl<T, const ROWS: u32, const COLS: u32, S: SwizzleMode> Tile for SmemTile<T, R
 
     #[inline(always)]
     fn descriptor(start: u32) -> MatrixDescriptor {
-        const {
-            assert!(
-                S::SWIZZLE.span_bytes().is_some(),
-                "a wgmma descriptor needs a swizzled tile"
-            )
-        };
-        MatrixDescriptor::new(start, 16, 8 * Self::ROW_BYTES, S::SWIZZLE)
+        Self::swizzled_descriptor(start, 16)
     }
 
     #[inline(always)]
     fn descriptor_mn_major(start: u32) -> MatrixDescriptor {
+        Self::swizzled_descriptor(start, Self::BYTES)
+    }
+}
+
+impl<T, const ROWS: u32, const COLS: u32, S: SwizzleMode> SmemTile<T, ROWS, COLS, S> {
+    /// The `wgmma` descriptor of the tile at shared address `start` with leading byte
+    /// offset `leading_byte_offset` and stride byte offset 8 rows, in the tile's swizzle: what
+    /// [`Tile::descriptor`] and [`Tile::descriptor_mn_major`] differ in is the leading byte
+    /// offset. Does not compile for [`swizzle::None`] tiles.
+    #[inline(always)]
+    fn swizzled_descriptor(start: u32, leading_byte_offset: u32) -> MatrixDescriptor {
         const {
             assert!(
                 S::SWIZZLE.span_bytes().is_some(),
                 "a wgmma descriptor needs a swizzled tile"
             )
         };
-        MatrixDescriptor::new(start, Self::BYTES, 8 * Self::ROW_BYTES, S::SWIZZLE)
+        MatrixDescriptor::new(
+            start,
+            leading_byte_offset,
+            8 * <Self as Tile>::ROW_BYTES,
+            S::SWIZZLE,
+        )
     }
 }
 
