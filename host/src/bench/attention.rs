@@ -60,16 +60,25 @@ pub fn checked_rows(shape: &AttentionShape) -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// The bench's attention input of seed `seed`: `len` values of `random_f64`, mapped from
+/// [0.5, 1.5) to [−1, 1) and rounded to f32, then bf16.
+fn input_values(seed: u64, len: usize) -> Vec<bf16> {
+    super::random_f64(seed, len)
+        .into_iter()
+        .map(|x| bf16::from_f32((2.0 * (x - 1.0)) as f32))
+        .collect()
+}
+
 /// The largest `|O − O_ref|` over the elements of the `rows` of `o` (`(B, H, S, D)`
-/// row-major), against the f64 reference of those rows.
+/// row-major), against `reference`, the f64 reference of those rows.
 fn max_abs_error(
     shape: &AttentionShape,
-    (q, k, v): (&[bf16], &[bf16], &[bf16]),
+    reference: &[crate::attention::ReferenceRow],
     o: &[bf16],
     rows: &[(usize, usize)],
 ) -> f64 {
     let d = shape.head_dim;
-    crate::attention::reference_f64(*shape, q, k, v, rows)
+    reference
         .iter()
         .zip(rows)
         .flat_map(|(r, &(head, row))| {
@@ -169,18 +178,11 @@ impl Bench<'_> {
         for shape in ATTENTION_SHAPES {
             let name = workload(&shape);
             let gpu = &self.gpu;
-            let host = |seed: u64, len: usize| -> Vec<bf16> {
-                super::random_f64(seed, len)
-                    .into_iter()
-                    // [0.5, 1.5) → [−1, 1).
-                    .map(|x| bf16::from_f32((2.0 * (x - 1.0)) as f32))
-                    .collect()
-            };
             let [sq, sk, sv] = INPUT_SEEDS;
             let (hq, hk, hv) = (
-                host(sq, shape.q_len()),
-                host(sk, shape.kv_len()),
-                host(sv, shape.kv_len()),
+                input_values(sq, shape.q_len()),
+                input_values(sk, shape.kv_len()),
+                input_values(sv, shape.kv_len()),
             );
             let upload = |x: &[bf16]| {
                 DeviceBuffer::from_slice_async(x, gpu.stream())
@@ -188,6 +190,8 @@ impl Bench<'_> {
             };
             let (q, k, v) = (upload(&hq)?, upload(&hk)?, upload(&hv)?);
             let rows = checked_rows(&shape);
+            // Once per shape: every kernel's `O` is compared with it.
+            let reference = crate::attention::reference_f64(shape, &hq, &hk, &hv, &rows);
             let mut o = DeviceBuffer::<bf16>::zeroed_async(shape.q_len(), gpu.stream())
                 .gpu_context("allocating O")?;
             let mut lse = DeviceBuffer::<f32>::zeroed_async(shape.lse_len(), gpu.stream())
@@ -203,7 +207,7 @@ impl Bench<'_> {
                 let mut e = Entry::flops(&name, Implementation::Rust, stats, shape.flops());
                 e.variant = Some(kernel.label().into());
                 let got = o.as_host_vec().gpu_context("copying O to the host")?;
-                e.max_rel_error = Some(max_abs_error(&shape, (&hq, &hk, &hv), &got, &rows));
+                e.max_rel_error = Some(max_abs_error(&shape, &reference, &got, &rows));
                 ours.push(e);
             }
             for e in ours {
@@ -222,9 +226,9 @@ impl Bench<'_> {
         match peers {
             Some(p) => {
                 self.notes.extend(p.notes.iter().cloned());
-                let ours: Vec<f64> = super::random_f64(INPUT_SEEDS[0], 4)
+                let ours: Vec<f64> = input_values(INPUT_SEEDS[0], 4)
                     .into_iter()
-                    .map(|x| f64::from(bf16::from_f32((2.0 * (x - 1.0)) as f32).to_f32()))
+                    .map(|x| f64::from(x.to_f32()))
                     .collect();
                 if p.rows.iter().any(|r| r.max_abs_err.is_some()) && p.inputs_first != ours {
                     self.notes.push(format!(
@@ -251,9 +255,9 @@ mod tests {
     /// `attention_peers.py` must regenerate for its errors to be against our inputs.
     #[test]
     fn the_inputs_start_with_the_values_the_script_regenerates() {
-        let first: Vec<f32> = super::super::random_f64(INPUT_SEEDS[0], 4)
+        let first: Vec<f32> = input_values(INPUT_SEEDS[0], 4)
             .into_iter()
-            .map(|x| bf16::from_f32((2.0 * (x - 1.0)) as f32).to_f32())
+            .map(bf16::to_f32)
             .collect();
         assert_eq!(
             first,
