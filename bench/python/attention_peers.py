@@ -79,10 +79,10 @@ def checked_rows(b, h, s):
     return [(j * b * h // CHECKED_ROWS, (977 * j + 13) % s) for j in range(CHECKED_ROWS)]
 
 
-def max_abs_err(torch, out, q, k, v, h, hkv, causal):
-    """The largest |O - O_ref| over the checked rows, O_ref in float64."""
+def reference(torch, q, k, v, h, hkv, causal):
+    """O_ref in float64 of the checked rows: [((b, head, row), O_ref row)]."""
     b, _, s, d = q.shape
-    worst = 0.0
+    refs = []
     for head, row in checked_rows(b, h, s):
         bb, hh = divmod(head, h)
         kvh = hh // (h // hkv)
@@ -90,9 +90,13 @@ def max_abs_err(torch, out, q, k, v, h, hkv, causal):
         kk = k[bb, kvh, :keys].double()
         vv = v[bb, kvh, :keys].double()
         p = torch.softmax(kk @ q[bb, hh, row].double() / math.sqrt(d), dim=0)
-        ref = p @ vv
-        worst = max(worst, (out[bb, hh, row].double() - ref).abs().max().item())
-    return worst
+        refs.append(((bb, hh, row), p @ vv))
+    return refs
+
+
+def max_abs_err(out, refs):
+    """The largest |O - O_ref| over the checked rows (`reference`)."""
+    return max((out[at].double() - ref).abs().max().item() for at, ref in refs)
 
 
 def flops(b, h, s, d, causal):
@@ -148,6 +152,7 @@ def main():
         q = inputs(torch, sq, (b, h, s, d), dev)
         k = inputs(torch, sk, (b, hkv, s, d), dev)
         v = inputs(torch, sv, (b, hkv, s, d), dev)
+        refs = reference(torch, q, k, v, h, hkv, causal)
         for variant, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
                                  ("flash", SDPBackend.FLASH_ATTENTION)):
             gqa = hkv != h
@@ -163,7 +168,7 @@ def main():
             except Exception as e:
                 result["notes"].append(f"{name}: torch {variant} did not run ({e})".splitlines()[0])
                 continue
-            err = max_abs_err(torch, out, q, k, v, h, hkv, causal)
+            err = max_abs_err(out, refs)
             del out
             result["rows"].append({"workload": name, "implementation": "torch",
                                    "variant": variant, "flops": flops(b, h, s, d, causal),
@@ -181,7 +186,7 @@ def main():
                                        "samples_ms": samples})
             except Exception as e:
                 result["notes"].append(f"{name}: flash-attn-3 did not run ({e})".splitlines()[0])
-        del q, k, v
+        del q, k, v, refs
         torch.cuda.empty_cache()
 
     with open(args.out, "w") as f:
