@@ -14,7 +14,9 @@
 //!   (sm_90a only: H100, H200; and the CPU emulator, which emulates those units);
 //!   [`TcKernel::WgmmaCluster2`] is the same kernel with
 //!   clusters of two blocks along M that share the `B` tile (TMA multicast), its persistent
-//!   grid sized by the cluster occupancy query;
+//!   grid sized by the cluster occupancy query; for bf16/f16 also
+//!   [`TcKernel::WgmmaPingpong`], whose two consumer warpgroups compute tiles of their own
+//!   (128 × 176) and take turns;
 //!   for TF32 also [`TcKernel::WgmmaRs`] and [`TcKernel::WgmmaRsCluster2`], the same two
 //!   with `A` rounded to TF32 in registers instead of by a pass before the product
 //!   ([`GemmPlan`]);
@@ -65,6 +67,12 @@ pub enum TcKernel {
     /// cluster that fits on the device at once (`cuOccupancyMaxActiveClusters`), and no
     /// more clusters than there are (pair of tile rows, tile column) groups.
     WgmmaCluster2,
+    /// bf16 and f16: the `wgmma` kernel's ping-pong form (the `_pp` entry points of
+    /// `kernels::gemm_tc::wgmma`; sm_90a): each of the two consumer warpgroups computes
+    /// its own 128 × 176 tiles and they take turns, so one stores its tile while the
+    /// other's `wgmma` run; a persistent grid of one block per multiprocessor, no
+    /// clusters.
+    WgmmaPingpong,
     /// TF32 only: [`TcKernel::Wgmma`] with `A` read from registers (the `wgmma` RS form,
     /// `kernels::gemm_tc::wgmma::gemm_wgmma_tf32_rs`): each consumer warpgroup loads its
     /// rows of a stage of `A` (plain `f32`) into registers and rounds them to TF32 there,
@@ -81,21 +89,23 @@ pub enum TcKernel {
 impl TcKernel {
     /// Every kernel, in the order of the benchmark's rows (each type runs those in its
     /// [`TcElem::KERNELS`]).
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Wgmma,
         Self::WgmmaCluster2,
+        Self::WgmmaPingpong,
         Self::WgmmaRs,
         Self::WgmmaRsCluster2,
         Self::MmaSync,
     ];
 
-    /// The name in logs and benchmark rows: `wgmma`, `wgmma c2`, `wgmma rs`, `wgmma rs c2`,
-    /// `mma.sync`.
+    /// The name in logs and benchmark rows: `wgmma`, `wgmma c2`, `wgmma pp`, `wgmma rs`,
+    /// `wgmma rs c2`, `mma.sync`.
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
             Self::Wgmma => "wgmma",
             Self::WgmmaCluster2 => "wgmma c2",
+            Self::WgmmaPingpong => "wgmma pp",
             Self::WgmmaRs => "wgmma rs",
             Self::WgmmaRsCluster2 => "wgmma rs c2",
             Self::MmaSync => "mma.sync",
@@ -108,7 +118,7 @@ impl TcKernel {
     pub const fn cluster_m(self) -> u32 {
         match self {
             Self::WgmmaCluster2 | Self::WgmmaRsCluster2 => WG_CLUSTER_M,
-            Self::Wgmma | Self::WgmmaRs | Self::MmaSync => 1,
+            Self::Wgmma | Self::WgmmaPingpong | Self::WgmmaRs | Self::MmaSync => 1,
         }
     }
 
@@ -171,12 +181,20 @@ mod tests {
         let names: Vec<String> = TcKernel::ALL.iter().map(ToString::to_string).collect();
         assert_eq!(
             names,
-            ["wgmma", "wgmma c2", "wgmma rs", "wgmma rs c2", "mma.sync"]
+            [
+                "wgmma",
+                "wgmma c2",
+                "wgmma pp",
+                "wgmma rs",
+                "wgmma rs c2",
+                "mma.sync"
+            ]
         );
         assert_eq!(TcKernel::WgmmaCluster2.cluster_m(), 2);
         assert_eq!(TcKernel::WgmmaRsCluster2.cluster_m(), 2);
         assert_eq!(TcKernel::Wgmma.cluster_m(), 1);
         assert_eq!(TcKernel::WgmmaRs.cluster_m(), 1);
+        assert_eq!(TcKernel::WgmmaPingpong.cluster_m(), 1);
         assert_eq!(TcKernel::MmaSync.cluster_m(), 1);
         // The RS form exists for TF32 only.
         assert!(Tf32::KERNELS.contains(&TcKernel::WgmmaRs));

@@ -54,6 +54,7 @@ fn runs(gpu: &Gpu, kernel: TcKernel) -> bool {
     let ok = match kernel {
         TcKernel::Wgmma
         | TcKernel::WgmmaCluster2
+        | TcKernel::WgmmaPingpong
         | TcKernel::WgmmaRs
         | TcKernel::WgmmaRsCluster2 => cc.major == 9 && cc.minor == 0,
         TcKernel::MmaSync => cc.major >= 8 && i64::from(shared) >= i64::from(MMA_SHARED_BYTES),
@@ -161,11 +162,14 @@ fn exact_all_types(kernel: TcKernel) {
             exact_case::<bf16>(&gpu, kernel, shape);
             exact_case::<f16>(&gpu, kernel, shape);
         }
-        exact_case::<Tf32>(&gpu, kernel, shape);
+        if has::<Tf32>(kernel) {
+            exact_case::<Tf32>(&gpu, kernel, shape);
+        }
     }
 }
 
-/// Whether type `T` has `kernel` (the RS forms are TF32's only).
+/// Whether type `T` has `kernel` (the RS forms are TF32's only, the ping-pong form bf16's
+/// and f16's).
 fn has<T: TcElem>(kernel: TcKernel) -> bool {
     T::KERNELS.contains(&kernel)
 }
@@ -179,6 +183,14 @@ fn wgmma_integer_inputs_equal_the_cpu_bit_for_bit() {
 #[test]
 fn wgmma_cluster2_integer_inputs_equal_the_cpu_bit_for_bit() {
     exact_all_types(TcKernel::WgmmaCluster2);
+}
+
+/// The ping-pong form (bf16, f16): on a GPU, or on the CPU emulator at
+/// [`EMULATOR_EXACT_SHAPES`] (257×260: 3 × 2 tiles of 128 × 176, so with fewer blocks than
+/// tiles a consumer warpgroup computes two and skips the other's stages between them).
+#[test]
+fn wgmma_pingpong_integer_inputs_equal_the_cpu_bit_for_bit() {
+    exact_all_types(TcKernel::WgmmaPingpong);
 }
 
 /// TF32 with `A` rounded in registers (the RS form), without and with clusters: on a GPU,
@@ -367,7 +379,9 @@ fn random_all_types(kernel: TcKernel) {
         random_case::<bf16>(&gpu, kernel);
         random_case::<f16>(&gpu, kernel);
     }
-    random_case::<Tf32>(&gpu, kernel);
+    if has::<Tf32>(kernel) {
+        random_case::<Tf32>(&gpu, kernel);
+    }
 }
 
 /// On a GPU, or on the CPU emulator at a smaller shape (see `random_case`).
@@ -379,6 +393,11 @@ fn wgmma_random_inputs_are_within_the_error_bound() {
 #[test]
 fn wgmma_cluster2_random_inputs_are_within_the_error_bound() {
     random_all_types(TcKernel::WgmmaCluster2);
+}
+
+#[test]
+fn wgmma_pingpong_random_inputs_are_within_the_error_bound() {
+    random_all_types(TcKernel::WgmmaPingpong);
 }
 
 /// TF32 with `A` rounded in registers, without and with clusters: on a GPU, or on the CPU

@@ -88,6 +88,31 @@ impl<const STAGES: u32> PipelineState<STAGES> {
             self.phase = self.phase.flip();
         }
     }
+
+    /// Moves `n` stages on, as `n` calls of [`PipelineState::advance`] (the phase flips once
+    /// per wrap): how a consumer skips the stages another consumer reads, e.g. the other
+    /// warpgroup's tile in a ping-pong GEMM (CUTLASS's `PipelineState::advance(n)`).
+    ///
+    /// ```
+    /// use cuda_std::tile::PipelineState;
+    /// for n in [0, 1, 4, 5, 6, 13, 100] {
+    ///     let mut one_by_one = PipelineState::<5>::START;
+    ///     (0..n).for_each(|_| one_by_one.advance());
+    ///     let mut jump = PipelineState::<5>::START;
+    ///     jump.advance_by(n);
+    ///     assert_eq!(jump, one_by_one, "n = {n}");
+    /// }
+    /// ```
+    #[inline(always)]
+    pub fn advance_by(&mut self, n: u32) {
+        let to = self.stage + n % (2 * STAGES);
+        // `to` < 3·STAGES: wraps 0, 1 or 2 times, and whole double rounds leave the phase.
+        let wraps = to / STAGES;
+        self.stage = to % STAGES;
+        if wraps % 2 == 1 {
+            self.phase = self.phase.flip();
+        }
+    }
 }
 
 /// The barriers of a ring of `STAGES` shared-memory stages passed from producers to
@@ -333,8 +358,9 @@ impl<const STAGES: u32> Pipeline<STAGES> {
 /// row's result in all four threads: what an attention kernel's softmax (row maxima and
 /// sums of `S = Q·Kᵀ`) and a GEMM's row-wise epilogue need.
 ///
-/// The shapes are `cuda_std::wgmma`'s N = 64, 128, 256 (`REGS` = 32, 64, 128: the
-/// [`AccShape`] tiles; no other `REGS` has the methods). Every element loop is unrolled with
+/// The shapes are `cuda_std::wgmma`'s N = 64, 128, 176, 256 (`REGS` = 32, 64, 88, 128: the
+/// [`AccShape`] tiles; no other `REGS` has the methods; the row reductions take the powers
+/// of two only, a compile-time error for N = 176). Every element loop is unrolled with
 /// constant indices, so the registers stay registers (an indexed loop would move the array
 /// to local memory).
 ///
@@ -366,8 +392,8 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// The accumulator tiles of `cuda_std::wgmma`'s shapes, `AccTile<32>`, `<64>` and `<128>`
-/// (N = 64, 128, 256), with their elements' indices spelled out as constants. Sealed.
+/// The accumulator tiles of `cuda_std::wgmma`'s shapes, `AccTile<32>`, `<64>`, `<88>` and
+/// `<128>` (N = 64, 128, 176, 256), with their elements' indices spelled out as constants. Sealed.
 pub trait AccShape: sealed::Sealed {
     /// Calls `f(i)` for every element index `i` in `0..REGS`, each call with a constant.
     #[doc(hidden)]
@@ -388,6 +414,7 @@ macro_rules! acc_shape {
 }
 with_acc_indices!(32, acc_shape!(32,));
 with_acc_indices!(64, acc_shape!(64,));
+with_acc_indices!(88, acc_shape!(88,));
 with_acc_indices!(128, acc_shape!(128,));
 
 impl<const REGS: usize> AccTile<REGS>
@@ -460,6 +487,13 @@ where
     /// would be `REGS / 2` operations long: the latency an online softmax waits for).
     #[inline(always)]
     fn tree_rows(&self, f: impl Fn(f32, f32) -> f32) -> [f32; 2] {
+        // The halving below pairs whole powers of two (no identity element pads a row).
+        const {
+            assert!(
+                REGS.is_power_of_two(),
+                "AccTile row reductions take N = 64, 128 or 256 (REGS a power of two)"
+            )
+        };
         // v[r][j]: pair j of row r, elements 4j + 2r and 4j + 2r + 1.
         let mut v = [[0.0f32; 32]; 2];
         Self::each_index(|i| {

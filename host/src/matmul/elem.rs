@@ -90,8 +90,12 @@ pub trait TcElem: Copy + Send + Sync + 'static + sealed::Sealed {
     ///
     /// [`WG_CLUSTER_M`]: kernels::gemm_tc::wgmma::WG_CLUSTER_M
     const WGMMA_RS: Option<[WgmmaKernel<Self::Elem>; 2]> = None;
-    /// The kernels this type has, in [`TcKernel::ALL`]'s order: every one for TF32, all but
-    /// the RS forms ([`TcKernel::WgmmaRs`], [`TcKernel::WgmmaRsCluster2`]) for bf16/f16.
+    /// For bf16/f16: the ping-pong `wgmma` kernel ([`TcKernel::WgmmaPingpong`]); `None`
+    /// for TF32.
+    const WGMMA_PP: Option<WgmmaKernel<Self::Elem>> = None;
+    /// The kernels this type has, in [`TcKernel::ALL`]'s order: all but the ping-pong form
+    /// ([`TcKernel::WgmmaPingpong`]) for TF32, all but the RS forms ([`TcKernel::WgmmaRs`],
+    /// [`TcKernel::WgmmaRsCluster2`]) for bf16/f16.
     const KERNELS: &'static [TcKernel];
     /// A NaN the host writes to outputs before a launch, so unwritten elements show.
     const POISON: Self::Elem;
@@ -111,8 +115,8 @@ pub trait TcElem: Copy + Send + Sync + 'static + sealed::Sealed {
 
 /// The `impl TcElem` of each input type, from one table: the marker and its element type in
 /// memory, the name and `k` multiple, the `wgmma` kernels' input type, the kernels
-/// (`mma.sync`, `wgmma`, `wgmma` in clusters, and for TF32 the rounding pass and the RS
-/// forms), the poison
+/// (`mma.sync`, `wgmma`, `wgmma` in clusters, for bf16/f16 the ping-pong form, and for
+/// TF32 the rounding pass and the RS forms), the poison
 /// value, the units and the conversions.
 macro_rules! impl_tc_elem {
     ($(
@@ -120,6 +124,7 @@ macro_rules! impl_tc_elem {
             name: $name:literal, k_multiple: $k:literal,
             wgmma_in: $win:ty,
             kernels: ($mma:ident, $wgmma:ident, $wgmma_c2:ident
+                      $(, pp: $pp:ident)?
                       $(, round: $round:ident, rs: ($rs:ident, $rs_c2:ident))?),
             poison: $poison:expr, output_unit: $output_unit:expr, input_unit: $input_unit:expr,
             to_f64: |$x:ident| $to_f64:expr, from_f32: |$y:ident| $from_f32:expr $(,)?
@@ -138,10 +143,22 @@ macro_rules! impl_tc_elem {
                 Some(kernels::gemm_tc::wgmma::$round);
             const WGMMA_RS: Option<[WgmmaKernel<$elem>; 2]> =
                 Some([kernels::gemm_tc::wgmma::$rs, kernels::gemm_tc::wgmma::$rs_c2]);)?
+            $(const WGMMA_PP: Option<WgmmaKernel<$elem>> = Some(kernels::gemm_tc::wgmma::$pp);)?
             const KERNELS: &'static [TcKernel] = if Self::WGMMA_RS.is_some() {
-                &TcKernel::ALL
+                &[
+                    TcKernel::Wgmma,
+                    TcKernel::WgmmaCluster2,
+                    TcKernel::WgmmaRs,
+                    TcKernel::WgmmaRsCluster2,
+                    TcKernel::MmaSync,
+                ]
             } else {
-                &[TcKernel::Wgmma, TcKernel::WgmmaCluster2, TcKernel::MmaSync]
+                &[
+                    TcKernel::Wgmma,
+                    TcKernel::WgmmaCluster2,
+                    TcKernel::WgmmaPingpong,
+                    TcKernel::MmaSync,
+                ]
             };
             const POISON: $elem = $poison;
             const OUTPUT_UNIT: f64 = $output_unit;
@@ -159,13 +176,13 @@ macro_rules! impl_tc_elem {
 impl_tc_elem! {
     bf16 => bf16 {
         name: "bf16", k_multiple: 8, wgmma_in: bf16,
-        kernels: (gemm_mma_bf16, gemm_wgmma_bf16, gemm_wgmma_bf16_c2),
+        kernels: (gemm_mma_bf16, gemm_wgmma_bf16, gemm_wgmma_bf16_c2, pp: gemm_wgmma_bf16_pp),
         poison: bf16::from_bits(0x7fc1), output_unit: 1.0 / 256.0, input_unit: 0.0,
         to_f64: |x| f64::from(x.to_f32()), from_f32: |x| bf16::from_f32(x),
     }
     f16 => f16 {
         name: "f16", k_multiple: 8, wgmma_in: f16,
-        kernels: (gemm_mma_f16, gemm_wgmma_f16, gemm_wgmma_f16_c2),
+        kernels: (gemm_mma_f16, gemm_wgmma_f16, gemm_wgmma_f16_c2, pp: gemm_wgmma_f16_pp),
         poison: f16::from_bits(0x7e01), output_unit: 1.0 / 2048.0, input_unit: 0.0,
         to_f64: |x| f64::from(x.to_f32()), from_f32: |x| f16::from_f32(x),
     }

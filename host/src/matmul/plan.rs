@@ -17,7 +17,8 @@ use cust::{
 };
 use kernels::gemm_tc::mma_sync::{MMA_BM, MMA_BN, MMA_SHARED_BYTES, MMA_THREADS};
 use kernels::gemm_tc::wgmma::{
-    WG_BM, WG_BN, WG_CLUSTER_M, WG_SHARED_BYTES, WG_THREADS, WgmmaElem, WgmmaOut,
+    PP_BM, PP_BN, PP_SHARED_BYTES, PP_THREADS, WG_BM, WG_BN, WG_CLUSTER_M, WG_SHARED_BYTES,
+    WG_THREADS, WgmmaElem, WgmmaOut,
 };
 
 /// The tensor map of a row-major matrix of `rows` rows of `cols` elements, rows
@@ -65,12 +66,14 @@ fn cluster_grid(what: &str, m: u32, n: u32, cluster_m: u32, fit: u32) -> Result<
 
 kernel_table! {
     /// The tensor-core kernels of input type `T`, each resolved in a [`Gpu`]'s module on first use
-    /// ([`Gpu::kernels`]): [`TcElem::MMA`], [`TcElem::WGMMA`], [`TcElem::WGMMA_C2`] and, for TF32,
-    /// [`TcElem::WGMMA_ROUND`] and the two [`TcElem::WGMMA_RS`].
+    /// ([`Gpu::kernels`]): [`TcElem::MMA`], [`TcElem::WGMMA`], [`TcElem::WGMMA_C2`], for
+    /// bf16/f16 [`TcElem::WGMMA_PP`] and for TF32 [`TcElem::WGMMA_ROUND`] and the two
+    /// [`TcElem::WGMMA_RS`].
     struct GemmKernels<T: TcElem> {
         mma: ResolvedOf<MmaKernel<T::Elem>>,
         wgmma: ResolvedOf<WgmmaKernel<T::Elem>>,
         wgmma_c2: ResolvedOf<WgmmaKernel<T::Elem>>,
+        wgmma_pp: ResolvedOf<WgmmaKernel<T::Elem>>,
         wgmma_rs: ResolvedOf<WgmmaKernel<T::Elem>>,
         wgmma_rs_c2: ResolvedOf<WgmmaKernel<T::Elem>>,
         round: ResolvedOf<RoundKernel<T::Elem>>,
@@ -187,11 +190,23 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
             }
             TcKernel::Wgmma
             | TcKernel::WgmmaCluster2
+            | TcKernel::WgmmaPingpong
             | TcKernel::WgmmaRs
             | TcKernel::WgmmaRsCluster2 => {
                 let cluster_m = kernel.cluster_m();
                 let a_in_registers = kernel.a_in_registers();
+                let pingpong = kernel == TcKernel::WgmmaPingpong;
                 let function = match (a_in_registers, T::WGMMA_RS) {
+                    _ if pingpong => match T::WGMMA_PP {
+                        Some(pp) => table.wgmma_pp.get(gpu, pp)?,
+                        None => {
+                            return Err(GpuError::LaunchConfig(format!(
+                                "{} GEMM: the {kernel} kernel exists for bf16 and f16 only; \
+                                 use the wgmma kernel",
+                                T::NAME
+                            )));
+                        }
+                    },
                     (false, _) if cluster_m == 1 => table.wgmma.get(gpu, T::WGMMA)?,
                     (false, _) => table.wgmma_c2.get(gpu, T::WGMMA_C2)?,
                     (true, Some([rs, _])) if cluster_m == 1 => table.wgmma_rs.get(gpu, rs)?,
@@ -238,16 +253,19 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 let (a_in, b_in) = (a_in.as_device_ptr(), b_in.as_device_ptr());
                 let map_a =
                     tile_map::<<In<T> as WgmmaElem>::AStage, _>(a_in, [k, m], row_bytes, "A")?;
-                let map_b = if cluster_m == 1 {
+                let map_b = if pingpong {
+                    tile_map::<<In<T> as WgmmaElem>::BStagePp, _>(b_in, [k, n], row_bytes, "B")?
+                } else if cluster_m == 1 {
                     tile_map::<<In<T> as WgmmaElem>::BStage, _>(b_in, [k, n], row_bytes, "B")?
                 } else {
                     debug_assert_eq!(cluster_m, WG_CLUSTER_M);
                     tile_map::<<In<T> as WgmmaElem>::BHalf, _>(b_in, [k, n], row_bytes, "B")?
                 };
                 // C goes out through TMA where its row stride is a multiple of 16 bytes
-                // (TMA's rule); otherwise the kernel stores it from registers.
+                // (TMA's rule); otherwise the kernel stores it from registers, as the
+                // ping-pong kernel always does.
                 let c_row_bytes = n * size_of::<T::Elem>();
-                let map_c = if c_row_bytes.is_multiple_of(16) {
+                let map_c = if c_row_bytes.is_multiple_of(16) && !pingpong {
                     Some(tile_map::<<T::WgmmaC as WgmmaOut>::CBox, _>(
                         c.as_device_ptr(),
                         [n, m],
@@ -257,7 +275,10 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 } else {
                     None
                 };
-                let (blocks, max_active_clusters) = if cluster_m == 1 {
+                let (blocks, max_active_clusters) = if pingpong {
+                    let tiles = m32.div_ceil(PP_BM) * n32.div_ceil(PP_BN);
+                    (tiles.min(sm_count(gpu)?), None)
+                } else if cluster_m == 1 {
                     let tiles = m32.div_ceil(WG_BM) * n32.div_ceil(WG_BN);
                     (tiles.min(sm_count(gpu)?), None)
                 } else {
@@ -269,7 +290,11 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                     let what = format!("{} GEMM ({kernel}), kernel `{}`", T::NAME, function.name());
                     (cluster_grid(&what, m32, n32, cluster_m, fit)?, Some(fit))
                 };
-                let cfg = LaunchConfig::new((blocks, 1), WG_THREADS, WG_SHARED_BYTES);
+                let cfg = if pingpong {
+                    LaunchConfig::new((blocks, 1), PP_THREADS, PP_SHARED_BYTES)
+                } else {
+                    LaunchConfig::new((blocks, 1), WG_THREADS, WG_SHARED_BYTES)
+                };
                 (
                     cfg,
                     Launcher::Wgmma {
@@ -357,7 +382,9 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 // this element type's size, built from the kernel's tile types (`B`'s for
                 // this cluster size), and were written before this launch (a synchronous
                 // upload); the launch shape is the module's (`WG_THREADS`,
-                // `WG_SHARED_BYTES`, a 1-D grid; for the `_c2` kernels clusters of
+                // `WG_SHARED_BYTES`, a 1-D grid; for the ping-pong kernels, in `cfg`,
+                // `PP_THREADS` and `PP_SHARED_BYTES`, B's map from `BStagePp`, C not read
+                // through a map; for the `_c2` kernels clusters of
                 // `[WG_CLUSTER_M, 1, 1]` and a grid that is a multiple of it), and the
                 // sm_90a build caps the kernel at `WG_MAX_REGISTERS` (host/build.rs). With
                 // programmatic stream serialization (TF32 only, whose kernels wait for the

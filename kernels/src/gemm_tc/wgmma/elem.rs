@@ -3,7 +3,8 @@
 //! [`WgmmaOut`] for `C` (bf16, f16, f32: the TMA store box of the epilogue).
 
 use super::tf32::Tf32Rounded;
-use super::{WG_BM, WG_BN, WG_C_BOX_ROWS, WG_CLUSTER_M};
+
+use super::{PP_BN, WG_BM, WG_BN, WG_C_BOX_ROWS, WG_CLUSTER_M};
 use crate::gemm_tc::OutElem;
 use cuda_std::DeviceCopy;
 use cuda_std::half::{F8E4M3, F8E5M2, bf16, f16};
@@ -27,6 +28,9 @@ pub trait WgmmaElem: Copy + DeviceCopy {
     /// loads and multicasts: `WG_BN / WG_CLUSTER_M` rows of
     /// [`WG_BK_BYTES`](super::WG_BK_BYTES).
     type BHalf: Tile<Elem = Self>;
+    /// A stage of `B` in the ping-pong kernels ([`PingpongElem`](super::PingpongElem)):
+    /// [`PP_BN`] rows of [`WG_BK_BYTES`](super::WG_BK_BYTES).
+    type BStagePp: Tile<Elem = Self>;
     /// Whether the epilogue multiplies the accumulators by the launch's `scale` (the
     /// FP8 types: per-tensor scales, as cuBLASLt's scaled matmul) before rounding them
     /// to the output type. `false` keeps the other types' epilogue free of it.
@@ -70,6 +74,7 @@ macro_rules! stage_tiles {
         type AHalf = SmemTile<$t, { WG_BM / 2 }, $cols, swizzle::B128>;
         type BStage = SmemTile<$t, { WG_BN }, $cols, swizzle::B128>;
         type BHalf = SmemTile<$t, { WG_BN / WG_CLUSTER_M }, $cols, swizzle::B128>;
+        type BStagePp = SmemTile<$t, { PP_BN }, $cols, swizzle::B128>;
     };
 }
 

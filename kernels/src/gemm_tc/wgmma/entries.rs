@@ -1,9 +1,11 @@
 //! The `#[kernel]` entry points: the rounding pass [`round_tf32`] over the TF32 inputs, and
 //! the GEMMs `gemm_wgmma_*` (bf16, f16, TF32 in the SS and RS forms, FP8), each one call
-//! of the kernel body `gemm` with its element types, `A` operand and cluster size.
+//! of the kernel body `gemm` with its element types, `A` operand and cluster size, or
+//! (`gemm_wgmma_{bf16,f16}_pp`) of the ping-pong body `gemm_pingpong`.
 
 use super::body::gemm;
 use super::operand::{RegA, SmemA};
+use super::pingpong::gemm_pingpong;
 use super::tf32::{Tf32Rounded, tf32_rna_bits};
 use cuda_std::half::{F8E4M3, F8E5M2, bf16, f16};
 use cuda_std::prelude::*;
@@ -217,3 +219,49 @@ fp8_entry!(gemm_wgmma_e4m3_bf16, F8E4M3, bf16, "e4m3 inputs, bf16 out");
 fp8_entry!(gemm_wgmma_e4m3_f32, F8E4M3, f32, "e4m3 inputs, f32 out");
 fp8_entry!(gemm_wgmma_e5m2_bf16, F8E5M2, bf16, "e5m2 inputs, bf16 out");
 fp8_entry!(gemm_wgmma_e5m2_f32, F8E5M2, f32, "e5m2 inputs, f32 out");
+
+/// The ping-pong entry points (bf16, f16): the `wgmma` kernels' parameters, so that the
+/// host launches them alike; `map_c` and `c_by_tma` are not read (`C` is stored from
+/// registers).
+macro_rules! pp_entry {
+    ($name:ident, $t:ty, $what:literal) => {
+        #[doc = concat!("`C = A·Bᵀ` in ", $what, " on `wgmma` + TMA (sm_90a), the ping-pong ",
+                                "form: each consumer warpgroup computes its own 128 × 176 tiles, ",
+                                "the two taking turns; see `gemm_tc::wgmma`'s `pingpong` module.")]
+        ///
+        /// # Safety
+        /// - `map_a` and `map_b` point to 64-byte-aligned [`TensorMap`]s in global memory,
+        ///   written before the launch, describing `A` (dims `[k, m]`, innermost first)
+        ///   and `B` (dims `[k, n]`) with elements of this type's size, built from the
+        ///   tiles `WgmmaElem::AStage` / `WgmmaElem::BStagePp` (`TensorMapExt::for_tile`);
+        /// - `map_c` and `c_by_tma` are not read;
+        /// - `c` points to an allocation of at least m·n elements that nothing else
+        ///   accesses during the launch, 16-byte aligned (whole device allocations are);
+        /// - `m`, `n`, `k` ≥ 1, `k` a multiple of 8;
+        /// - launched with `PP_THREADS` threads, a 1-D grid without clusters,
+        ///   `PP_SHARED_BYTES` of dynamic shared memory, on an sm_90a build capped at
+        ///   `WG_MAX_REGISTERS` registers.
+        #[kernel]
+        pub unsafe fn $name(
+            m: u32,
+            n: u32,
+            k: u32,
+            map_a: *const TensorMap,
+            map_b: *const TensorMap,
+            map_c: *const TensorMap,
+            c: *mut $t,
+            c_by_tma: u32,
+        ) {
+            let _ = (map_c, c_by_tma);
+            // SAFETY: forwarded from the kernel's contract.
+            unsafe { gemm_pingpong::<$t>(m, n, k, map_a, map_b, c) }
+        }
+    };
+}
+
+pp_entry!(
+    gemm_wgmma_bf16_pp,
+    bf16,
+    "bf16 (f32 accumulation, bf16 out)"
+);
+pp_entry!(gemm_wgmma_f16_pp, f16, "f16 (f32 accumulation, f16 out)");

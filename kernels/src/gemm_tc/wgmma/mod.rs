@@ -156,6 +156,8 @@
 // - `operand`: where the consumers' `wgmma` read `A` from (`AOperand`: `SmemA`, `RegA`);
 // - `body`: the kernel body, `gemm` (prologue, producer, consumers, epilogue);
 // - `epilogue`: the epilogue's helpers (accumulator walk, warpgroup barrier, scale);
+// - `pingpong`: the ping-pong body (bf16/f16: each consumer warpgroup its own 128×176
+//   tiles, taking turns; its constants `PP_*` are here);
 // - `entries`: the `#[kernel]` entry points (the GEMMs and the rounding pass `round_tf32`).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 // `gemm` takes the entry points' 8 parameters and `scale`.
@@ -173,6 +175,8 @@ mod epilogue;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 mod operand;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+mod pingpong;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 mod tf32;
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
@@ -180,6 +184,7 @@ pub use self::{
     elem::{WgmmaElem, WgmmaOut},
     entries::*,
     operand::{AOperand, RegA, SmemA},
+    pingpong::PingpongElem,
     tf32::Tf32Rounded,
 };
 
@@ -236,3 +241,24 @@ const _: () = assert!(
     WG_BN.is_multiple_of(WG_CLUSTER_M),
     "the cluster's B halves must add up to the B stage"
 );
+
+/// Rows of `C` per tile: one consumer warpgroup's two `m64` halves.
+pub const PP_BM: u32 = 128;
+/// Columns of `C` per tile (`wgmma` N = 176).
+pub const PP_BN: u32 = 176;
+/// Stages of the TMA ring.
+pub const PP_STAGES: u32 = 5;
+/// Threads per block: one producer and two consumer warpgroups.
+pub const PP_THREADS: u32 = 384;
+/// The `B` part of a stage as bytes: [`PP_BN`] rows of [`WG_BK_BYTES`] in the 128-byte
+/// swizzle (for `WgmmaElem::BStagePp`).
+pub type PpBStageBytes = SmemTile<u8, PP_BN, WG_BK_BYTES, swizzle::B128>;
+/// Bytes of one stage (`A` then `B`): what a stage's full barrier expects.
+pub const PP_STAGE_BYTES: u32 = <(AStageBytes, PpBStageBytes) as Tiles>::TX_BYTES;
+/// Dynamic shared memory per block, bytes: the stages, 1024 bytes of alignment slack and
+/// the ring's barriers.
+pub const PP_SHARED_BYTES: u32 =
+    PP_STAGES * PP_STAGE_BYTES + 1024 + Pipeline::<PP_STAGES>::SHARED_BYTES;
+const _: () = assert!(PP_SHARED_BYTES <= 227 * 1024);
+// Every stage starts 1024-aligned (the swizzle atom).
+const _: () = assert!(PP_STAGE_BYTES.is_multiple_of(1024));

@@ -1,0 +1,276 @@
+//! The ping-pong form of the `wgmma` GEMM (bf16 and f16): each consumer warpgroup computes
+//! whole tiles of its own, 128 × [`PP_BN`](super::PP_BN) = 176, and the two take turns, so that one
+//! warpgroup's epilogue runs while the other's `wgmma` keep the tensor cores busy
+//! (CUTLASS's `KernelTmaWarpSpecializedPingpong`; cuBLASLt's fastest kernels for the
+//! bench's transformer shapes on an H200 have this shape, `nvjet_sm90_tst_176x128_…` and
+//! `…_168x128_…` without `coop`, their tensor pipes 96–97 % active under Nsight Compute
+//! against 87–92 % for its cooperative kernels, 2026-11-29).
+//!
+//! Design, against the cooperative body (`body`), whose two consumer warpgroups split one
+//! 128 × 256 tile and so run their epilogues together while the tensor cores idle:
+//! - the producer (one thread of warpgroup 0, `setmaxnreg` 24) walks the block's tiles
+//!   `b`, `b + G`, `b + 2G`, … (`G` the grid) in the grouped order of
+//!   [`tile_coords`](crate::gemm_tc::tile_coords) and loads every K step of each into the
+//!   next stage of a [`PP_STAGES`](super::PP_STAGES)-stage ring: `A`'s 128 rows and `B`'s 176 rows of 128 bytes
+//!   (the tiles `WgmmaElem::AStage` and `WgmmaElem::BStagePp`);
+//! - consumer warpgroup `c` (`setmaxnreg` 240) takes the block's tiles `c`, `c + 2`, … of
+//!   that walk: per K step it waits for the stage, issues 4 × 2 `m64n176k16` (its rows
+//!   0–63 and 64–127, one accumulator tile each: 2 × 88 `f32` a thread), commits, and with
+//!   `wgmma.wait_group 1` releases the previous stage (one arrival per warp: the empty
+//!   barriers count 4). After its tile it skips the other warpgroup's `k_tiles` stages
+//!   ([`PipelineState::advance_by`]) and stores its 128 × 176 part of `C` from registers
+//!   (pairs of adjacent elements, clipped at `C`'s edges).
+//!
+//! The ring orders the two: the other warpgroup's stages are loaded only as this one
+//! releases its own, so its main loop starts when this one has about [`PP_STAGES`](super::PP_STAGES) K steps
+//! left, and runs while this one stores.
+//!
+//! Launch: grid `(min(#SMs, tiles), 1, 1)`, [`PP_THREADS`](super::PP_THREADS) threads, [`PP_SHARED_BYTES`](super::PP_SHARED_BYTES) of
+//! dynamic shared memory, built with at most 168 registers a thread (`.maxnreg`).
+
+use super::elem::{WgmmaElem, WgmmaOut};
+use super::{PP_BM, PP_BN, PP_STAGE_BYTES, PP_STAGES, WG_A_STAGE_BYTES, WG_BK_BYTES};
+use crate::gemm_tc::tile_coords;
+use cuda_std::half::{bf16, f16};
+use cuda_std::prelude::*;
+use cuda_std::shared::shared_addr;
+use cuda_std::tile::{AccTile, Pipeline, PipelineState, Tile, Tiles};
+use cuda_std::tma::{self, TensorMap};
+use cuda_std::wgmma::{self, MatrixDescriptor};
+
+/// An input type of the ping-pong GEMM: its `m64n176` `wgmma`.
+pub trait PingpongElem: WgmmaElem + WgmmaOut {
+    /// `acc (+)= A·B` for a 64 × 176 tile and 16 elements of K (`m64n176k16`).
+    ///
+    /// # Safety
+    /// As `cuda_std::wgmma::mma_m64n176k16_f32_bf16`.
+    unsafe fn mma_n176(
+        acc: &mut AccTile<88>,
+        a: MatrixDescriptor,
+        b: MatrixDescriptor,
+        accumulate: bool,
+    );
+}
+
+impl PingpongElem for bf16 {
+    #[inline(always)]
+    unsafe fn mma_n176(
+        acc: &mut AccTile<88>,
+        a: MatrixDescriptor,
+        b: MatrixDescriptor,
+        accumulate: bool,
+    ) {
+        // SAFETY: forwarded.
+        unsafe { wgmma::mma_m64n176k16_f32_bf16::<false, false>(&mut acc.regs, a, b, accumulate) }
+    }
+}
+
+impl PingpongElem for f16 {
+    #[inline(always)]
+    unsafe fn mma_n176(
+        acc: &mut AccTile<88>,
+        a: MatrixDescriptor,
+        b: MatrixDescriptor,
+        accumulate: bool,
+    ) {
+        // SAFETY: forwarded.
+        unsafe { wgmma::mma_m64n176k16_f32_f16::<false, false>(&mut acc.regs, a, b, accumulate) }
+    }
+}
+
+/// The ring position: stage index and the parity its next wait is for.
+type Ring = PipelineState<PP_STAGES>;
+
+/// Stores a 64 × 176 accumulator tile at rows `row0..`, columns `col0..` of `C` (m × n,
+/// row-major), pairs of adjacent elements, skipping what lies outside `C`.
+///
+/// # Safety
+/// `c` holds m·n elements, aligned to a pair when `n` is even; no other thread writes
+/// these elements.
+#[inline(always)]
+unsafe fn store_tile<T: PingpongElem>(
+    acc: &AccTile<88>,
+    t: u32,
+    c: *mut T,
+    (m, n): (u32, u32),
+    (row0, col0): (u32, u32),
+) {
+    acc.for_each_pair(t, |r, col, v0, v1| {
+        let (row, col) = (row0 + r, col0 + col);
+        if row < m && col < n {
+            // SAFETY: (row, col) inside C; with n even, col + 1 < n too (col is even) and
+            // the pair is aligned to its size.
+            unsafe {
+                let p = c.add(row as usize * n as usize + col as usize);
+                if n.is_multiple_of(2) {
+                    T::store_pair(p, v0, v1);
+                } else {
+                    *p = T::from_f32(v0);
+                    if col + 1 < n {
+                        *p.add(1) = T::from_f32(v1);
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// The ping-pong kernel body for element type `T` (see the [module docs](self)).
+///
+/// # Safety
+/// `map_a`, `map_b`: 64-byte-aligned tensor maps in global memory describing `A` (dims
+/// `[k, m]`) and `B` (dims `[k, n]`), built from the tiles `T::AStage` and `T::BStagePp`;
+/// `c` an allocation of at least m·n elements, 16-byte aligned, that nothing else accesses
+/// during the launch; `m`, `n`, `k` ≥ 1, `k` a multiple of 8; launched with the module's
+/// launch shape.
+#[inline(always)]
+pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
+    m: u32,
+    n: u32,
+    k: u32,
+    map_a: *const TensorMap,
+    map_b: *const TensorMap,
+    c: *mut T,
+) {
+    const {
+        assert!(<(T::AStage, T::BStagePp) as Tiles>::TX_BYTES == PP_STAGE_BYTES);
+        assert!(T::AStage::BYTES == WG_A_STAGE_BYTES);
+        assert!(T::AHalf::BYTES * 2 == WG_A_STAGE_BYTES);
+    }
+    let tid = thread_idx_x();
+    let warpgroup = tid / 128;
+    let tiles_m = m.div_ceil(PP_BM);
+    let tiles_n = n.div_ceil(PP_BN);
+    let tiles = tiles_m * tiles_n;
+    let step = grid_dim_x();
+    let elem_bytes = size_of::<T>() as u32;
+    let k_tiles = (k * elem_bytes).div_ceil(WG_BK_BYTES);
+    let k_elems = WG_BK_BYTES / elem_bytes;
+
+    // The stages start at the first 1024-byte boundary of the dynamic shared memory (the
+    // swizzle atom); the ring's barriers follow them.
+    let raw: *mut u8 = dynamic_shared::<u8>();
+    let pad = (1024 - (shared_addr(raw) & 1023)) & 1023;
+    // SAFETY: `PP_SHARED_BYTES` reserves 1024 bytes of slack for `pad`.
+    let smem = unsafe { raw.add(pad as usize) };
+    let smem_addr = shared_addr(smem);
+    // SAFETY: `PP_SHARED_BYTES` holds the barriers after the stages (whole KiB, so
+    // 8-aligned), used for nothing else; every thread computes the same address.
+    let pipe = unsafe {
+        Pipeline::<PP_STAGES>::from_ptr(smem.add((PP_STAGES * PP_STAGE_BYTES) as usize).cast())
+    };
+    if tid == 0 {
+        // SAFETY: one thread initialises, the barrier below before any use. A stage is
+        // read by one consumer warpgroup: one arrival per warp.
+        unsafe { pipe.init(4) };
+    }
+    sync_threads();
+
+    if warpgroup == 0 {
+        // Producer.
+        wgmma::reg_dealloc::<24>();
+        if tid == 0 {
+            // SAFETY: maps in global memory (the launch contract).
+            unsafe {
+                tma::prefetch_descriptor(map_a);
+                tma::prefetch_descriptor(map_b);
+            }
+            let mut ring = Ring::PRODUCER_START;
+            let mut tile = block_idx_x();
+            while tile < tiles {
+                let (tm, tn) = tile_coords(tile, tiles_m, tiles_n);
+                let (row_a, row_b) = ((tm * PP_BM) as i32, (tn * PP_BN) as i32);
+                for kt in 0..k_tiles {
+                    // SAFETY: an initialised pipeline walked in order from the producer's
+                    // start; the stage is free once its empty phase completed; its full
+                    // barrier receives the tiles `(AStage, BStagePp)` at 1024-aligned
+                    // destinations, through maps built from the same tile types (the
+                    // launch contract).
+                    unsafe {
+                        pipe.producer_acquire(ring);
+                        pipe.producer_expect_tiles::<(T::AStage, T::BStagePp)>(ring);
+                        let f = pipe.full(ring.stage());
+                        let stage = smem.add((ring.stage() * PP_STAGE_BYTES) as usize);
+                        let x = (kt * k_elems) as i32;
+                        tma::load_tile::<T::AStage>(stage.cast(), map_a, [x, row_a], f);
+                        let stage_b = stage.add(WG_A_STAGE_BYTES as usize).cast();
+                        tma::load_tile::<T::BStagePp>(stage_b, map_b, [x, row_b], f);
+                    }
+                    ring.advance();
+                }
+                tile += step;
+            }
+        }
+        return;
+    }
+
+    // Consumers: warpgroup 1 takes the block's tiles 0, 2, 4, …; warpgroup 2 tiles 1, 3, ….
+    wgmma::reg_alloc::<240>();
+    let consumer = warpgroup - 1;
+    let t = tid % 128;
+    let lane = tid % 32;
+    let mut ring = Ring::START;
+    ring.advance_by(consumer * k_tiles);
+    let mut acc = [AccTile::<88>::splat(0.0); 2];
+    let mut tile = block_idx_x() + consumer * step;
+    while tile < tiles {
+        let (tm, tn) = tile_coords(tile, tiles_m, tiles_n);
+        // The stage the previous K step read (set before its first use: k_tiles ≥ 1).
+        let mut prev = ring;
+        for kt in 0..k_tiles {
+            // SAFETY: an initialised pipeline; `ring` walks this warpgroup's stages in order
+            // and this warpgroup released each stage's previous use of its own (the other
+            // warpgroup's uses in between completed before the producer refilled it).
+            unsafe { pipe.consumer_wait(ring) };
+            let stage = smem_addr + ring.stage() * PP_STAGE_BYTES;
+            let a = [stage, stage + T::AHalf::BYTES].map(|at| {
+                MatrixDescriptor::new(at, 16, 8 * T::AHalf::ROW_BYTES, T::AHalf::SWIZZLE)
+            });
+            let b = MatrixDescriptor::new(
+                stage + WG_A_STAGE_BYTES,
+                16,
+                8 * T::BStagePp::ROW_BYTES,
+                T::BStagePp::SWIZZLE,
+            );
+            wgmma::fence();
+            // SAFETY: the whole warpgroup runs these convergently with equal arguments; the
+            // stage was written by TMA and its full phase completed; it is not overwritten
+            // before this warpgroup releases it, after the wait that covers these.
+            unsafe {
+                let [a0, a1] = a;
+                let [acc0, acc1] = &mut acc;
+                T::mma_n176(acc0, a0, b, kt != 0);
+                T::mma_n176(acc1, a1, b, kt != 0);
+                T::mma_n176(acc0, a0.add_bytes(32), b.add_bytes(32), true);
+                T::mma_n176(acc1, a1.add_bytes(32), b.add_bytes(32), true);
+                T::mma_n176(acc0, a0.add_bytes(64), b.add_bytes(64), true);
+                T::mma_n176(acc1, a1.add_bytes(64), b.add_bytes(64), true);
+                T::mma_n176(acc0, a0.add_bytes(96), b.add_bytes(96), true);
+                T::mma_n176(acc1, a1.add_bytes(96), b.add_bytes(96), true);
+            }
+            wgmma::commit_group();
+            wgmma::wait_group::<1>();
+            if kt != 0 && lane == 0 {
+                // SAFETY: the group that read stage `prev` has completed; this warp's one
+                // arrival of the round.
+                unsafe { pipe.consumer_release(prev) };
+            }
+            prev = ring;
+            ring.advance();
+        }
+        wgmma::wait_group::<0>();
+        if lane == 0 {
+            // SAFETY: as above, for the tile's last stage.
+            unsafe { pipe.consumer_release(prev) };
+        }
+        // The other warpgroup's next tile.
+        ring.advance_by(k_tiles);
+        let (row0, col0) = (tm * PP_BM, tn * PP_BN);
+        // SAFETY: the launch contract; each element belongs to one thread of one tile.
+        unsafe {
+            store_tile(&acc[0], t, c, (m, n), (row0, col0));
+            store_tile(&acc[1], t, c, (m, n), (row0 + 64, col0));
+        }
+        tile += 2 * step;
+    }
+}
