@@ -130,7 +130,7 @@ fn exact_case<T: TcElem>(gpu: &Gpu, kernel: TcKernel, (m, n, k): (usize, usize, 
 /// 9 = 153) than an H100 or H200 has multiprocessors and more pairs of tile rows × tile
 /// columns (9 × 9 = 81) than clusters of two fit at once, so the persistent blocks and
 /// clusters each compute several tiles.
-const EXACT_SHAPES: [(usize, usize, usize); 7] = [
+const EXACT_SHAPES: [(usize, usize, usize); 8] = [
     (128, 256, 64),
     (200, 328, 64),
     (1, 1, 8),
@@ -138,6 +138,9 @@ const EXACT_SHAPES: [(usize, usize, usize); 7] = [
     (300, 260, 520),
     (64, 24, 2056),
     (2176, 2056, 8),
+    // More 128 × 176 ping-pong tiles (11 × 14 = 154) than multiprocessors and more K steps
+    // (7) than stages (5): both consumer warpgroups of a block compute tiles, taking turns.
+    (1408, 2464, 392),
 ];
 
 /// The exact tests' shapes on the CPU emulator, where a debug build emulates the full list
@@ -147,17 +150,26 @@ const EXACT_SHAPES: [(usize, usize, usize); 7] = [
 const EMULATOR_EXACT_SHAPES: [(usize, usize, usize); 3] =
     [(200, 328, 64), (1, 1, 8), (257, 260, 136)];
 
+/// The ping-pong kernel's extra shape on the emulator: 3 × 3 tiles of 128 × 176 (both
+/// ragged) and 7 K steps (the last ragged) for a ring of 5 stages, so that on a host of up
+/// to 4 cores (the emulator's multiprocessors: the persistent grid) both consumer
+/// warpgroups of a block compute tiles and the second skips the first's stages.
+const EMULATOR_PINGPONG_SHAPE: (usize, usize, usize) = (260, 360, 392);
+
 fn exact_all_types(kernel: TcKernel) {
     let gpu = gpu();
     if !runs(&gpu, kernel) {
         return;
     }
-    let shapes: &[(usize, usize, usize)] = if gpu.is_emulator() {
-        &EMULATOR_EXACT_SHAPES
+    let mut shapes = if gpu.is_emulator() {
+        EMULATOR_EXACT_SHAPES.to_vec()
     } else {
-        &EXACT_SHAPES
+        EXACT_SHAPES.to_vec()
     };
-    for &shape in shapes {
+    if gpu.is_emulator() && kernel == TcKernel::WgmmaPingpong {
+        shapes.push(EMULATOR_PINGPONG_SHAPE);
+    }
+    for shape in shapes {
         if has::<bf16>(kernel) {
             exact_case::<bf16>(&gpu, kernel, shape);
             exact_case::<f16>(&gpu, kernel, shape);

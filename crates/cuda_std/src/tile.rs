@@ -93,6 +93,11 @@ impl<const STAGES: u32> PipelineState<STAGES> {
     /// per wrap): how a consumer skips the stages another consumer reads, e.g. the other
     /// warpgroup's tile in a ping-pong GEMM (CUTLASS's `PipelineState::advance(n)`).
     ///
+    /// A parity wait cannot tell a barrier's phase from the one two before it, so a consumer
+    /// that skips more than `STAGES` positions may wait ([`Pipeline::consumer_wait`]) only
+    /// once the stage's previous round has been filled, e.g. after the other consumer has
+    /// waited for its last stage (the ping-pong GEMM's turns).
+    ///
     /// ```
     /// use cuda_std::tile::PipelineState;
     /// for n in [0, 1, 4, 5, 6, 13, 100] {

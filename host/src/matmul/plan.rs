@@ -262,18 +262,25 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                     tile_map::<<In<T> as WgmmaElem>::BHalf, _>(b_in, [k, n], row_bytes, "B")?
                 };
                 // C goes out through TMA where its row stride is a multiple of 16 bytes
-                // (TMA's rule); otherwise the kernel stores it from registers, as the
-                // ping-pong kernel always does.
+                // (TMA's rule), in the kernel's store box; otherwise the kernel stores it
+                // from registers.
                 let c_row_bytes = n * size_of::<T::Elem>();
-                let map_c = if c_row_bytes.is_multiple_of(16) && !pingpong {
-                    Some(tile_map::<<T::WgmmaC as WgmmaOut>::CBox, _>(
+                let map_c = if !c_row_bytes.is_multiple_of(16) {
+                    None
+                } else if pingpong {
+                    Some(tile_map::<<T::WgmmaC as WgmmaOut>::CBoxPp, _>(
                         c.as_device_ptr(),
                         [n, m],
                         c_row_bytes,
                         "C",
                     )?)
                 } else {
-                    None
+                    Some(tile_map::<<T::WgmmaC as WgmmaOut>::CBox, _>(
+                        c.as_device_ptr(),
+                        [n, m],
+                        c_row_bytes,
+                        "C",
+                    )?)
                 };
                 let (blocks, max_active_clusters) = if pingpong {
                     let tiles = m32.div_ceil(PP_BM) * n32.div_ceil(PP_BN);
@@ -383,8 +390,8 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 // this cluster size), and were written before this launch (a synchronous
                 // upload); the launch shape is the module's (`WG_THREADS`,
                 // `WG_SHARED_BYTES`, a 1-D grid; for the ping-pong kernels, in `cfg`,
-                // `PP_THREADS` and `PP_SHARED_BYTES`, B's map from `BStagePp`, C not read
-                // through a map; for the `_c2` kernels clusters of
+                // `PP_THREADS` and `PP_SHARED_BYTES`, B's map from `BStagePp` and C's from
+                // `CBoxPp`; for the `_c2` kernels clusters of
                 // `[WG_CLUSTER_M, 1, 1]` and a grid that is a multiple of it), and the
                 // sm_90a build caps the kernel at `WG_MAX_REGISTERS` (host/build.rs). With
                 // programmatic stream serialization (TF32 only, whose kernels wait for the

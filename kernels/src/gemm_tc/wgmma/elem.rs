@@ -4,7 +4,7 @@
 
 use super::tf32::Tf32Rounded;
 
-use super::{PP_BN, WG_BM, WG_BN, WG_C_BOX_ROWS, WG_CLUSTER_M};
+use super::{PP_BN, PP_C_BOX_COLS, WG_BM, WG_BN, WG_C_BOX_ROWS, WG_CLUSTER_M};
 use crate::gemm_tc::OutElem;
 use cuda_std::DeviceCopy;
 use cuda_std::half::{F8E4M3, F8E5M2, bf16, f16};
@@ -53,18 +53,25 @@ pub trait WgmmaElem: Copy + DeviceCopy {
 pub trait WgmmaOut: OutElem {
     /// A TMA store box of `C`: [`WG_C_BOX_ROWS`] rows of 128 bytes.
     type CBox: Tile<Elem = Self>;
+    /// A TMA store box of `C` in the ping-pong kernels: [`WG_C_BOX_ROWS`] rows of
+    /// [`PP_C_BOX_COLS`] = 88 elements, not swizzled (rows of 176 bytes for bf16/f16: the 8
+    /// rows × 16 bytes of a warp's store fall in 8 different groups of 4 banks).
+    type CBoxPp: Tile<Elem = Self>;
 }
 
 impl WgmmaOut for bf16 {
     type CBox = SmemTile<bf16, { WG_C_BOX_ROWS }, 64, swizzle::B128>;
+    type CBoxPp = SmemTile<bf16, { WG_C_BOX_ROWS }, { PP_C_BOX_COLS }, swizzle::None>;
 }
 
 impl WgmmaOut for f16 {
     type CBox = SmemTile<f16, { WG_C_BOX_ROWS }, 64, swizzle::B128>;
+    type CBoxPp = SmemTile<f16, { WG_C_BOX_ROWS }, { PP_C_BOX_COLS }, swizzle::None>;
 }
 
 impl WgmmaOut for f32 {
     type CBox = SmemTile<f32, { WG_C_BOX_ROWS }, 32, swizzle::B128>;
+    type CBoxPp = SmemTile<f32, { WG_C_BOX_ROWS }, { PP_C_BOX_COLS }, swizzle::None>;
 }
 
 /// The stage tiles of an input type whose 128-byte row holds `$cols` elements.

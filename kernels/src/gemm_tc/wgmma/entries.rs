@@ -221,8 +221,7 @@ fp8_entry!(gemm_wgmma_e5m2_bf16, F8E5M2, bf16, "e5m2 inputs, bf16 out");
 fp8_entry!(gemm_wgmma_e5m2_f32, F8E5M2, f32, "e5m2 inputs, f32 out");
 
 /// The ping-pong entry points (bf16, f16): the `wgmma` kernels' parameters, so that the
-/// host launches them alike; `map_c` and `c_by_tma` are not read (`C` is stored from
-/// registers).
+/// host launches them alike.
 macro_rules! pp_entry {
     ($name:ident, $t:ty, $what:literal) => {
         #[doc = concat!("`C = A·Bᵀ` in ", $what, " on `wgmma` + TMA (sm_90a), the ping-pong ",
@@ -234,7 +233,9 @@ macro_rules! pp_entry {
         ///   written before the launch, describing `A` (dims `[k, m]`, innermost first)
         ///   and `B` (dims `[k, n]`) with elements of this type's size, built from the
         ///   tiles `WgmmaElem::AStage` / `WgmmaElem::BStagePp` (`TensorMapExt::for_tile`);
-        /// - `map_c` and `c_by_tma` are not read;
+        /// - if `c_by_tma`, `map_c` points to such a map describing `C` (dims `[n, m]`,
+        ///   row stride `n` elements, a multiple of 16 bytes) at `c`, built from the tile
+        ///   `WgmmaOut::CBoxPp` (else it is not read: `C` is stored from registers);
         /// - `c` points to an allocation of at least m·n elements that nothing else
         ///   accesses during the launch, 16-byte aligned (whole device allocations are);
         /// - `m`, `n`, `k` ≥ 1, `k` a multiple of 8;
@@ -252,9 +253,8 @@ macro_rules! pp_entry {
             c: *mut $t,
             c_by_tma: u32,
         ) {
-            let _ = (map_c, c_by_tma);
             // SAFETY: forwarded from the kernel's contract.
-            unsafe { gemm_pingpong::<$t>(m, n, k, map_a, map_b, c) }
+            unsafe { gemm_pingpong::<$t>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0) }
         }
     };
 }

@@ -83,9 +83,10 @@ pub(super) use for_even_acc;
 /// block's (the CPU emulator counts the arrivals of whole warps).
 #[inline(always)]
 pub(super) fn warpgroup_sync(id: u32) {
-    // SAFETY: called only by the TMA epilogue, by all 128 threads of consumer warpgroup
-    // `id - 1` (whole warps) with `id` = 1 or 2 (< 16), each id by one warpgroup only;
-    // no other barrier of the kernel uses ids 1 and 2.
+    // SAFETY: called only by the TMA epilogues (the cooperative and the ping-pong body's),
+    // by all 128 threads of consumer warpgroup `id - 1` (whole warps) with `id` = 1 or 2
+    // (< 16), each id by one warpgroup only; no other barrier of the kernel uses ids 1
+    // and 2.
     unsafe { cuda_std::thread::named_barrier_sync::<128>(id) };
 }
 

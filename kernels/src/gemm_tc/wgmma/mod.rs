@@ -255,10 +255,17 @@ pub const PP_THREADS: u32 = 384;
 pub type PpBStageBytes = SmemTile<u8, PP_BN, WG_BK_BYTES, swizzle::B128>;
 /// Bytes of one stage (`A` then `B`): what a stage's full barrier expects.
 pub const PP_STAGE_BYTES: u32 = <(AStageBytes, PpBStageBytes) as Tiles>::TX_BYTES;
-/// Dynamic shared memory per block, bytes: the stages, 1024 bytes of alignment slack and
-/// the ring's barriers.
+/// Columns of one TMA store box of `C` in the ping-pong kernels: half a tile's 176, so
+/// that a box of 64 rows (`WgmmaOut::CBoxPp`) takes 11 KiB (bf16/f16) of shared memory.
+pub const PP_C_BOX_COLS: u32 = PP_BN / 2;
+/// Bytes of the ping-pong kernels' epilogue buffer: one store box of 2-byte elements per
+/// consumer warpgroup.
+pub const PP_C_BYTES: u32 = 2 * WG_C_BOX_ROWS * PP_C_BOX_COLS * 2;
+/// Dynamic shared memory per block, bytes: the stages, the epilogue buffer, 1024 bytes of
+/// alignment slack, the ring's barriers and the consumers' two order barriers (8 bytes
+/// each).
 pub const PP_SHARED_BYTES: u32 =
-    PP_STAGES * PP_STAGE_BYTES + 1024 + Pipeline::<PP_STAGES>::SHARED_BYTES;
+    PP_STAGES * PP_STAGE_BYTES + PP_C_BYTES + 1024 + Pipeline::<PP_STAGES>::SHARED_BYTES + 2 * 8;
 const _: () = assert!(PP_SHARED_BYTES <= 227 * 1024);
 // Every stage starts 1024-aligned (the swizzle atom).
 const _: () = assert!(PP_STAGE_BYTES.is_multiple_of(1024));

@@ -18,22 +18,37 @@
 //!   0–63 and 64–127, one accumulator tile each: 2 × 88 `f32` a thread), commits, and with
 //!   `wgmma.wait_group 1` releases the previous stage (one arrival per warp: the empty
 //!   barriers count 4). After its tile it skips the other warpgroup's `k_tiles` stages
-//!   ([`PipelineState::advance_by`]) and stores its 128 × 176 part of `C` from registers
-//!   (pairs of adjacent elements, clipped at `C`'s edges).
+//!   ([`PipelineState::advance_by`]) and stores its 128 × 176 tile of `C`: where `C`'s rows
+//!   are a multiple of 16 bytes (`c_by_tma`), in four boxes of 64 × 88 (`WgmmaOut::CBoxPp`)
+//!   written to its shared-memory box buffer (not swizzled: free of bank conflicts at rows
+//!   of 176 bytes) and stored by TMA, which clips at `C`'s edges; otherwise from registers
+//!   (pairs of adjacent elements, clipped).
 //!
-//! The ring orders the two: the other warpgroup's stages are loaded only as this one
-//! releases its own, so its main loop starts when this one has about [`PP_STAGES`](super::PP_STAGES) K steps
-//! left, and runs while this one stores.
+//! Two *order* mbarriers make the warpgroups take turns: a warpgroup starts a tile's main
+//! loop only after the other has waited for the last stage of its tile before (and says so
+//! by arriving on the first's order barrier, one arrival per warp, before it drains its last
+//! `wgmma` group and stores), so the tensor cores run one warpgroup's products while the
+//! other stores. The turns also keep the ring's parity waits sound: a warpgroup that skips
+//! the other's `k_tiles` stages would otherwise wait on a stage whose full barrier may be
+//! two phases behind, where a parity wait cannot tell the phases apart (it took the first
+//! version, without them, into a hang on an H200 at 2048³, where both warpgroups of a block
+//! had tiles and `k_tiles` exceeded the stages; the tests had no such shape).
 //!
 //! Launch: grid `(min(#SMs, tiles), 1, 1)`, [`PP_THREADS`](super::PP_THREADS) threads, [`PP_SHARED_BYTES`](super::PP_SHARED_BYTES) of
 //! dynamic shared memory, built with at most 168 registers a thread (`.maxnreg`).
 
 use super::elem::{WgmmaElem, WgmmaOut};
-use super::{PP_BM, PP_BN, PP_STAGE_BYTES, PP_STAGES, WG_A_STAGE_BYTES, WG_BK_BYTES};
+use super::epilogue::warpgroup_sync;
+use super::{
+    PP_BM, PP_BN, PP_C_BOX_COLS, PP_C_BYTES, PP_STAGE_BYTES, PP_STAGES, WG_A_STAGE_BYTES,
+    WG_BK_BYTES,
+};
 use crate::gemm_tc::tile_coords;
+use cuda_std::barrier::{MBarrier, Phase};
 use cuda_std::half::{bf16, f16};
 use cuda_std::prelude::*;
 use cuda_std::shared::shared_addr;
+use cuda_std::shared::window::SharedAddr;
 use cuda_std::tile::{AccTile, Pipeline, PipelineState, Tile, Tiles};
 use cuda_std::tma::{self, TensorMap};
 use cuda_std::wgmma::{self, MatrixDescriptor};
@@ -88,7 +103,7 @@ type Ring = PipelineState<PP_STAGES>;
 /// `c` holds m·n elements, aligned to a pair when `n` is even; no other thread writes
 /// these elements.
 #[inline(always)]
-unsafe fn store_tile<T: PingpongElem>(
+unsafe fn store_from_registers<T: PingpongElem>(
     acc: &AccTile<88>,
     t: u32,
     c: *mut T,
@@ -115,12 +130,38 @@ unsafe fn store_tile<T: PingpongElem>(
     });
 }
 
+/// Writes the columns `88·P..88·P + 88` of a 64 × 176 accumulator tile, rounded to `T`,
+/// into the store box at shared address `buf` (`T::CBoxPp`: rows of 88 elements, not
+/// swizzled).
+///
+/// # Safety
+/// `buf` is this warpgroup's box buffer (`T::CBoxPp::BYTES`), which no store still reads;
+/// all 128 threads of the warpgroup write their own elements.
+#[inline(always)]
+unsafe fn stage_box<T: PingpongElem, const P: u32>(acc: &AccTile<88>, t: u32, buf: u32) {
+    acc.for_each_pair(t, |r, col, v0, v1| {
+        if col / PP_C_BOX_COLS == P {
+            let x = (col - P * PP_C_BOX_COLS) * T::BYTES;
+            // SAFETY: inside the box (r < 64, x + 2·BYTES ≤ its row), aligned to the pair;
+            // each (r, col) belongs to one thread.
+            unsafe {
+                T::store_pair_shared(
+                    SharedAddr::from_bits(buf + r * T::CBoxPp::ROW_BYTES + x),
+                    v0,
+                    v1,
+                );
+            }
+        }
+    });
+}
+
 /// The ping-pong kernel body for element type `T` (see the [module docs](self)).
 ///
 /// # Safety
 /// `map_a`, `map_b`: 64-byte-aligned tensor maps in global memory describing `A` (dims
 /// `[k, m]`) and `B` (dims `[k, n]`), built from the tiles `T::AStage` and `T::BStagePp`;
-/// `c` an allocation of at least m·n elements, 16-byte aligned, that nothing else accesses
+/// if `c_by_tma`, `map_c` such a map of `C` (dims `[n, m]`, rows a multiple of 16 bytes)
+/// at `c`, built from the tile `T::CBoxPp` (else not read); `c` an allocation of at least m·n elements, 16-byte aligned, that nothing else accesses
 /// during the launch; `m`, `n`, `k` ≥ 1, `k` a multiple of 8; launched with the module's
 /// launch shape.
 #[inline(always)]
@@ -130,9 +171,13 @@ pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
     k: u32,
     map_a: *const TensorMap,
     map_b: *const TensorMap,
+    map_c: *const TensorMap,
     c: *mut T,
+    c_by_tma: bool,
 ) {
     const {
+        assert!(2 * T::CBoxPp::BYTES <= PP_C_BYTES);
+        assert!(T::CBoxPp::COLS == PP_C_BOX_COLS);
         assert!(<(T::AStage, T::BStagePp) as Tiles>::TX_BYTES == PP_STAGE_BYTES);
         assert!(T::AStage::BYTES == WG_A_STAGE_BYTES);
         assert!(T::AHalf::BYTES * 2 == WG_A_STAGE_BYTES);
@@ -154,15 +199,34 @@ pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
     // SAFETY: `PP_SHARED_BYTES` reserves 1024 bytes of slack for `pad`.
     let smem = unsafe { raw.add(pad as usize) };
     let smem_addr = shared_addr(smem);
-    // SAFETY: `PP_SHARED_BYTES` holds the barriers after the stages (whole KiB, so
-    // 8-aligned), used for nothing else; every thread computes the same address.
-    let pipe = unsafe {
-        Pipeline::<PP_STAGES>::from_ptr(smem.add((PP_STAGES * PP_STAGE_BYTES) as usize).cast())
+    // The epilogue's box buffers (one per consumer warpgroup) follow the stages, then the
+    // ring's barriers and the two order barriers.
+    let c_smem = smem_addr + PP_STAGES * PP_STAGE_BYTES;
+    let bars = (PP_STAGES * PP_STAGE_BYTES + PP_C_BYTES) as usize;
+    // SAFETY: `PP_SHARED_BYTES` holds the barriers after the stages and the box buffers
+    // (whole KiB, so 8-aligned), used for nothing else; every thread computes the same
+    // address.
+    let pipe = unsafe { Pipeline::<PP_STAGES>::from_ptr(smem.add(bars).cast()) };
+    // Order barrier `c`: consumer warpgroup `c` may start its next main loop once its phase
+    // completes. (A pointer, not an array of references: indexed by the warpgroup, such an
+    // array went to local memory.)
+    // SAFETY: `PP_SHARED_BYTES` holds two barriers after the ring's, 8-aligned, used for
+    // nothing else.
+    let order = unsafe {
+        smem.add(bars + Pipeline::<PP_STAGES>::SHARED_BYTES as usize)
+            .cast::<MBarrier>()
     };
+    // SAFETY: `c` < 2: one of the two barriers above.
+    let order = |c: u32| unsafe { &*order.add(c as usize) };
     if tid == 0 {
-        // SAFETY: one thread initialises, the barrier below before any use. A stage is
-        // read by one consumer warpgroup: one arrival per warp.
-        unsafe { pipe.init(4) };
+        // SAFETY: one thread initialises, the barrier below before any use (`pipe.init`
+        // ends with the init fence). A stage is read by one consumer warpgroup, and an
+        // order barrier arrived on by the other: one arrival per warp each.
+        unsafe {
+            order(0).init(4);
+            order(1).init(4);
+            pipe.init(4);
+        }
     }
     sync_threads();
 
@@ -174,6 +238,9 @@ pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
             unsafe {
                 tma::prefetch_descriptor(map_a);
                 tma::prefetch_descriptor(map_b);
+                if c_by_tma {
+                    tma::prefetch_descriptor(map_c);
+                }
             }
             let mut ring = Ring::PRODUCER_START;
             let mut tile = block_idx_x();
@@ -213,8 +280,20 @@ pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
     ring.advance_by(consumer * k_tiles);
     let mut acc = [AccTile::<88>::splat(0.0); 2];
     let mut tile = block_idx_x() + consumer * step;
+    // The phase of order[consumer] this warpgroup waits for next; warpgroup 1 waits before
+    // its first tile too (warpgroup 0's comes first).
+    let mut turn = Phase::ZERO;
+    let mut waits = consumer == 1;
     while tile < tiles {
         let (tm, tn) = tile_coords(tile, tiles_m, tiles_n);
+        if waits {
+            // SAFETY: an initialised barrier; its phases complete once per tile of the
+            // other warpgroup, and this warpgroup waits once per tile that follows one of
+            // those, in order, so `turn` is its current phase or the one before.
+            unsafe { order(consumer).wait(turn) };
+            turn = turn.flip();
+        }
+        waits = true;
         // The stage the previous K step read (set before its first use: k_tiles ≥ 1).
         let mut prev = ring;
         for kt in 0..k_tiles {
@@ -258,6 +337,12 @@ pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
             prev = ring;
             ring.advance();
         }
+        if tile + step < tiles && lane == 0 {
+            // The other warpgroup's next tile (block tile `tile + step`) may start: this one
+            // has waited for its last stage. SAFETY: an initialised barrier; this warp's
+            // one arrival of the other's phase (one per tile it has after one of ours).
+            unsafe { order(1 - consumer).arrive() };
+        }
         wgmma::wait_group::<0>();
         if lane == 0 {
             // SAFETY: as above, for the tile's last stage.
@@ -266,11 +351,55 @@ pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
         // The other warpgroup's next tile.
         ring.advance_by(k_tiles);
         let (row0, col0) = (tm * PP_BM, tn * PP_BN);
-        // SAFETY: the launch contract; each element belongs to one thread of one tile.
-        unsafe {
-            store_tile(&acc[0], t, c, (m, n), (row0, col0));
-            store_tile(&acc[1], t, c, (m, n), (row0 + 64, col0));
+        if c_by_tma {
+            // Four boxes of 64 × 88 through this warpgroup's buffer: each written by all
+            // 128 threads once the store before it has read the buffer, fenced for the async
+            // proxy, then stored by one thread (TMA clips at C's edges; boxes wholly outside
+            // C are not stored).
+            let buf = c_smem + consumer * T::CBoxPp::BYTES;
+            let bar = 1 + consumer;
+            macro_rules! store_box {
+                ($half:literal, $p:literal) => {{
+                    if t == 0 {
+                        tma::wait_group_read::<0>();
+                    }
+                    warpgroup_sync(bar);
+                    // SAFETY: this warpgroup's buffer, which the previous store has read.
+                    unsafe { stage_box::<T, $p>(&acc[$half], t, buf) };
+                    tma::fence_proxy_async_shared();
+                    warpgroup_sync(bar);
+                    let (x0, y0) = (col0 + $p * PP_C_BOX_COLS, row0 + 64 * $half);
+                    if t == 0 && x0 < n && y0 < m {
+                        // SAFETY: the map describes C with this box (the launch contract);
+                        // the box is written and fenced by all 128 threads and not
+                        // rewritten before a `wait_group_read` covers this store; the
+                        // thread waits for its stores' reads before it exits.
+                        unsafe {
+                            tma::store_tile::<T::CBoxPp>(
+                                map_c,
+                                [x0 as i32, y0 as i32],
+                                smem.add((buf - smem_addr) as usize).cast::<T>(),
+                            );
+                        }
+                        tma::commit_group();
+                    }
+                }};
+            }
+            store_box!(0, 0);
+            store_box!(0, 1);
+            store_box!(1, 0);
+            store_box!(1, 1);
+        } else {
+            // SAFETY: the launch contract; each element belongs to one thread of one tile.
+            unsafe {
+                store_from_registers(&acc[0], t, c, (m, n), (row0, col0));
+                store_from_registers(&acc[1], t, c, (m, n), (row0 + 64, col0));
+            }
         }
         tile += 2 * step;
+    }
+    if c_by_tma && t == 0 {
+        // The shared memory must outlive the stores' reads of it.
+        tma::wait_group_read::<0>();
     }
 }
