@@ -28,6 +28,8 @@ fn main() {
         .max_registers("gemm_wgmma_f16_c2", 168)
         .max_registers("gemm_wgmma_bf16_pp", 168)
         .max_registers("gemm_wgmma_f16_pp", 168)
+        .max_registers("gemm_wgmma_bf16_pp_c2", 168)
+        .max_registers("gemm_wgmma_f16_pp_c2", 168)
         .max_registers("gemm_wgmma_tf32_c2", 168)
         .max_registers("gemm_wgmma_tf32_rs", 168)
         .max_registers("gemm_wgmma_tf32_rs_c2", 168)

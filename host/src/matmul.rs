@@ -16,7 +16,8 @@
 //!   clusters of two blocks along M that share the `B` tile (TMA multicast), its persistent
 //!   grid sized by the cluster occupancy query; for bf16/f16 also
 //!   [`TcKernel::WgmmaPingpong`], whose two consumer warpgroups compute tiles of their own
-//!   (128 × 176) and take turns;
+//!   (128 × 176) and take turns, and [`TcKernel::WgmmaPingpongCluster2`], the same in
+//!   clusters of two sharing `B`;
 //!   for TF32 also [`TcKernel::WgmmaRs`] and [`TcKernel::WgmmaRsCluster2`], the same two
 //!   with `A` rounded to TF32 in registers instead of by a pass before the product
 //!   ([`GemmPlan`]);
@@ -73,6 +74,10 @@ pub enum TcKernel {
     /// other's `wgmma` run; a persistent grid of one block per multiprocessor, no
     /// clusters.
     WgmmaPingpong,
+    /// bf16 and f16: [`TcKernel::WgmmaPingpong`] with clusters of [`WG_CLUSTER_M`] = 2
+    /// blocks along M that share each `B` tile, as [`TcKernel::WgmmaCluster2`] does for the
+    /// cooperative kernel (the `_pp_c2` entry points).
+    WgmmaPingpongCluster2,
     /// TF32 only: [`TcKernel::Wgmma`] with `A` read from registers (the `wgmma` RS form,
     /// `kernels::gemm_tc::wgmma::gemm_wgmma_tf32_rs`): each consumer warpgroup loads its
     /// rows of a stage of `A` (plain `f32`) into registers and rounds them to TF32 there,
@@ -89,35 +94,40 @@ pub enum TcKernel {
 impl TcKernel {
     /// Every kernel, in the order of the benchmark's rows (each type runs those in its
     /// [`TcElem::KERNELS`]).
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::Wgmma,
         Self::WgmmaCluster2,
         Self::WgmmaPingpong,
+        Self::WgmmaPingpongCluster2,
         Self::WgmmaRs,
         Self::WgmmaRsCluster2,
         Self::MmaSync,
     ];
 
-    /// The name in logs and benchmark rows: `wgmma`, `wgmma c2`, `wgmma pp`, `wgmma rs`,
-    /// `wgmma rs c2`, `mma.sync`.
+    /// The name in logs and benchmark rows: `wgmma`, `wgmma c2`, `wgmma pp`, `wgmma pp c2`,
+    /// `wgmma rs`, `wgmma rs c2`, `mma.sync`.
     #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
             Self::Wgmma => "wgmma",
             Self::WgmmaCluster2 => "wgmma c2",
             Self::WgmmaPingpong => "wgmma pp",
+            Self::WgmmaPingpongCluster2 => "wgmma pp c2",
             Self::WgmmaRs => "wgmma rs",
             Self::WgmmaRsCluster2 => "wgmma rs c2",
             Self::MmaSync => "mma.sync",
         }
     }
 
-    /// Blocks per cluster along M: 2 for [`TcKernel::WgmmaCluster2`] and
-    /// [`TcKernel::WgmmaRsCluster2`], else 1 (no clusters).
+    /// Blocks per cluster along M: 2 for [`TcKernel::WgmmaCluster2`],
+    /// [`TcKernel::WgmmaPingpongCluster2`] and [`TcKernel::WgmmaRsCluster2`], else 1 (no
+    /// clusters).
     #[must_use]
     pub const fn cluster_m(self) -> u32 {
         match self {
-            Self::WgmmaCluster2 | Self::WgmmaRsCluster2 => WG_CLUSTER_M,
+            Self::WgmmaCluster2 | Self::WgmmaPingpongCluster2 | Self::WgmmaRsCluster2 => {
+                WG_CLUSTER_M
+            }
             Self::Wgmma | Self::WgmmaPingpong | Self::WgmmaRs | Self::MmaSync => 1,
         }
     }
@@ -127,6 +137,13 @@ impl TcKernel {
     #[must_use]
     pub const fn is_wgmma(self) -> bool {
         !matches!(self, Self::MmaSync)
+    }
+
+    /// Whether this is the ping-pong form of the `wgmma` kernel, with or without clusters
+    /// (bf16/f16 only).
+    #[must_use]
+    pub const fn is_pingpong(self) -> bool {
+        matches!(self, Self::WgmmaPingpong | Self::WgmmaPingpongCluster2)
     }
 
     /// Whether the `wgmma` kernel takes `A` from registers (the RS form, TF32 only).
@@ -185,6 +202,7 @@ mod tests {
                 "wgmma",
                 "wgmma c2",
                 "wgmma pp",
+                "wgmma pp c2",
                 "wgmma rs",
                 "wgmma rs c2",
                 "mma.sync"
@@ -195,6 +213,7 @@ mod tests {
         assert_eq!(TcKernel::Wgmma.cluster_m(), 1);
         assert_eq!(TcKernel::WgmmaRs.cluster_m(), 1);
         assert_eq!(TcKernel::WgmmaPingpong.cluster_m(), 1);
+        assert_eq!(TcKernel::WgmmaPingpongCluster2.cluster_m(), 2);
         assert_eq!(TcKernel::MmaSync.cluster_m(), 1);
         // The RS form exists for TF32 only.
         assert!(Tf32::KERNELS.contains(&TcKernel::WgmmaRs));

@@ -55,6 +55,7 @@ fn runs(gpu: &Gpu, kernel: TcKernel) -> bool {
         TcKernel::Wgmma
         | TcKernel::WgmmaCluster2
         | TcKernel::WgmmaPingpong
+        | TcKernel::WgmmaPingpongCluster2
         | TcKernel::WgmmaRs
         | TcKernel::WgmmaRsCluster2 => cc.major == 9 && cc.minor == 0,
         TcKernel::MmaSync => cc.major >= 8 && i64::from(shared) >= i64::from(MMA_SHARED_BYTES),
@@ -166,7 +167,7 @@ fn exact_all_types(kernel: TcKernel) {
     } else {
         EXACT_SHAPES.to_vec()
     };
-    if gpu.is_emulator() && kernel == TcKernel::WgmmaPingpong {
+    if gpu.is_emulator() && kernel.is_pingpong() {
         shapes.push(EMULATOR_PINGPONG_SHAPE);
     }
     for shape in shapes {
@@ -203,6 +204,7 @@ fn wgmma_cluster2_integer_inputs_equal_the_cpu_bit_for_bit() {
 #[test]
 fn wgmma_pingpong_integer_inputs_equal_the_cpu_bit_for_bit() {
     exact_all_types(TcKernel::WgmmaPingpong);
+    exact_all_types(TcKernel::WgmmaPingpongCluster2);
 }
 
 /// TF32 with `A` rounded in registers (the RS form), without and with clusters: on a GPU,
@@ -410,6 +412,7 @@ fn wgmma_cluster2_random_inputs_are_within_the_error_bound() {
 #[test]
 fn wgmma_pingpong_random_inputs_are_within_the_error_bound() {
     random_all_types(TcKernel::WgmmaPingpong);
+    random_all_types(TcKernel::WgmmaPingpongCluster2);
 }
 
 /// TF32 with `A` rounded in registers, without and with clusters: on a GPU, or on the CPU

@@ -90,11 +90,11 @@ pub trait TcElem: Copy + Send + Sync + 'static + sealed::Sealed {
     ///
     /// [`WG_CLUSTER_M`]: kernels::gemm_tc::wgmma::WG_CLUSTER_M
     const WGMMA_RS: Option<[WgmmaKernel<Self::Elem>; 2]> = None;
-    /// For bf16/f16: the ping-pong `wgmma` kernel ([`TcKernel::WgmmaPingpong`]); `None`
-    /// for TF32.
-    const WGMMA_PP: Option<WgmmaKernel<Self::Elem>> = None;
-    /// The kernels this type has, in [`TcKernel::ALL`]'s order: all but the ping-pong form
-    /// ([`TcKernel::WgmmaPingpong`]) for TF32, all but the RS forms ([`TcKernel::WgmmaRs`],
+    /// For bf16/f16: the ping-pong `wgmma` kernels without and with clusters
+    /// ([`TcKernel::WgmmaPingpong`], [`TcKernel::WgmmaPingpongCluster2`]); `None` for TF32.
+    const WGMMA_PP: Option<[WgmmaKernel<Self::Elem>; 2]> = None;
+    /// The kernels this type has, in [`TcKernel::ALL`]'s order: all but the ping-pong forms
+    /// ([`TcKernel::WgmmaPingpong`], [`TcKernel::WgmmaPingpongCluster2`]) for TF32, all but the RS forms ([`TcKernel::WgmmaRs`],
     /// [`TcKernel::WgmmaRsCluster2`]) for bf16/f16.
     const KERNELS: &'static [TcKernel];
     /// A NaN the host writes to outputs before a launch, so unwritten elements show.
@@ -124,7 +124,7 @@ macro_rules! impl_tc_elem {
             name: $name:literal, k_multiple: $k:literal,
             wgmma_in: $win:ty,
             kernels: ($mma:ident, $wgmma:ident, $wgmma_c2:ident
-                      $(, pp: $pp:ident)?
+                      $(, pp: ($pp:ident, $pp_c2:ident))?
                       $(, round: $round:ident, rs: ($rs:ident, $rs_c2:ident))?),
             poison: $poison:expr, output_unit: $output_unit:expr, input_unit: $input_unit:expr,
             to_f64: |$x:ident| $to_f64:expr, from_f32: |$y:ident| $from_f32:expr $(,)?
@@ -143,7 +143,8 @@ macro_rules! impl_tc_elem {
                 Some(kernels::gemm_tc::wgmma::$round);
             const WGMMA_RS: Option<[WgmmaKernel<$elem>; 2]> =
                 Some([kernels::gemm_tc::wgmma::$rs, kernels::gemm_tc::wgmma::$rs_c2]);)?
-            $(const WGMMA_PP: Option<WgmmaKernel<$elem>> = Some(kernels::gemm_tc::wgmma::$pp);)?
+            $(const WGMMA_PP: Option<[WgmmaKernel<$elem>; 2]> =
+                Some([kernels::gemm_tc::wgmma::$pp, kernels::gemm_tc::wgmma::$pp_c2]);)?
             const KERNELS: &'static [TcKernel] = if Self::WGMMA_RS.is_some() {
                 &[
                     TcKernel::Wgmma,
@@ -157,6 +158,7 @@ macro_rules! impl_tc_elem {
                     TcKernel::Wgmma,
                     TcKernel::WgmmaCluster2,
                     TcKernel::WgmmaPingpong,
+                    TcKernel::WgmmaPingpongCluster2,
                     TcKernel::MmaSync,
                 ]
             };
@@ -176,13 +178,13 @@ macro_rules! impl_tc_elem {
 impl_tc_elem! {
     bf16 => bf16 {
         name: "bf16", k_multiple: 8, wgmma_in: bf16,
-        kernels: (gemm_mma_bf16, gemm_wgmma_bf16, gemm_wgmma_bf16_c2, pp: gemm_wgmma_bf16_pp),
+        kernels: (gemm_mma_bf16, gemm_wgmma_bf16, gemm_wgmma_bf16_c2, pp: (gemm_wgmma_bf16_pp, gemm_wgmma_bf16_pp_c2)),
         poison: bf16::from_bits(0x7fc1), output_unit: 1.0 / 256.0, input_unit: 0.0,
         to_f64: |x| f64::from(x.to_f32()), from_f32: |x| bf16::from_f32(x),
     }
     f16 => f16 {
         name: "f16", k_multiple: 8, wgmma_in: f16,
-        kernels: (gemm_mma_f16, gemm_wgmma_f16, gemm_wgmma_f16_c2, pp: gemm_wgmma_f16_pp),
+        kernels: (gemm_mma_f16, gemm_wgmma_f16, gemm_wgmma_f16_c2, pp: (gemm_wgmma_f16_pp, gemm_wgmma_f16_pp_c2)),
         poison: f16::from_bits(0x7e01), output_unit: 1.0 / 2048.0, input_unit: 0.0,
         to_f64: |x| f64::from(x.to_f32()), from_f32: |x| f16::from_f32(x),
     }

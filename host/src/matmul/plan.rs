@@ -42,25 +42,33 @@ pub(crate) fn tile_map<Tl: Tile, E: TmaElement>(
     DeviceBox::new(&map).with_gpu_context(|| format!("uploading the tensor map of {what}"))
 }
 
-/// The persistent grid, in blocks, of the `wgmma` kernel with clusters of `cluster_m` blocks
-/// along M on an m×n `C`, when `fit` such clusters are resident at once
-/// (`cuOccupancyMaxActiveClusters`): the kernel walks groups of `cluster_m` tile rows × one
-/// tile column, a cluster per group at a time, so the grid is `cluster_m · min(fit,
-/// groups)` (a whole number of clusters, at least one); more clusters than fit would run as
-/// a second wave. `what` names the kernel in the error.
+/// The persistent grid, in blocks, of a `wgmma` kernel with `tile` = (rows, columns) tiles
+/// and clusters of `cluster_m` blocks along M on an m×n `C`, when `fit` such clusters of
+/// blocks launched as `cfg` are resident at once (`cuOccupancyMaxActiveClusters`): the
+/// kernel walks groups of `cluster_m` tile rows × one tile column, a cluster per group at a
+/// time, so the grid is `cluster_m · min(fit, groups)` (a whole number of clusters, at least
+/// one); more clusters than fit would run as a second wave. `what` names the kernel in the
+/// error.
 ///
 /// # Errors
 /// [`GpuError::LaunchConfig`] naming `what` and the configuration if `fit` is 0 (not one
 /// cluster fits on the device).
-fn cluster_grid(what: &str, m: u32, n: u32, cluster_m: u32, fit: u32) -> Result<u32, GpuError> {
+fn cluster_grid(
+    what: &str,
+    (m, n): (u32, u32),
+    (tile_m, tile_n): (u32, u32),
+    cluster_m: u32,
+    (threads, shared_bytes): (u32, u32),
+    fit: u32,
+) -> Result<u32, GpuError> {
     if fit == 0 {
         return Err(GpuError::LaunchConfig(format!(
-            "{what}: no cluster of {cluster_m} blocks of {WG_THREADS} threads with \
-             {WG_SHARED_BYTES} bytes of dynamic shared memory each fits on this device \
+            "{what}: no cluster of {cluster_m} blocks of {threads} threads with \
+             {shared_bytes} bytes of dynamic shared memory each fits on this device \
              (cuOccupancyMaxActiveClusters = 0)"
         )));
     }
-    let groups = m.div_ceil(WG_BM).div_ceil(cluster_m) * n.div_ceil(WG_BN);
+    let groups = m.div_ceil(tile_m).div_ceil(cluster_m) * n.div_ceil(tile_n);
     Ok(cluster_m * fit.min(groups))
 }
 
@@ -74,6 +82,7 @@ kernel_table! {
         wgmma: ResolvedOf<WgmmaKernel<T::Elem>>,
         wgmma_c2: ResolvedOf<WgmmaKernel<T::Elem>>,
         wgmma_pp: ResolvedOf<WgmmaKernel<T::Elem>>,
+        wgmma_pp_c2: ResolvedOf<WgmmaKernel<T::Elem>>,
         wgmma_rs: ResolvedOf<WgmmaKernel<T::Elem>>,
         wgmma_rs_c2: ResolvedOf<WgmmaKernel<T::Elem>>,
         round: ResolvedOf<RoundKernel<T::Elem>>,
@@ -191,14 +200,16 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
             TcKernel::Wgmma
             | TcKernel::WgmmaCluster2
             | TcKernel::WgmmaPingpong
+            | TcKernel::WgmmaPingpongCluster2
             | TcKernel::WgmmaRs
             | TcKernel::WgmmaRsCluster2 => {
                 let cluster_m = kernel.cluster_m();
                 let a_in_registers = kernel.a_in_registers();
-                let pingpong = kernel == TcKernel::WgmmaPingpong;
+                let pingpong = kernel.is_pingpong();
                 let function = match (a_in_registers, T::WGMMA_RS) {
                     _ if pingpong => match T::WGMMA_PP {
-                        Some(pp) => table.wgmma_pp.get(gpu, pp)?,
+                        Some([pp, _]) if cluster_m == 1 => table.wgmma_pp.get(gpu, pp)?,
+                        Some([_, pp_c2]) => table.wgmma_pp_c2.get(gpu, pp_c2)?,
                         None => {
                             return Err(GpuError::LaunchConfig(format!(
                                 "{} GEMM: the {kernel} kernel exists for bf16 and f16 only; \
@@ -253,8 +264,10 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                 let (a_in, b_in) = (a_in.as_device_ptr(), b_in.as_device_ptr());
                 let map_a =
                     tile_map::<<In<T> as WgmmaElem>::AStage, _>(a_in, [k, m], row_bytes, "A")?;
-                let map_b = if pingpong {
+                let map_b = if pingpong && cluster_m == 1 {
                     tile_map::<<In<T> as WgmmaElem>::BStagePp, _>(b_in, [k, n], row_bytes, "B")?
+                } else if pingpong {
+                    tile_map::<<In<T> as WgmmaElem>::BHalfPp, _>(b_in, [k, n], row_bytes, "B")?
                 } else if cluster_m == 1 {
                     tile_map::<<In<T> as WgmmaElem>::BStage, _>(b_in, [k, n], row_bytes, "B")?
                 } else {
@@ -282,26 +295,25 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                         "C",
                     )?)
                 };
-                let (blocks, max_active_clusters) = if pingpong {
-                    let tiles = m32.div_ceil(PP_BM) * n32.div_ceil(PP_BN);
-                    (tiles.min(sm_count(gpu)?), None)
-                } else if cluster_m == 1 {
-                    let tiles = m32.div_ceil(WG_BM) * n32.div_ceil(WG_BN);
+                let (tile, block) = if pingpong {
+                    ((PP_BM, PP_BN), (PP_THREADS, PP_SHARED_BYTES))
+                } else {
+                    ((WG_BM, WG_BN), (WG_THREADS, WG_SHARED_BYTES))
+                };
+                let (blocks, max_active_clusters) = if cluster_m == 1 {
+                    let tiles = m32.div_ceil(tile.0) * n32.div_ceil(tile.1);
                     (tiles.min(sm_count(gpu)?), None)
                 } else {
                     let fit = function.function().max_active_clusters(
-                        WG_THREADS.into(),
-                        WG_SHARED_BYTES,
+                        block.0.into(),
+                        block.1,
                         [cluster_m, 1, 1],
                     )?;
                     let what = format!("{} GEMM ({kernel}), kernel `{}`", T::NAME, function.name());
-                    (cluster_grid(&what, m32, n32, cluster_m, fit)?, Some(fit))
+                    let grid = cluster_grid(&what, (m32, n32), tile, cluster_m, block, fit)?;
+                    (grid, Some(fit))
                 };
-                let cfg = if pingpong {
-                    LaunchConfig::new((blocks, 1), PP_THREADS, PP_SHARED_BYTES)
-                } else {
-                    LaunchConfig::new((blocks, 1), WG_THREADS, WG_SHARED_BYTES)
-                };
+                let cfg = LaunchConfig::new((blocks, 1), block.0, block.1);
                 (
                     cfg,
                     Launcher::Wgmma {
@@ -406,7 +418,7 @@ impl<'a, T: TcElem> GemmPlan<'a, T> {
                             gpu.stream(),
                             cfg,
                             attributes,
-                            WG_SHARED_BYTES,
+                            cfg.shared_mem_bytes,
                             args,
                         )
                     }
@@ -441,18 +453,35 @@ mod tests {
     #[test]
     fn cluster_grids_hold_whole_clusters_no_more_than_fit_or_have_work() {
         // 1 tile: one cluster (its second block computes a row past m).
-        assert_eq!(cluster_grid("k", 1, 1, 2, 66).unwrap(), 2);
+        let grid = |m, n, fit| {
+            cluster_grid(
+                "k",
+                (m, n),
+                (WG_BM, WG_BN),
+                2,
+                (WG_THREADS, WG_SHARED_BYTES),
+                fit,
+            )
+        };
+        assert_eq!(grid(1, 1, 66).unwrap(), 2);
         // 3 tile rows (odd) × 2 tile columns: 2 groups of rows × 2 columns.
-        assert_eq!(cluster_grid("k", 257, 512, 2, 66).unwrap(), 8);
+        assert_eq!(grid(257, 512, 66).unwrap(), 8);
         // 8192²: 64 × 32 tiles, 32 × 32 groups; 60 clusters fit (H100 figures vary).
-        assert_eq!(cluster_grid("k", 8192, 8192, 2, 60).unwrap(), 120);
+        assert_eq!(grid(8192, 8192, 60).unwrap(), 120);
         // Odd tile rows × many columns: 17 rows → 9 groups × 9 columns = 81 > 66.
-        assert_eq!(cluster_grid("k", 2176, 2056, 2, 66).unwrap(), 132);
+        assert_eq!(grid(2176, 2056, 66).unwrap(), 132);
+        // The ping-pong tiles (128 × 176): 3 tile rows → 2 groups × 2 columns at n = 352.
+        let pp = (PP_THREADS, PP_SHARED_BYTES);
+        assert_eq!(
+            cluster_grid("k", (257, 352), (PP_BM, PP_BN), 2, pp, 66).unwrap(),
+            8
+        );
         let err = cluster_grid(
             "bf16 GEMM (wgmma c2), kernel `gemm_wgmma_bf16_c2`",
-            64,
-            64,
+            (64, 64),
+            (WG_BM, WG_BN),
             2,
+            (WG_THREADS, WG_SHARED_BYTES),
             0,
         )
         .expect_err("no cluster fits")

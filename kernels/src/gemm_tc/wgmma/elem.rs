@@ -31,6 +31,10 @@ pub trait WgmmaElem: Copy + DeviceCopy {
     /// A stage of `B` in the ping-pong kernels ([`PingpongElem`](super::PingpongElem)):
     /// [`PP_BN`] rows of [`WG_BK_BYTES`](super::WG_BK_BYTES).
     type BStagePp: Tile<Elem = Self>;
+    /// The share of [`WgmmaElem::BStagePp`] that each block of a cluster of
+    /// [`WG_CLUSTER_M`] loads and multicasts in the ping-pong kernels with clusters:
+    /// `PP_BN / WG_CLUSTER_M` rows.
+    type BHalfPp: Tile<Elem = Self>;
     /// Whether the epilogue multiplies the accumulators by the launch's `scale` (the
     /// FP8 types: per-tensor scales, as cuBLASLt's scaled matmul) before rounding them
     /// to the output type. `false` keeps the other types' epilogue free of it.
@@ -82,6 +86,7 @@ macro_rules! stage_tiles {
         type BStage = SmemTile<$t, { WG_BN }, $cols, swizzle::B128>;
         type BHalf = SmemTile<$t, { WG_BN / WG_CLUSTER_M }, $cols, swizzle::B128>;
         type BStagePp = SmemTile<$t, { PP_BN }, $cols, swizzle::B128>;
+        type BHalfPp = SmemTile<$t, { PP_BN / WG_CLUSTER_M }, $cols, swizzle::B128>;
     };
 }
 

@@ -223,7 +223,7 @@ fp8_entry!(gemm_wgmma_e5m2_f32, F8E5M2, f32, "e5m2 inputs, f32 out");
 /// The ping-pong entry points (bf16, f16): the `wgmma` kernels' parameters, so that the
 /// host launches them alike.
 macro_rules! pp_entry {
-    ($name:ident, $t:ty, $what:literal) => {
+    ($name:ident, $t:ty, $cluster:literal, $what:literal, $b_tile:literal, $grid:literal) => {
         #[doc = concat!("`C = A·Bᵀ` in ", $what, " on `wgmma` + TMA (sm_90a), the ping-pong ",
                                 "form: each consumer warpgroup computes its own 128 × 176 tiles, ",
                                 "the two taking turns; see `gemm_tc::wgmma`'s `pingpong` module.")]
@@ -232,14 +232,14 @@ macro_rules! pp_entry {
         /// - `map_a` and `map_b` point to 64-byte-aligned [`TensorMap`]s in global memory,
         ///   written before the launch, describing `A` (dims `[k, m]`, innermost first)
         ///   and `B` (dims `[k, n]`) with elements of this type's size, built from the
-        ///   tiles `WgmmaElem::AStage` / `WgmmaElem::BStagePp` (`TensorMapExt::for_tile`);
+        #[doc = concat!("  tiles `WgmmaElem::AStage` / ", $b_tile, " (`TensorMapExt::for_tile`);")]
         /// - if `c_by_tma`, `map_c` points to such a map describing `C` (dims `[n, m]`,
         ///   row stride `n` elements, a multiple of 16 bytes) at `c`, built from the tile
         ///   `WgmmaOut::CBoxPp` (else it is not read: `C` is stored from registers);
         /// - `c` points to an allocation of at least m·n elements that nothing else
         ///   accesses during the launch, 16-byte aligned (whole device allocations are);
         /// - `m`, `n`, `k` ≥ 1, `k` a multiple of 8;
-        /// - launched with `PP_THREADS` threads, a 1-D grid without clusters,
+        #[doc = concat!("- launched with `PP_THREADS` threads, ", $grid, ",")]
         ///   `PP_SHARED_BYTES` of dynamic shared memory, on an sm_90a build capped at
         ///   `WG_MAX_REGISTERS` registers.
         #[kernel]
@@ -254,14 +254,52 @@ macro_rules! pp_entry {
             c_by_tma: u32,
         ) {
             // SAFETY: forwarded from the kernel's contract.
-            unsafe { gemm_pingpong::<$t>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0) }
+            unsafe {
+                gemm_pingpong::<$t, $cluster>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0)
+            }
         }
     };
 }
 
-pp_entry!(
+/// The `# Safety` texts of the ping-pong entry points without and with clusters.
+macro_rules! pp_plain {
+    ($name:ident, $t:ty, $what:literal) => {
+        pp_entry!(
+            $name,
+            $t,
+            1,
+            $what,
+            "`WgmmaElem::BStagePp`",
+            "a 1-D grid without clusters"
+        );
+    };
+}
+macro_rules! pp_clustered {
+    ($name:ident, $t:ty, $what:literal) => {
+        pp_entry!(
+            $name,
+            $t,
+            2,
+            $what,
+            "`WgmmaElem::BHalfPp`",
+            "a 1-D grid of clusters of `(WG_CLUSTER_M, 1, 1)` blocks (an even grid)"
+        );
+    };
+}
+
+pp_plain!(
     gemm_wgmma_bf16_pp,
     bf16,
     "bf16 (f32 accumulation, bf16 out)"
 );
-pp_entry!(gemm_wgmma_f16_pp, f16, "f16 (f32 accumulation, f16 out)");
+pp_plain!(gemm_wgmma_f16_pp, f16, "f16 (f32 accumulation, f16 out)");
+pp_clustered!(
+    gemm_wgmma_bf16_pp_c2,
+    bf16,
+    "bf16 (f32 accumulation, bf16 out), clusters of 2 along M sharing `B`"
+);
+pp_clustered!(
+    gemm_wgmma_f16_pp_c2,
+    f16,
+    "f16 (f32 accumulation, f16 out), clusters of 2 along M sharing `B`"
+);

@@ -34,17 +34,30 @@
 //! version, without them, into a hang on an H200 at 2048³, where both warpgroups of a block
 //! had tiles and `k_tiles` exceeded the stages; the tests had no such shape).
 //!
-//! Launch: grid `(min(#SMs, tiles), 1, 1)`, [`PP_THREADS`](super::PP_THREADS) threads, [`PP_SHARED_BYTES`](super::PP_SHARED_BYTES) of
+//! Clusters (the `_pp_c2` entry points), as the cooperative body's: clusters of
+//! [`WG_CLUSTER_M`] = 2 blocks along M walk the same sequence of (pair of tile rows, tile
+//! column) groups, block `r` of a cluster computing tile row `2g + r` of group `g`; each
+//! block's producer loads its `A` tile and 88 of `B`'s 176 rows (`WgmmaElem::BHalfPp`) and
+//! multicasts them into the same stage of both blocks, so `B`'s L2 reads halve; the empty
+//! barriers count both blocks' consumer warps (8), and each consumer warp releases a stage
+//! in both blocks. The consumers' turns are each block's own. A cluster barrier after the
+//! inits and another before exit keep each block's barriers alive while the other uses
+//! them.
+//!
+//! Launch: grid `(min(#SMs, tiles), 1, 1)` without clusters; with clusters `2 · min(clusters
+//! that fit at once, groups)` blocks in clusters of `(2, 1, 1)`;
+//! [`PP_THREADS`](super::PP_THREADS) threads, [`PP_SHARED_BYTES`](super::PP_SHARED_BYTES) of
 //! dynamic shared memory, built with at most 168 registers a thread (`.maxnreg`).
 
 use super::elem::{WgmmaElem, WgmmaOut};
 use super::epilogue::warpgroup_sync;
 use super::{
     PP_BM, PP_BN, PP_C_BOX_COLS, PP_C_BYTES, PP_STAGE_BYTES, PP_STAGES, WG_A_STAGE_BYTES,
-    WG_BK_BYTES,
+    WG_BK_BYTES, WG_CLUSTER_M,
 };
 use crate::gemm_tc::tile_coords;
 use cuda_std::barrier::{MBarrier, Phase};
+use cuda_std::cluster;
 use cuda_std::half::{bf16, f16};
 use cuda_std::prelude::*;
 use cuda_std::shared::shared_addr;
@@ -155,9 +168,12 @@ unsafe fn stage_box<T: PingpongElem, const P: u32>(acc: &AccTile<88>, t: u32, bu
     });
 }
 
-/// The ping-pong kernel body for element type `T` (see the [module docs](self)).
+/// The ping-pong kernel body for element type `T` and clusters of `CLUSTER` blocks along M
+/// (1: none; 2: [`WG_CLUSTER_M`], the `_c2` entry points; see the [module docs](self)).
 ///
 /// # Safety
+/// With `CLUSTER` = 2 the launch has clusters of `(2, 1, 1)` and `B`'s map the tile
+/// `T::BHalfPp`'s box; otherwise:
 /// `map_a`, `map_b`: 64-byte-aligned tensor maps in global memory describing `A` (dims
 /// `[k, m]`) and `B` (dims `[k, n]`), built from the tiles `T::AStage` and `T::BStagePp`;
 /// if `c_by_tma`, `map_c` such a map of `C` (dims `[n, m]`, rows a multiple of 16 bytes)
@@ -165,7 +181,7 @@ unsafe fn stage_box<T: PingpongElem, const P: u32>(acc: &AccTile<88>, t: u32, bu
 /// during the launch; `m`, `n`, `k` ≥ 1, `k` a multiple of 8; launched with the module's
 /// launch shape.
 #[inline(always)]
-pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
+pub(super) unsafe fn gemm_pingpong<T: PingpongElem, const CLUSTER: u32>(
     m: u32,
     n: u32,
     k: u32,
@@ -178,16 +194,25 @@ pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
     const {
         assert!(2 * T::CBoxPp::BYTES <= PP_C_BYTES);
         assert!(T::CBoxPp::COLS == PP_C_BOX_COLS);
+        assert!(CLUSTER == 1 || CLUSTER == WG_CLUSTER_M);
+        assert!(T::BHalfPp::BYTES * WG_CLUSTER_M == T::BStagePp::BYTES);
         assert!(<(T::AStage, T::BStagePp) as Tiles>::TX_BYTES == PP_STAGE_BYTES);
         assert!(T::AStage::BYTES == WG_A_STAGE_BYTES);
         assert!(T::AHalf::BYTES * 2 == WG_A_STAGE_BYTES);
     }
     let tid = thread_idx_x();
     let warpgroup = tid / 128;
+    // Block `rank` of a cluster computes tile row `CLUSTER·g + rank` of group `g`; the walk
+    // is over groups of `CLUSTER` tile rows × one tile column (single tiles without
+    // clusters), the same sequence in every block of a cluster.
+    let rank = if CLUSTER == 1 { 0 } else { cluster::ctarank() };
+    let b_rows = PP_BN / CLUSTER;
     let tiles_m = m.div_ceil(PP_BM);
     let tiles_n = n.div_ceil(PP_BN);
-    let tiles = tiles_m * tiles_n;
-    let step = grid_dim_x();
+    let groups_m = tiles_m.div_ceil(CLUSTER);
+    let tiles = groups_m * tiles_n;
+    let first_tile = block_idx_x() / CLUSTER;
+    let step = grid_dim_x() / CLUSTER;
     let elem_bytes = size_of::<T>() as u32;
     let k_tiles = (k * elem_bytes).div_ceil(WG_BK_BYTES);
     let k_elems = WG_BK_BYTES / elem_bytes;
@@ -220,15 +245,22 @@ pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
     let order = |c: u32| unsafe { &*order.add(c as usize) };
     if tid == 0 {
         // SAFETY: one thread initialises, the barrier below before any use (`pipe.init`
-        // ends with the init fence). A stage is read by one consumer warpgroup, and an
-        // order barrier arrived on by the other: one arrival per warp each.
+        // ends with the init fence). A stage is read by one consumer warpgroup in each
+        // block of the cluster, and an order barrier arrived on by the other warpgroup of
+        // this block: one arrival per warp each.
         unsafe {
             order(0).init(4);
             order(1).init(4);
-            pipe.init(4);
+            pipe.init(4 * CLUSTER);
         }
     }
-    sync_threads();
+    if CLUSTER == 1 {
+        sync_threads();
+    } else {
+        // Every block's barriers are initialised before any block's TMA or arrivals reach
+        // them.
+        cluster::sync();
+    }
 
     if warpgroup == 0 {
         // Producer.
@@ -243,16 +275,23 @@ pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
                 }
             }
             let mut ring = Ring::PRODUCER_START;
-            let mut tile = block_idx_x();
+            let mut tile = first_tile;
             while tile < tiles {
-                let (tm, tn) = tile_coords(tile, tiles_m, tiles_n);
-                let (row_a, row_b) = ((tm * PP_BM) as i32, (tn * PP_BN) as i32);
+                let (gm, tn) = tile_coords(tile, groups_m, tiles_n);
+                let tm = gm * CLUSTER + rank;
+                let row_a = (tm * PP_BM) as i32;
+                let row_b = (tn * PP_BN + rank * b_rows) as i32;
                 for kt in 0..k_tiles {
                     // SAFETY: an initialised pipeline walked in order from the producer's
-                    // start; the stage is free once its empty phase completed; its full
-                    // barrier receives the tiles `(AStage, BStagePp)` at 1024-aligned
-                    // destinations, through maps built from the same tile types (the
-                    // launch contract).
+                    // start; the stage is free (in every block of the cluster) once its
+                    // empty phase, which counts every block's consumers, completed; its
+                    // full barrier receives `A` and every block's part of `B`, the tiles
+                    // `(AStage, BStagePp)` in total, at 1024-aligned destinations (the `B`
+                    // part at `rank · b_rows` rows of 128 bytes, 11 KiB), through maps
+                    // built from the same tile types (the launch contract); the other
+                    // block's full barrier of this stage is in the same phase (its
+                    // consumers released the stage's previous use after that phase
+                    // completed).
                     unsafe {
                         pipe.producer_acquire(ring);
                         pipe.producer_expect_tiles::<(T::AStage, T::BStagePp)>(ring);
@@ -260,14 +299,27 @@ pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
                         let stage = smem.add((ring.stage() * PP_STAGE_BYTES) as usize);
                         let x = (kt * k_elems) as i32;
                         tma::load_tile::<T::AStage>(stage.cast(), map_a, [x, row_a], f);
-                        let stage_b = stage.add(WG_A_STAGE_BYTES as usize).cast();
-                        tma::load_tile::<T::BStagePp>(stage_b, map_b, [x, row_b], f);
+                        let stage_b = stage
+                            .add((WG_A_STAGE_BYTES + rank * b_rows * WG_BK_BYTES) as usize)
+                            .cast();
+                        if CLUSTER == 1 {
+                            tma::load_tile::<T::BStagePp>(stage_b, map_b, [x, row_b], f);
+                        } else {
+                            tma::load_tile_multicast::<T::BHalfPp>(
+                                stage_b,
+                                map_b,
+                                [x, row_b],
+                                f,
+                                ((1u32 << CLUSTER) - 1) as u16,
+                            );
+                        }
                     }
                     ring.advance();
                 }
                 tile += step;
             }
         }
+        // With clusters, an exited thread counts as arrived at the final cluster barrier.
         return;
     }
 
@@ -279,13 +331,14 @@ pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
     let mut ring = Ring::START;
     ring.advance_by(consumer * k_tiles);
     let mut acc = [AccTile::<88>::splat(0.0); 2];
-    let mut tile = block_idx_x() + consumer * step;
+    let mut tile = first_tile + consumer * step;
     // The phase of order[consumer] this warpgroup waits for next; warpgroup 1 waits before
     // its first tile too (warpgroup 0's comes first).
     let mut turn = Phase::ZERO;
     let mut waits = consumer == 1;
     while tile < tiles {
-        let (tm, tn) = tile_coords(tile, tiles_m, tiles_n);
+        let (gm, tn) = tile_coords(tile, groups_m, tiles_n);
+        let tm = gm * CLUSTER + rank;
         if waits {
             // SAFETY: an initialised barrier; its phases complete once per tile of the
             // other warpgroup, and this warpgroup waits once per tile that follows one of
@@ -330,9 +383,12 @@ pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
             wgmma::commit_group();
             wgmma::wait_group::<1>();
             if kt != 0 && lane == 0 {
-                // SAFETY: the group that read stage `prev` has completed; this warp's one
-                // arrival of the round.
-                unsafe { pipe.consumer_release(prev) };
+                // SAFETY: the group that read stage `prev` has completed (read only by
+                // `wgmma`: no cluster-scope release is needed); this warp's one arrival of
+                // the round, in every block of the cluster (every producer wrote into this
+                // block's stage; each pipeline counts `4 · CLUSTER`); no block has exited
+                // (the final cluster barrier).
+                unsafe { pipe.consumer_release_cluster::<CLUSTER>(prev) };
             }
             prev = ring;
             ring.advance();
@@ -346,7 +402,7 @@ pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
         wgmma::wait_group::<0>();
         if lane == 0 {
             // SAFETY: as above, for the tile's last stage.
-            unsafe { pipe.consumer_release(prev) };
+            unsafe { pipe.consumer_release_cluster::<CLUSTER>(prev) };
         }
         // The other warpgroup's next tile.
         ring.advance_by(k_tiles);
@@ -401,5 +457,10 @@ pub(super) unsafe fn gemm_pingpong<T: PingpongElem>(
     if c_by_tma && t == 0 {
         // The shared memory must outlive the stores' reads of it.
         tma::wait_group_read::<0>();
+    }
+    if CLUSTER > 1 {
+        // No block exits while another may still arrive on its empty barriers or
+        // multicast into its stages.
+        cluster::sync();
     }
 }
