@@ -1,11 +1,37 @@
 //! The SGEMM's epilogue: `C = α·acc + β·C` for the rows of a thread's 8×8 sub-tile, with
-//! 16-byte accesses when `n % 4 == 0` and guarded 4-byte ones at the edges.
+//! 16-byte accesses when `n % 4 == 0` and guarded 4-byte ones at the edges. Its 16-byte
+//! step, [`axpby_quad`], is also [`sgemm_cp_async`](crate::gemm_sm80::sgemm_cp_async)'s.
 
 use cuda_std::math::fmaf as fma_f32;
 
 #[repr(C, align(16))]
 #[derive(Clone, Copy)]
 struct F4([f32; 4]);
+
+/// `C = α·v + β·C` on the four `f32` at `cp` with one 16-byte access each way (no read of
+/// `C` when `β` is 0, so a `C` of NaNs or garbage is overwritten, as BLAS does): the
+/// epilogues' step for a quad inside the matrix.
+///
+/// # Safety
+/// `cp` points to four `f32` of `C`, 16-byte aligned, that no other thread accesses.
+#[inline(always)]
+pub(crate) unsafe fn axpby_quad(cp: *mut f32, v: [f32; 4], alpha: f32, beta: f32) {
+    let cp = cp.cast::<F4>();
+    let o = if beta == 0.0 {
+        [alpha * v[0], alpha * v[1], alpha * v[2], alpha * v[3]]
+    } else {
+        // SAFETY: the caller's contract.
+        let old = unsafe { cp.read().0 };
+        [
+            fma_f32(beta, old[0], alpha * v[0]),
+            fma_f32(beta, old[1], alpha * v[1]),
+            fma_f32(beta, old[2], alpha * v[2]),
+            fma_f32(beta, old[3], alpha * v[3]),
+        ]
+    };
+    // SAFETY: as above.
+    unsafe { cp.write(F4(o)) };
+}
 
 /// Writes `C = α·acc + β·C` for one row of a thread's sub-tile.
 pub(super) struct Epilogue {
@@ -44,22 +70,8 @@ impl Epilogue {
         let at = r as usize * n as usize + c0 as usize;
         if self.vec && c0 < n {
             // SAFETY: n % 4 == 0 and c0 % 4 == 0: columns c0..c0 + 4 lie in row r < m;
-            // 16-byte aligned.
-            let cp = unsafe { self.c.add(at) as *mut F4 };
-            let o = if beta == 0.0 {
-                [alpha * v[0], alpha * v[1], alpha * v[2], alpha * v[3]]
-            } else {
-                // SAFETY: as above.
-                let old = unsafe { cp.read().0 };
-                [
-                    fma_f32(beta, old[0], alpha * v[0]),
-                    fma_f32(beta, old[1], alpha * v[1]),
-                    fma_f32(beta, old[2], alpha * v[2]),
-                    fma_f32(beta, old[3], alpha * v[3]),
-                ]
-            };
-            // SAFETY: as above.
-            unsafe { cp.write(F4(o)) };
+            // 16-byte aligned; this thread's own elements.
+            unsafe { axpby_quad(self.c.add(at), v, alpha, beta) };
         } else {
             for (j, vj) in v.into_iter().enumerate() {
                 if c0 + (j as u32) < n {

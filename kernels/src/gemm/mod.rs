@@ -19,7 +19,7 @@
 // - `kernel`: the `#[kernel]` entry point `sgemm`: tile loads, the double-buffered main loop
 //   and the call into the epilogue, one function;
 // - `epilogue`: `C = α·acc + β·C` for a thread's sub-tile (`Epilogue`).
-mod epilogue;
+pub(crate) mod epilogue;
 mod kernel;
 
 pub use kernel::sgemm;

@@ -1,17 +1,15 @@
 //! The epilogue of [`sgemm_cp_async`](super::sgemm_cp_async): `C = α·acc + β·C` for the
 //! rows of a thread's 8×16 sub-tile, in 16-byte accesses.
 
-use cuda_std::math::fmaf as fma_f32;
+use crate::gemm::epilogue::axpby_quad;
 
-#[repr(C, align(16))]
-#[derive(Clone, Copy)]
-struct F4([f32; 4]);
-
-/// Writes `C = α·acc + β·C` for one row of a thread's sub-tile. The same job as
-/// `crate::gemm`'s epilogue, kept apart on purpose: with that one made generic over
-/// the strip count and used here (`vec: true`), LLVM scheduled this kernel's main loop
-/// differently and it ran 4–5 % slower (one H200 run, 2026-11-29, two alternating
-/// rounds: 0.865–0.885× cuBLAS against 0.895–0.922×; results bit-identical either way).
+/// Writes `C = α·acc + β·C` for one row of a thread's sub-tile, each quad with
+/// `crate::gemm`'s 16-byte step ([`axpby_quad`]). The row walk stays this kernel's own:
+/// with `crate::gemm`'s whole epilogue made generic over the strip count and used here
+/// (`vec: true`), LLVM scheduled this kernel's main loop differently and it ran 4–5 %
+/// slower (one H200 run, 2026-11-29, two alternating rounds: 0.865–0.885× cuBLAS against
+/// 0.895–0.922×; results bit-identical either way); sharing only the quad step leaves the
+/// PTX as it was.
 pub(super) struct Epilogue {
     pub(super) m: u32,
     pub(super) n: u32,
@@ -45,23 +43,9 @@ impl Epilogue {
     /// As for [`Epilogue::row`]; `r < m`, `c0 + 4 <= n`, `c0 % 4 == 0`.
     #[inline(always)]
     unsafe fn quad(&self, r: u32, c0: u32, v: [f32; 4]) {
-        let (alpha, beta) = (self.alpha, self.beta);
         let at = r as usize * self.n as usize + c0 as usize;
-        // SAFETY: columns c0..c0 + 4 of row r < m, 16-byte aligned (n, c0 multiples of 4).
-        let cp = unsafe { self.c.add(at) as *mut F4 };
-        let o = if beta == 0.0 {
-            [alpha * v[0], alpha * v[1], alpha * v[2], alpha * v[3]]
-        } else {
-            // SAFETY: as above.
-            let old = unsafe { cp.read().0 };
-            [
-                fma_f32(beta, old[0], alpha * v[0]),
-                fma_f32(beta, old[1], alpha * v[1]),
-                fma_f32(beta, old[2], alpha * v[2]),
-                fma_f32(beta, old[3], alpha * v[3]),
-            ]
-        };
-        // SAFETY: as above.
-        unsafe { cp.write(F4(o)) };
+        // SAFETY: columns c0..c0 + 4 of row r < m, 16-byte aligned (n, c0 multiples of 4);
+        // this thread's own elements.
+        unsafe { axpby_quad(self.c.add(at), v, self.alpha, self.beta) };
     }
 }
