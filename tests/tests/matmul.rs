@@ -275,7 +275,9 @@ fn integer_gemms_on_the_emulator_equal_the_gpu_bit_for_bit() {
                 emulator_equals_gpu::<bf16>(&gpu, &emulator, kernel, shape);
                 emulator_equals_gpu::<f16>(&gpu, &emulator, kernel, shape);
             }
-            emulator_equals_gpu::<Tf32>(&gpu, &emulator, kernel, shape);
+            if has::<Tf32>(kernel) {
+                emulator_equals_gpu::<Tf32>(&gpu, &emulator, kernel, shape);
+            }
         }
         eprintln!("{kernel}: the emulator equals {} bit for bit", gpu.name());
     }
@@ -499,7 +501,7 @@ fn tf32_inputs_are_rounded_to_nearest() {
         &[(257, 513, 136), (300, 260, 520)]
     };
     for kernel in TcKernel::ALL {
-        if !runs(&gpu, kernel) {
+        if !runs(&gpu, kernel) || !has::<Tf32>(kernel) {
             continue;
         }
         for &(m, n, k) in shapes {
@@ -569,6 +571,34 @@ fn shapes_the_kernels_cannot_run_are_errors_naming_the_value() {
             .to_string();
         assert!(err.contains("k = 100"), "{err}");
     }
+}
+
+/// A kernel a type does not have is an error naming both, before any launch: the RS forms
+/// for bf16, the ping-pong forms for TF32.
+#[test]
+fn kernels_a_type_lacks_are_errors_naming_both() {
+    let gpu = gpu();
+    let a = vec![0.0f32; 64 * 64];
+    for kernel in [TcKernel::WgmmaPingpong, TcKernel::WgmmaPingpongCluster2] {
+        if !runs(&gpu, kernel) {
+            return;
+        }
+        let err = gemm::<Tf32>(&gpu, kernel, 64, 64, 64, &a, &a)
+            .expect_err("no TF32 ping-pong kernel")
+            .to_string();
+        assert!(
+            err.contains("tf32") && err.contains(kernel.name()) && err.contains("bf16 and f16"),
+            "{err}"
+        );
+    }
+    let b = vec![bf16::ZERO; 64 * 64];
+    let err = gemm::<bf16>(&gpu, TcKernel::WgmmaRs, 64, 64, 64, &b, &b)
+        .expect_err("no bf16 RS kernel")
+        .to_string();
+    assert!(
+        err.contains("bf16") && err.contains("wgmma rs") && err.contains("TF32 only"),
+        "{err}"
+    );
 }
 
 /// The tensor-core kernels exist only in their variants, and ptxas (where the build found

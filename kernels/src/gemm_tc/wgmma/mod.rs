@@ -10,6 +10,22 @@
 //! `D = scale_a·scale_b·(A·B)`; the host computes the product in `f32`). FP8 stages hold
 //! 128 elements of K per row (128 bytes, as for every type), four `m64n256k32` per stage.
 //!
+//! Two forms for bf16 and f16. The *cooperative* body (`gemm`, below): both consumer
+//! warpgroups split one 128 × 256 tile. The *ping-pong* body (`gemm_pingpong`, the
+//! `gemm_wgmma_{bf16,f16}_pp` and `_pp_c2` entry points; its own module docs): each consumer
+//! warpgroup computes 128 × 176 tiles of its own and the two take turns, so one stores while
+//! the other's `wgmma` run. cuBLASLt's fastest kernels for the bench's transformer shapes on
+//! an H200 have that form (`nvjet_sm90_tst_168x128_64x5_1x2_h_bz_TNN` for 8192×8192×2048,
+//! `…_176x128_…` for 4096×14336×4096, tensor pipes 96–97 % active under Nsight Compute
+//! against 87–92 % for cuBLASLt's cooperative `coopA`/`coopB` kernels and 83 % for ours,
+//! 2026-11-29). Measured against the cooperative body (one H200, two bench runs of both
+//! forms interleaved): ahead at K = 2048 (8192×8192×2048: 0.928 / 0.973× cuBLASLt in
+//! clusters of two, 0.919 / 0.965× without, against 0.898 / 0.957×), level at
+//! 4096×14336×4096 (0.917 / 0.912× against 0.922 / 0.921×), behind at 4096³ and 8192³
+//! (0.89–0.92× against 0.94–0.98×): its main loop is slower, its epilogue hidden. Storing
+//! `C` from registers instead of through shared memory by TMA cost it 5–9 % (Nsight
+//! Compute: half of every 32-byte sector written per store, twice the L2 write sectors).
+//!
 //! Design. A block of [`WG_THREADS`] threads is three warpgroups:
 //! - warpgroup 0, the *producer*, lowers its register limit to 40 (`setmaxnreg.dec`); one
 //!   of its threads issues, per K step, two TMA loads (the [`WG_BM`] rows of `A` and the
