@@ -202,6 +202,10 @@ pub(super) unsafe fn gemm<T: WgmmaElem, O: WgmmaOut, A: AOperand<T>, const CLUST
         // SAFETY: a global-memory map (the launch contract).
         unsafe { tma::prefetch_descriptor(map_c) };
     }
+    // Whether the epilogue's last box was wholly outside C and so not stored (thread 0 of
+    // the warpgroup): then the store that last read the next box's buffer is the newest
+    // bulk group, not the one before it.
+    let mut skipped_last = false;
     let mut tile = first_tile;
     while tile < tiles {
         let (gm, tn) = tile_coords(tile, groups_m, tiles_n);
@@ -333,8 +337,16 @@ pub(super) unsafe fn gemm<T: WgmmaElem, O: WgmmaOut, A: AOperand<T>, const CLUST
                     if $i % per_box == 0 {
                         if t == 0 {
                             // The store that last read this buffer (two boxes back, in
-                            // this or the previous tile) has read it.
-                            tma::wait_group_read::<1>();
+                            // this or the previous tile) has read it: at most one group
+                            // (the box before) may still read, or none if the box before
+                            // was not stored (without this, on an H200, f32 boxes past
+                            // C's edge let a box be rewritten while its store still read
+                            // it: TF32 1408×2464×392 wrote zeros to C[.., 2432..2464]).
+                            if skipped_last {
+                                tma::wait_group_read::<0>();
+                            } else {
+                                tma::wait_group_read::<1>();
+                            }
                         }
                         warpgroup_sync(bar);
                     }
@@ -354,7 +366,8 @@ pub(super) unsafe fn gemm<T: WgmmaElem, O: WgmmaOut, A: AOperand<T>, const CLUST
                         warpgroup_sync(bar);
                         // Boxes wholly outside C (ragged edges) are not stored.
                         let x0 = col_base + bx * box_cols;
-                        if t == 0 && x0 < n && row_base < m {
+                        skipped_last = x0 >= n || row_base >= m;
+                        if t == 0 && !skipped_last {
                             // SAFETY: the map describes C (the launch contract) with this
                             // box; the box is written and fenced by all 128 threads; it
                             // is not rewritten before a `wait_group_read` covers this
