@@ -191,6 +191,8 @@ mod epilogue;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 mod operand;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
+// `gemm_pingpong` takes the entry points' 8 parameters.
+#[allow(clippy::too_many_arguments)]
 mod pingpong;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90a"))]
 mod tf32;
