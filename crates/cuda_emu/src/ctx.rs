@@ -658,6 +658,11 @@ fn shadow_access(
             let (problem, earlier) = super::proxy::overwrite_problem("a generic store", &f);
             return Some(hazard(0, problem, Some(earlier)));
         }
+        let at = a.ptr as usize + offset;
+        if let Some(s) = super::proxy::pending_store_overlap(b, at, size) {
+            let (problem, earlier) = super::proxy::store_overwrite_problem("a generic store", &s);
+            return Some(hazard(s.range.0.saturating_sub(at), problem, Some(earlier)));
+        }
         my_fences = b.asyncs.borrow().thread(me).map_or(0, |a| a.fences);
     }
     for i in 0..size {

@@ -38,7 +38,10 @@ pub use crate::mbarrier::{
     arrive as mbarrier_arrive, arrive_remote as mbarrier_arrive_remote, init as mbarrier_init,
     poll as mbarrier_poll,
 };
-pub use crate::proxy::{fence as fence_proxy_async, wgmma_commit, wgmma_wait};
+pub use crate::proxy::{
+    bulk_commit as tma_commit_group, bulk_wait_read as tma_wait_group_read,
+    fence as fence_proxy_async, wgmma_commit, wgmma_wait,
+};
 pub use crate::shared_mem::SharedShape;
 pub use crate::state::{BarrierKind, WarpKind, gpu_only};
 pub use crate::tensor::{ldmatrix, mma, stmatrix};

@@ -17,6 +17,12 @@
 //!   records the byte ranges its operands span for its warpgroup, `commit_group` gives the
 //!   uncommitted ones their group, `wait_group::<N>` retires all but the newest `N` groups;
 //!   a TMA load or a checked write into a range still in flight is a finding.
+//! - **A TMA store's source stays unchanged until `wait_group_read` retires it:** each store
+//!   (`cp.async.bulk.tensor` or `cp.async.bulk` to global memory) records its source range
+//!   for its thread, `cp.async.bulk.commit_group` gives the uncommitted ones their group,
+//!   `cp.async.bulk.wait_group.read N` retires all but the newest `N` groups; a TMA load or a
+//!   checked write into a source not yet retired is a finding. (The emulator copies when the
+//!   store is issued; a GPU may read the source later.)
 //! - **`expect_tx` must match the bytes delivered:** when a phase cannot complete although
 //!   every arrival came, because its transaction count is not zero, the deadlock is
 //!   reported as this hazard, with both byte counts and the last `expect_tx` call.
@@ -30,7 +36,7 @@ use std::string::String;
 
 use super::shared_mem::SharedMem;
 use super::state::{BlockState, ThreadState, fail, thread};
-use super::unit_state::{InFlight, MBarriers};
+use super::unit_state::{InFlight, MBarriers, PendingStore};
 use super::{Access, AccessKind, Dim3, EmuError, SourceLocation};
 
 /// The error for a hazard of thread `thread` of `block` at host address `address`.
@@ -244,12 +250,113 @@ pub(crate) fn overwrite_problem(writer: &str, f: &InFlight) -> (String, Access) 
     )
 }
 
+/// The TMA store of `block` not yet retired whose source overlaps `[addr, addr + len)`, if
+/// any.
+pub(crate) fn pending_store_overlap(
+    block: &BlockState,
+    addr: usize,
+    len: usize,
+) -> Option<PendingStore> {
+    block
+        .asyncs
+        .borrow()
+        .stores
+        .iter()
+        .find(|s| addr < s.range.1 && s.range.0 < addr + len)
+        .copied()
+}
+
+/// The problem text and earlier access for a write by `writer` into the source of the TMA
+/// store `s`.
+pub(crate) fn store_overwrite_problem(writer: &str, s: &PendingStore) -> (String, Access) {
+    (
+        std::format!(
+            "{writer} overwrites shared memory that a TMA store still reads (not yet retired: \
+             `tma::wait_group_read` must cover the store's bulk group before the buffer is \
+             reused)"
+        ),
+        Access {
+            thread: s.thread,
+            kind: AccessKind::Read,
+            location: SourceLocation::from_std(s.location),
+        },
+    )
+}
+
+/// Records the TMA store the running thread `t` just issued, reading `[addr, addr + len)`
+/// of its block's shared memory from `location`, until a `wait_group_read` retires it.
+pub(crate) fn record_store(
+    t: &ThreadState,
+    addr: usize,
+    len: usize,
+    location: &'static Location<'static>,
+) {
+    let block = t.block();
+    if !block.launch().options.checks.async_proxy {
+        return;
+    }
+    block.asyncs.borrow_mut().stores.push(PendingStore {
+        group: 0,
+        range: (addr, addr + len),
+        issuer: t.linear,
+        thread: t.tid,
+        location,
+    });
+}
+
+/// `cp.async.bulk.commit_group` by the running thread: its uncommitted TMA stores form its
+/// next bulk group.
+#[track_caller]
+pub fn bulk_commit(what: &str) {
+    let t = thread(what);
+    let mut asyncs = t.block().asyncs.borrow_mut();
+    let me = asyncs.thread_mut(t.linear);
+    me.bulk_commits += 1;
+    let group = me.bulk_commits;
+    for s in asyncs
+        .stores
+        .iter_mut()
+        .filter(|s| s.issuer == t.linear && s.group == 0)
+    {
+        s.group = group;
+    }
+}
+
+/// `cp.async.bulk.wait_group.read N` by the running thread: its TMA stores of every bulk
+/// group but the newest `n` have read their sources.
+#[track_caller]
+pub fn bulk_wait_read(what: &str, n: u32) {
+    let t = thread(what);
+    let mut asyncs = t.block().asyncs.borrow_mut();
+    let Some(retired) = asyncs.thread_mut(t.linear).bulk_commits.checked_sub(n) else {
+        return;
+    };
+    asyncs
+        .stores
+        .retain(|s| !(s.issuer == t.linear && s.group != 0 && s.group <= retired));
+}
+
 /// Fails `t` if a TMA load into `[addr, addr + len)` of `block` overwrites a `wgmma`'s
-/// operands in flight.
+/// operands in flight, or the source of a TMA store not yet retired.
 #[track_caller]
 pub(crate) fn check_tma_overwrite(t: &ThreadState, block: &BlockState, addr: usize, len: usize) {
     if !block.launch().options.checks.async_proxy {
         return;
+    }
+    if let Some(s) = pending_store_overlap(block, addr, len) {
+        let (problem, earlier) = store_overwrite_problem("a TMA load", &s);
+        let mem = block.mem.borrow();
+        let err = hazard(
+            block,
+            &mem,
+            t.tid,
+            problem,
+            addr.max(s.range.0),
+            Location::caller(),
+            Some(earlier),
+        );
+        drop(mem);
+        fail(t, err);
     }
     if let Some(f) = inflight_overlap(block, t.linear, addr, len) {
         let (problem, earlier) = overwrite_problem("a TMA load", &f);
@@ -383,6 +490,14 @@ mod tests {
         })
     }
 
+    /// Global memory the TMA store tests write (two 2048-byte halves).
+    #[repr(C, align(128))]
+    struct Sink(core::cell::UnsafeCell<[u8; 4096]>);
+    // SAFETY: written only by the emulated launches, one at a time (the tests using it run
+    // their launches in turn), and never read.
+    unsafe impl Sync for Sink {}
+    static SINK: Sink = Sink(core::cell::UnsafeCell::new([0; 4096]));
+
     fn run(
         name: &'static str,
         body: unsafe fn(*const *mut c_void),
@@ -399,6 +514,10 @@ mod tests {
                 HostBuffer {
                     address: core::ptr::from_ref(map()) as usize,
                     bytes: 128,
+                },
+                HostBuffer {
+                    address: SINK.0.get() as usize,
+                    bytes: 4096,
                 },
             ],
             ..EmuOptions::default()
@@ -498,6 +617,68 @@ mod tests {
         super::wgmma_wait("wgmma::wait_group", 0);
     }
 
+    /// Thread 0 stores shared bytes `half·2048..` (after `stage`) to `SINK` by a bulk copy
+    /// and commits it as a group.
+    fn store_half(half: usize) {
+        // SAFETY: 2048 bytes of the dynamic shared memory to 2048 bytes of `SINK`.
+        unsafe {
+            device::tma_bulk_store(
+                "tma::bulk_store",
+                SINK.0.get().cast::<u8>().add(half * TILE),
+                smem().add(half * TILE),
+                TILE as u32,
+            );
+        }
+        super::bulk_commit("tma::commit_group");
+    }
+
+    /// The first half is stored, then rewritten by thread 5 after a block barrier, with
+    /// `wait_group_read::<0>` before the barrier (`WAIT`) or without.
+    fn store_then_rewrite<const WAIT: bool>() {
+        stage(true);
+        if tid() == 0 {
+            store_half(0);
+            if WAIT {
+                super::bulk_wait_read("tma::wait_group_read", 0);
+            }
+        }
+        sync();
+        if tid() == 5 {
+            store_one(64);
+        }
+    }
+
+    unsafe fn rewrite_unretired(_: *const *mut c_void) {
+        store_then_rewrite::<false>();
+    }
+
+    unsafe fn rewrite_retired(_: *const *mut c_void) {
+        store_then_rewrite::<true>();
+    }
+
+    /// Both halves stored in two groups, `wait_group_read::<1>` (the first retires), then
+    /// thread 5 rewrites the first half (`SECOND` false) or the second.
+    fn two_groups<const SECOND: bool>() {
+        stage(true);
+        if tid() == 0 {
+            store_half(0);
+            store_half(1);
+            super::bulk_wait_read("tma::wait_group_read", 1);
+        }
+        sync();
+        if tid() == 5 {
+            store_one(if SECOND { TILE + 64 } else { 64 });
+        }
+    }
+
+    unsafe fn rewrite_older_group(_: *const *mut c_void) {
+        two_groups::<false>();
+    }
+
+    unsafe fn rewrite_newest_group(_: *const *mut c_void) {
+        two_groups::<true>();
+    }
+
     fn bar() -> *mut u64 {
         // SAFETY: 8 bytes at 4096 of the dynamic shared memory.
         unsafe { smem().add(4096).cast() }
@@ -581,6 +762,39 @@ mod tests {
         let (problem, thread, reader, _) = hazard(&err);
         assert!(problem.contains("a generic store overwrites"), "{err}");
         assert_eq!((thread, reader), ([5, 0, 0], Some([0, 0, 0])), "{err}");
+    }
+
+    #[test]
+    fn a_tma_store_source_rewritten_before_wait_group_read_is_reported() {
+        let err =
+            run("rewrite_unretired", rewrite_unretired, EmuChecks::ALL).expect_err("reported");
+        let (problem, thread, reader, file) = hazard(&err);
+        assert!(
+            problem
+                .contains("a generic store overwrites shared memory that a TMA store still reads"),
+            "{err}"
+        );
+        assert_eq!((thread, reader), ([5, 0, 0], Some([0, 0, 0])), "{err}");
+        assert_eq!(file, file!(), "{err}");
+        run("rewrite_retired", rewrite_retired, EmuChecks::ALL).expect("retired before");
+        // `wait_group_read::<1>` retires all but the newest group.
+        run("rewrite_older_group", rewrite_older_group, EmuChecks::ALL).expect("older retired");
+        let err =
+            run("rewrite_newest_group", rewrite_newest_group, EmuChecks::ALL).expect_err("newest");
+        assert!(
+            problem_of(&err).contains("a TMA store still reads"),
+            "{err}"
+        );
+        // The check can be turned off with the other asynchronous-proxy checks.
+        let others = EmuChecks {
+            async_proxy: false,
+            ..EmuChecks::ALL
+        };
+        run("rewrite_unretired", rewrite_unretired, others).expect("unchecked");
+    }
+
+    fn problem_of(err: &EmuError) -> &str {
+        hazard(err).0
     }
 
     #[test]

@@ -15,7 +15,8 @@
 //! the tensor, skipping elements outside it.
 //!
 //! Timing: a copy happens when it is issued, so bulk groups (`commit_group`,
-//! `wait_group_read`) are always complete. The bytes a load writes count as initialised
+//! `wait_group_read`) are always complete; they are tracked only for the check of a store's
+//! source (below). The bytes a load writes count as initialised
 //! for the uninitialised-read check and as written by no thread for the race check (the
 //! mbarrier that orders them is not tracked there); global accesses are checked for bounds
 //! against the launch's buffers, row by row.
@@ -40,9 +41,11 @@
 //! A multicast load (`load_2d_multicast`) does the same for each block of the cluster its
 //! CTA mask names, at the box's and the barrier's offsets in that block (`cluster.rs`).
 //!
-//! Not modelled: the L2 promotion and cache hints;
-//! `prefetch.tensormap` (a no-op); a read of a box before its mbarrier phase completes or a
-//! store's source overwritten before `wait_group_read` (issue 30 item 3).
+//! A store's source must not be rewritten before a `wait_group_read` retires its bulk group:
+//! the stores record their sources for the asynchronous-proxy check (`proxy.rs`), which
+//! reports a checked write or a TMA load into one still pending.
+//!
+//! Not modelled: the L2 promotion and cache hints; `prefetch.tensormap` (a no-op).
 
 use core::panic::Location;
 use std::string::String;
@@ -348,6 +351,7 @@ pub unsafe fn store_2d(what: &'static str, map: *const TensorMap, x: i32, y: i32
     let host = src as usize;
     let window = shared_box(t, t.block(), what, host, m.box_bytes() as usize, 128);
     super::proxy::check_async_read(t, host, m.box_bytes() as usize, "a TMA store");
+    super::proxy::record_store(t, host, m.box_bytes() as usize, Location::caller());
     let width = swizzle_width(m.swizzle);
     let e = m.elem_bytes as usize;
     for r in 0..m.box_dims[1] {
@@ -454,6 +458,7 @@ pub unsafe fn bulk_store(what: &'static str, dst: *mut u8, src: *const u8, bytes
     let host = src as usize;
     shared_box(t, t.block(), what, host, bytes as usize, 16);
     super::proxy::check_async_read(t, host, bytes as usize, "a bulk store");
+    super::proxy::record_store(t, host, bytes as usize, Location::caller());
     check_access_with(
         dst as usize,
         bytes as usize,

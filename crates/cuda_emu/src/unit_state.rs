@@ -140,6 +140,21 @@ pub(crate) struct InFlight {
     pub(crate) retired: u128,
 }
 
+/// A TMA store (tensor or bulk) whose shared-memory source no `wait_group_read` of its
+/// thread has retired yet: the unit may still read `[start, end)`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PendingStore {
+    /// Its bulk async-group: the issuing thread's `cp.async.bulk.commit_group` count once
+    /// committed (1, 2, ...); 0 before.
+    pub(crate) group: u32,
+    /// The source's host byte range `[start, end)`.
+    pub(crate) range: (usize, usize),
+    /// The issuing thread (linear index in the block, and as a thread index) and the call.
+    pub(crate) issuer: u32,
+    pub(crate) thread: Dim3,
+    pub(crate) location: &'static Location<'static>,
+}
+
 /// An accumulator write of a `wgmma` that becomes visible when `wait_group` retires its
 /// group.
 #[derive(Debug)]
@@ -164,6 +179,8 @@ pub(crate) struct ThreadAsync {
     pub(crate) cp_commits: u32,
     /// `cp.async` copies not landed yet, oldest first.
     pub(crate) cp_pending: Vec<CpCopy>,
+    /// `cp.async.bulk.commit_group` calls so far.
+    pub(crate) bulk_commits: u32,
 }
 
 /// A `cp.async` copy that lands at the `wait_group` retiring its group.
@@ -186,6 +203,8 @@ pub(crate) struct AsyncState {
     threads: Vec<ThreadAsync>,
     /// The `wgmma`s in flight, per warpgroup.
     pub(crate) inflight: Vec<Vec<InFlight>>,
+    /// The TMA stores whose sources may still be read, oldest first.
+    pub(crate) stores: Vec<PendingStore>,
 }
 
 impl AsyncState {
@@ -194,6 +213,7 @@ impl AsyncState {
         Self {
             threads: Vec::new(),
             inflight: std::vec![Vec::new(); warpgroups as usize],
+            stores: Vec::new(),
         }
     }
 

@@ -79,16 +79,18 @@ pub(crate) unsafe fn bulk_store(dst: *mut u8, src: *const u8, bytes: u32) {
     unsafe { device::tma_bulk_store("tma::bulk_store", dst, src, bytes) }
 }
 
-/// The emulator's stores are complete when issued: nothing to group.
+/// The emulator's stores are complete when issued; the group is tracked for the check that
+/// no store's source is rewritten before a `wait_group_read` retires it.
 #[track_caller]
 pub(crate) fn commit_group() {
-    device::enter("tma::commit_group");
+    device::tma_commit_group("tma::commit_group");
 }
 
-/// The emulator's stores are complete when issued: nothing to wait for.
+/// Retires the running thread's stores of every bulk group but the newest `N` (complete
+/// since they were issued: see [`commit_group`]).
 #[track_caller]
 pub(crate) fn wait_group_read<const N: u32>() {
-    device::enter("tma::wait_group_read");
+    device::tma_wait_group_read("tma::wait_group_read", N);
 }
 
 /// Counted for the emulator's asynchronous-proxy check (the data needs no ordering: the
