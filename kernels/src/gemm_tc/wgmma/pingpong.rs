@@ -80,31 +80,25 @@ pub trait PingpongElem: WgmmaElem + WgmmaOut {
     );
 }
 
-impl PingpongElem for bf16 {
-    #[inline(always)]
-    unsafe fn mma_n176(
-        acc: &mut AccTile<88>,
-        a: MatrixDescriptor,
-        b: MatrixDescriptor,
-        accumulate: bool,
-    ) {
-        // SAFETY: forwarded.
-        unsafe { wgmma::mma_m64n176k16_f32_bf16::<false, false>(&mut acc.regs, a, b, accumulate) }
-    }
+/// `impl PingpongElem` for each 16-bit type, with its `m64n176k16`.
+macro_rules! impl_pingpong {
+    ($($t:ty => $mma:ident),* $(,)?) => {$(
+        impl PingpongElem for $t {
+            #[inline(always)]
+            unsafe fn mma_n176(
+                acc: &mut AccTile<88>,
+                a: MatrixDescriptor,
+                b: MatrixDescriptor,
+                accumulate: bool,
+            ) {
+                // SAFETY: forwarded.
+                unsafe { wgmma::$mma::<false, false>(&mut acc.regs, a, b, accumulate) }
+            }
+        }
+    )*};
 }
 
-impl PingpongElem for f16 {
-    #[inline(always)]
-    unsafe fn mma_n176(
-        acc: &mut AccTile<88>,
-        a: MatrixDescriptor,
-        b: MatrixDescriptor,
-        accumulate: bool,
-    ) {
-        // SAFETY: forwarded.
-        unsafe { wgmma::mma_m64n176k16_f32_f16::<false, false>(&mut acc.regs, a, b, accumulate) }
-    }
-}
+impl_pingpong!(bf16 => mma_m64n176k16_f32_bf16, f16 => mma_m64n176k16_f32_f16);
 
 /// The ring position: stage index and the parity its next wait is for.
 type Ring = PipelineState<PP_STAGES>;
