@@ -69,6 +69,26 @@ fn add_bytes_moves_only_the_start_address() {
 }
 
 #[test]
+fn add_bytes_in_window_equals_add_bytes_inside_the_window() {
+    // Every 16-byte start address of a 228 KiB shared memory and every step the kernels take
+    // (K slices, column blocks, V rows: up to 64 KiB), for both swizzle modes they use.
+    for swizzle in [Swizzle::B128, Swizzle::None] {
+        for start in (0..228 * 1024u32).step_by(16 * 97) {
+            let d = MatrixDescriptor::new(start, 16, 1024, swizzle);
+            for bytes in [0, 16, 32, 96, 1024, 8192, 16 * 1024, 48 * 1024] {
+                if start + bytes < 1 << 18 {
+                    assert_eq!(
+                        d.add_bytes_in_window(bytes),
+                        d.add_bytes(bytes),
+                        "start {start:#x}, {bytes} bytes"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn acc_row_col_matches_the_ptx_figure() {
     // PTX ISA figure "WGMMA .m64nNk16 register fragment layout for accumulator matrix D":
     // T0 holds d0, d1 at row 0, columns 0, 1 and d2, d3 at row 8; d4.. continue at column

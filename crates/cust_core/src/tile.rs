@@ -164,6 +164,22 @@ impl MatrixDescriptor {
         Self((self.0 & !0x3fff) | addr)
     }
 
+    /// [`add_bytes`](Self::add_bytes) as one 64-bit addition, for a start address that stays
+    /// below 2¹⁸ bytes (256 KiB), as every shared-memory address does (at most 228 KiB a
+    /// multiprocessor on sm_90). Where `add_bytes` masks the address field (two more
+    /// instructions per descriptor, which `ptxas` 12.9 keeps in the `wgmma` issue loops),
+    /// this one adds `bytes >> 4` to it; a start address past 2¹⁸ would carry into the
+    /// reserved bits 14–15 instead of wrapping (a debug assertion).
+    #[must_use]
+    pub const fn add_bytes_in_window(self, bytes: u32) -> Self {
+        let sum = self.0 + ((bytes as u64) >> 4);
+        debug_assert!(
+            sum & 0xc000 == self.0 & 0xc000,
+            "the start address left the window"
+        );
+        Self(sum)
+    }
+
     /// The 64-bit encoding, as `wgmma` takes it.
     #[must_use]
     pub const fn bits(self) -> u64 {

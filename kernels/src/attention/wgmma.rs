@@ -25,10 +25,15 @@
 //!   pairs is already that operand's layout, [`cuda_std::wgmma::layout::a_row_col`], so it
 //!   never goes through shared memory; `V`, row-major, is N-major for this product), waits
 //!   for `S_j` only (`wait_group 1`), runs the online softmax of the `mma.sync` kernel on
-//!   it while `P_{j−1}·V_{j−1}` still runs on the tensor cores, then waits for that product,
-//!   releases its stage, rescales `O` and packs `P_j`. The consumers take turns to issue (an
-//!   mbarrier each: FlashAttention-3's ping-pong), so the tensor cores run one consumer's
-//!   products while the others run their softmax.
+//!   it, then waits for that product, releases its stage, rescales `O` and packs `P_j`. The
+//!   consumers take turns to issue (an mbarrier each: FlashAttention-3's ping-pong), so the
+//!   tensor cores run one consumer's products while the others run their softmax.
+//!
+//!   In the SASS (`ptxas` 12.9) the softmax does **not** overlap the consumer's own
+//!   `P_{j−1}·V_{j−1}`: `ptxas` hoists the `wait_group 0` above it (the
+//!   `WARPGROUP.DEPBAR.LE gsb0, 0x0` comes before the first `MUFU.EX2`), so the overlap is
+//!   the ping-pong's alone. Keeping the wait after the softmax is possible but did not pay
+//!   (the "tried" list below).
 //!
 //! Shared memory ([`wg_shared_bytes`]): the `Q` tile (128 rows) and the stages' `K` and `V`
 //! tiles (128 rows each), every tile split into column blocks of 64 elements (128 bytes a
@@ -115,7 +120,15 @@
 //!   455 and 596 / 586 / 597 TFLOP/s (non-causal, causal, D = 64, 8 `K`/`V` heads) against
 //!   640 / 608 / 584, 574 / 529 / 524, 444 / 453 / 445 and 656 / 600 / 657 (three processes
 //!   each, alternating in one H200 run, 2026-11-29): within the spread between processes, and
-//!   lower with 8 `K`/`V` heads.
+//!   lower with 8 `K`/`V` heads;
+//! - the softmax kept between the two waits, so that it overlaps the consumer's own
+//!   `P_{j−1}·V_{j−1}` (FlashAttention-3's intra-warpgroup overlap, which the design above
+//!   intends but `ptxas` 12.9 undoes by hoisting the `wait_group 0`): a shared-memory store
+//!   of the row sums, which need every `P` of the tile, just before the wait keeps all 66
+//!   `MUFU.EX2` of the D = 128 loop between `WARPGROUP.DEPBAR.LE gsb0, 0x1` and `…0x0`, with
+//!   no spills; 587–592 TFLOP/s at 4×32×4096×128 against 590–661 for this kernel (four
+//!   processes each, alternating, one H200, 2026-11-30; causal 511–558 against 510–564, the
+//!   other shapes within 1 %).
 //!
 //! Persistence ([`wg_persistent`]): a block walks the work tiles `blockIdx.x`, `blockIdx.x +
 //! gridDim.x`, … (a work tile: one head's [`wg_attn_rows`]`(D)` query rows); the producer
@@ -600,13 +613,16 @@ mod kernels_sm90a {
 
         // S = Q·Kᵀ for the K tile of stage `st`: D/16 steps of 16 dims (32 bytes), 4 per
         // column block; both operands K-major.
+        // The descriptors of the first `Q` and `K` column blocks, the others one addition away
+        // (`add_bytes_in_window`).
+        let q_desc = QBlock::<T>::descriptor(smem_addr + q_block(0, c));
         let issue_s = |s: &mut AccTile<64>, st: u32| {
-            let k_at = smem_addr + k_off(st);
+            let k_desc = KvBlock::<T>::descriptor(smem_addr + k_off(st));
             unroll!(ks: u32 in [0, 1, 2, 3, 4, 5, 6, 7] {
                 if ks < D / 16 {
                     let (kc, step) = (ks / 4, (ks % 4) * 32);
-                    let a = QBlock::<T>::descriptor(smem_addr + q_block(kc, c) + step);
-                    let bd = KvBlock::<T>::descriptor(k_at + kc * KvBlock::<T>::BYTES + step);
+                    let a = q_desc.add_bytes_in_window(q_block(kc, c) - q_block(0, c) + step);
+                    let bd = k_desc.add_bytes_in_window(kc * KvBlock::<T>::BYTES + step);
                     // SAFETY: the whole warpgroup runs this convergently with equal
                     // arguments; Q and this stage's K were written by TMA and their full
                     // phases completed; the stage is not reloaded before this warpgroup
@@ -618,11 +634,9 @@ mod kernels_sm90a {
         // O += P·V for the V tile of stage `st`: keys 16·kk.. are rows 16·kk.. of every
         // column block of V (N-major: the blocks lie `KvBlock::BYTES` apart along N).
         let issue_pv = |acc: &mut AccTile<OR>, p: &[[u32; 4]; 8], st: u32| {
-            let v_at = smem_addr + v_off(st);
+            let v_desc = KvBlock::<T>::descriptor_mn_major(smem_addr + v_off(st));
             unroll!(kk in [0, 1, 2, 3, 4, 5, 6, 7] {
-                let bd = KvBlock::<T>::descriptor_mn_major(
-                    v_at + kk as u32 * 16 * KvBlock::<T>::ROW_BYTES,
-                );
+                let bd = v_desc.add_bytes_in_window(kk as u32 * 16 * KvBlock::<T>::ROW_BYTES);
                 // SAFETY: as for `issue_s`, for this stage's V tile.
                 unsafe { acc.pv::<T>(p[kk], bd) };
             });

@@ -191,7 +191,10 @@ pub(super) unsafe fn gemm<T: WgmmaElem, O: WgmmaOut, A: AOperand<T>, const CLUST
     // Consumers.
     // 384 × 168 registers in all: 128 × 40 + 256 × 232.
     wgmma::reg_alloc::<232>();
-    let consumer = warpgroup - 1;
+    // The consumer's index through a shuffle from lane 0, which `ptxas` knows is equal across
+    // the warp, so that the `A` descriptors derived from it live in uniform registers.
+    // SAFETY: all 32 lanes of the warp run this convergently.
+    let consumer = unsafe { cuda_std::warp::shfl_idx_sync(u32::MAX, warpgroup, 0, 32) } - 1;
     let t = tid % 128;
     let lane = tid % 32;
     let mut ring = Ring::START;
@@ -254,9 +257,24 @@ pub(super) unsafe fn gemm<T: WgmmaElem, O: WgmmaOut, A: AOperand<T>, const CLUST
                     // SAFETY: as just said; `a` names this warpgroup's `A` half.
                     unsafe {
                         T::mma(&mut acc, a, b, kt != 0);
-                        T::mma(&mut acc, a.add_bytes(32), b.add_bytes(32), true);
-                        T::mma(&mut acc, a.add_bytes(64), b.add_bytes(64), true);
-                        T::mma(&mut acc, a.add_bytes(96), b.add_bytes(96), true);
+                        T::mma(
+                            &mut acc,
+                            a.add_bytes_in_window(32),
+                            b.add_bytes_in_window(32),
+                            true,
+                        );
+                        T::mma(
+                            &mut acc,
+                            a.add_bytes_in_window(64),
+                            b.add_bytes_in_window(64),
+                            true,
+                        );
+                        T::mma(
+                            &mut acc,
+                            a.add_bytes_in_window(96),
+                            b.add_bytes_in_window(96),
+                            true,
+                        );
                     }
                     A::Held::default()
                 };

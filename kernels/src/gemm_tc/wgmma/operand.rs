@@ -73,9 +73,24 @@ impl<T: WgmmaElem> AOperand<T> for SmemA {
         // SAFETY: the caller's contract; `a` names this warpgroup's `A` half.
         unsafe {
             T::mma(acc, a, b, kt != 0);
-            T::mma(acc, a.add_bytes(32), b.add_bytes(32), true);
-            T::mma(acc, a.add_bytes(64), b.add_bytes(64), true);
-            T::mma(acc, a.add_bytes(96), b.add_bytes(96), true);
+            T::mma(
+                acc,
+                a.add_bytes_in_window(32),
+                b.add_bytes_in_window(32),
+                true,
+            );
+            T::mma(
+                acc,
+                a.add_bytes_in_window(64),
+                b.add_bytes_in_window(64),
+                true,
+            );
+            T::mma(
+                acc,
+                a.add_bytes_in_window(96),
+                b.add_bytes_in_window(96),
+                true,
+            );
         }
     }
 }
@@ -140,9 +155,9 @@ impl AOperand<Tf32Rounded> for RegA {
         // `A` for each K step of 8, written before the fence.
         unsafe {
             wgmma::mma_m64n256k8_f32_tf32_rs(acc, a[0], b, kt != 0);
-            wgmma::mma_m64n256k8_f32_tf32_rs(acc, a[1], b.add_bytes(32), true);
-            wgmma::mma_m64n256k8_f32_tf32_rs(acc, a[2], b.add_bytes(64), true);
-            wgmma::mma_m64n256k8_f32_tf32_rs(acc, a[3], b.add_bytes(96), true);
+            wgmma::mma_m64n256k8_f32_tf32_rs(acc, a[1], b.add_bytes_in_window(32), true);
+            wgmma::mma_m64n256k8_f32_tf32_rs(acc, a[2], b.add_bytes_in_window(64), true);
+            wgmma::mma_m64n256k8_f32_tf32_rs(acc, a[3], b.add_bytes_in_window(96), true);
         }
         a
     }
