@@ -24,7 +24,7 @@ use cuda_std::shared::shared_addr;
 use cuda_std::shared::window::SharedAddr;
 use cuda_std::tile::{Pipeline, PipelineState, Tile, Tiles};
 use cuda_std::tma::{self, TensorMap};
-use cuda_std::wgmma::{self, MatrixDescriptor};
+use cuda_std::wgmma;
 
 /// The ring position: stage index and the parity its next wait is for.
 type Ring = PipelineState<WG_STAGES>;
@@ -228,20 +228,11 @@ pub(super) unsafe fn gemm<T: WgmmaElem, O: WgmmaOut, A: AOperand<T>, const CLUST
                 // before.
                 unsafe { pipe.consumer_wait(ring) };
                 let stage = smem_addr + s * WG_STAGE_BYTES;
-                // The descriptors from the tiles' constants. (Through `Tile::descriptor`,
-                // and the epilogue through `Tile::offset`, LLVM scheduled this kernel
-                // differently: 3–4 % slower in an interleaved A/B run on an H200; spelled
-                // out like this the PTX is the hand-written kernel's, register names
-                // aside.) `RegA` reads `A` through `a_half` and leaves `a` unused.
+                // The tiles' descriptors. `RegA` reads `A` through `a_half` and leaves `a`
+                // unused.
                 let a_half = stage + consumer * T::AHalf::BYTES;
-                let a =
-                    MatrixDescriptor::new(a_half, 16, 8 * T::AHalf::ROW_BYTES, T::AHalf::SWIZZLE);
-                let b = MatrixDescriptor::new(
-                    stage + WG_A_STAGE_BYTES,
-                    16,
-                    8 * T::BStage::ROW_BYTES,
-                    T::BStage::SWIZZLE,
-                );
+                let a = T::AHalf::descriptor(a_half);
+                let b = T::BStage::descriptor(stage + WG_A_STAGE_BYTES);
                 // The whole warpgroup runs the stage's `wgmma` convergently with equal
                 // arguments; the stage was written by TMA (async proxy) and its full
                 // phase completed; it is not overwritten before this warpgroup releases

@@ -366,15 +366,8 @@ pub(super) unsafe fn gemm_pingpong<T: PingpongElem, const CLUSTER: u32>(
             // warpgroup's uses in between completed before the producer refilled it).
             unsafe { pipe.consumer_wait(ring) };
             let stage = smem_addr + ring.stage() * PP_STAGE_BYTES;
-            let a = [stage, stage + T::AHalf::BYTES].map(|at| {
-                MatrixDescriptor::new(at, 16, 8 * T::AHalf::ROW_BYTES, T::AHalf::SWIZZLE)
-            });
-            let b = MatrixDescriptor::new(
-                stage + WG_A_STAGE_BYTES,
-                16,
-                8 * T::BStagePp::ROW_BYTES,
-                T::BStagePp::SWIZZLE,
-            );
+            let a = [stage, stage + T::AHalf::BYTES].map(T::AHalf::descriptor);
+            let b = T::BStagePp::descriptor(stage + WG_A_STAGE_BYTES);
             wgmma::fence();
             // SAFETY: the whole warpgroup runs these convergently with equal arguments; the
             // stage was written by TMA and its full phase completed; it is not overwritten
