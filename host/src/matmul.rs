@@ -24,6 +24,11 @@
 //! - [`TcKernel::MmaSync`]: warp-level `mma.sync` with a `cp.async` pipeline (sm_80 and
 //!   later).
 //!
+//! [`TcKernel::best_for`] picks the fastest of them for a type and shape on a GPU (from the
+//! measured table: the ping-pong form in clusters for bf16/f16 where it has at least two
+//! tiles per multiprocessor, else the cooperative kernel; TF32's RS form; `mma.sync` off
+//! sm_90).
+//!
 //! Shapes: `m`, `n`, `k` ≥ 1 and below 2³¹; `k` a multiple of 8 for bf16/f16 and of 4 for
 //! f32 (every row of `A` and `B` a whole number of 16-byte chunks, which `cp.async` and TMA
 //! move); other `m` and `n` are fine (edge tiles are clipped). A shape outside these rules is
@@ -41,7 +46,7 @@
 
 use crate::gpu::{Gpu, GpuError};
 use cust::{error::GpuContext, memory::DeviceBuffer};
-use kernels::gemm_tc::wgmma::WG_CLUSTER_M;
+use kernels::gemm_tc::wgmma::{PP_BM, PP_BN, WG_CLUSTER_M};
 
 mod elem;
 mod plan;
@@ -153,6 +158,49 @@ impl TcKernel {
     }
 }
 
+impl TcKernel {
+    /// The fastest kernel for an m×n product of type `T` on `gpu`, by
+    /// [`TcKernel::choose`], with `gpu`'s compute capability and multiprocessor count.
+    ///
+    /// # Errors
+    /// A driver error if the compute capability or the multiprocessor count cannot be read.
+    pub fn best_for<T: TcElem>(gpu: &Gpu, m: usize, n: usize) -> Result<Self, GpuError> {
+        let cc = gpu
+            .context()
+            .compute_capability()
+            .gpu_context("reading the compute capability")?;
+        let sms = crate::vector::sm_count(gpu)?;
+        Ok(Self::choose::<T>((cc.major, cc.minor), sms, m, n))
+    }
+
+    /// The fastest kernel for an m×n product of type `T` on a GPU of compute capability
+    /// `cc` with `sms` multiprocessors, from the GEMM table of one H200 run (README,
+    /// 2026-11-30, `bench --gemm-only --precision-gemm all`):
+    /// - not compute capability 9.0: [`TcKernel::MmaSync`] (the `wgmma` kernels are sm_90a);
+    /// - TF32: [`TcKernel::WgmmaRs`] (0.87–0.99× cuBLAS against 0.73–0.96× for
+    ///   [`TcKernel::Wgmma`], which rounds both operands in a pass);
+    /// - bf16 and f16: [`TcKernel::WgmmaPingpongCluster2`] when there are at least two of its
+    ///   128 × 176 tiles per multiprocessor (0.98–1.03× cuBLAS at 4096³, 8192³ and the
+    ///   transformer shapes), else [`TcKernel::Wgmma`] (at 2048³, 192 tiles on 132
+    ///   multiprocessors: 0.98–0.99× against 0.73–0.74× for the ping-pong form, whose
+    ///   warpgroups would mostly wait for tiles).
+    #[must_use]
+    pub fn choose<T: TcElem>(cc: (u32, u32), sms: u32, m: usize, n: usize) -> Self {
+        if cc != (9, 0) {
+            return Self::MmaSync;
+        }
+        if T::WGMMA_RS.is_some() {
+            return Self::WgmmaRs;
+        }
+        let pp_tiles = m.div_ceil(PP_BM as usize) * n.div_ceil(PP_BN as usize);
+        if T::WGMMA_PP.is_some() && pp_tiles >= 2 * sms as usize {
+            Self::WgmmaPingpongCluster2
+        } else {
+            Self::Wgmma
+        }
+    }
+}
+
 impl std::fmt::Display for TcKernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
@@ -192,6 +240,49 @@ pub fn gemm<T: TcElem>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_choice_follows_the_table() {
+        use cuda_std::half::{bf16, f16};
+        // An H200: 132 multiprocessors. 2048² has 16 × 12 = 192 ping-pong tiles (< 264).
+        for (m, n, want) in [
+            (2048, 2048, TcKernel::Wgmma),
+            (4096, 4096, TcKernel::WgmmaPingpongCluster2),
+            (8192, 8192, TcKernel::WgmmaPingpongCluster2),
+            (4096, 14336, TcKernel::WgmmaPingpongCluster2),
+            // 2 · 132 = 264 tiles exactly: 12 rows × 22 columns of 128 × 176.
+            (12 * 128, 22 * 176, TcKernel::WgmmaPingpongCluster2),
+            (12 * 128, 21 * 176, TcKernel::Wgmma),
+        ] {
+            assert_eq!(TcKernel::choose::<bf16>((9, 0), 132, m, n), want, "{m}×{n}");
+            assert_eq!(TcKernel::choose::<f16>((9, 0), 132, m, n), want, "{m}×{n}");
+        }
+        assert_eq!(
+            TcKernel::choose::<Tf32>((9, 0), 132, 8192, 8192),
+            TcKernel::WgmmaRs
+        );
+        assert_eq!(
+            TcKernel::choose::<Tf32>((9, 0), 132, 64, 64),
+            TcKernel::WgmmaRs
+        );
+        for cc in [(8, 0), (8, 9), (10, 0), (12, 0)] {
+            assert_eq!(
+                TcKernel::choose::<bf16>(cc, 132, 8192, 8192),
+                TcKernel::MmaSync
+            );
+            assert_eq!(
+                TcKernel::choose::<Tf32>(cc, 132, 8192, 8192),
+                TcKernel::MmaSync
+            );
+        }
+        // Every choice is a kernel the type has.
+        for m in [1, 1000, 100_000] {
+            let k = TcKernel::choose::<bf16>((9, 0), 132, m, m);
+            assert!(<bf16 as TcElem>::KERNELS.contains(&k));
+            let k = TcKernel::choose::<Tf32>((9, 0), 132, m, m);
+            assert!(<Tf32 as TcElem>::KERNELS.contains(&k));
+        }
+    }
 
     #[test]
     fn kernel_names_and_cluster_sizes() {

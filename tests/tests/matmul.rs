@@ -193,6 +193,36 @@ fn wgmma_integer_inputs_equal_the_cpu_bit_for_bit() {
     exact_all_types(TcKernel::Wgmma);
 }
 
+/// `TcKernel::best_for` picks a kernel this device runs, and it gives the CPU's bits: on an
+/// H200 the cooperative kernel at 2048² (fewer than two ping-pong tiles per multiprocessor)
+/// and the ping-pong form in clusters at 4096²; on the emulator whatever its
+/// multiprocessor count makes of the emulator's shapes.
+#[test]
+fn the_best_kernel_for_the_device_gives_the_cpu_bits() {
+    let gpu = gpu();
+    let shapes = if gpu.is_emulator() {
+        vec![EMULATOR_PINGPONG_SHAPE, (1, 1, 8)]
+    } else {
+        vec![(2048, 2048, 64), (4096, 4096, 64)]
+    };
+    for (m, n, k) in shapes {
+        let kernel = TcKernel::best_for::<bf16>(&gpu, m, n).expect("best kernel");
+        assert_eq!(
+            TcKernel::best_for::<f16>(&gpu, m, n).expect("best kernel"),
+            kernel
+        );
+        if runs(&gpu, kernel) {
+            eprintln!("{}: {m}×{n}: {kernel}", gpu.name());
+            exact_case::<bf16>(&gpu, kernel, (m, n, k));
+            exact_case::<f16>(&gpu, kernel, (m, n, k));
+        }
+        let kernel = TcKernel::best_for::<Tf32>(&gpu, m, n).expect("best kernel");
+        if runs(&gpu, kernel) {
+            exact_case::<Tf32>(&gpu, kernel, (m, n, k));
+        }
+    }
+}
+
 #[test]
 fn wgmma_cluster2_integer_inputs_equal_the_cpu_bit_for_bit() {
     exact_all_types(TcKernel::WgmmaCluster2);
