@@ -7,8 +7,10 @@
 //! own (2026-11-29, rustc 1.95), the producer's loop and the epilogue changed the sm_90a
 //! PTX: the producer alone swapped two instructions of the ring's `advance` in each
 //! kernel; the epilogue changed address folding and block order. This kernel has run 3–4 %
-//! slower after such reshuffles before (the descriptors' comment below), so a split of
-//! the body waits for a measurement on a GPU.
+//! slower after such reshuffles before (its stage descriptors through `Tile::descriptor`,
+//! 2026-11-29, when they were still computed in vector registers; with the consumer index
+//! warp-uniform, 2026-11-30, they go through it with the same SASS), so a split of the body
+//! waits for a measurement on a GPU.
 
 use super::elem::{WgmmaElem, WgmmaOut};
 use super::epilogue::{for_even_acc, scaled, warpgroup_sync};
