@@ -682,11 +682,12 @@ fn gemm_kernels_live_in_their_variants_without_spills() {
             .contains("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16")
     );
     assert!(sm90a.ptx.contains("cp.async.bulk.tensor.2d"));
-    // The FP8 entry points: one `m64n256k32` per 32 bytes of K, both formats.
+    // The FP8 entry points: two `m64n128k32` per 32 bytes of K (one per half of `B`, each
+    // half's products summed into `f32` registers per stage: `PromotedA`), both formats.
     for ty in ["e4m3", "e5m2"] {
         assert!(
             sm90a.ptx.contains(&format!(
-                "wgmma.mma_async.sync.aligned.m64n256k32.f32.{ty}.{ty}"
+                "wgmma.mma_async.sync.aligned.m64n128k32.f32.{ty}.{ty}"
             )),
             "no {ty} wgmma in the sm_90a PTX"
         );

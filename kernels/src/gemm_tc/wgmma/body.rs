@@ -239,7 +239,7 @@ pub(super) unsafe fn gemm<T: WgmmaElem, O: WgmmaOut, A: AOperand<T>, const CLUST
                 // arguments; the stage was written by TMA (async proxy) and its full
                 // phase completed; it is not overwritten before this warpgroup releases
                 // it below, after the wait that covers these operations.
-                let held: A::Held = if A::IN_REGISTERS {
+                let held: A::Held = if !A::INLINE_SMEM {
                     // SAFETY: as just said (`stage_mma`'s contract).
                     unsafe { A::stage_mma(&mut acc, a_lanes, a_half, a, b, kt) }
                 } else {

@@ -46,7 +46,8 @@ pub trait WgmmaElem: Copy + DeviceCopy {
     /// (see the [module docs](super)). `false` keeps the other types' kernels free of it.
     const AFTER_ROUNDING: bool = false;
     /// `acc (+)= A·B` for a 64×256 tile and 32 bytes of K (16 bf16/f16 elements: one
-    /// `m64n256k16`; 8 f32: one `m64n256k8` TF32; 32 FP8: one `m64n256k32`).
+    /// `m64n256k16`; 8 f32: one `m64n256k8` TF32; 32 FP8: one `m64n256k32`, which the FP8
+    /// entry points leave for two `m64n128k32`: `operand::PromotedA`).
     ///
     /// # Safety
     /// As `cuda_std::wgmma::mma_m64n256k16_f32_bf16`.
@@ -145,6 +146,32 @@ impl WgmmaElem for F8E4M3 {
     ) {
         // SAFETY: forwarded.
         unsafe { wgmma::mma_m64n256k32_f32_e4m3(acc, a, b, accumulate) }
+    }
+}
+
+impl super::operand::Fp8HalfMma for F8E4M3 {
+    #[inline(always)]
+    unsafe fn mma_n128(
+        acc: &mut [f32; 64],
+        a: MatrixDescriptor,
+        b: MatrixDescriptor,
+        accumulate: bool,
+    ) {
+        // SAFETY: forwarded.
+        unsafe { wgmma::mma_m64n128k32_f32_e4m3(acc, a, b, accumulate) }
+    }
+}
+
+impl super::operand::Fp8HalfMma for F8E5M2 {
+    #[inline(always)]
+    unsafe fn mma_n128(
+        acc: &mut [f32; 64],
+        a: MatrixDescriptor,
+        b: MatrixDescriptor,
+        accumulate: bool,
+    ) {
+        // SAFETY: forwarded.
+        unsafe { wgmma::mma_m64n128k32_f32_e5m2(acc, a, b, accumulate) }
     }
 }
 

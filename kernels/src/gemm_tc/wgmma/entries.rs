@@ -4,7 +4,7 @@
 //! (`gemm_wgmma_{bf16,f16}_pp`) of the ping-pong body `gemm_pingpong`.
 
 use super::body::gemm;
-use super::operand::{RegA, SmemA};
+use super::operand::{PromotedA, RegA, SmemA};
 use super::pingpong::gemm_pingpong;
 use super::tf32::{Tf32Rounded, tf32_rna_bits};
 use cuda_std::half::{F8E4M3, F8E5M2, bf16, f16};
@@ -209,7 +209,7 @@ macro_rules! fp8_entry {
         ) {
             // SAFETY: forwarded from the kernel's contract.
             unsafe {
-                gemm::<$t, $o, SmemA, 1>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0, scale)
+                gemm::<$t, $o, PromotedA, 1>(m, n, k, map_a, map_b, map_c, c, c_by_tma != 0, scale)
             }
         }
     };

@@ -3,6 +3,7 @@
 //! `ldmatrix` and rounded to TF32 on the way ([`RegA`], the RS form, TF32).
 
 use super::elem::WgmmaElem;
+use super::epilogue::for_even_acc;
 use super::tf32::Tf32Rounded;
 use cuda_std::mma::tf32_from_f32;
 use cuda_std::shared::window::SharedAddr;
@@ -18,9 +19,12 @@ pub trait AOperand<T: WgmmaElem> {
     /// The registers a stage's `wgmma` read `A` from (`RegA`: the four fragments), kept
     /// by the kernel body until the `wgmma.wait_group` that covers them returned.
     type Held: Copy + Default;
-    /// Whether `A` comes from registers (the kernel body then calls
-    /// [`AOperand::stage_mma`]; for `false` it inlines `SmemA`'s sequence itself).
+    /// Whether `A` comes from registers (the kernel body then takes two stages per loop
+    /// trip, so that consecutive stages' registers differ).
     const IN_REGISTERS: bool;
+    /// Whether the kernel body inlines `SmemA`'s sequence itself instead of calling
+    /// [`AOperand::stage_mma`] (`SmemA` only).
+    const INLINE_SMEM: bool = false;
     /// The state of thread `t` (0..128) of a consumer warpgroup.
     fn lanes(t: u32) -> Self::Lanes;
     /// `acc (+)= A·B` for the stage of K step `kt` (`acc =` for `kt` = 0): this
@@ -56,6 +60,7 @@ impl<T: WgmmaElem> AOperand<T> for SmemA {
     type Lanes = ();
     type Held = ();
     const IN_REGISTERS: bool = false;
+    const INLINE_SMEM: bool = true;
     #[inline(always)]
     fn lanes(_t: u32) {}
     #[inline(always)]
@@ -93,6 +98,141 @@ impl<T: WgmmaElem> AOperand<T> for SmemA {
             );
         }
     }
+}
+
+/// FP8's `m64n128k32`: half of a stage's 256 `B` rows at a time, for [`PromotedA`].
+pub trait Fp8HalfMma: WgmmaElem {
+    /// `acc (+)= A·B` for `A` 64×32 and `B` 32×128 (the `m64n128k32` of the type).
+    ///
+    /// # Safety
+    /// As `cuda_std::wgmma::mma_m64n128k32_f32_e4m3`.
+    unsafe fn mma_n128(
+        acc: &mut [f32; 64],
+        a: MatrixDescriptor,
+        b: MatrixDescriptor,
+        accumulate: bool,
+    );
+}
+
+/// `A` from shared memory as with [`SmemA`], but each stage's products summed into `acc`
+/// by `f32` additions in the registers ("promotion"), not in `wgmma`'s accumulator (FP8).
+/// Per stage and half of `B` (128 columns of `C`): four `m64n128k32` into a fresh 64 × 128
+/// partial tile (64 registers), a wait for them, then `acc += partial` (or `acc =` at the
+/// first K step).
+///
+/// Why: Hopper's FP8 `wgmma` adds into its accumulator with fewer bits than `f32`
+/// (`cuda_std::wgmma`'s FP8 docs), and over the whole of K our FP8 GEMM erred up to 2.5×
+/// cuBLASLt's (K = 16384; equal at K = 128: README), which adds partial sums into `f32`
+/// registers at intervals. Here the interval is a stage, 128 elements of K. The partial
+/// tile plus `acc` are 192 registers, where a second 64 × 256 accumulator would not fit.
+#[derive(Debug)]
+pub enum PromotedA {}
+
+impl<T: Fp8HalfMma> AOperand<T> for PromotedA {
+    type Lanes = ();
+    type Held = ();
+    const IN_REGISTERS: bool = false;
+    #[inline(always)]
+    fn lanes(_t: u32) {}
+    #[inline(always)]
+    fn fence_held((): &mut ()) {}
+    #[inline(always)]
+    unsafe fn stage_mma(
+        acc: &mut [f32; 128],
+        (): (),
+        _a_half: u32,
+        a: MatrixDescriptor,
+        b: MatrixDescriptor,
+        kt: u32,
+    ) {
+        // SAFETY: the caller's contract, for each half of `B`.
+        unsafe {
+            promoted_half::<T, 0>(acc, a, b, kt);
+            promoted_half::<T, 1>(acc, a, b, kt);
+        }
+    }
+}
+
+/// Half `H` of [`PromotedA`]'s stage: `B` rows `128·H..`, `acc` registers `64·H..64·H + 64`
+/// (register i of an `m64n128` tile is register i of an `m64n256` one's first 128 columns,
+/// `cuda_std::wgmma::layout::acc_row_col`). A const `H`, so that `acc` stays in registers.
+///
+/// # Safety
+/// As [`AOperand::stage_mma`].
+#[inline(always)]
+unsafe fn promoted_half<T: Fp8HalfMma, const H: usize>(
+    acc: &mut [f32; 128],
+    a: MatrixDescriptor,
+    b: MatrixDescriptor,
+    kt: u32,
+) {
+    // Rows 128·H.. of the stage's `B` (whole 1024-byte swizzle atoms).
+    let b = b.add_bytes_in_window(H as u32 * 128 * <T::BStage as Tile>::ROW_BYTES);
+    let mut part = [0.0f32; 64];
+    // `part` was written (and `acc` read) by other instructions: a fence before the
+    // `wgmma` (PTX ISA §9.7.15.7.1).
+    wgmma::fence();
+    // SAFETY: the caller's contract; `a` names this warpgroup's `A` half, `b` half of the
+    // stage's `B`.
+    unsafe {
+        T::mma_n128(&mut part, a, b, false);
+        T::mma_n128(
+            &mut part,
+            a.add_bytes_in_window(32),
+            b.add_bytes_in_window(32),
+            true,
+        );
+        T::mma_n128(
+            &mut part,
+            a.add_bytes_in_window(64),
+            b.add_bytes_in_window(64),
+            true,
+        );
+        T::mma_n128(
+            &mut part,
+            a.add_bytes_in_window(96),
+            b.add_bytes_in_window(96),
+            true,
+        );
+    }
+    wgmma::commit_group();
+    wgmma::wait_group::<0>();
+    // The partial tile's registers are read only from here on: pinned after the wait (as
+    // CUTLASS's `warpgroup_fence_operand`), or LLVM may move the additions above it and
+    // `ptxas` then serialises every `wgmma` (its C7514).
+    // Spelled out over constant indices (`for_even_acc!`, four at a time), so that `acc`
+    // and `part` stay in registers: a loop over them went to local memory.
+    let first = kt == 0;
+    macro_rules! promote_quad {
+        ($i:literal) => {
+            // `i`, `j`: the quad of `acc` and of `part` that `$i` falls in (each quad is
+            // taken once, at its first, even index).
+            if $i % 4 == 0 && $i / 64 == H {
+                let i = $i / 4 * 4;
+                let j = i % 64;
+                let mut q = [
+                    part[j].to_bits(),
+                    part[j + 1].to_bits(),
+                    part[j + 2].to_bits(),
+                    part[j + 3].to_bits(),
+                ];
+                wgmma::fence_operand(&mut q);
+                let q = q.map(f32::from_bits);
+                if first {
+                    acc[i] = q[0];
+                    acc[i + 1] = q[1];
+                    acc[i + 2] = q[2];
+                    acc[i + 3] = q[3];
+                } else {
+                    acc[i] += q[0];
+                    acc[i + 1] += q[1];
+                    acc[i + 2] += q[2];
+                    acc[i + 3] += q[3];
+                }
+            }
+        };
+    }
+    for_even_acc!(promote_quad);
 }
 
 /// `A` loaded into registers and rounded there (the RS form; TF32, unrounded `f32` in
