@@ -149,31 +149,25 @@ impl WgmmaElem for F8E4M3 {
     }
 }
 
-impl super::operand::Fp8HalfMma for F8E4M3 {
-    #[inline(always)]
-    unsafe fn mma_n128(
-        acc: &mut [f32; 64],
-        a: MatrixDescriptor,
-        b: MatrixDescriptor,
-        accumulate: bool,
-    ) {
-        // SAFETY: forwarded.
-        unsafe { wgmma::mma_m64n128k32_f32_e4m3(acc, a, b, accumulate) }
-    }
+/// `impl Fp8HalfMma` for each FP8 type, with its `m64n128k32`.
+macro_rules! impl_fp8_half_mma {
+    ($($t:ty => $mma:ident),* $(,)?) => {$(
+        impl super::operand::Fp8HalfMma for $t {
+            #[inline(always)]
+            unsafe fn mma_n128(
+                acc: &mut [f32; 64],
+                a: MatrixDescriptor,
+                b: MatrixDescriptor,
+                accumulate: bool,
+            ) {
+                // SAFETY: forwarded.
+                unsafe { wgmma::$mma(acc, a, b, accumulate) }
+            }
+        }
+    )*};
 }
 
-impl super::operand::Fp8HalfMma for F8E5M2 {
-    #[inline(always)]
-    unsafe fn mma_n128(
-        acc: &mut [f32; 64],
-        a: MatrixDescriptor,
-        b: MatrixDescriptor,
-        accumulate: bool,
-    ) {
-        // SAFETY: forwarded.
-        unsafe { wgmma::mma_m64n128k32_f32_e5m2(acc, a, b, accumulate) }
-    }
-}
+impl_fp8_half_mma!(F8E4M3 => mma_m64n128k32_f32_e4m3, F8E5M2 => mma_m64n128k32_f32_e5m2);
 
 impl WgmmaElem for F8E5M2 {
     stage_tiles!(F8E5M2, 128);
